@@ -1,0 +1,2 @@
+//! `merkle`: the command line over the workspace's crates.
+fn main() {}
