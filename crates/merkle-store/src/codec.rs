@@ -1,0 +1,90 @@
+//! The binary encoding of stored records: fixed-width little-endian integers and
+//! length-prefixed byte strings, read back with bounds checks so a damaged record is an error,
+//! never a panic.
+use crate::hash::Hash;
+
+#[derive(Default)]
+pub(crate) struct Writer(pub(crate) Vec<u8>);
+
+impl Writer {
+    pub(crate) fn u8(&mut self, v: u8) -> &mut Self {
+        self.0.push(v);
+        self
+    }
+    pub(crate) fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub(crate) fn i64(&mut self, v: i64) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    pub(crate) fn bytes(&mut self, v: &[u8]) -> &mut Self {
+        self.u64(v.len() as u64);
+        self.0.extend_from_slice(v);
+        self
+    }
+    pub(crate) fn str(&mut self, v: &str) -> &mut Self {
+        self.bytes(v.as_bytes())
+    }
+    pub(crate) fn hash(&mut self, v: &Hash) -> &mut Self {
+        self.0.extend_from_slice(&v.0);
+        self
+    }
+    pub(crate) fn opt_str(&mut self, v: Option<&str>) -> &mut Self {
+        match v {
+            None => self.u8(0),
+            Some(s) => self.u8(1).str(s),
+        }
+    }
+}
+
+/// Reads a record; every accessor returns `None` past the end or on invalid UTF-8.
+pub(crate) struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Reader(bytes)
+    }
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    pub(crate) fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    pub(crate) fn u64(&mut self) -> Option<u64> {
+        self.take(8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_le_bytes)
+    }
+    pub(crate) fn i64(&mut self) -> Option<i64> {
+        self.take(8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(i64::from_le_bytes)
+    }
+    pub(crate) fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        self.take(n)
+    }
+    pub(crate) fn str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.bytes()?).ok()
+    }
+    pub(crate) fn hash(&mut self) -> Option<Hash> {
+        self.take(32).and_then(Hash::from_slice)
+    }
+    pub(crate) fn opt_str(&mut self) -> Option<Option<&'a str>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.str()?)),
+            _ => None,
+        }
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}

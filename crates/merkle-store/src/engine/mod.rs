@@ -1,0 +1,173 @@
+//! The small storage trait every engine implements, and the engines behind it.
+//!
+//! The store needs only ordered byte maps in a few named tables, point reads, ordered scans and
+//! one atomic, durable batch write; keeping the trait that small is what lets one conformance
+//! suite run unchanged against every engine. redb is the default: it commits with one fsync and
+//! checksums, its file format is stable, and it lets readers in other processes follow a single
+//! writer. sled stays selectable behind the `sled` cargo feature.
+use std::path::Path;
+
+use crate::error::Result;
+
+mod redb;
+#[cfg(feature = "sled")]
+mod sled;
+
+/// The tables of the store. Each is an ordered map from bytes to bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// Singleton values: the root, the scan stamp, the frame sequence counter.
+    Meta,
+    /// NodeID -> node record, for every node any scan has seen (frames may point at old nodes).
+    Nodes,
+    /// Workspace path -> the last scan's entry at that path (node id, stat fields).
+    Tree,
+    /// FrameID -> frame record.
+    Frames,
+    /// NodeID ++ frame type ++ 0 ++ sequence (u64 big-endian) -> FrameID: history in append order.
+    NodeFrames,
+    /// NodeID ++ frame type -> FrameID of the head.
+    Heads,
+    /// Basis ++ FrameID -> empty: which frames were derived from a basis.
+    Basis,
+    /// Agent id -> role.
+    Agents,
+}
+
+impl Table {
+    /// Every table, in a fixed order.
+    pub const ALL: [Table; 8] = [
+        Table::Meta,
+        Table::Nodes,
+        Table::Tree,
+        Table::Frames,
+        Table::NodeFrames,
+        Table::Heads,
+        Table::Basis,
+        Table::Agents,
+    ];
+
+    /// The table's name on disk.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Meta => "meta",
+            Table::Nodes => "nodes",
+            Table::Tree => "tree",
+            Table::Frames => "frames",
+            Table::NodeFrames => "node_frames",
+            Table::Heads => "heads",
+            Table::Basis => "basis",
+            Table::Agents => "agents",
+        }
+    }
+}
+
+/// A set of writes applied all at once or not at all.
+#[derive(Default, Debug)]
+pub struct Batch {
+    pub(crate) ops: Vec<(Table, Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl Batch {
+    /// Sets `key` to `value` in `table`.
+    pub fn put(&mut self, table: Table, key: Vec<u8>, value: Vec<u8>) {
+        self.ops.push((table, key, Some(value)));
+    }
+
+    /// Removes `key` from `table`.
+    pub fn delete(&mut self, table: Table, key: Vec<u8>) {
+        self.ops.push((table, key, None));
+    }
+
+    /// Whether the batch writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// How many writes the batch holds.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+}
+
+/// An embedded ordered key-value engine.
+pub trait Engine: Send + Sync {
+    /// The engine's name, as `--engine` spells it.
+    fn name(&self) -> &'static str;
+    /// Reads one value.
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Visits entries whose key is `>= start`, in key order, until `visit` returns false.
+    fn scan(
+        &self,
+        table: Table,
+        start: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()>;
+    /// Applies every write of `batch` atomically; returns only once the writes are durable.
+    fn commit(&self, batch: Batch) -> Result<()>;
+    /// The number of entries in a table.
+    fn count(&self, table: Table) -> Result<u64>;
+}
+
+/// Which engine a store uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EngineKind {
+    /// redb (the default).
+    #[default]
+    Redb,
+    /// sled, when built with the `sled` feature.
+    Sled,
+}
+
+impl EngineKind {
+    /// Every engine built into this binary.
+    pub fn available() -> Vec<EngineKind> {
+        let mut v = vec![EngineKind::Redb];
+        if cfg!(feature = "sled") {
+            v.push(EngineKind::Sled);
+        }
+        v
+    }
+
+    /// The engine's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Redb => "redb",
+            EngineKind::Sled => "sled",
+        }
+    }
+
+    /// Parses an engine name.
+    pub fn parse(s: &str) -> Option<EngineKind> {
+        match s {
+            "redb" => Some(EngineKind::Redb),
+            "sled" => Some(EngineKind::Sled),
+            _ => None,
+        }
+    }
+
+    /// The engine's data path inside a store folder.
+    pub(crate) fn data_path(self, store_dir: &Path) -> std::path::PathBuf {
+        match self {
+            EngineKind::Redb => store_dir.join("store.redb"),
+            EngineKind::Sled => store_dir.join("sled"),
+        }
+    }
+
+    /// Opens the engine's data in `store_dir`; `writable` false opens for reading beside a writer
+    /// in another process, and fails if there is no data yet.
+    pub(crate) fn open(self, store_dir: &Path, writable: bool) -> Result<Box<dyn Engine>> {
+        let path = self.data_path(store_dir);
+        match self {
+            EngineKind::Redb => Ok(Box::new(redb::RedbEngine::open(
+                store_dir, &path, writable,
+            )?)),
+            #[cfg(feature = "sled")]
+            EngineKind::Sled => Ok(Box::new(sled::SledEngine::open(store_dir, &path)?)),
+            #[cfg(not(feature = "sled"))]
+            EngineKind::Sled => Err(crate::Error::EngineUnavailable {
+                engine: "sled".to_owned(),
+            }),
+        }
+    }
+}

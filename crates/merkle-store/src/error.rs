@@ -1,0 +1,80 @@
+//! The store's one error type: every variant names the input at fault.
+use std::path::PathBuf;
+
+use crate::hash::Hash;
+
+/// Errors from scanning, storing and reading the Merkle tree and its frames.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("io error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("store {store} is in use by another process; wait for it to finish or point --store elsewhere")]
+    StoreInUse { store: PathBuf },
+    #[error("no store at {store}: run `merkle scan` first")]
+    NoStore { store: PathBuf },
+    #[error("storage engine error in {store}: {message}")]
+    Engine { store: PathBuf, message: String },
+    #[error("the {engine} engine is not built into this binary (enable the `{engine}` cargo feature)")]
+    EngineUnavailable { engine: String },
+    #[error("corrupt record in table {table} at key {key}: {reason}")]
+    Corrupt {
+        table: &'static str,
+        key: String,
+        reason: String,
+    },
+    #[error("no node at path {path:?} in the last scan")]
+    NoSuchPath { path: String },
+    #[error("no node with id {id}")]
+    NoSuchNode { id: String },
+    #[error("node id prefix {prefix} is ambiguous: it matches {count} nodes")]
+    AmbiguousPrefix { prefix: String, count: usize },
+    #[error("no frame with id {id}")]
+    NoSuchFrame { id: String },
+    #[error("invalid {what} {value:?}: {reason}")]
+    Invalid {
+        what: &'static str,
+        value: String,
+        reason: &'static str,
+    },
+    #[error("unknown agent {agent:?}: register it with `merkle agent add {agent} --role writer`")]
+    UnknownAgent { agent: String },
+    #[error("agent {agent:?} has role {role} and may not {action}")]
+    Forbidden {
+        agent: String,
+        role: crate::Role,
+        action: &'static str,
+    },
+    #[error("frame {frame_id} already belongs to node {existing}, not {requested}: give the frame a basis that identifies its node")]
+    FrameConflict {
+        frame_id: Hash,
+        existing: Hash,
+        requested: Hash,
+    },
+    #[error("no scan has been recorded yet: run `merkle scan` first")]
+    NotScanned,
+}
+
+/// The store's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn corrupt(table: &'static str, key: &[u8], reason: impl Into<String>) -> Error {
+        Error::Corrupt {
+            table,
+            key: crate::hash::to_hex(key),
+            reason: reason.into(),
+        }
+    }
+}

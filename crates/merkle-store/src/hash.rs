@@ -1,0 +1,159 @@
+//! Hashes and the domain-separated, length-prefixed encodings that NodeIDs and FrameIDs hash.
+//!
+//! Every identity in the store is a blake3 hash over bytes built here, so these functions are the
+//! contract that makes a root hash the same on every machine and OS. Each encoding starts with a
+//! domain tag and a kind tag, and every variable-length field is prefixed with its length as a
+//! little-endian u64, so that no two different inputs can encode to the same bytes.
+//!
+//! A file's NodeID commits to its content through the content hash (blake3 of the content alone)
+//! rather than by hashing the content a second time: the content hash is what the node record
+//! keeps anyway, and it halves the hashing work of a scan.
+use std::fmt;
+
+/// A 32-byte blake3 hash: a NodeID, a FrameID, a content hash or a basis.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Hash(pub [u8; 32]);
+
+/// The identity of a node in the Merkle tree.
+pub type NodeId = Hash;
+/// The identity of a frame.
+pub type FrameId = Hash;
+
+impl Hash {
+    /// The hash as 64 lowercase hex digits.
+    pub fn to_hex(&self) -> String {
+        to_hex(&self.0)
+    }
+
+    /// Parses exactly 64 hex digits.
+    pub fn from_hex(s: &str) -> Option<Hash> {
+        if s.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in s.as_bytes().chunks(2).enumerate() {
+            out[i] = (hex_val(pair[0])? << 4) | hex_val(pair[1])?;
+        }
+        Some(Hash(out))
+    }
+
+    pub(crate) fn from_slice(bytes: &[u8]) -> Option<Hash> {
+        <[u8; 32]>::try_from(bytes).ok().map(Hash)
+    }
+}
+
+impl fmt::Display for Hash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for Hash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Hash({})", &self.to_hex()[..16])
+    }
+}
+
+/// Lowercase hex of any bytes.
+pub fn to_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+pub(crate) fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// The domain tag that starts every encoding; bump it to change every identity at once.
+const DOMAIN: &[u8] = b"merkle/v1";
+
+/// Builds one domain-separated, length-prefixed encoding and hashes it.
+pub(crate) struct Encoder(blake3::Hasher);
+
+impl Encoder {
+    pub(crate) fn new(kind: &str) -> Encoder {
+        let mut e = Encoder(blake3::Hasher::new());
+        e.bytes(DOMAIN);
+        e.bytes(kind.as_bytes());
+        e
+    }
+
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> &mut Encoder {
+        self.0.update(&(b.len() as u64).to_le_bytes());
+        self.0.update(b);
+        self
+    }
+
+    pub(crate) fn hash(&mut self, h: &Hash) -> &mut Encoder {
+        self.0.update(&h.0);
+        self
+    }
+
+    pub(crate) fn count(&mut self, n: usize) -> &mut Encoder {
+        self.0.update(&(n as u64).to_le_bytes());
+        self
+    }
+
+    pub(crate) fn finish(&self) -> Hash {
+        Hash(*self.0.finalize().as_bytes())
+    }
+}
+
+/// The NodeID of a file or symlink: (kind, path, content hash).
+pub fn leaf_node_id(kind: crate::NodeKind, path: &str, content_hash: &Hash) -> NodeId {
+    Encoder::new(kind.as_str())
+        .bytes(path.as_bytes())
+        .hash(content_hash)
+        .finish()
+}
+
+/// The NodeID of a directory: (kind, path, children as byte-sorted (name, NodeID) pairs).
+///
+/// The caller passes the children already sorted by name bytes; the store keeps them that way.
+pub fn dir_node_id<'a>(path: &str, children: impl ExactSizeIterator<Item = (&'a str, &'a NodeId)>) -> NodeId {
+    let mut e = Encoder::new("dir");
+    e.bytes(path.as_bytes()).count(children.len());
+    for (name, id) in children {
+        e.bytes(name.as_bytes()).hash(id);
+    }
+    e.finish()
+}
+
+/// A directory's content hash: its children's (name, kind, content hash), independent of where
+/// the directory lives, so that a moved or copied directory keeps its content hash.
+pub fn dir_content_hash<'a>(
+    children: impl ExactSizeIterator<Item = (&'a str, crate::NodeKind, &'a Hash)>,
+) -> Hash {
+    let mut e = Encoder::new("dir-content");
+    e.count(children.len());
+    for (name, kind, hash) in children {
+        e.bytes(name.as_bytes()).bytes(kind.as_str().as_bytes()).hash(hash);
+    }
+    e.finish()
+}
+
+/// A FrameID: (basis, content, frame type, agent).
+pub fn frame_id(basis: &Hash, content: &[u8], frame_type: &str, agent_id: &str) -> FrameId {
+    Encoder::new("frame")
+        .hash(basis)
+        .bytes(content)
+        .bytes(frame_type.as_bytes())
+        .bytes(agent_id.as_bytes())
+        .finish()
+}
+
+/// The content hash of a leaf: blake3 of the bytes alone, no domain tag, so that it equals what
+/// `b3sum` prints for the same file.
+pub fn content_hash(content: &[u8]) -> Hash {
+    Hash(*blake3::hash(content).as_bytes())
+}

@@ -1,0 +1,245 @@
+//! Nodes of the Merkle tree: their kinds, their stored records, and the per-path entries of the
+//! last scan that make rescans incremental.
+use crate::codec::{Reader, Writer};
+use crate::error::{Error, Result};
+use crate::hash::{self, Hash, NodeId};
+
+/// What a node is on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NodeKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link, recorded by its target and never followed.
+    Symlink,
+}
+
+impl NodeKind {
+    /// The kind as the CLI's JSON spells it, which is also the kind tag hashed into NodeIDs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::File => "file",
+            NodeKind::Dir => "dir",
+            NodeKind::Symlink => "symlink",
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            NodeKind::File => 1,
+            NodeKind::Dir => 2,
+            NodeKind::Symlink => 3,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<NodeKind> {
+        match c {
+            1 => Some(NodeKind::File),
+            2 => Some(NodeKind::Dir),
+            3 => Some(NodeKind::Symlink),
+            _ => None,
+        }
+    }
+
+    /// Whether the node is a leaf (a file or a symlink).
+    pub fn is_leaf(self) -> bool {
+        self != NodeKind::Dir
+    }
+}
+
+/// One child of a directory, as the directory's record lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Child {
+    /// The child's file name.
+    pub name: String,
+    /// The child's kind.
+    pub kind: NodeKind,
+    /// The child's NodeID.
+    pub node_id: NodeId,
+}
+
+/// A stored node: everything its NodeID was derived from, plus its size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRecord {
+    /// The node's identity.
+    pub node_id: NodeId,
+    /// Workspace-relative path with `/` separators; the root is the empty string.
+    pub path: String,
+    /// What the node is.
+    pub kind: NodeKind,
+    /// blake3 of a leaf's content (a symlink's target); for a directory, the hash of its
+    /// children's names, kinds and content hashes, independent of the directory's path.
+    pub content_hash: Hash,
+    /// Bytes of content for a leaf, number of children for a directory.
+    pub size: u64,
+    /// A directory's children, sorted by name bytes; empty for a leaf.
+    pub children: Vec<Child>,
+}
+
+impl NodeRecord {
+    /// The NodeID re-derived from the record's fields.
+    pub fn derive_id(&self) -> NodeId {
+        match self.kind {
+            NodeKind::Dir => hash::dir_node_id(
+                &self.path,
+                self.children.iter().map(|c| (c.name.as_str(), &c.node_id)),
+            ),
+            kind => hash::leaf_node_id(kind, &self.path, &self.content_hash),
+        }
+    }
+
+    /// The path of a child of this directory.
+    pub fn child_path(&self, name: &str) -> String {
+        join(&self.path, name)
+    }
+
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u8(self.kind.code())
+            .str(&self.path)
+            .hash(&self.content_hash)
+            .u64(self.size)
+            .u64(self.children.len() as u64);
+        for c in &self.children {
+            w.str(&c.name).u8(c.kind.code()).hash(&c.node_id);
+        }
+        w.0
+    }
+
+    pub(crate) fn decode(node_id: NodeId, bytes: &[u8]) -> Result<NodeRecord> {
+        let bad = || Error::corrupt("nodes", &node_id.0, "truncated or malformed node record");
+        let mut r = Reader::new(bytes);
+        let kind = r.u8().and_then(NodeKind::from_code).ok_or_else(bad)?;
+        let path = r.str().ok_or_else(bad)?.to_owned();
+        let content_hash = r.hash().ok_or_else(bad)?;
+        let size = r.u64().ok_or_else(bad)?;
+        let n = r.u64().ok_or_else(bad)?;
+        let mut children = Vec::with_capacity(usize::try_from(n.min(1 << 20)).unwrap_or(0));
+        for _ in 0..n {
+            let name = r.str().ok_or_else(bad)?.to_owned();
+            let kind = r.u8().and_then(NodeKind::from_code).ok_or_else(bad)?;
+            let node_id = r.hash().ok_or_else(bad)?;
+            children.push(Child {
+                name,
+                kind,
+                node_id,
+            });
+        }
+        if !r.is_empty() {
+            return Err(bad());
+        }
+        Ok(NodeRecord {
+            node_id,
+            path,
+            kind,
+            content_hash,
+            size,
+            children,
+        })
+    }
+}
+
+/// Joins a directory path and a name; the root's children have no leading `/`.
+pub(crate) fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// The parent directory path and the file name of a non-root path.
+pub(crate) fn split(path: &str) -> (&str, &str) {
+    path.rsplit_once('/').unwrap_or(("", path))
+}
+
+/// The stat fields that decide whether a file may have changed since it was last hashed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) ctime_ns: i64,
+    pub(crate) ino: u64,
+    pub(crate) mode: u32,
+}
+
+impl Stat {
+    #[cfg(unix)]
+    pub(crate) fn of(m: &std::fs::Metadata) -> Stat {
+        use std::os::unix::fs::MetadataExt;
+        Stat {
+            size: m.size(),
+            mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
+            ctime_ns: m.ctime().saturating_mul(1_000_000_000).saturating_add(m.ctime_nsec()),
+            ino: m.ino(),
+            mode: m.mode(),
+        }
+    }
+
+    #[cfg(not(unix))]
+    pub(crate) fn of(m: &std::fs::Metadata) -> Stat {
+        Stat {
+            size: m.len(),
+            mtime_ns: m.modified().map(system_time_ns).unwrap_or(0),
+            ctime_ns: 0,
+            ino: 0,
+            mode: u32::from(m.permissions().readonly()),
+        }
+    }
+}
+
+/// Nanoseconds since the Unix epoch (negative before it).
+#[cfg(not(unix))]
+pub(crate) fn system_time_ns(t: std::time::SystemTime) -> i64 {
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
+    }
+}
+
+/// The last scan's entry for one path: its node and, for leaves, the stat it was hashed at.
+/// For a directory, `stat.size` holds its number of children.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TreeEntry {
+    pub(crate) kind: NodeKind,
+    pub(crate) node_id: NodeId,
+    pub(crate) content_hash: Hash,
+    pub(crate) stat: Stat,
+}
+
+impl TreeEntry {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u8(self.kind.code())
+            .hash(&self.node_id)
+            .hash(&self.content_hash)
+            .u64(self.stat.size)
+            .i64(self.stat.mtime_ns)
+            .i64(self.stat.ctime_ns)
+            .u64(self.stat.ino)
+            .u64(u64::from(self.stat.mode));
+        w.0
+    }
+
+    pub(crate) fn decode(path: &[u8], bytes: &[u8]) -> Result<TreeEntry> {
+        let bad = || Error::corrupt("tree", path, "truncated or malformed tree entry");
+        let mut r = Reader::new(bytes);
+        let e = TreeEntry {
+            kind: r.u8().and_then(NodeKind::from_code).ok_or_else(bad)?,
+            node_id: r.hash().ok_or_else(bad)?,
+            content_hash: r.hash().ok_or_else(bad)?,
+            stat: Stat {
+                size: r.u64().ok_or_else(bad)?,
+                mtime_ns: r.i64().ok_or_else(bad)?,
+                ctime_ns: r.i64().ok_or_else(bad)?,
+                ino: r.u64().ok_or_else(bad)?,
+                mode: r.u64().and_then(|m| u32::try_from(m).ok()).ok_or_else(bad)?,
+            },
+        };
+        if !r.is_empty() {
+            return Err(bad());
+        }
+        Ok(e)
+    }
+}

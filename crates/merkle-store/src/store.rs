@@ -1,0 +1,867 @@
+//! The store: one workspace's Merkle tree, frames, heads, basis index and agents in one engine.
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::agent::{Agent, Role};
+use crate::engine::{Batch, Engine, EngineKind, Table};
+use crate::error::{Error, Result};
+use crate::frame::{self, Frame, NewFrame, PutOutcome};
+use crate::hash::{self, FrameId, Hash, NodeId};
+use crate::node::{self, Child, NodeKind, NodeRecord, TreeEntry};
+use crate::scan::{self, WalkConfig};
+
+const META_ROOT: &[u8] = b"root";
+const META_STAMP: &[u8] = b"stamp";
+const META_FRAME_SEQ: &[u8] = b"frame_seq";
+
+/// How to open a store.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// The store folder; default `<workspace>/.merkle`.
+    pub store_dir: Option<PathBuf>,
+    /// The engine; default: the one the folder already holds, else redb.
+    pub engine: Option<EngineKind>,
+    /// Open for reading only: nothing is created or written, and other processes may read too.
+    pub read_only: bool,
+}
+
+/// A workspace's store.
+pub struct Store {
+    workspace: PathBuf,
+    dir: PathBuf,
+    engine: Box<dyn Engine>,
+    /// Serializes read-check-write sequences of writers in this process; other processes are
+    /// kept out by the engine's own lock.
+    write_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("workspace", &self.workspace)
+            .field("dir", &self.dir)
+            .field("engine", &self.engine.name())
+            .finish()
+    }
+}
+
+/// How to scan.
+#[derive(Clone, Copy, Default)]
+pub struct ScanOptions<'a> {
+    /// Hash every file, ignoring the stat cache.
+    pub force: bool,
+    /// Called now and then with the number of entries walked so far.
+    pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
+}
+
+/// What a scan found and wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanReport {
+    /// The new root hash.
+    pub root: NodeId,
+    /// Leaves (files and symlinks).
+    pub files: u64,
+    /// Directories, the root included.
+    pub dirs: u64,
+    /// Paths whose node was added, changed or removed since the last scan.
+    pub changed: u64,
+    /// Leaves whose content was hashed (the rest came from the stat cache).
+    pub hashed: u64,
+    /// Bytes hashed.
+    pub hashed_bytes: u64,
+    /// Directories whose NodeID was computed (the rest were unchanged).
+    pub dirs_recomputed: u64,
+    /// Store writes the scan committed.
+    pub writes: u64,
+    /// Entries skipped, with why.
+    pub warnings: Vec<String>,
+}
+
+/// How a path differs between the disk and the last scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    /// On disk, not in the last scan.
+    Added,
+    /// Both, with different content or kind.
+    Modified,
+    /// In the last scan, gone from disk.
+    Deleted,
+}
+
+impl Change {
+    /// The change as JSON spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Modified => "modified",
+            Change::Deleted => "deleted",
+        }
+    }
+}
+
+/// The store against the disk, without writing anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusReport {
+    /// The root hash of the last scan.
+    pub root: NodeId,
+    /// Nodes in the last scan's tree.
+    pub nodes: u64,
+    /// Frames in the store.
+    pub frames: u64,
+    /// Leaves that differ on disk from the last scan, sorted by path.
+    pub changed_on_disk: Vec<(String, Change)>,
+    /// Entries skipped, with why.
+    pub warnings: Vec<String>,
+}
+
+/// One node of the current tree, as listings show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeNode {
+    /// Workspace-relative path.
+    pub path: String,
+    /// Its kind.
+    pub kind: NodeKind,
+    /// Its NodeID.
+    pub node_id: NodeId,
+}
+
+/// One inconsistency `validate` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The path of the node concerned, when known.
+    pub path: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Store {
+    /// Opens (creating if needed, unless read-only) the store of `workspace`.
+    pub fn open(workspace: &Path, opts: &OpenOptions) -> Result<Store> {
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|e| Error::io(workspace, e))?;
+        let dir = match &opts.store_dir {
+            Some(d) if d.is_absolute() => d.clone(),
+            Some(d) => std::env::current_dir()
+                .map_err(|e| Error::io(d, e))?
+                .join(d),
+            None => workspace.join(".merkle"),
+        };
+        let engine = opts.engine.unwrap_or_else(|| {
+            if EngineKind::Sled.data_path(&dir).exists() && !EngineKind::Redb.data_path(&dir).exists()
+            {
+                EngineKind::Sled
+            } else {
+                EngineKind::Redb
+            }
+        });
+        if opts.read_only {
+            if !engine.data_path(&dir).exists() {
+                return Err(Error::NoStore { store: dir });
+            }
+        } else {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            let ignore = dir.join(".gitignore");
+            if !ignore.exists() {
+                std::fs::write(&ignore, "*\n").map_err(|e| Error::io(&ignore, e))?;
+            }
+        }
+        let engine = engine.open(&dir, !opts.read_only)?;
+        Ok(Store {
+            workspace,
+            dir,
+            engine,
+            write_lock: Mutex::new(()),
+        })
+    }
+
+    /// The workspace root (canonical).
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The store folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The engine's name.
+    pub fn engine_name(&self) -> &'static str {
+        self.engine.name()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.write_lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn skip_dirs(&self) -> Vec<PathBuf> {
+        let mut skip = vec![self.workspace.join(".merkle"), self.dir.clone()];
+        if let Ok(c) = self.dir.canonicalize() {
+            skip.push(c);
+        }
+        skip
+    }
+
+    fn load_tree(&self) -> Result<HashMap<String, TreeEntry>> {
+        let mut map = HashMap::new();
+        let mut err = None;
+        self.engine.scan(Table::Tree, b"", &mut |k, v| {
+            match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
+                (Ok(path), Ok(e)) => {
+                    map.insert(path.to_owned(), e);
+                    true
+                }
+                (Err(_), _) => {
+                    err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                    false
+                }
+                (_, Err(e)) => {
+                    err = Some(e);
+                    false
+                }
+            }
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(map),
+        }
+    }
+
+    fn meta_i64(&self, key: &[u8]) -> Result<Option<i64>> {
+        Ok(self
+            .engine
+            .get(Table::Meta, key)?
+            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map(i64::from_le_bytes))
+    }
+
+    /// The root hash of the last scan.
+    pub fn root(&self) -> Result<Option<NodeId>> {
+        Ok(self
+            .engine
+            .get(Table::Meta, META_ROOT)?
+            .and_then(|v| Hash::from_slice(&v)))
+    }
+
+    /// Scans the workspace and commits the new tree in one transaction: a crash mid-scan leaves
+    /// the previous tree intact. Only paths whose node changed are written.
+    pub fn scan(&self, opts: &ScanOptions<'_>) -> Result<ScanReport> {
+        let _guard = self.lock();
+        let prev = self.load_tree()?;
+        let stamp_prev = self.meta_i64(META_STAMP)?;
+        let stamp = self.take_stamp()?;
+        let walked = scan::walk(&WalkConfig {
+            root: &self.workspace,
+            skip: self.skip_dirs(),
+            prev: &prev,
+            stamp: stamp_prev,
+            force: opts.force,
+            progress: opts.progress,
+        });
+        let built = build_tree(&walked, &prev);
+
+        let mut batch = Batch::default();
+        let mut changed = 0u64;
+        for (path, entry) in &built.entries {
+            let old = prev.get(path);
+            if old.map(|o| o.node_id) != Some(entry.node_id) {
+                changed += 1;
+            }
+            if old != Some(entry) {
+                batch.put(Table::Tree, path.clone().into_bytes(), entry.encode());
+            }
+        }
+        for rec in &built.records {
+            batch.put(Table::Nodes, rec.node_id.0.to_vec(), rec.encode());
+        }
+        for path in prev.keys() {
+            if !built.entries.contains_key(path) {
+                changed += 1;
+                batch.delete(Table::Tree, path.clone().into_bytes());
+            }
+        }
+        let root_changed = self.root()? != Some(built.root);
+        if root_changed {
+            batch.put(Table::Meta, META_ROOT.to_vec(), built.root.0.to_vec());
+        }
+        // The stamp only matters to entries hashed in this scan; with none written and none
+        // racy there is nothing to record, and a no-op scan writes nothing at all.
+        if !batch.is_empty() || walked.hashed > 0 || stamp_prev.is_none() {
+            batch.put(Table::Meta, META_STAMP.to_vec(), stamp.to_le_bytes().to_vec());
+        }
+        let writes = batch.len() as u64;
+        if !batch.is_empty() {
+            self.engine.commit(batch)?;
+        }
+        Ok(ScanReport {
+            root: built.root,
+            files: walked.leaves.len() as u64,
+            dirs: walked.dirs.len() as u64 + 1,
+            changed,
+            hashed: walked.hashed,
+            hashed_bytes: walked.hashed_bytes,
+            dirs_recomputed: built.records.iter().filter(|r| r.kind == NodeKind::Dir).count()
+                as u64,
+            writes,
+            warnings: walked.warnings.clone(),
+        })
+    }
+
+    /// Touches the stamp file and returns its mtime: the filesystem's own clock, which is the
+    /// clock file mtimes are compared with.
+    fn take_stamp(&self) -> Result<i64> {
+        let path = self.dir.join("scan-stamp");
+        std::fs::write(&path, b"the mtime of this file is the start of the last scan\n")
+            .map_err(|e| Error::io(&path, e))?;
+        let m = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(node::Stat::of(&m).mtime_ns)
+    }
+
+    /// Compares the disk with the last scan. Writes nothing: files whose stat changed are hashed
+    /// to tell a real change from a touch.
+    pub fn status(&self) -> Result<StatusReport> {
+        let root = self.root()?.ok_or(Error::NotScanned)?;
+        let prev = self.load_tree()?;
+        let walked = scan::walk(&WalkConfig {
+            root: &self.workspace,
+            skip: self.skip_dirs(),
+            prev: &prev,
+            stamp: self.meta_i64(META_STAMP)?,
+            force: false,
+            progress: None,
+        });
+        let mut changes = Vec::new();
+        let mut on_disk = std::collections::HashSet::with_capacity(walked.leaves.len());
+        for leaf in &walked.leaves {
+            on_disk.insert(leaf.path.as_str());
+            match prev.get(&leaf.path) {
+                None => changes.push((leaf.path.clone(), Change::Added)),
+                Some(p) if p.kind.is_leaf() && p.content_hash == leaf.content_hash && p.kind == leaf.kind => {}
+                Some(p) if p.kind == NodeKind::Dir => changes.push((leaf.path.clone(), Change::Added)),
+                Some(_) => changes.push((leaf.path.clone(), Change::Modified)),
+            }
+        }
+        for (path, e) in &prev {
+            if e.kind.is_leaf() && !on_disk.contains(path.as_str()) {
+                changes.push((path.clone(), Change::Deleted));
+            }
+        }
+        changes.sort();
+        Ok(StatusReport {
+            root,
+            nodes: prev.len() as u64,
+            frames: self.engine.count(Table::Frames)?,
+            changed_on_disk: changes,
+            warnings: walked.warnings,
+        })
+    }
+
+    /// The number of nodes in the current tree and of frames in the store.
+    pub fn counts(&self) -> Result<(u64, u64)> {
+        Ok((
+            self.engine.count(Table::Tree)?,
+            self.engine.count(Table::Frames)?,
+        ))
+    }
+
+    /// A node by id.
+    pub fn node(&self, id: &NodeId) -> Result<Option<NodeRecord>> {
+        self.engine
+            .get(Table::Nodes, &id.0)?
+            .map(|v| NodeRecord::decode(*id, &v))
+            .transpose()
+    }
+
+    /// The node at a workspace-relative path in the current tree.
+    pub fn node_at(&self, path: &str) -> Result<Option<NodeRecord>> {
+        let path = normalize_path(path);
+        let Some(v) = self.engine.get(Table::Tree, path.as_bytes())? else {
+            return Ok(None);
+        };
+        let entry = TreeEntry::decode(path.as_bytes(), &v)?;
+        match self.node(&entry.node_id)? {
+            Some(n) => Ok(Some(n)),
+            None => Err(Error::corrupt(
+                "tree",
+                path.as_bytes(),
+                format!("node {} is missing", entry.node_id),
+            )),
+        }
+    }
+
+    /// Resolves a workspace-relative path, or a NodeID in hex (any unique prefix of at least 8
+    /// digits). A path wins over a prefix that spells the same.
+    pub fn resolve(&self, spec: &str) -> Result<NodeRecord> {
+        if self.root()?.is_none() {
+            return Err(Error::NotScanned);
+        }
+        if let Some(n) = self.node_at(spec)? {
+            return Ok(n);
+        }
+        let is_hex = spec.len() >= 8 && spec.len() <= 64 && spec.bytes().all(|c| c.is_ascii_hexdigit());
+        if !is_hex {
+            return Err(Error::NoSuchPath {
+                path: normalize_path(spec),
+            });
+        }
+        let prefix = spec.to_ascii_lowercase();
+        let start: Vec<u8> = prefix
+            .as_bytes()
+            .chunks_exact(2)
+            .map(|p| (hash::hex_val(p[0]).unwrap_or(0) << 4) | hash::hex_val(p[1]).unwrap_or(0))
+            .collect();
+        let mut found = Vec::new();
+        self.engine.scan(Table::Nodes, &start, &mut |k, _| {
+            if !hash::to_hex(k).starts_with(&prefix) {
+                return false;
+            }
+            found.push(k.to_vec());
+            found.len() < 2
+        })?;
+        match found.as_slice() {
+            [one] => {
+                let id = Hash::from_slice(one).ok_or_else(|| Error::corrupt("nodes", one, "key is not 32 bytes"))?;
+                self.node(&id)?.ok_or(Error::NoSuchNode { id: id.to_hex() })
+            }
+            [] => Err(Error::NoSuchNode { id: prefix }),
+            _ => Err(Error::AmbiguousPrefix {
+                count: found.len(),
+                prefix,
+            }),
+        }
+    }
+
+    /// The current tree below `path` (the root when empty): its children, or with `recursive`
+    /// every descendant, in path order.
+    pub fn list_nodes(&self, path: &str, recursive: bool) -> Result<Vec<TreeNode>> {
+        let base = self.resolve_path_in_tree(path)?;
+        if base.kind.is_leaf() {
+            return Ok(vec![TreeNode {
+                path: base.path,
+                kind: base.kind,
+                node_id: base.node_id,
+            }]);
+        }
+        if !recursive {
+            return Ok(base
+                .children
+                .iter()
+                .map(|c| TreeNode {
+                    path: base.child_path(&c.name),
+                    kind: c.kind,
+                    node_id: c.node_id,
+                })
+                .collect());
+        }
+        let prefix = if base.path.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", base.path)
+        };
+        let mut out = Vec::new();
+        let mut err = None;
+        self.engine.scan(Table::Tree, prefix.as_bytes(), &mut |k, v| {
+            if !k.starts_with(prefix.as_bytes()) {
+                return false;
+            }
+            if k.is_empty() {
+                return true;
+            }
+            match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
+                (Ok(p), Ok(e)) => {
+                    out.push(TreeNode {
+                        path: p.to_owned(),
+                        kind: e.kind,
+                        node_id: e.node_id,
+                    });
+                    true
+                }
+                (_, Err(e)) => {
+                    err = Some(e);
+                    false
+                }
+                (Err(_), _) => {
+                    err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                    false
+                }
+            }
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    fn resolve_path_in_tree(&self, path: &str) -> Result<NodeRecord> {
+        if self.root()?.is_none() {
+            return Err(Error::NotScanned);
+        }
+        self.node_at(path)?.ok_or_else(|| Error::NoSuchPath {
+            path: normalize_path(path),
+        })
+    }
+
+    /// Registers an agent, or changes the role of a registered one.
+    pub fn add_agent(&self, id: &str, role: Role) -> Result<()> {
+        frame::check_name("agent id", id)?;
+        let _guard = self.lock();
+        let mut batch = Batch::default();
+        batch.put(Table::Agents, id.as_bytes().to_vec(), vec![role.code()]);
+        self.engine.commit(batch)
+    }
+
+    /// A registered agent.
+    pub fn agent(&self, id: &str) -> Result<Option<Agent>> {
+        let Some(v) = self.engine.get(Table::Agents, id.as_bytes())? else {
+            return Ok(None);
+        };
+        let role = v
+            .first()
+            .copied()
+            .and_then(Role::from_code)
+            .ok_or_else(|| Error::corrupt("agents", id.as_bytes(), "unknown role code"))?;
+        Ok(Some(Agent {
+            id: id.to_owned(),
+            role,
+        }))
+    }
+
+    /// Every registered agent, by id.
+    pub fn agents(&self) -> Result<Vec<Agent>> {
+        let mut out = Vec::new();
+        let mut err = None;
+        self.engine.scan(Table::Agents, b"", &mut |k, v| {
+            match (std::str::from_utf8(k), v.first().copied().and_then(Role::from_code)) {
+                (Ok(id), Some(role)) => {
+                    out.push(Agent {
+                        id: id.to_owned(),
+                        role,
+                    });
+                    true
+                }
+                _ => {
+                    err = Some(Error::corrupt("agents", k, "malformed agent record"));
+                    false
+                }
+            }
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// Checks that `agent` is registered with a role that may do `action`.
+    pub fn authorize(&self, agent: &str, action: &'static str, allowed: fn(Role) -> bool) -> Result<Agent> {
+        let a = self.agent(agent)?.ok_or_else(|| Error::UnknownAgent {
+            agent: agent.to_owned(),
+        })?;
+        if !allowed(a.role) {
+            return Err(Error::Forbidden {
+                agent: agent.to_owned(),
+                role: a.role,
+                action,
+            });
+        }
+        Ok(a)
+    }
+
+    /// Appends a frame and moves its (node, type) head, in one durable transaction with the
+    /// basis index. Putting an identical frame again changes nothing and returns the same id.
+    pub fn put_frame(&self, new: NewFrame) -> Result<PutOutcome> {
+        frame::check_name("frame type", &new.frame_type)?;
+        frame::check_name("agent id", &new.agent_id)?;
+        self.authorize(&new.agent_id, "put frames", Role::can_write)?;
+        let basis = new.basis.unwrap_or(new.node_id);
+        let frame_id = hash::frame_id(&basis, &new.content, &new.frame_type, &new.agent_id);
+
+        let _guard = self.lock();
+        if self.engine.get(Table::Nodes, &new.node_id.0)?.is_none() {
+            return Err(Error::NoSuchNode {
+                id: new.node_id.to_hex(),
+            });
+        }
+        if let Some(v) = self.engine.get(Table::Frames, &frame_id.0)? {
+            let existing = Frame::decode(frame_id, &v)?;
+            if existing.node_id != new.node_id {
+                return Err(Error::FrameConflict {
+                    frame_id,
+                    existing: existing.node_id,
+                    requested: new.node_id,
+                });
+            }
+            return Ok(PutOutcome {
+                frame_id,
+                created: false,
+            });
+        }
+        let seq = self
+            .engine
+            .get(Table::Meta, META_FRAME_SEQ)?
+            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map_or(0, u64::from_le_bytes)
+            + 1;
+        let frame = Frame {
+            frame_id,
+            node_id: new.node_id,
+            frame_type: new.frame_type,
+            agent_id: new.agent_id,
+            basis,
+            content: new.content,
+            metadata: new.metadata,
+            seq,
+        };
+        let mut batch = Batch::default();
+        batch.put(Table::Frames, frame_id.0.to_vec(), frame.encode());
+        batch.put(
+            Table::NodeFrames,
+            history_key(&frame.node_id, &frame.frame_type, seq),
+            frame_id.0.to_vec(),
+        );
+        batch.put(
+            Table::Heads,
+            head_key(&frame.node_id, &frame.frame_type),
+            frame_id.0.to_vec(),
+        );
+        batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
+        batch.put(Table::Meta, META_FRAME_SEQ.to_vec(), seq.to_le_bytes().to_vec());
+        self.engine.commit(batch)?;
+        Ok(PutOutcome {
+            frame_id,
+            created: true,
+        })
+    }
+
+    /// A frame by id.
+    pub fn frame(&self, id: &FrameId) -> Result<Option<Frame>> {
+        self.engine
+            .get(Table::Frames, &id.0)?
+            .map(|v| Frame::decode(*id, &v))
+            .transpose()
+    }
+
+    fn frame_required(&self, id: &FrameId, table: &'static str, key: &[u8]) -> Result<Frame> {
+        self.frame(id)?
+            .ok_or_else(|| Error::corrupt(table, key, format!("frame {id} is missing")))
+    }
+
+    /// Every frame on a node (of one type, if given), oldest first.
+    pub fn frames_of(&self, node: &NodeId, frame_type: Option<&str>) -> Result<Vec<Frame>> {
+        let mut prefix = node.0.to_vec();
+        if let Some(t) = frame_type {
+            prefix.extend_from_slice(t.as_bytes());
+            prefix.push(0);
+        }
+        let mut ids = Vec::new();
+        self.engine.scan(Table::NodeFrames, &prefix, &mut |k, v| {
+            if !k.starts_with(&prefix) {
+                return false;
+            }
+            ids.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        let mut frames = ids
+            .iter()
+            .map(|(k, v)| {
+                let id = Hash::from_slice(v).ok_or_else(|| Error::corrupt("node_frames", k, "value is not a frame id"))?;
+                self.frame_required(&id, "node_frames", k)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        frames.sort_by_key(|f| f.seq);
+        Ok(frames)
+    }
+
+    /// The head frame of (node, type).
+    pub fn head(&self, node: &NodeId, frame_type: &str) -> Result<Option<Frame>> {
+        let key = head_key(node, frame_type);
+        match self.engine.get(Table::Heads, &key)? {
+            None => Ok(None),
+            Some(v) => {
+                let id = Hash::from_slice(&v).ok_or_else(|| Error::corrupt("heads", &key, "value is not a frame id"))?;
+                self.frame_required(&id, "heads", &key).map(Some)
+            }
+        }
+    }
+
+    /// The head frame of every type on a node, by type.
+    pub fn heads(&self, node: &NodeId) -> Result<Vec<Frame>> {
+        let mut ids = Vec::new();
+        self.engine.scan(Table::Heads, &node.0, &mut |k, v| {
+            if !k.starts_with(&node.0) {
+                return false;
+            }
+            ids.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        ids.iter()
+            .map(|(k, v)| {
+                let id = Hash::from_slice(v).ok_or_else(|| Error::corrupt("heads", k, "value is not a frame id"))?;
+                self.frame_required(&id, "heads", k)
+            })
+            .collect()
+    }
+
+    /// The frames derived from a basis, by FrameID.
+    pub fn frames_with_basis(&self, basis: &Hash) -> Result<Vec<FrameId>> {
+        let mut out = Vec::new();
+        self.engine.scan(Table::Basis, &basis.0, &mut |k, _| {
+            if !k.starts_with(&basis.0) {
+                return false;
+            }
+            if let Some(id) = Hash::from_slice(&k[32..]) {
+                out.push(id);
+            }
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Checks the store against itself: re-derives every NodeID and FrameID from its fields and
+    /// checks the tree, heads, history and basis index. Returns every inconsistency found.
+    pub fn validate(&self) -> Result<Vec<Problem>> {
+        let _guard = self.lock();
+        crate::validate::run(self.engine.as_ref())
+    }
+}
+
+pub(crate) fn head_key(node: &NodeId, frame_type: &str) -> Vec<u8> {
+    let mut k = node.0.to_vec();
+    k.extend_from_slice(frame_type.as_bytes());
+    k
+}
+
+pub(crate) fn history_key(node: &NodeId, frame_type: &str, seq: u64) -> Vec<u8> {
+    let mut k = head_key(node, frame_type);
+    k.push(0);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+pub(crate) fn basis_key(basis: &Hash, frame: &FrameId) -> Vec<u8> {
+    let mut k = basis.0.to_vec();
+    k.extend_from_slice(&frame.0);
+    k
+}
+
+/// Normalizes a user's workspace-relative path: `/` separators, no `./`, no trailing `/`;
+/// `.` and the empty string are the root.
+pub fn normalize_path(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    path.split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The tree a walk describes: an entry per path, and records for the nodes that changed.
+struct Built {
+    root: NodeId,
+    entries: HashMap<String, TreeEntry>,
+    records: Vec<NodeRecord>,
+}
+
+/// Computes leaf and directory NodeIDs bottom-up. A directory is recomputed only if it is new,
+/// its number of children changed, or one of its children's NodeIDs changed; otherwise its
+/// previous entry is reused, so a one-file edit recomputes just that file's ancestors.
+fn build_tree(walked: &scan::Walked, prev: &HashMap<String, TreeEntry>) -> Built {
+    let mut entries: HashMap<String, TreeEntry> =
+        HashMap::with_capacity(walked.leaves.len() + walked.dirs.len() + 1);
+    let mut records = Vec::new();
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::with_capacity(walked.dirs.len() + 1);
+    for leaf in &walked.leaves {
+        let old = prev.get(&leaf.path);
+        let node_id = match old {
+            Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => o.node_id,
+            _ => {
+                let id = hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash);
+                records.push(NodeRecord {
+                    node_id: id,
+                    path: leaf.path.clone(),
+                    kind: leaf.kind,
+                    content_hash: leaf.content_hash,
+                    size: leaf.stat.size,
+                    children: Vec::new(),
+                });
+                id
+            }
+        };
+        entries.insert(
+            leaf.path.clone(),
+            TreeEntry {
+                kind: leaf.kind,
+                node_id,
+                content_hash: leaf.content_hash,
+                stat: leaf.stat,
+            },
+        );
+        children.entry(node::split(&leaf.path).0).or_default().push(&leaf.path);
+    }
+    for dir in &walked.dirs {
+        children.entry(node::split(dir).0).or_default().push(dir);
+    }
+    // Deepest directories first, so every child is done before its parent; the root last.
+    let mut dirs: Vec<&str> = walked.dirs.iter().map(String::as_str).collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.bytes().filter(|&b| b == b'/').count()));
+    dirs.push("");
+    for dir in dirs {
+        let mut kids: Vec<(&str, TreeEntry)> = children
+            .get(dir)
+            .map(|v| {
+                v.iter()
+                    .map(|p| {
+                        let e = entries.get(*p).expect("children are computed before parents");
+                        (node::split(p).1, *e)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let unchanged = prev.get(dir).is_some_and(|o| {
+            o.kind == NodeKind::Dir
+                && o.stat.size == kids.len() as u64
+                && kids.iter().all(|(name, e)| {
+                    prev.get(&node::join(dir, name))
+                        .is_some_and(|p| p.node_id == e.node_id)
+                })
+        });
+        let entry = if unchanged {
+            *prev.get(dir).expect("checked above")
+        } else {
+            kids.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            let node_id = hash::dir_node_id(dir, kids.iter().map(|(n, e)| (*n, &e.node_id)));
+            let content_hash =
+                hash::dir_content_hash(kids.iter().map(|(n, e)| (*n, e.kind, &e.content_hash)));
+            records.push(NodeRecord {
+                node_id,
+                path: dir.to_owned(),
+                kind: NodeKind::Dir,
+                content_hash,
+                size: kids.len() as u64,
+                children: kids
+                    .iter()
+                    .map(|(n, e)| Child {
+                        name: (*n).to_owned(),
+                        kind: e.kind,
+                        node_id: e.node_id,
+                    })
+                    .collect(),
+            });
+            TreeEntry {
+                kind: NodeKind::Dir,
+                node_id,
+                content_hash,
+                stat: node::Stat {
+                    size: kids.len() as u64,
+                    ..node::Stat::default()
+                },
+            }
+        };
+        entries.insert(dir.to_owned(), entry);
+    }
+    let root = entries.get("").expect("the root is always built").node_id;
+    Built {
+        root,
+        entries,
+        records,
+    }
+}

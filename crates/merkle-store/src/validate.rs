@@ -1,0 +1,247 @@
+//! `validate`: the store checked against itself. Every stored identity is re-derived from its
+//! fields and every index is checked against the records it indexes. Drift from the disk is
+//! `status`'s job, not this one's.
+use std::collections::HashMap;
+
+use crate::engine::{Engine, Table};
+use crate::error::Result;
+use crate::frame::Frame;
+use crate::hash::{self, FrameId, Hash, NodeId};
+use crate::node::{NodeKind, NodeRecord, TreeEntry};
+use crate::store::{Problem, basis_key, head_key, history_key};
+
+struct Checker {
+    problems: Vec<Problem>,
+    paths: HashMap<NodeId, String>,
+}
+
+impl Checker {
+    fn at(&mut self, path: Option<&str>, message: String) {
+        self.problems.push(Problem {
+            path: path.map(str::to_owned),
+            message,
+        });
+    }
+
+    fn at_node(&mut self, node: &NodeId, message: String) {
+        let path = self.paths.get(node).cloned();
+        self.problems.push(Problem { path, message });
+    }
+}
+
+/// Visits every entry of a table.
+fn all(engine: &dyn Engine, table: Table) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut out = Vec::new();
+    engine.scan(table, b"", &mut |k, v| {
+        out.push((k.to_vec(), v.to_vec()));
+        true
+    })?;
+    Ok(out)
+}
+
+pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
+    let mut c = Checker {
+        problems: Vec::new(),
+        paths: HashMap::new(),
+    };
+
+    // Nodes: each id re-derived, each directory's children present, named and ordered.
+    let mut nodes: HashMap<NodeId, NodeRecord> = HashMap::new();
+    for (k, v) in all(engine, Table::Nodes)? {
+        let Some(id) = Hash::from_slice(&k) else {
+            c.at(None, format!("nodes: key {} is not 32 bytes", hash::to_hex(&k)));
+            continue;
+        };
+        match NodeRecord::decode(id, &v) {
+            Ok(rec) => {
+                c.paths.insert(id, rec.path.clone());
+                nodes.insert(id, rec);
+            }
+            Err(e) => c.at(None, e.to_string()),
+        }
+    }
+    let mut ids: Vec<&NodeId> = nodes.keys().collect();
+    ids.sort();
+    for id in ids {
+        let rec = &nodes[id];
+        if rec.derive_id() != *id {
+            c.at(
+                Some(&rec.path),
+                format!("node {id}: stored id does not match the id derived from its fields"),
+            );
+        }
+        if rec.kind != NodeKind::Dir {
+            continue;
+        }
+        if rec.children.windows(2).any(|w| w[0].name.as_bytes() >= w[1].name.as_bytes()) {
+            c.at(Some(&rec.path), format!("node {id}: children are not sorted by name"));
+        }
+        let mut content = Vec::with_capacity(rec.children.len());
+        for child in &rec.children {
+            match nodes.get(&child.node_id) {
+                None => c.at(
+                    Some(&rec.path),
+                    format!("node {id}: child {:?} ({}) is missing", child.name, child.node_id),
+                ),
+                Some(ch) => {
+                    if ch.path != rec.child_path(&child.name) || ch.kind != child.kind {
+                        c.at(
+                            Some(&rec.path),
+                            format!(
+                                "node {id}: child {:?} is recorded as {} {:?}",
+                                child.name,
+                                ch.kind.as_str(),
+                                ch.path
+                            ),
+                        );
+                    }
+                    content.push((child.name.as_str(), ch.kind, ch.content_hash));
+                }
+            }
+        }
+        if content.len() == rec.children.len() {
+            let derived = hash::dir_content_hash(content.iter().map(|(n, k, h)| (*n, *k, h)));
+            if derived != rec.content_hash {
+                c.at(
+                    Some(&rec.path),
+                    format!("node {id}: content hash does not match its children"),
+                );
+            }
+        }
+    }
+
+    // The current tree: every entry's node exists at that path, and the root matches.
+    let mut tree: HashMap<String, TreeEntry> = HashMap::new();
+    for (k, v) in all(engine, Table::Tree)? {
+        let path = String::from_utf8_lossy(&k).into_owned();
+        match TreeEntry::decode(&k, &v) {
+            Ok(e) => {
+                match nodes.get(&e.node_id) {
+                    None => c.at(Some(&path), format!("tree: node {} is missing", e.node_id)),
+                    Some(rec) if rec.path != path || rec.kind != e.kind => c.at(
+                        Some(&path),
+                        format!("tree: node {} is recorded as {} {:?}", e.node_id, rec.kind.as_str(), rec.path),
+                    ),
+                    Some(_) => {}
+                }
+                tree.insert(path, e);
+            }
+            Err(e) => c.at(Some(&path), e.to_string()),
+        }
+    }
+    let root = engine
+        .get(Table::Meta, b"root")?
+        .and_then(|v| Hash::from_slice(&v));
+    match (root, tree.get("")) {
+        (Some(r), Some(e)) if r == e.node_id => {}
+        (None, None) => {}
+        (r, e) => c.at(
+            Some(""),
+            format!(
+                "meta: root {} does not match the tree's root {}",
+                r.map_or("(none)".to_owned(), |h| h.to_hex()),
+                e.map_or("(none)".to_owned(), |e| e.node_id.to_hex())
+            ),
+        ),
+    }
+    for (path, e) in &tree {
+        if e.kind != NodeKind::Dir {
+            continue;
+        }
+        let Some(rec) = nodes.get(&e.node_id) else { continue };
+        for child in &rec.children {
+            let cp = rec.child_path(&child.name);
+            if tree.get(&cp).map(|t| t.node_id) != Some(child.node_id) {
+                c.at(Some(path), format!("tree: child {cp:?} does not match the directory's record"));
+            }
+        }
+    }
+
+    // Frames: ids re-derived, each indexed in history and basis, each on a known node.
+    let seq_max = engine
+        .get(Table::Meta, b"frame_seq")?
+        .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+        .map_or(0, u64::from_le_bytes);
+    let mut frames: HashMap<FrameId, Frame> = HashMap::new();
+    for (k, v) in all(engine, Table::Frames)? {
+        let Some(id) = Hash::from_slice(&k) else {
+            c.at(None, format!("frames: key {} is not 32 bytes", hash::to_hex(&k)));
+            continue;
+        };
+        match Frame::decode(id, &v) {
+            Ok(f) => {
+                frames.insert(id, f);
+            }
+            Err(e) => c.at(None, e.to_string()),
+        }
+    }
+    let history: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::NodeFrames)?.into_iter().collect();
+    let basis: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Basis)?.into_iter().collect();
+    let mut sorted: Vec<&Frame> = frames.values().collect();
+    sorted.sort_by_key(|f| f.seq);
+    for f in &sorted {
+        let id = f.frame_id;
+        if f.derive_id() != id {
+            c.at_node(&f.node_id, format!("frame {id}: stored id does not match the id derived from its fields"));
+        }
+        if !nodes.contains_key(&f.node_id) {
+            c.at(None, format!("frame {id}: its node {} is missing", f.node_id));
+        }
+        if f.seq == 0 || f.seq > seq_max {
+            c.at_node(&f.node_id, format!("frame {id}: sequence {} is outside 1..={seq_max}", f.seq));
+        }
+        if history.get(&history_key(&f.node_id, &f.frame_type, f.seq)).map(Vec::as_slice) != Some(&id.0[..]) {
+            c.at_node(&f.node_id, format!("frame {id}: missing from the node's history"));
+        }
+        if !basis.contains_key(&basis_key(&f.basis, &id)) {
+            c.at_node(&f.node_id, format!("frame {id}: missing from the basis index"));
+        }
+    }
+
+    // History entries point at frames of that node and type; the latest one is the head.
+    let mut latest: HashMap<Vec<u8>, (u64, FrameId)> = HashMap::new();
+    for (k, v) in &history {
+        let f = Hash::from_slice(v).and_then(|id| frames.get(&id));
+        let Some(f) = f else {
+            c.at(None, format!("history: entry {} points at a missing frame", hash::to_hex(k)));
+            continue;
+        };
+        if *k != history_key(&f.node_id, &f.frame_type, f.seq) {
+            c.at_node(&f.node_id, format!("history: entry for frame {} has the wrong key", f.frame_id));
+            continue;
+        }
+        let hk = head_key(&f.node_id, &f.frame_type);
+        let slot = latest.entry(hk).or_insert((f.seq, f.frame_id));
+        if f.seq > slot.0 {
+            *slot = (f.seq, f.frame_id);
+        }
+    }
+    let heads: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Heads)?.into_iter().collect();
+    for (hk, (_, want)) in &latest {
+        let node = Hash::from_slice(&hk[..32]).unwrap_or(Hash([0; 32]));
+        let frame_type = String::from_utf8_lossy(&hk[32..]);
+        match heads.get(hk).and_then(|v| Hash::from_slice(v)) {
+            Some(h) if h == *want => {}
+            Some(h) => c.at_node(&node, format!("head of type {frame_type:?} is {h}, but the latest frame is {want}")),
+            None => c.at_node(&node, format!("head of type {frame_type:?} is missing (latest frame {want})")),
+        }
+    }
+    for hk in heads.keys() {
+        if !latest.contains_key(hk) {
+            c.at(None, format!("heads: entry {} has no frames in history", hash::to_hex(hk)));
+        }
+    }
+    for k in basis.keys() {
+        let f = k.get(32..).and_then(Hash::from_slice).and_then(|id| frames.get(&id));
+        match f {
+            Some(f) if f.basis.0[..] == k[..32] => {}
+            _ => c.at(None, format!("basis: entry {} does not match a frame", hash::to_hex(k))),
+        }
+    }
+    for (k, v) in all(engine, Table::Agents)? {
+        if std::str::from_utf8(&k).is_err() || v.len() != 1 || crate::agent::Role::from_code(v[0]).is_none() {
+            c.at(None, format!("agents: entry {} is malformed", hash::to_hex(&k)));
+        }
+    }
+    Ok(c.problems)
+}
