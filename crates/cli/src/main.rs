@@ -1,2 +1,352 @@
-//! `merkle`: the command line over the workspace's crates.
-fn main() {}
+//! `merkle`: argument parsing, output formatting and glue over the workspace's library crates.
+//!
+//! Every command prints a readable report by default and a stable JSON document with `--json`;
+//! errors go to stderr and name the input at fault. Exit codes: 0 ok, 1 failure, 2 usage error.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use merkle_store::{EngineKind, NewFrame, NodeRecord, OpenOptions, Role, ScanOptions, Store};
+
+mod output;
+
+use output::{Out, frame_json};
+
+/// merkle: a deterministic context engine for coding agents.
+///
+/// Scans a workspace into a content-addressed Merkle tree and keeps immutable, attributed
+/// context frames on its files and directories.
+#[derive(Parser, Debug)]
+#[command(name = "merkle", version, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Debug)]
+struct Global {
+    /// The workspace root [default: the enclosing workspace of the current directory: the nearest
+    /// folder holding .merkle or .git, else the current directory]
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// The store folder [default: <root>/.merkle]
+    #[arg(long, global = true, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// The storage engine [default: the one the store holds, else redb]
+    #[arg(long, global = true, value_name = "ENGINE", value_parser = ["redb", "sled"])]
+    engine: Option<String>,
+    /// Print stable, machine-readable JSON
+    #[arg(long, global = true)]
+    json: bool,
+    /// Print less: no warnings, no progress
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Print more detail
+    #[arg(short, long, global = true)]
+    verbose: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Scan the workspace into the Merkle tree (incremental: unchanged files are not re-hashed)
+    Scan {
+        /// Hash every file again, ignoring the stat cache
+        #[arg(long)]
+        force: bool,
+    },
+    /// Show the last scan's root, node and frame counts, and files changed on disk since (writes nothing)
+    Status,
+    /// Check the store against itself: every id re-derived, every index checked
+    Validate,
+    /// Register and list agents
+    #[command(subcommand)]
+    Agent(AgentCommand),
+    /// Attach a frame to a node; prints the FrameID
+    PutFrame {
+        /// The node: a workspace path or a NodeID (a unique hex prefix of 8+ digits)
+        node: String,
+        /// The file holding the frame's content, or - for standard input
+        file: String,
+        /// The frame type (e.g. summary, notes)
+        #[arg(long = "type", value_name = "TYPE")]
+        frame_type: String,
+        /// The writing agent (registered with `merkle agent add`)
+        #[arg(long)]
+        agent: String,
+        /// What the frame was derived from, as 64 hex digits [default: the node's NodeID]
+        #[arg(long, value_name = "HASH")]
+        basis: Option<String>,
+        /// The provider that produced the content
+        #[arg(long)]
+        provider: Option<String>,
+        /// The model that produced the content
+        #[arg(long)]
+        model: Option<String>,
+        /// A free metadata key=value (repeatable); not part of the FrameID
+        #[arg(long = "meta", value_name = "KEY=VALUE")]
+        meta: Vec<String>,
+    },
+    /// Show a node record (path, kind, NodeID, content hash, children) and its head frames
+    GetNode {
+        /// A workspace path or a NodeID (a unique hex prefix of 8+ digits)
+        node: String,
+    },
+    /// List every frame on a node, oldest first
+    ListFrames {
+        /// A workspace path or a NodeID (a unique hex prefix of 8+ digits)
+        node: String,
+        /// Only frames of this type
+        #[arg(long = "type", value_name = "TYPE")]
+        frame_type: Option<String>,
+    },
+    /// Show the head frame of one type on a node
+    GetHead {
+        /// A workspace path or a NodeID (a unique hex prefix of 8+ digits)
+        node: String,
+        /// The frame type
+        #[arg(long = "type", value_name = "TYPE")]
+        frame_type: String,
+    },
+    /// List the nodes of the last scan under PATH (like `git ls-tree`)
+    ListNodes {
+        /// A workspace path [default: the root]
+        path: Option<String>,
+        /// List every descendant, not just the children
+        #[arg(short, long)]
+        recursive: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum AgentCommand {
+    /// Register an agent, or change its role
+    Add {
+        /// The agent id
+        id: String,
+        /// What the agent may do: reader (read only), writer (put frames), synthesis (also synthesize)
+        #[arg(long, value_parser = ["reader", "writer", "synthesis"])]
+        role: String,
+    },
+    /// List registered agents
+    List,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = Out::new(cli.global.json);
+    match run(&cli, &mut out) {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The workspace root: `--root`, else the nearest folder holding `.merkle` or `.git`, else the
+/// current directory.
+fn find_root(arg: Option<&Path>) -> Result<PathBuf> {
+    if let Some(r) = arg {
+        return r
+            .canonicalize()
+            .with_context(|| format!("workspace root {}", r.display()));
+    }
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let cwd = cwd.canonicalize().unwrap_or(cwd);
+    Ok(cwd
+        .ancestors()
+        .find(|d| d.join(".merkle").is_dir() || d.join(".git").exists())
+        .unwrap_or(&cwd)
+        .to_path_buf())
+}
+
+fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
+    let opts = OpenOptions {
+        store_dir: g.store.clone(),
+        engine: g.engine.as_deref().and_then(EngineKind::parse),
+        read_only,
+    };
+    Ok(Store::open(root, &opts)?)
+}
+
+/// Turns a path argument into a workspace path: relative to the current directory when that is
+/// inside the workspace (as git does), else relative to the root.
+fn workspace_path(root: &Path, arg: &str) -> String {
+    let p = Path::new(arg);
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        match std::env::current_dir().and_then(|c| c.canonicalize()) {
+            Ok(cwd) if cwd.starts_with(root) => cwd.join(p),
+            _ => root.join(p),
+        }
+    };
+    // Resolve `..` lexically: the path may name a node that is no longer on disk.
+    let mut parts: Vec<String> = Vec::new();
+    let rel = abs.strip_prefix(root).unwrap_or(p);
+    for c in rel.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            _ => {}
+        }
+    }
+    parts.join("/")
+}
+
+fn resolve(store: &Store, root: &Path, spec: &str) -> Result<NodeRecord> {
+    if let Some(n) = store.node_at(&workspace_path(root, spec))? {
+        return Ok(n);
+    }
+    Ok(store.resolve(spec)?)
+}
+
+fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
+    let g = &cli.global;
+    let root = find_root(g.root.as_deref())?;
+    match &cli.command {
+        Command::Scan { force } => {
+            let store = open(g, &root, false)?;
+            let bar = (!g.quiet && !g.json).then(output::scan_progress);
+            let tick = |n: u64| {
+                if let Some(b) = &bar {
+                    b.set_position(n);
+                }
+            };
+            let report = store.scan(&ScanOptions {
+                force: *force,
+                progress: Some(&tick),
+            })?;
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            output::scan(out, g, &report);
+        }
+        Command::Status => {
+            let store = open(g, &root, true)?;
+            let report = store.status()?;
+            output::status(out, g, &report);
+        }
+        Command::Validate => {
+            let store = open(g, &root, true)?;
+            let problems = store.validate()?;
+            output::validate(out, &problems);
+            if !problems.is_empty() {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Agent(AgentCommand::Add { id, role }) => {
+            let role = Role::parse(role).context("role")?;
+            let store = open(g, &root, false)?;
+            store.add_agent(id, role)?;
+            out.value(
+                serde_json::json!({"agent_id": id, "role": role.as_str()}),
+                format!("agent {id} registered as {role}"),
+            );
+        }
+        Command::Agent(AgentCommand::List) => {
+            let store = open(g, &root, true)?;
+            let agents = store.agents()?;
+            let json = agents
+                .iter()
+                .map(|a| serde_json::json!({"agent_id": a.id, "role": a.role.as_str()}))
+                .collect();
+            let text = agents
+                .iter()
+                .map(|a| format!("{}\t{}", a.id, a.role))
+                .collect::<Vec<_>>()
+                .join("\n");
+            out.value(serde_json::Value::Array(json), text);
+        }
+        Command::PutFrame {
+            node,
+            file,
+            frame_type,
+            agent,
+            basis,
+            provider,
+            model,
+            meta,
+        } => {
+            let content = if file == "-" {
+                let mut buf = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+                    .context("reading the frame's content from standard input")?;
+                buf
+            } else {
+                std::fs::read(file).with_context(|| format!("reading frame content from {file}"))?
+            };
+            let store = open(g, &root, false)?;
+            let target = resolve(&store, &root, node)?;
+            let mut frame = NewFrame::new(target.node_id, frame_type, agent, content);
+            if let Some(b) = basis {
+                frame.basis = Some(
+                    merkle_store::Hash::from_hex(b)
+                        .with_context(|| format!("--basis {b:?} is not 64 hex digits"))?,
+                );
+            }
+            frame.metadata.provider = provider.clone();
+            frame.metadata.model = model.clone();
+            for kv in meta {
+                let Some((k, v)) = kv.split_once('=') else {
+                    bail!("--meta {kv:?} is not KEY=VALUE");
+                };
+                frame.metadata.extra.insert(k.to_owned(), v.to_owned());
+            }
+            let put = store.put_frame(frame)?;
+            out.value(
+                serde_json::json!({
+                    "frame_id": put.frame_id.to_hex(),
+                    "node_id": target.node_id.to_hex(),
+                    "created": put.created,
+                }),
+                put.frame_id.to_hex(),
+            );
+        }
+        Command::GetNode { node } => {
+            let store = open(g, &root, true)?;
+            let rec = resolve(&store, &root, node)?;
+            let heads = store.heads(&rec.node_id)?;
+            output::node_with_frames(out, &rec, &heads);
+        }
+        Command::ListFrames { node, frame_type } => {
+            let store = open(g, &root, true)?;
+            let rec = resolve(&store, &root, node)?;
+            let frames = store.frames_of(&rec.node_id, frame_type.as_deref())?;
+            output::frames(out, &frames);
+        }
+        Command::GetHead { node, frame_type } => {
+            let store = open(g, &root, true)?;
+            let rec = resolve(&store, &root, node)?;
+            let Some(head) = store.head(&rec.node_id, frame_type)? else {
+                bail!(
+                    "no frame of type {frame_type:?} on {:?}",
+                    display_path(&rec.path)
+                );
+            };
+            out.value(frame_json(&head), output::frame_text(&head));
+        }
+        Command::ListNodes { path, recursive } => {
+            let store = open(g, &root, true)?;
+            let path = path
+                .as_deref()
+                .map(|p| workspace_path(&root, p))
+                .unwrap_or_default();
+            let nodes = store.list_nodes(&path, *recursive)?;
+            output::tree_nodes(out, &nodes);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A node path for messages: the root shows as `.`.
+fn display_path(path: &str) -> &str {
+    if path.is_empty() { "." } else { path }
+}

@@ -13,13 +13,17 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("store {store} is in use by another process; wait for it to finish or point --store elsewhere")]
+    #[error(
+        "store {store} is in use by another process; wait for it to finish or point --store elsewhere"
+    )]
     StoreInUse { store: PathBuf },
     #[error("no store at {store}: run `merkle scan` first")]
     NoStore { store: PathBuf },
     #[error("storage engine error in {store}: {message}")]
     Engine { store: PathBuf, message: String },
-    #[error("the {engine} engine is not built into this binary (enable the `{engine}` cargo feature)")]
+    #[error(
+        "the {engine} engine is not built into this binary (enable the `{engine}` cargo feature)"
+    )]
     EngineUnavailable { engine: String },
     #[error("corrupt record in table {table} at key {key}: {reason}")]
     Corrupt {
@@ -49,7 +53,9 @@ pub enum Error {
         role: crate::Role,
         action: &'static str,
     },
-    #[error("frame {frame_id} already belongs to node {existing}, not {requested}: give the frame a basis that identifies its node")]
+    #[error(
+        "frame {frame_id} already belongs to node {existing}, not {requested}: give the frame a basis that identifies its node"
+    )]
     FrameConflict {
         frame_id: Hash,
         existing: Hash,

@@ -120,7 +120,10 @@ pub fn leaf_node_id(kind: crate::NodeKind, path: &str, content_hash: &Hash) -> N
 /// The NodeID of a directory: (kind, path, children as byte-sorted (name, NodeID) pairs).
 ///
 /// The caller passes the children already sorted by name bytes; the store keeps them that way.
-pub fn dir_node_id<'a>(path: &str, children: impl ExactSizeIterator<Item = (&'a str, &'a NodeId)>) -> NodeId {
+pub fn dir_node_id<'a>(
+    path: &str,
+    children: impl ExactSizeIterator<Item = (&'a str, &'a NodeId)>,
+) -> NodeId {
     let mut e = Encoder::new("dir");
     e.bytes(path.as_bytes()).count(children.len());
     for (name, id) in children {
@@ -137,7 +140,9 @@ pub fn dir_content_hash<'a>(
     let mut e = Encoder::new("dir-content");
     e.count(children.len());
     for (name, kind, hash) in children {
-        e.bytes(name.as_bytes()).bytes(kind.as_str().as_bytes()).hash(hash);
+        e.bytes(name.as_bytes())
+            .bytes(kind.as_str().as_bytes())
+            .hash(hash);
     }
     e.finish()
 }

@@ -170,8 +170,14 @@ impl Stat {
         use std::os::unix::fs::MetadataExt;
         Stat {
             size: m.size(),
-            mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
-            ctime_ns: m.ctime().saturating_mul(1_000_000_000).saturating_add(m.ctime_nsec()),
+            mtime_ns: m
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.mtime_nsec()),
+            ctime_ns: m
+                .ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.ctime_nsec()),
             ino: m.ino(),
             mode: m.mode(),
         }
@@ -234,7 +240,10 @@ impl TreeEntry {
                 mtime_ns: r.i64().ok_or_else(bad)?,
                 ctime_ns: r.i64().ok_or_else(bad)?,
                 ino: r.u64().ok_or_else(bad)?,
-                mode: r.u64().and_then(|m| u32::try_from(m).ok()).ok_or_else(bad)?,
+                mode: r
+                    .u64()
+                    .and_then(|m| u32::try_from(m).ok())
+                    .ok_or_else(bad)?,
             },
         };
         if !r.is_empty() {

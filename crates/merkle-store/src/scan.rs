@@ -90,10 +90,8 @@ pub(crate) fn walk(cfg: &WalkConfig<'_>) -> Walked {
                 Err(e) => local.found.warnings.push(e.to_string()),
             }
             let n = seen.fetch_add(1, Ordering::Relaxed) + 1;
-            if n % 1024 == 0 {
-                if let Some(p) = cfg.progress {
-                    p(n);
-                }
+            if let Some(p) = cfg.progress.filter(|_| n.is_multiple_of(1024)) {
+                p(n);
             }
             if local.found.leaves.len() >= 4096 {
                 local.flush();

@@ -149,7 +149,8 @@ impl Store {
             None => workspace.join(".merkle"),
         };
         let engine = opts.engine.unwrap_or_else(|| {
-            if EngineKind::Sled.data_path(&dir).exists() && !EngineKind::Redb.data_path(&dir).exists()
+            if EngineKind::Sled.data_path(&dir).exists()
+                && !EngineKind::Redb.data_path(&dir).exists()
             {
                 EngineKind::Sled
             } else {
@@ -206,20 +207,21 @@ impl Store {
     fn load_tree(&self) -> Result<HashMap<String, TreeEntry>> {
         let mut map = HashMap::new();
         let mut err = None;
-        self.engine.scan(Table::Tree, b"", &mut |k, v| {
-            match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
-                (Ok(path), Ok(e)) => {
-                    map.insert(path.to_owned(), e);
-                    true
-                }
-                (Err(_), _) => {
-                    err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
-                    false
-                }
-                (_, Err(e)) => {
-                    err = Some(e);
-                    false
-                }
+        self.engine.scan(Table::Tree, b"", &mut |k, v| match (
+            std::str::from_utf8(k),
+            TreeEntry::decode(k, v),
+        ) {
+            (Ok(path), Ok(e)) => {
+                map.insert(path.to_owned(), e);
+                true
+            }
+            (Err(_), _) => {
+                err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                false
+            }
+            (_, Err(e)) => {
+                err = Some(e);
+                false
             }
         })?;
         match err {
@@ -288,7 +290,11 @@ impl Store {
         // The stamp only matters to entries hashed in this scan; with none written and none
         // racy there is nothing to record, and a no-op scan writes nothing at all.
         if !batch.is_empty() || walked.hashed > 0 || stamp_prev.is_none() {
-            batch.put(Table::Meta, META_STAMP.to_vec(), stamp.to_le_bytes().to_vec());
+            batch.put(
+                Table::Meta,
+                META_STAMP.to_vec(),
+                stamp.to_le_bytes().to_vec(),
+            );
         }
         let writes = batch.len() as u64;
         if !batch.is_empty() {
@@ -301,8 +307,11 @@ impl Store {
             changed,
             hashed: walked.hashed,
             hashed_bytes: walked.hashed_bytes,
-            dirs_recomputed: built.records.iter().filter(|r| r.kind == NodeKind::Dir).count()
-                as u64,
+            dirs_recomputed: built
+                .records
+                .iter()
+                .filter(|r| r.kind == NodeKind::Dir)
+                .count() as u64,
             writes,
             warnings: walked.warnings.clone(),
         })
@@ -312,8 +321,11 @@ impl Store {
     /// clock file mtimes are compared with.
     fn take_stamp(&self) -> Result<i64> {
         let path = self.dir.join("scan-stamp");
-        std::fs::write(&path, b"the mtime of this file is the start of the last scan\n")
-            .map_err(|e| Error::io(&path, e))?;
+        std::fs::write(
+            &path,
+            b"the mtime of this file is the start of the last scan\n",
+        )
+        .map_err(|e| Error::io(&path, e))?;
         let m = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
         Ok(node::Stat::of(&m).mtime_ns)
     }
@@ -337,8 +349,13 @@ impl Store {
             on_disk.insert(leaf.path.as_str());
             match prev.get(&leaf.path) {
                 None => changes.push((leaf.path.clone(), Change::Added)),
-                Some(p) if p.kind.is_leaf() && p.content_hash == leaf.content_hash && p.kind == leaf.kind => {}
-                Some(p) if p.kind == NodeKind::Dir => changes.push((leaf.path.clone(), Change::Added)),
+                Some(p)
+                    if p.kind.is_leaf()
+                        && p.content_hash == leaf.content_hash
+                        && p.kind == leaf.kind => {}
+                Some(p) if p.kind == NodeKind::Dir => {
+                    changes.push((leaf.path.clone(), Change::Added))
+                }
                 Some(_) => changes.push((leaf.path.clone(), Change::Modified)),
             }
         }
@@ -399,7 +416,8 @@ impl Store {
         if let Some(n) = self.node_at(spec)? {
             return Ok(n);
         }
-        let is_hex = spec.len() >= 8 && spec.len() <= 64 && spec.bytes().all(|c| c.is_ascii_hexdigit());
+        let is_hex =
+            spec.len() >= 8 && spec.len() <= 64 && spec.bytes().all(|c| c.is_ascii_hexdigit());
         if !is_hex {
             return Err(Error::NoSuchPath {
                 path: normalize_path(spec),
@@ -421,7 +439,8 @@ impl Store {
         })?;
         match found.as_slice() {
             [one] => {
-                let id = Hash::from_slice(one).ok_or_else(|| Error::corrupt("nodes", one, "key is not 32 bytes"))?;
+                let id = Hash::from_slice(one)
+                    .ok_or_else(|| Error::corrupt("nodes", one, "key is not 32 bytes"))?;
                 self.node(&id)?.ok_or(Error::NoSuchNode { id: id.to_hex() })
             }
             [] => Err(Error::NoSuchNode { id: prefix }),
@@ -461,32 +480,33 @@ impl Store {
         };
         let mut out = Vec::new();
         let mut err = None;
-        self.engine.scan(Table::Tree, prefix.as_bytes(), &mut |k, v| {
-            if !k.starts_with(prefix.as_bytes()) {
-                return false;
-            }
-            if k.is_empty() {
-                return true;
-            }
-            match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
-                (Ok(p), Ok(e)) => {
-                    out.push(TreeNode {
-                        path: p.to_owned(),
-                        kind: e.kind,
-                        node_id: e.node_id,
-                    });
-                    true
+        self.engine
+            .scan(Table::Tree, prefix.as_bytes(), &mut |k, v| {
+                if !k.starts_with(prefix.as_bytes()) {
+                    return false;
                 }
-                (_, Err(e)) => {
-                    err = Some(e);
-                    false
+                if k.is_empty() {
+                    return true;
                 }
-                (Err(_), _) => {
-                    err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
-                    false
+                match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
+                    (Ok(p), Ok(e)) => {
+                        out.push(TreeNode {
+                            path: p.to_owned(),
+                            kind: e.kind,
+                            node_id: e.node_id,
+                        });
+                        true
+                    }
+                    (_, Err(e)) => {
+                        err = Some(e);
+                        false
+                    }
+                    (Err(_), _) => {
+                        err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                        false
+                    }
                 }
-            }
-        })?;
+            })?;
         match err {
             Some(e) => Err(e),
             None => Ok(out),
@@ -531,19 +551,20 @@ impl Store {
     pub fn agents(&self) -> Result<Vec<Agent>> {
         let mut out = Vec::new();
         let mut err = None;
-        self.engine.scan(Table::Agents, b"", &mut |k, v| {
-            match (std::str::from_utf8(k), v.first().copied().and_then(Role::from_code)) {
-                (Ok(id), Some(role)) => {
-                    out.push(Agent {
-                        id: id.to_owned(),
-                        role,
-                    });
-                    true
-                }
-                _ => {
-                    err = Some(Error::corrupt("agents", k, "malformed agent record"));
-                    false
-                }
+        self.engine.scan(Table::Agents, b"", &mut |k, v| match (
+            std::str::from_utf8(k),
+            v.first().copied().and_then(Role::from_code),
+        ) {
+            (Ok(id), Some(role)) => {
+                out.push(Agent {
+                    id: id.to_owned(),
+                    role,
+                });
+                true
+            }
+            _ => {
+                err = Some(Error::corrupt("agents", k, "malformed agent record"));
+                false
             }
         })?;
         match err {
@@ -553,7 +574,12 @@ impl Store {
     }
 
     /// Checks that `agent` is registered with a role that may do `action`.
-    pub fn authorize(&self, agent: &str, action: &'static str, allowed: fn(Role) -> bool) -> Result<Agent> {
+    pub fn authorize(
+        &self,
+        agent: &str,
+        action: &'static str,
+        allowed: fn(Role) -> bool,
+    ) -> Result<Agent> {
         let a = self.agent(agent)?.ok_or_else(|| Error::UnknownAgent {
             agent: agent.to_owned(),
         })?;
@@ -625,7 +651,11 @@ impl Store {
             frame_id.0.to_vec(),
         );
         batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
-        batch.put(Table::Meta, META_FRAME_SEQ.to_vec(), seq.to_le_bytes().to_vec());
+        batch.put(
+            Table::Meta,
+            META_FRAME_SEQ.to_vec(),
+            seq.to_le_bytes().to_vec(),
+        );
         self.engine.commit(batch)?;
         Ok(PutOutcome {
             frame_id,
@@ -664,7 +694,8 @@ impl Store {
         let mut frames = ids
             .iter()
             .map(|(k, v)| {
-                let id = Hash::from_slice(v).ok_or_else(|| Error::corrupt("node_frames", k, "value is not a frame id"))?;
+                let id = Hash::from_slice(v)
+                    .ok_or_else(|| Error::corrupt("node_frames", k, "value is not a frame id"))?;
                 self.frame_required(&id, "node_frames", k)
             })
             .collect::<Result<Vec<_>>>()?;
@@ -678,7 +709,8 @@ impl Store {
         match self.engine.get(Table::Heads, &key)? {
             None => Ok(None),
             Some(v) => {
-                let id = Hash::from_slice(&v).ok_or_else(|| Error::corrupt("heads", &key, "value is not a frame id"))?;
+                let id = Hash::from_slice(&v)
+                    .ok_or_else(|| Error::corrupt("heads", &key, "value is not a frame id"))?;
                 self.frame_required(&id, "heads", &key).map(Some)
             }
         }
@@ -696,7 +728,8 @@ impl Store {
         })?;
         ids.iter()
             .map(|(k, v)| {
-                let id = Hash::from_slice(v).ok_or_else(|| Error::corrupt("heads", k, "value is not a frame id"))?;
+                let id = Hash::from_slice(v)
+                    .ok_or_else(|| Error::corrupt("heads", k, "value is not a frame id"))?;
                 self.frame_required(&id, "heads", k)
             })
             .collect()
@@ -795,7 +828,10 @@ fn build_tree(walked: &scan::Walked, prev: &HashMap<String, TreeEntry>) -> Built
                 stat: leaf.stat,
             },
         );
-        children.entry(node::split(&leaf.path).0).or_default().push(&leaf.path);
+        children
+            .entry(node::split(&leaf.path).0)
+            .or_default()
+            .push(&leaf.path);
     }
     for dir in &walked.dirs {
         children.entry(node::split(dir).0).or_default().push(dir);
@@ -810,7 +846,9 @@ fn build_tree(walked: &scan::Walked, prev: &HashMap<String, TreeEntry>) -> Built
             .map(|v| {
                 v.iter()
                     .map(|p| {
-                        let e = entries.get(*p).expect("children are computed before parents");
+                        let e = entries
+                            .get(*p)
+                            .expect("children are computed before parents");
                         (node::split(p).1, *e)
                     })
                     .collect()

@@ -49,7 +49,10 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     let mut nodes: HashMap<NodeId, NodeRecord> = HashMap::new();
     for (k, v) in all(engine, Table::Nodes)? {
         let Some(id) = Hash::from_slice(&k) else {
-            c.at(None, format!("nodes: key {} is not 32 bytes", hash::to_hex(&k)));
+            c.at(
+                None,
+                format!("nodes: key {} is not 32 bytes", hash::to_hex(&k)),
+            );
             continue;
         };
         match NodeRecord::decode(id, &v) {
@@ -73,15 +76,25 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         if rec.kind != NodeKind::Dir {
             continue;
         }
-        if rec.children.windows(2).any(|w| w[0].name.as_bytes() >= w[1].name.as_bytes()) {
-            c.at(Some(&rec.path), format!("node {id}: children are not sorted by name"));
+        if rec
+            .children
+            .windows(2)
+            .any(|w| w[0].name.as_bytes() >= w[1].name.as_bytes())
+        {
+            c.at(
+                Some(&rec.path),
+                format!("node {id}: children are not sorted by name"),
+            );
         }
         let mut content = Vec::with_capacity(rec.children.len());
         for child in &rec.children {
             match nodes.get(&child.node_id) {
                 None => c.at(
                     Some(&rec.path),
-                    format!("node {id}: child {:?} ({}) is missing", child.name, child.node_id),
+                    format!(
+                        "node {id}: child {:?} ({}) is missing",
+                        child.name, child.node_id
+                    ),
                 ),
                 Some(ch) => {
                     if ch.path != rec.child_path(&child.name) || ch.kind != child.kind {
@@ -120,7 +133,12 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
                     None => c.at(Some(&path), format!("tree: node {} is missing", e.node_id)),
                     Some(rec) if rec.path != path || rec.kind != e.kind => c.at(
                         Some(&path),
-                        format!("tree: node {} is recorded as {} {:?}", e.node_id, rec.kind.as_str(), rec.path),
+                        format!(
+                            "tree: node {} is recorded as {} {:?}",
+                            e.node_id,
+                            rec.kind.as_str(),
+                            rec.path
+                        ),
                     ),
                     Some(_) => {}
                 }
@@ -148,11 +166,16 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         if e.kind != NodeKind::Dir {
             continue;
         }
-        let Some(rec) = nodes.get(&e.node_id) else { continue };
+        let Some(rec) = nodes.get(&e.node_id) else {
+            continue;
+        };
         for child in &rec.children {
             let cp = rec.child_path(&child.name);
             if tree.get(&cp).map(|t| t.node_id) != Some(child.node_id) {
-                c.at(Some(path), format!("tree: child {cp:?} does not match the directory's record"));
+                c.at(
+                    Some(path),
+                    format!("tree: child {cp:?} does not match the directory's record"),
+                );
             }
         }
     }
@@ -165,7 +188,10 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     let mut frames: HashMap<FrameId, Frame> = HashMap::new();
     for (k, v) in all(engine, Table::Frames)? {
         let Some(id) = Hash::from_slice(&k) else {
-            c.at(None, format!("frames: key {} is not 32 bytes", hash::to_hex(&k)));
+            c.at(
+                None,
+                format!("frames: key {} is not 32 bytes", hash::to_hex(&k)),
+            );
             continue;
         };
         match Frame::decode(id, &v) {
@@ -182,19 +208,38 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     for f in &sorted {
         let id = f.frame_id;
         if f.derive_id() != id {
-            c.at_node(&f.node_id, format!("frame {id}: stored id does not match the id derived from its fields"));
+            c.at_node(
+                &f.node_id,
+                format!("frame {id}: stored id does not match the id derived from its fields"),
+            );
         }
         if !nodes.contains_key(&f.node_id) {
-            c.at(None, format!("frame {id}: its node {} is missing", f.node_id));
+            c.at(
+                None,
+                format!("frame {id}: its node {} is missing", f.node_id),
+            );
         }
         if f.seq == 0 || f.seq > seq_max {
-            c.at_node(&f.node_id, format!("frame {id}: sequence {} is outside 1..={seq_max}", f.seq));
+            c.at_node(
+                &f.node_id,
+                format!("frame {id}: sequence {} is outside 1..={seq_max}", f.seq),
+            );
         }
-        if history.get(&history_key(&f.node_id, &f.frame_type, f.seq)).map(Vec::as_slice) != Some(&id.0[..]) {
-            c.at_node(&f.node_id, format!("frame {id}: missing from the node's history"));
+        if history
+            .get(&history_key(&f.node_id, &f.frame_type, f.seq))
+            .map(Vec::as_slice)
+            != Some(&id.0[..])
+        {
+            c.at_node(
+                &f.node_id,
+                format!("frame {id}: missing from the node's history"),
+            );
         }
         if !basis.contains_key(&basis_key(&f.basis, &id)) {
-            c.at_node(&f.node_id, format!("frame {id}: missing from the basis index"));
+            c.at_node(
+                &f.node_id,
+                format!("frame {id}: missing from the basis index"),
+            );
         }
     }
 
@@ -203,11 +248,20 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     for (k, v) in &history {
         let f = Hash::from_slice(v).and_then(|id| frames.get(&id));
         let Some(f) = f else {
-            c.at(None, format!("history: entry {} points at a missing frame", hash::to_hex(k)));
+            c.at(
+                None,
+                format!(
+                    "history: entry {} points at a missing frame",
+                    hash::to_hex(k)
+                ),
+            );
             continue;
         };
         if *k != history_key(&f.node_id, &f.frame_type, f.seq) {
-            c.at_node(&f.node_id, format!("history: entry for frame {} has the wrong key", f.frame_id));
+            c.at_node(
+                &f.node_id,
+                format!("history: entry for frame {} has the wrong key", f.frame_id),
+            );
             continue;
         }
         let hk = head_key(&f.node_id, &f.frame_type);
@@ -222,25 +276,46 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         let frame_type = String::from_utf8_lossy(&hk[32..]);
         match heads.get(hk).and_then(|v| Hash::from_slice(v)) {
             Some(h) if h == *want => {}
-            Some(h) => c.at_node(&node, format!("head of type {frame_type:?} is {h}, but the latest frame is {want}")),
-            None => c.at_node(&node, format!("head of type {frame_type:?} is missing (latest frame {want})")),
+            Some(h) => c.at_node(
+                &node,
+                format!("head of type {frame_type:?} is {h}, but the latest frame is {want}"),
+            ),
+            None => c.at_node(
+                &node,
+                format!("head of type {frame_type:?} is missing (latest frame {want})"),
+            ),
         }
     }
     for hk in heads.keys() {
         if !latest.contains_key(hk) {
-            c.at(None, format!("heads: entry {} has no frames in history", hash::to_hex(hk)));
+            c.at(
+                None,
+                format!("heads: entry {} has no frames in history", hash::to_hex(hk)),
+            );
         }
     }
     for k in basis.keys() {
-        let f = k.get(32..).and_then(Hash::from_slice).and_then(|id| frames.get(&id));
+        let f = k
+            .get(32..)
+            .and_then(Hash::from_slice)
+            .and_then(|id| frames.get(&id));
         match f {
             Some(f) if f.basis.0[..] == k[..32] => {}
-            _ => c.at(None, format!("basis: entry {} does not match a frame", hash::to_hex(k))),
+            _ => c.at(
+                None,
+                format!("basis: entry {} does not match a frame", hash::to_hex(k)),
+            ),
         }
     }
     for (k, v) in all(engine, Table::Agents)? {
-        if std::str::from_utf8(&k).is_err() || v.len() != 1 || crate::agent::Role::from_code(v[0]).is_none() {
-            c.at(None, format!("agents: entry {} is malformed", hash::to_hex(&k)));
+        if std::str::from_utf8(&k).is_err()
+            || v.len() != 1
+            || crate::agent::Role::from_code(v[0]).is_none()
+        {
+            c.at(
+                None,
+                format!("agents: entry {} is malformed", hash::to_hex(&k)),
+            );
         }
     }
     Ok(c.problems)

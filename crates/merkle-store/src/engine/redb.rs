@@ -8,6 +8,7 @@ use super::{Batch, Engine, Table};
 use crate::error::{Error, Result};
 
 type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
+type OpenTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
 
 fn def(table: Table) -> Def {
     TableDefinition::new(table.name())
@@ -33,13 +34,12 @@ impl RedbEngine {
     pub(crate) fn open(store: &Path, path: &Path, writable: bool) -> Result<RedbEngine> {
         let store = store.to_path_buf();
         let db = if writable {
-            let db = builder()
-                .create(path)
-                .map_err(|e| open_error(&store, e))?;
+            let db = builder().create(path).map_err(|e| open_error(&store, e))?;
             // Create every table up front so readers never meet a missing table.
             let txn = db.begin_write().map_err(|e| engine_error(&store, e))?;
             for t in Table::ALL {
-                txn.open_table(def(t)).map_err(|e| engine_error(&store, e))?;
+                txn.open_table(def(t))
+                    .map_err(|e| engine_error(&store, e))?;
             }
             txn.commit().map_err(|e| engine_error(&store, e))?;
             Handle::Write(db)
@@ -133,7 +133,7 @@ impl Engine for RedbEngine {
         let txn = db.begin_write().map_err(|e| engine_error(&self.store, e))?;
         {
             // Open each table once per batch; batches are mostly grouped by table already.
-            let mut open: Vec<(Table, redb::Table<'_, &[u8], &[u8]>)> = Vec::new();
+            let mut open: Vec<(Table, OpenTable<'_>)> = Vec::new();
             for (table, key, value) in &batch.ops {
                 let idx = match open.iter().position(|(t, _)| t == table) {
                     Some(i) => i,

@@ -25,8 +25,9 @@ impl SledEngine {
         let store = store.to_path_buf();
         let db = sled::Config::new().path(path).open().map_err(|e| match e {
             // sled reports a held lock as an io error from its file lock.
-            sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock
-                || io.to_string().contains("lock") =>
+            sled::Error::Io(io)
+                if io.kind() == std::io::ErrorKind::WouldBlock
+                    || io.to_string().contains("lock") =>
             {
                 Error::StoreInUse {
                     store: store.clone(),
@@ -80,7 +81,8 @@ impl Engine for SledEngine {
     }
 
     fn commit(&self, batch: Batch) -> Result<()> {
-        let mut per_tree: Vec<sled::Batch> = Table::ALL.iter().map(|_| sled::Batch::default()).collect();
+        let mut per_tree: Vec<sled::Batch> =
+            Table::ALL.iter().map(|_| sled::Batch::default()).collect();
         for (table, key, value) in batch.ops {
             let idx = Table::ALL
                 .iter()
@@ -100,9 +102,7 @@ impl Engine for SledEngine {
                 Ok::<(), sled::transaction::ConflictableTransactionError<()>>(())
             })
             .map_err(|e| engine_error(&self.store, format!("{e:?}")))?;
-        self.db
-            .flush()
-            .map_err(|e| engine_error(&self.store, e))?;
+        self.db.flush().map_err(|e| engine_error(&self.store, e))?;
         Ok(())
     }
 

@@ -1,0 +1,364 @@
+//! Output formatting: the readable reports and the stable JSON documents of every command.
+//!
+//! JSON field names are a contract scripts rely on (see the README): `root`, `files`, `dirs`,
+//! `changed` for scan; `root`, `nodes`, `frames`, `changed_on_disk` for status; `path`, `kind`,
+//! `node_id`, `content_hash`, `children` for nodes; `frame_id`, `node_id`, `frame_type`,
+//! `agent_id`, `basis`, `content`, `metadata` for frames; `ok`, `problems` for validate.
+use std::io::Write;
+
+use merkle_store::{Frame, NodeRecord, Problem, ScanReport, StatusReport, TreeNode};
+use serde_json::{Value, json};
+
+use crate::{Global, display_path};
+
+/// Where a command's result goes: JSON or text on stdout.
+pub(crate) struct Out {
+    json: bool,
+}
+
+impl Out {
+    pub(crate) fn new(json: bool) -> Out {
+        Out { json }
+    }
+
+    /// Prints `json` with `--json`, else `text` (nothing when empty).
+    pub(crate) fn value(&mut self, json: Value, text: String) {
+        let mut stdout = std::io::stdout().lock();
+        let s = if self.json {
+            serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes")
+        } else {
+            text
+        };
+        if !s.is_empty() {
+            let _ = writeln!(stdout, "{s}");
+        }
+    }
+}
+
+pub(crate) fn scan_progress() -> indicatif::ProgressBar {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} scanning: {pos} entries ({per_sec})")
+            .expect("the template is valid"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+fn warnings(g: &Global, list: &[String]) {
+    if g.quiet || g.json || list.is_empty() {
+        return;
+    }
+    let shown = if g.verbose {
+        list.len()
+    } else {
+        list.len().min(10)
+    };
+    for w in &list[..shown] {
+        eprintln!("warning: {w}");
+    }
+    if shown < list.len() {
+        eprintln!(
+            "warning: ... and {} more (-v shows all)",
+            list.len() - shown
+        );
+    }
+}
+
+pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
+    warnings(g, &r.warnings);
+    let mut text = format!(
+        "root {}\n{} files, {} dirs, {} changed",
+        r.root, r.files, r.dirs, r.changed
+    );
+    if g.verbose {
+        text.push_str(&format!(
+            "\nhashed {} files ({} bytes), recomputed {} dirs, {} store writes",
+            r.hashed, r.hashed_bytes, r.dirs_recomputed, r.writes
+        ));
+    }
+    out.value(
+        json!({
+            "root": r.root.to_hex(),
+            "files": r.files,
+            "dirs": r.dirs,
+            "changed": r.changed,
+            "hashed": r.hashed,
+            "hashed_bytes": r.hashed_bytes,
+            "dirs_recomputed": r.dirs_recomputed,
+            "writes": r.writes,
+            "warnings": r.warnings,
+        }),
+        text,
+    );
+}
+
+pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport) {
+    warnings(g, &r.warnings);
+    let mut text = format!("root {}\n{} nodes, {} frames", r.root, r.nodes, r.frames);
+    if r.changed_on_disk.is_empty() {
+        text.push_str("\nno changes on disk since the last scan");
+    } else {
+        text.push_str(&format!(
+            "\n{} changed on disk since the last scan (run `merkle scan`):",
+            r.changed_on_disk.len()
+        ));
+        for (path, change) in &r.changed_on_disk {
+            let mark = match change {
+                merkle_store::Change::Added => "A",
+                merkle_store::Change::Modified => "M",
+                merkle_store::Change::Deleted => "D",
+            };
+            text.push_str(&format!("\n  {mark} {path}"));
+        }
+    }
+    out.value(
+        json!({
+            "root": r.root.to_hex(),
+            "nodes": r.nodes,
+            "frames": r.frames,
+            "changed_on_disk": r.changed_on_disk.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            "changes": r.changed_on_disk.iter().map(|(p, c)| json!({"path": p, "change": c.as_str()})).collect::<Vec<_>>(),
+            "warnings": r.warnings,
+        }),
+        text,
+    );
+}
+
+pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {
+    let text = if problems.is_empty() {
+        "ok: the store is consistent".to_owned()
+    } else {
+        let mut t = format!("{} problems:", problems.len());
+        for p in problems {
+            match &p.path {
+                Some(path) => t.push_str(&format!("\n  {}: {}", display_path(path), p.message)),
+                None => t.push_str(&format!("\n  {}", p.message)),
+            }
+        }
+        t
+    };
+    out.value(
+        json!({
+            "ok": problems.is_empty(),
+            "problems": problems.iter().map(|p| json!({"path": p.path, "message": p.message})).collect::<Vec<_>>(),
+        }),
+        text,
+    );
+}
+
+pub(crate) fn node_json(n: &NodeRecord) -> Value {
+    json!({
+        "path": n.path,
+        "kind": n.kind.as_str(),
+        "node_id": n.node_id.to_hex(),
+        "content_hash": n.content_hash.to_hex(),
+        "size": n.size,
+        "children": n.children.iter().map(|c| json!({
+            "name": c.name,
+            "path": n.child_path(&c.name),
+            "kind": c.kind.as_str(),
+            "node_id": c.node_id.to_hex(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub(crate) fn frame_json(f: &Frame) -> Value {
+    let (content, encoding) = match f.text() {
+        Some(t) => (t.to_owned(), "utf-8"),
+        None => (base64(&f.content), "base64"),
+    };
+    json!({
+        "frame_id": f.frame_id.to_hex(),
+        "node_id": f.node_id.to_hex(),
+        "frame_type": f.frame_type,
+        "agent_id": f.agent_id,
+        "basis": f.basis.to_hex(),
+        "content": content,
+        "content_encoding": encoding,
+        "metadata": {
+            "created_at": rfc3339(f.metadata.created_at_ms),
+            "provider": f.metadata.provider,
+            "model": f.metadata.model,
+            "extra": f.metadata.extra,
+        },
+    })
+}
+
+pub(crate) fn frame_text(f: &Frame) -> String {
+    let mut t = format!(
+        "frame {}\ntype {}  agent {}  created {}\nbasis {}",
+        f.frame_id,
+        f.frame_type,
+        f.agent_id,
+        rfc3339(f.metadata.created_at_ms),
+        f.basis
+    );
+    if let Some(p) = &f.metadata.provider {
+        t.push_str(&format!("\nprovider {p}"));
+    }
+    if let Some(m) = &f.metadata.model {
+        t.push_str(&format!("\nmodel {m}"));
+    }
+    for (k, v) in &f.metadata.extra {
+        t.push_str(&format!("\n{k} = {v}"));
+    }
+    match f.text() {
+        Some(text) => {
+            t.push('\n');
+            for line in text.lines() {
+                t.push_str(&format!("\n    {line}"));
+            }
+        }
+        None => t.push_str(&format!(
+            "\n\n    ({} bytes of binary content)",
+            f.content.len()
+        )),
+    }
+    t
+}
+
+pub(crate) fn node_with_frames(out: &mut Out, n: &NodeRecord, heads: &[Frame]) {
+    let mut t = format!(
+        "path {}\nkind {}\nnode_id {}\ncontent_hash {}",
+        display_path(&n.path),
+        n.kind.as_str(),
+        n.node_id,
+        n.content_hash
+    );
+    if !n.children.is_empty() {
+        t.push_str(&format!("\nchildren ({}):", n.children.len()));
+        for c in &n.children {
+            let slash = if c.kind == merkle_store::NodeKind::Dir {
+                "/"
+            } else {
+                ""
+            };
+            t.push_str(&format!(
+                "\n  {}  {}{slash}",
+                &c.node_id.to_hex()[..16],
+                c.name
+            ));
+        }
+    }
+    if heads.is_empty() {
+        t.push_str("\nno frames");
+    }
+    for f in heads {
+        t.push_str("\n\n");
+        t.push_str(&frame_text(f));
+    }
+    out.value(
+        json!({
+            "node": node_json(n),
+            "frames": heads.iter().map(frame_json).collect::<Vec<_>>(),
+            "frame_count": heads.len(),
+        }),
+        t,
+    );
+}
+
+pub(crate) fn frames(out: &mut Out, frames: &[Frame]) {
+    let text = frames
+        .iter()
+        .map(frame_text)
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    out.value(
+        Value::Array(frames.iter().map(frame_json).collect()),
+        if frames.is_empty() {
+            "no frames".to_owned()
+        } else {
+            text
+        },
+    );
+}
+
+pub(crate) fn tree_nodes(out: &mut Out, nodes: &[TreeNode]) {
+    let text = nodes
+        .iter()
+        .map(|n| format!("{:<7} {}  {}", n.kind.as_str(), n.node_id, n.path))
+        .collect::<Vec<_>>()
+        .join("\n");
+    out.value(
+        Value::Array(
+            nodes
+                .iter()
+                .map(|n| json!({"path": n.path, "kind": n.kind.as_str(), "node_id": n.node_id.to_hex()}))
+                .collect(),
+        ),
+        text,
+    );
+}
+
+/// RFC 3339 UTC time with milliseconds, from milliseconds since the Unix epoch.
+pub(crate) fn rfc3339(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+/// Standard base64 with padding, for binary frame content in JSON.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                s.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339(1_795_305_600_000), "2026-11-22T00:00:00.000Z");
+    }
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), want);
+        }
+    }
+}
