@@ -1,7 +1,7 @@
 //! The store: one workspace's Merkle tree, frames, heads, basis index and agents in one engine.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use crate::agent::{Agent, Role};
 use crate::engine::{Batch, Engine, EngineKind, Table};
@@ -34,6 +34,32 @@ pub struct Store {
     /// Serializes read-check-write sequences of writers in this process; other processes are
     /// kept out by the engine's own lock.
     write_lock: Mutex<()>,
+    /// Frames waiting for the next group commit, and the results of finished ones.
+    group: Mutex<Group>,
+    group_done: Condvar,
+}
+
+#[derive(Default)]
+struct Group {
+    next_ticket: u64,
+    queue: Vec<(u64, NewFrame)>,
+    done: HashMap<u64, Result<PutOutcome>>,
+    /// Whether a caller is committing a group now.
+    leading: bool,
+}
+
+/// The error every frame of a failed group commit gets (the engine's error is not `Clone`).
+fn shared_error(e: &Error) -> Error {
+    match e {
+        Error::Engine { store, message } => Error::Engine {
+            store: store.clone(),
+            message: message.clone(),
+        },
+        e => Error::Engine {
+            store: PathBuf::new(),
+            message: e.to_string(),
+        },
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -174,6 +200,8 @@ impl Store {
             dir,
             engine,
             write_lock: Mutex::new(()),
+            group: Mutex::new(Group::default()),
+            group_done: Condvar::new(),
         })
     }
 
@@ -595,25 +623,107 @@ impl Store {
 
     /// Appends a frame and moves its (node, type) head, in one durable transaction with the
     /// basis index. Putting an identical frame again changes nothing and returns the same id.
+    ///
+    /// Concurrent callers are group-committed: while one transaction commits, the frames that
+    /// arrive queue up and go into the next one together, in arrival order. Each call still
+    /// returns only once its own frame is durable, and each gets its own error.
     pub fn put_frame(&self, new: NewFrame) -> Result<PutOutcome> {
         frame::check_name("frame type", &new.frame_type)?;
         frame::check_name("agent id", &new.agent_id)?;
+        let mut g = self.group.lock().unwrap_or_else(|e| e.into_inner());
+        let ticket = g.next_ticket;
+        g.next_ticket += 1;
+        g.queue.push((ticket, new));
+        loop {
+            if let Some(r) = g.done.remove(&ticket) {
+                return r;
+            }
+            if g.leading {
+                g = self.group_done.wait(g).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            g.leading = true;
+            let queue = std::mem::take(&mut g.queue);
+            drop(g);
+            let results = self.commit_frames(queue);
+            g = self.group.lock().unwrap_or_else(|e| e.into_inner());
+            g.done.extend(results);
+            g.leading = false;
+            self.group_done.notify_all();
+        }
+    }
+
+    /// Writes a group of frames in one transaction; a frame that is refused does not stop the
+    /// others.
+    fn commit_frames(&self, queue: Vec<(u64, NewFrame)>) -> Vec<(u64, Result<PutOutcome>)> {
+        let _guard = self.lock();
+        let mut results: Vec<(u64, Result<PutOutcome>)> = Vec::with_capacity(queue.len());
+        let mut batch = Batch::default();
+        let mut seq = match self.engine.get(Table::Meta, META_FRAME_SEQ) {
+            Ok(v) => v
+                .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+                .map_or(0, u64::from_le_bytes),
+            Err(e) => {
+                return queue
+                    .into_iter()
+                    .map(|(t, _)| (t, Err(shared_error(&e))))
+                    .collect();
+            }
+        };
+        // Frames written earlier in this group, by id, with their node.
+        let mut written: HashMap<FrameId, NodeId> = HashMap::new();
+        let mut created = Vec::new();
+        for (ticket, new) in queue {
+            let r = self.stage_frame(new, &mut seq, &mut written, &mut batch);
+            if matches!(r, Ok(PutOutcome { created: true, .. })) {
+                created.push(results.len());
+            }
+            results.push((ticket, r));
+        }
+        if !batch.is_empty() {
+            batch.put(
+                Table::Meta,
+                META_FRAME_SEQ.to_vec(),
+                seq.to_le_bytes().to_vec(),
+            );
+            if let Err(e) = self.engine.commit(batch) {
+                for i in created {
+                    results[i].1 = Err(shared_error(&e));
+                }
+            }
+        }
+        results
+    }
+
+    fn stage_frame(
+        &self,
+        new: NewFrame,
+        seq: &mut u64,
+        written: &mut HashMap<FrameId, NodeId>,
+        batch: &mut Batch,
+    ) -> Result<PutOutcome> {
         self.authorize(&new.agent_id, "put frames", Role::can_write)?;
         let basis = new.basis.unwrap_or(new.node_id);
         let frame_id = hash::frame_id(&basis, &new.content, &new.frame_type, &new.agent_id);
-
-        let _guard = self.lock();
         if self.engine.get(Table::Nodes, &new.node_id.0)?.is_none() {
             return Err(Error::NoSuchNode {
                 id: new.node_id.to_hex(),
             });
         }
-        if let Some(v) = self.engine.get(Table::Frames, &frame_id.0)? {
-            let existing = Frame::decode(frame_id, &v)?;
-            if existing.node_id != new.node_id {
+        let existing = match written.get(&frame_id) {
+            Some(node) => Some(*node),
+            None => self
+                .engine
+                .get(Table::Frames, &frame_id.0)?
+                .map(|v| Frame::decode(frame_id, &v))
+                .transpose()?
+                .map(|f| f.node_id),
+        };
+        if let Some(node) = existing {
+            if node != new.node_id {
                 return Err(Error::FrameConflict {
                     frame_id,
-                    existing: existing.node_id,
+                    existing: node,
                     requested: new.node_id,
                 });
             }
@@ -622,12 +732,7 @@ impl Store {
                 created: false,
             });
         }
-        let seq = self
-            .engine
-            .get(Table::Meta, META_FRAME_SEQ)?
-            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
-            .map_or(0, u64::from_le_bytes)
-            + 1;
+        *seq += 1;
         let frame = Frame {
             frame_id,
             node_id: new.node_id,
@@ -636,13 +741,12 @@ impl Store {
             basis,
             content: new.content,
             metadata: new.metadata,
-            seq,
+            seq: *seq,
         };
-        let mut batch = Batch::default();
         batch.put(Table::Frames, frame_id.0.to_vec(), frame.encode());
         batch.put(
             Table::NodeFrames,
-            history_key(&frame.node_id, &frame.frame_type, seq),
+            history_key(&frame.node_id, &frame.frame_type, frame.seq),
             frame_id.0.to_vec(),
         );
         batch.put(
@@ -651,12 +755,7 @@ impl Store {
             frame_id.0.to_vec(),
         );
         batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
-        batch.put(
-            Table::Meta,
-            META_FRAME_SEQ.to_vec(),
-            seq.to_le_bytes().to_vec(),
-        );
-        self.engine.commit(batch)?;
+        written.insert(frame_id, frame.node_id);
         Ok(PutOutcome {
             frame_id,
             created: true,

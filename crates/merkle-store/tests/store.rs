@@ -1,0 +1,560 @@
+//! The store's conformance suite: every test runs against every engine built in, through the
+//! public API only.
+use std::path::Path;
+use std::sync::Arc;
+
+use merkle_store::{
+    EngineKind, Error, NewFrame, NodeKind, OpenOptions, Role, ScanOptions, Store, hash,
+};
+use pretty_assertions::assert_eq;
+
+/// A workspace on disk and a store in it.
+struct Fixture {
+    dir: tempfile::TempDir,
+    store: Store,
+}
+
+impl Fixture {
+    fn new(engine: EngineKind) -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_tree(dir.path());
+        let store = open(dir.path(), engine);
+        Fixture { dir, store }
+    }
+
+    fn scan(&self) -> merkle_store::ScanReport {
+        self.store.scan(&ScanOptions::default()).expect("scan")
+    }
+
+    fn path(&self, rel: &str) -> std::path::PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn node(&self, path: &str) -> merkle_store::NodeRecord {
+        self.store
+            .node_at(path)
+            .expect("node_at")
+            .unwrap_or_else(|| panic!("no node at {path}"))
+    }
+}
+
+fn open(root: &Path, engine: EngineKind) -> Store {
+    Store::open(
+        root,
+        &OpenOptions {
+            engine: Some(engine),
+            ..OpenOptions::default()
+        },
+    )
+    .expect("open store")
+}
+
+/// The fixture tree: nested directories, an ignored file, and on unix symlinks.
+fn write_tree(root: &Path) {
+    let files: &[(&str, &str)] = &[
+        ("README.md", "# fixture\n"),
+        (".gitignore", "*.log\n/build/\n"),
+        ("src/lib.rs", "pub fn answer() -> u32 { 42 }\n"),
+        ("src/util/mod.rs", "//! utilities\n"),
+        ("src/util/deep/leaf.txt", "leaf\n"),
+        ("docs/guide.md", "guide\n"),
+        ("debug.log", "ignored\n"),
+        ("build/out.bin", "ignored\n"),
+        ("docs/.gitignore", "draft.md\n"),
+        ("docs/draft.md", "ignored by a nested .gitignore\n"),
+    ];
+    for (path, content) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().expect("has parent")).expect("mkdir");
+        std::fs::write(p, content).expect("write");
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("src/lib.rs", root.join("link-to-lib")).expect("symlink");
+        std::os::unix::fs::symlink("src", root.join("link-to-dir")).expect("symlink");
+        std::os::unix::fs::symlink("nowhere", root.join("dangling")).expect("symlink");
+    }
+}
+
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod redb_engine {
+            $(#[test] fn $name() { super::$name(merkle_store::EngineKind::Redb) })*
+        }
+        #[cfg(feature = "sled")]
+        mod sled_engine {
+            $(#[test] fn $name() { super::$name(merkle_store::EngineKind::Sled) })*
+        }
+    };
+}
+
+conformance!(
+    scan_records_the_tree_and_honours_gitignore,
+    symlinks_are_recorded_not_followed,
+    root_hash_is_independent_of_engine_and_location,
+    rescan_of_one_edit_touches_only_its_ancestors,
+    noop_rescan_hashes_and_writes_nothing,
+    put_is_idempotent_and_keeps_history,
+    frame_id_depends_on_agent_and_basis,
+    readers_and_unknown_agents_are_refused,
+    heads_follow_the_latest_frame,
+    basis_index_finds_derived_frames,
+    frame_on_another_node_with_the_same_id_is_a_conflict,
+    node_addressing_by_path_and_prefix,
+    concurrent_writers_keep_the_store_consistent,
+    store_folder_is_gitignored_and_never_scanned,
+    reopened_store_keeps_everything,
+);
+
+fn scan_records_the_tree_and_honours_gitignore(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    let r = f.scan();
+    let mut paths: Vec<String> = f
+        .store
+        .list_nodes("", true)
+        .expect("list")
+        .into_iter()
+        .map(|n| format!("{} {}", n.kind.as_str(), n.path))
+        .collect();
+    paths.sort();
+    let mut want = vec![
+        "file .gitignore",
+        "file README.md",
+        "dir docs",
+        "file docs/.gitignore",
+        "file docs/guide.md",
+        "dir src",
+        "file src/lib.rs",
+        "dir src/util",
+        "dir src/util/deep",
+        "file src/util/deep/leaf.txt",
+        "file src/util/mod.rs",
+    ];
+    if cfg!(unix) {
+        want.extend([
+            "symlink dangling",
+            "symlink link-to-dir",
+            "symlink link-to-lib",
+        ]);
+    }
+    want.sort();
+    assert_eq!(paths, want);
+    let leaves = want.iter().filter(|w| !w.starts_with("dir ")).count() as u64;
+    assert_eq!((r.files, r.dirs), (leaves, 5));
+    assert_eq!(r.changed, leaves + 5);
+    assert_eq!(f.store.root().expect("root"), Some(r.root));
+    assert_eq!(f.store.validate().expect("validate"), vec![]);
+}
+
+fn symlinks_are_recorded_not_followed(engine: EngineKind) {
+    if !cfg!(unix) {
+        return;
+    }
+    let f = Fixture::new(engine);
+    f.scan();
+    let link = f.node("link-to-dir");
+    assert_eq!(link.kind, NodeKind::Symlink);
+    assert_eq!(link.content_hash, hash::content_hash(b"src"));
+    assert!(link.children.is_empty());
+    assert_eq!(
+        link.node_id,
+        hash::leaf_node_id(
+            NodeKind::Symlink,
+            "link-to-dir",
+            &hash::content_hash(b"src")
+        )
+    );
+    let dangling = f.node("dangling");
+    assert_eq!(dangling.content_hash, hash::content_hash(b"nowhere"));
+    // Nothing below a link to a directory is in the tree.
+    assert!(
+        f.store
+            .node_at("link-to-dir/lib.rs")
+            .expect("lookup")
+            .is_none()
+    );
+}
+
+fn root_hash_is_independent_of_engine_and_location(engine: EngineKind) {
+    let a = Fixture::new(engine);
+    let b = Fixture::new(EngineKind::Redb);
+    assert_ne!(a.dir.path(), b.dir.path());
+    assert_eq!(a.scan().root, b.scan().root);
+}
+
+fn rescan_of_one_edit_touches_only_its_ancestors(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    let before = f.store.list_nodes("", true).expect("list");
+    std::fs::write(f.path("src/util/deep/leaf.txt"), "changed leaf\n").expect("edit");
+    let r = f.scan();
+    let after = f.store.list_nodes("", true).expect("list");
+    let mut changed: Vec<&str> = after
+        .iter()
+        .filter(|n| !before.contains(n))
+        .map(|n| n.path.as_str())
+        .collect();
+    changed.sort();
+    assert_eq!(
+        changed,
+        ["src", "src/util", "src/util/deep", "src/util/deep/leaf.txt"]
+    );
+    // The file, its three ancestors and the root; one file hashed; the root plus three
+    // directories recomputed; a tree entry and a node record for each of the five, plus the
+    // root pointer and the scan stamp.
+    assert_eq!(
+        (r.changed, r.hashed, r.dirs_recomputed, r.writes),
+        (5, 1, 4, 12)
+    );
+    assert_eq!(f.store.validate().expect("validate"), vec![]);
+}
+
+fn noop_rescan_hashes_and_writes_nothing(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    let first = f.scan();
+    // The second scan may re-hash files whose mtime is not older than the first scan's stamp
+    // (the racy-timestamp rule); after it, nothing is racy any more.
+    f.scan();
+    let third = f.scan();
+    assert_eq!(third.root, first.root);
+    assert_eq!((third.changed, third.hashed, third.writes), (0, 0, 0));
+    // --force hashes everything but still changes nothing.
+    let forced = f
+        .store
+        .scan(&ScanOptions {
+            force: true,
+            ..ScanOptions::default()
+        })
+        .expect("scan");
+    assert_eq!((forced.root, forced.changed), (first.root, 0));
+    assert_eq!(forced.hashed, first.files);
+}
+
+fn writer(f: &Fixture, agent: &str) {
+    f.store.add_agent(agent, Role::Writer).expect("add agent");
+}
+
+fn put(f: &Fixture, path: &str, ty: &str, agent: &str, content: &str) -> merkle_store::PutOutcome {
+    let node = f.node(path);
+    f.store
+        .put_frame(NewFrame::new(
+            node.node_id,
+            ty,
+            agent,
+            content.as_bytes().to_vec(),
+        ))
+        .expect("put")
+}
+
+fn put_is_idempotent_and_keeps_history(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    writer(&f, "alice");
+    let a = put(&f, "src/lib.rs", "summary", "alice", "first");
+    let again = put(&f, "src/lib.rs", "summary", "alice", "first");
+    assert!(a.created);
+    assert!(!again.created);
+    assert_eq!(a.frame_id, again.frame_id);
+    let b = put(&f, "src/lib.rs", "summary", "alice", "second");
+    let node = f.node("src/lib.rs");
+    let history: Vec<_> = f
+        .store
+        .frames_of(&node.node_id, Some("summary"))
+        .expect("frames")
+        .iter()
+        .map(|fr| fr.frame_id)
+        .collect();
+    assert_eq!(history, vec![a.frame_id, b.frame_id]);
+    let frame = f.store.frame(&a.frame_id).expect("frame").expect("present");
+    assert_eq!(frame.derive_id(), a.frame_id);
+    assert_eq!((frame.text(), frame.basis), (Some("first"), node.node_id));
+    assert_eq!(f.store.counts().expect("counts").1, 2);
+}
+
+fn frame_id_depends_on_agent_and_basis(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    writer(&f, "alice");
+    writer(&f, "bob");
+    let a = put(&f, "README.md", "notes", "alice", "same");
+    let b = put(&f, "README.md", "notes", "bob", "same");
+    assert_ne!(a.frame_id, b.frame_id);
+    let node = f.node("README.md");
+    let mut other_basis = NewFrame::new(node.node_id, "notes", "alice", b"same".to_vec());
+    other_basis.basis = Some(hash::content_hash(b"something else"));
+    let c = f.store.put_frame(other_basis).expect("put");
+    assert_ne!(a.frame_id, c.frame_id);
+    // Metadata is not part of the id.
+    let mut with_meta = NewFrame::new(node.node_id, "notes", "alice", b"same".to_vec());
+    with_meta.metadata.model = Some("m".into());
+    with_meta.metadata.created_at_ms = 1;
+    assert_eq!(
+        f.store.put_frame(with_meta).expect("put").frame_id,
+        a.frame_id
+    );
+}
+
+fn readers_and_unknown_agents_are_refused(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    f.store.add_agent("ro", Role::Reader).expect("add");
+    let node = f.node("README.md");
+    let err = f
+        .store
+        .put_frame(NewFrame::new(node.node_id, "notes", "ro", b"x".to_vec()))
+        .expect_err("reader must be refused");
+    assert!(
+        matches!(&err, Error::Forbidden { agent, role: Role::Reader, .. } if agent == "ro"),
+        "{err}"
+    );
+    let err = f
+        .store
+        .put_frame(NewFrame::new(node.node_id, "notes", "ghost", b"x".to_vec()))
+        .expect_err("unknown agent must be refused");
+    assert!(
+        matches!(&err, Error::UnknownAgent { agent } if agent == "ghost"),
+        "{err}"
+    );
+    let err = f
+        .store
+        .put_frame(NewFrame::new(
+            node.node_id,
+            "bad type!",
+            "ro",
+            b"x".to_vec(),
+        ))
+        .expect_err("invalid type");
+    assert!(
+        matches!(
+            err,
+            Error::Invalid {
+                what: "frame type",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(f.store.counts().expect("counts").1, 0);
+    assert!(f.store.heads(&node.node_id).expect("heads").is_empty());
+}
+
+fn heads_follow_the_latest_frame(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    f.store.add_agent("syn", Role::Synthesis).expect("add");
+    let s1 = put(&f, "src", "summary", "syn", "v1");
+    let n1 = put(&f, "src", "notes", "syn", "n1");
+    let s2 = put(&f, "src", "summary", "syn", "v2");
+    let node = f.node("src");
+    let head = f
+        .store
+        .head(&node.node_id, "summary")
+        .expect("head")
+        .expect("some");
+    assert_eq!(head.frame_id, s2.frame_id);
+    let mut heads: Vec<_> = f
+        .store
+        .heads(&node.node_id)
+        .expect("heads")
+        .into_iter()
+        .map(|h| (h.frame_type, h.frame_id))
+        .collect();
+    heads.sort();
+    assert_eq!(
+        heads,
+        vec![
+            ("notes".to_owned(), n1.frame_id),
+            ("summary".to_owned(), s2.frame_id)
+        ]
+    );
+    // Re-putting an older frame is a no-op: the head stays on the newest.
+    put(&f, "src", "summary", "syn", "v1");
+    let head = f
+        .store
+        .head(&node.node_id, "summary")
+        .expect("head")
+        .expect("some");
+    assert_eq!((head.frame_id, s1.created), (s2.frame_id, true));
+    assert!(
+        f.store
+            .head(&node.node_id, "missing")
+            .expect("head")
+            .is_none()
+    );
+}
+
+fn basis_index_finds_derived_frames(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    writer(&f, "alice");
+    let node = f.node("docs/guide.md");
+    let a = put(&f, "docs/guide.md", "summary", "alice", "one");
+    let b = put(&f, "docs/guide.md", "outline", "alice", "two");
+    let mut found = f.store.frames_with_basis(&node.node_id).expect("basis");
+    found.sort();
+    let mut want = vec![a.frame_id, b.frame_id];
+    want.sort();
+    assert_eq!(found, want);
+    assert!(
+        f.store
+            .frames_with_basis(&hash::content_hash(b"unrelated"))
+            .expect("basis")
+            .is_empty()
+    );
+}
+
+fn frame_on_another_node_with_the_same_id_is_a_conflict(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    writer(&f, "alice");
+    let basis = hash::content_hash(b"shared basis");
+    let mut first = NewFrame::new(f.node("src").node_id, "summary", "alice", b"x".to_vec());
+    first.basis = Some(basis);
+    f.store.put_frame(first).expect("put");
+    let mut second = NewFrame::new(f.node("docs").node_id, "summary", "alice", b"x".to_vec());
+    second.basis = Some(basis);
+    let err = f.store.put_frame(second).expect_err("conflict");
+    assert!(matches!(err, Error::FrameConflict { .. }), "{err}");
+}
+
+fn node_addressing_by_path_and_prefix(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    let node = f.node("src/util/mod.rs");
+    for spec in ["src/util/mod.rs", "./src/util/mod.rs", "src//util/mod.rs"] {
+        assert_eq!(f.store.resolve(spec).expect(spec).node_id, node.node_id);
+    }
+    let hex = node.node_id.to_hex();
+    for len in [8, 9, 64] {
+        assert_eq!(
+            f.store.resolve(&hex[..len]).expect("prefix").node_id,
+            node.node_id
+        );
+    }
+    assert!(matches!(
+        f.store.resolve("src/nope.rs").expect_err("missing"),
+        Error::NoSuchPath { path } if path == "src/nope.rs"
+    ));
+    assert!(matches!(
+        f.store.resolve("0000000000").expect_err("missing"),
+        Error::NoSuchNode { .. } | Error::NoSuchPath { .. }
+    ));
+    let root = f.store.resolve(".").expect("root");
+    assert_eq!((root.path.as_str(), root.kind), ("", NodeKind::Dir));
+}
+
+fn concurrent_writers_keep_the_store_consistent(engine: EngineKind) {
+    const WRITERS: usize = 16;
+    const FRAMES: usize = 1000;
+    let f = Arc::new(Fixture::new(engine));
+    f.scan();
+    writer(&f, "w");
+    let nodes: Vec<_> = ["README.md", "src/lib.rs", "docs/guide.md", "src", "docs"]
+        .iter()
+        .map(|p| f.node(p).node_id)
+        .collect();
+    let threads: Vec<_> = (0..WRITERS)
+        .map(|t| {
+            let f = Arc::clone(&f);
+            let nodes = nodes.clone();
+            std::thread::spawn(move || {
+                (0..FRAMES)
+                    .map(|i| {
+                        let node = nodes[(t + i) % nodes.len()];
+                        let ty = ["summary", "notes"][i % 2];
+                        let content = format!("writer {t} frame {i}").into_bytes();
+                        f.store
+                            .put_frame(NewFrame::new(node, ty, "w", content))
+                            .expect("put")
+                            .frame_id
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let ids: Vec<_> = threads
+        .into_iter()
+        .flat_map(|t| t.join().expect("writer thread"))
+        .collect();
+    assert_eq!(ids.len(), WRITERS * FRAMES);
+    for id in &ids {
+        assert!(
+            f.store.frame(id).expect("frame").is_some(),
+            "frame {id} missing"
+        );
+    }
+    assert_eq!(
+        f.store.counts().expect("counts").1,
+        (WRITERS * FRAMES) as u64
+    );
+    for node in &nodes {
+        for ty in ["summary", "notes"] {
+            let history = f.store.frames_of(node, Some(ty)).expect("history");
+            let head = f.store.head(node, ty).expect("head").expect("some");
+            assert_eq!(Some(&head), history.last());
+        }
+    }
+    assert_eq!(f.store.validate().expect("validate"), vec![]);
+}
+
+fn store_folder_is_gitignored_and_never_scanned(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    let r = f.scan();
+    assert_eq!(
+        std::fs::read_to_string(f.path(".merkle/.gitignore")).expect("gitignore"),
+        "*\n"
+    );
+    assert!(f.store.node_at(".merkle").expect("lookup").is_none());
+    // A store elsewhere does not change the tree, and neither does a .git folder.
+    std::fs::create_dir_all(f.path(".git/objects")).expect("mkdir");
+    std::fs::write(f.path(".git/HEAD"), "ref: refs/heads/main\n").expect("write");
+    let other = tempfile::tempdir().expect("tempdir");
+    let elsewhere = Store::open(
+        f.dir.path(),
+        &OpenOptions {
+            store_dir: Some(other.path().join("store")),
+            engine: Some(engine),
+            read_only: false,
+        },
+    )
+    .expect("open");
+    let r2 = elsewhere.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!(r2.root, r.root);
+}
+
+fn reopened_store_keeps_everything(engine: EngineKind) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_tree(dir.path());
+    let (root, frame) = {
+        let store = open(dir.path(), engine);
+        let r = store.scan(&ScanOptions::default()).expect("scan");
+        store.add_agent("a", Role::Writer).expect("agent");
+        let node = store.node_at("README.md").expect("lookup").expect("node");
+        let put = store
+            .put_frame(NewFrame::new(
+                node.node_id,
+                "summary",
+                "a",
+                b"kept".to_vec(),
+            ))
+            .expect("put");
+        (r.root, put.frame_id)
+    };
+    let store = Store::open(
+        dir.path(),
+        &OpenOptions {
+            read_only: true,
+            ..OpenOptions::default()
+        },
+    )
+    .expect("reopen read-only, engine detected");
+    assert_eq!(store.engine_name(), engine.name());
+    assert_eq!(store.root().expect("root"), Some(root));
+    assert_eq!(
+        store.frame(&frame).expect("frame").expect("some").text(),
+        Some("kept")
+    );
+    assert_eq!(store.validate().expect("validate"), vec![]);
+    let status = store.status().expect("status");
+    assert_eq!(status.changed_on_disk, vec![]);
+}
