@@ -215,9 +215,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Scan { force } => {
             let store = open(g, &root, false)?;
             let bar = (!g.quiet && !g.json).then(output::scan_progress);
-            let tick = |n: u64| {
+            let tick = |p: merkle_store::Progress| {
                 if let Some(b) = &bar {
-                    b.set_position(n);
+                    output::scan_tick(b, p);
                 }
             };
             let report = store.scan(&ScanOptions {

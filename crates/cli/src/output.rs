@@ -46,6 +46,27 @@ pub(crate) fn scan_progress() -> indicatif::ProgressBar {
     bar
 }
 
+/// Moves the scan's progress display: a spinner while walking, a bar while hashing.
+pub(crate) fn scan_tick(bar: &indicatif::ProgressBar, p: merkle_store::Progress) {
+    match p {
+        merkle_store::Progress::Walked(n) => bar.set_position(n),
+        merkle_store::Progress::Hashed { done, total } => {
+            if bar.length() != Some(total) {
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "hashing [{bar:30}] {pos}/{len} files ({per_sec}, {eta} left)",
+                    )
+                    .expect("the template is valid")
+                    .progress_chars("=> "),
+                );
+                bar.set_length(total);
+                bar.reset_eta();
+            }
+            bar.set_position(done);
+        }
+    }
+}
+
 fn warnings(g: &Global, list: &[String]) {
     if g.quiet || g.json || list.is_empty() {
         return;

@@ -29,6 +29,7 @@ pub use error::{Error, Result};
 pub use frame::{Frame, FrameMetadata, NewFrame, PutOutcome};
 pub use hash::{FrameId, Hash, NodeId};
 pub use node::{Child, NodeKind, NodeRecord};
+pub use scan::Progress;
 pub use store::{
     Change, OpenOptions, Problem, ScanOptions, ScanReport, StatusReport, Store, TreeNode,
     normalize_path,

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::frame::{self, Frame, NewFrame, PutOutcome};
 use crate::hash::{self, FrameId, Hash, NodeId};
 use crate::node::{self, Child, NodeKind, NodeRecord, TreeEntry};
-use crate::scan::{self, WalkConfig};
+use crate::scan::{self, HashConfig, Progress};
 
 const META_ROOT: &[u8] = b"root";
 const META_STAMP: &[u8] = b"stamp";
@@ -77,8 +77,8 @@ impl std::fmt::Debug for Store {
 pub struct ScanOptions<'a> {
     /// Hash every file, ignoring the stat cache.
     pub force: bool,
-    /// Called now and then with the number of entries walked so far.
-    pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
+    /// Called now and then with how far the scan is.
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
 }
 
 /// What a scan found and wrote.
@@ -232,6 +232,22 @@ impl Store {
         skip
     }
 
+    /// Walks the disk while another thread loads the last scan's tree: the two do not depend
+    /// on each other until files are compared.
+    fn walk_and_load(
+        &self,
+        progress: Option<&(dyn Fn(Progress) + Sync)>,
+    ) -> Result<(scan::Walked, HashMap<String, TreeEntry>)> {
+        std::thread::scope(|s| {
+            let loader = s.spawn(|| self.load_tree());
+            let walked = scan::walk(&self.workspace, self.skip_dirs(), progress);
+            let prev = loader
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            Ok((walked, prev))
+        })
+    }
+
     fn load_tree(&self) -> Result<HashMap<String, TreeEntry>> {
         let mut map = HashMap::new();
         let mut err = None;
@@ -278,17 +294,19 @@ impl Store {
     /// the previous tree intact. Only paths whose node changed are written.
     pub fn scan(&self, opts: &ScanOptions<'_>) -> Result<ScanReport> {
         let _guard = self.lock();
-        let prev = self.load_tree()?;
-        let stamp_prev = self.meta_i64(META_STAMP)?;
         let stamp = self.take_stamp()?;
-        let walked = scan::walk(&WalkConfig {
-            root: &self.workspace,
-            skip: self.skip_dirs(),
-            prev: &prev,
-            stamp: stamp_prev,
-            force: opts.force,
-            progress: opts.progress,
-        });
+        let (mut walked, prev) = self.walk_and_load(opts.progress)?;
+        let stamp_prev = self.meta_i64(META_STAMP)?;
+        scan::hash_leaves(
+            &mut walked,
+            &HashConfig {
+                root: &self.workspace,
+                prev: &prev,
+                stamp: stamp_prev,
+                force: opts.force,
+                progress: opts.progress,
+            },
+        );
         let built = build_tree(&walked, &prev);
 
         let mut batch = Batch::default();
@@ -362,19 +380,23 @@ impl Store {
     /// to tell a real change from a touch.
     pub fn status(&self) -> Result<StatusReport> {
         let root = self.root()?.ok_or(Error::NotScanned)?;
-        let prev = self.load_tree()?;
-        let walked = scan::walk(&WalkConfig {
-            root: &self.workspace,
-            skip: self.skip_dirs(),
-            prev: &prev,
-            stamp: self.meta_i64(META_STAMP)?,
-            force: false,
-            progress: None,
-        });
+        let (mut walked, prev) = self.walk_and_load(None)?;
+        scan::hash_leaves(
+            &mut walked,
+            &HashConfig {
+                root: &self.workspace,
+                prev: &prev,
+                stamp: self.meta_i64(META_STAMP)?,
+                force: false,
+                progress: None,
+            },
+        );
         let mut changes = Vec::new();
-        let mut on_disk = std::collections::HashSet::with_capacity(walked.leaves.len());
+        let mut seen_before = 0;
         for leaf in &walked.leaves {
-            on_disk.insert(leaf.path.as_str());
+            if prev.get(&leaf.path).is_some_and(|p| p.kind.is_leaf()) {
+                seen_before += 1;
+            }
             match prev.get(&leaf.path) {
                 None => changes.push((leaf.path.clone(), Change::Added)),
                 Some(p)
@@ -387,9 +409,14 @@ impl Store {
                 Some(_) => changes.push((leaf.path.clone(), Change::Modified)),
             }
         }
-        for (path, e) in &prev {
-            if e.kind.is_leaf() && !on_disk.contains(path.as_str()) {
-                changes.push((path.clone(), Change::Deleted));
+        // Only when some leaf of the last scan was not met on disk is it worth finding which.
+        if seen_before < prev.values().filter(|e| e.kind.is_leaf()).count() {
+            let on_disk: std::collections::HashSet<&str> =
+                walked.leaves.iter().map(|l| l.path.as_str()).collect();
+            for (path, e) in &prev {
+                if e.kind.is_leaf() && !on_disk.contains(path.as_str()) {
+                    changes.push((path.clone(), Change::Deleted));
+                }
             }
         }
         changes.sort();
