@@ -139,7 +139,10 @@ pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
             !cfg.force
                 && p.kind == leaf.kind
                 && p.stat == leaf.stat
-                && cfg.stamp.is_some_and(|s| leaf.stat.mtime_ns < s)
+                // A symlink cannot be rewritten in place (a new target is a new inode), so
+                // only a file's mtime can be racy.
+                && (leaf.kind == NodeKind::Symlink
+                    || cfg.stamp.is_some_and(|s| leaf.stat.mtime_ns < s))
         });
         match reusable {
             Some(p) => leaf.content_hash = p.content_hash,

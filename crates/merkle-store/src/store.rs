@@ -732,11 +732,12 @@ impl Store {
         self.authorize(&new.agent_id, "put frames", Role::can_write)?;
         let basis = new.basis.unwrap_or(new.node_id);
         let frame_id = hash::frame_id(&basis, &new.content, &new.frame_type, &new.agent_id);
-        if self.engine.get(Table::Nodes, &new.node_id.0)?.is_none() {
+        let Some(node_bytes) = self.engine.get(Table::Nodes, &new.node_id.0)? else {
             return Err(Error::NoSuchNode {
                 id: new.node_id.to_hex(),
             });
-        }
+        };
+        let node_path = NodeRecord::decode(new.node_id, &node_bytes)?.path;
         let existing = match written.get(&frame_id) {
             Some(node) => Some(*node),
             None => self
@@ -779,6 +780,11 @@ impl Store {
         batch.put(
             Table::Heads,
             head_key(&frame.node_id, &frame.frame_type),
+            frame_id.0.to_vec(),
+        );
+        batch.put(
+            Table::PathHeads,
+            path_head_key(&node_path, &frame.frame_type),
             frame_id.0.to_vec(),
         );
         batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
@@ -861,6 +867,40 @@ impl Store {
             .collect()
     }
 
+    /// The latest frame of a type on any node that has been at `path` (any version of it).
+    pub fn path_head(&self, path: &str, frame_type: &str) -> Result<Option<Frame>> {
+        let key = path_head_key(&normalize_path(path), frame_type);
+        match self.engine.get(Table::PathHeads, &key)? {
+            None => Ok(None),
+            Some(v) => {
+                let id = Hash::from_slice(&v)
+                    .ok_or_else(|| Error::corrupt("path_heads", &key, "value is not a frame id"))?;
+                self.frame_required(&id, "path_heads", &key).map(Some)
+            }
+        }
+    }
+
+    /// The latest frame of every type on any version of the node at `path`, by type.
+    pub fn path_heads(&self, path: &str) -> Result<Vec<Frame>> {
+        let mut prefix = normalize_path(path).into_bytes();
+        prefix.push(0);
+        let mut ids = Vec::new();
+        self.engine.scan(Table::PathHeads, &prefix, &mut |k, v| {
+            if !k.starts_with(&prefix) {
+                return false;
+            }
+            ids.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        ids.iter()
+            .map(|(k, v)| {
+                let id = Hash::from_slice(v)
+                    .ok_or_else(|| Error::corrupt("path_heads", k, "value is not a frame id"))?;
+                self.frame_required(&id, "path_heads", k)
+            })
+            .collect()
+    }
+
     /// The frames derived from a basis, by FrameID.
     pub fn frames_with_basis(&self, basis: &Hash) -> Result<Vec<FrameId>> {
         let mut out = Vec::new();
@@ -886,6 +926,13 @@ impl Store {
 
 pub(crate) fn head_key(node: &NodeId, frame_type: &str) -> Vec<u8> {
     let mut k = node.0.to_vec();
+    k.extend_from_slice(frame_type.as_bytes());
+    k
+}
+
+pub(crate) fn path_head_key(path: &str, frame_type: &str) -> Vec<u8> {
+    let mut k = path.as_bytes().to_vec();
+    k.push(0);
     k.extend_from_slice(frame_type.as_bytes());
     k
 }

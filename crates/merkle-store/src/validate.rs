@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::frame::Frame;
 use crate::hash::{self, FrameId, Hash, NodeId};
 use crate::node::{NodeKind, NodeRecord, TreeEntry};
-use crate::store::{Problem, basis_key, head_key, history_key};
+use crate::store::{Problem, basis_key, head_key, history_key, path_head_key};
 
 struct Checker {
     problems: Vec<Problem>,
@@ -37,6 +37,14 @@ fn all(engine: &dyn Engine, table: Table) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         true
     })?;
     Ok(out)
+}
+
+fn split_path_head_key(k: &[u8]) -> (String, String) {
+    let at = k.iter().position(|&b| b == 0).unwrap_or(k.len());
+    (
+        String::from_utf8_lossy(&k[..at]).into_owned(),
+        String::from_utf8_lossy(k.get(at + 1..).unwrap_or_default()).into_owned(),
+    )
 }
 
 pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
@@ -284,6 +292,39 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
                 &node,
                 format!("head of type {frame_type:?} is missing (latest frame {want})"),
             ),
+        }
+    }
+    // Path heads: the latest frame of each type over every node version at a path.
+    let mut latest_at_path: HashMap<Vec<u8>, (u64, FrameId)> = HashMap::new();
+    for f in frames.values() {
+        let Some(path) = c.paths.get(&f.node_id) else {
+            continue;
+        };
+        let slot = latest_at_path
+            .entry(path_head_key(path, &f.frame_type))
+            .or_insert((f.seq, f.frame_id));
+        if f.seq > slot.0 {
+            *slot = (f.seq, f.frame_id);
+        }
+    }
+    let path_heads: HashMap<Vec<u8>, Vec<u8>> =
+        all(engine, Table::PathHeads)?.into_iter().collect();
+    for (k, (_, want)) in &latest_at_path {
+        let (path, frame_type) = split_path_head_key(k);
+        if path_heads.get(k).and_then(|v| Hash::from_slice(v)) != Some(*want) {
+            c.at(
+                Some(&path),
+                format!("path head of type {frame_type:?} is not the latest frame {want}"),
+            );
+        }
+    }
+    for k in path_heads.keys() {
+        if !latest_at_path.contains_key(k) {
+            let (path, frame_type) = split_path_head_key(k);
+            c.at(
+                Some(&path),
+                format!("path head of type {frame_type:?} has no frame at that path"),
+            );
         }
     }
     for hk in heads.keys() {

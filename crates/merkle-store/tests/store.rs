@@ -113,6 +113,7 @@ conformance!(
     concurrent_writers_keep_the_store_consistent,
     store_folder_is_gitignored_and_never_scanned,
     reopened_store_keeps_everything,
+    path_heads_follow_a_file_across_versions,
 );
 
 fn scan_records_the_tree_and_honours_gitignore(engine: EngineKind) {
@@ -578,4 +579,40 @@ fn reopened_store_keeps_everything(engine: EngineKind) {
     assert_eq!(store.validate().expect("validate"), vec![]);
     let status = store.status().expect("status");
     assert_eq!(status.changed_on_disk, vec![]);
+}
+
+fn path_heads_follow_a_file_across_versions(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    writer(&f, "alice");
+    let v1 = put(&f, "src/lib.rs", "summary", "alice", "about v1");
+    let old_node = f.node("src/lib.rs").node_id;
+    std::fs::write(f.path("src/lib.rs"), "pub fn answer() -> u32 { 43 }\n").expect("edit");
+    f.scan();
+    let new_node = f.node("src/lib.rs").node_id;
+    assert_ne!(old_node, new_node);
+    // The new version has no frames of its own yet; the path still knows the latest one.
+    assert!(f.store.heads(&new_node).expect("heads").is_empty());
+    let at_path = f
+        .store
+        .path_head("src/lib.rs", "summary")
+        .expect("path head");
+    assert_eq!(at_path.map(|h| h.frame_id), Some(v1.frame_id));
+    let v2 = put(&f, "src/lib.rs", "summary", "alice", "about v2");
+    let heads: Vec<_> = f
+        .store
+        .path_heads("./src/lib.rs")
+        .expect("path heads")
+        .into_iter()
+        .map(|h| h.frame_id)
+        .collect();
+    assert_eq!(heads, vec![v2.frame_id]);
+    // The old version's own head is untouched: history stays readable.
+    let old_head = f
+        .store
+        .head(&old_node, "summary")
+        .expect("head")
+        .expect("some");
+    assert_eq!(old_head.frame_id, v1.frame_id);
+    assert_eq!(f.store.validate().expect("validate"), vec![]);
 }

@@ -32,11 +32,14 @@ pub enum Table {
     Basis,
     /// Agent id -> role.
     Agents,
+    /// Path ++ 0 ++ frame type -> FrameID of the latest frame of that type on any node that has
+    /// been at that path: context that follows a file or directory across its versions.
+    PathHeads,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 8] = [
+    pub const ALL: [Table; 9] = [
         Table::Meta,
         Table::Nodes,
         Table::Tree,
@@ -45,6 +48,7 @@ impl Table {
         Table::Heads,
         Table::Basis,
         Table::Agents,
+        Table::PathHeads,
     ];
 
     /// The table's name on disk.
@@ -58,6 +62,7 @@ impl Table {
             Table::Heads => "heads",
             Table::Basis => "basis",
             Table::Agents => "agents",
+            Table::PathHeads => "path_heads",
         }
     }
 }
