@@ -78,8 +78,8 @@ enum Command {
         #[arg(long)]
         agent: String,
         /// What the frame was derived from, as 64 hex digits [default: the node's NodeID]
-        #[arg(long, value_name = "HASH")]
-        basis: Option<String>,
+        #[arg(long, value_name = "HASH", value_parser = parse_hash)]
+        basis: Option<merkle_store::Hash>,
         /// The provider that produced the content
         #[arg(long)]
         provider: Option<String>,
@@ -87,8 +87,8 @@ enum Command {
         #[arg(long)]
         model: Option<String>,
         /// A free metadata key=value (repeatable); not part of the FrameID
-        #[arg(long = "meta", value_name = "KEY=VALUE")]
-        meta: Vec<String>,
+        #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+        meta: Vec<(String, String)>,
     },
     /// Show a node record (path, kind, NodeID, content hash, children) and its head frames
     GetNode {
@@ -175,8 +175,10 @@ fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
 }
 
 /// Turns a path argument into a workspace path: relative to the current directory when that is
-/// inside the workspace (as git does), else relative to the root.
-fn workspace_path(root: &Path, arg: &str) -> String {
+/// inside the workspace (as git does), else relative to the root. `..` is resolved lexically
+/// (the path may name a node that is no longer on disk); a path outside the workspace is an
+/// error.
+fn workspace_path(root: &Path, arg: &str) -> Result<String> {
     let p = Path::new(arg);
     let abs = if p.is_absolute() {
         p.to_path_buf()
@@ -186,26 +188,44 @@ fn workspace_path(root: &Path, arg: &str) -> String {
             _ => root.join(p),
         }
     };
-    // Resolve `..` lexically: the path may name a node that is no longer on disk.
-    let mut parts: Vec<String> = Vec::new();
-    let rel = abs.strip_prefix(root).unwrap_or(p);
-    for c in rel.components() {
+    let mut normal = PathBuf::new();
+    for c in abs.components() {
         match c {
             std::path::Component::ParentDir => {
-                parts.pop();
+                normal.pop();
             }
-            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
-            _ => {}
+            std::path::Component::CurDir => {}
+            c => normal.push(c),
         }
     }
-    parts.join("/")
+    let Ok(rel) = normal.strip_prefix(root) else {
+        bail!(
+            "{arg:?} is outside the workspace {} (see --root)",
+            root.display()
+        );
+    };
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Ok(parts.join("/"))
 }
 
+/// Resolves a node argument: a workspace path, else a NodeID prefix of 8+ hex digits.
 fn resolve(store: &Store, root: &Path, spec: &str) -> Result<NodeRecord> {
-    if let Some(n) = store.node_at(&workspace_path(root, spec))? {
+    if store.root()?.is_none() {
+        return Err(merkle_store::Error::NotScanned.into());
+    }
+    let path = workspace_path(root, spec);
+    if let Ok(path) = &path
+        && let Some(n) = store.node_at(path)?
+    {
         return Ok(n);
     }
-    Ok(store.resolve(spec)?)
+    if merkle_store::is_id_prefix(spec) {
+        return Ok(store.resolve_prefix(spec)?);
+    }
+    Err(merkle_store::Error::NoSuchPath { path: path? }.into())
 }
 
 fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
@@ -286,20 +306,10 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             let store = open(g, &root, false)?;
             let target = resolve(&store, &root, node)?;
             let mut frame = NewFrame::new(target.node_id, frame_type, agent, content);
-            if let Some(b) = basis {
-                frame.basis = Some(
-                    merkle_store::Hash::from_hex(b)
-                        .with_context(|| format!("--basis {b:?} is not 64 hex digits"))?,
-                );
-            }
+            frame.basis = *basis;
             frame.metadata.provider = provider.clone();
             frame.metadata.model = model.clone();
-            for kv in meta {
-                let Some((k, v)) = kv.split_once('=') else {
-                    bail!("--meta {kv:?} is not KEY=VALUE");
-                };
-                frame.metadata.extra.insert(k.to_owned(), v.to_owned());
-            }
+            frame.metadata.extra.extend(meta.iter().cloned());
             let put = store.put_frame(frame)?;
             out.value(
                 serde_json::json!({
@@ -335,15 +345,26 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }
         Command::ListNodes { path, recursive } => {
             let store = open(g, &root, true)?;
-            let path = path
-                .as_deref()
-                .map(|p| workspace_path(&root, p))
-                .unwrap_or_default();
+            let path = match path {
+                Some(p) => workspace_path(&root, p)?,
+                None => String::new(),
+            };
             let nodes = store.list_nodes(&path, *recursive)?;
             output::tree_nodes(out, &nodes);
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_hash(s: &str) -> Result<merkle_store::Hash, String> {
+    merkle_store::Hash::from_hex(s).ok_or_else(|| format!("{s:?} is not 64 hex digits"))
+}
+
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .filter(|(k, _)| !k.is_empty())
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("{s:?} is not KEY=VALUE"))
 }
 
 /// A node path for messages: the root shows as `.`.

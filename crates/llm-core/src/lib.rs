@@ -1,6 +1,53 @@
 //! One async client for Anthropic and every OpenAI-compatible LLM server.
 //!
-//! Every other crate talks to models only through this crate's `LlmClient` trait, so that the
-//! simulator in `llm-sim` can answer the same calls without a network. This is a leaf crate: it
-//! knows nothing of workspaces, frames or agents. The client itself lands with issue 4; until
-//! then the crate only reserves its place in the layering.
+//! Every other crate talks to models only through the [`LlmClient`] trait, so the simulator
+//! in `llm-sim` can answer the same calls without a network. The crate has three layers:
+//!
+//! - the provider-neutral conversation: [`Request`], [`Message`], [`ContentBlock`],
+//!   [`Response`], the streamed [`Event`] and [`collect`], which folds a stream into the
+//!   same [`Response`] that `complete` returns;
+//! - the providers, each translating those types to and from one wire format over reqwest:
+//!   [`AnthropicClient`] (Messages API) and [`OpenAiClient`] (chat completions: OpenAI,
+//!   Ollama, vLLM, LM Studio), chosen from stored settings by [`ProviderConfig`];
+//! - the transport they share: timeouts (connect, request, stream idle), retries that honour
+//!   the server's hints ([`RetryPolicy`]), a client-side [`RateLimiter`], metrics in
+//!   [`UsageStats`], all driven by an injectable [`Clock`] and [`Rng`] so tests never sleep.
+//!
+//! [`tokens`] counts tokens (exactly for OpenAI models, by a measured estimate otherwise) and
+//! [`decode_event_stream`] turns a recorded stream body into events without a network.
+//!
+//! Boundary: this is a leaf. It knows nothing of workspaces, frames, agents or the CLI; it
+//! does not build a tokio runtime (callers bring one, with the time driver enabled) and it
+//! reads no environment variables itself ([`ProviderConfig::connect`] takes a lookup).
+//! Secrets live in [`ApiKey`], which never prints.
+
+pub mod anthropic;
+pub mod client;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod openai;
+pub mod rate_limit;
+pub mod replay;
+pub mod retry;
+pub mod sse;
+pub mod stream;
+pub mod tokens;
+pub mod types;
+
+pub use anthropic::{AnthropicClient, AnthropicConfig};
+pub use client::{LlmClient, UsageStats};
+pub use clock::{Clock, ManualClock, Rng, SplitMix64, SystemClock};
+pub use config::{ApiKey, Provider, ProviderConfig};
+pub use error::{Error, ErrorKind, Result, TimeoutPhase};
+pub use http::HttpConfig;
+pub use openai::{MaxTokensField, OpenAiClient, OpenAiConfig};
+pub use rate_limit::{RateLimit, RateLimiter};
+pub use replay::{WireFormat, decode_event_stream};
+pub use retry::{RetryHints, RetryPolicy};
+pub use stream::{Event, EventStream, ResponseBuilder, collect, events_from_response};
+pub use types::{
+    ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, Thinking, Tool,
+    ToolCall, ToolChoice, Usage,
+};

@@ -61,6 +61,8 @@ pub enum Error {
         existing: Hash,
         requested: Hash,
     },
+    #[error("{path} changed on disk since the last scan: run `merkle scan` first")]
+    ContentChanged { path: String },
     #[error("no scan has been recorded yet: run `merkle scan` first")]
     NotScanned,
 }

@@ -32,5 +32,5 @@ pub use node::{Child, NodeKind, NodeRecord};
 pub use scan::Progress;
 pub use store::{
     Change, OpenOptions, Problem, ScanOptions, ScanReport, StatusReport, Store, TreeNode,
-    normalize_path,
+    is_id_prefix, normalize_path,
 };

@@ -285,7 +285,7 @@ fn rel_path(root: &Path, path: &Path) -> Option<String> {
     Some(out)
 }
 /// A symlink's target as raw bytes, so that it hashes the same whatever its encoding.
-fn symlink_target(path: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) fn symlink_target(path: &Path) -> std::io::Result<Vec<u8>> {
     let target = std::fs::read_link(path)?;
     #[cfg(unix)]
     {

@@ -471,15 +471,27 @@ impl Store {
         if let Some(n) = self.node_at(spec)? {
             return Ok(n);
         }
-        let is_hex =
-            spec.len() >= 8 && spec.len() <= 64 && spec.bytes().all(|c| c.is_ascii_hexdigit());
-        if !is_hex {
+        if !is_id_prefix(spec) {
             return Err(Error::NoSuchPath {
                 path: normalize_path(spec),
             });
         }
-        let prefix = spec.to_ascii_lowercase();
-        let start: Vec<u8> = prefix
+        self.resolve_prefix(spec)
+    }
+
+    /// Resolves a NodeID given in hex: any unique prefix of at least 8 digits, like git.
+    pub fn resolve_prefix(&self, prefix: &str) -> Result<NodeRecord> {
+        if !is_id_prefix(prefix) {
+            return Err(Error::Invalid {
+                what: "node id",
+                value: prefix.to_owned(),
+                reason: "must be 8 to 64 hex digits",
+            });
+        }
+        let prefix = prefix.to_ascii_lowercase();
+        // Keys with this hex prefix are contiguous from the prefix padded with zeros.
+        let padded = format!("{prefix}0");
+        let start: Vec<u8> = padded
             .as_bytes()
             .chunks_exact(2)
             .map(|p| (hash::hex_val(p[0]).unwrap_or(0) << 4) | hash::hex_val(p[1]).unwrap_or(0))
@@ -901,6 +913,30 @@ impl Store {
             .collect()
     }
 
+    /// A leaf's content as the node recorded it: a file's bytes or a symlink's target. Fails
+    /// with `ContentChanged` if the disk no longer holds that content.
+    pub fn read_content(&self, node: &NodeRecord) -> Result<Vec<u8>> {
+        if node.kind == NodeKind::Dir {
+            return Err(Error::Invalid {
+                what: "node",
+                value: node.path.clone(),
+                reason: "is a directory, which has no content of its own",
+            });
+        }
+        let path = self.workspace.join(&node.path);
+        let bytes = match node.kind {
+            NodeKind::Symlink => scan::symlink_target(&path),
+            _ => std::fs::read(&path),
+        }
+        .map_err(|e| Error::io(&path, e))?;
+        if hash::content_hash(&bytes) != node.content_hash {
+            return Err(Error::ContentChanged {
+                path: node.path.clone(),
+            });
+        }
+        Ok(bytes)
+    }
+
     /// The frames derived from a basis, by FrameID.
     pub fn frames_with_basis(&self, basis: &Hash) -> Result<Vec<FrameId>> {
         let mut out = Vec::new();
@@ -922,6 +958,11 @@ impl Store {
         let _guard = self.lock();
         crate::validate::run(self.engine.as_ref())
     }
+}
+
+/// Whether a string can be a NodeID prefix: 8 to 64 hex digits.
+pub fn is_id_prefix(s: &str) -> bool {
+    (8..=64).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
 pub(crate) fn head_key(node: &NodeId, frame_type: &str) -> Vec<u8> {

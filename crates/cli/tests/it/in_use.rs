@@ -1,0 +1,91 @@
+//! A store held by another process: writers get a clear "in use" error naming the store, and
+//! read-only commands still work beside the writer (redb's single-writer mode).
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::{Run, Workspace};
+
+#[test]
+fn a_second_writer_is_refused_and_readers_follow_the_writer() {
+    let ws = Workspace::scanned();
+    let root_before = ws.json(&["status"])["root"].take();
+
+    // This test process is the other process: it holds the store open for writing.
+    let held = merkle_store::Store::open(&ws.root, &merkle_store::OpenOptions::default())
+        .expect("opening the store for writing");
+
+    let mut transcript = String::new();
+    for args in [
+        &["scan"][..],
+        &["agent", "add", "alice", "--role", "writer"],
+        &[
+            "put-frame",
+            "README.md",
+            "-",
+            "--type",
+            "t",
+            "--agent",
+            "alice",
+        ],
+    ] {
+        let r = ws.run(args);
+        assert_eq!((r.code, r.stdout.as_str()), (1, ""), "{args:?}: {r}");
+        transcript.push_str(&format!("$ merkle {}\n{}\n", args.join(" "), r.stderr));
+    }
+    ws.settings()
+        .bind(|| insta::assert_snapshot!("store_in_use", transcript));
+
+    // Readers work while the writer holds the store, and see what it commits.
+    let status = ws.json(&["status"]);
+    assert_eq!(
+        (&status["root"], &status["frames"]),
+        (&root_before, &json!(0))
+    );
+    held.add_agent("writer-in-process", merkle_store::Role::Writer)
+        .expect("registering an agent");
+    let node = held
+        .node_at("README.md")
+        .expect("reading the tree")
+        .expect("README.md is in the tree");
+    let put = held
+        .put_frame(merkle_store::NewFrame::new(
+            node.node_id,
+            "summary",
+            "writer-in-process",
+            b"written while held\n".to_vec(),
+        ))
+        .expect("putting a frame");
+    let seen = ws.json(&["get-node", "README.md"]);
+    assert_eq!(
+        (
+            &seen["frames"][0]["frame_id"],
+            &seen["frames"][0]["content"]
+        ),
+        (
+            &json!(put.frame_id.to_hex()),
+            &json!("written while held\n")
+        )
+    );
+    assert_eq!(
+        ws.json(&["agent", "list"]),
+        json!([{"agent_id": "writer-in-process", "role": "writer"}])
+    );
+    assert_eq!(ws.json(&["status"])["frames"], json!(1));
+    assert_eq!(ws.json(&["validate"]), json!({"ok": true, "problems": []}));
+
+    // Once the writer is gone, writing works again.
+    drop(held);
+    let r = ws.run(&["scan"]);
+    assert_eq!(
+        r,
+        Run {
+            code: 0,
+            stdout: format!(
+                "root {}\n10 files, 4 dirs, 0 changed\n",
+                root_before.as_str().expect("a hex root")
+            ),
+            stderr: String::new()
+        }
+    );
+    ws.assert_valid();
+}

@@ -1,0 +1,199 @@
+//! `status` and rescans after the disk changed: status reports without writing, and a rescan
+//! changes exactly the touched leaves and their ancestors.
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::Workspace;
+
+/// Scans the fixture, applies `change` to the disk, then checks that `status` reports exactly
+/// `changes` (path, change) without writing to the store, that a rescan reports `rescan`, and
+/// that `status` is clean after it.
+///
+/// The rescan's `hashed` and `hashed_bytes` are left out: under the racy-timestamp rule a file
+/// written in the same filesystem clock tick as the last scan started is hashed again, which
+/// depends on timestamp granularity. For the same reason the scan stamp is left out of `writes`
+/// (reported as `writes_besides_stamp`): it is written whenever anything else is, and alone only
+/// when such a racily-clean file was hashed again.
+fn check(change: impl FnOnce(&Workspace), changes: &[(&str, &str)], rescan: Value) {
+    let ws = Workspace::scanned();
+    let before = ws.json(&["status"]);
+    change(&ws);
+
+    let store = ws.store_state();
+    let status = ws.json(&["status"]);
+    assert_eq!(ws.store_state(), store, "status wrote to the store");
+    assert_eq!(
+        status,
+        json!({
+            "root": before["root"],
+            "nodes": 14,
+            "frames": 0,
+            "changed_on_disk": changes.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            "changes": changes
+                .iter()
+                .map(|(p, c)| json!({"path": p, "change": c}))
+                .collect::<Vec<_>>(),
+            "warnings": [],
+        })
+    );
+
+    let report = ws.json(&["scan"]);
+    let writes = report["writes"].as_u64().expect("writes is a count");
+    let root = &report["root"];
+    let actual = json!({
+        "files": report["files"],
+        "dirs": report["dirs"],
+        "changed": report["changed"],
+        "dirs_recomputed": report["dirs_recomputed"],
+        "writes_besides_stamp": writes.saturating_sub(1),
+        "warnings": report["warnings"],
+    });
+    assert_eq!(actual, rescan);
+    assert_eq!(
+        *root != before["root"],
+        rescan["changed"] != 0,
+        "the root moves iff a node changed"
+    );
+
+    let after = ws.json(&["status"]);
+    assert_eq!(
+        (&after["root"], &after["changed_on_disk"]),
+        (root, &json!([]))
+    );
+    ws.assert_valid();
+}
+
+#[test]
+fn editing_a_file_changes_it_and_its_ancestors() {
+    check(
+        // Same size: only the stat's times and the content tell.
+        |ws| ws.write("src/util/x.rs", "bbb\n"),
+        &[("src/util/x.rs", "modified")],
+        json!({"files": 10, "dirs": 4, "changed": 4, "dirs_recomputed": 3, "writes_besides_stamp": 9, "warnings": []}),
+    );
+}
+
+#[test]
+fn adding_a_file_changes_it_and_its_ancestors() {
+    check(
+        |ws| ws.write("src/util/y.rs", "new\n"),
+        &[("src/util/y.rs", "added")],
+        json!({"files": 11, "dirs": 4, "changed": 4, "dirs_recomputed": 3, "writes_besides_stamp": 9, "warnings": []}),
+    );
+}
+
+#[test]
+fn adding_a_file_in_new_folders_adds_the_folders() {
+    check(
+        |ws| ws.write("src/new/deep/a.rs", "new\n"),
+        &[("src/new/deep/a.rs", "added")],
+        json!({"files": 11, "dirs": 6, "changed": 5, "dirs_recomputed": 4, "writes_besides_stamp": 11, "warnings": []}),
+    );
+}
+
+#[test]
+fn deleting_a_file_changes_it_and_its_ancestors() {
+    check(
+        |ws| std::fs::remove_file(ws.path("docs/guide.md")).expect("deleting a file"),
+        &[("docs/guide.md", "deleted")],
+        // The emptied `docs/` stays a directory of the tree.
+        json!({"files": 9, "dirs": 4, "changed": 3, "dirs_recomputed": 2, "writes_besides_stamp": 6, "warnings": []}),
+    );
+}
+
+#[test]
+fn deleting_a_folder_removes_it_and_its_leaves() {
+    check(
+        |ws| std::fs::remove_dir_all(ws.path("docs")).expect("deleting a folder"),
+        &[("docs/guide.md", "deleted")],
+        json!({"files": 9, "dirs": 3, "changed": 3, "dirs_recomputed": 1, "writes_besides_stamp": 5, "warnings": []}),
+    );
+}
+
+#[test]
+fn touching_a_file_without_changing_it_is_no_change() {
+    check(
+        |ws| {
+            let f = std::fs::File::options()
+                .write(true)
+                .open(ws.path("README.md"))
+                .expect("opening a fixture file");
+            let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+            f.set_modified(when).expect("setting an mtime");
+        },
+        &[],
+        // Only the file's new stat is written, so that it is not hashed again next time.
+        json!({"files": 10, "dirs": 4, "changed": 0, "dirs_recomputed": 0, "writes_besides_stamp": 1, "warnings": []}),
+    );
+}
+
+#[test]
+fn editing_a_symlinks_target_does_not_change_the_symlink() {
+    check(
+        |ws| ws.write("README.md", "# edited\n"),
+        &[("README.md", "modified")],
+        json!({"files": 10, "dirs": 4, "changed": 2, "dirs_recomputed": 1, "writes_besides_stamp": 5, "warnings": []}),
+    );
+}
+
+#[test]
+fn retargeting_a_symlink_changes_it() {
+    check(
+        |ws| {
+            std::fs::remove_file(ws.path("link")).expect("removing a symlink");
+            ws.symlink("link", "docs/guide.md");
+        },
+        &[("link", "modified")],
+        json!({"files": 10, "dirs": 4, "changed": 2, "dirs_recomputed": 1, "writes_besides_stamp": 5, "warnings": []}),
+    );
+}
+
+#[test]
+fn ignored_and_git_files_are_no_change() {
+    check(
+        |ws| {
+            ws.write("debug2.log", "ignored by *.log\n");
+            ws.write("target/more.bin", "ignored by /target/\n");
+            ws.write("src/new.tmp", "ignored by src/.gitignore\n");
+            ws.write("local.env", "TOKEN=edited\n");
+            ws.write(".git/index", "never scanned\n");
+        },
+        &[],
+        json!({"files": 10, "dirs": 4, "changed": 0, "dirs_recomputed": 0, "writes_besides_stamp": 0, "warnings": []}),
+    );
+}
+
+/// What a user reads: a clean status, then one added, one modified and one deleted file.
+#[test]
+fn status_text_lists_changes_by_kind() {
+    let ws = Workspace::scanned();
+    let clean = ws.ok(&["status"]);
+    ws.write("src/util/x.rs", "bbb\n");
+    ws.write("docs/new.md", "new\n");
+    std::fs::remove_file(ws.path("src/lib.rs")).expect("deleting a file");
+    let changed = ws.ok(&["status"]);
+    let rescan = ws.ok(&["scan"]);
+    ws.settings().bind(|| {
+        insta::assert_snapshot!("status_clean_text", clean);
+        insta::assert_snapshot!("status_changed_text", changed);
+        // 3 leaves, `docs`, `src`, `src/util` and the root.
+        insta::assert_snapshot!("rescan_text", rescan);
+    });
+}
+
+/// A no-op rescan keeps the root and recomputes no directory.
+#[test]
+fn rescanning_an_unchanged_tree_changes_nothing() {
+    let ws = Workspace::scanned();
+    let first = ws.json(&["status"]);
+    let again = ws.json(&["scan"]);
+    assert_eq!(
+        (
+            &again["root"],
+            &again["changed"],
+            &again["dirs_recomputed"],
+            &again["files"]
+        ),
+        (&first["root"], &json!(0), &json!(0), &json!(10))
+    );
+}

@@ -1,0 +1,90 @@
+//! Exit codes and error messages: usage errors exit 2 before touching anything, failures exit 1
+//! with a message on stderr naming the input at fault, and stdout stays empty for both.
+use pretty_assertions::assert_eq;
+
+use crate::Workspace;
+
+/// Runs every `cases` in `ws`, checks that each exits with `code` and prints nothing on stdout,
+/// and returns a transcript of their stderr for a snapshot.
+fn check(ws: &Workspace, code: i32, cases: &[&[&str]]) -> String {
+    let mut transcript = String::new();
+    for args in cases {
+        let r = ws.run(args);
+        assert_eq!((r.code, r.stdout.as_str()), (code, ""), "{args:?}: {r}");
+        transcript.push_str(&format!("$ merkle {}\n{}\n", args.join(" "), r.stderr));
+    }
+    transcript
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let ws = Workspace::fixture();
+    let transcript = check(
+        &ws,
+        2,
+        &[
+            &["put-frame", "README.md", "-", "--agent", "alice"],
+            &["get-head", "README.md"],
+            &["agent", "add", "alice", "--role", "admin"],
+            &["agent", "add", "alice"],
+            &["--engine", "lmdb", "status"],
+            &["-q", "-v", "status"],
+            &["frobnicate"],
+            &[],
+        ],
+    );
+    // Nothing was created: a usage error never opens the store.
+    assert!(!ws.path(".merkle").exists());
+    ws.settings()
+        .bind(|| insta::assert_snapshot!("usage_errors", transcript));
+}
+
+#[test]
+fn failures_exit_1_and_name_the_input() {
+    let ws = Workspace::fixture();
+    let before_scan = check(
+        &ws,
+        1,
+        &[
+            &["status"],
+            &["validate"],
+            &["get-node", "README.md"],
+            &["list-nodes"],
+            &["agent", "list"],
+        ],
+    );
+    let missing_root = crate::run(
+        assert_cmd::cargo::cargo_bin_cmd!("merkle")
+            .args(["--root", "no/such/dir", "scan"])
+            .current_dir(&ws.root),
+    );
+    // Read-only commands create nothing.
+    assert!(!ws.path(".merkle").exists());
+    // Registering an agent creates the store, but there is no tree yet.
+    ws.ok(&["agent", "add", "alice", "--role", "writer"]);
+    let unscanned = check(&ws, 1, &[&["status"], &["get-node", "README.md"]]);
+    ws.ok(&["scan"]);
+    let after_scan = check(
+        &ws,
+        1,
+        &[
+            &["list-nodes", "nowhere"],
+            &["get-node", "src/util/x.rs/deeper"],
+        ],
+    );
+    ws.settings().bind(|| {
+        insta::assert_snapshot!("failures_before_scan", before_scan);
+        insta::assert_snapshot!("failures_unscanned", unscanned);
+        insta::assert_snapshot!("failures_after_scan", after_scan);
+        insta::assert_snapshot!("missing_root", missing_root.to_string());
+    });
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let ws = Workspace::fixture();
+    let help = ws.ok(&["--help"]);
+    let version = ws.ok(&["--version"]);
+    assert_eq!(version, format!("merkle {}\n", env!("CARGO_PKG_VERSION")));
+    ws.settings().bind(|| insta::assert_snapshot!("help", help));
+}

@@ -1,0 +1,211 @@
+//! The one error type of this crate, with the kinds that retry and metrics reason about.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which wait ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutPhase {
+    /// Opening the TCP/TLS connection.
+    Connect,
+    /// The whole request: for `complete` up to the last body byte, for `stream` up to the
+    /// response headers.
+    Request,
+    /// The gap between two chunks of a streamed body.
+    StreamIdle,
+}
+
+impl fmt::Display for TimeoutPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Connect => "connect",
+            Self::Request => "request",
+            Self::StreamIdle => "stream idle",
+        })
+    }
+}
+
+/// Everything that can go wrong talking to a model.
+///
+/// `provider` fields name the provider that answered (`"anthropic"`, `"openai"`, ...) so a
+/// message read in a log says whose input was at fault. Provider messages are kept verbatim.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("{provider}: {phase} timeout after {after:?}")]
+    Timeout {
+        provider: &'static str,
+        phase: TimeoutPhase,
+        after: Duration,
+    },
+    #[error("{provider}: could not connect to {url}")]
+    Connect {
+        provider: &'static str,
+        url: String,
+        #[source]
+        source: Arc<reqwest::Error>,
+    },
+    #[error("{provider}: network error talking to {url}")]
+    Network {
+        provider: &'static str,
+        url: String,
+        #[source]
+        source: Arc<reqwest::Error>,
+    },
+    #[error("{provider}: rate limited (retry after {retry_after:?}): {message}")]
+    RateLimited {
+        provider: &'static str,
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    #[error("{provider}: overloaded: {message}")]
+    Overloaded {
+        provider: &'static str,
+        message: String,
+    },
+    #[error("{provider}: authentication failed (check the api key): {message}")]
+    Authentication {
+        provider: &'static str,
+        message: String,
+    },
+    #[error("{provider}: permission denied: {message}")]
+    Permission {
+        provider: &'static str,
+        message: String,
+    },
+    #[error("{provider}: invalid request (http {status}): {message}")]
+    InvalidRequest {
+        provider: &'static str,
+        status: u16,
+        message: String,
+    },
+    #[error("{provider}: context window exceeded: {message}")]
+    ContextWindowExceeded {
+        provider: &'static str,
+        message: String,
+    },
+    #[error("{provider}: quota exhausted (will not succeed on retry): {message}")]
+    QuotaExhausted {
+        provider: &'static str,
+        message: String,
+    },
+    #[error("{provider}: server error (http {status}): {message}")]
+    Server {
+        provider: &'static str,
+        status: u16,
+        message: String,
+    },
+    #[error("{provider}: invalid response: {details}")]
+    InvalidResponse {
+        provider: &'static str,
+        details: String,
+    },
+    #[error("{provider}: stream interrupted: {details}")]
+    StreamInterrupted {
+        provider: &'static str,
+        details: String,
+    },
+    #[error("malformed json in arguments of tool call {id} ({tool}): {details}; raw text: {raw}")]
+    MalformedToolArguments {
+        id: String,
+        tool: String,
+        raw: String,
+        details: String,
+    },
+    /// For callers that abandon a call on their own signal. This crate never returns it:
+    /// dropping a future or stream is how a call is cancelled here.
+    #[error("request cancelled")]
+    Cancelled,
+    #[error("invalid configuration: {details}")]
+    Config { details: String },
+}
+
+/// The kind of an [`Error`], without its data: what metrics count and retry decides on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    Timeout,
+    Connect,
+    Network,
+    RateLimited,
+    Overloaded,
+    Authentication,
+    Permission,
+    InvalidRequest,
+    ContextWindowExceeded,
+    QuotaExhausted,
+    Server,
+    InvalidResponse,
+    StreamInterrupted,
+    MalformedToolArguments,
+    Cancelled,
+    Config,
+}
+
+impl Error {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Timeout { .. } => ErrorKind::Timeout,
+            Self::Connect { .. } => ErrorKind::Connect,
+            Self::Network { .. } => ErrorKind::Network,
+            Self::RateLimited { .. } => ErrorKind::RateLimited,
+            Self::Overloaded { .. } => ErrorKind::Overloaded,
+            Self::Authentication { .. } => ErrorKind::Authentication,
+            Self::Permission { .. } => ErrorKind::Permission,
+            Self::InvalidRequest { .. } => ErrorKind::InvalidRequest,
+            Self::ContextWindowExceeded { .. } => ErrorKind::ContextWindowExceeded,
+            Self::QuotaExhausted { .. } => ErrorKind::QuotaExhausted,
+            Self::Server { .. } => ErrorKind::Server,
+            Self::InvalidResponse { .. } => ErrorKind::InvalidResponse,
+            Self::StreamInterrupted { .. } => ErrorKind::StreamInterrupted,
+            Self::MalformedToolArguments { .. } => ErrorKind::MalformedToolArguments,
+            Self::Cancelled => ErrorKind::Cancelled,
+            Self::Config { .. } => ErrorKind::Config,
+        }
+    }
+
+    /// Whether sending the same request again may succeed.
+    ///
+    /// Request timeouts are not retried: a request that ran for the whole timeout is likely
+    /// to do so again, and the caller chose that bound.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Timeout { phase, .. } => *phase == TimeoutPhase::Connect,
+            Self::Connect { .. }
+            | Self::Network { .. }
+            | Self::RateLimited { .. }
+            | Self::Overloaded { .. } => true,
+            Self::Server { .. } => true,
+            // 408 and 409 arrive as invalid requests but are transient by definition.
+            Self::InvalidRequest { status, .. } => matches!(status, 408 | 409),
+            _ => false,
+        }
+    }
+
+    pub(crate) fn invalid_response(provider: &'static str, details: impl Into<String>) -> Self {
+        Self::InvalidResponse {
+            provider,
+            details: details.into(),
+        }
+    }
+
+    pub(crate) fn from_reqwest(provider: &'static str, url: &str, err: reqwest::Error) -> Self {
+        let url = url.to_owned();
+        if err.is_connect() {
+            Self::Connect {
+                provider,
+                url,
+                source: Arc::new(err),
+            }
+        } else {
+            Self::Network {
+                provider,
+                url,
+                source: Arc::new(err),
+            }
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

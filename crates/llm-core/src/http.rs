@@ -1,0 +1,437 @@
+//! HTTP plumbing shared by the providers: timeouts, retries, rate limiting, metrics, and
+//! turning a streamed body into events.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use reqwest::header::HeaderMap;
+
+use crate::client::StatsCell;
+use crate::clock::{Clock, Rng, SplitMix64, SystemClock, with_timeout};
+use crate::error::{Error, Result, TimeoutPhase};
+use crate::rate_limit::{RateLimit, RateLimiter};
+use crate::retry::{RetryHints, RetryPolicy};
+use crate::sse::{SseDecoder, SseEvent};
+use crate::stream::{Event, EventStream};
+use crate::types::{Response, Usage};
+
+/// Transport settings every provider shares.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub connect_timeout: Duration,
+    /// Bounds a whole `complete` call, and a `stream` call up to its response headers.
+    pub request_timeout: Duration,
+    /// The longest gap between two chunks of a streamed body before it counts as stalled.
+    pub stream_idle_timeout: Duration,
+    pub retry: RetryPolicy,
+    pub rate_limit: RateLimit,
+    pub clock: Arc<dyn Clock>,
+    pub rng: Arc<dyn Rng>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(600),
+            stream_idle_timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+            rate_limit: RateLimit::default(),
+            clock: Arc::new(SystemClock),
+            rng: Arc::new(SplitMix64::from_entropy()),
+        }
+    }
+}
+
+/// Turns a failed response into the provider's typed error.
+pub(crate) type Classify =
+    fn(provider: &'static str, status: u16, body: &str, hints: &RetryHints) -> Error;
+
+/// What a provider needs to send one HTTP request.
+pub(crate) struct Outgoing<'a> {
+    pub url: &'a str,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    /// Input tokens, for the tokens-per-minute limiter.
+    pub estimated_tokens: u64,
+    pub classify: Classify,
+}
+
+pub(crate) struct Transport {
+    pub provider: &'static str,
+    http: reqwest::Client,
+    pub config: HttpConfig,
+    limiter: RateLimiter,
+    pub stats: Arc<StatsCell>,
+}
+
+impl Transport {
+    pub fn new(provider: &'static str, config: HttpConfig) -> Result<Self> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .map_err(|err| Error::Config {
+                details: format!("cannot build the http client for {provider}: {err}"),
+            })?;
+        let limiter = RateLimiter::new(config.rate_limit, config.clock.now());
+        Ok(Self {
+            provider,
+            http,
+            config,
+            limiter,
+            stats: Arc::default(),
+        })
+    }
+
+    /// The request's tokens for the limiter, counted only when it limits tokens: an exact
+    /// count of a long conversation is not free.
+    pub fn token_estimate(&self, count: impl FnOnce() -> u64) -> u64 {
+        match self.config.rate_limit.tokens_per_minute {
+            Some(_) => count(),
+            None => 0,
+        }
+    }
+
+    pub fn clock(&self) -> &dyn Clock {
+        &*self.config.clock
+    }
+
+    /// Sends with retries until a 2xx arrives; each attempt is bounded by the request
+    /// timeout. Returns the response with the moment its attempt started, from which the
+    /// rest of the body's time is counted.
+    pub async fn send(&self, outgoing: &Outgoing<'_>) -> Result<(reqwest::Response, Instant)> {
+        let mut retry = 0;
+        loop {
+            self.limiter
+                .acquire(outgoing.estimated_tokens, self.clock())
+                .await;
+            let attempt_started = self.clock().now();
+            let (error, hints) = match self.attempt(outgoing, attempt_started).await {
+                Ok(response) => return Ok((response, attempt_started)),
+                Err(failure) => failure,
+            };
+            let delay = self
+                .config
+                .retry
+                .delay(retry, &error, &hints, &*self.config.rng);
+            // The final error is counted by `record_outcome`, with the call's other errors.
+            let Some(delay) = delay else {
+                return Err(error);
+            };
+            self.stats.record_error(error.kind());
+            self.stats.record_retry();
+            self.clock().sleep(delay).await;
+            retry += 1;
+        }
+    }
+
+    async fn attempt(
+        &self,
+        outgoing: &Outgoing<'_>,
+        started: Instant,
+    ) -> Result<reqwest::Response, (Error, RetryHints)> {
+        let send = self
+            .http
+            .post(outgoing.url)
+            .headers(outgoing.headers.clone())
+            .body(outgoing.body.clone())
+            .send();
+        let timeout = self.config.request_timeout;
+        let response = match with_timeout(self.clock(), timeout, send).await {
+            None => return Err((self.timeout(TimeoutPhase::Request), RetryHints::default())),
+            Some(Err(err)) if err.is_timeout() && err.is_connect() => {
+                return Err((self.timeout(TimeoutPhase::Connect), RetryHints::default()));
+            }
+            Some(Err(err)) => {
+                return Err((
+                    Error::from_reqwest(self.provider, outgoing.url, err),
+                    RetryHints::default(),
+                ));
+            }
+            Some(Ok(response)) => response,
+        };
+        let headers = headers_of_interest(response.headers());
+        self.stats.record_rate_limit_headers(&headers);
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let hints = RetryHints::from_headers(response.headers(), self.clock().system_now());
+        let remaining =
+            timeout.saturating_sub(self.clock().now().saturating_duration_since(started));
+        // An error body that cannot be read still has a status worth reporting.
+        let body = match with_timeout(self.clock(), remaining, response.text()).await {
+            Some(Ok(body)) => body,
+            _ => String::new(),
+        };
+        let error = (outgoing.classify)(self.provider, status.as_u16(), &body, &hints);
+        Err((error, hints))
+    }
+
+    pub fn timeout(&self, phase: TimeoutPhase) -> Error {
+        let after = match phase {
+            TimeoutPhase::Connect => self.config.connect_timeout,
+            TimeoutPhase::Request => self.config.request_timeout,
+            TimeoutPhase::StreamIdle => self.config.stream_idle_timeout,
+        };
+        Error::Timeout {
+            provider: self.provider,
+            phase,
+            after,
+        }
+    }
+
+    /// Reads a whole successful body within what is left of its attempt's request timeout.
+    pub async fn read_body(
+        &self,
+        response: reqwest::Response,
+        url: &str,
+        started: Instant,
+    ) -> Result<Bytes> {
+        let elapsed = self.clock().now().saturating_duration_since(started);
+        let remaining = self.config.request_timeout.saturating_sub(elapsed);
+        match with_timeout(self.clock(), remaining, response.bytes()).await {
+            None => Err(self.timeout(TimeoutPhase::Request)),
+            Some(Err(err)) => Err(Error::from_reqwest(self.provider, url, err)),
+            Some(Ok(body)) => Ok(body),
+        }
+    }
+
+    /// Records the outcome of a whole call in the metrics: a `complete`, or a `stream`
+    /// that failed before its first event (a stream records its own end).
+    pub fn record_outcome(&self, started: Instant, result: Result<&Response, &Error>) {
+        match result {
+            Ok(response) => {
+                let duration = self.clock().now().saturating_duration_since(started);
+                self.stats.record_success(duration, response.usage);
+            }
+            Err(error) => {
+                self.stats.record_error(error.kind());
+                self.stats.record_failure();
+            }
+        }
+    }
+}
+
+/// Rate-limit state, request ids and retry hints: the response headers worth keeping.
+pub(crate) fn headers_of_interest(headers: &HeaderMap) -> BTreeMap<String, String> {
+    headers
+        .iter()
+        .filter(|(name, _)| {
+            let name = name.as_str();
+            name.starts_with("anthropic-ratelimit-")
+                || name.starts_with("x-ratelimit-")
+                || matches!(
+                    name,
+                    "request-id" | "x-request-id" | "retry-after" | "retry-after-ms"
+                )
+        })
+        .filter_map(|(name, value)| {
+            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+        })
+        .collect()
+}
+
+/// A provider's reading of SSE events.
+pub(crate) trait StreamParser: Send + 'static {
+    /// Handles one event; `Ok(true)` when the provider said the answer is complete.
+    fn on_event(&mut self, event: SseEvent, out: &mut VecDeque<Event>) -> Result<bool>;
+
+    /// The body ended before the parser reported completion; an error if that cut the
+    /// answer short.
+    fn on_eof(&mut self, out: &mut VecDeque<Event>) -> Result<()>;
+}
+
+/// Turns a successful streaming response into events, enforcing the idle timeout and
+/// recording usage in the client's metrics when the answer completes.
+pub(crate) fn event_stream<P: StreamParser>(
+    transport: &Transport,
+    response: reqwest::Response,
+    parser: P,
+    started: Instant,
+) -> EventStream {
+    let state = StreamState {
+        provider: transport.provider,
+        body: response.bytes_stream().boxed(),
+        decoder: SseDecoder::default(),
+        parser,
+        scratch: Vec::new(),
+        queue: VecDeque::new(),
+        failure: None,
+        finished: false,
+        completed: false,
+        clock: Arc::clone(&transport.config.clock),
+        idle_timeout: transport.config.stream_idle_timeout,
+        stats: Arc::clone(&transport.stats),
+        started,
+        usage: Usage::default(),
+    };
+    Box::pin(futures_util::stream::unfold(
+        state,
+        |mut state| async move {
+            let item = state.next().await?;
+            Some((item, state))
+        },
+    ))
+}
+
+struct StreamState<P> {
+    provider: &'static str,
+    body: BoxStream<'static, reqwest::Result<Bytes>>,
+    decoder: SseDecoder,
+    parser: P,
+    scratch: Vec<SseEvent>,
+    queue: VecDeque<Event>,
+    failure: Option<Error>,
+    /// No more body will be read.
+    finished: bool,
+    /// The parser saw the provider's end marker.
+    completed: bool,
+    clock: Arc<dyn Clock>,
+    idle_timeout: Duration,
+    stats: Arc<StatsCell>,
+    started: Instant,
+    usage: Usage,
+}
+
+impl<P: StreamParser> StreamState<P> {
+    async fn next(&mut self) -> Option<Result<Event>> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                match &event {
+                    Event::Usage(usage) => self.usage = *usage,
+                    Event::Stop { .. } => {
+                        let duration = self.clock.now().saturating_duration_since(self.started);
+                        self.stats.record_success(duration, self.usage);
+                    }
+                    _ => {}
+                }
+                return Some(Ok(event));
+            }
+            if let Some(error) = self.failure.take() {
+                self.stats.record_error(error.kind());
+                self.stats.record_failure();
+                return Some(Err(error));
+            }
+            if self.finished {
+                return None;
+            }
+            let chunk = with_timeout(&*self.clock, self.idle_timeout, self.body.next()).await;
+            let outcome = match chunk {
+                None => Err(Error::Timeout {
+                    provider: self.provider,
+                    phase: TimeoutPhase::StreamIdle,
+                    after: self.idle_timeout,
+                }),
+                Some(Some(Ok(bytes))) => self.feed(&bytes),
+                Some(Some(Err(err))) => Err(Error::StreamInterrupted {
+                    provider: self.provider,
+                    details: format!("reading the body failed: {err}"),
+                }),
+                Some(None) => self.end(),
+            };
+            if let Err(error) = outcome {
+                self.failure = Some(error);
+                self.finished = true;
+            }
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Result<()> {
+        let decoded = self.decoder.feed(bytes, &mut self.scratch);
+        self.dispatch()?;
+        decoded.map_err(|invalid| {
+            Error::invalid_response(
+                self.provider,
+                format!("stream line is not utf-8: {}", invalid.line),
+            )
+        })
+    }
+
+    fn end(&mut self) -> Result<()> {
+        self.finished = true;
+        let decoded = self.decoder.finish(&mut self.scratch);
+        self.dispatch()?;
+        decoded.map_err(|invalid| {
+            Error::invalid_response(
+                self.provider,
+                format!("stream line is not utf-8: {}", invalid.line),
+            )
+        })?;
+        if self.completed {
+            return Ok(());
+        }
+        self.parser.on_eof(&mut self.queue)
+    }
+
+    fn dispatch(&mut self) -> Result<()> {
+        for event in self.scratch.drain(..) {
+            // Anything after the provider's end marker is ignored, not an error.
+            if self.completed {
+                continue;
+            }
+            if self.parser.on_event(event, &mut self.queue)? {
+                self.completed = true;
+                self.finished = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The error a status means when the body adds nothing more specific.
+pub(crate) fn classify_status(
+    provider: &'static str,
+    status: u16,
+    message: String,
+    hints: &RetryHints,
+) -> Error {
+    match status {
+        401 => Error::Authentication { provider, message },
+        403 => Error::Permission { provider, message },
+        429 => Error::RateLimited {
+            provider,
+            retry_after: hints.retry_after,
+            message,
+        },
+        529 => Error::Overloaded { provider, message },
+        500..=599 => Error::Server {
+            provider,
+            status,
+            message,
+        },
+        _ => Error::InvalidRequest {
+            provider,
+            status,
+            message,
+        },
+    }
+}
+
+/// A body as an error message: the text itself, cut to a readable length.
+pub(crate) fn body_excerpt(body: &str) -> String {
+    const LIMIT: usize = 500;
+    let body = body.trim();
+    if body.len() <= LIMIT {
+        return body.to_owned();
+    }
+    let mut end = LIMIT;
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &body[..end])
+}
+
+/// Merges `extra` fields over a wire body.
+pub(crate) fn merge_extra(
+    body: &mut serde_json::Map<String, serde_json::Value>,
+    extra: &BTreeMap<String, serde_json::Value>,
+) {
+    for (key, value) in extra {
+        body.insert(key.clone(), value.clone());
+    }
+}

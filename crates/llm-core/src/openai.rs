@@ -1,0 +1,911 @@
+//! OpenAI chat completions, and through a base URL every server that speaks it: Ollama,
+//! vLLM, LM Studio. Their quirks are absorbed here: tool-call deltas without id or index,
+//! tool calls ended with `finish_reason: "stop"`, usage-only final chunks with null choices.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::anthropic::parse_arguments;
+use crate::client::{LlmClient, UsageStats};
+use crate::clock::Rng;
+use crate::config::ApiKey;
+use crate::error::{Error, Result};
+use crate::http::{
+    HttpConfig, Outgoing, StreamParser, Transport, body_excerpt, classify_status, event_stream,
+    headers_of_interest, merge_extra,
+};
+use crate::retry::RetryHints;
+use crate::sse::SseEvent;
+use crate::stream::{Event, EventStream};
+use crate::types::{
+    ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, ToolCall, ToolChoice,
+    Usage,
+};
+
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// Which body field carries the output limit: OpenAI's current models take only
+/// `max_completion_tokens`; many compatible servers know only `max_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxTokensField {
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Names the provider in errors: `"openai"`, `"ollama"`, ...
+    pub name: &'static str,
+    /// Sent as a bearer token when present; local servers usually need none.
+    pub api_key: Option<ApiKey>,
+    /// Up to and including the version segment, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    pub default_model: Option<String>,
+    pub max_tokens_field: MaxTokensField,
+    pub http: HttpConfig,
+}
+
+impl OpenAiConfig {
+    pub fn openai(api_key: ApiKey) -> Self {
+        Self {
+            name: "openai",
+            api_key: Some(api_key),
+            base_url: OPENAI_BASE_URL.to_owned(),
+            default_model: None,
+            max_tokens_field: MaxTokensField::MaxCompletionTokens,
+            http: HttpConfig::default(),
+        }
+    }
+
+    pub fn compatible(base_url: impl Into<String>, api_key: Option<ApiKey>) -> Self {
+        Self {
+            name: "openai_compatible",
+            api_key,
+            base_url: base_url.into(),
+            default_model: None,
+            max_tokens_field: MaxTokensField::MaxTokens,
+            http: HttpConfig::default(),
+        }
+    }
+}
+
+pub struct OpenAiClient {
+    name: &'static str,
+    url: String,
+    headers: HeaderMap,
+    default_model: Option<String>,
+    max_tokens_field: MaxTokensField,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for OpenAiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The headers hold the key; show neither.
+        f.debug_struct("OpenAiClient")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("default_model", &self.default_model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiClient {
+    pub fn new(config: OpenAiConfig) -> Result<Self> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(key) = &config.api_key {
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
+                    Error::Config {
+                        details: format!(
+                            "the {} api key holds characters not allowed in a header",
+                            config.name
+                        ),
+                    }
+                })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(Self {
+            name: config.name,
+            url: format!("{}/chat/completions", config.base_url.trim_end_matches('/')),
+            headers,
+            default_model: config.default_model,
+            max_tokens_field: config.max_tokens_field,
+            transport: Transport::new(config.name, config.http)?,
+        })
+    }
+
+    fn outgoing(&self, request: &Request, stream: bool) -> Result<Outgoing<'_>> {
+        let body = self.request_body(request, stream)?;
+        Ok(Outgoing {
+            url: &self.url,
+            headers: self.headers.clone(),
+            body: Bytes::from(body.to_string()),
+            estimated_tokens: self.transport.token_estimate(|| self.count_tokens(request)),
+            classify,
+        })
+    }
+
+    fn request_body(&self, request: &Request, stream: bool) -> Result<Value> {
+        let model = match (request.model.as_str(), self.default_model.as_deref()) {
+            ("", Some(model)) => model,
+            ("", None) => {
+                return Err(Error::Config {
+                    details: format!(
+                        "the request names no model and the {} client has no default",
+                        self.name
+                    ),
+                });
+            }
+            (model, _) => model,
+        };
+        let mut messages = Vec::new();
+        if let Some(system) = &request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        for message in &request.messages {
+            wire_messages(message, &mut messages);
+        }
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        body.insert("messages".into(), Value::Array(messages));
+        let max_tokens = match request.max_tokens {
+            0 => DEFAULT_MAX_TOKENS,
+            n => n,
+        };
+        let max_tokens_field = match self.max_tokens_field {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        };
+        body.insert(max_tokens_field.into(), json!(max_tokens));
+        if !request.tools.is_empty() {
+            let tools = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({"type": "function", "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.input_schema,
+                    }})
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        if let Some(choice) = &request.tool_choice {
+            let choice = match choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::Any => json!("required"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Tool { name } => {
+                    json!({"type": "function", "function": {"name": name}})
+                }
+            };
+            body.insert("tool_choice".into(), choice);
+        }
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(top_p) = request.top_p {
+            body.insert("top_p".into(), json!(top_p));
+        }
+        if !request.stop_sequences.is_empty() {
+            body.insert("stop".into(), json!(request.stop_sequences));
+        }
+        if let Some(user_id) = request.metadata.get("user_id") {
+            body.insert("user".into(), json!(user_id));
+        }
+        if stream {
+            body.insert("stream".into(), json!(true));
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        merge_extra(&mut body, &request.extra);
+        Ok(Value::Object(body))
+    }
+
+    async fn complete_inner(&self, request: &Request) -> Result<Response> {
+        let outgoing = self.outgoing(request, false)?;
+        let (response, started) = self.transport.send(&outgoing).await?;
+        let headers = headers_of_interest(response.headers());
+        let body = self
+            .transport
+            .read_body(response, &self.url, started)
+            .await?;
+        parse_response(self.name, &body, headers, &*self.transport.config.rng)
+    }
+}
+
+impl LlmClient for OpenAiClient {
+    fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response>> {
+        Box::pin(async move {
+            let started = self.transport.clock().now();
+            let result = self.complete_inner(request).await;
+            self.transport.record_outcome(started, result.as_ref());
+            result
+        })
+    }
+
+    fn stream<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<EventStream>> {
+        Box::pin(async move {
+            let started = self.transport.clock().now();
+            let sent = async {
+                let outgoing = self.outgoing(request, true)?;
+                self.transport.send(&outgoing).await
+            }
+            .await;
+            let response = match sent {
+                Ok((response, _)) => response,
+                Err(error) => {
+                    self.transport.record_outcome(started, Err(&error));
+                    return Err(error);
+                }
+            };
+            let parser = OpenAiStream::new(
+                self.name,
+                headers_of_interest(response.headers()),
+                Arc::clone(&self.transport.config.rng),
+            );
+            Ok(event_stream(&self.transport, response, parser, started))
+        })
+    }
+
+    fn usage_stats(&self) -> UsageStats {
+        self.transport.stats.snapshot()
+    }
+
+    fn reset_usage_stats(&self) {
+        self.transport.stats.reset();
+    }
+
+    /// Exact for OpenAI models (see [`crate::tokens::count_request`]), estimated for the
+    /// models of compatible servers.
+    fn count_tokens(&self, request: &Request) -> u64 {
+        let model = match request.model.as_str() {
+            "" => self.default_model.as_deref().unwrap_or_default(),
+            model => model,
+        };
+        match crate::tokens::Encoding::for_model(model) {
+            Some(encoding) => crate::tokens::count_request(request, encoding),
+            None => crate::tokens::estimate_request(request),
+        }
+    }
+}
+
+/// Appends the chat messages for one of ours: tool results become `tool` messages, which
+/// must directly follow the assistant message that called the tools.
+fn wire_messages(message: &Message, out: &mut Vec<Value>) {
+    match message.role {
+        Role::User => {
+            let mut parts = Vec::new();
+            let mut text_only = true;
+            for block in &message.content {
+                match block {
+                    ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        is_error,
+                    } => {
+                        // Chat completions have no error flag; say it in the content.
+                        let content = if *is_error {
+                            format!("error: {content}")
+                        } else {
+                            content.clone()
+                        };
+                        out.push(
+                            json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}),
+                        );
+                    }
+                    ContentBlock::Text { text } => {
+                        parts.push(json!({"type": "text", "text": text}));
+                    }
+                    ContentBlock::Image { source } => {
+                        text_only = false;
+                        let url = match source {
+                            ImageSource::Base64 { media_type, data } => {
+                                format!("data:{media_type};base64,{data}")
+                            }
+                            ImageSource::Url { url } => url.clone(),
+                        };
+                        parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                    }
+                    // Reasoning and tool calls are the assistant's; a user message has none.
+                    _ => {}
+                }
+            }
+            if parts.is_empty() {
+                return;
+            }
+            let content = if text_only {
+                Value::String(
+                    parts
+                        .iter()
+                        .filter_map(|part| part["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                )
+            } else {
+                Value::Array(parts)
+            };
+            out.push(json!({"role": "user", "content": content}));
+        }
+        Role::Assistant => {
+            let mut text = String::new();
+            let mut tool_calls = Vec::new();
+            for block in &message.content {
+                match block {
+                    ContentBlock::Text { text: part } => text.push_str(part),
+                    ContentBlock::ToolUse(call) => tool_calls.push(json!({
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.input.to_string()},
+                    })),
+                    // Chat completions take no reasoning back.
+                    _ => {}
+                }
+            }
+            let mut wire = json!({"role": "assistant"});
+            wire["content"] = if text.is_empty() && !tool_calls.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text)
+            };
+            if !tool_calls.is_empty() {
+                wire["tool_calls"] = Value::Array(tool_calls);
+            }
+            out.push(wire);
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct WireCompletion {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    choices: Option<Vec<WireChoice>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice {
+    message: WireMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireMessage {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    refusal: Option<String>,
+    /// DeepSeek and vLLM call it `reasoning_content`, Ollama and others `reasoning`.
+    #[serde(default, alias = "reasoning")]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireToolCall>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall {
+    #[serde(default)]
+    id: Option<String>,
+    function: WireFunction,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    #[serde(default)]
+    name: String,
+    /// A JSON string per the spec; some servers send the object itself.
+    #[serde(default)]
+    arguments: Value,
+}
+
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize, Default)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn to_usage(&self) -> Usage {
+        let cached = self
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|details| details.cached_tokens)
+            .unwrap_or(0);
+        Usage {
+            input_tokens: self.prompt_tokens.saturating_sub(cached),
+            output_tokens: self.completion_tokens,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: cached,
+            reasoning_tokens: self
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|details| details.reasoning_tokens)
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// Our stop reason for a `finish_reason`; servers that end tool calls with "stop" still
+/// mean tool use.
+fn stop_reason(finish_reason: Option<&str>, has_tool_calls: bool, refused: bool) -> StopReason {
+    if refused {
+        return StopReason::Refusal;
+    }
+    match finish_reason {
+        Some("tool_calls" | "function_call") => StopReason::ToolUse,
+        _ if has_tool_calls => StopReason::ToolUse,
+        None | Some("stop") => StopReason::EndTurn,
+        Some("length") => StopReason::MaxTokens,
+        Some("content_filter") => StopReason::Refusal,
+        Some(other) => StopReason::Other(other.to_owned()),
+    }
+}
+
+fn mint_id(rng: &dyn Rng) -> String {
+    format!("call_{:016x}", rng.next_u64())
+}
+
+fn parse_response(
+    provider: &'static str,
+    body: &[u8],
+    headers: BTreeMap<String, String>,
+    rng: &dyn Rng,
+) -> Result<Response> {
+    let completion: WireCompletion = serde_json::from_slice(body).map_err(|err| {
+        Error::invalid_response(
+            provider,
+            format!(
+                "body is not a chat completion ({err}): {}",
+                body_excerpt(&String::from_utf8_lossy(body))
+            ),
+        )
+    })?;
+    let choice = completion
+        .choices
+        .and_then(|choices| choices.into_iter().next())
+        .ok_or_else(|| Error::invalid_response(provider, "the completion has no choices"))?;
+    let message = choice.message;
+    let mut content = Vec::new();
+    if let Some(reasoning) = message.reasoning_content.filter(|text| !text.is_empty()) {
+        content.push(ContentBlock::Thinking {
+            text: reasoning,
+            signature: None,
+        });
+    }
+    let refused = message.refusal.is_some();
+    if let Some(text) = message
+        .content
+        .or(message.refusal)
+        .filter(|text| !text.is_empty())
+    {
+        content.push(ContentBlock::Text { text });
+    }
+    let tool_calls = message.tool_calls.unwrap_or_default();
+    let has_tool_calls = !tool_calls.is_empty();
+    for call in tool_calls {
+        let id = call
+            .id
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| mint_id(rng));
+        let input = match call.function.arguments {
+            Value::String(arguments) => parse_arguments(&id, &call.function.name, &arguments)?,
+            Value::Null => Value::Object(Map::new()),
+            object => object,
+        };
+        content.push(ContentBlock::ToolUse(ToolCall {
+            id,
+            name: call.function.name,
+            input,
+        }));
+    }
+    Ok(Response {
+        content,
+        stop_reason: stop_reason(choice.finish_reason.as_deref(), has_tool_calls, refused),
+        usage: completion
+            .usage
+            .map(|usage| usage.to_usage())
+            .unwrap_or_default(),
+        model: completion.model.unwrap_or_default(),
+        id: completion.id,
+        request_id: headers.get("x-request-id").cloned(),
+        headers,
+    })
+}
+
+/// The error object OpenAI sends, and the flatter ones of some compatible servers.
+#[derive(Deserialize, Default)]
+struct WireError {
+    #[serde(default)]
+    message: String,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    code: Option<Value>,
+}
+
+impl WireError {
+    /// Reads `{"error": {...}}`, `{"error": "text"}` or a bare `{"message": ...}`.
+    fn from_body(body: &Value) -> Option<Self> {
+        match &body["error"] {
+            Value::Object(_) => WireError::deserialize(&body["error"]).ok(),
+            Value::String(message) => Some(WireError {
+                message: message.clone(),
+                ..WireError::default()
+            }),
+            _ if body["message"].is_string() => WireError::deserialize(body).ok(),
+            _ => None,
+        }
+    }
+
+    fn code(&self) -> &str {
+        self.code
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+}
+
+fn classify(provider: &'static str, status: u16, body: &str, hints: &RetryHints) -> Error {
+    let parsed = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|body| WireError::from_body(&body));
+    match parsed {
+        Some(error) => typed_error(provider, Some(status), error, hints),
+        None => classify_status(provider, status, body_excerpt(body), hints),
+    }
+}
+
+/// The error an error object means; `status` is `None` for one that arrived mid-stream.
+fn typed_error(
+    provider: &'static str,
+    status: Option<u16>,
+    error: WireError,
+    hints: &RetryHints,
+) -> Error {
+    let code = error.code().to_owned();
+    let kind = error.kind.clone().unwrap_or_default();
+    let message = error.message;
+    let lower = message.to_ascii_lowercase();
+    if code == "insufficient_quota" || kind == "insufficient_quota" {
+        return Error::QuotaExhausted { provider, message };
+    }
+    if code == "context_length_exceeded"
+        || lower.contains("maximum context length")
+        || lower.contains("context length exceeded")
+    {
+        return Error::ContextWindowExceeded { provider, message };
+    }
+    match status {
+        Some(status) => classify_status(provider, status, message, hints),
+        None => match (code.as_str(), kind.as_str()) {
+            ("rate_limit_exceeded", _) | (_, "rate_limit_exceeded") => Error::RateLimited {
+                provider,
+                retry_after: None,
+                message,
+            },
+            (_, "server_error") => Error::Server {
+                provider,
+                status: 500,
+                message,
+            },
+            _ => Error::StreamInterrupted {
+                provider,
+                details: format!("the server sent an error: {message}"),
+            },
+        },
+    }
+}
+
+struct StreamTool {
+    /// The server's id, or a minted one once the call starts without one.
+    id: Option<String>,
+    name: String,
+    arguments: String,
+    /// The server's `index` for this call, if it sent one.
+    wire_index: Option<u64>,
+    /// `ToolCallStart` was emitted; it waits for the name, which may come late.
+    started: bool,
+}
+
+pub(crate) struct OpenAiStream {
+    provider: &'static str,
+    headers: BTreeMap<String, String>,
+    rng: Arc<dyn Rng>,
+    started: bool,
+    tools: Vec<StreamTool>,
+    finish_reason: Option<String>,
+    refused: bool,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct WireChunk {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    choices: Option<Vec<WireChunkChoice>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct WireChunkChoice {
+    #[serde(default)]
+    delta: Option<WireDelta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireDelta {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    refusal: Option<String>,
+    #[serde(default, alias = "reasoning")]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireToolDelta>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolDelta {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<WireFunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct WireFunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+impl OpenAiStream {
+    pub(crate) fn new(
+        provider: &'static str,
+        headers: BTreeMap<String, String>,
+        rng: Arc<dyn Rng>,
+    ) -> Self {
+        Self {
+            provider,
+            headers,
+            rng,
+            started: false,
+            tools: Vec::new(),
+            finish_reason: None,
+            refused: false,
+            usage: None,
+        }
+    }
+
+    /// Which of our tool calls a delta continues, or a new one.
+    fn tool_position(&mut self, delta: &WireToolDelta) -> usize {
+        let new_id_differs = |tool: &StreamTool| match (&delta.id, &tool.id) {
+            (Some(new), Some(old)) => new != old,
+            _ => false,
+        };
+        let existing = match delta.index {
+            Some(index) => self
+                .tools
+                .iter()
+                .rposition(|tool| tool.wire_index == Some(index)),
+            // Without an index, a delta continues the last call unless it brings a new id.
+            None => self.tools.len().checked_sub(1),
+        };
+        match existing {
+            Some(position) if !new_id_differs(&self.tools[position]) => position,
+            _ => {
+                self.tools.push(StreamTool {
+                    id: None,
+                    name: String::new(),
+                    arguments: String::new(),
+                    wire_index: delta.index,
+                    started: false,
+                });
+                self.tools.len() - 1
+            }
+        }
+    }
+
+    fn on_tool_delta(&mut self, delta: WireToolDelta, out: &mut VecDeque<Event>) {
+        let position = self.tool_position(&delta);
+        let rng = Arc::clone(&self.rng);
+        let tool = &mut self.tools[position];
+        if tool.id.is_none() {
+            tool.id = delta.id.filter(|id| !id.is_empty());
+        }
+        let (name, arguments) = match delta.function {
+            Some(function) => (function.name, function.arguments),
+            None => (None, None),
+        };
+        if let Some(name) = name {
+            tool.name.push_str(&name);
+        }
+        if !tool.started && !tool.name.is_empty() {
+            Self::start_tool(position, tool, &*rng, out);
+        }
+        if let Some(arguments) = arguments.filter(|arguments| !arguments.is_empty()) {
+            tool.arguments.push_str(&arguments);
+            if tool.started {
+                out.push_back(Event::ToolCallDelta {
+                    index: position,
+                    arguments,
+                });
+            }
+        }
+    }
+
+    fn start_tool(
+        position: usize,
+        tool: &mut StreamTool,
+        rng: &dyn Rng,
+        out: &mut VecDeque<Event>,
+    ) {
+        tool.started = true;
+        let id = tool.id.get_or_insert_with(|| mint_id(rng)).clone();
+        out.push_back(Event::ToolCallStart {
+            index: position,
+            id,
+            name: tool.name.clone(),
+        });
+        // Arguments that arrived before the name are sent now, in one piece.
+        if !tool.arguments.is_empty() {
+            out.push_back(Event::ToolCallDelta {
+                index: position,
+                arguments: tool.arguments.clone(),
+            });
+        }
+    }
+
+    fn finish(&mut self, out: &mut VecDeque<Event>) -> Result<()> {
+        if !self.started {
+            self.emit_start(None, None, out);
+        }
+        for (position, tool) in self.tools.iter_mut().enumerate() {
+            if !tool.started {
+                Self::start_tool(position, tool, &*self.rng, out);
+            }
+            let id = tool.id.clone().unwrap_or_default();
+            let input = parse_arguments(&id, &tool.name, &tool.arguments)?;
+            out.push_back(Event::ToolCallEnd {
+                index: position,
+                input,
+            });
+        }
+        if let Some(usage) = self.usage {
+            out.push_back(Event::Usage(usage));
+        }
+        out.push_back(Event::Stop {
+            reason: stop_reason(
+                self.finish_reason.as_deref(),
+                !self.tools.is_empty(),
+                self.refused,
+            ),
+        });
+        Ok(())
+    }
+
+    fn emit_start(&mut self, id: Option<String>, model: Option<String>, out: &mut VecDeque<Event>) {
+        self.started = true;
+        out.push_back(Event::Start {
+            id,
+            model: model.unwrap_or_default(),
+            request_id: self.headers.get("x-request-id").cloned(),
+            headers: std::mem::take(&mut self.headers),
+        });
+    }
+}
+
+impl StreamParser for OpenAiStream {
+    fn on_event(&mut self, event: SseEvent, out: &mut VecDeque<Event>) -> Result<bool> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.finish(out)?;
+            return Ok(true);
+        }
+        let value: Value = serde_json::from_str(data).map_err(|err| {
+            Error::invalid_response(
+                self.provider,
+                format!("stream data is not json ({err}): {}", body_excerpt(data)),
+            )
+        })?;
+        if let Some(error) = WireError::from_body(&value).filter(|_| !value["error"].is_null()) {
+            return Err(typed_error(
+                self.provider,
+                None,
+                error,
+                &RetryHints::default(),
+            ));
+        }
+        let chunk = WireChunk::deserialize(&value).map_err(|err| {
+            Error::invalid_response(
+                self.provider,
+                format!(
+                    "stream chunk is not a completion chunk ({err}): {}",
+                    body_excerpt(data)
+                ),
+            )
+        })?;
+        if !self.started {
+            self.emit_start(chunk.id, chunk.model, out);
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage.to_usage());
+        }
+        let Some(choice) = chunk.choices.and_then(|choices| choices.into_iter().next()) else {
+            return Ok(false);
+        };
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.reasoning_content.filter(|text| !text.is_empty()) {
+                out.push_back(Event::ThinkingDelta { text });
+            }
+            if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
+                out.push_back(Event::TextDelta { text });
+            }
+            if let Some(text) = delta.refusal.filter(|text| !text.is_empty()) {
+                self.refused = true;
+                out.push_back(Event::TextDelta { text });
+            }
+            for tool_delta in delta.tool_calls.unwrap_or_default() {
+                self.on_tool_delta(tool_delta, out);
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason);
+        }
+        Ok(false)
+    }
+
+    fn on_eof(&mut self, out: &mut VecDeque<Event>) -> Result<()> {
+        // Some servers close after the last chunk without `[DONE]`; a finish reason says
+        // the answer itself was complete.
+        if self.finish_reason.is_some() {
+            return self.finish(out);
+        }
+        Err(Error::StreamInterrupted {
+            provider: self.provider,
+            details: "the connection closed before a finish reason or [DONE]".to_owned(),
+        })
+    }
+}

@@ -1,0 +1,326 @@
+//! The provider-neutral request and response: what every caller builds and reads.
+//!
+//! These types derive serde because they cross boundaries: `merkle llm complete --request`
+//! reads a [`Request`] from JSON, `--json` prints a [`Response`], and the simulator records
+//! both. Their JSON shape is ours (close to Anthropic's), not any provider's wire format; the
+//! providers translate in their own modules.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One call to a model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Request {
+    /// Model name as the provider spells it. Empty means the client's default model.
+    pub model: String,
+    pub system: Option<String>,
+    pub messages: Vec<Message>,
+    pub tools: Vec<Tool>,
+    pub tool_choice: Option<ToolChoice>,
+    /// Extended thinking; `None` leaves it off. Only Anthropic takes a token budget; for
+    /// OpenAI reasoning models set `reasoning_effort` through `extra`.
+    pub thinking: Option<Thinking>,
+    /// Upper bound on output tokens; 0 means the client's default (4096).
+    pub max_tokens: u32,
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub stop_sequences: Vec<String>,
+    /// Free-form metadata. The key `user_id` is sent as Anthropic's `metadata.user_id` and as
+    /// OpenAI's `user`; other keys stay local (for logs and recordings), since providers
+    /// reject metadata they do not know. Use `extra` to send provider fields.
+    pub metadata: BTreeMap<String, String>,
+    /// Provider-specific top-level fields merged into the wire body last, so they may add or
+    /// override anything (e.g. an `allowed_tools` tool choice, `reasoning_effort`, `top_k`).
+    /// This keeps provider features expressible without widening the common types.
+    pub extra: BTreeMap<String, Value>,
+}
+
+impl Request {
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Appends a user message holding one text block.
+    pub fn user(mut self, text: impl Into<String>) -> Self {
+        self.messages.push(Message::user(text));
+        self
+    }
+
+    pub fn system(mut self, text: impl Into<String>) -> Self {
+        self.system = Some(text.into());
+        self
+    }
+
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: vec![ContentBlock::text(text)],
+        }
+    }
+
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: vec![ContentBlock::text(text)],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    Text {
+        text: String,
+    },
+    Image {
+        source: ImageSource,
+    },
+    ToolUse(ToolCall),
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+    /// Model reasoning. The signature must be passed back unchanged with the next request.
+    Thinking {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Reasoning the provider encrypted; passed back unchanged like a signature.
+    RedactedThinking {
+        data: String,
+    },
+}
+
+impl ContentBlock {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ImageSource {
+    Base64 { media_type: String, data: String },
+    Url { url: String },
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// JSON schema of the tool's input object.
+    pub input_schema: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides whether to call a tool.
+    Auto,
+    /// The model must call some tool (OpenAI: `required`).
+    Any,
+    /// The model must not call a tool.
+    None,
+    /// The model must call this tool.
+    Tool { name: String },
+}
+
+/// Extended thinking with a budget of reasoning tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Thinking {
+    pub budget_tokens: u32,
+}
+
+/// A tool call the model made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum StopReason {
+    #[default]
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    StopSequence,
+    Refusal,
+    PauseTurn,
+    Other(String),
+}
+
+impl StopReason {
+    /// Reads Anthropic's spelling, which is also ours.
+    pub fn parse(value: &str) -> Self {
+        match value {
+            "end_turn" => Self::EndTurn,
+            "tool_use" => Self::ToolUse,
+            "max_tokens" => Self::MaxTokens,
+            "stop_sequence" => Self::StopSequence,
+            "refusal" => Self::Refusal,
+            "pause_turn" => Self::PauseTurn,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::ToolUse => "tool_use",
+            Self::MaxTokens => "max_tokens",
+            Self::StopSequence => "stop_sequence",
+            Self::Refusal => "refusal",
+            Self::PauseTurn => "pause_turn",
+            Self::Other(other) => other,
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<String> for StopReason {
+    fn from(value: String) -> Self {
+        Self::parse(&value)
+    }
+}
+
+impl From<StopReason> for String {
+    fn from(value: StopReason) -> Self {
+        value.as_str().to_owned()
+    }
+}
+
+/// Token counts of one response, or summed over many.
+///
+/// `input_tokens` counts only uncached input, as Anthropic does; OpenAI's `prompt_tokens`
+/// includes cached tokens, so the OpenAI provider subtracts them. `reasoning_tokens` is a
+/// part of `output_tokens`, not an addition to it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.input_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+            + self.output_tokens
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Self) {
+        self.input_tokens += rhs.input_tokens;
+        self.output_tokens += rhs.output_tokens;
+        self.cache_creation_input_tokens += rhs.cache_creation_input_tokens;
+        self.cache_read_input_tokens += rhs.cache_read_input_tokens;
+        self.reasoning_tokens += rhs.reasoning_tokens;
+    }
+}
+
+/// A model's complete answer, the same whether it came from `complete` or a collected stream.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Response {
+    /// The answer's blocks in the order the model produced them: thinking, text and tool
+    /// calls. [`Response::into_message`] passes them back unchanged.
+    pub content: Vec<ContentBlock>,
+    pub stop_reason: StopReason,
+    pub usage: Usage,
+    pub model: String,
+    /// The provider's id for this message (`msg_...`, `chatcmpl-...`).
+    pub id: Option<String>,
+    /// The provider's id for the HTTP request (`request-id` / `x-request-id`), for support.
+    pub request_id: Option<String>,
+    /// Response headers of interest: rate-limit state, request ids, retry hints.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl Response {
+    /// All text blocks, concatenated.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn tool_calls(&self) -> Vec<&ToolCall> {
+        self.content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::ToolUse(call) => Some(call),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// All thinking text, concatenated; signatures stay in [`Response::content`].
+    pub fn thinking(&self) -> Option<String> {
+        let mut out: Option<String> = None;
+        for block in &self.content {
+            if let ContentBlock::Thinking { text, .. } = block {
+                out.get_or_insert_with(String::new).push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The assistant message to append to the conversation for the next request.
+    pub fn into_message(self) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: self.content,
+        }
+    }
+}

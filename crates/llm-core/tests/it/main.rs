@@ -1,0 +1,9 @@
+//! Integration tests of llm-core through its public interface, against a loopback server.
+
+mod anthropic;
+mod openai;
+mod server;
+mod sse;
+mod support;
+mod transport;
+mod types;
