@@ -1,5 +1,32 @@
 //! Bounded, deterministic context views over merkle-store frames, bottom-up branch synthesis and
 //! incremental regeneration.
 //!
-//! The crate owns the policies (selection, ordering, synthesis); it does no IO of its own beyond
-//! the store's API and knows nothing of LLM providers.
+//! The crate owns the policies (selection, ordering, synthesis, staleness); it does no IO of its
+//! own beyond the store's API and knows nothing of LLM providers: an LLM-backed synthesizer or
+//! producer plugs in through [`SynthesisPolicy`] or [`FrameProducer`], implemented higher up.
+//!
+//! - [`get_node`] composes a [`ContextView`]: read-only, bounded, the same result every run.
+//! - [`synthesize`] / [`synthesize_recursive`] write directory frames from children's heads,
+//!   only when called.
+//! - [`regenerate`] recomputes exactly the frames whose basis changed, bottom-up, with early
+//!   cutoff, within a declared scope.
+pub mod error;
+pub mod regenerate;
+pub mod synthesis;
+pub mod view;
+pub mod views_file;
+
+pub use error::{Error, Result};
+pub use regenerate::{
+    FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
+    invalidate, produce, regenerate, stale_frames, staleness,
+};
+pub use synthesis::{
+    ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,
+    Synthesized, synthesize, synthesize_recursive,
+};
+pub use view::{
+    Candidate, ComposedFrame, ContextView, Filters, FrameScorer, NodeContext, Ordering, Source,
+    SourceKind, get_node,
+};
+pub use views_file::ViewsFile;

@@ -1,0 +1,34 @@
+//! The context crate's error type.
+
+/// Errors from composing views, synthesizing and regenerating frames.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error(transparent)]
+    Store(#[from] merkle_store::Error),
+    #[error("{path:?} is not a directory: only directories are synthesized")]
+    NotADirectory { path: String },
+    #[error("no view named {name:?} (known: {known})")]
+    NoSuchView { name: String, known: String },
+    #[error("invalid views file {file}: {message}")]
+    ViewsFile { file: String, message: String },
+    #[error("invalid view {view:?}: {message}")]
+    InvalidView { view: String, message: String },
+    #[error("no producer for frame type {frame_type:?} on {path:?}")]
+    NoProducer { frame_type: String, path: String },
+    #[error("producer {producer} failed on {path:?}: {message}")]
+    Producer {
+        producer: String,
+        path: String,
+        message: String,
+    },
+    #[error("synthesis policy {policy} failed on {path:?}: {message}")]
+    Policy {
+        policy: String,
+        path: String,
+        message: String,
+    },
+}
+
+/// The context crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,489 @@
+//! Incremental regeneration: recompute exactly the frames whose inputs changed.
+//!
+//! Frames follow a path across versions of its node (the store's path heads). The latest frame
+//! of a type at a path is **stale** when the basis it would have now differs from its stored
+//! one: for a file, the file's node changed (its NodeID is the basis); for a synthesized
+//! directory frame, a child's head changed or the directory's node did. It is also stale when
+//! someone [`invalidate`]d it since it was written.
+//!
+//! [`regenerate`] walks its scope bottom-up (children before parents), appends a new frame for
+//! each stale one (old frames stay readable; heads move in the frame's own transaction) and
+//! counts what it did. File frames are recomputed by a [`FrameProducer`]; directory frames by
+//! the synthesis policy recorded in the frame. When a file's content or a directory's inputs
+//! equal those of the previous frame, its content is reused without running the producer or
+//! policy: early cutoff, so an unchanged child costs its ancestors nothing but a copy.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use merkle_store::{Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
+
+use crate::error::{Error, Result};
+use crate::synthesis::{
+    self, Concat, Filter, META_POLICY, Summary, SynthesisPolicy, SynthesisRequest,
+};
+
+/// Produces a file frame's content from the file. Must be deterministic for a given input when
+/// it is to be memoized; an LLM producer from a higher crate implements this too.
+pub trait FrameProducer: Send + Sync {
+    /// A stable id, recorded in the frames it produces.
+    fn id(&self) -> String;
+    /// The content for `node`'s frame, from the node's content.
+    fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// Metadata key: the producer that made a file frame.
+pub const META_PRODUCER: &str = "producer";
+/// Metadata key: hash of (producer id, file content) that the frame was made from.
+pub const META_PRODUCER_INPUT: &str = "producer.input";
+/// The frame type that records invalidations.
+pub const INVALIDATION_TYPE: &str = "merkle.invalidate";
+
+/// A deterministic outline of a file: kind, size, lines, language by extension, and its first
+/// non-empty lines. Needs no model.
+#[derive(Clone, Copy, Debug)]
+pub struct Outline {
+    /// How many leading non-empty lines to keep.
+    pub lines: usize,
+}
+
+impl Default for Outline {
+    fn default() -> Outline {
+        Outline { lines: 8 }
+    }
+}
+
+fn language(path: &str) -> &'static str {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
+        "rs" => "Rust",
+        "py" => "Python",
+        "js" | "mjs" | "cjs" => "JavaScript",
+        "ts" | "tsx" => "TypeScript",
+        "go" => "Go",
+        "c" | "h" => "C",
+        "cc" | "cpp" | "hpp" | "cxx" => "C++",
+        "java" => "Java",
+        "md" => "Markdown",
+        "toml" => "TOML",
+        "yaml" | "yml" => "YAML",
+        "json" => "JSON",
+        "sh" => "shell",
+        _ => "text",
+    }
+}
+
+impl FrameProducer for Outline {
+    fn id(&self) -> String {
+        format!("outline:{}", self.lines)
+    }
+
+    fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String> {
+        if node.kind == NodeKind::Symlink {
+            return Ok(format!(
+                "{}: symlink to {}\n",
+                node.path,
+                String::from_utf8_lossy(content)
+            )
+            .into_bytes());
+        }
+        let Ok(text) = std::str::from_utf8(content) else {
+            return Ok(format!("{}: binary, {} bytes\n", node.path, content.len()).into_bytes());
+        };
+        let mut out = format!(
+            "{}: {}, {} bytes, {} lines\n",
+            node.path,
+            language(&node.path),
+            content.len(),
+            text.lines().count()
+        );
+        for line in text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(self.lines)
+        {
+            out.push_str("  ");
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// Producers by frame type, with an optional fallback for every other type.
+#[derive(Clone, Default)]
+pub struct Producers {
+    by_type: BTreeMap<String, Arc<dyn FrameProducer>>,
+    fallback: Option<Arc<dyn FrameProducer>>,
+}
+
+impl Producers {
+    /// Uses `producer` for frames of `frame_type`.
+    pub fn with(mut self, frame_type: &str, producer: Arc<dyn FrameProducer>) -> Producers {
+        self.by_type.insert(frame_type.to_owned(), producer);
+        self
+    }
+
+    /// Uses `producer` for every type without its own.
+    pub fn with_fallback(mut self, producer: Arc<dyn FrameProducer>) -> Producers {
+        self.fallback = Some(producer);
+        self
+    }
+
+    /// The producer for a frame type.
+    pub fn get(&self, frame_type: &str) -> Option<&Arc<dyn FrameProducer>> {
+        self.by_type.get(frame_type).or(self.fallback.as_ref())
+    }
+}
+
+/// The built-in synthesis policy a recorded policy id names (`concat`, `summary:L:B`,
+/// `filter:contains:TEXT`).
+pub fn builtin_policy(id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
+    if id == "concat" {
+        return Some(Arc::new(Concat));
+    }
+    if let Some(rest) = id.strip_prefix("summary:") {
+        let (l, b) = rest.split_once(':')?;
+        return Some(Arc::new(Summary {
+            lines_per_child: l.parse().ok()?,
+            max_bytes: b.parse().ok()?,
+        }));
+    }
+    if let Some(needle) = id.strip_prefix("filter:contains:") {
+        return Some(Arc::new(Filter::containing(needle)));
+    }
+    None
+}
+
+/// Which paths a regeneration covers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegenerateScope {
+    /// Also every descendant of the path.
+    pub recursive: bool,
+    /// Also this many ancestors (propagation boundary); `None`: none.
+    pub up: Option<usize>,
+}
+
+/// How to regenerate.
+#[derive(Clone)]
+pub struct RegenerateRequest<'a> {
+    /// What to cover.
+    pub scope: RegenerateScope,
+    /// Producers for file frames.
+    pub producers: &'a Producers,
+    /// Extra synthesis policies by id, beside the built-in ones.
+    pub policies: &'a BTreeMap<String, Arc<dyn SynthesisPolicy>>,
+    /// `created_at` for new frames.
+    pub now_ms: u64,
+}
+
+/// Why a frame is stale.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stale {
+    /// The path of the node.
+    pub path: String,
+    /// The frame type.
+    pub frame_type: String,
+    /// The stale frame (the latest of its type at the path).
+    pub frame_id: Hash,
+    /// Why: `node changed`, `children changed` or `invalidated`.
+    pub reason: &'static str,
+}
+
+/// What one regeneration did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Regenerated {
+    /// New frames whose producer or policy ran: (path, frame type, frame id).
+    pub regenerated: Vec<(String, String, Hash)>,
+    /// New frames whose content was reused because their inputs were unchanged (early cutoff).
+    pub reused: Vec<(String, String, Hash)>,
+    /// Frames in scope that were not stale.
+    pub unchanged: usize,
+    /// Stale frames that could not be regenerated, with why.
+    pub skipped: Vec<String>,
+}
+
+/// The current heads at a path worth checking: every type but invalidation records.
+fn frames_at(store: &Store, path: &str) -> Result<Vec<Frame>> {
+    Ok(store
+        .path_heads(path)?
+        .into_iter()
+        .filter(|f| f.frame_type != INVALIDATION_TYPE)
+        .collect())
+}
+
+/// Whether an invalidation newer than `frame` names its type.
+fn invalidated(store: &Store, path: &str, frame: &Frame) -> Result<bool> {
+    Ok(store
+        .path_head(path, INVALIDATION_TYPE)?
+        .is_some_and(|inv| {
+            inv.seq > frame.seq
+                && inv
+                    .text()
+                    .is_some_and(|t| t.lines().any(|l| l == "*" || l == frame.frame_type))
+        }))
+}
+
+fn policy_for(req: &RegenerateRequest<'_>, id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
+    req.policies.get(id).cloned().or_else(|| builtin_policy(id))
+}
+
+/// Whether `frame` (the latest of its type at `node`'s path) is stale, and why.
+pub fn staleness(store: &Store, node: &NodeRecord, frame: &Frame) -> Result<Option<&'static str>> {
+    if invalidated(store, &node.path, frame)? {
+        return Ok(Some("invalidated"));
+    }
+    if node.kind != NodeKind::Dir {
+        return Ok((frame.node_id != node.node_id).then_some("node changed"));
+    }
+    let Some(policy) = frame.metadata.extra.get(META_POLICY) else {
+        // A frame put by hand on a directory: stale when the directory changed.
+        return Ok((frame.node_id != node.node_id).then_some("node changed"));
+    };
+    let children = synthesis::child_frames(store, node, &frame.frame_type)?;
+    let basis = synthesis::synthesis_basis(node, &frame.frame_type, policy, &children);
+    Ok((basis != frame.basis).then_some("children changed"))
+}
+
+/// Every stale frame in the current tree, by path then type.
+pub fn stale_frames(store: &Store) -> Result<Vec<Stale>> {
+    let mut out = Vec::new();
+    let mut nodes = store.list_nodes("", true)?;
+    nodes.insert(
+        0,
+        merkle_store::TreeNode {
+            path: String::new(),
+            kind: NodeKind::Dir,
+            node_id: store.resolve("")?.node_id,
+        },
+    );
+    for n in nodes {
+        let frames = frames_at(store, &n.path)?;
+        if frames.is_empty() {
+            continue;
+        }
+        let Some(rec) = store.node(&n.node_id)? else {
+            continue;
+        };
+        for f in frames {
+            if let Some(reason) = staleness(store, &rec, &f)? {
+                out.push(Stale {
+                    path: n.path.clone(),
+                    frame_type: f.frame_type.clone(),
+                    frame_id: f.frame_id,
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The paths a scope covers, deepest first so children come before parents.
+fn scope_paths(store: &Store, node: &NodeRecord, scope: &RegenerateScope) -> Result<Vec<String>> {
+    let mut paths = vec![node.path.clone()];
+    if scope.recursive && node.kind == NodeKind::Dir {
+        paths.extend(
+            store
+                .list_nodes(&node.path, true)?
+                .into_iter()
+                .map(|n| n.path),
+        );
+    }
+    let mut p = node.path.as_str();
+    for _ in 0..scope.up.unwrap_or(0) {
+        if p.is_empty() {
+            break;
+        }
+        p = p.rsplit_once('/').map_or("", |(parent, _)| parent);
+        paths.push(p.to_owned());
+    }
+    let depth = |s: &str| {
+        if s.is_empty() {
+            0
+        } else {
+            s.matches('/').count() + 1
+        }
+    };
+    paths.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
+    paths.dedup();
+    Ok(paths)
+}
+
+/// Regenerates the stale frames in scope, bottom-up. Re-running with nothing changed writes
+/// nothing.
+pub fn regenerate(
+    store: &Store,
+    node: &NodeRecord,
+    req: &RegenerateRequest<'_>,
+) -> Result<Regenerated> {
+    let mut report = Regenerated::default();
+    for path in scope_paths(store, node, &req.scope)? {
+        let Some(rec) = store.node_at(&path)? else {
+            continue;
+        };
+        for frame in frames_at(store, &path)? {
+            let Some(_) = staleness(store, &rec, &frame)? else {
+                report.unchanged += 1;
+                continue;
+            };
+            let key = (path.clone(), frame.frame_type.clone());
+            match regenerate_one(store, &rec, &frame, req) {
+                Ok(Some((id, true))) => report.regenerated.push((key.0, key.1, id)),
+                Ok(Some((id, false))) => report.reused.push((key.0, key.1, id)),
+                Ok(None) => {}
+                Err(e) => report
+                    .skipped
+                    .push(format!("{path:?} {}: {e}", frame.frame_type)),
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Appends the replacement of one stale frame; returns its id and whether work ran.
+fn regenerate_one(
+    store: &Store,
+    rec: &NodeRecord,
+    old: &Frame,
+    req: &RegenerateRequest<'_>,
+) -> Result<Option<(Hash, bool)>> {
+    if let Some(policy_id) = old
+        .metadata
+        .extra
+        .get(META_POLICY)
+        .filter(|_| rec.kind == NodeKind::Dir)
+    {
+        let policy = policy_for(req, policy_id).ok_or_else(|| Error::Policy {
+            policy: policy_id.clone(),
+            path: rec.path.clone(),
+            message: "no such policy is registered".to_owned(),
+        })?;
+        let done = synthesis::synthesize(
+            store,
+            rec,
+            &SynthesisRequest {
+                frame_type: &old.frame_type,
+                agent: &old.agent_id,
+                policy: policy.as_ref(),
+                now_ms: req.now_ms,
+            },
+        )?;
+        return Ok(Some((done.frame_id, done.policy_ran)));
+    }
+    if rec.kind == NodeKind::Dir {
+        return Err(Error::NoProducer {
+            frame_type: old.frame_type.clone(),
+            path: rec.path.clone(),
+        });
+    }
+    let producer = req
+        .producers
+        .get(&old.frame_type)
+        .ok_or_else(|| Error::NoProducer {
+            frame_type: old.frame_type.clone(),
+            path: rec.path.clone(),
+        })?;
+    store.authorize(&old.agent_id, "put frames", Role::can_write)?;
+    let content = store.read_content(rec)?;
+    let input = {
+        let mut h = blake3::Hasher::new();
+        h.update(producer.id().as_bytes());
+        h.update(&[0]);
+        h.update(&content);
+        h.finalize().to_hex().to_string()
+    };
+    let reusable = old.metadata.extra.get(META_PRODUCER_INPUT) == Some(&input);
+    let (new_content, ran) = if reusable {
+        (old.content.clone(), false)
+    } else {
+        let c = producer
+            .produce(rec, &content)
+            .map_err(|message| Error::Producer {
+                producer: producer.id(),
+                path: rec.path.clone(),
+                message,
+            })?;
+        (c, true)
+    };
+    let mut frame = NewFrame::new(rec.node_id, &old.frame_type, &old.agent_id, new_content);
+    frame.metadata.created_at_ms = req.now_ms;
+    frame
+        .metadata
+        .extra
+        .insert(META_PRODUCER.to_owned(), producer.id());
+    frame
+        .metadata
+        .extra
+        .insert(META_PRODUCER_INPUT.to_owned(), input);
+    let put = store.put_frame(frame)?;
+    Ok(Some((put.frame_id, ran)))
+}
+
+/// Produces a file frame for the first time (or again), recording its producer so that
+/// `regenerate` can redo it.
+pub fn produce(
+    store: &Store,
+    rec: &NodeRecord,
+    frame_type: &str,
+    agent: &str,
+    producer: &dyn FrameProducer,
+    now_ms: u64,
+) -> Result<Hash> {
+    store.authorize(agent, "put frames", Role::can_write)?;
+    let content = store.read_content(rec)?;
+    let mut h = blake3::Hasher::new();
+    h.update(producer.id().as_bytes());
+    h.update(&[0]);
+    h.update(&content);
+    let input = h.finalize().to_hex().to_string();
+    let body = producer
+        .produce(rec, &content)
+        .map_err(|message| Error::Producer {
+            producer: producer.id(),
+            path: rec.path.clone(),
+            message,
+        })?;
+    let mut frame = NewFrame::new(rec.node_id, frame_type, agent, body);
+    frame.metadata.created_at_ms = now_ms;
+    frame
+        .metadata
+        .extra
+        .insert(META_PRODUCER.to_owned(), producer.id());
+    frame
+        .metadata
+        .extra
+        .insert(META_PRODUCER_INPUT.to_owned(), input);
+    Ok(store.put_frame(frame)?.frame_id)
+}
+
+/// Marks the frames of `frame_types` (`*`: all) at `node` stale, append-only: the record is a
+/// frame of type `merkle.invalidate` whose basis covers the heads it invalidates, so the next
+/// `regenerate` recomputes them.
+pub fn invalidate(
+    store: &Store,
+    node: &NodeRecord,
+    frame_types: &[String],
+    agent: &str,
+    now_ms: u64,
+) -> Result<Hash> {
+    let heads = frames_at(store, &node.path)?;
+    let mut h = blake3::Hasher::new();
+    h.update(b"merkle/v1 invalidate");
+    h.update(&node.node_id.0);
+    for f in &heads {
+        h.update(&f.frame_id.0);
+    }
+    let mut types: Vec<&str> = frame_types.iter().map(String::as_str).collect();
+    if types.is_empty() {
+        types.push("*");
+    }
+    let mut frame = NewFrame::new(
+        node.node_id,
+        INVALIDATION_TYPE,
+        agent,
+        format!("{}\n", types.join("\n")).into_bytes(),
+    );
+    frame.basis = Some(Hash(*h.finalize().as_bytes()));
+    frame.metadata.created_at_ms = now_ms;
+    Ok(store.put_frame(frame)?.frame_id)
+}

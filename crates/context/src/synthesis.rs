@@ -1,0 +1,389 @@
+//! Branch synthesis: a directory's frame of a type, derived from its children's head frames of
+//! that type. Explicit only: nothing else in this crate or the store synthesizes.
+//!
+//! The basis of a synthesized frame is a hash of (directory NodeID, frame type, policy id, the
+//! ordered child FrameIDs), so a change in any child's head changes the parent's basis, and two
+//! directories never share a basis. Children's frames are ordered by (NodeID, FrameID).
+//!
+//! The frame's metadata also records `inputs`: a hash of the children's names and frame
+//! contents that ignores their NodeIDs. When a directory is regenerated and its inputs equal
+//! the previous frame's, the previous content is reused without running the policy (early
+//! cutoff: an unchanged child summary costs nothing upstream).
+use std::sync::Arc;
+
+use merkle_store::{Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
+
+use crate::error::{Error, Result};
+
+/// One child frame that goes into a synthesis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildFrame {
+    /// The child's workspace path.
+    pub path: String,
+    /// The child's kind.
+    pub kind: NodeKind,
+    /// The child's head frame.
+    pub frame: Frame,
+}
+
+/// What a policy is given.
+#[derive(Debug)]
+pub struct SynthesisInput<'a> {
+    /// The directory.
+    pub dir: &'a NodeRecord,
+    /// The frame type being synthesized (`*` for every type).
+    pub frame_type: &'a str,
+    /// The children's head frames, in (NodeID, FrameID) order.
+    pub children: &'a [ChildFrame],
+}
+
+/// Turns children's frames into a directory's content. Must be deterministic: the same input
+/// gives the same bytes. An LLM-backed policy from a higher crate implements this too.
+pub trait SynthesisPolicy: Send + Sync {
+    /// A stable id: part of the frame's basis, so a different policy gives a different frame.
+    fn id(&self) -> String;
+    /// The content for the directory's frame.
+    fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String>;
+}
+
+fn header(child: &ChildFrame) -> String {
+    let slash = if child.kind == NodeKind::Dir { "/" } else { "" };
+    format!("## {}{slash} ({})\n", child.path, child.frame.frame_type)
+}
+
+fn text(frame: &Frame) -> std::borrow::Cow<'_, str> {
+    match frame.text() {
+        Some(t) => std::borrow::Cow::Borrowed(t),
+        None => {
+            std::borrow::Cow::Owned(format!("({} bytes of binary content)", frame.content.len()))
+        }
+    }
+}
+
+/// Every child's content under a header naming the child.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Concat;
+
+impl SynthesisPolicy for Concat {
+    fn id(&self) -> String {
+        "concat".to_owned()
+    }
+
+    fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
+        let mut out = String::new();
+        for (i, c) in input.children.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&header(c));
+            let body = text(&c.frame);
+            out.push_str(&body);
+            if !body.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// A deterministic extractive summary: the first non-empty lines of each child, bounded per
+/// child and in total, with a visible marker where anything was cut.
+#[derive(Clone, Copy, Debug)]
+pub struct Summary {
+    /// Lines kept per child.
+    pub lines_per_child: usize,
+    /// Bytes kept in total.
+    pub max_bytes: usize,
+}
+
+impl Default for Summary {
+    fn default() -> Summary {
+        Summary {
+            lines_per_child: 3,
+            max_bytes: 4096,
+        }
+    }
+}
+
+impl SynthesisPolicy for Summary {
+    fn id(&self) -> String {
+        format!("summary:{}:{}", self.lines_per_child, self.max_bytes)
+    }
+
+    fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
+        let mut out = String::new();
+        for (i, c) in input.children.iter().enumerate() {
+            let body = text(&c.frame);
+            let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
+            let mut part = header(c);
+            for l in lines.iter().take(self.lines_per_child) {
+                part.push_str(l.trim_end());
+                part.push('\n');
+            }
+            if lines.len() > self.lines_per_child {
+                part.push_str(&format!(
+                    "[... {} more lines]\n",
+                    lines.len() - self.lines_per_child
+                ));
+            }
+            if out.len() + part.len() > self.max_bytes {
+                out.push_str(&format!(
+                    "[... {} more children cut at {} bytes]\n",
+                    input.children.len() - i,
+                    self.max_bytes
+                ));
+                break;
+            }
+            out.push_str(&part);
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// Keeps the children a predicate accepts, then concatenates them.
+#[derive(Clone)]
+pub struct Filter {
+    /// Names the predicate in the policy id; two filters with the same name must agree.
+    pub name: String,
+    /// Which child frames to keep.
+    pub keep: Arc<dyn Fn(&ChildFrame) -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter").field("name", &self.name).finish()
+    }
+}
+
+impl Filter {
+    /// Keeps child frames whose content contains `needle`.
+    pub fn containing(needle: &str) -> Filter {
+        let n = needle.to_owned();
+        Filter {
+            name: format!("contains:{needle}"),
+            keep: Arc::new(move |c| text(&c.frame).contains(&n)),
+        }
+    }
+}
+
+impl SynthesisPolicy for Filter {
+    fn id(&self) -> String {
+        format!("filter:{}", self.name)
+    }
+
+    fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
+        let kept: Vec<ChildFrame> = input
+            .children
+            .iter()
+            .filter(|c| (self.keep)(c))
+            .cloned()
+            .collect();
+        Concat.synthesize(&SynthesisInput {
+            children: &kept,
+            ..*input
+        })
+    }
+}
+
+/// The children's head frames that feed a synthesis, in (NodeID, FrameID) order.
+pub fn child_frames(store: &Store, dir: &NodeRecord, frame_type: &str) -> Result<Vec<ChildFrame>> {
+    if dir.kind != NodeKind::Dir {
+        return Err(Error::NotADirectory {
+            path: dir.path.clone(),
+        });
+    }
+    let mut out = Vec::new();
+    for child in &dir.children {
+        let heads = if frame_type == "*" {
+            store.heads(&child.node_id)?
+        } else {
+            store
+                .head(&child.node_id, frame_type)?
+                .into_iter()
+                .collect()
+        };
+        for frame in heads {
+            out.push(ChildFrame {
+                path: dir.child_path(&child.name),
+                kind: child.kind,
+                frame,
+            });
+        }
+    }
+    out.sort_by_key(|c| (c.frame.node_id, c.frame.frame_id));
+    Ok(out)
+}
+
+/// The basis of a directory's synthesized frame.
+pub fn synthesis_basis(
+    dir: &NodeRecord,
+    frame_type: &str,
+    policy_id: &str,
+    children: &[ChildFrame],
+) -> Hash {
+    let mut h = blake3::Hasher::new();
+    let mut field = |b: &[u8]| {
+        h.update(&(b.len() as u64).to_le_bytes());
+        h.update(b);
+    };
+    field(b"merkle/v1");
+    field(b"synthesis");
+    field(&dir.node_id.0);
+    field(frame_type.as_bytes());
+    field(policy_id.as_bytes());
+    for c in children {
+        field(&c.frame.frame_id.0);
+    }
+    Hash(*h.finalize().as_bytes())
+}
+
+/// A hash of what the policy reads, independent of NodeIDs: children's names, frame types and
+/// contents, with the policy and type. Equal inputs give equal content.
+pub fn synthesis_inputs(
+    dir: &NodeRecord,
+    frame_type: &str,
+    policy_id: &str,
+    children: &[ChildFrame],
+) -> Hash {
+    let mut h = blake3::Hasher::new();
+    let mut field = |b: &[u8]| {
+        h.update(&(b.len() as u64).to_le_bytes());
+        h.update(b);
+    };
+    field(b"merkle/v1");
+    field(b"synthesis-inputs");
+    field(dir.path.as_bytes());
+    field(frame_type.as_bytes());
+    field(policy_id.as_bytes());
+    let mut named: Vec<&ChildFrame> = children.iter().collect();
+    named.sort_by(|a, b| {
+        (a.path.as_bytes(), &a.frame.frame_type).cmp(&(b.path.as_bytes(), &b.frame.frame_type))
+    });
+    for c in named {
+        field(c.path.as_bytes());
+        field(c.frame.frame_type.as_bytes());
+        field(c.frame.agent_id.as_bytes());
+        field(&c.frame.content);
+    }
+    Hash(*h.finalize().as_bytes())
+}
+
+/// Metadata keys a synthesized frame carries.
+pub const META_POLICY: &str = "synthesis.policy";
+/// See [`synthesis_inputs`].
+pub const META_INPUTS: &str = "synthesis.inputs";
+/// How many child frames went in.
+pub const META_CHILDREN: &str = "synthesis.children";
+
+/// What one synthesis wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Synthesized {
+    /// The directory's path.
+    pub path: String,
+    /// The frame type written (`*` synthesizes under the type `*`).
+    pub frame_type: String,
+    /// The frame.
+    pub frame_id: Hash,
+    /// Whether a new frame was appended (false: an identical frame was already there).
+    pub created: bool,
+    /// Whether the policy ran (false: content reused because the inputs were unchanged).
+    pub policy_ran: bool,
+    /// How many child frames went in.
+    pub children: usize,
+}
+
+/// How to synthesize.
+#[derive(Clone, Copy)]
+pub struct SynthesisRequest<'a> {
+    /// The frame type to collect from children and to write (`*`: every type).
+    pub frame_type: &'a str,
+    /// The agent writing; it must have the synthesis role.
+    pub agent: &'a str,
+    /// The policy.
+    pub policy: &'a dyn SynthesisPolicy,
+    /// Milliseconds since the epoch for the frame's `created_at`.
+    pub now_ms: u64,
+}
+
+/// Synthesizes one directory's frame from its children's current heads.
+pub fn synthesize(
+    store: &Store,
+    dir: &NodeRecord,
+    req: &SynthesisRequest<'_>,
+) -> Result<Synthesized> {
+    store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
+    let children = child_frames(store, dir, req.frame_type)?;
+    let policy_id = req.policy.id();
+    let basis = synthesis_basis(dir, req.frame_type, &policy_id, &children);
+    let inputs = synthesis_inputs(dir, req.frame_type, &policy_id, &children).to_hex();
+    // Early cutoff: the latest frame of this type at this path, on any version of the
+    // directory, already holds the content for these inputs.
+    let reusable = store
+        .path_head(&dir.path, req.frame_type)?
+        .filter(|f| f.metadata.extra.get(META_INPUTS) == Some(&inputs) && f.agent_id == req.agent);
+    let (content, policy_ran) = match reusable {
+        Some(f) => (f.content, false),
+        None => (
+            req.policy
+                .synthesize(&SynthesisInput {
+                    dir,
+                    frame_type: req.frame_type,
+                    children: &children,
+                })
+                .map_err(|message| Error::Policy {
+                    policy: policy_id.clone(),
+                    path: dir.path.clone(),
+                    message,
+                })?,
+            true,
+        ),
+    };
+    let mut frame = NewFrame::new(dir.node_id, req.frame_type, req.agent, content);
+    frame.basis = Some(basis);
+    frame.metadata.created_at_ms = req.now_ms;
+    frame
+        .metadata
+        .extra
+        .insert(META_POLICY.to_owned(), policy_id);
+    frame.metadata.extra.insert(META_INPUTS.to_owned(), inputs);
+    frame
+        .metadata
+        .extra
+        .insert(META_CHILDREN.to_owned(), children.len().to_string());
+    let put = store.put_frame(frame)?;
+    Ok(Synthesized {
+        path: dir.path.clone(),
+        frame_type: req.frame_type.to_owned(),
+        frame_id: put.frame_id,
+        created: put.created,
+        policy_ran,
+        children: children.len(),
+    })
+}
+
+/// Synthesizes a whole subtree bottom-up: every directory below `dir` before `dir` itself.
+pub fn synthesize_recursive(
+    store: &Store,
+    dir: &NodeRecord,
+    req: &SynthesisRequest<'_>,
+) -> Result<Vec<Synthesized>> {
+    if dir.kind != NodeKind::Dir {
+        return Err(Error::NotADirectory {
+            path: dir.path.clone(),
+        });
+    }
+    let mut out = Vec::new();
+    for child in &dir.children {
+        if child.kind == NodeKind::Dir {
+            let rec =
+                store
+                    .node(&child.node_id)?
+                    .ok_or_else(|| merkle_store::Error::NoSuchNode {
+                        id: child.node_id.to_hex(),
+                    })?;
+            out.extend(synthesize_recursive(store, &rec, req)?);
+        }
+    }
+    out.push(synthesize(store, dir, req)?);
+    Ok(out)
+}

@@ -1,0 +1,313 @@
+//! `get_node(node, view)`: a bounded, deterministic selection of the frames around a node.
+//!
+//! Composition is read-only: it only calls the store's read API. The same store state and the
+//! same view give the same frames in the same order, every run. Candidates are collected from
+//! the view's sources, filtered, ordered by the view's policy, and cut to `max_frames`; ties in
+//! every policy break on the total order (NodeID, then FrameID), ascending.
+use std::sync::Arc;
+
+use merkle_store::{Frame, NodeId, NodeRecord, Store};
+
+use crate::error::Result;
+
+/// Where candidate frames come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The node itself.
+    Node,
+    /// The node's parent directory.
+    Parent,
+    /// The other children of the node's parent directory.
+    Siblings,
+    /// Listed nodes.
+    Related(Vec<NodeId>),
+}
+
+/// Which source a composed frame came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SourceKind {
+    /// The node itself.
+    Node,
+    /// A related node.
+    Related,
+    /// The parent directory.
+    Parent,
+    /// A sibling.
+    Sibling,
+}
+
+impl SourceKind {
+    /// The source as JSON spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Node => "node",
+            SourceKind::Related => "related",
+            SourceKind::Parent => "parent",
+            SourceKind::Sibling => "sibling",
+        }
+    }
+
+    /// The relevance weight of the source: the node itself counts most.
+    fn weight(self) -> i64 {
+        match self {
+            SourceKind::Node => 4,
+            SourceKind::Related => 3,
+            SourceKind::Parent => 2,
+            SourceKind::Sibling => 1,
+        }
+    }
+}
+
+/// Which candidates to keep. Empty lists keep everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filters {
+    /// Keep only these frame types.
+    pub frame_types: Vec<String>,
+    /// Keep only frames by these agents.
+    pub agents: Vec<String>,
+    /// Keep only frames created at or after this time (ms since the epoch).
+    pub created_from_ms: Option<u64>,
+    /// Keep only frames created before this time (ms since the epoch).
+    pub created_until_ms: Option<u64>,
+    /// Keep only the head frame of each (node, type).
+    pub heads_only: bool,
+}
+
+/// A frame as an ordering policy sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The frame.
+    pub frame: Frame,
+    /// Where it came from.
+    pub source: SourceKind,
+    /// The path of the node it is on.
+    pub path: String,
+    /// Whether it is the head of its (node, type).
+    pub is_head: bool,
+}
+
+/// A pluggable ordering: a deterministic score, higher first.
+pub trait FrameScorer: Send + Sync + std::fmt::Debug {
+    /// The score of a candidate. Must depend only on the candidate.
+    fn score(&self, candidate: &Candidate) -> i64;
+}
+
+/// How candidates are ordered before the bound is applied.
+#[derive(Clone, Debug)]
+pub enum Ordering {
+    /// Newest first (by `created_at`, then by the store's append order).
+    Recency,
+    /// Listed types first, in list order; unlisted types after; then newest first.
+    TypePriority(Vec<String>),
+    /// Listed agents first, in list order; unlisted agents after; then newest first.
+    AgentPriority(Vec<String>),
+    /// The documented relevance score: source weight (node 4, related 3, parent 2, sibling 1),
+    /// then heads before superseded frames, then newest first.
+    Relevance,
+    /// A custom scorer, higher first.
+    Custom(Arc<dyn FrameScorer>),
+}
+
+impl Ordering {
+    /// The policy's name, as views spell it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Ordering::Recency => "recency",
+            Ordering::TypePriority(_) => "type_priority",
+            Ordering::AgentPriority(_) => "agent_priority",
+            Ordering::Relevance => "relevance",
+            Ordering::Custom(_) => "custom",
+        }
+    }
+}
+
+/// What `get_node` selects.
+#[derive(Clone, Debug)]
+pub struct ContextView {
+    /// The hard bound on frames returned.
+    pub max_frames: usize,
+    /// Where candidates come from, in no particular order (ordering decides).
+    pub sources: Vec<Source>,
+    /// Which candidates to keep.
+    pub filters: Filters,
+    /// How to order them.
+    pub ordering: Ordering,
+}
+
+impl Default for ContextView {
+    /// The node's own frames, newest first, at most 20.
+    fn default() -> ContextView {
+        ContextView {
+            max_frames: 20,
+            sources: vec![Source::Node],
+            filters: Filters::default(),
+            ordering: Ordering::Recency,
+        }
+    }
+}
+
+/// A composed frame and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ComposedFrame {
+    /// The frame.
+    pub frame: Frame,
+    /// Its source.
+    pub source: SourceKind,
+    /// The path of the node it is on.
+    pub path: String,
+}
+
+/// The result of `get_node`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeContext {
+    /// The node asked for.
+    pub node: NodeRecord,
+    /// The selected frames, in view order, at most `max_frames`.
+    pub frames: Vec<ComposedFrame>,
+    /// How many candidates passed the filters, before the bound.
+    pub frame_count: usize,
+    /// Sources that could not be read (missing nodes or frames), with why; never fatal.
+    pub skipped: Vec<String>,
+}
+
+/// Composes the view of `node`. Read-only.
+pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<NodeContext> {
+    let mut skipped = Vec::new();
+    let mut sources: Vec<(SourceKind, NodeRecord)> = Vec::new();
+    let parent = if node.path.is_empty() {
+        None
+    } else {
+        let parent_path = node.path.rsplit_once('/').map_or("", |(p, _)| p);
+        match store.node_at(parent_path) {
+            Ok(Some(p)) => Some(p),
+            Ok(None) => {
+                skipped.push(format!("parent {parent_path:?}: not in the last scan"));
+                None
+            }
+            Err(e) => {
+                skipped.push(format!("parent {parent_path:?}: {e}"));
+                None
+            }
+        }
+    };
+    for source in &view.sources {
+        match source {
+            Source::Node => sources.push((SourceKind::Node, node.clone())),
+            Source::Parent => {
+                if let Some(p) = &parent {
+                    sources.push((SourceKind::Parent, p.clone()));
+                }
+            }
+            Source::Siblings => {
+                let Some(p) = &parent else { continue };
+                for child in &p.children {
+                    let path = p.child_path(&child.name);
+                    if path == node.path {
+                        continue;
+                    }
+                    match store.node(&child.node_id) {
+                        Ok(Some(rec)) => sources.push((SourceKind::Sibling, rec)),
+                        Ok(None) => skipped.push(format!(
+                            "sibling {path:?}: node {} is missing",
+                            child.node_id
+                        )),
+                        Err(e) => skipped.push(format!("sibling {path:?}: {e}")),
+                    }
+                }
+            }
+            Source::Related(ids) => {
+                for id in ids {
+                    match store.node(id) {
+                        Ok(Some(rec)) => sources.push((SourceKind::Related, rec)),
+                        Ok(None) => skipped.push(format!("related node {id}: not in the store")),
+                        Err(e) => skipped.push(format!("related node {id}: {e}")),
+                    }
+                }
+            }
+        }
+    }
+    // A node reached through two sources counts once, under its strongest source.
+    sources.sort_by(|a, b| a.1.node_id.cmp(&b.1.node_id).then(a.0.cmp(&b.0)));
+    sources.dedup_by(|b, a| a.1.node_id == b.1.node_id);
+
+    let f = &view.filters;
+    let mut candidates = Vec::new();
+    for (kind, rec) in &sources {
+        let frames = match store.frames_of(&rec.node_id, None) {
+            Ok(frames) => frames,
+            Err(e) => {
+                skipped.push(format!("frames of {:?}: {e}", rec.path));
+                continue;
+            }
+        };
+        let heads: Vec<_> = match store.heads(&rec.node_id) {
+            Ok(h) => h.into_iter().map(|h| h.frame_id).collect(),
+            Err(e) => {
+                skipped.push(format!("heads of {:?}: {e}", rec.path));
+                Vec::new()
+            }
+        };
+        for frame in frames {
+            let is_head = heads.contains(&frame.frame_id);
+            let keep = (f.frame_types.is_empty() || f.frame_types.contains(&frame.frame_type))
+                && (f.agents.is_empty() || f.agents.contains(&frame.agent_id))
+                && f.created_from_ms
+                    .is_none_or(|t| frame.metadata.created_at_ms >= t)
+                && f.created_until_ms
+                    .is_none_or(|t| frame.metadata.created_at_ms < t)
+                && (!f.heads_only || is_head);
+            if keep {
+                candidates.push(Candidate {
+                    frame,
+                    source: *kind,
+                    path: rec.path.clone(),
+                    is_head,
+                });
+            }
+        }
+    }
+    let frame_count = candidates.len();
+    order(&mut candidates, &view.ordering);
+    candidates.truncate(view.max_frames);
+    Ok(NodeContext {
+        node: node.clone(),
+        frames: candidates
+            .into_iter()
+            .map(|c| ComposedFrame {
+                frame: c.frame,
+                source: c.source,
+                path: c.path,
+            })
+            .collect(),
+        frame_count,
+        skipped,
+    })
+}
+
+/// Sorts candidates by the policy; every policy ends on the total order (NodeID, FrameID).
+fn order(candidates: &mut [Candidate], ordering: &Ordering) {
+    use std::cmp::Reverse;
+    let newest = |c: &Candidate| Reverse((c.frame.metadata.created_at_ms, c.frame.seq));
+    let rank = |list: &[String], s: &str| list.iter().position(|x| x == s).unwrap_or(list.len());
+    let tie = |c: &Candidate| (c.frame.node_id, c.frame.frame_id);
+    match ordering {
+        Ordering::Recency => candidates.sort_by_key(|c| (newest(c), tie(c))),
+        Ordering::TypePriority(list) => {
+            candidates.sort_by_key(|c| (rank(list, &c.frame.frame_type), newest(c), tie(c)))
+        }
+        Ordering::AgentPriority(list) => {
+            candidates.sort_by_key(|c| (rank(list, &c.frame.agent_id), newest(c), tie(c)))
+        }
+        Ordering::Relevance => candidates.sort_by_key(|c| {
+            (
+                Reverse(c.source.weight()),
+                Reverse(c.is_head),
+                newest(c),
+                tie(c),
+            )
+        }),
+        Ordering::Custom(scorer) => {
+            candidates.sort_by_cached_key(|c| (Reverse(scorer.score(c)), tie(c)))
+        }
+    }
+}

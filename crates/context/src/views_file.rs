@@ -1,0 +1,164 @@
+//! Named views, saved in a YAML file (by convention `.merkle/views.yaml`) and used as
+//! `merkle get-node PATH --view NAME`.
+//!
+//! ```yaml
+//! views:
+//!   brief:
+//!     max_frames: 5
+//!     sources: [node, parent, siblings]
+//!     related: [docs/design.md]
+//!     types: [summary]
+//!     agents: [alice]
+//!     heads_only: true
+//!     ordering: relevance        # recency | relevance | type_priority | agent_priority
+//!     priority: [summary, notes] # the list for type_priority / agent_priority
+//! ```
+//!
+//! Unknown fields are rejected, not ignored. Parsing is pure: the caller reads the file.
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::view::{ContextView, Filters, Ordering, Source};
+
+/// A parsed views file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ViewsFile {
+    /// Views by name.
+    #[serde(default)]
+    pub views: BTreeMap<String, ViewSpec>,
+}
+
+/// One named view as written in the file; paths are resolved when it is used.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ViewSpec {
+    /// The hard bound on frames [default: 20].
+    pub max_frames: Option<usize>,
+    /// `node`, `parent`, `siblings` [default: node].
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// Related nodes, by workspace path or NodeID.
+    #[serde(default)]
+    pub related: Vec<String>,
+    /// Keep only these frame types.
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// Keep only frames by these agents.
+    #[serde(default)]
+    pub agents: Vec<String>,
+    /// Keep only frames created at or after (ms since the epoch).
+    pub created_from_ms: Option<u64>,
+    /// Keep only frames created before (ms since the epoch).
+    pub created_until_ms: Option<u64>,
+    /// Keep only head frames.
+    #[serde(default)]
+    pub heads_only: bool,
+    /// `recency`, `relevance`, `type_priority`, `agent_priority` [default: recency].
+    pub ordering: Option<String>,
+    /// The priority list of `type_priority` / `agent_priority`.
+    #[serde(default)]
+    pub priority: Vec<String>,
+}
+
+impl ViewsFile {
+    /// Parses a views file; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<ViewsFile> {
+        let parsed: ViewsFile = serde_yaml::from_str(text).map_err(|e| Error::ViewsFile {
+            file: file.to_owned(),
+            message: e.to_string(),
+        })?;
+        for (name, spec) in &parsed.views {
+            // Resolving with no related nodes checks every other field now, not at first use.
+            spec.to_view(name, &mut |_| Ok(merkle_store::Hash([0; 32])))?;
+        }
+        Ok(parsed)
+    }
+
+    /// A view by name.
+    pub fn get(&self, name: &str) -> Result<&ViewSpec> {
+        self.views.get(name).ok_or_else(|| Error::NoSuchView {
+            name: name.to_owned(),
+            known: if self.views.is_empty() {
+                "none".to_owned()
+            } else {
+                self.views.keys().cloned().collect::<Vec<_>>().join(", ")
+            },
+        })
+    }
+}
+
+impl ViewSpec {
+    /// The view, with related paths resolved to NodeIDs by `resolve`.
+    pub fn to_view(
+        &self,
+        name: &str,
+        resolve: &mut dyn FnMut(&str) -> Result<merkle_store::NodeId>,
+    ) -> Result<ContextView> {
+        let bad = |message: String| Error::InvalidView {
+            view: name.to_owned(),
+            message,
+        };
+        let mut sources = Vec::new();
+        for s in &self.sources {
+            sources.push(parse_source(s).ok_or_else(|| {
+                bad(format!(
+                    "unknown source {s:?} (expected node, parent or siblings)"
+                ))
+            })?);
+        }
+        if !self.related.is_empty() {
+            let ids = self
+                .related
+                .iter()
+                .map(|r| resolve(r))
+                .collect::<Result<Vec<_>>>()?;
+            sources.push(Source::Related(ids));
+        }
+        if sources.is_empty() {
+            sources.push(Source::Node);
+        }
+        let ordering = parse_ordering(self.ordering.as_deref().unwrap_or("recency"), &self.priority)
+            .ok_or_else(|| {
+                bad(format!(
+                    "unknown ordering {:?} (expected recency, relevance, type_priority or agent_priority)",
+                    self.ordering.as_deref().unwrap_or_default()
+                ))
+            })?;
+        Ok(ContextView {
+            max_frames: self.max_frames.unwrap_or(ContextView::default().max_frames),
+            sources,
+            filters: Filters {
+                frame_types: self.types.clone(),
+                agents: self.agents.clone(),
+                created_from_ms: self.created_from_ms,
+                created_until_ms: self.created_until_ms,
+                heads_only: self.heads_only,
+            },
+            ordering,
+        })
+    }
+}
+
+/// Parses a source name.
+pub fn parse_source(s: &str) -> Option<Source> {
+    match s {
+        "node" => Some(Source::Node),
+        "parent" => Some(Source::Parent),
+        "siblings" => Some(Source::Siblings),
+        _ => None,
+    }
+}
+
+/// Parses an ordering name with its priority list.
+pub fn parse_ordering(s: &str, priority: &[String]) -> Option<Ordering> {
+    match s {
+        "recency" => Some(Ordering::Recency),
+        "relevance" => Some(Ordering::Relevance),
+        "type_priority" => Some(Ordering::TypePriority(priority.to_vec())),
+        "agent_priority" => Some(Ordering::AgentPriority(priority.to_vec())),
+        _ => None,
+    }
+}
