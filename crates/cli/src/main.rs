@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use merkle_store::{EngineKind, NewFrame, NodeRecord, OpenOptions, Role, ScanOptions, Store};
 
+mod context_cmds;
 mod output;
 
 use output::{Out, frame_json};
@@ -90,11 +91,23 @@ enum Command {
         #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_key_value)]
         meta: Vec<(String, String)>,
     },
-    /// Show a node record (path, kind, NodeID, content hash, children) and its head frames
+    /// Show a node record (path, kind, NodeID, content hash, children) and the frames a view
+    /// selects [default: its head frames]
     GetNode {
         /// A workspace path or a NodeID (a unique hex prefix of 8+ digits)
         node: String,
+        #[command(flatten)]
+        view: context_cmds::ViewArgs,
     },
+    /// Synthesize a directory's frame from its children's head frames (explicit only)
+    Synthesize(context_cmds::SynthesizeArgs),
+    /// Recompute the stale frames in scope (frames whose inputs changed), bottom-up
+    Regenerate(context_cmds::RegenerateArgs),
+    /// Mark a node's frames stale so the next regenerate recomputes them (append-only)
+    Invalidate(context_cmds::InvalidateArgs),
+    /// List or show the named views of .merkle/views.yaml
+    #[command(subcommand)]
+    Views(context_cmds::ViewsCommand),
     /// List every frame on a node, oldest first
     ListFrames {
         /// A workspace path or a NodeID (a unique hex prefix of 8+ digits)
@@ -178,7 +191,7 @@ fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
 /// inside the workspace (as git does), else relative to the root. `..` is resolved lexically
 /// (the path may name a node that is no longer on disk); a path outside the workspace is an
 /// error.
-fn workspace_path(root: &Path, arg: &str) -> Result<String> {
+pub(crate) fn workspace_path(root: &Path, arg: &str) -> Result<String> {
     let p = Path::new(arg);
     let abs = if p.is_absolute() {
         p.to_path_buf()
@@ -212,7 +225,7 @@ fn workspace_path(root: &Path, arg: &str) -> Result<String> {
 }
 
 /// Resolves a node argument: a workspace path, else a NodeID prefix of 8+ hex digits.
-fn resolve(store: &Store, root: &Path, spec: &str) -> Result<NodeRecord> {
+pub(crate) fn resolve(store: &Store, root: &Path, spec: &str) -> Result<NodeRecord> {
     if store.root()?.is_none() {
         return Err(merkle_store::Error::NotScanned.into());
     }
@@ -252,7 +265,8 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Status => {
             let store = open(g, &root, true)?;
             let report = store.status()?;
-            output::status(out, g, &report);
+            let stale = context::stale_frames(&store)?;
+            output::status(out, g, &report, context_cmds::stale_json(&stale));
         }
         Command::Validate => {
             let store = open(g, &root, true)?;
@@ -320,12 +334,26 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                 put.frame_id.to_hex(),
             );
         }
-        Command::GetNode { node } => {
+        Command::GetNode { node, view } => {
             let store = open(g, &root, true)?;
             let rec = resolve(&store, &root, node)?;
-            let heads = store.heads(&rec.node_id)?;
-            output::node_with_frames(out, &rec, &heads);
+            let view = context_cmds::view(&store, &root, view)?;
+            let composed = context::get_node(&store, &rec, &view)?;
+            context_cmds::print_node_context(out, &composed);
         }
+        Command::Synthesize(args) => {
+            let store = open(g, &root, false)?;
+            context_cmds::synthesize(out, &store, &root, args)?;
+        }
+        Command::Regenerate(args) => {
+            let store = open(g, &root, false)?;
+            context_cmds::regenerate(out, &store, &root, args)?;
+        }
+        Command::Invalidate(args) => {
+            let store = open(g, &root, false)?;
+            context_cmds::invalidate(out, &store, &root, args)?;
+        }
+        Command::Views(cmd) => context_cmds::views(out, &root, cmd)?,
         Command::ListFrames { node, frame_type } => {
             let store = open(g, &root, true)?;
             let rec = resolve(&store, &root, node)?;
@@ -368,6 +396,6 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
 }
 
 /// A node path for messages: the root shows as `.`.
-fn display_path(path: &str) -> &str {
+pub(crate) fn display_path(path: &str) -> &str {
     if path.is_empty() { "." } else { path }
 }

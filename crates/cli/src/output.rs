@@ -115,7 +115,7 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
     );
 }
 
-pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport) {
+pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport, stale: (Value, String)) {
     warnings(g, &r.warnings);
     let mut text = format!("root {}\n{} nodes, {} frames", r.root, r.nodes, r.frames);
     if r.changed_on_disk.is_empty() {
@@ -134,17 +134,23 @@ pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport) {
             text.push_str(&format!("\n  {mark} {path}"));
         }
     }
-    out.value(
-        json!({
+    let (stale_json, stale_text) = stale;
+    if !stale_text.is_empty() {
+        text.push('\n');
+        text.push_str(&stale_text);
+    }
+    let mut json = json!({
             "root": r.root.to_hex(),
             "nodes": r.nodes,
             "frames": r.frames,
             "changed_on_disk": r.changed_on_disk.iter().map(|(p, _)| p).collect::<Vec<_>>(),
             "changes": r.changed_on_disk.iter().map(|(p, c)| json!({"path": p, "change": c.as_str()})).collect::<Vec<_>>(),
             "warnings": r.warnings,
-        }),
-        text,
-    );
+    });
+    if let (Some(obj), Value::Object(extra)) = (json.as_object_mut(), stale_json) {
+        obj.extend(extra);
+    }
+    out.value(json, text);
 }
 
 pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {
@@ -240,7 +246,8 @@ pub(crate) fn frame_text(f: &Frame) -> String {
     t
 }
 
-pub(crate) fn node_with_frames(out: &mut Out, n: &NodeRecord, heads: &[Frame]) {
+/// A node record as text: path, kind, ids and children.
+pub(crate) fn node_text(n: &NodeRecord) -> String {
     let mut t = format!(
         "path {}\nkind {}\nnode_id {}\ncontent_hash {}",
         display_path(&n.path),
@@ -263,21 +270,7 @@ pub(crate) fn node_with_frames(out: &mut Out, n: &NodeRecord, heads: &[Frame]) {
             ));
         }
     }
-    if heads.is_empty() {
-        t.push_str("\nno frames");
-    }
-    for f in heads {
-        t.push_str("\n\n");
-        t.push_str(&frame_text(f));
-    }
-    out.value(
-        json!({
-            "node": node_json(n),
-            "frames": heads.iter().map(frame_json).collect::<Vec<_>>(),
-            "frame_count": heads.len(),
-        }),
-        t,
-    );
+    t
 }
 
 pub(crate) fn frames(out: &mut Out, frames: &[Frame]) {

@@ -109,29 +109,36 @@ impl FrameProducer for Outline {
     }
 }
 
-/// Producers by frame type, with an optional fallback for every other type.
+/// Producers by frame type, and by the producer id a frame recorded.
 #[derive(Clone, Default)]
 pub struct Producers {
     by_type: BTreeMap<String, Arc<dyn FrameProducer>>,
-    fallback: Option<Arc<dyn FrameProducer>>,
+    by_id: BTreeMap<String, Arc<dyn FrameProducer>>,
 }
 
 impl Producers {
-    /// Uses `producer` for frames of `frame_type`.
+    /// Uses `producer` for every frame of `frame_type`.
     pub fn with(mut self, frame_type: &str, producer: Arc<dyn FrameProducer>) -> Producers {
         self.by_type.insert(frame_type.to_owned(), producer);
         self
     }
 
-    /// Uses `producer` for every type without its own.
-    pub fn with_fallback(mut self, producer: Arc<dyn FrameProducer>) -> Producers {
-        self.fallback = Some(producer);
+    /// Uses `producer` again for the frames it made (those recording its id).
+    pub fn with_known(mut self, producer: Arc<dyn FrameProducer>) -> Producers {
+        self.by_id.insert(producer.id(), producer);
         self
     }
 
-    /// The producer for a frame type.
-    pub fn get(&self, frame_type: &str) -> Option<&Arc<dyn FrameProducer>> {
-        self.by_type.get(frame_type).or(self.fallback.as_ref())
+    /// The producer that regenerates `frame`: the one for its type, else the one it recorded.
+    /// A frame put by hand with no producer for its type has none: it is never overwritten.
+    pub fn for_frame(&self, frame: &Frame) -> Option<&Arc<dyn FrameProducer>> {
+        self.by_type.get(&frame.frame_type).or_else(|| {
+            frame
+                .metadata
+                .extra
+                .get(META_PRODUCER)
+                .and_then(|id| self.by_id.get(id))
+        })
     }
 }
 
@@ -247,27 +254,14 @@ pub fn staleness(store: &Store, node: &NodeRecord, frame: &Frame) -> Result<Opti
 /// Every stale frame in the current tree, by path then type.
 pub fn stale_frames(store: &Store) -> Result<Vec<Stale>> {
     let mut out = Vec::new();
-    let mut nodes = store.list_nodes("", true)?;
-    nodes.insert(
-        0,
-        merkle_store::TreeNode {
-            path: String::new(),
-            kind: NodeKind::Dir,
-            node_id: store.resolve("")?.node_id,
-        },
-    );
-    for n in nodes {
-        let frames = frames_at(store, &n.path)?;
-        if frames.is_empty() {
-            continue;
-        }
-        let Some(rec) = store.node(&n.node_id)? else {
+    for path in store.paths_with_frames()? {
+        let Some(rec) = store.node_at(&path)? else {
             continue;
         };
-        for f in frames {
+        for f in frames_at(store, &path)? {
             if let Some(reason) = staleness(store, &rec, &f)? {
                 out.push(Stale {
-                    path: n.path.clone(),
+                    path: path.clone(),
                     frame_type: f.frame_type.clone(),
                     frame_id: f.frame_id,
                     reason,
@@ -378,7 +372,7 @@ fn regenerate_one(
     }
     let producer = req
         .producers
-        .get(&old.frame_type)
+        .for_frame(old)
         .ok_or_else(|| Error::NoProducer {
             frame_type: old.frame_type.clone(),
             path: rec.path.clone(),

@@ -192,19 +192,23 @@ pub fn child_frames(store: &Store, dir: &NodeRecord, frame_type: &str) -> Result
             path: dir.path.clone(),
         });
     }
+    // A child's head is the latest frame at its path, on whichever version of the child it was
+    // put: a child edited but not yet regenerated still contributes its last known context
+    // (and `status` reports it stale) rather than silently dropping out of its parent.
     let mut out = Vec::new();
     for child in &dir.children {
+        let path = dir.child_path(&child.name);
         let heads = if frame_type == "*" {
-            store.heads(&child.node_id)?
+            store.path_heads(&path)?
         } else {
-            store
-                .head(&child.node_id, frame_type)?
-                .into_iter()
-                .collect()
+            store.path_head(&path, frame_type)?.into_iter().collect()
         };
         for frame in heads {
+            if frame.frame_type == crate::regenerate::INVALIDATION_TYPE {
+                continue;
+            }
             out.push(ChildFrame {
-                path: dir.child_path(&child.name),
+                path: path.clone(),
                 kind: child.kind,
                 frame,
             });

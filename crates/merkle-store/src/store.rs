@@ -892,6 +892,20 @@ impl Store {
         }
     }
 
+    /// Every path that has had a frame on some version of its node, in path order.
+    pub fn paths_with_frames(&self) -> Result<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        self.engine.scan(Table::PathHeads, b"", &mut |k, _| {
+            let at = k.iter().position(|&b| b == 0).unwrap_or(k.len());
+            let path = String::from_utf8_lossy(&k[..at]);
+            if out.last().map(String::as_str) != Some(&path) {
+                out.push(path.into_owned());
+            }
+            true
+        })?;
+        Ok(out)
+    }
+
     /// The latest frame of every type on any version of the node at `path`, by type.
     pub fn path_heads(&self, path: &str) -> Result<Vec<Frame>> {
         let mut prefix = normalize_path(path).into_bytes();

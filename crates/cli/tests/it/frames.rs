@@ -297,8 +297,18 @@ fn heads_history_and_get_node() {
     let head = ws.json(&["get-head", "src", "--type", "summary"]);
     assert_eq!((&head, &head["frame_id"]), (&all[2], &v2["frame_id"]));
 
+    // The default view: the head of each type, newest first, each with where it came from.
     let node = ws.json(&["get-node", "src"]);
-    assert_eq!(node["frames"], json!([all[1], all[2]]));
+    let composed = |f: &serde_json::Value| {
+        let mut f = f.clone();
+        f["source"] = json!("node");
+        f["path"] = json!("src");
+        f
+    };
+    assert_eq!(
+        node["frames"],
+        json!([composed(&all[2]), composed(&all[1])])
+    );
     assert_eq!(node["frame_count"], json!(2));
     ws.settings().bind(|| {
         insta::assert_json_snapshot!("get_node_with_heads", node);

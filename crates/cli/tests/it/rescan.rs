@@ -34,6 +34,8 @@ fn check(change: impl FnOnce(&Workspace), changes: &[(&str, &str)], rescan: Valu
                 .map(|(p, c)| json!({"path": p, "change": c}))
                 .collect::<Vec<_>>(),
             "warnings": [],
+            "stale": {},
+            "stale_frames": [],
         })
     );
 

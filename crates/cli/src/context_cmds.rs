@@ -1,0 +1,468 @@
+//! The context commands: `get-node` with views, `synthesize`, `regenerate`, `invalidate` and
+//! `views`.
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use context::views_file::{ViewSpec, parse_ordering, parse_source};
+use context::{
+    Concat, ContextView, Filter, NodeContext, Outline, Producers, RegenerateRequest,
+    RegenerateScope, Summary, SynthesisPolicy, SynthesisRequest, ViewsFile,
+};
+use merkle_store::Store;
+use serde_json::{Value, json};
+
+use crate::output::{self, Out};
+use crate::{display_path, resolve, workspace_path};
+
+/// Which frames `get-node` shows: a named view, then flags overriding its fields.
+#[derive(Args, Debug, Default)]
+pub(crate) struct ViewArgs {
+    /// A named view from .merkle/views.yaml [default: the view named `default` if any, else the
+    /// node's head frames]
+    #[arg(long, value_name = "NAME")]
+    view: Option<String>,
+    /// At most this many frames
+    #[arg(long, value_name = "N")]
+    max_frames: Option<usize>,
+    /// Only frames of this type (repeatable)
+    #[arg(long = "type", value_name = "TYPE")]
+    types: Vec<String>,
+    /// Only frames by this agent (repeatable)
+    #[arg(long = "agent", value_name = "AGENT")]
+    agents: Vec<String>,
+    /// Where frames come from: node, parent, siblings (comma-separated)
+    #[arg(long, value_name = "SOURCES", value_delimiter = ',')]
+    source: Vec<String>,
+    /// Also frames of this node: a path or NodeID (repeatable)
+    #[arg(long, value_name = "NODE")]
+    related: Vec<String>,
+    /// Order: recency, relevance, type_priority, agent_priority
+    #[arg(long, value_name = "ORDER")]
+    ordering: Option<String>,
+    /// The priority list for type_priority / agent_priority (comma-separated)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    priority: Vec<String>,
+    /// Include superseded frames, not only heads
+    #[arg(long)]
+    all: bool,
+}
+
+fn views_path(root: &Path) -> std::path::PathBuf {
+    root.join(".merkle").join("views.yaml")
+}
+
+/// The views file, or an empty one when there is none.
+pub(crate) fn load_views(root: &Path) -> Result<ViewsFile> {
+    let path = views_path(root);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(ViewsFile::parse(&path.display().to_string(), &text)?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ViewsFile::default()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// The view `get-node` composes: the named (or `default`) view, with flags over its fields.
+pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextView> {
+    let views = load_views(root)?;
+    let (name, mut spec) = match &a.view {
+        Some(name) => (name.clone(), views.get(name)?.clone()),
+        None => match views.views.get("default") {
+            Some(v) => ("default".to_owned(), v.clone()),
+            None => (
+                "(built-in)".to_owned(),
+                ViewSpec {
+                    heads_only: true,
+                    ..ViewSpec::default()
+                },
+            ),
+        },
+    };
+    if let Some(n) = a.max_frames {
+        spec.max_frames = Some(n);
+    }
+    if !a.types.is_empty() {
+        spec.types = a.types.clone();
+    }
+    if !a.agents.is_empty() {
+        spec.agents = a.agents.clone();
+    }
+    if !a.source.is_empty() {
+        for s in &a.source {
+            if parse_source(s).is_none() {
+                bail!("--source {s:?}: expected node, parent or siblings");
+            }
+        }
+        spec.sources = a.source.clone();
+    }
+    if !a.related.is_empty() {
+        spec.related = a.related.clone();
+    }
+    if let Some(o) = &a.ordering {
+        if parse_ordering(o, &[]).is_none() {
+            bail!("--ordering {o:?}: expected recency, relevance, type_priority or agent_priority");
+        }
+        spec.ordering = Some(o.clone());
+    }
+    if !a.priority.is_empty() {
+        spec.priority = a.priority.clone();
+    }
+    if a.all {
+        spec.heads_only = false;
+    }
+    let mut resolver = |s: &str| -> context::Result<merkle_store::NodeId> {
+        resolve(store, root, s)
+            .map(|n| n.node_id)
+            .map_err(|e| context::Error::InvalidView {
+                view: name.clone(),
+                message: format!("related node {s:?}: {e:#}"),
+            })
+    };
+    Ok(spec.to_view(&name, &mut resolver)?)
+}
+
+pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {
+    let frames: Vec<Value> = c
+        .frames
+        .iter()
+        .map(|f| {
+            let mut j = output::frame_json(&f.frame);
+            j["source"] = json!(f.source.as_str());
+            j["path"] = json!(f.path);
+            j
+        })
+        .collect();
+    let mut text = output::node_text(&c.node);
+    text.push_str(&format!(
+        "\n\n{} of {} frames",
+        c.frames.len(),
+        c.frame_count
+    ));
+    for f in &c.frames {
+        text.push_str("\n\n");
+        if f.path != c.node.path {
+            text.push_str(&format!(
+                "from {} ({})\n",
+                display_path(&f.path),
+                f.source.as_str()
+            ));
+        }
+        text.push_str(&output::frame_text(&f.frame));
+    }
+    for s in &c.skipped {
+        text.push_str(&format!("\nskipped: {s}"));
+    }
+    out.value(
+        json!({
+            "node": output::node_json(&c.node),
+            "frames": frames,
+            "frame_count": c.frame_count,
+            "skipped": c.skipped,
+        }),
+        text,
+    );
+}
+
+/// The synthesis policy flags.
+#[derive(Args, Debug)]
+pub(crate) struct SynthesizeArgs {
+    /// The directory
+    dir: String,
+    /// The frame type to collect from children and write (`*`: every type)
+    #[arg(long = "type", value_name = "TYPE", default_value = "summary")]
+    frame_type: String,
+    /// The writing agent (needs the synthesis role)
+    #[arg(long, env = "MERKLE_AGENT")]
+    agent: String,
+    /// How children's frames become the directory's: concat, summary, filter
+    #[arg(long, default_value = "concat", value_parser = ["concat", "summary", "filter"])]
+    policy: String,
+    /// With --policy filter: keep child frames whose content contains this text
+    #[arg(long, value_name = "TEXT", required_if_eq("policy", "filter"))]
+    contains: Option<String>,
+    /// Synthesize the whole subtree bottom-up, children before parents
+    #[arg(short, long)]
+    recursive: bool,
+}
+
+pub(crate) fn synthesize(
+    out: &mut Out,
+    store: &Store,
+    root: &Path,
+    a: &SynthesizeArgs,
+) -> Result<()> {
+    let dir = resolve(store, root, &a.dir)?;
+    let policy: Arc<dyn SynthesisPolicy> = match a.policy.as_str() {
+        "summary" => Arc::new(Summary::default()),
+        "filter" => Arc::new(Filter::containing(
+            a.contains.as_deref().unwrap_or_default(),
+        )),
+        _ => Arc::new(Concat),
+    };
+    let req = SynthesisRequest {
+        frame_type: &a.frame_type,
+        agent: &a.agent,
+        policy: policy.as_ref(),
+        now_ms: merkle_store::frame::now_ms(),
+    };
+    let done = if a.recursive {
+        context::synthesize_recursive(store, &dir, &req)?
+    } else {
+        vec![context::synthesize(store, &dir, &req)?]
+    };
+    let item = |s: &context::Synthesized| {
+        json!({
+            "path": s.path,
+            "frame_type": s.frame_type,
+            "frame_id": s.frame_id.to_hex(),
+            "created": s.created,
+            "policy_ran": s.policy_ran,
+            "children": s.children,
+        })
+    };
+    let text = done
+        .iter()
+        .map(|s| {
+            format!(
+                "{}  {}{}",
+                s.frame_id,
+                display_path(&s.path),
+                if s.created { "" } else { " (unchanged)" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let json = if a.recursive {
+        json!({
+            "frames": done.iter().map(item).collect::<Vec<_>>(),
+            "written": done.iter().filter(|s| s.created).count(),
+            "unchanged": done.iter().filter(|s| !s.created).count(),
+        })
+    } else {
+        item(&done[0])
+    };
+    out.value(json, text);
+    Ok(())
+}
+
+/// The regeneration scope.
+#[derive(Args, Debug)]
+pub(crate) struct RegenerateArgs {
+    /// The node to regenerate
+    path: String,
+    /// Also every node below it
+    #[arg(short, long)]
+    recursive: bool,
+    /// Also propagate to this many ancestors
+    #[arg(long, value_name = "N", conflicts_with = "to")]
+    up: Option<usize>,
+    /// Also propagate to the ancestors up to and including this directory
+    #[arg(long, value_name = "DIR")]
+    to: Option<String>,
+}
+
+pub(crate) fn regenerate(
+    out: &mut Out,
+    store: &Store,
+    root: &Path,
+    a: &RegenerateArgs,
+) -> Result<()> {
+    let node = resolve(store, root, &a.path)?;
+    let up = match &a.to {
+        Some(to) => {
+            let to = workspace_path(root, to)?;
+            let inside =
+                to.is_empty() || node.path == to || node.path.starts_with(&format!("{to}/"));
+            if !inside {
+                bail!(
+                    "--to {to:?} is not an ancestor of {:?}",
+                    display_path(&node.path)
+                );
+            }
+            let depth = |p: &str| {
+                if p.is_empty() {
+                    0
+                } else {
+                    p.matches('/').count() + 1
+                }
+            };
+            Some(depth(&node.path) - depth(&to))
+        }
+        None => a.up,
+    };
+    let producers = Producers::default().with_known(Arc::new(Outline::default()));
+    let report = context::regenerate(
+        store,
+        &node,
+        &RegenerateRequest {
+            scope: RegenerateScope {
+                recursive: a.recursive,
+                up,
+            },
+            producers: &producers,
+            policies: &BTreeMap::new(),
+            now_ms: merkle_store::frame::now_ms(),
+        },
+    )?;
+    let list = |v: &[(String, String, merkle_store::Hash)]| {
+        v.iter()
+            .map(|(p, t, id)| json!({"path": p, "frame_type": t, "frame_id": id.to_hex()}))
+            .collect::<Vec<_>>()
+    };
+    let mut text = format!(
+        "{} regenerated, {} reused (inputs unchanged), {} up to date, {} skipped",
+        report.regenerated.len(),
+        report.reused.len(),
+        report.unchanged,
+        report.skipped.len()
+    );
+    for (p, t, id) in &report.regenerated {
+        text.push_str(&format!("\n  regenerated {t} {} {id}", display_path(p)));
+    }
+    for (p, t, id) in &report.reused {
+        text.push_str(&format!("\n  reused      {t} {} {id}", display_path(p)));
+    }
+    for s in &report.skipped {
+        text.push_str(&format!("\n  skipped {s}"));
+    }
+    out.value(
+        json!({
+            "regenerated": list(&report.regenerated),
+            "reused": list(&report.reused),
+            "unchanged": report.unchanged,
+            "skipped": report.skipped,
+            "counts": {
+                "regenerated": report.regenerated.len(),
+                "reused": report.reused.len(),
+                "unchanged": report.unchanged,
+                "skipped": report.skipped.len(),
+            },
+        }),
+        text,
+    );
+    Ok(())
+}
+
+/// What to invalidate.
+#[derive(Args, Debug)]
+pub(crate) struct InvalidateArgs {
+    /// The node whose frames become stale
+    path: String,
+    /// Only frames of this type (repeatable) [default: every type]
+    #[arg(long = "type", value_name = "TYPE")]
+    types: Vec<String>,
+    /// The agent recording the invalidation (needs the writer role)
+    #[arg(long, env = "MERKLE_AGENT")]
+    agent: String,
+}
+
+pub(crate) fn invalidate(
+    out: &mut Out,
+    store: &Store,
+    root: &Path,
+    a: &InvalidateArgs,
+) -> Result<()> {
+    let node = resolve(store, root, &a.path)?;
+    let id = context::invalidate(
+        store,
+        &node,
+        &a.types,
+        &a.agent,
+        merkle_store::frame::now_ms(),
+    )?;
+    out.value(
+        json!({"frame_id": id.to_hex(), "path": node.path}),
+        format!("{id}  invalidated {}", display_path(&node.path)),
+    );
+    Ok(())
+}
+
+/// `merkle views`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum ViewsCommand {
+    /// List the named views in .merkle/views.yaml
+    List,
+    /// Show one view's fields
+    Show {
+        /// The view's name
+        name: String,
+    },
+}
+
+fn spec_json(s: &ViewSpec) -> Value {
+    json!({
+        "max_frames": s.max_frames,
+        "sources": s.sources,
+        "related": s.related,
+        "types": s.types,
+        "agents": s.agents,
+        "created_from_ms": s.created_from_ms,
+        "created_until_ms": s.created_until_ms,
+        "heads_only": s.heads_only,
+        "ordering": s.ordering,
+        "priority": s.priority,
+    })
+}
+
+pub(crate) fn views(out: &mut Out, root: &Path, cmd: &ViewsCommand) -> Result<()> {
+    let views = load_views(root)?;
+    match cmd {
+        ViewsCommand::List => out.value(
+            Value::Array(views.views.keys().map(|k| json!(k)).collect()),
+            if views.views.is_empty() {
+                format!("no views in {}", views_path(root).display())
+            } else {
+                views.views.keys().cloned().collect::<Vec<_>>().join("\n")
+            },
+        ),
+        ViewsCommand::Show { name } => {
+            let spec = views.get(name)?;
+            let json = spec_json(spec);
+            let text =
+                serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes");
+            out.value(json!({"name": name, "view": json}), text);
+        }
+    }
+    Ok(())
+}
+
+/// Stale frames for `status`, counted by type.
+pub(crate) fn stale_json(stale: &[context::Stale]) -> (Value, String) {
+    let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in stale {
+        *by_type.entry(&s.frame_type).or_default() += 1;
+    }
+    let text = if stale.is_empty() {
+        String::new()
+    } else {
+        let mut t = format!(
+            "{} stale frames ({}); `merkle regenerate PATH` recomputes them:",
+            stale.len(),
+            by_type
+                .iter()
+                .map(|(t, n)| format!("{t}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for s in stale {
+            t.push_str(&format!(
+                "\n  {} {} ({})",
+                s.frame_type,
+                display_path(&s.path),
+                s.reason
+            ));
+        }
+        t
+    };
+    (
+        json!({
+            "stale": by_type,
+            "stale_frames": stale.iter().map(|s| json!({
+                "path": s.path, "frame_type": s.frame_type, "frame_id": s.frame_id.to_hex(), "reason": s.reason,
+            })).collect::<Vec<_>>(),
+        }),
+        text,
+    )
+}
