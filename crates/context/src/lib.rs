@@ -11,15 +11,17 @@
 //! - [`regenerate`] recomputes exactly the frames whose basis changed, bottom-up, with early
 //!   cutoff, within a declared scope.
 pub mod error;
+pub mod invalidation;
 pub mod regenerate;
 pub mod synthesis;
 pub mod view;
 pub mod views_file;
 
 pub use error::{Error, Result};
+pub use invalidation::invalidate;
 pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
-    invalidate, produce, regenerate, stale_frames, staleness,
+    produce, regenerate, stale_frames, staleness,
 };
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,

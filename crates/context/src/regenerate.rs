@@ -18,6 +18,7 @@ use std::sync::Arc;
 use merkle_store::{Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
 
 use crate::error::{Error, Result};
+use crate::invalidation;
 use crate::synthesis::{
     self, Concat, Filter, META_POLICY, Summary, SynthesisPolicy, SynthesisRequest,
 };
@@ -35,8 +36,6 @@ pub trait FrameProducer: Send + Sync {
 pub const META_PRODUCER: &str = "producer";
 /// Metadata key: hash of (producer id, file content) that the frame was made from.
 pub const META_PRODUCER_INPUT: &str = "producer.input";
-/// The frame type that records invalidations.
-pub const INVALIDATION_TYPE: &str = "merkle.invalidate";
 
 /// A deterministic outline of a file: kind, size, lines, language by extension, and its first
 /// non-empty lines. Needs no model.
@@ -214,20 +213,8 @@ fn frames_at(store: &Store, path: &str) -> Result<Vec<Frame>> {
     Ok(store
         .path_heads(path)?
         .into_iter()
-        .filter(|f| f.frame_type != INVALIDATION_TYPE)
+        .filter(|f| !invalidation::is_invalidation(&f.frame_type))
         .collect())
-}
-
-/// Whether an invalidation newer than `frame` names its type.
-fn invalidated(store: &Store, path: &str, frame: &Frame) -> Result<bool> {
-    Ok(store
-        .path_head(path, INVALIDATION_TYPE)?
-        .is_some_and(|inv| {
-            inv.seq > frame.seq
-                && inv
-                    .text()
-                    .is_some_and(|t| t.lines().any(|l| l == "*" || l == frame.frame_type))
-        }))
 }
 
 fn policy_for(req: &RegenerateRequest<'_>, id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
@@ -236,19 +223,23 @@ fn policy_for(req: &RegenerateRequest<'_>, id: &str) -> Option<Arc<dyn Synthesis
 
 /// Whether `frame` (the latest of its type at `node`'s path) is stale, and why.
 pub fn staleness(store: &Store, node: &NodeRecord, frame: &Frame) -> Result<Option<&'static str>> {
-    if invalidated(store, &node.path, frame)? {
+    if invalidation::pending(store, &node.path, frame)?.is_some() {
         return Ok(Some("invalidated"));
     }
-    if node.kind != NodeKind::Dir {
-        return Ok((frame.node_id != node.node_id).then_some("node changed"));
+    let policy = frame.metadata.extra.get(META_POLICY);
+    match policy {
+        Some(policy) if node.kind == NodeKind::Dir => {
+            let collect = synthesis::collected_type(frame);
+            let children = synthesis::child_frames(store, node, collect)?;
+            let epoch =
+                invalidation::latest(store, &node.path, &frame.frame_type)?.map(|f| f.frame_id);
+            let basis =
+                synthesis::synthesis_basis(node, collect, policy, &children, epoch.as_ref());
+            Ok((basis != frame.basis).then_some("children changed"))
+        }
+        // A file frame, or a frame put by hand: stale once the node has a newer version.
+        _ => Ok((frame.node_id != node.node_id).then_some("node changed")),
     }
-    let Some(policy) = frame.metadata.extra.get(META_POLICY) else {
-        // A frame put by hand on a directory: stale when the directory changed.
-        return Ok((frame.node_id != node.node_id).then_some("node changed"));
-    };
-    let children = synthesis::child_frames(store, node, &frame.frame_type)?;
-    let basis = synthesis::synthesis_basis(node, &frame.frame_type, policy, &children);
-    Ok((basis != frame.basis).then_some("children changed"))
 }
 
 /// Every stale frame in the current tree, by path then type.
@@ -356,7 +347,7 @@ fn regenerate_one(
             store,
             rec,
             &SynthesisRequest {
-                frame_type: &old.frame_type,
+                frame_type: synthesis::collected_type(old),
                 agent: &old.agent_id,
                 policy: policy.as_ref(),
                 now_ms: req.now_ms,
@@ -386,7 +377,8 @@ fn regenerate_one(
         h.update(&content);
         h.finalize().to_hex().to_string()
     };
-    let reusable = old.metadata.extra.get(META_PRODUCER_INPUT) == Some(&input);
+    let pending = invalidation::pending(store, &rec.path, old)?;
+    let reusable = pending.is_none() && old.metadata.extra.get(META_PRODUCER_INPUT) == Some(&input);
     let (new_content, ran) = if reusable {
         (old.content.clone(), false)
     } else {
@@ -400,6 +392,15 @@ fn regenerate_one(
         (c, true)
     };
     let mut frame = NewFrame::new(rec.node_id, &old.frame_type, &old.agent_id, new_content);
+    if let Some(inv) = pending {
+        // A new frame even when the recomputed content is the same: its basis names the
+        // invalidation it answers.
+        let mut h = blake3::Hasher::new();
+        h.update(b"merkle/v1 regenerated");
+        h.update(&rec.node_id.0);
+        h.update(&inv.frame_id.0);
+        frame.basis = Some(Hash(*h.finalize().as_bytes()));
+    }
     frame.metadata.created_at_ms = req.now_ms;
     frame
         .metadata
@@ -447,37 +448,5 @@ pub fn produce(
         .metadata
         .extra
         .insert(META_PRODUCER_INPUT.to_owned(), input);
-    Ok(store.put_frame(frame)?.frame_id)
-}
-
-/// Marks the frames of `frame_types` (`*`: all) at `node` stale, append-only: the record is a
-/// frame of type `merkle.invalidate` whose basis covers the heads it invalidates, so the next
-/// `regenerate` recomputes them.
-pub fn invalidate(
-    store: &Store,
-    node: &NodeRecord,
-    frame_types: &[String],
-    agent: &str,
-    now_ms: u64,
-) -> Result<Hash> {
-    let heads = frames_at(store, &node.path)?;
-    let mut h = blake3::Hasher::new();
-    h.update(b"merkle/v1 invalidate");
-    h.update(&node.node_id.0);
-    for f in &heads {
-        h.update(&f.frame_id.0);
-    }
-    let mut types: Vec<&str> = frame_types.iter().map(String::as_str).collect();
-    if types.is_empty() {
-        types.push("*");
-    }
-    let mut frame = NewFrame::new(
-        node.node_id,
-        INVALIDATION_TYPE,
-        agent,
-        format!("{}\n", types.join("\n")).into_bytes(),
-    );
-    frame.basis = Some(Hash(*h.finalize().as_bytes()));
-    frame.metadata.created_at_ms = now_ms;
     Ok(store.put_frame(frame)?.frame_id)
 }

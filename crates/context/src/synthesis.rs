@@ -126,12 +126,18 @@ impl SynthesisPolicy for Summary {
                     lines.len() - self.lines_per_child
                 ));
             }
-            if out.len() + part.len() > self.max_bytes {
-                out.push_str(&format!(
-                    "[... {} more children cut at {} bytes]\n",
-                    input.children.len() - i,
-                    self.max_bytes
-                ));
+            let left = input.children.len() - i;
+            let cut = format!(
+                "[... {left} more {} cut at {} bytes]\n",
+                if left == 1 { "child" } else { "children" },
+                self.max_bytes
+            );
+            // The cut marker counts against the bound too, so reserve room for it.
+            let room = if left > 1 { cut.len() } else { 0 };
+            if out.len() + part.len() + room > self.max_bytes {
+                if out.len() + cut.len() <= self.max_bytes {
+                    out.push_str(&cut);
+                }
                 break;
             }
             out.push_str(&part);
@@ -204,7 +210,7 @@ pub fn child_frames(store: &Store, dir: &NodeRecord, frame_type: &str) -> Result
             store.path_head(&path, frame_type)?.into_iter().collect()
         };
         for frame in heads {
-            if frame.frame_type == crate::regenerate::INVALIDATION_TYPE {
+            if crate::invalidation::is_invalidation(&frame.frame_type) {
                 continue;
             }
             out.push(ChildFrame {
@@ -218,12 +224,15 @@ pub fn child_frames(store: &Store, dir: &NodeRecord, frame_type: &str) -> Result
     Ok(out)
 }
 
-/// The basis of a directory's synthesized frame.
+/// The basis of a directory's synthesized frame. `epoch` is the newest invalidation of the
+/// directory's frames of this type, if any: after an invalidation the basis differs, so the
+/// frame is stale until it is synthesized again.
 pub fn synthesis_basis(
     dir: &NodeRecord,
     frame_type: &str,
     policy_id: &str,
     children: &[ChildFrame],
+    epoch: Option<&Hash>,
 ) -> Hash {
     let mut h = blake3::Hasher::new();
     let mut field = |b: &[u8]| {
@@ -237,6 +246,10 @@ pub fn synthesis_basis(
     field(policy_id.as_bytes());
     for c in children {
         field(&c.frame.frame_id.0);
+    }
+    if let Some(e) = epoch {
+        field(b"epoch");
+        field(&e.0);
     }
     Hash(*h.finalize().as_bytes())
 }
@@ -284,7 +297,7 @@ pub const META_CHILDREN: &str = "synthesis.children";
 pub struct Synthesized {
     /// The directory's path.
     pub path: String,
-    /// The frame type written (`*` synthesizes under the type `*`).
+    /// The frame type written (a synthesis of `*` is written under [`ALL_TYPES`]).
     pub frame_type: String,
     /// The frame.
     pub frame_id: Hash,
@@ -299,7 +312,8 @@ pub struct Synthesized {
 /// How to synthesize.
 #[derive(Clone, Copy)]
 pub struct SynthesisRequest<'a> {
-    /// The frame type to collect from children and to write (`*`: every type).
+    /// The frame type to collect from children and to write (`*`: every type, written as
+    /// [`ALL_TYPES`]).
     pub frame_type: &'a str,
     /// The agent writing; it must have the synthesis role.
     pub agent: &'a str,
@@ -309,60 +323,124 @@ pub struct SynthesisRequest<'a> {
     pub now_ms: u64,
 }
 
+/// The frame type a synthesis of `*` (every type) is written under.
+pub const ALL_TYPES: &str = "all";
+/// Metadata key: the type collected from children when it differs from the frame's own (`*`).
+pub const META_COLLECT: &str = "synthesis.collect";
+
+/// The type a synthesized frame collected from its children.
+pub fn collected_type(frame: &Frame) -> &str {
+    frame
+        .metadata
+        .extra
+        .get(META_COLLECT)
+        .map_or(frame.frame_type.as_str(), String::as_str)
+}
+
 /// Synthesizes one directory's frame from its children's current heads.
+///
+/// The policy runs without any lock held (it may be a slow model call); the children's heads are
+/// then read again under the store's derivation lock, and only if they are unchanged is the
+/// frame put. If another writer replaced one meanwhile, the synthesis is redone under the lock,
+/// so a frame derived from superseded inputs never becomes the head.
 pub fn synthesize(
     store: &Store,
     dir: &NodeRecord,
     req: &SynthesisRequest<'_>,
 ) -> Result<Synthesized> {
     store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
-    let children = child_frames(store, dir, req.frame_type)?;
-    let policy_id = req.policy.id();
-    let basis = synthesis_basis(dir, req.frame_type, &policy_id, &children);
-    let inputs = synthesis_inputs(dir, req.frame_type, &policy_id, &children).to_hex();
-    // Early cutoff: the latest frame of this type at this path, on any version of the
-    // directory, already holds the content for these inputs.
-    let reusable = store
-        .path_head(&dir.path, req.frame_type)?
-        .filter(|f| f.metadata.extra.get(META_INPUTS) == Some(&inputs) && f.agent_id == req.agent);
-    let (content, policy_ran) = match reusable {
-        Some(f) => (f.content, false),
-        None => (
-            req.policy
-                .synthesize(&SynthesisInput {
-                    dir,
-                    frame_type: req.frame_type,
-                    children: &children,
-                })
-                .map_err(|message| Error::Policy {
-                    policy: policy_id.clone(),
-                    path: dir.path.clone(),
-                    message,
-                })?,
-            true,
-        ),
+    let written_type = if req.frame_type == "*" {
+        ALL_TYPES
+    } else {
+        req.frame_type
     };
-    let mut frame = NewFrame::new(dir.node_id, req.frame_type, req.agent, content);
+    let policy_id = req.policy.id();
+    let prepare = || -> Result<Prepared> {
+        let children = child_frames(store, dir, req.frame_type)?;
+        let epoch = crate::invalidation::latest(store, &dir.path, written_type)?;
+        let previous = store.path_head(&dir.path, written_type)?;
+        // An invalidation newer than the previous frame forces the policy to run again.
+        let forced = epoch
+            .as_ref()
+            .is_some_and(|e| previous.as_ref().is_none_or(|p| e.seq > p.seq));
+        let inputs = synthesis_inputs(dir, req.frame_type, &policy_id, &children).to_hex();
+        // Early cutoff: the latest frame of this type at this path, on any version of the
+        // directory, already holds the content for these inputs.
+        let reusable = previous.filter(|f| {
+            !forced && f.metadata.extra.get(META_INPUTS) == Some(&inputs) && f.agent_id == req.agent
+        });
+        let (content, policy_ran) = match reusable {
+            Some(f) => (f.content, false),
+            None => (
+                req.policy
+                    .synthesize(&SynthesisInput {
+                        dir,
+                        frame_type: req.frame_type,
+                        children: &children,
+                    })
+                    .map_err(|message| Error::Policy {
+                        policy: policy_id.clone(),
+                        path: dir.path.clone(),
+                        message,
+                    })?,
+                true,
+            ),
+        };
+        let basis = synthesis_basis(
+            dir,
+            req.frame_type,
+            &policy_id,
+            &children,
+            epoch.as_ref().map(|e| &e.frame_id),
+        );
+        Ok(Prepared {
+            children,
+            inputs,
+            content,
+            policy_ran,
+            basis,
+        })
+    };
+    let mut prepared = prepare()?;
+    let _guard = store.derivation_lock();
+    if child_frames(store, dir, req.frame_type)? != prepared.children {
+        prepared = prepare()?;
+    }
+    let Prepared {
+        children,
+        inputs,
+        content,
+        policy_ran,
+        basis,
+    } = prepared;
+    let mut frame = NewFrame::new(dir.node_id, written_type, req.agent, content);
     frame.basis = Some(basis);
     frame.metadata.created_at_ms = req.now_ms;
-    frame
-        .metadata
-        .extra
-        .insert(META_POLICY.to_owned(), policy_id);
-    frame.metadata.extra.insert(META_INPUTS.to_owned(), inputs);
-    frame
-        .metadata
-        .extra
-        .insert(META_CHILDREN.to_owned(), children.len().to_string());
+    let extra = &mut frame.metadata.extra;
+    extra.insert(META_POLICY.to_owned(), policy_id);
+    extra.insert(META_INPUTS.to_owned(), inputs);
+    extra.insert(META_CHILDREN.to_owned(), children.len().to_string());
+    if written_type != req.frame_type {
+        extra.insert(META_COLLECT.to_owned(), req.frame_type.to_owned());
+    }
     let put = store.put_frame(frame)?;
     Ok(Synthesized {
         path: dir.path.clone(),
-        frame_type: req.frame_type.to_owned(),
+        frame_type: written_type.to_owned(),
         frame_id: put.frame_id,
         created: put.created,
         policy_ran,
         children: children.len(),
     })
+}
+
+/// A synthesis computed but not yet written.
+struct Prepared {
+    children: Vec<ChildFrame>,
+    inputs: String,
+    content: Vec<u8>,
+    policy_ran: bool,
+    basis: Hash,
 }
 
 /// Synthesizes a whole subtree bottom-up: every directory below `dir` before `dir` itself.

@@ -109,6 +109,9 @@ impl ViewSpec {
                 ))
             })?);
         }
+        if sources.is_empty() {
+            sources.push(Source::Node);
+        }
         if !self.related.is_empty() {
             let ids = self
                 .related
@@ -116,9 +119,6 @@ impl ViewSpec {
                 .map(|r| resolve(r))
                 .collect::<Result<Vec<_>>>()?;
             sources.push(Source::Related(ids));
-        }
-        if sources.is_empty() {
-            sources.push(Source::Node);
         }
         let ordering = parse_ordering(self.ordering.as_deref().unwrap_or("recency"), &self.priority)
             .ok_or_else(|| {

@@ -37,6 +37,8 @@ pub struct Store {
     /// Frames waiting for the next group commit, and the results of finished ones.
     group: Mutex<Group>,
     group_done: Condvar,
+    /// See [`Store::derivation_lock`].
+    derive: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -202,6 +204,7 @@ impl Store {
             write_lock: Mutex::new(()),
             group: Mutex::new(Group::default()),
             group_done: Condvar::new(),
+            derive: Mutex::new(()),
         })
     }
 
@@ -218,6 +221,14 @@ impl Store {
     /// The engine's name.
     pub fn engine_name(&self) -> &'static str {
         self.engine.name()
+    }
+
+    /// A lock for writers of derived frames in this process: hold it from re-reading the
+    /// inputs of a derived frame (children's heads) to putting it, so that a derivation from
+    /// inputs that another writer has just replaced never becomes the head. Work that is slow
+    /// (a model call) is done before taking it; see `context::synthesize`.
+    pub fn derivation_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.derive.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ()> {

@@ -123,7 +123,7 @@ fn same_child_frames_give_the_same_branch_frame() {
             (head.frame_id, head.basis, head.agent_id.as_str()),
             (
                 s.frame_id,
-                synthesis_basis(&dir, OUTLINE, "concat", &children),
+                synthesis_basis(&dir, OUTLINE, "concat", &children, None),
                 SYNTH
             ),
             "{:?}",
@@ -510,6 +510,15 @@ fn snapshot_summary() {
         lines_per_child: 2,
         max_bytes: 200,
     });
+    for d in &done {
+        let frame = fx.store.frame(&d.frame_id).expect("frame").expect("stored");
+        assert!(
+            frame.content.len() <= 200,
+            "{}: {} bytes",
+            d.path,
+            frame.content.len()
+        );
+    }
     crate::fixture::snapshot_settings()
         .bind(|| insta::assert_snapshot!("synthesize_summary", render(&fx, &done)));
 }
@@ -520,4 +529,52 @@ fn snapshot_filter() {
     let done = fx.synthesize_all(&Filter::containing("Rust"));
     crate::fixture::snapshot_settings()
         .bind(|| insta::assert_snapshot!("synthesize_filter", render(&fx, &done)));
+}
+
+/// `*` collects every type from the children and is written under `all`; regenerating it
+/// collects every type again.
+#[test]
+fn every_type_is_collected_with_a_star() {
+    let fx = outlined();
+    fx.put("src/lib.rs", "notes", WRITER, "a note on lib", T0);
+    let src = fx.node("src");
+    let done = synthesize(
+        &fx.store,
+        &src,
+        &SynthesisRequest {
+            frame_type: "*",
+            ..request(&Concat, SYNTH)
+        },
+    )
+    .expect("synthesize *");
+    assert_eq!(done.frame_type, context::synthesis::ALL_TYPES);
+    let frame = fx
+        .store
+        .frame(&done.frame_id)
+        .expect("frame")
+        .expect("stored");
+    let text = frame.text().expect("text");
+    assert!(
+        text.contains("## src/lib.rs (notes)\na note on lib"),
+        "{text}"
+    );
+    assert!(text.contains("## src/lib.rs (outline)"), "{text}");
+    assert_eq!(context::synthesis::collected_type(&frame), "*");
+    // The same children give the same frame; nothing is stale.
+    let again = synthesize(
+        &fx.store,
+        &src,
+        &SynthesisRequest {
+            frame_type: "*",
+            ..request(&Concat, SYNTH)
+        },
+    )
+    .expect("synthesize * again");
+    assert_eq!((again.frame_id, again.created), (done.frame_id, false));
+    assert!(
+        context::stale_frames(&fx.store)
+            .expect("stale")
+            .iter()
+            .all(|s| s.frame_type != context::synthesis::ALL_TYPES)
+    );
 }
