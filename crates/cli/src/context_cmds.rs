@@ -365,7 +365,7 @@ pub(crate) fn invalidate(
     a: &InvalidateArgs,
 ) -> Result<()> {
     let node = resolve(store, root, &a.path)?;
-    let id = context::invalidate(
+    let ids = context::invalidate(
         store,
         &node,
         &a.types,
@@ -373,8 +373,14 @@ pub(crate) fn invalidate(
         merkle_store::frame::now_ms(),
     )?;
     out.value(
-        json!({"frame_id": id.to_hex(), "path": node.path}),
-        format!("{id}  invalidated {}", display_path(&node.path)),
+        json!({
+            "frame_ids": ids.iter().map(|i| i.to_hex()).collect::<Vec<_>>(),
+            "path": node.path,
+        }),
+        ids.iter()
+            .map(|id| format!("{id}  invalidated {}", display_path(&node.path)))
+            .collect::<Vec<_>>()
+            .join("\n"),
     );
     Ok(())
 }
