@@ -154,6 +154,10 @@ pub(crate) fn split(path: &str) -> (&str, &str) {
     path.rsplit_once('/').unwrap_or(("", path))
 }
 
+/// A map keyed by workspace path. Scans and status build maps of every path in the tree, so
+/// they use a fast non-cryptographic hash: the keys come from the local disk, not an adversary.
+pub(crate) type PathMap<V> = std::collections::HashMap<String, V, rustc_hash::FxBuildHasher>;
+
 /// The stat fields that decide whether a file may have changed since it was last hashed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Stat {

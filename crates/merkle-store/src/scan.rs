@@ -11,15 +11,16 @@
 //! starts, not when it ends, so an entry whose mtime is not older than the scan that recorded it
 //! is hashed again next time. A file changed while it was being scanned can then never hide
 //! behind an unchanged stat.
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rayon::prelude::*;
 
 use crate::hash::{self, Hash};
-use crate::node::{NodeKind, Stat, TreeEntry};
+use crate::node::{NodeKind, PathMap, Stat, TreeEntry};
 
 /// Files at least this large are hashed from a memory map with all cores.
 const RAYON_MIN: u64 = 1 << 20;
@@ -42,6 +43,8 @@ pub(crate) struct Leaf {
     pub(crate) kind: NodeKind,
     pub(crate) content_hash: Hash,
     pub(crate) stat: Stat,
+    /// Whether the hash came from the last scan (same kind and stat, not racy).
+    pub(crate) reused: bool,
 }
 
 /// What a walk found.
@@ -59,70 +62,226 @@ pub(crate) struct Walked {
 
 /// Walks the workspace in parallel, recording each entry's kind and stat; hashes nothing.
 /// `skip` lists folders never entered besides `.git` (the workspace's `.merkle`, the store).
+///
+/// The walk is our own rather than the `ignore` crate's walker (whose gitignore matchers it
+/// still uses): each directory is read once, its `.gitignore` is found among its entries rather
+/// than probed for, and files are stat'ed relative to the open directory
+/// (`DirEntry::metadata`), so the kernel never walks a whole path per file. Directories are
+/// spread over the rayon pool.
 pub(crate) fn walk(
     root: &Path,
     skip: Vec<PathBuf>,
     progress: Option<&(dyn Fn(Progress) + Sync)>,
 ) -> Walked {
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .ignore(false)
-        .parents(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |e| {
-            // Only folders are skipped; comparing names first keeps whole-path comparisons off
-            // the path of every file.
-            let name = e.file_name();
-            if name == ".git" {
-                return false;
-            }
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && skip
-                    .iter()
-                    .any(|s| s.file_name() == Some(name) && s.as_path() == e.path()))
-        });
     let out = Mutex::new(Walked::default());
     let seen = AtomicU64::new(0);
-    builder.build_parallel().run(|| {
-        let mut local = Local {
-            out: &out,
-            found: Walked::default(),
-        };
-        let seen = &seen;
-        Box::new(move |entry| {
-            match entry {
-                Ok(entry) => visit(root, &entry, &mut local.found),
-                Err(e) => local.found.warnings.push(e.to_string()),
-            }
-            let n = seen.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some(p) = progress.filter(|_| n.is_multiple_of(1024)) {
-                p(Progress::Walked(n));
-            }
-            if local.found.leaves.len() >= 4096 {
-                local.flush();
-            }
-            ignore::WalkState::Continue
-        })
-    });
-    let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
-    walked.leaves.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    walked.dirs.sort_unstable();
+    let ctx = WalkCtx {
+        skip,
+        progress,
+        seen: &seen,
+        out: &out,
+        base: base_ignores(root),
+    };
+    rayon::scope(|s| walk_dir(s, &ctx, root.to_path_buf(), String::new(), None));
+    // In no particular order: every consumer keys by path or sorts what it reports.
+    let walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = progress {
         p(Progress::Walked(seen.load(Ordering::Relaxed)));
     }
     walked
 }
 
+/// What every directory's walk shares.
+struct WalkCtx<'a> {
+    skip: Vec<PathBuf>,
+    progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+    seen: &'a AtomicU64,
+    out: &'a Mutex<Walked>,
+    /// Matchers below every .gitignore, lowest precedence last: the .gitignore files of the
+    /// root's ancestors inside its repository, then .git/info/exclude, then core.excludesFile.
+    base: Vec<Gitignore>,
+}
+
+/// The .gitignore matchers in force in a directory: its own, then its ancestors'.
+struct IgnoreChain {
+    here: Gitignore,
+    parent: Option<Arc<IgnoreChain>>,
+}
+
+/// The matchers that apply below the root before any .gitignore inside it.
+fn base_ignores(root: &Path) -> Vec<Gitignore> {
+    let mut base = Vec::new();
+    // A root below a repository's top still honours the .gitignore files above it.
+    let mut repo_top = None;
+    for dir in root.ancestors() {
+        if dir != root && dir.join(".gitignore").is_file() {
+            base.push(Gitignore::new(dir.join(".gitignore")).0);
+        }
+        if dir.join(".git").exists() {
+            repo_top = Some(dir.to_path_buf());
+            break;
+        }
+    }
+    if repo_top.is_none() {
+        // Not in a repository: only the root's own .gitignore files count.
+        base.clear();
+    }
+    let top = repo_top.unwrap_or_else(|| root.to_path_buf());
+    let exclude = top.join(".git").join("info").join("exclude");
+    if exclude.is_file() {
+        let mut b = GitignoreBuilder::new(&top);
+        b.add(&exclude);
+        if let Ok(gi) = b.build() {
+            base.push(gi);
+        }
+    }
+    let global = GitignoreBuilder::new(&top).build_global().0;
+    if !global.is_empty() {
+        base.push(global);
+    }
+    base
+}
+
+/// Whether `path` is ignored: the deepest .gitignore with an opinion decides, then the base
+/// matchers in order.
+fn ignored(ctx: &WalkCtx<'_>, chain: Option<&Arc<IgnoreChain>>, path: &Path, is_dir: bool) -> bool {
+    let mut link = chain;
+    while let Some(c) = link {
+        match c.here.matched(path, is_dir) {
+            Match::Ignore(_) => return true,
+            Match::Whitelist(_) => return false,
+            Match::None => link = c.parent.as_ref(),
+        }
+    }
+    for gi in &ctx.base {
+        match gi.matched(path, is_dir) {
+            Match::Ignore(_) => return true,
+            Match::Whitelist(_) => return false,
+            Match::None => {}
+        }
+    }
+    false
+}
+
+fn walk_dir<'s>(
+    scope: &rayon::Scope<'s>,
+    ctx: &'s WalkCtx<'s>,
+    abs: PathBuf,
+    rel: String,
+    parent: Option<Arc<IgnoreChain>>,
+) {
+    let mut found = Walked::default();
+    let entries: Vec<std::fs::DirEntry> = match std::fs::read_dir(&abs) {
+        Ok(rd) => rd
+            .filter_map(|e| match e {
+                Ok(e) => Some(e),
+                Err(err) => {
+                    found.warnings.push(format!("{}: {err}", display(&rel)));
+                    None
+                }
+            })
+            .collect(),
+        Err(err) => {
+            found
+                .warnings
+                .push(format!("{}: skipped: {err}", display(&rel)));
+            flush(ctx.out, &mut found);
+            return;
+        }
+    };
+    // This directory's own .gitignore, found among its entries rather than probed for.
+    let chain = if entries.iter().any(|e| e.file_name() == ".gitignore") {
+        let (gi, _) = Gitignore::new(abs.join(".gitignore"));
+        Some(Arc::new(IgnoreChain { here: gi, parent }))
+    } else {
+        parent
+    };
+    let n = entries.len() as u64;
+    for entry in entries {
+        let name = entry.file_name();
+        let Some(name_str) = name.to_str() else {
+            found.warnings.push(format!(
+                "{}: skipped: the path is not valid UTF-8",
+                abs.join(&name).display()
+            ));
+            continue;
+        };
+        if name_str == ".git" {
+            continue;
+        }
+        let path = if rel.is_empty() {
+            name_str.to_owned()
+        } else {
+            format!("{rel}/{name_str}")
+        };
+        let ft = match entry.file_type() {
+            Ok(t) => t,
+            Err(err) => {
+                found.warnings.push(format!("{path}: skipped: {err}"));
+                continue;
+            }
+        };
+        if (chain.is_some() || !ctx.base.is_empty())
+            && ignored(ctx, chain.as_ref(), &abs.join(&name), ft.is_dir())
+        {
+            continue;
+        }
+        if ft.is_dir() {
+            let child_abs = abs.join(&name);
+            if ctx.skip.iter().any(|s| s == &child_abs) {
+                continue;
+            }
+            found.dirs.push(path.clone());
+            let chain = chain.clone();
+            scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, chain));
+            continue;
+        }
+        let kind = if ft.is_symlink() {
+            NodeKind::Symlink
+        } else if ft.is_file() {
+            NodeKind::File
+        } else {
+            found
+                .warnings
+                .push(format!("{path}: skipped: not a file, directory or symlink"));
+            continue;
+        };
+        // Relative to the open directory: no path walk in the kernel.
+        match entry.metadata() {
+            Ok(m) => found.leaves.push(Leaf {
+                path,
+                kind,
+                content_hash: Hash([0; 32]),
+                stat: Stat::of(&m),
+                reused: false,
+            }),
+            Err(err) => found.warnings.push(format!("{path}: skipped: {err}")),
+        }
+    }
+    let seen = ctx.seen.fetch_add(n, Ordering::Relaxed) + n;
+    if let Some(p) = ctx.progress {
+        p(Progress::Walked(seen));
+    }
+    flush(ctx.out, &mut found);
+}
+
+fn display(rel: &str) -> &str {
+    if rel.is_empty() { "." } else { rel }
+}
+
+/// Hands one directory's findings to the shared result.
+fn flush(out: &Mutex<Walked>, found: &mut Walked) {
+    let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+    o.leaves.append(&mut found.leaves);
+    o.dirs.append(&mut found.dirs);
+    o.warnings.append(&mut found.warnings);
+}
+
 /// How to decide which leaves to hash.
 pub(crate) struct HashConfig<'a> {
     pub(crate) root: &'a Path,
     /// The last scan's entries, to skip hashing files whose stat has not changed.
-    pub(crate) prev: &'a HashMap<String, TreeEntry>,
+    pub(crate) prev: &'a PathMap<TreeEntry>,
     /// The last scan's start stamp (ns); entries not older than it are hashed again.
     pub(crate) stamp: Option<i64>,
     /// Hash every file regardless of the last scan.
@@ -145,7 +304,10 @@ pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
                     || cfg.stamp.is_some_and(|s| leaf.stat.mtime_ns < s))
         });
         match reusable {
-            Some(p) => leaf.content_hash = p.content_hash,
+            Some(p) => {
+                leaf.content_hash = p.content_hash;
+                leaf.reused = true;
+            }
             None => todo.push(i),
         }
     }
@@ -195,95 +357,6 @@ pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
     walked.warnings.sort();
 }
 
-/// One walker thread's findings, handed to the shared result in chunks and, when the walker
-/// drops the thread's visitor, all of the rest.
-struct Local<'a> {
-    out: &'a Mutex<Walked>,
-    found: Walked,
-}
-
-impl Local<'_> {
-    fn flush(&mut self) {
-        let mut o = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let f = &mut self.found;
-        o.leaves.append(&mut f.leaves);
-        o.dirs.append(&mut f.dirs);
-        o.warnings.append(&mut f.warnings);
-    }
-}
-
-impl Drop for Local<'_> {
-    fn drop(&mut self) {
-        self.flush();
-    }
-}
-
-fn visit(root: &Path, entry: &ignore::DirEntry, local: &mut Walked) {
-    if entry.depth() == 0 {
-        return;
-    }
-    let Some(path) = rel_path(root, entry.path()) else {
-        local.warnings.push(format!(
-            "{}: skipped: the path is not valid UTF-8",
-            entry.path().display()
-        ));
-        return;
-    };
-    let Some(ft) = entry.file_type() else {
-        return;
-    };
-    if ft.is_dir() {
-        local.dirs.push(path);
-        return;
-    }
-    let kind = if ft.is_symlink() {
-        NodeKind::Symlink
-    } else if ft.is_file() {
-        NodeKind::File
-    } else {
-        local
-            .warnings
-            .push(format!("{path}: skipped: not a file, directory or symlink"));
-        return;
-    };
-    match entry.path().symlink_metadata() {
-        Ok(m) => local.leaves.push(Leaf {
-            path,
-            kind,
-            content_hash: Hash([0; 32]),
-            stat: Stat::of(&m),
-        }),
-        Err(e) => local.warnings.push(format!("{path}: skipped: {e}")),
-    }
-}
-
-/// The workspace-relative path with `/` separators, or `None` if it is not UTF-8.
-#[cfg(unix)]
-fn rel_path(root: &Path, path: &Path) -> Option<String> {
-    // The walker builds every path as the root joined with names, so a byte prefix test is
-    // exact, and much cheaper than comparing components.
-    use std::os::unix::ffi::OsStrExt;
-    let rest = path
-        .as_os_str()
-        .as_bytes()
-        .strip_prefix(root.as_os_str().as_bytes())?;
-    let rest = rest.strip_prefix(b"/").unwrap_or(rest);
-    std::str::from_utf8(rest).ok().map(str::to_owned)
-}
-
-/// The workspace-relative path with `/` separators, or `None` if it is not UTF-8.
-#[cfg(not(unix))]
-fn rel_path(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    let mut out = String::new();
-    for (i, c) in rel.components().enumerate() {
-        if i > 0 {
-            out.push('/');
-        }
-        out.push_str(c.as_os_str().to_str()?);
-    }
-    Some(out)
-}
 /// A symlink's target as raw bytes, so that it hashes the same whatever its encoding.
 pub(crate) fn symlink_target(path: &Path) -> std::io::Result<Vec<u8>> {
     let target = std::fs::read_link(path)?;

@@ -8,7 +8,7 @@ use crate::engine::{Batch, Engine, EngineKind, Table};
 use crate::error::{Error, Result};
 use crate::frame::{self, Frame, NewFrame, PutOutcome};
 use crate::hash::{self, FrameId, Hash, NodeId};
-use crate::node::{self, Child, NodeKind, NodeRecord, TreeEntry};
+use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, TreeEntry};
 use crate::scan::{self, HashConfig, Progress};
 
 const META_ROOT: &[u8] = b"root";
@@ -248,7 +248,7 @@ impl Store {
     fn walk_and_load(
         &self,
         progress: Option<&(dyn Fn(Progress) + Sync)>,
-    ) -> Result<(scan::Walked, HashMap<String, TreeEntry>)> {
+    ) -> Result<(scan::Walked, PathMap<TreeEntry>)> {
         std::thread::scope(|s| {
             let loader = s.spawn(|| self.load_tree());
             let walked = scan::walk(&self.workspace, self.skip_dirs(), progress);
@@ -259,8 +259,8 @@ impl Store {
         })
     }
 
-    fn load_tree(&self) -> Result<HashMap<String, TreeEntry>> {
-        let mut map = HashMap::new();
+    fn load_tree(&self) -> Result<PathMap<TreeEntry>> {
+        let mut map = PathMap::default();
         let mut err = None;
         self.engine.scan(Table::Tree, b"", &mut |k, v| match (
             std::str::from_utf8(k),
@@ -405,19 +405,22 @@ impl Store {
         let mut changes = Vec::new();
         let mut seen_before = 0;
         for leaf in &walked.leaves {
-            if prev.get(&leaf.path).is_some_and(|p| p.kind.is_leaf()) {
+            if leaf.reused {
+                // Same kind and stat as the last scan recorded: unchanged, no lookup needed.
                 seen_before += 1;
+                continue;
             }
             match prev.get(&leaf.path) {
                 None => changes.push((leaf.path.clone(), Change::Added)),
-                Some(p)
-                    if p.kind.is_leaf()
-                        && p.content_hash == leaf.content_hash
-                        && p.kind == leaf.kind => {}
                 Some(p) if p.kind == NodeKind::Dir => {
                     changes.push((leaf.path.clone(), Change::Added))
                 }
-                Some(_) => changes.push((leaf.path.clone(), Change::Modified)),
+                Some(p) => {
+                    seen_before += 1;
+                    if p.content_hash != leaf.content_hash || p.kind != leaf.kind {
+                        changes.push((leaf.path.clone(), Change::Modified));
+                    }
+                }
             }
         }
         // Only when some leaf of the last scan was not met on disk is it worth finding which.
@@ -1029,18 +1032,24 @@ pub fn normalize_path(path: &str) -> String {
 /// The tree a walk describes: an entry per path, and records for the nodes that changed.
 struct Built {
     root: NodeId,
-    entries: HashMap<String, TreeEntry>,
+    entries: PathMap<TreeEntry>,
     records: Vec<NodeRecord>,
 }
 
 /// Computes leaf and directory NodeIDs bottom-up. A directory is recomputed only if it is new,
 /// its number of children changed, or one of its children's NodeIDs changed; otherwise its
 /// previous entry is reused, so a one-file edit recomputes just that file's ancestors.
-fn build_tree(walked: &scan::Walked, prev: &HashMap<String, TreeEntry>) -> Built {
-    let mut entries: HashMap<String, TreeEntry> =
-        HashMap::with_capacity(walked.leaves.len() + walked.dirs.len() + 1);
+fn build_tree(walked: &scan::Walked, prev: &PathMap<TreeEntry>) -> Built {
+    let mut entries: PathMap<TreeEntry> = PathMap::with_capacity_and_hasher(
+        walked.leaves.len() + walked.dirs.len() + 1,
+        Default::default(),
+    );
     let mut records = Vec::new();
-    let mut children: HashMap<&str, Vec<&str>> = HashMap::with_capacity(walked.dirs.len() + 1);
+    let mut children: std::collections::HashMap<&str, Vec<&str>, rustc_hash::FxBuildHasher> =
+        std::collections::HashMap::with_capacity_and_hasher(
+            walked.dirs.len() + 1,
+            Default::default(),
+        );
     for leaf in &walked.leaves {
         let old = prev.get(&leaf.path);
         let node_id = match old {
