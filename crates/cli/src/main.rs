@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use merkle_store::{EngineKind, NewFrame, NodeRecord, OpenOptions, Role, ScanOptions, Store};
 
 mod context_cmds;
+mod llm;
 mod output;
 
 use output::{Out, frame_json};
@@ -108,6 +109,12 @@ enum Command {
     /// List or show the named views of .merkle/views.yaml
     #[command(subcommand)]
     Views(context_cmds::ViewsCommand),
+    /// Talk to a model: one request from the command line
+    #[command(subcommand)]
+    Llm(llm::LlmCommand),
+    /// The LLM simulator: a fake Anthropic/OpenAI server answering from a script
+    #[command(subcommand)]
+    Sim(llm::SimCommand),
     /// List every frame on a node, oldest first
     ListFrames {
         /// A workspace path or a NodeID (a unique hex prefix of 8+ digits)
@@ -243,8 +250,14 @@ pub(crate) fn resolve(store: &Store, root: &Path, spec: &str) -> Result<NodeReco
 
 fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
     let g = &cli.global;
-    let root = find_root(g.root.as_deref())?;
+    // The model commands work outside any workspace.
+    let root = match &cli.command {
+        Command::Llm(_) | Command::Sim(_) => PathBuf::new(),
+        _ => find_root(g.root.as_deref())?,
+    };
     match &cli.command {
+        Command::Llm(cmd) => return llm::run_llm(cmd, g.json),
+        Command::Sim(cmd) => return llm::run_sim(cmd, g.json),
         Command::Scan { force } => {
             let store = open(g, &root, false)?;
             let bar = (!g.quiet && !g.json).then(output::scan_progress);

@@ -2,3 +2,42 @@
 //!
 //! The rule the project lives by is that every workflow runs without a model or an API key; this
 //! crate is how. It answers `llm-core`'s trait and depends on nothing above it.
+//!
+//! - [`SimulatedClient`] implements [`llm_core::LlmClient`] from a [`Strategy`]: [`Scripted`]
+//!   follows a YAML [`Script`] step by step, [`Patterns`] matches requests, [`Playback`]
+//!   replays a recording. Scripts can inject failures ([`FailureSpec`]): 429 with
+//!   retry-after, 529, 5xx, timeouts, errors in mid-stream, malformed tool-call arguments.
+//!   Streams are cut into deltas the way providers send them.
+//! - [`RecordingClient`] wraps a real client and writes what it saw as a playback script,
+//!   keeping only allowlisted fields and refusing to write anything key-like ([`secrets`]).
+//! - [`build`] is the mode switch (`MERKLE_LLM_MODE=real|simulated|record|playback`), reading
+//!   the environment through a lookup the caller passes; [`for_testing`] builds a scripted
+//!   client from inline steps.
+//! - [`FakeServer`] serves the same strategies over HTTP as the Anthropic Messages API and
+//!   OpenAI chat completions, so clients in any language can be tested against a script.
+//!
+//! Boundary: no network but loopback, no runtime of its own (the server runs on the caller's
+//! tokio runtime), no environment reads except through the lookup given to [`build`].
+
+pub mod client;
+pub mod error;
+pub mod factory;
+pub mod playback;
+pub mod record;
+pub mod reply;
+pub mod script;
+pub mod secrets;
+pub mod server;
+pub mod source;
+pub mod strategy;
+
+pub use client::{Call, PROVIDER, SimulatedClient};
+pub use error::{Error, Result};
+pub use factory::{Mode, Settings, Setup, build, for_testing};
+pub use playback::{Playback, PlaybackOrder, Scrubber, canonical_request};
+pub use record::RecordingClient;
+pub use reply::{Answer, Failure, Reply};
+pub use script::{FailureSpec, Metadata, MidStreamError, Script, Step, ToolCallSpec, UsageSpec};
+pub use server::{Api, FakeServer, Served};
+pub use source::{load_strategy, parse_strategy};
+pub use strategy::{Matcher, Pattern, Patterns, Scripted, Strategy};

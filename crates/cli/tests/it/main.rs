@@ -20,6 +20,7 @@ mod address;
 mod frames;
 mod in_use;
 mod json_contract;
+mod llm;
 mod rescan;
 mod self_scan;
 mod tree;

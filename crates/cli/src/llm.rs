@@ -1,0 +1,277 @@
+//! `merkle llm complete` and `merkle sim serve`: one request to a model from the command line,
+//! and the fake Anthropic/OpenAI server that answers from a script.
+//!
+//! Both build their own tokio runtime (the binary is the only place that may). Settings layer
+//! as everywhere: flags over `MERKLE_LLM_*` variables over defaults, resolved by
+//! `llm_sim::build`, so `MERKLE_LLM_MODE=simulated merkle llm complete hi` needs no key.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use futures_util::StreamExt;
+use llm_core::{Event, Request, Response, ResponseBuilder};
+use llm_sim::{FakeServer, Mode, Settings};
+use serde_json::{Value, json};
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum LlmCommand {
+    /// Send one request and print the answer (as it arrives with --stream)
+    Complete(CompleteArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompleteArgs {
+    /// The user message, or - to read it from standard input
+    #[arg(required_unless_present = "request")]
+    prompt: Option<String>,
+    /// A whole request as JSON (model, system, messages, tools, ...); PROMPT is appended as
+    /// one more user message, and --system and --model override its fields
+    #[arg(long, value_name = "FILE.json")]
+    request: Option<PathBuf>,
+    /// The system prompt
+    #[arg(long)]
+    system: Option<String>,
+    /// The provider [default: MERKLE_LLM_MODE and MERKLE_LLM_PROVIDER decide, else anthropic]
+    #[arg(long, value_parser = ["anthropic", "openai", "ollama", "openai-compatible", "sim"])]
+    provider: Option<String>,
+    /// The model [default: MERKLE_LLM_MODEL]
+    #[arg(long)]
+    model: Option<String>,
+    /// The provider's base URL [default: MERKLE_LLM_BASE_URL, else the provider's own]
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// With --provider sim: the script, recording or pattern file that answers
+    /// [default: MERKLE_LLM_SCRIPT, else every answer is "Simulated response"]
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+    /// The most tokens to generate [default: the request's, else 4096]
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// Print the text as it arrives
+    #[arg(long)]
+    stream: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SimCommand {
+    /// Serve the Anthropic Messages and OpenAI chat completions APIs on 127.0.0.1, answering
+    /// from a script, a recording or a pattern file; prints the URL, serves until Ctrl-C
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ServeArgs {
+    /// The script, recording or pattern file that answers
+    #[arg(long, value_name = "FILE")]
+    script: PathBuf,
+    /// The port [default: any free port]
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
+
+pub(crate) fn run_llm(cmd: &LlmCommand, json: bool) -> Result<ExitCode> {
+    let LlmCommand::Complete(args) = cmd;
+    let request = build_request(args)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(complete(args, &request, json))
+}
+
+pub(crate) fn run_sim(cmd: &SimCommand, json: bool) -> Result<ExitCode> {
+    let SimCommand::Serve(args) = cmd;
+    let strategy = llm_sim::load_strategy(&args.script)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let server = FakeServer::start(&format!("127.0.0.1:{}", args.port), strategy).await?;
+        // Listening before the address goes out, so a harness that stops us as soon as it
+        // has read it still gets a clean exit.
+        let shutdown = Shutdown::listen()?;
+        let url = server.url();
+        let line = if json {
+            json!({"url": url, "anthropic_base_url": url, "openai_base_url": format!("{url}/v1")})
+                .to_string()
+        } else {
+            url
+        };
+        // The first line is the contract: a script that started us reads it to connect.
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{line}").and_then(|()| stdout.flush())?;
+        drop(stdout);
+        shutdown.wait().await;
+        drop(server);
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Ctrl-C, or SIGTERM where there is one, so a test harness can stop the server cleanly.
+struct Shutdown {
+    #[cfg(unix)]
+    signals: [tokio::signal::unix::Signal; 2],
+}
+
+impl Shutdown {
+    fn listen() -> Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let interrupt = signal(SignalKind::interrupt()).context("listening for Ctrl-C")?;
+            let terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+            Ok(Self {
+                signals: [interrupt, terminate],
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Self {})
+    }
+
+    async fn wait(self) {
+        #[cfg(unix)]
+        {
+            let [mut interrupt, mut terminate] = self.signals;
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            // Without a handler the default Ctrl-C behaviour ends the process just as well.
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+fn build_request(args: &CompleteArgs) -> Result<Request> {
+    let mut request = match &args.request {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            serde_json::from_str::<Request>(&text)
+                .with_context(|| format!("{} is not a request", path.display()))?
+        }
+        None => Request::default(),
+    };
+    match args.prompt.as_deref() {
+        Some("-") => {
+            let mut prompt = String::new();
+            std::io::stdin()
+                .read_to_string(&mut prompt)
+                .context("reading the prompt from standard input")?;
+            request = request.user(prompt);
+        }
+        Some(prompt) => request = request.user(prompt),
+        // Clap requires a prompt unless a request file gives the messages.
+        None => {}
+    }
+    if let Some(system) = &args.system {
+        request.system = Some(system.clone());
+    }
+    if let Some(model) = &args.model {
+        request.model.clone_from(model);
+    }
+    if let Some(max_tokens) = args.max_tokens {
+        request.max_tokens = max_tokens;
+    }
+    Ok(request)
+}
+
+/// The factory's settings for these flags, and the environment they override.
+fn settings(args: &CompleteArgs) -> (Settings, impl Fn(&str) -> Option<String> + '_) {
+    let mut settings = Settings::default();
+    let provider = match args.provider.as_deref() {
+        Some("sim") => {
+            settings.mode = Some(Mode::Simulated);
+            None
+        }
+        Some(provider) => {
+            settings.mode = Some(Mode::Real);
+            Some(provider.replace('-', "_"))
+        }
+        None => None,
+    };
+    settings.script.clone_from(&args.script);
+    let env = move |name: &str| {
+        let flag = match name {
+            llm_sim::factory::PROVIDER_VAR => provider.clone(),
+            llm_sim::factory::MODEL_VAR => args.model.clone(),
+            llm_sim::factory::BASE_URL_VAR => args.base_url.clone(),
+            _ => None,
+        };
+        flag.or_else(|| std::env::var(name).ok())
+    };
+    (settings, env)
+}
+
+async fn complete(args: &CompleteArgs, request: &Request, json: bool) -> Result<ExitCode> {
+    let (settings, env) = settings(args);
+    let setup = llm_sim::build(settings, &env)?;
+    let response = if args.stream {
+        let mut stream = setup.client.stream(request).await?;
+        let mut builder = ResponseBuilder::default();
+        let mut stdout = std::io::stdout().lock();
+        let mut printed = false;
+        while let Some(event) = stream.next().await {
+            let event = event?;
+            if let Event::TextDelta { text } = &event
+                && !json
+            {
+                write!(stdout, "{text}").and_then(|()| stdout.flush())?;
+                printed |= !text.is_empty();
+            }
+            builder.push(event);
+        }
+        if printed {
+            writeln!(stdout)?;
+        }
+        builder.finish()?
+    } else {
+        setup.client.complete(request).await?
+    };
+    if let Some(path) = setup.finish()? {
+        eprintln!("recorded to {}", path.display());
+    }
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let document = serde_json::to_string_pretty(&response_json(&response))
+            .expect("a serde_json::Value always serializes");
+        writeln!(stdout, "{document}")?;
+    } else {
+        let text = response.text();
+        if !args.stream && !text.is_empty() {
+            writeln!(stdout, "{text}")?;
+        }
+        for call in response.tool_calls() {
+            writeln!(
+                stdout,
+                "[tool call {}] {} {}",
+                call.id, call.name, call.input
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The normalised response `--json` prints; its field names are a contract.
+fn response_json(response: &Response) -> Value {
+    json!({
+        "text": response.text(),
+        "tool_calls": response
+            .tool_calls()
+            .iter()
+            .map(|call| json!({"id": call.id, "name": call.name, "input": call.input}))
+            .collect::<Vec<_>>(),
+        "thinking": response.thinking(),
+        "stop_reason": response.stop_reason.as_str(),
+        "usage": response.usage,
+        "model": response.model,
+        "id": response.id,
+    })
+}

@@ -1,0 +1,205 @@
+//! The mode switch: one place that builds a real, simulated, recording or playback client
+//! from explicit settings and the environment.
+//!
+//! | variable | meaning |
+//! | --- | --- |
+//! | `MERKLE_LLM_MODE` | `real` (default), `simulated`, `record` or `playback` |
+//! | `MERKLE_LLM_SCRIPT` | simulated: a script or pattern file (optional: without it every answer is "Simulated response") |
+//! | `MERKLE_LLM_RECORDING` | record: where to save; playback: what to replay |
+//! | `MERKLE_LLM_PROVIDER` | real and record: `anthropic` (default), `openai`, `ollama`, `openai_compatible` |
+//! | `MERKLE_LLM_MODEL`, `MERKLE_LLM_BASE_URL` | real and record: the provider's model and URL |
+//!
+//! Keys come from `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` as llm-core reads them. The
+//! environment is read only through the lookup the caller passes, so tests never touch the
+//! process's own.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use llm_core::{HttpConfig, LlmClient, Provider, ProviderConfig};
+
+use crate::client::SimulatedClient;
+use crate::error::{Error, Result};
+use crate::playback::{Playback, Scrubber};
+use crate::record::RecordingClient;
+use crate::script::{Script, Step};
+use crate::source::load_strategy;
+
+pub const MODE_VAR: &str = "MERKLE_LLM_MODE";
+pub const SCRIPT_VAR: &str = "MERKLE_LLM_SCRIPT";
+pub const RECORDING_VAR: &str = "MERKLE_LLM_RECORDING";
+pub const PROVIDER_VAR: &str = "MERKLE_LLM_PROVIDER";
+pub const MODEL_VAR: &str = "MERKLE_LLM_MODEL";
+pub const BASE_URL_VAR: &str = "MERKLE_LLM_BASE_URL";
+
+/// Which kind of client to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A provider over the network.
+    Real,
+    /// A script (or pattern file) answers; no network.
+    Simulated,
+    /// A provider answers and every call is recorded for playback.
+    Record,
+    /// A recording answers; no network.
+    Playback,
+}
+
+impl Mode {
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "real" => Some(Self::Real),
+            "simulated" => Some(Self::Simulated),
+            "record" => Some(Self::Record),
+            "playback" => Some(Self::Playback),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Real => "real",
+            Self::Simulated => "simulated",
+            Self::Record => "record",
+            Self::Playback => "playback",
+        }
+    }
+}
+
+/// What the caller decides; whatever is left `None` comes from the environment.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub mode: Option<Mode>,
+    pub script: Option<PathBuf>,
+    pub recording: Option<PathBuf>,
+    pub provider: Option<ProviderConfig>,
+    pub http: HttpConfig,
+    /// Applied when recording, and to live requests in playback.
+    pub scrubber: Scrubber,
+}
+
+/// A built client, and in record mode what is needed to save the recording.
+pub struct Setup {
+    pub mode: Mode,
+    pub client: Arc<dyn LlmClient>,
+    recorder: Option<(Arc<RecordingClient>, PathBuf)>,
+}
+
+impl std::fmt::Debug for Setup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Setup")
+            .field("mode", &self.mode)
+            .field("recorder", &self.recorder)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Setup {
+    /// The recording client in record mode.
+    pub fn recorder(&self) -> Option<&Arc<RecordingClient>> {
+        self.recorder.as_ref().map(|(recorder, _)| recorder)
+    }
+
+    /// Ends the session: in record mode, saves the recording where `MERKLE_LLM_RECORDING`
+    /// (or the settings) said and returns that path; in other modes does nothing.
+    pub fn finish(&self) -> Result<Option<&Path>> {
+        match &self.recorder {
+            Some((recorder, path)) => {
+                recorder.save(path)?;
+                Ok(Some(path))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+/// Builds the client `settings` and `env` describe; `env` looks a variable up (e.g.
+/// `|name| std::env::var(name).ok()`). A setting the mode needs and neither gives is an
+/// error naming its variable.
+pub fn build(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Setup> {
+    let var = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    let mode = match settings.mode {
+        Some(mode) => mode,
+        None => match var(MODE_VAR) {
+            None => Mode::Real,
+            Some(value) => Mode::parse(value.trim()).ok_or(Error::InvalidSetting {
+                variable: MODE_VAR,
+                value,
+                expected: "real, simulated, record or playback",
+            })?,
+        },
+    };
+    let path_of =
+        |given: Option<PathBuf>, variable: &str| given.or_else(|| var(variable).map(PathBuf::from));
+    let setup = |client: Arc<dyn LlmClient>| Setup {
+        mode,
+        client,
+        recorder: None,
+    };
+    match mode {
+        Mode::Real => {
+            let provider = provider_config(settings.provider, &var)?;
+            Ok(setup(provider.connect(settings.http, env)?))
+        }
+        Mode::Simulated => {
+            let client = match path_of(settings.script, SCRIPT_VAR) {
+                Some(path) => SimulatedClient::from_boxed(load_strategy(&path)?),
+                None => SimulatedClient::fixed(),
+            };
+            Ok(setup(Arc::new(client)))
+        }
+        Mode::Playback => {
+            let path = path_of(settings.recording, RECORDING_VAR).ok_or(Error::MissingSetting {
+                variable: RECORDING_VAR,
+                mode: mode.as_str(),
+                hint: "the recording to replay",
+            })?;
+            let playback = Playback::load(&path)?.with_scrubber(settings.scrubber);
+            Ok(setup(Arc::new(SimulatedClient::new(playback))))
+        }
+        Mode::Record => {
+            let path = path_of(settings.recording, RECORDING_VAR).ok_or(Error::MissingSetting {
+                variable: RECORDING_VAR,
+                mode: mode.as_str(),
+                hint: "where to save the recording",
+            })?;
+            let provider = provider_config(settings.provider, &var)?;
+            let real = provider.connect(settings.http, env)?;
+            let recorder = Arc::new(RecordingClient::new(real).with_scrubber(settings.scrubber));
+            Ok(Setup {
+                mode,
+                client: Arc::clone(&recorder) as Arc<dyn LlmClient>,
+                recorder: Some((recorder, path)),
+            })
+        }
+    }
+}
+
+fn provider_config(
+    given: Option<ProviderConfig>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderConfig> {
+    if let Some(given) = given {
+        return Ok(given);
+    }
+    let provider = match var(PROVIDER_VAR) {
+        None => Provider::Anthropic,
+        Some(value) => Provider::parse(value.trim()).map_err(|_| Error::InvalidSetting {
+            variable: PROVIDER_VAR,
+            value,
+            expected: "anthropic, openai, ollama or openai_compatible",
+        })?,
+    };
+    let mut config = ProviderConfig::new(provider);
+    config.model = var(MODEL_VAR);
+    config.base_url = var(BASE_URL_VAR);
+    Ok(config)
+}
+
+/// A scripted client from inline steps, for tests.
+pub fn for_testing(responses: impl IntoIterator<Item = Step>) -> SimulatedClient {
+    SimulatedClient::scripted(Script {
+        metadata: None,
+        responses: responses.into_iter().collect(),
+    })
+}

@@ -1,0 +1,312 @@
+//! The fake API server: a loopback HTTP server that answers the Anthropic Messages API and
+//! OpenAI chat completions from a [`Strategy`], so that any agent, in any language, can be
+//! tested against a script, a recording or a pattern file.
+//!
+//! Routes: `POST /v1/messages` (Anthropic) and `POST /v1/chat/completions` or
+//! `/chat/completions` (OpenAI; point an OpenAI client at `<url>/v1`). Both answer whole or,
+//! with `"stream": true`, as server-sent events framed as the real services frame them,
+//! usage included. Failures the strategy injects become the status, headers and error body
+//! each service sends; a timeout holds the connection open without a byte until the client
+//! gives up. No key is checked. Calls are numbered in arrival order and answered one at a
+//! time by the strategy.
+//!
+//! The server runs on the caller's tokio runtime (this crate builds none) until dropped.
+
+mod anthropic;
+mod http;
+mod openai;
+mod wire;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use llm_core::Request;
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+use self::http::{Connection, HttpRequest, ReadError};
+use crate::error::{Error, Result};
+use crate::reply::{Failure, Reply};
+use crate::strategy::Strategy;
+
+/// Which API a request came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Anthropic,
+    OpenAi,
+}
+
+/// One request the server answered (or failed on purpose), as the strategy saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    /// From 1, in arrival order.
+    pub call: u64,
+    pub api: Api,
+    pub streamed: bool,
+    pub request: Request,
+}
+
+struct Shared {
+    strategy: Mutex<Box<dyn Strategy>>,
+    served: Mutex<Vec<Served>>,
+    received: watch::Sender<usize>,
+}
+
+/// A running fake API server; it stops when dropped.
+pub struct FakeServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for FakeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeServer {
+    /// Binds `addr` (`127.0.0.1:0` takes any free port) and starts answering from
+    /// `strategy`. Must be called within a tokio runtime.
+    pub async fn start(addr: &str, strategy: Box<dyn Strategy>) -> Result<Self> {
+        let bind_error = |source| Error::Bind {
+            addr: addr.to_owned(),
+            source,
+        };
+        let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
+        let local = listener.local_addr().map_err(bind_error)?;
+        let shared = Arc::new(Shared {
+            strategy: Mutex::new(strategy),
+            served: Mutex::default(),
+            received: watch::Sender::new(0),
+        });
+        let task = tokio::spawn(accept(listener, Arc::clone(&shared)));
+        Ok(Self {
+            addr: local,
+            shared,
+            task,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://<addr>`: the base URL for an Anthropic client; OpenAI clients take
+    /// `<url>/v1`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received so far, oldest first.
+    pub fn served(&self) -> Vec<Served> {
+        lock(&self.shared.served).clone()
+    }
+
+    /// Waits until `count` requests have arrived: for tests that must act while a request
+    /// is in flight, such as moving a clock past a timeout.
+    pub async fn wait_for_requests(&self, count: usize) {
+        let mut received = self.shared.received.subscribe();
+        // The sender lives in `shared`, which `self` holds, so the wait cannot fail.
+        let _ = received.wait_for(|received| *received >= count).await;
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        // The accept task owns every connection's task; aborting it ends them all.
+        self.task.abort();
+    }
+}
+
+async fn accept(listener: TcpListener, shared: Arc<Shared>) {
+    let mut connections = JoinSet::new();
+    loop {
+        let socket = match listener.accept().await {
+            Ok((socket, _)) => socket,
+            // Out of descriptors or an aborted handshake: let others run, then go on.
+            Err(_) => {
+                tokio::task::yield_now().await;
+                continue;
+            }
+        };
+        while connections.try_join_next().is_some() {}
+        connections.spawn(serve(socket, Arc::clone(&shared)));
+    }
+}
+
+async fn serve(socket: TcpStream, shared: Arc<Shared>) {
+    // Streamed events go out as they are written, as a model's would.
+    let _ = socket.set_nodelay(true);
+    let mut connection = Connection::new(socket);
+    loop {
+        let request = match connection.read_request().await {
+            Ok(request) => request,
+            Err(ReadError::Closed) => return,
+            Err(ReadError::Bad(status, message)) => {
+                let body = openai::error_json(message, "invalid_request_error", None);
+                let _ = respond_json(&mut connection, status, Vec::new(), &body, true).await;
+                return;
+            }
+        };
+        let close = request.wants_close();
+        match answer(&shared, &mut connection, request, close).await {
+            Ok(true) if !close => {}
+            _ => return,
+        }
+    }
+}
+
+/// Answers one request; `Ok(true)` when the connection may serve another.
+async fn answer(
+    shared: &Shared,
+    connection: &mut Connection,
+    request: HttpRequest,
+    close: bool,
+) -> std::io::Result<bool> {
+    let path = request.path.trim_end_matches('/');
+    let api = match path {
+        "/v1/messages" => Api::Anthropic,
+        "/v1/chat/completions" | "/chat/completions" => Api::OpenAi,
+        _ => {
+            let message = format!("no route for {} {}", request.method, request.path);
+            let body = if path.starts_with("/v1/messages") {
+                anthropic::error_json("not_found_error", &message)
+            } else {
+                openai::error_json(&message, "invalid_request_error", None)
+            };
+            respond_json(connection, 404, Vec::new(), &body, close).await?;
+            return Ok(true);
+        }
+    };
+    let invalid = |message: &str| match api {
+        Api::Anthropic => anthropic::error_json("invalid_request_error", message),
+        Api::OpenAi => openai::error_json(message, "invalid_request_error", None),
+    };
+    if request.method != "POST" {
+        let body = invalid(&format!(
+            "{} takes POST, not {}",
+            request.path, request.method
+        ));
+        respond_json(connection, 405, Vec::new(), &body, close).await?;
+        return Ok(true);
+    }
+    let parsed = serde_json::from_slice::<Value>(&request.body)
+        .map_err(|err| format!("the body is not json: {err}"))
+        .and_then(|body| match api {
+            Api::Anthropic => anthropic::parse_request(&body).map(|(request, stream)| {
+                (
+                    request,
+                    openai::Options {
+                        stream,
+                        include_usage: true,
+                    },
+                )
+            }),
+            Api::OpenAi => openai::parse_request(&body),
+        });
+    let (llm_request, options) = match parsed {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            respond_json(connection, 400, Vec::new(), &invalid(&message), close).await?;
+            return Ok(true);
+        }
+    };
+    let call = {
+        let mut served = lock(&shared.served);
+        let call = served.len() as u64 + 1;
+        served.push(Served {
+            call,
+            api,
+            streamed: options.stream,
+            request: llm_request.clone(),
+        });
+        call
+    };
+    shared.received.send_modify(|received| *received += 1);
+    let reply = lock(&shared.strategy).reply(call, &llm_request);
+    let mut headers = match api {
+        Api::Anthropic => anthropic::headers(call),
+        Api::OpenAi => openai::headers(call),
+    };
+    let failure = |failure: &Failure| match api {
+        Api::Anthropic => anthropic::error_body(failure),
+        Api::OpenAi => openai::error_body(failure),
+    };
+    let answer = match reply {
+        // A fault of the simulation (a playback miss): retrying cannot help.
+        Err(err) => {
+            headers.push(("x-should-retry".to_owned(), "false".to_owned()));
+            let body = match api {
+                Api::Anthropic => anthropic::error_json("api_error", &err.to_string()),
+                Api::OpenAi => openai::error_json(&err.to_string(), "server_error", None),
+            };
+            respond_json(connection, 500, headers, &body, close).await?;
+            return Ok(true);
+        }
+        Ok(Reply::Failure(Failure::Timeout)) => {
+            connection.hold().await;
+            return Ok(false);
+        }
+        Ok(Reply::Failure(failed)) => {
+            let (status, extra, body) = failure(&failed);
+            headers.extend(extra);
+            respond_json(connection, status, headers, &body, close).await?;
+            return Ok(true);
+        }
+        Ok(Reply::Answer(answer)) => answer,
+    };
+    let created = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    if !options.stream {
+        if let Some(failed) = &answer.interrupted {
+            let (status, extra, body) = failure(failed);
+            headers.extend(extra);
+            respond_json(connection, status, headers, &body, close).await?;
+            return Ok(true);
+        }
+        let body = match api {
+            Api::Anthropic => anthropic::message(&answer, call),
+            Api::OpenAi => openai::completion(&answer, call, created),
+        };
+        respond_json(connection, 200, headers, &body, close).await?;
+        return Ok(true);
+    }
+    let events = match api {
+        Api::Anthropic => anthropic::stream(&answer, call),
+        Api::OpenAi => openai::stream(&answer, call, created, options),
+    };
+    connection.start_stream(&headers).await?;
+    for event in events {
+        connection.chunk(&event.to_bytes()).await?;
+    }
+    connection.end_stream().await?;
+    Ok(true)
+}
+
+async fn respond_json(
+    connection: &mut Connection,
+    status: u16,
+    mut headers: Vec<(String, String)>,
+    body: &Value,
+    close: bool,
+) -> std::io::Result<()> {
+    headers.insert(
+        0,
+        ("content-type".to_owned(), "application/json".to_owned()),
+    );
+    connection
+        .respond(status, &headers, body.to_string().as_bytes(), close)
+        .await
+}
+
+fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Counters and the strategy's cursor: a panic elsewhere leaves them usable.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,14 @@
+//! Integration tests of llm-sim through its public interface: the simulated client and its
+//! strategies, record and playback, the factory, and the fake server driven by llm-core's
+//! real providers over loopback.
+
+mod factory;
+mod failures;
+mod patterns;
+mod playback;
+mod script_errors;
+mod scripted;
+mod secrets;
+mod server;
+mod support;
+mod wire;
