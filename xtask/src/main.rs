@@ -1,2 +1,133 @@
 //! `cargo xtask`: the one home for project automation (tidy checks, benchmarks, recording).
-fn main() {}
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use xtask::bench::{self, ScanConfig};
+use xtask::tidy;
+
+const USAGE: &str = "\
+usage: cargo xtask <task>
+
+tasks:
+  tidy                  check dependency layering (ARCHITECTURE.md's `layering` block),
+                        heavy-dependency owners and `//!` lines; exit 1 on any problem
+  bench scan [options]  time merkle scan/status against git and b3sum on a generated tree
+      --files N         files to generate (default 50000)
+      --runs N          timed runs per step; the median is reported (default 5)
+      --seed N          tree generator seed (default 1)
+      --keep DIR        generate the tree in DIR (absent or empty) and keep it; pick a DIR
+                        outside any git checkout so no parent .gitignore applies
+      --merkle PATH     measure this binary instead of building `cargo build --release -p cli`
+      --json            print the results as JSON on stdout instead of a table
+";
+
+/// A usage mistake: reported with the usage text and exit code 2.
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(code) => code,
+        Err(e) if e.is::<Usage>() => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one folder below the workspace root")
+}
+
+fn run(args: Vec<String>) -> Result<ExitCode> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        ["tidy"] => {
+            let problems = tidy::check(workspace_root())?;
+            for p in &problems {
+                eprintln!("{p}");
+            }
+            if problems.is_empty() {
+                eprintln!("tidy: ok");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("tidy: {} problem(s)", problems.len());
+                Ok(ExitCode::FAILURE)
+            }
+        }
+        ["bench", "scan", rest @ ..] => bench_scan(rest),
+        [] | ["help" | "-h" | "--help"] => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => Err(Usage(format!("unknown task `{}`", args.join(" "))).into()),
+    }
+}
+
+fn bench_scan(args: &[&str]) -> Result<ExitCode> {
+    let mut files = 50_000;
+    let mut runs = 5;
+    let mut seed = 1;
+    let mut keep = None;
+    let mut merkle = None;
+    let mut json = false;
+    let mut it = args.iter();
+    while let Some(&flag) = it.next() {
+        let mut value = || -> Result<&str> {
+            it.next()
+                .copied()
+                .ok_or_else(|| Usage(format!("`{flag}` needs a value")).into())
+        };
+        let number = |v: &str| -> Result<usize> {
+            v.parse()
+                .map_err(|_| Usage(format!("`{flag}` wants a number, got `{v}`")).into())
+        };
+        match flag {
+            "--json" => json = true,
+            "--files" => files = number(value()?)?,
+            "--runs" => runs = number(value()?)?,
+            "--seed" => seed = number(value()?)? as u64,
+            "--keep" => keep = Some(PathBuf::from(value()?)),
+            "--merkle" => merkle = Some(PathBuf::from(value()?)),
+            _ => bail!(Usage(format!("unknown option `{flag}` for bench scan"))),
+        }
+    }
+    if files == 0 || runs == 0 {
+        bail!(Usage(
+            "`--files` and `--runs` must be at least 1".to_owned()
+        ));
+    }
+    let merkle = match merkle {
+        Some(path) => path,
+        None => bench::build_merkle(workspace_root())?,
+    };
+    let report = bench::run_scan(&ScanConfig {
+        files,
+        runs,
+        seed,
+        keep,
+        merkle,
+    })?;
+    if json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.table());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,721 @@
+//! `cargo xtask bench scan`: merkle's scan and status against git and b3sum on one generated tree.
+//!
+//! Everything is measured in one run on the same files, each step several times, and compared by
+//! median. Every timing is wall-clock time of a whole process, start-up included, with the OS
+//! page cache warm for every tool (the files were just written). "Cold" means no merkle store
+//! (`.merkle` deleted) or no git index (`.git` deleted and re-initialised outside the timing).
+//!
+//! Before each timed run the bench calls `sync`, so one step's disk writeback does not land in
+//! the next step's time.
+//!
+//! git runs with system and global config switched off, hooks absent and automatic gc off, so a
+//! developer's settings (fsmonitor, untracked cache) do not change its figures and no background
+//! gc runs during later steps. b3sum gets the exact file
+//! list in batches, like xargs; it hashes one file after another and parallelises only inside
+//! large files, which is what "the hashing limit" means for a tree of small files.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+
+use crate::tree::{Tree, TreeSpec};
+
+/// How to run the scan benchmark.
+#[derive(Debug, Clone)]
+pub struct ScanConfig {
+    pub files: usize,
+    /// Timed repetitions of each step; the median is reported.
+    pub runs: usize,
+    pub seed: u64,
+    /// Generate the tree here and leave it; otherwise a temporary folder is removed at the end.
+    pub keep: Option<PathBuf>,
+    /// The `merkle` binary to measure.
+    pub merkle: PathBuf,
+}
+
+/// The timings of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measure {
+    /// A stable identifier, used as the JSON key.
+    pub key: &'static str,
+    /// The command, as a reader would type it.
+    pub label: &'static str,
+    pub samples: Vec<Duration>,
+}
+
+impl Measure {
+    pub fn median(&self) -> Duration {
+        median(&self.samples)
+    }
+}
+
+/// One comparison of the report: merkle's step over a baseline's, against a target ratio.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub name: &'static str,
+    pub merkle: &'static str,
+    pub baseline: &'static str,
+    pub target: f64,
+}
+
+const ROWS: &[Row] = &[
+    Row {
+        name: "cold scan vs git add -A",
+        merkle: "merkle_cold_scan",
+        baseline: "git_add",
+        target: 0.2,
+    },
+    Row {
+        name: "cold scan vs b3sum",
+        merkle: "merkle_cold_scan",
+        baseline: "b3sum",
+        target: 1.5,
+    },
+    Row {
+        name: "no-op status vs git status",
+        merkle: "merkle_status",
+        baseline: "git_status",
+        target: 1.0,
+    },
+    Row {
+        name: "one-file rescan vs no-op rescan",
+        merkle: "merkle_edit_scan",
+        baseline: "merkle_noop_scan",
+        target: 1.2,
+    },
+];
+
+/// Everything one run measured, ready to print as a table or JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanReport {
+    pub files: usize,
+    pub dirs: usize,
+    pub bytes: u64,
+    pub runs: usize,
+    pub seed: u64,
+    pub measures: Vec<Measure>,
+    /// Anything the reader should know: skipped rows, unexpected output from merkle.
+    pub notes: Vec<String>,
+}
+
+/// A row's outcome; `None` fields mean the baseline was not measured.
+struct Outcome<'a> {
+    row: &'a Row,
+    merkle: Option<Duration>,
+    baseline: Option<Duration>,
+}
+
+impl Outcome<'_> {
+    fn ratio(&self) -> Option<f64> {
+        Some(self.merkle?.as_secs_f64() / self.baseline?.as_secs_f64())
+    }
+
+    fn pass(&self) -> Option<bool> {
+        self.ratio().map(|r| r <= self.row.target)
+    }
+}
+
+impl ScanReport {
+    fn measure(&self, key: &str) -> Option<&Measure> {
+        self.measures.iter().find(|m| m.key == key)
+    }
+
+    fn outcomes(&self) -> Vec<Outcome<'_>> {
+        ROWS.iter()
+            .map(|row| Outcome {
+                row,
+                merkle: self.measure(row.merkle).map(Measure::median),
+                baseline: self.measure(row.baseline).map(Measure::median),
+            })
+            .collect()
+    }
+
+    /// The human-readable report: the comparison rows, then every step's timings.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "bench scan: {} files in {} folders, {:.1} MiB, seed {}, median of {} runs\n",
+            self.files,
+            self.dirs,
+            self.bytes as f64 / (1024.0 * 1024.0),
+            self.seed,
+            self.runs,
+        );
+        let _ = writeln!(
+            out,
+            "{:<34} {:>11} {:>11} {:>8} {:>8}  result",
+            "comparison", "merkle", "baseline", "ratio", "target"
+        );
+        for o in self.outcomes() {
+            let cell = |d: Option<Duration>| d.map_or_else(|| "-".to_owned(), ms);
+            let _ = writeln!(
+                out,
+                "{:<34} {:>11} {:>11} {:>8} {:>8}  {}",
+                o.row.name,
+                cell(o.merkle),
+                cell(o.baseline),
+                o.ratio()
+                    .map_or_else(|| "-".to_owned(), |r| format!("{r:.3}x")),
+                format!("<= {:.1}x", o.row.target),
+                match o.pass() {
+                    Some(true) => "PASS",
+                    Some(false) => "MISS",
+                    None => "skipped",
+                },
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{:<34} {:>11} {:>11} {:>11}",
+            "step", "median", "min", "max"
+        );
+        for m in &self.measures {
+            let min = m.samples.iter().min().copied().unwrap_or_default();
+            let max = m.samples.iter().max().copied().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{:<34} {:>11} {:>11} {:>11}",
+                m.label,
+                ms(m.median()),
+                ms(min),
+                ms(max)
+            );
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "\nnote: {note}");
+        }
+        out
+    }
+
+    /// The machine-readable report: one object with `rows`, `measures` (milliseconds) and `notes`.
+    pub fn json(&self) -> String {
+        let num = |v: Option<f64>| v.map_or_else(|| "null".to_owned(), |v| format!("{v:.3}"));
+        let msf = |d: Duration| d.as_secs_f64() * 1000.0;
+        let rows: Vec<String> = self
+            .outcomes()
+            .iter()
+            .map(|o| {
+                format!(
+                    "{{\"name\":{},\"merkle\":{},\"baseline\":{},\"merkle_ms\":{},\
+                     \"baseline_ms\":{},\"ratio\":{},\"target\":{},\"pass\":{}}}",
+                    json_str(o.row.name),
+                    json_str(o.row.merkle),
+                    json_str(o.row.baseline),
+                    num(o.merkle.map(msf)),
+                    num(o.baseline.map(msf)),
+                    num(o.ratio()),
+                    o.row.target,
+                    o.pass()
+                        .map_or_else(|| "null".to_owned(), |p| p.to_string()),
+                )
+            })
+            .collect();
+        let measures: Vec<String> = self
+            .measures
+            .iter()
+            .map(|m| {
+                let samples: Vec<String> = m
+                    .samples
+                    .iter()
+                    .map(|&d| format!("{:.3}", msf(d)))
+                    .collect();
+                format!(
+                    "{}:{{\"label\":{},\"median_ms\":{:.3},\"samples_ms\":[{}]}}",
+                    json_str(m.key),
+                    json_str(m.label),
+                    msf(m.median()),
+                    samples.join(",")
+                )
+            })
+            .collect();
+        let notes: Vec<String> = self.notes.iter().map(|n| json_str(n)).collect();
+        format!(
+            "{{\"files\":{},\"dirs\":{},\"bytes\":{},\"seed\":{},\"runs\":{},\"rows\":[{}],\
+             \"measures\":{{{}}},\"notes\":[{}]}}",
+            self.files,
+            self.dirs,
+            self.bytes,
+            self.seed,
+            self.runs,
+            rows.join(","),
+            measures.join(","),
+            notes.join(",")
+        )
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The median; the mean of the middle two for an even count, zero for none.
+pub fn median(samples: &[Duration]) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+    }
+}
+
+/// Builds `merkle` in release mode from the workspace at `workspace` and returns its path in
+/// cargo's target folder (which honours `CARGO_TARGET_DIR` and `build.target-dir`).
+pub fn build_merkle(workspace: &Path) -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    progress("building merkle: cargo build --release -p cli");
+    // cargo's own output goes to stderr so that `--json` leaves stdout clean.
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "-p", "cli"])
+        .current_dir(workspace)
+        .stdout(io::stderr())
+        .status()
+        .context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build --release -p cli failed with {status}");
+    }
+    let out = Command::new(&cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(workspace)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running cargo metadata")?;
+    if !out.status.success() {
+        bail!("cargo metadata failed with {}", out.status);
+    }
+    let metadata = String::from_utf8_lossy(&out.stdout);
+    let target = json_string_field(&metadata, "target_directory")
+        .context("no target_directory in cargo metadata's output")?;
+    let exe = Path::new(&target)
+        .join("release")
+        .join(format!("merkle{}", std::env::consts::EXE_SUFFIX));
+    if !exe.is_file() {
+        bail!("cargo build succeeded but {} does not exist", exe.display());
+    }
+    Ok(exe)
+}
+
+/// The value of the first `"key": "..."` string field in a JSON text. Enough for the few fields
+/// the bench reads, without a JSON dependency.
+fn json_string_field(json: &str, key: &str) -> Option<String> {
+    let rest = json_after_key(json, key)?.strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'u' => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+                }
+                other => out.push(other),
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// The value of the first `"key": N` number field.
+fn json_number_field(json: &str, key: &str) -> Option<u64> {
+    let rest = json_after_key(json, key)?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// Whether the first `"key"` field holds an empty array.
+fn json_empty_array_field(json: &str, key: &str) -> Option<bool> {
+    let rest = json_after_key(json, key)?.strip_prefix('[')?;
+    Some(rest.trim_start().starts_with(']'))
+}
+
+fn json_after_key<'a>(json: &'a str, key: &str) -> Option<&'a str> {
+    let quoted = format!("\"{key}\"");
+    let at = json.find(&quoted)? + quoted.len();
+    Some(json[at..].trim_start().strip_prefix(':')?.trim_start())
+}
+
+fn progress(step: &str) {
+    eprintln!("bench: {step}");
+}
+
+/// Runs `cmd` to completion and returns its wall-clock time and stdout; a failure is an error
+/// carrying the command's stderr.
+fn timed(cmd: &mut Command) -> Result<(Duration, String)> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let out = cmd.output().with_context(|| format!("running {cmd:?}"))?;
+    let elapsed = start.elapsed();
+    if !out.status.success() {
+        bail!(
+            "{cmd:?} failed with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok((elapsed, String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+/// A git command in `tree`, isolated from the user's and the system's configuration.
+fn git(tree: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(tree)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env(
+            "GIT_CONFIG_GLOBAL",
+            if cfg!(windows) { "NUL" } else { "/dev/null" },
+        )
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.invalid",
+            // `git commit` would otherwise start a detached `gc --auto` over the 50,000 loose
+            // objects, which competes with the timings that follow and races the cleanup.
+            "-c",
+            "gc.auto=0",
+            "-c",
+            "maintenance.auto=false",
+        ]);
+    cmd
+}
+
+/// A fresh repository: `.git` removed, re-initialised, and told to ignore merkle's store even if
+/// the store's own `.gitignore` were missing.
+fn fresh_git(tree: &Path) -> Result<()> {
+    remove_dir_if_present(&tree.join(".git"))?;
+    timed(git(tree).args(["init", "-q"]))?;
+    fs::write(tree.join(".git/info/exclude"), "/.merkle/\n").context("writing .git/info/exclude")
+}
+
+fn remove_dir_if_present(dir: &Path) -> Result<()> {
+    match fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", dir.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Removes the generated tree on drop unless the user asked to keep it.
+struct WorkDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn work_dir(keep: Option<&Path>) -> Result<WorkDir> {
+    let (path, keep) = match keep {
+        Some(dir) => (dir.to_owned(), true),
+        None => {
+            let nanos = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let name = format!("merkle-bench-{}-{nanos}", std::process::id());
+            (std::env::temp_dir().join(name), false)
+        }
+    };
+    let occupied = path.exists()
+        && fs::read_dir(&path)
+            .with_context(|| format!("reading {}", path.display()))?
+            .next()
+            .is_some();
+    if occupied {
+        bail!(
+            "{} is not empty: the bench generates its own tree there",
+            path.display()
+        );
+    }
+    fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
+    Ok(WorkDir { path, keep })
+}
+
+/// Flushes dirty pages to disk so that writeback left by an earlier step (git writes hundreds of
+/// MiB of objects) is not charged to the next timing. Best effort: without `sync` on PATH the
+/// figures are only noisier.
+fn settle() {
+    let _ = Command::new("sync").status();
+}
+
+/// Times `runs` repetitions of `step`, after `prepare` and [`settle`] (untimed) each time,
+/// printing progress.
+fn repeat(
+    runs: usize,
+    label: &str,
+    mut prepare: impl FnMut(usize) -> Result<()>,
+    mut step: impl FnMut() -> Result<(Duration, String)>,
+) -> Result<(Vec<Duration>, Vec<String>)> {
+    let mut samples = Vec::with_capacity(runs);
+    let mut outputs = Vec::with_capacity(runs);
+    for i in 0..runs {
+        prepare(i)?;
+        settle();
+        let (d, out) = step()?;
+        progress(&format!("  {label} {}/{runs}: {}", i + 1, ms(d)));
+        samples.push(d);
+        outputs.push(out);
+    }
+    Ok((samples, outputs))
+}
+
+/// Runs the whole benchmark and returns its report; progress goes to stderr.
+pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
+    if config.runs == 0 || config.files == 0 {
+        bail!("--runs and --files must be at least 1");
+    }
+    git(Path::new("."))
+        .arg("--version")
+        .output()
+        .context("git is needed for the baseline but could not be run")?;
+    let runs = config.runs;
+    let work = work_dir(config.keep.as_deref())?;
+    let tree_dir = work.path.as_path();
+    let tree = Tree::plan(TreeSpec {
+        files: config.files,
+        seed: config.seed,
+    });
+    progress(&format!(
+        "generating {} files ({:.1} MiB, seed {}) in {}",
+        tree.files.len(),
+        tree.bytes() as f64 / (1024.0 * 1024.0),
+        config.seed,
+        tree_dir.display()
+    ));
+    tree.write(tree_dir)?;
+
+    let mut notes = Vec::new();
+    let mut measures = Vec::new();
+    let mut record = |key, label, samples| {
+        measures.push(Measure {
+            key,
+            label,
+            samples,
+        })
+    };
+    let merkle = |args: &[&str]| {
+        let mut cmd = Command::new(&config.merkle);
+        cmd.arg("--root").arg(tree_dir).args(args).arg("--json");
+        cmd
+    };
+    let store = tree_dir.join(".merkle");
+
+    // git first, so that merkle's scans below run in a checkout with a full `.git` to skip.
+    progress("git add -A in a fresh repository");
+    let (samples, _) = repeat(
+        runs,
+        "git add -A",
+        |_| fresh_git(tree_dir),
+        || timed(git(tree_dir).args(["add", "-A"])),
+    )?;
+    record("git_add", "git add -A (fresh repo)", samples);
+
+    progress("cold merkle scan (no store)");
+    let (samples, outputs) = repeat(
+        runs,
+        "merkle scan (cold)",
+        |_| remove_dir_if_present(&store),
+        || timed(&mut merkle(&["scan"])),
+    )?;
+    record("merkle_cold_scan", "merkle scan (cold)", samples);
+    let last = outputs.last().map(String::as_str).unwrap_or_default();
+    match json_number_field(last, "files") {
+        Some(n) if n == config.files as u64 => {}
+        found => notes.push(format!(
+            "merkle scan reported files = {found:?}, expected {}: the figures may not compare \
+             like with like",
+            config.files
+        )),
+    }
+
+    if Command::new("b3sum").arg("--version").output().is_ok() {
+        progress("b3sum over the same files");
+        let paths: Vec<&str> = tree.files.iter().map(|f| f.path.as_str()).collect();
+        let (samples, _) = repeat(runs, "b3sum", |_| Ok(()), || b3sum(tree_dir, &paths))?;
+        record("b3sum", "b3sum (same files)", samples);
+    } else {
+        let note = "b3sum is not on PATH, so the `cold scan vs b3sum` row is skipped: \
+                    `cargo install b3sum` to measure it";
+        progress(note);
+        notes.push(note.to_owned());
+    }
+
+    progress("git commit (untimed), then warm git status");
+    timed(git(tree_dir).args(["commit", "-q", "--no-verify", "-m", "bench"]))?;
+    timed(git(tree_dir).arg("status"))?;
+    let (samples, _) = repeat(
+        runs,
+        "git status",
+        |_| Ok(()),
+        || timed(git(tree_dir).arg("status")),
+    )?;
+    record("git_status", "git status (warm)", samples);
+
+    progress("no-op merkle status (one untimed run first)");
+    timed(&mut merkle(&["status"]))?;
+    let (samples, outputs) = repeat(
+        runs,
+        "merkle status",
+        |_| Ok(()),
+        || timed(&mut merkle(&["status"])),
+    )?;
+    record("merkle_status", "merkle status (no-op)", samples);
+    let last = outputs.last().map(String::as_str).unwrap_or_default();
+    if json_empty_array_field(last, "changed_on_disk") != Some(true) {
+        notes.push("merkle status did not report an empty `changed_on_disk`".to_owned());
+    }
+
+    progress("no-op merkle scan (one untimed run first)");
+    timed(&mut merkle(&["scan"]))?;
+    let (samples, outputs) = repeat(
+        runs,
+        "merkle scan (no-op)",
+        |_| Ok(()),
+        || timed(&mut merkle(&["scan"])),
+    )?;
+    record("merkle_noop_scan", "merkle scan (no-op)", samples);
+    if outputs
+        .iter()
+        .any(|o| json_number_field(o, "changed") != Some(0))
+    {
+        notes.push("a no-op merkle scan did not report `changed: 0`".to_owned());
+    }
+
+    progress("merkle scan after editing one file");
+    let (samples, outputs) = repeat(
+        runs,
+        "merkle scan (one file edited)",
+        |i| {
+            let path = tree_dir.join(&edit_target(&tree, i).path);
+            let mut text =
+                fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            text.extend_from_slice(format!("\n// edit {i}\n").as_bytes());
+            fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+        },
+        || timed(&mut merkle(&["scan"])),
+    )?;
+    record("merkle_edit_scan", "merkle scan (one file edited)", samples);
+    if outputs
+        .iter()
+        .any(|o| json_number_field(o, "changed").is_none_or(|n| n == 0))
+    {
+        notes.push("a merkle scan after an edit did not report `changed` > 0".to_owned());
+    }
+
+    if work.keep {
+        progress(&format!("kept the tree in {}", tree_dir.display()));
+    }
+    Ok(ScanReport {
+        files: tree.files.len(),
+        dirs: tree.dirs.len(),
+        bytes: tree.bytes(),
+        runs,
+        seed: config.seed,
+        measures,
+        notes,
+    })
+}
+
+/// The file edited in run `i`: a different small text file each run, spread over the tree.
+fn edit_target(tree: &Tree, i: usize) -> &crate::tree::PlannedFile {
+    let n = tree.files.len();
+    (0..n)
+        .map(|k| &tree.files[(n / 2 + (i * 7919 + k) * 104_729) % n])
+        .find(|f| !f.binary)
+        .unwrap_or(&tree.files[(n / 2 + i) % n])
+}
+
+/// Hashes exactly `paths` (relative to `dir`) with b3sum, batched so no argument list is too long.
+fn b3sum(dir: &Path, paths: &[&str]) -> Result<(Duration, String)> {
+    const BATCH_BYTES: usize = 128 * 1024;
+    let mut total = Duration::ZERO;
+    let mut rest = paths;
+    while !rest.is_empty() {
+        let mut bytes = 0;
+        let take = rest
+            .iter()
+            .take_while(|p| {
+                bytes += p.len() + 1;
+                bytes <= BATCH_BYTES
+            })
+            .count()
+            .max(1);
+        let mut cmd = Command::new("b3sum");
+        cmd.current_dir(dir).arg("--").args(&rest[..take]);
+        total += timed(&mut cmd)?.0;
+        rest = &rest[take..];
+    }
+    Ok((total, String::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_fields_are_read_from_merkle_output() {
+        let out = r#"{ "root": "ab\"c", "files" : 50000, "changed": 0, "changed_on_disk": [ ] }"#;
+        assert_eq!(json_string_field(out, "root"), Some("ab\"c".to_owned()));
+        assert_eq!(json_number_field(out, "files"), Some(50000));
+        assert_eq!(json_number_field(out, "changed"), Some(0));
+        assert_eq!(json_empty_array_field(out, "changed_on_disk"), Some(true));
+        assert_eq!(
+            json_empty_array_field(r#"{"changed_on_disk":["a"]}"#, "changed_on_disk"),
+            Some(false)
+        );
+        assert_eq!(json_number_field(out, "dirs"), None);
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        let d = Duration::from_millis;
+        assert_eq!(median(&[d(5), d(1), d(3)]), d(3));
+        assert_eq!(
+            median(&[d(4), d(1), d(3), d(2)]),
+            Duration::from_micros(2500)
+        );
+        assert_eq!(median(&[]), Duration::ZERO);
+    }
+}

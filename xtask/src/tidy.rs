@@ -1,0 +1,414 @@
+//! `cargo xtask tidy`: repository rules the compiler cannot see, checked from the files alone.
+//!
+//! Three rules, each reported as a [`Problem`] naming the file and line at fault:
+//!
+//! - **Layering.** Every dependency edge between workspace crates (normal, dev and build) must be
+//!   listed in the fenced code block with info string `layering` in `ARCHITECTURE.md`, one
+//!   `from -> to` per line, `#` starting a comment. The listed edges must name crates under
+//!   `crates/` and form a DAG, so the document cannot drift from the code in either direction.
+//! - **One owner per heavy dependency.** reqwest only in llm-core, redb and sled only in
+//!   merkle-store, clap, tracing-subscriber and indicatif only in cli, tokio's multi-threaded
+//!   runtime only in cli, and no tokio at all in merkle-store. Dev-dependencies are exempt: a test
+//!   may build a runtime or a client without the library carrying it to its users. xtask is not a
+//!   library and may use what it likes.
+//! - **Every `.rs` file under `crates/` and `xtask/` starts with a `//!` line** saying what it is
+//!   for. Folders named `target`, `fixtures` or starting with `.` are skipped: they hold build
+//!   output and test data, not code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::manifest::{Dep, DepKind, Manifest};
+
+/// Heavy dependencies and the only crates that may use them outside dev-dependencies.
+const OWNERS: &[(&str, &[&str])] = &[
+    ("reqwest", &["llm-core"]),
+    ("redb", &["merkle-store"]),
+    ("sled", &["merkle-store"]),
+    ("clap", &["cli"]),
+    ("tracing-subscriber", &["cli"]),
+    ("indicatif", &["cli"]),
+];
+
+/// tokio features that build the multi-threaded runtime, which only the binary may start.
+const TOKIO_RUNTIME_FEATURES: &[&str] = &["rt-multi-thread", "full"];
+const RUNTIME_OWNER: &str = "cli";
+
+/// Crates that must not depend on tokio at all: storage knows nothing of async.
+const NO_ASYNC: &[&str] = &["merkle-store"];
+
+const ARCHITECTURE: &str = "ARCHITECTURE.md";
+
+/// One broken rule. `file` is relative to the checked root, with `/` separators.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Problem {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// Runs every tidy rule on the workspace at `root` and returns the broken ones, sorted by file.
+///
+/// An `Err` means the check itself could not run (an unreadable file, a manifest outside the
+/// TOML subset tidy reads); a broken rule is a [`Problem`], never an `Err`.
+pub fn check(root: &Path) -> Result<Vec<Problem>> {
+    let mut problems = Vec::new();
+    let workspace = read_manifest(root, "Cargo.toml")?;
+    let crates = read_crates(root, &mut problems)?;
+    let names: BTreeSet<&str> = crates.iter().map(|c| c.name.as_str()).collect();
+
+    let allowed = read_layering(root, &names, &mut problems)?;
+    for krate in &crates {
+        check_crate(krate, &workspace, &names, &allowed, &mut problems);
+    }
+    for dir in ["crates", "xtask"] {
+        check_doc_lines(root, &root.join(dir), &mut problems)?;
+    }
+    problems.sort();
+    Ok(problems)
+}
+
+struct Crate {
+    name: String,
+    /// The manifest's path relative to the root, for messages.
+    file: String,
+    manifest: Manifest,
+}
+
+fn read_manifest(root: &Path, rel: &str) -> Result<Manifest> {
+    let path = root.join(rel);
+    let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    Manifest::parse(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+fn read_crates(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Crate>> {
+    let dir = root.join("crates");
+    let mut crates = Vec::new();
+    for entry in sorted_dir(&dir)? {
+        if !entry.join("Cargo.toml").is_file() {
+            continue;
+        }
+        let file = format!("{}/Cargo.toml", rel(root, &entry));
+        let manifest = read_manifest(root, &file)?;
+        let Some(name) = manifest.package.clone() else {
+            problems.push(Problem {
+                file,
+                line: None,
+                message: "no `[package]` name".to_owned(),
+            });
+            continue;
+        };
+        crates.push(Crate {
+            name,
+            file,
+            manifest,
+        });
+    }
+    Ok(crates)
+}
+
+/// Reads the allowed edges from ARCHITECTURE.md; problems in the block itself are reported
+/// against ARCHITECTURE.md so the fix is made there.
+fn read_layering(
+    root: &Path,
+    names: &BTreeSet<&str>,
+    problems: &mut Vec<Problem>,
+) -> Result<BTreeSet<(String, String)>> {
+    let mut problem = |line, message: String| {
+        problems.push(Problem {
+            file: ARCHITECTURE.to_owned(),
+            line,
+            message,
+        })
+    };
+    let text = match fs::read_to_string(root.join(ARCHITECTURE)) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            problem(
+                None,
+                "missing: it must hold the `layering` block".to_owned(),
+            );
+            return Ok(BTreeSet::new());
+        }
+        Err(e) => return Err(e).context(format!("reading {ARCHITECTURE}")),
+    };
+
+    let mut edges: Vec<(String, String, usize)> = Vec::new();
+    let mut blocks = 0;
+    let mut fence: Option<&str> = None;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let trimmed = line.trim_start();
+        if let Some(f) = fence {
+            if trimmed.trim_end() == f {
+                fence = None;
+                continue;
+            }
+            let body = trimmed.split('#').next().unwrap_or_default().trim();
+            if body.is_empty() {
+                continue;
+            }
+            match body.split_once("->").map(|(a, b)| (a.trim(), b.trim())) {
+                Some((from, to)) if is_name(from) && is_name(to) => {
+                    for name in [from, to] {
+                        if !names.contains(name) {
+                            problem(Some(n), format!("`{name}` is not a crate under crates/"));
+                        }
+                    }
+                    edges.push((from.to_owned(), to.to_owned(), n));
+                }
+                _ => problem(
+                    Some(n),
+                    format!("expected one edge `from -> to` per line, found `{body}`"),
+                ),
+            }
+            continue;
+        }
+        for f in ["```", "~~~"] {
+            if let Some(info) = trimmed.strip_prefix(f)
+                && info.split_whitespace().next() == Some("layering")
+            {
+                blocks += 1;
+                if blocks > 1 {
+                    problem(Some(n), "more than one `layering` block".to_owned());
+                }
+                fence = Some(f);
+            }
+        }
+    }
+    if fence.is_some() {
+        problem(None, "the `layering` block is not closed".to_owned());
+    }
+    if blocks == 0 {
+        problem(
+            None,
+            "no ```layering block: list the allowed dependency edges there, one `from -> to` per line"
+                .to_owned(),
+        );
+    }
+    if let Some((cycle, line)) = find_cycle(&edges) {
+        problem(
+            Some(line),
+            format!(
+                "the allowed edges form a cycle: {}; layering must point down",
+                cycle.join(" -> ")
+            ),
+        );
+    }
+    Ok(edges.into_iter().map(|(a, b, _)| (a, b)).collect())
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Returns one cycle among the edges, as the crate names along it, with the line of the edge
+/// that closes it.
+fn find_cycle(edges: &[(String, String, usize)]) -> Option<(Vec<String>, usize)> {
+    let mut graph: BTreeMap<&str, Vec<(&str, usize)>> = BTreeMap::new();
+    for (from, to, line) in edges {
+        graph.entry(from).or_default().push((to, *line));
+    }
+    // Depth-first search with an explicit path; a node on the path reached again closes a cycle.
+    fn visit<'a>(
+        node: &'a str,
+        graph: &BTreeMap<&'a str, Vec<(&'a str, usize)>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<(Vec<String>, usize)> {
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node);
+        for &(next, line) in graph.get(node).map(Vec::as_slice).unwrap_or_default() {
+            if let Some(start) = path.iter().position(|&p| p == next) {
+                let mut cycle: Vec<String> =
+                    path[start..].iter().map(|s| (*s).to_owned()).collect();
+                cycle.push(next.to_owned());
+                return Some((cycle, line));
+            }
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node);
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, &graph, &mut Vec::new(), &mut done))
+}
+
+/// The package a dependency resolves to and the features it is built with, following
+/// `workspace = true` to the root's `[workspace.dependencies]`.
+fn resolve(dep: &Dep, workspace: &Manifest) -> (String, Vec<String>) {
+    let inherited = dep
+        .workspace
+        .then(|| workspace.workspace_deps.get(&dep.key))
+        .flatten();
+    let package = dep
+        .package
+        .clone()
+        .or_else(|| inherited.and_then(|w| w.package.clone()))
+        .unwrap_or_else(|| dep.key.clone());
+    let mut features = inherited.map(|w| w.features.clone()).unwrap_or_default();
+    features.extend(dep.features.iter().cloned());
+    (package, features)
+}
+
+fn check_crate(
+    krate: &Crate,
+    workspace: &Manifest,
+    names: &BTreeSet<&str>,
+    allowed: &BTreeSet<(String, String)>,
+    problems: &mut Vec<Problem>,
+) {
+    let name = krate.name.as_str();
+    let mut problem = |line, message: String| {
+        problems.push(Problem {
+            file: krate.file.clone(),
+            line: Some(line),
+            message,
+        })
+    };
+    // Dependency keys (possibly renamed) to packages, for reading `[features]` entries.
+    let mut shipped: BTreeMap<&str, String> = BTreeMap::new();
+    for ((kind, key), dep) in &krate.manifest.deps {
+        let (package, features) = resolve(dep, workspace);
+        let table = kind.table();
+        if names.contains(package.as_str())
+            && package != name
+            && !allowed.contains(&(name.to_owned(), package.clone()))
+        {
+            problem(
+                dep.line,
+                format!(
+                    "dependency edge `{name} -> {package}` in {table} is not allowed by the \
+                     `layering` block in {ARCHITECTURE}"
+                ),
+            );
+        }
+        if *kind == DepKind::Dev {
+            continue;
+        }
+        shipped.insert(key, package.clone());
+        if let Some((_, owners)) = OWNERS.iter().find(|(heavy, _)| *heavy == package)
+            && !owners.contains(&name)
+        {
+            problem(
+                dep.line,
+                format!(
+                    "`{name}` depends on `{package}` in {table}; only {} may (one owner per \
+                     heavy dependency)",
+                    owners.join(", ")
+                ),
+            );
+        }
+        if package == "tokio" {
+            if NO_ASYNC.contains(&name) {
+                problem(
+                    dep.line,
+                    format!("`{name}` depends on `tokio` in {table}; it must stay free of async"),
+                );
+            } else if name != RUNTIME_OWNER
+                && let Some(f) = features
+                    .iter()
+                    .find(|f| TOKIO_RUNTIME_FEATURES.contains(&f.as_str()))
+            {
+                problem(
+                    dep.line,
+                    format!(
+                        "`{name}` enables tokio's `{f}` feature in {table}; only \
+                         {RUNTIME_OWNER} builds the runtime"
+                    ),
+                );
+            }
+        }
+    }
+    if name == RUNTIME_OWNER {
+        return;
+    }
+    for (feature, enables, line) in &krate.manifest.features {
+        for item in enables {
+            let Some((key, f)) = item.split_once('/') else {
+                continue;
+            };
+            let key = key.trim_end_matches('?');
+            if shipped.get(key).map(String::as_str) == Some("tokio")
+                && TOKIO_RUNTIME_FEATURES.contains(&f)
+            {
+                problem(
+                    *line,
+                    format!(
+                        "feature `{feature}` of `{name}` enables tokio's `{f}`; only \
+                         {RUNTIME_OWNER} builds the runtime"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn check_doc_lines(root: &Path, dir: &Path, problems: &mut Vec<Problem>) -> Result<()> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    for path in sorted_dir(dir)? {
+        let file_name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if path.is_dir() {
+            if !(file_name.starts_with('.') || file_name == "target" || file_name == "fixtures") {
+                check_doc_lines(root, &path, problems)?;
+            }
+        } else if file_name.ends_with(".rs") {
+            let text = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            if !text.starts_with(b"//!") {
+                problems.push(Problem {
+                    file: rel(root, &path),
+                    line: Some(1),
+                    message: "a Rust file must start with a `//!` line saying what it is for"
+                        .to_owned(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn sorted_dir(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut entries = fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<io::Result<Vec<_>>>()
+        .with_context(|| format!("reading {}", dir.display()))?;
+    entries.sort();
+    Ok(entries)
+}
+
+fn rel(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}

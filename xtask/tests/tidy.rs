@@ -1,0 +1,277 @@
+//! Tidy's rules, run on this repository (which must pass) and on small fake workspaces.
+
+use std::fs;
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+use xtask::tidy;
+
+/// This repository obeys its own rules: `cargo test -p xtask` is the tidy gate.
+#[test]
+fn this_repository_is_tidy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one folder below the workspace root");
+    let problems: Vec<String> = tidy::check(root)
+        .expect("tidy runs on the repository")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(problems, Vec::<String>::new());
+}
+
+const ROOT_MANIFEST: &str = r#"[workspace]
+members = ["crates/*"]
+
+[workspace.dependencies]
+merkle-store = { path = "crates/merkle-store" }
+context = { path = "crates/context" }
+store-renamed = { package = "merkle-store", path = "crates/merkle-store" }
+tokio = { version = "1", default-features = false }
+tokio-mt = { package = "tokio", version = "1", features = ["rt-multi-thread"] }
+reqwest = { version = "0.12" }
+"#;
+
+const ARCHITECTURE: &str = "# Architecture
+
+```layering
+context -> merkle-store   # context reads the tree
+cli -> merkle-store
+cli -> context
+```
+";
+
+fn manifest(name: &str, deps: &str) -> String {
+    format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\n\n{deps}")
+}
+
+/// Writes a fake workspace of merkle-store, context and cli, replaces or adds `files`, runs
+/// tidy on it and compares the rendered problems with `expected`.
+fn check(files: &[(&str, &str)], expected: &[&str]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let mut all: Vec<(String, String)> = vec![
+        ("Cargo.toml".into(), ROOT_MANIFEST.into()),
+        ("ARCHITECTURE.md".into(), ARCHITECTURE.into()),
+    ];
+    for (name, deps) in [
+        ("merkle-store", ""),
+        ("context", "[dependencies]\nmerkle-store.workspace = true\n"),
+        (
+            "cli",
+            "[dependencies]\nmerkle-store = { workspace = true }\ncontext.workspace = true\n",
+        ),
+    ] {
+        all.push((format!("crates/{name}/Cargo.toml"), manifest(name, deps)));
+        all.push((format!("crates/{name}/src/lib.rs"), "//! A crate.\n".into()));
+    }
+    all.push((
+        "xtask/src/main.rs".into(),
+        "//! Automation.\nfn main() {}\n".into(),
+    ));
+    for (path, text) in files {
+        match all.iter_mut().find(|(p, _)| p == path) {
+            Some(slot) => slot.1 = (*text).to_owned(),
+            None => all.push(((*path).to_owned(), (*text).to_owned())),
+        }
+    }
+    for (path, text) in &all {
+        let path = root.join(path);
+        fs::create_dir_all(path.parent().expect("a file has a parent")).expect("mkdir");
+        fs::write(&path, text).expect("write");
+    }
+    let problems: Vec<String> = tidy::check(root)
+        .expect("tidy runs")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(problems, expected);
+}
+
+#[test]
+fn allowed_edges_pass() {
+    check(&[], &[]);
+}
+
+#[test]
+fn upward_edge_is_named_with_its_file_and_line() {
+    check(
+        &[(
+            "crates/merkle-store/Cargo.toml",
+            &manifest("merkle-store", "[dependencies]\ncontext.workspace = true\n"),
+        )],
+        &[
+            "crates/merkle-store/Cargo.toml:6: dependency edge `merkle-store -> context` in \
+           [dependencies] is not allowed by the `layering` block in ARCHITECTURE.md",
+        ],
+    );
+}
+
+#[test]
+fn every_dependency_table_and_spelling_counts() {
+    let deps = "[dev-dependencies]\ncli = { path = \"../cli\" }\n\n\
+                [build-dependencies.context]\npath = \"../context\"\n\n\
+                [target.'cfg(unix)'.dependencies]\nrenamed = { package = \"cli\", path = \"../cli\" }\n";
+    check(
+        &[(
+            "crates/merkle-store/Cargo.toml",
+            &manifest("merkle-store", deps),
+        )],
+        &[
+            "crates/merkle-store/Cargo.toml:6: dependency edge `merkle-store -> cli` in \
+             [dev-dependencies] is not allowed by the `layering` block in ARCHITECTURE.md",
+            "crates/merkle-store/Cargo.toml:9: dependency edge `merkle-store -> context` in \
+             [build-dependencies] is not allowed by the `layering` block in ARCHITECTURE.md",
+            "crates/merkle-store/Cargo.toml:12: dependency edge `merkle-store -> cli` in \
+             [dependencies] is not allowed by the `layering` block in ARCHITECTURE.md",
+        ],
+    );
+}
+
+#[test]
+fn workspace_renames_are_followed() {
+    check(
+        &[
+            (
+                "crates/cli/Cargo.toml",
+                &manifest("cli", "[dependencies]\nstore-renamed.workspace = true\n"),
+            ),
+            (
+                "ARCHITECTURE.md",
+                "```layering\ncontext -> merkle-store\n```\n",
+            ),
+        ],
+        &[
+            "crates/cli/Cargo.toml:6: dependency edge `cli -> merkle-store` in [dependencies] is \
+           not allowed by the `layering` block in ARCHITECTURE.md",
+        ],
+    );
+}
+
+#[test]
+fn heavy_dependencies_have_one_owner() {
+    let deps = "[dependencies]\nmerkle-store.workspace = true\nreqwest.workspace = true\n\
+                tokio = { workspace = true, features = [\n  \"rt-multi-thread\",\n] }\n\n\
+                [dev-dependencies]\nclap = \"4\"\ntokio-mt.workspace = true\n";
+    check(
+        &[("crates/context/Cargo.toml", &manifest("context", deps))],
+        &[
+            "crates/context/Cargo.toml:7: `context` depends on `reqwest` in [dependencies]; only \
+             llm-core may (one owner per heavy dependency)",
+            "crates/context/Cargo.toml:8: `context` enables tokio's `rt-multi-thread` feature in \
+             [dependencies]; only cli builds the runtime",
+        ],
+    );
+}
+
+#[test]
+fn runtime_features_through_workspace_and_features_table() {
+    let context = "[features]\nfast = [\"tokio?/full\"]\n\n\
+                   [dependencies]\nmerkle-store.workspace = true\n\
+                   tokio = { workspace = true, optional = true }\n";
+    let cli = "[dependencies]\nmerkle-store.workspace = true\ncontext.workspace = true\n\
+               tokio-mt.workspace = true\n";
+    check(
+        &[
+            ("crates/context/Cargo.toml", &manifest("context", context)),
+            ("crates/cli/Cargo.toml", &manifest("cli", cli)),
+        ],
+        &[
+            "crates/context/Cargo.toml:6: feature `fast` of `context` enables tokio's `full`; only \
+           cli builds the runtime",
+        ],
+    );
+}
+
+#[test]
+fn storage_has_no_async() {
+    check(
+        &[(
+            "crates/merkle-store/Cargo.toml",
+            &manifest("merkle-store", "[dependencies]\ntokio.workspace = true\n"),
+        )],
+        &[
+            "crates/merkle-store/Cargo.toml:6: `merkle-store` depends on `tokio` in [dependencies]; \
+           it must stay free of async",
+        ],
+    );
+}
+
+#[test]
+fn rust_files_start_with_a_doc_line() {
+    check(
+        &[
+            ("crates/context/src/view.rs", "// not a doc line\n"),
+            ("crates/context/tests/fixtures/input.rs", "fn data() {}\n"),
+            ("crates/context/target/debug/build.rs", ""),
+            ("xtask/src/empty.rs", ""),
+        ],
+        &[
+            "crates/context/src/view.rs:1: a Rust file must start with a `//!` line saying what \
+             it is for",
+            "xtask/src/empty.rs:1: a Rust file must start with a `//!` line saying what it is for",
+        ],
+    );
+}
+
+#[test]
+fn layering_block_is_checked_itself() {
+    check(
+        &[(
+            "ARCHITECTURE.md",
+            "# Architecture\n\n```layering\ncontext -> merkle-store\ncli -> contxt\n\
+             merkle-store -> context\ncli: everything\n```\n",
+        )],
+        &[
+            "ARCHITECTURE.md:5: `contxt` is not a crate under crates/",
+            "ARCHITECTURE.md:6: the allowed edges form a cycle: context -> merkle-store -> \
+             context; layering must point down",
+            "ARCHITECTURE.md:7: expected one edge `from -> to` per line, found `cli: everything`",
+            "crates/cli/Cargo.toml:6: dependency edge `cli -> merkle-store` in [dependencies] is \
+             not allowed by the `layering` block in ARCHITECTURE.md",
+            "crates/cli/Cargo.toml:7: dependency edge `cli -> context` in [dependencies] is not \
+             allowed by the `layering` block in ARCHITECTURE.md",
+        ],
+    );
+}
+
+#[test]
+fn missing_layering_block_is_a_problem() {
+    check(
+        &[(
+            "ARCHITECTURE.md",
+            "# Architecture\n\n```text\ncontext -> merkle-store\n```\n",
+        )],
+        &[
+            "ARCHITECTURE.md: no ```layering block: list the allowed dependency edges there, one \
+             `from -> to` per line",
+            "crates/cli/Cargo.toml:6: dependency edge `cli -> merkle-store` in [dependencies] is \
+             not allowed by the `layering` block in ARCHITECTURE.md",
+            "crates/cli/Cargo.toml:7: dependency edge `cli -> context` in [dependencies] is not \
+             allowed by the `layering` block in ARCHITECTURE.md",
+            "crates/context/Cargo.toml:6: dependency edge `context -> merkle-store` in \
+             [dependencies] is not allowed by the `layering` block in ARCHITECTURE.md",
+        ],
+    );
+}
+
+#[test]
+fn manifest_outside_the_toml_subset_is_an_error_naming_the_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    fs::create_dir_all(root.join("crates/a")).expect("mkdir");
+    fs::write(root.join("Cargo.toml"), "[workspace]\n").expect("write");
+    fs::write(
+        root.join("crates/a/Cargo.toml"),
+        "[package]\nname = \"a\nversion = 1\n",
+    )
+    .expect("write");
+    let err = tidy::check(root).expect_err("a broken manifest stops the check");
+    assert_eq!(
+        format!("{err:#}"),
+        format!(
+            "parsing {}: line 2: unterminated string",
+            root.join("crates/a/Cargo.toml").display()
+        )
+    );
+}
