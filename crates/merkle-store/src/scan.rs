@@ -212,7 +212,11 @@ fn walk_dir<'s>(
         let path = if rel.is_empty() {
             name_str.to_owned()
         } else {
-            format!("{rel}/{name_str}")
+            let mut p = String::with_capacity(rel.len() + 1 + name_str.len());
+            p.push_str(&rel);
+            p.push('/');
+            p.push_str(name_str);
+            p
         };
         let ft = match entry.file_type() {
             Ok(t) => t,

@@ -260,7 +260,9 @@ impl Store {
     }
 
     fn load_tree(&self) -> Result<PathMap<TreeEntry>> {
-        let mut map = PathMap::default();
+        // Sized up front: growing a map of every path rehashes it a dozen times.
+        let n = usize::try_from(self.engine.count(Table::Tree)?).unwrap_or(0);
+        let mut map = PathMap::with_capacity_and_hasher(n, Default::default());
         let mut err = None;
         self.engine.scan(Table::Tree, b"", &mut |k, v| match (
             std::str::from_utf8(k),
