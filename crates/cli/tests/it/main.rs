@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 mod address;
+mod context;
 mod frames;
 mod in_use;
 mod json_contract;
