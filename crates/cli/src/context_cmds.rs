@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use context::views_file::{ViewSpec, parse_ordering, parse_source};
 use context::{
-    Concat, ContextView, Filter, NodeContext, Outline, Producers, RegenerateRequest,
+    Concat, ContextView, Filter, FrameProducer, NodeContext, Outline, Producers, RegenerateRequest,
     RegenerateScope, Summary, SynthesisPolicy, SynthesisRequest, ViewsFile,
 };
 use merkle_store::Store;
@@ -471,4 +471,105 @@ pub(crate) fn stale_json(stale: &[context::Stale]) -> (Value, String) {
         }),
         text,
     )
+}
+
+/// What `generate` covers.
+#[derive(Args, Debug)]
+pub(crate) struct GenerateArgs {
+    /// The file or directory [default: the workspace root]
+    path: Option<String>,
+    /// The frame type to write on files and directories
+    #[arg(long = "type", value_name = "TYPE", default_value = "summary")]
+    frame_type: String,
+    /// The writing agent (needs the synthesis role)
+    #[arg(long, env = "MERKLE_AGENT")]
+    agent: String,
+    /// The whole subtree, not just the directory's own files
+    #[arg(short, long)]
+    recursive: bool,
+    /// Use the offline producer (a deterministic outline); the only producer until LLM
+    /// producers land, so this is also the default
+    #[arg(long)]
+    offline: bool,
+    /// How directory frames are made from their children's
+    #[arg(long, default_value = "summary", value_parser = ["concat", "summary"])]
+    policy: String,
+}
+
+pub(crate) fn generate(
+    out: &mut Out,
+    store: &Store,
+    root: &Path,
+    a: &GenerateArgs,
+    quiet: bool,
+) -> Result<()> {
+    let node = resolve(store, root, a.path.as_deref().unwrap_or("."))?;
+    if !a.offline && !quiet {
+        eprintln!("note: no LLM producer is configured; using the offline outline producer");
+    }
+    let policy: Arc<dyn SynthesisPolicy> = match a.policy.as_str() {
+        "concat" => Arc::new(Concat),
+        _ => Arc::new(Summary::default()),
+    };
+    let bar = (!quiet).then(|| {
+        let b =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "generating [{bar:30}] {pos}/{len} files ({per_sec}, {eta} left)",
+            )
+            .expect("the template is valid")
+            .progress_chars("=> "),
+        );
+        b
+    });
+    let tick = |done: usize, total: usize| {
+        if let Some(b) = &bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    };
+    let report = context::generate(
+        store,
+        &node,
+        &context::GenerateRequest {
+            frame_type: &a.frame_type,
+            agent: &a.agent,
+            producer: &Outline::default(),
+            policy: policy.as_ref(),
+            recursive: a.recursive,
+            now_ms: merkle_store::frame::now_ms(),
+            progress: Some(&tick),
+        },
+    )?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut text = format!(
+        "files: {} produced, {} reused, directories: {} synthesized, {} reused; {} up to date",
+        report.produced,
+        report.reused,
+        report.synthesized,
+        report.synthesis_reused,
+        report.up_to_date
+    );
+    for f in &report.failed {
+        text.push_str(&format!("\n  failed: {f}"));
+    }
+    out.value(
+        json!({
+            "produced": report.produced,
+            "reused": report.reused,
+            "synthesized": report.synthesized,
+            "synthesis_reused": report.synthesis_reused,
+            "up_to_date": report.up_to_date,
+            "failed": report.failed,
+            "producer": Outline::default().id(),
+        }),
+        text,
+    );
+    if !report.failed.is_empty() {
+        bail!("{} files failed", report.failed.len());
+    }
+    Ok(())
 }

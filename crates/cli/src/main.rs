@@ -102,6 +102,9 @@ enum Command {
     },
     /// Synthesize a directory's frame from its children's head frames (explicit only)
     Synthesize(context_cmds::SynthesizeArgs),
+    /// Give files in scope a frame of a type where it is missing or stale (offline outline
+    /// producer), then synthesize their directories bottom-up
+    Generate(context_cmds::GenerateArgs),
     /// Recompute the stale frames in scope (frames whose inputs changed), bottom-up
     Regenerate(context_cmds::RegenerateArgs),
     /// Mark a node's frames stale so the next regenerate recomputes them (append-only)
@@ -357,6 +360,10 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Synthesize(args) => {
             let store = open(g, &root, false)?;
             context_cmds::synthesize(out, &store, &root, args)?;
+        }
+        Command::Generate(args) => {
+            let store = open(g, &root, false)?;
+            context_cmds::generate(out, &store, &root, args, g.quiet || g.json)?;
         }
         Command::Regenerate(args) => {
             let store = open(g, &root, false)?;

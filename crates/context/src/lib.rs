@@ -10,14 +10,18 @@
 //!   only when called.
 //! - [`regenerate`] recomputes exactly the frames whose basis changed, bottom-up, with early
 //!   cutoff, within a declared scope.
+pub mod current;
 pub mod error;
+pub mod generate;
 pub mod invalidation;
 pub mod regenerate;
 pub mod synthesis;
 pub mod view;
 pub mod views_file;
+pub mod window;
 
 pub use error::{Error, Result};
+pub use generate::{GenerateRequest, Generated, generate};
 pub use invalidation::invalidate;
 pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
@@ -32,3 +36,4 @@ pub use view::{
     SourceKind, get_node,
 };
 pub use views_file::ViewsFile;
+pub use window::{Estimator, Overflow, Selection, select_messages};

@@ -209,12 +209,8 @@ pub struct Regenerated {
 }
 
 /// The current heads at a path worth checking: every type but invalidation records.
-fn frames_at(store: &Store, path: &str) -> Result<Vec<Frame>> {
-    Ok(store
-        .path_heads(path)?
-        .into_iter()
-        .filter(|f| !invalidation::is_invalidation(&f.frame_type))
-        .collect())
+fn frames_at(store: &Store, rec: &NodeRecord) -> Result<Vec<Frame>> {
+    crate::current::current_frames(store, &rec.node_id, &rec.path)
 }
 
 fn policy_for(req: &RegenerateRequest<'_>, id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
@@ -249,7 +245,7 @@ pub fn stale_frames(store: &Store) -> Result<Vec<Stale>> {
         let Some(rec) = store.node_at(&path)? else {
             continue;
         };
-        for f in frames_at(store, &path)? {
+        for f in frames_at(store, &rec)? {
             if let Some(reason) = staleness(store, &rec, &f)? {
                 out.push(Stale {
                     path: path.clone(),
@@ -306,7 +302,7 @@ pub fn regenerate(
         let Some(rec) = store.node_at(&path)? else {
             continue;
         };
-        for frame in frames_at(store, &path)? {
+        for frame in frames_at(store, &rec)? {
             let Some(_) = staleness(store, &rec, &frame)? else {
                 report.unchanged += 1;
                 continue;
@@ -370,13 +366,7 @@ fn regenerate_one(
         })?;
     store.authorize(&old.agent_id, "put frames", Role::can_write)?;
     let content = store.read_content(rec)?;
-    let input = {
-        let mut h = blake3::Hasher::new();
-        h.update(producer.id().as_bytes());
-        h.update(&[0]);
-        h.update(&content);
-        h.finalize().to_hex().to_string()
-    };
+    let input = producer_input(producer.as_ref(), &content);
     let pending = invalidation::pending(store, &rec.path, old)?;
     let reusable = pending.is_none() && old.metadata.extra.get(META_PRODUCER_INPUT) == Some(&input);
     let (new_content, ran) = if reusable {
@@ -414,6 +404,15 @@ fn regenerate_one(
     Ok(Some((put.frame_id, ran)))
 }
 
+/// The hash a produced frame records of what it was made from: the producer and the content.
+pub fn producer_input(producer: &dyn FrameProducer, content: &[u8]) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(producer.id().as_bytes());
+    h.update(&[0]);
+    h.update(content);
+    h.finalize().to_hex().to_string()
+}
+
 /// Produces a file frame for the first time (or again), recording its producer so that
 /// `regenerate` can redo it.
 pub fn produce(
@@ -426,11 +425,7 @@ pub fn produce(
 ) -> Result<Hash> {
     store.authorize(agent, "put frames", Role::can_write)?;
     let content = store.read_content(rec)?;
-    let mut h = blake3::Hasher::new();
-    h.update(producer.id().as_bytes());
-    h.update(&[0]);
-    h.update(&content);
-    let input = h.finalize().to_hex().to_string();
+    let input = producer_input(producer, &content);
     let body = producer
         .produce(rec, &content)
         .map_err(|message| Error::Producer {

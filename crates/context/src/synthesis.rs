@@ -205,9 +205,11 @@ pub fn child_frames(store: &Store, dir: &NodeRecord, frame_type: &str) -> Result
     for child in &dir.children {
         let path = dir.child_path(&child.name);
         let heads = if frame_type == "*" {
-            store.path_heads(&path)?
+            crate::current::current_frames(store, &child.node_id, &path)?
         } else {
-            store.path_head(&path, frame_type)?.into_iter().collect()
+            crate::current::current_frame(store, &child.node_id, &path, frame_type)?
+                .into_iter()
+                .collect()
         };
         for frame in heads {
             if crate::invalidation::is_invalidation(&frame.frame_type) {
@@ -358,7 +360,7 @@ pub fn synthesize(
     let prepare = || -> Result<Prepared> {
         let children = child_frames(store, dir, req.frame_type)?;
         let epoch = crate::invalidation::latest(store, &dir.path, written_type)?;
-        let previous = store.path_head(&dir.path, written_type)?;
+        let previous = crate::current::current_frame(store, &dir.node_id, &dir.path, written_type)?;
         // An invalidation newer than the previous frame forces the policy to run again.
         let forced = epoch
             .as_ref()

@@ -283,3 +283,66 @@ fn named_views_are_listed_shown_and_used() {
         r.stderr
     );
 }
+
+#[test]
+fn generate_does_only_missing_or_stale_work() {
+    let ws = Workspace::scanned();
+    ws.ok(&["agent", "add", "gen", "--role", "synthesis"]);
+    let gen_args = [
+        "generate",
+        "--agent",
+        "gen",
+        "--recursive",
+        "--type",
+        "outline",
+        "--offline",
+    ];
+    let first = ws.json(&gen_args);
+    // 10 leaves (7 files, 3 symlinks) and 4 directories.
+    assert_eq!(
+        (
+            &first["produced"],
+            &first["synthesized"],
+            &first["up_to_date"]
+        ),
+        (&json!(10), &json!(4), &json!(0))
+    );
+    let again = ws.json(&gen_args);
+    assert_eq!(
+        (
+            &again["produced"],
+            &again["synthesized"],
+            &again["up_to_date"]
+        ),
+        (&json!(0), &json!(0), &json!(14))
+    );
+    // One edit: one producer run and one synthesis per ancestor.
+    ws.write("src/util/x.rs", "changed\n");
+    ws.ok(&["scan"]);
+    let edit = ws.json(&gen_args);
+    assert_eq!(
+        (
+            &edit["produced"],
+            &edit["reused"],
+            &edit["synthesized"],
+            &edit["up_to_date"]
+        ),
+        (&json!(1), &json!(0), &json!(3), &json!(10))
+    );
+    // A revert brings back the original NodeIDs, whose frames exist: nothing to do.
+    ws.write("src/util/x.rs", "aaa\n");
+    ws.ok(&["scan"]);
+    let revert = ws.json(&gen_args);
+    assert_eq!(
+        (
+            &revert["produced"],
+            &revert["synthesized"],
+            &revert["up_to_date"]
+        ),
+        (&json!(0), &json!(0), &json!(14))
+    );
+    assert_eq!(ws.json(&["status"])["stale_frames"], json!([]));
+    let r = ws.run(&["generate", "--agent", "nobody"]);
+    assert_eq!(r.code, 1);
+    ws.assert_valid();
+}

@@ -1,0 +1,192 @@
+//! `generate`: give every file in scope a frame of a type, then synthesize its directories
+//! bottom-up — only where a frame is missing or stale.
+//!
+//! Files are independent, so they are produced in parallel (the store group-commits the puts).
+//! A file whose latest frame at its path is on its current node is up to date and costs nothing
+//! (not even a read); one whose content equals what the previous frame was produced from (a
+//! `touch`, a revert) reuses that frame's content without running the producer. Directories
+//! then go through [`synthesize`], which reuses content when its inputs are unchanged.
+use merkle_store::{NodeKind, NodeRecord, Role, Store};
+use rayon::prelude::*;
+
+use crate::current::current_frame;
+use crate::error::{Error, Result};
+use crate::regenerate::{
+    FrameProducer, META_PRODUCER, META_PRODUCER_INPUT, producer_input, staleness,
+};
+use crate::synthesis::{SynthesisPolicy, SynthesisRequest, synthesize};
+
+/// What to generate.
+#[derive(Clone, Copy)]
+pub struct GenerateRequest<'a> {
+    /// The frame type written on files and directories.
+    pub frame_type: &'a str,
+    /// The agent writing; it needs the synthesis role (files and directories).
+    pub agent: &'a str,
+    /// Makes file frames.
+    pub producer: &'a dyn FrameProducer,
+    /// Makes directory frames.
+    pub policy: &'a dyn SynthesisPolicy,
+    /// The whole subtree; otherwise the node and its direct children.
+    pub recursive: bool,
+    /// `created_at` for new frames.
+    pub now_ms: u64,
+    /// Called with (files done, files in scope) as files finish.
+    pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+}
+
+/// What a generation did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Generated {
+    /// Files whose producer ran.
+    pub produced: usize,
+    /// Files whose content was reused from their previous frame (same content).
+    pub reused: usize,
+    /// Files and directories already up to date.
+    pub up_to_date: usize,
+    /// Directories whose policy ran.
+    pub synthesized: usize,
+    /// Directories whose content was reused (inputs unchanged).
+    pub synthesis_reused: usize,
+    /// Files that could not be done, with why (e.g. changed on disk since the scan).
+    pub failed: Vec<String>,
+}
+
+enum FileOutcome {
+    Produced,
+    Reused,
+    UpToDate,
+}
+
+/// Generates frames of `req.frame_type` for the files and directories in scope.
+pub fn generate(store: &Store, node: &NodeRecord, req: &GenerateRequest<'_>) -> Result<Generated> {
+    store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    if node.kind == NodeKind::Dir {
+        let below = if req.recursive {
+            store.list_nodes(&node.path, true)?
+        } else {
+            store.list_nodes(&node.path, false)?
+        };
+        for n in below {
+            match n.kind {
+                NodeKind::Dir if req.recursive => dirs.push(n.path),
+                NodeKind::Dir => {}
+                _ => files.push(n.path),
+            }
+        }
+        dirs.push(node.path.clone());
+    } else {
+        files.push(node.path.clone());
+    }
+    let total = files.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes: Vec<(String, Result<FileOutcome>)> = files
+        .par_iter()
+        .map(|path| {
+            let r = generate_file(store, path, req);
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if let Some(p) = req.progress {
+                p(n, total);
+            }
+            (path.clone(), r)
+        })
+        .collect();
+    let mut report = Generated::default();
+    for (path, r) in outcomes {
+        match r {
+            Ok(FileOutcome::Produced) => report.produced += 1,
+            Ok(FileOutcome::Reused) => report.reused += 1,
+            Ok(FileOutcome::UpToDate) => report.up_to_date += 1,
+            Err(e) => report.failed.push(format!("{path}: {e}")),
+        }
+    }
+    // Deepest first, so every directory sees its children's new frames.
+    let depth = |p: &str| {
+        if p.is_empty() {
+            0
+        } else {
+            p.matches('/').count() + 1
+        }
+    };
+    dirs.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
+    for path in dirs {
+        let Some(rec) = store.node_at(&path)? else {
+            continue;
+        };
+        if let Some(head) = current_frame(store, &rec.node_id, &path, req.frame_type)?
+            && head.agent_id == req.agent
+            && staleness(store, &rec, &head)?.is_none()
+        {
+            report.up_to_date += 1;
+            continue;
+        }
+        let s = synthesize(
+            store,
+            &rec,
+            &SynthesisRequest {
+                frame_type: req.frame_type,
+                agent: req.agent,
+                policy: req.policy,
+                now_ms: req.now_ms,
+            },
+        )?;
+        if s.policy_ran {
+            report.synthesized += 1;
+        } else {
+            report.synthesis_reused += 1;
+        }
+    }
+    Ok(report)
+}
+
+fn generate_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<FileOutcome> {
+    let rec = store
+        .node_at(path)?
+        .ok_or_else(|| merkle_store::Error::NoSuchPath {
+            path: path.to_owned(),
+        })?;
+    let previous = current_frame(store, &rec.node_id, path, req.frame_type)?;
+    if let Some(prev) = &previous
+        && prev.agent_id == req.agent
+        && staleness(store, &rec, prev)?.is_none()
+    {
+        return Ok(FileOutcome::UpToDate);
+    }
+    let content = store.read_content(&rec)?;
+    let input = producer_input(req.producer, &content);
+    let reusable = previous.filter(|p| {
+        p.agent_id == req.agent
+            && p.metadata.extra.get(META_PRODUCER_INPUT) == Some(&input)
+            && crate::invalidation::pending(store, path, p)
+                .ok()
+                .flatten()
+                .is_none()
+    });
+    let (body, outcome) = match reusable {
+        Some(p) => (p.content, FileOutcome::Reused),
+        None => (
+            req.producer
+                .produce(&rec, &content)
+                .map_err(|message| Error::Producer {
+                    producer: req.producer.id(),
+                    path: path.to_owned(),
+                    message,
+                })?,
+            FileOutcome::Produced,
+        ),
+    };
+    let mut frame = merkle_store::NewFrame::new(rec.node_id, req.frame_type, req.agent, body);
+    frame.metadata.created_at_ms = req.now_ms;
+    frame
+        .metadata
+        .extra
+        .insert(META_PRODUCER.to_owned(), req.producer.id());
+    frame
+        .metadata
+        .extra
+        .insert(META_PRODUCER_INPUT.to_owned(), input);
+    store.put_frame(frame)?;
+    Ok(outcome)
+}
