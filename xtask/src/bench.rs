@@ -250,7 +250,7 @@ impl ScanReport {
     }
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
@@ -364,13 +364,13 @@ fn json_after_key<'a>(json: &'a str, key: &str) -> Option<&'a str> {
     Some(json[at..].trim_start().strip_prefix(':')?.trim_start())
 }
 
-fn progress(step: &str) {
+pub(crate) fn progress(step: &str) {
     eprintln!("bench: {step}");
 }
 
 /// Runs `cmd` to completion and returns its wall-clock time and stdout; a failure is an error
 /// carrying the command's stderr.
-fn timed(cmd: &mut Command) -> Result<(Duration, String)> {
+pub(crate) fn timed(cmd: &mut Command) -> Result<(Duration, String)> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -434,8 +434,8 @@ fn remove_dir_if_present(dir: &Path) -> Result<()> {
 }
 
 /// Removes the generated tree on drop unless the user asked to keep it.
-struct WorkDir {
-    path: PathBuf,
+pub(crate) struct WorkDir {
+    pub(crate) path: PathBuf,
     keep: bool,
 }
 
@@ -447,7 +447,7 @@ impl Drop for WorkDir {
     }
 }
 
-fn work_dir(keep: Option<&Path>) -> Result<WorkDir> {
+pub(crate) fn work_dir(keep: Option<&Path>) -> Result<WorkDir> {
     let (path, keep) = match keep {
         Some(dir) => (dir.to_owned(), true),
         None => {
@@ -476,7 +476,7 @@ fn work_dir(keep: Option<&Path>) -> Result<WorkDir> {
 /// Flushes dirty pages to disk so that writeback left by an earlier step (git writes hundreds of
 /// MiB of objects) is not charged to the next timing. Best effort: without `sync` on PATH the
 /// figures are only noisier.
-fn settle() {
+pub(crate) fn settle() {
     let _ = Command::new("sync").status();
 }
 

@@ -21,6 +21,12 @@ tasks:
                         outside any git checkout so no parent .gitignore applies
       --merkle PATH     measure this binary instead of building `cargo build --release -p cli`
       --json            print the results as JSON on stdout instead of a table
+  bench context [options]  get-node latency (cold process, 1,000 frames, parent+siblings view),
+                        generate and recursive synthesis times on a generated tree
+      --files N         files to generate (default 50000)
+      --frames N        frames on the node get-node reads (default 1000)
+      --runs N          timed get-node runs (default 200)
+      --seed N, --keep DIR, --merkle PATH   as for bench scan
 ";
 
 /// A usage mistake: reported with the usage text and exit code 2.
@@ -72,6 +78,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
             }
         }
         ["bench", "scan", rest @ ..] => bench_scan(rest),
+        ["bench", "context", rest @ ..] => bench_context(rest),
         [] | ["help" | "-h" | "--help"] => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -129,5 +136,44 @@ fn bench_scan(args: &[&str]) -> Result<ExitCode> {
     } else {
         print!("{}", report.table());
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_context(args: &[&str]) -> Result<ExitCode> {
+    let mut config = xtask::bench_context::ContextConfig {
+        files: 50_000,
+        frames: 1000,
+        runs: 200,
+        seed: 1,
+        keep: None,
+        merkle: PathBuf::new(),
+    };
+    let mut merkle = None;
+    let mut it = args.iter();
+    while let Some(&flag) = it.next() {
+        let value = it
+            .next()
+            .copied()
+            .ok_or_else(|| Usage(format!("`{flag}` needs a value")))?;
+        let number = || -> Result<usize> {
+            value
+                .parse()
+                .map_err(|_| Usage(format!("`{flag}` wants a number, got `{value}`")).into())
+        };
+        match flag {
+            "--files" => config.files = number()?,
+            "--frames" => config.frames = number()?,
+            "--runs" => config.runs = number()?,
+            "--seed" => config.seed = number()? as u64,
+            "--keep" => config.keep = Some(PathBuf::from(value)),
+            "--merkle" => merkle = Some(PathBuf::from(value)),
+            _ => bail!(Usage(format!("unknown option `{flag}` for bench context"))),
+        }
+    }
+    config.merkle = match merkle {
+        Some(path) => path,
+        None => bench::build_merkle(workspace_root())?,
+    };
+    print!("{}", xtask::bench_context::run_context(&config)?);
     Ok(ExitCode::SUCCESS)
 }

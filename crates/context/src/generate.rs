@@ -52,10 +52,14 @@ pub struct Generated {
     pub failed: Vec<String>,
 }
 
-enum FileOutcome {
-    Produced,
-    Reused,
+/// Files put per commit.
+const PUT_CHUNK: usize = 512;
+
+/// What one file needs.
+enum Planned {
     UpToDate,
+    /// This frame, and whether the producer ran (else its content was reused).
+    Put(Box<merkle_store::NewFrame>, bool),
 }
 
 /// Generates frames of `req.frame_type` for the files and directories in scope.
@@ -82,24 +86,39 @@ pub fn generate(store: &Store, node: &NodeRecord, req: &GenerateRequest<'_>) -> 
     }
     let total = files.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let outcomes: Vec<(String, Result<FileOutcome>)> = files
-        .par_iter()
-        .map(|path| {
-            let r = generate_file(store, path, req);
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            if let Some(p) = req.progress {
-                p(n, total);
-            }
-            (path.clone(), r)
-        })
-        .collect();
     let mut report = Generated::default();
-    for (path, r) in outcomes {
-        match r {
-            Ok(FileOutcome::Produced) => report.produced += 1,
-            Ok(FileOutcome::Reused) => report.reused += 1,
-            Ok(FileOutcome::UpToDate) => report.up_to_date += 1,
-            Err(e) => report.failed.push(format!("{path}: {e}")),
+    // Produced in parallel, put in chunks: one durable commit per chunk rather than per file,
+    // and an interruption loses at most the chunk in flight.
+    for chunk in files.chunks(PUT_CHUNK) {
+        let outcomes: Vec<(String, Result<Planned>)> = chunk
+            .par_iter()
+            .map(|path| {
+                let r = plan_file(store, path, req);
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if let Some(p) = req.progress {
+                    p(n, total);
+                }
+                (path.clone(), r)
+            })
+            .collect();
+        let mut frames = Vec::new();
+        let mut kinds = Vec::new();
+        for (path, r) in outcomes {
+            match r {
+                Ok(Planned::UpToDate) => report.up_to_date += 1,
+                Ok(Planned::Put(frame, produced)) => {
+                    frames.push(*frame);
+                    kinds.push((path, produced));
+                }
+                Err(e) => report.failed.push(format!("{path}: {e}")),
+            }
+        }
+        for (r, (path, produced)) in store.put_frames(frames).into_iter().zip(kinds) {
+            match r {
+                Ok(_) if produced => report.produced += 1,
+                Ok(_) => report.reused += 1,
+                Err(e) => report.failed.push(format!("{path}: {e}")),
+            }
         }
     }
     // Deepest first, so every directory sees its children's new frames.
@@ -141,7 +160,7 @@ pub fn generate(store: &Store, node: &NodeRecord, req: &GenerateRequest<'_>) -> 
     Ok(report)
 }
 
-fn generate_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<FileOutcome> {
+fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Planned> {
     let rec = store
         .node_at(path)?
         .ok_or_else(|| merkle_store::Error::NoSuchPath {
@@ -152,7 +171,7 @@ fn generate_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result
         && prev.agent_id == req.agent
         && staleness(store, &rec, prev)?.is_none()
     {
-        return Ok(FileOutcome::UpToDate);
+        return Ok(Planned::UpToDate);
     }
     let content = store.read_content(&rec)?;
     let input = producer_input(req.producer, &content);
@@ -164,8 +183,8 @@ fn generate_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result
                 .flatten()
                 .is_none()
     });
-    let (body, outcome) = match reusable {
-        Some(p) => (p.content, FileOutcome::Reused),
+    let (body, produced) = match reusable {
+        Some(p) => (p.content, false),
         None => (
             req.producer
                 .produce(&rec, &content)
@@ -174,7 +193,7 @@ fn generate_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result
                     path: path.to_owned(),
                     message,
                 })?,
-            FileOutcome::Produced,
+            true,
         ),
     };
     let mut frame = merkle_store::NewFrame::new(rec.node_id, req.frame_type, req.agent, body);
@@ -187,6 +206,5 @@ fn generate_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result
         .metadata
         .extra
         .insert(META_PRODUCER_INPUT.to_owned(), input);
-    store.put_frame(frame)?;
-    Ok(outcome)
+    Ok(Planned::Put(Box::new(frame), produced))
 }

@@ -218,6 +218,13 @@ impl Store {
         &self.dir
     }
 
+    /// Makes the next read see every commit so far. Reads share one snapshot until this handle
+    /// commits; a long-lived read-only handle that must follow a writer in another process calls
+    /// this between reads.
+    pub fn refresh(&self) {
+        self.engine.refresh();
+    }
+
     /// The engine's name.
     pub fn engine_name(&self) -> &'static str {
         self.engine.name()
@@ -706,6 +713,32 @@ impl Store {
             g.leading = false;
             self.group_done.notify_all();
         }
+    }
+
+    /// Puts many frames in one durable transaction, in order; each gets its own result, and a
+    /// refused frame does not stop the others. For bulk work (generating a whole tree), where one
+    /// commit per frame would cost one sync per frame.
+    pub fn put_frames(&self, frames: Vec<NewFrame>) -> Vec<Result<PutOutcome>> {
+        let mut checked = Vec::with_capacity(frames.len());
+        let mut results: Vec<Option<Result<PutOutcome>>> = Vec::with_capacity(frames.len());
+        for (i, f) in frames.into_iter().enumerate() {
+            match frame::check_name("frame type", &f.frame_type)
+                .and_then(|()| frame::check_name("agent id", &f.agent_id))
+            {
+                Ok(()) => {
+                    checked.push((i as u64, f));
+                    results.push(None);
+                }
+                Err(e) => results.push(Some(Err(e))),
+            }
+        }
+        for (i, r) in self.commit_frames(checked) {
+            results[i as usize] = Some(r);
+        }
+        results
+            .into_iter()
+            .map(|r| r.expect("every frame got a result"))
+            .collect()
     }
 
     /// Writes a group of frames in one transaction; a frame that is refused does not stop the

@@ -112,6 +112,9 @@ pub trait Engine: Send + Sync {
     fn commit(&self, batch: Batch) -> Result<()>;
     /// The number of entries in a table.
     fn count(&self, table: Table) -> Result<u64>;
+    /// Forgets any cached read snapshot, so that the next read sees every commit so far,
+    /// including other processes'.
+    fn refresh(&self) {}
 }
 
 /// Which engine a store uses.

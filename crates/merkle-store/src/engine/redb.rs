@@ -1,6 +1,7 @@
 //! The redb engine: one database file, one table per store table, single-writer mode so that
 //! read-only handles in other processes follow the writer's commits.
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use redb::{ConcurrencyMode, ReadableDatabase, ReadableTableMetadata, TableDefinition};
 
@@ -22,7 +23,14 @@ enum Handle {
 pub(crate) struct RedbEngine {
     store: PathBuf,
     db: Handle,
+    /// One read snapshot with every table open, shared by reads until this handle commits:
+    /// opening a transaction and a table per point read costs more than the read itself. A
+    /// read-only handle therefore reads one consistent snapshot for its whole life (see
+    /// `Store::refresh`).
+    snapshot: std::sync::Mutex<Option<Arc<Vec<ReadTable>>>>,
 }
+
+type ReadTable = redb::ReadOnlyTable<&'static [u8], &'static [u8]>;
 
 fn builder() -> redb::Builder {
     let mut b = redb::Builder::new();
@@ -62,15 +70,41 @@ impl RedbEngine {
                 Err(e) => return Err(open_error(&store, e)),
             }
         };
-        Ok(RedbEngine { store, db })
+        Ok(RedbEngine {
+            store,
+            db,
+            snapshot: std::sync::Mutex::new(None),
+        })
     }
 
-    fn read(&self) -> Result<redb::ReadTransaction> {
+    fn tables(&self) -> Result<Arc<Vec<ReadTable>>> {
+        let mut cached = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = cached.as_ref() {
+            return Ok(Arc::clone(t));
+        }
         let txn = match &self.db {
             Handle::Write(db) => db.begin_read(),
             Handle::Read(db) => db.begin_read(),
-        };
-        txn.map_err(|e| engine_error(&self.store, e))
+        }
+        .map_err(|e| engine_error(&self.store, e))?;
+        let tables = Table::ALL
+            .iter()
+            .map(|t| {
+                txn.open_table(def(*t))
+                    .map_err(|e| engine_error(&self.store, e))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let tables = Arc::new(tables);
+        *cached = Some(Arc::clone(&tables));
+        Ok(tables)
+    }
+
+    fn table(tables: &[ReadTable], table: Table) -> &ReadTable {
+        let idx = Table::ALL
+            .iter()
+            .position(|t| *t == table)
+            .expect("every table is in Table::ALL");
+        &tables[idx]
     }
 }
 
@@ -96,10 +130,8 @@ impl Engine for RedbEngine {
     }
 
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let txn = self.read()?;
-        let t = txn
-            .open_table(def(table))
-            .map_err(|e| engine_error(&self.store, e))?;
+        let tables = self.tables()?;
+        let t = Self::table(&tables, table);
         let v = t.get(key).map_err(|e| engine_error(&self.store, e))?;
         Ok(v.map(|g| g.value().to_vec()))
     }
@@ -110,10 +142,8 @@ impl Engine for RedbEngine {
         start: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let txn = self.read()?;
-        let t = txn
-            .open_table(def(table))
-            .map_err(|e| engine_error(&self.store, e))?;
+        let tables = self.tables()?;
+        let t = Self::table(&tables, table);
         for item in t.range(start..).map_err(|e| engine_error(&self.store, e))? {
             let (k, v) = item.map_err(|e| engine_error(&self.store, e))?;
             if !visit(k.value(), v.value()) {
@@ -158,14 +188,20 @@ impl Engine for RedbEngine {
                 }
             }
         }
-        txn.commit().map_err(|e| engine_error(&self.store, e))
+        txn.commit().map_err(|e| engine_error(&self.store, e))?;
+        // Later reads must see this commit.
+        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        Ok(())
+    }
+
+    fn refresh(&self) {
+        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     fn count(&self, table: Table) -> Result<u64> {
-        let txn = self.read()?;
-        let t = txn
-            .open_table(def(table))
-            .map_err(|e| engine_error(&self.store, e))?;
-        t.len().map_err(|e| engine_error(&self.store, e))
+        let tables = self.tables()?;
+        Self::table(&tables, table)
+            .len()
+            .map_err(|e| engine_error(&self.store, e))
     }
 }

@@ -1,0 +1,217 @@
+//! `cargo xtask bench context`: what agents wait for. `get-node` latency from a cold process on
+//! a node with 1,000 frames and a view over parent and siblings, and the time to generate and
+//! to synthesize context over a generated tree.
+//!
+//! Every timing is a whole `merkle` process, start-up included, as an agent calling the CLI
+//! sees it. The target is a get-node p99 under 5 ms.
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::bench::{median, ms, progress, settle, timed, work_dir};
+use crate::tree::{Tree, TreeSpec};
+
+/// How to run the context benchmark.
+#[derive(Debug, Clone)]
+pub struct ContextConfig {
+    pub files: usize,
+    /// Frames put on the node that get-node reads.
+    pub frames: usize,
+    /// Timed get-node runs.
+    pub runs: usize,
+    pub seed: u64,
+    pub keep: Option<PathBuf>,
+    /// The `merkle` binary to measure.
+    pub merkle: PathBuf,
+}
+
+fn merkle(config: &ContextConfig, tree: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(&config.merkle);
+    cmd.arg("--root").arg(tree).args(args);
+    cmd
+}
+
+/// The value at a quantile (0..=1) of the samples, nearest rank.
+fn quantile(samples: &[Duration], q: f64) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Runs the benchmark and returns the report as a table.
+pub fn run_context(config: &ContextConfig) -> Result<String> {
+    if config.files < 2 || config.runs == 0 {
+        bail!("--files must be at least 2 and --runs at least 1");
+    }
+    let work = work_dir(config.keep.as_deref())?;
+    let dir = work.path.as_path();
+    let tree = Tree::plan(TreeSpec {
+        files: config.files,
+        seed: config.seed,
+    });
+    progress(&format!("writing {} files", tree.files.len()));
+    tree.write(dir)?;
+    progress("merkle scan");
+    timed(&mut merkle(config, dir, &["-q", "scan"]))?;
+    for (agent, role) in [("bench", "synthesis"), ("bench2", "synthesis")] {
+        timed(&mut merkle(
+            config,
+            dir,
+            &["agent", "add", agent, "--role", role],
+        ))?;
+    }
+
+    settle();
+    progress("merkle generate --recursive (offline producer)");
+    let (generate, out) = timed(&mut merkle(
+        config,
+        dir,
+        &[
+            "--json",
+            "generate",
+            "--agent",
+            "bench",
+            "--recursive",
+            "--type",
+            "outline",
+            "--offline",
+        ],
+    ))?;
+    if !out.contains("\"failed\": []") {
+        bail!("generate reported failures: {out}");
+    }
+    settle();
+    progress("merkle synthesize . --recursive (every directory recomputed)");
+    let (synthesize, _) = timed(&mut merkle(
+        config,
+        dir,
+        &[
+            "--json",
+            "synthesize",
+            ".",
+            "--recursive",
+            "--type",
+            "outline",
+            "--agent",
+            "bench2",
+            "--policy",
+            "summary",
+        ],
+    ))?;
+    settle();
+    progress("merkle generate --recursive again (nothing to do)");
+    let (noop_generate, _) = timed(&mut merkle(
+        config,
+        dir,
+        &[
+            "--json",
+            "generate",
+            "--agent",
+            "bench",
+            "--recursive",
+            "--type",
+            "outline",
+            "--offline",
+        ],
+    ))?;
+
+    // The node get-node reads: the first planned file, with its siblings' frames from generate.
+    let target = tree.files[0].path.clone();
+    progress(&format!("putting {} frames on {target}", config.frames));
+    let content = dir.join("..frame-content");
+    for i in 0..config.frames {
+        std::fs::write(&content, format!("note {i} about {target}\n"))
+            .with_context(|| format!("writing {}", content.display()))?;
+        let ty = ["notes", "summary", "review"][i % 3];
+        timed(&mut merkle(
+            config,
+            dir,
+            &[
+                "put-frame",
+                &target,
+                &content.to_string_lossy(),
+                "--type",
+                ty,
+                "--agent",
+                "bench",
+            ],
+        ))?;
+    }
+    let _ = std::fs::remove_file(&content);
+    let args = [
+        "--json",
+        "get-node",
+        &target,
+        "--source",
+        "node,parent,siblings",
+        "--all",
+        "--ordering",
+        "relevance",
+        "--max-frames",
+        "50",
+    ];
+    let (_, warm) = timed(&mut merkle(config, dir, &args))?;
+    if !warm.contains("\"frame_count\"") {
+        bail!("get-node printed no frame_count: {warm}");
+    }
+    settle();
+    progress(&format!("get-node x{}", config.runs));
+    let mut samples = Vec::with_capacity(config.runs);
+    for _ in 0..config.runs {
+        samples.push(timed(&mut merkle(config, dir, &args))?.0);
+    }
+    let p50 = quantile(&samples, 0.5);
+    let p99 = quantile(&samples, 0.99);
+    let mut t = String::new();
+    let dirs = tree.dirs.len() + 1;
+    writeln!(
+        t,
+        "bench context: {} files in {dirs} folders, seed {}",
+        tree.files.len(),
+        config.seed
+    )
+    .expect("writing to a String");
+    writeln!(t).expect("writing to a String");
+    writeln!(t, "{:<62} {:>10}", "step", "time").expect("writing to a String");
+    for (label, d) in [
+        (
+            "generate --recursive: outline every file, summarize every folder",
+            generate,
+        ),
+        (
+            "synthesize . --recursive: every folder recomputed",
+            synthesize,
+        ),
+        ("generate --recursive again: nothing to do", noop_generate),
+    ] {
+        writeln!(t, "{label:<62} {:>10}", ms(d)).expect("writing to a String");
+    }
+    writeln!(t).expect("writing to a String");
+    writeln!(
+        t,
+        "get-node, node with {} frames, view node+parent+siblings, max 50 ({} cold processes):",
+        config.frames, config.runs
+    )
+    .expect("writing to a String");
+    writeln!(
+        t,
+        "  p50 {}  p99 {}  median {}  target p99 <= 5 ms: {}",
+        ms(p50),
+        ms(p99),
+        ms(median(&samples)),
+        if p99 <= Duration::from_millis(5) {
+            "PASS"
+        } else {
+            "MISS"
+        }
+    )
+    .expect("writing to a String");
+    Ok(t)
+}
