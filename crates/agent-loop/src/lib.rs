@@ -1,2 +1,37 @@
 //! The agent runtime: a crash-safe conversation store, identity files in the system prompt,
 //! workspace-confined tools, the turn loop and compaction.
+//!
+//! What is here so far, bottom up:
+//! - [`storage`]: durable JSON and JSON Lines files, with recovery from torn and corrupt
+//!   lines that always reports what it did;
+//! - [`conversation`]: [`ConversationStore`], one folder per conversation under
+//!   `<workspace>/.merkle/conversations/`, messages in memory and on disk, repaired on load;
+//! - [`prompt`]: identity files from the agent's home folder assembled into a byte-stable
+//!   system prompt;
+//! - [`window`]: token estimates and the budget, and `context::select_messages` over llm-core
+//!   messages;
+//! - [`tools`]: the tool registry and the built-in tools, confined to the workspace;
+//! - [`time`]: UTC timestamps as text, from an injected clock.
+//!
+//! Boundary: synchronous and runtime-free. Storage and tools block; the turn loop, which is
+//! async because model clients are, will call them from blocking tasks.
+pub mod conversation;
+pub mod error;
+pub mod prompt;
+pub mod storage;
+pub mod time;
+pub mod tools;
+pub mod window;
+
+pub use conversation::{
+    ConversationStore, INTERRUPTED, Listed, LoadReport, Metadata, conversations_dir,
+    list_conversations,
+};
+pub use error::{Error, Result};
+pub use prompt::{
+    IDENTITY_FILES, IdentityContent, IdentityFile, IdentityFiles, PromptLimits, RuntimeInfo,
+    build_system_prompt, load_identity_files,
+};
+pub use storage::{Damage, Jsonl, Quarantine, TornTail};
+pub use tools::{ToolConfig, ToolDefinition, ToolOutcome, ToolRegistry, Workspace, builtin_tools};
+pub use window::{estimate_message_tokens, estimate_text_tokens, token_budget};

@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use merkle_store::{EngineKind, NewFrame, NodeRecord, OpenOptions, Role, ScanOptions, Store};
 
 mod context_cmds;
+mod governance_cmds;
 mod llm;
 mod output;
 
@@ -112,6 +113,12 @@ enum Command {
     /// List or show the named views of .merkle/views.yaml
     #[command(subcommand)]
     Views(context_cmds::ViewsCommand),
+    /// Show or check a governance policy: the intent -> tools matrix, rules, limits and examples
+    #[command(subcommand)]
+    Policy(governance_cmds::PolicyCommand),
+    /// Show or verify the workspace's hash-chained audit log of governance decisions
+    #[command(subcommand)]
+    Audit(governance_cmds::AuditCommand),
     /// Talk to a model: one request from the command line
     #[command(subcommand)]
     Llm(llm::LlmCommand),
@@ -255,10 +262,12 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
     let g = &cli.global;
     // The model commands work outside any workspace.
     let root = match &cli.command {
-        Command::Llm(_) | Command::Sim(_) => PathBuf::new(),
+        Command::Llm(_) | Command::Sim(_) | Command::Policy(_) => PathBuf::new(),
         _ => find_root(g.root.as_deref())?,
     };
     match &cli.command {
+        Command::Policy(cmd) => return governance_cmds::run_policy(cmd, g.json),
+        Command::Audit(cmd) => return governance_cmds::run_audit(cmd, &root, g.json),
         Command::Llm(cmd) => return llm::run_llm(cmd, g.json),
         Command::Sim(cmd) => return llm::run_sim(cmd, g.json),
         Command::Scan { force } => {
