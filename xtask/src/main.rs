@@ -27,6 +27,8 @@ tasks:
       --frames N        frames on the node get-node reads (default 1000)
       --runs N          timed get-node runs (default 200)
       --seed N, --keep DIR, --merkle PATH   as for bench scan
+  bench llm             llm-core: SSE decoding throughput (10 MB streams) and per-request
+                        client overhead against a local server vs a bare HTTP exchange
 ";
 
 /// A usage mistake: reported with the usage text and exit code 2.
@@ -79,6 +81,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         }
         ["bench", "scan", rest @ ..] => bench_scan(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
+        ["bench", "llm"] => bench_llm(),
         [] | ["help" | "-h" | "--help"] => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -175,5 +178,51 @@ fn bench_context(args: &[&str]) -> Result<ExitCode> {
         None => bench::build_merkle(workspace_root())?,
     };
     print!("{}", xtask::bench_context::run_context(&config)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs llm-core's benchmark example in release mode and prints its figures as a table.
+fn bench_llm() -> Result<ExitCode> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    eprintln!("bench: cargo run --release -p llm-core --example bench");
+    let out = std::process::Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "llm-core",
+            "--example",
+            "bench",
+        ])
+        .current_dir(workspace_root())
+        .stderr(std::process::Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        bail!("the llm-core bench failed with {}", out.status);
+    }
+    let json = String::from_utf8_lossy(&out.stdout);
+    let num = |key: &str| -> Result<f64> {
+        let at = json
+            .find(&format!("\"{key}\": "))
+            .ok_or_else(|| anyhow::anyhow!("no {key} in {json}"))?;
+        let rest = &json[at + key.len() + 4..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        Ok(rest[..end].parse()?)
+    };
+    println!("bench llm (llm-core, release)\n");
+    println!("SSE decoding, 10 MB stream of text deltas:");
+    println!("  anthropic  {:>8.1} MB/s", num("anthropic")?);
+    println!("  openai     {:>8.1} MB/s", num("openai")?);
+    println!("\none request against a local server (median of 300, kept-alive connection):");
+    println!("  llm-core client   {:>8.1} us", num("client")?);
+    println!("  bare HTTP/1.1     {:>8.1} us", num("bare_http")?);
+    println!(
+        "  client overhead   {:>8.1} us  ({:.2}x the bare exchange)",
+        num("overhead")?,
+        num("ratio")?
+    );
     Ok(ExitCode::SUCCESS)
 }
