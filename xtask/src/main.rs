@@ -29,6 +29,10 @@ tasks:
       --seed N, --keep DIR, --merkle PATH   as for bench scan
   bench llm             llm-core: SSE decoding throughput (10 MB streams) and per-request
                         client overhead against a local server vs a bare HTTP exchange
+  record --provider P --model M --scenario FILE --out FILE [--base-url U]
+                        run a scenario (fixtures/scenarios/*.yaml) against a real provider and
+                        write the playback script, scrubbed; needs ANTHROPIC_API_KEY or
+                        OPENAI_API_KEY (never part of the tests)
 ";
 
 /// A usage mistake: reported with the usage text and exit code 2.
@@ -82,6 +86,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "scan", rest @ ..] => bench_scan(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
         ["bench", "llm"] => bench_llm(),
+        ["record", rest @ ..] => record(rest),
         [] | ["help" | "-h" | "--help"] => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -225,4 +230,28 @@ fn bench_llm() -> Result<ExitCode> {
         num("ratio")?
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs llm-sim's record example, which does the recording, passing the arguments through.
+fn record(args: &[&str]) -> Result<ExitCode> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "llm-sim",
+            "--example",
+            "record",
+            "--",
+        ])
+        .args(args)
+        .current_dir(workspace_root())
+        .status()?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
