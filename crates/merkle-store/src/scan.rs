@@ -171,10 +171,14 @@ fn walk_dir<'s>(
     parent: Option<Arc<IgnoreChain>>,
 ) {
     let mut found = Walked::default();
-    let entries: Vec<std::fs::DirEntry> = match std::fs::read_dir(&abs) {
+    // Each entry with its name, taken once: `file_name` allocates.
+    let entries: Vec<(std::fs::DirEntry, std::ffi::OsString)> = match std::fs::read_dir(&abs) {
         Ok(rd) => rd
             .filter_map(|e| match e {
-                Ok(e) => Some(e),
+                Ok(e) => {
+                    let name = e.file_name();
+                    Some((e, name))
+                }
                 Err(err) => {
                     found.warnings.push(format!("{}: {err}", display(&rel)));
                     None
@@ -190,15 +194,14 @@ fn walk_dir<'s>(
         }
     };
     // This directory's own .gitignore, found among its entries rather than probed for.
-    let chain = if entries.iter().any(|e| e.file_name() == ".gitignore") {
+    let chain = if entries.iter().any(|(_, name)| name == ".gitignore") {
         let (gi, _) = Gitignore::new(abs.join(".gitignore"));
         Some(Arc::new(IgnoreChain { here: gi, parent }))
     } else {
         parent
     };
     let n = entries.len() as u64;
-    for entry in entries {
-        let name = entry.file_name();
+    for (entry, name) in entries {
         let Some(name_str) = name.to_str() else {
             found.warnings.push(format!(
                 "{}: skipped: the path is not valid UTF-8",
