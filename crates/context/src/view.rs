@@ -233,18 +233,32 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
     let f = &view.filters;
     let mut candidates = Vec::new();
     for (kind, rec) in &sources {
-        let frames = match store.frames_of(&rec.node_id, None) {
+        let head_frames = match store.heads(&rec.node_id) {
+            Ok(h) => h,
+            Err(e) => {
+                skipped.push(format!("heads of {:?}: {e}", rec.path));
+                Vec::new()
+            }
+        };
+        let heads: Vec<_> = head_frames.iter().map(|h| h.frame_id).collect();
+        // Read only what the filters can keep: the heads alone, or the history of the listed
+        // types, rather than every frame the node ever had.
+        let frames = if f.heads_only {
+            Ok(head_frames)
+        } else if f.frame_types.is_empty() {
+            store.frames_of(&rec.node_id, None)
+        } else {
+            f.frame_types
+                .iter()
+                .map(|t| store.frames_of(&rec.node_id, Some(t)))
+                .collect::<merkle_store::Result<Vec<_>>>()
+                .map(|v| v.into_iter().flatten().collect())
+        };
+        let frames = match frames {
             Ok(frames) => frames,
             Err(e) => {
                 skipped.push(format!("frames of {:?}: {e}", rec.path));
                 continue;
-            }
-        };
-        let heads: Vec<_> = match store.heads(&rec.node_id) {
-            Ok(h) => h.into_iter().map(|h| h.frame_id).collect(),
-            Err(e) => {
-                skipped.push(format!("heads of {:?}: {e}", rec.path));
-                Vec::new()
             }
         };
         for frame in frames {
