@@ -901,22 +901,31 @@ impl Store {
 
     /// The head frame of (node, type).
     pub fn head(&self, node: &NodeId, frame_type: &str) -> Result<Option<Frame>> {
-        let key = head_key(node, frame_type);
-        match self.engine.get(Table::Heads, &key)? {
-            None => Ok(None),
-            Some(v) => {
-                let id = Hash::from_slice(&v)
-                    .ok_or_else(|| Error::corrupt("heads", &key, "value is not a frame id"))?;
-                self.frame_required(&id, "heads", &key).map(Some)
-            }
-        }
+        self.indexed_frame(Table::Heads, &head_key(node, frame_type))
     }
 
     /// The head frame of every type on a node, by type.
     pub fn heads(&self, node: &NodeId) -> Result<Vec<Frame>> {
+        self.indexed_frames(Table::Heads, &node.0)
+    }
+
+    /// The frame an index entry (a frame id as its value) points at.
+    fn indexed_frame(&self, table: Table, key: &[u8]) -> Result<Option<Frame>> {
+        match self.engine.get(table, key)? {
+            None => Ok(None),
+            Some(v) => {
+                let id = Hash::from_slice(&v)
+                    .ok_or_else(|| Error::corrupt(table.name(), key, "value is not a frame id"))?;
+                self.frame_required(&id, table.name(), key).map(Some)
+            }
+        }
+    }
+
+    /// The frames the index entries under `prefix` point at, in key order.
+    fn indexed_frames(&self, table: Table, prefix: &[u8]) -> Result<Vec<Frame>> {
         let mut ids = Vec::new();
-        self.engine.scan(Table::Heads, &node.0, &mut |k, v| {
-            if !k.starts_with(&node.0) {
+        self.engine.scan(table, prefix, &mut |k, v| {
+            if !k.starts_with(prefix) {
                 return false;
             }
             ids.push((k.to_vec(), v.to_vec()));
@@ -925,23 +934,18 @@ impl Store {
         ids.iter()
             .map(|(k, v)| {
                 let id = Hash::from_slice(v)
-                    .ok_or_else(|| Error::corrupt("heads", k, "value is not a frame id"))?;
-                self.frame_required(&id, "heads", k)
+                    .ok_or_else(|| Error::corrupt(table.name(), k, "value is not a frame id"))?;
+                self.frame_required(&id, table.name(), k)
             })
             .collect()
     }
 
     /// The latest frame of a type on any node that has been at `path` (any version of it).
     pub fn path_head(&self, path: &str, frame_type: &str) -> Result<Option<Frame>> {
-        let key = path_head_key(&normalize_path(path), frame_type);
-        match self.engine.get(Table::PathHeads, &key)? {
-            None => Ok(None),
-            Some(v) => {
-                let id = Hash::from_slice(&v)
-                    .ok_or_else(|| Error::corrupt("path_heads", &key, "value is not a frame id"))?;
-                self.frame_required(&id, "path_heads", &key).map(Some)
-            }
-        }
+        self.indexed_frame(
+            Table::PathHeads,
+            &path_head_key(&normalize_path(path), frame_type),
+        )
     }
 
     /// Every path that has had a frame on some version of its node, in path order.
@@ -962,21 +966,7 @@ impl Store {
     pub fn path_heads(&self, path: &str) -> Result<Vec<Frame>> {
         let mut prefix = normalize_path(path).into_bytes();
         prefix.push(0);
-        let mut ids = Vec::new();
-        self.engine.scan(Table::PathHeads, &prefix, &mut |k, v| {
-            if !k.starts_with(&prefix) {
-                return false;
-            }
-            ids.push((k.to_vec(), v.to_vec()));
-            true
-        })?;
-        ids.iter()
-            .map(|(k, v)| {
-                let id = Hash::from_slice(v)
-                    .ok_or_else(|| Error::corrupt("path_heads", k, "value is not a frame id"))?;
-                self.frame_required(&id, "path_heads", k)
-            })
-            .collect()
+        self.indexed_frames(Table::PathHeads, &prefix)
     }
 
     /// A leaf's content as the node recorded it: a file's bytes or a symlink's target. Fails
