@@ -6,7 +6,7 @@
 //! every policy break on the total order (NodeID, then FrameID), ascending.
 use std::sync::Arc;
 
-use merkle_store::{Frame, NodeId, NodeRecord, Store};
+use merkle_store::{Frame, FrameSummary, NodeId, NodeRecord, Store};
 
 use crate::error::Result;
 
@@ -231,7 +231,7 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
     sources.dedup_by(|b, a| a.1.node_id == b.1.node_id);
 
     let f = &view.filters;
-    let mut candidates = Vec::new();
+    let mut lights = Vec::new();
     for (kind, rec) in &sources {
         let head_frames = match store.heads(&rec.node_id) {
             Ok(h) => h,
@@ -241,38 +241,37 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
             }
         };
         let heads: Vec<_> = head_frames.iter().map(|h| h.frame_id).collect();
-        // Read only what the filters can keep: the heads alone, or the history of the listed
-        // types, rather than every frame the node ever had.
-        let frames = if f.heads_only {
-            Ok(head_frames)
+        // Read only what the filters can keep, and of that only the history index: the heads
+        // alone, or the summaries of the listed types' history. Frame records are read once
+        // the view has picked its frames.
+        let summaries = if f.heads_only {
+            Ok(head_frames.iter().map(summary_of).collect())
         } else if f.frame_types.is_empty() {
-            store.frames_of(&rec.node_id, None)
+            store.frame_summaries(&rec.node_id, None)
         } else {
             f.frame_types
                 .iter()
-                .map(|t| store.frames_of(&rec.node_id, Some(t)))
+                .map(|t| store.frame_summaries(&rec.node_id, Some(t)))
                 .collect::<merkle_store::Result<Vec<_>>>()
                 .map(|v| v.into_iter().flatten().collect())
         };
-        let frames = match frames {
-            Ok(frames) => frames,
+        let summaries: Vec<FrameSummary> = match summaries {
+            Ok(s) => s,
             Err(e) => {
                 skipped.push(format!("frames of {:?}: {e}", rec.path));
                 continue;
             }
         };
-        for frame in frames {
-            let is_head = heads.contains(&frame.frame_id);
-            let keep = (f.frame_types.is_empty() || f.frame_types.contains(&frame.frame_type))
-                && (f.agents.is_empty() || f.agents.contains(&frame.agent_id))
-                && f.created_from_ms
-                    .is_none_or(|t| frame.metadata.created_at_ms >= t)
-                && f.created_until_ms
-                    .is_none_or(|t| frame.metadata.created_at_ms < t)
+        for sum in summaries {
+            let is_head = heads.contains(&sum.frame_id);
+            let keep = (f.frame_types.is_empty() || f.frame_types.contains(&sum.frame_type))
+                && (f.agents.is_empty() || f.agents.contains(&sum.agent_id))
+                && f.created_from_ms.is_none_or(|t| sum.created_at_ms >= t)
+                && f.created_until_ms.is_none_or(|t| sum.created_at_ms < t)
                 && (!f.heads_only || is_head);
             if keep {
-                candidates.push(Candidate {
-                    frame,
+                lights.push(Light {
+                    sum,
                     source: *kind,
                     path: rec.path.clone(),
                     is_head,
@@ -280,9 +279,48 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
             }
         }
     }
-    let frame_count = candidates.len();
-    order(&mut candidates, &view.ordering);
-    candidates.truncate(view.max_frames);
+    let frame_count = lights.len();
+    let load = |l: Light, skipped: &mut Vec<String>| match store.frame(&l.sum.frame_id) {
+        Ok(Some(frame)) => Some(Candidate {
+            frame,
+            source: l.source,
+            path: l.path,
+            is_head: l.is_head,
+        }),
+        Ok(None) => {
+            skipped.push(format!("frame {} on {:?}: missing", l.sum.frame_id, l.path));
+            None
+        }
+        Err(e) => {
+            skipped.push(format!("frame {} on {:?}: {e}", l.sum.frame_id, l.path));
+            None
+        }
+    };
+    let candidates: Vec<Candidate> = match &view.ordering {
+        // A custom scorer may read anything in a frame: load every candidate, then order.
+        Ordering::Custom(scorer) => {
+            let mut all: Vec<Candidate> = lights
+                .into_iter()
+                .filter_map(|l| load(l, &mut skipped))
+                .collect();
+            all.sort_by_cached_key(|c| {
+                (
+                    std::cmp::Reverse(scorer.score(c)),
+                    (c.frame.node_id, c.frame.frame_id),
+                )
+            });
+            all.truncate(view.max_frames);
+            all
+        }
+        ordering => {
+            order(&mut lights, ordering);
+            lights.truncate(view.max_frames);
+            lights
+                .into_iter()
+                .filter_map(|l| load(l, &mut skipped))
+                .collect()
+        }
+    };
     Ok(NodeContext {
         node: node.clone(),
         frames: candidates
@@ -298,19 +336,39 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
     })
 }
 
-/// Sorts candidates by the policy; every policy ends on the total order (NodeID, FrameID).
-fn order(candidates: &mut [Candidate], ordering: &Ordering) {
+/// A candidate before its frame record is read.
+struct Light {
+    sum: FrameSummary,
+    source: SourceKind,
+    path: String,
+    is_head: bool,
+}
+
+fn summary_of(f: &Frame) -> FrameSummary {
+    FrameSummary {
+        frame_id: f.frame_id,
+        node_id: f.node_id,
+        frame_type: f.frame_type.clone(),
+        agent_id: f.agent_id.clone(),
+        created_at_ms: f.metadata.created_at_ms,
+        seq: f.seq,
+    }
+}
+
+/// Sorts candidates by a built-in policy; every policy ends on the total order (NodeID,
+/// FrameID).
+fn order(candidates: &mut [Light], ordering: &Ordering) {
     use std::cmp::Reverse;
-    let newest = |c: &Candidate| Reverse((c.frame.metadata.created_at_ms, c.frame.seq));
+    let newest = |c: &Light| Reverse((c.sum.created_at_ms, c.sum.seq));
     let rank = |list: &[String], s: &str| list.iter().position(|x| x == s).unwrap_or(list.len());
-    let tie = |c: &Candidate| (c.frame.node_id, c.frame.frame_id);
+    let tie = |c: &Light| (c.sum.node_id, c.sum.frame_id);
     match ordering {
-        Ordering::Recency => candidates.sort_by_key(|c| (newest(c), tie(c))),
+        Ordering::Recency | Ordering::Custom(_) => candidates.sort_by_key(|c| (newest(c), tie(c))),
         Ordering::TypePriority(list) => {
-            candidates.sort_by_key(|c| (rank(list, &c.frame.frame_type), newest(c), tie(c)))
+            candidates.sort_by_key(|c| (rank(list, &c.sum.frame_type), newest(c), tie(c)))
         }
         Ordering::AgentPriority(list) => {
-            candidates.sort_by_key(|c| (rank(list, &c.frame.agent_id), newest(c), tie(c)))
+            candidates.sort_by_key(|c| (rank(list, &c.sum.agent_id), newest(c), tie(c)))
         }
         Ordering::Relevance => candidates.sort_by_key(|c| {
             (
@@ -320,8 +378,5 @@ fn order(candidates: &mut [Candidate], ordering: &Ordering) {
                 tie(c),
             )
         }),
-        Ordering::Custom(scorer) => {
-            candidates.sort_by_cached_key(|c| (Reverse(scorer.score(c)), tie(c)))
-        }
     }
 }

@@ -839,7 +839,7 @@ impl Store {
         batch.put(
             Table::NodeFrames,
             history_key(&frame.node_id, &frame.frame_type, frame.seq),
-            frame_id.0.to_vec(),
+            history_value(&frame),
         );
         batch.put(
             Table::Heads,
@@ -874,29 +874,53 @@ impl Store {
 
     /// Every frame on a node (of one type, if given), oldest first.
     pub fn frames_of(&self, node: &NodeId, frame_type: Option<&str>) -> Result<Vec<Frame>> {
+        self.frame_summaries(node, frame_type)?
+            .iter()
+            .map(|s| {
+                self.frame_required(
+                    &s.frame_id,
+                    "node_frames",
+                    &history_key(node, &s.frame_type, s.seq),
+                )
+            })
+            .collect()
+    }
+
+    /// What ordering and filtering need of every frame on a node (of one type, if given),
+    /// oldest first, read from the node's history index alone: no frame record is read, so a
+    /// view over a long history loads only the frames it selects.
+    pub fn frame_summaries(
+        &self,
+        node: &NodeId,
+        frame_type: Option<&str>,
+    ) -> Result<Vec<FrameSummary>> {
         let mut prefix = node.0.to_vec();
         if let Some(t) = frame_type {
             prefix.extend_from_slice(t.as_bytes());
             prefix.push(0);
         }
-        let mut ids = Vec::new();
+        let mut out = Vec::new();
+        let mut err = None;
         self.engine.scan(Table::NodeFrames, &prefix, &mut |k, v| {
             if !k.starts_with(&prefix) {
                 return false;
             }
-            ids.push((k.to_vec(), v.to_vec()));
-            true
+            match FrameSummary::decode(k, v) {
+                Some(s) => {
+                    out.push(s);
+                    true
+                }
+                None => {
+                    err = Some(Error::corrupt("node_frames", k, "malformed history entry"));
+                    false
+                }
+            }
         })?;
-        let mut frames = ids
-            .iter()
-            .map(|(k, v)| {
-                let id = Hash::from_slice(v)
-                    .ok_or_else(|| Error::corrupt("node_frames", k, "value is not a frame id"))?;
-                self.frame_required(&id, "node_frames", k)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        frames.sort_by_key(|f| f.seq);
-        Ok(frames)
+        if let Some(e) = err {
+            return Err(e);
+        }
+        out.sort_by_key(|s| s.seq);
+        Ok(out)
     }
 
     /// The head frame of (node, type).
@@ -1032,6 +1056,52 @@ pub(crate) fn path_head_key(path: &str, frame_type: &str) -> Vec<u8> {
     k.push(0);
     k.extend_from_slice(frame_type.as_bytes());
     k
+}
+
+/// A history entry's value: the frame id, then what views order and filter by.
+pub(crate) fn history_value(f: &Frame) -> Vec<u8> {
+    let mut v = f.frame_id.0.to_vec();
+    v.extend_from_slice(&f.metadata.created_at_ms.to_le_bytes());
+    v.extend_from_slice(f.agent_id.as_bytes());
+    v
+}
+
+/// One frame as the node's history index describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameSummary {
+    /// The frame.
+    pub frame_id: FrameId,
+    /// The node it is on.
+    pub node_id: NodeId,
+    /// Its type.
+    pub frame_type: String,
+    /// Its agent.
+    pub agent_id: String,
+    /// Its `created_at`, ms since the epoch.
+    pub created_at_ms: u64,
+    /// Its position in the store's append order.
+    pub seq: u64,
+}
+
+impl FrameSummary {
+    /// Decodes a history entry (key: node ++ type ++ 0 ++ seq; value: [`history_value`]).
+    pub(crate) fn decode(key: &[u8], value: &[u8]) -> Option<FrameSummary> {
+        let node_id = Hash::from_slice(key.get(..32)?)?;
+        let rest = key.get(32..)?;
+        let (ty, seq) = rest.split_at(rest.len().checked_sub(9)?);
+        if seq.first() != Some(&0) {
+            return None;
+        }
+        let seq = u64::from_be_bytes(seq.get(1..)?.try_into().ok()?);
+        Some(FrameSummary {
+            frame_id: Hash::from_slice(value.get(..32)?)?,
+            node_id,
+            frame_type: std::str::from_utf8(ty).ok()?.to_owned(),
+            created_at_ms: u64::from_le_bytes(value.get(32..40)?.try_into().ok()?),
+            agent_id: std::str::from_utf8(value.get(40..)?).ok()?.to_owned(),
+            seq,
+        })
+    }
 }
 
 pub(crate) fn history_key(node: &NodeId, frame_type: &str, seq: u64) -> Vec<u8> {

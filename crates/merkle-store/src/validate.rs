@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::frame::Frame;
 use crate::hash::{self, FrameId, Hash, NodeId};
 use crate::node::{NodeKind, NodeRecord, TreeEntry};
-use crate::store::{Problem, basis_key, head_key, history_key, path_head_key};
+use crate::store::{Problem, basis_key, head_key, history_key, history_value, path_head_key};
 
 struct Checker {
     problems: Vec<Problem>,
@@ -236,7 +236,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         if history
             .get(&history_key(&f.node_id, &f.frame_type, f.seq))
             .map(Vec::as_slice)
-            != Some(&id.0[..])
+            != Some(&history_value(f)[..])
         {
             c.at_node(
                 &f.node_id,
@@ -254,7 +254,10 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     // History entries point at frames of that node and type; the latest one is the head.
     let mut latest: HashMap<Vec<u8>, (u64, FrameId)> = HashMap::new();
     for (k, v) in &history {
-        let f = Hash::from_slice(v).and_then(|id| frames.get(&id));
+        let f = v
+            .get(..32)
+            .and_then(Hash::from_slice)
+            .and_then(|id| frames.get(&id));
         let Some(f) = f else {
             c.at(
                 None,
