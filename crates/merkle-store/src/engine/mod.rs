@@ -24,7 +24,9 @@ pub enum Table {
     Tree,
     /// FrameID -> frame record.
     Frames,
-    /// NodeID ++ frame type ++ 0 ++ sequence (u64 big-endian) -> FrameID: history in append order.
+    /// NodeID ++ frame type ++ 0 ++ sequence (u64 big-endian) -> FrameID ++ created_at (u64
+    /// little-endian) ++ agent id: history in append order, with what views order and filter
+    /// by, so that they read only the frames they select.
     NodeFrames,
     /// NodeID ++ frame type -> FrameID of the head.
     Heads,
