@@ -129,29 +129,15 @@ impl AnthropicClient {
 
 impl LlmClient for AnthropicClient {
     fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response>> {
-        Box::pin(async move {
-            let started = self.transport.clock().now();
-            let result = self.complete_inner(request).await;
-            self.transport.record_outcome(started, result.as_ref());
-            result
-        })
+        Box::pin(self.transport.recorded(self.complete_inner(request)))
     }
 
     fn stream<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<EventStream>> {
         Box::pin(async move {
-            let started = self.transport.clock().now();
-            let sent = async {
-                let outgoing = self.outgoing(request, true)?;
-                self.transport.send(&outgoing).await
-            }
-            .await;
-            let response = match sent {
-                Ok((response, _)) => response,
-                Err(error) => {
-                    self.transport.record_outcome(started, Err(&error));
-                    return Err(error);
-                }
-            };
+            let (response, started) = self
+                .transport
+                .open_stream(self.outgoing(request, true))
+                .await?;
             let parser = AnthropicStream::new(headers_of_interest(response.headers()));
             Ok(event_stream(&self.transport, response, parser, started))
         })

@@ -201,6 +201,38 @@ impl Transport {
         }
     }
 
+    /// Runs a whole `complete` call and records its outcome in the metrics.
+    pub async fn recorded(
+        &self,
+        call: impl std::future::Future<Output = Result<Response>>,
+    ) -> Result<Response> {
+        let started = self.clock().now();
+        let result = call.await;
+        self.record_outcome(started, result.as_ref());
+        result
+    }
+
+    /// Opens a streaming call: sends `outgoing` (with retries) and returns the response with
+    /// the moment the call started. A call that fails before any response is recorded as
+    /// failed; a stream that opens records its own end.
+    pub async fn open_stream(
+        &self,
+        outgoing: Result<Outgoing<'_>>,
+    ) -> Result<(reqwest::Response, Instant)> {
+        let started = self.clock().now();
+        let sent = match outgoing {
+            Ok(outgoing) => self.send(&outgoing).await,
+            Err(error) => Err(error),
+        };
+        match sent {
+            Ok((response, _)) => Ok((response, started)),
+            Err(error) => {
+                self.record_outcome(started, Err(&error));
+                Err(error)
+            }
+        }
+    }
+
     /// Records the outcome of a whole call in the metrics: a `complete`, or a `stream`
     /// that failed before its first event (a stream records its own end).
     pub fn record_outcome(&self, started: Instant, result: Result<&Response, &Error>) {
