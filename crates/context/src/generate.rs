@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use crate::current::current_frame;
 use crate::error::{Error, Result};
 use crate::regenerate::{
-    FrameProducer, META_PRODUCER, META_PRODUCER_INPUT, producer_input, staleness,
+    FrameProducer, META_PRODUCER_INPUT, produced_frame, producer_input, staleness,
 };
 use crate::synthesis::{SynthesisPolicy, SynthesisRequest, synthesize};
 
@@ -196,15 +196,14 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
             true,
         ),
     };
-    let mut frame = merkle_store::NewFrame::new(rec.node_id, req.frame_type, req.agent, body);
-    frame.metadata.created_at_ms = req.now_ms;
-    frame
-        .metadata
-        .extra
-        .insert(META_PRODUCER.to_owned(), req.producer.id());
-    frame
-        .metadata
-        .extra
-        .insert(META_PRODUCER_INPUT.to_owned(), input);
+    let frame = produced_frame(
+        &rec,
+        req.frame_type,
+        req.agent,
+        body,
+        req.producer,
+        input,
+        req.now_ms,
+    );
     Ok(Planned::Put(Box::new(frame), produced))
 }

@@ -381,7 +381,15 @@ fn regenerate_one(
             })?;
         (c, true)
     };
-    let mut frame = NewFrame::new(rec.node_id, &old.frame_type, &old.agent_id, new_content);
+    let mut frame = produced_frame(
+        rec,
+        &old.frame_type,
+        &old.agent_id,
+        new_content,
+        producer.as_ref(),
+        input,
+        req.now_ms,
+    );
     if let Some(inv) = pending {
         // A new frame even when the recomputed content is the same: its basis names the
         // invalidation it answers.
@@ -391,15 +399,6 @@ fn regenerate_one(
         h.update(&inv.frame_id.0);
         frame.basis = Some(Hash(*h.finalize().as_bytes()));
     }
-    frame.metadata.created_at_ms = req.now_ms;
-    frame
-        .metadata
-        .extra
-        .insert(META_PRODUCER.to_owned(), producer.id());
-    frame
-        .metadata
-        .extra
-        .insert(META_PRODUCER_INPUT.to_owned(), input);
     let put = store.put_frame(frame)?;
     Ok(Some((put.frame_id, ran)))
 }
@@ -433,15 +432,25 @@ pub fn produce(
             path: rec.path.clone(),
             message,
         })?;
-    let mut frame = NewFrame::new(rec.node_id, frame_type, agent, body);
-    frame.metadata.created_at_ms = now_ms;
-    frame
-        .metadata
-        .extra
-        .insert(META_PRODUCER.to_owned(), producer.id());
-    frame
-        .metadata
-        .extra
-        .insert(META_PRODUCER_INPUT.to_owned(), input);
+    let frame = produced_frame(rec, frame_type, agent, body, producer, input, now_ms);
     Ok(store.put_frame(frame)?.frame_id)
+}
+
+/// A file frame made by `producer` from content whose [`producer_input`] is `input`, recording
+/// both so that a later regeneration can redo it, or reuse it when the input is unchanged.
+pub(crate) fn produced_frame(
+    rec: &NodeRecord,
+    frame_type: &str,
+    agent: &str,
+    content: Vec<u8>,
+    producer: &dyn FrameProducer,
+    input: String,
+    now_ms: u64,
+) -> NewFrame {
+    let mut frame = NewFrame::new(rec.node_id, frame_type, agent, content);
+    frame.metadata.created_at_ms = now_ms;
+    let extra = &mut frame.metadata.extra;
+    extra.insert(META_PRODUCER.to_owned(), producer.id());
+    extra.insert(META_PRODUCER_INPUT.to_owned(), input);
+    frame
 }
