@@ -23,6 +23,7 @@ use llm_core::{Clock, ContentBlock, Message, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::compaction::Ledger;
 use crate::error::{Error, Result};
 use crate::storage::{self, Damage};
 use crate::time::{compact_utc, format_utc};
@@ -59,8 +60,32 @@ pub struct Metadata {
     /// blake3 of each identity file the system prompt was last built from, by file name.
     #[serde(default)]
     pub identity_hashes: BTreeMap<String, String>,
+    /// Files read and modified and tool failures of every message compaction replaced, so
+    /// the next compaction's ledger still lists them.
+    #[serde(default)]
+    pub ledger: Ledger,
+    /// One entry per compaction, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compactions: Vec<Compaction>,
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
+}
+
+/// What one compaction did: it replaced messages `0..dropped` of the transcript as it was then
+/// (archived in `archive.jsonl` under `replaced_at` = `at`) by one summary message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// RFC 3339, UTC.
+    pub at: String,
+    /// How many of the oldest messages were replaced.
+    pub dropped: usize,
+    /// Their estimated tokens.
+    pub dropped_tokens: u64,
+    /// Whether the model's summary replaced them; `false`: the summarizer failed twice and
+    /// they were dropped with a note (`note` says why).
+    pub summarized: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What loading found and repaired; empty when the conversation was intact.
@@ -287,6 +312,8 @@ impl ConversationStore {
                     model: None,
                     compaction_count: 0,
                     identity_hashes: BTreeMap::new(),
+                    ledger: Ledger::default(),
+                    compactions: Vec::new(),
                     extra: BTreeMap::new(),
                 },
             )?;
@@ -300,10 +327,11 @@ impl ConversationStore {
 
     /// Gives every tool call that the next message does not answer an [`INTERRUPTED`] result
     /// in that next message, so the conversation is a valid request again. Returns the ids.
+    /// Loading does this; so does the turn loop before a turn, after a turn was abandoned.
     ///
     /// The usual case, a crash after the model asked for tools, is repaired by one append;
     /// anything else (results missing before later messages) by an atomic rewrite.
-    fn answer_interrupted_calls(&mut self) -> Result<Vec<String>> {
+    pub fn answer_interrupted_calls(&mut self) -> Result<Vec<String>> {
         let mut interrupted = Vec::new();
         let mut rewrite = false;
         let mut index = 0;

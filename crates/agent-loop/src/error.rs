@@ -29,6 +29,13 @@ pub enum Error {
     #[error("no conversation {id:?} in {dir}")]
     NoSuchConversation { id: String, dir: PathBuf },
 
+    #[error("model call failed: {0}")]
+    Model(#[from] llm_core::Error),
+    #[error("cannot write the audit log: {0}")]
+    Audit(#[from] governance::Error),
+    #[error("nothing to retry: the conversation's last message is not a pending request")]
+    NothingToRetry,
+
     #[error("unknown tool {name:?}; the tools are: {known}")]
     UnknownTool { name: String, known: String },
     #[error("tool {name:?} is registered twice")]

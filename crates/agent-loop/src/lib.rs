@@ -11,10 +11,15 @@
 //! - [`window`]: token estimates and the budget, and `context::select_messages` over llm-core
 //!   messages;
 //! - [`tools`]: the tool registry and the built-in tools, confined to the workspace;
-//! - [`time`]: UTC timestamps as text, from an injected clock.
+//! - [`time`]: UTC timestamps as text, from an injected clock;
+//! - [`compaction`]: the summary message and its ledger, built from data, when a conversation
+//!   outgrows the window;
+//! - [`agent`]: the turn loop, [`Agent::process_turn`], with governance deciding every call.
 //!
-//! Boundary: synchronous and runtime-free. Storage and tools block; the turn loop, which is
-//! async because model clients are, will call them from blocking tasks.
+//! Boundary: no async runtime of its own. Storage and tools block and run on the caller's
+//! task, in order; only the model call is awaited. The binary builds the runtime.
+pub mod agent;
+pub mod compaction;
 pub mod conversation;
 pub mod error;
 pub mod prompt;
@@ -23,8 +28,12 @@ pub mod time;
 pub mod tools;
 pub mod window;
 
+pub use agent::{
+    Agent, AgentConfig, AgentEvent, Approver, Governance, Observer, TurnEnd, TurnOutcome,
+};
+pub use compaction::{CompactionConfig, Ledger};
 pub use conversation::{
-    ConversationStore, INTERRUPTED, Listed, LoadReport, Metadata, conversations_dir,
+    Compaction, ConversationStore, INTERRUPTED, Listed, LoadReport, Metadata, conversations_dir,
     list_conversations,
 };
 pub use error::{Error, Result};

@@ -274,7 +274,7 @@ fn read_text(ws: &Workspace, path: &str, config: &ToolConfig) -> Result<String> 
     String::from_utf8(bytes).map_err(|_| Error::NotText { path: path.into() })
 }
 
-fn str_field<'a>(input: &'a Value, tool: &str, field: &str) -> Result<&'a str> {
+pub(crate) fn str_field<'a>(input: &'a Value, tool: &str, field: &str) -> Result<&'a str> {
     input
         .get(field)
         .and_then(Value::as_str)
@@ -284,6 +284,6 @@ fn str_field<'a>(input: &'a Value, tool: &str, field: &str) -> Result<&'a str> {
         })
 }
 
-fn optional_str<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
+pub(crate) fn optional_str<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
     input.get(field).and_then(Value::as_str)
 }

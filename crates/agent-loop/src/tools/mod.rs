@@ -10,6 +10,8 @@
 
 mod builtin;
 pub mod command;
+pub mod context;
+pub mod control;
 pub mod schema;
 pub mod search;
 pub mod workspace;

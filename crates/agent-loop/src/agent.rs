@@ -1,0 +1,577 @@
+//! The turn loop: one user request in, tool calls dispatched until the model ends its turn,
+//! calls `complete` or `escalate`, or the loop governor stops it.
+//!
+//! Per model call: the system prompt is built from the identity files (read again every call:
+//! they may change between turns), the newest messages that fit the window are selected, the
+//! conversation is compacted first if they do not all fit, the model is called, and its message
+//! is persisted before any tool runs. The calls of one message run in order, each decided first
+//! by governance when the agent has it, and their results are persisted as one message before
+//! the next model call, so a crash loses at most the message in flight (and a tool call whose
+//! result was not persisted is answered "interrupted" on resume).
+//!
+//! Tools are synchronous and run on the calling task, one at a time: their order is the
+//! model's, and a turn never has two running at once. A turn's future may be dropped (Ctrl-C
+//! in `merkle chat`); [`Agent::abort`] then resets governance and the next turn repairs any
+//! call left without a result.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use governance::{AuditLog, Decision, Governor, LoopStop, Outcome, Reset, SELECT_ACTIVE_INTENT};
+use llm_core::{Clock, ContentBlock, LlmClient, Message, Request, Response, Role, ToolCall, Usage};
+use serde::Serialize;
+
+use crate::compaction::{
+    CompactionConfig, missing_sections, pending_request, summary_message, summary_request,
+};
+use crate::conversation::{Compaction, ConversationStore};
+use crate::error::{Error, Result};
+use crate::prompt::{PromptLimits, RuntimeInfo, build_system_prompt, load_identity_files};
+use crate::time::format_utc;
+use crate::tools::control::{COMPLETE, ESCALATE};
+use crate::tools::{ToolOutcome, ToolRegistry};
+use crate::window::{MessageTokens, estimate_text_tokens, token_budget};
+
+/// How an agent calls its model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    /// The model name; empty: the client's default.
+    pub model: String,
+    /// The response's token limit, reserved out of the window.
+    pub max_tokens: u32,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// The agent's home folder, holding its identity files.
+    pub home: PathBuf,
+    pub prompt_limits: PromptLimits,
+    /// The workspace as the system prompt names it.
+    pub workspace_label: String,
+    /// Model calls per request at most, whatever the policy: the last guard against a loop.
+    pub max_model_calls: u32,
+    pub compaction: CompactionConfig,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            model: String::new(),
+            max_tokens: 8_192,
+            context_window: 200_000,
+            home: PathBuf::from("."),
+            prompt_limits: PromptLimits::default(),
+            workspace_label: ".".to_owned(),
+            max_model_calls: 200,
+            compaction: CompactionConfig::default(),
+        }
+    }
+}
+
+/// Answers governance's asks: the user's yes or no to one call.
+pub trait Approver: Send {
+    fn approve(&mut self, call: &ToolCall, rule: &str) -> bool;
+}
+
+/// Governance of an agent: every call decided before it runs, every decision audited.
+pub struct Governance {
+    pub governor: Governor,
+    pub audit: AuditLog,
+    /// Answers asks when the governor leaves them to the user ([`governance::AskMode::Prompt`]).
+    pub approver: Option<Box<dyn Approver>>,
+}
+
+/// What the loop reports as it goes, for progress output.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AgentEvent<'a> {
+    /// The identity files had problems (truncated, unreadable); once per request.
+    IdentityWarnings(&'a [String]),
+    /// Older messages were replaced by a summary (`summarized`) or dropped with a note.
+    Compacted { dropped: usize, summarized: bool },
+    /// The model answered.
+    Response(&'a Response),
+    /// A tool call is about to be decided and, if allowed, run.
+    ToolCall(&'a ToolCall),
+    /// A tool call's result, as the model will read it.
+    ToolResult {
+        call: &'a ToolCall,
+        outcome: &'a ToolOutcome,
+    },
+}
+
+/// Receives [`AgentEvent`]s.
+pub type Observer = Box<dyn FnMut(AgentEvent<'_>) + Send>;
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The model ended its turn without calling a tool.
+    EndTurn,
+    /// The model called `complete`.
+    Completed { summary: String },
+    /// The model called `escalate`.
+    Escalated { reason: String },
+    /// The loop governor ended the request.
+    Stopped { stop: LoopStop },
+    /// The request reached [`AgentConfig::max_model_calls`].
+    ModelCallCap { limit: u32 },
+}
+
+/// What one request did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnOutcome {
+    /// The text of the model's last message.
+    pub text: String,
+    pub end: TurnEnd,
+    /// Model calls, the summarizer's included.
+    pub model_calls: u32,
+    pub tool_calls: u32,
+    pub usage: Usage,
+    pub compactions: u32,
+}
+
+/// An agent in one conversation.
+pub struct Agent {
+    client: Arc<dyn LlmClient>,
+    conversation: ConversationStore,
+    tools: ToolRegistry,
+    config: AgentConfig,
+    clock: Arc<dyn Clock>,
+    governance: Option<Governance>,
+    observer: Option<Observer>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("conversation", &self.conversation)
+            .field("tools", &self.tools)
+            .field("config", &self.config)
+            .field("governed", &self.governance.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    pub fn new(
+        client: Arc<dyn LlmClient>,
+        conversation: ConversationStore,
+        tools: ToolRegistry,
+        config: AgentConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Agent {
+        Agent {
+            client,
+            conversation,
+            tools,
+            config,
+            clock,
+            governance: None,
+            observer: None,
+        }
+    }
+
+    /// Puts every tool call under `governance`.
+    pub fn with_governance(mut self, governance: Governance) -> Agent {
+        self.governance = Some(governance);
+        self
+    }
+
+    pub fn with_observer(mut self, observer: Observer) -> Agent {
+        self.observer = Some(observer);
+        self
+    }
+
+    pub fn conversation(&self) -> &ConversationStore {
+        &self.conversation
+    }
+
+    pub fn governor(&self) -> Option<&Governor> {
+        self.governance.as_ref().map(|g| &g.governor)
+    }
+
+    /// One request: `input` as a new user message, then model calls and tool calls until the
+    /// request ends. The intent and the loop governor's counters start afresh.
+    pub async fn process_turn(&mut self, input: &str) -> Result<TurnOutcome> {
+        self.conversation.answer_interrupted_calls()?;
+        if let Some(g) = &mut self.governance {
+            g.governor.reset(Reset::NewRequest);
+        }
+        self.conversation.append_message(Message::user(input))?;
+        self.run_request().await
+    }
+
+    /// Sends the pending request again (after a model call failed, or a turn was aborted):
+    /// the intent resets, the loop governor's counters do not.
+    pub async fn retry(&mut self) -> Result<TurnOutcome> {
+        self.conversation.answer_interrupted_calls()?;
+        if self.conversation.messages().last().map(|m| m.role) != Some(Role::User) {
+            return Err(Error::NothingToRetry);
+        }
+        if let Some(g) = &mut self.governance {
+            g.governor.reset(Reset::Retry);
+        }
+        self.run_request().await
+    }
+
+    /// Records that the request in flight was abandoned: the intent and counters reset.
+    pub fn abort(&mut self) {
+        if let Some(g) = &mut self.governance {
+            g.governor.reset(Reset::Abort);
+        }
+    }
+
+    async fn run_request(&mut self) -> Result<TurnOutcome> {
+        let mut outcome = TurnOutcome {
+            text: String::new(),
+            end: TurnEnd::EndTurn,
+            model_calls: 0,
+            tool_calls: 0,
+            usage: Usage::default(),
+            compactions: 0,
+        };
+        let mut first = true;
+        loop {
+            let request = self.prepare_request(&mut outcome, first).await?;
+            first = false;
+            let response = match self.client.complete(&request).await {
+                Ok(response) => response,
+                Err(e) => {
+                    self.abort();
+                    return Err(Error::Model(e));
+                }
+            };
+            outcome.model_calls += 1;
+            outcome.usage += response.usage;
+            let stop = self
+                .governance
+                .as_mut()
+                .and_then(|g| g.governor.after_model_call(&response.usage, 0.0));
+            self.emit(AgentEvent::Response(&response));
+            outcome.text = response.text();
+            let calls: Vec<ToolCall> = response.tool_calls().into_iter().cloned().collect();
+            self.conversation.append_message(response.into_message())?;
+            if calls.is_empty() {
+                return Ok(outcome);
+            }
+            let mut end = stop.map(|stop| TurnEnd::Stopped { stop });
+            let mut results = Vec::with_capacity(calls.len() + 1);
+            for call in &calls {
+                outcome.tool_calls += 1;
+                results.push(self.dispatch(call, &mut end)?);
+            }
+            if end.is_none() && outcome.model_calls >= self.config.max_model_calls {
+                end = Some(TurnEnd::ModelCallCap {
+                    limit: self.config.max_model_calls,
+                });
+            }
+            if let Some(note) = end.as_ref().and_then(stop_note) {
+                results.push(ContentBlock::text(note));
+            }
+            self.conversation.append_message(Message {
+                role: Role::User,
+                content: results,
+            })?;
+            if let Some(end) = end {
+                outcome.end = end;
+                return Ok(outcome);
+            }
+        }
+    }
+
+    /// The next model request: system prompt, tools, and the messages that fit, compacting
+    /// first when they do not all fit.
+    async fn prepare_request(
+        &mut self,
+        outcome: &mut TurnOutcome,
+        first_of_request: bool,
+    ) -> Result<Request> {
+        let identity = load_identity_files(&self.config.home, &self.config.prompt_limits);
+        if first_of_request && !identity.warnings.is_empty() {
+            self.emit(AgentEvent::IdentityWarnings(&identity.warnings));
+        }
+        let hashes = identity.hashes();
+        if hashes != self.conversation.metadata().identity_hashes {
+            self.conversation
+                .update_metadata(|m| m.identity_hashes = hashes)?;
+        }
+        let registered = self.tools.export();
+        let (offered, described) = match &self.governance {
+            Some(g) => {
+                let offer = g.governor.allowed_tools(&registered);
+                (offer.tools, offer.all_tools)
+            }
+            None => (registered.clone(), registered),
+        };
+        // The prompt describes every tool, not just those the intent offers now, so that it
+        // stays byte-identical as the intent changes and provider prompt caches keep working.
+        let date = format_utc(self.clock.system_now());
+        let system = build_system_prompt(
+            &identity,
+            &described,
+            &RuntimeInfo {
+                workspace: self.config.workspace_label.clone(),
+                current_time: date.get(..10).unwrap_or(&date).to_owned(),
+            },
+        );
+        let fixed = estimate_text_tokens(&system)
+            + offered
+                .iter()
+                .map(|t| {
+                    estimate_text_tokens(&t.description)
+                        + t.input_schema.to_string().len() as u64 / 4
+                })
+                .sum::<u64>();
+        let budget = token_budget(
+            self.config.context_window,
+            fixed,
+            u64::from(self.config.max_tokens),
+        );
+        let overflow =
+            context::select_messages(self.conversation.messages(), budget, MessageTokens).overflow;
+        if let Some(overflow) = overflow {
+            self.compact(overflow, outcome).await?;
+        }
+        let selected =
+            context::select_messages(self.conversation.messages(), budget, MessageTokens).selected;
+        Ok(Request {
+            model: self.config.model.clone(),
+            system: Some(system),
+            messages: selected.to_vec(),
+            tools: offered,
+            max_tokens: self.config.max_tokens,
+            ..Request::default()
+        })
+    }
+
+    /// Replaces the `overflow.dropped` oldest messages by a summary message (the model's
+    /// summary, asked for twice at most, or a note) carrying the ledger.
+    async fn compact(
+        &mut self,
+        overflow: context::Overflow,
+        outcome: &mut TurnOutcome,
+    ) -> Result<()> {
+        let messages = self.conversation.messages();
+        let (old, kept) = messages.split_at(overflow.dropped);
+        let mut ledger = self.conversation.metadata().ledger.clone();
+        ledger.record(old);
+        let intent = self.governor().and_then(|g| {
+            g.intent()
+                .map(|i| format!("{i}: {}", g.justification().unwrap_or_default()))
+        });
+        let ledger_text = ledger.render(intent.as_deref(), pending_request(messages).as_deref());
+        let request = summary_request(&self.config.model, old, &self.config.compaction);
+        let kept = kept.to_vec();
+        let mut summary: Result<String, String> = Err(String::new());
+        for _attempt in 0..2 {
+            outcome.model_calls += 1;
+            summary = match self.client.complete(&request).await {
+                Ok(response) => {
+                    outcome.usage += response.usage;
+                    let text = response.text();
+                    let missing = missing_sections(&text);
+                    if missing.is_empty() {
+                        Ok(text)
+                    } else {
+                        Err(format!("the summary lacked {}", missing.join(", ")))
+                    }
+                }
+                Err(e) => Err(format!("the summarizer failed: {e}")),
+            };
+            if summary.is_ok() {
+                break;
+            }
+        }
+        let message = summary_message(
+            overflow.dropped,
+            summary.as_deref().map_err(String::as_str),
+            &ledger_text,
+        );
+        let mut transcript = Vec::with_capacity(kept.len() + 1);
+        transcript.push(message);
+        transcript.extend(kept);
+        self.conversation.replace_transcript(transcript)?;
+        let record = Compaction {
+            at: format_utc(self.clock.system_now()),
+            dropped: overflow.dropped,
+            dropped_tokens: overflow.dropped_tokens,
+            summarized: summary.is_ok(),
+            note: summary.as_ref().err().cloned(),
+        };
+        self.conversation.update_metadata(|m| {
+            m.compaction_count += 1;
+            m.ledger = ledger;
+            m.compactions.push(record);
+        })?;
+        outcome.compactions += 1;
+        self.emit(AgentEvent::Compacted {
+            dropped: overflow.dropped,
+            summarized: summary.is_ok(),
+        });
+        Ok(())
+    }
+
+    /// Decides and runs one call; its result block. Sets `end` when the call ends the request.
+    fn dispatch(&mut self, call: &ToolCall, end: &mut Option<TurnEnd>) -> Result<ContentBlock> {
+        self.emit(AgentEvent::ToolCall(call));
+        let outcome = match end {
+            Some(end) => {
+                // The request is over; the call still needs an answer for the transcript to be
+                // a valid request.
+                if let (Some(g), TurnEnd::Stopped { stop }) = (&self.governance, &*end) {
+                    g.audit.append(&g.governor.audit_stop(call, stop))?;
+                }
+                ToolOutcome {
+                    content: format!("not run: {}", end_text(end)),
+                    is_error: true,
+                }
+            }
+            None => match self.governance.take() {
+                None => self.tools.call(&call.name, &call.input),
+                Some(mut g) => {
+                    let result = self.governed_call(&mut g, call, end);
+                    self.governance = Some(g);
+                    result?
+                }
+            },
+        };
+        if end.is_none() && !outcome.is_error {
+            let text = |field: &str| {
+                call.input
+                    .get(field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            if call.name == COMPLETE {
+                *end = Some(TurnEnd::Completed {
+                    summary: text("summary"),
+                });
+            } else if call.name == ESCALATE {
+                *end = Some(TurnEnd::Escalated {
+                    reason: text("reason"),
+                });
+            }
+        }
+        self.emit(AgentEvent::ToolResult {
+            call,
+            outcome: &outcome,
+        });
+        Ok(ContentBlock::ToolResult {
+            tool_use_id: call.id.clone(),
+            content: outcome.content,
+            is_error: outcome.is_error,
+        })
+    }
+
+    /// The governor's hook around one call: count it, decide it, ask if need be, run it if
+    /// allowed, count its result, audit the decision and what became of the call.
+    fn governed_call(
+        &mut self,
+        g: &mut Governance,
+        call: &ToolCall,
+        end: &mut Option<TurnEnd>,
+    ) -> Result<ToolOutcome> {
+        if let Some(stop) = g.governor.before_call(call) {
+            g.audit.append(&g.governor.audit_stop(call, &stop))?;
+            let outcome = ToolOutcome {
+                content: format!("not run: {}", stop_text(&stop)),
+                is_error: true,
+            };
+            *end = Some(TurnEnd::Stopped { stop });
+            return Ok(outcome);
+        }
+        let decision = g.governor.decide(call);
+        let (outcome, audited) = match &decision {
+            Decision::Deny { .. } => (
+                ToolOutcome {
+                    content: decision.error_text().unwrap_or_default(),
+                    is_error: true,
+                },
+                Outcome::Blocked,
+            ),
+            Decision::Ask { rule } => {
+                let yes = g
+                    .approver
+                    .as_mut()
+                    .is_some_and(|approver| approver.approve(call, rule));
+                if yes {
+                    self.run_allowed(&g.governor, call)
+                } else {
+                    (
+                        ToolOutcome {
+                            content: format!(
+                                "not run: the user declined this call (rule {rule} asks first)"
+                            ),
+                            is_error: true,
+                        },
+                        Outcome::Declined,
+                    )
+                }
+            }
+            Decision::Allow { .. } => self.run_allowed(&g.governor, call),
+        };
+        g.audit
+            .append(&g.governor.audit_entry(call, &decision, audited))?;
+        let error = outcome.is_error.then_some(outcome.content.as_str());
+        if let Some(stop) = g.governor.after_call(error) {
+            *end = Some(TurnEnd::Stopped { stop });
+        }
+        Ok(outcome)
+    }
+
+    fn run_allowed(&self, governor: &Governor, call: &ToolCall) -> (ToolOutcome, Outcome) {
+        let outcome = if call.name == SELECT_ACTIVE_INTENT {
+            ToolOutcome {
+                content: governor.selection_text(),
+                is_error: false,
+            }
+        } else {
+            self.tools.call(&call.name, &call.input)
+        };
+        let audited = if outcome.is_error {
+            Outcome::Error
+        } else {
+            Outcome::Ok
+        };
+        (outcome, audited)
+    }
+
+    fn emit(&mut self, event: AgentEvent<'_>) {
+        if let Some(observer) = &mut self.observer {
+            observer(event);
+        }
+    }
+}
+
+/// The text block recorded in the transcript when the request was stopped, typed: the stop
+/// serialized as JSON after a sentence for people. `None` for ends the model chose.
+fn stop_note(end: &TurnEnd) -> Option<String> {
+    match end {
+        TurnEnd::Stopped { .. } | TurnEnd::ModelCallCap { .. } => Some(format!(
+            "[merkle: turn stopped: {}] {}",
+            end_text(end),
+            serde_json::to_string(end).unwrap_or_default()
+        )),
+        TurnEnd::EndTurn | TurnEnd::Completed { .. } | TurnEnd::Escalated { .. } => None,
+    }
+}
+
+fn end_text(end: &TurnEnd) -> String {
+    match end {
+        TurnEnd::EndTurn => "the turn ended".to_owned(),
+        TurnEnd::Completed { .. } => "the task was completed by an earlier call".to_owned(),
+        TurnEnd::Escalated { .. } => "the task was escalated by an earlier call".to_owned(),
+        TurnEnd::Stopped { stop } => stop_text(stop),
+        TurnEnd::ModelCallCap { limit } => {
+            format!("the request reached its cap of {limit} model calls")
+        }
+    }
+}
+
+fn stop_text(stop: &LoopStop) -> String {
+    format!(
+        "the loop governor stopped the request ({}): {stop}",
+        stop.rule()
+    )
+}

@@ -1,0 +1,262 @@
+//! The context tools: `get_node` reads a bounded view of a node's frames, `put_frame` attaches
+//! a frame to a node, `synthesize` derives a directory's frame from its children's.
+//!
+//! They act on the workspace's store as the run's agent, so merkle-store's role checks apply:
+//! a reader cannot put, only an agent with the synthesis role synthesizes. Each call first
+//! rescans the workspace (incremental: only changed files are hashed), because the file tools
+//! may have changed the tree since the last call and a frame must attach to the node as it is
+//! now, not as it was when the run began.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use context::synthesis::{Concat, SynthesisRequest, synthesize, synthesize_recursive};
+use context::views_file::ViewSpec;
+use context::{ContextView, ViewsFile, get_node};
+use merkle_store::{NewFrame, NodeKind, NodeRecord, ScanOptions, Store};
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::tools::ToolDefinition;
+use crate::tools::builtin::{optional_str, str_field};
+
+/// Where a workspace keeps its named views.
+pub fn views_path(workspace: &Path) -> PathBuf {
+    workspace.join(".merkle").join("views.yaml")
+}
+
+/// The workspace's named views, or none when it has no views file.
+pub fn load_views(workspace: &Path) -> Result<ViewsFile> {
+    let path = views_path(workspace);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            ViewsFile::parse(&path.display().to_string(), &text).map_err(|e| Error::Corrupt {
+                path: path.clone(),
+                line: 0,
+                reason: e.to_string(),
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ViewsFile::default()),
+        Err(e) => Err(Error::Io { path, source: e }),
+    }
+}
+
+/// `get_node`, `put_frame` and `synthesize` on `store`, acting as `agent`.
+pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
+    let s = Arc::clone(store);
+    let get = ToolDefinition::new(
+        "get_node",
+        "Read the context frames of a workspace node (file or directory): its record and the \
+         frames a view selects, newest first. Path \"\" or \".\" is the root. Optional: a view \
+         named in .merkle/views.yaml, max_frames, types, sources (node, parent, siblings).",
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "view": {"type": "string"},
+                "max_frames": {"type": "integer", "minimum": 1, "maximum": 200},
+                "types": {"type": "array", "items": {"type": "string"}},
+                "sources": {"type": "array", "items": {"type": "string", "enum": ["node", "parent", "siblings"]}},
+            },
+            "required": ["path"],
+            "additionalProperties": false,
+        }),
+        move |input| get_node_tool(&s, input),
+    );
+
+    let (s, who) = (Arc::clone(store), agent.to_owned());
+    let put = ToolDefinition::new(
+        "put_frame",
+        "Attach a context frame (notes, a summary, a decision) to a workspace node. Frames are \
+         append-only: the new frame becomes the head of its type on that node; older ones stay \
+         readable.",
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "type": {"type": "string", "description": "The frame type, e.g. notes or summary"},
+                "content": {"type": "string"},
+            },
+            "required": ["path", "type", "content"],
+            "additionalProperties": false,
+        }),
+        move |input| {
+            let node = current_node(&s, str_field(input, "put_frame", "path")?)?;
+            let frame_type = str_field(input, "put_frame", "type")?;
+            let content = str_field(input, "put_frame", "content")?;
+            let frame = NewFrame::new(node.node_id, frame_type, &who, content.as_bytes().to_vec());
+            let put = s.put_frame(frame).map_err(|e| handler("put_frame", e))?;
+            Ok(format!(
+                "{} frame {} (type {frame_type}) on {}",
+                if put.created { "put" } else { "already had" },
+                put.frame_id.to_hex(),
+                display_path(&node.path)
+            ))
+        },
+    );
+
+    let (s, who) = (Arc::clone(store), agent.to_owned());
+    let synth = ToolDefinition::new(
+        "synthesize",
+        "Synthesize a directory's frame of a type from its children's head frames of that type \
+         (concatenated under path headers); recursive does every directory below first. Needs \
+         the synthesis role.",
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "type": {"type": "string"},
+                "recursive": {"type": "boolean"},
+            },
+            "required": ["path", "type"],
+            "additionalProperties": false,
+        }),
+        move |input| {
+            let dir = current_node(&s, str_field(input, "synthesize", "path")?)?;
+            let frame_type = str_field(input, "synthesize", "type")?;
+            let request = SynthesisRequest {
+                frame_type,
+                agent: &who,
+                policy: &Concat,
+                now_ms: now_ms(),
+            };
+            let written = if input.get("recursive").and_then(Value::as_bool) == Some(true) {
+                synthesize_recursive(&s, &dir, &request)
+            } else {
+                synthesize(&s, &dir, &request).map(|one| vec![one])
+            }
+            .map_err(|e| handler("synthesize", e))?;
+            let mut out = String::new();
+            for w in &written {
+                let _ = writeln!(
+                    out,
+                    "{} {} frame {} from {} children",
+                    display_path(&w.path),
+                    w.frame_type,
+                    w.frame_id.to_hex(),
+                    w.children
+                );
+            }
+            Ok(out)
+        },
+    );
+    vec![get, put, synth]
+}
+
+fn get_node_tool(store: &Store, input: &Value) -> Result<String> {
+    let node = current_node(store, str_field(input, "get_node", "path")?)?;
+    let mut spec = match optional_str(input, "view") {
+        Some(name) => load_views(store.workspace())?
+            .get(name)
+            .map_err(|e| handler("get_node", e))?
+            .clone(),
+        None => ViewSpec {
+            heads_only: true,
+            ..ViewSpec::default()
+        },
+    };
+    if let Some(max) = input.get("max_frames").and_then(Value::as_u64) {
+        spec.max_frames = Some(usize::try_from(max).unwrap_or(usize::MAX));
+    }
+    if let Some(types) = strings(input, "types") {
+        spec.types = types;
+    }
+    if let Some(sources) = strings(input, "sources") {
+        spec.sources = sources;
+    }
+    let view: ContextView = spec
+        .to_view("get_node", &mut |path| {
+            store.resolve(path).map(|n| n.node_id).map_err(Into::into)
+        })
+        .map_err(|e| handler("get_node", e))?;
+    let composed = get_node(store, &node, &view).map_err(|e| handler("get_node", e))?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({}, {} {}) node {}",
+        display_path(&node.path),
+        kind_name(node.kind),
+        node.size,
+        if node.kind == NodeKind::Dir {
+            "children"
+        } else {
+            "bytes"
+        },
+        node.node_id.to_hex()
+    );
+    let _ = writeln!(
+        out,
+        "{} of {} frames",
+        composed.frames.len(),
+        composed.frame_count
+    );
+    for f in &composed.frames {
+        let _ = writeln!(
+            out,
+            "\n--- {} frame {} by {} on {} ({})",
+            f.frame.frame_type,
+            &f.frame.frame_id.to_hex()[..16],
+            f.frame.agent_id,
+            display_path(&f.path),
+            f.source.as_str()
+        );
+        out.push_str(&String::from_utf8_lossy(&f.frame.content));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    for skipped in &composed.skipped {
+        let _ = writeln!(out, "skipped: {skipped}");
+    }
+    Ok(out)
+}
+
+/// The node at `path` after an incremental rescan, so that edits made by other tools are seen.
+fn current_node(store: &Store, path: &str) -> Result<NodeRecord> {
+    store
+        .scan(&ScanOptions::default())
+        .map_err(|e| handler("scan", e))?;
+    let path = path.trim_start_matches("./").trim_end_matches('/');
+    let path = if path == "." { "" } else { path };
+    store
+        .node_at(path)
+        .map_err(|e| handler("get_node", e))?
+        .ok_or_else(|| Error::NoSuchPath {
+            path: path.to_owned(),
+        })
+}
+
+fn strings(input: &Value, field: &str) -> Option<Vec<String>> {
+    input.get(field)?.as_array().map(|items| {
+        items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    })
+}
+
+fn display_path(path: &str) -> &str {
+    if path.is_empty() { "." } else { path }
+}
+
+fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::File => "file",
+        NodeKind::Dir => "directory",
+        NodeKind::Symlink => "symlink",
+    }
+}
+
+fn handler(tool: &str, e: impl std::fmt::Display) -> Error {
+    Error::Handler {
+        tool: tool.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
