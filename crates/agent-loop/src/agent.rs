@@ -234,13 +234,9 @@ impl Agent {
         loop {
             let request = self.prepare_request(&mut outcome, first).await?;
             first = false;
-            let response = match self.client.complete(&request).await {
-                Ok(response) => response,
-                Err(e) => {
-                    self.abort();
-                    return Err(Error::Model(e));
-                }
-            };
+            // A failed call is not an abort: the request stays pending, and `retry` (which
+            // resets the intent) must not buy it a fresh budget of calls and tokens.
+            let response = self.client.complete(&request).await?;
             outcome.model_calls += 1;
             outcome.usage += response.usage;
             let stop = self
@@ -329,7 +325,11 @@ impl Agent {
         );
         let overflow =
             context::select_messages(self.conversation.messages(), budget, MessageTokens).overflow;
-        if let Some(overflow) = overflow {
+        // Once per request: if even the summary does not fit, compacting again would only
+        // summarize the summary; selection then drops what does not fit.
+        if let Some(overflow) = overflow
+            && outcome.compactions == 0
+        {
             self.compact(overflow, outcome).await?;
         }
         let selected =
@@ -368,6 +368,11 @@ impl Agent {
             summary = match self.client.complete(&request).await {
                 Ok(response) => {
                     outcome.usage += response.usage;
+                    // The summary's tokens count against the request's cap like any call's; a
+                    // stop it causes is seen at the next model call's count.
+                    if let Some(g) = &mut self.governance {
+                        let _ = g.governor.after_model_call(&response.usage, 0.0);
+                    }
                     let text = response.text();
                     let missing = missing_sections(&text);
                     if missing.is_empty() {

@@ -151,11 +151,16 @@ impl Ledger {
     }
 }
 
-/// The newest user request in `messages`: the text of the last user message that is not only
-/// tool results (and not a compaction summary), verbatim.
+/// The newest user request in `messages`, verbatim: the text of the last user message that
+/// answers no tool call (the loop's own notes ride with tool results) and is not a compaction
+/// summary.
 pub fn pending_request(messages: &[Message]) -> Option<String> {
     messages.iter().rev().find_map(|message| {
-        if message.role != Role::User {
+        let answers_calls = message
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolResult { .. }));
+        if message.role != Role::User || answers_calls {
             return None;
         }
         let text: Vec<&str> = message

@@ -34,25 +34,99 @@ pub(crate) struct CompleteArgs {
     /// The system prompt
     #[arg(long)]
     system: Option<String>,
-    /// The provider [default: MERKLE_LLM_MODE and MERKLE_LLM_PROVIDER decide, else anthropic]
-    #[arg(long, value_parser = ["anthropic", "openai", "ollama", "openai-compatible", "sim"])]
-    provider: Option<String>,
-    /// The model [default: MERKLE_LLM_MODEL]
-    #[arg(long)]
-    model: Option<String>,
-    /// The provider's base URL [default: MERKLE_LLM_BASE_URL, else the provider's own]
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// With --provider sim: the script, recording or pattern file that answers
-    /// [default: MERKLE_LLM_SCRIPT, else every answer is "Simulated response"]
-    #[arg(long, value_name = "FILE")]
-    script: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
     /// The most tokens to generate [default: the request's, else 4096]
     #[arg(long)]
     max_tokens: Option<u32>,
     /// Print the text as it arrives
     #[arg(long)]
     stream: bool,
+}
+
+/// Which model answers: a provider, or the simulator (a script, a recording to play back).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ModelArgs {
+    /// The provider [default: MERKLE_LLM_MODE and MERKLE_LLM_PROVIDER decide, else anthropic]
+    #[arg(long, value_parser = ["anthropic", "openai", "ollama", "openai-compatible", "sim"])]
+    pub(crate) provider: Option<String>,
+    /// The model [default: MERKLE_LLM_MODEL, else the provider's default]
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// The provider's base URL [default: MERKLE_LLM_BASE_URL, else the provider's own]
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// Answer from this script or pattern file, without any API (implies --provider sim)
+    /// [default with --provider sim: MERKLE_LLM_SCRIPT, else every answer is "Simulated response"]
+    #[arg(long, value_name = "FILE", conflicts_with = "playback")]
+    pub(crate) script: Option<PathBuf>,
+    /// Answer from a recording made with --record, without any API; a request the recording
+    /// does not hold is an error naming the closest one
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "provider"])]
+    pub(crate) playback: Option<PathBuf>,
+    /// Record every model call of this run to FILE, for --playback
+    #[arg(long, value_name = "FILE", conflicts_with = "script")]
+    pub(crate) record: Option<PathBuf>,
+}
+
+impl ModelArgs {
+    /// The factory's settings for these flags, and the environment they override.
+    pub(crate) fn settings(&self) -> (Settings, impl Fn(&str) -> Option<String> + '_) {
+        let mut settings = Settings::default();
+        let provider = match self.provider.as_deref() {
+            Some("sim") => {
+                settings.mode = Some(Mode::Simulated);
+                None
+            }
+            Some(provider) => {
+                settings.mode = Some(Mode::Real);
+                Some(provider.replace('-', "_"))
+            }
+            None => None,
+        };
+        if self.script.is_some() {
+            settings.mode = Some(Mode::Simulated);
+        }
+        if let Some(path) = &self.playback {
+            settings.mode = Some(Mode::Playback);
+            settings.recording = Some(path.clone());
+        }
+        if let Some(path) = &self.record {
+            settings.mode = Some(Mode::Record);
+            settings.recording = Some(path.clone());
+        }
+        settings.script.clone_from(&self.script);
+        let env = move |name: &str| {
+            let flag = match name {
+                llm_sim::factory::PROVIDER_VAR => provider.clone(),
+                llm_sim::factory::MODEL_VAR => self.model.clone(),
+                llm_sim::factory::BASE_URL_VAR => self.base_url.clone(),
+                _ => None,
+            };
+            flag.or_else(|| std::env::var(name).ok())
+        };
+        (settings, env)
+    }
+
+    /// Builds the client, turning a missing key into directions.
+    pub(crate) fn build(&self, scrubber: llm_sim::Scrubber) -> Result<llm_sim::Setup> {
+        let (mut settings, env) = self.settings();
+        settings.scrubber = scrubber;
+        llm_sim::build(settings, &env).map_err(|e| {
+            let text = e.to_string();
+            if text.contains("no api key") {
+                anyhow::anyhow!(
+                    "{text}\n\nTo use a provider, export its key (ANTHROPIC_API_KEY for anthropic, \
+                     OPENAI_API_KEY for openai) or pass --provider ollama / --provider \
+                     openai-compatible --base-url URL for a local server. To run without any \
+                     model, pass --provider sim (answers \"Simulated response\"), --script FILE \
+                     (a scripted YAML) or --playback FILE (a recording)."
+                )
+            } else {
+                anyhow::Error::new(e)
+            }
+        })
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -174,7 +248,7 @@ fn build_request(args: &CompleteArgs) -> Result<Request> {
     if let Some(system) = &args.system {
         request.system = Some(system.clone());
     }
-    if let Some(model) = &args.model {
+    if let Some(model) = &args.model.model {
         request.model.clone_from(model);
     }
     if let Some(max_tokens) = args.max_tokens {
@@ -183,36 +257,8 @@ fn build_request(args: &CompleteArgs) -> Result<Request> {
     Ok(request)
 }
 
-/// The factory's settings for these flags, and the environment they override.
-fn settings(args: &CompleteArgs) -> (Settings, impl Fn(&str) -> Option<String> + '_) {
-    let mut settings = Settings::default();
-    let provider = match args.provider.as_deref() {
-        Some("sim") => {
-            settings.mode = Some(Mode::Simulated);
-            None
-        }
-        Some(provider) => {
-            settings.mode = Some(Mode::Real);
-            Some(provider.replace('-', "_"))
-        }
-        None => None,
-    };
-    settings.script.clone_from(&args.script);
-    let env = move |name: &str| {
-        let flag = match name {
-            llm_sim::factory::PROVIDER_VAR => provider.clone(),
-            llm_sim::factory::MODEL_VAR => args.model.clone(),
-            llm_sim::factory::BASE_URL_VAR => args.base_url.clone(),
-            _ => None,
-        };
-        flag.or_else(|| std::env::var(name).ok())
-    };
-    (settings, env)
-}
-
 async fn complete(args: &CompleteArgs, request: &Request, json: bool) -> Result<ExitCode> {
-    let (settings, env) = settings(args);
-    let setup = llm_sim::build(settings, &env)?;
+    let setup = args.model.build(llm_sim::Scrubber::default())?;
     let response = if args.stream {
         let mut stream = setup.client.stream(request).await?;
         let mut builder = ResponseBuilder::default();

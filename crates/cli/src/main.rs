@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use merkle_store::{EngineKind, NewFrame, NodeRecord, OpenOptions, Role, ScanOptions, Store};
 
+mod agent_cmds;
 mod context_cmds;
 mod governance_cmds;
 mod llm;
@@ -119,6 +120,14 @@ enum Command {
     /// Show or verify the workspace's hash-chained audit log of governance decisions
     #[command(subcommand)]
     Audit(governance_cmds::AuditCommand),
+    /// Run an agent on one task until it completes, escalates or is stopped (governed; exit 0
+    /// done, 3 escalated, 4 stopped)
+    Run(agent_cmds::RunArgs),
+    /// Talk to an agent interactively (governed; asks before calls the policy asks about)
+    Chat(agent_cmds::ChatArgs),
+    /// List, show and resume the workspace's agent conversations
+    #[command(subcommand)]
+    Conversations(agent_cmds::ConversationsCommand),
     /// Talk to a model: one request from the command line
     #[command(subcommand)]
     Llm(llm::LlmCommand),
@@ -269,6 +278,11 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Policy(cmd) => return governance_cmds::run_policy(cmd, g.json),
         Command::Audit(cmd) => return governance_cmds::run_audit(cmd, &root, g.json),
         Command::Llm(cmd) => return llm::run_llm(cmd, g.json),
+        Command::Run(args) => return agent_cmds::run_task(g, &root, args),
+        Command::Chat(args) => {
+            return agent_cmds::run_chat(g, &root, &args.agent, args.conversation.as_deref());
+        }
+        Command::Conversations(cmd) => return agent_cmds::run_conversations(g, &root, cmd),
         Command::Sim(cmd) => return llm::run_sim(cmd, g.json),
         Command::Scan { force } => {
             let store = open(g, &root, false)?;

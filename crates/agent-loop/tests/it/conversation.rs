@@ -275,6 +275,12 @@ fn metadata_updates_persist_and_keep_unknown_fields() {
             "title": "Fix the parser",
             "compaction_count": 0,
             "identity_hashes": {"SOUL.md": "abc"},
+            "ledger": {
+                "files_read": [],
+                "files_modified": [],
+                "tool_failures": [],
+                "more_failures": 0,
+            },
             "future_field": {"kept": true},
         })
     );

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 mod address;
+mod agent;
 mod context;
 mod frames;
 mod in_use;

@@ -1,0 +1,655 @@
+//! `merkle run`, `merkle chat` and `merkle conversations`: the agent runtime from the command
+//! line, governed by default.
+//!
+//! A run opens the workspace's store (writable: the context tools put frames), rescans it,
+//! registers the default agent if no `--agent` is given, loads the policy (built in, or
+//! `--policy FILE`) and records which one in the audit log, then hands the task to
+//! `agent_loop::Agent`. Progress (tool calls and their results) goes to stderr; the answer to
+//! stdout, or one JSON document with `--json`.
+//!
+//! Exit codes of `run`: 0 the task completed or the model ended its turn, 3 the model escalated,
+//! 4 the loop governor (or the model-call cap) stopped the request, 1 an error.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agent_loop::tools::context::context_tools;
+use agent_loop::tools::control::control_tools;
+use agent_loop::{
+    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, Governance, ToolConfig,
+    ToolRegistry, TurnEnd, TurnOutcome, Workspace,
+};
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use governance::{AskMode, AuditLog, GovernorConfig, Outcome, Policy};
+use llm_core::{Clock, ContentBlock, Message, Role as MessageRole, SystemClock, ToolCall};
+use merkle_store::{Role, ScanOptions, Store};
+use serde_json::{Value, json};
+
+use crate::Global;
+use crate::governance_cmds::audit_path;
+use crate::llm::ModelArgs;
+
+/// The agent a run acts as when no `--agent` is given; registered as a writer on first use.
+pub(crate) const DEFAULT_AGENT: &str = "default";
+
+/// How an agent runs: its model, identity, policy and limits.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct AgentArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// The agent to act as (registered with `merkle agent add`) [default: MERKLE_AGENT, else
+    /// `default`, registered as a writer on first use]
+    #[arg(long, env = "MERKLE_AGENT")]
+    agent: Option<String>,
+    /// The agent's home folder, holding its identity files (SOUL.md, IDENTITY.md, USER.md,
+    /// MEMORY.md, AGENTS.md, TOOLS.md) [default: <store>/agents/<agent>]
+    #[arg(long, value_name = "DIR")]
+    home: Option<PathBuf>,
+    /// The governance policy [default: the built-in policy; see `merkle policy show`]
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Pre-approve the calls the policy asks about (e.g. run_command); without it a
+    /// non-interactive run denies them, and `chat` asks
+    #[arg(long)]
+    approve: bool,
+    /// The most tokens per response (reserved out of the context window)
+    #[arg(long, default_value_t = 8192)]
+    max_tokens: u32,
+    /// The model's context window in tokens; older messages are compacted beyond it
+    #[arg(long, default_value_t = 200_000)]
+    context_window: u64,
+    /// Model calls per request at most
+    #[arg(long, default_value_t = 200)]
+    max_model_calls: u32,
+    /// A command's time limit when the model gives none, in seconds
+    #[arg(long, default_value_t = 120)]
+    command_timeout: u64,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RunArgs {
+    /// The task, or - to read it from standard input
+    task: String,
+    /// Continue this conversation (or start one with this id) [default: a new one]
+    #[arg(long, value_name = "ID")]
+    conversation: Option<String>,
+    #[command(flatten)]
+    agent: AgentArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ChatArgs {
+    /// Continue this conversation (or start one with this id) [default: a new one]
+    #[arg(long, value_name = "ID")]
+    pub(crate) conversation: Option<String>,
+    #[command(flatten)]
+    pub(crate) agent: AgentArgs,
+}
+
+#[derive(Subcommand, Debug)]
+// Parsed once per process; boxing the agent's flags would only make clap's derive noisier.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum ConversationsCommand {
+    /// List the workspace's conversations, oldest first
+    List,
+    /// Show a conversation's metadata and messages
+    Show {
+        id: String,
+        /// Show only the last N messages
+        #[arg(long, value_name = "N")]
+        last: Option<usize>,
+    },
+    /// Continue a conversation interactively (as `merkle chat --conversation ID`)
+    Resume {
+        id: String,
+        #[command(flatten)]
+        agent: AgentArgs,
+    },
+}
+
+pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCode> {
+    let task = if args.task == "-" {
+        let mut task = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut task)
+            .context("reading the task from standard input")?;
+        task
+    } else {
+        args.task.clone()
+    };
+    if task.trim().is_empty() {
+        bail!("the task is empty: say what the agent should do");
+    }
+    let runtime = runtime()?;
+    let mut session = Running::open(
+        g,
+        root,
+        &args.agent,
+        args.conversation.as_deref(),
+        Interaction::Batch,
+        Some(&task),
+    )?;
+    let result = runtime.block_on(session.agent.process_turn(&task));
+    session.finish()?;
+    let outcome = result?;
+    let id = session.agent.conversation().id().to_owned();
+    if g.json {
+        let document = json!({
+            "conversation": id,
+            "text": outcome.text,
+            "end": outcome.end,
+            "model_calls": outcome.model_calls,
+            "tool_calls": outcome.tool_calls,
+            "compactions": outcome.compactions,
+            "usage": outcome.usage,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&document).context("printing the outcome")?
+        );
+    } else {
+        if !outcome.text.is_empty() {
+            println!("{}", outcome.text);
+        }
+        if !g.quiet {
+            eprintln!("{} (conversation {id})", end_line(&outcome));
+        }
+    }
+    Ok(exit_code(&outcome.end))
+}
+
+pub(crate) fn run_chat(
+    g: &Global,
+    root: &Path,
+    agent: &AgentArgs,
+    conversation: Option<&str>,
+) -> Result<ExitCode> {
+    let runtime = runtime()?;
+    let mut session = Running::open(g, root, agent, conversation, Interaction::Chat, None)?;
+    let stdin = std::io::stdin();
+    let interactive = stdin.is_terminal();
+    eprintln!(
+        "conversation {} (type /exit to leave, /retry to resend the last request)",
+        session.agent.conversation().id()
+    );
+    loop {
+        if interactive {
+            eprint!("> ");
+            let _ = std::io::stderr().flush();
+        }
+        // Line by line through stdin's shared buffer, never a lock held across a turn: the
+        // approver reads its answers from the same stream.
+        let mut line = String::new();
+        if stdin
+            .read_line(&mut line)
+            .context("reading standard input")?
+            == 0
+        {
+            break;
+        }
+        let input = line.trim();
+        let turn = match input {
+            "" => continue,
+            "/exit" | "/quit" => break,
+            "/help" => {
+                eprintln!("/exit leaves, /retry resends the last request; anything else is sent");
+                continue;
+            }
+            "/retry" => runtime.block_on(async {
+                tokio::select! {
+                    outcome = session.agent.retry() => Some(outcome),
+                    _ = tokio::signal::ctrl_c() => None,
+                }
+            }),
+            _ => runtime.block_on(async {
+                tokio::select! {
+                    outcome = session.agent.process_turn(input) => Some(outcome),
+                    _ = tokio::signal::ctrl_c() => None,
+                }
+            }),
+        };
+        match turn {
+            None => {
+                session.agent.abort();
+                eprintln!("aborted; /retry resends the request");
+            }
+            Some(Ok(outcome)) => {
+                if !matches!(outcome.end, TurnEnd::EndTurn) {
+                    eprintln!("{}", end_line(&outcome));
+                }
+            }
+            // A failed turn leaves the conversation as it was; the user may retry.
+            Some(Err(e)) => eprintln!("error: {e}; /retry resends the request"),
+        }
+    }
+    session.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn run_conversations(
+    g: &Global,
+    root: &Path,
+    cmd: &ConversationsCommand,
+) -> Result<ExitCode> {
+    match cmd {
+        ConversationsCommand::List => {
+            let listed = agent_loop::list_conversations(root)?;
+            if g.json {
+                let rows: Vec<Value> = listed
+                    .iter()
+                    .map(|l| match &l.metadata {
+                        Ok(m) => json!({
+                            "id": l.id,
+                            "created_at": m.created_at,
+                            "title": m.title,
+                            "agent": m.agent,
+                            "model": m.model,
+                            "compaction_count": m.compaction_count,
+                        }),
+                        Err(e) => json!({"id": l.id, "error": e.to_string()}),
+                    })
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&rows).context("printing conversations")?
+                );
+            } else if listed.is_empty() {
+                println!("no conversations");
+            } else {
+                for l in &listed {
+                    match &l.metadata {
+                        Ok(m) => println!(
+                            "{}  {}  {}",
+                            l.id,
+                            m.created_at,
+                            m.title.as_deref().unwrap_or("")
+                        ),
+                        Err(e) => println!("{}  unreadable: {e}", l.id),
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ConversationsCommand::Show { id, last } => {
+            let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+            // Showing must not change anything, so read the files rather than load (which
+            // repairs).
+            let dir = agent_loop::conversations_dir(root).join(id);
+            if !dir.join("metadata.json").exists() {
+                // Load names the folder and the reason in its error.
+                ConversationStore::load(root, id, clock)?;
+            }
+            let metadata: Value = agent_loop::storage::read_json(&dir.join("metadata.json"))?;
+            let messages =
+                agent_loop::storage::read_all_jsonl::<Message>(&dir.join("transcript.jsonl"))?
+                    .entries;
+            let skip = last.map_or(0, |n| messages.len().saturating_sub(n));
+            if g.json {
+                let document = json!({"metadata": metadata, "messages": &messages[skip..]});
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&document).context("printing the conversation")?
+                );
+            } else {
+                println!(
+                    "conversation {id}, {} messages, created {}",
+                    messages.len(),
+                    metadata["created_at"].as_str().unwrap_or("?")
+                );
+                for message in &messages[skip..] {
+                    print!("{}", render_message(message));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ConversationsCommand::Resume { id, agent } => run_chat(g, root, agent, Some(id)),
+    }
+}
+
+/// Whether a person is there to answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Interaction {
+    Batch,
+    Chat,
+}
+
+/// An agent ready to take requests, and what must be saved when it is done.
+struct Running {
+    agent: Agent,
+    setup: llm_sim::Setup,
+}
+
+impl Running {
+    fn open(
+        g: &Global,
+        root: &Path,
+        args: &AgentArgs,
+        conversation: Option<&str>,
+        interaction: Interaction,
+        title: Option<&str>,
+    ) -> Result<Running> {
+        let store = Arc::new(crate::open(g, root, false)?);
+        store
+            .scan(&ScanOptions::default())
+            .context("scanning the workspace")?;
+        let agent_id = args
+            .agent
+            .clone()
+            .unwrap_or_else(|| DEFAULT_AGENT.to_owned());
+        let role = agent_role(&store, &agent_id, args.agent.is_none())?;
+
+        let scrubber = scrubber(root)?;
+        let setup = args.model.build(scrubber)?;
+
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let (mut conversation, report) = match conversation {
+            Some(id) => ConversationStore::initialize(root, id, Arc::clone(&clock))?,
+            None => (
+                ConversationStore::create(root, Arc::clone(&clock))?,
+                agent_loop::LoadReport::default(),
+            ),
+        };
+        if let Some(damage) = &report.damage {
+            eprintln!("warning: conversation {}: {damage}", conversation.id());
+        }
+        if !report.interrupted.is_empty() {
+            eprintln!(
+                "warning: conversation {}: {} tool call(s) had no result (interrupted) and were \
+                 answered as such",
+                conversation.id(),
+                report.interrupted.len()
+            );
+        }
+        let model = args.model.model.clone().unwrap_or_default();
+        conversation.update_metadata(|m| {
+            if m.title.is_none() {
+                m.title = title.map(|t| one_line(t.trim(), 80));
+            }
+            m.agent = Some(agent_id.clone());
+            if !model.is_empty() {
+                m.model = Some(model.clone());
+            }
+        })?;
+
+        let workspace = Arc::new(Workspace::open(root)?);
+        let config = ToolConfig {
+            command_timeout: std::time::Duration::from_secs(args.command_timeout),
+            ..ToolConfig::default()
+        };
+        let mut tools = ToolRegistry::with_builtins(&workspace, &config);
+        for tool in context_tools(&store, &agent_id)
+            .into_iter()
+            .chain(control_tools())
+        {
+            tools.register(tool)?;
+        }
+
+        let (policy, source, text) = load_policy(args.policy.as_deref())?;
+        let ask = match (args.approve, interaction) {
+            (true, _) => AskMode::PreApproved,
+            (false, Interaction::Chat) => AskMode::Prompt,
+            (false, Interaction::Batch) => AskMode::Refuse,
+        };
+        let governor = governance::Governor::new(
+            Arc::new(policy),
+            governance::Session {
+                conversation: conversation.id().to_owned(),
+                agent: agent_id.clone(),
+                role,
+            },
+            GovernorConfig { ask },
+        );
+        let audit = AuditLog::open(&audit_path(root), Box::new(governance::SystemClock))?;
+        // Which policy governed this run is part of the record: a permissive file is visible.
+        audit.append(&governance::Entry {
+            conversation: conversation.id().to_owned(),
+            agent: agent_id.clone(),
+            role,
+            intent: None,
+            tool: "(policy)".to_owned(),
+            args_hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
+            decision: governance::DecisionKind::Allow,
+            rule: format!("policy {source}"),
+            outcome: Outcome::Ok,
+        })?;
+        let approver: Option<Box<dyn Approver>> = match interaction {
+            Interaction::Chat => Some(Box::new(StdinApprover)),
+            Interaction::Batch => None,
+        };
+
+        let home = args.home.clone().unwrap_or_else(|| {
+            g.store
+                .clone()
+                .unwrap_or_else(|| root.join(".merkle"))
+                .join("agents")
+                .join(&agent_id)
+        });
+        let config = AgentConfig {
+            model,
+            max_tokens: args.max_tokens,
+            context_window: args.context_window,
+            home,
+            workspace_label: root.display().to_string(),
+            max_model_calls: args.max_model_calls,
+            ..AgentConfig::default()
+        };
+        let quiet = g.quiet;
+        let echo_text = interaction == Interaction::Chat;
+        let agent = Agent::new(
+            Arc::clone(&setup.client),
+            conversation,
+            tools,
+            config,
+            clock,
+        )
+        .with_governance(Governance {
+            governor,
+            audit,
+            approver,
+        })
+        .with_observer(Box::new(move |event| progress(event, quiet, echo_text)));
+        Ok(Running { agent, setup })
+    }
+
+    /// Saves the recording of a `--record` run.
+    fn finish(&self) -> Result<()> {
+        if let Some(path) = self.setup.finish()? {
+            eprintln!("recorded to {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+/// The role of `agent`, registering the default agent as a writer on first use.
+fn agent_role(store: &Store, agent: &str, is_default: bool) -> Result<Role> {
+    match store.agent(agent)? {
+        Some(a) => Ok(a.role),
+        None if is_default => {
+            store.add_agent(agent, Role::Writer)?;
+            Ok(Role::Writer)
+        }
+        None => bail!(
+            "agent {agent:?} is not registered: run `merkle agent add {agent} --role writer` \
+             (or reader, synthesis), or leave out --agent to act as {DEFAULT_AGENT:?}"
+        ),
+    }
+}
+
+/// The policy, where it came from (`builtin` or the file) and its text.
+fn load_policy(path: Option<&Path>) -> Result<(Policy, String, String)> {
+    match path {
+        None => Ok((
+            Policy::builtin(),
+            "builtin".to_owned(),
+            governance::DEFAULT_POLICY_YAML.to_owned(),
+        )),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading policy {}", path.display()))?;
+            let name = path.display().to_string();
+            let policy = Policy::parse(&name, &text)?;
+            let source = path
+                .canonicalize()
+                .map_or(name, |p| p.display().to_string());
+            Ok((policy, source, text))
+        }
+    }
+}
+
+/// Makes recordings portable: the workspace's path and the date in the system prompt become
+/// placeholders, in what is recorded and in what is matched on playback.
+fn scrubber(root: &Path) -> Result<llm_sim::Scrubber> {
+    let root = regex_escape(&root.display().to_string());
+    Ok(llm_sim::Scrubber::new()
+        .rule(&root, "<workspace>")?
+        .rule(r"\b\d{4}-\d{2}-\d{2}\b", "<date>")?)
+}
+
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~ ".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Asks on the terminal: the question to stderr, the answer from stdin; anything but yes is no.
+struct StdinApprover;
+
+impl Approver for StdinApprover {
+    fn approve(&mut self, call: &ToolCall, rule: &str) -> bool {
+        eprint!(
+            "{} {} needs your approval (rule {rule}). Run it? [y/N] ",
+            call.name,
+            one_line(&call.input.to_string(), 200)
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        match std::io::stdin().read_line(&mut answer) {
+            Ok(_) => matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Progress on stderr; in chat the model's text on stdout as it comes.
+fn progress(event: AgentEvent<'_>, quiet: bool, echo_text: bool) {
+    match event {
+        AgentEvent::Response(response) => {
+            let text = response.text();
+            if echo_text && !text.is_empty() {
+                println!("{text}");
+            } else if !quiet && !text.is_empty() && !response.tool_calls().is_empty() {
+                eprintln!("{}", one_line(&text, 300));
+            }
+        }
+        _ if quiet => {}
+        AgentEvent::IdentityWarnings(warnings) => {
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+        }
+        AgentEvent::Compacted {
+            dropped,
+            summarized,
+        } => eprintln!(
+            "compacted: {dropped} older messages {}",
+            if summarized {
+                "summarized"
+            } else {
+                "dropped with a note (the summary failed)"
+            }
+        ),
+        AgentEvent::ToolCall(call) => {
+            eprintln!(
+                "-> {} {}",
+                call.name,
+                one_line(&call.input.to_string(), 160)
+            );
+        }
+        AgentEvent::ToolResult { outcome, .. } => {
+            let first = outcome.content.lines().next().unwrap_or_default();
+            if outcome.is_error {
+                eprintln!("   error: {}", one_line(first, 300));
+            } else {
+                eprintln!("   ok: {}", one_line(first, 160));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let line = text.replace('\n', " ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let cut: String = line.chars().take(max).collect();
+    format!("{cut}...")
+}
+
+fn end_line(outcome: &TurnOutcome) -> String {
+    let counts = format!(
+        "{} model calls, {} tool calls",
+        outcome.model_calls, outcome.tool_calls
+    );
+    match &outcome.end {
+        TurnEnd::EndTurn => format!("done: the model ended its turn ({counts})"),
+        TurnEnd::Completed { summary } => format!("completed: {summary} ({counts})"),
+        TurnEnd::Escalated { reason } => format!("escalated: {reason} ({counts})"),
+        TurnEnd::Stopped { stop } => format!("stopped ({}): {stop} ({counts})", stop.rule()),
+        TurnEnd::ModelCallCap { limit } => {
+            format!("stopped: the request reached its cap of {limit} model calls ({counts})")
+        }
+    }
+}
+
+fn exit_code(end: &TurnEnd) -> ExitCode {
+    match end {
+        TurnEnd::EndTurn | TurnEnd::Completed { .. } => ExitCode::SUCCESS,
+        TurnEnd::Escalated { .. } => ExitCode::from(3),
+        _ => ExitCode::from(4),
+    }
+}
+
+/// A message as `conversations show` prints it.
+fn render_message(message: &Message) -> String {
+    let who = match message.role {
+        MessageRole::User => "user",
+        MessageRole::Assistant => "assistant",
+    };
+    let mut out = String::new();
+    for block in &message.content {
+        let line = match block {
+            ContentBlock::Text { text } => format!("{who}: {text}"),
+            ContentBlock::ToolUse(call) => format!("{who} -> {} {}", call.name, call.input),
+            ContentBlock::ToolResult {
+                content, is_error, ..
+            } => format!(
+                "  {} {}",
+                if *is_error { "error:" } else { "result:" },
+                one_line(content, 300)
+            ),
+            ContentBlock::Thinking { text, .. } => {
+                format!("{who} (thinking): {}", one_line(text, 300))
+            }
+            ContentBlock::RedactedThinking { .. } => format!("{who} (redacted thinking)"),
+            ContentBlock::Image { .. } => format!("{who}: [image]"),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}

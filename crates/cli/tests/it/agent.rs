@@ -1,0 +1,731 @@
+//! `merkle run`, `merkle chat` and `merkle conversations`: the agent runtime end to end with
+//! scripted and recorded models, under the built-in governance policy.
+//!
+//! The example scripts run on a copy of `fixtures/agent/workspace`; their transcripts and audit
+//! logs are snapshots (audit times and hashes redacted: they depend on the clock).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::{Run, Workspace, parse, run};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+fn agent_script(name: &str) -> String {
+    fixtures()
+        .join("agent")
+        .join(name)
+        .to_str()
+        .expect("utf-8 path")
+        .to_owned()
+}
+
+/// A workspace holding a copy of `fixtures/agent/workspace`.
+fn agent_workspace() -> Workspace {
+    let ws = Workspace::empty();
+    copy_dir(&fixtures().join("agent/workspace"), &ws.root);
+    ws
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("reading a fixture folder") {
+        let entry = entry.expect("a fixture entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("a file type").is_dir() {
+            std::fs::create_dir_all(&target).expect("creating a folder");
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copying a fixture file");
+        }
+    }
+}
+
+/// `merkle ARGS` with no LLM settings or keys from the caller's environment.
+fn merkle(ws: &Workspace, args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = ws.cmd(args);
+    for name in [
+        "MERKLE_LLM_MODE",
+        "MERKLE_LLM_SCRIPT",
+        "MERKLE_LLM_RECORDING",
+        "MERKLE_LLM_PROVIDER",
+        "MERKLE_LLM_MODEL",
+        "MERKLE_LLM_BASE_URL",
+        "MERKLE_AGENT",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+    ] {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
+fn transcript(ws: &Workspace, id: &str) -> Vec<Value> {
+    lines(&ws.path(&format!(".merkle/conversations/{id}/transcript.jsonl")))
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
+/// The audit log with what depends on the clock (time, and so every hash) redacted.
+fn audit(ws: &Workspace) -> Vec<Value> {
+    lines(&ws.path(".merkle/audit.jsonl"))
+        .into_iter()
+        .map(|mut record| {
+            for field in ["time", "hash", "prev_hash"] {
+                record[field] = json!(format!("[{}]", field.to_uppercase()));
+            }
+            record
+        })
+        .collect()
+}
+
+#[test]
+fn fix_violation_success_edits_checks_and_completes() {
+    let ws = agent_workspace();
+    let file = "src/agentforge/core/executor.py";
+    let before = std::fs::read_to_string(ws.path(file)).expect("the fixture file");
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "--json",
+            "run",
+            "--script",
+            &agent_script("fix_violation_success.yaml"),
+            "--approve",
+            "--conversation",
+            "fix",
+            "Reduce the complexity of execute in src/agentforge/core/executor.py to 10 or less",
+        ],
+    ));
+    assert_eq!(r.code, 0, "{r}");
+    let doc = parse(&r.stdout);
+    assert_eq!(
+        doc,
+        json!({
+            "conversation": "fix",
+            "text": "Successfully reduced complexity from 15 to 10",
+            "end": {"kind": "completed", "summary": "Extracted _handle_execution_error to reduce cyclomatic complexity"},
+            "model_calls": 4,
+            "tool_calls": 7,
+            "compactions": 0,
+            "usage": doc["usage"],
+        })
+    );
+    let after = std::fs::read_to_string(ws.path(file)).expect("the edited file");
+    assert_ne!(before, after);
+    assert!(after.contains("def _handle_execution_error(runner, log):"));
+    // The check the agent ran passes on the file as it left it.
+    let check = Command::new("sh")
+        .args(["scripts/check_complexity.sh", file, "execute", "10"])
+        .current_dir(&ws.root)
+        .output()
+        .expect("running the check");
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout),
+        "complexity of execute: 10 (limit 10)\nOK\n"
+    );
+    insta::assert_json_snapshot!("fix_violation_success_transcript", transcript(&ws, "fix"));
+    insta::assert_json_snapshot!("fix_violation_success_audit", audit(&ws));
+    let verify = ws.json(&["audit", "verify"]);
+    assert_eq!(
+        (&verify["ok"], &verify["records"]),
+        (&json!(true), &json!(8))
+    );
+}
+
+#[test]
+fn fix_violation_escalate_stops_with_the_reason() {
+    let ws = agent_workspace();
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "run",
+            "--script",
+            &agent_script("fix_violation_escalate.yaml"),
+            "--conversation",
+            "esc",
+            "Reduce the complexity of price in src/complex_file.py",
+        ],
+    ));
+    assert_eq!(r.code, 3, "{r}");
+    assert!(
+        r.stderr.contains(
+            "escalated: Complex business logic - extraction may change behavior. Human review \
+             needed. (2 model calls, 3 tool calls) (conversation esc)"
+        ),
+        "{r}"
+    );
+    insta::assert_json_snapshot!("fix_violation_escalate_transcript", transcript(&ws, "esc"));
+    insta::assert_json_snapshot!("fix_violation_escalate_audit", audit(&ws));
+}
+
+/// A script file in the workspace's temporary folder (outside the workspace).
+fn write_script(ws: &Workspace, name: &str, yaml: &str) -> String {
+    let path = ws.root.parent().expect("<tmp>/ws").join(name);
+    std::fs::write(&path, yaml).expect("writing a script");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+#[test]
+fn governance_blocks_what_the_intent_does_not_allow() {
+    let ws = agent_workspace();
+    let script = write_script(
+        &ws,
+        "blocked.yaml",
+        r#"
+responses:
+  - tool_calls:
+      - {name: read_file, input: {path: src/complex_file.py}}
+  - tool_calls:
+      - {name: select_active_intent, input: {intent: ANALYZE, justification: read it}}
+      - {name: write_file, input: {path: notes.md, content: "x"}}
+  - content: I could not write.
+"#,
+    );
+    let doc = parse(
+        &run(&mut merkle(
+            &ws,
+            &[
+                "--json",
+                "run",
+                "--script",
+                &script,
+                "--conversation",
+                "b",
+                "go",
+            ],
+        ))
+        .stdout,
+    );
+    assert_eq!(doc["end"], json!({"kind": "end_turn"}));
+    let messages = transcript(&ws, "b");
+    assert_eq!(
+        messages[2]["content"][0]["content"],
+        json!(
+            "blocked by governance rule intent-required: no intent is selected in this request; \
+             call select_active_intent first with one of PLAN, CODE, ANALYZE, DEBUG, WRITE_FILE, \
+             READ_FILE, EXECUTE"
+        )
+    );
+    assert_eq!(
+        messages[4]["content"][1]["content"],
+        json!(
+            "blocked by governance rule intents.ANALYZE: write_file is not allowed under intent \
+             ANALYZE, which allows read_file, list_dir, search, get_node; select another intent \
+             if the task needs it"
+        )
+    );
+    assert!(!ws.path("notes.md").exists());
+    let decisions: Vec<(Value, Value, Value)> = audit(&ws)
+        .iter()
+        .map(|r| (r["tool"].clone(), r["rule"].clone(), r["outcome"].clone()))
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![
+            (json!("(policy)"), json!("policy builtin"), json!("ok")),
+            (
+                json!("read_file"),
+                json!("intent-required"),
+                json!("blocked")
+            ),
+            (json!("select_active_intent"), json!("control"), json!("ok")),
+            (
+                json!("write_file"),
+                json!("intents.ANALYZE"),
+                json!("blocked")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_reader_cannot_select_writing_intents() {
+    let ws = agent_workspace();
+    ws.ok(&["scan"]);
+    ws.ok(&["agent", "add", "rita", "--role", "reader"]);
+    let script = write_script(
+        &ws,
+        "reader.yaml",
+        r#"
+responses:
+  - tool_calls:
+      - {name: select_active_intent, input: {intent: WRITE_FILE, justification: write notes}}
+      - {name: select_active_intent, input: {intent: EXECUTE, justification: run tests}}
+  - content: Fine, I only read.
+"#,
+    );
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "run",
+            "--agent",
+            "rita",
+            "--script",
+            &script,
+            "--conversation",
+            "r",
+            "go",
+        ],
+    ));
+    assert_eq!(r.code, 0, "{r}");
+    let results = &transcript(&ws, "r")[2]["content"];
+    for (i, intent) in ["WRITE_FILE", "EXECUTE"].iter().enumerate() {
+        let text = results[i]["content"].as_str().expect("a result");
+        assert!(
+            text.starts_with("blocked by governance rule role-cap:") && text.contains(intent),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn repeated_calls_stop_the_request_with_a_typed_reason() {
+    let ws = agent_workspace();
+    let call = "      - {name: list_dir, input: {path: src}}\n";
+    let script = write_script(
+        &ws,
+        "loop.yaml",
+        &format!(
+            "responses:\n  - tool_calls:\n      - {{name: select_active_intent, input: {{intent: ANALYZE, justification: look}}}}\n{call}  - tool_calls:\n{call}  - tool_calls:\n{call}  - content: never reached\n"
+        ),
+    );
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "--json",
+            "run",
+            "--script",
+            &script,
+            "--conversation",
+            "l",
+            "go",
+        ],
+    ));
+    assert_eq!(r.code, 4, "{r}");
+    assert_eq!(
+        parse(&r.stdout)["end"],
+        json!({"kind": "stopped", "stop": {"reason": "repeated_call", "tool": "list_dir", "times": 3}})
+    );
+    let messages = transcript(&ws, "l");
+    let last = messages.last().expect("messages");
+    assert_eq!(last["content"][0]["is_error"], json!(true));
+    let note = last["content"][1]["text"].as_str().expect("the stop note");
+    assert!(
+        note.starts_with(
+            "[merkle: turn stopped: the loop governor stopped the request (limits.repeat_calls)"
+        ),
+        "{note}"
+    );
+}
+
+#[test]
+fn a_policy_whose_examples_contradict_it_does_not_load() {
+    let ws = agent_workspace();
+    let policy = ws.root.parent().expect("<tmp>/ws").join("bad.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\nintents:\n  ANALYZE: [read_file]\nexamples:\n  - name: analyze writes\n    intent: ANALYZE\n    tool: write_file\n    args: {path: a, content: b}\n    expect: allow\n",
+    )
+    .expect("writing the policy");
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "run",
+            "--provider",
+            "sim",
+            "--policy",
+            policy.to_str().expect("utf-8"),
+            "go",
+        ],
+    ));
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains("analyze writes") && r.stderr.contains("bad.yaml"),
+        "{r}"
+    );
+}
+
+#[test]
+fn without_a_key_the_error_says_how_to_configure_one() {
+    let ws = agent_workspace();
+    let r = run(&mut merkle(&ws, &["run", "fix the bug"]));
+    assert_eq!(r.code, 1, "{r}");
+    for needed in [
+        "ANTHROPIC_API_KEY",
+        "--provider sim",
+        "--script FILE",
+        "--playback FILE",
+    ] {
+        assert!(r.stderr.contains(needed), "{needed} missing from {r}");
+    }
+}
+
+#[test]
+fn conversations_are_listed_shown_and_continued() {
+    let ws = agent_workspace();
+    for task in ["first task", "second task"] {
+        let r = run(&mut merkle(
+            &ws,
+            &["run", "--provider", "sim", "--conversation", "c1", task],
+        ));
+        assert_eq!(
+            (r.code, r.stdout.as_str()),
+            (0, "Simulated response\n"),
+            "{r}"
+        );
+    }
+    let listed = parse(&run(&mut merkle(&ws, &["--json", "conversations", "list"])).stdout);
+    assert_eq!(
+        listed,
+        json!([{
+            "id": "c1",
+            "created_at": listed[0]["created_at"],
+            "title": "first task",
+            "agent": "default",
+            "model": null,
+            "compaction_count": 0,
+        }])
+    );
+    let shown = run(&mut merkle(&ws, &["conversations", "show", "c1"]));
+    assert_eq!(
+        shown.stdout.lines().skip(1).collect::<Vec<_>>(),
+        vec![
+            "user: first task",
+            "assistant: Simulated response",
+            "user: second task",
+            "assistant: Simulated response",
+        ],
+        "{shown}"
+    );
+    let missing = run(&mut merkle(&ws, &["conversations", "show", "nope"]));
+    assert_eq!(missing.code, 1, "{missing}");
+    assert!(
+        missing.stderr.contains("no conversation \"nope\""),
+        "{missing}"
+    );
+}
+
+#[test]
+fn chat_takes_requests_from_stdin_and_asks_before_commands() {
+    let ws = agent_workspace();
+    let script = write_script(
+        &ws,
+        "chat.yaml",
+        r#"
+responses:
+  - tool_calls:
+      - {name: select_active_intent, input: {intent: EXECUTE, justification: run it}}
+      - {name: run_command, input: {command: "echo ran > ran.txt"}}
+  - content: I asked first.
+  - tool_calls:
+      - {name: select_active_intent, input: {intent: EXECUTE, justification: run it}}
+      - {name: run_command, input: {command: "echo again > again.txt"}}
+  - content: Declined, fine.
+"#,
+    );
+    let mut cmd = merkle(
+        &ws,
+        &["chat", "--script", &script, "--conversation", "chat"],
+    );
+    // The first command is approved, the second declined; then the chat ends.
+    cmd.write_stdin("run it\ny\nrun it again\nn\n/exit\n");
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(r.stdout, "I asked first.\nDeclined, fine.\n", "{r}");
+    assert!(ws.path("ran.txt").exists());
+    assert!(!ws.path("again.txt").exists());
+    let outcomes: Vec<Value> = audit(&ws)
+        .iter()
+        .filter(|r| r["tool"] == "run_command")
+        .map(|r| json!([r["decision"], r["outcome"]]))
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![json!(["ask", "ok"]), json!(["ask", "declined"])]
+    );
+}
+
+/// A `merkle` child process of its own, for tests that kill it or talk to it.
+fn spawn(ws: &Workspace, args: &[&str]) -> std::process::Child {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin!("merkle"));
+    cmd.arg("--root")
+        .arg(&ws.root)
+        .args(args)
+        .current_dir(&ws.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for name in [
+        "MERKLE_LLM_MODE",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "MERKLE_AGENT",
+    ] {
+        cmd.env_remove(name);
+    }
+    cmd.spawn().expect("starting merkle")
+}
+
+#[test]
+fn a_run_killed_mid_turn_resumes_with_the_call_answered_interrupted() {
+    let ws = agent_workspace();
+    let slow = write_script(
+        &ws,
+        "slow.yaml",
+        r#"
+responses:
+  - tool_calls:
+      - {name: select_active_intent, input: {intent: EXECUTE, justification: wait}}
+      - {name: run_command, input: {command: "sleep 60"}}
+"#,
+    );
+    let mut child = spawn(
+        &ws,
+        &[
+            "run",
+            "--script",
+            &slow,
+            "--approve",
+            "--conversation",
+            "k",
+            "wait a minute",
+        ],
+    );
+    // The model's message with the calls is durable before any call runs; wait for it.
+    let path = ws.path(".merkle/conversations/k/transcript.jsonl");
+    loop {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if text.contains("\"run_command\"") {
+            break;
+        }
+        assert!(
+            child.try_wait().expect("polling the child").is_none(),
+            "merkle exited before the tool ran"
+        );
+        std::thread::yield_now();
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaping the child");
+
+    let next = write_script(&ws, "next.yaml", "responses:\n  - content: Resumed.\n");
+    let r = run(&mut merkle(
+        &ws,
+        &["run", "--script", &next, "--conversation", "k", "go on"],
+    ));
+    assert_eq!((r.code, r.stdout.as_str()), (0, "Resumed.\n"), "{r}");
+    assert!(
+        r.stderr
+            .contains("2 tool call(s) had no result (interrupted)"),
+        "{r}"
+    );
+    let messages = transcript(&ws, "k");
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().expect("a role"))
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "user", "assistant"]);
+    // Both calls are answered "interrupted": results are persisted together, after the last
+    // call of a message returns, so the selection's result died with the command's.
+    let answers = &messages[2]["content"];
+    assert_eq!(answers.as_array().map(Vec::len), Some(2));
+    assert!(
+        answers
+            .as_array()
+            .expect("results")
+            .iter()
+            .all(|b| b["is_error"] == json!(true)
+                && b["content"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("interrupted"))),
+        "{answers}"
+    );
+}
+
+/// A `merkle sim serve` child, stopped when dropped.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Served {
+    fn start(script: &str) -> Served {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+            .args(["sim", "serve", "--script", script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting merkle sim serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("reading the served address");
+        Served {
+            child,
+            url: line.trim().to_owned(),
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_recorded_multi_turn_run_plays_back_in_another_workspace() {
+    let recorded = agent_workspace();
+    let server = Served::start(&agent_script("fix_violation_success.yaml"));
+    let recording = recorded.root.parent().expect("<tmp>/ws").join("run.yaml");
+    let recording = recording.to_str().expect("utf-8");
+    let task = "Reduce the complexity of execute in src/agentforge/core/executor.py to 10 or less";
+    let mut cmd = merkle(
+        &recorded,
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sim",
+            "--base-url",
+            &server.url,
+            "--record",
+            recording,
+            "--approve",
+            "--conversation",
+            "rec",
+            task,
+        ],
+    );
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test-key-never-recorded");
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    drop(server);
+    let saved = std::fs::read_to_string(recording).expect("the recording");
+    assert!(!saved.contains("sk-ant-test-key"), "the key was recorded");
+    assert!(
+        !saved.contains(&*recorded.root.to_string_lossy()),
+        "a path was recorded"
+    );
+
+    // Another workspace at another path: the recording alone answers, and the same edits follow.
+    let replayed = agent_workspace();
+    let r = run(&mut merkle(
+        &replayed,
+        &[
+            "run",
+            "--playback",
+            recording,
+            "--model",
+            "claude-sim",
+            "--approve",
+            "--conversation",
+            "rec",
+            task,
+        ],
+    ));
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(transcript(&replayed, "rec"), transcript(&recorded, "rec"));
+    let file = "src/agentforge/core/executor.py";
+    assert_eq!(
+        std::fs::read_to_string(replayed.path(file)).expect("replayed edit"),
+        std::fs::read_to_string(recorded.path(file)).expect("recorded edit")
+    );
+
+    // A different request is not in the recording: the error names the difference.
+    let other = agent_workspace();
+    let r = run(&mut merkle(
+        &other,
+        &[
+            "run",
+            "--playback",
+            recording,
+            "--model",
+            "claude-sim",
+            "something else",
+        ],
+    ));
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("something else"), "{r}");
+}
+
+#[test]
+fn context_tools_read_and_write_frames_as_the_agent() {
+    let ws = agent_workspace();
+    let script = write_script(
+        &ws,
+        "context.yaml",
+        r#"
+responses:
+  - tool_calls:
+      - {name: select_active_intent, input: {intent: CODE, justification: note what I learned}}
+      - {name: put_frame, input: {path: src/complex_file.py, type: notes, content: "pricing rules live here"}}
+      - {name: synthesize, input: {path: src, type: notes}}
+  - tool_calls:
+      - {name: select_active_intent, input: {intent: ANALYZE, justification: read the notes}}
+      - {name: get_node, input: {path: src/complex_file.py}}
+  - content: Noted.
+"#,
+    );
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "run",
+            "--script",
+            &script,
+            "--conversation",
+            "ctx",
+            "take notes",
+        ],
+    ));
+    assert_eq!(r.code, 0, "{r}");
+    let messages = transcript(&ws, "ctx");
+    let put = messages[2]["content"][1]["content"]
+        .as_str()
+        .expect("put result");
+    assert!(put.starts_with("put frame "), "{put}");
+    // The default agent is a writer: synthesis needs the synthesis role.
+    assert_eq!(messages[2]["content"][2]["is_error"], json!(true));
+    let got = messages[4]["content"][1]["content"]
+        .as_str()
+        .expect("get result");
+    assert!(
+        got.contains("1 of 1 frames") && got.contains("pricing rules live here"),
+        "{got}"
+    );
+    let head = ws.json(&["get-head", "src/complex_file.py", "--type", "notes"]);
+    assert_eq!(head["agent_id"], json!("default"));
+}
+
+#[test]
+fn run_help_lists_the_provider_flags() {
+    let ws = Workspace::empty();
+    let r: Run = run(&mut merkle(&ws, &["run", "--help"]));
+    for flag in [
+        "--provider",
+        "--model",
+        "--base-url",
+        "--script",
+        "--playback",
+        "--record",
+        "--agent",
+        "--policy",
+        "--approve",
+        "--conversation",
+    ] {
+        assert!(r.stdout.contains(flag), "{flag} missing:\n{r}");
+    }
+}
