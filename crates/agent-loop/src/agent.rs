@@ -49,6 +49,21 @@ pub struct AgentConfig {
     /// Model calls per request at most, whatever the policy: the last guard against a loop.
     pub max_model_calls: u32,
     pub compaction: CompactionConfig,
+    /// How a governed agent's tools are offered as the intent changes.
+    pub tool_offer: ToolOffering,
+}
+
+/// How the tools a governed agent may call now are shown to the model. Either way the
+/// dispatcher decides every call; this only changes what the model is told.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolOffering {
+    /// The request's tool list holds only what the intent allows now.
+    #[default]
+    Filtered,
+    /// The request holds every tool, and an OpenAI `allowed_tools` tool choice names the ones
+    /// the intent allows now: for providers that keep the tool schema fixed (it caches better)
+    /// and take the allowed names separately.
+    AllowedList,
 }
 
 impl Default for AgentConfig {
@@ -62,6 +77,7 @@ impl Default for AgentConfig {
             workspace_label: ".".to_owned(),
             max_model_calls: 200,
             compaction: CompactionConfig::default(),
+            tool_offer: ToolOffering::Filtered,
         }
     }
 }
@@ -292,10 +308,20 @@ impl Agent {
                 .update_metadata(|m| m.identity_hashes = hashes)?;
         }
         let registered = self.tools.export();
+        let mut extra = std::collections::BTreeMap::new();
         let (offered, described) = match &self.governance {
             Some(g) => {
                 let offer = g.governor.allowed_tools(&registered);
-                (offer.tools, offer.all_tools)
+                match self.config.tool_offer {
+                    ToolOffering::Filtered => (offer.tools, offer.all_tools),
+                    ToolOffering::AllowedList => {
+                        extra.insert(
+                            "tool_choice".to_owned(),
+                            allowed_tools_choice(&offer.allowed),
+                        );
+                        (offer.all_tools.clone(), offer.all_tools)
+                    }
+                }
             }
             None => (registered.clone(), registered),
         };
@@ -340,6 +366,7 @@ impl Agent {
             messages: selected.to_vec(),
             tools: offered,
             max_tokens: self.config.max_tokens,
+            extra,
             ..Request::default()
         })
     }
@@ -547,6 +574,18 @@ impl Agent {
             observer(event);
         }
     }
+}
+
+/// OpenAI's `allowed_tools` tool choice naming `allowed`, the model deciding whether to call one.
+fn allowed_tools_choice(allowed: &[String]) -> serde_json::Value {
+    let tools: Vec<serde_json::Value> = allowed
+        .iter()
+        .map(|name| serde_json::json!({"type": "function", "function": {"name": name}}))
+        .collect();
+    serde_json::json!({
+        "type": "allowed_tools",
+        "allowed_tools": {"mode": "auto", "tools": tools},
+    })
 }
 
 /// The text block recorded in the transcript when the request was stopped, typed: the stop

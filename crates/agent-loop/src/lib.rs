@@ -29,7 +29,8 @@ pub mod tools;
 pub mod window;
 
 pub use agent::{
-    Agent, AgentConfig, AgentEvent, Approver, Governance, Observer, TurnEnd, TurnOutcome,
+    Agent, AgentConfig, AgentEvent, Approver, Governance, Observer, ToolOffering, TurnEnd,
+    TurnOutcome,
 };
 pub use compaction::{CompactionConfig, Ledger};
 pub use conversation::{

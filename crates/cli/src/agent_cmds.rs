@@ -19,7 +19,7 @@ use agent_loop::tools::context::context_tools;
 use agent_loop::tools::control::control_tools;
 use agent_loop::{
     Agent, AgentConfig, AgentEvent, Approver, ConversationStore, Governance, ToolConfig,
-    ToolRegistry, TurnEnd, TurnOutcome, Workspace,
+    ToolOffering, ToolRegistry, TurnEnd, TurnOutcome, Workspace,
 };
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -67,6 +67,11 @@ pub(crate) struct AgentArgs {
     /// A command's time limit when the model gives none, in seconds
     #[arg(long, default_value_t = 120)]
     command_timeout: u64,
+    /// Offer every tool in each request and name the ones the intent allows in an OpenAI
+    /// `allowed_tools` tool choice (for OpenAI-compatible servers that support it), instead of
+    /// offering only the allowed tools; governance decides every call either way
+    #[arg(long)]
+    offer_all_tools: bool,
 }
 
 #[derive(Args, Debug)]
@@ -433,6 +438,11 @@ impl Running {
             home,
             workspace_label: root.display().to_string(),
             max_model_calls: args.max_model_calls,
+            tool_offer: if args.offer_all_tools {
+                ToolOffering::AllowedList
+            } else {
+                ToolOffering::Filtered
+            },
             ..AgentConfig::default()
         };
         let quiet = g.quiet;

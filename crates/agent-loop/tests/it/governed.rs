@@ -794,6 +794,52 @@ async fn the_tools_offered_follow_the_intent() {
 }
 
 #[tokio::test]
+async fn an_allowed_list_offers_every_tool_and_names_the_allowed_ones() {
+    let mut setup = setup();
+    setup.config.tool_offer = agent_loop::ToolOffering::AllowedList;
+    let (governance, _audit) = governance(&setup, Rules::default());
+    let mut run = setup.start_governed(
+        [
+            Step::tool_call("select_active_intent", select("ANALYZE")),
+            Step::tool_call("write_file", json!({"path": "x.md", "content": "x"})),
+            Step::text("Ready."),
+        ],
+        Some(governance),
+    );
+    run.agent.process_turn("Look around").await.expect("turn");
+
+    let history = run.client.history();
+    let allowed: Vec<Vec<String>> = history
+        .iter()
+        .map(|call| {
+            assert_eq!(call.tool_names().len(), 9, "every tool is offered");
+            call.request.extra["tool_choice"]["allowed_tools"]["tools"]
+                .as_array()
+                .expect("an allowed list")
+                .iter()
+                .map(|t| t["function"]["name"].as_str().expect("a name").to_owned())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        allowed[..2],
+        [
+            vec!["complete", "escalate", "select_active_intent"],
+            vec![
+                "read_file",
+                "list_dir",
+                "search",
+                "complete",
+                "escalate",
+                "select_active_intent"
+            ],
+        ]
+    );
+    // Offering a tool is not allowing it: the dispatcher still blocks the write.
+    assert!(!run.ws.join("x.md").exists());
+}
+
+#[tokio::test]
 async fn every_decided_call_is_audited_in_a_verifiable_chain() {
     let mut gov = start(
         Rules::default(),
