@@ -51,6 +51,27 @@ pub struct AgentConfig {
     pub compaction: CompactionConfig,
     /// How a governed agent's tools are offered as the intent changes.
     pub tool_offer: ToolOffering,
+    /// What the model costs, for the policy's cost cap; `None`: calls cost 0 and the cap never
+    /// trips.
+    pub price: Option<Price>,
+}
+
+/// A model's price in US dollars per million tokens. Cache reads and writes are priced as input:
+/// a cap errs on the side of stopping early.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Price {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+}
+
+impl Price {
+    /// The cost of one call's `usage`.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        let input =
+            usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+        (input as f64 * self.input_per_mtok + usage.output_tokens as f64 * self.output_per_mtok)
+            / 1_000_000.0
+    }
 }
 
 /// How the tools a governed agent may call now are shown to the model. Either way the
@@ -78,6 +99,7 @@ impl Default for AgentConfig {
             max_model_calls: 200,
             compaction: CompactionConfig::default(),
             tool_offer: ToolOffering::Filtered,
+            price: None,
         }
     }
 }
@@ -255,10 +277,11 @@ impl Agent {
             let response = self.client.complete(&request).await?;
             outcome.model_calls += 1;
             outcome.usage += response.usage;
+            let cost = self.config.price.map_or(0.0, |p| p.cost(&response.usage));
             let stop = self
                 .governance
                 .as_mut()
-                .and_then(|g| g.governor.after_model_call(&response.usage, 0.0));
+                .and_then(|g| g.governor.after_model_call(&response.usage, cost));
             self.emit(AgentEvent::Response(&response));
             outcome.text = response.text();
             let calls: Vec<ToolCall> = response.tool_calls().into_iter().cloned().collect();
@@ -397,8 +420,9 @@ impl Agent {
                     outcome.usage += response.usage;
                     // The summary's tokens count against the request's cap like any call's; a
                     // stop it causes is seen at the next model call's count.
+                    let cost = self.config.price.map_or(0.0, |p| p.cost(&response.usage));
                     if let Some(g) = &mut self.governance {
-                        let _ = g.governor.after_model_call(&response.usage, 0.0);
+                        let _ = g.governor.after_model_call(&response.usage, cost);
                     }
                     let text = response.text();
                     let missing = missing_sections(&text);

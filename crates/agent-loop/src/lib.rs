@@ -29,7 +29,7 @@ pub mod tools;
 pub mod window;
 
 pub use agent::{
-    Agent, AgentConfig, AgentEvent, Approver, Governance, Observer, ToolOffering, TurnEnd,
+    Agent, AgentConfig, AgentEvent, Approver, Governance, Observer, Price, ToolOffering, TurnEnd,
     TurnOutcome,
 };
 pub use compaction::{CompactionConfig, Ledger};

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use agent_loop::tools::context::context_tools;
 use agent_loop::tools::control::control_tools;
 use agent_loop::{
-    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, Governance, ToolConfig,
+    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, Governance, Price, ToolConfig,
     ToolOffering, ToolRegistry, TurnEnd, TurnOutcome, Workspace,
 };
 use anyhow::{Context, Result, bail};
@@ -72,6 +72,28 @@ pub(crate) struct AgentArgs {
     /// offering only the allowed tools; governance decides every call either way
     #[arg(long)]
     offer_all_tools: bool,
+    /// The model's price per million input and output tokens in US dollars, as IN,OUT (e.g.
+    /// 3,15): the policy's limits.max_cost_usd then caps each request [default: unpriced, no
+    /// cost cap]
+    #[arg(long, value_name = "IN,OUT", value_parser = parse_price)]
+    price: Option<Price>,
+}
+
+fn parse_price(text: &str) -> Result<Price, String> {
+    let parse = |s: &str| {
+        s.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("{s:?} is not a price in dollars"))
+    };
+    match text.split_once(',') {
+        Some((input, output)) => Ok(Price {
+            input_per_mtok: parse(input)?,
+            output_per_mtok: parse(output)?,
+        }),
+        None => Err("expected IN,OUT: dollars per million input and output tokens".to_owned()),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -443,6 +465,7 @@ impl Running {
             } else {
                 ToolOffering::Filtered
             },
+            price: args.price,
             ..AgentConfig::default()
         };
         let quiet = g.quiet;

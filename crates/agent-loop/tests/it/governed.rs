@@ -709,6 +709,42 @@ async fn the_tool_call_cap_stops_the_request() {
 }
 
 #[tokio::test]
+async fn the_cost_cap_stops_a_priced_request() {
+    let mut step = Step::tool_call("select_active_intent", select("ANALYZE"));
+    step.usage = Some(UsageSpec {
+        input_tokens: 100_000,
+        output_tokens: 10_000,
+        ..UsageSpec::default()
+    });
+    let mut setup = setup();
+    // $3 in, $15 out per million tokens: this call costs $0.30 + $0.15.
+    setup.config.price = Some(agent_loop::Price {
+        input_per_mtok: 3.0,
+        output_per_mtok: 15.0,
+    });
+    let rules = Rules {
+        policy: small_policy("  max_cost_usd: 0.4\n"),
+        ..Rules::default()
+    };
+    let (governance, _audit) = governance(&setup, rules);
+    let mut run = setup.start_governed([step, Step::text("never sent")], Some(governance));
+
+    let outcome = run.agent.process_turn("Read").await.expect("turn");
+
+    match outcome.end {
+        TurnEnd::Stopped {
+            stop:
+                LoopStop::CostCap {
+                    limit_usd,
+                    used_usd,
+                },
+        } => assert_eq!((limit_usd, (used_usd * 1000.0).round()), (0.4, 450.0)),
+        other => panic!("not stopped by the cost cap: {other:?}"),
+    }
+    assert_eq!(run.client.call_count(), 1);
+}
+
+#[tokio::test]
 async fn the_token_cap_stops_the_request() {
     let mut step = Step::tool_call("select_active_intent", select("ANALYZE"));
     step.usage = Some(UsageSpec {
