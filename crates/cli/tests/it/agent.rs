@@ -729,3 +729,82 @@ fn run_help_lists_the_provider_flags() {
         assert!(r.stdout.contains(flag), "{flag} missing:\n{r}");
     }
 }
+
+#[test]
+fn a_policy_file_caps_tool_calls_and_a_new_request_resets_the_intent() {
+    let ws = agent_workspace();
+    let policy = ws.root.parent().expect("<tmp>/ws").join("tight.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\nintents:\n  ANALYZE: [read_file, list_dir]\nlimits:\n  max_tool_calls: 2\n",
+    )
+    .expect("writing the policy");
+    let policy = policy.to_str().expect("utf-8");
+    let first = write_script(
+        &ws,
+        "first.yaml",
+        r#"
+responses:
+  - tool_calls:
+      - {name: select_active_intent, input: {intent: ANALYZE, justification: look}}
+      - {name: list_dir, input: {path: src}}
+      - {name: read_file, input: {path: src/complex_file.py}}
+"#,
+    );
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "--json",
+            "run",
+            "--policy",
+            policy,
+            "--script",
+            &first,
+            "--conversation",
+            "p",
+            "look",
+        ],
+    ));
+    assert_eq!(r.code, 4, "{r}");
+    assert_eq!(
+        parse(&r.stdout)["end"],
+        json!({"kind": "stopped", "stop": {"reason": "tool_call_cap", "limit": 2}})
+    );
+    // The audit log names the policy file that governed the run.
+    let records = audit(&ws);
+    assert!(
+        records[0]["rule"]
+            .as_str()
+            .is_some_and(|rule| rule.starts_with("policy /") && rule.ends_with("tight.yaml")),
+        "{}",
+        records[0]
+    );
+
+    // A new request in the same conversation starts without an intent.
+    let second = write_script(
+        &ws,
+        "second.yaml",
+        "responses:\n  - tool_calls:\n      - {name: read_file, input: {path: src/complex_file.py}}\n  - content: Blocked.\n",
+    );
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "run",
+            "--policy",
+            policy,
+            "--script",
+            &second,
+            "--conversation",
+            "p",
+            "read it",
+        ],
+    ));
+    assert_eq!(r.code, 0, "{r}");
+    let last_results = &transcript(&ws, "p")[5]["content"][0]["content"];
+    assert!(
+        last_results
+            .as_str()
+            .is_some_and(|t| t.starts_with("blocked by governance rule intent-required")),
+        "{last_results}"
+    );
+}
