@@ -1017,6 +1017,38 @@ impl Store {
         Ok(bytes)
     }
 
+    /// The frame recorded under memo `key` by [`Store::put_memos`], if any.
+    ///
+    /// Memos let a derivation find earlier work by what it was derived from, wherever that work
+    /// is attached: a file renamed, reverted or duplicated has the same inputs as before, so its
+    /// frame's content can be reused without running the producer again. The key is the
+    /// caller's hash of those inputs. A memo is a cache beside the frames, not part of them: it
+    /// is written after the frame, and a memo lost to a crash costs only a recomputation (frames
+    /// are never deleted, so a memo never dangles).
+    pub fn memo(&self, key: &Hash) -> Result<Option<FrameId>> {
+        Ok(self
+            .engine
+            .get(Table::Memo, &key.0)?
+            .and_then(|v| Hash::from_slice(&v)))
+    }
+
+    /// Records each (memo key, frame) in one commit; a later record of a key replaces it. Every
+    /// frame must exist.
+    pub fn put_memos(&self, memos: &[(Hash, FrameId)]) -> Result<()> {
+        if memos.is_empty() {
+            return Ok(());
+        }
+        let _guard = self.lock();
+        let mut batch = Batch::default();
+        for (key, frame) in memos {
+            if self.engine.get(Table::Frames, &frame.0)?.is_none() {
+                return Err(Error::NoSuchFrame { id: frame.to_hex() });
+            }
+            batch.put(Table::Memo, key.0.to_vec(), frame.0.to_vec());
+        }
+        self.engine.commit(batch)
+    }
+
     /// The frames derived from a basis, by FrameID.
     pub fn frames_with_basis(&self, basis: &Hash) -> Result<Vec<FrameId>> {
         let mut out = Vec::new();

@@ -338,6 +338,18 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             );
         }
     }
+    for (k, v) in all(engine, Table::Memo)? {
+        if Hash::from_slice(&v).is_none_or(|id| !frames.contains_key(&id)) {
+            c.at(
+                None,
+                format!(
+                    "memo {}: points at {}, which is not a stored frame",
+                    hash::to_hex(&k),
+                    hash::to_hex(&v)
+                ),
+            );
+        }
+    }
     for k in basis.keys() {
         let f = k
             .get(32..)

@@ -114,6 +114,7 @@ conformance!(
     store_folder_is_gitignored_and_never_scanned,
     reopened_store_keeps_everything,
     path_heads_follow_a_file_across_versions,
+    memos_find_frames_by_their_inputs_and_survive_a_reopen,
 );
 
 fn scan_records_the_tree_and_honours_gitignore(engine: EngineKind) {
@@ -423,6 +424,30 @@ fn basis_index_finds_derived_frames(engine: EngineKind) {
             .expect("basis")
             .is_empty()
     );
+}
+
+fn memos_find_frames_by_their_inputs_and_survive_a_reopen(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    writer(&f, "alice");
+    let a = put(&f, "docs/guide.md", "summary", "alice", "one");
+    let b = put(&f, "src/lib.rs", "summary", "alice", "two");
+    let key = hash::content_hash(b"inputs");
+    assert_eq!(f.store.memo(&key).expect("memo"), None);
+    f.store.put_memos(&[(key, a.frame_id)]).expect("put memo");
+    assert_eq!(f.store.memo(&key).expect("memo"), Some(a.frame_id));
+    // A later record of the same inputs replaces the earlier one.
+    f.store.put_memos(&[(key, b.frame_id)]).expect("put memo");
+    assert_eq!(f.store.memo(&key).expect("memo"), Some(b.frame_id));
+    // A memo must point at a stored frame.
+    let missing = hash::content_hash(b"no such frame");
+    assert!(f.store.put_memos(&[(key, missing)]).is_err());
+    assert_eq!(f.store.memo(&key).expect("memo"), Some(b.frame_id));
+    assert!(f.store.validate().expect("validate").is_empty());
+    let Fixture { dir, store } = f;
+    drop(store);
+    let reopened = open(dir.path(), engine);
+    assert_eq!(reopened.memo(&key).expect("memo"), Some(b.frame_id));
 }
 
 fn frame_on_another_node_with_the_same_id_is_a_conflict(engine: EngineKind) {

@@ -37,11 +37,14 @@ pub enum Table {
     /// Path ++ 0 ++ frame type -> FrameID of the latest frame of that type on any node that has
     /// been at that path: context that follows a file or directory across its versions.
     PathHeads,
+    /// Memo key -> FrameID: a frame whose content was derived from the inputs the key hashes,
+    /// so that a derivation with the same inputs reuses it (a cache: see `Store::memo`).
+    Memo,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 9] = [
+    pub const ALL: [Table; 10] = [
         Table::Meta,
         Table::Nodes,
         Table::Tree,
@@ -51,6 +54,7 @@ impl Table {
         Table::Basis,
         Table::Agents,
         Table::PathHeads,
+        Table::Memo,
     ];
 
     /// The table's name on disk.
@@ -65,6 +69,7 @@ impl Table {
             Table::Basis => "basis",
             Table::Agents => "agents",
             Table::PathHeads => "path_heads",
+            Table::Memo => "memo",
         }
     }
 }

@@ -27,7 +27,7 @@ pub(crate) struct RedbEngine {
     /// opening a transaction and a table per point read costs more than the read itself. A
     /// read-only handle therefore reads one consistent snapshot for its whole life (see
     /// `Store::refresh`).
-    snapshot: std::sync::Mutex<Option<Arc<Vec<ReadTable>>>>,
+    snapshot: std::sync::Mutex<Option<Arc<Vec<Option<ReadTable>>>>>,
 }
 
 type ReadTable = redb::ReadOnlyTable<&'static [u8], &'static [u8]>;
@@ -77,7 +77,7 @@ impl RedbEngine {
         })
     }
 
-    fn tables(&self) -> Result<Arc<Vec<ReadTable>>> {
+    fn tables(&self) -> Result<Arc<Vec<Option<ReadTable>>>> {
         let mut cached = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = cached.as_ref() {
             return Ok(Arc::clone(t));
@@ -87,11 +87,14 @@ impl RedbEngine {
             Handle::Read(db) => db.begin_read(),
         }
         .map_err(|e| engine_error(&self.store, e))?;
+        // A table missing from a store written by an older version (opened read-only, so it
+        // was not created) reads as empty.
         let tables = Table::ALL
             .iter()
-            .map(|t| {
-                txn.open_table(def(*t))
-                    .map_err(|e| engine_error(&self.store, e))
+            .map(|t| match txn.open_table(def(*t)) {
+                Ok(table) => Ok(Some(table)),
+                Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+                Err(e) => Err(engine_error(&self.store, e)),
             })
             .collect::<Result<Vec<_>>>()?;
         let tables = Arc::new(tables);
@@ -99,12 +102,12 @@ impl RedbEngine {
         Ok(tables)
     }
 
-    fn table(tables: &[ReadTable], table: Table) -> &ReadTable {
+    fn table(tables: &[Option<ReadTable>], table: Table) -> Option<&ReadTable> {
         let idx = Table::ALL
             .iter()
             .position(|t| *t == table)
             .expect("every table is in Table::ALL");
-        &tables[idx]
+        tables[idx].as_ref()
     }
 }
 
@@ -131,7 +134,9 @@ impl Engine for RedbEngine {
 
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let tables = self.tables()?;
-        let t = Self::table(&tables, table);
+        let Some(t) = Self::table(&tables, table) else {
+            return Ok(None);
+        };
         let v = t.get(key).map_err(|e| engine_error(&self.store, e))?;
         Ok(v.map(|g| g.value().to_vec()))
     }
@@ -143,7 +148,9 @@ impl Engine for RedbEngine {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         let tables = self.tables()?;
-        let t = Self::table(&tables, table);
+        let Some(t) = Self::table(&tables, table) else {
+            return Ok(());
+        };
         for item in t.range(start..).map_err(|e| engine_error(&self.store, e))? {
             let (k, v) = item.map_err(|e| engine_error(&self.store, e))?;
             if !visit(k.value(), v.value()) {
@@ -201,7 +208,6 @@ impl Engine for RedbEngine {
     fn count(&self, table: Table) -> Result<u64> {
         let tables = self.tables()?;
         Self::table(&tables, table)
-            .len()
-            .map_err(|e| engine_error(&self.store, e))
+            .map_or(Ok(0), |t| t.len().map_err(|e| engine_error(&self.store, e)))
     }
 }
