@@ -4,9 +4,10 @@
 //! Files are independent, so they are produced in parallel (the store group-commits the puts).
 //! A file whose latest frame at its path is on its current node is up to date and costs nothing
 //! (not even a read); one whose content equals what the previous frame was produced from (a
-//! `touch`, a revert) reuses that frame's content without running the producer. Directories
-//! then go through [`synthesize`], which reuses content when its inputs are unchanged.
-use merkle_store::{NodeKind, NodeRecord, Role, Store};
+//! `touch`), or whose inputs match a memo anywhere in the store (a rename, a revert, a
+//! duplicate: [`file_memo_key`]), reuses that content without running the producer.
+//! Directories then go through [`synthesize`], which reuses content the same two ways.
+use merkle_store::{Hash, NodeKind, NodeRecord, Role, Store};
 use rayon::prelude::*;
 
 use crate::current::current_frame;
@@ -58,8 +59,44 @@ const PUT_CHUNK: usize = 512;
 /// What one file needs.
 enum Planned {
     UpToDate,
-    /// This frame, and whether the producer ran (else its content was reused).
-    Put(Box<merkle_store::NewFrame>, bool),
+    /// This frame, whether the producer ran (else its content was reused), and its memo key.
+    Put(Box<merkle_store::NewFrame>, bool, Hash),
+}
+
+/// The memo key of a file frame: what its content was derived from (the producer, which names
+/// its model and prompt, and the file's content), its type and its agent. The same key anywhere
+/// in the tree (a renamed, reverted or duplicated file) means the same content.
+pub fn file_memo_key(producer_input: &str, frame_type: &str, agent: &str) -> Hash {
+    memo_key(b"file", &[producer_input, frame_type, agent])
+}
+
+/// Hashes `fields`, length-prefixed, under a domain for memo keys of `kind`.
+pub(crate) fn memo_key(kind: &[u8], fields: &[&str]) -> Hash {
+    let mut h = blake3::Hasher::new();
+    for b in [b"merkle/v1 memo".as_slice(), kind]
+        .into_iter()
+        .chain(fields.iter().map(|f| f.as_bytes()))
+    {
+        h.update(&(b.len() as u64).to_le_bytes());
+        h.update(b);
+    }
+    Hash(*h.finalize().as_bytes())
+}
+
+/// The content memoized under `key` by `agent` for `frame_type`, if any.
+pub(crate) fn memoized(
+    store: &Store,
+    key: &Hash,
+    frame_type: &str,
+    agent: &str,
+) -> Result<Option<Vec<u8>>> {
+    let Some(id) = store.memo(key)? else {
+        return Ok(None);
+    };
+    Ok(store
+        .frame(&id)?
+        .filter(|f| f.frame_type == frame_type && f.agent_id == agent)
+        .map(|f| f.content))
 }
 
 /// Generates frames of `req.frame_type` for the files and directories in scope.
@@ -106,20 +143,29 @@ pub fn generate(store: &Store, node: &NodeRecord, req: &GenerateRequest<'_>) -> 
         for (path, r) in outcomes {
             match r {
                 Ok(Planned::UpToDate) => report.up_to_date += 1,
-                Ok(Planned::Put(frame, produced)) => {
+                Ok(Planned::Put(frame, produced, key)) => {
                     frames.push(*frame);
-                    kinds.push((path, produced));
+                    kinds.push((path, produced, key));
                 }
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
-        for (r, (path, produced)) in store.put_frames(frames).into_iter().zip(kinds) {
+        let mut memos = Vec::new();
+        for (r, (path, produced, key)) in store.put_frames(frames).into_iter().zip(kinds) {
             match r {
-                Ok(_) if produced => report.produced += 1,
-                Ok(_) => report.reused += 1,
+                Ok(put) => {
+                    if produced {
+                        report.produced += 1;
+                    } else {
+                        report.reused += 1;
+                    }
+                    memos.push((key, put.frame_id));
+                }
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
+        // After the frames: a memo lost to an interruption costs a recomputation, no more.
+        store.put_memos(&memos)?;
     }
     // Deepest first, so every directory sees its children's new frames.
     let depth = |p: &str| {
@@ -175,16 +221,24 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
     }
     let content = store.read_content(&rec)?;
     let input = producer_input(req.producer, &content);
+    let key = file_memo_key(&input, req.frame_type, req.agent);
+    // An invalidated frame must be produced again, not found again.
+    let invalidated = match &previous {
+        Some(p) => crate::invalidation::pending(store, path, p)?.is_some(),
+        None => false,
+    };
     let reusable = previous.filter(|p| {
-        p.agent_id == req.agent
+        !invalidated
+            && p.agent_id == req.agent
             && p.metadata.extra.get(META_PRODUCER_INPUT) == Some(&input)
-            && crate::invalidation::pending(store, path, p)
-                .ok()
-                .flatten()
-                .is_none()
     });
-    let (body, produced) = match reusable {
-        Some(p) => (p.content, false),
+    let reused = match reusable {
+        Some(p) => Some(p.content),
+        None if !invalidated => memoized(store, &key, req.frame_type, req.agent)?,
+        None => None,
+    };
+    let (body, produced) = match reused {
+        Some(body) => (body, false),
         None => (
             req.producer
                 .produce(&rec, &content)
@@ -205,5 +259,5 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
         input,
         req.now_ms,
     );
-    Ok(Planned::Put(Box::new(frame), produced))
+    Ok(Planned::Put(Box::new(frame), produced, key))
 }

@@ -371,8 +371,14 @@ pub fn synthesize(
         let reusable = previous.filter(|f| {
             !forced && f.metadata.extra.get(META_INPUTS) == Some(&inputs) && f.agent_id == req.agent
         });
-        let (content, policy_ran) = match reusable {
-            Some(f) => (f.content, false),
+        let key = synthesis_memo_key(&inputs, written_type, req.agent);
+        let reused = match reusable {
+            Some(f) => Some(f.content),
+            None if !forced => crate::generate::memoized(store, &key, written_type, req.agent)?,
+            None => None,
+        };
+        let (content, policy_ran) = match reused {
+            Some(content) => (content, false),
             None => (
                 req.policy
                     .synthesize(&SynthesisInput {
@@ -401,6 +407,7 @@ pub fn synthesize(
             content,
             policy_ran,
             basis,
+            key,
         })
     };
     let mut prepared = prepare()?;
@@ -414,6 +421,7 @@ pub fn synthesize(
         content,
         policy_ran,
         basis,
+        key,
     } = prepared;
     let mut frame = NewFrame::new(dir.node_id, written_type, req.agent, content);
     frame.basis = Some(basis);
@@ -426,6 +434,7 @@ pub fn synthesize(
         extra.insert(META_COLLECT.to_owned(), req.frame_type.to_owned());
     }
     let put = store.put_frame(frame)?;
+    store.put_memos(&[(key, put.frame_id)])?;
     Ok(Synthesized {
         path: dir.path.clone(),
         frame_type: written_type.to_owned(),
@@ -436,8 +445,16 @@ pub fn synthesize(
     })
 }
 
+/// The memo key of a synthesized frame: its inputs (the directory's path, the type collected,
+/// the policy, the children's paths and contents), the type written and the agent. A revert
+/// below a directory brings its inputs back, and with them the earlier content.
+pub fn synthesis_memo_key(inputs: &str, written_type: &str, agent: &str) -> Hash {
+    crate::generate::memo_key(b"synthesis", &[inputs, written_type, agent])
+}
+
 /// A synthesis computed but not yet written.
 struct Prepared {
+    key: Hash,
     children: Vec<ChildFrame>,
     inputs: String,
     content: Vec<u8>,

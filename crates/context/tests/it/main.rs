@@ -1,6 +1,7 @@
 //! The context crate's integration tests: one binary, one module per area, all through the
 //! public API over a real store in a temporary workspace.
 mod fixture;
+mod generate;
 mod regenerate;
 mod synthesis;
 mod view;
