@@ -14,6 +14,7 @@
 //! - The engine is redb by default, or sled with the `sled` feature; see [`engine`].
 pub mod agent;
 mod codec;
+pub mod diff;
 pub mod engine;
 pub mod error;
 pub mod frame;
@@ -24,6 +25,7 @@ pub mod store;
 mod validate;
 
 pub use agent::{Agent, Role};
+pub use diff::{PathTree, TreeDiff, diff_trees};
 pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use frame::{Frame, FrameMetadata, NewFrame, PutOutcome};

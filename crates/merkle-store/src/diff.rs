@@ -1,0 +1,71 @@
+//! Trees as path maps, and what changed between two of them: the core of `merkle report`.
+//!
+//! A tree here is every node below a root by workspace path. Two trees are compared path by
+//! path: a path in only one is added or removed, a path in both with different NodeIDs changed
+//! (for a directory: something below it changed, or its set of children did). Because NodeIDs
+//! are content addresses, a tree can come from the store (any root a scan ever recorded: node
+//! records are never deleted) or be computed elsewhere (from a git revision) and still compare.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::hash::NodeId;
+use crate::node::NodeKind;
+use crate::store::{Store, TreeNode};
+
+/// A tree: every node by path, the root (`""`) included.
+pub type PathTree = BTreeMap<String, TreeNode>;
+
+/// What changed from one tree to another, each list in path order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TreeDiff {
+    pub added: Vec<TreeNode>,
+    pub removed: Vec<TreeNode>,
+    /// (the old node, the new node) at the same path.
+    pub changed: Vec<(TreeNode, TreeNode)>,
+}
+
+/// Compares `old` with `new`.
+pub fn diff_trees(old: &PathTree, new: &PathTree) -> TreeDiff {
+    let mut diff = TreeDiff::default();
+    for (path, n) in new {
+        match old.get(path) {
+            None => diff.added.push(n.clone()),
+            Some(o) if o.node_id != n.node_id || o.kind != n.kind => {
+                diff.changed.push((o.clone(), n.clone()));
+            }
+            Some(_) => {}
+        }
+    }
+    diff.removed = old
+        .iter()
+        .filter(|(path, _)| !new.contains_key(*path))
+        .map(|(_, o)| o.clone())
+        .collect();
+    diff
+}
+
+impl Store {
+    /// The tree below `root`, any root a scan recorded, read from the node records.
+    pub fn tree_at(&self, root: &NodeId) -> Result<PathTree> {
+        let mut tree = PathTree::new();
+        let mut stack = vec![*root];
+        while let Some(id) = stack.pop() {
+            let rec = self
+                .node(&id)?
+                .ok_or_else(|| Error::NoSuchNode { id: id.to_hex() })?;
+            if rec.kind == NodeKind::Dir {
+                stack.extend(rec.children.iter().map(|c| c.node_id));
+            }
+            tree.insert(
+                rec.path.clone(),
+                TreeNode {
+                    path: rec.path,
+                    kind: rec.kind,
+                    node_id: id,
+                },
+            );
+        }
+        Ok(tree)
+    }
+}
