@@ -1,6 +1,7 @@
 //! `cargo xtask bench context`: what agents wait for. `get-node` latency from a cold process on
-//! a node with 1,000 frames and a view over parent and siblings, and the time to generate and
-//! to synthesize context over a generated tree.
+//! a node with 1,000 frames and a view over parent and siblings, and the time (and files per
+//! second) to generate context over a generated tree with the offline producer and with a
+//! simulated model, and to synthesize it.
 //!
 //! Every timing is a whole `merkle` process, start-up included, as an agent calling the CLI
 //! sees it. The target is a get-node p99 under 5 ms.
@@ -122,6 +123,31 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
         ],
     ))?;
 
+    settle();
+    progress(
+        "merkle generate --recursive --provider sim (one simulated model call per file and folder)",
+    );
+    let (sim_generate, out) = timed(&mut merkle(
+        config,
+        dir,
+        &[
+            "--json",
+            "generate",
+            "--agent",
+            "bench",
+            "--recursive",
+            "--type",
+            "simulated",
+            "--provider",
+            "sim",
+            "--concurrency",
+            "8",
+        ],
+    ))?;
+    if !out.contains("\"failed\": []") {
+        bail!("generate --provider sim reported failures: {out}");
+    }
+
     // The node get-node reads: the first planned file, with its siblings' frames from generate.
     let target = tree.files[0].path.clone();
     progress(&format!("putting {} frames on {target}", config.frames));
@@ -193,8 +219,25 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
             synthesize,
         ),
         ("generate --recursive again: nothing to do", noop_generate),
+        (
+            "generate --recursive --provider sim: a model call per node",
+            sim_generate,
+        ),
     ] {
         writeln!(t, "{label:<62} {:>10}", ms(d)).expect("writing to a String");
+    }
+    writeln!(t).expect("writing to a String");
+    let files = tree.files.len() as f64;
+    for (label, d) in [
+        ("offline outline producer", generate),
+        ("simulated model (8 calls in flight)", sim_generate),
+    ] {
+        writeln!(
+            t,
+            "generate throughput, {label:<36} {:>8.0} files/s",
+            files / d.as_secs_f64().max(1e-9)
+        )
+        .expect("writing to a String");
     }
     writeln!(t).expect("writing to a String");
     writeln!(

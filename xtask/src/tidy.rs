@@ -7,7 +7,7 @@
 //!   `from -> to` per line, `#` starting a comment. The listed edges must name crates under
 //!   `crates/` and form a DAG, so the document cannot drift from the code in either direction.
 //! - **One owner per heavy dependency.** reqwest only in llm-core, redb and sled only in
-//!   merkle-store, clap, tracing-subscriber and indicatif only in cli, tokio's multi-threaded
+//!   merkle-store, clap, tracing-subscriber, indicatif and rmcp only in cli, tokio's multi-threaded
 //!   runtime only in cli, and no tokio at all in merkle-store. Dev-dependencies are exempt: a test
 //!   may build a runtime or a client without the library carrying it to its users. xtask is not a
 //!   library and may use what it likes.
@@ -33,6 +33,7 @@ const OWNERS: &[(&str, &[&str])] = &[
     ("clap", &["cli"]),
     ("tracing-subscriber", &["cli"]),
     ("indicatif", &["cli"]),
+    ("rmcp", &["cli"]),
 ];
 
 /// tokio features that build the multi-threaded runtime, which only the binary may start.

@@ -14,7 +14,8 @@
 //! - [`time`]: UTC timestamps as text, from an injected clock;
 //! - [`compaction`]: the summary message and its ledger, built from data, when a conversation
 //!   outgrows the window;
-//! - [`agent`]: the turn loop, [`Agent::process_turn`], with governance deciding every call.
+//! - [`agent`]: the turn loop, [`Agent::process_turn`], with governance deciding every call;
+//! - [`producer`]: frames written by a model, for `generate` and `synthesize`.
 //!
 //! Boundary: no async runtime of its own. Storage and tools block and run on the caller's
 //! task, in order; only the model call is awaited. The binary builds the runtime.
@@ -22,6 +23,7 @@ pub mod agent;
 pub mod compaction;
 pub mod conversation;
 pub mod error;
+pub mod producer;
 pub mod prompt;
 pub mod storage;
 pub mod time;

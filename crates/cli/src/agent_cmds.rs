@@ -79,7 +79,7 @@ pub(crate) struct AgentArgs {
     price: Option<Price>,
 }
 
-fn parse_price(text: &str) -> Result<Price, String> {
+pub(crate) fn parse_price(text: &str) -> Result<Price, String> {
     let parse = |s: &str| {
         s.trim()
             .parse::<f64>()

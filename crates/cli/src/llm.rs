@@ -70,6 +70,18 @@ pub(crate) struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// Whether a model was asked for: a flag here, or `MERKLE_LLM_MODE` / `MERKLE_LLM_PROVIDER`
+    /// in the environment. A key alone is not a request to spend it.
+    pub(crate) fn is_configured(&self) -> bool {
+        self.provider.is_some()
+            || self.script.is_some()
+            || self.playback.is_some()
+            || self.record.is_some()
+            || [llm_sim::factory::MODE_VAR, llm_sim::factory::PROVIDER_VAR]
+                .iter()
+                .any(|v| std::env::var(v).is_ok_and(|v| !v.trim().is_empty()))
+    }
+
     /// The factory's settings for these flags, and the environment they override.
     pub(crate) fn settings(&self) -> (Settings, impl Fn(&str) -> Option<String> + '_) {
         let mut settings = Settings::default();
@@ -186,13 +198,13 @@ pub(crate) fn run_sim(cmd: &SimCommand, json: bool) -> Result<ExitCode> {
 }
 
 /// Ctrl-C, or SIGTERM where there is one, so a test harness can stop the server cleanly.
-struct Shutdown {
+pub(crate) struct Shutdown {
     #[cfg(unix)]
     signals: [tokio::signal::unix::Signal; 2],
 }
 
 impl Shutdown {
-    fn listen() -> Result<Self> {
+    pub(crate) fn listen() -> Result<Self> {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -206,7 +218,7 @@ impl Shutdown {
         Ok(Self {})
     }
 
-    async fn wait(self) {
+    pub(crate) async fn wait(self) {
         #[cfg(unix)]
         {
             let [mut interrupt, mut terminate] = self.signals;

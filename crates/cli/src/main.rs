@@ -14,7 +14,10 @@ mod agent_cmds;
 mod context_cmds;
 mod governance_cmds;
 mod llm;
+mod mcp;
 mod output;
+mod report;
+mod watch;
 
 use output::{Out, frame_json};
 
@@ -31,7 +34,7 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 struct Global {
     /// The workspace root [default: the enclosing workspace of the current directory: the nearest
     /// folder holding .merkle or .git, else the current directory]
@@ -107,6 +110,9 @@ enum Command {
     /// Give files in scope a frame of a type where it is missing or stale (offline outline
     /// producer), then synthesize their directories bottom-up
     Generate(context_cmds::GenerateArgs),
+    /// Keep the tree (and with --generate, one frame type) fresh: rescan after files change,
+    /// until Ctrl-C; the store stays free for other commands between rescans
+    Watch(watch::WatchArgs),
     /// Recompute the stale frames in scope (frames whose inputs changed), bottom-up
     Regenerate(context_cmds::RegenerateArgs),
     /// Mark a node's frames stale so the next regenerate recomputes them (append-only)
@@ -120,6 +126,9 @@ enum Command {
     /// Show or verify the workspace's hash-chained audit log of governance decisions
     #[command(subcommand)]
     Audit(governance_cmds::AuditCommand),
+    /// Report the context for CI: root, counts, stale frames by type, and with --since what
+    /// changed (nodes added, removed, changed; frames on them) since a root hash or git revision
+    Report(report::ReportArgs),
     /// Run an agent on one task until it completes, escalates or is stopped (governed; exit 0
     /// done, 3 escalated, 4 stopped)
     Run(agent_cmds::RunArgs),
@@ -134,6 +143,13 @@ enum Command {
     /// The LLM simulator: a fake Anthropic/OpenAI server answering from a script
     #[command(subcommand)]
     Sim(llm::SimCommand),
+    /// Serve the Model Context Protocol over stdio, for editors and agents to read and write
+    /// frames
+    ///
+    /// Tools: get_node, list_frames, put_frame, synthesize, status (answering the JSON of
+    /// `merkle --json`); resources: merkle://node/{path} for every path with frames. The store is
+    /// opened per request, so other merkle commands keep working while the server runs.
+    Mcp(mcp::McpArgs),
     /// List every frame on a node, oldest first
     ListFrames {
         /// A workspace path or a NodeID (a unique hex prefix of 8+ digits)
@@ -204,13 +220,25 @@ fn find_root(arg: Option<&Path>) -> Result<PathBuf> {
         .to_path_buf())
 }
 
+/// How long a writer waits for a store that another process holds (`merkle watch` holds it
+/// only for a rescan) before giving up with the store's "in use" error.
+const STORE_IN_USE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
     let opts = OpenOptions {
         store_dir: g.store.clone(),
         engine: g.engine.as_deref().and_then(EngineKind::parse),
         read_only,
     };
-    Ok(Store::open(root, &opts)?)
+    let give_up = std::time::Instant::now() + STORE_IN_USE_WAIT;
+    loop {
+        match Store::open(root, &opts) {
+            Err(merkle_store::Error::StoreInUse { .. }) if std::time::Instant::now() < give_up => {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            opened => return Ok(opened?),
+        }
+    }
 }
 
 /// Turns a path argument into a workspace path: relative to the current directory when that is
@@ -284,6 +312,8 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }
         Command::Conversations(cmd) => return agent_cmds::run_conversations(g, &root, cmd),
         Command::Sim(cmd) => return llm::run_sim(cmd, g.json),
+        Command::Watch(args) => return watch::run(g, &root, args),
+        Command::Mcp(args) => return mcp::serve(g, &root, args),
         Command::Scan { force } => {
             let store = open(g, &root, false)?;
             let bar = (!g.quiet && !g.json).then(output::scan_progress);
@@ -383,6 +413,10 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Synthesize(args) => {
             let store = open(g, &root, false)?;
             context_cmds::synthesize(out, &store, &root, args)?;
+        }
+        Command::Report(args) => {
+            let store = open(g, &root, true)?;
+            report::report(&store, &root, args, g.json)?;
         }
         Command::Generate(args) => {
             let store = open(g, &root, false)?;

@@ -139,6 +139,12 @@ pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport, stale: (Value,
         text.push('\n');
         text.push_str(&stale_text);
     }
+    out.value(status_json(r, stale_json), text);
+}
+
+/// The status document of `merkle --json status` (and the MCP `status` tool): the report's
+/// fields merged with the stale-frame fields.
+pub(crate) fn status_json(r: &StatusReport, stale_json: Value) -> Value {
     let mut json = json!({
             "root": r.root.to_hex(),
             "nodes": r.nodes,
@@ -150,7 +156,7 @@ pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport, stale: (Value,
     if let (Some(obj), Value::Object(extra)) = (json.as_object_mut(), stale_json) {
         obj.extend(extra);
     }
-    out.value(json, text);
+    json
 }
 
 pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {

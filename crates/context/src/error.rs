@@ -6,6 +6,8 @@
 pub enum Error {
     #[error(transparent)]
     Store(#[from] merkle_store::Error),
+    #[error("cannot start the generate threads: {message}")]
+    Threads { message: String },
     #[error("{path:?} is not a directory: only directories are synthesized")]
     NotADirectory { path: String },
     #[error("no view named {name:?} (known: {known})")]

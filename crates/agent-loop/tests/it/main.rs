@@ -4,6 +4,7 @@ mod agent;
 mod compaction;
 mod conversation;
 mod governed;
+mod producer;
 mod prompt;
 mod storage;
 mod tools;

@@ -20,13 +20,17 @@ mod address;
 mod agent;
 mod context;
 mod frames;
+mod generate;
 mod in_use;
 mod json_contract;
 mod llm;
+mod mcp;
+mod report;
 mod rescan;
 mod self_scan;
 mod tree;
 mod usage;
+mod watch;
 
 /// The fixture tree: regular files by workspace path and content. Some must never be scanned:
 /// `.git/`, what `.gitignore` ignores (`debug.log`, `target/`), what the nested `src/.gitignore`

@@ -1,0 +1,225 @@
+//! Frames written by a model: [`LlmProducer`] (a file's frame from its content) and
+//! [`LlmSynthesis`] (a directory's frame from its children's), plugged into context's
+//! `FrameProducer` and `SynthesisPolicy` traits so that `generate`, `synthesize` and
+//! `regenerate` drive them like the offline ones.
+//!
+//! Those traits are synchronous (context has no async runtime), so each call blocks its thread
+//! on the model's answer through a tokio runtime handle owned by the caller. `generate` calls
+//! producers from its worker threads, so its thread count is the number of calls in flight;
+//! llm-core's rate limiter and retries still apply to each.
+//!
+//! A producer's id names the model and a hash of its prompt template, so frames made with
+//! another model or prompt are other work: context memoizes by (id, content, type, agent), and
+//! a renamed, duplicated or reverted file costs no call. That is also why prompts should ask
+//! about the content: the path is given to the model as context, but a frame reused after a
+//! rename was written when the file had its old name.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use context::{FrameProducer, SynthesisInput, SynthesisPolicy};
+use llm_core::{LlmClient, Message, Request, Usage};
+use merkle_store::NodeRecord;
+
+use crate::agent::Price;
+
+/// The default prompt for a file's frame. `{path}`, `{type}` and `{content}` are replaced.
+pub const FILE_TEMPLATE: &str = "Write the {type} of the file `{path}` for a coding agent \
+that has not read it: what the file is for, its main items (types, functions, sections) and how \
+they are used. Plain text, at most 120 words, no preamble.\n\n<file>\n{content}\n</file>\n";
+
+/// The default prompt for a directory's frame. `{path}`, `{type}` and `{children}` (each
+/// child's path and frame) are replaced.
+pub const DIR_TEMPLATE: &str = "Write the {type} of the directory `{path}` for a coding agent, \
+from the {type} of each of its children below: what the directory holds and how its parts fit \
+together. Plain text, at most 120 words, no preamble.\n\n{children}\n";
+
+const SYSTEM: &str = "You write short, factual context for software repositories. Describe \
+only what the given text shows.";
+
+/// Calls, tokens and cost of a model's frames so far, for progress and reports.
+#[derive(Debug, Default)]
+pub struct LlmStats {
+    calls: AtomicU64,
+    usage: Mutex<Usage>,
+    price: Option<Price>,
+}
+
+impl LlmStats {
+    pub fn new(price: Option<Price>) -> LlmStats {
+        LlmStats {
+            price,
+            ..LlmStats::default()
+        }
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    pub fn usage(&self) -> Usage {
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The estimated cost in US dollars, when a price is known.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.price.map(|p| p.cost(&self.usage()))
+    }
+
+    fn record(&self, usage: &Usage) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
+    }
+}
+
+/// What the LLM producers share: the client, the runtime to wait on it, the model and limits.
+#[derive(Clone)]
+pub struct LlmSettings {
+    pub client: Arc<dyn LlmClient>,
+    /// A handle of a multi-threaded runtime: producers block on it from other threads.
+    pub runtime: tokio::runtime::Handle,
+    /// The model; empty: the client's default. Part of every producer id.
+    pub model: String,
+    /// The most tokens of file content (or children's frames) sent; the rest is cut with a
+    /// marker.
+    pub max_input_tokens: u64,
+    /// The frame's token limit.
+    pub max_tokens: u32,
+    pub stats: Arc<LlmStats>,
+}
+
+impl std::fmt::Debug for LlmSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmSettings")
+            .field("model", &self.model)
+            .field("max_input_tokens", &self.max_input_tokens)
+            .field("max_tokens", &self.max_tokens)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlmSettings {
+    /// Sends `prompt` and returns the answer's text, counting the call.
+    fn ask(&self, prompt: String) -> Result<Vec<u8>, String> {
+        let request = Request {
+            model: self.model.clone(),
+            system: Some(SYSTEM.to_owned()),
+            messages: vec![Message::user(prompt)],
+            max_tokens: self.max_tokens,
+            ..Request::default()
+        };
+        let response = self
+            .runtime
+            .block_on(self.client.complete(&request))
+            .map_err(|e| e.to_string())?;
+        self.stats.record(&response.usage);
+        let text = response.text();
+        if text.trim().is_empty() {
+            return Err("the model answered with no text".to_owned());
+        }
+        Ok(text.into_bytes())
+    }
+
+    fn id(&self, kind: &str, template: &str) -> String {
+        let model = if self.model.is_empty() {
+            "default"
+        } else {
+            &self.model
+        };
+        let hash = blake3::hash(template.as_bytes()).to_hex();
+        format!("{kind}:{model}:{}", &hash[..16])
+    }
+
+    fn max_input_bytes(&self) -> usize {
+        usize::try_from(self.max_input_tokens.saturating_mul(4)).unwrap_or(usize::MAX)
+    }
+}
+
+/// A file's frame written by the model from the file's content.
+#[derive(Debug, Clone)]
+pub struct LlmProducer {
+    pub settings: LlmSettings,
+    /// The frame type, for the prompt.
+    pub frame_type: String,
+    pub template: String,
+}
+
+impl FrameProducer for LlmProducer {
+    fn id(&self) -> String {
+        self.settings.id("llm", &self.template)
+    }
+
+    fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String> {
+        let Ok(text) = std::str::from_utf8(content) else {
+            // Not text: nothing a model can read, and no call to pay for.
+            return Ok(format!("{}: binary, {} bytes", node.path, content.len()).into_bytes());
+        };
+        let shown = cut(text, self.settings.max_input_bytes());
+        let prompt = self
+            .template
+            .replace("{path}", &node.path)
+            .replace("{type}", &self.frame_type)
+            .replace("{content}", &shown);
+        self.settings.ask(prompt)
+    }
+}
+
+/// A directory's frame written by the model from its children's frames.
+#[derive(Debug, Clone)]
+pub struct LlmSynthesis {
+    pub settings: LlmSettings,
+    pub template: String,
+}
+
+impl SynthesisPolicy for LlmSynthesis {
+    fn id(&self) -> String {
+        self.settings.id("llm-synthesis", &self.template)
+    }
+
+    fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
+        if input.children.is_empty() {
+            // Stable and free: an empty directory has nothing to summarize.
+            return Ok(format!("{}/: empty", input.dir.path).into_bytes());
+        }
+        let mut children = String::new();
+        for child in input.children {
+            let _ = write!(
+                children,
+                "## {} ({})\n{}\n\n",
+                child.path,
+                child.frame.frame_type,
+                String::from_utf8_lossy(&child.frame.content).trim_end()
+            );
+        }
+        let shown = cut(&children, self.settings.max_input_bytes());
+        let path = if input.dir.path.is_empty() {
+            "."
+        } else {
+            &input.dir.path
+        };
+        let prompt = self
+            .template
+            .replace("{path}", path)
+            .replace("{type}", input.frame_type)
+            .replace("{children}", &shown);
+        self.settings.ask(prompt)
+    }
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, with a marker saying how much.
+fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}\n[... truncated: {end} of {} bytes shown]",
+        &text[..end],
+        text.len()
+    ))
+}

@@ -1,0 +1,517 @@
+//! `merkle mcp`: the store served over the Model Context Protocol on stdio, for any MCP client
+//! (an editor, another agent) to read and write context frames.
+//!
+//! The tools mirror the CLI and answer with the documents of `merkle --json`: `get_node` (a
+//! view of a node's frames), `list_frames`, `put_frame`, `synthesize` and `status`. Resources
+//! `merkle://node/{path}` hold the latest frame of each type on a path, one resource per path
+//! that has frames. Paths are workspace-relative whatever the server's current directory is,
+//! since a client rarely knows where it started the server.
+//!
+//! The store is opened for each request (read-only unless the request writes) and closed before
+//! the answer goes out, so the server never holds the store's write lock while it waits for the
+//! client, and other `merkle` commands keep working beside it. Requests touch the store one at a
+//! time, on tokio's blocking pool. Writes are made as the agent given with `--agent` (or
+//! `MERKLE_AGENT`), so merkle-store's role checks apply: a reader's `put_frame` is refused.
+//! Every failure is a tool error (`isError`) whose message names the input; the server keeps
+//! serving.
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use merkle_store::{NewFrame, Store};
+use rmcp::handler::server::common::{schema_for_empty_input, schema_for_input};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::schemars::JsonSchema;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::context_cmds::{self, SynthesizeArgs, ViewArgs};
+use crate::output::{self, frame_json};
+use crate::{Global, display_path};
+
+/// `merkle mcp`.
+#[derive(Args, Debug)]
+pub(crate) struct McpArgs {
+    /// The agent that put_frame and synthesize write as (registered with `merkle agent add`);
+    /// without one the server only reads
+    #[arg(long, env = "MERKLE_AGENT")]
+    agent: Option<String>,
+}
+
+const NODE_URI: &str = "merkle://node/";
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode> {
+    let server = MerkleMcp {
+        shared: Arc::new(Shared {
+            global: g.clone(),
+            root: root.to_path_buf(),
+            agent: args.agent.clone(),
+            one_at_a_time: Mutex::new(()),
+        }),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("starting the MCP session on stdio")?;
+        running.waiting().await.context("serving MCP on stdio")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// What every request needs to open the store.
+struct Shared {
+    global: Global,
+    root: PathBuf,
+    agent: Option<String>,
+    /// Held while a request has the store open: one handle at a time in this process, so two
+    /// concurrent requests never meet each other's lock.
+    one_at_a_time: Mutex<()>,
+}
+
+#[derive(Clone)]
+struct MerkleMcp {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct GetNodeParams {
+    /// The node: a workspace path ("" or "." is the root) or a NodeID (a unique hex prefix of 8+
+    /// digits)
+    path: String,
+    /// A view named in .merkle/views.yaml [default: the view named `default` if any, else the
+    /// node's head frames]
+    view: Option<String>,
+    /// At most this many frames
+    max_frames: Option<usize>,
+    /// Only frames of these types
+    #[serde(default)]
+    types: Vec<String>,
+    /// Where frames come from: node, parent, siblings
+    #[serde(default)]
+    sources: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct ListFramesParams {
+    /// The node: a workspace path ("" or "." is the root) or a NodeID
+    path: String,
+    /// Only frames of this type
+    #[serde(rename = "type")]
+    frame_type: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct PutFrameParams {
+    /// The node: a workspace path ("" or "." is the root) or a NodeID
+    path: String,
+    /// The frame type, e.g. summary or notes
+    #[serde(rename = "type")]
+    frame_type: String,
+    /// The frame's content
+    content: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct SynthesizeParams {
+    /// The directory: a workspace path ("" or "." is the root) or a NodeID
+    path: String,
+    /// The frame type to collect from the children and write (`*`: every type) [default:
+    /// summary]
+    #[serde(rename = "type")]
+    frame_type: Option<String>,
+    /// Synthesize every directory below first, children before parents
+    #[serde(default)]
+    recursive: bool,
+}
+
+/// The tools, as `tools/list` shows them.
+fn tools() -> Vec<Tool> {
+    let reads = || ToolAnnotations::new().read_only(true);
+    let writes = || ToolAnnotations::new().read_only(false).destructive(false);
+    vec![
+        Tool::new(
+            "get_node",
+            "Read a workspace node (file or directory): its record (path, kind, NodeID, content \
+             hash, children) and the context frames a view selects, as `merkle --json get-node` \
+             prints them. Default: the node's head frames (the latest of each type).",
+            input_schema::<GetNodeParams>(),
+        )
+        .with_annotations(reads()),
+        Tool::new(
+            "list_frames",
+            "List every frame on a node, oldest first, optionally of one type.",
+            input_schema::<ListFramesParams>(),
+        )
+        .with_annotations(reads()),
+        Tool::new(
+            "put_frame",
+            "Attach a context frame (a summary, notes, a decision) to a node, as the server's \
+             agent. Frames are append-only: the new frame becomes the head of its type on the \
+             node and older ones stay readable. Answers the FrameID and whether it was new.",
+            input_schema::<PutFrameParams>(),
+        )
+        .with_annotations(writes()),
+        Tool::new(
+            "synthesize",
+            "Synthesize a directory's frame of a type from its children's head frames \
+             (concatenated under path headers), as the server's agent, which needs the \
+             synthesis role; recursive does every directory below first.",
+            input_schema::<SynthesizeParams>(),
+        )
+        .with_annotations(writes()),
+        Tool::new(
+            "status",
+            "The workspace's status, as `merkle --json status` prints it: the last scan's root \
+             hash, node and frame counts, files changed on disk since, and stale frames.",
+            schema_for_empty_input(),
+        )
+        .with_annotations(reads()),
+    ]
+}
+
+fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    schema_for_input::<T>().expect("every parameter struct has an object schema")
+}
+
+/// A tool's arguments, or an error naming the tool and the argument at fault.
+fn arguments<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
+    serde_json::from_value(args).map_err(|e| format!("{tool}: invalid arguments: {e}"))
+}
+
+impl MerkleMcp {
+    /// Runs `f` on the store, opened read-only unless `write`, on the blocking pool; a failure
+    /// becomes its message.
+    async fn on_store<T: Send + 'static>(
+        &self,
+        write: bool,
+        f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let shared = Arc::clone(&self.shared);
+        tokio::task::spawn_blocking(move || {
+            let _one = shared
+                .one_at_a_time
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let store = crate::open(&shared.global, &shared.root, !write)?;
+            f(&store, &shared)
+        })
+        .await
+        .map_err(|e| format!("the request failed: {e}"))?
+        .map_err(|e| format!("{e:#}"))
+    }
+
+    /// A tool's answer: the JSON document as text, or a tool error naming what failed.
+    async fn answer(
+        &self,
+        write: bool,
+        f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
+    ) -> Result<String, String> {
+        let json = self.on_store(write, f).await?;
+        Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
+    }
+}
+
+/// The writing agent, or an error saying how to configure one.
+fn writer(shared: &Shared, tool: &str) -> Result<String, String> {
+    shared.agent.clone().ok_or_else(|| {
+        format!(
+            "{tool} writes as an agent and none is configured: start the server with \
+             `merkle mcp --agent ID` (or MERKLE_AGENT=ID)"
+        )
+    })
+}
+
+/// The tools themselves; each answers the JSON document as text, or a message saying what failed.
+impl MerkleMcp {
+    async fn get_node(&self, args: Value) -> Result<String, String> {
+        let p: GetNodeParams = arguments("get_node", args)?;
+        self.answer(false, move |store, shared| {
+            let node = store.resolve(&p.path)?;
+            let args = ViewArgs {
+                view: p.view,
+                max_frames: p.max_frames,
+                types: p.types,
+                source: p.sources,
+                ..ViewArgs::default()
+            };
+            let view = context_cmds::view(store, &shared.root, &args)?;
+            let composed = context::get_node(store, &node, &view)?;
+            Ok(context_cmds::node_context_json(&composed))
+        })
+        .await
+    }
+
+    async fn list_frames(&self, args: Value) -> Result<String, String> {
+        let p: ListFramesParams = arguments("list_frames", args)?;
+        self.answer(false, move |store, _| {
+            let node = store.resolve(&p.path)?;
+            let frames = store.frames_of(&node.node_id, p.frame_type.as_deref())?;
+            Ok(Value::Array(frames.iter().map(frame_json).collect()))
+        })
+        .await
+    }
+
+    async fn put_frame(&self, args: Value) -> Result<String, String> {
+        let p: PutFrameParams = arguments("put_frame", args)?;
+        let agent = writer(&self.shared, "put_frame")?;
+        self.answer(true, move |store, _| {
+            let node = store.resolve(&p.path)?;
+            let frame = NewFrame::new(node.node_id, &p.frame_type, &agent, p.content.into_bytes());
+            let put = store
+                .put_frame(frame)
+                .with_context(|| format!("put_frame on {:?}", display_path(&node.path)))?;
+            Ok(json!({
+                "frame_id": put.frame_id.to_hex(),
+                "node_id": node.node_id.to_hex(),
+                "path": node.path,
+                "created": put.created,
+            }))
+        })
+        .await
+    }
+
+    async fn synthesize(&self, args: Value) -> Result<String, String> {
+        let p: SynthesizeParams = arguments("synthesize", args)?;
+        let agent = writer(&self.shared, "synthesize")?;
+        self.answer(true, move |store, _| {
+            let dir = store.resolve(&p.path)?;
+            let args = SynthesizeArgs {
+                dir: p.path,
+                frame_type: p.frame_type.unwrap_or_else(|| "summary".to_owned()),
+                agent,
+                policy: "concat".to_owned(),
+                contains: None,
+                recursive: p.recursive,
+            };
+            Ok(context_cmds::synthesize_node(store, &dir, &args)?.0)
+        })
+        .await
+    }
+
+    async fn status(&self) -> Result<String, String> {
+        self.answer(false, |store, _| {
+            let report = store.status()?;
+            let stale = context::stale_frames(store)?;
+            Ok(output::status_json(
+                &report,
+                context_cmds::stale_json(&stale).0,
+            ))
+        })
+        .await
+    }
+}
+
+impl ServerHandler for MerkleMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("merkle", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "merkle keeps immutable, attributed context frames (summaries, notes) on the files \
+             and directories of a workspace. Nodes are workspace paths (\"\" or \".\" is the \
+             root) or NodeIDs. Read with get_node, list_frames, status and the \
+             merkle://node/{path} resources; write with put_frame and synthesize.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools().into_iter().find(|t| t.name == name)
+    }
+
+    /// An unknown tool is a protocol error; everything that goes wrong inside a tool, bad
+    /// arguments included, is a tool error the model can read and act on.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let answer = match request.name.as_ref() {
+            "get_node" => self.get_node(args).await,
+            "list_frames" => self.list_frames(args).await,
+            "put_frame" => self.put_frame(args).await,
+            "synthesize" => self.synthesize(args).await,
+            "status" => self.status().await,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool {other:?}: merkle has get_node, list_frames, put_frame, \
+                         synthesize and status"
+                    ),
+                    None,
+                ));
+            }
+        };
+        Ok(match answer {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        }
+        .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let paths = self
+            .on_store(false, |store, _| Ok(store.paths_with_frames()?))
+            .await
+            .map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(ListResourcesResult::with_all_items(
+            paths
+                .iter()
+                .map(|p| {
+                    Resource::new(node_uri(p), display_path(p))
+                        .with_description(format!(
+                            "the latest frame of each type on {}",
+                            display_path(p)
+                        ))
+                        .with_mime_type("application/json")
+                })
+                .collect(),
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(format!("{NODE_URI}{{+path}}"), "node")
+                .with_description(
+                    "a node's record and the latest frame of each type on its path (the root: \
+                     an empty path)",
+                )
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let path = uri
+            .strip_prefix(NODE_URI)
+            .and_then(percent_decode)
+            .ok_or_else(|| {
+                ErrorData::resource_not_found(
+                    format!("{uri:?} is not a merkle node resource ({NODE_URI}PATH)"),
+                    None,
+                )
+            })?;
+        let json = self
+            .on_store(false, move |store, _| {
+                let node = store.node_at(&path)?;
+                let frames = store.path_heads(&path)?;
+                if node.is_none() && frames.is_empty() {
+                    anyhow::bail!(
+                        "no node and no frames at path {:?}",
+                        merkle_store::normalize_path(&path)
+                    );
+                }
+                Ok(json!({
+                    "node": node.as_ref().map(output::node_json),
+                    "frames": frames.iter().map(frame_json).collect::<Vec<_>>(),
+                }))
+            })
+            .await
+            .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e}"), None))?;
+        let text =
+            serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes");
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type("application/json"),
+        ])
+        .into())
+    }
+}
+
+/// The resource URI of a workspace path: every byte but unreserved characters and `/`
+/// percent-encoded, so any path makes a valid URI.
+fn node_uri(path: &str) -> String {
+    let mut uri = NODE_URI.to_owned();
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// The path a resource URI spells, undoing [`node_uri`]'s encoding; `None` if it is malformed.
+fn percent_decode(s: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut rest = s.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        if b == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(b);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_uris_round_trip_through_percent_encoding() {
+        for path in ["", "src/main.rs", "a dir/ü%.txt", "x?#y"] {
+            let uri = node_uri(path);
+            assert!(!uri[NODE_URI.len()..].contains([' ', '?', '#']), "{uri}");
+            assert_eq!(
+                percent_decode(&uri[NODE_URI.len()..]).as_deref(),
+                Some(path)
+            );
+        }
+        assert_eq!(percent_decode("bad%zz"), None);
+        assert_eq!(percent_decode("cut%4"), None);
+    }
+}

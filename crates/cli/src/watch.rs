@@ -1,0 +1,257 @@
+//! `merkle watch`: keeps the tree, and with `--generate` one frame type, fresh as files change.
+//!
+//! File events (the `notify` crate: inotify on Linux) are hints of *when* to look, never of
+//! *what*: after a quiet spell (the debounce) the whole tree is rescanned with the ordinary
+//! incremental scan, a stat walk that re-hashes only the files whose stat changed. So an event
+//! queue overflow (notify's `Rescan` flag) or a watcher error, after which events may have been
+//! lost, needs nothing more than the same full stat scan, and no event can be missed for good:
+//! one that arrives during a rescan schedules the next.
+//!
+//! The store is opened for writing only for the span of one rescan (open, scan, generate, drop),
+//! so between rescans every other `merkle` command works as if watch were not running, and a
+//! writer that starts during a rescan waits for it in [`crate::open`]. Plain threads and a std
+//! channel carry everything: the watcher's callback, and a signal thread that turns Ctrl-C or
+//! SIGTERM into a clean stop once the rescan in flight (if any) has finished.
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use merkle_store::{ScanOptions, ScanReport};
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecursiveMode, Watcher};
+use serde_json::{Value, json};
+
+use crate::Global;
+use crate::context_cmds::{self, GenerateArgs};
+use crate::llm::Shutdown;
+
+/// The `watch` flags.
+#[derive(Args, Debug)]
+pub(crate) struct WatchArgs {
+    /// After each rescan, also give every file and directory a fresh frame, as `merkle generate
+    /// --recursive` on the root does
+    #[arg(long)]
+    generate: bool,
+    /// With --generate: the frame type to keep fresh
+    #[arg(long = "type", value_name = "TYPE", default_value = "summary")]
+    frame_type: String,
+    /// With --generate: the writing agent, with the synthesis role [default: MERKLE_AGENT, else
+    /// `merkle`, as for `merkle generate`]
+    #[arg(long, env = "MERKLE_AGENT")]
+    agent: Option<String>,
+    /// Rescan once no file event has come for this long (under a steady stream of events, at
+    /// the latest ten times this after the first)
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    debounce_ms: u64,
+    /// Stop after this many rescans, the first one included (for scripts and tests)
+    #[arg(long, value_name = "N")]
+    exit_after: Option<u64>,
+}
+
+/// What wakes the watch loop.
+enum Wake {
+    File(notify::Result<notify::Event>),
+    Stop,
+}
+
+/// How long to wait before retrying a rescan that found the store held by another writer
+/// (after [`crate::open`] has already waited for it).
+const IN_USE_RETRY: Duration = Duration::from_secs(1);
+
+pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode> {
+    let (tx, rx) = mpsc::channel();
+    stop_on_signal(tx.clone())?;
+    // Watching starts before the first scan, so that nothing changed during it goes unseen.
+    let mut watcher = notify::recommended_watcher(move |event| {
+        // The loop only stops listening when watch ends.
+        let _ = tx.send(Wake::File(event));
+    })
+    .context("starting the file watcher")?;
+    watcher
+        .watch(root, RecursiveMode::Recursive)
+        .with_context(|| format!("watching {} for changes", root.display()))?;
+
+    // The first rescan's errors (an agent without the synthesis role, a store held for long)
+    // end the command, where they are seen; later ones are reported and retried.
+    let store_dir = rescan(g, root, args)?;
+    let mut rescans = 1;
+    let debounce = Duration::from_millis(args.debounce_ms);
+    // When the next rescan is due, and the first event it answers (a steady stream of events
+    // must not put it off forever).
+    let mut due: Option<Instant> = None;
+    let mut first_event: Option<Instant> = None;
+    let mut in_use_reported = false;
+    while args.exit_after.is_none_or(|n| rescans < n) {
+        let wake = match due {
+            None => rx.recv().ok(),
+            Some(due_at) => match rx.recv_timeout(due_at.saturating_duration_since(Instant::now()))
+            {
+                Ok(wake) => Some(wake),
+                Err(RecvTimeoutError::Disconnected) => None,
+                Err(RecvTimeoutError::Timeout) => {
+                    (due, first_event) = (None, None);
+                    match rescan(g, root, args) {
+                        Ok(_) => {
+                            rescans += 1;
+                            in_use_reported = false;
+                        }
+                        Err(e) if is_in_use(&e) => {
+                            if !in_use_reported && !g.quiet {
+                                eprintln!("warning: {e:#}; rescanning once it is free");
+                            }
+                            in_use_reported = true;
+                            due = Some(Instant::now() + IN_USE_RETRY);
+                        }
+                        Err(e) if is_closed_stdout(&e) => break,
+                        // Whatever it was, the next change tries again.
+                        Err(e) => eprintln!("error: {e:#}"),
+                    }
+                    continue;
+                }
+            },
+        };
+        match wake {
+            None | Some(Wake::Stop) => break,
+            Some(Wake::File(Ok(event))) if !is_relevant(&event, root, &store_dir) => {}
+            Some(Wake::File(result)) => {
+                if let Err(e) = result
+                    && !g.quiet
+                {
+                    eprintln!("warning: file watcher: {e}; rescanning everything");
+                }
+                let now = Instant::now();
+                let first = *first_event.get_or_insert(now);
+                due = Some((now + debounce).min(first + debounce * 10));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Sends [`Wake::Stop`] on Ctrl-C or SIGTERM, from a thread of its own; a second one ends the
+/// process at once, without waiting for the rescan in flight. That loses nothing but the
+/// rescan's unfinished work: a scan is one transaction, and generated frames are committed in
+/// chunks.
+fn stop_on_signal(tx: Sender<Wake>) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the signal listener")?;
+    let shutdown = {
+        let _inside = runtime.enter();
+        Shutdown::listen()?
+    };
+    std::thread::Builder::new()
+        .name("watch-signals".to_owned())
+        .spawn(move || {
+            runtime.block_on(async {
+                shutdown.wait().await;
+                let _ = tx.send(Wake::Stop);
+                if let Ok(again) = Shutdown::listen() {
+                    again.wait().await;
+                    std::process::exit(130);
+                }
+            });
+        })
+        .context("starting the signal listener")?;
+    Ok(())
+}
+
+/// One rescan: open the store for writing, scan, generate, print one line, and let the store go.
+/// Returns the store folder, whose own writes the watch loop ignores.
+fn rescan(g: &Global, root: &Path, args: &WatchArgs) -> Result<PathBuf> {
+    let store = crate::open(g, root, false)?;
+    let report = store.scan(&ScanOptions::default())?;
+    let generated = if args.generate {
+        let gen_args = GenerateArgs::whole_tree(&args.frame_type, args.agent.as_deref());
+        Some(context_cmds::run_generate(&store, root, &gen_args, true)?)
+    } else {
+        None
+    };
+    let store_dir = store.dir().to_path_buf();
+    drop(store);
+
+    if !g.quiet {
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
+        for f in generated.iter().flat_map(|r| &r.failed) {
+            eprintln!("warning: not generated: {f}");
+        }
+    }
+    let generated = generated.as_ref().map(context_cmds::generated_json);
+    let line = if g.json {
+        json!({
+            "root": report.root.to_hex(),
+            "changed": report.changed,
+            "files": report.files,
+            "dirs": report.dirs,
+            "generated": generated.map_or(Value::Null, |(json, _)| json),
+        })
+        .to_string()
+    } else {
+        text_line(&report, generated.map(|(_, text)| text))
+    };
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")
+        .and_then(|()| stdout.flush())
+        .context("writing to standard output")?;
+    // A store in a folder of its own outside `.merkle` is ignored by its path.
+    Ok(store_dir.canonicalize().unwrap_or(store_dir))
+}
+
+fn text_line(r: &ScanReport, generated: Option<String>) -> String {
+    let hex = r.root.to_hex();
+    let mut line = format!(
+        "root {}: {} changed ({} files, {} dirs)",
+        &hex[..12],
+        r.changed,
+        r.files,
+        r.dirs
+    );
+    if let Some(text) = generated {
+        line.push_str("; ");
+        line.push_str(&text);
+    }
+    line
+}
+
+/// Whether an event may mean the tree changed. Reads (scans and generation open files and
+/// folders too) are not changes, and neither is anything under the store or `.git`, or
+/// watch would wake itself up forever.
+fn is_relevant(event: &notify::Event, root: &Path, store_dir: &Path) -> bool {
+    if event.need_rescan() {
+        return true;
+    }
+    if let EventKind::Access(kind) = event.kind
+        && kind != AccessKind::Close(AccessMode::Write)
+    {
+        return false;
+    }
+    // An event naming no path may be about anything.
+    event.paths.is_empty()
+        || event.paths.iter().any(|p| {
+            !p.starts_with(store_dir)
+                && !p.strip_prefix(root).unwrap_or(p).components().any(
+                    |c| matches!(c, Component::Normal(name) if name == ".git" || name == ".merkle"),
+                )
+        })
+}
+
+fn is_in_use(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<merkle_store::Error>(),
+        Some(merkle_store::Error::StoreInUse { .. })
+    )
+}
+
+/// Whether whoever read our lines has gone (`merkle watch | head -1`): a reason to stop, not an
+/// error.
+fn is_closed_stdout(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}

@@ -1,0 +1,213 @@
+//! `merkle mcp`: raw newline-delimited JSON-RPC on the binary's stdin and stdout, so the Rust
+//! suite covers the MCP server without the Python SDK (crates/cli/tests/mcp drives it with that).
+use std::io::{BufRead, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::{Workspace, parse, str_field};
+
+/// How long one answer may take before the test fails rather than hangs.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
+
+/// A running `merkle mcp`, killed when the test ends however it ends.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// Each line of its stdout, then `None` when it closes.
+    lines: Receiver<Option<String>>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(ws: &Workspace, agent: &str) -> Server {
+        let home = ws.tmp.path().join("home");
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+            .arg("--root")
+            .arg(&ws.root)
+            .args(["mcp", "--agent", agent])
+            .current_dir(&ws.root)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting merkle mcp");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(Some(line)).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(None);
+        });
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 0,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{message}").expect("writing to merkle mcp");
+        stdin.flush().expect("flushing merkle mcp's stdin");
+    }
+
+    /// Sends a request and returns its answer (`result` or `error`), checking the id matches.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let line = self
+            .lines
+            .recv_timeout(ANSWER_DEADLINE)
+            .unwrap_or_else(|e| panic!("no answer to {method}: {e}"))
+            .unwrap_or_else(|| {
+                panic!("merkle mcp closed its stdout instead of answering {method}")
+            });
+        let answer = parse(&line);
+        assert_eq!(answer["id"], json!(id), "{answer}");
+        answer
+    }
+
+    /// Calls a tool; returns whether it was an error and its one text block.
+    fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
+        let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let result = &answer["result"];
+        let content = result["content"].as_array().expect("content is a list");
+        assert_eq!(content.len(), 1, "{answer}");
+        (
+            result["isError"] == json!(true),
+            str_field(&content[0], "text"),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn help_names_the_agent_flag() {
+    let ws = Workspace::empty();
+    let help = ws.ok(&["mcp", "--help"]);
+    assert!(
+        help.starts_with("Serve the Model Context Protocol over stdio"),
+        "{help}"
+    );
+    assert!(help.contains("--agent <AGENT>"), "{help}");
+    assert!(help.contains("MERKLE_AGENT"), "{help}");
+}
+
+#[test]
+fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
+    let ws = Workspace::scanned();
+    ws.ok(&["agent", "add", "bot", "--role", "writer"]);
+    let mut server = Server::start(&ws, "bot");
+
+    let init = server.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "merkle-tests", "version": "0"},
+        }),
+    );
+    let result = &init["result"];
+    assert_eq!(
+        (
+            &result["protocolVersion"],
+            &result["serverInfo"]["name"],
+            result["capabilities"]["tools"].is_object(),
+            result["capabilities"]["resources"].is_object(),
+        ),
+        (&json!("2025-06-18"), &json!("merkle"), true, true),
+        "{init}"
+    );
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let tools = server.request("tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .expect("a list of tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a tool name"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "get_node",
+            "list_frames",
+            "put_frame",
+            "synthesize",
+            "status"
+        ]
+    );
+
+    let (is_error, text) = server.call(
+        "put_frame",
+        json!({"path": "README.md", "type": "summary", "content": "The fixture's readme."}),
+    );
+    assert!(!is_error, "{text}");
+    let put = parse(&text);
+
+    // The server holds no lock between requests: a writing command works beside it, and the
+    // CLI reads what the server wrote.
+    ws.ok(&["agent", "add", "carol", "--role", "reader"]);
+    let cli = ws.json(&["get-node", "README.md"]);
+    assert_eq!(cli["frames"][0]["frame_id"], put["frame_id"]);
+
+    // get_node answers the document `merkle --json get-node` prints.
+    let (is_error, text) = server.call("get_node", json!({"path": "README.md"}));
+    assert!(!is_error, "{text}");
+    assert_eq!(parse(&text), cli);
+
+    // Failures are tool errors naming the input, and the server keeps serving.
+    assert_eq!(
+        server.call("get_node", json!({"path": "no/such.rs"})),
+        (
+            true,
+            "no node at path \"no/such.rs\" in the last scan".to_owned()
+        )
+    );
+    let (is_error, text) = server.call("list_frames", json!({}));
+    assert!(is_error && text.contains("missing field `path`"), "{text}");
+    let (is_error, text) = server.call("synthesize", json!({"path": "src"}));
+    assert!(
+        is_error && text.contains("\"bot\" has role writer and may not"),
+        "{text}"
+    );
+    let unknown = server.request("tools/call", json!({"name": "nope", "arguments": {}}));
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown tool \"nope\"")),
+        "{unknown}"
+    );
+
+    let read = server.request("resources/read", json!({"uri": "merkle://node/README.md"}));
+    let doc = parse(&str_field(&read["result"]["contents"][0], "text"));
+    assert_eq!(doc["frames"][0]["content"], json!("The fixture's readme."));
+
+    // Closing stdin ends the session and the process, successfully.
+    drop(server.stdin.take());
+    assert_eq!(
+        server.lines.recv_timeout(ANSWER_DEADLINE),
+        Ok(None),
+        "stdout closes"
+    );
+    let status = server.child.wait().expect("waiting for merkle mcp");
+    assert!(status.success(), "{status}");
+}

@@ -1,0 +1,197 @@
+//! `merkle watch`: a real watcher on a real workspace sees edits and new files, keeps a frame type
+//! fresh, leaves the store free for other commands between rescans, and stops cleanly on SIGTERM.
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::{Workspace, parse, str_field};
+
+/// How long any one line of `watch` may take before the test fails rather than hangs.
+const LINE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// A running `merkle watch`, killed when the test ends however it ends.
+struct Watch {
+    child: Child,
+    /// Each line of its stdout, then `None` when it closes.
+    lines: Receiver<Option<String>>,
+    stderr: std::path::PathBuf,
+}
+
+impl Watch {
+    /// `merkle --root <ws> ARGS`, as [`Workspace::cmd`] runs it but left running.
+    fn start(ws: &Workspace, args: &[&str]) -> Watch {
+        let home = ws.tmp.path().join("home");
+        let stderr = ws.tmp.path().join("watch.stderr");
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+            .arg("--root")
+            .arg(&ws.root)
+            .args(args)
+            .current_dir(&ws.root)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &home)
+            .env_remove("MERKLE_AGENT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
+            .spawn()
+            .expect("starting merkle watch");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(Some(line)).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(None);
+        });
+        Watch {
+            child,
+            lines,
+            stderr,
+        }
+    }
+
+    /// The next line, as JSON.
+    fn next(&self) -> Value {
+        match self.lines.recv_timeout(LINE_DEADLINE) {
+            Ok(Some(line)) => parse(&line),
+            Ok(None) => panic!("watch ended early; stderr:\n{}", self.stderr()),
+            Err(_) => panic!(
+                "watch printed nothing for {LINE_DEADLINE:?}; stderr:\n{}",
+                self.stderr()
+            ),
+        }
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn watch_rescans_and_generates_while_other_commands_run() {
+    let ws = Workspace::fixture();
+    ws.ok(&["agent", "add", "A", "--role", "synthesis"]);
+    let watch = Watch::start(
+        &ws,
+        &[
+            "--json",
+            "watch",
+            "--generate",
+            "--type",
+            "summary",
+            "--agent",
+            "A",
+        ],
+    );
+
+    // The first line is the first scan, with every file's frame generated.
+    let first = watch.next();
+    let status = ws.json(&["status"]);
+    assert_eq!(
+        first,
+        json!({
+            "root": status["root"],
+            "changed": 14,
+            "files": 10,
+            "dirs": 4,
+            "generated": {
+                "produced": 10,
+                "reused": 0,
+                "synthesized": 4,
+                "synthesis_reused": 0,
+                "up_to_date": 0,
+                "failed": [],
+                "producer": "outline:8",
+            },
+        })
+    );
+    let head_before = ws.json(&["get-head", "src/util/x.rs", "--type", "summary"]);
+    // A writer between rescans finds the store free: watch does not hold it.
+    ws.ok(&["agent", "add", "B", "--role", "reader"]);
+
+    ws.write("src/util/x.rs", "bbb\nccc\n");
+    ws.write("docs/new.md", "A new page.\n");
+    // The two writes may land in one rescan or two: read lines until the tree matches the disk.
+    let last = loop {
+        let line = watch.next();
+        if ws.json(&["status"])["changed_on_disk"] == json!([]) {
+            break line;
+        }
+    };
+    let status = ws.json(&["status"]);
+    assert_eq!(
+        (&last["root"], &last["files"], &status["stale"]),
+        (&status["root"], &json!(11), &json!({}))
+    );
+
+    // Read while watch still runs: the new file is in the tree, with its generated frame.
+    let new = ws.json(&["get-node", "docs/new.md"]);
+    assert_eq!(
+        (
+            &new["node"]["path"],
+            &new["node"]["kind"],
+            &new["frames"][0]["frame_type"],
+            &new["frames"][0]["agent_id"],
+            &new["frames"][0]["node_id"],
+        ),
+        (
+            &json!("docs/new.md"),
+            &json!("file"),
+            &json!("summary"),
+            &json!("A"),
+            &new["node"]["node_id"],
+        )
+    );
+    // The edited file's frame was produced again, for its new node.
+    let head_after = ws.json(&["get-head", "src/util/x.rs", "--type", "summary"]);
+    assert_ne!(head_after["frame_id"], head_before["frame_id"]);
+    assert_eq!(
+        head_after["node_id"],
+        json!(ws.node_id("src/util/x.rs")),
+        "the head frame is on the edited file's new node"
+    );
+
+    // SIGTERM ends it cleanly: its stdout closes and it exits 0.
+    let mut watch = watch;
+    let pid = watch.child.id().to_string();
+    let kill = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("running kill");
+    assert!(kill.success(), "kill -TERM {pid} failed");
+    loop {
+        match watch.lines.recv_timeout(LINE_DEADLINE) {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(_) => panic!("watch did not stop on SIGTERM"),
+        }
+    }
+    let exit = watch.child.wait().expect("waiting for watch");
+    assert_eq!(exit.code(), Some(0), "stderr:\n{}", watch.stderr());
+    ws.assert_valid();
+}
+
+#[test]
+fn watch_exit_after_prints_one_line_per_rescan() {
+    let ws = Workspace::fixture();
+    let out = ws.ok(&["watch", "--exit-after", "1"]);
+    let root = str_field(&ws.json(&["status"]), "root");
+    assert_eq!(
+        out,
+        format!("root {}: 14 changed (10 files, 4 dirs)\n", &root[..12])
+    );
+}

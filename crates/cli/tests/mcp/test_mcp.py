@@ -1,0 +1,154 @@
+"""`merkle mcp` driven by the official `mcp` Python SDK, as an editor or agent would drive it.
+
+Each test makes a small workspace in a temporary folder, scans it and registers an agent with
+the real binary, then starts `merkle --root <tmp> mcp --agent bot` as a stdio server through the
+SDK's client and talks to it: list the tools, put a frame and read it back, see a bad path come
+back as a tool error, list and read the node resources. It runs once per way the SDK connects:
+`auto` (the 2026 `server/discover` lifecycle, falling back to `initialize`) and `legacy` (the
+`initialize` handshake).
+
+The binary is $MERKLE_BIN, else target/debug/merkle under $CARGO_TARGET_DIR or the
+repository. Run: pip install mcp pytest && pytest crates/cli/tests/mcp
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+REPO = pathlib.Path(__file__).resolve().parents[4]
+
+
+def merkle_bin():
+    if "MERKLE_BIN" in os.environ:
+        return str(pathlib.Path(os.environ["MERKLE_BIN"]).resolve())
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    return str((target / "debug" / "merkle").resolve())
+
+
+def merkle(root, *args):
+    done = subprocess.run(
+        [merkle_bin(), "--root", str(root), *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return done.stdout
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "src" / "main.rs").write_text("fn main() {\n    println!(\"hi\");\n}\n")
+    (root / "src" / "lib.rs").write_text("pub fn add(a: i32, b: i32) -> i32 { a + b }\n")
+    (root / "README.md").write_text("# demo\n")
+    merkle(root, "scan")
+    merkle(root, "agent", "add", "bot", "--role", "synthesis")
+    merkle(root, "agent", "add", "eve", "--role", "reader")
+    return root
+
+
+def server(root, agent):
+    return StdioServerParameters(
+        command=merkle_bin(), args=["--root", str(root), "mcp", "--agent", agent]
+    )
+
+
+def text_of(result):
+    assert len(result.content) == 1, result
+    return result.content[0].text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_tools_and_resources_through_the_sdk(workspace, mode):
+    async def session():
+        async with Client(server(workspace, "bot"), mode=mode) as client:
+            tools = await client.list_tools()
+            assert sorted(t.name for t in tools.tools) == [
+                "get_node",
+                "list_frames",
+                "put_frame",
+                "status",
+                "synthesize",
+            ]
+            schema = next(t for t in tools.tools if t.name == "put_frame").input_schema
+            assert sorted(schema["required"]) == ["content", "path", "type"]
+
+            put = await client.call_tool(
+                "put_frame",
+                {"path": "src/main.rs", "type": "summary", "content": "Entry point: says hi."},
+            )
+            assert not put.is_error, put
+            put_json = json.loads(text_of(put))
+            assert put_json["created"] is True and put_json["path"] == "src/main.rs"
+
+            got = await client.call_tool("get_node", {"path": "src/main.rs"})
+            assert not got.is_error, got
+            node = json.loads(text_of(got))
+            assert node["node"]["path"] == "src/main.rs"
+            assert node["node"]["kind"] == "file"
+            assert [(f["frame_type"], f["agent_id"], f["content"]) for f in node["frames"]] == [
+                ("summary", "bot", "Entry point: says hi.")
+            ]
+            assert node["frames"][0]["frame_id"] == put_json["frame_id"]
+
+            # The same document `merkle --json get-node` prints.
+            cli = json.loads(merkle(workspace, "--json", "get-node", "src/main.rs"))
+            assert node == cli
+
+            listed = await client.call_tool("list_frames", {"path": "src/main.rs", "type": "summary"})
+            assert [f["frame_id"] for f in json.loads(text_of(listed))] == [put_json["frame_id"]]
+
+            missing = await client.call_tool("get_node", {"path": "no/such/file.rs"})
+            assert missing.is_error
+            assert "no/such/file.rs" in text_of(missing)
+
+            unnamed = await client.call_tool("put_frame", {"type": "summary", "content": "x"})
+            assert unnamed.is_error
+            assert "path" in text_of(unnamed)
+
+            synth = await client.call_tool("synthesize", {"path": "src", "type": "summary"})
+            assert not synth.is_error, synth
+            assert json.loads(text_of(synth))["path"] == "src"
+
+            status = await client.call_tool("status", {})
+            assert not status.is_error, status
+            assert json.loads(text_of(status))["frames"] == 2
+
+            resources = await client.list_resources()
+            uris = sorted(str(r.uri) for r in resources.resources)
+            assert uris == ["merkle://node/src", "merkle://node/src/main.rs"]
+
+            read = await client.read_resource("merkle://node/src/main.rs")
+            assert len(read.contents) == 1
+            assert read.contents[0].mime_type == "application/json"
+            doc = json.loads(read.contents[0].text)
+            assert doc["node"]["path"] == "src/main.rs"
+            assert [f["content"] for f in doc["frames"]] == ["Entry point: says hi."]
+
+    anyio.run(session)
+
+
+def test_a_reader_cannot_write_and_the_store_stays_usable(workspace):
+    async def session():
+        async with Client(server(workspace, "eve")) as client:
+            refused = await client.call_tool(
+                "put_frame", {"path": "README.md", "type": "notes", "content": "nope"}
+            )
+            assert refused.is_error
+            assert "eve" in text_of(refused) and "reader" in text_of(refused)
+
+            # While the server runs, other merkle commands still open the store for writing.
+            merkle(workspace, "agent", "add", "carol", "--role", "writer")
+            merkle(workspace, "scan")
+
+            got = await client.call_tool("get_node", {"path": "."})
+            assert not got.is_error, got
+            assert json.loads(text_of(got))["node"]["path"] == ""
+
+    anyio.run(session)
