@@ -372,17 +372,26 @@ impl Agent {
             fixed,
             u64::from(self.config.max_tokens),
         );
-        let overflow =
-            context::select_messages(self.conversation.messages(), budget, MessageTokens).overflow;
+        // Only the newest messages that fit are estimated; the dropped ones only when
+        // compaction needs their tokens.
+        let (cut, _) =
+            context::newest_that_fit(self.conversation.messages(), budget, MessageTokens);
         // Once per request: if even the summary does not fit, compacting again would only
         // summarize the summary; selection then drops what does not fit.
-        if let Some(overflow) = overflow
-            && outcome.compactions == 0
-        {
+        if cut > 0 && outcome.compactions == 0 {
+            let dropped_tokens = self.conversation.messages()[..cut]
+                .iter()
+                .map(crate::window::estimate_message_tokens)
+                .sum();
+            let overflow = context::Overflow {
+                dropped: cut,
+                dropped_tokens,
+            };
             self.compact(overflow, outcome).await?;
         }
-        let selected =
-            context::select_messages(self.conversation.messages(), budget, MessageTokens).selected;
+        let messages = self.conversation.messages();
+        let (cut, _) = context::newest_that_fit(messages, budget, MessageTokens);
+        let selected = &messages[cut..];
         Ok(Request {
             model: self.config.model.clone(),
             system: Some(system),

@@ -13,7 +13,7 @@
 //! result gets a placeholder result, because providers reject a request in which a call is
 //! unanswered.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -385,24 +385,22 @@ fn unanswered_calls(messages: &[Message], index: usize) -> Vec<String> {
     if message.role != Role::Assistant {
         return Vec::new();
     }
-    let answered: BTreeSet<&str> = match messages.get(index + 1) {
-        Some(next) if next.role == Role::User => next
-            .content
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
-                _ => None,
-            })
-            .collect(),
-        _ => BTreeSet::new(),
+    let next: &[ContentBlock] = match messages.get(index + 1) {
+        Some(next) if next.role == Role::User => &next.content,
+        _ => &[],
+    };
+    // This runs over every message on load and before every turn, and a message makes few
+    // calls: scanning the answer's blocks for each call is cheaper than building a set.
+    let answered = |id: &str| {
+        next.iter().any(|block| {
+            matches!(block, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id)
+        })
     };
     message
         .content
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::ToolUse(call) if !answered.contains(call.id.as_str()) => {
-                Some(call.id.clone())
-            }
+            ContentBlock::ToolUse(call) if !answered(&call.id) => Some(call.id.clone()),
             _ => None,
         })
         .collect()

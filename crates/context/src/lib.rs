@@ -36,4 +36,4 @@ pub use view::{
     SourceKind, get_node,
 };
 pub use views_file::ViewsFile;
-pub use window::{Estimator, Overflow, Selection, select_messages};
+pub use window::{Estimator, Overflow, Selection, newest_that_fit, select_messages};

@@ -61,64 +61,133 @@ pub struct Overflow {
 ///
 /// If even the newest message does not fit, nothing is selected and every message is
 /// reported as dropped; deciding what to do then (compacting, refusing) is the caller's.
-/// Tool results whose call is not in `messages` at all impose nothing. Runs in time linear in
-/// the number of messages and tool calls, calling `estimate.tokens` once per message.
+/// Tool results whose call is not in `messages` at all impose nothing. Calls
+/// `estimate.tokens` once per message; the tool-call pairing looks only at the kept suffix
+/// and back from it to the calls it answers, so a long conversation of which little fits
+/// costs little more than estimating it.
 pub fn select_messages<M>(
     messages: &[M],
     budget: u64,
     mut estimate: impl Estimator<M>,
 ) -> Selection<'_, M> {
-    let tokens: Vec<u64> = messages.iter().map(|m| estimate.tokens(m)).collect();
+    let fit = fit(messages, budget, &mut estimate);
+    if fit.cut == 0 {
+        return Selection {
+            selected: messages,
+            tokens: fit.kept,
+            overflow: None,
+        };
+    }
+    let dropped_tokens = messages[..fit.start.saturating_sub(1)]
+        .iter()
+        .map(|m| estimate.tokens(m))
+        .fold(fit.first_and_moved, u64::saturating_add);
+    Selection {
+        selected: &messages[fit.cut..],
+        tokens: fit.kept,
+        overflow: Some(Overflow {
+            dropped: fit.cut,
+            dropped_tokens,
+        }),
+    }
+}
 
-    // The smallest start whose suffix fits. Suffix sums only grow as the start moves back.
+/// Where [`select_messages`] cuts, without the dropped messages' tokens: how many of the oldest
+/// messages are left out, and the estimated tokens of the rest. The same cut, but it estimates
+/// only the newest messages up to the budget, so it costs the same for a conversation of ten
+/// thousand messages as for one of a hundred: the hot path of an agent's every model call.
+pub fn newest_that_fit<M>(
+    messages: &[M],
+    budget: u64,
+    mut estimate: impl Estimator<M>,
+) -> (usize, u64) {
+    let fit = fit(messages, budget, &mut estimate);
+    (fit.cut, fit.kept)
+}
+
+/// A cut, and what [`select_messages`] needs to report what it dropped.
+struct Fit {
+    /// The first kept message.
+    cut: usize,
+    /// Tokens of `messages[cut..]`.
+    kept: u64,
+    /// The first message that fit the budget before pairs were kept whole.
+    start: usize,
+    /// Tokens of `messages[start - 1]` (the first that did not fit) and of the messages moved
+    /// out to keep pairs whole.
+    first_and_moved: u64,
+}
+
+fn fit<M>(messages: &[M], budget: u64, estimate: &mut impl Estimator<M>) -> Fit {
+    // The smallest start whose suffix fits, found from the newest message back: suffix sums
+    // only grow as the start moves back. `tail[i]` holds the tokens of `messages[start + i]`.
     let mut start = messages.len();
     let mut kept: u64 = 0;
+    let mut tail = Vec::new();
+    let mut first_dropped = 0;
     while start > 0 {
-        let with_previous = kept.saturating_add(tokens[start - 1]);
+        let tokens = estimate.tokens(&messages[start - 1]);
+        let with_previous = kept.saturating_add(tokens);
         if with_previous > budget {
+            first_dropped = tokens;
             break;
         }
+        tail.push(tokens);
         kept = with_previous;
         start -= 1;
     }
+    if start == 0 {
+        return Fit {
+            cut: 0,
+            kept,
+            start: 0,
+            first_and_moved: 0,
+        };
+    }
+    tail.reverse();
 
     // A cut at `start` splits a pair when a dropped message made a call that a kept message
     // answers. Moving the cut forward drops the answer too, but the answer's own message may
     // make further calls (or sit between a call and a later answer), so the cut moves until
-    // no dropped call reaches past it: `reach[i]` is the last message answering a call of i.
-    if start > 0 {
-        let mut reach = vec![0usize; messages.len()];
-        let mut calls: HashMap<&str, usize> = HashMap::new();
-        for (index, message) in messages.iter().enumerate() {
-            estimate.tool_results(message, &mut |id| {
-                if let Some(&call) = calls.get(id) {
-                    reach[call] = index;
-                }
-            });
-            estimate.tool_uses(message, &mut |id| {
-                calls.insert(id, index);
-            });
-        }
-        let mut furthest = reach[..start].iter().copied().max().unwrap_or(0);
-        let mut cut = start;
-        while furthest >= cut {
-            furthest = furthest.max(reach[cut]);
-            cut += 1;
-        }
-        kept -= tokens[start..cut].iter().sum::<u64>();
-        start = cut;
+    // no dropped call reaches past it: `reach[i]` is the last message answering a call of
+    // `messages[start + i]`, and `earlier` maps each id answered in the suffix before the
+    // suffix calls it to its last answer there: its call, if any, was dropped.
+    let mut reach = vec![0usize; messages.len() - start];
+    let mut calls: HashMap<&str, usize> = HashMap::new();
+    let mut earlier: HashMap<&str, usize> = HashMap::new();
+    for (index, message) in messages.iter().enumerate().skip(start) {
+        estimate.tool_results(message, &mut |id| match calls.get(id) {
+            Some(&call) => reach[call - start] = index,
+            None => {
+                earlier.insert(id, index);
+            }
+        });
+        estimate.tool_uses(message, &mut |id| {
+            calls.insert(id, index);
+        });
     }
-
-    let overflow = (start > 0).then(|| Overflow {
-        dropped: start,
-        dropped_tokens: tokens[..start]
-            .iter()
-            .fold(0, |sum, t| sum.saturating_add(*t)),
-    });
-    Selection {
-        selected: &messages[start..],
-        tokens: kept,
-        overflow,
+    // The newest dropped call with such an id is the one answered; stop once all are found.
+    let mut furthest = 0;
+    let mut index = start;
+    while !earlier.is_empty() && index > 0 {
+        index -= 1;
+        estimate.tool_uses(&messages[index], &mut |id| {
+            if let Some(answer) = earlier.remove(id) {
+                furthest = furthest.max(answer);
+            }
+        });
+    }
+    let mut cut = start;
+    while furthest >= cut {
+        furthest = furthest.max(reach[cut - start]);
+        cut += 1;
+    }
+    let moved: u64 = tail[..cut - start].iter().sum();
+    Fit {
+        cut,
+        kept: kept - moved,
+        start,
+        first_and_moved: first_dropped.saturating_add(moved),
     }
 }
 
@@ -175,6 +244,10 @@ mod tests {
     fn check(messages: &[Msg], budget: u64, expected: (usize, u64, Option<(usize, u64)>)) {
         let selection = select_messages(messages, budget, Shape);
         let overflow = selection.overflow.map(|o| (o.dropped, o.dropped_tokens));
+        assert_eq!(
+            newest_that_fit(messages, budget, Shape),
+            (messages.len() - selection.selected.len(), selection.tokens)
+        );
         assert_eq!(
             (selection.selected.len(), selection.tokens, overflow),
             expected
