@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use context::{FrameProducer, SynthesisInput, SynthesisPolicy};
 use llm_core::{LlmClient, Message, Request, Usage};
@@ -88,7 +88,13 @@ pub struct LlmSettings {
     /// The frame's token limit.
     pub max_tokens: u32,
     pub stats: Arc<LlmStats>,
+    /// Set it (on Ctrl-C) to stop making calls: calls not yet started fail as interrupted,
+    /// calls in flight finish, and `generate` puts every frame that finished.
+    pub interrupt: Arc<AtomicBool>,
 }
+
+/// The error of a call not made because the run was interrupted.
+pub const INTERRUPTED: &str = "interrupted before the model was called";
 
 impl std::fmt::Debug for LlmSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -103,6 +109,9 @@ impl std::fmt::Debug for LlmSettings {
 impl LlmSettings {
     /// Sends `prompt` and returns the answer's text, counting the call.
     fn ask(&self, prompt: String) -> Result<Vec<u8>, String> {
+        if self.interrupt.load(Ordering::SeqCst) {
+            return Err(INTERRUPTED.to_owned());
+        }
         let request = Request {
             model: self.model.clone(),
             system: Some(SYSTEM.to_owned()),

@@ -642,6 +642,7 @@ pub(crate) fn run_generate_with(
     // Kept alive for the whole generation: the LLM producers block on it from worker threads.
     let mut runtime = None;
     let mut llm = None;
+    let mut interrupted: Option<Arc<std::sync::atomic::AtomicBool>> = None;
     let (producer, policy, threads): (Arc<dyn FrameProducer>, Arc<dyn SynthesisPolicy>, _) =
         if use_model {
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -654,6 +655,25 @@ pub(crate) fn run_generate_with(
                 a.model.build(llm_sim::Scrubber::default())?
             };
             let stats = Arc::new(agent_loop::producer::LlmStats::new(a.price));
+            // Ctrl-C stops new calls; the calls in flight finish and their frames are put, so
+            // a re-run resumes where this one stopped.
+            let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = Arc::clone(&interrupt);
+            rt.spawn(async move {
+                if let Ok(shutdown) = crate::llm::Shutdown::listen() {
+                    shutdown.wait().await;
+                    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                    eprintln!(
+                        "\ninterrupted: finishing the calls in flight and saving their frames \
+                         (Ctrl-C again to stop at once)"
+                    );
+                    if let Ok(again) = crate::llm::Shutdown::listen() {
+                        again.wait().await;
+                        std::process::exit(130);
+                    }
+                }
+            });
+            interrupted = Some(Arc::clone(&interrupt));
             let settings = agent_loop::producer::LlmSettings {
                 client: Arc::clone(&setup.client),
                 runtime: rt.handle().clone(),
@@ -661,6 +681,7 @@ pub(crate) fn run_generate_with(
                 max_input_tokens: a.max_input_tokens,
                 max_tokens: a.max_tokens,
                 stats: Arc::clone(&stats),
+                interrupt,
             };
             let read = |path: &Option<std::path::PathBuf>, default: &str| -> Result<String> {
                 match path {
@@ -742,6 +763,17 @@ pub(crate) fn run_generate_with(
     );
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if interrupted.is_some_and(|flag| flag.load(std::sync::atomic::Ordering::SeqCst)) {
+        let mut calls = 0;
+        if let Some((stats, setup)) = &llm {
+            setup.finish()?;
+            calls = stats.calls();
+        }
+        bail!(
+            "interrupted: the {calls} model calls that finished have their frames saved; run \
+             the same generate again to resume"
+        );
     }
     let report = report?;
     let llm = match llm {

@@ -3,6 +3,7 @@
 //! edit costs one file call and one call per ancestor whose input changed.
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
 
 use agent_loop::producer::{
@@ -93,6 +94,7 @@ impl Bench {
             max_input_tokens: 1_000,
             max_tokens: 100,
             stats: Arc::new(LlmStats::default()),
+            interrupt: Arc::new(AtomicBool::new(false)),
         };
         let producer = LlmProducer {
             settings: settings.clone(),

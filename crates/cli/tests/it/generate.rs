@@ -70,3 +70,169 @@ fn without_a_model_generate_is_offline_and_says_so() {
     assert_eq!(offline["producer"], json!("outline:8"), "{offline}");
     assert!(offline.get("llm").is_none());
 }
+
+/// An OpenAI-compatible server on 127.0.0.1 that holds every request until the test releases it,
+/// then answers "ok"; it counts the requests it has received.
+struct HeldServer {
+    url: String,
+    received: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    release: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl HeldServer {
+    fn start() -> HeldServer {
+        use std::io::{BufRead, BufReader, Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/v1", listener.local_addr().expect("address"));
+        let received = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let release = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (count, gate) = (received.clone(), release.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let (count, gate) = (count.clone(), gate.clone());
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                    let mut writer = stream;
+                    loop {
+                        let mut length = 0usize;
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                            let lower = line.to_ascii_lowercase();
+                            if let Some(v) = lower.strip_prefix("content-length:") {
+                                length = v.trim().parse().unwrap_or(0);
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        count.fetch_add(1, Ordering::SeqCst);
+                        while !gate.load(Ordering::SeqCst) {
+                            std::thread::yield_now();
+                        }
+                        let answer = r#"{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}"#;
+                        let reply = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+                            answer.len()
+                        );
+                        if writer.write_all(reply.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        HeldServer {
+            url,
+            received,
+            release,
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_generate_keeps_finished_frames_and_a_rerun_resumes() {
+    use std::sync::atomic::Ordering;
+    let ws = Workspace::fixture();
+    ws.ok(&["-q", "scan"]);
+    let server = HeldServer::start();
+    let args = [
+        "--root",
+        ws.root.to_str().expect("utf-8"),
+        "generate",
+        "-r",
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        &server.url,
+        "--model",
+        "m",
+        "--concurrency",
+        "2",
+    ];
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+        .args(args)
+        .env_remove("MERKLE_LLM_MODE")
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting merkle generate");
+    // Two calls in flight, held by the server: interrupt, then let them finish.
+    while server.received.load(Ordering::SeqCst) < 2 {
+        assert!(
+            child.try_wait().expect("poll").is_none(),
+            "generate ended early"
+        );
+        std::thread::yield_now();
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(status.success());
+    // Release the held calls only once generate has seen the interrupt, so that no other call
+    // could start after they return.
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (seen, seen_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines() {
+            let line = line.unwrap_or_default();
+            if line.contains("interrupted: finishing the calls in flight") {
+                let _ = seen.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    seen_rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("generate reports the interrupt");
+    server.release.store(true, Ordering::SeqCst);
+    let status = child.wait().expect("waiting for generate");
+    let stderr = reader.join().expect("the stderr reader");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "interrupted: the 2 model calls that finished have their frames saved; run the same \
+             generate again to resume"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        server.received.load(Ordering::SeqCst),
+        2,
+        "no call started after Ctrl-C"
+    );
+
+    // The re-run makes the calls that were not made, and no others: 10 leaves and 4 folders
+    // less the 2 saved.
+    let again = generate(
+        &ws,
+        &[
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+            &server.url,
+            "--model",
+            "m",
+        ],
+    );
+    assert_eq!(
+        (&again["produced"], &again["llm"]["calls"]),
+        (&json!(8), &json!(12)),
+        "{again}"
+    );
+}
