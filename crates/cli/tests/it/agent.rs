@@ -4,7 +4,6 @@
 //! The example scripts run on a copy of `fixtures/agent/workspace`; their transcripts and audit
 //! logs are snapshots (audit times and hashes redacted: they depend on the clock).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -553,42 +552,11 @@ responses:
     );
 }
 
-/// A `merkle sim serve` child, stopped when dropped.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Served {
-    fn start(script: &str) -> Served {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
-            .args(["sim", "serve", "--script", script])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting merkle sim serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut line)
-            .expect("reading the served address");
-        Served {
-            child,
-            url: line.trim().to_owned(),
-        }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_recorded_multi_turn_run_plays_back_in_another_workspace() {
     let recorded = agent_workspace();
-    let server = Served::start(&agent_script("fix_violation_success.yaml"));
+    let script = agent_script("fix_violation_success.yaml");
+    let server = crate::llm::Served::start(&["--script", &script]);
     let recording = recorded.root.parent().expect("<tmp>/ws").join("run.yaml");
     let recording = recording.to_str().expect("utf-8");
     let task = "Reduce the complexity of execute in src/agentforge/core/executor.py to 10 or less";

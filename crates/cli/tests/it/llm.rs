@@ -38,13 +38,13 @@ fn llm(ws: &Workspace, args: &[&str]) -> assert_cmd::Command {
 }
 
 /// A `merkle sim serve` child, killed when dropped.
-struct Served {
+pub(crate) struct Served {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Served {
-    fn start(args: &[&str]) -> Served {
+    pub(crate) fn start(args: &[&str]) -> Served {
         let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
             .args(["sim", "serve"])
             .args(args)

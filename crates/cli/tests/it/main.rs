@@ -251,3 +251,21 @@ fn regex_escape(s: &str) -> String {
     }
     out
 }
+
+/// The lines of a child's piped stdout, read on a thread of their own: `Some(line)` per line,
+/// then `None` at the end, so a test can wait for a line with a deadline rather than hang.
+fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<Option<String>> {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(Some(line)).is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(None);
+    });
+    lines
+}

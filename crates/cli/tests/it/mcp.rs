@@ -1,8 +1,8 @@
 //! `merkle mcp`: raw newline-delimited JSON-RPC on the binary's stdin and stdout, so the Rust
 //! suite covers the MCP server without the Python SDK (crates/cli/tests/mcp drives it with that).
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
@@ -37,17 +37,7 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .expect("starting merkle mcp");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(Some(line)).is_err() {
-                    return;
-                }
-            }
-            let _ = tx.send(None);
-        });
+        let lines = crate::stdout_lines(&mut child);
         Server {
             stdin: child.stdin.take(),
             child,

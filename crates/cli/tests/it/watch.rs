@@ -1,8 +1,7 @@
 //! `merkle watch`: a real watcher on a real workspace sees edits and new files, keeps a frame type
 //! fresh, leaves the store free for other commands between rescans, and stops cleanly on SIGTERM.
-use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
@@ -39,17 +38,7 @@ impl Watch {
             .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
             .spawn()
             .expect("starting merkle watch");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(Some(line)).is_err() {
-                    return;
-                }
-            }
-            let _ = tx.send(None);
-        });
+        let lines = crate::stdout_lines(&mut child);
         Watch {
             child,
             lines,
