@@ -32,6 +32,12 @@ use crate::tools::control::{COMPLETE, ESCALATE};
 use crate::tools::{ToolOutcome, ToolRegistry};
 use crate::window::{MessageTokens, estimate_text_tokens, token_budget};
 
+/// The text recorded for an answer with no content.
+pub const EMPTY_ANSWER: &str = "[merkle: the model returned an empty answer]";
+
+/// Tokens of framing around the summary and the ledger in the summary message.
+const SUMMARY_SLACK: u64 = 256;
+
 /// How an agent calls its model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
@@ -285,7 +291,16 @@ impl Agent {
             self.emit(AgentEvent::Response(&response));
             outcome.text = response.text();
             let calls: Vec<ToolCall> = response.tool_calls().into_iter().cloned().collect();
-            self.conversation.append_message(response.into_message())?;
+            let mut message = response.into_message();
+            // Providers reject an empty assistant message (or empty text block) in a later
+            // request, so an empty answer is recorded as a marker rather than as nothing.
+            message
+                .content
+                .retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
+            if message.content.is_empty() {
+                message.content.push(ContentBlock::text(EMPTY_ANSWER));
+            }
+            self.conversation.append_message(message)?;
             if calls.is_empty() {
                 return Ok(outcome);
             }
@@ -374,20 +389,21 @@ impl Agent {
         );
         // Only the newest messages that fit are estimated; the dropped ones only when
         // compaction needs their tokens.
-        let (cut, _) =
-            context::newest_that_fit(self.conversation.messages(), budget, MessageTokens);
+        let messages = self.conversation.messages();
+        let (cut, _) = context::newest_that_fit(messages, budget, MessageTokens);
+        if cut == messages.len()
+            && let Some(newest) = messages.last()
+        {
+            // Compacting cannot help: the message being answered is itself too large.
+            return Err(Error::ContextOverflow {
+                tokens: crate::window::estimate_message_tokens(newest),
+                budget,
+            });
+        }
         // Once per request: if even the summary does not fit, compacting again would only
         // summarize the summary; selection then drops what does not fit.
         if cut > 0 && outcome.compactions == 0 {
-            let dropped_tokens = self.conversation.messages()[..cut]
-                .iter()
-                .map(crate::window::estimate_message_tokens)
-                .sum();
-            let overflow = context::Overflow {
-                dropped: cut,
-                dropped_tokens,
-            };
-            self.compact(overflow, outcome).await?;
+            self.compact(budget, outcome).await?;
         }
         let messages = self.conversation.messages();
         let (cut, _) = context::newest_that_fit(messages, budget, MessageTokens);
@@ -403,22 +419,37 @@ impl Agent {
         })
     }
 
-    /// Replaces the `overflow.dropped` oldest messages by a summary message (the model's
-    /// summary, asked for twice at most, or a note) carrying the ledger.
-    async fn compact(
-        &mut self,
-        overflow: context::Overflow,
-        outcome: &mut TurnOutcome,
-    ) -> Result<()> {
+    /// Replaces the oldest messages by a summary message (the model's summary, asked for twice
+    /// at most, or a note) carrying the ledger. The messages kept leave room in `budget` for
+    /// the summary message, so that it is sent with them.
+    async fn compact(&mut self, budget: u64, outcome: &mut TurnOutcome) -> Result<()> {
         let messages = self.conversation.messages();
-        let (old, kept) = messages.split_at(overflow.dropped);
-        let mut ledger = self.conversation.metadata().ledger.clone();
-        ledger.record(old);
         let intent = self.governor().and_then(|g| {
             g.intent()
                 .map(|i| format!("{i}: {}", g.justification().unwrap_or_default()))
         });
-        let ledger_text = ledger.render(intent.as_deref(), pending_request(messages).as_deref());
+        let pending = pending_request(messages);
+        // Room for the summary message: the summary at its token limit, the ledger so far
+        // (it grows a little with what is dropped now) and framing.
+        let ledger_so_far = self
+            .conversation
+            .metadata()
+            .ledger
+            .render(intent.as_deref(), pending.as_deref());
+        let reserve = u64::from(self.config.compaction.max_summary_tokens)
+            + estimate_text_tokens(&ledger_so_far)
+            + SUMMARY_SLACK;
+        let (dropped, _) =
+            context::newest_that_fit(messages, budget.saturating_sub(reserve), MessageTokens);
+        let dropped = dropped.max(1);
+        let dropped_tokens = messages[..dropped]
+            .iter()
+            .map(crate::window::estimate_message_tokens)
+            .sum();
+        let (old, kept) = messages.split_at(dropped);
+        let mut ledger = self.conversation.metadata().ledger.clone();
+        ledger.record(old);
+        let ledger_text = ledger.render(intent.as_deref(), pending.as_deref());
         let request = summary_request(&self.config.model, old, &self.config.compaction);
         let kept = kept.to_vec();
         let mut summary: Result<String, String> = Err(String::new());
@@ -441,36 +472,40 @@ impl Agent {
                         Err(format!("the summary lacked {}", missing.join(", ")))
                     }
                 }
-                Err(e) => Err(format!("the summarizer failed: {e}")),
+                // The provider failed (llm-core has already retried): keep the history as it
+                // is, so that a retry of the request can still compact it.
+                Err(e) => return Err(Error::Model(e)),
             };
             if summary.is_ok() {
                 break;
             }
         }
         let message = summary_message(
-            overflow.dropped,
+            dropped,
             summary.as_deref().map_err(String::as_str),
             &ledger_text,
         );
         let mut transcript = Vec::with_capacity(kept.len() + 1);
         transcript.push(message);
         transcript.extend(kept);
-        self.conversation.replace_transcript(transcript)?;
         let record = Compaction {
             at: format_utc(self.clock.system_now()),
-            dropped: overflow.dropped,
-            dropped_tokens: overflow.dropped_tokens,
+            dropped,
+            dropped_tokens,
             summarized: summary.is_ok(),
             note: summary.as_ref().err().cloned(),
         };
+        // The ledger first: a crash before the transcript is replaced only records the same
+        // messages twice in it (its sets ignore that); the other order could lose them.
         self.conversation.update_metadata(|m| {
             m.compaction_count += 1;
             m.ledger = ledger;
             m.compactions.push(record);
         })?;
+        self.conversation.replace_transcript(transcript)?;
         outcome.compactions += 1;
         self.emit(AgentEvent::Compacted {
-            dropped: overflow.dropped,
+            dropped,
             summarized: summary.is_ok(),
         });
         Ok(())

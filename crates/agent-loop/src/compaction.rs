@@ -29,6 +29,9 @@ const READ_TOOLS: [&str; 2] = ["read_file", "get_node"];
 const WRITE_TOOLS: [&str; 2] = ["write_file", "edit_file"];
 /// A failure's error text is kept to this many bytes in the ledger.
 const FAILURE_BYTES: usize = 300;
+/// The pending request is kept verbatim up to this many bytes; a longer one is cut with a
+/// marker (it is still whole in the kept messages or the archive).
+const PENDING_BYTES: usize = 16_000;
 /// Failures beyond this many are counted, not listed: the ledger must stay small.
 const MAX_FAILURES: usize = 20;
 
@@ -140,7 +143,9 @@ impl Ledger {
         );
         match pending_request {
             Some(request) => {
-                out.push_str(request);
+                let mut request = request.to_owned();
+                truncate(&mut request, PENDING_BYTES);
+                out.push_str(&request);
                 if !request.ends_with('\n') {
                     out.push('\n');
                 }

@@ -33,6 +33,11 @@ pub enum Error {
     Model(#[from] llm_core::Error),
     #[error("cannot write the audit log: {0}")]
     Audit(#[from] governance::Error),
+    #[error(
+        "the newest message is about {tokens} tokens, more than the {budget} the context window \
+         leaves for messages: compaction cannot make it fit; send less (or raise the window)"
+    )]
+    ContextOverflow { tokens: u64, budget: u64 },
     #[error("nothing to retry: the conversation's last message is not a pending request")]
     NothingToRetry,
 

@@ -407,3 +407,16 @@ async fn retry_without_a_pending_request_is_refused() {
     );
     assert_eq!(run.client.call_count(), 1);
 }
+
+#[tokio::test]
+async fn an_empty_answer_is_recorded_as_a_marker() {
+    let mut run = setup().start([Step::text(""), Step::text("Hi!")]);
+    let outcome = run.agent.process_turn("Hello").await.expect("turn");
+    assert_eq!(outcome.end, TurnEnd::EndTurn);
+    // A later request must not carry an empty assistant message.
+    run.agent.process_turn("Hello?").await.expect("turn");
+    assert_eq!(
+        run.agent.conversation().messages()[1],
+        Message::assistant(agent_loop::agent::EMPTY_ANSWER)
+    );
+}

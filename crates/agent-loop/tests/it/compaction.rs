@@ -58,6 +58,9 @@ async fn resumed(steps: impl IntoIterator<Item = Step>) -> (Running, Vec<Message
     let Running { dir, ws, .. } = first;
     let mut config = config(dir.path());
     config.context_window = fixed + u64::from(config.max_tokens) + 1_000;
+    // Compaction keeps room in the window for the summary message: this much for the summary,
+    // plus the ledger.
+    config.compaction.max_summary_tokens = 200;
     let setup = Setup {
         tools: tools(&ws),
         conversation,
@@ -229,4 +232,45 @@ async fn a_summary_lacking_sections_twice_is_replaced_by_a_note() {
     let transcript = run.on_disk();
     assert_eq!(transcript.len(), 4);
     insta::assert_snapshot!("fallback_note", text(&transcript[0]));
+}
+
+#[tokio::test]
+async fn a_failing_summarizer_leaves_the_history_for_a_retry() {
+    let (mut run, before) = resumed([
+        llm_sim::Step::failure(llm_sim::FailureSpec::ServerError {
+            status: Some(503),
+            message: None,
+        }),
+        Step::text(SUMMARY),
+        Step::text("Nothing is left."),
+    ])
+    .await;
+
+    let failed = run.agent.process_turn("What next?").await;
+    assert!(failed.is_err(), "{failed:?}");
+    // Nothing was replaced: the history and the request are as they were.
+    let messages = run.agent.conversation().messages().to_vec();
+    assert_eq!(messages[..8], before[..]);
+    assert_eq!(messages[8], Message::user("What next?"));
+    assert_eq!(run.agent.conversation().metadata().compaction_count, 0);
+
+    let outcome = run.agent.retry().await.expect("retry");
+    assert_eq!(
+        (outcome.text.as_str(), outcome.compactions),
+        ("Nothing is left.", 1)
+    );
+}
+
+#[tokio::test]
+async fn a_message_larger_than_the_window_is_refused_before_compacting() {
+    let (mut run, _) = resumed([Step::text(SUMMARY)]).await;
+
+    let huge = "word ".repeat(10_000);
+    let error = run.agent.process_turn(&huge).await.expect_err("too large");
+    assert!(
+        matches!(error, agent_loop::Error::ContextOverflow { .. }),
+        "{error}"
+    );
+    // No summarizer call was paid for.
+    assert_eq!(run.client.call_count(), 0);
 }
