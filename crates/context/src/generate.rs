@@ -97,10 +97,19 @@ pub(crate) fn memoized(
     let Some(id) = store.memo(key)? else {
         return Ok(None);
     };
-    Ok(store
+    let Some(frame) = store
         .frame(&id)?
         .filter(|f| f.frame_type == frame_type && f.agent_id == agent)
-        .map(|f| f.content))
+    else {
+        return Ok(None);
+    };
+    // Content someone invalidated where it was made is not to be handed out elsewhere.
+    if let Some(node) = store.node(&frame.node_id)?
+        && crate::invalidation::pending(store, &node.path, &frame)?.is_some()
+    {
+        return Ok(None);
+    }
+    Ok(Some(frame.content))
 }
 
 /// Generates frames of `req.frame_type` for the files and directories in scope.
@@ -248,10 +257,11 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
     let input = producer_input(req.producer, &content);
     let key = file_memo_key(&input, req.frame_type, req.agent);
     // An invalidated frame must be produced again, not found again.
-    let invalidated = match &previous {
-        Some(p) => crate::invalidation::pending(store, path, p)?.is_some(),
-        None => false,
+    let invalidation = match &previous {
+        Some(p) => crate::invalidation::pending(store, path, p)?,
+        None => None,
     };
+    let invalidated = invalidation.is_some();
     let reusable = previous.filter(|p| {
         !invalidated
             && p.agent_id == req.agent
@@ -275,7 +285,7 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
             true,
         ),
     };
-    let frame = produced_frame(
+    let mut frame = produced_frame(
         &rec,
         req.frame_type,
         req.agent,
@@ -284,5 +294,8 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
         input,
         req.now_ms,
     );
+    if let Some(inv) = &invalidation {
+        frame.basis = Some(crate::regenerate::answering_basis(&rec, inv));
+    }
     Ok(Planned::Put(Box::new(frame), produced, key))
 }

@@ -391,13 +391,7 @@ fn regenerate_one(
         req.now_ms,
     );
     if let Some(inv) = pending {
-        // A new frame even when the recomputed content is the same: its basis names the
-        // invalidation it answers.
-        let mut h = blake3::Hasher::new();
-        h.update(b"merkle/v1 regenerated");
-        h.update(&rec.node_id.0);
-        h.update(&inv.frame_id.0);
-        frame.basis = Some(Hash(*h.finalize().as_bytes()));
+        frame.basis = Some(answering_basis(rec, &inv));
     }
     let put = store.put_frame(frame)?;
     Ok(Some((put.frame_id, ran)))
@@ -453,4 +447,15 @@ pub(crate) fn produced_frame(
     extra.insert(META_PRODUCER.to_owned(), producer.id());
     extra.insert(META_PRODUCER_INPUT.to_owned(), input);
     frame
+}
+
+/// The basis of a file frame produced again because of invalidation `inv`: a new frame even
+/// when the recomputed content is the same, since its basis names the invalidation it answers
+/// (otherwise the put would be a no-op and the frame would stay stale for ever).
+pub(crate) fn answering_basis(rec: &NodeRecord, inv: &Frame) -> Hash {
+    let mut h = blake3::Hasher::new();
+    h.update(b"merkle/v1 regenerated");
+    h.update(&rec.node_id.0);
+    h.update(&inv.frame_id.0);
+    Hash(*h.finalize().as_bytes())
 }

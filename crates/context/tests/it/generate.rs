@@ -131,3 +131,28 @@ fn a_file_copied_into_another_directory_and_back_costs_nothing() {
     fx.rescan();
     assert_eq!(run(&fx, &counting).1, (0, 0));
 }
+
+#[test]
+fn an_invalidated_file_is_produced_again_once_and_not_reused_elsewhere() {
+    let fx = Fixture::new();
+    let counting = Counting::default();
+    run(&fx, &counting);
+    context::invalidate(
+        &fx.store,
+        &fx.node("src/lib.rs"),
+        &["summary".to_owned()],
+        SYNTH,
+        T0 + 1,
+    )
+    .expect("invalidate");
+    // A copy of the invalidated file: its memoized content was rejected, so it is produced.
+    let root = fx.dir.path();
+    std::fs::copy(root.join("src/lib.rs"), root.join("docs/lib-copy.rs")).expect("copy");
+    fx.rescan();
+    let (report, (files, _)) = run(&fx, &counting);
+    assert_eq!((report.produced, files), (2, 2), "{report:?}");
+    // The same content again, but a new frame answering the invalidation: nothing is stale.
+    let (report, (files, dirs)) = run(&fx, &counting);
+    assert_eq!((report.produced, files, dirs), (0, 0, 0), "{report:?}");
+    assert!(context::stale_frames(&fx.store).expect("stale").is_empty());
+}
