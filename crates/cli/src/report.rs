@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use merkle_store::hash::{content_hash, dir_node_id, leaf_node_id};
+use merkle_store::hash::{dir_node_id, leaf_node_id};
 use merkle_store::{NodeKind, PathTree, Store, TreeNode, diff_trees};
 use serde_json::{Value, json};
 
@@ -130,6 +130,9 @@ fn git_tree(root: &Path, rev: &str) -> Result<PathTree> {
         let mut fields = meta.split(' ');
         let (mode, kind, object) = (fields.next(), fields.next(), fields.next());
         match (mode, kind, object) {
+            // Scans never enter the store folder, so its tracked files (a committed
+            // views.yaml) are not part of the tree either.
+            _ if path == ".merkle" || path.starts_with(".merkle/") => {}
             (Some("120000"), Some("blob"), Some(id)) => {
                 leaves.push((path.to_owned(), NodeKind::Symlink, id.to_owned()));
             }
@@ -139,12 +142,12 @@ fn git_tree(root: &Path, rev: &str) -> Result<PathTree> {
             _ => {}
         }
     }
-    let contents = cat_blobs(root, leaves.iter().map(|(_, _, id)| id.as_str()))?;
+    let hashes = blob_hashes(root, leaves.iter().map(|(_, _, id)| id.as_str()))?;
     let mut tree = PathTree::new();
     let mut children: BTreeMap<String, Vec<(String, merkle_store::NodeId)>> = BTreeMap::new();
     children.insert(String::new(), Vec::new());
-    for ((path, kind, _), content) in leaves.into_iter().zip(contents) {
-        let id = leaf_node_id(kind, &path, &content_hash(&content));
+    for ((path, kind, _), hash) in leaves.into_iter().zip(hashes) {
+        let id = leaf_node_id(kind, &path, &hash);
         let (parent, name) = path.rsplit_once('/').unwrap_or(("", &path));
         children
             .entry(parent.to_owned())
@@ -197,8 +200,12 @@ fn git_tree(root: &Path, rev: &str) -> Result<PathTree> {
     Ok(tree)
 }
 
-/// The contents of git blobs, in the order given, through one `git cat-file --batch`.
-fn cat_blobs<'a>(root: &Path, ids: impl Iterator<Item = &'a str>) -> Result<Vec<Vec<u8>>> {
+/// The content hashes of git blobs, in the order given, through one `git cat-file --batch`;
+/// each blob is hashed as it streams by, so memory stays at one read buffer.
+fn blob_hashes<'a>(
+    root: &Path,
+    ids: impl Iterator<Item = &'a str>,
+) -> Result<Vec<merkle_store::Hash>> {
     let ids: Vec<&str> = ids.collect();
     let mut child = Command::new("git")
         .args(["cat-file", "--batch"])
@@ -221,10 +228,14 @@ fn cat_blobs<'a>(root: &Path, ids: impl Iterator<Item = &'a str>) -> Result<Vec<
             .nth(2)
             .and_then(|s| s.trim().parse().ok())
             .with_context(|| format!("git cat-file could not read {id}: {}", header.trim()))?;
-        let mut content = vec![0; size + 1];
-        out.read_exact(&mut content)?;
-        content.truncate(size);
-        contents.push(content);
+        let mut hasher = blake3::Hasher::new();
+        let copied = std::io::copy(&mut (&mut out).take(size as u64), &mut hasher)?;
+        if copied != size as u64 {
+            bail!("git cat-file ended in the middle of {id}");
+        }
+        let mut newline = [0u8; 1];
+        out.read_exact(&mut newline)?;
+        contents.push(merkle_store::Hash(*hasher.finalize().as_bytes()));
     }
     writer
         .join()

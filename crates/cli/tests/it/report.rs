@@ -36,8 +36,11 @@ fn report_compares_with_a_git_revision_and_an_earlier_root() {
     ws.write("README.md", "# demo\n");
     ws.write("src/lib.rs", "pub fn a() {}\n");
     ws.write("src/util.rs", "pub fn b() {}\n");
+    // A committed views file: scans never enter .merkle, so the revision's tree must not either.
+    ws.write(".merkle/views.yaml", "views: {}\n");
     git(&ws, &["init", "-q"]);
     git(&ws, &["add", "-A"]);
+    git(&ws, &["add", "-f", ".merkle/views.yaml"]);
     git(&ws, &["commit", "-qm", "first"]);
     let mut generate = ws.cmd(&["-q", "generate", "-r"]);
     generate
