@@ -415,8 +415,9 @@ struct Archived<'a> {
     message: &'a Message,
 }
 
-/// Ids name folders: letters, digits, `-`, `_` and `.`, not starting with `.`.
-fn validate_id(id: &str) -> Result<()> {
+/// Ids name folders: letters, digits, `-`, `_` and `.`, not starting with `.`, so an id can
+/// never name a folder outside the conversations folder.
+pub fn validate_id(id: &str) -> Result<()> {
     let reason = if id.is_empty() {
         Some("it is empty")
     } else if id.len() > 128 {

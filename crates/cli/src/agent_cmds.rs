@@ -303,6 +303,7 @@ pub(crate) fn run_conversations(
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
             // Showing must not change anything, so read the files rather than load (which
             // repairs).
+            agent_loop::conversation::validate_id(id)?;
             let dir = agent_loop::conversations_dir(root).join(id);
             if !dir.join("metadata.json").exists() {
                 // Load names the folder and the reason in its error.

@@ -758,6 +758,9 @@ pub(crate) fn run_generate_with(
             recursive: a.recursive,
             now_ms: merkle_store::frame::now_ms(),
             progress: Some(&tick),
+            // A model asked for replaces what another producer (the offline outline, another
+            // model or prompt) made; an offline run leaves model-written frames alone.
+            replace_other_producers: use_model,
             threads,
         },
     );

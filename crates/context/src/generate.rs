@@ -34,6 +34,10 @@ pub struct GenerateRequest<'a> {
     pub now_ms: u64,
     /// Called with (files done, files in scope) as files finish.
     pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+    /// Redo frames made by another producer or policy (another model, prompt or the offline
+    /// outline), not only missing and stale ones: set it when switching producers, e.g. from
+    /// the offline outline to a model. Frames put by hand are left alone either way.
+    pub replace_other_producers: bool,
     /// How many files are produced at once; `None`: one per core. Set it for a producer that
     /// waits rather than computes (a model call): files are then also put every
     /// `4 × threads` (at least 16) rather than every 512, so an interruption loses little work.
@@ -216,6 +220,12 @@ fn generate_in(
         };
         if let Some(head) = current_frame(store, &rec.node_id, &path, req.frame_type)?
             && head.agent_id == req.agent
+            && !(req.replace_other_producers
+                && head
+                    .metadata
+                    .extra
+                    .get(crate::synthesis::META_POLICY)
+                    .is_some_and(|p| *p != req.policy.id()))
             && staleness(store, &rec, &head)?.is_none()
         {
             report.up_to_date += 1;
@@ -249,6 +259,12 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
     let previous = current_frame(store, &rec.node_id, path, req.frame_type)?;
     if let Some(prev) = &previous
         && prev.agent_id == req.agent
+        && !(req.replace_other_producers
+            && prev
+                .metadata
+                .extra
+                .get(crate::regenerate::META_PRODUCER)
+                .is_some_and(|p| *p != req.producer.id()))
         && staleness(store, &rec, prev)?.is_none()
     {
         return Ok(Planned::UpToDate);

@@ -117,6 +117,7 @@ impl Bench {
                 recursive: true,
                 now_ms: 1_700_000_000_000,
                 progress: None,
+                replace_other_producers: false,
                 threads: Some(4),
             },
         )

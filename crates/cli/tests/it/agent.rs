@@ -408,6 +408,12 @@ fn conversations_are_listed_shown_and_continued() {
         ],
         "{shown}"
     );
+    let escape = run(&mut merkle(&ws, &["conversations", "show", "../.."]));
+    assert_eq!(escape.code, 1, "{escape}");
+    assert!(
+        escape.stderr.contains("invalid conversation id"),
+        "{escape}"
+    );
     let missing = run(&mut merkle(&ws, &["conversations", "show", "nope"]));
     assert_eq!(missing.code, 1, "{missing}");
     assert!(

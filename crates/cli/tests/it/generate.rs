@@ -236,3 +236,28 @@ fn an_interrupted_generate_keeps_finished_frames_and_a_rerun_resumes() {
         "{again}"
     );
 }
+
+#[test]
+fn a_model_after_an_offline_run_replaces_the_outlines_and_offline_leaves_its_frames() {
+    let ws = Workspace::fixture();
+    let offline = generate(&ws, &["--offline"]);
+    assert_eq!(offline["produced"], json!(10));
+    let model = generate(&ws, &["--provider", "sim"]);
+    assert_eq!(
+        (
+            &model["produced"],
+            &model["synthesized"],
+            &model["llm"]["calls"]
+        ),
+        (&json!(10), &json!(4), &json!(14)),
+        "{model}"
+    );
+    // An offline run afterwards keeps what the model wrote.
+    let again = generate(&ws, &["--offline"]);
+    assert_eq!(
+        (&again["produced"], &again["synthesized"]),
+        (&json!(0), &json!(0))
+    );
+    let head = ws.json(&["get-head", "src/lib.rs", "--type", "summary"]);
+    assert_eq!(head["content"], json!("Simulated response"));
+}

@@ -58,6 +58,7 @@ fn run(fx: &Fixture, counting: &Counting) -> (Generated, (usize, usize)) {
             recursive: true,
             now_ms: T0,
             progress: None,
+            replace_other_producers: false,
             threads: None,
         },
     )
