@@ -306,9 +306,38 @@ impl Agent {
             }
             let mut end = stop.map(|stop| TurnEnd::Stopped { stop });
             let mut results = Vec::with_capacity(calls.len() + 1);
+            // A failure of the loop itself (the audit log cannot be written) ends the request,
+            // but only after the results so far are saved: the calls that ran must not be
+            // answered "interrupted" and run again.
+            let mut failure = None;
             for call in &calls {
                 outcome.tool_calls += 1;
-                results.push(self.dispatch(call, &mut end)?);
+                if failure.is_some() {
+                    results.push(ContentBlock::ToolResult {
+                        tool_use_id: call.id.clone(),
+                        content: "not run: the request failed at an earlier call".to_owned(),
+                        is_error: true,
+                    });
+                    continue;
+                }
+                match self.dispatch(call, &mut end) {
+                    Ok(block) => results.push(block),
+                    Err(e) => {
+                        results.push(ContentBlock::ToolResult {
+                            tool_use_id: call.id.clone(),
+                            content: format!("error: {e}"),
+                            is_error: true,
+                        });
+                        failure = Some(e);
+                    }
+                }
+            }
+            if let Some(e) = failure {
+                self.conversation.append_message(Message {
+                    role: Role::User,
+                    content: results,
+                })?;
+                return Err(e);
             }
             if end.is_none() && outcome.model_calls >= self.config.max_model_calls {
                 end = Some(TurnEnd::ModelCallCap {

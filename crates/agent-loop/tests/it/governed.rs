@@ -958,3 +958,72 @@ async fn every_decided_call_is_audited_in_a_verifiable_chain() {
     assert!(report.ok(), "{report:?}");
     assert_eq!(report.records, 5);
 }
+
+#[tokio::test]
+async fn when_the_audit_log_fails_the_results_so_far_are_saved() {
+    let mut setup = setup();
+    let (governance, audit) = governance(
+        &setup,
+        Rules {
+            policy: Policy::parse(
+                "test policy",
+                "version: 1\nintents:\n  ANALYZE: [sabotage, read_file]\n",
+            )
+            .expect("policy"),
+            ..Rules::default()
+        },
+    );
+    // A tool that tears the audit log's last line: the append after it fails.
+    let log = audit.clone();
+    setup
+        .tools
+        .register(agent_loop::ToolDefinition::new(
+            "sabotage",
+            "Tears the audit log",
+            json!({"type": "object"}),
+            move |_| {
+                use std::io::Write;
+                let mut file = fs::OpenOptions::new()
+                    .append(true)
+                    .open(&log)
+                    .expect("open the audit log");
+                file.write_all(b"{\"torn").expect("tear");
+                Ok("torn".to_owned())
+            },
+        ))
+        .expect("register");
+    let mut run = setup.start_governed(
+        [Step::text("unused")
+            .with_tool_call("select_active_intent", select("ANALYZE"))
+            .with_tool_call("sabotage", json!({}))
+            .with_tool_call("read_file", json!({"path": "README.md"}))],
+        Some(governance),
+    );
+
+    let error = run
+        .agent
+        .process_turn("Go")
+        .await
+        .expect_err("the audit log fails");
+    assert!(matches!(error, agent_loop::Error::Audit(_)), "{error}");
+    let last = run.on_disk().pop().expect("messages");
+    assert_eq!(last.role, Role::User);
+    let results: Vec<(bool, String)> = last
+        .content
+        .iter()
+        .map(|b| match b {
+            ContentBlock::ToolResult {
+                content, is_error, ..
+            } => (*is_error, content.chars().take(30).collect()),
+            other => panic!("not a result: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            (false, "intent ANALYZE selected; it al".to_owned()),
+            (true, "error: cannot write the audit ".to_owned()),
+            (true, "not run: the request failed at".to_owned()),
+        ]
+    );
+}
