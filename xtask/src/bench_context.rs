@@ -71,20 +71,18 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
 
     settle();
     progress("merkle generate --recursive (offline producer)");
-    let (generate, out) = timed(&mut merkle(
-        config,
-        dir,
-        &[
-            "--json",
-            "generate",
-            "--agent",
-            "bench",
-            "--recursive",
-            "--type",
-            "outline",
-            "--offline",
-        ],
-    ))?;
+    // The same command twice: the second run finds nothing to do.
+    let offline_generate = [
+        "--json",
+        "generate",
+        "--agent",
+        "bench",
+        "--recursive",
+        "--type",
+        "outline",
+        "--offline",
+    ];
+    let (generate, out) = timed(&mut merkle(config, dir, &offline_generate))?;
     if !out.contains("\"failed\": []") {
         bail!("generate reported failures: {out}");
     }
@@ -108,20 +106,7 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
     ))?;
     settle();
     progress("merkle generate --recursive again (nothing to do)");
-    let (noop_generate, _) = timed(&mut merkle(
-        config,
-        dir,
-        &[
-            "--json",
-            "generate",
-            "--agent",
-            "bench",
-            "--recursive",
-            "--type",
-            "outline",
-            "--offline",
-        ],
-    ))?;
+    let (noop_generate, _) = timed(&mut merkle(config, dir, &offline_generate))?;
 
     settle();
     progress(

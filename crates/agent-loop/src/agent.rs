@@ -406,10 +406,7 @@ impl Agent {
         let fixed = estimate_text_tokens(&system)
             + offered
                 .iter()
-                .map(|t| {
-                    estimate_text_tokens(&t.description)
-                        + t.input_schema.to_string().len() as u64 / 4
-                })
+                .map(crate::window::estimate_tool_tokens)
                 .sum::<u64>();
         let budget = token_budget(
             self.config.context_window,
@@ -419,7 +416,7 @@ impl Agent {
         // Only the newest messages that fit are estimated; the dropped ones only when
         // compaction needs their tokens.
         let messages = self.conversation.messages();
-        let (cut, _) = context::newest_that_fit(messages, budget, MessageTokens);
+        let (mut cut, _) = context::newest_that_fit(messages, budget, MessageTokens);
         if cut == messages.len()
             && let Some(newest) = messages.last()
         {
@@ -433,10 +430,9 @@ impl Agent {
         // summarize the summary; selection then drops what does not fit.
         if cut > 0 && outcome.compactions == 0 {
             self.compact(budget, outcome).await?;
+            cut = context::newest_that_fit(self.conversation.messages(), budget, MessageTokens).0;
         }
-        let messages = self.conversation.messages();
-        let (cut, _) = context::newest_that_fit(messages, budget, MessageTokens);
-        let selected = &messages[cut..];
+        let selected = &self.conversation.messages()[cut..];
         Ok(Request {
             model: self.config.model.clone(),
             system: Some(system),

@@ -284,11 +284,7 @@ fn render_transcript(messages: &[Message], max_bytes: u64) -> String {
 
 fn truncate(text: &mut String, max: usize) {
     if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
+        text.truncate(crate::text::floor_char_boundary(text, max));
         text.push_str(" [...]");
     }
 }

@@ -222,10 +222,7 @@ fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = crate::text::floor_char_boundary(text, max);
     std::borrow::Cow::Owned(format!(
         "{}\n[... truncated: {end} of {} bytes shown]",
         &text[..end],

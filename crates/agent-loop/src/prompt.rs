@@ -114,7 +114,7 @@ pub fn load_identity_files(home: &Path, limits: &PromptLimits) -> IdentityFiles 
                 let cap = limits.per_file_bytes.min(room);
                 let truncated = text.len() > cap;
                 if truncated {
-                    text.truncate(floor_char_boundary(&text, cap));
+                    text.truncate(crate::text::floor_char_boundary(&text, cap));
                     let why = if cap == limits.per_file_bytes {
                         format!("the {}-byte limit for one identity file", cap)
                     } else {
@@ -217,13 +217,4 @@ pub fn build_system_prompt(
         runtime.workspace, runtime.current_time
     );
     prompt
-}
-
-/// The largest index at most `index` that is on a char boundary of `text`.
-fn floor_char_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
 }

@@ -51,6 +51,11 @@ pub fn estimate_message_tokens(message: &Message) -> u64 {
     PER_MESSAGE + bytes.div_ceil(4)
 }
 
+/// Estimated tokens of offering `tool` to the model: its description and JSON schema.
+pub fn estimate_tool_tokens(tool: &llm_core::Tool) -> u64 {
+    estimate_text_tokens(&tool.description) + tool.input_schema.to_string().len() as u64 / 4
+}
+
 /// Tokens left for messages: the model's context window less the system prompt and the room
 /// reserved for the response; zero if those take it all.
 pub fn token_budget(context_window: u64, system_prompt_tokens: u64, response_reserve: u64) -> u64 {

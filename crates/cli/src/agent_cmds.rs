@@ -535,21 +535,9 @@ fn load_policy(path: Option<&Path>) -> Result<(Policy, String, String)> {
 /// Makes recordings portable: the workspace's path and the date in the system prompt become
 /// placeholders, in what is recorded and in what is matched on playback.
 fn scrubber(root: &Path) -> Result<llm_sim::Scrubber> {
-    let root = regex_escape(&root.display().to_string());
     Ok(llm_sim::Scrubber::new()
-        .rule(&root, "<workspace>")?
+        .literal(&root.display().to_string(), "<workspace>")?
         .rule(r"\b\d{4}-\d{2}-\d{2}\b", "<date>")?)
-}
-
-fn regex_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\.+*?()|[]{}^$#&-~ ".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

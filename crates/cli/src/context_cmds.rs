@@ -695,10 +695,9 @@ pub(crate) fn run_generate_with(
                 frame_type: a.frame_type.clone(),
                 template: read(&a.template, agent_loop::producer::FILE_TEMPLATE)?,
             };
-            let policy: Arc<dyn SynthesisPolicy> = match a.policy.as_deref() {
-                Some("concat") => Arc::new(Concat),
-                Some("summary") => Arc::new(Summary::default()),
-                _ => Arc::new(agent_loop::producer::LlmSynthesis {
+            let policy: Arc<dyn SynthesisPolicy> = match deterministic_policy(a.policy.as_deref()) {
+                Some(policy) => policy,
+                None => Arc::new(agent_loop::producer::LlmSynthesis {
                     settings,
                     template: read(&a.dir_template, agent_loop::producer::DIR_TEMPLATE)?,
                 }),
@@ -710,10 +709,8 @@ pub(crate) fn run_generate_with(
             if a.policy.as_deref() == Some("llm") {
                 bail!("--policy llm needs a model: pass --provider, --script or --playback");
             }
-            let policy: Arc<dyn SynthesisPolicy> = match a.policy.as_deref() {
-                Some("concat") => Arc::new(Concat),
-                _ => Arc::new(Summary::default()),
-            };
+            let policy = deterministic_policy(a.policy.as_deref())
+                .unwrap_or_else(|| Arc::new(Summary::default()));
             (Arc::new(Outline::default()), policy, None)
         };
     let bar = (!quiet).then(|| {
@@ -796,6 +793,15 @@ pub(crate) fn run_generate_with(
             llm,
         },
     ))
+}
+
+/// The directory policy `generate --policy` names when it needs no model.
+fn deterministic_policy(name: Option<&str>) -> Option<Arc<dyn SynthesisPolicy>> {
+    match name {
+        Some("concat") => Some(Arc::new(Concat)),
+        Some("summary") => Some(Arc::new(Summary::default())),
+        _ => None,
+    }
 }
 
 /// A generation's counts: the JSON document (`generate`'s, and `watch`'s `generated`) and a

@@ -299,13 +299,14 @@ fn markdown(d: &Value) -> String {
         } else {
             md.push_str("| path | type | agent | frame |\n|---|---|---|---|\n");
             for f in frames.iter().take(MD_LIMIT) {
+                let field = |key: &str| f[key].as_str().unwrap_or_default();
+                let id = field("frame_id");
                 md.push_str(&format!(
                     "| `{}` | {} | {} | `{}` |\n",
-                    f["path"].as_str().unwrap_or_default(),
-                    f["frame_type"].as_str().unwrap_or_default(),
-                    f["agent_id"].as_str().unwrap_or_default(),
-                    &f["frame_id"].as_str().unwrap_or_default()
-                        [..12.min(f["frame_id"].as_str().unwrap_or_default().len())]
+                    field("path"),
+                    field("frame_type"),
+                    field("agent_id"),
+                    &id[..id.len().min(12)]
                 ));
             }
             if frames.len() > MD_LIMIT {

@@ -36,6 +36,11 @@ impl Scrubber {
         Ok(self)
     }
 
+    /// Adds a rule: every occurrence of `text`, taken literally, becomes `replacement`.
+    pub fn literal(self, text: &str, replacement: &str) -> Result<Self> {
+        self.rule(&regex::escape(text), &replacement.replace('$', "$$"))
+    }
+
     pub fn scrub_str(&self, text: &str) -> String {
         let mut text = text.to_owned();
         for (regex, replacement) in &self.rules {

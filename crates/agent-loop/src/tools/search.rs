@@ -97,7 +97,7 @@ pub fn search(workspace: &Workspace, query: &Query<'_>, limits: &SearchLimits) -
                 break 'files;
             }
             matches += 1;
-            let shown = &line[..floor_char_boundary(line, limits.max_line_bytes)];
+            let shown = &line[..crate::text::floor_char_boundary(line, limits.max_line_bytes)];
             out.push_str(&format!("{file}:{}: {shown}", number + 1));
             if shown.len() < line.len() {
                 out.push_str(" [...]");
@@ -120,12 +120,4 @@ pub fn search(workspace: &Workspace, query: &Query<'_>, limits: &SearchLimits) -
 /// A NUL in the first 8 KiB marks a binary file, as git and ripgrep decide.
 pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0)
-}
-
-pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
 }

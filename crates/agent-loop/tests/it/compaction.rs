@@ -50,9 +50,7 @@ async fn resumed(steps: impl IntoIterator<Item = Step>) -> (Running, Vec<Message
         + request
             .tools
             .iter()
-            .map(|t| {
-                estimate_text_tokens(&t.description) + t.input_schema.to_string().len() as u64 / 4
-            })
+            .map(agent_loop::window::estimate_tool_tokens)
             .sum::<u64>();
     let (conversation, _) = ConversationStore::load(&first.ws, &id, clock()).expect("load");
     let Running { dir, ws, .. } = first;

@@ -45,23 +45,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// `merkle ARGS` with no LLM settings or keys from the caller's environment.
+/// `merkle ARGS` with no LLM settings, agent or keys from the caller's environment.
 fn merkle(ws: &Workspace, args: &[&str]) -> assert_cmd::Command {
-    let mut cmd = ws.cmd(args);
-    for name in [
-        "MERKLE_LLM_MODE",
-        "MERKLE_LLM_SCRIPT",
-        "MERKLE_LLM_RECORDING",
-        "MERKLE_LLM_PROVIDER",
-        "MERKLE_LLM_MODEL",
-        "MERKLE_LLM_BASE_URL",
-        "MERKLE_AGENT",
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-    ] {
-        cmd.env_remove(name);
-    }
-    cmd
+    crate::llm::llm(ws, args)
 }
 
 fn transcript(ws: &Workspace, id: &str) -> Vec<Value> {

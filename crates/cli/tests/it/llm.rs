@@ -18,8 +18,8 @@ fn script(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `merkle ARGS` with no LLM settings or keys from the caller's environment.
-fn llm(ws: &Workspace, args: &[&str]) -> assert_cmd::Command {
+/// `merkle ARGS` with no LLM settings, agent or keys from the caller's environment.
+pub(crate) fn llm(ws: &Workspace, args: &[&str]) -> assert_cmd::Command {
     let mut cmd = ws.cmd(args);
     for name in [
         "MERKLE_LLM_MODE",
@@ -31,6 +31,7 @@ fn llm(ws: &Workspace, args: &[&str]) -> assert_cmd::Command {
         "ANTHROPIC_API_KEY",
         "OPENAI_API_KEY",
         "OLLAMA_HOST",
+        "MERKLE_AGENT",
     ] {
         cmd.env_remove(name);
     }
