@@ -108,6 +108,20 @@ struct GetNodeParams {
     /// Where frames come from: node, parent, siblings
     #[serde(default)]
     sources: Vec<String>,
+    /// Only frames by these agents
+    #[serde(default)]
+    agents: Vec<String>,
+    /// Also frames of these nodes (paths or NodeIDs)
+    #[serde(default)]
+    related: Vec<String>,
+    /// Order: recency, relevance, type_priority or agent_priority
+    ordering: Option<String>,
+    /// The priority list for type_priority / agent_priority
+    #[serde(default)]
+    priority: Vec<String>,
+    /// Superseded frames too, not only the latest of each type
+    #[serde(default)]
+    all: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -256,8 +270,12 @@ impl MerkleMcp {
                 view: p.view,
                 max_frames: p.max_frames,
                 types: p.types,
+                agents: p.agents,
                 source: p.sources,
-                ..ViewArgs::default()
+                related: p.related,
+                ordering: p.ordering,
+                priority: p.priority,
+                all: p.all,
             };
             let view = context_cmds::view(store, &shared.root, &args)?;
             let composed = context::get_node(store, &node, &view)?;

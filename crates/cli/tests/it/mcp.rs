@@ -46,6 +46,20 @@ impl Server {
         }
     }
 
+    /// The MCP handshake: `initialize`, then the `initialized` notification.
+    fn handshake(&mut self) {
+        let init = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "merkle-tests", "version": "0"},
+            }),
+        );
+        assert!(init["result"].is_object(), "{init}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
     fn send(&mut self, message: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
         writeln!(stdin, "{message}").expect("writing to merkle mcp");
@@ -200,4 +214,84 @@ fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
     );
     let status = server.child.wait().expect("waiting for merkle mcp");
     assert!(status.success(), "{status}");
+}
+
+/// Puts `content` on `path` as `agent` through the CLI.
+fn put(ws: &Workspace, path: &str, frame_type: &str, agent: &str, content: &str) {
+    let file = ws.tmp.path().join("frame.txt");
+    std::fs::write(&file, content).expect("writing the frame's content");
+    ws.ok(&[
+        "put-frame",
+        path,
+        &file.to_string_lossy(),
+        "--type",
+        frame_type,
+        "--agent",
+        agent,
+    ]);
+}
+
+#[test]
+fn get_node_takes_every_view_option_of_the_cli() {
+    let ws = Workspace::scanned();
+    ws.ok(&["agent", "add", "alice", "--role", "writer"]);
+    ws.ok(&["agent", "add", "bob", "--role", "writer"]);
+    put(&ws, "src/lib.rs", "summary", "alice", "lib, first take");
+    put(&ws, "src/lib.rs", "summary", "alice", "lib, second take");
+    put(&ws, "src/lib.rs", "notes", "bob", "bob's notes on lib");
+    put(&ws, "README.md", "summary", "alice", "the readme");
+    put(&ws, "src/util/mod.rs", "summary", "bob", "util by bob");
+    let mut server = Server::start(&ws, "alice");
+    server.handshake();
+
+    for (arguments, flags) in [
+        (
+            json!({"path": "src/lib.rs", "agents": ["alice"], "all": true}),
+            vec!["--agent", "alice", "--all"],
+        ),
+        (
+            json!({"path": "src/lib.rs", "related": ["README.md", "src/util/mod.rs"],
+                   "ordering": "relevance"}),
+            vec![
+                "--related",
+                "README.md",
+                "--related",
+                "src/util/mod.rs",
+                "--ordering",
+                "relevance",
+            ],
+        ),
+        (
+            json!({"path": "src/lib.rs", "ordering": "agent_priority", "priority": ["bob", "alice"],
+                   "sources": ["node", "siblings"], "max_frames": 2}),
+            vec![
+                "--ordering",
+                "agent_priority",
+                "--priority",
+                "bob,alice",
+                "--source",
+                "node,siblings",
+                "--max-frames",
+                "2",
+            ],
+        ),
+    ] {
+        let (is_error, text) = server.call("get_node", arguments.clone());
+        assert!(!is_error, "{arguments}: {text}");
+        let mut args = vec!["get-node", "src/lib.rs"];
+        args.extend(flags);
+        assert_eq!(parse(&text), ws.json(&args), "{arguments}");
+    }
+
+    // The view checks stand behind the tool as behind the flags.
+    let (is_error, text) = server.call(
+        "get_node",
+        json!({"path": "src/lib.rs", "ordering": "alphabetical"}),
+    );
+    assert!(is_error && text.contains("\"alphabetical\""), "{text}");
+    let (is_error, text) = server.call(
+        "get_node",
+        json!({"path": "src/lib.rs", "related": ["no/such.rs"]}),
+    );
+    assert!(is_error && text.contains("no/such.rs"), "{text}");
 }
