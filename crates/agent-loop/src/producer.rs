@@ -11,8 +11,9 @@
 //! A producer's id names the model and a hash of its prompt template, so frames made with
 //! another model or prompt are other work: context memoizes by (id, content, type, agent), and
 //! a renamed, duplicated or reverted file costs no call. That is also why prompts should ask
-//! about the content: the path is given to the model as context, but a frame reused after a
-//! rename was written when the file had its old name.
+//! about the content: a file's path is given to the model as context, but a frame reused after
+//! a rename was written when the file had its old name. Directories go further: the default
+//! prompt shows no names at all (see [`DIR_TEMPLATE`]), so their memo is exact.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use context::{FrameProducer, SynthesisInput, SynthesisPolicy};
 use llm_core::{LlmClient, Message, Request, Usage};
-use merkle_store::NodeRecord;
+use merkle_store::{NodeKind, NodeRecord};
 
 use crate::agent::Price;
 
@@ -30,11 +31,18 @@ pub const FILE_TEMPLATE: &str = "Write the {type} of the file `{path}` for a cod
 that has not read it: what the file is for, its main items (types, functions, sections) and how \
 they are used. Plain text, at most 120 words, no preamble.\n\n<file>\n{content}\n</file>\n";
 
-/// The default prompt for a directory's frame. `{path}`, `{type}` and `{children}` (each
-/// child's path and frame) are replaced.
-pub const DIR_TEMPLATE: &str = "Write the {type} of the directory `{path}` for a coding agent, \
-from the {type} of each of its children below: what the directory holds and how its parts fit \
-together. Plain text, at most 120 words, no preamble.\n\n{children}\n";
+/// The default prompt for a directory's frame. `{type}` and `{children}` (each child's kind
+/// and frame) are replaced, and `{path}` if a template names it.
+///
+/// This one leaves out every name, the directory's and its children's: the model's overview is
+/// then a function of the children's frames alone, memoized on them, so renaming or moving an
+/// unchanged file costs no call anywhere above it. The frame still names each child: context
+/// appends a contents list (names and first lines) to the overview. A template with `{path}`
+/// is memoized with names, and a rename costs a call per directory above it.
+pub const DIR_TEMPLATE: &str = "Write the {type} of a directory for a coding agent, from the \
+{type} of each of its children below (files and subdirectories, in no particular order): what \
+the directory holds and how its parts fit together. Name no files: a list of them follows your \
+text. Plain text, at most 120 words, no preamble.\n\n{children}\n";
 
 const SYSTEM: &str = "You write short, factual context for software repositories. Describe \
 only what the given text shows.";
@@ -163,7 +171,8 @@ impl FrameProducer for LlmProducer {
     fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String> {
         let Ok(text) = std::str::from_utf8(content) else {
             // Not text: nothing a model can read, and no call to pay for.
-            return Ok(format!("{}: binary, {} bytes", node.path, content.len()).into_bytes());
+            // No path in it: a frame is reused wherever the same content is (a rename).
+            return Ok(format!("binary, {} bytes", content.len()).into_bytes());
         };
         let shown = cut(text, self.settings.max_input_bytes());
         let prompt = self
@@ -187,19 +196,28 @@ impl SynthesisPolicy for LlmSynthesis {
         self.settings.id("llm-synthesis", &self.template)
     }
 
+    fn reads_names(&self) -> bool {
+        self.template.contains("{path}")
+    }
+
     fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
         if input.children.is_empty() {
             // Stable and free: an empty directory has nothing to summarize.
-            return Ok(format!("{}/: empty", input.dir.path).into_bytes());
+            return Ok(b"An empty directory.".to_vec());
         }
         let mut children = String::new();
         for child in input.children {
+            // Without names (the default template), a child is its kind.
+            let name = match (child.path.as_str(), child.kind) {
+                ("", NodeKind::Dir) => "a directory",
+                ("", _) => "a file",
+                (path, _) => path,
+            };
             let _ = write!(
                 children,
-                "## {} ({})\n{}\n\n",
-                child.path,
+                "## {name} ({})\n{}\n\n",
                 child.frame.frame_type,
-                String::from_utf8_lossy(&child.frame.content).trim_end()
+                String::from_utf8_lossy(child.body()).trim_end()
             );
         }
         let shown = cut(&children, self.settings.max_input_bytes());

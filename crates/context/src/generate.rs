@@ -91,13 +91,13 @@ pub(crate) fn memo_key(kind: &[u8], fields: &[&str]) -> Hash {
     Hash(*h.finalize().as_bytes())
 }
 
-/// The content memoized under `key` by `agent` for `frame_type`, if any.
+/// The frame memoized under `key` by `agent` for `frame_type`, if any.
 pub(crate) fn memoized(
     store: &Store,
     key: &Hash,
     frame_type: &str,
     agent: &str,
-) -> Result<Option<Vec<u8>>> {
+) -> Result<Option<merkle_store::Frame>> {
     let Some(id) = store.memo(key)? else {
         return Ok(None);
     };
@@ -113,7 +113,7 @@ pub(crate) fn memoized(
     {
         return Ok(None);
     }
-    Ok(Some(frame.content))
+    Ok(Some(frame))
 }
 
 /// Generates frames of `req.frame_type` for the files and directories in scope.
@@ -285,7 +285,9 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
     });
     let reused = match reusable {
         Some(p) => Some(p.content),
-        None if !invalidated => memoized(store, &key, req.frame_type, req.agent)?,
+        None if !invalidated => {
+            memoized(store, &key, req.frame_type, req.agent)?.map(|f| f.content)
+        }
         None => None,
     };
     let (body, produced) = match reused {

@@ -9,6 +9,14 @@
 //! contents that ignores their NodeIDs. When a directory is regenerated and its inputs equal
 //! the previous frame's, the previous content is reused without running the policy (early
 //! cutoff: an unchanged child summary costs nothing upstream).
+//!
+//! A policy that does not read names ([`SynthesisPolicy::reads_names`] is false: a model's
+//! overview, say) is memoized on its children's kinds and frames alone, so a rename or a move
+//! that changes no content costs no run anywhere above it. It is handed its children without
+//! paths, in an order that does not depend on them, and context appends a contents list
+//! naming each child after what it wrote ([`contents_list`]); the frame records where its own
+//! output ends ([`META_OWN_BYTES`]), and a parent of the same kind reads only that part of it
+//! ([`ChildFrame::body`]), never the names in the list.
 use std::sync::Arc;
 
 use merkle_store::{Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
@@ -18,12 +26,32 @@ use crate::error::{Error, Result};
 /// One child frame that goes into a synthesis.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChildFrame {
-    /// The child's workspace path.
+    /// The child's workspace path; empty for a policy that does not read names.
     pub path: String,
     /// The child's kind.
     pub kind: NodeKind,
     /// The child's head frame.
     pub frame: Frame,
+}
+
+impl ChildFrame {
+    /// What the child's frame says of the child: its whole content, except that a frame
+    /// synthesized by a policy that does not read names ends before the contents list that
+    /// context appended to it. A policy that does not read names reads only this.
+    pub fn body(&self) -> &[u8] {
+        own_output(&self.frame)
+    }
+}
+
+/// A frame's content up to [`META_OWN_BYTES`], when it records that (and it fits).
+fn own_output(frame: &Frame) -> &[u8] {
+    frame
+        .metadata
+        .extra
+        .get(META_OWN_BYTES)
+        .and_then(|n| n.parse::<usize>().ok())
+        .and_then(|n| frame.content.get(..n))
+        .unwrap_or(&frame.content)
 }
 
 /// What a policy is given.
@@ -44,6 +72,14 @@ pub trait SynthesisPolicy: Send + Sync {
     fn id(&self) -> String;
     /// The content for the directory's frame.
     fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String>;
+    /// Whether the output depends on names: the directory's path and its children's. A policy
+    /// that answers `false` must read only its children's kinds, frame types, agents and
+    /// [`ChildFrame::body`] (it is given no child paths, and children in an order of those
+    /// fields); it is then memoized on those alone, so renaming or moving unchanged files costs
+    /// it no run, and context appends a [`contents_list`] naming the children to its output.
+    fn reads_names(&self) -> bool {
+        true
+    }
 }
 
 fn header(child: &ChildFrame) -> String {
@@ -257,11 +293,13 @@ pub fn synthesis_basis(
 }
 
 /// A hash of what the policy reads, independent of NodeIDs: children's names, frame types and
-/// contents, with the policy and type. Equal inputs give equal content.
+/// contents, with the policy and type. Equal inputs give equal content. For a policy that does
+/// not read names, the names (the directory's and its children's) are left out and each child
+/// contributes its kind and [`ChildFrame::body`].
 pub fn synthesis_inputs(
     dir: &NodeRecord,
     frame_type: &str,
-    policy_id: &str,
+    policy: &dyn SynthesisPolicy,
     children: &[ChildFrame],
 ) -> Hash {
     let mut h = blake3::Hasher::new();
@@ -270,10 +308,22 @@ pub fn synthesis_inputs(
         h.update(b);
     };
     field(b"merkle/v1");
+    if !policy.reads_names() {
+        field(b"synthesis-inputs-unnamed");
+        field(frame_type.as_bytes());
+        field(policy.id().as_bytes());
+        for c in unnamed(children) {
+            field(kind_name(c.kind).as_bytes());
+            field(c.frame.frame_type.as_bytes());
+            field(c.frame.agent_id.as_bytes());
+            field(&c.frame.content);
+        }
+        return Hash(*h.finalize().as_bytes());
+    }
     field(b"synthesis-inputs");
     field(dir.path.as_bytes());
     field(frame_type.as_bytes());
-    field(policy_id.as_bytes());
+    field(policy.id().as_bytes());
     let mut named: Vec<&ChildFrame> = children.iter().collect();
     named.sort_by(|a, b| {
         (a.path.as_bytes(), &a.frame.frame_type).cmp(&(b.path.as_bytes(), &b.frame.frame_type))
@@ -287,8 +337,84 @@ pub fn synthesis_inputs(
     Hash(*h.finalize().as_bytes())
 }
 
+fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::File => "file",
+        NodeKind::Dir => "dir",
+        NodeKind::Symlink => "symlink",
+    }
+}
+
+/// The children as a policy that does not read names sees them: no paths, each frame cut to
+/// its [`ChildFrame::body`], ordered by (kind, type, agent, body).
+fn unnamed(children: &[ChildFrame]) -> Vec<ChildFrame> {
+    let mut out: Vec<ChildFrame> = children
+        .iter()
+        .map(|c| {
+            let mut frame = c.frame.clone();
+            frame.content = c.body().to_vec();
+            ChildFrame {
+                path: String::new(),
+                kind: c.kind,
+                frame,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (
+            kind_name(a.kind),
+            &a.frame.frame_type,
+            &a.frame.agent_id,
+            &a.frame.content,
+        )
+            .cmp(&(
+                kind_name(b.kind),
+                &b.frame.frame_type,
+                &b.frame.agent_id,
+                &b.frame.content,
+            ))
+    });
+    out
+}
+
+/// The most characters of a child's first line in a [`contents_list`].
+const CONTENTS_LINE_CHARS: usize = 100;
+
+/// The list context appends to the output of a policy that does not read names: a line per
+/// child in name order, its name (directories end in `/`) and the first non-empty line of its
+/// body, cut at 100 characters. Empty when there are no children.
+pub fn contents_list(children: &[ChildFrame]) -> String {
+    let mut named: Vec<&ChildFrame> = children.iter().collect();
+    named.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    named.dedup_by(|a, b| a.path == b.path);
+    let mut out = String::new();
+    for c in named {
+        if out.is_empty() {
+            out.push_str("\n\nContents:\n");
+        }
+        let name = c.path.rsplit('/').next().unwrap_or(&c.path);
+        let slash = if c.kind == NodeKind::Dir { "/" } else { "" };
+        let body = String::from_utf8_lossy(c.body());
+        let first = body.lines().map(str::trim).find(|l| !l.is_empty());
+        out.push_str(&format!("- `{name}{slash}`"));
+        if let Some(line) = first {
+            let mut cut: String = line.chars().take(CONTENTS_LINE_CHARS).collect();
+            if cut.len() < line.len() {
+                cut.push_str("...");
+            }
+            out.push_str(": ");
+            out.push_str(&cut);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Metadata keys a synthesized frame carries.
 pub const META_POLICY: &str = "synthesis.policy";
+/// On a frame of a policy that does not read names: how many bytes of its content the policy
+/// wrote; the rest is the [`contents_list`].
+pub const META_OWN_BYTES: &str = "synthesis.own_bytes";
 /// See [`synthesis_inputs`].
 pub const META_INPUTS: &str = "synthesis.inputs";
 /// How many child frames went in.
@@ -357,6 +483,7 @@ pub fn synthesize(
         req.frame_type
     };
     let policy_id = req.policy.id();
+    let names = req.policy.reads_names();
     let prepare = || -> Result<Prepared> {
         let children = child_frames(store, dir, req.frame_type)?;
         let epoch = crate::invalidation::latest(store, &dir.path, written_type)?;
@@ -365,7 +492,7 @@ pub fn synthesize(
         let forced = epoch
             .as_ref()
             .is_some_and(|e| previous.as_ref().is_none_or(|p| e.seq > p.seq));
-        let inputs = synthesis_inputs(dir, req.frame_type, &policy_id, &children).to_hex();
+        let inputs = synthesis_inputs(dir, req.frame_type, req.policy, &children).to_hex();
         // Early cutoff: the latest frame of this type at this path, on any version of the
         // directory, already holds the content for these inputs.
         let reusable = previous.filter(|f| {
@@ -373,26 +500,42 @@ pub fn synthesize(
         });
         let key = synthesis_memo_key(&inputs, written_type, req.agent);
         let reused = match reusable {
-            Some(f) => Some(f.content),
+            Some(f) => Some(f),
             None if !forced => crate::generate::memoized(store, &key, written_type, req.agent)?,
             None => None,
         };
-        let (content, policy_ran) = match reused {
-            Some(content) => (content, false),
-            None => (
-                req.policy
+        let (output, policy_ran) = match reused {
+            Some(f) => (own_output(&f).to_vec(), false),
+            None => {
+                let unnamed_children;
+                let shown = if names {
+                    &children
+                } else {
+                    unnamed_children = unnamed(&children);
+                    &unnamed_children
+                };
+                let output = req
+                    .policy
                     .synthesize(&SynthesisInput {
                         dir,
                         frame_type: req.frame_type,
-                        children: &children,
+                        children: shown,
                     })
                     .map_err(|message| Error::Policy {
                         policy: policy_id.clone(),
                         path: dir.path.clone(),
                         message,
-                    })?,
-                true,
-            ),
+                    })?;
+                (output, true)
+            }
+        };
+        let (content, own_bytes) = if names {
+            (output, None)
+        } else {
+            let own = output.len();
+            let mut content = output;
+            content.extend_from_slice(contents_list(&children).as_bytes());
+            (content, Some(own))
         };
         let basis = synthesis_basis(
             dir,
@@ -405,6 +548,7 @@ pub fn synthesize(
             children,
             inputs,
             content,
+            own_bytes,
             policy_ran,
             basis,
             key,
@@ -419,6 +563,7 @@ pub fn synthesize(
         children,
         inputs,
         content,
+        own_bytes,
         policy_ran,
         basis,
         key,
@@ -430,6 +575,9 @@ pub fn synthesize(
     extra.insert(META_POLICY.to_owned(), policy_id);
     extra.insert(META_INPUTS.to_owned(), inputs);
     extra.insert(META_CHILDREN.to_owned(), children.len().to_string());
+    if let Some(n) = own_bytes {
+        extra.insert(META_OWN_BYTES.to_owned(), n.to_string());
+    }
     if written_type != req.frame_type {
         extra.insert(META_COLLECT.to_owned(), req.frame_type.to_owned());
     }
@@ -446,8 +594,9 @@ pub fn synthesize(
 }
 
 /// The memo key of a synthesized frame: its inputs (the directory's path, the type collected,
-/// the policy, the children's paths and contents), the type written and the agent. A revert
-/// below a directory brings its inputs back, and with them the earlier content.
+/// the policy, the children's paths and contents; no names for a policy that reads none), the
+/// type written and the agent. A revert below a directory brings its inputs back, and with
+/// them the earlier content.
 pub fn synthesis_memo_key(inputs: &str, written_type: &str, agent: &str) -> Hash {
     crate::generate::memo_key(b"synthesis", &[inputs, written_type, agent])
 }
@@ -458,6 +607,8 @@ struct Prepared {
     children: Vec<ChildFrame>,
     inputs: String,
     content: Vec<u8>,
+    /// Where the policy's own output ends, for a policy that does not read names.
+    own_bytes: Option<usize>,
     policy_ran: bool,
     basis: Hash,
 }

@@ -84,6 +84,20 @@ impl Bench {
     /// Rescans, generates `summary` over the whole tree, and returns the report and the model
     /// calls it made.
     fn generate(&self) -> (Generated, u64) {
+        self.generate_with(DIR_TEMPLATE)
+    }
+
+    /// The content of the latest `summary` frame at `path`.
+    fn head(&self, path: &str) -> String {
+        let node = self.store.node_at(path).expect("lookup").expect("a node");
+        let frame = context::current::current_frame(&self.store, &node.node_id, path, "summary")
+            .expect("lookup")
+            .expect("a summary");
+        String::from_utf8(frame.content).expect("text")
+    }
+
+    /// As [`Bench::generate`], with `dir_template` for directories.
+    fn generate_with(&self, dir_template: &str) -> (Generated, u64) {
         self.store.scan(&ScanOptions::default()).expect("scan");
         let before = self.client.call_count();
         let client: Arc<dyn LlmClient> = self.client.clone();
@@ -103,7 +117,7 @@ impl Bench {
         };
         let policy = LlmSynthesis {
             settings,
-            template: DIR_TEMPLATE.to_owned(),
+            template: dir_template.to_owned(),
         };
         let root = self.store.node_at("").expect("root").expect("scanned");
         let report = generate(
@@ -164,10 +178,48 @@ fn model_calls_follow_what_changed() {
     write(b.dir.path(), "src/util/mod.rs", &original, 1_600_002_000);
     assert_eq!(b.generate().1, 0, "a revert");
 
-    // A rename of an unchanged file: its frame is reused; the directories above it list another
-    // name, so they are written again.
+    // A rename of an unchanged file: its frame is reused, and so are the model's overviews of
+    // the directories above it, which read no names; only their contents lists change.
+    let docs_before = b.head("docs");
     std::fs::rename(b.path("docs/guide.md"), b.path("docs/howto.md")).expect("rename");
     let (renamed, calls) = b.generate();
+    assert_eq!(
+        (renamed.produced, renamed.reused, renamed.synthesized, calls),
+        (0, 1, 0, 0)
+    );
+    assert_eq!(renamed.synthesis_reused, 2, "docs and the root");
+    let docs = b.head("docs");
+    let (overview, list) = docs.split_once("\n\nContents:\n").expect("a contents list");
+    assert_eq!(
+        overview,
+        docs_before.split_once("\n\nContents:\n").expect("a list").0
+    );
+    let howto = b.head("docs/howto.md");
+    assert_eq!(list, format!("- `howto.md`: {howto}\n"));
+    let root = b.head("");
+    assert!(root.contains("\n- `docs/`: summary "), "{root}");
+
+    // A move to another directory: again no call, though both directories' lists change.
+    std::fs::rename(b.path("docs/howto.md"), b.path("src/howto.md")).expect("move");
+    let (moved, calls) = b.generate();
+    assert_eq!((moved.produced, moved.reused), (0, 1));
+    // docs is now empty (which needs no call) and src has one more child: their overviews,
+    // and so the root's, have new inputs.
+    assert_eq!((moved.synthesized, calls), (3, 2), "src and the root call");
+    assert!(b.head("src").contains("- `howto.md`: summary "));
+}
+
+#[test]
+fn a_template_that_names_the_path_pays_for_renames() {
+    let b = Bench::new();
+    let template = format!("{DIR_TEMPLATE}\nThe directory is `{{path}}`.");
+    assert_eq!(b.generate_with(&template).1, 9);
+    std::fs::rename(b.path("docs/guide.md"), b.path("docs/howto.md")).expect("rename");
+    let (renamed, calls) = b.generate_with(&template);
     assert_eq!((renamed.produced, renamed.reused), (0, 1));
     assert_eq!(calls, 2, "docs and the root");
+    assert!(
+        !b.head("docs").contains("Contents:"),
+        "the model's own list"
+    );
 }
