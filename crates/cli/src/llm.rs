@@ -82,6 +82,16 @@ impl ModelArgs {
                 .any(|v| std::env::var(v).is_ok_and(|v| !v.trim().is_empty()))
     }
 
+    /// Whether a flag here names a model (the environment aside).
+    pub(crate) fn names_a_model(&self) -> bool {
+        self.provider.is_some()
+            || self.model.is_some()
+            || self.base_url.is_some()
+            || self.script.is_some()
+            || self.playback.is_some()
+            || self.record.is_some()
+    }
+
     /// The factory's settings for these flags, and the environment they override.
     pub(crate) fn settings(&self) -> (Settings, impl Fn(&str) -> Option<String> + '_) {
         let mut settings = Settings::default();

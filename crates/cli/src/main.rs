@@ -12,6 +12,7 @@ use merkle_store::{EngineKind, NewFrame, NodeRecord, OpenOptions, Role, ScanOpti
 
 mod agent_cmds;
 mod context_cmds;
+mod generate;
 mod governance_cmds;
 mod llm;
 mod mcp;
@@ -109,7 +110,7 @@ enum Command {
     Synthesize(context_cmds::SynthesizeArgs),
     /// Give files in scope a frame of a type where it is missing or stale (offline outline
     /// producer), then synthesize their directories bottom-up
-    Generate(context_cmds::GenerateArgs),
+    Generate(generate::GenerateArgs),
     /// Keep the tree (and with --generate, one frame type) fresh: rescan after files change,
     /// until Ctrl-C; the store stays free for other commands between rescans
     Watch(watch::WatchArgs),
@@ -420,7 +421,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }
         Command::Generate(args) => {
             let store = open(g, &root, false)?;
-            context_cmds::generate(out, &store, &root, args, g.quiet || g.json)?;
+            generate::generate(out, &store, &root, args, g.quiet || g.json)?;
         }
         Command::Regenerate(args) => {
             let store = open(g, &root, false)?;

@@ -15,10 +15,12 @@
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use merkle_store::{ScanOptions, ScanReport};
 use notify::event::{AccessKind, AccessMode};
@@ -26,23 +28,20 @@ use notify::{EventKind, RecursiveMode, Watcher};
 use serde_json::{Value, json};
 
 use crate::Global;
-use crate::context_cmds::{self, GenerateArgs};
+use crate::generate::{self, GenerateWith, Generator};
 use crate::llm::Shutdown;
 
 /// The `watch` flags.
 #[derive(Args, Debug)]
 pub(crate) struct WatchArgs {
     /// After each rescan, also give every file and directory a fresh frame, as `merkle generate
-    /// --recursive` on the root does
+    /// --recursive` on the root does, with the offline outline or, given a model (the flags
+    /// below, or MERKLE_LLM_MODE), the model: one client for the whole watch
     #[arg(long)]
     generate: bool,
-    /// With --generate: the frame type to keep fresh
-    #[arg(long = "type", value_name = "TYPE", default_value = "summary")]
-    frame_type: String,
-    /// With --generate: the writing agent, with the synthesis role [default: MERKLE_AGENT, else
-    /// `merkle`, as for `merkle generate`]
-    #[arg(long, env = "MERKLE_AGENT")]
-    agent: Option<String>,
+    /// With --generate: what `merkle generate` takes
+    #[command(flatten)]
+    with: GenerateWith,
     /// Rescan once no file event has come for this long (under a steady stream of events, at
     /// the latest ten times this after the first)
     #[arg(long, value_name = "N", default_value_t = 300)]
@@ -63,8 +62,20 @@ enum Wake {
 const IN_USE_RETRY: Duration = Duration::from_secs(1);
 
 pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode> {
+    if !args.generate && args.with.model.names_a_model() {
+        bail!("a model is for generating frames: add --generate");
+    }
+    // Built once: a model's client (and its rate limiter) serves every rescan.
+    let generator = if args.generate {
+        Some(Generator::new(&args.with, g.quiet)?)
+    } else {
+        None
+    };
     let (tx, rx) = mpsc::channel();
-    stop_on_signal(tx.clone())?;
+    stop_on_signal(
+        tx.clone(),
+        generator.as_ref().and_then(Generator::interrupt),
+    )?;
     // Watching starts before the first scan, so that nothing changed during it goes unseen.
     let mut watcher = notify::recommended_watcher(move |event| {
         // The loop only stops listening when watch ends.
@@ -77,7 +88,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
 
     // The first rescan's errors (an agent without the synthesis role, a store held for long)
     // end the command, where they are seen; later ones are reported and retried.
-    let store_dir = rescan(g, root, args)?;
+    let store_dir = rescan(g, root, generator.as_ref())?;
     let mut rescans = 1;
     let debounce = Duration::from_millis(args.debounce_ms);
     // When the next rescan is due, and the first event it answers (a steady stream of events
@@ -94,7 +105,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
                 Err(RecvTimeoutError::Disconnected) => None,
                 Err(RecvTimeoutError::Timeout) => {
                     (due, first_event) = (None, None);
-                    match rescan(g, root, args) {
+                    match rescan(g, root, generator.as_ref()) {
                         Ok(_) => {
                             rescans += 1;
                             in_use_reported = false;
@@ -129,14 +140,18 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
             }
         }
     }
+    if let Some(path) = generator.map(Generator::finish).transpose()?.flatten() {
+        eprintln!("recorded to {}", path.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Sends [`Wake::Stop`] on Ctrl-C or SIGTERM, from a thread of its own; a second one ends the
-/// process at once, without waiting for the rescan in flight. That loses nothing but the
-/// rescan's unfinished work: a scan is one transaction, and generated frames are committed in
-/// chunks.
-fn stop_on_signal(tx: Sender<Wake>) -> Result<()> {
+/// Sends [`Wake::Stop`] on Ctrl-C or SIGTERM, from a thread of its own, after setting
+/// `interrupt` (a model generation's: calls not yet made are not made, those in flight finish
+/// and their frames are put); a second one ends the process at once, without waiting for the
+/// rescan in flight. That loses nothing but the rescan's unfinished work: a scan is one
+/// transaction, and generated frames are committed in chunks.
+fn stop_on_signal(tx: Sender<Wake>, interrupt: Option<Arc<AtomicBool>>) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -150,6 +165,9 @@ fn stop_on_signal(tx: Sender<Wake>) -> Result<()> {
         .spawn(move || {
             runtime.block_on(async {
                 shutdown.wait().await;
+                if let Some(flag) = &interrupt {
+                    flag.store(true, Ordering::SeqCst);
+                }
                 let _ = tx.send(Wake::Stop);
                 if let Ok(again) = Shutdown::listen() {
                     again.wait().await;
@@ -163,14 +181,16 @@ fn stop_on_signal(tx: Sender<Wake>) -> Result<()> {
 
 /// One rescan: open the store for writing, scan, generate, print one line, and let the store go.
 /// Returns the store folder, whose own writes the watch loop ignores.
-fn rescan(g: &Global, root: &Path, args: &WatchArgs) -> Result<PathBuf> {
+fn rescan(g: &Global, root: &Path, generator: Option<&Generator>) -> Result<PathBuf> {
     let store = crate::open(g, root, false)?;
     let report = store.scan(&ScanOptions::default())?;
-    let generated = if args.generate {
-        let gen_args = GenerateArgs::whole_tree(&args.frame_type, args.agent.as_deref());
-        Some(context_cmds::run_generate(&store, root, &gen_args, true)?)
-    } else {
-        None
+    let generated = match generator {
+        Some(generator) => {
+            let calls = generator.stats().map(|s| (s.calls(), s.usage()));
+            let generated = generator.run(&store, root, ".", true, true)?;
+            Some((generated, calls))
+        }
+        None => None,
     };
     let store_dir = store.dir().to_path_buf();
     drop(store);
@@ -179,11 +199,31 @@ fn rescan(g: &Global, root: &Path, args: &WatchArgs) -> Result<PathBuf> {
         for w in &report.warnings {
             eprintln!("warning: {w}");
         }
-        for f in generated.iter().flat_map(|r| &r.failed) {
+        for f in generated.iter().flat_map(|(r, _)| &r.failed) {
             eprintln!("warning: not generated: {f}");
         }
     }
-    let generated = generated.as_ref().map(context_cmds::generated_json);
+    let generated = match (generated, generator) {
+        (Some((report, before)), Some(generator)) => {
+            let (mut json, mut text) = generate::generated_json(&report, generator);
+            // This rescan's model calls: the totals now, less those before it.
+            if let (Some(stats), Some((calls, usage))) = (generator.stats(), before) {
+                let (calls, input, output) = (
+                    stats.calls() - calls,
+                    stats.usage().input_tokens - usage.input_tokens,
+                    stats.usage().output_tokens - usage.output_tokens,
+                );
+                json["llm"] = json!({
+                    "calls": calls,
+                    "input_tokens": input,
+                    "output_tokens": output,
+                });
+                text.push_str(&format!(", {calls} model calls"));
+            }
+            Some((json, text))
+        }
+        _ => None,
+    };
     let line = if g.json {
         json!({
             "root": report.root.to_hex(),

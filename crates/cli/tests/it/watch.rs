@@ -184,3 +184,59 @@ fn watch_exit_after_prints_one_line_per_rescan() {
         format!("root {}: 14 changed (10 files, 4 dirs)\n", &root[..12])
     );
 }
+
+#[test]
+fn watch_generates_with_a_model_through_one_client() {
+    let ws = Workspace::fixture();
+    let watch = Watch::start(&ws, &["--json", "watch", "--generate", "--provider", "sim"]);
+    // Every leaf and directory costs a call the first time.
+    let first = watch.next();
+    assert_eq!(
+        (
+            &first["generated"]["produced"],
+            &first["generated"]["synthesized"],
+            &first["generated"]["llm"]["calls"],
+        ),
+        (&json!(10), &json!(4), &json!(14)),
+        "{first}"
+    );
+    assert!(
+        str_field(&first["generated"], "producer").starts_with("llm:default:"),
+        "{first}"
+    );
+
+    // An edit costs one call for the file; the simulator's answer for it is the same text as
+    // before, so no directory above it has new input (early cutoff).
+    ws.write("src/util/x.rs", "bbb\n");
+    let mut calls = 0;
+    let mut produced = 0;
+    loop {
+        let line = watch.next();
+        calls += line["generated"]["llm"]["calls"]
+            .as_u64()
+            .expect("a call count");
+        produced += line["generated"]["produced"].as_u64().expect("a count");
+        if ws.json(&["status"])["changed_on_disk"] == json!([]) {
+            break;
+        }
+    }
+    assert_eq!((produced, calls), (1, 1));
+    let head = ws.json(&["get-head", "src/util/x.rs", "--type", "summary"]);
+    assert_eq!(
+        (&head["node_id"], &head["content"]),
+        (
+            &json!(ws.node_id("src/util/x.rs")),
+            &json!("Simulated response")
+        )
+    );
+}
+
+#[test]
+fn watch_refuses_a_model_without_generate() {
+    let ws = Workspace::fixture();
+    let r = ws.run(&["watch", "--provider", "sim", "--exit-after", "1"]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (1, "error: a model is for generating frames: add --generate\n")
+    );
+}

@@ -1,0 +1,409 @@
+//! `merkle generate`, and the generation `merkle watch --generate` runs after each rescan: the
+//! flags that choose a producer and a policy, the [`Generator`] built from them once (with a
+//! model: its client, rate limiter and running totals), and the report.
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use context::{Concat, FrameProducer, Outline, Summary, SynthesisPolicy};
+use merkle_store::Store;
+use serde_json::{Value, json};
+
+use agent_loop::producer::{
+    DIR_TEMPLATE, FILE_TEMPLATE, LlmProducer, LlmSettings, LlmStats, LlmSynthesis,
+};
+
+use crate::output::Out;
+use crate::resolve;
+
+/// What `generate` covers, and how.
+#[derive(Args, Debug)]
+pub(crate) struct GenerateArgs {
+    /// The file or directory [default: the workspace root]
+    path: Option<String>,
+    /// The whole subtree, not just the directory's own files
+    #[arg(short, long)]
+    recursive: bool,
+    #[command(flatten)]
+    with: GenerateWith,
+}
+
+/// How frames are generated: the type, the agent, and the producer (the offline outline or a
+/// model); shared by `generate` and `watch --generate`.
+#[derive(Args, Debug)]
+pub(crate) struct GenerateWith {
+    /// The frame type to write on files and directories
+    #[arg(long = "type", value_name = "TYPE", default_value = "summary")]
+    pub(crate) frame_type: String,
+    /// The writing agent, with the synthesis role [default: MERKLE_AGENT, else `merkle`,
+    /// registered with the synthesis role on first use]
+    #[arg(long, env = "MERKLE_AGENT")]
+    pub(crate) agent: Option<String>,
+    /// Use the offline producer (a deterministic outline) even when a provider is configured
+    #[arg(long, conflicts_with_all = ["provider", "script", "playback", "record"])]
+    offline: bool,
+    /// How directory frames are made from their children's [default: llm with a provider, else
+    /// summary (a deterministic extract)]
+    #[arg(long, value_parser = ["concat", "summary", "llm"])]
+    policy: Option<String>,
+    #[command(flatten)]
+    pub(crate) model: crate::llm::ModelArgs,
+    /// Model calls in flight at once (each still passes llm-core's rate limiter)
+    #[arg(long, default_value_t = 8)]
+    concurrency: usize,
+    /// The most tokens of a file (or of a directory's children's frames) sent to the model; the
+    /// rest is cut with a marker
+    #[arg(long, default_value_t = 8_000)]
+    max_input_tokens: u64,
+    /// The most tokens of one frame
+    #[arg(long, default_value_t = 400)]
+    max_tokens: u32,
+    /// A prompt template for files ({path}, {type}, {content} are replaced) [default: built in]
+    #[arg(long, value_name = "FILE")]
+    template: Option<PathBuf>,
+    /// A prompt template for directories ({type}, {children}, and {path}, though a template
+    /// that names the path makes every rename cost a call per directory above it) [default:
+    /// built in, which names nothing]
+    #[arg(long, value_name = "FILE")]
+    dir_template: Option<PathBuf>,
+    /// The model's price per million input and output tokens in dollars, as IN,OUT, for the
+    /// cost estimate in the progress line and the report
+    #[arg(long, value_name = "IN,OUT", value_parser = crate::agent_cmds::parse_price)]
+    price: Option<agent_loop::Price>,
+}
+
+/// The agent `generate` writes as when none is given; registered with the synthesis role.
+pub(crate) const GENERATE_AGENT: &str = "merkle";
+
+/// A model's part of a [`Generator`].
+struct ModelRun {
+    /// The runtime the producers block on from context's worker threads; kept for as long as
+    /// the generator.
+    runtime: tokio::runtime::Runtime,
+    setup: llm_sim::Setup,
+    stats: Arc<LlmStats>,
+    /// Set to stop making calls: those in flight finish and their frames are put.
+    interrupt: Arc<AtomicBool>,
+}
+
+/// A producer and a policy, built once from [`GenerateWith`] and run as often as needed: with a
+/// model, one client (so its rate limiter and retries see every call) and one running count of
+/// calls, tokens and cost.
+pub(crate) struct Generator {
+    frame_type: String,
+    agent: Option<String>,
+    producer: Arc<dyn FrameProducer>,
+    policy: Arc<dyn SynthesisPolicy>,
+    /// Files in flight at once; `None`: one per core (the offline producer computes).
+    threads: Option<usize>,
+    model: Option<ModelRun>,
+}
+
+impl Generator {
+    /// The producer and policy `with` asks for: a model when one is configured (a provider
+    /// flag or `MERKLE_LLM_MODE`) and not `--offline`, else the offline outline, saying so
+    /// unless `quiet`.
+    pub(crate) fn new(with: &GenerateWith, quiet: bool) -> Result<Generator> {
+        let use_model = !with.offline && with.model.is_configured();
+        if !use_model && !with.offline && !quiet {
+            eprintln!(
+                "note: no model is configured (--provider, --script or MERKLE_LLM_MODE); using \
+                 the offline outline producer"
+            );
+        }
+        let mut generator = Generator {
+            frame_type: with.frame_type.clone(),
+            agent: with.agent.clone(),
+            producer: Arc::new(Outline::default()),
+            policy: Arc::new(Summary::default()),
+            threads: None,
+            model: None,
+        };
+        if !use_model {
+            if with.policy.as_deref() == Some("llm") {
+                bail!("--policy llm needs a model: pass --provider, --script or --playback");
+            }
+            if let Some(policy) = deterministic_policy(with.policy.as_deref()) {
+                generator.policy = policy;
+            }
+            return Ok(generator);
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
+        let setup = {
+            let _entered = runtime.enter();
+            with.model.build(llm_sim::Scrubber::default())?
+        };
+        let stats = Arc::new(LlmStats::new(with.price));
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let settings = LlmSettings {
+            client: Arc::clone(&setup.client),
+            runtime: runtime.handle().clone(),
+            model: with.model.model.clone().unwrap_or_default(),
+            max_input_tokens: with.max_input_tokens,
+            max_tokens: with.max_tokens,
+            stats: Arc::clone(&stats),
+            interrupt: Arc::clone(&interrupt),
+        };
+        let read = |path: &Option<PathBuf>, default: &str| -> Result<String> {
+            match path {
+                Some(p) => std::fs::read_to_string(p)
+                    .with_context(|| format!("reading template {}", p.display())),
+                None => Ok(default.to_owned()),
+            }
+        };
+        generator.producer = Arc::new(LlmProducer {
+            settings: settings.clone(),
+            frame_type: with.frame_type.clone(),
+            template: read(&with.template, FILE_TEMPLATE)?,
+        });
+        generator.policy = match deterministic_policy(with.policy.as_deref()) {
+            Some(policy) => policy,
+            None => Arc::new(LlmSynthesis {
+                settings,
+                template: read(&with.dir_template, DIR_TEMPLATE)?,
+            }),
+        };
+        generator.threads = Some(with.concurrency.max(1));
+        generator.model = Some(ModelRun {
+            runtime,
+            setup,
+            stats,
+            interrupt,
+        });
+        Ok(generator)
+    }
+
+    /// The flag that stops new model calls, when a model makes the frames.
+    pub(crate) fn interrupt(&self) -> Option<Arc<AtomicBool>> {
+        self.model.as_ref().map(|m| Arc::clone(&m.interrupt))
+    }
+
+    /// On Ctrl-C, stop new model calls and let those in flight finish (a second Ctrl-C ends
+    /// the process at once). For `generate`; `watch` sets the flag from its own listener.
+    fn stop_calls_on_ctrl_c(&self) {
+        let Some(model) = &self.model else {
+            return;
+        };
+        let flag = Arc::clone(&model.interrupt);
+        model.runtime.spawn(async move {
+            if let Ok(shutdown) = crate::llm::Shutdown::listen() {
+                shutdown.wait().await;
+                flag.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "\ninterrupted: finishing the calls in flight and saving their frames \
+                     (Ctrl-C again to stop at once)"
+                );
+                if let Ok(again) = crate::llm::Shutdown::listen() {
+                    again.wait().await;
+                    std::process::exit(130);
+                }
+            }
+        });
+    }
+
+    /// The producer's id, which names the model and prompt (or the offline outline).
+    pub(crate) fn producer_id(&self) -> String {
+        self.producer.id()
+    }
+
+    /// The model calls made so far, with their tokens and cost.
+    pub(crate) fn stats(&self) -> Option<&LlmStats> {
+        self.model.as_ref().map(|m| m.stats.as_ref())
+    }
+
+    /// Generates frames for `path` (the whole subtree when `recursive`), with a progress bar on
+    /// stderr unless `quiet`. An interruption is an error that says the finished frames are
+    /// saved.
+    pub(crate) fn run(
+        &self,
+        store: &Store,
+        root: &Path,
+        path: &str,
+        recursive: bool,
+        quiet: bool,
+    ) -> Result<context::Generated> {
+        let node = resolve(store, root, path)?;
+        let agent = match &self.agent {
+            Some(agent) => agent.clone(),
+            None => {
+                if store.agent(GENERATE_AGENT)?.is_none() {
+                    store.add_agent(GENERATE_AGENT, merkle_store::Role::Synthesis)?;
+                }
+                GENERATE_AGENT.to_owned()
+            }
+        };
+        let bar = (!quiet).then(|| {
+            let b = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "generating [{bar:30}] {pos}/{len} files ({per_sec}, {eta} left) {msg}",
+                )
+                .expect("the template is valid")
+                .progress_chars("=> "),
+            );
+            b
+        });
+        let tick = |done: usize, total: usize| {
+            if let Some(b) = &bar {
+                b.set_length(total as u64);
+                b.set_position(done as u64);
+                if let Some(stats) = self.stats() {
+                    let usage = stats.usage();
+                    b.set_message(format!(
+                        "{} calls, {} tokens{}",
+                        stats.calls(),
+                        usage.input_tokens + usage.output_tokens,
+                        stats
+                            .cost_usd()
+                            .map(|c| format!(", ~${c:.4}"))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+        };
+        let report = context::generate(
+            store,
+            &node,
+            &context::GenerateRequest {
+                frame_type: &self.frame_type,
+                agent: &agent,
+                producer: self.producer.as_ref(),
+                policy: self.policy.as_ref(),
+                recursive,
+                now_ms: merkle_store::frame::now_ms(),
+                progress: Some(&tick),
+                // A model asked for replaces what another producer (the offline outline,
+                // another model or prompt) made; an offline run leaves model-written frames
+                // alone.
+                replace_other_producers: self.model.is_some(),
+                threads: self.threads,
+            },
+        );
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        if let Some(model) = &self.model
+            && model.interrupt.load(Ordering::SeqCst)
+        {
+            bail!(
+                "interrupted: the {} model calls that finished have their frames saved; run \
+                 the same generate again to resume",
+                model.stats.calls()
+            );
+        }
+        Ok(report?)
+    }
+
+    /// Writes the recording, if the model runs are recorded; returns its path.
+    pub(crate) fn finish(self) -> Result<Option<PathBuf>> {
+        match self.model {
+            Some(model) => {
+                let path = model.setup.finish()?.map(Path::to_path_buf);
+                drop(model.runtime);
+                Ok(path)
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+/// The directory policy `--policy` names when it needs no model.
+fn deterministic_policy(name: Option<&str>) -> Option<Arc<dyn SynthesisPolicy>> {
+    match name {
+        Some("concat") => Some(Arc::new(Concat)),
+        Some("summary") => Some(Arc::new(Summary::default())),
+        _ => None,
+    }
+}
+
+pub(crate) fn generate(
+    out: &mut Out,
+    store: &Store,
+    root: &Path,
+    a: &GenerateArgs,
+    quiet: bool,
+) -> Result<()> {
+    // Generate works on the tree as it is now: rescan first (incremental, cheap when nothing
+    // changed).
+    store.scan(&merkle_store::ScanOptions::default())?;
+    let generator = Generator::new(&a.with, quiet)?;
+    generator.stop_calls_on_ctrl_c();
+    let result = generator.run(
+        store,
+        root,
+        a.path.as_deref().unwrap_or("."),
+        a.recursive,
+        quiet,
+    );
+    let (mut json, mut text) = match &result {
+        Ok(report) => generated_json(report, &generator),
+        Err(_) => (Value::Null, String::new()),
+    };
+    // What the model calls made is recorded even when the run was interrupted.
+    let producer = generator.producer_id();
+    let llm = generator
+        .stats()
+        .map(|s| (s.calls(), s.usage(), s.cost_usd()));
+    if let Some(path) = generator.finish()? {
+        eprintln!("recorded to {}", path.display());
+    }
+    let report = result?;
+    json["producer"] = json!(producer);
+    if let Some((calls, usage, cost)) = llm {
+        json["llm"] = json!({
+            "calls": calls,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cost_usd": cost,
+        });
+        text.push_str(&format!(
+            "\nmodel calls: {calls}, tokens: {} in, {} out{}",
+            usage.input_tokens,
+            usage.output_tokens,
+            cost.map(|c| format!(", about ${c:.4}")).unwrap_or_default()
+        ));
+    }
+    for f in &report.failed {
+        text.push_str(&format!("\n  failed: {f}"));
+    }
+    out.value(json, text);
+    if !report.failed.is_empty() {
+        bail!("{} files failed", report.failed.len());
+    }
+    Ok(())
+}
+
+/// A generation's counts: the JSON document (`generate`'s, and `watch`'s `generated`) and a
+/// one-line summary; the failed files are the caller's to show.
+pub(crate) fn generated_json(
+    report: &context::Generated,
+    generator: &Generator,
+) -> (Value, String) {
+    let text = format!(
+        "files: {} produced, {} reused, directories: {} synthesized, {} reused; {} up to date",
+        report.produced,
+        report.reused,
+        report.synthesized,
+        report.synthesis_reused,
+        report.up_to_date
+    );
+    let json = json!({
+        "produced": report.produced,
+        "reused": report.reused,
+        "synthesized": report.synthesized,
+        "synthesis_reused": report.synthesis_reused,
+        "up_to_date": report.up_to_date,
+        "failed": report.failed,
+        "producer": generator.producer_id(),
+    });
+    (json, text)
+}
