@@ -369,7 +369,9 @@ impl Running {
         let role = agent_role(&store, &agent_id, args.agent.is_none())?;
 
         let scrubber = scrubber(root)?;
-        let setup = args.model.build(scrubber)?;
+        // The flags, else the model stored with the agent.
+        let model_args = args.model.or_stored(store.agent(&agent_id)?.as_ref());
+        let setup = model_args.build(scrubber)?;
 
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let (mut conversation, report) = match conversation {
@@ -390,7 +392,7 @@ impl Running {
                 report.interrupted.len()
             );
         }
-        let model = args.model.model.clone().unwrap_or_default();
+        let model = model_args.model.clone().unwrap_or_default();
         conversation.update_metadata(|m| {
             if m.title.is_none() {
                 m.title = title.map(|t| one_line(t.trim(), 80));

@@ -77,6 +77,13 @@ pub(crate) struct GenerateWith {
 /// The agent `generate` writes as when none is given; registered with the synthesis role.
 pub(crate) const GENERATE_AGENT: &str = "merkle";
 
+impl GenerateWith {
+    /// The writing agent's record, if registered: it may hold the model to use.
+    pub(crate) fn stored_agent(&self, store: &Store) -> Result<Option<merkle_store::Agent>> {
+        Ok(store.agent(self.agent.as_deref().unwrap_or(GENERATE_AGENT))?)
+    }
+}
+
 /// A model's part of a [`Generator`].
 struct ModelRun {
     /// The runtime the producers block on from context's worker threads; kept for as long as
@@ -103,10 +110,15 @@ pub(crate) struct Generator {
 
 impl Generator {
     /// The producer and policy `with` asks for: a model when one is configured (a provider
-    /// flag or `MERKLE_LLM_MODE`) and not `--offline`, else the offline outline, saying so
-    /// unless `quiet`.
-    pub(crate) fn new(with: &GenerateWith, quiet: bool) -> Result<Generator> {
-        let use_model = !with.offline && with.model.is_configured();
+    /// flag, `MERKLE_LLM_MODE`, or the model stored with the writing agent, `stored`) and not
+    /// `--offline`, else the offline outline, saying so unless `quiet`.
+    pub(crate) fn new(
+        with: &GenerateWith,
+        stored: Option<&merkle_store::Agent>,
+        quiet: bool,
+    ) -> Result<Generator> {
+        let model_args = with.model.or_stored(stored);
+        let use_model = !with.offline && model_args.is_configured();
         if !use_model && !with.offline && !quiet {
             eprintln!(
                 "note: no model is configured (--provider, --script or MERKLE_LLM_MODE); using \
@@ -137,14 +149,14 @@ impl Generator {
             .context("starting the async runtime")?;
         let setup = {
             let _entered = runtime.enter();
-            with.model.build(llm_sim::Scrubber::default())?
+            model_args.build(llm_sim::Scrubber::default())?
         };
         let stats = Arc::new(LlmStats::new(with.price));
         let interrupt = Arc::new(AtomicBool::new(false));
         let settings = LlmSettings {
             client: Arc::clone(&setup.client),
             runtime: runtime.handle().clone(),
-            model: with.model.model.clone().unwrap_or_default(),
+            model: model_args.model.clone().unwrap_or_default(),
             max_input_tokens: with.max_input_tokens,
             max_tokens: with.max_tokens,
             stats: Arc::clone(&stats),
@@ -335,7 +347,7 @@ pub(crate) fn generate(
     // Generate works on the tree as it is now: rescan first (incremental, cheap when nothing
     // changed).
     store.scan(&merkle_store::ScanOptions::default())?;
-    let generator = Generator::new(&a.with, quiet)?;
+    let generator = Generator::new(&a.with, a.with.stored_agent(store)?.as_ref(), quiet)?;
     generator.stop_calls_on_ctrl_c();
     let result = generator.run(
         store,

@@ -44,11 +44,21 @@ pub(crate) struct CompleteArgs {
     stream: bool,
 }
 
+/// The agent settings (`merkle_store::Agent::settings`) that hold an agent's own model.
+pub(crate) const AGENT_PROVIDER: &str = "provider";
+pub(crate) const AGENT_MODEL: &str = "model";
+pub(crate) const AGENT_BASE_URL: &str = "base_url";
+
+/// The providers `--provider` names.
+pub(crate) const PROVIDERS: [&str; 5] =
+    ["anthropic", "openai", "ollama", "openai-compatible", "sim"];
+
 /// Which model answers: a provider, or the simulator (a script, a recording to play back).
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct ModelArgs {
-    /// The provider [default: MERKLE_LLM_MODE and MERKLE_LLM_PROVIDER decide, else anthropic]
-    #[arg(long, value_parser = ["anthropic", "openai", "ollama", "openai-compatible", "sim"])]
+    /// The provider [default: MERKLE_LLM_MODE if set, else the acting agent's own (`merkle
+    /// agent add --provider`), else MERKLE_LLM_PROVIDER, else anthropic]
+    #[arg(long, value_parser = PROVIDERS)]
     pub(crate) provider: Option<String>,
     /// The model [default: MERKLE_LLM_MODEL, else the provider's default]
     #[arg(long)]
@@ -80,6 +90,25 @@ impl ModelArgs {
             || [llm_sim::factory::MODE_VAR, llm_sim::factory::PROVIDER_VAR]
                 .iter()
                 .any(|v| std::env::var(v).is_ok_and(|v| !v.trim().is_empty()))
+    }
+
+    /// These flags, completed by the model stored with `agent` (`merkle agent add --provider`)
+    /// where they choose no provider themselves and `MERKLE_LLM_MODE` does not switch the
+    /// whole process: the flags' `--model` and `--base-url` still win over the stored ones.
+    pub(crate) fn or_stored(&self, agent: Option<&merkle_store::Agent>) -> ModelArgs {
+        let stored = |key: &str| agent.and_then(|a| a.settings.get(key)).cloned();
+        let chosen = self.provider.is_some() || self.script.is_some() || self.playback.is_some();
+        let switched =
+            std::env::var(llm_sim::factory::MODE_VAR).is_ok_and(|v| !v.trim().is_empty());
+        match stored(AGENT_PROVIDER) {
+            Some(provider) if !chosen && !switched => ModelArgs {
+                provider: Some(provider),
+                model: self.model.clone().or_else(|| stored(AGENT_MODEL)),
+                base_url: self.base_url.clone().or_else(|| stored(AGENT_BASE_URL)),
+                ..self.clone()
+            },
+            _ => self.clone(),
+        }
     }
 
     /// Whether a flag here names a model (the environment aside).

@@ -2,6 +2,7 @@
 //!
 //! Every command prints a readable report by default and a stable JSON document with `--json`;
 //! errors go to stderr and name the input at fault. Exit codes: 0 ok, 1 failure, 2 usage error.
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -179,16 +180,82 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum AgentCommand {
-    /// Register an agent, or change its role
+    /// Register an agent, or change its role or its model
     Add {
         /// The agent id
         id: String,
         /// What the agent may do: reader (read only), writer (put frames), synthesis (also synthesize)
         #[arg(long, value_parser = ["reader", "writer", "synthesis"])]
         role: String,
+        /// The agent's own provider, used by `generate`, `watch --generate`, `run` and `chat`
+        /// acting as it when they are given no provider (MERKLE_LLM_MODE still switches the
+        /// whole process) [default: keep the agent's, if any]
+        #[arg(long, value_parser = llm::PROVIDERS)]
+        provider: Option<String>,
+        /// The agent's model (with --provider) [default: the provider's]
+        #[arg(long, requires = "provider")]
+        model: Option<String>,
+        /// The provider's base URL (with --provider; needed for openai-compatible)
+        #[arg(long, value_name = "URL", requires = "provider")]
+        base_url: Option<String>,
+        /// Forget the agent's own provider
+        #[arg(long, conflicts_with = "provider")]
+        no_provider: bool,
     },
     /// List registered agents
     List,
+}
+
+/// The settings that give an agent its own model, checked now rather than at its first call.
+fn agent_model_settings(
+    provider: &str,
+    model: Option<&str>,
+    base_url: Option<&str>,
+) -> Result<BTreeMap<String, String>> {
+    if let Some(url) = base_url {
+        let host = url
+            .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"))
+            .map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""));
+        if host.is_none_or(str::is_empty) || url.contains(char::is_whitespace) {
+            bail!("--base-url {url:?}: expected an http:// or https:// URL with a host");
+        }
+    }
+    if provider == "openai-compatible" && base_url.is_none() {
+        bail!("--provider openai-compatible needs --base-url (the server's OpenAI-style API)");
+    }
+    if model.is_some_and(|m| m.trim().is_empty()) {
+        bail!("--model is empty");
+    }
+    let mut settings = BTreeMap::new();
+    settings.insert(llm::AGENT_PROVIDER.to_owned(), provider.to_owned());
+    for (key, value) in [(llm::AGENT_MODEL, model), (llm::AGENT_BASE_URL, base_url)] {
+        if let Some(value) = value {
+            settings.insert(key.to_owned(), value.to_owned());
+        }
+    }
+    Ok(settings)
+}
+
+/// An agent as `agent add` and `agent list` print it with `--json`.
+fn agent_json(a: &merkle_store::Agent) -> serde_json::Value {
+    let setting = |key: &str| a.settings.get(key);
+    serde_json::json!({
+        "agent_id": a.id,
+        "role": a.role.as_str(),
+        "provider": setting(llm::AGENT_PROVIDER),
+        "model": setting(llm::AGENT_MODEL),
+        "base_url": setting(llm::AGENT_BASE_URL),
+    })
+}
+
+/// An agent's own model as `provider [model] [base URL]`, if it has one.
+fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
+    let parts: Vec<&str> = [llm::AGENT_PROVIDER, llm::AGENT_MODEL, llm::AGENT_BASE_URL]
+        .iter()
+        .filter_map(|key| a.settings.get(*key).map(String::as_str))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
 }
 
 fn main() -> ExitCode {
@@ -346,25 +413,48 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Agent(AgentCommand::Add { id, role }) => {
+        Command::Agent(AgentCommand::Add {
+            id,
+            role,
+            provider,
+            model,
+            base_url,
+            no_provider,
+        }) => {
             let role = Role::parse(role).context("role")?;
+            let settings = match provider {
+                Some(provider) => Some(agent_model_settings(
+                    provider,
+                    model.as_deref(),
+                    base_url.as_deref(),
+                )?),
+                None if *no_provider => Some(BTreeMap::new()),
+                None => None,
+            };
             let store = open(g, &root, false)?;
             store.add_agent(id, role)?;
-            out.value(
-                serde_json::json!({"agent_id": id, "role": role.as_str()}),
-                format!("agent {id} registered as {role}"),
-            );
+            if let Some(settings) = &settings {
+                store.set_agent_settings(id, settings)?;
+            }
+            let agent = store.agent(id)?.context("the agent was just registered")?;
+            let text = match agent_model_text(&agent) {
+                Some(model) => {
+                    format!("agent {id} registered as {role}, with its own model: {model}")
+                }
+                None => format!("agent {id} registered as {role}"),
+            };
+            out.value(agent_json(&agent), text);
         }
         Command::Agent(AgentCommand::List) => {
             let store = open(g, &root, true)?;
             let agents = store.agents()?;
-            let json = agents
-                .iter()
-                .map(|a| serde_json::json!({"agent_id": a.id, "role": a.role.as_str()}))
-                .collect();
+            let json = agents.iter().map(agent_json).collect();
             let text = agents
                 .iter()
-                .map(|a| format!("{}\t{}", a.id, a.role))
+                .map(|a| match agent_model_text(a) {
+                    Some(model) => format!("{}\t{}\t{model}", a.id, a.role),
+                    None => format!("{}\t{}", a.id, a.role),
+                })
                 .collect::<Vec<_>>()
                 .join("\n");
             out.value(serde_json::Value::Array(json), text);

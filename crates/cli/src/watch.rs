@@ -67,7 +67,9 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     }
     // Built once: a model's client (and its rate limiter) serves every rescan.
     let generator = if args.generate {
-        Some(Generator::new(&args.with, g.quiet)?)
+        // The writing agent may hold the model to use.
+        let stored = args.with.stored_agent(&crate::open(g, root, false)?)?;
+        Some(Generator::new(&args.with, stored.as_ref(), g.quiet)?)
     } else {
         None
     };

@@ -1,9 +1,9 @@
 //! The store: one workspace's Merkle tree, frames, heads, basis index and agents in one engine.
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
-use crate::agent::{Agent, Role};
+use crate::agent::{self, Agent, Role};
 use crate::engine::{Batch, Engine, EngineKind, Table};
 use crate::error::{Error, Result};
 use crate::frame::{self, Frame, NewFrame, PutOutcome};
@@ -615,12 +615,32 @@ impl Store {
         })
     }
 
-    /// Registers an agent, or changes the role of a registered one.
+    /// Registers an agent, or changes the role of a registered one (keeping its settings).
     pub fn add_agent(&self, id: &str, role: Role) -> Result<()> {
         frame::check_name("agent id", id)?;
         let _guard = self.lock();
+        let settings = self.agent(id)?.map(|a| a.settings).unwrap_or_default();
         let mut batch = Batch::default();
-        batch.put(Table::Agents, id.as_bytes().to_vec(), vec![role.code()]);
+        batch.put(
+            Table::Agents,
+            id.as_bytes().to_vec(),
+            agent::encode(role, &settings),
+        );
+        self.engine.commit(batch)
+    }
+
+    /// Replaces a registered agent's settings (see [`Agent::settings`]).
+    pub fn set_agent_settings(&self, id: &str, settings: &BTreeMap<String, String>) -> Result<()> {
+        let _guard = self.lock();
+        let a = self.agent(id)?.ok_or_else(|| Error::UnknownAgent {
+            agent: id.to_owned(),
+        })?;
+        let mut batch = Batch::default();
+        batch.put(
+            Table::Agents,
+            id.as_bytes().to_vec(),
+            agent::encode(a.role, settings),
+        );
         self.engine.commit(batch)
     }
 
@@ -629,37 +649,29 @@ impl Store {
         let Some(v) = self.engine.get(Table::Agents, id.as_bytes())? else {
             return Ok(None);
         };
-        let role = v
-            .first()
-            .copied()
-            .and_then(Role::from_code)
-            .ok_or_else(|| Error::corrupt("agents", id.as_bytes(), "unknown role code"))?;
-        Ok(Some(Agent {
-            id: id.to_owned(),
-            role,
-        }))
+        agent::decode(id, &v)
+            .map(Some)
+            .ok_or_else(|| Error::corrupt("agents", id.as_bytes(), "malformed agent record"))
     }
 
     /// Every registered agent, by id.
     pub fn agents(&self) -> Result<Vec<Agent>> {
         let mut out = Vec::new();
         let mut err = None;
-        self.engine.scan(Table::Agents, b"", &mut |k, v| match (
-            std::str::from_utf8(k),
-            v.first().copied().and_then(Role::from_code),
-        ) {
-            (Ok(id), Some(role)) => {
-                out.push(Agent {
-                    id: id.to_owned(),
-                    role,
-                });
-                true
-            }
-            _ => {
-                err = Some(Error::corrupt("agents", k, "malformed agent record"));
-                false
-            }
-        })?;
+        self.engine
+            .scan(Table::Agents, b"", &mut |k, v| match std::str::from_utf8(k)
+                .ok()
+                .and_then(|id| agent::decode(id, v))
+            {
+                Some(a) => {
+                    out.push(a);
+                    true
+                }
+                None => {
+                    err = Some(Error::corrupt("agents", k, "malformed agent record"));
+                    false
+                }
+            })?;
         match err {
             Some(e) => Err(e),
             None => Ok(out),

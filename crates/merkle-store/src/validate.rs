@@ -364,9 +364,10 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         }
     }
     for (k, v) in all(engine, Table::Agents)? {
-        if std::str::from_utf8(&k).is_err()
-            || v.len() != 1
-            || crate::agent::Role::from_code(v[0]).is_none()
+        if std::str::from_utf8(&k)
+            .ok()
+            .and_then(|id| crate::agent::decode(id, &v))
+            .is_none()
         {
             c.at(
                 None,

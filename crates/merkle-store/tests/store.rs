@@ -115,6 +115,7 @@ conformance!(
     reopened_store_keeps_everything,
     path_heads_follow_a_file_across_versions,
     memos_find_frames_by_their_inputs_and_survive_a_reopen,
+    agents_keep_their_settings_across_role_changes_and_a_reopen,
 );
 
 fn scan_records_the_tree_and_honours_gitignore(engine: EngineKind) {
@@ -640,4 +641,61 @@ fn path_heads_follow_a_file_across_versions(engine: EngineKind) {
         .expect("some");
     assert_eq!(old_head.frame_id, v1.frame_id);
     assert_eq!(f.store.validate().expect("validate"), vec![]);
+}
+
+fn agents_keep_their_settings_across_role_changes_and_a_reopen(engine: EngineKind) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let settings: std::collections::BTreeMap<String, String> = [
+        ("provider", "openai-compatible"),
+        ("base_url", "http://127.0.0.1:11434/v1"),
+        ("model", ""),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    {
+        let store = open(dir.path(), engine);
+        store.add_agent("gen", Role::Writer).expect("agent");
+        store.add_agent("plain", Role::Reader).expect("agent");
+        store
+            .set_agent_settings("gen", &settings)
+            .expect("settings");
+        // A role change keeps the settings.
+        store.add_agent("gen", Role::Synthesis).expect("role");
+        let err = store
+            .set_agent_settings("ghost", &settings)
+            .expect_err("an unknown agent has no settings");
+        assert!(
+            matches!(&err, Error::UnknownAgent { agent } if agent == "ghost"),
+            "{err}"
+        );
+    }
+    let store = open(dir.path(), engine);
+    let agents = store.agents().expect("agents");
+    assert_eq!(
+        agents
+            .iter()
+            .map(|a| (a.id.as_str(), a.role, a.settings.clone()))
+            .collect::<Vec<_>>(),
+        [
+            ("gen", Role::Synthesis, settings.clone()),
+            ("plain", Role::Reader, Default::default()),
+        ]
+    );
+    assert_eq!(
+        store.agent("gen").expect("agent").expect("some").settings,
+        settings
+    );
+    assert!(store.validate().expect("validate").is_empty());
+    store
+        .set_agent_settings("gen", &Default::default())
+        .expect("cleared");
+    assert!(
+        store
+            .agent("gen")
+            .expect("agent")
+            .expect("some")
+            .settings
+            .is_empty()
+    );
 }

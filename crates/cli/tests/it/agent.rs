@@ -358,6 +358,39 @@ fn without_a_key_the_error_says_how_to_configure_one() {
 }
 
 #[test]
+fn an_agent_with_its_own_model_runs_without_provider_flags() {
+    let ws = agent_workspace();
+    ws.ok(&[
+        "agent",
+        "add",
+        "sim-bot",
+        "--role",
+        "writer",
+        "--provider",
+        "sim",
+    ]);
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "run",
+            "--agent",
+            "sim-bot",
+            "--conversation",
+            "own",
+            "hello",
+        ],
+    ));
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "Simulated response\n"),
+        "{r}"
+    );
+    // Without --agent the default agent has no model of its own: the key is still missing.
+    let r = run(&mut merkle(&ws, &["run", "hello"]));
+    assert!(r.code == 1 && r.stderr.contains("ANTHROPIC_API_KEY"), "{r}");
+}
+
+#[test]
 fn conversations_are_listed_shown_and_continued() {
     let ws = agent_workspace();
     for task in ["first task", "second task"] {

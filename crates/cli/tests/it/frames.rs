@@ -53,17 +53,24 @@ fn agents_are_registered_listed_and_re_roled() {
     let ws = Workspace::scanned();
     let added = ws.ok(&["agent", "add", "alice", "--role", "writer"]);
     assert_eq!(added, "agent alice registered as writer\n");
+    let none = json!({"provider": null, "model": null, "base_url": null});
+    let agent = |id: &str, role: &str| {
+        let mut a = none.clone();
+        a["agent_id"] = json!(id);
+        a["role"] = json!(role);
+        a
+    };
     assert_eq!(
         ws.json(&["agent", "add", "rita", "--role", "reader"]),
-        json!({"agent_id": "rita", "role": "reader"})
+        agent("rita", "reader")
     );
     ws.ok(&["agent", "add", "sam", "--role", "synthesis"]);
     assert_eq!(
         ws.json(&["agent", "list"]),
         json!([
-            {"agent_id": "alice", "role": "writer"},
-            {"agent_id": "rita", "role": "reader"},
-            {"agent_id": "sam", "role": "synthesis"},
+            agent("alice", "writer"),
+            agent("rita", "reader"),
+            agent("sam", "synthesis"),
         ])
     );
     // Adding a registered agent again changes its role.
@@ -71,6 +78,70 @@ fn agents_are_registered_listed_and_re_roled() {
     assert_eq!(
         ws.ok(&["agent", "list"]),
         "alice\twriter\nrita\twriter\nsam\tsynthesis\n"
+    );
+}
+
+#[test]
+fn an_agent_keeps_its_own_model_until_told_otherwise() {
+    let ws = Workspace::scanned();
+    assert_eq!(
+        ws.ok(&[
+            "agent",
+            "add",
+            "gen",
+            "--role",
+            "synthesis",
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ]),
+        "agent gen registered as synthesis, with its own model: ollama qwen3 http://127.0.0.1:9/v1\n"
+    );
+    // A role change keeps the model; a new provider replaces it whole.
+    ws.ok(&["agent", "add", "gen", "--role", "writer"]);
+    assert_eq!(
+        ws.json(&["agent", "list"]),
+        json!([{"agent_id": "gen", "role": "writer", "provider": "ollama", "model": "qwen3",
+                "base_url": "http://127.0.0.1:9/v1"}])
+    );
+    ws.ok(&[
+        "agent",
+        "add",
+        "gen",
+        "--role",
+        "writer",
+        "--provider",
+        "sim",
+    ]);
+    assert_eq!(ws.ok(&["agent", "list"]), "gen\twriter\tsim\n");
+    ws.ok(&["agent", "add", "gen", "--role", "writer", "--no-provider"]);
+    assert_eq!(ws.ok(&["agent", "list"]), "gen\twriter\n");
+
+    // The configuration is checked when it is given, not at the first call.
+    for (flags, message) in [
+        (
+            vec!["--provider", "openai-compatible"],
+            "error: --provider openai-compatible needs --base-url (the server's OpenAI-style API)\n",
+        ),
+        (
+            vec!["--provider", "ollama", "--base-url", "localhost:11434"],
+            "error: --base-url \"localhost:11434\": expected an http:// or https:// URL with a host\n",
+        ),
+    ] {
+        let mut args = vec!["agent", "add", "bad", "--role", "writer"];
+        args.extend(flags);
+        let r = ws.run(&args);
+        assert_eq!((r.code, r.stderr.as_str()), (1, message));
+    }
+    let r = ws.run(&["agent", "add", "bad", "--role", "writer", "--model", "m"]);
+    assert!(r.code == 2 && r.stderr.contains("--provider"), "{r}");
+    assert_eq!(
+        ws.ok(&["agent", "list"]),
+        "gen\twriter\n",
+        "nothing was registered"
     );
 }
 

@@ -261,3 +261,63 @@ fn a_model_after_an_offline_run_replaces_the_outlines_and_offline_leaves_its_fra
     let head = ws.json(&["get-head", "src/lib.rs", "--type", "summary"]);
     assert_eq!(head["content"], json!("Simulated response"));
 }
+
+#[test]
+fn the_writing_agent_s_own_model_is_used_unless_a_flag_or_the_mode_says_otherwise() {
+    let ws = Workspace::fixture();
+    ws.ok(&[
+        "agent",
+        "add",
+        "gen",
+        "--role",
+        "synthesis",
+        "--provider",
+        "sim",
+        "--model",
+        "house",
+    ]);
+    let own = generate(&ws, &["--agent", "gen"]);
+    assert_eq!(own["llm"]["calls"], json!(14), "{own}");
+    assert!(
+        own["producer"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("llm:house:")),
+        "{own}"
+    );
+    // --offline still means offline, and leaves the model's frames alone.
+    let offline = generate(&ws, &["--agent", "gen", "--offline"]);
+    assert_eq!(
+        (&offline["produced"], &offline["llm"]),
+        (&json!(0), &json!(null))
+    );
+    // A flag wins over the stored model: another model is other work.
+    let flagged = generate(&ws, &["--agent", "gen", "--model", "other"]);
+    assert!(
+        flagged["producer"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("llm:other:")),
+        "{flagged}"
+    );
+    assert_eq!(flagged["llm"]["calls"], json!(14), "{flagged}");
+
+    // MERKLE_LLM_MODE switches the whole process, over an agent's own provider: this one
+    // points at a port where nothing listens, and no call goes there.
+    ws.ok(&[
+        "agent",
+        "add",
+        "far",
+        "--role",
+        "synthesis",
+        "--provider",
+        "ollama",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    ]);
+    let mut cmd = ws.cmd(&["--json", "generate", "--recursive", "--agent", "far"]);
+    cmd.env("MERKLE_LLM_MODE", "simulated")
+        .env_remove("MERKLE_LLM_PROVIDER")
+        .env_remove("MERKLE_LLM_SCRIPT");
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(parse(&r.stdout)["llm"]["calls"], json!(14), "{r}");
+}

@@ -65,9 +65,9 @@ fn json_field_names_are_stable() {
     check(
         &ws,
         &["agent", "add", "alice", "--role", "writer"],
-        &["agent_id", "role"],
+        &["agent_id", "base_url", "model", "provider", "role"],
     );
-    check(&ws, &["agent", "list"], &["agent_id", "role"]);
+    check(&ws, &["agent", "list"], &["agent_id", "base_url", "model", "provider", "role"]);
     check(
         &ws,
         &["list-nodes", "--recursive"],

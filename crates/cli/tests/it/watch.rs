@@ -237,6 +237,9 @@ fn watch_refuses_a_model_without_generate() {
     let r = ws.run(&["watch", "--provider", "sim", "--exit-after", "1"]);
     assert_eq!(
         (r.code, r.stderr.as_str()),
-        (1, "error: a model is for generating frames: add --generate\n")
+        (
+            1,
+            "error: a model is for generating frames: add --generate\n"
+        )
     );
 }
