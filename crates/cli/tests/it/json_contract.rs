@@ -67,7 +67,11 @@ fn json_field_names_are_stable() {
         &["agent", "add", "alice", "--role", "writer"],
         &["agent_id", "base_url", "model", "provider", "role"],
     );
-    check(&ws, &["agent", "list"], &["agent_id", "base_url", "model", "provider", "role"]);
+    check(
+        &ws,
+        &["agent", "list"],
+        &["agent_id", "base_url", "model", "provider", "role"],
+    );
     check(
         &ws,
         &["list-nodes", "--recursive"],
