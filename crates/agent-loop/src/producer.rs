@@ -10,10 +10,10 @@
 //!
 //! A producer's id names the model and a hash of its prompt template, so frames made with
 //! another model or prompt are other work: context memoizes by (id, content, type, agent), and
-//! a renamed, duplicated or reverted file costs no call. That is also why prompts should ask
-//! about the content: a file's path is given to the model as context, but a frame reused after
-//! a rename was written when the file had its old name. Directories go further: the default
-//! prompt shows no names at all (see [`DIR_TEMPLATE`]), so their memo is exact.
+//! a renamed, duplicated or reverted file costs no call. What a prompt shows of a path is part
+//! of the memo key (`FrameProducer::path_input`, `SynthesisPolicy::reads_names`): the default
+//! prompts show none, only a file's language, so a rename costs no call anywhere and a reused
+//! frame never names a file by its old name; a template naming `{path}` pays for renames.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -26,10 +26,17 @@ use merkle_store::{NodeKind, NodeRecord};
 
 use crate::agent::Price;
 
-/// The default prompt for a file's frame. `{path}`, `{type}` and `{content}` are replaced.
-pub const FILE_TEMPLATE: &str = "Write the {type} of the file `{path}` for a coding agent \
+/// The default prompt for a file's frame. `{type}`, `{language}` (what the file's name
+/// suggests: `Rust`, `Makefile`, `text`...) and `{content}` are replaced, and `{path}` if a
+/// template names it.
+///
+/// This one shows no path: a file's frame is then memoized on its content and language, and a
+/// renamed, moved or duplicated file costs no call. A template with `{path}` pays a call for
+/// each of those, but its frames can name the file.
+pub const FILE_TEMPLATE: &str = "Write the {type} of a {language} file for a coding agent \
 that has not read it: what the file is for, its main items (types, functions, sections) and how \
-they are used. Plain text, at most 120 words, no preamble.\n\n<file>\n{content}\n</file>\n";
+they are used. Plain text, at most 120 words, no preamble; do not name the file, its name is \
+shown beside your text.\n\n<file>\n{content}\n</file>\n";
 
 /// The default prompt for a directory's frame. `{type}` and `{children}` (each child's kind
 /// and frame) are replaced, and `{path}` if a template names it.
@@ -178,9 +185,20 @@ impl FrameProducer for LlmProducer {
         let prompt = self
             .template
             .replace("{path}", &node.path)
+            .replace("{language}", context::language(&node.path))
             .replace("{type}", &self.frame_type)
             .replace("{content}", &shown);
         self.settings.ask(prompt)
+    }
+
+    fn path_input(&self, path: &str) -> String {
+        if self.template.contains("{path}") {
+            path.to_owned()
+        } else if self.template.contains("{language}") {
+            context::language(path).to_owned()
+        } else {
+            String::new()
+        }
     }
 }
 

@@ -60,7 +60,9 @@ pub(crate) struct GenerateWith {
     /// The most tokens of one frame
     #[arg(long, default_value_t = 400)]
     max_tokens: u32,
-    /// A prompt template for files ({path}, {type}, {content} are replaced) [default: built in]
+    /// A prompt template for files ({type}, {language}, {content}, and {path}, though a template
+    /// that names the path makes every rename cost a call) [default: built in, which names no
+    /// path]
     #[arg(long, value_name = "FILE")]
     template: Option<PathBuf>,
     /// A prompt template for directories ({type}, {children}, and {path}, though a template
@@ -241,6 +243,30 @@ impl Generator {
         quiet: bool,
     ) -> Result<context::Generated> {
         let node = resolve(store, root, path)?;
+        self.run_with(store, recursive, quiet, |req| {
+            context::generate(store, &node, req)
+        })
+    }
+
+    /// Generates frames for exactly `paths` (what a rescan changed), as [`Generator::run`].
+    pub(crate) fn run_paths(
+        &self,
+        store: &Store,
+        paths: &[String],
+        quiet: bool,
+    ) -> Result<context::Generated> {
+        self.run_with(store, false, quiet, |req| {
+            context::generate_paths(store, paths, req)
+        })
+    }
+
+    fn run_with(
+        &self,
+        store: &Store,
+        recursive: bool,
+        quiet: bool,
+        generate: impl FnOnce(&context::GenerateRequest<'_>) -> context::Result<context::Generated>,
+    ) -> Result<context::Generated> {
         let agent = match &self.agent {
             Some(agent) => agent.clone(),
             None => {
@@ -282,24 +308,20 @@ impl Generator {
                 }
             }
         };
-        let report = context::generate(
-            store,
-            &node,
-            &context::GenerateRequest {
-                frame_type: &self.frame_type,
-                agent: &agent,
-                producer: self.producer.as_ref(),
-                policy: self.policy.as_ref(),
-                recursive,
-                now_ms: merkle_store::frame::now_ms(),
-                progress: Some(&tick),
-                // A model asked for replaces what another producer (the offline outline,
-                // another model or prompt) made; an offline run leaves model-written frames
-                // alone.
-                replace_other_producers: self.model.is_some(),
-                threads: self.threads,
-            },
-        );
+        let report = generate(&context::GenerateRequest {
+            frame_type: &self.frame_type,
+            agent: &agent,
+            producer: self.producer.as_ref(),
+            policy: self.policy.as_ref(),
+            recursive,
+            now_ms: merkle_store::frame::now_ms(),
+            progress: Some(&tick),
+            // A model asked for replaces what another producer (the offline outline,
+            // another model or prompt) made; an offline run leaves model-written frames
+            // alone.
+            replace_other_producers: self.model.is_some(),
+            threads: self.threads,
+        });
         if let Some(b) = bar {
             b.finish_and_clear();
         }

@@ -91,7 +91,10 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
     warnings(g, &r.warnings);
     let mut text = format!(
         "root {}\n{} files, {} dirs, {} changed",
-        r.root, r.files, r.dirs, r.changed
+        r.root,
+        r.files,
+        r.dirs,
+        r.changed()
     );
     if g.verbose {
         text.push_str(&format!(
@@ -104,7 +107,7 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
             "root": r.root.to_hex(),
             "files": r.files,
             "dirs": r.dirs,
-            "changed": r.changed,
+            "changed": r.changed(),
             "hashed": r.hashed,
             "hashed_bytes": r.hashed_bytes,
             "dirs_recomputed": r.dirs_recomputed,

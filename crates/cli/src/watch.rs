@@ -7,6 +7,11 @@
 //! lost, needs nothing more than the same full stat scan, and no event can be missed for good:
 //! one that arrives during a rescan schedules the next.
 //!
+//! With `--generate`, the first rescan generates over the whole tree, and each later one over
+//! exactly the paths its scan changed (the changed files and the directories above them), so
+//! an edit costs its own work rather than a visit of every node; after a rescan that left a
+//! file without its frame (a model error, say), the next one covers the whole tree again.
+//!
 //! The store is opened for writing only for the span of one rescan (open, scan, generate, drop),
 //! so between rescans every other `merkle` command works as if watch were not running, and a
 //! writer that starts during a rescan waits for it in [`crate::open`]. Plain threads and a std
@@ -51,6 +56,16 @@ pub(crate) struct WatchArgs {
     exit_after: Option<u64>,
 }
 
+/// What `--generate` keeps from one rescan to the next.
+struct Frames {
+    /// Built once: a model's client (and its rate limiter) and totals serve every rescan.
+    generator: Generator,
+    /// Whether the next rescan generates over the whole tree (the first one, and any after a
+    /// rescan that failed or left a file without its frame) rather than over exactly what it
+    /// changed.
+    whole_tree: bool,
+}
+
 /// What wakes the watch loop.
 enum Wake {
     File(notify::Result<notify::Event>),
@@ -65,18 +80,20 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     if !args.generate && args.with.model.names_a_model() {
         bail!("a model is for generating frames: add --generate");
     }
-    // Built once: a model's client (and its rate limiter) serves every rescan.
-    let generator = if args.generate {
+    let mut frames = if args.generate {
         // The writing agent may hold the model to use.
         let stored = args.with.stored_agent(&crate::open(g, root, false)?)?;
-        Some(Generator::new(&args.with, stored.as_ref(), g.quiet)?)
+        Some(Frames {
+            generator: Generator::new(&args.with, stored.as_ref(), g.quiet)?,
+            whole_tree: true,
+        })
     } else {
         None
     };
     let (tx, rx) = mpsc::channel();
     stop_on_signal(
         tx.clone(),
-        generator.as_ref().and_then(Generator::interrupt),
+        frames.as_ref().and_then(|f| f.generator.interrupt()),
     )?;
     // Watching starts before the first scan, so that nothing changed during it goes unseen.
     let mut watcher = notify::recommended_watcher(move |event| {
@@ -90,7 +107,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
 
     // The first rescan's errors (an agent without the synthesis role, a store held for long)
     // end the command, where they are seen; later ones are reported and retried.
-    let store_dir = rescan(g, root, generator.as_ref())?;
+    let store_dir = rescan(g, root, frames.as_mut())?;
     let mut rescans = 1;
     let debounce = Duration::from_millis(args.debounce_ms);
     // When the next rescan is due, and the first event it answers (a steady stream of events
@@ -107,7 +124,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
                 Err(RecvTimeoutError::Disconnected) => None,
                 Err(RecvTimeoutError::Timeout) => {
                     (due, first_event) = (None, None);
-                    match rescan(g, root, generator.as_ref()) {
+                    match rescan(g, root, frames.as_mut()) {
                         Ok(_) => {
                             rescans += 1;
                             in_use_reported = false;
@@ -142,7 +159,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
             }
         }
     }
-    if let Some(path) = generator.map(Generator::finish).transpose()?.flatten() {
+    if let Some(path) = frames.map(|f| f.generator.finish()).transpose()?.flatten() {
         eprintln!("recorded to {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -183,14 +200,22 @@ fn stop_on_signal(tx: Sender<Wake>, interrupt: Option<Arc<AtomicBool>>) -> Resul
 
 /// One rescan: open the store for writing, scan, generate, print one line, and let the store go.
 /// Returns the store folder, whose own writes the watch loop ignores.
-fn rescan(g: &Global, root: &Path, generator: Option<&Generator>) -> Result<PathBuf> {
+fn rescan(g: &Global, root: &Path, frames: Option<&mut Frames>) -> Result<PathBuf> {
     let store = crate::open(g, root, false)?;
     let report = store.scan(&ScanOptions::default())?;
-    let generated = match generator {
-        Some(generator) => {
+    let generated = match frames {
+        Some(frames) => {
+            let generator = &frames.generator;
             let calls = generator.stats().map(|s| (s.calls(), s.usage()));
-            let generated = generator.run(&store, root, ".", true, true)?;
-            Some((generated, calls))
+            // Until this generation succeeds, what the scan changed is known only here.
+            let whole_tree = std::mem::replace(&mut frames.whole_tree, true);
+            let generated = if whole_tree {
+                generator.run(&store, root, ".", true, true)?
+            } else {
+                generator.run_paths(&store, &report.changed_paths, true)?
+            };
+            frames.whole_tree = !generated.failed.is_empty();
+            Some((generated, calls, &frames.generator))
         }
         None => None,
     };
@@ -201,13 +226,13 @@ fn rescan(g: &Global, root: &Path, generator: Option<&Generator>) -> Result<Path
         for w in &report.warnings {
             eprintln!("warning: {w}");
         }
-        for f in generated.iter().flat_map(|(r, _)| &r.failed) {
+        for f in generated.iter().flat_map(|(r, _, _)| &r.failed) {
             eprintln!("warning: not generated: {f}");
         }
     }
-    let generated = match (generated, generator) {
-        (Some((report, before)), Some(generator)) => {
-            let (mut json, mut text) = generate::generated_json(&report, generator);
+    let generated = match generated {
+        Some((done, before, generator)) => {
+            let (mut json, mut text) = generate::generated_json(&done, generator);
             // This rescan's model calls: the totals now, less those before it.
             if let (Some(stats), Some((calls, usage))) = (generator.stats(), before) {
                 let (calls, input, output) = (
@@ -229,7 +254,7 @@ fn rescan(g: &Global, root: &Path, generator: Option<&Generator>) -> Result<Path
     let line = if g.json {
         json!({
             "root": report.root.to_hex(),
-            "changed": report.changed,
+            "changed": report.changed(),
             "files": report.files,
             "dirs": report.dirs,
             "generated": generated.map_or(Value::Null, |(json, _)| json),
@@ -251,7 +276,7 @@ fn text_line(r: &ScanReport, generated: Option<String>) -> String {
     let mut line = format!(
         "root {}: {} changed ({} files, {} dirs)",
         &hex[..12],
-        r.changed,
+        r.changed(),
         r.files,
         r.dirs
     );

@@ -118,37 +118,10 @@ pub(crate) fn memoized(
 
 /// Generates frames of `req.frame_type` for the files and directories in scope.
 pub fn generate(store: &Store, node: &NodeRecord, req: &GenerateRequest<'_>) -> Result<Generated> {
-    store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
-    match req.threads {
-        None => generate_in(store, node, req, PUT_CHUNK),
-        Some(threads) => {
-            let threads = threads.max(1);
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| Error::Threads {
-                    message: e.to_string(),
-                })?;
-            pool.install(|| generate_in(store, node, req, (threads * 4).max(16)))
-        }
-    }
-}
-
-fn generate_in(
-    store: &Store,
-    node: &NodeRecord,
-    req: &GenerateRequest<'_>,
-    chunk_size: usize,
-) -> Result<Generated> {
     let mut files = Vec::new();
     let mut dirs = Vec::new();
     if node.kind == NodeKind::Dir {
-        let below = if req.recursive {
-            store.list_nodes(&node.path, true)?
-        } else {
-            store.list_nodes(&node.path, false)?
-        };
-        for n in below {
+        for n in store.list_nodes(&node.path, req.recursive)? {
             match n.kind {
                 NodeKind::Dir if req.recursive => dirs.push(n.path),
                 NodeKind::Dir => {}
@@ -159,6 +132,61 @@ fn generate_in(
     } else {
         files.push(node.path.clone());
     }
+    generate_files_and_dirs(store, files, dirs, req)
+}
+
+/// Generates frames for exactly `paths` of the current tree (`req.recursive` does not apply):
+/// the files among them where missing or stale, then the directories among them, deepest
+/// first. Paths no longer in the tree are skipped. Given what a scan changed
+/// ([`merkle_store::ScanReport::changed_paths`]: every changed file and every directory above
+/// one), this brings the tree's frames up to date for the cost of the change alone, without
+/// visiting the rest of the tree (what `merkle watch --generate` does after each rescan).
+pub fn generate_paths(
+    store: &Store,
+    paths: &[String],
+    req: &GenerateRequest<'_>,
+) -> Result<Generated> {
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    for path in paths {
+        match store.node_at(path)? {
+            Some(n) if n.kind == NodeKind::Dir => dirs.push(n.path),
+            Some(n) => files.push(n.path),
+            None => {}
+        }
+    }
+    generate_files_and_dirs(store, files, dirs, req)
+}
+
+fn generate_files_and_dirs(
+    store: &Store,
+    files: Vec<String>,
+    dirs: Vec<String>,
+    req: &GenerateRequest<'_>,
+) -> Result<Generated> {
+    store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
+    match req.threads {
+        None => generate_in(store, files, dirs, req, PUT_CHUNK),
+        Some(threads) => {
+            let threads = threads.max(1);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map_err(|e| Error::Threads {
+                    message: e.to_string(),
+                })?;
+            pool.install(|| generate_in(store, files, dirs, req, (threads * 4).max(16)))
+        }
+    }
+}
+
+fn generate_in(
+    store: &Store,
+    files: Vec<String>,
+    mut dirs: Vec<String>,
+    req: &GenerateRequest<'_>,
+    chunk_size: usize,
+) -> Result<Generated> {
     let total = files.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut report = Generated::default();
@@ -270,7 +298,7 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
         return Ok(Planned::UpToDate);
     }
     let content = store.read_content(&rec)?;
-    let input = producer_input(req.producer, &content);
+    let input = producer_input(req.producer, path, &content);
     let key = file_memo_key(&input, req.frame_type, req.agent);
     // An invalidated frame must be produced again, not found again.
     let invalidation = match &previous {

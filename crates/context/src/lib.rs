@@ -21,11 +21,11 @@ pub mod views_file;
 pub mod window;
 
 pub use error::{Error, Result};
-pub use generate::{GenerateRequest, Generated, generate};
+pub use generate::{GenerateRequest, Generated, generate, generate_paths};
 pub use invalidation::invalidate;
 pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
-    produce, regenerate, stale_frames, staleness,
+    language, produce, regenerate, stale_frames, staleness,
 };
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,

@@ -30,6 +30,14 @@ pub trait FrameProducer: Send + Sync {
     fn id(&self) -> String;
     /// The content for `node`'s frame, from the node's content.
     fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String>;
+    /// What of the node's path the content depends on: empty (the default) for nothing, so
+    /// that a renamed, moved or duplicated file reuses its frame; the language an extension
+    /// names, say; or the whole path. Memoization keys on it beside the content, so a frame is
+    /// reused only where the producer would have written the same.
+    fn path_input(&self, path: &str) -> String {
+        let _ = path;
+        String::new()
+    }
 }
 
 /// Metadata key: the producer that made a file frame.
@@ -38,7 +46,9 @@ pub const META_PRODUCER: &str = "producer";
 pub const META_PRODUCER_INPUT: &str = "producer.input";
 
 /// A deterministic outline of a file: kind, size, lines, language by extension, and its first
-/// non-empty lines. Needs no model.
+/// non-empty lines. Needs no model. It names no path (the frame is on the file's node, and a
+/// parent's contents list names it), so a renamed file keeps its outline unless its language
+/// changes.
 #[derive(Clone, Copy, Debug)]
 pub struct Outline {
     /// How many leading non-empty lines to keep.
@@ -51,8 +61,17 @@ impl Default for Outline {
     }
 }
 
-fn language(path: &str) -> &'static str {
-    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+/// The language a file's name suggests (`Rust` for `*.rs`, `Makefile`, ...); `text` when it
+/// suggests none.
+pub fn language(path: &str) -> &'static str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name {
+        "Makefile" | "makefile" | "GNUmakefile" => return "Makefile",
+        "Dockerfile" | "Containerfile" => return "Dockerfile",
+        "CMakeLists.txt" => return "CMake",
+        _ => {}
+    }
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
     match ext {
         "rs" => "Rust",
         "py" => "Python",
@@ -78,19 +97,13 @@ impl FrameProducer for Outline {
 
     fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String> {
         if node.kind == NodeKind::Symlink {
-            return Ok(format!(
-                "{}: symlink to {}\n",
-                node.path,
-                String::from_utf8_lossy(content)
-            )
-            .into_bytes());
+            return Ok(format!("symlink to {}\n", String::from_utf8_lossy(content)).into_bytes());
         }
         let Ok(text) = std::str::from_utf8(content) else {
-            return Ok(format!("{}: binary, {} bytes\n", node.path, content.len()).into_bytes());
+            return Ok(format!("binary, {} bytes\n", content.len()).into_bytes());
         };
         let mut out = format!(
-            "{}: {}, {} bytes, {} lines\n",
-            node.path,
+            "{}, {} bytes, {} lines\n",
             language(&node.path),
             content.len(),
             text.lines().count()
@@ -105,6 +118,10 @@ impl FrameProducer for Outline {
             out.push('\n');
         }
         Ok(out.into_bytes())
+    }
+
+    fn path_input(&self, path: &str) -> String {
+        language(path).to_owned()
     }
 }
 
@@ -366,7 +383,7 @@ fn regenerate_one(
         })?;
     store.authorize(&old.agent_id, "put frames", Role::can_write)?;
     let content = store.read_content(rec)?;
-    let input = producer_input(producer.as_ref(), &content);
+    let input = producer_input(producer.as_ref(), &rec.path, &content);
     let pending = invalidation::pending(store, &rec.path, old)?;
     let reusable = pending.is_none() && old.metadata.extra.get(META_PRODUCER_INPUT) == Some(&input);
     let (new_content, ran) = if reusable {
@@ -397,11 +414,21 @@ fn regenerate_one(
     Ok(Some((put.frame_id, ran)))
 }
 
-/// The hash a produced frame records of what it was made from: the producer and the content.
-pub fn producer_input(producer: &dyn FrameProducer, content: &[u8]) -> String {
+/// The hash a produced frame records of what it was made from: the producer, what it reads of
+/// the path ([`FrameProducer::path_input`]) and the content.
+pub fn producer_input(producer: &dyn FrameProducer, path: &str, content: &[u8]) -> String {
     let mut h = blake3::Hasher::new();
     h.update(producer.id().as_bytes());
-    h.update(&[0]);
+    let path_input = producer.path_input(path);
+    // A producer that reads no path hashes as it did before paths could be read, so its
+    // frames stay reusable.
+    if path_input.is_empty() {
+        h.update(&[0]);
+    } else {
+        h.update(&[1]);
+        h.update(&(path_input.len() as u64).to_le_bytes());
+        h.update(path_input.as_bytes());
+    }
     h.update(content);
     h.finalize().to_hex().to_string()
 }
@@ -418,7 +445,7 @@ pub fn produce(
 ) -> Result<Hash> {
     store.authorize(agent, "put frames", Role::can_write)?;
     let content = store.read_content(rec)?;
-    let input = producer_input(producer, &content);
+    let input = producer_input(producer, &rec.path, &content);
     let body = producer
         .produce(rec, &content)
         .map_err(|message| Error::Producer {

@@ -92,8 +92,9 @@ pub struct ScanReport {
     pub files: u64,
     /// Directories, the root included.
     pub dirs: u64,
-    /// Paths whose node was added, changed or removed since the last scan.
-    pub changed: u64,
+    /// Paths whose node was added, changed or removed since the last scan, sorted: every
+    /// changed leaf, and every directory above one (its NodeID changes with its children).
+    pub changed_paths: Vec<String>,
     /// Leaves whose content was hashed (the rest came from the stat cache).
     pub hashed: u64,
     /// Bytes hashed.
@@ -104,6 +105,13 @@ pub struct ScanReport {
     pub writes: u64,
     /// Entries skipped, with why.
     pub warnings: Vec<String>,
+}
+
+impl ScanReport {
+    /// How many paths were added, changed or removed.
+    pub fn changed(&self) -> u64 {
+        self.changed_paths.len() as u64
+    }
 }
 
 /// How a path differs between the disk and the last scan.
@@ -329,11 +337,11 @@ impl Store {
         let built = build_tree(&walked, &prev);
 
         let mut batch = Batch::default();
-        let mut changed = 0u64;
+        let mut changed = Vec::new();
         for (path, entry) in &built.entries {
             let old = prev.get(path);
             if old.map(|o| o.node_id) != Some(entry.node_id) {
-                changed += 1;
+                changed.push(path.clone());
             }
             if old != Some(entry) {
                 batch.put(Table::Tree, path.clone().into_bytes(), entry.encode());
@@ -344,7 +352,7 @@ impl Store {
         }
         for path in prev.keys() {
             if !built.entries.contains_key(path) {
-                changed += 1;
+                changed.push(path.clone());
                 batch.delete(Table::Tree, path.clone().into_bytes());
             }
         }
@@ -369,7 +377,10 @@ impl Store {
             root: built.root,
             files: walked.leaves.len() as u64,
             dirs: walked.dirs.len() as u64 + 1,
-            changed,
+            changed_paths: {
+                changed.sort_unstable();
+                changed
+            },
             hashed: walked.hashed,
             hashed_bytes: walked.hashed_bytes,
             dirs_recomputed: built

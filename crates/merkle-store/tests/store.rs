@@ -153,7 +153,7 @@ fn scan_records_the_tree_and_honours_gitignore(engine: EngineKind) {
     assert_eq!(paths, want);
     let leaves = want.iter().filter(|w| !w.starts_with("dir ")).count() as u64;
     assert_eq!((r.files, r.dirs), (leaves, 5));
-    assert_eq!(r.changed, leaves + 5);
+    assert_eq!(r.changed(), leaves + 5);
     assert_eq!(f.store.root().expect("root"), Some(r.root));
     assert_eq!(f.store.validate().expect("validate"), vec![]);
 }
@@ -215,8 +215,30 @@ fn rescan_of_one_edit_touches_only_its_ancestors(engine: EngineKind) {
     // directories recomputed; a tree entry and a node record for each of the five, plus the
     // root pointer and the scan stamp.
     assert_eq!(
-        (r.changed, r.hashed, r.dirs_recomputed, r.writes),
+        (r.changed(), r.hashed, r.dirs_recomputed, r.writes),
         (5, 1, 4, 12)
+    );
+    assert_eq!(
+        r.changed_paths,
+        [
+            "",
+            "src",
+            "src/util",
+            "src/util/deep",
+            "src/util/deep/leaf.txt"
+        ]
+    );
+    // A removal is a change too, of the removed path and what holds it.
+    std::fs::remove_file(f.path("src/util/deep/leaf.txt")).expect("remove");
+    assert_eq!(
+        f.scan().changed_paths,
+        [
+            "",
+            "src",
+            "src/util",
+            "src/util/deep",
+            "src/util/deep/leaf.txt"
+        ]
     );
     assert_eq!(f.store.validate().expect("validate"), vec![]);
 }
@@ -226,7 +248,7 @@ fn noop_rescan_hashes_and_writes_nothing(engine: EngineKind) {
     let first = f.scan();
     let third = f.scan();
     assert_eq!(third.root, first.root);
-    assert_eq!((third.changed, third.hashed, third.writes), (0, 0, 0));
+    assert_eq!((third.changed(), third.hashed, third.writes), (0, 0, 0));
     // --force hashes everything but still changes nothing.
     let forced = f
         .store
@@ -235,7 +257,7 @@ fn noop_rescan_hashes_and_writes_nothing(engine: EngineKind) {
             ..ScanOptions::default()
         })
         .expect("scan");
-    assert_eq!((forced.root, forced.changed), (first.root, 0));
+    assert_eq!((forced.root, forced.changed()), (first.root, 0));
     assert_eq!(forced.hashed, first.files);
 }
 
@@ -251,7 +273,7 @@ fn racy_entries_are_hashed_again(engine: EngineKind) {
         .expect("set mtime");
     f.scan();
     let again = f.scan();
-    assert_eq!((again.hashed, again.changed), (1, 0));
+    assert_eq!((again.hashed, again.changed()), (1, 0));
 }
 
 fn writer(f: &Fixture, agent: &str) {

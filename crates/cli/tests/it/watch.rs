@@ -208,19 +208,29 @@ fn watch_generates_with_a_model_through_one_client() {
     // An edit costs one call for the file; the simulator's answer for it is the same text as
     // before, so no directory above it has new input (early cutoff).
     ws.write("src/util/x.rs", "bbb\n");
-    let mut calls = 0;
-    let mut produced = 0;
+    // Only what the rescan changed is visited: the file and the three directories above it,
+    // none of the tree's other nodes (which a whole-tree pass would count as up to date).
+    let mut counts = [0; 4];
     loop {
         let line = watch.next();
-        calls += line["generated"]["llm"]["calls"]
-            .as_u64()
-            .expect("a call count");
-        produced += line["generated"]["produced"].as_u64().expect("a count");
+        let generated = &line["generated"];
+        for (n, value) in counts.iter_mut().zip([
+            &generated["llm"]["calls"],
+            &generated["produced"],
+            &generated["synthesis_reused"],
+            &generated["up_to_date"],
+        ]) {
+            *n += value.as_u64().expect("a count");
+        }
         if ws.json(&["status"])["changed_on_disk"] == json!([]) {
             break;
         }
     }
-    assert_eq!((produced, calls), (1, 1));
+    assert_eq!(
+        counts,
+        [1, 1, 3, 0],
+        "calls, produced, directories reused, up to date"
+    );
     let head = ws.json(&["get-head", "src/util/x.rs", "--type", "summary"]);
     assert_eq!(
         (&head["node_id"], &head["content"]),

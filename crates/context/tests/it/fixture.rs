@@ -137,15 +137,20 @@ impl Fixture {
     }
 
     /// Rewrites a file (with an old mtime of its own) and rescans.
-    pub fn edit(&self, path: &str, content: &str) {
+    /// Writes `content` to `path` and rescans; returns what the rescan changed.
+    pub fn edit(&self, path: &str, content: &str) -> Vec<String> {
         let p = self.dir.path().join(path);
         std::fs::write(&p, content).expect("write");
         set_old_mtime(&p, 1_600_003_600);
-        self.rescan();
+        self.rescan()
     }
 
-    pub fn rescan(&self) {
-        self.store.scan(&ScanOptions::default()).expect("rescan");
+    /// Rescans; returns the paths the rescan changed.
+    pub fn rescan(&self) -> Vec<String> {
+        self.store
+            .scan(&ScanOptions::default())
+            .expect("rescan")
+            .changed_paths
     }
 
     /// Every path of the current tree, the root (`""`) first, then in path order.

@@ -3,8 +3,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use context::{
-    Concat, FrameProducer, GenerateRequest, Generated, Outline, SynthesisInput, SynthesisPolicy,
-    generate,
+    ChildFrame, Concat, FrameProducer, GenerateRequest, Generated, Outline, SynthesisInput,
+    SynthesisPolicy, generate, generate_paths,
 };
 use merkle_store::NodeRecord;
 use pretty_assertions::assert_eq;
@@ -40,6 +40,51 @@ impl SynthesisPolicy for Counting {
     }
 }
 
+/// A name-blind policy: it counts its runs, checks it is shown no names, and writes how many
+/// children it saw and their bodies' sizes.
+#[derive(Default)]
+struct Unnamed {
+    runs: AtomicUsize,
+}
+
+impl SynthesisPolicy for Unnamed {
+    fn id(&self) -> String {
+        "unnamed".to_owned()
+    }
+
+    fn reads_names(&self) -> bool {
+        false
+    }
+
+    fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        assert!(input.children.iter().all(|c| c.path.is_empty()), "no names");
+        let sizes: Vec<String> = input
+            .children
+            .iter()
+            .map(|c| c.body().len().to_string())
+            .collect();
+        Ok(format!("{} children of {} bytes", sizes.len(), sizes.join("+")).into_bytes())
+    }
+}
+
+fn request<'a>(
+    producer: &'a dyn FrameProducer,
+    policy: &'a dyn SynthesisPolicy,
+) -> GenerateRequest<'a> {
+    GenerateRequest {
+        frame_type: "summary",
+        agent: SYNTH,
+        producer,
+        policy,
+        recursive: true,
+        now_ms: T0,
+        progress: None,
+        replace_other_producers: false,
+        threads: None,
+    }
+}
+
 /// Generates `summary` frames over the whole tree; returns the report and the (file, directory)
 /// runs it cost.
 fn run(fx: &Fixture, counting: &Counting) -> (Generated, (usize, usize)) {
@@ -47,22 +92,7 @@ fn run(fx: &Fixture, counting: &Counting) -> (Generated, (usize, usize)) {
         counting.files.load(Ordering::SeqCst),
         counting.dirs.load(Ordering::SeqCst),
     );
-    let report = generate(
-        &fx.store,
-        &fx.node(""),
-        &GenerateRequest {
-            frame_type: "summary",
-            agent: SYNTH,
-            producer: counting,
-            policy: counting,
-            recursive: true,
-            now_ms: T0,
-            progress: None,
-            replace_other_producers: false,
-            threads: None,
-        },
-    )
-    .expect("generate");
+    let report = generate(&fx.store, &fx.node(""), &request(counting, counting)).expect("generate");
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     let after = (
         counting.files.load(Ordering::SeqCst),
@@ -156,4 +186,117 @@ fn an_invalidated_file_is_produced_again_once_and_not_reused_elsewhere() {
     let (report, (files, dirs)) = run(&fx, &counting);
     assert_eq!((report.produced, files, dirs), (0, 0, 0), "{report:?}");
     assert!(context::stale_frames(&fx.store).expect("stale").is_empty());
+}
+
+#[test]
+fn generating_what_a_rescan_changed_equals_generating_the_whole_tree() {
+    let whole = Fixture::new();
+    let changed = Fixture::new();
+    let counting = Counting::default();
+    run(&whole, &counting);
+    run(&changed, &counting);
+    let content = "//! Edited.\npub mod util;\n";
+    whole.edit("src/lib.rs", content);
+    let paths = changed.edit("src/lib.rs", content);
+    assert_eq!(paths, ["", "src", "src/lib.rs"]);
+
+    let before = counting.dirs.load(Ordering::SeqCst);
+    let report = generate_paths(&changed.store, &paths, &request(&counting, &counting))
+        .expect("generate the changed paths");
+    assert_eq!(
+        (report.produced, report.synthesized, report.up_to_date),
+        (1, 2, 0),
+        "the file, then src and the root; nothing else visited"
+    );
+    assert_eq!(counting.dirs.load(Ordering::SeqCst) - before, 2);
+    run(&whole, &counting);
+    assert_eq!(changed.path_heads(), whole.path_heads());
+    assert_eq!(
+        context::stale_frames(&changed.store).expect("stale"),
+        vec![]
+    );
+    // Paths the tree no longer holds are skipped.
+    let gone = generate_paths(
+        &changed.store,
+        &["no/such.rs".to_owned()],
+        &request(&counting, &counting),
+    )
+    .expect("nothing to do");
+    assert_eq!(gone, Generated::default());
+}
+
+#[test]
+fn a_policy_that_reads_no_names_runs_for_no_rename_and_lists_the_new_names() {
+    let fx = Fixture::new();
+    let policy = Unnamed::default();
+    let producer = Outline::default();
+    let root = fx.node("");
+    generate(&fx.store, &root, &request(&producer, &policy)).expect("generate");
+    let first = policy.runs.load(Ordering::SeqCst);
+    let src = |fx: &Fixture| {
+        let frame = fx
+            .store
+            .path_head("src", "summary")
+            .expect("head")
+            .expect("a frame");
+        String::from_utf8(frame.content).expect("text")
+    };
+    let before = src(&fx);
+    assert!(before.contains("\n- `main.rs`: "), "{before}");
+
+    std::fs::rename(
+        fx.dir.path().join("src/main.rs"),
+        fx.dir.path().join("src/bin.rs"),
+    )
+    .expect("rename");
+    fx.rescan();
+    let report = generate(&fx.store, &fx.node(""), &request(&producer, &policy)).expect("generate");
+    assert_eq!(
+        (
+            policy.runs.load(Ordering::SeqCst) - first,
+            report.synthesis_reused
+        ),
+        (0, 2),
+        "src and the root are written again without a run"
+    );
+    let after = src(&fx);
+    let own = |text: &str| text.split("\n\nContents:\n").next().map(str::to_owned);
+    assert_eq!(own(&after), own(&before));
+    assert!(
+        after.contains("\n- `bin.rs`: ") && !after.contains("main.rs"),
+        "{after}"
+    );
+    // A parent reads its child's own output, not its list: the root's input is unchanged.
+    let child = ChildFrame {
+        path: "src".to_owned(),
+        kind: merkle_store::NodeKind::Dir,
+        frame: fx
+            .store
+            .path_head("src", "summary")
+            .expect("head")
+            .expect("a frame"),
+    };
+    assert_eq!(
+        String::from_utf8_lossy(child.body()),
+        own(&after).expect("an overview")
+    );
+
+    // The outline reads the language a name suggests: a rename that changes it is new work.
+    std::fs::rename(
+        fx.dir.path().join("src/bin.rs"),
+        fx.dir.path().join("src/bin.py"),
+    )
+    .expect("rename");
+    fx.rescan();
+    let report = generate(&fx.store, &fx.node(""), &request(&producer, &policy)).expect("generate");
+    assert_eq!((report.produced, report.reused), (1, 0));
+    let outline = fx
+        .store
+        .path_head("src/bin.py", "summary")
+        .expect("head")
+        .expect("a frame");
+    assert!(
+        outline.text().is_some_and(|t| t.starts_with("Python, ")),
+        "{outline:?}"
+    );
 }
