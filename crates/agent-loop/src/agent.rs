@@ -621,7 +621,7 @@ impl Agent {
                     .as_mut()
                     .is_some_and(|approver| approver.approve(call, rule));
                 if yes {
-                    self.run_allowed(&g.governor, call)
+                    self.run_allowed(g, call, &decision)?
                 } else {
                     (
                         ToolOutcome {
@@ -634,7 +634,7 @@ impl Agent {
                     )
                 }
             }
-            Decision::Allow { .. } => self.run_allowed(&g.governor, call),
+            Decision::Allow { .. } => self.run_allowed(g, call, &decision)?,
         };
         g.audit
             .append(&g.governor.audit_entry(call, &decision, audited))?;
@@ -645,13 +645,26 @@ impl Agent {
         Ok(outcome)
     }
 
-    fn run_allowed(&self, governor: &Governor, call: &ToolCall) -> (ToolOutcome, Outcome) {
+    /// Runs a call governance allowed. A tool's run is on the audit log before it starts, so a
+    /// call that never returns (it killed the process) is on record too; a control tool (the
+    /// intent selection, complete, escalate), which only tells the loop something, gets its one
+    /// record after.
+    fn run_allowed(
+        &self,
+        g: &mut Governance,
+        call: &ToolCall,
+        decision: &Decision,
+    ) -> Result<(ToolOutcome, Outcome)> {
         let outcome = if call.name == SELECT_ACTIVE_INTENT {
             ToolOutcome {
-                content: governor.selection_text(),
+                content: g.governor.selection_text(),
                 is_error: false,
             }
         } else {
+            if decision.rule() != governance::RULE_CONTROL {
+                g.audit
+                    .append(&g.governor.audit_entry(call, decision, Outcome::Started))?;
+            }
             self.tools.call(&call.name, &call.input)
         };
         let audited = if outcome.is_error {
@@ -659,7 +672,7 @@ impl Agent {
         } else {
             Outcome::Ok
         };
-        (outcome, audited)
+        Ok((outcome, audited))
     }
 
     fn emit(&mut self, event: AgentEvent<'_>) {

@@ -136,8 +136,10 @@ pub(crate) fn run_audit(cmd: &AuditCommand, root: &Path, out_json: bool) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// One aligned line per record, under a header.
+/// One aligned line per record, under a header; a call started and never finished (the process
+/// died while it ran) says so.
 fn records_table(records: &[Record]) -> String {
+    let cut_off = governance::unfinished(records);
     let mut rows = vec![
         [
             "seq",
@@ -163,7 +165,11 @@ fn records_table(records: &[Record]) -> String {
             r.tool.clone(),
             r.decision.to_string(),
             r.rule.clone(),
-            r.outcome.as_str().to_owned(),
+            if cut_off.contains(&r.seq) {
+                "started, no outcome (cut off)".to_owned()
+            } else {
+                r.outcome.as_str().to_owned()
+            },
         ]);
     }
     let widths: Vec<usize> = (0..rows[0].len())

@@ -1,6 +1,9 @@
 //! The audit log: every governance decision, appended as one JSON line, each hash-chained to the
 //! one before, so an edited, reordered or truncated log is detected by [`verify`].
 //!
+//! A call that runs has two records, one with outcome `started` written before it runs and one
+//! with what became of it after; a call that does not run (blocked, declined, stopped) has one.
+//!
 //! A record is `{seq, time, conversation, agent, role, intent, tool, args_hash, decision, rule,
 //! outcome, prev_hash, hash}`: `seq` counts from 1, `time` is milliseconds since the Unix epoch
 //! (UTC) from an injected [`Clock`], `args_hash` is [`crate::args_hash`] of the call's arguments
@@ -101,6 +104,11 @@ pub enum Outcome {
     Declined,
     /// The loop governor ended the request instead; it did not run.
     Stopped,
+    /// Allowed and about to run: written before the call runs, so that a call which never
+    /// returns (it killed the process, or the machine went down) is still on record. The
+    /// record of what became of it follows; a started call with none after it was cut off
+    /// ([`unfinished`]).
+    Started,
 }
 
 impl Outcome {
@@ -111,8 +119,26 @@ impl Outcome {
             Outcome::Blocked => "blocked",
             Outcome::Declined => "declined",
             Outcome::Stopped => "stopped",
+            Outcome::Started => "started",
         }
     }
+}
+
+/// The `seq` of every `started` record that no later record of the same conversation, tool and
+/// arguments completes: calls that were cut off while they ran. A conversation runs its calls
+/// one at a time, so an outcome completes the latest such call started before it.
+pub fn unfinished(records: &[Record]) -> Vec<u64> {
+    let mut open: Vec<&Record> = Vec::new();
+    for r in records {
+        if r.outcome == Outcome::Started {
+            open.push(r);
+        } else if let Some(i) = open.iter().rposition(|s| {
+            s.conversation == r.conversation && s.tool == r.tool && s.args_hash == r.args_hash
+        }) {
+            open.remove(i);
+        }
+    }
+    open.iter().map(|r| r.seq).collect()
 }
 
 /// What the caller records: a decision and its outcome. [`AuditLog::append`] adds the sequence

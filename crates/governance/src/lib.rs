@@ -49,7 +49,9 @@ mod loop_guard;
 mod pattern;
 mod policy;
 
-pub use audit::{AuditLog, Clock, Entry, ManualClock, Outcome, Record, SystemClock, VerifyReport};
+pub use audit::{
+    AuditLog, Clock, Entry, ManualClock, Outcome, Record, SystemClock, VerifyReport, unfinished,
+};
 pub use canonical::{args_hash, canonical_json};
 pub use decision::{
     Decision, DecisionKind, RULE_CONTROL, RULE_INTENT_INVALID, RULE_INTENT_REQUIRED, RULE_ROLE_CAP,

@@ -222,6 +222,12 @@ async fn allowed_calls_run() {
                 "write_file",
                 DecisionKind::Allow,
                 "intents.WRITE_FILE",
+                Outcome::Started
+            ),
+            audited(
+                "write_file",
+                DecisionKind::Allow,
+                "intents.WRITE_FILE",
                 Outcome::Ok
             ),
             audited(
@@ -229,6 +235,12 @@ async fn allowed_calls_run() {
                 DecisionKind::Allow,
                 "control",
                 Outcome::Ok
+            ),
+            audited(
+                "read_file",
+                DecisionKind::Allow,
+                "intents.READ_FILE",
+                Outcome::Started
             ),
             audited(
                 "read_file",
@@ -273,6 +285,7 @@ async fn the_intent_resets_with_a_new_request() {
         rules,
         [
             ("select_active_intent".to_owned(), "control".to_owned()),
+            ("read_file".to_owned(), "intents.ANALYZE".to_owned()),
             ("read_file".to_owned(), "intents.ANALYZE".to_owned()),
             ("read_file".to_owned(), "intent-required".to_owned()),
         ]
@@ -914,7 +927,19 @@ async fn every_decided_call_is_audited_in_a_verifiable_chain() {
                 "read_file",
                 DecisionKind::Allow,
                 "intents.ANALYZE",
+                Outcome::Started
+            ),
+            audited(
+                "read_file",
+                DecisionKind::Allow,
+                "intents.ANALYZE",
                 Outcome::Ok
+            ),
+            audited(
+                "read_file",
+                DecisionKind::Allow,
+                "intents.ANALYZE",
+                Outcome::Started
             ),
             audited(
                 "read_file",
@@ -952,11 +977,14 @@ async fn every_decided_call_is_audited_in_a_verifiable_chain() {
             (3, id, "alice", "writer", Some(Intent::Analyze)),
             (4, id, "alice", "writer", Some(Intent::Analyze)),
             (5, id, "alice", "writer", Some(Intent::Analyze)),
+            (6, id, "alice", "writer", Some(Intent::Analyze)),
+            (7, id, "alice", "writer", Some(Intent::Analyze)),
         ]
     );
     let report = verify(&gov.audit).expect("verify");
     assert!(report.ok(), "{report:?}");
-    assert_eq!(report.records, 5);
+    assert_eq!(report.records, 7);
+    assert_eq!(governance::unfinished(&records), Vec::<u64>::new());
 }
 
 #[tokio::test]

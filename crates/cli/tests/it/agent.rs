@@ -125,7 +125,7 @@ fn fix_violation_success_edits_checks_and_completes() {
     let verify = ws.json(&["audit", "verify"]);
     assert_eq!(
         (&verify["ok"], &verify["records"]),
-        (&json!(true), &json!(8))
+        (&json!(true), &json!(11))
     );
 }
 
@@ -477,7 +477,11 @@ responses:
         .collect();
     assert_eq!(
         outcomes,
-        vec![json!(["ask", "ok"]), json!(["ask", "declined"])]
+        vec![
+            json!(["ask", "started"]),
+            json!(["ask", "ok"]),
+            json!(["ask", "declined"])
+        ]
     );
 }
 
@@ -527,11 +531,14 @@ responses:
             "wait a minute",
         ],
     );
-    // The model's message with the calls is durable before any call runs; wait for it.
+    // The model's message with the calls is durable before any call runs, and the command's
+    // `started` audit record before it runs: wait for both, so the kill lands mid-command.
     let path = ws.path(".merkle/conversations/k/transcript.jsonl");
+    let audit_log = ws.path(".merkle/audit.jsonl");
     loop {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        if text.contains("\"run_command\"") {
+        let audited = std::fs::read_to_string(&audit_log).unwrap_or_default();
+        if text.contains("\"run_command\"") && audited.contains("\"outcome\":\"started\"") {
             break;
         }
         assert!(
@@ -542,6 +549,14 @@ responses:
     }
     child.kill().expect("SIGKILL");
     child.wait().expect("reaping the child");
+    // The call was on the audit log before it ran: the log shows it cut off, and still verifies.
+    let shown = ws.ok(&["audit", "show"]);
+    assert_eq!(
+        shown.matches("started, no outcome (cut off)").count(),
+        1,
+        "{shown}"
+    );
+    assert_eq!(ws.json(&["audit", "verify"])["ok"], json!(true));
 
     let next = write_script(&ws, "next.yaml", "responses:\n  - content: Resumed.\n");
     let r = run(&mut merkle(

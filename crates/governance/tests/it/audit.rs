@@ -509,3 +509,44 @@ fn canonical_json_sorts_keys_and_drops_whitespace() {
             .to_string()
     );
 }
+
+#[test]
+fn a_started_call_without_an_outcome_after_it_is_unfinished() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path, Box::new(ManualClock::new(1_767_225_600_000, 10)))
+        .expect("the log opens");
+    let mut gov = Governor::new(
+        Arc::new(Policy::builtin()),
+        Session {
+            conversation: "c".to_owned(),
+            agent: "alice".to_owned(),
+            role: Role::Writer,
+        },
+        GovernorConfig {
+            ask: AskMode::Refuse,
+        },
+    );
+    gov.reset(Reset::NewRequest);
+    let chosen = select("ANALYZE");
+    let decision = gov.decide(&chosen);
+    log.append(&gov.audit_entry(&chosen, &decision, Outcome::Ok))
+        .expect("append");
+    let read = |path: &str| call("read_file", json!({ "path": path }));
+    // a.rs starts and is cut off, b.rs too; a.rs is run again and finishes; c.rs finishes.
+    for (c, outcome) in [
+        (read("a.rs"), Outcome::Started),
+        (read("b.rs"), Outcome::Started),
+        (read("a.rs"), Outcome::Started),
+        (read("a.rs"), Outcome::Ok),
+        (read("c.rs"), Outcome::Started),
+        (read("c.rs"), Outcome::Error),
+    ] {
+        let decision = gov.decide(&c);
+        log.append(&gov.audit_entry(&c, &decision, outcome))
+            .expect("append");
+    }
+    // Calls run one at a time: the outcome is the second a.rs run's, the first was cut off.
+    assert_eq!(governance::unfinished(&records(&path)), [2, 3]);
+    assert!(verify(&path).expect("verify").ok());
+}
