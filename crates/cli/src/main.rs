@@ -63,6 +63,10 @@ struct Global {
 enum Command {
     /// Scan the workspace into the Merkle tree (incremental: unchanged files are not re-hashed)
     Scan {
+        /// Only these files and folders (a folder with everything below it), and the folders
+        /// above them; the rest of the tree is taken from the last scan. For editor hooks and
+        /// scripts that know what they wrote [default: the whole workspace]
+        paths: Vec<String>,
         /// Hash every file again, ignoring the stat cache
         #[arg(long)]
         force: bool,
@@ -382,7 +386,11 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Sim(cmd) => return llm::run_sim(cmd, g.json),
         Command::Watch(args) => return watch::run(g, &root, args),
         Command::Mcp(args) => return mcp::serve(g, &root, args),
-        Command::Scan { force } => {
+        Command::Scan { paths, force } => {
+            let paths = paths
+                .iter()
+                .map(|p| workspace_path(&root, p))
+                .collect::<Result<Vec<String>>>()?;
             let store = open(g, &root, false)?;
             let bar = (!g.quiet && !g.json).then(output::scan_progress);
             let tick = |p: merkle_store::Progress| {
@@ -390,10 +398,15 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                     output::scan_tick(b, p);
                 }
             };
-            let report = store.scan(&ScanOptions {
+            let opts = ScanOptions {
                 force: *force,
                 progress: Some(&tick),
-            })?;
+            };
+            let report = if paths.is_empty() {
+                store.scan(&opts)?
+            } else {
+                store.scan_paths(&paths, merkle_store::Reach::Subtree, &opts)?
+            };
             if let Some(b) = bar {
                 b.finish_and_clear();
             }

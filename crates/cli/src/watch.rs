@@ -1,11 +1,13 @@
 //! `merkle watch`: keeps the tree, and with `--generate` one frame type, fresh as files change.
 //!
-//! File events (the `notify` crate: inotify on Linux) are hints of *when* to look, never of
-//! *what*: after a quiet spell (the debounce) the whole tree is rescanned with the ordinary
-//! incremental scan, a stat walk that re-hashes only the files whose stat changed. So an event
-//! queue overflow (notify's `Rescan` flag) or a watcher error, after which events may have been
-//! lost, needs nothing more than the same full stat scan, and no event can be missed for good:
-//! one that arrives during a rescan schedules the next.
+//! File events (the `notify` crate: inotify on Linux) say when to look and where: after a quiet
+//! spell (the debounce) the store rescans only the paths the events named
+//! (`Store::scan_paths`: their directories are listed again, new directories walked, the rest
+//! of the tree taken from the last scan), so a save costs the work of that directory, not a
+//! walk of the whole tree. The first rescan, and any after an event queue overflow (notify's
+//! `Rescan` flag), a watcher error or an event naming no path, after which events may have
+//! been lost, is a full stat scan. No event is missed for good: one that arrives during a
+//! rescan schedules the next.
 //!
 //! With `--generate`, the first rescan generates over the whole tree, and each later one over
 //! exactly the paths its scan changed (the changed files and the directories above them), so
@@ -17,6 +19,7 @@
 //! writer that starts during a rescan waits for it in [`crate::open`]. Plain threads and a std
 //! channel carry everything: the watcher's callback, and a signal thread that turns Ctrl-C or
 //! SIGTERM into a clean stop once the rescan in flight (if any) has finished.
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
@@ -27,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use merkle_store::{ScanOptions, ScanReport};
+use merkle_store::{Reach, ScanOptions, ScanReport};
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode, Watcher};
 use serde_json::{Value, json};
@@ -96,10 +99,15 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
         frames.as_ref().and_then(|f| f.generator.interrupt()),
     )?;
     // Watching starts before the first scan, so that nothing changed during it goes unseen.
-    let mut watcher = notify::recommended_watcher(move |event| {
-        // The loop only stops listening when watch ends.
-        let _ = tx.send(Wake::File(event));
-    })
+    // Symlinks are not followed, as scans do not follow them: through a linked folder, events
+    // would name a path the tree does not hold instead of the real one.
+    let mut watcher = notify::RecommendedWatcher::new(
+        move |event| {
+            // The loop only stops listening when watch ends.
+            let _ = tx.send(Wake::File(event));
+        },
+        notify::Config::default().with_follow_symlinks(false),
+    )
     .context("starting the file watcher")?;
     watcher
         .watch(root, RecursiveMode::Recursive)
@@ -107,8 +115,11 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
 
     // The first rescan's errors (an agent without the synthesis role, a store held for long)
     // end the command, where they are seen; later ones are reported and retried.
-    let store_dir = rescan(g, root, frames.as_mut())?;
+    let store_dir = rescan(g, root, frames.as_mut(), None)?;
     let mut rescans = 1;
+    // The paths the events since the last rescan named; `None`: look at everything (an event
+    // named none, or events may have been lost).
+    let mut touched: Option<BTreeSet<String>> = Some(BTreeSet::new());
     let debounce = Duration::from_millis(args.debounce_ms);
     // When the next rescan is due, and the first event it answers (a steady stream of events
     // must not put it off forever).
@@ -124,10 +135,13 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
                 Err(RecvTimeoutError::Disconnected) => None,
                 Err(RecvTimeoutError::Timeout) => {
                     (due, first_event) = (None, None);
-                    match rescan(g, root, frames.as_mut()) {
+                    let paths: Option<Vec<String>> =
+                        touched.as_ref().map(|t| t.iter().cloned().collect());
+                    match rescan(g, root, frames.as_mut(), paths.as_deref()) {
                         Ok(_) => {
                             rescans += 1;
                             in_use_reported = false;
+                            touched = Some(BTreeSet::new());
                         }
                         Err(e) if is_in_use(&e) => {
                             if !in_use_reported && !g.quiet {
@@ -148,10 +162,14 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
             None | Some(Wake::Stop) => break,
             Some(Wake::File(Ok(event))) if !is_relevant(&event, root, &store_dir) => {}
             Some(Wake::File(result)) => {
-                if let Err(e) = result
-                    && !g.quiet
-                {
-                    eprintln!("warning: file watcher: {e}; rescanning everything");
+                match &result {
+                    Err(e) => {
+                        if !g.quiet {
+                            eprintln!("warning: file watcher: {e}; rescanning everything");
+                        }
+                        touched = None;
+                    }
+                    Ok(event) => note_paths(&mut touched, event, root),
                 }
                 let now = Instant::now();
                 let first = *first_event.get_or_insert(now);
@@ -198,11 +216,52 @@ fn stop_on_signal(tx: Sender<Wake>, interrupt: Option<Arc<AtomicBool>>) -> Resul
     Ok(())
 }
 
-/// One rescan: open the store for writing, scan, generate, print one line, and let the store go.
-/// Returns the store folder, whose own writes the watch loop ignores.
-fn rescan(g: &Global, root: &Path, frames: Option<&mut Frames>) -> Result<PathBuf> {
+/// Adds the paths `event` names, relative to `root`, to `touched`; an event that needs a full
+/// rescan (the watcher's queue overflowed), names no path or one outside the workspace makes it
+/// `None`: look at everything.
+fn note_paths(touched: &mut Option<BTreeSet<String>>, event: &notify::Event, root: &Path) {
+    let Some(set) = touched else {
+        return;
+    };
+    if event.need_rescan() || event.paths.is_empty() {
+        *touched = None;
+        return;
+    }
+    for path in &event.paths {
+        let relative = path.strip_prefix(root).ok().and_then(|rel| {
+            rel.components()
+                .map(|c| match c {
+                    Component::Normal(name) => name.to_str(),
+                    _ => None,
+                })
+                .collect::<Option<Vec<&str>>>()
+        });
+        match relative {
+            Some(parts) => {
+                set.insert(parts.join("/"));
+            }
+            None => {
+                *touched = None;
+                return;
+            }
+        }
+    }
+}
+
+/// One rescan: open the store for writing, scan (only what `touched` can have changed, when
+/// given), generate, print one line, and let the store go. Returns the store folder, whose own
+/// writes the watch loop ignores.
+fn rescan(
+    g: &Global,
+    root: &Path,
+    frames: Option<&mut Frames>,
+    touched: Option<&[String]>,
+) -> Result<PathBuf> {
     let store = crate::open(g, root, false)?;
-    let report = store.scan(&ScanOptions::default())?;
+    let report = match touched {
+        Some(paths) => store.scan_paths(paths, Reach::Entries, &ScanOptions::default())?,
+        None => store.scan(&ScanOptions::default())?,
+    };
     let generated = match frames {
         Some(frames) => {
             let generator = &frames.generator;

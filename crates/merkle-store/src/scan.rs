@@ -81,6 +81,7 @@ pub(crate) fn walk(
         seen: &seen,
         out: &out,
         base: base_ignores(root),
+        deep: true,
     };
     rayon::scope(|s| walk_dir(s, &ctx, root.to_path_buf(), String::new(), None));
     // In no particular order: every consumer keys by path or sorts what it reports.
@@ -89,6 +90,53 @@ pub(crate) fn walk(
         p(Progress::Walked(seen.load(Ordering::Relaxed)));
     }
     walked
+}
+
+/// Reads one directory below the root, `rel` (a directory of the tree, not ignored): its
+/// leaves and subdirectories, and with `deep` everything below them too. The .gitignore files
+/// of the root and of every directory above `rel` apply as they do in a full [`walk`]. A
+/// directory that cannot be read is a warning, as in a walk; one that is gone (or is no longer
+/// a directory) is `Err`.
+pub(crate) fn walk_below(
+    root: &Path,
+    rel: &str,
+    deep: bool,
+    skip: Vec<PathBuf>,
+) -> std::io::Result<Walked> {
+    let abs = root.join(rel);
+    if !std::fs::symlink_metadata(&abs)?.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a directory",
+        ));
+    }
+    // The chain of .gitignore files above `rel`, the root's first; `rel`'s own is read by
+    // walk_dir among its entries.
+    let mut chain: Option<Arc<IgnoreChain>> = None;
+    let mut dir = root.to_path_buf();
+    let parts = rel.split('/').filter(|p| !p.is_empty());
+    for part in parts {
+        let gitignore = dir.join(".gitignore");
+        if gitignore.is_file() {
+            chain = Some(Arc::new(IgnoreChain {
+                here: Gitignore::new(&gitignore).0,
+                parent: chain,
+            }));
+        }
+        dir.push(part);
+    }
+    let out = Mutex::new(Walked::default());
+    let seen = AtomicU64::new(0);
+    let ctx = WalkCtx {
+        skip,
+        progress: None,
+        seen: &seen,
+        out: &out,
+        base: base_ignores(root),
+        deep,
+    };
+    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain));
+    Ok(out.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// What every directory's walk shares.
@@ -100,6 +148,8 @@ struct WalkCtx<'a> {
     /// Matchers below every .gitignore, lowest precedence last: the .gitignore files of the
     /// root's ancestors inside its repository, then .git/info/exclude, then core.excludesFile.
     base: Vec<Gitignore>,
+    /// Whether subdirectories are walked too, or only listed.
+    deep: bool,
 }
 
 /// The .gitignore matchers in force in a directory: its own, then its ancestors'.
@@ -239,8 +289,10 @@ fn walk_dir<'s>(
                 continue;
             }
             found.dirs.push(path.clone());
-            let chain = chain.clone();
-            scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, chain));
+            if ctx.deep {
+                let chain = chain.clone();
+                scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, chain));
+            }
             continue;
         }
         let kind = if ft.is_symlink() {

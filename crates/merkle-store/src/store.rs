@@ -14,6 +14,19 @@ use crate::scan::{self, HashConfig, Progress};
 const META_ROOT: &[u8] = b"root";
 const META_STAMP: &[u8] = b"stamp";
 const META_FRAME_SEQ: &[u8] = b"frame_seq";
+/// The last scan's leaf and directory counts (two u64, little-endian), so that a targeted scan
+/// can report the whole tree's without counting it.
+const META_COUNTS: &[u8] = b"counts";
+
+mod rescan;
+
+pub use rescan::Reach;
+
+fn encode_counts(files: u64, dirs: u64) -> Vec<u8> {
+    let mut v = files.to_le_bytes().to_vec();
+    v.extend_from_slice(&dirs.to_le_bytes());
+    v
+}
 
 /// How to open a store.
 #[derive(Clone, Debug, Default)]
@@ -309,6 +322,15 @@ impl Store {
             .map(i64::from_le_bytes))
     }
 
+    /// The last scan's (files, directories), when it recorded them.
+    fn tree_counts(&self) -> Result<Option<(u64, u64)>> {
+        Ok(self.engine.get(Table::Meta, META_COUNTS)?.and_then(|v| {
+            let files = u64::from_le_bytes(v.get(..8)?.try_into().ok()?);
+            let dirs = u64::from_le_bytes(v.get(8..16)?.try_into().ok()?);
+            Some((files, dirs))
+        }))
+    }
+
     /// The root hash of the last scan.
     pub fn root(&self) -> Result<Option<NodeId>> {
         Ok(self
@@ -359,6 +381,14 @@ impl Store {
         let root_changed = self.root()? != Some(built.root);
         if root_changed {
             batch.put(Table::Meta, META_ROOT.to_vec(), built.root.0.to_vec());
+        }
+        let counts = (walked.leaves.len() as u64, walked.dirs.len() as u64 + 1);
+        if self.tree_counts()? != Some(counts) {
+            batch.put(
+                Table::Meta,
+                META_COUNTS.to_vec(),
+                encode_counts(counts.0, counts.1),
+            );
         }
         // The stamp only matters to entries hashed in this scan; with none written and none
         // racy there is nothing to record, and a no-op scan writes nothing at all.

@@ -188,6 +188,47 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         }
     }
 
+    // No entry outside the tree: each one's parent lists it (a removal must take it away).
+    for (path, e) in &tree {
+        if path.is_empty() {
+            continue;
+        }
+        let (parent, name) = crate::node::split(path);
+        let listed = tree
+            .get(parent)
+            .and_then(|p| nodes.get(&p.node_id))
+            .is_some_and(|rec| {
+                rec.children
+                    .iter()
+                    .any(|c| c.name == name && c.node_id == e.node_id)
+            });
+        if !listed {
+            c.at(
+                Some(path),
+                "tree: the entry is not a child of its directory".to_owned(),
+            );
+        }
+    }
+    // The counts the last scan recorded are the tree's.
+    if let Some(v) = engine.get(Table::Meta, b"counts")? {
+        let dirs = tree.values().filter(|e| e.kind == NodeKind::Dir).count() as u64;
+        let leaves = tree.len() as u64 - dirs;
+        let recorded = v.get(..16).map(|b| {
+            (
+                u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+                u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
+            )
+        });
+        if recorded != Some((leaves, dirs)) {
+            c.at(
+                None,
+                format!(
+                    "meta: counts {recorded:?} do not match the tree's {leaves} leaves and {dirs} directories"
+                ),
+            );
+        }
+    }
+
     // Frames: ids re-derived, each indexed in history and basis, each on a known node.
     let seq_max = engine
         .get(Table::Meta, b"frame_seq")?

@@ -162,7 +162,7 @@ fn an_empty_workspace_scans_to_a_root_alone() {
             "hashed": 0,
             "hashed_bytes": 0,
             "dirs_recomputed": 1,
-            "writes": 4,
+            "writes": 5,
             "warnings": [],
         })
     );

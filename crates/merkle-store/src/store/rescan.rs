@@ -1,0 +1,550 @@
+//! [`Store::scan_paths`]: a rescan of only what changes at known paths can have changed, for
+//! callers told where the disk changed (`merkle watch`'s file events), built on the last scan's
+//! tree without visiting the rest of the disk.
+//!
+//! For each touched path, the directory holding it is listed again (its entries stat'ed, and
+//! hashed where the stat changed, as a full scan does), and so is the path itself if it is a
+//! directory of the last tree; a touched path whose directory is not in the last tree hands on
+//! to the nearest one that is. A directory that appeared in a listing is walked whole; one that
+//! is gone is dropped with everything below it; a directory whose `.gitignore` changed is walked
+//! again whole. Then the changed directories and everything above them are recomputed from
+//! their children: listed ones from their listing, the others from their last record with the
+//! recomputed children swapped in. The result is the tree a full scan would have built, if the
+//! touched paths cover every change (a caller that may have missed one, after a watcher's queue
+//! overflowed, say, runs a full [`Store::scan`]).
+//!
+//! **The racy stamp is not advanced.** A full scan records when it started, and later scans
+//! hash again any file whose mtime is not older than that; a targeted scan re-examines only
+//! some files, so moving the stamp on could let a file it never looked at, written just after
+//! the last full scan hashed it, pass as unchanged. Keeping the older stamp errs the other way:
+//! files changed since the last full scan are hashed again when next seen, never trusted.
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{META_COUNTS, META_ROOT, META_STAMP, ScanOptions, ScanReport, Store};
+use crate::engine::{Batch, Table};
+use crate::error::{Error, Result};
+use crate::hash::{self, NodeId};
+use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, Stat, TreeEntry};
+use crate::scan::{self, HashConfig, Walked};
+
+/// How much of a touched directory a targeted scan reads again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Its own entries: what a file event naming the directory can have changed (a file
+    /// created, removed or renamed in it). Subdirectories that appeared are walked whole.
+    Entries,
+    /// Everything below it: a scan of that part of the tree.
+    Subtree,
+}
+
+/// Directories to list again, and directories to walk again whole (their `.gitignore` changed,
+/// or `reach` asks for it) for changes at `paths`; `None` when only a full scan will do (the
+/// root's `.gitignore` changed, the root is to be walked whole, or a path is not a workspace
+/// path).
+fn touched(paths: &[String], reach: Reach) -> Option<(BTreeSet<String>, BTreeSet<String>)> {
+    let mut list = BTreeSet::new();
+    let mut walk = BTreeSet::new();
+    for path in paths {
+        let p = path.trim_end_matches('/');
+        if p.is_empty() {
+            if reach == Reach::Subtree {
+                return None;
+            }
+            list.insert(String::new());
+            continue;
+        }
+        if p.starts_with('/') || p.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+            return None;
+        }
+        // Never part of the tree, and the store's own writes are no change to it.
+        if p.split('/').any(|c| c == ".git") || p == ".merkle" || p.starts_with(".merkle/") {
+            continue;
+        }
+        let (parent, name) = node::split(p);
+        if name == ".gitignore" {
+            if parent.is_empty() {
+                return None;
+            }
+            walk.insert(parent.to_owned());
+        }
+        list.insert(parent.to_owned());
+        list.insert(p.to_owned());
+        if reach == Reach::Subtree {
+            // Walked whole if it is a directory of the tree.
+            walk.insert(p.to_owned());
+        }
+    }
+    Some((list, walk))
+}
+
+/// Whether `path` is `dir` or below it.
+fn at_or_below(path: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || path == dir
+        || (path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/')
+}
+
+fn depth(path: &str) -> usize {
+    if path.is_empty() {
+        0
+    } else {
+        path.matches('/').count() + 1
+    }
+}
+
+/// The last tree's entries a targeted scan has read, by path: only those it needs.
+struct Last<'s> {
+    store: &'s Store,
+    entries: PathMap<Option<TreeEntry>>,
+}
+
+impl Last<'_> {
+    fn entry(&mut self, path: &str) -> Result<Option<TreeEntry>> {
+        if let Some(e) = self.entries.get(path) {
+            return Ok(*e);
+        }
+        let e = match self.store.engine.get(Table::Tree, path.as_bytes())? {
+            Some(v) => Some(TreeEntry::decode(path.as_bytes(), &v)?),
+            None => None,
+        };
+        self.entries.insert(path.to_owned(), e);
+        Ok(e)
+    }
+
+    fn is_dir(&mut self, path: &str) -> Result<bool> {
+        Ok(self.entry(path)?.is_some_and(|e| e.kind == NodeKind::Dir))
+    }
+
+    /// A directory's children in the last tree.
+    fn children(&mut self, dir: &str) -> Result<Vec<Child>> {
+        let Some(e) = self.entry(dir)? else {
+            return Ok(Vec::new());
+        };
+        let record = self.store.node(&e.node_id)?.ok_or_else(|| {
+            Error::corrupt("nodes", &e.node_id.0, "a tree entry's node is missing")
+        })?;
+        Ok(record.children)
+    }
+
+    /// Marks `path` and, for a directory, everything below it as gone from the tree.
+    fn remove(&mut self, removed: &mut BTreeSet<String>, path: &str) -> Result<()> {
+        if removed.insert(path.to_owned()) && self.is_dir(path)? {
+            removed.extend(self.below(path)?);
+        }
+        Ok(())
+    }
+
+    /// Every path strictly below `dir` in the last tree, read in one ordered scan.
+    fn below(&mut self, dir: &str) -> Result<Vec<String>> {
+        let prefix = format!("{dir}/");
+        let mut found = Vec::new();
+        let mut err = None;
+        self.store
+            .engine
+            .scan(Table::Tree, prefix.as_bytes(), &mut |k, v| {
+                if !k.starts_with(prefix.as_bytes()) {
+                    return false;
+                }
+                match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
+                    (Ok(path), Ok(e)) => {
+                        found.push((path.to_owned(), e));
+                        true
+                    }
+                    (Err(_), _) => {
+                        err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                        false
+                    }
+                    (_, Err(e)) => {
+                        err = Some(e);
+                        false
+                    }
+                }
+            })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        Ok(found
+            .into_iter()
+            .map(|(path, e)| {
+                self.entries.insert(path.clone(), Some(e));
+                path
+            })
+            .collect())
+    }
+}
+
+impl Store {
+    /// The report of a targeted scan that found nothing of the tree touched.
+    fn unchanged_report(&self, warnings: Vec<String>) -> Result<ScanReport> {
+        let (files, dirs) = self.tree_counts()?.unwrap_or_default();
+        Ok(ScanReport {
+            root: self.root()?.ok_or(Error::NotScanned)?,
+            files,
+            dirs,
+            changed_paths: Vec::new(),
+            hashed: 0,
+            hashed_bytes: 0,
+            dirs_recomputed: 0,
+            writes: 0,
+            warnings,
+        })
+    }
+
+    /// Rescans only what changes at `paths` (workspace-relative, `/`-separated) can have
+    /// changed, reading directories among them as far as `reach` says, without visiting the
+    /// rest of the disk; see the module documentation. Falls back to a full [`Store::scan`]
+    /// where it cannot build on the last scan (there is none, or the root's `.gitignore`
+    /// changed). The report's `files` and `dirs` count the whole tree.
+    pub fn scan_paths(
+        &self,
+        paths: &[String],
+        reach: Reach,
+        opts: &ScanOptions<'_>,
+    ) -> Result<ScanReport> {
+        let Some((to_list, to_walk)) = touched(paths, reach) else {
+            return self.scan(opts);
+        };
+        let Some((mut files, mut dirs)) = self.tree_counts()? else {
+            return self.scan(opts);
+        };
+        if self.root()?.is_none() {
+            return self.scan(opts);
+        }
+        let _guard = self.lock();
+        let mut last = Last {
+            store: self,
+            entries: PathMap::default(),
+        };
+        let skip = self.skip_dirs();
+        let mut warnings = Vec::new();
+
+        // List each touched directory again; a path that is no directory of the last tree (a
+        // file, or something new or gone) hands on to its nearest directory that is.
+        let mut to_list = to_list;
+        let mut listed: BTreeMap<String, Walked> = BTreeMap::new();
+        let mut tried = BTreeSet::new();
+        while let Some(dir) = to_list.pop_last() {
+            if !tried.insert(dir.clone()) {
+                continue;
+            }
+            if !last.is_dir(&dir)? {
+                to_list.insert(node::split(&dir).0.to_owned());
+                continue;
+            }
+            match scan::walk_below(&self.workspace, &dir, false, skip.clone()) {
+                Ok(w) => {
+                    listed.insert(dir, w);
+                }
+                Err(e) if dir.is_empty() => return Err(Error::io(&self.workspace, e)),
+                // Gone, or no longer a directory: the listing of its parent says so.
+                Err(_) => {
+                    to_list.insert(node::split(&dir).0.to_owned());
+                }
+            }
+        }
+
+        // What each listing took away from the last tree, and which directories are new. Parents
+        // first: a directory its parent's listing removed has nothing left to list.
+        let mut removed: BTreeSet<String> = BTreeSet::new();
+        let mut new_dirs: BTreeSet<String> = BTreeSet::new();
+        let dirs_listed: Vec<String> = listed.keys().cloned().collect();
+        for dir in dirs_listed {
+            if removed.contains(&dir) {
+                listed.remove(&dir);
+                continue;
+            }
+            let w = listed.get(&dir).expect("listed above");
+            let now: BTreeMap<&str, bool> = w
+                .leaves
+                .iter()
+                .map(|l| (node::split(&l.path).1, false))
+                .chain(w.dirs.iter().map(|d| (node::split(d).1, true)))
+                .collect();
+            let before = last.children(&dir)?;
+            let mut gone = Vec::new();
+            for child in &before {
+                let was_dir = child.kind == NodeKind::Dir;
+                if now.get(child.name.as_str()) != Some(&was_dir) {
+                    gone.push(node::join(&dir, &child.name));
+                }
+            }
+            let kept_dirs: BTreeSet<&str> = before
+                .iter()
+                .filter(|c| c.kind == NodeKind::Dir)
+                .map(|c| c.name.as_str())
+                .collect();
+            for d in &w.dirs {
+                if !kept_dirs.contains(node::split(d).1) {
+                    new_dirs.insert(d.clone());
+                }
+            }
+            for path in gone {
+                last.remove(&mut removed, &path)?;
+            }
+        }
+        listed.retain(|dir, _| !removed.contains(dir.as_str()));
+
+        // Walk new directories whole, and those whose .gitignore changed (what was below them
+        // goes; the walk brings back what still belongs). Outermost first: one inside another
+        // is covered by it.
+        let mut roots: Vec<String> = Vec::new();
+        let mut candidates: BTreeSet<String> = new_dirs;
+        for dir in to_walk {
+            if last.is_dir(&dir)? && !removed.contains(&dir) {
+                candidates.insert(dir);
+            }
+        }
+        let mut deep = Walked::default();
+        for dir in candidates {
+            if roots.iter().any(|r| at_or_below(&dir, r)) {
+                continue;
+            }
+            if last.is_dir(&dir)? {
+                removed.extend(last.below(&dir)?);
+            }
+            match scan::walk_below(&self.workspace, &dir, true, skip.clone()) {
+                Ok(mut w) => {
+                    deep.leaves.append(&mut w.leaves);
+                    deep.dirs.append(&mut w.dirs);
+                    warnings.append(&mut w.warnings);
+                    roots.push(dir);
+                }
+                Err(e) => warnings.push(format!("{dir}: skipped: {e}")),
+            }
+        }
+        deep.dirs.extend(roots.iter().cloned());
+        listed.retain(|dir, _| !roots.iter().any(|r| at_or_below(dir, r)));
+
+        // Every leaf seen on disk, hashed where its stat changed.
+        let mut seen = deep;
+        for w in listed.values_mut() {
+            seen.leaves.append(&mut w.leaves);
+            warnings.append(&mut w.warnings);
+        }
+        let mut prev: PathMap<TreeEntry> = PathMap::default();
+        for leaf in &seen.leaves {
+            if let Some(e) = last.entry(&leaf.path)? {
+                prev.insert(leaf.path.clone(), e);
+            }
+        }
+        scan::hash_leaves(
+            &mut seen,
+            &HashConfig {
+                root: &self.workspace,
+                prev: &prev,
+                stamp: self.meta_i64(META_STAMP)?,
+                force: opts.force,
+                progress: opts.progress,
+            },
+        );
+        warnings.append(&mut seen.warnings);
+
+        // The new entries: leaves first, then directories deepest first.
+        let mut entries: BTreeMap<String, TreeEntry> = BTreeMap::new();
+        let mut records: Vec<NodeRecord> = Vec::new();
+        for leaf in &seen.leaves {
+            let node_id = match prev.get(&leaf.path) {
+                Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => o.node_id,
+                _ => {
+                    let id = hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash);
+                    records.push(NodeRecord {
+                        node_id: id,
+                        path: leaf.path.clone(),
+                        kind: leaf.kind,
+                        content_hash: leaf.content_hash,
+                        size: leaf.stat.size,
+                        children: Vec::new(),
+                    });
+                    id
+                }
+            };
+            entries.insert(
+                leaf.path.clone(),
+                TreeEntry {
+                    kind: leaf.kind,
+                    node_id,
+                    content_hash: leaf.content_hash,
+                    stat: leaf.stat,
+                },
+            );
+        }
+        // Each directory whose children are known from the disk: those listed and those walked.
+        let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (dir, w) in &listed {
+            let kids = children.entry(dir.clone()).or_default();
+            kids.extend(w.dirs.iter().cloned());
+        }
+        for leaf in &seen.leaves {
+            children
+                .entry(node::split(&leaf.path).0.to_owned())
+                .or_default()
+                .push(leaf.path.clone());
+        }
+        for dir in &seen.dirs {
+            children.entry(dir.clone()).or_default();
+            if !roots.contains(dir) {
+                children
+                    .entry(node::split(dir).0.to_owned())
+                    .or_default()
+                    .push(dir.clone());
+            }
+        }
+        // A listed directory's children of the last tree that it no longer holds (gone since,
+        // or unreadable now, as a full scan would leave them out) go too.
+        for dir in listed.keys() {
+            let now: BTreeSet<&String> = children.get(dir).into_iter().flatten().collect();
+            for child in last.children(dir)? {
+                let path = node::join(dir, &child.name);
+                if !now.contains(&path) {
+                    last.remove(&mut removed, &path)?;
+                }
+            }
+        }
+        if children.is_empty() {
+            // Nothing the tree holds was touched.
+            return self.unchanged_report(warnings);
+        }
+        // Those, and every directory above them, recomputed deepest first.
+        let mut recompute: BTreeSet<String> = BTreeSet::new();
+        for dir in children.keys() {
+            let mut d = dir.as_str();
+            loop {
+                if !recompute.insert(d.to_owned()) {
+                    break;
+                }
+                if d.is_empty() {
+                    break;
+                }
+                d = node::split(d).0;
+            }
+        }
+        let mut order: Vec<String> = recompute.into_iter().collect();
+        order.sort_by(|a, b| depth(b).cmp(&depth(a)).then_with(|| a.cmp(b)));
+        let mut dirs_recomputed = 0;
+        for dir in order {
+            let kids: Vec<String> = match children.remove(&dir) {
+                Some(kids) => kids,
+                None => last
+                    .children(&dir)?
+                    .into_iter()
+                    .map(|c| node::join(&dir, &c.name))
+                    .collect(),
+            };
+            let mut named: Vec<(String, TreeEntry)> = Vec::with_capacity(kids.len());
+            for path in kids {
+                let e = match entries.get(&path) {
+                    Some(e) => *e,
+                    None => last.entry(&path)?.ok_or_else(|| {
+                        Error::corrupt("tree", path.as_bytes(), "a directory's child is missing")
+                    })?,
+                };
+                named.push((node::split(&path).1.to_owned(), e));
+            }
+            named.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            let node_id =
+                hash::dir_node_id(&dir, named.iter().map(|(n, e)| (n.as_str(), &e.node_id)));
+            let content_hash = hash::dir_content_hash(
+                named
+                    .iter()
+                    .map(|(n, e)| (n.as_str(), e.kind, &e.content_hash)),
+            );
+            if last.entry(&dir)?.map(|e| e.node_id) != Some(node_id) {
+                dirs_recomputed += 1;
+                records.push(NodeRecord {
+                    node_id,
+                    path: dir.clone(),
+                    kind: NodeKind::Dir,
+                    content_hash,
+                    size: named.len() as u64,
+                    children: named
+                        .iter()
+                        .map(|(n, e)| Child {
+                            name: n.clone(),
+                            kind: e.kind,
+                            node_id: e.node_id,
+                        })
+                        .collect(),
+                });
+            }
+            entries.insert(
+                dir,
+                TreeEntry {
+                    kind: NodeKind::Dir,
+                    node_id,
+                    content_hash,
+                    stat: Stat {
+                        size: named.len() as u64,
+                        ..Stat::default()
+                    },
+                },
+            );
+        }
+
+        // One transaction: changed entries, removed ones, new records, the root and the counts.
+        let mut batch = Batch::default();
+        let mut changed = Vec::new();
+        let count = |e: Option<&TreeEntry>| match e {
+            Some(e) if e.kind == NodeKind::Dir => (0, 1),
+            Some(_) => (1, 0),
+            None => (0, 0),
+        };
+        for (path, entry) in &entries {
+            let old = last.entry(path)?;
+            if old.map(|o| o.node_id) != Some(entry.node_id) {
+                changed.push(path.clone());
+            }
+            if old.as_ref() != Some(entry) {
+                batch.put(Table::Tree, path.clone().into_bytes(), entry.encode());
+            }
+            let (f0, d0) = count(old.as_ref());
+            let (f1, d1) = count(Some(entry));
+            files = (files + f1).saturating_sub(f0);
+            dirs = (dirs + d1).saturating_sub(d0);
+        }
+        for path in &removed {
+            if entries.contains_key(path) {
+                continue;
+            }
+            let old = last.entry(path)?;
+            let (f0, d0) = count(old.as_ref());
+            files = files.saturating_sub(f0);
+            dirs = dirs.saturating_sub(d0);
+            changed.push(path.clone());
+            batch.delete(Table::Tree, path.clone().into_bytes());
+        }
+        for rec in &records {
+            batch.put(Table::Nodes, rec.node_id.0.to_vec(), rec.encode());
+        }
+        let root: NodeId = entries
+            .get("")
+            .expect("the root is above every change, so it is recomputed")
+            .node_id;
+        if self.root()? != Some(root) {
+            batch.put(Table::Meta, META_ROOT.to_vec(), root.0.to_vec());
+        }
+        if (files, dirs) != self.tree_counts()?.unwrap_or_default() {
+            batch.put(
+                Table::Meta,
+                META_COUNTS.to_vec(),
+                super::encode_counts(files, dirs),
+            );
+        }
+        let writes = batch.len() as u64;
+        if !batch.is_empty() {
+            self.engine.commit(batch)?;
+        }
+        changed.sort_unstable();
+        warnings.sort();
+        Ok(ScanReport {
+            root,
+            files,
+            dirs,
+            changed_paths: changed,
+            hashed: seen.hashed,
+            hashed_bytes: seen.hashed_bytes,
+            dirs_recomputed,
+            writes,
+            warnings,
+        })
+    }
+}
