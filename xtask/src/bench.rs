@@ -88,6 +88,12 @@ const ROWS: &[Row] = &[
         baseline: "merkle_noop_scan",
         target: 1.2,
     },
+    Row {
+        name: "targeted rescan vs no-op rescan",
+        merkle: "merkle_targeted_scan",
+        baseline: "merkle_noop_scan",
+        target: 0.1,
+    },
 ];
 
 /// Everything one run measured, ready to print as a table or JSON.
@@ -642,6 +648,46 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         .any(|o| json_number_field(o, "changed").is_none_or(|n| n == 0))
     {
         notes.push("a merkle scan after an edit did not report `changed` > 0".to_owned());
+    }
+
+    // What `merkle watch` does after a save, and an editor hook with `merkle scan FILE`: the
+    // edited file's folder is listed again, the rest of the tree taken from the last scan.
+    progress("merkle scan FILE after editing that file");
+    let targeted = |i: usize| tree_dir.join(&edit_target(&tree, i + runs).path);
+    let (samples, outputs) = repeat(
+        runs,
+        "merkle scan FILE (that file edited)",
+        |i| {
+            let path = targeted(i);
+            let mut text =
+                fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            text.extend_from_slice(format!("\n// targeted edit {i}\n").as_bytes());
+            fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+        },
+        {
+            let mut i = 0;
+            move || {
+                let path = targeted(i);
+                i += 1;
+                timed(&mut merkle(&["scan", &path.to_string_lossy()]))
+            }
+        },
+    )?;
+    record(
+        "merkle_targeted_scan",
+        "merkle scan FILE (that file edited)",
+        samples,
+    );
+    if outputs
+        .iter()
+        .any(|o| json_number_field(o, "changed").is_none_or(|n| n == 0))
+    {
+        notes.push("a merkle scan FILE after an edit did not report `changed` > 0".to_owned());
+    }
+    // The targeted scans must leave the tree a full scan would build: nothing left to change.
+    let (_, after) = timed(&mut merkle(&["scan"]))?;
+    if json_number_field(&after, "changed") != Some(0) {
+        notes.push("a full scan after the targeted ones still found changes".to_owned());
     }
 
     if work.keep {

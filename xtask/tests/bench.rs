@@ -55,6 +55,7 @@ fn harness_runs_every_step_and_reports_them() {
         "merkle_status",
         "merkle_noop_scan",
         "merkle_edit_scan",
+        "merkle_targeted_scan",
     ]);
     let keys: Vec<&str> = report.measures.iter().map(|m| m.key).collect();
     assert_eq!(keys, expected);
@@ -73,6 +74,7 @@ fn harness_runs_every_step_and_reports_them() {
         "cold scan vs b3sum",
         "no-op status vs git status",
         "one-file rescan vs no-op rescan",
+        "targeted rescan vs no-op rescan",
     ] {
         assert!(table.contains(row), "{row} missing from\n{table}");
     }
