@@ -1234,30 +1234,9 @@ fn build_tree(walked: &scan::Walked, prev: &PathMap<TreeEntry>) -> Built {
             Default::default(),
         );
     for leaf in &walked.leaves {
-        let old = prev.get(&leaf.path);
-        let node_id = match old {
-            Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => o.node_id,
-            _ => {
-                let id = hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash);
-                records.push(NodeRecord {
-                    node_id: id,
-                    path: leaf.path.clone(),
-                    kind: leaf.kind,
-                    content_hash: leaf.content_hash,
-                    size: leaf.stat.size,
-                    children: Vec::new(),
-                });
-                id
-            }
-        };
         entries.insert(
             leaf.path.clone(),
-            TreeEntry {
-                kind: leaf.kind,
-                node_id,
-                content_hash: leaf.content_hash,
-                stat: leaf.stat,
-            },
+            leaf_entry(leaf, prev.get(&leaf.path), &mut records),
         );
         children
             .entry(node::split(&leaf.path).0)
@@ -1296,34 +1275,9 @@ fn build_tree(walked: &scan::Walked, prev: &PathMap<TreeEntry>) -> Built {
         let entry = if unchanged {
             *prev.get(dir).expect("checked above")
         } else {
-            kids.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            let node_id = hash::dir_node_id(dir, kids.iter().map(|(n, e)| (*n, &e.node_id)));
-            let content_hash =
-                hash::dir_content_hash(kids.iter().map(|(n, e)| (*n, e.kind, &e.content_hash)));
-            records.push(NodeRecord {
-                node_id,
-                path: dir.to_owned(),
-                kind: NodeKind::Dir,
-                content_hash,
-                size: kids.len() as u64,
-                children: kids
-                    .iter()
-                    .map(|(n, e)| Child {
-                        name: (*n).to_owned(),
-                        kind: e.kind,
-                        node_id: e.node_id,
-                    })
-                    .collect(),
-            });
-            TreeEntry {
-                kind: NodeKind::Dir,
-                node_id,
-                content_hash,
-                stat: node::Stat {
-                    size: kids.len() as u64,
-                    ..node::Stat::default()
-                },
-            }
+            let (entry, record) = dir_entry(dir, &mut kids);
+            records.push(record);
+            entry
         };
         entries.insert(dir.to_owned(), entry);
     }
@@ -1333,4 +1287,69 @@ fn build_tree(walked: &scan::Walked, prev: &PathMap<TreeEntry>) -> Built {
         entries,
         records,
     }
+}
+
+/// A leaf's entry: its last node when its kind and content are unchanged, else a new node
+/// whose record is added to `records`.
+fn leaf_entry(
+    leaf: &scan::Leaf,
+    prev: Option<&TreeEntry>,
+    records: &mut Vec<NodeRecord>,
+) -> TreeEntry {
+    let node_id = match prev {
+        Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => o.node_id,
+        _ => {
+            let id = hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash);
+            records.push(NodeRecord {
+                node_id: id,
+                path: leaf.path.clone(),
+                kind: leaf.kind,
+                content_hash: leaf.content_hash,
+                size: leaf.stat.size,
+                children: Vec::new(),
+            });
+            id
+        }
+    };
+    TreeEntry {
+        kind: leaf.kind,
+        node_id,
+        content_hash: leaf.content_hash,
+        stat: leaf.stat,
+    }
+}
+
+/// A directory's entry and node record from its children's (name, entry), which it sorts.
+fn dir_entry<S: AsRef<str>>(dir: &str, kids: &mut [(S, TreeEntry)]) -> (TreeEntry, NodeRecord) {
+    kids.sort_unstable_by(|a, b| a.0.as_ref().as_bytes().cmp(b.0.as_ref().as_bytes()));
+    let node_id = hash::dir_node_id(dir, kids.iter().map(|(n, e)| (n.as_ref(), &e.node_id)));
+    let content_hash = hash::dir_content_hash(
+        kids.iter()
+            .map(|(n, e)| (n.as_ref(), e.kind, &e.content_hash)),
+    );
+    let record = NodeRecord {
+        node_id,
+        path: dir.to_owned(),
+        kind: NodeKind::Dir,
+        content_hash,
+        size: kids.len() as u64,
+        children: kids
+            .iter()
+            .map(|(n, e)| Child {
+                name: n.as_ref().to_owned(),
+                kind: e.kind,
+                node_id: e.node_id,
+            })
+            .collect(),
+    };
+    let entry = TreeEntry {
+        kind: NodeKind::Dir,
+        node_id,
+        content_hash,
+        stat: node::Stat {
+            size: kids.len() as u64,
+            ..node::Stat::default()
+        },
+    };
+    (entry, record)
 }

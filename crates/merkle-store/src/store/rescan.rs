@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{META_COUNTS, META_ROOT, META_STAMP, ScanOptions, ScanReport, Store};
 use crate::engine::{Batch, Table};
 use crate::error::{Error, Result};
-use crate::hash::{self, NodeId};
-use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, Stat, TreeEntry};
+use crate::hash::NodeId;
+use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, TreeEntry};
 use crate::scan::{self, HashConfig, Walked};
 
 /// How much of a touched directory a targeted scan reads again.
@@ -343,29 +343,9 @@ impl Store {
         let mut entries: BTreeMap<String, TreeEntry> = BTreeMap::new();
         let mut records: Vec<NodeRecord> = Vec::new();
         for leaf in &seen.leaves {
-            let node_id = match prev.get(&leaf.path) {
-                Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => o.node_id,
-                _ => {
-                    let id = hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash);
-                    records.push(NodeRecord {
-                        node_id: id,
-                        path: leaf.path.clone(),
-                        kind: leaf.kind,
-                        content_hash: leaf.content_hash,
-                        size: leaf.stat.size,
-                        children: Vec::new(),
-                    });
-                    id
-                }
-            };
             entries.insert(
                 leaf.path.clone(),
-                TreeEntry {
-                    kind: leaf.kind,
-                    node_id,
-                    content_hash: leaf.content_hash,
-                    stat: leaf.stat,
-                },
+                super::leaf_entry(leaf, prev.get(&leaf.path), &mut records),
             );
         }
         // Each directory whose children are known from the disk: those listed and those walked.
@@ -440,44 +420,12 @@ impl Store {
                 };
                 named.push((node::split(&path).1.to_owned(), e));
             }
-            named.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            let node_id =
-                hash::dir_node_id(&dir, named.iter().map(|(n, e)| (n.as_str(), &e.node_id)));
-            let content_hash = hash::dir_content_hash(
-                named
-                    .iter()
-                    .map(|(n, e)| (n.as_str(), e.kind, &e.content_hash)),
-            );
-            if last.entry(&dir)?.map(|e| e.node_id) != Some(node_id) {
+            let (entry, record) = super::dir_entry(&dir, &mut named);
+            if last.entry(&dir)?.map(|e| e.node_id) != Some(entry.node_id) {
                 dirs_recomputed += 1;
-                records.push(NodeRecord {
-                    node_id,
-                    path: dir.clone(),
-                    kind: NodeKind::Dir,
-                    content_hash,
-                    size: named.len() as u64,
-                    children: named
-                        .iter()
-                        .map(|(n, e)| Child {
-                            name: n.clone(),
-                            kind: e.kind,
-                            node_id: e.node_id,
-                        })
-                        .collect(),
-                });
+                records.push(record);
             }
-            entries.insert(
-                dir,
-                TreeEntry {
-                    kind: NodeKind::Dir,
-                    node_id,
-                    content_hash,
-                    stat: Stat {
-                        size: named.len() as u64,
-                        ..Stat::default()
-                    },
-                },
-            );
+            entries.insert(dir, entry);
         }
 
         // One transaction: changed entries, removed ones, new records, the root and the counts.
