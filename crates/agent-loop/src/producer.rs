@@ -176,6 +176,10 @@ impl FrameProducer for LlmProducer {
     }
 
     fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String> {
+        if node.kind == NodeKind::Symlink {
+            // Its content is where it points: nothing to ask a model.
+            return Ok(format!("symlink to {}", String::from_utf8_lossy(content)).into_bytes());
+        }
         let Ok(text) = std::str::from_utf8(content) else {
             // Not text: nothing a model can read, and no call to pay for.
             // No path in it: a frame is reused wherever the same content is (a rename).

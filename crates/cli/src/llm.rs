@@ -77,6 +77,10 @@ pub(crate) struct ModelArgs {
     /// Record every model call of this run to FILE, for --playback
     #[arg(long, value_name = "FILE", conflicts_with = "script")]
     pub(crate) record: Option<PathBuf>,
+    /// The provider is an agent's own (`or_stored`): its model and base URL are the agent's
+    /// or the flags', never MERKLE_LLM_MODEL or MERKLE_LLM_BASE_URL meant for another provider.
+    #[arg(skip)]
+    from_agent: bool,
 }
 
 impl ModelArgs {
@@ -105,6 +109,7 @@ impl ModelArgs {
                 provider: Some(provider),
                 model: self.model.clone().or_else(|| stored(AGENT_MODEL)),
                 base_url: self.base_url.clone().or_else(|| stored(AGENT_BASE_URL)),
+                from_agent: true,
                 ..self.clone()
             },
             _ => self.clone(),
@@ -123,6 +128,14 @@ impl ModelArgs {
 
     /// The factory's settings for these flags, and the environment they override.
     pub(crate) fn settings(&self) -> (Settings, impl Fn(&str) -> Option<String> + '_) {
+        self.settings_in(|name| std::env::var(name).ok())
+    }
+
+    /// [`ModelArgs::settings`] over the environment `environment` reads.
+    fn settings_in<E>(&self, environment: E) -> (Settings, impl Fn(&str) -> Option<String> + '_)
+    where
+        E: Fn(&str) -> Option<String> + 'static,
+    {
         let mut settings = Settings::default();
         let provider = match self.provider.as_deref() {
             Some("sim") => {
@@ -154,7 +167,9 @@ impl ModelArgs {
                 llm_sim::factory::BASE_URL_VAR => self.base_url.clone(),
                 _ => None,
             };
-            flag.or_else(|| std::env::var(name).ok())
+            let from_env = !(self.from_agent
+                && [llm_sim::factory::MODEL_VAR, llm_sim::factory::BASE_URL_VAR].contains(&name));
+            flag.or_else(|| from_env.then(|| environment(name)).flatten())
         };
         (settings, env)
     }
@@ -371,4 +386,47 @@ fn response_json(response: &Response) -> Value {
         "model": response.model,
         "id": response.id,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use llm_sim::factory::{BASE_URL_VAR, MODEL_VAR};
+
+    use super::*;
+
+    /// An environment that sets a model and a base URL for whatever provider it means.
+    fn elsewhere(name: &str) -> Option<String> {
+        match name {
+            MODEL_VAR => Some("claude-elsewhere".to_owned()),
+            BASE_URL_VAR => Some("http://127.0.0.1:9".to_owned()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn an_agent_s_own_provider_reads_no_model_from_the_environment() {
+        let agent = merkle_store::Agent {
+            id: "local".to_owned(),
+            role: merkle_store::Role::Synthesis,
+            settings: BTreeMap::from([(AGENT_PROVIDER.to_owned(), "ollama".to_owned())]),
+        };
+        let own = ModelArgs::default().or_stored(Some(&agent));
+        assert_eq!(own.provider.as_deref(), Some("ollama"));
+        let (_, env) = own.settings_in(elsewhere);
+        assert_eq!((env(MODEL_VAR), env(BASE_URL_VAR)), (None, None));
+        // Without an agent's provider, the environment is what chooses.
+        let plain = ModelArgs::default();
+        let (_, env) = plain.settings_in(elsewhere);
+        assert_eq!(env(MODEL_VAR).as_deref(), Some("claude-elsewhere"));
+        // A flag still wins over both.
+        let flagged = ModelArgs {
+            model: Some("qwen3".to_owned()),
+            ..ModelArgs::default()
+        }
+        .or_stored(Some(&agent));
+        let (_, env) = flagged.settings_in(elsewhere);
+        assert_eq!(env(MODEL_VAR).as_deref(), Some("qwen3"));
+    }
 }

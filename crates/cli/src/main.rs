@@ -405,7 +405,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             let report = if paths.is_empty() {
                 store.scan(&opts)?
             } else {
-                store.scan_paths(&paths, merkle_store::Reach::Subtree, &opts)?
+                store.scan_paths(&paths, &opts)?
             };
             if let Some(b) = bar {
                 b.finish_and_clear();

@@ -10,9 +10,11 @@
 //! rescan schedules the next.
 //!
 //! With `--generate`, the first rescan generates over the whole tree, and each later one over
-//! exactly the paths its scan changed (the changed files and the directories above them), so
-//! an edit costs its own work rather than a visit of every node; after a rescan that left a
-//! file without its frame (a model error, say), the next one covers the whole tree again.
+//! exactly the paths whose nodes changed since the last generation (`Store::changed_since`,
+//! which skips equal subtrees: the changed files and the directories above them, whoever
+//! scanned them), so an edit costs its own work rather than a visit of every node; after a
+//! rescan that left a file without its frame (a model error, say), the next one covers the
+//! whole tree again.
 //!
 //! The store is opened for writing only for the span of one rescan (open, scan, generate, drop),
 //! so between rescans every other `merkle` command works as if watch were not running, and a
@@ -30,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use merkle_store::{Reach, ScanOptions, ScanReport};
+use merkle_store::{ScanOptions, ScanReport};
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode, Watcher};
 use serde_json::{Value, json};
@@ -63,10 +65,11 @@ pub(crate) struct WatchArgs {
 struct Frames {
     /// Built once: a model's client (and its rate limiter) and totals serve every rescan.
     generator: Generator,
-    /// Whether the next rescan generates over the whole tree (the first one, and any after a
-    /// rescan that failed or left a file without its frame) rather than over exactly what it
-    /// changed.
-    whole_tree: bool,
+    /// The root the last generation brought every frame up to date on; the next one covers
+    /// what changed since (whoever scanned it: watch, or another command between rescans).
+    /// `None` at first, and after a generation that failed or left a file without its frame:
+    /// the next one covers the whole tree.
+    generated: Option<merkle_store::NodeId>,
 }
 
 /// What wakes the watch loop.
@@ -88,7 +91,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
         let stored = args.with.stored_agent(&crate::open(g, root, false)?)?;
         Some(Frames {
             generator: Generator::new(&args.with, stored.as_ref(), g.quiet)?,
-            whole_tree: true,
+            generated: None,
         })
     } else {
         None
@@ -259,21 +262,23 @@ fn rescan(
 ) -> Result<PathBuf> {
     let store = crate::open(g, root, false)?;
     let report = match touched {
-        Some(paths) => store.scan_paths(paths, Reach::Entries, &ScanOptions::default())?,
+        Some(paths) => store.scan_paths(paths, &ScanOptions::default())?,
         None => store.scan(&ScanOptions::default())?,
     };
     let generated = match frames {
         Some(frames) => {
             let generator = &frames.generator;
             let calls = generator.stats().map(|s| (s.calls(), s.usage()));
-            // Until this generation succeeds, what the scan changed is known only here.
-            let whole_tree = std::mem::replace(&mut frames.whole_tree, true);
-            let generated = if whole_tree {
-                generator.run(&store, root, ".", true, true)?
-            } else {
-                generator.run_paths(&store, &report.changed_paths, true)?
+            let generated = match frames.generated.take() {
+                Some(since) => {
+                    let changed = store.changed_since(&since, &report.root)?;
+                    generator.run_paths(&store, &changed, true)?
+                }
+                None => generator.run(&store, root, ".", true, true)?,
             };
-            frames.whole_tree = !generated.failed.is_empty();
+            if generated.failed.is_empty() {
+                frames.generated = Some(report.root);
+            }
             Some((generated, calls, &frames.generator))
         }
         None => None,
@@ -347,8 +352,9 @@ fn text_line(r: &ScanReport, generated: Option<String>) -> String {
 }
 
 /// Whether an event may mean the tree changed. Reads (scans and generation open files and
-/// folders too) are not changes, and neither is anything under the store or `.git`, or
-/// watch would wake itself up forever.
+/// folders too) are not changes, and neither is anything under the store, the workspace's
+/// `.merkle` or a `.git` (but its `info/exclude`, which decides what is ignored), or watch
+/// would wake itself up forever.
 fn is_relevant(event: &notify::Event, root: &Path, store_dir: &Path) -> bool {
     if event.need_rescan() {
         return true;
@@ -361,10 +367,13 @@ fn is_relevant(event: &notify::Event, root: &Path, store_dir: &Path) -> bool {
     // An event naming no path may be about anything.
     event.paths.is_empty()
         || event.paths.iter().any(|p| {
+            let rel = p.strip_prefix(root).unwrap_or(p);
             !p.starts_with(store_dir)
-                && !p.strip_prefix(root).unwrap_or(p).components().any(
-                    |c| matches!(c, Component::Normal(name) if name == ".git" || name == ".merkle"),
-                )
+                && !rel.starts_with(".merkle")
+                && (rel == Path::new(".git/info/exclude")
+                    || !rel
+                        .components()
+                        .any(|c| matches!(c, Component::Normal(name) if name == ".git")))
         })
 }
 

@@ -298,7 +298,7 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
         return Ok(Planned::UpToDate);
     }
     let content = store.read_content(&rec)?;
-    let input = producer_input(req.producer, path, &content);
+    let input = producer_input(req.producer, &rec, &content);
     let key = file_memo_key(&input, req.frame_type, req.agent);
     // An invalidated frame must be produced again, not found again.
     let invalidation = match &previous {

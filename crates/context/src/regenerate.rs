@@ -383,7 +383,7 @@ fn regenerate_one(
         })?;
     store.authorize(&old.agent_id, "put frames", Role::can_write)?;
     let content = store.read_content(rec)?;
-    let input = producer_input(producer.as_ref(), &rec.path, &content);
+    let input = producer_input(producer.as_ref(), rec, &content);
     let pending = invalidation::pending(store, &rec.path, old)?;
     let reusable = pending.is_none() && old.metadata.extra.get(META_PRODUCER_INPUT) == Some(&input);
     let (new_content, ran) = if reusable {
@@ -414,12 +414,17 @@ fn regenerate_one(
     Ok(Some((put.frame_id, ran)))
 }
 
-/// The hash a produced frame records of what it was made from: the producer, what it reads of
-/// the path ([`FrameProducer::path_input`]) and the content.
-pub fn producer_input(producer: &dyn FrameProducer, path: &str, content: &[u8]) -> String {
+/// The hash a produced frame records of what it was made from: the producer, the node's kind
+/// (for a symlink), what the producer reads of the path ([`FrameProducer::path_input`]) and the
+/// content.
+pub fn producer_input(producer: &dyn FrameProducer, node: &NodeRecord, content: &[u8]) -> String {
     let mut h = blake3::Hasher::new();
     h.update(producer.id().as_bytes());
-    let path_input = producer.path_input(path);
+    // A symlink's content is its target: the same bytes as a file's are another input.
+    if node.kind == NodeKind::Symlink {
+        h.update(&[2]);
+    }
+    let path_input = producer.path_input(&node.path);
     // A producer that reads no path hashes as it did before paths could be read, so its
     // frames stay reusable.
     if path_input.is_empty() {
@@ -445,7 +450,7 @@ pub fn produce(
 ) -> Result<Hash> {
     store.authorize(agent, "put frames", Role::can_write)?;
     let content = store.read_content(rec)?;
-    let input = producer_input(producer, &rec.path, &content);
+    let input = producer_input(producer, rec, &content);
     let body = producer
         .produce(rec, &content)
         .map_err(|message| Error::Producer {

@@ -124,14 +124,18 @@ impl Outcome {
     }
 }
 
-/// The `seq` of every `started` record that no later record of the same conversation, tool and
-/// arguments completes: calls that were cut off while they ran. A conversation runs its calls
-/// one at a time, so an outcome completes the latest such call started before it.
+/// The `seq` of every `started` record that no later `ok` or `error` record of the same
+/// conversation, tool and arguments completes: calls that were cut off while they ran. A
+/// conversation runs its calls one at a time, so an outcome completes the latest such call
+/// started before it; a later refusal of the same call (blocked, declined, stopped) did not
+/// run and completes nothing.
 pub fn unfinished(records: &[Record]) -> Vec<u64> {
     let mut open: Vec<&Record> = Vec::new();
     for r in records {
         if r.outcome == Outcome::Started {
             open.push(r);
+        } else if !matches!(r.outcome, Outcome::Ok | Outcome::Error) {
+            continue;
         } else if let Some(i) = open.iter().rposition(|s| {
             s.conversation == r.conversation && s.tool == r.tool && s.args_hash == r.args_hash
         }) {

@@ -46,6 +46,42 @@ pub fn diff_trees(old: &PathTree, new: &PathTree) -> TreeDiff {
 }
 
 impl Store {
+    /// The paths of the tree at `new` whose node is not the one at the same path under `old`:
+    /// new and changed nodes, every directory above a change included (its NodeID changes with
+    /// anything below it), in path order. Equal subtrees are skipped whole, so the cost follows
+    /// the change, not the size of the tree. Both must be roots a scan recorded.
+    pub fn changed_since(&self, old: &NodeId, new: &NodeId) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let mut stack = vec![(Some(*old), *new)];
+        while let Some((before, id)) = stack.pop() {
+            if before == Some(id) {
+                continue;
+            }
+            let rec = self
+                .node(&id)?
+                .ok_or_else(|| Error::NoSuchNode { id: id.to_hex() })?;
+            if rec.kind == NodeKind::Dir {
+                let mut was: BTreeMap<String, NodeId> = BTreeMap::new();
+                if let Some(before) = before
+                    && let Some(old_rec) = self.node(&before)?
+                    && old_rec.kind == NodeKind::Dir
+                {
+                    was = old_rec
+                        .children
+                        .into_iter()
+                        .map(|c| (c.name, c.node_id))
+                        .collect();
+                }
+                for c in &rec.children {
+                    stack.push((was.get(&c.name).copied(), c.node_id));
+                }
+            }
+            out.push(rec.path);
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
     /// The tree below `root`, any root a scan recorded, read from the node records.
     pub fn tree_at(&self, root: &NodeId) -> Result<PathTree> {
         let mut tree = PathTree::new();

@@ -103,27 +103,26 @@ pub(crate) fn walk_below(
     deep: bool,
     skip: Vec<PathBuf>,
 ) -> std::io::Result<Walked> {
-    let abs = root.join(rel);
-    if !std::fs::symlink_metadata(&abs)?.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotADirectory,
-            "not a directory",
-        ));
-    }
-    // The chain of .gitignore files above `rel`, the root's first; `rel`'s own is read by
-    // walk_dir among its entries.
+    // The chain of .gitignore files above `rel`, the root's first (`rel`'s own is read by
+    // walk_dir among its entries); and every folder on the way must be a real one, not a
+    // symlink to one: the tree never goes through a symlink.
     let mut chain: Option<Arc<IgnoreChain>> = None;
-    let mut dir = root.to_path_buf();
-    let parts = rel.split('/').filter(|p| !p.is_empty());
-    for part in parts {
-        let gitignore = dir.join(".gitignore");
+    let mut abs = root.to_path_buf();
+    for part in rel.split('/').filter(|p| !p.is_empty()) {
+        let gitignore = abs.join(".gitignore");
         if gitignore.is_file() {
             chain = Some(Arc::new(IgnoreChain {
                 here: Gitignore::new(&gitignore).0,
                 parent: chain,
             }));
         }
-        dir.push(part);
+        abs.push(part);
+        if !std::fs::symlink_metadata(&abs)?.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", abs.display()),
+            ));
+        }
     }
     let out = Mutex::new(Walked::default());
     let seen = AtomicU64::new(0);

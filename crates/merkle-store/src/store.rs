@@ -20,8 +20,6 @@ const META_COUNTS: &[u8] = b"counts";
 
 mod rescan;
 
-pub use rescan::Reach;
-
 fn encode_counts(files: u64, dirs: u64) -> Vec<u8> {
     let mut v = files.to_le_bytes().to_vec();
     v.extend_from_slice(&dirs.to_le_bytes());

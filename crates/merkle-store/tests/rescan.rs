@@ -5,7 +5,7 @@
 //! the same tree, report the same changes and counts, and validate.
 use std::path::{Path, PathBuf};
 
-use merkle_store::{OpenOptions, Reach, ScanOptions, ScanReport, Store};
+use merkle_store::{OpenOptions, ScanOptions, ScanReport, Store};
 use pretty_assertions::assert_eq;
 
 /// SplitMix64: a seeded, dependency-free source of choices.
@@ -256,18 +256,12 @@ fn summary(r: &ScanReport) -> (String, u64, u64, Vec<String>) {
 fn a_targeted_rescan_builds_the_tree_a_full_scan_builds() {
     for seed in 1..=6 {
         let mut rng = Rng(seed);
-        // Half the runs as a watcher reports changes, half as `merkle scan PATH...` names them.
-        let reach = if seed % 2 == 0 {
-            Reach::Entries
-        } else {
-            Reach::Subtree
-        };
         let mut twins = Twins::new();
         for step in 0..60 {
             let (what, touched) = twins.change(&mut rng);
             let targeted = twins
                 .targeted
-                .scan_paths(&touched, reach, &ScanOptions::default())
+                .scan_paths(&touched, &ScanOptions::default())
                 .expect("targeted scan");
             let full = twins.scan_full(&twins.full);
             assert_eq!(
@@ -294,11 +288,7 @@ fn a_targeted_rescan_reads_only_the_touched_directories() {
     append(&twins.ws().join("src/a/mod.rs"), "// edited\n");
     let r = twins
         .targeted
-        .scan_paths(
-            &["src/a/mod.rs".to_owned()],
-            Reach::Entries,
-            &ScanOptions::default(),
-        )
+        .scan_paths(&["src/a/mod.rs".to_owned()], &ScanOptions::default())
         .expect("targeted scan");
     // The file, src/a, src and the root changed; one file hashed (the stat of src/a's other
     // entries matched); the counts are the whole tree's.
@@ -321,7 +311,6 @@ fn a_targeted_rescan_reads_only_the_touched_directories() {
         .targeted
         .scan_paths(
             &[".merkle/x".to_owned(), ".git/index".to_owned()],
-            Reach::Entries,
             &ScanOptions::default(),
         )
         .expect("targeted scan");
@@ -337,7 +326,7 @@ fn a_subtree_rescan_finds_changes_anywhere_below_the_named_folder() {
     // Named: src. docs changed too, and stays as the last scan saw it.
     let r = twins
         .targeted
-        .scan_paths(&["src".to_owned()], Reach::Subtree, &ScanOptions::default())
+        .scan_paths(&["src".to_owned()], &ScanOptions::default())
         .expect("subtree scan");
     assert_eq!(
         r.changed_paths,
@@ -358,11 +347,93 @@ fn a_subtree_rescan_finds_changes_anywhere_below_the_named_folder() {
             .expect("lookup")
             .is_some()
     );
-    // Listing src alone, as a watcher's event at src would, sees none of that.
-    let r = twins
-        .full
-        .scan_paths(&["src".to_owned()], Reach::Entries, &ScanOptions::default())
-        .expect("listing scan");
-    assert_eq!(r.changed_paths, Vec::<String>::new());
     assert_eq!(twins.targeted.validate().expect("validate"), vec![]);
+}
+
+/// Runs a targeted scan of `touched` and a full scan on the twins, and checks they agree.
+fn agree(twins: &Twins, touched: &[&str]) -> ScanReport {
+    let touched: Vec<String> = touched.iter().map(|p| (*p).to_owned()).collect();
+    let targeted = twins
+        .targeted
+        .scan_paths(&touched, &ScanOptions::default())
+        .expect("targeted scan");
+    let full = twins.scan_full(&twins.full);
+    assert_eq!(summary(&targeted), summary(&full), "{touched:?}");
+    assert_eq!(
+        twins.targeted.list_nodes("", true).expect("nodes"),
+        twins.full.list_nodes("", true).expect("nodes")
+    );
+    assert_eq!(twins.targeted.validate().expect("validate"), vec![]);
+    targeted
+}
+
+#[test]
+fn folders_swapped_by_renames_are_read_whole() {
+    let twins = Twins::new();
+    let ws = twins.ws();
+    write(&ws.join("v1/src/old.txt"), "old\n");
+    write(&ws.join("v2/src/new.txt"), "new\n");
+    agree(&twins, &["v1", "v2"]);
+    // `mv v1 tmp && mv v2 v1 && mv tmp v2`: the events name the top folders only, and their
+    // `src` folders keep their names.
+    std::fs::rename(ws.join("v1"), ws.join("tmp")).expect("mv");
+    std::fs::rename(ws.join("v2"), ws.join("v1")).expect("mv");
+    std::fs::rename(ws.join("tmp"), ws.join("v2")).expect("mv");
+    let r = agree(&twins, &["v1", "tmp", "v2"]);
+    assert!(r.changed_paths.contains(&"v1/src/new.txt".to_owned()));
+}
+
+#[test]
+fn a_folder_turned_into_a_symlink_is_not_read_through() {
+    let twins = Twins::new();
+    let ws = twins.ws();
+    // `mv src/a src/a.real && ln -s a.real src/a`, then a path below the link is named.
+    std::fs::rename(ws.join("src/a"), ws.join("src/a.real")).expect("mv");
+    std::os::unix::fs::symlink("a.real", ws.join("src/a")).expect("ln -s");
+    let r = agree(&twins, &["src/a/deep/x.txt"]);
+    assert!(r.changed_paths.contains(&"src/a".to_owned()));
+    agree(&twins, &["src/a.real"]);
+}
+
+#[test]
+fn an_edit_of_git_exclude_rescans_everything() {
+    let twins = Twins::new();
+    let ws = twins.ws();
+    write(&ws.join(".git/info/exclude"), "*.md\n");
+    let r = agree(&twins, &[".git/info/exclude"]);
+    // A repository now: its exclude file hides the Markdown files.
+    assert!(
+        r.changed_paths.contains(&"README.md".to_owned()),
+        "{:?}",
+        r.changed_paths
+    );
+}
+
+#[test]
+fn changed_since_follows_only_the_subtrees_that_differ() {
+    let twins = Twins::new();
+    let before = twins.targeted.root().expect("root").expect("scanned");
+    append(&twins.ws().join("src/a/deep/x.txt"), "more\n");
+    write(&twins.ws().join("docs/new.md"), "new\n");
+    std::fs::remove_file(twins.ws().join("README.md")).expect("rm");
+    let after = agree(&twins, &["src/a/deep/x.txt", "docs/new.md", "README.md"]).root;
+    assert_eq!(
+        twins
+            .targeted
+            .changed_since(&before, &after)
+            .expect("changed since"),
+        [
+            "",
+            "docs",
+            "docs/new.md",
+            "src",
+            "src/a",
+            "src/a/deep",
+            "src/a/deep/x.txt"
+        ]
+    );
+    assert_eq!(
+        twins.targeted.changed_since(&after, &after).expect("same"),
+        Vec::<String>::new()
+    );
 }

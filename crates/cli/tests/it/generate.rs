@@ -21,14 +21,14 @@ fn generate(ws: &Workspace, args: &[&str]) -> serde_json::Value {
 fn a_model_writes_frames_once_and_the_rerun_calls_nothing() {
     let ws = Workspace::fixture();
     let first = generate(&ws, &["--provider", "sim", "--concurrency", "3"]);
-    // One call per leaf (files and symlinks) and per directory.
+    // One call per file and per directory: a symlink's frame (where it points) needs none.
     assert_eq!(
         (
             &first["produced"],
             &first["synthesized"],
             &first["llm"]["calls"]
         ),
-        (&json!(10), &json!(4), &json!(14)),
+        (&json!(10), &json!(4), &json!(11)),
         "{first}"
     );
     assert!(
@@ -217,8 +217,8 @@ fn an_interrupted_generate_keeps_finished_frames_and_a_rerun_resumes() {
         "no call started after Ctrl-C"
     );
 
-    // The re-run makes the calls that were not made, and no others: 10 leaves and 4 folders
-    // less the 2 saved.
+    // The re-run makes the calls that were not made, and no others: the 7 files less the 2
+    // saved, and the 4 folders. The 3 symlinks needed no call and were saved the first time.
     let again = generate(
         &ws,
         &[
@@ -232,7 +232,7 @@ fn an_interrupted_generate_keeps_finished_frames_and_a_rerun_resumes() {
     );
     assert_eq!(
         (&again["produced"], &again["llm"]["calls"]),
-        (&json!(8), &json!(12)),
+        (&json!(5), &json!(9)),
         "{again}"
     );
 }
@@ -249,7 +249,7 @@ fn a_model_after_an_offline_run_replaces_the_outlines_and_offline_leaves_its_fra
             &model["synthesized"],
             &model["llm"]["calls"]
         ),
-        (&json!(10), &json!(4), &json!(14)),
+        (&json!(10), &json!(4), &json!(11)),
         "{model}"
     );
     // An offline run afterwards keeps what the model wrote.
@@ -277,7 +277,7 @@ fn the_writing_agent_s_own_model_is_used_unless_a_flag_or_the_mode_says_otherwis
         "house",
     ]);
     let own = generate(&ws, &["--agent", "gen"]);
-    assert_eq!(own["llm"]["calls"], json!(14), "{own}");
+    assert_eq!(own["llm"]["calls"], json!(11), "{own}");
     assert!(
         own["producer"]
             .as_str()
@@ -298,7 +298,7 @@ fn the_writing_agent_s_own_model_is_used_unless_a_flag_or_the_mode_says_otherwis
             .is_some_and(|p| p.starts_with("llm:other:")),
         "{flagged}"
     );
-    assert_eq!(flagged["llm"]["calls"], json!(14), "{flagged}");
+    assert_eq!(flagged["llm"]["calls"], json!(11), "{flagged}");
 
     // MERKLE_LLM_MODE switches the whole process, over an agent's own provider: this one
     // points at a port where nothing listens, and no call goes there.
@@ -319,5 +319,5 @@ fn the_writing_agent_s_own_model_is_used_unless_a_flag_or_the_mode_says_otherwis
         .env_remove("MERKLE_LLM_SCRIPT");
     let r = run(&mut cmd);
     assert_eq!(r.code, 0, "{r}");
-    assert_eq!(parse(&r.stdout)["llm"]["calls"], json!(14), "{r}");
+    assert_eq!(parse(&r.stdout)["llm"]["calls"], json!(11), "{r}");
 }

@@ -541,6 +541,8 @@ fn a_started_call_without_an_outcome_after_it_is_unfinished() {
         (read("a.rs"), Outcome::Ok),
         (read("c.rs"), Outcome::Started),
         (read("c.rs"), Outcome::Error),
+        // b.rs asked for again and refused: it did not run, so it completes nothing.
+        (read("b.rs"), Outcome::Declined),
     ] {
         let decision = gov.decide(&c);
         log.append(&gov.audit_entry(&c, &decision, outcome))

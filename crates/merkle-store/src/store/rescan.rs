@@ -27,31 +27,20 @@ use crate::hash::NodeId;
 use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, TreeEntry};
 use crate::scan::{self, HashConfig, Walked};
 
-/// How much of a touched directory a targeted scan reads again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reach {
-    /// Its own entries: what a file event naming the directory can have changed (a file
-    /// created, removed or renamed in it). Subdirectories that appeared are walked whole.
-    Entries,
-    /// Everything below it: a scan of that part of the tree.
-    Subtree,
-}
-
-/// Directories to list again, and directories to walk again whole (their `.gitignore` changed,
-/// or `reach` asks for it) for changes at `paths`; `None` when only a full scan will do (the
-/// root's `.gitignore` changed, the root is to be walked whole, or a path is not a workspace
-/// path).
-fn touched(paths: &[String], reach: Reach) -> Option<(BTreeSet<String>, BTreeSet<String>)> {
+/// Directories to list again (those holding a touched path) and directories to walk again
+/// whole (a touched path that is a directory, or holds a `.gitignore` that changed) for changes
+/// at `paths`; `None` when only a full scan will do (the root itself is touched, or its
+/// `.gitignore`, or `.git/info/exclude`, or a path is not a workspace path).
+///
+/// A touched directory is walked whole, not only listed, because an event naming a directory
+/// can mean anything below it changed: `mv dist dist.old && mv dist.new dist` names only `dist`.
+fn touched(paths: &[String]) -> Option<(BTreeSet<String>, BTreeSet<String>)> {
     let mut list = BTreeSet::new();
     let mut walk = BTreeSet::new();
     for path in paths {
         let p = path.trim_end_matches('/');
-        if p.is_empty() {
-            if reach == Reach::Subtree {
-                return None;
-            }
-            list.insert(String::new());
-            continue;
+        if p.is_empty() || p == ".git/info/exclude" {
+            return None;
         }
         if p.starts_with('/') || p.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
             return None;
@@ -68,11 +57,7 @@ fn touched(paths: &[String], reach: Reach) -> Option<(BTreeSet<String>, BTreeSet
             walk.insert(parent.to_owned());
         }
         list.insert(parent.to_owned());
-        list.insert(p.to_owned());
-        if reach == Reach::Subtree {
-            // Walked whole if it is a directory of the tree.
-            walk.insert(p.to_owned());
-        }
+        walk.insert(p.to_owned());
     }
     Some((list, walk))
 }
@@ -191,26 +176,35 @@ impl Store {
     }
 
     /// Rescans only what changes at `paths` (workspace-relative, `/`-separated) can have
-    /// changed, reading directories among them as far as `reach` says, without visiting the
-    /// rest of the disk; see the module documentation. Falls back to a full [`Store::scan`]
-    /// where it cannot build on the last scan (there is none, or the root's `.gitignore`
-    /// changed). The report's `files` and `dirs` count the whole tree.
-    pub fn scan_paths(
+    /// changed: a path that is a file, with its directory's other entries; a directory, with
+    /// everything below it. The rest of the disk is not visited; see the module documentation.
+    /// Falls back to a full [`Store::scan`] where it cannot build on the last scan (there is
+    /// none, the root or its `.gitignore` is touched, or the disk changed under the scan in a
+    /// way its listings did not see). The report's `files` and `dirs` count the whole tree.
+    pub fn scan_paths(&self, paths: &[String], opts: &ScanOptions<'_>) -> Result<ScanReport> {
+        if let Some((to_list, to_walk)) = touched(paths) {
+            let guard = self.lock();
+            if let Some(report) = self.scan_touched(to_list, to_walk, opts)? {
+                return Ok(report);
+            }
+            drop(guard);
+        }
+        self.scan(opts)
+    }
+
+    /// The targeted scan itself, under the write lock; `None`: a full scan must do.
+    fn scan_touched(
         &self,
-        paths: &[String],
-        reach: Reach,
+        to_list: BTreeSet<String>,
+        to_walk: BTreeSet<String>,
         opts: &ScanOptions<'_>,
-    ) -> Result<ScanReport> {
-        let Some((to_list, to_walk)) = touched(paths, reach) else {
-            return self.scan(opts);
-        };
+    ) -> Result<Option<ScanReport>> {
         let Some((mut files, mut dirs)) = self.tree_counts()? else {
-            return self.scan(opts);
+            return Ok(None);
         };
         if self.root()?.is_none() {
-            return self.scan(opts);
+            return Ok(None);
         }
-        let _guard = self.lock();
         let mut last = Last {
             store: self,
             entries: PathMap::default(),
@@ -284,9 +278,8 @@ impl Store {
         }
         listed.retain(|dir, _| !removed.contains(dir.as_str()));
 
-        // Walk new directories whole, and those whose .gitignore changed (what was below them
-        // goes; the walk brings back what still belongs). Outermost first: one inside another
-        // is covered by it.
+        // Walk new directories whole, and touched ones that are still there. Outermost first:
+        // one inside another is covered by it.
         let mut roots: Vec<String> = Vec::new();
         let mut candidates: BTreeSet<String> = new_dirs;
         for dir in to_walk {
@@ -300,6 +293,7 @@ impl Store {
                 continue;
             }
             if last.is_dir(&dir)? {
+                // What was below it goes; the walk brings back what still belongs.
                 removed.extend(last.below(&dir)?);
             }
             match scan::walk_below(&self.workspace, &dir, true, skip.clone()) {
@@ -309,7 +303,8 @@ impl Store {
                     warnings.append(&mut w.warnings);
                     roots.push(dir);
                 }
-                Err(e) => warnings.push(format!("{dir}: skipped: {e}")),
+                // Listed a moment ago, gone now: the disk is still changing under the scan.
+                Err(_) => return Ok(None),
             }
         }
         deep.dirs.extend(roots.iter().cloned());
@@ -382,7 +377,7 @@ impl Store {
         }
         if children.is_empty() {
             // Nothing the tree holds was touched.
-            return self.unchanged_report(warnings);
+            return self.unchanged_report(warnings).map(Some);
         }
         // Those, and every directory above them, recomputed deepest first.
         let mut recompute: BTreeSet<String> = BTreeSet::new();
@@ -414,9 +409,12 @@ impl Store {
             for path in kids {
                 let e = match entries.get(&path) {
                     Some(e) => *e,
-                    None => last.entry(&path)?.ok_or_else(|| {
-                        Error::corrupt("tree", path.as_bytes(), "a directory's child is missing")
-                    })?,
+                    None => match last.entry(&path)? {
+                        Some(e) if !removed.contains(&path) => e,
+                        // A child the last tree does not hold, or one this scan took away: the
+                        // disk changed between the listings. Only a full scan sees it whole.
+                        _ => return Ok(None),
+                    },
                 };
                 named.push((node::split(&path).1.to_owned(), e));
             }
@@ -483,7 +481,7 @@ impl Store {
         }
         changed.sort_unstable();
         warnings.sort();
-        Ok(ScanReport {
+        Ok(Some(ScanReport {
             root,
             files,
             dirs,
@@ -493,6 +491,6 @@ impl Store {
             dirs_recomputed,
             writes,
             warnings,
-        })
+        }))
     }
 }
