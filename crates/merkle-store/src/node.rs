@@ -157,6 +157,8 @@ pub(crate) fn split(path: &str) -> (&str, &str) {
 /// A map keyed by workspace path. Scans and status build maps of every path in the tree, so
 /// they use a fast non-cryptographic hash: the keys come from the local disk, not an adversary.
 pub(crate) type PathMap<V> = std::collections::HashMap<String, V, rustc_hash::FxBuildHasher>;
+/// A set of workspace paths, hashed as [`PathMap`] is.
+pub(crate) type PathSet = std::collections::HashSet<String, rustc_hash::FxBuildHasher>;
 
 /// The stat fields that decide whether a file may have changed since it was last hashed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rayon::prelude::*;
 
 use crate::hash::{self, Hash};
-use crate::node::{NodeKind, PathMap, Stat, TreeEntry};
+use crate::node::{NodeKind, PathMap, PathSet, Stat, TreeEntry};
 
 /// Files at least this large are hashed from a memory map with all cores.
 const RAYON_MIN: u64 = 1 << 20;
@@ -335,13 +335,60 @@ fn flush(out: &Mutex<Walked>, found: &mut Walked) {
     o.warnings.append(&mut found.warnings);
 }
 
+/// The entries of the last scans that an unchanged stat does not vouch for: files whose mtime
+/// was not older than the start of the scan that hashed them, which may have been written again
+/// in the same clock tick after they were hashed.
+pub(crate) enum Racy<'a> {
+    /// Every entry whose mtime is not older than this stamp, the last scan's start (a store
+    /// written before racy paths were recorded; `None`: trust nothing).
+    Since(Option<i64>),
+    /// Exactly these paths: each scan records the ones it hashed racily and keeps those it
+    /// did not look at, so a scan of part of the tree loses nothing of the rest.
+    Paths(&'a PathSet),
+}
+
+impl Racy<'_> {
+    fn trusts(&self, path: &str, mtime_ns: i64) -> bool {
+        match self {
+            Racy::Since(stamp) => stamp.is_some_and(|s| mtime_ns < s),
+            Racy::Paths(paths) => !paths.contains(path),
+        }
+    }
+}
+
+/// The racy paths after a scan that started at `stamp` and saw `seen` (and found `removed`
+/// gone): the earlier ones it did not see, and those it saw whose mtime is not older than its
+/// start. A full scan sees everything, so `earlier` does not matter to it.
+pub(crate) fn racy_after<'a>(
+    earlier: &PathSet,
+    seen: impl IntoIterator<Item = &'a Leaf>,
+    removed: impl Fn(&str) -> bool,
+    stamp: i64,
+) -> PathSet {
+    let mut seen_paths = PathSet::default();
+    let mut out = PathSet::default();
+    for leaf in seen {
+        seen_paths.insert(leaf.path.clone());
+        if leaf.kind == NodeKind::File && leaf.stat.mtime_ns >= stamp {
+            out.insert(leaf.path.clone());
+        }
+    }
+    out.extend(
+        earlier
+            .iter()
+            .filter(|p| !seen_paths.contains(*p) && !removed(p))
+            .cloned(),
+    );
+    out
+}
+
 /// How to decide which leaves to hash.
 pub(crate) struct HashConfig<'a> {
     pub(crate) root: &'a Path,
     /// The last scan's entries, to skip hashing files whose stat has not changed.
     pub(crate) prev: &'a PathMap<TreeEntry>,
-    /// The last scan's start stamp (ns); entries not older than it are hashed again.
-    pub(crate) stamp: Option<i64>,
+    /// Which entries of the last scan may not be trusted even with an unchanged stat.
+    pub(crate) racy: Racy<'a>,
     /// Hash every file regardless of the last scan.
     pub(crate) force: bool,
     pub(crate) progress: Option<&'a (dyn Fn(Progress) + Sync)>,
@@ -359,7 +406,7 @@ pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
                 // A symlink cannot be rewritten in place (a new target is a new inode), so
                 // only a file's mtime can be racy.
                 && (leaf.kind == NodeKind::Symlink
-                    || cfg.stamp.is_some_and(|s| leaf.stat.mtime_ns < s))
+                    || cfg.racy.trusts(&leaf.path, leaf.stat.mtime_ns))
         });
         match reusable {
             Some(p) => {
@@ -441,4 +488,40 @@ pub(crate) fn hash_file(path: &Path, size: u64) -> std::io::Result<Hash> {
         h.update(&std::fs::read(path)?);
     }
     Ok(Hash(*h.finalize().as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf(path: &str, kind: NodeKind, mtime_ns: i64) -> Leaf {
+        Leaf {
+            path: path.to_owned(),
+            kind,
+            content_hash: Hash([0; 32]),
+            stat: Stat {
+                mtime_ns,
+                ..Stat::default()
+            },
+            reused: false,
+        }
+    }
+
+    #[test]
+    fn racy_paths_keep_what_a_scan_did_not_see_and_settle_what_it_did() {
+        let earlier: PathSet = ["a", "b", "c"].into_iter().map(str::to_owned).collect();
+        let seen = [
+            // Seen again, older than the scan: settled.
+            leaf("b", NodeKind::File, 5),
+            // Written as the scan started: racy now.
+            leaf("d", NodeKind::File, 10),
+            // A symlink is never rewritten in place.
+            leaf("e", NodeKind::Symlink, 30),
+        ];
+        let after = racy_after(&earlier, &seen, |p| p == "c", 10);
+        let mut after: Vec<String> = after.into_iter().collect();
+        after.sort();
+        // a: not seen, still racy; c: gone.
+        assert_eq!(after, ["a", "d"]);
+    }
 }

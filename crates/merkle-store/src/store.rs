@@ -4,11 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
 use crate::agent::{self, Agent, Role};
+use crate::codec::{Reader, Writer};
 use crate::engine::{Batch, Engine, EngineKind, Table};
 use crate::error::{Error, Result};
 use crate::frame::{self, Frame, NewFrame, PutOutcome};
 use crate::hash::{self, FrameId, Hash, NodeId};
-use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, TreeEntry};
+use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, PathSet, TreeEntry};
 use crate::scan::{self, HashConfig, Progress};
 
 const META_ROOT: &[u8] = b"root";
@@ -19,6 +20,26 @@ const META_FRAME_SEQ: &[u8] = b"frame_seq";
 const META_COUNTS: &[u8] = b"counts";
 
 mod rescan;
+
+/// The rule [`scan::hash_leaves`] trusts stats by: the racy paths when the store has them.
+fn racy_rule(stamp: Option<i64>, paths: Option<&PathSet>) -> scan::Racy<'_> {
+    match paths {
+        Some(paths) => scan::Racy::Paths(paths),
+        None => scan::Racy::Since(stamp),
+    }
+}
+
+/// The scan stamp record: the stamp, then the racy paths in path order.
+fn encode_racy(stamp: i64, racy: &PathSet) -> Vec<u8> {
+    let mut paths: Vec<&String> = racy.iter().collect();
+    paths.sort_unstable();
+    let mut w = Writer::default();
+    w.i64(stamp).u64(paths.len() as u64);
+    for p in paths {
+        w.str(p);
+    }
+    w.0
+}
 
 fn encode_counts(files: u64, dirs: u64) -> Vec<u8> {
     let mut v = files.to_le_bytes().to_vec();
@@ -312,14 +333,6 @@ impl Store {
         }
     }
 
-    fn meta_i64(&self, key: &[u8]) -> Result<Option<i64>> {
-        Ok(self
-            .engine
-            .get(Table::Meta, key)?
-            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
-            .map(i64::from_le_bytes))
-    }
-
     /// The last scan's (files, directories), when it recorded them.
     fn tree_counts(&self) -> Result<Option<(u64, u64)>> {
         Ok(self.engine.get(Table::Meta, META_COUNTS)?.and_then(|v| {
@@ -343,17 +356,18 @@ impl Store {
         let _guard = self.lock();
         let stamp = self.take_stamp()?;
         let (mut walked, prev) = self.walk_and_load(opts.progress)?;
-        let stamp_prev = self.meta_i64(META_STAMP)?;
+        let (stamp_prev, racy_prev) = self.racy_record()?;
         scan::hash_leaves(
             &mut walked,
             &HashConfig {
                 root: &self.workspace,
                 prev: &prev,
-                stamp: stamp_prev,
+                racy: racy_rule(stamp_prev, racy_prev.as_ref()),
                 force: opts.force,
                 progress: opts.progress,
             },
         );
+        let racy = scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, stamp);
         let built = build_tree(&walked, &prev);
 
         let mut batch = Batch::default();
@@ -388,14 +402,14 @@ impl Store {
                 encode_counts(counts.0, counts.1),
             );
         }
-        // The stamp only matters to entries hashed in this scan; with none written and none
-        // racy there is nothing to record, and a no-op scan writes nothing at all.
-        if !batch.is_empty() || walked.hashed > 0 || stamp_prev.is_none() {
-            batch.put(
-                Table::Meta,
-                META_STAMP.to_vec(),
-                stamp.to_le_bytes().to_vec(),
-            );
+        // The racy record only changes with entries hashed in this scan; with none written and
+        // none racy there is nothing to record, and a no-op scan writes nothing at all.
+        if !batch.is_empty()
+            || walked.hashed > 0
+            || stamp_prev.is_none()
+            || racy_prev.as_ref() != Some(&racy)
+        {
+            batch.put(Table::Meta, META_STAMP.to_vec(), encode_racy(stamp, &racy));
         }
         let writes = batch.len() as u64;
         if !batch.is_empty() {
@@ -421,6 +435,29 @@ impl Store {
         })
     }
 
+    /// The last scan's start stamp and racy paths (see [`scan::Racy`]); a store written before
+    /// racy paths were recorded has the stamp alone.
+    fn racy_record(&self) -> Result<(Option<i64>, Option<PathSet>)> {
+        let Some(v) = self.engine.get(Table::Meta, META_STAMP)? else {
+            return Ok((None, None));
+        };
+        let bad = || Error::corrupt("meta", META_STAMP, "malformed scan stamp");
+        let mut r = Reader::new(&v);
+        let stamp = r.i64().ok_or_else(bad)?;
+        if r.is_empty() {
+            return Ok((Some(stamp), None));
+        }
+        let n = r.u64().ok_or_else(bad)?;
+        let mut paths = PathSet::default();
+        for _ in 0..n {
+            paths.insert(r.str().ok_or_else(bad)?.to_owned());
+        }
+        if !r.is_empty() {
+            return Err(bad());
+        }
+        Ok((Some(stamp), Some(paths)))
+    }
+
     /// Touches the stamp file and returns its mtime: the filesystem's own clock, which is the
     /// clock file mtimes are compared with.
     fn take_stamp(&self) -> Result<i64> {
@@ -439,12 +476,13 @@ impl Store {
     pub fn status(&self) -> Result<StatusReport> {
         let root = self.root()?.ok_or(Error::NotScanned)?;
         let (mut walked, prev) = self.walk_and_load(None)?;
+        let (stamp_prev, racy_prev) = self.racy_record()?;
         scan::hash_leaves(
             &mut walked,
             &HashConfig {
                 root: &self.workspace,
                 prev: &prev,
-                stamp: self.meta_i64(META_STAMP)?,
+                racy: racy_rule(stamp_prev, racy_prev.as_ref()),
                 force: false,
                 progress: None,
             },

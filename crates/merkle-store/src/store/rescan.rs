@@ -13,11 +13,14 @@
 //! touched paths cover every change (a caller that may have missed one, after a watcher's queue
 //! overflowed, say, runs a full [`Store::scan`]).
 //!
-//! **The racy stamp is not advanced.** A full scan records when it started, and later scans
-//! hash again any file whose mtime is not older than that; a targeted scan re-examines only
-//! some files, so moving the stamp on could let a file it never looked at, written just after
-//! the last full scan hashed it, pass as unchanged. Keeping the older stamp errs the other way:
-//! files changed since the last full scan are hashed again when next seen, never trusted.
+//! **Racy files are tracked by path.** A file whose mtime is not older than the start of the
+//! scan that hashed it may be written again in the same clock tick with an unchanged stat, so
+//! it is hashed again when next seen. A full scan could keep that as one stamp (every file
+//! not older than it is suspect), but a targeted scan sees only part of the tree: moving the
+//! stamp on would vouch for files it never looked at, and not moving it would make every file
+//! changed since the last full scan suspect for ever. So each scan records the racy paths
+//! themselves (beside the stamp): those it hashed racily, and those of the last record it did
+//! not see.
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{META_COUNTS, META_ROOT, META_STAMP, ScanOptions, ScanReport, Store};
@@ -202,9 +205,13 @@ impl Store {
         let Some((mut files, mut dirs)) = self.tree_counts()? else {
             return Ok(None);
         };
+        let (_, Some(racy_prev)) = self.racy_record()? else {
+            return Ok(None);
+        };
         if self.root()?.is_none() {
             return Ok(None);
         }
+        let stamp = self.take_stamp()?;
         let mut last = Last {
             store: self,
             entries: PathMap::default(),
@@ -327,7 +334,7 @@ impl Store {
             &HashConfig {
                 root: &self.workspace,
                 prev: &prev,
-                stamp: self.meta_i64(META_STAMP)?,
+                racy: scan::Racy::Paths(&racy_prev),
                 force: opts.force,
                 progress: opts.progress,
             },
@@ -467,6 +474,15 @@ impl Store {
             .node_id;
         if self.root()? != Some(root) {
             batch.put(Table::Meta, META_ROOT.to_vec(), root.0.to_vec());
+        }
+        // The racy paths it saw are settled or recorded again; those it did not see stay.
+        let racy = scan::racy_after(&racy_prev, &seen.leaves, |p| removed.contains(p), stamp);
+        if !batch.is_empty() || seen.hashed > 0 || racy != racy_prev {
+            batch.put(
+                Table::Meta,
+                META_STAMP.to_vec(),
+                super::encode_racy(stamp, &racy),
+            );
         }
         if (files, dirs) != self.tree_counts()?.unwrap_or_default() {
             batch.put(
