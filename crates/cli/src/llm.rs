@@ -100,10 +100,19 @@ impl ModelArgs {
     /// where they choose no provider themselves and `MERKLE_LLM_MODE` does not switch the
     /// whole process: the flags' `--model` and `--base-url` still win over the stored ones.
     pub(crate) fn or_stored(&self, agent: Option<&merkle_store::Agent>) -> ModelArgs {
+        self.or_stored_in(agent, |name| std::env::var(name).ok())
+    }
+
+    /// [`ModelArgs::or_stored`] in the environment `environment` reads.
+    fn or_stored_in(
+        &self,
+        agent: Option<&merkle_store::Agent>,
+        environment: impl Fn(&str) -> Option<String>,
+    ) -> ModelArgs {
         let stored = |key: &str| agent.and_then(|a| a.settings.get(key)).cloned();
         let chosen = self.provider.is_some() || self.script.is_some() || self.playback.is_some();
         let switched =
-            std::env::var(llm_sim::factory::MODE_VAR).is_ok_and(|v| !v.trim().is_empty());
+            environment(llm_sim::factory::MODE_VAR).is_some_and(|v| !v.trim().is_empty());
         match stored(AGENT_PROVIDER) {
             Some(provider) if !chosen && !switched => ModelArgs {
                 provider: Some(provider),
@@ -412,7 +421,7 @@ mod tests {
             role: merkle_store::Role::Synthesis,
             settings: BTreeMap::from([(AGENT_PROVIDER.to_owned(), "ollama".to_owned())]),
         };
-        let own = ModelArgs::default().or_stored(Some(&agent));
+        let own = ModelArgs::default().or_stored_in(Some(&agent), elsewhere);
         assert_eq!(own.provider.as_deref(), Some("ollama"));
         let (_, env) = own.settings_in(elsewhere);
         assert_eq!((env(MODEL_VAR), env(BASE_URL_VAR)), (None, None));
@@ -425,7 +434,7 @@ mod tests {
             model: Some("qwen3".to_owned()),
             ..ModelArgs::default()
         }
-        .or_stored(Some(&agent));
+        .or_stored_in(Some(&agent), elsewhere);
         let (_, env) = flagged.settings_in(elsewhere);
         assert_eq!(env(MODEL_VAR).as_deref(), Some("qwen3"));
     }

@@ -335,11 +335,11 @@ fn flush(out: &Mutex<Walked>, found: &mut Walked) {
     o.warnings.append(&mut found.warnings);
 }
 
-/// The entries of the last scans that an unchanged stat does not vouch for: files whose mtime
-/// was not older than the start of the scan that hashed them, which may have been written again
-/// in the same clock tick after they were hashed.
+/// The entries of the last scans that an unchanged stat does not vouch for: files whose last
+/// change (mtime, or ctime if later) was not older than the start of the scan that hashed them,
+/// which may have been written again in the same clock tick after they were hashed.
 pub(crate) enum Racy<'a> {
-    /// Every entry whose mtime is not older than this stamp, the last scan's start (a store
+    /// Every entry that changed no earlier than this stamp, the last scan's start (a store
     /// written before racy paths were recorded; `None`: trust nothing).
     Since(Option<i64>),
     /// Exactly these paths: each scan records the ones it hashed racily and keeps those it
@@ -348,17 +348,24 @@ pub(crate) enum Racy<'a> {
 }
 
 impl Racy<'_> {
-    fn trusts(&self, path: &str, mtime_ns: i64) -> bool {
+    fn trusts(&self, path: &str, stat: &Stat) -> bool {
         match self {
-            Racy::Since(stamp) => stamp.is_some_and(|s| mtime_ns < s),
+            Racy::Since(stamp) => stamp.is_some_and(|s| last_change(stat) < s),
             Racy::Paths(paths) => !paths.contains(path),
         }
     }
 }
 
+/// When a file last changed as far as its stat tells: its mtime, or its ctime when that is
+/// later (a tool that writes and then restores the old mtime, like `cp -p` or `touch -r`,
+/// cannot hold the ctime back).
+fn last_change(stat: &Stat) -> i64 {
+    stat.mtime_ns.max(stat.ctime_ns)
+}
+
 /// The racy paths after a scan that started at `stamp` and saw `seen` (and found `removed`
-/// gone): the earlier ones it did not see, and those it saw whose mtime is not older than its
-/// start. A full scan sees everything, so `earlier` does not matter to it.
+/// gone): the earlier ones it did not see, and those it saw that changed (mtime or ctime) no
+/// earlier than its start. A full scan sees everything, so `earlier` does not matter to it.
 pub(crate) fn racy_after<'a>(
     earlier: &PathSet,
     seen: impl IntoIterator<Item = &'a Leaf>,
@@ -369,7 +376,7 @@ pub(crate) fn racy_after<'a>(
     let mut out = PathSet::default();
     for leaf in seen {
         seen_paths.insert(leaf.path.clone());
-        if leaf.kind == NodeKind::File && leaf.stat.mtime_ns >= stamp {
+        if leaf.kind == NodeKind::File && last_change(&leaf.stat) >= stamp {
             out.insert(leaf.path.clone());
         }
     }
@@ -406,7 +413,7 @@ pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
                 // A symlink cannot be rewritten in place (a new target is a new inode), so
                 // only a file's mtime can be racy.
                 && (leaf.kind == NodeKind::Symlink
-                    || cfg.racy.trusts(&leaf.path, leaf.stat.mtime_ns))
+                    || cfg.racy.trusts(&leaf.path, &leaf.stat))
         });
         match reusable {
             Some(p) => {
@@ -517,11 +524,20 @@ mod tests {
             leaf("d", NodeKind::File, 10),
             // A symlink is never rewritten in place.
             leaf("e", NodeKind::Symlink, 30),
+            // An old mtime put back after a write: the ctime tells.
+            Leaf {
+                stat: Stat {
+                    mtime_ns: 1,
+                    ctime_ns: 12,
+                    ..Stat::default()
+                },
+                ..leaf("f", NodeKind::File, 1)
+            },
         ];
         let after = racy_after(&earlier, &seen, |p| p == "c", 10);
         let mut after: Vec<String> = after.into_iter().collect();
         after.sort();
         // a: not seen, still racy; c: gone.
-        assert_eq!(after, ["a", "d"]);
+        assert_eq!(after, ["a", "d", "f"]);
     }
 }

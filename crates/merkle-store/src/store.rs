@@ -29,6 +29,21 @@ fn racy_rule(stamp: Option<i64>, paths: Option<&PathSet>) -> scan::Racy<'_> {
     }
 }
 
+/// Reads what [`encode_racy`] wrote (or a stamp alone); `None` if it is malformed.
+pub(crate) fn decode_racy(v: &[u8]) -> Option<(Option<i64>, Option<PathSet>)> {
+    let mut r = Reader::new(v);
+    let stamp = r.i64()?;
+    if r.is_empty() {
+        return Some((Some(stamp), None));
+    }
+    let n = r.u64()?;
+    let mut paths = PathSet::default();
+    for _ in 0..n {
+        paths.insert(r.str()?.to_owned());
+    }
+    r.is_empty().then_some((Some(stamp), Some(paths)))
+}
+
 /// The scan stamp record: the stamp, then the racy paths in path order.
 fn encode_racy(stamp: i64, racy: &PathSet) -> Vec<u8> {
     let mut paths: Vec<&String> = racy.iter().collect();
@@ -436,26 +451,14 @@ impl Store {
     }
 
     /// The last scan's start stamp and racy paths (see [`scan::Racy`]); a store written before
-    /// racy paths were recorded has the stamp alone.
+    /// racy paths were recorded has the stamp alone. A damaged record is as none at all: every
+    /// file is hashed again, and the next scan writes a good record.
     fn racy_record(&self) -> Result<(Option<i64>, Option<PathSet>)> {
-        let Some(v) = self.engine.get(Table::Meta, META_STAMP)? else {
-            return Ok((None, None));
-        };
-        let bad = || Error::corrupt("meta", META_STAMP, "malformed scan stamp");
-        let mut r = Reader::new(&v);
-        let stamp = r.i64().ok_or_else(bad)?;
-        if r.is_empty() {
-            return Ok((Some(stamp), None));
-        }
-        let n = r.u64().ok_or_else(bad)?;
-        let mut paths = PathSet::default();
-        for _ in 0..n {
-            paths.insert(r.str().ok_or_else(bad)?.to_owned());
-        }
-        if !r.is_empty() {
-            return Err(bad());
-        }
-        Ok((Some(stamp), Some(paths)))
+        Ok(self
+            .engine
+            .get(Table::Meta, META_STAMP)?
+            .and_then(|v| decode_racy(&v))
+            .unwrap_or((None, None)))
     }
 
     /// Touches the stamp file and returns its mtime: the filesystem's own clock, which is the
@@ -474,6 +477,9 @@ impl Store {
     /// Compares the disk with the last scan. Writes nothing: files whose stat changed are hashed
     /// to tell a real change from a touch.
     pub fn status(&self) -> Result<StatusReport> {
+        // The tree and the racy record must be the same scan's: not one from before and one
+        // from after a scan through this handle.
+        let _guard = self.lock();
         let root = self.root()?.ok_or(Error::NotScanned)?;
         let (mut walked, prev) = self.walk_and_load(None)?;
         let (stamp_prev, racy_prev) = self.racy_record()?;
