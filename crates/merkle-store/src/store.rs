@@ -324,28 +324,36 @@ impl Store {
         // Sized up front: growing a map of every path rehashes it a dozen times.
         let n = usize::try_from(self.engine.count(Table::Tree)?).unwrap_or(0);
         let mut map = PathMap::with_capacity_and_hasher(n, Default::default());
-        let mut err = None;
-        self.engine.scan(Table::Tree, b"", &mut |k, v| match (
-            std::str::from_utf8(k),
-            TreeEntry::decode(k, v),
-        ) {
-            (Ok(path), Ok(e)) => {
-                map.insert(path.to_owned(), e);
-                true
-            }
-            (Err(_), _) => {
-                err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
-                false
-            }
-            (_, Err(e)) => {
-                err = Some(e);
-                false
-            }
+        self.tree_entries("", |path, e| {
+            map.insert(path.to_owned(), e);
         })?;
-        match err {
-            Some(e) => Err(e),
-            None => Ok(map),
-        }
+        Ok(map)
+    }
+
+    /// Visits the last scan's entries whose path starts with `prefix`, in path order.
+    fn tree_entries(&self, prefix: &str, mut visit: impl FnMut(&str, TreeEntry)) -> Result<()> {
+        let mut err = None;
+        self.engine
+            .scan(Table::Tree, prefix.as_bytes(), &mut |k, v| {
+                if !k.starts_with(prefix.as_bytes()) {
+                    return false;
+                }
+                match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
+                    (Ok(path), Ok(e)) => {
+                        visit(path, e);
+                        true
+                    }
+                    (Err(_), _) => {
+                        err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                        false
+                    }
+                    (_, Err(e)) => {
+                        err = Some(e);
+                        false
+                    }
+                }
+            })?;
+        err.map_or(Ok(()), Err)
     }
 
     /// The last scan's (files, directories), when it recorded them.

@@ -124,40 +124,13 @@ impl Last<'_> {
 
     /// Every path strictly below `dir` in the last tree, read in one ordered scan.
     fn below(&mut self, dir: &str) -> Result<Vec<String>> {
-        let prefix = format!("{dir}/");
         let mut found = Vec::new();
-        let mut err = None;
-        self.store
-            .engine
-            .scan(Table::Tree, prefix.as_bytes(), &mut |k, v| {
-                if !k.starts_with(prefix.as_bytes()) {
-                    return false;
-                }
-                match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
-                    (Ok(path), Ok(e)) => {
-                        found.push((path.to_owned(), e));
-                        true
-                    }
-                    (Err(_), _) => {
-                        err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
-                        false
-                    }
-                    (_, Err(e)) => {
-                        err = Some(e);
-                        false
-                    }
-                }
-            })?;
-        if let Some(e) = err {
-            return Err(e);
-        }
-        Ok(found
-            .into_iter()
-            .map(|(path, e)| {
-                self.entries.insert(path.clone(), Some(e));
-                path
-            })
-            .collect())
+        let entries = &mut self.entries;
+        self.store.tree_entries(&format!("{dir}/"), |path, e| {
+            entries.insert(path.to_owned(), Some(e));
+            found.push(path.to_owned());
+        })?;
+        Ok(found)
     }
 }
 
