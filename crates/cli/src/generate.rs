@@ -248,18 +248,6 @@ impl Generator {
         })
     }
 
-    /// Generates frames for exactly `paths` (what a rescan changed), as [`Generator::run`].
-    pub(crate) fn run_paths(
-        &self,
-        store: &Store,
-        paths: &[String],
-        quiet: bool,
-    ) -> Result<context::Generated> {
-        self.run_with(store, false, quiet, |req| {
-            context::generate_paths(store, paths, req)
-        })
-    }
-
     fn run_with(
         &self,
         store: &Store,
@@ -436,6 +424,7 @@ pub(crate) fn generated_json(
         "synthesized": report.synthesized,
         "synthesis_reused": report.synthesis_reused,
         "up_to_date": report.up_to_date,
+        "visited": report.visited,
         "failed": report.failed,
         "producer": generator.producer_id(),
     });

@@ -9,12 +9,12 @@
 //! been lost, is a full stat scan. No event is missed for good: one that arrives during a
 //! rescan schedules the next.
 //!
-//! With `--generate`, the first rescan generates over the whole tree, and each later one over
-//! exactly the paths whose nodes changed since the last generation (`Store::changed_since`,
-//! which skips equal subtrees: the changed files and the directories above them, whoever
-//! scanned them), so an edit costs its own work rather than a visit of every node; after a
-//! rescan that left a file without its frame (a model error, say), the next one covers the
-//! whole tree again.
+//! With `--generate`, each rescan runs `generate --recursive` over the root, which starts from
+//! its checkpoint (`context::generate`): after the first, it looks only at the nodes that
+//! changed since the last generation (the changed files and the directories above them,
+//! whoever scanned them), so an edit costs its own work rather than a visit of every node;
+//! after a generation that left a file without its frame, or once another writer created a
+//! frame, the next one looks at the whole tree again.
 //!
 //! The store is opened for writing only for the span of one rescan (open, scan, generate, drop),
 //! so between rescans every other `merkle` command works as if watch were not running, and a
@@ -61,17 +61,6 @@ pub(crate) struct WatchArgs {
     exit_after: Option<u64>,
 }
 
-/// What `--generate` keeps from one rescan to the next.
-struct Frames {
-    /// Built once: a model's client (and its rate limiter) and totals serve every rescan.
-    generator: Generator,
-    /// The root the last generation brought every frame up to date on; the next one covers
-    /// what changed since (whoever scanned it: watch, or another command between rescans).
-    /// `None` at first, and after a generation that failed or left a file without its frame:
-    /// the next one covers the whole tree.
-    generated: Option<merkle_store::NodeId>,
-}
-
 /// What wakes the watch loop.
 enum Wake {
     File(notify::Result<notify::Event>),
@@ -86,20 +75,18 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     if !args.generate && args.with.model.names_a_model() {
         bail!("a model is for generating frames: add --generate");
     }
-    let mut frames = if args.generate {
+    // Built once: a model's client (and its rate limiter) and totals serve every rescan.
+    let generator = if args.generate {
         // The writing agent may hold the model to use.
         let stored = args.with.stored_agent(&crate::open(g, root, false)?)?;
-        Some(Frames {
-            generator: Generator::new(&args.with, stored.as_ref(), g.quiet)?,
-            generated: None,
-        })
+        Some(Generator::new(&args.with, stored.as_ref(), g.quiet)?)
     } else {
         None
     };
     let (tx, rx) = mpsc::channel();
     stop_on_signal(
         tx.clone(),
-        frames.as_ref().and_then(|f| f.generator.interrupt()),
+        generator.as_ref().and_then(Generator::interrupt),
     )?;
     // Watching starts before the first scan, so that nothing changed during it goes unseen.
     // Symlinks are not followed, as scans do not follow them: through a linked folder, events
@@ -118,7 +105,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
 
     // The first rescan's errors (an agent without the synthesis role, a store held for long)
     // end the command, where they are seen; later ones are reported and retried.
-    let store_dir = rescan(g, root, frames.as_mut(), None)?;
+    let store_dir = rescan(g, root, generator.as_ref(), None)?;
     let mut rescans = 1;
     // The paths the events since the last rescan named; `None`: look at everything (an event
     // named none, or events may have been lost).
@@ -140,7 +127,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
                     (due, first_event) = (None, None);
                     let paths: Option<Vec<String>> =
                         touched.as_ref().map(|t| t.iter().cloned().collect());
-                    match rescan(g, root, frames.as_mut(), paths.as_deref()) {
+                    match rescan(g, root, generator.as_ref(), paths.as_deref()) {
                         Ok(_) => {
                             rescans += 1;
                             in_use_reported = false;
@@ -180,7 +167,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
             }
         }
     }
-    if let Some(path) = frames.map(|f| f.generator.finish()).transpose()?.flatten() {
+    if let Some(path) = generator.map(Generator::finish).transpose()?.flatten() {
         eprintln!("recorded to {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -257,7 +244,7 @@ fn note_paths(touched: &mut Option<BTreeSet<String>>, event: &notify::Event, roo
 fn rescan(
     g: &Global,
     root: &Path,
-    frames: Option<&mut Frames>,
+    generator: Option<&Generator>,
     touched: Option<&[String]>,
 ) -> Result<PathBuf> {
     let store = crate::open(g, root, false)?;
@@ -265,21 +252,13 @@ fn rescan(
         Some(paths) => store.scan_paths(paths, &ScanOptions::default())?,
         None => store.scan(&ScanOptions::default())?,
     };
-    let generated = match frames {
-        Some(frames) => {
-            let generator = &frames.generator;
+    // Over the whole tree, from generate's checkpoint: after the first, a rescan's generation
+    // looks only at the nodes that changed since the last one.
+    let generated = match generator {
+        Some(generator) => {
             let calls = generator.stats().map(|s| (s.calls(), s.usage()));
-            let generated = match frames.generated.take() {
-                Some(since) => {
-                    let changed = store.changed_since(&since, &report.root)?;
-                    generator.run_paths(&store, &changed, true)?
-                }
-                None => generator.run(&store, root, ".", true, true)?,
-            };
-            if generated.failed.is_empty() {
-                frames.generated = Some(report.root);
-            }
-            Some((generated, calls, &frames.generator))
+            let generated = generator.run(&store, root, ".", true, true)?;
+            Some((generated, calls, generator))
         }
         None => None,
     };

@@ -59,6 +59,11 @@ pub struct Generated {
     pub synthesis_reused: usize,
     /// Files that could not be done, with why (e.g. changed on disk since the scan).
     pub failed: Vec<String>,
+    /// Files and directories looked at: all in scope, or, from a checkpoint, those whose node
+    /// changed since (the rest are counted up to date without a look).
+    pub visited: usize,
+    /// Frames appended (putting a frame the store already holds appends none).
+    pub created: usize,
 }
 
 /// Files put per commit.
@@ -117,13 +122,34 @@ pub(crate) fn memoized(
 }
 
 /// Generates frames of `req.frame_type` for the files and directories in scope.
+///
+/// Over the whole tree (the root, recursive) it starts from a checkpoint: when it finishes with
+/// every node up to date and no other writer created a frame meanwhile, it records the root
+/// and the store's frame sequence ([`Store::set_checkpoint`], named for the type, agent,
+/// producer and policy). While no frame has been created since, a frame can only be out of
+/// date on a node that differs from that root's, so the next generation looks at those alone
+/// ([`Store::changed_since`]): a no-op costs a lookup, an edit its own path. Any frame created
+/// since (an invalidation, a put by hand, another producer) means a look at every node again.
 pub fn generate(store: &Store, node: &NodeRecord, req: &GenerateRequest<'_>) -> Result<Generated> {
+    if node.path.is_empty() && req.recursive {
+        return generate_tree(store, node, req);
+    }
+    let (files, dirs) = in_scope(store, node, req.recursive)?;
+    generate_files_and_dirs(store, files, dirs, req)
+}
+
+/// The files and directories below `node` (itself included).
+fn in_scope(
+    store: &Store,
+    node: &NodeRecord,
+    recursive: bool,
+) -> Result<(Vec<String>, Vec<String>)> {
     let mut files = Vec::new();
     let mut dirs = Vec::new();
     if node.kind == NodeKind::Dir {
-        for n in store.list_nodes(&node.path, req.recursive)? {
+        for n in store.list_nodes(&node.path, recursive)? {
             match n.kind {
-                NodeKind::Dir if req.recursive => dirs.push(n.path),
+                NodeKind::Dir if recursive => dirs.push(n.path),
                 NodeKind::Dir => {}
                 _ => files.push(n.path),
             }
@@ -132,7 +158,68 @@ pub fn generate(store: &Store, node: &NodeRecord, req: &GenerateRequest<'_>) -> 
     } else {
         files.push(node.path.clone());
     }
-    generate_files_and_dirs(store, files, dirs, req)
+    Ok((files, dirs))
+}
+
+/// The name of a whole-tree generation's checkpoint: what makes its frames (type, agent,
+/// producer, policy, and whether other producers' frames are replaced).
+fn checkpoint_name(req: &GenerateRequest<'_>) -> String {
+    let replace = if req.replace_other_producers {
+        "replace"
+    } else {
+        "keep"
+    };
+    let key = memo_key(
+        b"generate checkpoint",
+        &[
+            req.frame_type,
+            req.agent,
+            &req.producer.id(),
+            &req.policy.id(),
+            replace,
+        ],
+    );
+    format!("generate:{}", key.to_hex())
+}
+
+fn generate_tree(store: &Store, root: &NodeRecord, req: &GenerateRequest<'_>) -> Result<Generated> {
+    let name = checkpoint_name(req);
+    let seq = store.frame_seq()?;
+    let report = match store.checkpoint(&name)? {
+        Some((since, at)) if at == seq => {
+            let (files, dirs) = existing(store, &store.changed_since(&since, &root.node_id)?)?;
+            let mut report = generate_files_and_dirs(store, files, dirs, req)?;
+            let (nodes, _) = store.counts()?;
+            report.up_to_date += usize::try_from(nodes)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(report.visited);
+            report
+        }
+        _ => {
+            let (files, dirs) = in_scope(store, root, true)?;
+            generate_files_and_dirs(store, files, dirs, req)?
+        }
+    };
+    // Every node up to date, and every frame created meanwhile this generation's own.
+    let now = seq + report.created as u64;
+    if report.failed.is_empty() && store.frame_seq()? == now {
+        store.set_checkpoint(&name, &root.node_id, now)?;
+    }
+    Ok(report)
+}
+
+/// `paths` that the tree holds, as files and directories.
+fn existing(store: &Store, paths: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    for path in paths {
+        match store.node_at(path)? {
+            Some(n) if n.kind == NodeKind::Dir => dirs.push(n.path),
+            Some(n) => files.push(n.path),
+            None => {}
+        }
+    }
+    Ok((files, dirs))
 }
 
 /// Generates frames for exactly `paths` of the current tree (`req.recursive` does not apply):
@@ -146,15 +233,7 @@ pub fn generate_paths(
     paths: &[String],
     req: &GenerateRequest<'_>,
 ) -> Result<Generated> {
-    let mut files = Vec::new();
-    let mut dirs = Vec::new();
-    for path in paths {
-        match store.node_at(path)? {
-            Some(n) if n.kind == NodeKind::Dir => dirs.push(n.path),
-            Some(n) => files.push(n.path),
-            None => {}
-        }
-    }
+    let (files, dirs) = existing(store, paths)?;
     generate_files_and_dirs(store, files, dirs, req)
 }
 
@@ -188,8 +267,11 @@ fn generate_in(
     chunk_size: usize,
 ) -> Result<Generated> {
     let total = files.len();
+    let mut report = Generated {
+        visited: files.len() + dirs.len(),
+        ..Generated::default()
+    };
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let mut report = Generated::default();
     // Produced in parallel, put in chunks: one durable commit per chunk rather than per file,
     // and an interruption loses at most the chunk in flight.
     for chunk in files.chunks(chunk_size) {
@@ -225,6 +307,7 @@ fn generate_in(
                     } else {
                         report.reused += 1;
                     }
+                    report.created += usize::from(put.created);
                     memos.push((key, put.frame_id));
                 }
                 Err(e) => report.failed.push(format!("{path}: {e}")),
@@ -274,6 +357,7 @@ fn generate_in(
         } else {
             report.synthesis_reused += 1;
         }
+        report.created += usize::from(s.created);
     }
     Ok(report)
 }

@@ -21,6 +21,12 @@ const META_COUNTS: &[u8] = b"counts";
 
 mod rescan;
 
+fn checkpoint_key(name: &str) -> Vec<u8> {
+    let mut key = b"checkpoint:".to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
 /// The rule [`scan::hash_leaves`] trusts stats by: the racy paths when the store has them.
 fn racy_rule(stamp: Option<i64>, paths: Option<&PathSet>) -> scan::Racy<'_> {
     match paths {
@@ -544,6 +550,42 @@ impl Store {
         // caller's path, on the pool.
         rayon::spawn(move || drop((prev, walked)));
         Ok(report)
+    }
+
+    /// How many frames the store has appended, ever: it grows with every frame created, by
+    /// anyone, and with nothing else.
+    pub fn frame_seq(&self) -> Result<u64> {
+        Ok(self
+            .engine
+            .get(Table::Meta, META_FRAME_SEQ)?
+            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map_or(0, u64::from_le_bytes))
+    }
+
+    /// The checkpoint `name` last recorded: a root, and [`Store::frame_seq`] when it was
+    /// recorded. A caller that derives frames over a whole tree records one when it is done;
+    /// while the frame sequence is unchanged no frame has been created since, so only the nodes
+    /// that differ between that root and the current one ([`Store::changed_since`]) can need its
+    /// work again. The store keeps checkpoints and never reads them.
+    pub fn checkpoint(&self, name: &str) -> Result<Option<(NodeId, u64)>> {
+        Ok(self
+            .engine
+            .get(Table::Meta, &checkpoint_key(name))?
+            .and_then(|v| {
+                let root = Hash::from_slice(v.get(..32)?)?;
+                let seq = u64::from_le_bytes(v.get(32..40)?.try_into().ok()?);
+                Some((root, seq))
+            }))
+    }
+
+    /// Records the checkpoint `name` (see [`Store::checkpoint`]).
+    pub fn set_checkpoint(&self, name: &str, root: &NodeId, frame_seq: u64) -> Result<()> {
+        let _guard = self.lock();
+        let mut value = root.0.to_vec();
+        value.extend_from_slice(&frame_seq.to_le_bytes());
+        let mut batch = Batch::default();
+        batch.put(Table::Meta, checkpoint_key(name), value);
+        self.engine.commit(batch)
     }
 
     /// The number of nodes in the current tree and of frames in the store.

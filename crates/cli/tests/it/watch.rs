@@ -103,6 +103,7 @@ fn watch_rescans_and_generates_while_other_commands_run() {
                 "synthesized": 4,
                 "synthesis_reused": 0,
                 "up_to_date": 0,
+                "visited": 14,
                 "failed": [],
                 "producer": "outline:8",
             },
@@ -208,8 +209,8 @@ fn watch_generates_with_a_model_through_one_client() {
     // An edit costs one call for the file; the simulator's answer for it is the same text as
     // before, so no directory above it has new input (early cutoff).
     ws.write("src/util/x.rs", "bbb\n");
-    // Only what the rescan changed is visited: the file and the three directories above it,
-    // none of the tree's other nodes (which a whole-tree pass would count as up to date).
+    // Only what changed since the last generation is visited: the file and the three
+    // directories above it, none of the tree's other 10 nodes.
     let mut counts = [0; 4];
     loop {
         let line = watch.next();
@@ -218,7 +219,7 @@ fn watch_generates_with_a_model_through_one_client() {
             &generated["llm"]["calls"],
             &generated["produced"],
             &generated["synthesis_reused"],
-            &generated["up_to_date"],
+            &generated["visited"],
         ]) {
             *n += value.as_u64().expect("a count");
         }
@@ -228,8 +229,8 @@ fn watch_generates_with_a_model_through_one_client() {
     }
     assert_eq!(
         counts,
-        [1, 1, 3, 0],
-        "calls, produced, directories reused, up to date"
+        [1, 1, 3, 4],
+        "calls, produced, directories reused, visited"
     );
     let head = ws.json(&["get-head", "src/util/x.rs", "--type", "summary"]);
     assert_eq!(

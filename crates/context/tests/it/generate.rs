@@ -9,7 +9,7 @@ use context::{
 use merkle_store::NodeRecord;
 use pretty_assertions::assert_eq;
 
-use crate::fixture::{Fixture, SYNTH, T0};
+use crate::fixture::{Fixture, SYNTH, T0, WRITER};
 
 /// Counts the runs of the outline producer and the concatenation policy.
 #[derive(Default)]
@@ -299,4 +299,44 @@ fn a_policy_that_reads_no_names_runs_for_no_rename_and_lists_the_new_names() {
         outline.text().is_some_and(|t| t.starts_with("Python, ")),
         "{outline:?}"
     );
+}
+
+#[test]
+fn a_whole_tree_generation_starts_from_its_checkpoint_while_no_frame_was_created() {
+    let fx = Fixture::new();
+    let counting = Counting::default();
+    let nodes = fx.paths().len();
+    let (first, _) = run(&fx, &counting);
+    assert_eq!(first.visited, nodes);
+
+    // Nothing changed, no frame created: nothing to look at, everything up to date.
+    let (again, runs) = run(&fx, &counting);
+    assert_eq!((again.visited, again.up_to_date, runs), (0, nodes, (0, 0)));
+
+    // An edit: the file and the directories above it, nothing else.
+    fx.edit("src/util/mod.rs", "pub mod edited;\n");
+    let (edited, runs) = run(&fx, &counting);
+    assert_eq!((edited.visited, runs), (4, (1, 3)), "{edited:?}");
+    assert_eq!(edited.up_to_date, nodes - 4);
+    assert_eq!(context::stale_frames(&fx.store).expect("stale"), vec![]);
+
+    // A frame put by anyone else: the checkpoint no longer vouches for the frames, so every
+    // node is looked at again (and found up to date).
+    fx.put("README.md", "notes", WRITER, "hand-written notes", T0);
+    let (after_put, runs) = run(&fx, &counting);
+    assert_eq!((after_put.visited, runs), (nodes, (0, 0)));
+
+    // An invalidation is a frame too: the next generation looks everywhere and redoes it.
+    context::invalidate(
+        &fx.store,
+        &fx.node("src/lib.rs"),
+        &["summary".to_owned()],
+        SYNTH,
+        T0,
+    )
+    .expect("invalidate");
+    let (after_invalidation, runs) = run(&fx, &counting);
+    assert_eq!(after_invalidation.visited, nodes);
+    assert_eq!(runs.0, 1, "the invalidated file is produced again");
+    assert_eq!(run(&fx, &counting).0.visited, 0);
 }
