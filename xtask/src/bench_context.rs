@@ -105,8 +105,17 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
         ],
     ))?;
     settle();
+    // synthesize wrote frames, so this one looks at every node (and finds nothing to do)...
     progress("merkle generate --recursive again (nothing to do)");
     let (noop_generate, _) = timed(&mut merkle(config, dir, &offline_generate))?;
+    settle();
+    // ...and leaves a checkpoint that the next one starts from: nothing changed, nothing to
+    // look at.
+    progress("merkle generate --recursive from its checkpoint");
+    let (checkpoint_generate, out) = timed(&mut merkle(config, dir, &offline_generate))?;
+    if !out.contains("\"visited\": 0") {
+        bail!("generate from its checkpoint looked at nodes: {out}");
+    }
 
     settle();
     progress(
@@ -203,7 +212,14 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
             "synthesize . --recursive: every folder recomputed",
             synthesize,
         ),
-        ("generate --recursive again: nothing to do", noop_generate),
+        (
+            "generate --recursive again: nothing to do, every node looked at",
+            noop_generate,
+        ),
+        (
+            "generate --recursive from its checkpoint: nothing looked at",
+            checkpoint_generate,
+        ),
         (
             "generate --recursive --provider sim: a model call per node",
             sim_generate,
