@@ -226,8 +226,9 @@ fn existing(store: &Store, paths: &[String]) -> Result<(Vec<String>, Vec<String>
 /// the files among them where missing or stale, then the directories among them, deepest
 /// first. Paths no longer in the tree are skipped. Given what a scan changed
 /// ([`merkle_store::ScanReport::changed_paths`]: every changed file and every directory above
-/// one), this brings the tree's frames up to date for the cost of the change alone, without
-/// visiting the rest of the tree (what `merkle watch --generate` does after each rescan).
+/// one), this brings those nodes' frames up to date for the cost of the change alone, without
+/// visiting the rest of the tree; [`generate`] over the whole tree does the same from its
+/// checkpoint when it can prove nothing else needs work.
 pub fn generate_paths(
     store: &Store,
     paths: &[String],
