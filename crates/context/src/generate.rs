@@ -187,8 +187,8 @@ fn generate_tree(store: &Store, root: &NodeRecord, req: &GenerateRequest<'_>) ->
     let seq = store.frame_seq()?;
     let report = match store.checkpoint(&name)? {
         Some((since, at)) if at == seq => {
-            let (files, dirs) = existing(store, &store.changed_since(&since, &root.node_id)?)?;
-            let mut report = generate_files_and_dirs(store, files, dirs, req)?;
+            let changed = store.changed_since(&since, &root.node_id)?;
+            let mut report = generate_paths(store, &changed, req)?;
             let (nodes, _) = store.counts()?;
             report.up_to_date += usize::try_from(nodes)
                 .unwrap_or(usize::MAX)
