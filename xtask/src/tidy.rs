@@ -34,6 +34,7 @@ const OWNERS: &[(&str, &[&str])] = &[
     ("tracing-subscriber", &["cli"]),
     ("indicatif", &["cli"]),
     ("rmcp", &["cli"]),
+    ("tokio-postgres", &["remote"]),
 ];
 
 /// tokio features that build the multi-threaded runtime, which only the binary may start.

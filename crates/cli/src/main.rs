@@ -18,6 +18,7 @@ mod governance_cmds;
 mod llm;
 mod mcp;
 mod output;
+mod remote_cmds;
 mod report;
 mod watch;
 
@@ -156,6 +157,14 @@ enum Command {
     /// `merkle --json`); resources: merkle://node/{path} for every path with frames. The store is
     /// opened per request, so other merkle commands keep working while the server runs.
     Mcp(mcp::McpArgs),
+    /// Add, list, remove and initialise PostgreSQL remotes for team-shared context
+    #[command(subcommand)]
+    Remote(remote_cmds::RemoteCommand),
+    /// Send a remote the frames, nodes, memos and agents it lacks (one transaction)
+    Push(remote_cmds::PushArgs),
+    /// Fetch a remote's frames for the local tree's paths (or --all), each checked against its
+    /// id before anything is stored
+    Pull(remote_cmds::PullArgs),
     /// List every frame on a node, oldest first
     ListFrames {
         /// A workspace path or a NodeID (a unique hex prefix of 8+ digits)
@@ -386,6 +395,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Sim(cmd) => return llm::run_sim(cmd, g.json),
         Command::Watch(args) => return watch::run(g, &root, args),
         Command::Mcp(args) => return mcp::serve(g, &root, args),
+        Command::Remote(cmd) => return remote_cmds::run_remote(g, &root, cmd, out),
+        Command::Push(args) => return remote_cmds::push(g, &root, args, out),
+        Command::Pull(args) => return remote_cmds::pull(g, &root, args, out),
         Command::Scan { paths, force } => {
             let paths = paths
                 .iter()

@@ -65,6 +65,8 @@ pub enum Error {
     ContentChanged { path: String },
     #[error("no scan has been recorded yet: run `merkle scan` first")]
     NotScanned,
+    #[error("refused {item}: {reason}")]
+    Refused { item: String, reason: String },
 }
 
 /// The store's result type.

@@ -37,7 +37,8 @@ impl Hash {
         Some(Hash(out))
     }
 
-    pub(crate) fn from_slice(bytes: &[u8]) -> Option<Hash> {
+    /// A hash from exactly 32 bytes; `None` for any other length.
+    pub fn from_slice(bytes: &[u8]) -> Option<Hash> {
         <[u8; 32]>::try_from(bytes).ok().map(Hash)
     }
 }

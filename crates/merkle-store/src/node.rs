@@ -94,7 +94,9 @@ impl NodeRecord {
         join(&self.path, name)
     }
 
-    pub(crate) fn encode(&self) -> Vec<u8> {
+    /// The record in the store's own encoding (everything but the NodeID, which it keys): what
+    /// a remote keeps, so that a pull re-derives the NodeID from exactly what was stored.
+    pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer::default();
         w.u8(self.kind.code())
             .str(&self.path)
@@ -107,7 +109,9 @@ impl NodeRecord {
         w.0
     }
 
-    pub(crate) fn decode(node_id: NodeId, bytes: &[u8]) -> Result<NodeRecord> {
+    /// Reads what [`NodeRecord::encode`] wrote, for `node_id`; a damaged record is an error.
+    /// It does not check the id: [`NodeRecord::derive_id`] does.
+    pub fn decode(node_id: NodeId, bytes: &[u8]) -> Result<NodeRecord> {
         let bad = || Error::corrupt("nodes", &node_id.0, "truncated or malformed node record");
         let mut r = Reader::new(bytes);
         let kind = r.u8().and_then(NodeKind::from_code).ok_or_else(bad)?;
@@ -221,7 +225,9 @@ pub(crate) struct TreeEntry {
 }
 
 impl TreeEntry {
-    pub(crate) fn encode(&self) -> Vec<u8> {
+    /// The record in the store's own encoding (everything but the NodeID, which it keys): what
+    /// a remote keeps, so that a pull re-derives the NodeID from exactly what was stored.
+    pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer::default();
         w.u8(self.kind.code())
             .hash(&self.node_id)

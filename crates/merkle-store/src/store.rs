@@ -19,7 +19,10 @@ const META_FRAME_SEQ: &[u8] = b"frame_seq";
 /// can report the whole tree's without counting it.
 const META_COUNTS: &[u8] = b"counts";
 
+mod exchange;
 mod rescan;
+
+pub use exchange::{Import, ImportReport};
 
 fn checkpoint_key(name: &str) -> Vec<u8> {
     let mut key = b"checkpoint:".to_vec();

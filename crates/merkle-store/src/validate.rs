@@ -301,8 +301,9 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         }
     }
 
-    // History entries point at frames of that node and type; the latest one is the head.
-    let mut latest: HashMap<Vec<u8>, (u64, FrameId)> = HashMap::new();
+    // History entries point at frames of that node and type. The head is the latest one, or
+    // one that an imported frame appended after it did not outrank (see `store::exchange`).
+    let mut histories: HashMap<Vec<u8>, Vec<(u64, Rank)>> = HashMap::new();
     for (k, v) in &history {
         let f = v
             .get(..32)
@@ -325,18 +326,18 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             );
             continue;
         }
-        let hk = head_key(&f.node_id, &f.frame_type);
-        let slot = latest.entry(hk).or_insert((f.seq, f.frame_id));
-        if f.seq > slot.0 {
-            *slot = (f.seq, f.frame_id);
-        }
+        histories
+            .entry(head_key(&f.node_id, &f.frame_type))
+            .or_default()
+            .push((f.seq, (f.metadata.created_at_ms, f.frame_id)));
     }
     let heads: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Heads)?.into_iter().collect();
-    for (hk, (_, want)) in &latest {
+    for (hk, entries) in &mut histories {
         let node = Hash::from_slice(&hk[..32]).unwrap_or(Hash([0; 32]));
         let frame_type = String::from_utf8_lossy(&hk[32..]);
+        let want = latest_id(entries);
         match heads.get(hk).and_then(|v| Hash::from_slice(v)) {
-            Some(h) if h == *want => {}
+            Some(h) if may_be_head(entries, &h) => {}
             Some(h) => c.at_node(
                 &node,
                 format!("head of type {frame_type:?} is {h}, but the latest frame is {want}"),
@@ -347,24 +348,28 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             ),
         }
     }
-    // Path heads: the latest frame of each type over every node version at a path.
-    let mut latest_at_path: HashMap<Vec<u8>, (u64, FrameId)> = HashMap::new();
+    // Path heads: the latest frame of each type over every node version at a path, by the
+    // same rule.
+    let mut at_path: HashMap<Vec<u8>, Vec<(u64, Rank)>> = HashMap::new();
     for f in frames.values() {
         let Some(path) = c.paths.get(&f.node_id) else {
             continue;
         };
-        let slot = latest_at_path
+        at_path
             .entry(path_head_key(path, &f.frame_type))
-            .or_insert((f.seq, f.frame_id));
-        if f.seq > slot.0 {
-            *slot = (f.seq, f.frame_id);
-        }
+            .or_default()
+            .push((f.seq, (f.metadata.created_at_ms, f.frame_id)));
     }
     let path_heads: HashMap<Vec<u8>, Vec<u8>> =
         all(engine, Table::PathHeads)?.into_iter().collect();
-    for (k, (_, want)) in &latest_at_path {
+    for (k, entries) in &mut at_path {
         let (path, frame_type) = split_path_head_key(k);
-        if path_heads.get(k).and_then(|v| Hash::from_slice(v)) != Some(*want) {
+        let ok = path_heads
+            .get(k)
+            .and_then(|v| Hash::from_slice(v))
+            .is_some_and(|h| may_be_head(entries, &h));
+        if !ok {
+            let want = latest_id(entries);
             c.at(
                 Some(&path),
                 format!("path head of type {frame_type:?} is not the latest frame {want}"),
@@ -372,7 +377,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         }
     }
     for k in path_heads.keys() {
-        if !latest_at_path.contains_key(k) {
+        if !at_path.contains_key(k) {
             let (path, frame_type) = split_path_head_key(k);
             c.at(
                 Some(&path),
@@ -381,7 +386,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         }
     }
     for hk in heads.keys() {
-        if !latest.contains_key(hk) {
+        if !histories.contains_key(hk) {
             c.at(
                 None,
                 format!("heads: entry {} has no frames in history", hash::to_hex(hk)),
@@ -426,4 +431,25 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         }
     }
     Ok(c.problems)
+}
+
+/// A frame's rank for heads: `created_at`, then FrameID.
+type Rank = (u64, FrameId);
+
+/// The last-appended frame of `entries` (sorted here by sequence number).
+fn latest_id(entries: &mut [(u64, Rank)]) -> FrameId {
+    entries.sort_unstable();
+    entries.last().map_or(Hash([0; 32]), |e| e.1.1)
+}
+
+/// Whether `head` may be the head of `entries` (sorted by sequence number): it is among them
+/// and no frame appended after it ranks above it. The last frame always may; an earlier one
+/// only when every later one was an imported frame that it outranked.
+fn may_be_head(entries: &mut [(u64, Rank)], head: &FrameId) -> bool {
+    entries.sort_unstable();
+    let Some(i) = entries.iter().position(|e| e.1.1 == *head) else {
+        return false;
+    };
+    let rank = entries[i].1;
+    entries[i + 1..].iter().all(|e| e.1 < rank)
 }

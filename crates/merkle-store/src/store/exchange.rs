@@ -1,0 +1,329 @@
+//! Moving frames between stores: what a push reads ([`Store::frames_after`], [`Store::memos`])
+//! and what a pull writes ([`Store::import`]).
+//!
+//! Frames are named by their content, so sharing them is a set union: an import appends the
+//! frames the store lacks and skips the rest. What it cannot take on trust it checks: every
+//! FrameID and NodeID is re-derived from the fields it names, and one that does not match
+//! refuses the whole import, naming it, before anything is written.
+//!
+//! **Heads after an import.** A frame put locally always becomes the head of its (node, type)
+//! and (path, type), as it always did. An imported frame becomes the head only when its
+//! (`created_at`, FrameID) is greater than the current head's, so two stores that hold the same
+//! frames show the same heads whatever order they got them in, and no frame written locally is
+//! lost (history keeps every frame; only the head may move to a newer one). `validate` checks
+//! the rule: no frame appended after a head may order above it.
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Store, basis_key, head_key, history_key, history_value, path_head_key};
+use crate::agent::{self, Role};
+use crate::engine::{Batch, Table};
+use crate::error::{Error, Result};
+use crate::frame::{self, Frame};
+use crate::hash::{FrameId, Hash, NodeId};
+use crate::node::NodeRecord;
+
+/// What an import brings: node records, frames, memos and agents from another store.
+#[derive(Clone, Debug, Default)]
+pub struct Import {
+    /// Records of the nodes the frames are on, where the store may lack them.
+    pub nodes: Vec<NodeRecord>,
+    /// The frames; their `seq` is ignored (the store appends them in its own order).
+    pub frames: Vec<Frame>,
+    /// Memo key -> frame; each frame must be imported too or already stored.
+    pub memos: Vec<(Hash, FrameId)>,
+    /// Agents the frames name, with their roles.
+    pub agents: Vec<(String, Role)>,
+}
+
+/// What an import wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Frames appended.
+    pub frames: u64,
+    /// Node records the store lacked.
+    pub nodes: u64,
+    /// Memos recorded (a key the store already had keeps its own).
+    pub memos: u64,
+    /// Agents registered (a registered agent keeps its role).
+    pub agents: u64,
+    /// Frames the store already had.
+    pub skipped: u64,
+}
+
+/// A head's rank among frames of one (node, type) or (path, type): newest `created_at` first,
+/// then the greater FrameID.
+type Rank = (u64, FrameId);
+
+fn refused(item: String, reason: impl Into<String>) -> Error {
+    Error::Refused {
+        item,
+        reason: reason.into(),
+    }
+}
+
+impl Store {
+    /// The frames appended after sequence number `after`, in append order, as (seq, FrameID).
+    /// What a push sends when the remote has everything up to `after`.
+    pub fn frames_after(&self, after: u64) -> Result<Vec<(u64, FrameId)>> {
+        let mut out = Vec::new();
+        let mut err = None;
+        self.engine.scan(
+            Table::NodeFrames,
+            b"",
+            &mut |k, v| match super::FrameSummary::decode(k, v) {
+                Some(s) => {
+                    if s.seq > after {
+                        out.push((s.seq, s.frame_id));
+                    }
+                    true
+                }
+                None => {
+                    err = Some(Error::corrupt("node_frames", k, "malformed history entry"));
+                    false
+                }
+            },
+        )?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Every memo, as (key, frame), in key order.
+    pub fn memos(&self) -> Result<Vec<(Hash, FrameId)>> {
+        let mut out = Vec::new();
+        let mut err = None;
+        self.engine.scan(Table::Memo, b"", &mut |k, v| match (
+            Hash::from_slice(k),
+            Hash::from_slice(v),
+        ) {
+            (Some(key), Some(frame)) => {
+                out.push((key, frame));
+                true
+            }
+            _ => {
+                err = Some(Error::corrupt("memo", k, "malformed memo record"));
+                false
+            }
+        })?;
+        err.map_or(Ok(out), Err)
+    }
+
+    /// Imports frames from another store in one durable transaction, after checking all of
+    /// them: a FrameID or NodeID that does not re-derive from its fields, a frame on a node
+    /// neither imported nor stored, a memo pointing at no frame, or a malformed name refuses
+    /// the whole import with an error naming it, and nothing is written. Frames already stored
+    /// are skipped; the new ones are appended in (`created_at`, FrameID) order, and heads move
+    /// by the rule in this module's documentation.
+    pub fn import(&self, import: Import) -> Result<ImportReport> {
+        let _guard = self.lock();
+        let Import {
+            nodes,
+            mut frames,
+            memos,
+            agents,
+        } = import;
+        let mut report = ImportReport::default();
+        let mut batch = Batch::default();
+
+        // Nodes: each must re-derive to its id; those the store lacks are written.
+        let mut paths: HashMap<NodeId, String> = HashMap::with_capacity(nodes.len());
+        for n in &nodes {
+            let derived = n.derive_id();
+            if derived != n.node_id {
+                return Err(refused(
+                    format!("node {} ({:?})", n.node_id, n.path),
+                    format!("its record hashes to {derived}"),
+                ));
+            }
+            paths.insert(n.node_id, n.path.clone());
+            if self.engine.get(Table::Nodes, &n.node_id.0)?.is_none() {
+                batch.put(Table::Nodes, n.node_id.0.to_vec(), n.encode());
+                report.nodes += 1;
+            }
+        }
+
+        // Agents: checked names; registered ones keep their role.
+        for (id, role) in &agents {
+            frame::check_name("agent id", id)?;
+            if self.engine.get(Table::Agents, id.as_bytes())?.is_none() {
+                batch.put(
+                    Table::Agents,
+                    id.as_bytes().to_vec(),
+                    agent::encode(*role, &BTreeMap::new()),
+                );
+                report.agents += 1;
+            }
+        }
+
+        // Frames: checked, then appended in a deterministic order.
+        frames.sort_unstable_by_key(|f| (f.metadata.created_at_ms, f.frame_id));
+        let mut seq = self.frame_seq()?;
+        let mut heads: HashMap<Vec<u8>, Rank> = HashMap::new();
+        let mut path_heads: HashMap<Vec<u8>, Rank> = HashMap::new();
+        let mut new_frames: HashMap<FrameId, NodeId> = HashMap::new();
+        for mut f in frames {
+            let item = || format!("frame {}", f.frame_id);
+            let derived = f.derive_id();
+            if derived != f.frame_id {
+                return Err(refused(
+                    item(),
+                    format!("its basis, content, type and agent hash to {derived}"),
+                ));
+            }
+            frame::check_name("frame type", &f.frame_type)
+                .and_then(|()| frame::check_name("agent id", &f.agent_id))
+                .map_err(|e| refused(item(), e.to_string()))?;
+            let agent_known = agents.iter().any(|(a, _)| *a == f.agent_id)
+                || self
+                    .engine
+                    .get(Table::Agents, f.agent_id.as_bytes())?
+                    .is_some();
+            if !agent_known {
+                return Err(refused(
+                    item(),
+                    format!(
+                        "its agent {:?} is neither imported nor registered",
+                        f.agent_id
+                    ),
+                ));
+            }
+            if new_frames.contains_key(&f.frame_id) {
+                report.skipped += 1;
+                continue;
+            }
+            if let Some(stored) = self.frame(&f.frame_id)? {
+                if stored.node_id != f.node_id {
+                    return Err(refused(
+                        item(),
+                        format!(
+                            "it is on node {}, but the stored frame is on {}",
+                            f.node_id, stored.node_id
+                        ),
+                    ));
+                }
+                report.skipped += 1;
+                continue;
+            }
+            let path = match paths.get(&f.node_id) {
+                Some(p) => p.clone(),
+                None => match self.node(&f.node_id)? {
+                    Some(n) => n.path,
+                    None => {
+                        return Err(refused(
+                            item(),
+                            format!("its node {} is neither imported nor stored", f.node_id),
+                        ));
+                    }
+                },
+            };
+            seq += 1;
+            f.seq = seq;
+            let rank = (f.metadata.created_at_ms, f.frame_id);
+            let hk = head_key(&f.node_id, &f.frame_type);
+            if self.outranks(&mut heads, Table::Heads, &hk, rank)? {
+                batch.put(Table::Heads, hk, f.frame_id.0.to_vec());
+            }
+            let pk = path_head_key(&path, &f.frame_type);
+            if self.outranks(&mut path_heads, Table::PathHeads, &pk, rank)? {
+                batch.put(Table::PathHeads, pk, f.frame_id.0.to_vec());
+            }
+            batch.put(
+                Table::NodeFrames,
+                history_key(&f.node_id, &f.frame_type, f.seq),
+                history_value(&f),
+            );
+            batch.put(Table::Basis, basis_key(&f.basis, &f.frame_id), Vec::new());
+            batch.put(Table::Frames, f.frame_id.0.to_vec(), f.encode());
+            new_frames.insert(f.frame_id, f.node_id);
+            report.frames += 1;
+        }
+
+        // Memos: each must point at a frame; a key the store has keeps its own frame.
+        for (key, frame_id) in &memos {
+            let exists = new_frames.contains_key(frame_id)
+                || self.engine.get(Table::Frames, &frame_id.0)?.is_some();
+            if !exists {
+                return Err(refused(
+                    format!("memo {key}"),
+                    format!("its frame {frame_id} is neither imported nor stored"),
+                ));
+            }
+            if self.engine.get(Table::Memo, &key.0)?.is_none() {
+                batch.put(Table::Memo, key.0.to_vec(), frame_id.0.to_vec());
+                report.memos += 1;
+            }
+        }
+
+        if !batch.is_empty() {
+            batch.put(
+                Table::Meta,
+                super::META_FRAME_SEQ.to_vec(),
+                seq.to_le_bytes().to_vec(),
+            );
+            self.engine.commit(batch)?;
+        }
+        Ok(report)
+    }
+
+    /// Whether a frame of rank `rank` becomes the head at `key` of `table`, given the heads
+    /// this import has set so far (updated when it does).
+    fn outranks(
+        &self,
+        staged: &mut HashMap<Vec<u8>, Rank>,
+        table: Table,
+        key: &[u8],
+        rank: Rank,
+    ) -> Result<bool> {
+        let current = match staged.get(key) {
+            Some(r) => Some(*r),
+            None => match self
+                .engine
+                .get(table, key)?
+                .and_then(|v| Hash::from_slice(&v))
+            {
+                Some(id) => self
+                    .frame(&id)?
+                    .map(|f| (f.metadata.created_at_ms, f.frame_id)),
+                None => None,
+            },
+        };
+        let wins = current.is_none_or(|c| rank > c);
+        if wins {
+            staged.insert(key.to_vec(), rank);
+        }
+        Ok(wins)
+    }
+}
+
+impl Store {
+    /// Whether the store holds frame `id`.
+    pub fn has_frame(&self, id: &FrameId) -> Result<bool> {
+        Ok(self.engine.get(Table::Frames, &id.0)?.is_some())
+    }
+
+    /// The number a caller keeps under `name` (a push's position in the frame sequence, per
+    /// remote), if any. The store keeps markers and never reads them.
+    pub fn marker(&self, name: &str) -> Result<Option<u64>> {
+        Ok(self
+            .engine
+            .get(Table::Meta, &marker_key(name))?
+            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map(u64::from_le_bytes))
+    }
+
+    /// Records the marker `name` (see [`Store::marker`]).
+    pub fn set_marker(&self, name: &str, value: u64) -> Result<()> {
+        let _guard = self.lock();
+        let mut batch = Batch::default();
+        batch.put(Table::Meta, marker_key(name), value.to_le_bytes().to_vec());
+        self.engine.commit(batch)
+    }
+}
+
+fn marker_key(name: &str) -> Vec<u8> {
+    let mut key = b"marker:".to_vec();
+    key.extend_from_slice(name.as_bytes());
+    key
+}

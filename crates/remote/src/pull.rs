@@ -1,0 +1,326 @@
+//! `merkle pull`: fetch what the store lacks, check every row, store all or nothing.
+//!
+//! By default the candidates are the remote's frames on any node at a path of the local tree
+//! (the current versions and earlier ones, which path heads follow); `--all` takes every frame.
+//! Ids are compared first, so only missing frames travel. Everything is read in one
+//! repeatable-read, read-only transaction (one consistent snapshot while pushers write), then
+//! checked: a frame whose id does not re-derive from its basis, content, type and agent, a node
+//! whose record does not hash to its id, or a row that does not decode, refuses the pull,
+//! naming it, and nothing is stored. The store then imports the rest in one transaction
+//! ([`Store::import`], which also decides heads).
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::time::Instant;
+
+use merkle_store::{Frame, FrameId, FrameMetadata, Hash, Import, NodeId, NodeRecord, Role, Store};
+use tokio_postgres::IsolationLevel;
+use tokio_postgres::types::Json;
+
+use crate::connect::Session;
+use crate::error::{Error, Result};
+use crate::push::BATCH;
+use crate::{Moved, Progress};
+
+/// How to pull.
+#[derive(Clone, Copy, Default)]
+pub struct PullOptions<'a> {
+    /// Every frame of the remote, not only those at the local tree's paths.
+    pub all: bool,
+    /// Called as the pull goes.
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+}
+
+impl std::fmt::Debug for PullOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PullOptions")
+            .field("all", &self.all)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a pull did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PullReport {
+    /// Rows the store did not have.
+    pub pulled: Moved,
+    /// Candidate frames the store already had.
+    pub skipped: u64,
+    /// Bytes of row data received (ids, names and content; not the protocol's framing).
+    pub bytes: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// Pulls the session's remote's frames into `store` (see the module documentation).
+pub async fn pull(
+    store: &Store,
+    session: &mut Session,
+    opts: &PullOptions<'_>,
+) -> Result<PullReport> {
+    let started = Instant::now();
+    let progress = |p| {
+        if let Some(f) = opts.progress {
+            f(p);
+        }
+    };
+    session.remote_id().await?;
+    session
+        .require(
+            "SELECT",
+            &["frames", "nodes", "memos", "agents"],
+            "pull",
+            "reader",
+        )
+        .await?;
+    let paths: Vec<String> = if opts.all {
+        Vec::new()
+    } else {
+        store
+            .list_nodes("", true)?
+            .into_iter()
+            .map(|n| n.path)
+            .collect()
+    };
+    let name = session.remote.name.clone();
+    let schema = session.remote.schema.clone();
+    let db = |context| {
+        let name = name.clone();
+        move |e: tokio_postgres::Error| Error::db(&name, context, &e)
+    };
+    let tampered = |item: String, reason: String| Error::Tampered {
+        name: name.clone(),
+        item,
+        reason,
+    };
+    let tx = session
+        .client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await
+        .map_err(db("starting the pull"))?;
+
+    let rows = if opts.all {
+        tx.query(&format!("SELECT frame_id FROM {schema}.frames"), &[])
+            .await
+    } else {
+        tx.query(
+            &format!(
+                "SELECT f.frame_id FROM {schema}.frames f JOIN {schema}.nodes n \
+                 ON n.node_id = f.node_id WHERE n.path = ANY($1)"
+            ),
+            &[&paths],
+        )
+        .await
+    }
+    .map_err(db("listing frames"))?;
+    let mut candidates = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let raw: &[u8] = r.get(0);
+        candidates
+            .push(Hash::from_slice(raw).ok_or_else(|| {
+                tampered(format!("frame id {}", hex(raw)), "not 32 bytes".into())
+            })?);
+    }
+    drop(rows);
+    let mut missing = Vec::new();
+    for (i, id) in candidates.iter().enumerate() {
+        if !store.has_frame(id)? {
+            missing.push(*id);
+        }
+        if i % 10_000 == 9_999 || i + 1 == candidates.len() {
+            progress(Progress::Comparing {
+                done: i as u64 + 1,
+                total: candidates.len() as u64,
+            });
+        }
+    }
+    let mut report = PullReport {
+        skipped: (candidates.len() - missing.len()) as u64,
+        ..PullReport::default()
+    };
+    if missing.is_empty() {
+        tx.commit().await.map_err(db("ending the pull"))?;
+        report.seconds = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+
+    // Frames, checked row by row.
+    let mut frames = Vec::with_capacity(missing.len());
+    let mut need_nodes: BTreeSet<NodeId> = BTreeSet::new();
+    let mut need_agents: BTreeSet<String> = BTreeSet::new();
+    for chunk in missing.chunks(BATCH) {
+        let ids: Vec<&[u8]> = chunk.iter().map(|h| h.0.as_slice()).collect();
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT frame_id, node_id, frame_type, agent_id, basis, content, \
+                     created_at_ms, provider, model, extra FROM {schema}.frames \
+                     WHERE frame_id = ANY($1)"
+                ),
+                &[&ids],
+            )
+            .await
+            .map_err(db("fetching frames"))?;
+        for r in rows {
+            let f = frame_from_row(&r).map_err(|(item, reason)| tampered(item, reason))?;
+            let derived = f.derive_id();
+            if derived != f.frame_id {
+                return Err(tampered(
+                    format!("frame {}", f.frame_id),
+                    format!("its basis, content, type and agent hash to {derived}, not to its id"),
+                ));
+            }
+            report.bytes +=
+                (32 * 3 + f.content.len() + f.frame_type.len() + f.agent_id.len()) as u64 + 8;
+            if store.node(&f.node_id)?.is_none() {
+                need_nodes.insert(f.node_id);
+            }
+            need_agents.insert(f.agent_id.clone());
+            frames.push(f);
+        }
+        progress(Progress::Transferring {
+            done: frames.len() as u64,
+            total: missing.len() as u64,
+        });
+    }
+
+    // Node records the store lacks, each re-derived.
+    let need_nodes: Vec<NodeId> = need_nodes.into_iter().collect();
+    let mut nodes = Vec::with_capacity(need_nodes.len());
+    for chunk in need_nodes.chunks(BATCH) {
+        let ids: Vec<&[u8]> = chunk.iter().map(|h| h.0.as_slice()).collect();
+        let rows = tx
+            .query(
+                &format!("SELECT node_id, record FROM {schema}.nodes WHERE node_id = ANY($1)"),
+                &[&ids],
+            )
+            .await
+            .map_err(db("fetching nodes"))?;
+        for r in rows {
+            let raw: &[u8] = r.get(0);
+            let record: &[u8] = r.get(1);
+            let id = Hash::from_slice(raw)
+                .ok_or_else(|| tampered(format!("node id {}", hex(raw)), "not 32 bytes".into()))?;
+            let n = NodeRecord::decode(id, record)
+                .map_err(|e| tampered(format!("node {id}"), e.to_string()))?;
+            let derived = n.derive_id();
+            if derived != id {
+                return Err(tampered(
+                    format!("node {id} ({:?})", n.path),
+                    format!("its record hashes to {derived}, not to its id"),
+                ));
+            }
+            report.bytes += (32 + record.len()) as u64;
+            nodes.push(n);
+        }
+    }
+
+    // Memos of the fetched frames, and the agents they name.
+    let fetched: HashSet<FrameId> = frames.iter().map(|f| f.frame_id).collect();
+    let mut memos = Vec::new();
+    for chunk in missing.chunks(BATCH) {
+        let ids: Vec<&[u8]> = chunk.iter().map(|h| h.0.as_slice()).collect();
+        let rows = tx
+            .query(
+                &format!("SELECT key, frame_id FROM {schema}.memos WHERE frame_id = ANY($1)"),
+                &[&ids],
+            )
+            .await
+            .map_err(db("fetching memos"))?;
+        for r in rows {
+            let (k, f): (&[u8], &[u8]) = (r.get(0), r.get(1));
+            match (Hash::from_slice(k), Hash::from_slice(f)) {
+                (Some(k), Some(f)) if fetched.contains(&f) => memos.push((k, f)),
+                _ => {
+                    return Err(tampered(
+                        format!("memo {}", hex(k)),
+                        "malformed key or frame id".into(),
+                    ));
+                }
+            }
+            report.bytes += 64;
+        }
+    }
+    let agent_ids: Vec<String> = need_agents.into_iter().collect();
+    let rows = tx
+        .query(
+            &format!("SELECT agent_id, role FROM {schema}.agents WHERE agent_id = ANY($1)"),
+            &[&agent_ids],
+        )
+        .await
+        .map_err(db("fetching agents"))?;
+    let mut agents = Vec::with_capacity(rows.len());
+    for r in rows {
+        let (id, role): (String, String) = (r.get(0), r.get(1));
+        let role = Role::parse(&role)
+            .ok_or_else(|| tampered(format!("agent {id:?}"), format!("unknown role {role:?}")))?;
+        agents.push((id, role));
+    }
+    tx.commit().await.map_err(db("ending the pull"))?;
+
+    progress(Progress::Committing);
+    let imported = store
+        .import(Import {
+            nodes,
+            frames,
+            memos,
+            agents,
+        })
+        .map_err(|e| match e {
+            merkle_store::Error::Refused { item, reason } => tampered(item, reason),
+            e => Error::Store(e),
+        })?;
+    report.pulled = Moved {
+        frames: imported.frames,
+        nodes: imported.nodes,
+        memos: imported.memos,
+        agents: imported.agents,
+    };
+    report.skipped += imported.skipped;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// A frame from a `frames` row, or (what, why) when the row does not decode.
+fn frame_from_row(r: &tokio_postgres::Row) -> std::result::Result<Frame, (String, String)> {
+    let raw: &[u8] = r.get(0);
+    let Some(frame_id) = Hash::from_slice(raw) else {
+        return Err((format!("frame id {}", hex(raw)), "not 32 bytes".into()));
+    };
+    let item = || format!("frame {frame_id}");
+    let hash = |i: usize, what: &str| {
+        Hash::from_slice(r.get::<_, &[u8]>(i))
+            .ok_or_else(|| (item(), format!("its {what} is not 32 bytes")))
+    };
+    let node_id = hash(1, "node id")?;
+    let basis = hash(4, "basis")?;
+    let created: i64 = r.get(6);
+    let created_at_ms = u64::try_from(created)
+        .map_err(|_| (item(), format!("created_at_ms {created} is negative")))?;
+    let extra: Json<BTreeMap<String, String>> = r.try_get(9).map_err(|e| {
+        (
+            item(),
+            format!("its extra metadata is not an object of strings: {e}"),
+        )
+    })?;
+    Ok(Frame {
+        frame_id,
+        node_id,
+        frame_type: r.get(2),
+        agent_id: r.get(3),
+        basis,
+        content: r.get(5),
+        metadata: FrameMetadata {
+            created_at_ms,
+            provider: r.get(7),
+            model: r.get(8),
+            extra: extra.0,
+        },
+        seq: 0,
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    merkle_store::hash::to_hex(bytes)
+}

@@ -1,0 +1,352 @@
+//! `merkle push`: send the remote what it lacks, in one transaction.
+//!
+//! The candidates are the frames appended since the last push to this remote (a marker in the
+//! store, kept under the remote's id, so local work is compared, not the whole store); `--full`
+//! compares every frame. Which of them the remote lacks is decided by ids in batches, and only
+//! those are loaded and streamed with `COPY ... BINARY` into temporary tables, then inserted
+//! in key order with `ON CONFLICT DO NOTHING` (so two pushers of the same frames never
+//! deadlock, and both land). Node records, memos and agents go with them. Everything becomes
+//! visible at the commit or not at all, and the marker moves only after it.
+use std::collections::{BTreeSet, HashSet};
+use std::pin::pin;
+use std::time::Instant;
+
+use merkle_store::{FrameId, Hash, NodeId, Store};
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::{Json, ToSql, Type};
+
+use crate::connect::Session;
+use crate::error::{Error, Result};
+use crate::{Moved, Progress};
+
+/// Ids compared or rows fetched per round trip.
+pub(crate) const BATCH: usize = 5_000;
+
+/// How to push.
+#[derive(Clone, Copy, Default)]
+pub struct PushOptions<'a> {
+    /// Compare every frame of the store, not only those appended since the last push.
+    pub full: bool,
+    /// Called as the push goes.
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+}
+
+impl std::fmt::Debug for PushOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushOptions")
+            .field("full", &self.full)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a push did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PushReport {
+    /// Rows the remote did not have.
+    pub pushed: Moved,
+    /// Candidate frames the remote already had.
+    pub skipped: u64,
+    /// Frames compared with the remote.
+    pub compared: u64,
+    /// Bytes of row data sent (ids, names and content; not the protocol's framing).
+    pub bytes: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// The store marker that records how far the frame sequence was pushed to remote `id`.
+pub(crate) fn marker_name(remote_id: &str) -> String {
+    format!("remote:{remote_id}:pushed")
+}
+
+/// Pushes `store`'s frames, with their nodes, memos and agents, to the session's remote.
+pub async fn push(
+    store: &Store,
+    session: &mut Session,
+    opts: &PushOptions<'_>,
+) -> Result<PushReport> {
+    let started = Instant::now();
+    let progress = |p| {
+        if let Some(f) = opts.progress {
+            f(p);
+        }
+    };
+    let remote_id = session.remote_id().await?;
+    session
+        .require(
+            "INSERT",
+            &["frames", "nodes", "memos", "agents"],
+            "push",
+            "writer",
+        )
+        .await?;
+    let marker = marker_name(&remote_id);
+    let after = if opts.full {
+        0
+    } else {
+        store.marker(&marker)?.unwrap_or(0)
+    };
+    let top = store.frame_seq()?;
+    let candidates: Vec<FrameId> = store
+        .frames_after(after)?
+        .into_iter()
+        .filter(|(seq, _)| *seq <= top)
+        .map(|(_, id)| id)
+        .collect();
+    let mut report = PushReport {
+        compared: candidates.len() as u64,
+        ..PushReport::default()
+    };
+
+    // Which candidates the remote lacks, by id.
+    let frames_table = session.table("frames");
+    let mut missing = Vec::new();
+    for (i, chunk) in candidates.chunks(BATCH).enumerate() {
+        let present = present_ids(session, &frames_table, "frame_id", chunk).await?;
+        missing.extend(chunk.iter().filter(|id| !present.contains(*id)).copied());
+        progress(Progress::Comparing {
+            done: (i * BATCH + chunk.len()) as u64,
+            total: candidates.len() as u64,
+        });
+    }
+    report.skipped = (candidates.len() - missing.len()) as u64;
+    let candidate_set: HashSet<FrameId> = candidates.iter().copied().collect();
+    let memos: Vec<(Hash, FrameId)> = store
+        .memos()?
+        .into_iter()
+        .filter(|(_, f)| candidate_set.contains(f))
+        .collect();
+    if missing.is_empty() && memos.is_empty() {
+        store.set_marker(&marker, top)?;
+        report.seconds = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+
+    let name = session.remote.name.clone();
+    let db = |context| {
+        let name = name.clone();
+        move |e: tokio_postgres::Error| Error::db(&name, context, &e)
+    };
+    let schema = session.remote.schema.clone();
+    let tx = session
+        .client
+        .transaction()
+        .await
+        .map_err(db("starting the push"))?;
+    tx.batch_execute(&format!(
+        "CREATE TEMP TABLE push_frames (LIKE {schema}.frames) ON COMMIT DROP;
+         CREATE TEMP TABLE push_nodes (LIKE {schema}.nodes) ON COMMIT DROP;
+         CREATE TEMP TABLE push_memos (LIKE {schema}.memos) ON COMMIT DROP;
+         CREATE TEMP TABLE push_agents (LIKE {schema}.agents) ON COMMIT DROP;"
+    ))
+    .await
+    .map_err(db("creating the staging tables"))?;
+
+    // Frames, streamed from the store as they are read.
+    let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
+    let mut agents: BTreeSet<String> = BTreeSet::new();
+    {
+        let sink = tx
+            .copy_in(
+                "COPY push_frames (frame_id, node_id, frame_type, agent_id, basis, content, \
+                 created_at_ms, provider, model, extra) FROM STDIN BINARY",
+            )
+            .await
+            .map_err(db("sending frames"))?;
+        let types = [
+            Type::BYTEA,
+            Type::BYTEA,
+            Type::TEXT,
+            Type::TEXT,
+            Type::BYTEA,
+            Type::BYTEA,
+            Type::INT8,
+            Type::TEXT,
+            Type::TEXT,
+            Type::JSONB,
+        ];
+        let mut writer = pin!(BinaryCopyInWriter::new(sink, &types));
+        for (i, id) in missing.iter().enumerate() {
+            let f = store
+                .frame(id)?
+                .ok_or_else(|| merkle_store::Error::NoSuchFrame { id: id.to_hex() })?;
+            nodes.insert(f.node_id);
+            agents.insert(f.agent_id.clone());
+            let created = i64::try_from(f.metadata.created_at_ms).unwrap_or(i64::MAX);
+            let extra = Json(&f.metadata.extra);
+            report.bytes +=
+                (32 * 3 + f.content.len() + f.frame_type.len() + f.agent_id.len()) as u64 + 8;
+            let row: [&(dyn ToSql + Sync); 10] = [
+                &f.frame_id.0.as_slice(),
+                &f.node_id.0.as_slice(),
+                &f.frame_type,
+                &f.agent_id,
+                &f.basis.0.as_slice(),
+                &f.content,
+                &created,
+                &f.metadata.provider,
+                &f.metadata.model,
+                &extra,
+            ];
+            writer
+                .as_mut()
+                .write(&row)
+                .await
+                .map_err(db("sending frames"))?;
+            if i % 1000 == 999 || i + 1 == missing.len() {
+                progress(Progress::Transferring {
+                    done: i as u64 + 1,
+                    total: missing.len() as u64,
+                });
+            }
+        }
+        writer.finish().await.map_err(db("sending frames"))?;
+    }
+
+    // Node records the remote lacks.
+    let nodes: Vec<NodeId> = nodes.into_iter().collect();
+    let nodes_table = format!("{schema}.nodes");
+    let mut send_nodes = Vec::new();
+    for chunk in nodes.chunks(BATCH) {
+        let present = present_ids_tx(&tx, &nodes_table, "node_id", chunk)
+            .await
+            .map_err(db("comparing nodes"))?;
+        send_nodes.extend(chunk.iter().filter(|id| !present.contains(*id)).copied());
+    }
+    {
+        let sink = tx
+            .copy_in("COPY push_nodes (node_id, path, kind, record) FROM STDIN BINARY")
+            .await
+            .map_err(db("sending nodes"))?;
+        let types = [Type::BYTEA, Type::TEXT, Type::TEXT, Type::BYTEA];
+        let mut writer = pin!(BinaryCopyInWriter::new(sink, &types));
+        for id in &send_nodes {
+            let n = store
+                .node(id)?
+                .ok_or_else(|| merkle_store::Error::NoSuchNode { id: id.to_hex() })?;
+            let record = n.encode();
+            report.bytes += (32 + n.path.len() + record.len()) as u64;
+            let row: [&(dyn ToSql + Sync); 4] =
+                [&n.node_id.0.as_slice(), &n.path, &n.kind.as_str(), &record];
+            writer
+                .as_mut()
+                .write(&row)
+                .await
+                .map_err(db("sending nodes"))?;
+        }
+        writer.finish().await.map_err(db("sending nodes"))?;
+    }
+
+    // Memos and agents: few, sent whole; the remote keeps what it has.
+    {
+        let sink = tx
+            .copy_in("COPY push_memos (key, frame_id) FROM STDIN BINARY")
+            .await
+            .map_err(db("sending memos"))?;
+        let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::BYTEA, Type::BYTEA]));
+        for (key, frame) in &memos {
+            report.bytes += 64;
+            let row: [&(dyn ToSql + Sync); 2] = [&key.0.as_slice(), &frame.0.as_slice()];
+            writer
+                .as_mut()
+                .write(&row)
+                .await
+                .map_err(db("sending memos"))?;
+        }
+        writer.finish().await.map_err(db("sending memos"))?;
+    }
+    {
+        let sink = tx
+            .copy_in("COPY push_agents (agent_id, role) FROM STDIN BINARY")
+            .await
+            .map_err(db("sending agents"))?;
+        let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::TEXT]));
+        for id in &agents {
+            let role = store.agent(id)?.map_or("writer", |a| a.role.as_str());
+            report.bytes += (id.len() + role.len()) as u64;
+            let row: [&(dyn ToSql + Sync); 2] = [id, &role];
+            writer
+                .as_mut()
+                .write(&row)
+                .await
+                .map_err(db("sending agents"))?;
+        }
+        writer.finish().await.map_err(db("sending agents"))?;
+    }
+
+    // Into the real tables, parents first, each in key order so concurrent pushers of the
+    // same rows wait for each other instead of deadlocking.
+    progress(Progress::Committing);
+    let insert = |table: &str, cols: &str, key: &str| {
+        format!(
+            "INSERT INTO {schema}.{table} ({cols}) SELECT {cols} FROM push_{table} \
+             ORDER BY {key} ON CONFLICT DO NOTHING"
+        )
+    };
+    report.pushed = Moved {
+        agents: tx
+            .execute(&insert("agents", "agent_id, role", "agent_id"), &[])
+            .await
+            .map_err(db("storing agents"))?,
+        nodes: tx
+            .execute(
+                &insert("nodes", "node_id, path, kind, record", "node_id"),
+                &[],
+            )
+            .await
+            .map_err(db("storing nodes"))?,
+        frames: tx
+            .execute(
+                &insert(
+                    "frames",
+                    "frame_id, node_id, frame_type, agent_id, basis, content, created_at_ms, \
+                     provider, model, extra",
+                    "frame_id",
+                ),
+                &[],
+            )
+            .await
+            .map_err(db("storing frames"))?,
+        memos: tx
+            .execute(&insert("memos", "key, frame_id", "key"), &[])
+            .await
+            .map_err(db("storing memos"))?,
+    };
+    tx.commit().await.map_err(db("committing the push"))?;
+    // Rows another pusher committed first were skipped by the insert.
+    report.skipped += missing.len() as u64 - report.pushed.frames;
+    store.set_marker(&marker, top)?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Which of `ids` the session's `table` holds in column `column`.
+async fn present_ids(
+    session: &Session,
+    table: &str,
+    column: &str,
+    ids: &[Hash],
+) -> Result<HashSet<Hash>> {
+    present_ids_tx(&session.client, table, column, ids)
+        .await
+        .map_err(session.db_err("comparing ids"))
+}
+
+async fn present_ids_tx<C: tokio_postgres::GenericClient>(
+    client: &C,
+    table: &str,
+    column: &str,
+    ids: &[Hash],
+) -> std::result::Result<HashSet<Hash>, tokio_postgres::Error> {
+    let params: Vec<&[u8]> = ids.iter().map(|h| h.0.as_slice()).collect();
+    let rows = client
+        .query(
+            &format!("SELECT {column} FROM {table} WHERE {column} = ANY($1)"),
+            &[&params],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| Hash::from_slice(r.get::<_, &[u8]>(0)))
+        .collect())
+}
