@@ -264,6 +264,9 @@ fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A damaged store file makes its engine panic; the store catches that and returns an error
+    // naming the file, which is all the user should read.
+    merkle_store::engine::silence_caught_panics();
     let mut out = Out::new(cli.global.json);
     match run(&cli, &mut out) {
         Ok(code) => code,
