@@ -137,7 +137,9 @@ impl Generator {
         };
         if !use_model {
             if with.policy.as_deref() == Some("llm") {
-                crate::usage!("--policy llm needs a model: pass --provider, --script or --playback");
+                crate::usage!(
+                    "--policy llm needs a model: pass --provider, --script or --playback"
+                );
             }
             if let Some(policy) = deterministic_policy(with.policy.as_deref()) {
                 generator.policy = policy;
@@ -426,7 +428,11 @@ pub(crate) fn generate(
         bail!(
             "{} {} failed:\n  {}",
             report.failed.len(),
-            if report.failed.len() == 1 { "file" } else { "files" },
+            if report.failed.len() == 1 {
+                "file"
+            } else {
+                "files"
+            },
             report.failed.join("\n  ")
         );
     }

@@ -238,7 +238,9 @@ fn parse_base_url(url: &str) -> Result<String, String> {
         .or_else(|| url.strip_prefix("https://"))
         .map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""));
     if host.is_none_or(str::is_empty) || url.contains(char::is_whitespace) {
-        return Err(format!("{url:?}: expected an http:// or https:// URL with a host"));
+        return Err(format!(
+            "{url:?}: expected an http:// or https:// URL with a host"
+        ));
     }
     Ok(url.to_owned())
 }

@@ -24,7 +24,10 @@ pub(crate) fn decode<'a, T>(
         _ => Err(Error::corrupt(
             table,
             key,
-            format!("expected {what}, found {} bytes that are not one", bytes.len()),
+            format!(
+                "expected {what}, found {} bytes that are not one",
+                bytes.len()
+            ),
         )),
     }
 }

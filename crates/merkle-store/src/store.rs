@@ -64,9 +64,13 @@ fn encode_racy(stamp: i64, racy: &PathSet) -> Vec<u8> {
 
 /// The meta record of [`Store::frame_seq`].
 pub(crate) fn decode_frame_seq(v: &[u8]) -> Result<u64> {
-    codec::decode("meta", META_FRAME_SEQ, v, "a frame sequence (8 bytes)", |r| {
-        r.u64()
-    })
+    codec::decode(
+        "meta",
+        META_FRAME_SEQ,
+        v,
+        "a frame sequence (8 bytes)",
+        |r| r.u64(),
+    )
 }
 
 /// The meta record of [`Store::root`].
@@ -1252,7 +1256,11 @@ impl Store {
                     true
                 }
                 None => {
-                    err = Some(Error::corrupt("basis", k, "key is not a basis and a frame id"));
+                    err = Some(Error::corrupt(
+                        "basis",
+                        k,
+                        "key is not a basis and a frame id",
+                    ));
                     false
                 }
             }

@@ -19,10 +19,18 @@ fn workspace() -> tempfile::TempDir {
     let store = open(dir.path(), &OpenOptions::default()).expect("open");
     store.scan(&ScanOptions::default()).expect("scan");
     store.add_agent("a", Role::Writer).expect("add agent");
-    let node = store.node_at("README.md").expect("node_at").expect("README");
+    let node = store
+        .node_at("README.md")
+        .expect("node_at")
+        .expect("README");
     for text in ["one", "two"] {
         store
-            .put_frame(NewFrame::new(node.node_id, "note", "a", text.as_bytes().to_vec()))
+            .put_frame(NewFrame::new(
+                node.node_id,
+                "note",
+                "a",
+                text.as_bytes().to_vec(),
+            ))
             .expect("put");
     }
     dir
@@ -45,7 +53,10 @@ fn a_damaged_frame_sequence_stops_puts_instead_of_restarting_at_zero() {
     let dir = workspace();
     damage_meta(dir.path(), b"frame_seq", &[1, 2, 3]);
     let store = open(dir.path(), &OpenOptions::default()).expect("open");
-    let node = store.node_at("README.md").expect("node_at").expect("README");
+    let node = store
+        .node_at("README.md")
+        .expect("node_at")
+        .expect("README");
     let history_before = store.frames_of(&node.node_id, None).expect("frames");
 
     let expected = "corrupt record in table meta at key \"frame_seq\": expected a frame \
@@ -63,7 +74,10 @@ fn a_damaged_frame_sequence_stops_puts_instead_of_restarting_at_zero() {
     );
     let problems = store.validate().expect("validate");
     assert_eq!(
-        problems.iter().map(|p| p.message.as_str()).collect::<Vec<_>>(),
+        problems
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect::<Vec<_>>(),
         vec![expected]
     );
 }

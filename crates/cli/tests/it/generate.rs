@@ -339,7 +339,11 @@ fn generate_without_a_path_covers_the_workspace_root_from_a_subfolder_and_says_s
     // Files outside the subfolder got frames, and the root is up to date.
     for path in ["README.md", "docs/guide.md", "."] {
         let node = ws.json(&["get-node", path, "--type", "summary"]);
-        assert_eq!(node["frames"].as_array().map(Vec::len), Some(1), "{path}: {node}");
+        assert_eq!(
+            node["frames"].as_array().map(Vec::len),
+            Some(1),
+            "{path}: {node}"
+        );
     }
     let status = ws.json(&["status"]);
     assert_eq!(status["stale_frames"], json!([]), "{status}");
@@ -364,7 +368,13 @@ fn a_file_changed_during_generate_is_read_again_not_reported_as_a_bare_count() {
     let server = HeldServer::start();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
         .args(["--root", ws.root.to_str().expect("utf-8"), "--json", "-q"])
-        .args(["generate", "-r", "--provider", "openai-compatible", "--base-url"])
+        .args([
+            "generate",
+            "-r",
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+        ])
         .args([&server.url, "--model", "m", "--concurrency", "1"])
         .env_remove("MERKLE_LLM_MODE")
         .env_remove("OPENAI_API_KEY")
@@ -382,8 +392,14 @@ fn a_file_changed_during_generate_is_read_again_not_reported_as_a_bare_count() {
         std::thread::yield_now();
     }
     for (path, content) in crate::FIXTURE {
-        if ["README.md", "docs/guide.md", "src/lib.rs", "src/util/mod.rs", "src/util/x.rs"]
-            .contains(path)
+        if [
+            "README.md",
+            "docs/guide.md",
+            "src/lib.rs",
+            "src/util/mod.rs",
+            "src/util/x.rs",
+        ]
+        .contains(path)
         {
             ws.write(path, &format!("{content}// changed during the run\n"));
         }

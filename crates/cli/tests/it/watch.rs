@@ -249,7 +249,7 @@ fn watch_refuses_a_model_without_generate() {
     assert_eq!(
         (r.code, r.stderr.as_str()),
         (
-            1,
+            2,
             "error: a model is for generating frames: add --generate\n"
         )
     );
