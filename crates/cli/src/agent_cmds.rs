@@ -147,7 +147,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
         args.task.clone()
     };
     if task.trim().is_empty() {
-        bail!("the task is empty: say what the agent should do");
+        crate::usage!("the task is empty: say what the agent should do");
     }
     let runtime = runtime()?;
     let mut session = Running::open(
@@ -358,6 +358,13 @@ impl Running {
         interaction: Interaction,
         title: Option<&str>,
     ) -> Result<Running> {
+        // Everything the user gave is checked before anything is created: a refused policy,
+        // conversation id or model must leave no store, agent or conversation behind.
+        let (policy, source, text) = load_policy(args.policy.as_deref())?;
+        if let Some(id) = conversation {
+            agent_loop::conversation::validate_id(id)?;
+        }
+        let scrubber = scrubber(root)?;
         let store = Arc::new(crate::open(g, root, false)?);
         store
             .scan(&ScanOptions::default())
@@ -366,12 +373,11 @@ impl Running {
             .agent
             .clone()
             .unwrap_or_else(|| DEFAULT_AGENT.to_owned());
-        let role = agent_role(&store, &agent_id, args.agent.is_none())?;
-
-        let scrubber = scrubber(root)?;
         // The flags, else the model stored with the agent.
         let model_args = args.model.or_stored(store.agent(&agent_id)?.as_ref());
         let setup = model_args.build(scrubber)?;
+        let role = agent_role(&store, &agent_id, args.agent.is_none())?;
+        let workspace = Arc::new(Workspace::open(root)?);
 
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let (mut conversation, report) = match conversation {
@@ -403,7 +409,6 @@ impl Running {
             }
         })?;
 
-        let workspace = Arc::new(Workspace::open(root)?);
         let config = ToolConfig {
             command_timeout: std::time::Duration::from_secs(args.command_timeout),
             ..ToolConfig::default()
@@ -416,7 +421,6 @@ impl Running {
             tools.register(tool)?;
         }
 
-        let (policy, source, text) = load_policy(args.policy.as_deref())?;
         let ask = match (args.approve, interaction) {
             (true, _) => AskMode::PreApproved,
             (false, Interaction::Chat) => AskMode::Prompt,

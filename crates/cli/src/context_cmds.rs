@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use context::views_file::{ViewSpec, parse_ordering, parse_source};
 use context::{
@@ -34,13 +34,13 @@ pub(crate) struct ViewArgs {
     #[arg(long = "agent", value_name = "AGENT")]
     pub(crate) agents: Vec<String>,
     /// Where frames come from: node, parent, siblings (comma-separated)
-    #[arg(long, value_name = "SOURCES", value_delimiter = ',')]
+    #[arg(long, value_name = "SOURCES", value_delimiter = ',', value_parser = ["node", "parent", "siblings"])]
     pub(crate) source: Vec<String>,
     /// Also frames of this node: a path or NodeID (repeatable)
     #[arg(long, value_name = "NODE")]
     pub(crate) related: Vec<String>,
     /// Order: recency, relevance, type_priority, agent_priority
-    #[arg(long, value_name = "ORDER")]
+    #[arg(long, value_name = "ORDER", value_parser = ["recency", "relevance", "type_priority", "agent_priority"])]
     pub(crate) ordering: Option<String>,
     /// The priority list for type_priority / agent_priority (comma-separated)
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -92,7 +92,7 @@ pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextVi
     if !a.source.is_empty() {
         for s in &a.source {
             if parse_source(s).is_none() {
-                bail!("--source {s:?}: expected node, parent or siblings");
+                crate::usage!("--source {s:?}: expected node, parent or siblings");
             }
         }
         spec.sources = a.source.clone();
@@ -102,7 +102,9 @@ pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextVi
     }
     if let Some(o) = &a.ordering {
         if parse_ordering(o, &[]).is_none() {
-            bail!("--ordering {o:?}: expected recency, relevance, type_priority or agent_priority");
+            crate::usage!(
+                "--ordering {o:?}: expected recency, relevance, type_priority or agent_priority"
+            );
         }
         spec.ordering = Some(o.clone());
     }
@@ -289,7 +291,7 @@ pub(crate) fn regenerate(
             let inside =
                 to.is_empty() || node.path == to || node.path.starts_with(&format!("{to}/"));
             if !inside {
-                bail!(
+                crate::usage!(
                     "--to {to:?} is not an ancestor of {:?}",
                     display_path(&node.path)
                 );

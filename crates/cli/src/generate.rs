@@ -137,7 +137,9 @@ impl Generator {
         };
         if !use_model {
             if with.policy.as_deref() == Some("llm") {
-                bail!("--policy llm needs a model: pass --provider, --script or --playback");
+                crate::usage!(
+                    "--policy llm needs a model: pass --provider, --script or --playback"
+                );
             }
             if let Some(policy) = deterministic_policy(with.policy.as_deref()) {
                 generator.policy = policy;
@@ -231,18 +233,22 @@ impl Generator {
         self.model.as_ref().map(|m| m.stats.as_ref())
     }
 
-    /// Generates frames for `path` (the whole subtree when `recursive`), with a progress bar on
-    /// stderr unless `quiet`. An interruption is an error that says the finished frames are
-    /// saved.
+    /// Generates frames for `path` (a path argument, relative to the current directory; `None`:
+    /// the workspace root, wherever the command runs), the whole subtree when `recursive`, with
+    /// a progress bar on stderr unless `quiet`. An interruption is an error that says the
+    /// finished frames are saved.
     pub(crate) fn run(
         &self,
         store: &Store,
         root: &Path,
-        path: &str,
+        path: Option<&str>,
         recursive: bool,
         quiet: bool,
     ) -> Result<context::Generated> {
-        let node = resolve(store, root, path)?;
+        let node = match path {
+            Some(path) => resolve(store, root, path)?,
+            None => store.resolve("")?,
+        };
         self.run_with(store, recursive, quiet, |req| {
             context::generate(store, &node, req)
         })
@@ -359,17 +365,37 @@ pub(crate) fn generate(
     store.scan(&merkle_store::ScanOptions::default())?;
     let generator = Generator::new(&a.with, a.with.stored_agent(store)?.as_ref(), quiet)?;
     generator.stop_calls_on_ctrl_c();
-    let result = generator.run(
-        store,
-        root,
-        a.path.as_deref().unwrap_or("."),
-        a.recursive,
-        quiet,
-    );
+    let covered = match &a.path {
+        Some(p) => resolve(store, root, p)?,
+        None => store.resolve("")?,
+    };
+    let mut result = generator.run(store, root, a.path.as_deref(), a.recursive, quiet);
+    // A file that changed under the run failed to read: rescan and run once more, which reads
+    // it again (everything else is up to date by now and costs nothing).
+    if let Ok(first) = &result
+        && !first.failed.is_empty()
+        && store.scan(&merkle_store::ScanOptions::default())?.changed() > 0
+    {
+        result = generator
+            .run(store, root, a.path.as_deref(), a.recursive, quiet)
+            .map(|second| merged(first, second));
+    }
     let (mut json, mut text) = match &result {
         Ok(report) => generated_json(report, &generator),
         Err(_) => (Value::Null, String::new()),
     };
+    // What was covered, so that a run from a subfolder cannot be mistaken for the whole tree.
+    json["path"] = json!(covered.path);
+    json["recursive"] = json!(a.recursive);
+    text = format!(
+        "covered: {}{}\n{text}",
+        crate::display_path(&covered.path),
+        match (covered.kind, a.recursive) {
+            (merkle_store::NodeKind::Dir, true) => " and everything below it",
+            (merkle_store::NodeKind::Dir, false) => " (its own files; --recursive for all below)",
+            _ => "",
+        }
+    );
     // What the model calls made is recorded even when the run was interrupted.
     let producer = generator.producer_id();
     let llm = generator
@@ -399,9 +425,33 @@ pub(crate) fn generate(
     }
     out.value(json, text);
     if !report.failed.is_empty() {
-        bail!("{} files failed", report.failed.len());
+        bail!(
+            "{} {} failed:\n  {}",
+            report.failed.len(),
+            if report.failed.len() == 1 {
+                "file"
+            } else {
+                "files"
+            },
+            report.failed.join("\n  ")
+        );
     }
     Ok(())
+}
+
+/// Two runs of a generation as one: the counts of both, the failures of the second (which
+/// tried the first's failures again).
+fn merged(first: &context::Generated, second: context::Generated) -> context::Generated {
+    context::Generated {
+        produced: first.produced + second.produced,
+        reused: first.reused + second.reused,
+        up_to_date: first.up_to_date,
+        synthesized: first.synthesized + second.synthesized,
+        synthesis_reused: first.synthesis_reused + second.synthesis_reused,
+        failed: second.failed,
+        visited: first.visited,
+        created: first.created + second.created,
+    }
 }
 
 /// A generation's counts: the JSON document (`generate`'s, and `watch`'s `generated`) and a

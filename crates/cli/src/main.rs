@@ -209,7 +209,7 @@ enum AgentCommand {
         #[arg(long, requires = "provider")]
         model: Option<String>,
         /// The provider's base URL (with --provider; needed for openai-compatible)
-        #[arg(long, value_name = "URL", requires = "provider")]
+        #[arg(long, value_name = "URL", requires = "provider", value_parser = parse_base_url)]
         base_url: Option<String>,
         /// Forget the agent's own provider
         #[arg(long, conflicts_with = "provider")]
@@ -219,26 +219,52 @@ enum AgentCommand {
     List,
 }
 
+/// An error in how the command was called that clap cannot see (flags that need each other,
+/// a value only the command can check): it exits 2, like clap's own usage errors.
+#[derive(Debug)]
+pub(crate) struct Usage(pub(crate) String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// Returns early with a [`Usage`] error.
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        return Err(anyhow::Error::new($crate::Usage(format!($($arg)*))))
+    };
+}
+pub(crate) use usage;
+
+/// The value of `--base-url`: an http:// or https:// URL with a host.
+fn parse_base_url(url: &str) -> Result<String, String> {
+    let host = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""));
+    if host.is_none_or(str::is_empty) || url.contains(char::is_whitespace) {
+        return Err(format!(
+            "{url:?}: expected an http:// or https:// URL with a host"
+        ));
+    }
+    Ok(url.to_owned())
+}
+
 /// The settings that give an agent its own model, checked now rather than at its first call.
 fn agent_model_settings(
     provider: &str,
     model: Option<&str>,
     base_url: Option<&str>,
 ) -> Result<BTreeMap<String, String>> {
-    if let Some(url) = base_url {
-        let host = url
-            .strip_prefix("http://")
-            .or_else(|| url.strip_prefix("https://"))
-            .map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""));
-        if host.is_none_or(str::is_empty) || url.contains(char::is_whitespace) {
-            bail!("--base-url {url:?}: expected an http:// or https:// URL with a host");
-        }
-    }
     if provider == "openai-compatible" && base_url.is_none() {
-        bail!("--provider openai-compatible needs --base-url (the server's OpenAI-style API)");
+        usage!("--provider openai-compatible needs --base-url (the server's OpenAI-style API)");
     }
     if model.is_some_and(|m| m.trim().is_empty()) {
-        bail!("--model is empty");
+        usage!("--model is empty");
     }
     let mut settings = BTreeMap::new();
     settings.insert(llm::AGENT_PROVIDER.to_owned(), provider.to_owned());
@@ -273,13 +299,20 @@ fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A damaged store file makes its engine panic; the store catches that and returns an error
+    // naming the file, which is all the user should read.
+    merkle_store::engine::silence_caught_panics();
     let mut out = Out::new(cli.global.json);
     match run(&cli, &mut out) {
         Ok(code) => code,
         Err(e) => {
             let _ = std::io::stdout().flush();
             eprintln!("error: {e:#}");
-            ExitCode::from(1)
+            if e.chain().any(|c| c.is::<Usage>()) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }

@@ -209,7 +209,67 @@ fn tools() -> Vec<Tool> {
 }
 
 fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    schema_for_input::<T>().expect("every parameter struct has an object schema")
+    let schema = schema_for_input::<T>().expect("every parameter struct has an object schema");
+    let mut schema = Value::Object(JsonObject::clone(&schema));
+    strict(&mut schema);
+    match schema {
+        Value::Object(o) => Arc::new(o),
+        _ => unreachable!("strict keeps an object an object"),
+    }
+}
+
+/// The formats JSON Schema defines; a validator in strict mode (ajv's, the MCP Inspector's)
+/// rejects any other.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Makes a schema that schemars wrote acceptable to strict validators and single-type dialects
+/// (Gemini's): an optional field's `type: [X, "null"]` becomes `type: X` (an optional field is
+/// one left out of `required`; a null is still accepted by the server), and a format that is
+/// not JSON Schema's (`uint`, `int64`: schemars's) is dropped, the `minimum` beside it staying.
+fn strict(schema: &mut Value) {
+    match schema {
+        Value::Object(o) => {
+            if let Some(Value::Array(types)) = o.get("type") {
+                let named: Vec<Value> = types
+                    .iter()
+                    .filter(|t| t.as_str() != Some("null"))
+                    .cloned()
+                    .collect();
+                if let [one] = named.as_slice() {
+                    o.insert("type".to_owned(), one.clone());
+                }
+            }
+            if o.get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+            {
+                o.remove("format");
+            }
+            o.values_mut().for_each(strict);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strict),
+        _ => {}
+    }
 }
 
 /// A tool's arguments, or an error naming the tool and the argument at fault.
@@ -225,13 +285,31 @@ impl MerkleMcp {
         write: bool,
         f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
     ) -> Result<T, String> {
+        self.on_store_or(write, None, f).await
+    }
+
+    /// [`MerkleMcp::on_store`], answering `missing` when given and there is no store yet.
+    async fn on_store_or<T: Send + 'static>(
+        &self,
+        write: bool,
+        missing: Option<T>,
+        f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
+    ) -> Result<T, String> {
         let shared = Arc::clone(&self.shared);
         tokio::task::spawn_blocking(move || {
             let _one = shared
                 .one_at_a_time
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            let store = crate::open(&shared.global, &shared.root, !write)?;
+            let store = match crate::open(&shared.global, &shared.root, !write) {
+                Ok(store) => store,
+                Err(e) => match (missing, e.downcast_ref::<merkle_store::Error>()) {
+                    (Some(answer), Some(merkle_store::Error::NoStore { .. })) => {
+                        return Ok(answer);
+                    }
+                    _ => return Err(e),
+                },
+            };
             f(&store, &shared)
         })
         .await
@@ -409,8 +487,12 @@ impl ServerHandler for MerkleMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        // Editors list resources on connect: a workspace never scanned has none, which is no
+        // error.
         let paths = self
-            .on_store(false, |store, _| Ok(store.paths_with_frames()?))
+            .on_store_or(false, Some(Vec::new()), |store, _| {
+                Ok(store.paths_with_frames()?)
+            })
             .await
             .map_err(|e| ErrorData::internal_error(e, None))?;
         Ok(ListResourcesResult::with_all_items(

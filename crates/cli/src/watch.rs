@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use merkle_store::{ScanOptions, ScanReport};
 use notify::event::{AccessKind, AccessMode};
@@ -73,7 +73,7 @@ const IN_USE_RETRY: Duration = Duration::from_secs(1);
 
 pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode> {
     if !args.generate && args.with.model.names_a_model() {
-        bail!("a model is for generating frames: add --generate");
+        crate::usage!("a model is for generating frames: add --generate");
     }
     // Built once: a model's client (and its rate limiter) and totals serve every rescan.
     let generator = if args.generate {
@@ -257,7 +257,7 @@ fn rescan(
     let generated = match generator {
         Some(generator) => {
             let calls = generator.stats().map(|s| (s.calls(), s.usage()));
-            let generated = generator.run(&store, root, ".", true, true)?;
+            let generated = generator.run(&store, root, None, true, true)?;
             Some((generated, calls, generator))
         }
         None => None,

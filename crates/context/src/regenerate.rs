@@ -46,18 +46,24 @@ pub const META_PRODUCER: &str = "producer";
 pub const META_PRODUCER_INPUT: &str = "producer.input";
 
 /// A deterministic outline of a file: kind, size, lines, language by extension, and its first
-/// non-empty lines. Needs no model. It names no path (the frame is on the file's node, and a
-/// parent's contents list names it), so a renamed file keeps its outline unless its language
-/// changes.
+/// non-empty lines, each cut at [`synthesis::MAX_LINE_BYTES`] and the whole at `max_bytes`,
+/// with a marker saying how much was cut. Needs no model. It names no path (the frame is on
+/// the file's node, and a parent's contents list names it), so a renamed file keeps its
+/// outline unless its language changes.
 #[derive(Clone, Copy, Debug)]
 pub struct Outline {
     /// How many leading non-empty lines to keep.
     pub lines: usize,
+    /// The most bytes of an outline.
+    pub max_bytes: usize,
 }
 
 impl Default for Outline {
     fn default() -> Outline {
-        Outline { lines: 8 }
+        Outline {
+            lines: 8,
+            max_bytes: 2048,
+        }
     }
 }
 
@@ -92,7 +98,7 @@ pub fn language(path: &str) -> &'static str {
 
 impl FrameProducer for Outline {
     fn id(&self) -> String {
-        format!("outline:{}", self.lines)
+        format!("outline:{}:{}", self.lines, self.max_bytes)
     }
 
     fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String> {
@@ -114,10 +120,15 @@ impl FrameProducer for Outline {
             .take(self.lines)
         {
             out.push_str("  ");
-            out.push_str(line.trim_end());
+            out.push_str(&synthesis::cut_to_bytes(
+                line.trim_end(),
+                synthesis::MAX_LINE_BYTES,
+            ));
             out.push('\n');
         }
-        Ok(out.into_bytes())
+        Ok(synthesis::cut_to_bytes(&out, self.max_bytes)
+            .into_owned()
+            .into_bytes())
     }
 
     fn path_input(&self, path: &str) -> String {

@@ -82,6 +82,45 @@ pub trait SynthesisPolicy: Send + Sync {
     }
 }
 
+/// The most bytes of one line that a produced frame keeps (an outline's line, a summary's line
+/// of a child): a minified bundle is one line, and must not crowd out its siblings.
+pub const MAX_LINE_BYTES: usize = 200;
+
+/// The most bytes of a [`Concat`] frame; each child gets an equal share of it (at least
+/// [`CONCAT_MIN_CHILD_BYTES`]), so one huge child cannot push its siblings out.
+pub const CONCAT_MAX_BYTES: usize = 64 * 1024;
+/// The least share of [`CONCAT_MAX_BYTES`] a child of a [`Concat`] gets.
+pub const CONCAT_MIN_CHILD_BYTES: usize = 512;
+
+/// `text` cut to at most `max` bytes, on a char boundary, ending in a marker that says how
+/// much was cut (`[... 12,345 more bytes]`); `text` itself when it fits.
+pub fn cut_to_bytes(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    // The marker for the most that could be cut is at least as long as the real one.
+    let room = max.saturating_sub(cut_marker(text.len()).len());
+    let mut keep = room.min(text.len());
+    while !text.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let mut out = text[..keep].to_owned();
+    out.push_str(&cut_marker(text.len() - keep));
+    std::borrow::Cow::Owned(out)
+}
+
+fn cut_marker(bytes: usize) -> String {
+    let digits = bytes.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("[... {grouped} more bytes]")
+}
+
 fn header(child: &ChildFrame) -> String {
     let slash = if child.kind == NodeKind::Dir { "/" } else { "" };
     format!("## {}{slash} ({})\n", child.path, child.frame.frame_type)
@@ -106,6 +145,7 @@ impl SynthesisPolicy for Concat {
     }
 
     fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
+        let share = (CONCAT_MAX_BYTES / input.children.len().max(1)).max(CONCAT_MIN_CHILD_BYTES);
         let mut out = String::new();
         for (i, c) in input.children.iter().enumerate() {
             if i > 0 {
@@ -113,12 +153,15 @@ impl SynthesisPolicy for Concat {
             }
             out.push_str(&header(c));
             let body = text(&c.frame);
+            let body = cut_to_bytes(&body, share);
             out.push_str(&body);
             if !body.ends_with('\n') {
                 out.push('\n');
             }
         }
-        Ok(out.into_bytes())
+        Ok(cut_to_bytes(&out, CONCAT_MAX_BYTES)
+            .into_owned()
+            .into_bytes())
     }
 }
 
@@ -153,7 +196,7 @@ impl SynthesisPolicy for Summary {
             let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
             let mut part = header(c);
             for l in lines.iter().take(self.lines_per_child) {
-                part.push_str(l.trim_end());
+                part.push_str(&cut_to_bytes(l.trim_end(), MAX_LINE_BYTES));
                 part.push('\n');
             }
             if lines.len() > self.lines_per_child {

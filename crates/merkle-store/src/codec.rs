@@ -1,7 +1,36 @@
 //! The binary encoding of stored records: fixed-width little-endian integers and
 //! length-prefixed byte strings, read back with bounds checks so a damaged record is an error,
 //! never a panic.
+//!
+//! Every stored record is read back through [`decode`] (or a record type's own decoder built on
+//! [`Reader`]): a record that is short, long or malformed is a [`Error::Corrupt`] naming its
+//! table and key, never a default. A counter read as 0 because its bytes were damaged would
+//! let new history keys overwrite old ones.
+use crate::error::{Error, Result};
 use crate::hash::Hash;
+
+/// Reads a whole record with `read`, which must consume every byte: anything else is a
+/// [`Error::Corrupt`] naming `table`, `key` and `what` the record should have been.
+pub(crate) fn decode<'a, T>(
+    table: &'static str,
+    key: &[u8],
+    bytes: &'a [u8],
+    what: &str,
+    read: impl FnOnce(&mut Reader<'a>) -> Option<T>,
+) -> Result<T> {
+    let mut r = Reader::new(bytes);
+    match read(&mut r) {
+        Some(v) if r.is_empty() => Ok(v),
+        _ => Err(Error::corrupt(
+            table,
+            key,
+            format!(
+                "expected {what}, found {} bytes that are not one",
+                bytes.len()
+            ),
+        )),
+    }
+}
 
 #[derive(Default)]
 pub(crate) struct Writer(pub(crate) Vec<u8>);

@@ -19,6 +19,18 @@ pub enum Error {
     StoreInUse { store: PathBuf },
     #[error("no store at {store}: run `merkle scan` first")]
     NoStore { store: PathBuf },
+    #[error(
+        "the store file {file} is damaged ({message}): restore it from a backup, or move it aside and run `merkle scan` to start a new store"
+    )]
+    Damaged { file: PathBuf, message: String },
+    #[error(
+        "the store {store} holds a {holds} store, not {requested}: leave out --engine, or pass --engine {holds}"
+    )]
+    EngineMismatch {
+        store: PathBuf,
+        requested: &'static str,
+        holds: &'static str,
+    },
     #[error("storage engine error in {store}: {message}")]
     Engine { store: PathBuf, message: String },
     #[error(
@@ -83,8 +95,17 @@ impl Error {
     pub(crate) fn corrupt(table: &'static str, key: &[u8], reason: impl Into<String>) -> Error {
         Error::Corrupt {
             table,
-            key: crate::hash::to_hex(key),
+            key: key_text(key),
             reason: reason.into(),
         }
+    }
+}
+
+/// A record key as messages show it: quoted when it is printable text (a path, a meta name),
+/// else in hex (a NodeID, a FrameID).
+fn key_text(key: &[u8]) -> String {
+    match std::str::from_utf8(key) {
+        Ok(text) if !text.is_empty() && !text.chars().any(char::is_control) => format!("{text:?}"),
+        _ => crate::hash::to_hex(key),
     }
 }

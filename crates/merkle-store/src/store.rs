@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
 use crate::agent::{self, Agent, Role};
-use crate::codec::{Reader, Writer};
+use crate::codec::{self, Reader, Writer};
 use crate::engine::{Batch, Engine, EngineKind, Table};
 use crate::error::{Error, Result};
 use crate::frame::{self, Frame, NewFrame, PutOutcome};
@@ -63,6 +63,29 @@ fn encode_racy(stamp: i64, racy: &PathSet) -> Vec<u8> {
         w.str(p);
     }
     w.0
+}
+
+/// The meta record of [`Store::frame_seq`].
+pub(crate) fn decode_frame_seq(v: &[u8]) -> Result<u64> {
+    codec::decode(
+        "meta",
+        META_FRAME_SEQ,
+        v,
+        "a frame sequence (8 bytes)",
+        |r| r.u64(),
+    )
+}
+
+/// The meta record of [`Store::root`].
+pub(crate) fn decode_root(v: &[u8]) -> Result<NodeId> {
+    codec::decode("meta", META_ROOT, v, "a root hash (32 bytes)", |r| r.hash())
+}
+
+/// The meta record of the last scan's counts, as [`encode_counts`] wrote it.
+pub(crate) fn decode_counts(v: &[u8]) -> Result<(u64, u64)> {
+    codec::decode("meta", META_COUNTS, v, "two counts (16 bytes)", |r| {
+        Some((r.u64()?, r.u64()?))
+    })
 }
 
 fn encode_counts(files: u64, dirs: u64) -> Vec<u8> {
@@ -240,15 +263,27 @@ impl Store {
                 .join(d),
             None => workspace.join(".merkle"),
         };
-        let engine = opts.engine.unwrap_or_else(|| {
-            if EngineKind::Sled.data_path(&dir).exists()
-                && !EngineKind::Redb.data_path(&dir).exists()
-            {
-                EngineKind::Sled
-            } else {
-                EngineKind::Redb
+        let holds = |e: EngineKind| e.data_path(&dir).exists();
+        let engine = match opts.engine {
+            // Opening a folder that holds the other engine's data would create a second,
+            // empty store beside it, and the user's frames would look lost.
+            Some(asked) => {
+                let other = match asked {
+                    EngineKind::Redb => EngineKind::Sled,
+                    EngineKind::Sled => EngineKind::Redb,
+                };
+                if !holds(asked) && holds(other) {
+                    return Err(Error::EngineMismatch {
+                        store: dir,
+                        requested: asked.name(),
+                        holds: other.name(),
+                    });
+                }
+                asked
             }
-        });
+            None if holds(EngineKind::Sled) && !holds(EngineKind::Redb) => EngineKind::Sled,
+            None => EngineKind::Redb,
+        };
         if opts.read_only {
             if !engine.data_path(&dir).exists() {
                 return Err(Error::NoStore { store: dir });
@@ -367,19 +402,18 @@ impl Store {
 
     /// The last scan's (files, directories), when it recorded them.
     fn tree_counts(&self) -> Result<Option<(u64, u64)>> {
-        Ok(self.engine.get(Table::Meta, META_COUNTS)?.and_then(|v| {
-            let files = u64::from_le_bytes(v.get(..8)?.try_into().ok()?);
-            let dirs = u64::from_le_bytes(v.get(8..16)?.try_into().ok()?);
-            Some((files, dirs))
-        }))
+        self.engine
+            .get(Table::Meta, META_COUNTS)?
+            .map(|v| decode_counts(&v))
+            .transpose()
     }
 
     /// The root hash of the last scan.
     pub fn root(&self) -> Result<Option<NodeId>> {
-        Ok(self
-            .engine
+        self.engine
             .get(Table::Meta, META_ROOT)?
-            .and_then(|v| Hash::from_slice(&v)))
+            .map(|v| decode_root(&v))
+            .transpose()
     }
 
     /// Scans the workspace and commits the new tree in one transaction: a crash mid-scan leaves
@@ -558,11 +592,9 @@ impl Store {
     /// How many frames the store has appended, ever: it grows with every frame created, by
     /// anyone, and with nothing else.
     pub fn frame_seq(&self) -> Result<u64> {
-        Ok(self
-            .engine
+        self.engine
             .get(Table::Meta, META_FRAME_SEQ)?
-            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
-            .map_or(0, u64::from_le_bytes))
+            .map_or(Ok(0), |v| decode_frame_seq(&v))
     }
 
     /// The checkpoint `name` last recorded: a root, and [`Store::frame_seq`] when it was
@@ -571,14 +603,15 @@ impl Store {
     /// that differ between that root and the current one ([`Store::changed_since`]) can need its
     /// work again. The store keeps checkpoints and never reads them.
     pub fn checkpoint(&self, name: &str) -> Result<Option<(NodeId, u64)>> {
-        Ok(self
-            .engine
-            .get(Table::Meta, &checkpoint_key(name))?
-            .and_then(|v| {
-                let root = Hash::from_slice(v.get(..32)?)?;
-                let seq = u64::from_le_bytes(v.get(32..40)?.try_into().ok()?);
-                Some((root, seq))
-            }))
+        let key = checkpoint_key(name);
+        self.engine
+            .get(Table::Meta, &key)?
+            .map(|v| {
+                codec::decode("meta", &key, &v, "a root hash and a frame sequence", |r| {
+                    Some((r.hash()?, r.u64()?))
+                })
+            })
+            .transpose()
     }
 
     /// Records the checkpoint `name` (see [`Store::checkpoint`]).
@@ -898,10 +931,14 @@ impl Store {
         let _guard = self.lock();
         let mut results: Vec<(u64, Result<PutOutcome>)> = Vec::with_capacity(queue.len());
         let mut batch = Batch::default();
-        let mut seq = match self.engine.get(Table::Meta, META_FRAME_SEQ) {
-            Ok(v) => v
-                .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
-                .map_or(0, u64::from_le_bytes),
+        // A damaged counter must stop every put: read as 0, it would hand out sequence numbers
+        // that are already history keys, and the new entries would overwrite the old.
+        let seq = self
+            .engine
+            .get(Table::Meta, META_FRAME_SEQ)
+            .and_then(|v| v.map_or(Ok(0), |v| decode_frame_seq(&v)));
+        let mut seq = match seq {
+            Ok(seq) => seq,
             Err(e) => {
                 return queue
                     .into_iter()
@@ -1123,15 +1160,26 @@ impl Store {
     /// Every path that has had a frame on some version of its node, in path order.
     pub fn paths_with_frames(&self) -> Result<Vec<String>> {
         let mut out: Vec<String> = Vec::new();
+        let mut err = None;
         self.engine.scan(Table::PathHeads, b"", &mut |k, _| {
-            let at = k.iter().position(|&b| b == 0).unwrap_or(k.len());
-            let path = String::from_utf8_lossy(&k[..at]);
-            if out.last().map(String::as_str) != Some(&path) {
-                out.push(path.into_owned());
+            let path = k
+                .iter()
+                .position(|&b| b == 0)
+                .and_then(|at| std::str::from_utf8(&k[..at]).ok());
+            let Some(path) = path else {
+                err = Some(Error::corrupt(
+                    "path_heads",
+                    k,
+                    "key is not a UTF-8 path, a 0 byte and a frame type",
+                ));
+                return false;
+            };
+            if out.last().map(String::as_str) != Some(path) {
+                out.push(path.to_owned());
             }
             true
         })?;
-        Ok(out)
+        err.map_or(Ok(out), Err)
     }
 
     /// The latest frame of every type on any version of the node at `path`, by type.
@@ -1174,10 +1222,10 @@ impl Store {
     /// is written after the frame, and a memo lost to a crash costs only a recomputation (frames
     /// are never deleted, so a memo never dangles).
     pub fn memo(&self, key: &Hash) -> Result<Option<FrameId>> {
-        Ok(self
-            .engine
+        self.engine
             .get(Table::Memo, &key.0)?
-            .and_then(|v| Hash::from_slice(&v)))
+            .map(|v| codec::decode("memo", &key.0, &v, "a frame id", |r| r.hash()))
+            .transpose()
     }
 
     /// Records each (memo key, frame) in one commit; a later record of a key replaces it. Every
@@ -1200,16 +1248,27 @@ impl Store {
     /// The frames derived from a basis, by FrameID.
     pub fn frames_with_basis(&self, basis: &Hash) -> Result<Vec<FrameId>> {
         let mut out = Vec::new();
+        let mut err = None;
         self.engine.scan(Table::Basis, &basis.0, &mut |k, _| {
             if !k.starts_with(&basis.0) {
                 return false;
             }
-            if let Some(id) = Hash::from_slice(&k[32..]) {
-                out.push(id);
+            match Hash::from_slice(&k[32..]) {
+                Some(id) => {
+                    out.push(id);
+                    true
+                }
+                None => {
+                    err = Some(Error::corrupt(
+                        "basis",
+                        k,
+                        "key is not a basis and a frame id",
+                    ));
+                    false
+                }
             }
-            true
         })?;
-        Ok(out)
+        err.map_or(Ok(out), Err)
     }
 
     /// Checks the store against itself: re-derives every NodeID and FrameID from its fields and

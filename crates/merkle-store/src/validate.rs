@@ -155,13 +155,15 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             Err(e) => c.at(Some(&path), e.to_string()),
         }
     }
-    let root = engine
-        .get(Table::Meta, b"root")?
-        .and_then(|v| Hash::from_slice(&v));
+    let root = match engine.get(Table::Meta, b"root")? {
+        None => Ok(None),
+        Some(v) => crate::store::decode_root(&v).map(Some),
+    };
     match (root, tree.get("")) {
-        (Some(r), Some(e)) if r == e.node_id => {}
-        (None, None) => {}
-        (r, e) => c.at(
+        (Err(e), _) => c.at(Some(""), e.to_string()),
+        (Ok(Some(r)), Some(e)) if r == e.node_id => {}
+        (Ok(None), None) => {}
+        (Ok(r), e) => c.at(
             Some(""),
             format!(
                 "meta: root {} does not match the tree's root {}",
@@ -222,27 +224,31 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     if let Some(v) = engine.get(Table::Meta, b"counts")? {
         let dirs = tree.values().filter(|e| e.kind == NodeKind::Dir).count() as u64;
         let leaves = tree.len() as u64 - dirs;
-        let recorded = v.get(..16).map(|b| {
-            (
-                u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
-                u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
-            )
-        });
-        if recorded != Some((leaves, dirs)) {
-            c.at(
+        match crate::store::decode_counts(&v) {
+            Ok(recorded) if recorded == (leaves, dirs) => {}
+            Ok((l, d)) => c.at(
                 None,
                 format!(
-                    "meta: counts {recorded:?} do not match the tree's {leaves} leaves and {dirs} directories"
+                    "meta: counts ({l} leaves, {d} directories) do not match the tree's {leaves} leaves and {dirs} directories"
                 ),
-            );
+            ),
+            Err(e) => c.at(None, e.to_string()),
         }
     }
 
     // Frames: ids re-derived, each indexed in history and basis, each on a known node.
-    let seq_max = engine
-        .get(Table::Meta, b"frame_seq")?
-        .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
-        .map_or(0, u64::from_le_bytes);
+    let seq_max = match engine.get(Table::Meta, b"frame_seq")? {
+        None => 0,
+        Some(v) => match crate::store::decode_frame_seq(&v) {
+            Ok(seq) => seq,
+            Err(e) => {
+                // Every frame would then be reported out of range; the damaged counter is the
+                // one problem.
+                c.at(None, e.to_string());
+                u64::MAX
+            }
+        },
+    };
     let mut frames: HashMap<FrameId, Frame> = HashMap::new();
     for (k, v) in all(engine, Table::Frames)? {
         let Some(id) = Hash::from_slice(&k) else {

@@ -340,6 +340,22 @@ fn a_policy_whose_examples_contradict_it_does_not_load() {
         r.stderr.contains("analyze writes") && r.stderr.contains("bad.yaml"),
         "{r}"
     );
+    // Refused before anything was created: no store, no conversation.
+    assert!(!ws.path(".merkle").exists(), "{r}");
+    ws.ok(&["-q", "scan"]);
+    let again = run(&mut merkle(
+        &ws,
+        &[
+            "run",
+            "--provider",
+            "sim",
+            "--policy",
+            policy.to_str().expect("utf-8"),
+            "go",
+        ],
+    ));
+    assert_eq!(again.code, 1, "{again}");
+    assert!(!ws.path(".merkle/conversations").exists(), "{again}");
 }
 
 #[test]

@@ -214,7 +214,7 @@ fn an_edit_makes_frames_stale_and_regenerate_reports_what_it_did() {
     let r = ws.run(&["regenerate", "src", "--to", "docs"]);
     assert_eq!(
         (r.code, r.stderr.as_str()),
-        (1, "error: --to \"docs\" is not an ancestor of \"src\"\n")
+        (2, "error: --to \"docs\" is not an ancestor of \"src\"\n")
     );
     ws.assert_valid();
 }

@@ -120,7 +120,7 @@ fn an_agent_keeps_its_own_model_until_told_otherwise() {
     ws.ok(&["agent", "add", "gen", "--role", "writer", "--no-provider"]);
     assert_eq!(ws.ok(&["agent", "list"]), "gen\twriter\n");
 
-    // The configuration is checked when it is given, not at the first call.
+    // The configuration is checked when it is given, not at the first call: a usage error.
     for (flags, message) in [
         (
             vec!["--provider", "openai-compatible"],
@@ -128,13 +128,14 @@ fn an_agent_keeps_its_own_model_until_told_otherwise() {
         ),
         (
             vec!["--provider", "ollama", "--base-url", "localhost:11434"],
-            "error: --base-url \"localhost:11434\": expected an http:// or https:// URL with a host\n",
+            "error: invalid value 'localhost:11434' for '--base-url <URL>': \"localhost:11434\": \
+             expected an http:// or https:// URL with a host\n\nFor more information, try '--help'.\n",
         ),
     ] {
         let mut args = vec!["agent", "add", "bad", "--role", "writer"];
         args.extend(flags);
         let r = ws.run(&args);
-        assert_eq!((r.code, r.stderr.as_str()), (1, message));
+        assert_eq!((r.code, r.stderr.as_str()), (2, message));
     }
     let r = ws.run(&["agent", "add", "bad", "--role", "writer", "--model", "m"]);
     assert!(r.code == 2 && r.stderr.contains("--provider"), "{r}");

@@ -67,7 +67,7 @@ fn without_a_model_generate_is_offline_and_says_so() {
         "{r}"
     );
     let offline = generate(&ws, &["--offline"]);
-    assert_eq!(offline["producer"], json!("outline:8"), "{offline}");
+    assert_eq!(offline["producer"], json!("outline:8:2048"), "{offline}");
     assert!(offline.get("llm").is_none());
 }
 
@@ -320,4 +320,103 @@ fn the_writing_agent_s_own_model_is_used_unless_a_flag_or_the_mode_says_otherwis
     let r = run(&mut cmd);
     assert_eq!(r.code, 0, "{r}");
     assert_eq!(parse(&r.stdout)["llm"]["calls"], json!(11), "{r}");
+}
+
+#[test]
+fn generate_without_a_path_covers_the_workspace_root_from_a_subfolder_and_says_so() {
+    let ws = Workspace::fixture();
+    ws.ok(&["-q", "scan"]);
+    let mut cmd = ws.cmd(&["--json", "generate", "--recursive", "--offline"]);
+    cmd.current_dir(ws.path("src/util"));
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    let report = parse(&r.stdout);
+    assert_eq!(
+        (&report["path"], &report["recursive"], &report["failed"]),
+        (&json!(""), &json!(true), &json!([])),
+        "{report}"
+    );
+    // Files outside the subfolder got frames, and the root is up to date.
+    for path in ["README.md", "docs/guide.md", "."] {
+        let node = ws.json(&["get-node", path, "--type", "summary"]);
+        assert_eq!(
+            node["frames"].as_array().map(Vec::len),
+            Some(1),
+            "{path}: {node}"
+        );
+    }
+    let status = ws.json(&["status"]);
+    assert_eq!(status["stale_frames"], json!([]), "{status}");
+
+    // A path is relative to the current folder, and the text says what was covered.
+    let mut cmd = ws.cmd(&["generate", ".", "--offline"]);
+    cmd.current_dir(ws.path("src/util"));
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stdout
+            .starts_with("covered: src/util (its own files; --recursive for all below)\n"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_file_changed_during_generate_is_read_again_not_reported_as_a_bare_count() {
+    use std::sync::atomic::Ordering;
+    let ws = Workspace::fixture();
+    ws.ok(&["-q", "scan"]);
+    let server = HeldServer::start();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+        .args(["--root", ws.root.to_str().expect("utf-8"), "--json", "-q"])
+        .args([
+            "generate",
+            "-r",
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+        ])
+        .args([&server.url, "--model", "m", "--concurrency", "1"])
+        .env_remove("MERKLE_LLM_MODE")
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting merkle generate");
+    // The first file's call is held: every file is read by now or will be read after this
+    // edit, and those read after find content that differs from the scan's.
+    while server.received.load(Ordering::SeqCst) < 1 {
+        assert!(
+            child.try_wait().expect("poll").is_none(),
+            "generate ended early"
+        );
+        std::thread::yield_now();
+    }
+    for (path, content) in crate::FIXTURE {
+        if [
+            "README.md",
+            "docs/guide.md",
+            "src/lib.rs",
+            "src/util/mod.rs",
+            "src/util/x.rs",
+        ]
+        .contains(path)
+        {
+            ws.write(path, &format!("{content}// changed during the run\n"));
+        }
+    }
+    server.release.store(true, Ordering::SeqCst);
+    let out = child.wait_with_output().expect("waiting for generate");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(parse(&stdout)["failed"], json!([]), "{stdout}");
+    // Every frame is on the files as they are now.
+    let status = ws.json(&["status"]);
+    assert_eq!(
+        (&status["changed_on_disk"], &status["stale_frames"]),
+        (&json!([]), &json!([])),
+        "{status}"
+    );
 }

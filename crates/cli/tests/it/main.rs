@@ -19,6 +19,7 @@ use serde_json::Value;
 mod address;
 mod agent;
 mod context;
+mod damage;
 mod frames;
 mod generate;
 mod in_use;

@@ -295,3 +295,147 @@ fn get_node_takes_every_view_option_of_the_cli() {
     );
     assert!(is_error && text.contains("no/such.rs"), "{text}");
 }
+
+#[test]
+fn resources_list_in_a_workspace_never_scanned_is_empty() {
+    let ws = Workspace::fixture();
+    let mut server = Server::start(&ws, "w");
+    server.handshake();
+    let answer = server.request("resources/list", json!({}));
+    assert_eq!(answer["result"]["resources"], json!([]), "{answer}");
+    // Listing created nothing.
+    assert!(!ws.path(".merkle").exists());
+}
+
+/// The formats JSON Schema (draft 2020-12) defines; ajv in strict mode rejects any other.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// The keywords a tool's input schema may use: JSON Schema's own and its annotations. ajv's
+/// strict mode rejects unknown keywords.
+const KEYWORDS: &[&str] = &[
+    "$schema",
+    "title",
+    "description",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "default",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "format",
+    "examples",
+];
+
+/// Every problem ajv's strict mode (and a single-type dialect such as Gemini's) would have with
+/// `schema` at `at`.
+fn strict_problems(at: &str, schema: &Value, out: &mut Vec<String>) {
+    let Some(obj) = schema.as_object() else {
+        out.push(format!("{at}: not an object"));
+        return;
+    };
+    for (key, value) in obj {
+        if !KEYWORDS.contains(&key.as_str()) {
+            out.push(format!("{at}: keyword {key:?} is not allowed"));
+        }
+        match key.as_str() {
+            "type" if !value.is_string() => out.push(format!("{at}: type {value} is not one type")),
+            "format"
+                if !value
+                    .as_str()
+                    .is_some_and(|f| STANDARD_FORMATS.contains(&f)) =>
+            {
+                out.push(format!("{at}: format {value} is not a JSON Schema format"))
+            }
+            _ => {}
+        }
+    }
+    let ty = obj.get("type").and_then(Value::as_str);
+    // strictTypes: keywords of a type need that type declared.
+    for (key, needs) in [
+        ("properties", "object"),
+        ("required", "object"),
+        ("additionalProperties", "object"),
+        ("items", "array"),
+        ("minItems", "array"),
+        ("minLength", "string"),
+    ] {
+        if obj.contains_key(key) && ty != Some(needs) {
+            out.push(format!("{at}: {key} without type {needs:?}"));
+        }
+    }
+    if (obj.contains_key("minimum") || obj.contains_key("maximum"))
+        && !matches!(ty, Some("integer" | "number"))
+    {
+        out.push(format!("{at}: minimum or maximum without a numeric type"));
+    }
+    if ty.is_none() && !obj.contains_key("enum") && !obj.contains_key("const") {
+        out.push(format!("{at}: no type"));
+    }
+    let properties = obj.get("properties").and_then(Value::as_object);
+    // strictRequired: every required property is defined.
+    for name in obj
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let defined = name
+            .as_str()
+            .is_some_and(|n| properties.is_some_and(|p| p.contains_key(n)));
+        if !defined {
+            out.push(format!("{at}: required {name} is not a property"));
+        }
+    }
+    for (name, sub) in properties.into_iter().flatten() {
+        strict_problems(&format!("{at}.{name}"), sub, out);
+    }
+    if let Some(items) = obj.get("items") {
+        strict_problems(&format!("{at}[]"), items, out);
+    }
+}
+
+#[test]
+fn every_tool_input_schema_passes_a_strict_json_schema_check() {
+    let ws = Workspace::scanned();
+    let mut server = Server::start(&ws, "w");
+    server.handshake();
+    let tools = server.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().expect("tools").clone();
+    assert_eq!(tools.len(), 5);
+    let mut problems = Vec::new();
+    for tool in &tools {
+        let name = str_field(tool, "name");
+        let schema = &tool["inputSchema"];
+        assert_eq!(schema["type"], json!("object"), "{name}");
+        strict_problems(&name, schema, &mut problems);
+    }
+    assert_eq!(problems, Vec::<String>::new());
+}

@@ -40,6 +40,64 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn bad_flag_values_exit_2_before_touching_the_store() {
+    let ws = Workspace::fixture();
+    let transcript = check(
+        &ws,
+        2,
+        &[
+            &["get-node", "README.md", "--ordering", "sideways"],
+            &["get-node", "README.md", "--source", "node,moon"],
+            &[
+                "agent",
+                "add",
+                "a",
+                "--role",
+                "writer",
+                "--provider",
+                "openai-compatible",
+            ],
+            &[
+                "agent",
+                "add",
+                "a",
+                "--role",
+                "writer",
+                "--provider",
+                "anthropic",
+                "--base-url",
+                "ftp://x",
+            ],
+            &[
+                "agent",
+                "add",
+                "a",
+                "--role",
+                "writer",
+                "--provider",
+                "anthropic",
+                "--model",
+                " ",
+            ],
+            &["run", " "],
+        ],
+    );
+    assert!(!ws.path(".merkle").exists());
+    ws.settings()
+        .bind(|| insta::assert_snapshot!("bad_flag_values", transcript));
+    ws.ok(&["-q", "scan"]);
+    // These need the store to tell.
+    check(
+        &ws,
+        2,
+        &[
+            &["regenerate", "src/lib.rs", "--to", "docs"],
+            &["generate", "--offline", "--policy", "llm"],
+        ],
+    );
+}
+
+#[test]
 fn failures_exit_1_and_name_the_input() {
     let ws = Workspace::fixture();
     let before_scan = check(

@@ -105,7 +105,7 @@ fn watch_rescans_and_generates_while_other_commands_run() {
                 "up_to_date": 0,
                 "visited": 14,
                 "failed": [],
-                "producer": "outline:8",
+                "producer": "outline:8:2048",
             },
         })
     );
@@ -249,7 +249,7 @@ fn watch_refuses_a_model_without_generate() {
     assert_eq!(
         (r.code, r.stderr.as_str()),
         (
-            1,
+            2,
             "error: a model is for generating frames: add --generate\n"
         )
     );

@@ -1,5 +1,6 @@
 //! The context crate's integration tests: one binary, one module per area, all through the
 //! public API over a real store in a temporary workspace.
+mod bounds;
 mod fixture;
 mod generate;
 mod regenerate;

@@ -13,6 +13,33 @@ mod redb;
 #[cfg(feature = "sled")]
 mod sled;
 
+thread_local! {
+    /// Whether this thread is inside an engine call that catches panics (see
+    /// [`silence_caught_panics`]).
+    static CATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with [`CATCHING`] set, for an engine that turns a panic inside `f` into an error.
+pub(crate) fn catching<T>(f: impl FnOnce() -> T) -> T {
+    let outer = CATCHING.with(|c| c.replace(true));
+    let r = f();
+    CATCHING.with(|c| c.set(outer));
+    r
+}
+
+/// Installs a panic hook that stays silent for a panic inside an engine call, which the engine
+/// catches and returns as [`crate::Error::Damaged`], and hands every other panic to the hook
+/// installed before. For a binary, whose user should read the error rather than a panic
+/// message above it; the library never installs a hook itself.
+pub fn silence_caught_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !CATCHING.with(std::cell::Cell::get) {
+            previous(info);
+        }
+    }));
+}
+
 /// The tables of the store. Each is an ordered map from bytes to bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Table {

@@ -1,5 +1,10 @@
 //! The redb engine: one database file, one table per store table, single-writer mode so that
 //! read-only handles in other processes follow the writer's commits.
+//!
+//! redb trusts the pages it reads: a file whose header is intact but whose pages are garbage
+//! makes it panic (`unreachable` in its btree code) rather than return an error. Every call
+//! into redb therefore goes through [`guard`], which turns such a panic, like redb's own
+//! `Corrupted` error, into [`Error::Damaged`] naming the file.
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,6 +27,8 @@ enum Handle {
 
 pub(crate) struct RedbEngine {
     store: PathBuf,
+    /// The database file, which errors about damage name.
+    file: PathBuf,
     db: Handle,
     /// One read snapshot with every table open, shared by reads until this handle commits:
     /// opening a transaction and a table per point read costs more than the read itself. A
@@ -40,44 +47,66 @@ fn builder() -> redb::Builder {
 
 impl RedbEngine {
     pub(crate) fn open(store: &Path, path: &Path, writable: bool) -> Result<RedbEngine> {
-        let store = store.to_path_buf();
-        let db = if writable {
-            let db = builder().create(path).map_err(|e| open_error(&store, e))?;
-            // Create every table up front so readers never meet a missing table.
-            let txn = db.begin_write().map_err(|e| engine_error(&store, e))?;
-            for t in Table::ALL {
-                txn.open_table(def(t))
-                    .map_err(|e| engine_error(&store, e))?;
+        let at = Errors {
+            store: store.to_path_buf(),
+            file: path.to_path_buf(),
+        };
+        let db = guard(&at.file, || {
+            if writable {
+                let db = builder().create(path).map_err(|e| at.open(e))?;
+                // Create every table up front so readers never meet a missing table.
+                let txn = db.begin_write().map_err(|e| at.engine(e))?;
+                for t in Table::ALL {
+                    txn.open_table(def(t)).map_err(|e| at.engine(e))?;
+                }
+                txn.commit().map_err(|e| at.engine(e))?;
+                return Ok(Handle::Write(db));
             }
-            txn.commit().map_err(|e| engine_error(&store, e))?;
-            Handle::Write(db)
-        } else {
             if !path.exists() {
-                return Err(Error::NoStore { store });
+                return Err(Error::NoStore {
+                    store: at.store.clone(),
+                });
             }
             match builder().open_read_only(path) {
-                Ok(db) => Handle::Read(db),
+                Ok(db) => Ok(Handle::Read(db)),
                 // A store left by a killed writer needs recovery, which only a writer may do:
                 // do it now if no writer holds the store, then read.
                 Err(redb::DatabaseError::RepairAborted) => {
-                    drop(builder().open(path).map_err(|e| open_error(&store, e))?);
-                    Handle::Read(
-                        builder()
-                            .open_read_only(path)
-                            .map_err(|e| open_error(&store, e))?,
-                    )
+                    drop(builder().open(path).map_err(|e| at.open(e))?);
+                    Ok(Handle::Read(
+                        builder().open_read_only(path).map_err(|e| at.open(e))?,
+                    ))
                 }
-                Err(e) => return Err(open_error(&store, e)),
+                Err(e) => Err(at.open(e)),
             }
-        };
+        })?;
         Ok(RedbEngine {
-            store,
+            store: at.store,
+            file: at.file,
             db,
             snapshot: std::sync::Mutex::new(None),
         })
     }
 
-    fn tables(&self) -> Result<Arc<Vec<Option<ReadTable>>>> {
+    fn errors(&self) -> Errors {
+        Errors {
+            store: self.store.clone(),
+            file: self.file.clone(),
+        }
+    }
+
+    /// Runs a call into redb under [`guard`]; after a panic the cached snapshot is dropped, as
+    /// it may be half built.
+    fn guarded<T>(&self, f: impl FnOnce(&Errors) -> Result<T>) -> Result<T> {
+        let at = self.errors();
+        let r = guard(&self.file, || f(&at));
+        if matches!(r, Err(Error::Damaged { .. })) {
+            self.refresh();
+        }
+        r
+    }
+
+    fn tables(&self, at: &Errors) -> Result<Arc<Vec<Option<ReadTable>>>> {
         let mut cached = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = cached.as_ref() {
             return Ok(Arc::clone(t));
@@ -86,7 +115,7 @@ impl RedbEngine {
             Handle::Write(db) => db.begin_read(),
             Handle::Read(db) => db.begin_read(),
         }
-        .map_err(|e| engine_error(&self.store, e))?;
+        .map_err(|e| at.engine(e))?;
         // A table missing from a store written by an older version (opened read-only, so it
         // was not created) reads as empty.
         let tables = Table::ALL
@@ -94,7 +123,7 @@ impl RedbEngine {
             .map(|t| match txn.open_table(def(*t)) {
                 Ok(table) => Ok(Some(table)),
                 Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
-                Err(e) => Err(engine_error(&self.store, e)),
+                Err(e) => Err(at.engine(e)),
             })
             .collect::<Result<Vec<_>>>()?;
         let tables = Arc::new(tables);
@@ -111,19 +140,52 @@ impl RedbEngine {
     }
 }
 
-fn open_error(store: &Path, e: redb::DatabaseError) -> Error {
-    match e {
-        redb::DatabaseError::DatabaseAlreadyOpen => Error::StoreInUse {
-            store: store.to_path_buf(),
-        },
-        e => engine_error(store, e),
-    }
+/// Runs `f`, turning a panic inside it into [`Error::Damaged`] naming `file`.
+fn guard<T>(file: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    // Nothing `f` touches is left for the caller to observe half-changed: a write transaction
+    // that panics is dropped uncommitted, and the cached snapshot is cleared by the caller.
+    let caught = super::catching(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    caught.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the engine panicked".to_owned());
+        Err(Error::Damaged {
+            file: file.to_path_buf(),
+            message: format!("redb: {message}"),
+        })
+    })
 }
 
-fn engine_error(store: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Engine {
-        store: store.to_path_buf(),
-        message: e.to_string(),
+/// What errors from one store name.
+struct Errors {
+    store: PathBuf,
+    file: PathBuf,
+}
+
+impl Errors {
+    fn open(&self, e: redb::DatabaseError) -> Error {
+        match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => Error::StoreInUse {
+                store: self.store.clone(),
+            },
+            e => self.engine(e),
+        }
+    }
+
+    /// redb's error as ours: its `Corrupted` is a damaged file.
+    fn engine(&self, e: impl Into<redb::Error>) -> Error {
+        match e.into() {
+            redb::Error::Corrupted(message) => Error::Damaged {
+                file: self.file.clone(),
+                message: format!("redb: {message}"),
+            },
+            e => Error::Engine {
+                store: self.store.clone(),
+                message: e.to_string(),
+            },
+        }
     }
 }
 
@@ -133,12 +195,14 @@ impl Engine for RedbEngine {
     }
 
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let tables = self.tables()?;
-        let Some(t) = Self::table(&tables, table) else {
-            return Ok(None);
-        };
-        let v = t.get(key).map_err(|e| engine_error(&self.store, e))?;
-        Ok(v.map(|g| g.value().to_vec()))
+        self.guarded(|at| {
+            let tables = self.tables(at)?;
+            let Some(t) = Self::table(&tables, table) else {
+                return Ok(None);
+            };
+            let v = t.get(key).map_err(|e| at.engine(e))?;
+            Ok(v.map(|g| g.value().to_vec()))
+        })
     }
 
     fn scan(
@@ -147,17 +211,19 @@ impl Engine for RedbEngine {
         start: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let tables = self.tables()?;
-        let Some(t) = Self::table(&tables, table) else {
-            return Ok(());
-        };
-        for item in t.range(start..).map_err(|e| engine_error(&self.store, e))? {
-            let (k, v) = item.map_err(|e| engine_error(&self.store, e))?;
-            if !visit(k.value(), v.value()) {
-                break;
+        self.guarded(|at| {
+            let tables = self.tables(at)?;
+            let Some(t) = Self::table(&tables, table) else {
+                return Ok(());
+            };
+            for item in t.range(start..).map_err(|e| at.engine(e))? {
+                let (k, v) = item.map_err(|e| at.engine(e))?;
+                if !visit(k.value(), v.value()) {
+                    break;
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     fn commit(&self, batch: Batch) -> Result<()> {
@@ -167,35 +233,7 @@ impl Engine for RedbEngine {
                 message: "the store was opened read-only".to_owned(),
             });
         };
-        let txn = db.begin_write().map_err(|e| engine_error(&self.store, e))?;
-        {
-            // Open each table once per batch; batches are mostly grouped by table already.
-            let mut open: Vec<(Table, OpenTable<'_>)> = Vec::new();
-            for (table, key, value) in &batch.ops {
-                let idx = match open.iter().position(|(t, _)| t == table) {
-                    Some(i) => i,
-                    None => {
-                        let t = txn
-                            .open_table(def(*table))
-                            .map_err(|e| engine_error(&self.store, e))?;
-                        open.push((*table, t));
-                        open.len() - 1
-                    }
-                };
-                let t = &mut open[idx].1;
-                match value {
-                    Some(v) => {
-                        t.insert(key.as_slice(), v.as_slice())
-                            .map_err(|e| engine_error(&self.store, e))?;
-                    }
-                    None => {
-                        t.remove(key.as_slice())
-                            .map_err(|e| engine_error(&self.store, e))?;
-                    }
-                }
-            }
-        }
-        txn.commit().map_err(|e| engine_error(&self.store, e))?;
+        self.guarded(|at| Self::commit_in(db, at, &batch))?;
         // Later reads must see this commit.
         *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
@@ -206,8 +244,40 @@ impl Engine for RedbEngine {
     }
 
     fn count(&self, table: Table) -> Result<u64> {
-        let tables = self.tables()?;
-        Self::table(&tables, table)
-            .map_or(Ok(0), |t| t.len().map_err(|e| engine_error(&self.store, e)))
+        self.guarded(|at| {
+            let tables = self.tables(at)?;
+            Self::table(&tables, table).map_or(Ok(0), |t| t.len().map_err(|e| at.engine(e)))
+        })
+    }
+}
+
+impl RedbEngine {
+    fn commit_in(db: &redb::Database, at: &Errors, batch: &Batch) -> Result<()> {
+        let txn = db.begin_write().map_err(|e| at.engine(e))?;
+        {
+            // Open each table once per batch; batches are mostly grouped by table already.
+            let mut open: Vec<(Table, OpenTable<'_>)> = Vec::new();
+            for (table, key, value) in &batch.ops {
+                let idx = match open.iter().position(|(t, _)| t == table) {
+                    Some(i) => i,
+                    None => {
+                        let t = txn.open_table(def(*table)).map_err(|e| at.engine(e))?;
+                        open.push((*table, t));
+                        open.len() - 1
+                    }
+                };
+                let t = &mut open[idx].1;
+                match value {
+                    Some(v) => {
+                        t.insert(key.as_slice(), v.as_slice())
+                            .map_err(|e| at.engine(e))?;
+                    }
+                    None => {
+                        t.remove(key.as_slice()).map_err(|e| at.engine(e))?;
+                    }
+                }
+            }
+        }
+        txn.commit().map_err(|e| at.engine(e))
     }
 }

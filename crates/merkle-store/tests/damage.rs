@@ -1,0 +1,238 @@
+//! Damaged stores: a record whose bytes are wrong, a file whose pages are garbage, a store
+//! opened with the other engine. Each must be an error (or a `validate` problem) that names
+//! what is at fault, never a panic, a default or a second store.
+use std::path::Path;
+
+use merkle_store::{EngineKind, Error, NewFrame, OpenOptions, Role, ScanOptions, Store};
+use pretty_assertions::assert_eq;
+
+fn open(root: &Path, opts: &OpenOptions) -> merkle_store::Result<Store> {
+    Store::open(root, opts)
+}
+
+/// A scanned workspace with an agent and two frames on its README.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("README.md"), "# readme\n").expect("write");
+    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
+    std::fs::write(dir.path().join("src/lib.rs"), "pub fn f() {}\n").expect("write");
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    store.scan(&ScanOptions::default()).expect("scan");
+    store.add_agent("a", Role::Writer).expect("add agent");
+    let node = store
+        .node_at("README.md")
+        .expect("node_at")
+        .expect("README");
+    for text in ["one", "two"] {
+        store
+            .put_frame(NewFrame::new(
+                node.node_id,
+                "note",
+                "a",
+                text.as_bytes().to_vec(),
+            ))
+            .expect("put");
+    }
+    dir
+}
+
+/// Writes `value` under `key` in the redb store's meta table, as damage on disk would.
+fn damage_meta(root: &Path, key: &[u8], value: &[u8]) {
+    let db = redb::Database::create(root.join(".merkle/store.redb")).expect("open redb");
+    let txn = db.begin_write().expect("begin");
+    {
+        let def: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("meta");
+        let mut t = txn.open_table(def).expect("meta table");
+        t.insert(key, value).expect("insert");
+    }
+    txn.commit().expect("commit");
+}
+
+#[test]
+fn a_damaged_frame_sequence_stops_puts_instead_of_restarting_at_zero() {
+    let dir = workspace();
+    damage_meta(dir.path(), b"frame_seq", &[1, 2, 3]);
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let node = store
+        .node_at("README.md")
+        .expect("node_at")
+        .expect("README");
+    let history_before = store.frames_of(&node.node_id, None).expect("frames");
+
+    let expected = "corrupt record in table meta at key \"frame_seq\": expected a frame \
+                    sequence (8 bytes), found 3 bytes that are not one";
+    let err = store
+        .put_frame(NewFrame::new(node.node_id, "note", "a", b"three".to_vec()))
+        .expect_err("a put over a damaged counter must fail");
+    assert!(err.to_string().ends_with(expected), "{err}");
+    let err = store.frame_seq().expect_err("frame_seq must fail");
+    assert_eq!(err.to_string(), expected);
+    // Nothing was overwritten.
+    assert_eq!(
+        store.frames_of(&node.node_id, None).expect("frames"),
+        history_before
+    );
+    let problems = store.validate().expect("validate");
+    assert_eq!(
+        problems
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect::<Vec<_>>(),
+        vec![expected]
+    );
+}
+
+#[test]
+fn damaged_root_and_counts_records_are_errors_and_problems() {
+    let dir = workspace();
+    damage_meta(dir.path(), b"root", b"short");
+    damage_meta(dir.path(), b"counts", &[0; 17]);
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let err = store.root().expect_err("root must fail");
+    assert!(
+        matches!(&err, Error::Corrupt { table: "meta", key, .. } if key == "\"root\""),
+        "{err}"
+    );
+    let problems: Vec<String> = store
+        .validate()
+        .expect("validate")
+        .into_iter()
+        .map(|p| p.message)
+        .collect();
+    assert_eq!(
+        problems,
+        vec![
+            "corrupt record in table meta at key \"root\": expected a root hash (32 bytes), \
+             found 5 bytes that are not one"
+                .to_owned(),
+            "corrupt record in table meta at key \"counts\": expected two counts (16 bytes), \
+             found 17 bytes that are not one"
+                .to_owned(),
+        ]
+    );
+}
+
+/// Overwrites the store file after its first 4 KiB (redb's header page) with garbage, keeping
+/// its length.
+fn garble_after_header(root: &Path) -> std::path::PathBuf {
+    let path = root.join(".merkle/store.redb");
+    let mut bytes = std::fs::read(&path).expect("read store file");
+    let mut x: u32 = 0x9e37_79b9;
+    for b in bytes.iter_mut().skip(4096) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        *b = x as u8;
+    }
+    std::fs::write(&path, &bytes).expect("write store file");
+    path
+}
+
+#[test]
+fn a_store_file_with_garbage_after_its_header_is_reported_damaged_by_every_call() {
+    let dir = workspace();
+    let file = garble_after_header(dir.path());
+    for read_only in [true, false] {
+        let opts = OpenOptions {
+            read_only,
+            ..OpenOptions::default()
+        };
+        let store = match open(dir.path(), &opts) {
+            Ok(store) => store,
+            Err(e) => {
+                assert_damaged(&e, &file);
+                continue;
+            }
+        };
+        let calls: Vec<(&str, Result<(), Error>)> = vec![
+            ("validate", store.validate().map(drop)),
+            ("status", store.status().map(drop)),
+            ("node_at", store.node_at("README.md").map(drop)),
+            ("root", store.root().map(drop)),
+            ("counts", store.counts().map(drop)),
+            ("agents", store.agents().map(drop)),
+        ];
+        for (name, r) in calls {
+            match r {
+                Err(e) => assert_damaged(&e, &file),
+                Ok(()) => panic!("{name} read a garbled store without an error"),
+            }
+        }
+    }
+}
+
+fn assert_damaged(e: &Error, file: &Path) {
+    let text = e.to_string();
+    assert!(
+        matches!(e, Error::Damaged { .. }) && text.contains(&file.display().to_string()),
+        "{text}"
+    );
+}
+
+#[test]
+fn opening_a_store_with_the_other_engine_is_refused_and_creates_nothing() {
+    let dir = workspace();
+    let before: Vec<_> = std::fs::read_dir(dir.path().join(".merkle"))
+        .expect("store folder")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    for read_only in [false, true] {
+        let err = open(
+            dir.path(),
+            &OpenOptions {
+                engine: Some(EngineKind::Sled),
+                read_only,
+                ..OpenOptions::default()
+            },
+        )
+        .expect_err("sled on a redb store must be refused");
+        assert!(
+            matches!(
+                err,
+                Error::EngineMismatch {
+                    requested: "sled",
+                    holds: "redb",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("holds a redb store, not sled"),
+            "{err}"
+        );
+    }
+    let after: Vec<_> = std::fs::read_dir(dir.path().join(".merkle"))
+        .expect("store folder")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(after, before);
+}
+
+#[cfg(feature = "sled")]
+#[test]
+fn opening_a_sled_store_with_redb_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("a.txt"), "a\n").expect("write");
+    let sled = OpenOptions {
+        engine: Some(EngineKind::Sled),
+        ..OpenOptions::default()
+    };
+    open(dir.path(), &sled)
+        .expect("open sled")
+        .scan(&ScanOptions::default())
+        .expect("scan");
+    let err = open(
+        dir.path(),
+        &OpenOptions {
+            engine: Some(EngineKind::Redb),
+            ..OpenOptions::default()
+        },
+    )
+    .expect_err("redb on a sled store must be refused");
+    assert!(
+        err.to_string().contains("holds a sled store, not redb"),
+        "{err}"
+    );
+    assert!(!dir.path().join(".merkle/store.redb").exists());
+}
