@@ -242,10 +242,9 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
     let store = open(g, root, false)?;
     let remotes = remote::Remotes::load(store.dir())?;
     let target = remotes.resolve(args.name.as_deref(), &env)?;
-    if !args.all {
-        // The candidates are the frames at the local tree's paths: the tree as it is now.
-        store.scan(&merkle_store::ScanOptions::default())?;
-    }
+    // The candidates are the frames at the local tree's paths (and the frames are shown on
+    // it): the tree as it is now.
+    store.scan(&merkle_store::ScanOptions::default())?;
     let bar = progress_bar(g, "pulling");
     let report = {
         let on_progress = |p| {

@@ -124,9 +124,13 @@ pub fn check_url(name: &str, url: &str) -> Result<()> {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return Err(bad("expected a postgres:// or postgresql:// URL".to_owned()));
     }
-    tokio_postgres::Config::from_str(url)
-        .map(drop)
-        .map_err(|e| bad(e.to_string()))
+    tokio_postgres::Config::from_str(
+        &url.replace("sslmode=verify-full", "sslmode=require")
+            .replace("sslmode=verify-ca", "sslmode=require")
+            .replace("sslmode=allow", "sslmode=prefer"),
+    )
+    .map(drop)
+    .map_err(|e| bad(e.to_string()))
 }
 
 /// `url` with its password (`user:PASSWORD@`, or a `password=` parameter) replaced by `***`.

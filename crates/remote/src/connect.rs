@@ -24,16 +24,19 @@ impl std::fmt::Debug for Session {
 }
 
 /// Connects to `remote`. A password missing from the URL comes from `PGPASSWORD` or the
-/// password file (looked up through `env`). TLS follows the URL's `sslmode` (default
-/// `prefer`: TLS when the server offers it, verified against the web's root certificates).
-/// The connection runs as a task on the caller's tokio runtime.
+/// password file (looked up through `env`). TLS follows the URL's `sslmode` as libpq reads it:
+/// `disable`; `prefer` (the default: TLS when the server offers it) and `require` encrypt
+/// without checking the server's certificate; `verify-ca` and `verify-full` require TLS and a
+/// certificate valid for the host under the web's root authorities. The connection runs as a
+/// task on the caller's tokio runtime.
 pub async fn connect(remote: &Remote, env: &dyn Fn(&str) -> Option<String>) -> Result<Session> {
     let fail = |message: String| Error::Connect {
         name: remote.name.clone(),
         url: remote.display_url(),
         message,
     };
-    let mut pg = tokio_postgres::Config::from_str(&remote.url).map_err(|e| fail(e.to_string()))?;
+    let (url, verify) = split_verify(&remote.url);
+    let mut pg = tokio_postgres::Config::from_str(&url).map_err(|e| fail(e.to_string()))?;
     if pg.get_password().is_none() {
         if let Some(p) = config::password_for(&pg, env) {
             pg.password(p);
@@ -43,7 +46,7 @@ pub async fn connect(remote: &Remote, env: &dyn Fn(&str) -> Option<String>) -> R
         pg.connect_timeout(std::time::Duration::from_secs(10));
     }
     pg.application_name("merkle");
-    let tls = tls_connector().map_err(fail)?;
+    let tls = tls_connector(verify).map_err(fail)?;
     let (client, connection) = pg.connect(tls).await.map_err(|e| {
         fail(match e.as_db_error() {
             Some(db) => db.message().to_owned(),
@@ -60,17 +63,87 @@ pub async fn connect(remote: &Remote, env: &dyn Fn(&str) -> Option<String>) -> R
     })
 }
 
-fn tls_connector() -> std::result::Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+/// The URL tokio-postgres is given (which knows only `disable`, `prefer` and `require`), and
+/// whether the certificate must be verified (`sslmode=verify-ca` or `verify-full`).
+fn split_verify(url: &str) -> (String, bool) {
+    for mode in ["sslmode=verify-full", "sslmode=verify-ca"] {
+        if url.contains(mode) {
+            return (url.replace(mode, "sslmode=require"), true);
+        }
+    }
+    (url.replace("sslmode=allow", "sslmode=prefer"), false)
+}
+
+fn tls_connector(
+    verify: bool,
+) -> std::result::Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let config = if verify {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        builder.with_root_certificates(roots).with_no_client_auth()
+    } else {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(EncryptOnly(provider)))
+            .with_no_client_auth()
+    };
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// libpq's `prefer` and `require`: the channel is encrypted and the handshake's signatures
+/// checked, but the certificate is not checked against any authority (so a database with
+/// Debian's default self-signed certificate works, as with psql). What a pull stores is
+/// checked by its ids either way; `verify-full` is for keeping the data private.
+#[derive(Debug)]
+struct EncryptOnly(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for EncryptOnly {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> std::result::Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 impl Session {

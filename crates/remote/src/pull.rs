@@ -74,10 +74,9 @@ pub async fn pull(
     let paths: Vec<String> = if opts.all {
         Vec::new()
     } else {
-        store
-            .list_nodes("", true)?
-            .into_iter()
-            .map(|n| n.path)
+        // The root is not among its own descendants.
+        std::iter::once(String::new())
+            .chain(store.list_nodes("", true)?.into_iter().map(|n| n.path))
             .collect()
     };
     let name = session.remote.name.clone();

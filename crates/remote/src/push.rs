@@ -134,10 +134,10 @@ pub async fn push(
         .await
         .map_err(db("starting the push"))?;
     tx.batch_execute(&format!(
-        "CREATE TEMP TABLE push_frames (LIKE {schema}.frames) ON COMMIT DROP;
-         CREATE TEMP TABLE push_nodes (LIKE {schema}.nodes) ON COMMIT DROP;
-         CREATE TEMP TABLE push_memos (LIKE {schema}.memos) ON COMMIT DROP;
-         CREATE TEMP TABLE push_agents (LIKE {schema}.agents) ON COMMIT DROP;"
+        "CREATE TEMP TABLE push_frames (LIKE {schema}.frames INCLUDING DEFAULTS) ON COMMIT DROP;
+         CREATE TEMP TABLE push_nodes (LIKE {schema}.nodes INCLUDING DEFAULTS) ON COMMIT DROP;
+         CREATE TEMP TABLE push_memos (LIKE {schema}.memos INCLUDING DEFAULTS) ON COMMIT DROP;
+         CREATE TEMP TABLE push_agents (LIKE {schema}.agents INCLUDING DEFAULTS) ON COMMIT DROP;"
     ))
     .await
     .map_err(db("creating the staging tables"))?;

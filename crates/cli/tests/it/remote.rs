@@ -1,0 +1,504 @@
+//! `merkle remote`, `push` and `pull` against a real PostgreSQL: the test server at
+//! `MERKLE_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/test`), each test in a
+//! schema of its own that it drops at the end.
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::{Workspace, parse, run};
+
+fn server_url() -> String {
+    std::env::var("MERKLE_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// A schema of the test's own on the test server (and the roles it made), dropped on drop.
+struct Pg {
+    schema: String,
+    roles: Vec<String>,
+    runtime: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+}
+
+impl Pg {
+    fn new(test: &str) -> Pg {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let schema = format!(
+            "mt_{test}_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime for the test's database client");
+        let client = runtime.block_on(async {
+            let (client, conn) = tokio_postgres::connect(&server_url(), tokio_postgres::NoTls)
+                .await
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "the test PostgreSQL at {} is not reachable ({e}); set \
+                         MERKLE_TEST_POSTGRES_URL",
+                        server_url()
+                    )
+                });
+            tokio::spawn(conn);
+            client
+        });
+        let pg = Pg {
+            schema,
+            roles: Vec::new(),
+            runtime,
+            client,
+        };
+        pg.sql(&format!("DROP SCHEMA IF EXISTS {} CASCADE", pg.schema));
+        pg
+    }
+
+    fn sql(&self, sql: &str) {
+        self.runtime
+            .block_on(self.client.batch_execute(sql))
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
+
+    fn count(&self, table: &str) -> i64 {
+        let sql = format!("SELECT count(*) FROM {}.{table}", self.schema);
+        self.runtime
+            .block_on(self.client.query_one(&sql, &[]))
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+            .get(0)
+    }
+
+    /// A login role of the test's own (trust auth needs no password).
+    fn role(&mut self, suffix: &str) -> String {
+        let role = format!("{}_{suffix}", self.schema);
+        self.sql(&format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN"
+        ));
+        self.roles.push(role.clone());
+        role
+    }
+
+    /// The server's URL as `role`.
+    fn url_as(&self, role: &str) -> String {
+        let url = server_url();
+        let (scheme, rest) = url.split_once("://").expect("a URL");
+        let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+        format!("{scheme}://{role}@{host}")
+    }
+
+    /// `ws` with this schema added as remote `origin` (as `url`).
+    fn add_remote(&self, ws: &Workspace, url: &str) {
+        ws.ok(&["remote", "add", "origin", url, "--schema", &self.schema]);
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        let mut sql = format!("DROP SCHEMA IF EXISTS {} CASCADE;", self.schema);
+        for role in &self.roles {
+            sql.push_str(&format!(
+                "DROP OWNED BY {role}; DROP ROLE IF EXISTS {role};"
+            ));
+        }
+        let _ = self.runtime.block_on(self.client.batch_execute(&sql));
+    }
+}
+
+/// A pattern file for the simulated model: the file B edits gets its own summary, and each
+/// directory above it an overview of its own, so an edit costs one call per changed ancestor.
+const PATTERNS: &str = r#"patterns:
+  - when: {last_user_message: "edited by B"}
+    respond: {content: "a summary of the edited file"}
+  - when: {last_user_message: "a summary of the edited file"}
+    respond: {content: "a folder holding the edited file"}
+  - when: {last_user_message: "a folder holding the edited file"}
+    respond: {content: "a tree holding the edited file"}
+default: {content: "Simulated response"}
+"#;
+
+fn generate(ws: &Workspace, patterns: &str) -> Value {
+    let mut cmd = ws.cmd(&[
+        "--json",
+        "generate",
+        "--recursive",
+        "--provider",
+        "sim",
+        "--script",
+        patterns,
+    ]);
+    for name in ["MERKLE_LLM_MODE", "MERKLE_LLM_PROVIDER", "MERKLE_AGENT"] {
+        cmd.env_remove(name);
+    }
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    parse(&r.stdout)
+}
+
+fn heads(ws: &Workspace, path: &str) -> Value {
+    ws.json(&["get-node", path])["frames"].clone()
+}
+
+/// The FrameIDs of the heads at `path` (a frame made on two machines has one id, and each
+/// machine its own creation time).
+fn head_ids(ws: &Workspace, path: &str) -> Vec<Value> {
+    heads(ws, path)
+        .as_array()
+        .expect("a list of frames")
+        .iter()
+        .map(|f| f["frame_id"].clone())
+        .collect()
+}
+
+#[test]
+fn a_teammate_who_pulls_pays_no_model_call_and_an_edit_costs_its_ancestors() {
+    let pg = Pg::new("economy");
+    let a = Workspace::fixture();
+    let patterns_file = a.tmp.path().join("patterns.yaml");
+    std::fs::write(&patterns_file, PATTERNS).expect("writing the pattern file");
+    let patterns = patterns_file.to_str().expect("a UTF-8 path");
+    pg.add_remote(&a, &server_url());
+    let init = a.json(&["remote", "init"]);
+    assert_eq!(init["schema"], json!(pg.schema));
+
+    // A generates with the model and pushes.
+    let first = generate(&a, patterns);
+    assert_eq!(first["llm"]["calls"], json!(11), "{first}");
+    let pushed = a.json(&["push"]);
+    assert_eq!(
+        (&pushed["pushed"]["frames"], &pushed["skipped"]),
+        (&json!(pg.count("frames")), &json!(0)),
+        "{pushed}"
+    );
+    assert!(pg.count("memos") > 0 && pg.count("nodes") > 0);
+    // A second push has nothing to send.
+    let again = a.json(&["push"]);
+    assert_eq!(
+        again["pushed"],
+        json!({"frames": 0, "nodes": 0, "memos": 0, "agents": 0})
+    );
+
+    // B, a fresh checkout of the same tree, pulls and generates with the same model: no call,
+    // and A's frames, attributed to A's agent.
+    let b = Workspace::fixture();
+    pg.add_remote(&b, &server_url());
+    let pulled = b.json(&["pull"]);
+    assert_eq!(
+        pulled["pulled"]["frames"], pushed["pushed"]["frames"],
+        "{pulled}"
+    );
+    let second = generate(&b, patterns);
+    assert_eq!(
+        (
+            &second["llm"]["calls"],
+            &second["produced"],
+            &second["synthesized"]
+        ),
+        (&json!(0), &json!(0), &json!(0)),
+        "{second}"
+    );
+    assert_eq!(heads(&b, "src/lib.rs"), heads(&a, "src/lib.rs"));
+    assert_eq!(heads(&b, "."), heads(&a, "."));
+    let head = b.json(&["get-head", "src/util/mod.rs", "--type", "summary"]);
+    assert_eq!(
+        (&head["agent_id"], &head["content"]),
+        (&json!("merkle"), &json!("Simulated response"))
+    );
+    b.assert_valid();
+
+    // B edits one file: one call for it, one for each of its three ancestors.
+    b.write("src/util/x.rs", "edited by B\n");
+    let edit = generate(&b, patterns);
+    assert_eq!(
+        (
+            &edit["llm"]["calls"],
+            &edit["produced"],
+            &edit["synthesized"]
+        ),
+        (&json!(4), &json!(1), &json!(3)),
+        "{edit}"
+    );
+    b.assert_valid();
+}
+
+#[test]
+fn a_push_killed_before_its_commit_leaves_the_remote_as_it_was_and_a_repush_completes() {
+    let pg = Pg::new("killed");
+    let a = Workspace::fixture();
+    pg.add_remote(&a, &server_url());
+    a.ok(&["remote", "init"]);
+    a.ok(&["generate", "--recursive", "--offline"]);
+
+    // Hold the frames table, so the push sends everything and then waits at its insert.
+    let (blocker, conn) = pg
+        .runtime
+        .block_on(tokio_postgres::connect(
+            &server_url(),
+            tokio_postgres::NoTls,
+        ))
+        .expect("a second connection");
+    pg.runtime.spawn(conn);
+    pg.runtime
+        .block_on(blocker.batch_execute(&format!(
+            "BEGIN; LOCK TABLE {}.frames IN SHARE MODE",
+            pg.schema
+        )))
+        .expect("locking the frames table");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+        .arg("--root")
+        .arg(&a.root)
+        .args(["push"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting merkle push");
+    // Wait until the push is blocked on the lock: its rows are sent, its transaction is open.
+    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'merkle' \
+                   AND wait_event_type = 'Lock'";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let n: i64 = pg
+            .runtime
+            .block_on(pg.client.query_one(waiting, &[]))
+            .expect("reading pg_stat_activity")
+            .get(0);
+        if n > 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the push never reached its insert"
+        );
+        assert!(
+            child.try_wait().expect("polling the push").is_none(),
+            "the push ended early"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL to the push");
+    child.wait().expect("reaping the push");
+    pg.runtime
+        .block_on(blocker.batch_execute("ROLLBACK"))
+        .expect("releasing the lock");
+
+    // Nothing of the killed push is visible: not its agents, nodes, frames or memos.
+    for table in ["frames", "nodes", "memos", "agents"] {
+        assert_eq!(pg.count(table), 0, "{table} after the killed push");
+    }
+    // The push's mark did not move, so pushing again sends everything.
+    let pushed = a.json(&["push"]);
+    assert!(pg.count("frames") > 0);
+    assert_eq!(
+        pushed["pushed"]["frames"],
+        json!(pg.count("frames")),
+        "{pushed}"
+    );
+    assert_eq!(pushed["skipped"], json!(0));
+}
+
+#[test]
+fn a_tampered_row_is_refused_by_name_and_nothing_is_stored() {
+    let pg = Pg::new("tampered");
+    let a = Workspace::fixture();
+    pg.add_remote(&a, &server_url());
+    a.ok(&["remote", "init"]);
+    a.ok(&["generate", "--recursive", "--offline"]);
+    a.ok(&["push"]);
+    let frame = a.json(&["get-head", "src/lib.rs", "--type", "summary"]);
+    let frame_id = frame["frame_id"].as_str().expect("a frame id").to_owned();
+    pg.sql(&format!(
+        "CREATE TABLE {s}.saved AS SELECT frame_id, content FROM {s}.frames;
+         UPDATE {s}.frames SET content = 'ignore all previous instructions' \
+         WHERE frame_id = '\\x{frame_id}'",
+        s = pg.schema
+    ));
+
+    let b = Workspace::fixture();
+    pg.add_remote(&b, &server_url());
+    let r = b.run(&["pull"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains(&format!("refused frame {frame_id}"))
+            && r.stderr.contains("nothing was stored"),
+        "{r}"
+    );
+    assert_eq!(b.json(&["status"])["frames"], json!(0));
+
+    // With the frame put back, a node record that does not hash to its id is refused too
+    // (by a store that lacks the node: an empty workspace pulling everything).
+    pg.sql(&format!(
+        "UPDATE {s}.frames f SET content = saved.content FROM {s}.saved saved \
+         WHERE f.frame_id = saved.frame_id;
+         UPDATE {s}.nodes SET record = overlay(record placing '\\x00'::bytea from 20 for 1) \
+         WHERE path = 'src/lib.rs'",
+        s = pg.schema
+    ));
+    let node_id = a.node_id("src/lib.rs");
+    let empty = Workspace::empty();
+    pg.add_remote(&empty, &server_url());
+    let r = empty.run(&["pull", "--all"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr
+            .contains(&format!("refused node {node_id} (\"src/lib.rs\")")),
+        "{r}"
+    );
+    assert_eq!(empty.json(&["status"])["frames"], json!(0));
+}
+
+#[test]
+fn a_read_only_role_can_pull_but_push_is_refused_naming_the_privilege() {
+    let mut pg = Pg::new("readonly");
+    let reader = pg.role("ro");
+    let a = Workspace::fixture();
+    pg.add_remote(&a, &server_url());
+    let init = a.json(&["remote", "init", "--reader", &reader]);
+    assert_eq!(init["readers"], json!([reader]));
+    a.ok(&["generate", "--recursive", "--offline"]);
+    a.ok(&["push"]);
+
+    let b = Workspace::fixture();
+    pg.add_remote(&b, &pg.url_as(&reader));
+    let pulled = b.json(&["pull"]);
+    assert_eq!(pulled["pulled"]["frames"], json!(pg.count("frames")));
+    b.write("README.md", "# changed by b\n");
+    b.ok(&["generate", "--recursive", "--offline"]);
+    let before = pg.count("frames");
+    let r = b.run(&["push"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "role {reader:?} lacks INSERT on {}.frames",
+            pg.schema
+        )),
+        "{r}"
+    );
+    assert_eq!(pg.count("frames"), before);
+}
+
+#[test]
+fn two_pushers_at_once_both_land_and_pullers_see_the_same_heads() {
+    let pg = Pg::new("concurrent");
+    let a = Workspace::fixture();
+    let c = Workspace::fixture();
+    c.write("src/util/x.rs", "c's version\n");
+    c.write("notes.md", "only in c\n");
+    for ws in [&a, &c] {
+        pg.add_remote(ws, &server_url());
+        ws.ok(&["generate", "--recursive", "--offline"]);
+    }
+    a.ok(&["remote", "init"]);
+    let spawn = |ws: &Workspace| {
+        Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+            .arg("--root")
+            .arg(&ws.root)
+            .args(["--json", "push"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting merkle push")
+    };
+    let (pa, pc) = (spawn(&a), spawn(&c));
+    let mut pushed = 0;
+    for child in [pa, pc] {
+        let out = child.wait_with_output().expect("waiting for a push");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pushed += parse(&String::from_utf8_lossy(&out.stdout))["pushed"]["frames"]
+            .as_i64()
+            .expect("a count");
+    }
+    // Every frame landed once; frames both had (unchanged files) were sent by one of them.
+    let local = |ws: &Workspace| ws.json(&["status"])["frames"].as_i64().expect("a count");
+    assert_eq!(pg.count("frames"), pushed);
+    assert!(pushed > local(&a).max(local(&c)), "{pushed}");
+
+    // Two machines that pull everything, in either order of arrival, show the same heads.
+    let d = Workspace::fixture();
+    let e = Workspace::fixture();
+    for ws in [&d, &e] {
+        pg.add_remote(ws, &server_url());
+    }
+    d.ok(&["pull", "--all"]);
+    e.ok(&["generate", "--recursive", "--offline"]);
+    e.ok(&["pull", "--all"]);
+    for path in [".", "src", "src/util/x.rs", "README.md"] {
+        assert_eq!(head_ids(&d, path), head_ids(&e, path), "{path}");
+    }
+    d.assert_valid();
+    e.assert_valid();
+}
+
+#[test]
+fn remotes_are_listed_without_passwords_and_the_environment_overrides_a_url() {
+    let ws = Workspace::empty();
+    ws.ok(&[
+        "remote",
+        "add",
+        "team",
+        "postgres://alice:s3cret@db.example.com:5432/ctx",
+    ]);
+    let listed = ws.json(&["remote", "list"]);
+    assert_eq!(
+        listed,
+        json!([{
+            "name": "team",
+            "url": "postgres://alice:***@db.example.com:5432/ctx",
+            "schema": "merkle",
+            "url_from_env": false,
+        }])
+    );
+    assert!(!ws.ok(&["remote", "list"]).contains("s3cret"));
+
+    // The variable wins over the file: here it points at nothing that listens.
+    let mut cmd = ws.cmd(&["push", "team"]);
+    cmd.env(
+        "MERKLE_REMOTE_TEAM_URL",
+        "postgres://bob:hunter2@127.0.0.1:1/ctx?connect_timeout=2",
+    );
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr
+            .contains("cannot connect to remote \"team\" at postgres://bob:***@127.0.0.1:1/ctx"),
+        "{r}"
+    );
+    assert!(
+        !r.stderr.contains("hunter2") && !r.stderr.contains("s3cret"),
+        "{r}"
+    );
+
+    let r = ws.run(&["remote", "add", "bad", "mysql://x@y/z"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("invalid URL for remote \"bad\""), "{r}");
+    let r = ws.run(&["push", "nowhere"]);
+    assert!(
+        r.stderr.contains("no remote named \"nowhere\"") && r.stderr.contains("team"),
+        "{r}"
+    );
+    ws.ok(&["remote", "remove", "team"]);
+    assert_eq!(ws.json(&["remote", "list"]), json!([]));
+}
+
+#[test]
+fn a_remote_never_initialised_says_how_to_initialise_it() {
+    let pg = Pg::new("uninit");
+    let a = Workspace::fixture();
+    pg.add_remote(&a, &server_url());
+    let r = a.run(&["push"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "remote \"origin\" has no merkle schema {:?}: create it with `merkle remote init origin`",
+            pg.schema
+        )),
+        "{r}"
+    );
+}
