@@ -6,6 +6,9 @@
 //!   listed in the fenced code block with info string `layering` in `ARCHITECTURE.md`, one
 //!   `from -> to` per line, `#` starting a comment. The listed edges must name crates under
 //!   `crates/` and form a DAG, so the document cannot drift from the code in either direction.
+//!   A crate is named by its folder, as ARCHITECTURE.md's codemap names it: `crates/cli` is
+//!   `cli` although its package is `merkle` (so that `cargo install` and `cargo uninstall` use
+//!   the command's name).
 //! - **One owner per heavy dependency.** reqwest only in llm-core, redb and sled only in
 //!   merkle-store, clap, tracing-subscriber, indicatif and rmcp only in cli, tokio's multi-threaded
 //!   runtime only in cli, and no tokio at all in merkle-store. Dev-dependencies are exempt: a test
@@ -71,10 +74,14 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     let workspace = read_manifest(root, "Cargo.toml")?;
     let crates = read_crates(root, &mut problems)?;
     let names: BTreeSet<&str> = crates.iter().map(|c| c.name.as_str()).collect();
+    let folders: BTreeMap<&str, &str> = crates
+        .iter()
+        .map(|c| (c.package.as_str(), c.name.as_str()))
+        .collect();
 
     let allowed = read_layering(root, &names, &mut problems)?;
     for krate in &crates {
-        check_crate(krate, &workspace, &names, &allowed, &mut problems);
+        check_crate(krate, &workspace, &folders, &allowed, &mut problems);
     }
     for dir in ["crates", "xtask"] {
         check_doc_lines(root, &root.join(dir), &mut problems)?;
@@ -84,7 +91,10 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
 }
 
 struct Crate {
+    /// The folder's name under `crates/`: what the layering block and the owners name.
     name: String,
+    /// The package name, what other manifests depend on.
+    package: String,
     /// The manifest's path relative to the root, for messages.
     file: String,
     manifest: Manifest,
@@ -105,7 +115,7 @@ fn read_crates(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Crate>> {
         }
         let file = format!("{}/Cargo.toml", rel(root, &entry));
         let manifest = read_manifest(root, &file)?;
-        let Some(name) = manifest.package.clone() else {
+        let Some(package) = manifest.package.clone() else {
             problems.push(Problem {
                 file,
                 line: None,
@@ -113,8 +123,13 @@ fn read_crates(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Crate>> {
             });
             continue;
         };
+        let name = entry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         crates.push(Crate {
             name,
+            package,
             file,
             manifest,
         });
@@ -278,7 +293,7 @@ fn resolve(dep: &Dep, workspace: &Manifest) -> (String, Vec<String>) {
 fn check_crate(
     krate: &Crate,
     workspace: &Manifest,
-    names: &BTreeSet<&str>,
+    folders: &BTreeMap<&str, &str>,
     allowed: &BTreeSet<(String, String)>,
     problems: &mut Vec<Problem>,
 ) {
@@ -295,14 +310,14 @@ fn check_crate(
     for ((kind, key), dep) in &krate.manifest.deps {
         let (package, features) = resolve(dep, workspace);
         let table = kind.table();
-        if names.contains(package.as_str())
-            && package != name
-            && !allowed.contains(&(name.to_owned(), package.clone()))
+        if let Some(&to) = folders.get(package.as_str())
+            && to != name
+            && !allowed.contains(&(name.to_owned(), to.to_owned()))
         {
             problem(
                 dep.line,
                 format!(
-                    "dependency edge `{name} -> {package}` in {table} is not allowed by the \
+                    "dependency edge `{name} -> {to}` in {table} is not allowed by the \
                      `layering` block in {ARCHITECTURE}"
                 ),
             );
