@@ -4,7 +4,8 @@
 //!
 //! - **Layering.** Every dependency edge between workspace crates (normal, dev and build) must be
 //!   listed in the fenced code block with info string `layering` in `ARCHITECTURE.md`, one
-//!   `from -> to` per line, `#` starting a comment. The listed edges must name crates under
+//!   `from -> to` per line, `#` starting a comment; `from -> to (dev)` allows the edge in
+//!   `[dev-dependencies]` only. The listed edges must name crates under
 //!   `crates/` and form a DAG, so the document cannot drift from the code in either direction.
 //!   A crate is named by its folder, as ARCHITECTURE.md's codemap names it: `crates/cli` is
 //!   `cli` although its package is `merkle` (so that `cargo install` and `cargo uninstall` use
@@ -137,13 +138,16 @@ fn read_crates(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Crate>> {
     Ok(crates)
 }
 
+/// The allowed edges `(from, to)`, each with whether it is allowed in dev-dependencies only.
+type Allowed = BTreeMap<(String, String), bool>;
+
 /// Reads the allowed edges from ARCHITECTURE.md; problems in the block itself are reported
 /// against ARCHITECTURE.md so the fix is made there.
 fn read_layering(
     root: &Path,
     names: &BTreeSet<&str>,
     problems: &mut Vec<Problem>,
-) -> Result<BTreeSet<(String, String)>> {
+) -> Result<Allowed> {
     let mut problem = |line, message: String| {
         problems.push(Problem {
             file: ARCHITECTURE.to_owned(),
@@ -158,12 +162,13 @@ fn read_layering(
                 None,
                 "missing: it must hold the `layering` block".to_owned(),
             );
-            return Ok(BTreeSet::new());
+            return Ok(Allowed::new());
         }
         Err(e) => return Err(e).context(format!("reading {ARCHITECTURE}")),
     };
 
     let mut edges: Vec<(String, String, usize)> = Vec::new();
+    let mut allowed = Allowed::new();
     let mut blocks = 0;
     let mut fence: Option<&str> = None;
     for (i, line) in text.lines().enumerate() {
@@ -178,6 +183,10 @@ fn read_layering(
             if body.is_empty() {
                 continue;
             }
+            let (body, dev) = match body.strip_suffix("(dev)") {
+                Some(edge) => (edge.trim_end(), true),
+                None => (body, false),
+            };
             match body.split_once("->").map(|(a, b)| (a.trim(), b.trim())) {
                 Some((from, to)) if is_name(from) && is_name(to) => {
                     for name in [from, to] {
@@ -185,6 +194,7 @@ fn read_layering(
                             problem(Some(n), format!("`{name}` is not a crate under crates/"));
                         }
                     }
+                    allowed.insert((from.to_owned(), to.to_owned()), dev);
                     edges.push((from.to_owned(), to.to_owned(), n));
                 }
                 _ => problem(
@@ -225,7 +235,7 @@ fn read_layering(
             ),
         );
     }
-    Ok(edges.into_iter().map(|(a, b, _)| (a, b)).collect())
+    Ok(allowed)
 }
 
 fn is_name(s: &str) -> bool {
@@ -294,7 +304,7 @@ fn check_crate(
     krate: &Crate,
     workspace: &Manifest,
     folders: &BTreeMap<&str, &str>,
-    allowed: &BTreeSet<(String, String)>,
+    allowed: &Allowed,
     problems: &mut Vec<Problem>,
 ) {
     let name = krate.name.as_str();
@@ -312,15 +322,24 @@ fn check_crate(
         let table = kind.table();
         if let Some(&to) = folders.get(package.as_str())
             && to != name
-            && !allowed.contains(&(name.to_owned(), to.to_owned()))
         {
-            problem(
-                dep.line,
-                format!(
-                    "dependency edge `{name} -> {to}` in {table} is not allowed by the \
-                     `layering` block in {ARCHITECTURE}"
+            match allowed.get(&(name.to_owned(), to.to_owned())) {
+                None => problem(
+                    dep.line,
+                    format!(
+                        "dependency edge `{name} -> {to}` in {table} is not allowed by the \
+                         `layering` block in {ARCHITECTURE}"
+                    ),
                 ),
-            );
+                Some(true) if *kind != DepKind::Dev => problem(
+                    dep.line,
+                    format!(
+                        "dependency edge `{name} -> {to}` in {table} is allowed only in \
+                         [dev-dependencies] by the `layering` block in {ARCHITECTURE}"
+                    ),
+                ),
+                Some(_) => {}
+            }
         }
         if *kind == DepKind::Dev {
             continue;

@@ -172,6 +172,26 @@ fn crates_are_named_by_their_folder() {
     );
 }
 
+/// `from -> to (dev)` allows the edge for tests only, as agent-loop's on llm-sim.
+#[test]
+fn dev_only_edges_are_refused_elsewhere() {
+    let architecture = "```layering\ncontext -> merkle-store (dev)  # tests only\n\
+                        cli -> merkle-store\ncli -> context (dev)\n```\n";
+    let cli = "[dependencies]\nmerkle-store.workspace = true\n\n\
+               [dev-dependencies]\ncontext.workspace = true\n";
+    check(
+        &[
+            ("ARCHITECTURE.md", architecture),
+            ("crates/cli/Cargo.toml", &manifest("cli", cli)),
+        ],
+        &[
+            "crates/context/Cargo.toml:6: dependency edge `context -> merkle-store` in \
+             [dependencies] is allowed only in [dev-dependencies] by the `layering` block in \
+             ARCHITECTURE.md",
+        ],
+    );
+}
+
 #[test]
 fn heavy_dependencies_have_one_owner() {
     let deps = "[dependencies]\nmerkle-store.workspace = true\nreqwest.workspace = true\n\
