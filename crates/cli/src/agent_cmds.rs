@@ -8,7 +8,9 @@
 //! stdout, or one JSON document with `--json`.
 //!
 //! Exit codes of `run`: 0 the task completed or the model ended its turn, 3 the model escalated,
-//! 4 the loop governor (or the model-call cap) stopped the request, 1 an error.
+//! 4 the loop governor (or the model-call cap) stopped the request, 5 the model called
+//! `complete` although the last call of some tool failed (an edit that did not apply: the task
+//! is not done, whatever the summary says), 1 an error.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -171,6 +173,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
             "tool_calls": outcome.tool_calls,
             "compactions": outcome.compactions,
             "usage": outcome.usage,
+            "failed_tools": outcome.failed_tools,
         });
         println!(
             "{}",
@@ -184,7 +187,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
             eprintln!("{} (conversation {id})", end_line(&outcome));
         }
     }
-    Ok(exit_code(&outcome.end))
+    Ok(exit_code(&outcome))
 }
 
 pub(crate) fn run_chat(
@@ -631,6 +634,11 @@ fn end_line(outcome: &TurnOutcome) -> String {
     );
     match &outcome.end {
         TurnEnd::EndTurn => format!("done: the model ended its turn ({counts})"),
+        TurnEnd::Completed { summary } if !outcome.failed_tools.is_empty() => format!(
+            "not completed: the model called complete (\"{summary}\"), but its last {} failed \
+             ({counts})",
+            tool_calls_named(&outcome.failed_tools)
+        ),
         TurnEnd::Completed { summary } => format!("completed: {summary} ({counts})"),
         TurnEnd::Escalated { reason } => format!("escalated: {reason} ({counts})"),
         TurnEnd::Stopped { stop } => format!("stopped ({}): {stop} ({counts})", stop.rule()),
@@ -640,8 +648,18 @@ fn end_line(outcome: &TurnOutcome) -> String {
     }
 }
 
-fn exit_code(end: &TurnEnd) -> ExitCode {
-    match end {
+/// `edit_file call`, `edit_file and run_command calls`, `a, b and c calls`.
+fn tool_calls_named(tools: &[String]) -> String {
+    match tools {
+        [one] => format!("{one} call"),
+        [first @ .., last] => format!("{} and {last} calls", first.join(", ")),
+        [] => "calls".to_owned(),
+    }
+}
+
+fn exit_code(outcome: &TurnOutcome) -> ExitCode {
+    match &outcome.end {
+        TurnEnd::Completed { .. } if !outcome.failed_tools.is_empty() => ExitCode::from(5),
         TurnEnd::EndTurn | TurnEnd::Completed { .. } => ExitCode::SUCCESS,
         TurnEnd::Escalated { .. } => ExitCode::from(3),
         _ => ExitCode::from(4),
