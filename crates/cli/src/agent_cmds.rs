@@ -325,8 +325,8 @@ pub(crate) fn run_conversations(
                 );
             } else {
                 println!(
-                    "conversation {id}, {} messages, created {}",
-                    messages.len(),
+                    "conversation {id}, {}, created {}",
+                    crate::output::count(messages.len() as u64, "message"),
                     metadata["created_at"].as_str().unwrap_or("?")
                 );
                 for message in &messages[skip..] {
@@ -609,6 +609,8 @@ fn progress(event: AgentEvent<'_>, quiet: bool, echo_text: bool) {
         AgentEvent::ToolResult { outcome, .. } => {
             let first = outcome.content.lines().next().unwrap_or_default();
             if outcome.is_error {
+                // A failed tool's result already starts with "error: " for the model.
+                let first = first.strip_prefix("error: ").unwrap_or(first);
                 eprintln!("   error: {}", one_line(first, 300));
             } else {
                 eprintln!("   ok: {}", one_line(first, 160));
@@ -629,8 +631,9 @@ fn one_line(text: &str, max: usize) -> String {
 
 fn end_line(outcome: &TurnOutcome) -> String {
     let counts = format!(
-        "{} model calls, {} tool calls",
-        outcome.model_calls, outcome.tool_calls
+        "{}, {}",
+        crate::output::count(outcome.model_calls, "model call"),
+        crate::output::count(outcome.tool_calls, "tool call")
     );
     match &outcome.end {
         TurnEnd::EndTurn => format!("done: the model ended its turn ({counts})"),
@@ -643,7 +646,10 @@ fn end_line(outcome: &TurnOutcome) -> String {
         TurnEnd::Escalated { reason } => format!("escalated: {reason} ({counts})"),
         TurnEnd::Stopped { stop } => format!("stopped ({}): {stop} ({counts})", stop.rule()),
         TurnEnd::ModelCallCap { limit } => {
-            format!("stopped: the request reached its cap of {limit} model calls ({counts})")
+            format!(
+                "stopped: the request reached its cap of {} ({counts})",
+                crate::output::count(*limit, "model call")
+            )
         }
     }
 }

@@ -265,6 +265,7 @@ fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut out = Out::new(cli.global.json);
+    out.verbose = cli.global.verbose;
     match run(&cli, &mut out) {
         Ok(code) => code,
         Err(e) => {
@@ -550,7 +551,8 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                     display_path(&rec.path)
                 );
             };
-            out.value(frame_json(&head), output::frame_text(&head));
+            let text = output::frame_text(&head, out.verbose);
+            out.value(frame_json(&head), text);
         }
         Command::ListNodes { path, recursive } => {
             let store = open(g, &root, true)?;

@@ -195,9 +195,10 @@ impl SynthesisPolicy for Summary {
                 part.push('\n');
             }
             if lines.len() > self.lines_per_child {
+                let more = lines.len() - self.lines_per_child;
                 part.push_str(&format!(
-                    "[... {} more lines]\n",
-                    lines.len() - self.lines_per_child
+                    "[... {more} more {}]\n",
+                    if more == 1 { "line" } else { "lines" }
                 ));
             }
             let left = children.len() - i;

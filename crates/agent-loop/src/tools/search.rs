@@ -110,7 +110,12 @@ pub fn search(workspace: &Workspace, query: &Query<'_>, limits: &SearchLimits) -
     }
     if skipped > 0 {
         out.push_str(&format!(
-            "[{skipped} files were skipped: unreadable or over {} bytes]\n",
+            "[{skipped} {} skipped: unreadable or over {} bytes]\n",
+            if skipped == 1 {
+                "file was"
+            } else {
+                "files were"
+            },
             limits.max_file_bytes
         ));
     }

@@ -145,6 +145,13 @@ fn complete_after_a_failed_edit_is_not_a_success() {
 
     let again = run(&mut merkle(&ws, &args));
     assert_eq!(again.code, 5, "{again}");
+    assert!(
+        again
+            .stderr
+            .contains("\n   error: old_string does not occur")
+            && !again.stderr.contains("error: error"),
+        "{again}"
+    );
     let end = again.stderr.lines().last().unwrap_or_default();
     assert!(
         end.starts_with(
@@ -748,7 +755,7 @@ responses:
         .as_str()
         .expect("get result");
     assert!(
-        got.contains("1 of 1 frames") && got.contains("pricing rules live here"),
+        got.contains("1 of 1 frame\n") && got.contains("pricing rules live here"),
         "{got}"
     );
     let head = ws.json(&["get-head", "src/complex_file.py", "--type", "notes"]);
