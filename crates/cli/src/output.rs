@@ -349,28 +349,7 @@ pub(crate) fn tree_nodes(out: &mut Out, nodes: &[TreeNode]) {
 }
 
 /// RFC 3339 UTC time with milliseconds, from milliseconds since the Unix epoch.
-pub(crate) fn rfc3339(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
+pub(crate) use merkle_store::time::rfc3339_millis as rfc3339;
 
 /// Standard base64 with padding, for binary frame content in JSON.
 pub(crate) fn base64(bytes: &[u8]) -> String {
@@ -397,13 +376,6 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_formats_known_instants() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(rfc3339(1_795_305_600_000), "2026-11-22T00:00:00.000Z");
-    }
 
     #[test]
     fn base64_matches_rfc4648_vectors() {
