@@ -67,18 +67,7 @@ fn run_twice(ws: &Workspace, dir: &Path, script: &str) {
             .current_dir(dir)
             .env("PATH", &path)
             .env("HOME", ws.path("../home"));
-        for name in [
-            "MERKLE_LLM_MODE",
-            "MERKLE_LLM_SCRIPT",
-            "MERKLE_LLM_RECORDING",
-            "MERKLE_LLM_PROVIDER",
-            "MERKLE_LLM_MODEL",
-            "MERKLE_LLM_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
-            "OLLAMA_HOST",
-            "MERKLE_AGENT",
-        ] {
+        for name in crate::llm::LLM_ENV {
             cmd.env_remove(name);
         }
         let out = cmd.output().expect("running sh");
