@@ -293,16 +293,16 @@ pub fn median(samples: &[Duration]) -> Duration {
 /// cargo's target folder (which honours `CARGO_TARGET_DIR` and `build.target-dir`).
 pub fn build_merkle(workspace: &Path) -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    progress("building merkle: cargo build --release -p cli");
+    progress("building merkle: cargo build --release -p merkle");
     // cargo's own output goes to stderr so that `--json` leaves stdout clean.
     let status = Command::new(&cargo)
-        .args(["build", "--release", "-p", "cli"])
+        .args(["build", "--release", "-p", "merkle"])
         .current_dir(workspace)
         .stdout(io::stderr())
         .status()
         .context("running cargo build")?;
     if !status.success() {
-        bail!("cargo build --release -p cli failed with {status}");
+        bail!("cargo build --release -p merkle failed with {status}");
     }
     let out = Command::new(&cargo)
         .args(["metadata", "--format-version", "1", "--no-deps"])

@@ -19,7 +19,7 @@ tasks:
       --seed N          tree generator seed (default 1)
       --keep DIR        generate the tree in DIR (absent or empty) and keep it; pick a DIR
                         outside any git checkout so no parent .gitignore applies
-      --merkle PATH     measure this binary instead of building `cargo build --release -p cli`
+      --merkle PATH     measure this binary instead of building `cargo build --release -p merkle`
       --json            print the results as JSON on stdout instead of a table
   bench context [options]  get-node latency (cold process, 1,000 frames, parent+siblings view),
                         generate and recursive synthesis times on a generated tree

@@ -4,8 +4,12 @@
 //!
 //! - **Layering.** Every dependency edge between workspace crates (normal, dev and build) must be
 //!   listed in the fenced code block with info string `layering` in `ARCHITECTURE.md`, one
-//!   `from -> to` per line, `#` starting a comment. The listed edges must name crates under
+//!   `from -> to` per line, `#` starting a comment; `from -> to (dev)` allows the edge in
+//!   `[dev-dependencies]` only. The listed edges must name crates under
 //!   `crates/` and form a DAG, so the document cannot drift from the code in either direction.
+//!   A crate is named by its folder, as ARCHITECTURE.md's codemap names it: `crates/cli` is
+//!   `cli` although its package is `merkle` (so that `cargo install` and `cargo uninstall` use
+//!   the command's name).
 //! - **One owner per heavy dependency.** reqwest only in llm-core, redb and sled only in
 //!   merkle-store, clap, tracing-subscriber, indicatif and rmcp only in cli, tokio's multi-threaded
 //!   runtime only in cli, and no tokio at all in merkle-store. Dev-dependencies are exempt: a test
@@ -72,10 +76,14 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     let workspace = read_manifest(root, "Cargo.toml")?;
     let crates = read_crates(root, &mut problems)?;
     let names: BTreeSet<&str> = crates.iter().map(|c| c.name.as_str()).collect();
+    let folders: BTreeMap<&str, &str> = crates
+        .iter()
+        .map(|c| (c.package.as_str(), c.name.as_str()))
+        .collect();
 
     let allowed = read_layering(root, &names, &mut problems)?;
     for krate in &crates {
-        check_crate(krate, &workspace, &names, &allowed, &mut problems);
+        check_crate(krate, &workspace, &folders, &allowed, &mut problems);
     }
     for dir in ["crates", "xtask"] {
         check_doc_lines(root, &root.join(dir), &mut problems)?;
@@ -85,7 +93,10 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
 }
 
 struct Crate {
+    /// The folder's name under `crates/`: what the layering block and the owners name.
     name: String,
+    /// The package name, what other manifests depend on.
+    package: String,
     /// The manifest's path relative to the root, for messages.
     file: String,
     manifest: Manifest,
@@ -106,7 +117,7 @@ fn read_crates(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Crate>> {
         }
         let file = format!("{}/Cargo.toml", rel(root, &entry));
         let manifest = read_manifest(root, &file)?;
-        let Some(name) = manifest.package.clone() else {
+        let Some(package) = manifest.package.clone() else {
             problems.push(Problem {
                 file,
                 line: None,
@@ -114,8 +125,13 @@ fn read_crates(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Crate>> {
             });
             continue;
         };
+        let name = entry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         crates.push(Crate {
             name,
+            package,
             file,
             manifest,
         });
@@ -123,13 +139,16 @@ fn read_crates(root: &Path, problems: &mut Vec<Problem>) -> Result<Vec<Crate>> {
     Ok(crates)
 }
 
+/// The allowed edges `(from, to)`, each with whether it is allowed in dev-dependencies only.
+type Allowed = BTreeMap<(String, String), bool>;
+
 /// Reads the allowed edges from ARCHITECTURE.md; problems in the block itself are reported
 /// against ARCHITECTURE.md so the fix is made there.
 fn read_layering(
     root: &Path,
     names: &BTreeSet<&str>,
     problems: &mut Vec<Problem>,
-) -> Result<BTreeSet<(String, String)>> {
+) -> Result<Allowed> {
     let mut problem = |line, message: String| {
         problems.push(Problem {
             file: ARCHITECTURE.to_owned(),
@@ -144,12 +163,13 @@ fn read_layering(
                 None,
                 "missing: it must hold the `layering` block".to_owned(),
             );
-            return Ok(BTreeSet::new());
+            return Ok(Allowed::new());
         }
         Err(e) => return Err(e).context(format!("reading {ARCHITECTURE}")),
     };
 
     let mut edges: Vec<(String, String, usize)> = Vec::new();
+    let mut allowed = Allowed::new();
     let mut blocks = 0;
     let mut fence: Option<&str> = None;
     for (i, line) in text.lines().enumerate() {
@@ -164,6 +184,10 @@ fn read_layering(
             if body.is_empty() {
                 continue;
             }
+            let (body, dev) = match body.strip_suffix("(dev)") {
+                Some(edge) => (edge.trim_end(), true),
+                None => (body, false),
+            };
             match body.split_once("->").map(|(a, b)| (a.trim(), b.trim())) {
                 Some((from, to)) if is_name(from) && is_name(to) => {
                     for name in [from, to] {
@@ -171,6 +195,7 @@ fn read_layering(
                             problem(Some(n), format!("`{name}` is not a crate under crates/"));
                         }
                     }
+                    allowed.insert((from.to_owned(), to.to_owned()), dev);
                     edges.push((from.to_owned(), to.to_owned(), n));
                 }
                 _ => problem(
@@ -211,7 +236,7 @@ fn read_layering(
             ),
         );
     }
-    Ok(edges.into_iter().map(|(a, b, _)| (a, b)).collect())
+    Ok(allowed)
 }
 
 fn is_name(s: &str) -> bool {
@@ -279,8 +304,8 @@ fn resolve(dep: &Dep, workspace: &Manifest) -> (String, Vec<String>) {
 fn check_crate(
     krate: &Crate,
     workspace: &Manifest,
-    names: &BTreeSet<&str>,
-    allowed: &BTreeSet<(String, String)>,
+    folders: &BTreeMap<&str, &str>,
+    allowed: &Allowed,
     problems: &mut Vec<Problem>,
 ) {
     let name = krate.name.as_str();
@@ -296,17 +321,26 @@ fn check_crate(
     for ((kind, key), dep) in &krate.manifest.deps {
         let (package, features) = resolve(dep, workspace);
         let table = kind.table();
-        if names.contains(package.as_str())
-            && package != name
-            && !allowed.contains(&(name.to_owned(), package.clone()))
+        if let Some(&to) = folders.get(package.as_str())
+            && to != name
         {
-            problem(
-                dep.line,
-                format!(
-                    "dependency edge `{name} -> {package}` in {table} is not allowed by the \
-                     `layering` block in {ARCHITECTURE}"
+            match allowed.get(&(name.to_owned(), to.to_owned())) {
+                None => problem(
+                    dep.line,
+                    format!(
+                        "dependency edge `{name} -> {to}` in {table} is not allowed by the \
+                         `layering` block in {ARCHITECTURE}"
+                    ),
                 ),
-            );
+                Some(true) if *kind != DepKind::Dev => problem(
+                    dep.line,
+                    format!(
+                        "dependency edge `{name} -> {to}` in {table} is allowed only in \
+                         [dev-dependencies] by the `layering` block in {ARCHITECTURE}"
+                    ),
+                ),
+                Some(_) => {}
+            }
         }
         if *kind == DepKind::Dev {
             continue;

@@ -148,6 +148,50 @@ fn workspace_renames_are_followed() {
     );
 }
 
+/// The binary's package is `merkle` (what `cargo install` names it) in `crates/cli`: rules and
+/// the layering block name crates by folder, and edges to a package are edges to its folder.
+#[test]
+fn crates_are_named_by_their_folder() {
+    let cli = "[dependencies]\nmerkle-store.workspace = true\ncontext.workspace = true\n\
+               clap = \"4\"\n";
+    check(
+        &[
+            ("crates/cli/Cargo.toml", &manifest("merkle", cli)),
+            (
+                "crates/context/Cargo.toml",
+                &manifest(
+                    "context",
+                    "[dev-dependencies]\nmerkle = { path = \"../cli\" }\n",
+                ),
+            ),
+        ],
+        &[
+            "crates/context/Cargo.toml:6: dependency edge `context -> cli` in \
+             [dev-dependencies] is not allowed by the `layering` block in ARCHITECTURE.md",
+        ],
+    );
+}
+
+/// `from -> to (dev)` allows the edge for tests only, as agent-loop's on llm-sim.
+#[test]
+fn dev_only_edges_are_refused_elsewhere() {
+    let architecture = "```layering\ncontext -> merkle-store (dev)  # tests only\n\
+                        cli -> merkle-store\ncli -> context (dev)\n```\n";
+    let cli = "[dependencies]\nmerkle-store.workspace = true\n\n\
+               [dev-dependencies]\ncontext.workspace = true\n";
+    check(
+        &[
+            ("ARCHITECTURE.md", architecture),
+            ("crates/cli/Cargo.toml", &manifest("cli", cli)),
+        ],
+        &[
+            "crates/context/Cargo.toml:6: dependency edge `context -> merkle-store` in \
+             [dependencies] is allowed only in [dev-dependencies] by the `layering` block in \
+             ARCHITECTURE.md",
+        ],
+    );
+}
+
 #[test]
 fn heavy_dependencies_have_one_owner() {
     let deps = "[dependencies]\nmerkle-store.workspace = true\nreqwest.workspace = true\n\

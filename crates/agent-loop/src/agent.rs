@@ -14,6 +14,7 @@
 //! in `merkle chat`); [`Agent::abort`] then resets governance and the next turn repairs any
 //! call left without a result.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -172,6 +173,10 @@ pub struct TurnOutcome {
     pub tool_calls: u32,
     pub usage: Usage,
     pub compactions: u32,
+    /// The tools whose last call in this request failed (an error result: refused, invalid
+    /// input, or the tool itself failed), by name. A `complete` with any here claims a task
+    /// that a failed call left undone or unchecked (an edit that did not apply, say).
+    pub failed_tools: Vec<String>,
 }
 
 /// An agent in one conversation.
@@ -273,7 +278,10 @@ impl Agent {
             tool_calls: 0,
             usage: Usage::default(),
             compactions: 0,
+            failed_tools: Vec::new(),
         };
+        // Whether each tool's last call in this request failed; a later success clears it.
+        let mut failed: BTreeMap<String, bool> = BTreeMap::new();
         let mut first = true;
         loop {
             let request = self.prepare_request(&mut outcome, first).await?;
@@ -302,6 +310,7 @@ impl Agent {
             }
             self.conversation.append_message(message)?;
             if calls.is_empty() {
+                outcome.failed_tools = still_failed(&failed);
                 return Ok(outcome);
             }
             let mut end = stop.map(|stop| TurnEnd::Stopped { stop });
@@ -320,8 +329,15 @@ impl Agent {
                     });
                     continue;
                 }
+                // Calls answered "not run" after the request ended say nothing of the tools.
+                let ran = end.is_none();
                 match self.dispatch(call, &mut end) {
-                    Ok(block) => results.push(block),
+                    Ok(block) => {
+                        if let (true, ContentBlock::ToolResult { is_error, .. }) = (ran, &block) {
+                            failed.insert(call.name.clone(), *is_error);
+                        }
+                        results.push(block);
+                    }
                     Err(e) => {
                         results.push(ContentBlock::ToolResult {
                             tool_use_id: call.id.clone(),
@@ -353,6 +369,7 @@ impl Agent {
             })?;
             if let Some(end) = end {
                 outcome.end = end;
+                outcome.failed_tools = still_failed(&failed);
                 return Ok(outcome);
             }
         }
@@ -696,6 +713,15 @@ fn allowed_tools_choice(allowed: &[String]) -> serde_json::Value {
 
 /// The text block recorded in the transcript when the request was stopped, typed: the stop
 /// serialized as JSON after a sentence for people. `None` for ends the model chose.
+/// The tools whose last call failed, in name order.
+fn still_failed(failed: &BTreeMap<String, bool>) -> Vec<String> {
+    failed
+        .iter()
+        .filter(|(_, failed)| **failed)
+        .map(|(tool, _)| tool.clone())
+        .collect()
+}
+
 fn stop_note(end: &TurnEnd) -> Option<String> {
     match end {
         TurnEnd::Stopped { .. } | TurnEnd::ModelCallCap { .. } => Some(format!(

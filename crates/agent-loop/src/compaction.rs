@@ -251,12 +251,14 @@ fn render_transcript(messages: &[Message], max_bytes: u64) -> String {
                 ContentBlock::ToolUse(call) => {
                     format!("{who} called {} {}", call.name, call.input)
                 }
+                // A failed tool's result already starts with "error: ".
                 ContentBlock::ToolResult {
                     content, is_error, ..
-                } => format!(
-                    "tool {}: {content}",
-                    if *is_error { "error" } else { "result" }
-                ),
+                } => match (*is_error, content.strip_prefix("error: ")) {
+                    (true, Some(message)) => format!("tool error: {message}"),
+                    (true, None) => format!("tool error: {content}"),
+                    (false, _) => format!("tool result: {content}"),
+                },
                 ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => continue,
                 ContentBlock::Image { .. } => format!("{who}: [image]"),
             };
@@ -284,7 +286,7 @@ fn render_transcript(messages: &[Message], max_bytes: u64) -> String {
 
 fn truncate(text: &mut String, max: usize) {
     if text.len() > max {
-        text.truncate(crate::text::floor_char_boundary(text, max));
+        text.truncate(llm_core::text::floor_char_boundary(text, max));
         text.push_str(" [...]");
     }
 }

@@ -26,7 +26,6 @@ pub mod error;
 pub mod producer;
 pub mod prompt;
 pub mod storage;
-mod text;
 pub mod time;
 pub mod tools;
 pub mod window;

@@ -4,40 +4,37 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use merkle_store::time::Utc;
+
 /// `time` as RFC 3339 in UTC to the second: `2026-02-05T14:30:00Z`. Times before 1970 read
 /// as 1970.
 pub fn format_utc(time: SystemTime) -> String {
-    let (date, [h, m, s]) = civil(time);
-    format!("{date}T{h:02}:{m:02}:{s:02}Z")
+    let t = utc(time);
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        t.date(),
+        t.hour,
+        t.minute,
+        t.second
+    )
 }
 
 /// `time` as a compact UTC stamp usable in a file name: `20260205-143000`.
 pub fn compact_utc(time: SystemTime) -> String {
-    let (date, [h, m, s]) = civil(time);
-    format!("{}-{h:02}{m:02}{s:02}", date.replace('-', ""))
+    let t = utc(time);
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    )
 }
 
-/// The date as `YYYY-MM-DD` and the time of day, in UTC.
-fn civil(time: SystemTime) -> (String, [u64; 3]) {
-    let secs = time
+/// The civil fields of `time` (merkle-store's one date formatter).
+fn utc(time: SystemTime) -> Utc {
+    let ms = time
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0);
-    let (days, of_day) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's days-to-civil algorithm, for days since 1970-01-01.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (
-        format!("{year:04}-{month:02}-{day:02}"),
-        [of_day / 3_600, of_day % 3_600 / 60, of_day % 60],
-    )
+    Utc::from_millis(ms)
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@
 //! stdout, or one JSON document with `--json`.
 //!
 //! Exit codes of `run`: 0 the task completed or the model ended its turn, 3 the model escalated,
-//! 4 the loop governor (or the model-call cap) stopped the request, 1 an error.
+//! 4 the loop governor (or the model-call cap) stopped the request, 5 the model called
+//! `complete` although the last call of some tool failed (an edit that did not apply: the task
+//! is not done, whatever the summary says), 1 an error.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -171,6 +173,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
             "tool_calls": outcome.tool_calls,
             "compactions": outcome.compactions,
             "usage": outcome.usage,
+            "failed_tools": outcome.failed_tools,
         });
         println!(
             "{}",
@@ -184,7 +187,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
             eprintln!("{} (conversation {id})", end_line(&outcome));
         }
     }
-    Ok(exit_code(&outcome.end))
+    Ok(exit_code(&outcome))
 }
 
 pub(crate) fn run_chat(
@@ -322,8 +325,8 @@ pub(crate) fn run_conversations(
                 );
             } else {
                 println!(
-                    "conversation {id}, {} messages, created {}",
-                    messages.len(),
+                    "conversation {id}, {}, created {}",
+                    crate::output::count(messages.len() as u64, "message"),
                     metadata["created_at"].as_str().unwrap_or("?")
                 );
                 for message in &messages[skip..] {
@@ -610,6 +613,8 @@ fn progress(event: AgentEvent<'_>, quiet: bool, echo_text: bool) {
         AgentEvent::ToolResult { outcome, .. } => {
             let first = outcome.content.lines().next().unwrap_or_default();
             if outcome.is_error {
+                // A failed tool's result already starts with "error: " for the model.
+                let first = first.strip_prefix("error: ").unwrap_or(first);
                 eprintln!("   error: {}", one_line(first, 300));
             } else {
                 eprintln!("   ok: {}", one_line(first, 160));
@@ -630,22 +635,41 @@ fn one_line(text: &str, max: usize) -> String {
 
 fn end_line(outcome: &TurnOutcome) -> String {
     let counts = format!(
-        "{} model calls, {} tool calls",
-        outcome.model_calls, outcome.tool_calls
+        "{}, {}",
+        crate::output::count(outcome.model_calls, "model call"),
+        crate::output::count(outcome.tool_calls, "tool call")
     );
     match &outcome.end {
         TurnEnd::EndTurn => format!("done: the model ended its turn ({counts})"),
+        TurnEnd::Completed { summary } if !outcome.failed_tools.is_empty() => format!(
+            "not completed: the model called complete (\"{summary}\"), but its last {} failed \
+             ({counts})",
+            tool_calls_named(&outcome.failed_tools)
+        ),
         TurnEnd::Completed { summary } => format!("completed: {summary} ({counts})"),
         TurnEnd::Escalated { reason } => format!("escalated: {reason} ({counts})"),
         TurnEnd::Stopped { stop } => format!("stopped ({}): {stop} ({counts})", stop.rule()),
         TurnEnd::ModelCallCap { limit } => {
-            format!("stopped: the request reached its cap of {limit} model calls ({counts})")
+            format!(
+                "stopped: the request reached its cap of {} ({counts})",
+                crate::output::count(*limit, "model call")
+            )
         }
     }
 }
 
-fn exit_code(end: &TurnEnd) -> ExitCode {
-    match end {
+/// `edit_file call`, `edit_file and run_command calls`, `a, b and c calls`.
+fn tool_calls_named(tools: &[String]) -> String {
+    match tools {
+        [one] => format!("{one} call"),
+        [first @ .., last] => format!("{} and {last} calls", first.join(", ")),
+        [] => "calls".to_owned(),
+    }
+}
+
+fn exit_code(outcome: &TurnOutcome) -> ExitCode {
+    match &outcome.end {
+        TurnEnd::Completed { .. } if !outcome.failed_tools.is_empty() => ExitCode::from(5),
         TurnEnd::EndTurn | TurnEnd::Completed { .. } => ExitCode::SUCCESS,
         TurnEnd::Escalated { .. } => ExitCode::from(3),
         _ => ExitCode::from(4),

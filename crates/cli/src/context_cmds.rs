@@ -128,9 +128,9 @@ pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextVi
 pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {
     let mut text = output::node_text(&c.node);
     text.push_str(&format!(
-        "\n\n{} of {} frames",
+        "\n\n{} of {}",
         c.frames.len(),
-        c.frame_count
+        output::count(c.frame_count as u64, "frame")
     ));
     for f in &c.frames {
         text.push_str("\n\n");
@@ -141,7 +141,7 @@ pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {
                 f.source.as_str()
             ));
         }
-        text.push_str(&output::frame_text(&f.frame));
+        text.push_str(&output::frame_text(&f.frame, out.verbose));
     }
     for s in &c.skipped {
         text.push_str(&format!("\nskipped: {s}"));
@@ -459,13 +459,14 @@ pub(crate) fn stale_json(stale: &[context::Stale]) -> (Value, String) {
         String::new()
     } else {
         let mut t = format!(
-            "{} stale frames ({}); `merkle regenerate PATH` recomputes them:",
-            stale.len(),
+            "{} ({}); `merkle regenerate PATH` recomputes {}:",
+            output::count(stale.len() as u64, "stale frame"),
             by_type
                 .iter()
                 .map(|(t, n)| format!("{t}: {n}"))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if stale.len() == 1 { "it" } else { "them" }
         );
         for s in stale {
             t.push_str(&format!(

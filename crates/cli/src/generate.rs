@@ -291,9 +291,9 @@ impl Generator {
                 if let Some(stats) = self.stats() {
                     let usage = stats.usage();
                     b.set_message(format!(
-                        "{} calls, {} tokens{}",
-                        stats.calls(),
-                        usage.input_tokens + usage.output_tokens,
+                        "{}, {}{}",
+                        crate::output::count(stats.calls(), "call"),
+                        crate::output::count(usage.input_tokens + usage.output_tokens, "token"),
                         stats
                             .cost_usd()
                             .map(|c| format!(", ~${c:.4}"))
@@ -322,10 +322,16 @@ impl Generator {
         if let Some(model) = &self.model
             && model.interrupt.load(Ordering::SeqCst)
         {
+            let calls = model.stats.calls();
             bail!(
-                "interrupted: the {} model calls that finished have their frames saved; run \
-                 the same generate again to resume",
-                model.stats.calls()
+                "interrupted: the {} that finished {} saved; run the same generate again to \
+                 resume",
+                crate::output::count(calls, "model call"),
+                if calls == 1 {
+                    "has its frame"
+                } else {
+                    "have their frames"
+                }
             );
         }
         Ok(report?)
@@ -426,13 +432,8 @@ pub(crate) fn generate(
     out.value(json, text);
     if !report.failed.is_empty() {
         bail!(
-            "{} {} failed:\n  {}",
-            report.failed.len(),
-            if report.failed.len() == 1 {
-                "file"
-            } else {
-                "files"
-            },
+            "{} failed:\n  {}",
+            crate::output::count(report.failed.len() as u64, "file"),
             report.failed.join("\n  ")
         );
     }

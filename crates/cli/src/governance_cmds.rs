@@ -12,7 +12,7 @@ use governance::Policy;
 use governance::audit::{self, HeadState, Record};
 use serde_json::json;
 
-use crate::output::Out;
+use crate::output::{Out, rfc3339};
 
 /// `merkle policy ...`
 #[derive(Subcommand, Debug)]
@@ -172,63 +172,7 @@ fn records_table(records: &[Record]) -> String {
             },
         ]);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .map(|(cell, w)| format!("{cell:w$}"))
-                .collect();
-            cells.join("  ").trim_end().to_owned()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Milliseconds since the Unix epoch as RFC 3339 UTC with milliseconds (days to a civil date by
-/// Howard Hinnant's algorithm, so no date crate is needed for one format).
-fn rfc3339(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let z = i64::try_from(days).unwrap_or(i64::MAX / 2) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rfc3339;
-
-    #[test]
-    fn times_are_rfc3339_utc() {
-        let got: Vec<String> = [0, 951_782_400_000, 1_767_225_601_500, 4_107_542_399_999]
-            .into_iter()
-            .map(rfc3339)
-            .collect();
-        assert_eq!(
-            got,
-            [
-                "1970-01-01T00:00:00.000Z",
-                "2000-02-29T00:00:00.000Z",
-                "2026-01-01T00:00:01.500Z",
-                "2100-02-28T23:59:59.999Z",
-            ]
-        );
-    }
+    let mut table = governance::table::table(&rows);
+    table.truncate(table.trim_end_matches('\n').len());
+    table
 }

@@ -303,6 +303,7 @@ fn main() -> ExitCode {
     // naming the file, which is all the user should read.
     merkle_store::engine::silence_caught_panics();
     let mut out = Out::new(cli.global.json);
+    out.verbose = cli.global.verbose;
     match run(&cli, &mut out) {
         Ok(code) => code,
         Err(e) => {
@@ -595,7 +596,8 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                     display_path(&rec.path)
                 );
             };
-            out.value(frame_json(&head), output::frame_text(&head));
+            let text = output::frame_text(&head, out.verbose);
+            out.value(frame_json(&head), text);
         }
         Command::ListNodes { path, recursive } => {
             let store = open(g, &root, true)?;

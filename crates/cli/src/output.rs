@@ -11,14 +11,33 @@ use serde_json::{Value, json};
 
 use crate::{Global, display_path};
 
+/// `n` and the noun, plural unless `n` is 1: `1 file`, `2 files`; nouns ending in `y` after a
+/// consonant take `ies` (`1 directory`, `2 directories`).
+pub(crate) fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        return format!("1 {noun}");
+    }
+    match noun.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'o', 'u']) => format!("{n} {stem}ies"),
+        _ if noun.ends_with('s') => format!("{n} {noun}es"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
 /// Where a command's result goes: JSON or text on stdout.
 pub(crate) struct Out {
     json: bool,
+    /// `-v`: text output shows internals too (a frame's basis and metadata).
+    pub(crate) verbose: bool,
 }
 
 impl Out {
     pub(crate) fn new(json: bool) -> Out {
-        Out { json }
+        Out {
+            json,
+            verbose: false,
+        }
     }
 
     /// Prints `json` with `--json`, else `text` (nothing when empty).
@@ -90,16 +109,19 @@ fn warnings(g: &Global, list: &[String]) {
 pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
     warnings(g, &r.warnings);
     let mut text = format!(
-        "root {}\n{} files, {} dirs, {} changed",
+        "root {}\n{}, {}, {} changed",
         r.root,
-        r.files,
-        r.dirs,
+        count(r.files, "file"),
+        count(r.dirs, "dir"),
         r.changed()
     );
     if g.verbose {
         text.push_str(&format!(
-            "\nhashed {} files ({} bytes), recomputed {} dirs, {} store writes",
-            r.hashed, r.hashed_bytes, r.dirs_recomputed, r.writes
+            "\nhashed {} ({}), recomputed {}, {}",
+            count(r.hashed, "file"),
+            count(r.hashed_bytes, "byte"),
+            count(r.dirs_recomputed, "dir"),
+            count(r.writes, "store write")
         ));
     }
     out.value(
@@ -120,7 +142,12 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
 
 pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport, stale: (Value, String)) {
     warnings(g, &r.warnings);
-    let mut text = format!("root {}\n{} nodes, {} frames", r.root, r.nodes, r.frames);
+    let mut text = format!(
+        "root {}\n{}, {}",
+        r.root,
+        count(r.nodes, "node"),
+        count(r.frames, "frame")
+    );
     if r.changed_on_disk.is_empty() {
         text.push_str("\nno changes on disk since the last scan");
     } else {
@@ -166,7 +193,7 @@ pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {
     let text = if problems.is_empty() {
         "ok: the store is consistent".to_owned()
     } else {
-        let mut t = format!("{} problems:", problems.len());
+        let mut t = format!("{}:", count(problems.len() as u64, "problem"));
         for p in problems {
             match &p.path {
                 Some(path) => t.push_str(&format!("\n  {}: {}", display_path(path), p.message)),
@@ -222,23 +249,29 @@ pub(crate) fn frame_json(f: &Frame) -> Value {
     })
 }
 
-pub(crate) fn frame_text(f: &Frame) -> String {
+/// A frame as text. Its basis and metadata (synthesis inputs, policy ids) are internals that
+/// only `verbose` (`-v`) shows; `--json` always has them.
+pub(crate) fn frame_text(f: &Frame, verbose: bool) -> String {
     let mut t = format!(
-        "frame {}\ntype {}  agent {}  created {}\nbasis {}",
+        "frame {}\ntype {}  agent {}  created {}",
         f.frame_id,
         f.frame_type,
         f.agent_id,
         rfc3339(f.metadata.created_at_ms),
-        f.basis
     );
+    if verbose {
+        t.push_str(&format!("\nbasis {}", f.basis));
+    }
     if let Some(p) = &f.metadata.provider {
         t.push_str(&format!("\nprovider {p}"));
     }
     if let Some(m) = &f.metadata.model {
         t.push_str(&format!("\nmodel {m}"));
     }
-    for (k, v) in &f.metadata.extra {
-        t.push_str(&format!("\n{k} = {v}"));
+    if verbose {
+        for (k, v) in &f.metadata.extra {
+            t.push_str(&format!("\n{k} = {v}"));
+        }
     }
     match f.text() {
         Some(text) => {
@@ -248,8 +281,8 @@ pub(crate) fn frame_text(f: &Frame) -> String {
             }
         }
         None => t.push_str(&format!(
-            "\n\n    ({} bytes of binary content)",
-            f.content.len()
+            "\n\n    ({} of binary content)",
+            count(f.content.len() as u64, "byte")
         )),
     }
     t
@@ -285,7 +318,7 @@ pub(crate) fn node_text(n: &NodeRecord) -> String {
 pub(crate) fn frames(out: &mut Out, frames: &[Frame]) {
     let text = frames
         .iter()
-        .map(frame_text)
+        .map(|f| frame_text(f, out.verbose))
         .collect::<Vec<_>>()
         .join("\n\n");
     out.value(
@@ -316,28 +349,7 @@ pub(crate) fn tree_nodes(out: &mut Out, nodes: &[TreeNode]) {
 }
 
 /// RFC 3339 UTC time with milliseconds, from milliseconds since the Unix epoch.
-pub(crate) fn rfc3339(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
+pub(crate) use merkle_store::time::rfc3339_millis as rfc3339;
 
 /// Standard base64 with padding, for binary frame content in JSON.
 pub(crate) fn base64(bytes: &[u8]) -> String {
@@ -364,13 +376,6 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_formats_known_instants() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(rfc3339(1_795_305_600_000), "2026-11-22T00:00:00.000Z");
-    }
 
     #[test]
     fn base64_matches_rfc4648_vectors() {

@@ -288,7 +288,7 @@ fn rescan(
                     "input_tokens": input,
                     "output_tokens": output,
                 });
-                text.push_str(&format!(", {calls} model calls"));
+                text.push_str(&format!(", {}", crate::output::count(calls, "model call")));
             }
             Some((json, text))
         }
@@ -317,11 +317,11 @@ fn rescan(
 fn text_line(r: &ScanReport, generated: Option<String>) -> String {
     let hex = r.root.to_hex();
     let mut line = format!(
-        "root {}: {} changed ({} files, {} dirs)",
+        "root {}: {} changed ({}, {})",
         &hex[..12],
         r.changed(),
-        r.files,
-        r.dirs
+        crate::output::count(r.files, "file"),
+        crate::output::count(r.dirs, "dir")
     );
     if let Some(text) = generated {
         line.push_str("; ");

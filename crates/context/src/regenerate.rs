@@ -67,6 +67,15 @@ impl Default for Outline {
     }
 }
 
+/// `1 line`, `2 lines`.
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// The language a file's name suggests (`Rust` for `*.rs`, `Makefile`, ...); `text` when it
 /// suggests none.
 pub fn language(path: &str) -> &'static str {
@@ -106,13 +115,13 @@ impl FrameProducer for Outline {
             return Ok(format!("symlink to {}\n", String::from_utf8_lossy(content)).into_bytes());
         }
         let Ok(text) = std::str::from_utf8(content) else {
-            return Ok(format!("binary, {} bytes\n", content.len()).into_bytes());
+            return Ok(format!("binary, {}\n", counted(content.len(), "byte")).into_bytes());
         };
         let mut out = format!(
-            "{}, {} bytes, {} lines\n",
+            "{}, {}, {}\n",
             language(&node.path),
-            content.len(),
-            text.lines().count()
+            counted(content.len(), "byte"),
+            counted(text.lines().count(), "line")
         );
         for line in text
             .lines()

@@ -3,7 +3,9 @@
 //!
 //! The basis of a synthesized frame is a hash of (directory NodeID, frame type, policy id, the
 //! ordered child FrameIDs), so a change in any child's head changes the parent's basis, and two
-//! directories never share a basis. Children's frames are ordered by (NodeID, FrameID).
+//! directories never share a basis. Children's frames are ordered by (NodeID, FrameID) there;
+//! the built-in policies write them in reading order instead ([`reading_order`]: a README
+//! first, then entry points, then by name), which is as deterministic and what a reader wants.
 //!
 //! The frame's metadata also records `inputs`: a hash of the children's names and frame
 //! contents that ignores their NodeIDs. When a directory is regenerated and its inputs equal
@@ -121,6 +123,41 @@ fn cut_marker(bytes: usize) -> String {
     format!("[... {grouped} more bytes]")
 }
 
+/// The order the built-in policies write children in: READMEs first, then entry points
+/// (`main.*`, `lib.rs`, `mod.rs`, `index.*`, `__init__.py`, `__main__.py`), then the rest, each
+/// group by name (bytes); a child's frames (with `*`) keep their (NodeID, FrameID) order.
+/// Children without paths (a policy that reads no names) keep the order they were given in.
+pub fn reading_order(children: &[ChildFrame]) -> Vec<&ChildFrame> {
+    let name =
+        |c: &ChildFrame| -> String { c.path.rsplit('/').next().unwrap_or_default().to_owned() };
+    let rank = |name: &str| {
+        let lower = name.to_ascii_lowercase();
+        let stem = lower.split('.').next().unwrap_or_default();
+        if stem == "readme" {
+            0
+        } else if matches!(stem, "main" | "index")
+            || matches!(
+                lower.as_str(),
+                "lib.rs" | "mod.rs" | "__init__.py" | "__main__.py"
+            )
+        {
+            1
+        } else {
+            2
+        }
+    };
+    let mut ordered: Vec<(u8, String, &ChildFrame)> = children
+        .iter()
+        .map(|c| {
+            let name = name(c);
+            (rank(&name), name, c)
+        })
+        .collect();
+    // Stable: equal keys keep the given order.
+    ordered.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
+    ordered.into_iter().map(|(_, _, c)| c).collect()
+}
+
 fn header(child: &ChildFrame) -> String {
     let slash = if child.kind == NodeKind::Dir { "/" } else { "" };
     format!("## {}{slash} ({})\n", child.path, child.frame.frame_type)
@@ -147,7 +184,7 @@ impl SynthesisPolicy for Concat {
     fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
         let share = (CONCAT_MAX_BYTES / input.children.len().max(1)).max(CONCAT_MIN_CHILD_BYTES);
         let mut out = String::new();
-        for (i, c) in input.children.iter().enumerate() {
+        for (i, c) in reading_order(input.children).into_iter().enumerate() {
             if i > 0 {
                 out.push('\n');
             }
@@ -191,7 +228,8 @@ impl SynthesisPolicy for Summary {
 
     fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
         let mut out = String::new();
-        for (i, c) in input.children.iter().enumerate() {
+        let children = reading_order(input.children);
+        for (i, c) in children.iter().enumerate() {
             let body = text(&c.frame);
             let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
             let mut part = header(c);
@@ -200,12 +238,13 @@ impl SynthesisPolicy for Summary {
                 part.push('\n');
             }
             if lines.len() > self.lines_per_child {
+                let more = lines.len() - self.lines_per_child;
                 part.push_str(&format!(
-                    "[... {} more lines]\n",
-                    lines.len() - self.lines_per_child
+                    "[... {more} more {}]\n",
+                    if more == 1 { "line" } else { "lines" }
                 ));
             }
-            let left = input.children.len() - i;
+            let left = children.len() - i;
             let cut = format!(
                 "[... {left} more {} cut at {} bytes]\n",
                 if left == 1 { "child" } else { "children" },

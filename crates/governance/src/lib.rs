@@ -48,6 +48,7 @@ mod intent;
 mod loop_guard;
 mod pattern;
 mod policy;
+pub mod table;
 
 pub use audit::{
     AuditLog, Clock, Entry, ManualClock, Outcome, Record, SystemClock, VerifyReport, unfinished,

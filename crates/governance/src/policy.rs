@@ -525,21 +525,10 @@ impl Policy {
             }
             rows.push(row);
         }
-        let widths: Vec<usize> = (0..rows[0].len())
-            .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-            .collect();
         let mut out = String::from(
             "intent -> tools (- denied; * some arguments are decided by a rule with args)\n",
         );
-        for row in &rows {
-            let line: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .map(|(cell, w)| format!("{cell:w$}"))
-                .collect();
-            out.push_str(line.join("  ").trim_end());
-            out.push('\n');
-        }
+        out.push_str(&crate::table::table(&rows));
         out.push_str(&format!(
             "\ncontrol tools, always allowed: {}\n",
             CONTROL_TOOLS.join(", ")

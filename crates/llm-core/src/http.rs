@@ -447,15 +447,7 @@ pub(crate) fn classify_status(
 /// A body as an error message: the text itself, cut to a readable length.
 pub(crate) fn body_excerpt(body: &str) -> String {
     const LIMIT: usize = 500;
-    let body = body.trim();
-    if body.len() <= LIMIT {
-        return body.to_owned();
-    }
-    let mut end = LIMIT;
-    while !body.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &body[..end])
+    crate::text::excerpt(body.trim(), LIMIT)
 }
 
 /// Merges `extra` fields over a wire body.

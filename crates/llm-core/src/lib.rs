@@ -33,6 +33,7 @@ pub mod replay;
 pub mod retry;
 pub mod sse;
 pub mod stream;
+pub mod text;
 pub mod tokens;
 pub mod types;
 

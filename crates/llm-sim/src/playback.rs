@@ -283,12 +283,5 @@ fn show(value: Option<&Value>) -> String {
 
 /// `text` cut to about `limit` bytes at a character boundary.
 fn excerpt(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &text[..end])
+    llm_core::text::excerpt(text, limit)
 }

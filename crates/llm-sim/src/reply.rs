@@ -246,10 +246,7 @@ pub fn byte_pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let mut end = size.min(rest.len());
-        while !rest.is_char_boundary(end) {
-            end += 1;
-        }
+        let end = llm_core::text::ceil_char_boundary(rest, size);
         let (piece, tail) = rest.split_at(end);
         rest = tail;
         Some(piece)

@@ -22,6 +22,7 @@ pub mod hash;
 pub mod node;
 mod scan;
 pub mod store;
+pub mod time;
 mod validate;
 
 pub use agent::{Agent, Role};

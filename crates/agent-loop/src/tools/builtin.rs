@@ -193,7 +193,8 @@ fn read_file(ws: &Workspace, input: &Value, config: &ToolConfig) -> Result<Strin
         .collect();
     let last = (first - 1).saturating_add(count).min(total);
     if first > total {
-        out.push_str(&format!("[{path} has only {total} lines]\n"));
+        let lines = if total == 1 { "line" } else { "lines" };
+        out.push_str(&format!("[{path} has only {total} {lines}]\n"));
     } else if first > 1 || last < total {
         out.push_str(&format!("[lines {first}-{last} of {total}]\n"));
     }
@@ -257,9 +258,10 @@ fn list_dir(ws: &Workspace, input: &Value, config: &ToolConfig) -> Result<String
         out.push('\n');
     }
     if entries.len() > config.list_entries {
+        let more = entries.len() - config.list_entries;
         out.push_str(&format!(
-            "[... {} more entries not shown]\n",
-            entries.len() - config.list_entries
+            "[... {more} more {} not shown]\n",
+            if more == 1 { "entry" } else { "entries" }
         ));
     }
     Ok(out)

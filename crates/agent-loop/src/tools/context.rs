@@ -131,11 +131,12 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
             for w in &written {
                 let _ = writeln!(
                     out,
-                    "{} {} frame {} from {} children",
+                    "{} {} frame {} from {} {}",
                     display_path(&w.path),
                     w.frame_type,
                     w.frame_id.to_hex(),
-                    w.children
+                    w.children,
+                    if w.children == 1 { "child" } else { "children" }
                 );
             }
             Ok(out)
@@ -187,9 +188,14 @@ fn get_node_tool(store: &Store, input: &Value) -> Result<String> {
     );
     let _ = writeln!(
         out,
-        "{} of {} frames",
+        "{} of {} {}",
         composed.frames.len(),
-        composed.frame_count
+        composed.frame_count,
+        if composed.frame_count == 1 {
+            "frame"
+        } else {
+            "frames"
+        }
     );
     for f in &composed.frames {
         let _ = writeln!(

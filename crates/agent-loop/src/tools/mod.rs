@@ -217,7 +217,7 @@ pub fn cap_output(mut text: String, cap: usize) -> String {
         return text;
     }
     let total = text.len();
-    text.truncate(crate::text::floor_char_boundary(&text, cap));
+    text.truncate(llm_core::text::floor_char_boundary(&text, cap));
     let shown = text.len();
     text.push_str(&format!(
         "\n[... output truncated: {shown} of {total} bytes shown]"

@@ -97,7 +97,7 @@ pub fn search(workspace: &Workspace, query: &Query<'_>, limits: &SearchLimits) -
                 break 'files;
             }
             matches += 1;
-            let shown = &line[..crate::text::floor_char_boundary(line, limits.max_line_bytes)];
+            let shown = &line[..llm_core::text::floor_char_boundary(line, limits.max_line_bytes)];
             out.push_str(&format!("{file}:{}: {shown}", number + 1));
             if shown.len() < line.len() {
                 out.push_str(" [...]");
@@ -110,7 +110,12 @@ pub fn search(workspace: &Workspace, query: &Query<'_>, limits: &SearchLimits) -
     }
     if skipped > 0 {
         out.push_str(&format!(
-            "[{skipped} files were skipped: unreadable or over {} bytes]\n",
+            "[{skipped} {} skipped: unreadable or over {} bytes]\n",
+            if skipped == 1 {
+                "file was"
+            } else {
+                "files were"
+            },
             limits.max_file_bytes
         ));
     }

@@ -164,7 +164,7 @@ async fn the_summarizer_is_sent_the_replaced_messages() {
     for part in [
         "Summarize this conversation history:\n\nuser: Write out.txt, then read missing.txt and notes.txt",
         "assistant called write_file {\"content\":\"draft\\n\",\"path\":\"out.txt\"}",
-        "tool error: error: path \"missing.txt\" does not exist",
+        "tool error: path \"missing.txt\" does not exist",
         "tool result: a note\n",
     ] {
         assert!(text.contains(part), "{part:?} not in {text}");

@@ -105,6 +105,7 @@ fn fix_violation_success_edits_checks_and_completes() {
             "tool_calls": 7,
             "compactions": 0,
             "usage": doc["usage"],
+            "failed_tools": [],
         })
     );
     let after = std::fs::read_to_string(ws.path(file)).expect("the edited file");
@@ -126,6 +127,49 @@ fn fix_violation_success_edits_checks_and_completes() {
     assert_eq!(
         (&verify["ok"], &verify["records"]),
         (&json!(true), &json!(11))
+    );
+}
+
+/// The success script run again on the file it already fixed: its edit no longer applies, yet
+/// the scripted model calls `complete`. The run must not claim the task done: exit 5, the
+/// failed tool named on stderr and in `failed_tools`.
+#[test]
+fn complete_after_a_failed_edit_is_not_a_success() {
+    let ws = agent_workspace();
+    let task = "Reduce the complexity of execute in src/agentforge/core/executor.py to 10 or less";
+    let script = agent_script("fix_violation_success.yaml");
+    let args = ["run", "--script", &script, "--approve", task];
+    let first = run(&mut merkle(&ws, &args));
+    assert_eq!(first.code, 0, "{first}");
+    assert!(first.stderr.contains("\ncompleted: Extracted"), "{first}");
+
+    let again = run(&mut merkle(&ws, &args));
+    assert_eq!(again.code, 5, "{again}");
+    assert!(
+        again
+            .stderr
+            .contains("\n   error: old_string does not occur")
+            && !again.stderr.contains("error: error"),
+        "{again}"
+    );
+    let end = again.stderr.lines().last().unwrap_or_default();
+    assert!(
+        end.starts_with(
+            "not completed: the model called complete (\"Extracted _handle_execution_error to \
+             reduce cyclomatic complexity\"), but its last edit_file call failed (4 model calls, \
+             7 tool calls)"
+        ),
+        "{again}"
+    );
+
+    let mut json = vec!["--json"];
+    json.extend_from_slice(&args);
+    let r = run(&mut merkle(&ws, &json));
+    assert_eq!(r.code, 5, "{r}");
+    let doc = parse(&r.stdout);
+    assert_eq!(
+        (&doc["end"]["kind"], &doc["failed_tools"]),
+        (&json!("completed"), &json!(["edit_file"]))
     );
 }
 
@@ -727,7 +771,7 @@ responses:
         .as_str()
         .expect("get result");
     assert!(
-        got.contains("1 of 1 frames") && got.contains("pricing rules live here"),
+        got.contains("1 of 1 frame\n") && got.contains("pricing rules live here"),
         "{got}"
     );
     let head = ws.json(&["get-head", "src/complex_file.py", "--type", "notes"]);

@@ -75,6 +75,15 @@ fn synthesize_recursive_then_get_node_with_sources() {
             ws.ok(&["get-head", "src", "--type", "summary"])
         );
     });
+    // The basis and the synthesis metadata are internals: shown with -v (and in --json) only.
+    let verbose = ws.ok(&["-v", "get-head", "src", "--type", "summary"]);
+    for internal in [
+        "\nbasis ",
+        "\nsynthesis.inputs = ",
+        "\nsynthesis.policy = concat\n",
+    ] {
+        assert!(verbose.contains(internal), "{internal:?} not in\n{verbose}");
+    }
 
     let view = ws.json(&[
         "get-node",
@@ -316,7 +325,9 @@ fn generate_does_only_missing_or_stale_work() {
         ),
         (&json!(0), &json!(0), &json!(14))
     );
-    // One edit: one producer run and one synthesis per ancestor.
+    // One edit: one producer run and one synthesis per ancestor whose input changed: src/util
+    // and src; the root's summary keeps only src's first lines (lib.rs's, in reading order), so
+    // its input is unchanged and its frame is kept without a run.
     ws.write("src/util/x.rs", "changed\n");
     ws.ok(&["scan"]);
     let edit = ws.json(&gen_args);
@@ -327,7 +338,7 @@ fn generate_does_only_missing_or_stale_work() {
             &edit["synthesized"],
             &edit["up_to_date"]
         ),
-        (&json!(1), &json!(0), &json!(3), &json!(10))
+        (&json!(1), &json!(0), &json!(2), &json!(10))
     );
     // A revert brings back the original NodeIDs, whose frames exist: nothing to do.
     ws.write("src/util/x.rs", "aaa\n");

@@ -21,22 +21,25 @@ fn script(name: &str) -> PathBuf {
 /// `merkle ARGS` with no LLM settings, agent or keys from the caller's environment.
 pub(crate) fn llm(ws: &Workspace, args: &[&str]) -> assert_cmd::Command {
     let mut cmd = ws.cmd(args);
-    for name in [
-        "MERKLE_LLM_MODE",
-        "MERKLE_LLM_SCRIPT",
-        "MERKLE_LLM_RECORDING",
-        "MERKLE_LLM_PROVIDER",
-        "MERKLE_LLM_MODEL",
-        "MERKLE_LLM_BASE_URL",
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "OLLAMA_HOST",
-        "MERKLE_AGENT",
-    ] {
+    for name in LLM_ENV {
         cmd.env_remove(name);
     }
     cmd
 }
+
+/// The caller's variables that would pick a model, a key or an agent: removed in every test.
+pub(crate) const LLM_ENV: &[&str] = &[
+    "MERKLE_LLM_MODE",
+    "MERKLE_LLM_SCRIPT",
+    "MERKLE_LLM_RECORDING",
+    "MERKLE_LLM_PROVIDER",
+    "MERKLE_LLM_MODEL",
+    "MERKLE_LLM_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "OLLAMA_HOST",
+    "MERKLE_AGENT",
+];
 
 /// A `merkle sim serve` child, killed when dropped.
 pub(crate) struct Served {

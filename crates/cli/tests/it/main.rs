@@ -26,6 +26,7 @@ mod in_use;
 mod json_contract;
 mod llm;
 mod mcp;
+mod readme;
 mod remote;
 mod report;
 mod rescan;

@@ -146,3 +146,35 @@ fn help_and_version_exit_0() {
     assert_eq!(version, format!("merkle {}\n", env!("CARGO_PKG_VERSION")));
     ws.settings().bind(|| insta::assert_snapshot!("help", help));
 }
+
+/// Counts of one read in the singular: `1 file`, `1 line`, `1 stale frame`, never `1 files`.
+#[test]
+fn counts_of_one_are_singular() {
+    let ws = Workspace::empty();
+    ws.write("a.txt", "one\n");
+    let scan = ws.ok(&["scan"]);
+    assert!(scan.ends_with("\n1 file, 1 dir, 2 changed\n"), "{scan}");
+    let generate = ws.run(&["generate", "a.txt"]);
+    assert_eq!(generate.code, 0, "{generate}");
+    let head = ws.ok(&["get-head", "a.txt", "--type", "summary"]);
+    assert!(head.contains("\n    text, 4 bytes, 1 line\n"), "{head}");
+    // Another workspace with a frame by hand on the file alone, so that an edit leaves exactly
+    // one frame stale.
+    let ws = Workspace::empty();
+    ws.write("a.txt", "one\n");
+    ws.ok(&["scan"]);
+    ws.ok(&["agent", "add", "w", "--role", "writer"]);
+    std::fs::write(ws.path("../note"), "a note").expect("writing the note");
+    let note = ws.path("../note");
+    let note = note.to_str().expect("a UTF-8 path");
+    ws.ok(&["put-frame", "a.txt", note, "--type", "note", "--agent", "w"]);
+    ws.write("a.txt", "two\n");
+    ws.ok(&["scan"]);
+    let status = ws.ok(&["status"]);
+    assert!(
+        status.contains(
+            "\n1 stale frame (note: 1); `merkle regenerate PATH` recomputes it:\n  note a.txt "
+        ),
+        "{status}"
+    );
+}

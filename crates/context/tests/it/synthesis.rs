@@ -578,3 +578,43 @@ fn every_type_is_collected_with_a_star() {
             .all(|s| s.frame_type != context::synthesis::ALL_TYPES)
     );
 }
+
+/// The built-in policies write children in reading order: a README first, then entry points,
+/// then the rest by name, whatever their NodeIDs (which order the basis, not the text).
+#[test]
+fn policies_write_readme_and_entry_points_first_then_by_name() {
+    let fx = outlined();
+    for (path, content) in [
+        ("src/util/aaa.rs", "pub fn a() {}\n"),
+        ("src/util/zeta.rs", "pub fn z() {}\n"),
+        ("src/util/readme.md", "How util is laid out.\n"),
+    ] {
+        std::fs::write(fx.dir.path().join(path), content).expect("write");
+    }
+    fx.rescan();
+    for path in ["src/util/aaa.rs", "src/util/zeta.rs", "src/util/readme.md"] {
+        fx.put(path, OUTLINE, WRITER, &format!("outline of {path}"), T0);
+    }
+    let expected: Vec<String> = ["readme.md", "mod.rs", "aaa.rs", "strings.rs", "zeta.rs"]
+        .iter()
+        .map(|name| format!("## src/util/{name} ({OUTLINE})"))
+        .collect();
+    let summary = Summary::default();
+    for policy in [&Concat as &dyn SynthesisPolicy, &summary] {
+        let done = synthesize(&fx.store, &fx.node("src/util"), &request(policy, SYNTH))
+            .expect("synthesize");
+        let frame = fx
+            .store
+            .frame(&done.frame_id)
+            .expect("frame")
+            .expect("stored");
+        let headers: Vec<String> = frame
+            .text()
+            .expect("text")
+            .lines()
+            .filter(|l| l.starts_with("## "))
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(headers, expected, "{}", policy.id());
+    }
+}
