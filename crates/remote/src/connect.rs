@@ -37,10 +37,10 @@ pub async fn connect(remote: &Remote, env: &dyn Fn(&str) -> Option<String>) -> R
     };
     let (url, verify) = split_verify(&remote.url);
     let mut pg = tokio_postgres::Config::from_str(&url).map_err(|e| fail(e.to_string()))?;
-    if pg.get_password().is_none() {
-        if let Some(p) = config::password_for(&pg, env) {
-            pg.password(p);
-        }
+    if pg.get_password().is_none()
+        && let Some(p) = config::password_for(&pg, env)
+    {
+        pg.password(p);
     }
     if pg.get_connect_timeout().is_none() {
         pg.connect_timeout(std::time::Duration::from_secs(10));
@@ -218,8 +218,7 @@ impl Session {
                     name: self.remote.name.clone(),
                     role,
                     privilege,
-                    schema: self.remote.schema.clone(),
-                    table,
+                    table: self.table(table),
                     action,
                     grant,
                 });

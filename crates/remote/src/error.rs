@@ -50,14 +50,14 @@ pub enum Error {
     )]
     NotInitialized { name: String, schema: String },
     #[error(
-        "remote {name:?}: role {role:?} lacks {privilege} on {schema}.{table}: {action} needs it (grant it with `merkle remote init {name} --{grant} {role}`, run by the schema's owner)"
+        "remote {name:?}: role {role:?} lacks {privilege} on {table}: {action} needs it (grant it with `merkle remote init {name} --{grant} {role}`, run by the schema's owner)"
     )]
     Permission {
         name: String,
         role: String,
         privilege: &'static str,
-        schema: String,
-        table: &'static str,
+        /// Qualified by the schema.
+        table: String,
         action: &'static str,
         grant: &'static str,
     },
