@@ -8,6 +8,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -48,24 +49,49 @@ pub(crate) struct CompleteArgs {
 pub(crate) const AGENT_PROVIDER: &str = "provider";
 pub(crate) const AGENT_MODEL: &str = "model";
 pub(crate) const AGENT_BASE_URL: &str = "base_url";
+/// The name of the variable holding the agent's key, never the key.
+pub(crate) const AGENT_API_KEY_ENV: &str = "api_key_env";
 
 /// The providers `--provider` names.
 pub(crate) const PROVIDERS: [&str; 5] =
     ["anthropic", "openai", "ollama", "openai-compatible", "sim"];
 
 /// Which model answers: a provider, or the simulator (a script, a recording to play back).
+///
+/// The provider and the mode are separate choices: `--provider` (or `--script`, which means
+/// the simulator) names who answers, and the mode (`--record` or `--playback`, else
+/// `MERKLE_LLM_MODE`, else real) says whether that provider answers, is recorded, or is
+/// replaced by a recording. So one command line is switched by the environment alone.
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct ModelArgs {
-    /// The provider [default: MERKLE_LLM_MODE if set, else the acting agent's own (`merkle
-    /// agent add --provider`), else MERKLE_LLM_PROVIDER, else anthropic]
+    /// The provider [default: the acting agent's own (`merkle agent add --provider`), else
+    /// MERKLE_LLM_PROVIDER, else anthropic]. MERKLE_LLM_MODE wins over it: record records
+    /// this provider, playback and simulated replace it; --record and --playback win over
+    /// MERKLE_LLM_MODE
     #[arg(long, value_parser = PROVIDERS)]
     pub(crate) provider: Option<String>,
     /// The model [default: MERKLE_LLM_MODEL, else the provider's default]
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// The provider's base URL [default: MERKLE_LLM_BASE_URL, else the provider's own]
+    /// The provider's base URL [default: MERKLE_LLM_BASE_URL, else the provider's own].
+    /// ANTHROPIC_API_KEY and OPENAI_API_KEY are sent only to their provider's own URL; name
+    /// one with --api-key-env to send it elsewhere
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
+    /// The environment variable holding the provider's key (its name, not the key), for any
+    /// provider: a keyed vLLM, LiteLLM, OpenRouter or Groq server [default:
+    /// MERKLE_LLM_API_KEY_ENV; else the key in MERKLE_LLM_API_KEY; else ANTHROPIC_API_KEY /
+    /// OPENAI_API_KEY for their own URL; else none for ollama and openai-compatible]
+    #[arg(long, value_name = "NAME", value_parser = parse_variable_name)]
+    pub(crate) api_key_env: Option<String>,
+    /// The longest one request to the model may take, in seconds [default:
+    /// MERKLE_LLM_TIMEOUT, else 600]; retries are requests of their own
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub(crate) timeout: Option<Duration>,
+    /// The longest silence in a streamed answer, in seconds [default:
+    /// MERKLE_LLM_IDLE_TIMEOUT, else 120]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub(crate) idle_timeout: Option<Duration>,
     /// Answer from this script or pattern file, without any API (implies --provider sim)
     /// [default with --provider sim: MERKLE_LLM_SCRIPT, else every answer is "Simulated response"]
     #[arg(long, value_name = "FILE", conflicts_with = "playback")]
@@ -74,13 +100,40 @@ pub(crate) struct ModelArgs {
     /// does not hold is an error naming the closest one
     #[arg(long, value_name = "FILE", conflicts_with_all = ["record", "provider"])]
     pub(crate) playback: Option<PathBuf>,
-    /// Record every model call of this run to FILE, for --playback
-    #[arg(long, value_name = "FILE", conflicts_with = "script")]
+    /// Record every model call of this run to FILE, for --playback: the provider's answers,
+    /// or the simulator's with --provider sim or --script
+    #[arg(long, value_name = "FILE")]
     pub(crate) record: Option<PathBuf>,
-    /// The provider is an agent's own (`or_stored`): its model and base URL are the agent's
-    /// or the flags', never MERKLE_LLM_MODEL or MERKLE_LLM_BASE_URL meant for another provider.
+    /// The provider is an agent's own (`or_stored`): its model, base URL and key are the
+    /// agent's or the flags', never MERKLE_LLM_MODEL, MERKLE_LLM_BASE_URL or the
+    /// MERKLE_LLM_API_KEY* variables meant for another provider.
     #[arg(skip)]
     from_agent: bool,
+}
+
+/// `--timeout 30`, `--idle-timeout 0.5`: a positive number of seconds.
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    llm_sim::factory::parse_seconds(text.trim())
+        .ok_or_else(|| format!("{text:?} is not a number of seconds greater than 0"))
+}
+
+/// An environment variable's name, so that a key pasted in its place is refused rather than
+/// stored.
+pub(crate) fn parse_variable_name(text: &str) -> Result<String, String> {
+    let mut chars = text.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(text.to_owned())
+    } else {
+        Err(
+            "expected the name of an environment variable (letters, digits and _, like \
+             GROQ_API_KEY), not the key itself"
+                .to_owned(),
+        )
+    }
 }
 
 impl ModelArgs {
@@ -118,6 +171,10 @@ impl ModelArgs {
                 provider: Some(provider),
                 model: self.model.clone().or_else(|| stored(AGENT_MODEL)),
                 base_url: self.base_url.clone().or_else(|| stored(AGENT_BASE_URL)),
+                api_key_env: self
+                    .api_key_env
+                    .clone()
+                    .or_else(|| stored(AGENT_API_KEY_ENV)),
                 from_agent: true,
                 ..self.clone()
             },
@@ -145,21 +202,20 @@ impl ModelArgs {
     where
         E: Fn(&str) -> Option<String> + 'static,
     {
-        let mut settings = Settings::default();
-        let provider = match self.provider.as_deref() {
-            Some("sim") => {
-                settings.mode = Some(Mode::Simulated);
-                None
-            }
-            Some(provider) => {
-                settings.mode = Some(Mode::Real);
-                Some(provider.replace('-', "_"))
-            }
-            None => None,
+        // The flags choose who answers; the mode is --record / --playback, else
+        // MERKLE_LLM_MODE (left to the factory), so the environment can switch a command
+        // line between real, record and playback without touching its provider.
+        let mut settings = Settings {
+            simulator: self.provider.as_deref() == Some("sim") || self.script.is_some(),
+            timeout: self.timeout,
+            idle_timeout: self.idle_timeout,
+            ..Settings::default()
         };
-        if self.script.is_some() {
-            settings.mode = Some(Mode::Simulated);
-        }
+        let provider = self
+            .provider
+            .as_deref()
+            .filter(|provider| *provider != "sim")
+            .map(|provider| provider.replace('-', "_"));
         if let Some(path) = &self.playback {
             settings.mode = Some(Mode::Playback);
             settings.recording = Some(path.clone());
@@ -170,14 +226,16 @@ impl ModelArgs {
         }
         settings.script.clone_from(&self.script);
         let env = move |name: &str| {
+            use llm_sim::factory::{API_KEY_ENV_VAR, API_KEY_VAR, BASE_URL_VAR, MODEL_VAR};
             let flag = match name {
                 llm_sim::factory::PROVIDER_VAR => provider.clone(),
-                llm_sim::factory::MODEL_VAR => self.model.clone(),
-                llm_sim::factory::BASE_URL_VAR => self.base_url.clone(),
+                MODEL_VAR => self.model.clone(),
+                BASE_URL_VAR => self.base_url.clone(),
+                API_KEY_ENV_VAR => self.api_key_env.clone(),
                 _ => None,
             };
             let from_env = !(self.from_agent
-                && [llm_sim::factory::MODEL_VAR, llm_sim::factory::BASE_URL_VAR].contains(&name));
+                && [MODEL_VAR, BASE_URL_VAR, API_KEY_ENV_VAR, API_KEY_VAR].contains(&name));
             flag.or_else(|| from_env.then(|| environment(name)).flatten())
         };
         (settings, env)
@@ -192,10 +250,12 @@ impl ModelArgs {
             if text.contains("no api key") {
                 anyhow::anyhow!(
                     "{text}\n\nTo use a provider, export its key (ANTHROPIC_API_KEY for anthropic, \
-                     OPENAI_API_KEY for openai) or pass --provider ollama / --provider \
-                     openai-compatible --base-url URL for a local server. To run without any \
-                     model, pass --provider sim (answers \"Simulated response\"), --script FILE \
-                     (a scripted YAML) or --playback FILE (a recording)."
+                     OPENAI_API_KEY for openai, each sent only to its provider's own URL), or \
+                     name the variable holding a key with --api-key-env NAME, or pass \
+                     --provider ollama / --provider openai-compatible --base-url URL for a \
+                     local server. To run without any model, pass --provider sim (answers \
+                     \"Simulated response\"), --script FILE (a scripted YAML) or --playback \
+                     FILE (a recording)."
                 )
             } else {
                 anyhow::Error::new(e)
@@ -380,9 +440,12 @@ async fn complete(args: &CompleteArgs, request: &Request, json: bool) -> Result<
     Ok(ExitCode::SUCCESS)
 }
 
-/// The normalised response `--json` prints; its field names are a contract.
+/// The normalised response `--json` prints; its field names are a contract. `content` is
+/// the whole answer as the library holds it (thinking with its signature, text, tool calls,
+/// in order); the other fields are views of it for convenience.
 fn response_json(response: &Response) -> Value {
     json!({
+        "content": response.content,
         "text": response.text(),
         "tool_calls": response
             .tool_calls()

@@ -211,6 +211,10 @@ enum AgentCommand {
         /// The provider's base URL (with --provider; needed for openai-compatible)
         #[arg(long, value_name = "URL", requires = "provider", value_parser = parse_base_url)]
         base_url: Option<String>,
+        /// The environment variable that will hold the agent's key (with --provider): its
+        /// name is stored, never the key, and read at each run
+        #[arg(long, value_name = "NAME", requires = "provider", value_parser = llm::parse_variable_name)]
+        api_key_env: Option<String>,
         /// Forget the agent's own provider
         #[arg(long, conflicts_with = "provider")]
         no_provider: bool,
@@ -259,6 +263,7 @@ fn agent_model_settings(
     provider: &str,
     model: Option<&str>,
     base_url: Option<&str>,
+    api_key_env: Option<&str>,
 ) -> Result<BTreeMap<String, String>> {
     if provider == "openai-compatible" && base_url.is_none() {
         usage!("--provider openai-compatible needs --base-url (the server's OpenAI-style API)");
@@ -268,7 +273,11 @@ fn agent_model_settings(
     }
     let mut settings = BTreeMap::new();
     settings.insert(llm::AGENT_PROVIDER.to_owned(), provider.to_owned());
-    for (key, value) in [(llm::AGENT_MODEL, model), (llm::AGENT_BASE_URL, base_url)] {
+    for (key, value) in [
+        (llm::AGENT_MODEL, model),
+        (llm::AGENT_BASE_URL, base_url),
+        (llm::AGENT_API_KEY_ENV, api_key_env),
+    ] {
         if let Some(value) = value {
             settings.insert(key.to_owned(), value.to_owned());
         }
@@ -285,16 +294,21 @@ fn agent_json(a: &merkle_store::Agent) -> serde_json::Value {
         "provider": setting(llm::AGENT_PROVIDER),
         "model": setting(llm::AGENT_MODEL),
         "base_url": setting(llm::AGENT_BASE_URL),
+        "api_key_env": setting(llm::AGENT_API_KEY_ENV),
     })
 }
 
-/// An agent's own model as `provider [model] [base URL]`, if it has one.
+/// An agent's own model as `provider [model] [base URL] [(key from $NAME)]`, if it has one.
 fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
     let parts: Vec<&str> = [llm::AGENT_PROVIDER, llm::AGENT_MODEL, llm::AGENT_BASE_URL]
         .iter()
         .filter_map(|key| a.settings.get(*key).map(String::as_str))
         .collect();
-    (!parts.is_empty()).then(|| parts.join(" "))
+    let key = match a.settings.get(llm::AGENT_API_KEY_ENV) {
+        Some(variable) => format!(" (key from ${variable})"),
+        None => String::new(),
+    };
+    (!parts.is_empty()).then(|| format!("{}{key}", parts.join(" ")))
 }
 
 fn main() -> ExitCode {
@@ -478,6 +492,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             provider,
             model,
             base_url,
+            api_key_env,
             no_provider,
         }) => {
             let role = Role::parse(role).context("role")?;
@@ -486,6 +501,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                     provider,
                     model.as_deref(),
                     base_url.as_deref(),
+                    api_key_env.as_deref(),
                 )?),
                 None if *no_provider => Some(BTreeMap::new()),
                 None => None,

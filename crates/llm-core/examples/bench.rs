@@ -143,6 +143,7 @@ fn main() {
         let mut config = ProviderConfig::new(Provider::Anthropic);
         config.base_url = Some(format!("http://{addr}"));
         config.model = Some("m".to_owned());
+        config.api_key_env = Some("ANTHROPIC_API_KEY".to_owned());
         let client = config
             .connect(HttpConfig::default(), &|name| {
                 (name == "ANTHROPIC_API_KEY").then(|| "bench-key".to_owned())

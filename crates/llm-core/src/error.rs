@@ -53,7 +53,7 @@ pub enum Error {
         #[source]
         source: Arc<reqwest::Error>,
     },
-    #[error("{provider}: rate limited (retry after {retry_after:?}): {message}")]
+    #[error("{provider}: rate limited{}: {message}", retry_after_text(*retry_after))]
     RateLimited {
         provider: &'static str,
         retry_after: Option<Duration>,
@@ -101,6 +101,16 @@ pub enum Error {
         provider: &'static str,
         details: String,
     },
+    /// A response body, or one event of a stream, grew past the transport's cap
+    /// ([`crate::HttpConfig::max_body_bytes`], [`crate::HttpConfig::max_event_bytes`]).
+    #[error("{provider}: {what} from {url} exceeds the limit of {limit} bytes")]
+    TooLarge {
+        provider: &'static str,
+        /// `"the response body"` or `"a stream event"`.
+        what: &'static str,
+        url: String,
+        limit: usize,
+    },
     #[error("{provider}: stream interrupted: {details}")]
     StreamInterrupted {
         provider: &'static str,
@@ -137,6 +147,7 @@ pub enum ErrorKind {
     QuotaExhausted,
     Server,
     InvalidResponse,
+    TooLarge,
     StreamInterrupted,
     MalformedToolArguments,
     Cancelled,
@@ -158,6 +169,7 @@ impl Error {
             Self::QuotaExhausted { .. } => ErrorKind::QuotaExhausted,
             Self::Server { .. } => ErrorKind::Server,
             Self::InvalidResponse { .. } => ErrorKind::InvalidResponse,
+            Self::TooLarge { .. } => ErrorKind::TooLarge,
             Self::StreamInterrupted { .. } => ErrorKind::StreamInterrupted,
             Self::MalformedToolArguments { .. } => ErrorKind::MalformedToolArguments,
             Self::Cancelled => ErrorKind::Cancelled,
@@ -205,6 +217,18 @@ impl Error {
                 source: Arc::new(err),
             }
         }
+    }
+}
+
+/// " (retry after 2s)" when the server said how long to wait, else nothing. A wait too long
+/// to be a real one (a server's `retry-after: 1e20`) reads as such rather than as digits.
+fn retry_after_text(retry_after: Option<Duration>) -> String {
+    match retry_after {
+        None => String::new(),
+        Some(after) if after >= Duration::from_secs(u64::from(u32::MAX)) => {
+            " (retry after an unbounded wait)".to_owned()
+        }
+        Some(after) => format!(" (retry after {after:?})"),
     }
 }
 

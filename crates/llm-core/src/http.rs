@@ -27,6 +27,12 @@ pub struct HttpConfig {
     pub request_timeout: Duration,
     /// The longest gap between two chunks of a streamed body before it counts as stalled.
     pub stream_idle_timeout: Duration,
+    /// The largest response body `complete` reads; a longer one is [`Error::TooLarge`]
+    /// rather than memory spent without bound.
+    pub max_body_bytes: usize,
+    /// The largest single event of a stream (one line, or the data lines of one event,
+    /// before it is dispatched).
+    pub max_event_bytes: usize,
     pub retry: RetryPolicy,
     pub rate_limit: RateLimit,
     pub clock: Arc<dyn Clock>,
@@ -39,6 +45,10 @@ impl Default for HttpConfig {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(600),
             stream_idle_timeout: Duration::from_secs(120),
+            // Far above any model's answer (a million tokens of text is a few megabytes),
+            // far below what would hurt the machine.
+            max_body_bytes: 64 * 1024 * 1024,
+            max_event_bytes: 16 * 1024 * 1024,
             retry: RetryPolicy::default(),
             rate_limit: RateLimit::default(),
             clock: Arc::new(SystemClock),
@@ -163,9 +173,18 @@ impl Transport {
         let hints = RetryHints::from_headers(response.headers(), self.clock().system_now());
         let remaining =
             timeout.saturating_sub(self.clock().now().saturating_duration_since(started));
-        // An error body that cannot be read still has a status worth reporting.
-        let body = match with_timeout(self.clock(), remaining, response.text()).await {
-            Some(Ok(body)) => body,
+        // An error body that cannot be read still has a status worth reporting; only its
+        // start is read, since only an excerpt of it is ever shown.
+        let body = match with_timeout(
+            self.clock(),
+            remaining,
+            read_capped(response, ERROR_BODY_LIMIT),
+        )
+        .await
+        {
+            Some(Ok(Capped::Whole(body) | Capped::Cut(body))) => {
+                String::from_utf8_lossy(&body).into_owned()
+            }
             _ => String::new(),
         };
         let error = (outgoing.classify)(self.provider, status.as_u16(), &body, &hints);
@@ -194,10 +213,17 @@ impl Transport {
     ) -> Result<Bytes> {
         let elapsed = self.clock().now().saturating_duration_since(started);
         let remaining = self.config.request_timeout.saturating_sub(elapsed);
-        match with_timeout(self.clock(), remaining, response.bytes()).await {
+        let limit = self.config.max_body_bytes;
+        match with_timeout(self.clock(), remaining, read_capped(response, limit)).await {
             None => Err(self.timeout(TimeoutPhase::Request)),
             Some(Err(err)) => Err(Error::from_reqwest(self.provider, url, err)),
-            Some(Ok(body)) => Ok(body),
+            Some(Ok(Capped::Whole(body))) => Ok(Bytes::from(body)),
+            Some(Ok(Capped::Cut(_))) => Err(Error::TooLarge {
+                provider: self.provider,
+                what: "the response body",
+                url: url.to_owned(),
+                limit,
+            }),
         }
     }
 
@@ -224,13 +250,43 @@ impl Transport {
             Ok(outgoing) => self.send(&outgoing).await,
             Err(error) => Err(error),
         };
+        let sent = sent.and_then(|(response, _)| self.expect_event_stream(response));
         match sent {
-            Ok((response, _)) => Ok((response, started)),
+            Ok(response) => Ok((response, started)),
             Err(error) => {
                 self.record_outcome(started, Err(&error));
                 Err(error)
             }
         }
+    }
+
+    /// The response to a streaming request, if it is an event stream: a server that answers
+    /// with a whole JSON document instead (a proxy that ignores `"stream": true`) is named
+    /// for what it sent, not reported as a stream cut short.
+    fn expect_event_stream(&self, response: reqwest::Response) -> Result<reqwest::Response> {
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        let essence = content_type
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        // Servers that send events under no type or a generic one exist; only a type that
+        // says it is something else is refused.
+        if essence == "application/json" || essence.ends_with("+json") || essence == "text/html" {
+            return Err(Error::invalid_response(
+                self.provider,
+                format!(
+                    "expected an event stream from {}, got {content_type}",
+                    response.url()
+                ),
+            ));
+        }
+        Ok(response)
     }
 
     /// Records the outcome of a whole call in the metrics: a `complete`, or a `stream`
@@ -247,6 +303,37 @@ impl Transport {
             }
         }
     }
+}
+
+/// How much of an error body is read: enough for any provider's error JSON.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// A body read up to a limit.
+enum Capped {
+    Whole(Vec<u8>),
+    /// The body is longer than the limit; these are its first bytes, up to it.
+    Cut(Vec<u8>),
+}
+
+/// Reads `response`'s body, stopping as soon as it passes `limit` bytes (at once when its
+/// `content-length` says it will).
+async fn read_capped(mut response: reqwest::Response, limit: usize) -> reqwest::Result<Capped> {
+    let declared = response
+        .content_length()
+        .and_then(|length| usize::try_from(length).ok());
+    if declared.is_some_and(|length| length > limit) {
+        return Ok(Capped::Cut(Vec::new()));
+    }
+    let mut body = Vec::with_capacity(declared.unwrap_or(0));
+    while let Some(chunk) = response.chunk().await? {
+        if body.len().saturating_add(chunk.len()) > limit {
+            let room = limit - body.len();
+            body.extend_from_slice(&chunk[..room]);
+            return Ok(Capped::Cut(body));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Capped::Whole(body))
 }
 
 /// Rate-limit state, request ids and retry hints: the response headers worth keeping.
@@ -288,6 +375,8 @@ pub(crate) fn event_stream<P: StreamParser>(
 ) -> EventStream {
     let state = StreamState {
         provider: transport.provider,
+        url: response.url().to_string(),
+        max_event_bytes: transport.config.max_event_bytes,
         body: response.bytes_stream().boxed(),
         decoder: SseDecoder::default(),
         parser,
@@ -313,6 +402,8 @@ pub(crate) fn event_stream<P: StreamParser>(
 
 struct StreamState<P> {
     provider: &'static str,
+    url: String,
+    max_event_bytes: usize,
     body: BoxStream<'static, reqwest::Result<Bytes>>,
     decoder: SseDecoder,
     parser: P,
@@ -381,7 +472,16 @@ impl<P: StreamParser> StreamState<P> {
                 self.provider,
                 format!("stream line is not utf-8: {}", invalid.line),
             )
-        })
+        })?;
+        if self.decoder.buffered() > self.max_event_bytes {
+            return Err(Error::TooLarge {
+                provider: self.provider,
+                what: "a stream event",
+                url: self.url.clone(),
+                limit: self.max_event_bytes,
+            });
+        }
+        Ok(())
     }
 
     fn end(&mut self) -> Result<()> {

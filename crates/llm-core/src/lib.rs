@@ -9,7 +9,8 @@
 //! - the providers, each translating those types to and from one wire format over reqwest:
 //!   [`AnthropicClient`] (Messages API) and [`OpenAiClient`] (chat completions: OpenAI,
 //!   Ollama, vLLM, LM Studio), chosen from stored settings by [`ProviderConfig`];
-//! - the transport they share: timeouts (connect, request, stream idle), retries that honour
+//! - the transport they share: timeouts (connect, request, stream idle), caps on a body and
+//!   on one streamed event ([`Error::TooLarge`]), retries that honour
 //!   the server's hints ([`RetryPolicy`]), a client-side [`RateLimiter`], metrics in
 //!   [`UsageStats`], all driven by an injectable [`Clock`] and [`Rng`] so tests never sleep.
 //!

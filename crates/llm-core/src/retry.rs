@@ -92,7 +92,7 @@ impl RetryHints {
         let retry_after_ms = text("retry-after-ms")
             .and_then(|ms| ms.trim().parse::<f64>().ok())
             .filter(|ms| ms.is_finite() && *ms >= 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+            .map(|ms| seconds(ms / 1000.0));
         let retry_after =
             retry_after_ms.or_else(|| text("retry-after").and_then(|v| parse_retry_after(v, now)));
         Self {
@@ -106,8 +106,14 @@ impl RetryHints {
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        return (seconds.is_finite() && seconds >= 0.0).then(|| self::seconds(seconds));
     }
     let date = httpdate::parse_http_date(value).ok()?;
     Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// A server's count of seconds as a wait; one too long for a `Duration` (`retry-after:
+/// 99999999999999999999`) is the longest wait there is, which no policy waits for.
+fn seconds(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
 }

@@ -85,6 +85,13 @@ impl SseDecoder {
         result
     }
 
+    /// The bytes held for the event not yet dispatched: a line without its end, and the
+    /// fields read since the last blank line. A caller caps this, since a server that never
+    /// ends a line or an event would otherwise grow it without bound.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len() + self.pending.event.len() + self.pending.data.len()
+    }
+
     /// Ends the stream: an event still being built is dispatched, because some servers omit
     /// the blank line after the last event. A partial line without its end is used too.
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), InvalidUtf8> {

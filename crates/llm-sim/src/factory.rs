@@ -8,15 +8,21 @@
 //! | `MERKLE_LLM_RECORDING` | record: where to save; playback: what to replay |
 //! | `MERKLE_LLM_PROVIDER` | real and record: `anthropic` (default), `openai`, `ollama`, `openai_compatible` |
 //! | `MERKLE_LLM_MODEL`, `MERKLE_LLM_BASE_URL` | real and record: the provider's model and URL |
+//! | `MERKLE_LLM_API_KEY_ENV` | real and record: the variable holding the key (its name, never the key) |
+//! | `MERKLE_LLM_API_KEY` | real and record: the key itself, when no variable is named |
+//! | `MERKLE_LLM_TIMEOUT`, `MERKLE_LLM_IDLE_TIMEOUT` | seconds: one request's bound, and the longest silence in a stream |
 //!
-//! Keys come from `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` as llm-core reads them. The
-//! environment is read only through the lookup the caller passes, so tests never touch the
-//! process's own.
+//! Otherwise keys come from `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` as llm-core reads them,
+//! and only for the provider's own host. The mode wraps the provider the settings name (the
+//! simulator included, [`Settings::simulator`]): record records its answers, playback
+//! replaces it. The environment is read only through the lookup the caller passes, so tests
+//! never touch the process's own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use llm_core::{HttpConfig, LlmClient, Provider, ProviderConfig};
+use llm_core::{ApiKey, HttpConfig, LlmClient, Provider, ProviderConfig};
 
 use crate::client::SimulatedClient;
 use crate::error::{Error, Result};
@@ -31,6 +37,10 @@ pub const RECORDING_VAR: &str = "MERKLE_LLM_RECORDING";
 pub const PROVIDER_VAR: &str = "MERKLE_LLM_PROVIDER";
 pub const MODEL_VAR: &str = "MERKLE_LLM_MODEL";
 pub const BASE_URL_VAR: &str = "MERKLE_LLM_BASE_URL";
+pub const API_KEY_ENV_VAR: &str = "MERKLE_LLM_API_KEY_ENV";
+pub const API_KEY_VAR: &str = "MERKLE_LLM_API_KEY";
+pub const TIMEOUT_VAR: &str = "MERKLE_LLM_TIMEOUT";
+pub const IDLE_TIMEOUT_VAR: &str = "MERKLE_LLM_IDLE_TIMEOUT";
 
 /// Which kind of client to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +83,14 @@ pub struct Settings {
     pub script: Option<PathBuf>,
     pub recording: Option<PathBuf>,
     pub provider: Option<ProviderConfig>,
+    /// The provider is the simulator (the script, else the fixed answer): real mode answers
+    /// from it, and record mode records its answers. It never falls back to a real provider.
+    pub simulator: bool,
     pub http: HttpConfig,
+    /// The bound on one request, over `MERKLE_LLM_TIMEOUT`, over `http`'s.
+    pub timeout: Option<Duration>,
+    /// The longest silence in a stream, over `MERKLE_LLM_IDLE_TIMEOUT`, over `http`'s.
+    pub idle_timeout: Option<Duration>,
     /// Applied when recording, and to live requests in playback.
     pub scrubber: Scrubber,
 }
@@ -136,18 +153,27 @@ pub fn build(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Result
         client,
         recorder: None,
     };
+    let mut http = settings.http;
+    if let Some(after) = duration_setting(settings.timeout, TIMEOUT_VAR, &var)? {
+        http.request_timeout = after;
+    }
+    if let Some(after) = duration_setting(settings.idle_timeout, IDLE_TIMEOUT_VAR, &var)? {
+        http.stream_idle_timeout = after;
+    }
+    let script = path_of(settings.script, SCRIPT_VAR);
+    let simulated = |script: Option<PathBuf>| -> Result<Arc<dyn LlmClient>> {
+        Ok(Arc::new(match script {
+            Some(path) => SimulatedClient::from_boxed(load_strategy(&path)?),
+            None => SimulatedClient::fixed(),
+        }))
+    };
     match mode {
+        Mode::Real if settings.simulator => Ok(setup(simulated(script)?)),
         Mode::Real => {
             let provider = provider_config(settings.provider, &var)?;
-            Ok(setup(provider.connect(settings.http, env)?))
+            Ok(setup(provider.connect(http, env)?))
         }
-        Mode::Simulated => {
-            let client = match path_of(settings.script, SCRIPT_VAR) {
-                Some(path) => SimulatedClient::from_boxed(load_strategy(&path)?),
-                None => SimulatedClient::fixed(),
-            };
-            Ok(setup(Arc::new(client)))
-        }
+        Mode::Simulated => Ok(setup(simulated(script)?)),
         Mode::Playback => {
             let path = path_of(settings.recording, RECORDING_VAR).ok_or(Error::MissingSetting {
                 variable: RECORDING_VAR,
@@ -163,9 +189,13 @@ pub fn build(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Result
                 mode: mode.as_str(),
                 hint: "where to save the recording",
             })?;
-            let provider = provider_config(settings.provider, &var)?;
-            let real = provider.connect(settings.http, env)?;
-            let recorder = Arc::new(RecordingClient::new(real).with_scrubber(settings.scrubber));
+            let answering = if settings.simulator {
+                simulated(script)?
+            } else {
+                provider_config(settings.provider, &var)?.connect(http, env)?
+            };
+            let recorder =
+                Arc::new(RecordingClient::new(answering).with_scrubber(settings.scrubber));
             Ok(Setup {
                 mode,
                 client: Arc::clone(&recorder) as Arc<dyn LlmClient>,
@@ -173,6 +203,35 @@ pub fn build(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Result
             })
         }
     }
+}
+
+/// A positive number of seconds: `given`, else the variable `variable`, else `None`.
+fn duration_setting(
+    given: Option<Duration>,
+    variable: &'static str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Duration>> {
+    if given.is_some() {
+        return Ok(given);
+    }
+    let Some(value) = var(variable) else {
+        return Ok(None);
+    };
+    parse_seconds(value.trim())
+        .map(Some)
+        .ok_or(Error::InvalidSetting {
+            variable,
+            value,
+            expected: "a number of seconds greater than 0",
+        })
+}
+
+/// `30`, `0.5`: seconds, more than none and few enough to be a `Duration`.
+pub fn parse_seconds(text: &str) -> Option<Duration> {
+    let seconds = text.parse::<f64>().ok()?;
+    (seconds > 0.0)
+        .then(|| Duration::try_from_secs_f64(seconds).ok())
+        .flatten()
 }
 
 fn provider_config(
@@ -193,6 +252,10 @@ fn provider_config(
     let mut config = ProviderConfig::new(provider);
     config.model = var(MODEL_VAR);
     config.base_url = var(BASE_URL_VAR);
+    config.api_key_env = var(API_KEY_ENV_VAR).map(|name| name.trim().to_owned());
+    if config.api_key_env.is_none() {
+        config.api_key = var(API_KEY_VAR).map(|key| ApiKey::new(key.trim()));
+    }
     Ok(config)
 }
 

@@ -194,13 +194,17 @@ pub enum MidStreamError {
     ServerError,
 }
 
+/// The longest `retry_after` a script may give: a day is far past any client's patience, and
+/// far below what a `Duration` can hold.
+const MAX_RETRY_AFTER_SECONDS: f64 = 86_400.0;
+
 fn seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
     let value = f64::deserialize(deserializer)?;
-    if value.is_finite() && value >= 0.0 {
+    if value.is_finite() && (0.0..=MAX_RETRY_AFTER_SECONDS).contains(&value) {
         Ok(Some(value))
     } else {
         Err(serde::de::Error::custom(format!(
-            "retry_after is {value}, expected a number of seconds, 0 or more"
+            "retry_after is {value}, expected a number of seconds from 0 to {MAX_RETRY_AFTER_SECONDS}"
         )))
     }
 }

@@ -670,6 +670,9 @@ fn a_recorded_multi_turn_run_plays_back_in_another_workspace() {
             "claude-sim",
             "--base-url",
             &server.url,
+            // The fake server is not api.anthropic.com: the key goes there only when named.
+            "--api-key-env",
+            "ANTHROPIC_API_KEY",
             "--record",
             recording,
             "--approve",

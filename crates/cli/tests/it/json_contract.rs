@@ -65,12 +65,26 @@ fn json_field_names_are_stable() {
     check(
         &ws,
         &["agent", "add", "alice", "--role", "writer"],
-        &["agent_id", "base_url", "model", "provider", "role"],
+        &[
+            "agent_id",
+            "api_key_env",
+            "base_url",
+            "model",
+            "provider",
+            "role",
+        ],
     );
     check(
         &ws,
         &["agent", "list"],
-        &["agent_id", "base_url", "model", "provider", "role"],
+        &[
+            "agent_id",
+            "api_key_env",
+            "base_url",
+            "model",
+            "provider",
+            "role",
+        ],
     );
     check(
         &ws,

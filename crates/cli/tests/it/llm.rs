@@ -35,6 +35,10 @@ pub(crate) const LLM_ENV: &[&str] = &[
     "MERKLE_LLM_PROVIDER",
     "MERKLE_LLM_MODEL",
     "MERKLE_LLM_BASE_URL",
+    "MERKLE_LLM_API_KEY",
+    "MERKLE_LLM_API_KEY_ENV",
+    "MERKLE_LLM_TIMEOUT",
+    "MERKLE_LLM_IDLE_TIMEOUT",
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "OLLAMA_HOST",
@@ -197,7 +201,8 @@ fn usage_and_setting_errors() {
     assert_eq!(no_key.code, 1, "{no_key}");
     assert!(
         no_key.stderr.starts_with(
-            "error: invalid configuration: no api key for anthropic: set ANTHROPIC_API_KEY or pass one\n\n\
+            "error: invalid configuration: no api key for anthropic: set ANTHROPIC_API_KEY, or \
+             name the variable holding one with api_key_env (--api-key-env)\n\n\
              To use a provider, export its key"
         ) && no_key.stderr.contains("--provider sim"),
         "{no_key}"
@@ -245,6 +250,8 @@ fn providers_talk_to_sim_serve() {
             "claude-sim",
             "--base-url",
             &server.url,
+            "--api-key-env",
+            "ANTHROPIC_API_KEY",
             "go",
         ],
     );

@@ -26,6 +26,7 @@ mod in_use;
 mod json_contract;
 mod llm;
 mod mcp;
+mod model_config;
 mod readme;
 mod remote;
 mod report;

@@ -1,6 +1,8 @@
 //! Integration tests of llm-core through its public interface, against a loopback server.
 
 mod anthropic;
+mod keys;
+mod limits;
 mod openai;
 mod server;
 mod sse;

@@ -1,5 +1,12 @@
 //! Just enough HTTP/1.1 for the fake API: requests with a content-length or chunked body on
 //! a kept-alive connection, JSON answers, and chunked event streams flushed event by event.
+//!
+//! Every length a client sends is checked before it is used, with no arithmetic that can
+//! overflow: the head, each line and the trailers are capped at `MAX_HEAD`, the body at
+//! `MAX_BODY`, so a hostile client costs at most that much memory. (hyper would do this
+//! too, but its server side needs features and two crates this crate otherwise lacks,
+//! and the fake server's timeouts hold a connection silent in a way a service function does
+//! not express; a parser this size is cheaper to keep bounded.)
 
 use std::io;
 
@@ -157,11 +164,23 @@ impl Connection {
             let size = usize::from_str_radix(size, 16)
                 .map_err(|_| ReadError::Bad(400, "invalid chunk size"))?;
             if size == 0 {
-                // Trailers, if any, end with an empty line.
-                while self.line(MAX_HEAD).await?.len() > 2 {}
-                return Ok(body);
+                // Trailers, if any, end with an empty line; together they are a head's worth
+                // at most.
+                let mut trailers = 0usize;
+                loop {
+                    let line = self.line(MAX_HEAD).await?.len();
+                    trailers += line;
+                    if line <= 2 {
+                        return Ok(body);
+                    }
+                    if trailers > MAX_HEAD {
+                        return Err(ReadError::Bad(431, "request trailers too long"));
+                    }
+                }
             }
-            if body.len() + size > MAX_BODY {
+            // Compared without adding: a size near usize::MAX (`ffffffffffffffff`) must be
+            // refused, not wrap past the cap.
+            if size > MAX_BODY - body.len() {
                 return Err(ReadError::Bad(413, "request body too large"));
             }
             body.extend(self.exact(size).await?);

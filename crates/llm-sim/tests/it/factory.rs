@@ -39,14 +39,16 @@ fn missing_or_wrong_settings_name_their_variable() {
         ),
         (
             vec![],
-            "invalid configuration: no api key for anthropic: set ANTHROPIC_API_KEY or pass one",
+            "invalid configuration: no api key for anthropic: set ANTHROPIC_API_KEY, or name the \
+             variable holding one with api_key_env (--api-key-env)",
         ),
         (
             vec![
                 ("MERKLE_LLM_MODE", "real"),
                 ("MERKLE_LLM_PROVIDER", "openai"),
             ],
-            "invalid configuration: no api key for openai: set OPENAI_API_KEY or pass one",
+            "invalid configuration: no api key for openai: set OPENAI_API_KEY, or name the \
+             variable holding one with api_key_env (--api-key-env)",
         ),
         (
             vec![("MERKLE_LLM_PROVIDER", "gemini")],
@@ -58,6 +60,57 @@ fn missing_or_wrong_settings_name_their_variable() {
                 ("MERKLE_LLM_PROVIDER", "openai_compatible"),
             ],
             "invalid configuration: provider openai_compatible needs a base url",
+        ),
+        (
+            vec![
+                ("MERKLE_LLM_MODE", "real"),
+                ("MERKLE_LLM_API_KEY_ENV", "MY_KEY"),
+            ],
+            "invalid configuration: no api key for anthropic: api_key_env names MY_KEY, which \
+             is not set",
+        ),
+        (
+            vec![
+                ("MERKLE_LLM_PROVIDER", "openai"),
+                ("MERKLE_LLM_API_KEY_ENV", "MY_KEY"),
+                ("MY_KEY", "k"),
+            ],
+            "built Real",
+        ),
+        (
+            vec![
+                ("MERKLE_LLM_PROVIDER", "openai"),
+                ("MERKLE_LLM_API_KEY", "k"),
+            ],
+            "built Real",
+        ),
+        (
+            vec![
+                ("MERKLE_LLM_MODE", "simulated"),
+                ("MERKLE_LLM_TIMEOUT", "soon"),
+            ],
+            "MERKLE_LLM_TIMEOUT=\"soon\" is not valid: expected a number of seconds greater than 0",
+        ),
+        (
+            vec![
+                ("MERKLE_LLM_MODE", "simulated"),
+                ("MERKLE_LLM_IDLE_TIMEOUT", "0"),
+            ],
+            "MERKLE_LLM_IDLE_TIMEOUT=\"0\" is not valid: expected a number of seconds greater than 0",
+        ),
+        (
+            vec![
+                ("MERKLE_LLM_MODE", "simulated"),
+                ("MERKLE_LLM_TIMEOUT", "1e30"),
+            ],
+            "MERKLE_LLM_TIMEOUT=\"1e30\" is not valid: expected a number of seconds greater than 0",
+        ),
+        (
+            vec![
+                ("MERKLE_LLM_MODE", "simulated"),
+                ("MERKLE_LLM_TIMEOUT", "2.5"),
+            ],
+            "built Simulated",
         ),
         (vec![("MERKLE_LLM_MODE", "simulated")], "built Simulated"),
         (
@@ -124,7 +177,8 @@ async fn record_mode_records_a_provider_and_playback_mode_replays_it() {
             ("MERKLE_LLM_PROVIDER", "anthropic"),
             ("MERKLE_LLM_MODEL", "claude-sim"),
             ("MERKLE_LLM_BASE_URL", &url),
-            ("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-the-fake-server"),
+            // ANTHROPIC_API_KEY goes to api.anthropic.com only; this key goes where it is told.
+            ("MERKLE_LLM_API_KEY", "sk-ant-fake-key-for-the-fake-server"),
         ]),
     )
     .expect("record mode builds");
@@ -154,4 +208,39 @@ async fn record_mode_records_a_provider_and_playback_mode_replays_it() {
         (replayed.tool_calls(), replayed.usage),
         (recorded.tool_calls(), recorded.usage)
     );
+}
+
+#[tokio::test]
+async fn the_simulator_is_recorded_never_replaced_by_a_real_provider() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let recording = dir.path().join("sim.yaml");
+    // Record mode from a flag and from the environment: the simulator answers both, with
+    // no key and no network (a real provider here would fail for want of a key).
+    for (mode, environment) in [
+        (Some(Mode::Record), vec![]),
+        (None, vec![("MERKLE_LLM_MODE", "record")]),
+    ] {
+        let settings = Settings {
+            mode,
+            simulator: true,
+            recording: Some(recording.clone()),
+            ..Settings::default()
+        };
+        let setup = build(settings, &env(&environment)).expect("record mode builds");
+        assert_eq!(setup.mode, Mode::Record);
+        let answer = setup.client.complete(&request("hi")).await.expect("answer");
+        assert_eq!(answer.text(), "Simulated response");
+        setup.finish().expect("saved");
+        let saved = std::fs::read_to_string(&recording).expect("recording");
+        assert!(saved.contains("content: Simulated response"), "{saved}");
+    }
+    // Real mode with the simulator is simulated.
+    let settings = Settings {
+        mode: Some(Mode::Real),
+        simulator: true,
+        ..Settings::default()
+    };
+    let setup = build(settings, &env(&[])).expect("simulated");
+    let answer = setup.client.complete(&request("hi")).await.expect("answer");
+    assert_eq!(answer.text(), "Simulated response");
 }

@@ -40,12 +40,12 @@ async fn check(step: &str, expected: &str) {
 async fn each_failure_surfaces_as_the_error_a_real_client_raises() {
     check(
         "failure: {kind: rate_limited, retry_after: 2.5}",
-        "simulated: rate limited (retry after Some(2.5s)): simulated rate limit",
+        "simulated: rate limited (retry after 2.5s): simulated rate limit",
     )
     .await;
     check(
         "failure: {kind: rate_limited, message: slow down}",
-        "simulated: rate limited (retry after Some(1s)): slow down",
+        "simulated: rate limited (retry after 1s): slow down",
     )
     .await;
     check(

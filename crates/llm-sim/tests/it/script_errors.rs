@@ -49,6 +49,10 @@ fn malformed_scripts_name_file_line_and_expectation() {
             "responses:\n  - failure: {kind: rate_limited, retry_after: -1}\n",
         ),
         (
+            "retry_after too long to wait",
+            "responses:\n  - failure: {kind: rate_limited, retry_after: 1e20}\n",
+        ),
+        (
             "server error outside 5xx",
             "responses:\n  - failure: {kind: server_error, status: 404}\n",
         ),

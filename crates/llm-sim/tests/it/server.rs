@@ -241,8 +241,8 @@ async fn injected_failures_arrive_as_each_provider_reports_them() {
     check_failure(
         "failure: {kind: rate_limited, retry_after: 7}",
         [
-            "anthropic: rate limited (retry after Some(7s)): simulated rate limit",
-            "openai: rate limited (retry after Some(7s)): simulated rate limit",
+            "anthropic: rate limited (retry after 7s): simulated rate limit",
+            "openai: rate limited (retry after 7s): simulated rate limit",
         ],
     )
     .await;

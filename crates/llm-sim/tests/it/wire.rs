@@ -168,3 +168,23 @@ async fn a_connection_serves_requests_one_after_another_with_chunked_bodies() {
     );
     assert_eq!(server.served().len(), 2);
 }
+
+#[tokio::test]
+async fn a_chunk_size_past_any_body_is_refused_not_trusted() {
+    let server = server().await;
+    for size in ["ffffffffffffffff", "4000001", "fffffffffffffffffffff"] {
+        let request = format!(
+            "POST /v1/messages HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n\
+             {size}\r\nxx"
+        );
+        let answer = exchange(&server, request.as_bytes()).await;
+        let status = answer.lines().next().unwrap_or_default().to_owned();
+        let expected = if size.len() > 16 {
+            "HTTP/1.1 400 Bad Request"
+        } else {
+            "HTTP/1.1 413 Payload Too Large"
+        };
+        assert_eq!(status, expected, "chunk size {size}: {answer}");
+    }
+    assert_eq!(server.served().len(), 0);
+}
