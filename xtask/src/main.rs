@@ -32,6 +32,12 @@ tasks:
   bench agent           agent-loop: per-turn overhead with an instant model (on disk and on
                         tmpfs, with and without governance), loading and selecting from a
                         transcript of 100,000 messages, each against a baseline and a target
+  bench remote [options]  remote: push and pull 1,000,000 frames on 50,000 nodes through the
+                        PostgreSQL at MERKLE_TEST_POSTGRES_URL, then an incremental push of one
+                        edited file's frames against a no-op push (target <= 2x)
+      --nodes N         files (default 50000)
+      --per-node N      frames on each (default 20)
+      --runs N          incremental and no-op pushes; medians reported (default 7)
   record --provider P --model M --scenario FILE --out FILE [--base-url U]
                         run a scenario (fixtures/scenarios/*.yaml) against a real provider and
                         write the playback script, scrubbed; needs ANTHROPIC_API_KEY or
@@ -90,6 +96,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "context", rest @ ..] => bench_context(rest),
         ["bench", "llm"] => bench_llm(),
         ["bench", "agent"] => bench_agent(),
+        ["bench", "remote", rest @ ..] => bench_remote(rest),
         ["record", rest @ ..] => record(rest),
         [] | ["help" | "-h" | "--help"] => {
             print!("{USAGE}");
@@ -190,8 +197,33 @@ fn bench_context(args: &[&str]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Runs remote's benchmark example in release mode, passing its options through; it prints
+/// its own table.
+fn bench_remote(args: &[&str]) -> Result<ExitCode> {
+    let valid = args.chunks(2).all(|pair| {
+        matches!(pair, [flag, value]
+            if ["--nodes", "--per-node", "--runs"].contains(flag) && value.parse::<u64>().is_ok())
+    });
+    if !valid {
+        bail!(Usage(format!(
+            "bad options for bench remote: {}",
+            args.join(" ")
+        )));
+    }
+    print!(
+        "{}",
+        run_bench_example_with("remote", "remote_bench", args)?
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs `package`'s `example` in release mode; its stdout, a small JSON object.
 fn run_bench_example(package: &str, example: &str) -> Result<String> {
+    run_bench_example_with(package, example, &[])
+}
+
+/// Runs `package`'s `example` in release mode with `args`; its stdout.
+fn run_bench_example_with(package: &str, example: &str, args: &[&str]) -> Result<String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("bench: cargo run --release -p {package} --example {example}");
     let out = std::process::Command::new(cargo)
@@ -203,7 +235,9 @@ fn run_bench_example(package: &str, example: &str) -> Result<String> {
             package,
             "--example",
             example,
+            "--",
         ])
+        .args(args)
         .current_dir(workspace_root())
         .stderr(std::process::Stdio::inherit())
         .output()?;
