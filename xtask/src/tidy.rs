@@ -7,8 +7,8 @@
 //!   `from -> to` per line, `#` starting a comment. The listed edges must name crates under
 //!   `crates/` and form a DAG, so the document cannot drift from the code in either direction.
 //! - **One owner per heavy dependency.** reqwest only in llm-core, redb and sled only in
-//!   merkle-store, clap, tracing-subscriber, indicatif and rmcp only in cli, tokio's multi-threaded
-//!   runtime only in cli, and no tokio at all in merkle-store. Dev-dependencies are exempt: a test
+//!   merkle-store, clap, tracing-subscriber, indicatif and rmcp only in cli, tree-sitter only in
+//!   outline, tokio's multi-threaded runtime only in cli, and no tokio at all in merkle-store. Dev-dependencies are exempt: a test
 //!   may build a runtime or a client without the library carrying it to its users. xtask is not a
 //!   library and may use what it likes.
 //! - **Every `.rs` file under `crates/` and `xtask/` starts with a `//!` line** saying what it is
@@ -34,6 +34,7 @@ const OWNERS: &[(&str, &[&str])] = &[
     ("tracing-subscriber", &["cli"]),
     ("indicatif", &["cli"]),
     ("rmcp", &["cli"]),
+    ("tree-sitter", &["outline"]),
 ];
 
 /// tokio features that build the multi-threaded runtime, which only the binary may start.

@@ -25,6 +25,7 @@ mod in_use;
 mod json_contract;
 mod llm;
 mod mcp;
+mod outline;
 mod report;
 mod rescan;
 mod self_scan;
