@@ -52,7 +52,7 @@ pub(crate) fn signature(raw: &str, name: &str) -> String {
         s
     };
     let mut sig = cap(s, crate::MAX_SIGNATURE);
-    if !name.is_empty() && !sig.contains(name) {
+    if !name.is_empty() && !names(&sig, name) {
         sig = cap(
             &format!("{sig} … {name}"),
             crate::MAX_SIGNATURE + name.len() + 4,
@@ -147,4 +147,13 @@ pub(crate) fn is_licence(raw: &str) -> bool {
     ["copyright", "license", "licence", "spdx-"]
         .iter()
         .any(|w| head.contains(w))
+}
+
+/// Whether `text` holds `name` as a whole word (not inside a longer identifier).
+pub(crate) fn names(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    text.match_indices(name).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + name.len()..].chars().next().is_some_and(ident)
+    })
 }

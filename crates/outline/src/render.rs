@@ -26,6 +26,9 @@ struct Entry<'a> {
     parent: Option<usize>,
     children: Vec<usize>,
     line: String,
+    /// The line without signature and doc (`LINE: kind name`), for when the full one does
+    /// not fit.
+    short_line: String,
 }
 
 /// Symbols left out of one scope, by kind, in the order the kinds first appear there.
@@ -80,7 +83,7 @@ impl Omitted {
 /// The first line, and a note when anything is left out, are written whatever the budget (the
 /// note then counts "definitions" when one part per kind does not fit).
 /// Symbols are admitted shallowest first, in source order within a depth, while they fit in
-/// `config.max_bytes`; each scope with symbols left out ends with a note counting them by kind
+/// `config.max_bytes` (as `LINE: kind name` when the full line does not); each scope with symbols left out ends with a note counting them by kind
 /// (`+ 37 more methods in impl Store`), the file's own at the end (`+ 3 more functions`).
 pub fn render(outline: &Outline, config: &RenderConfig) -> String {
     let mut entries: Vec<Entry<'_>> = Vec::new();
@@ -126,6 +129,7 @@ pub fn render(outline: &Outline, config: &RenderConfig) -> String {
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.sort_by_key(|&i| entries[i].depth);
     let mut included = vec![false; entries.len()];
+    let mut short = vec![false; entries.len()];
     for i in order {
         let scope = entries[i].parent.unwrap_or(file);
         if scope != file && !included[scope] {
@@ -134,21 +138,29 @@ pub fn render(outline: &Outline, config: &RenderConfig) -> String {
         let kind = entries[i].symbol.kind;
         let before = note_len(&omitted, scope);
         omitted[scope].add(kind, -1);
-        let mut cost = entries[i].line.len() as isize + note_len(&omitted, scope) - before;
+        let mut cost = note_len(&omitted, scope) - before;
         if !entries[i].children.is_empty() {
             cost += note_len(&omitted, i);
         }
-        if used + cost > budget {
+        // The full line if it fits, else the name alone: a name is worth more than a count.
+        let full = entries[i].line.len() as isize;
+        let brief = entries[i].short_line.len() as isize;
+        if used + cost + full <= budget {
+            used += cost + full;
+        } else if used + cost + brief <= budget {
+            used += cost + brief;
+            short[i] = true;
+        } else {
             omitted[scope].add(kind, 1);
             break;
         }
-        used += cost;
         included[i] = true;
     }
 
     let mut emit = Emit {
         entries: &entries,
         included: &included,
+        short: &short,
         omitted: &omitted,
         out,
     };
@@ -159,6 +171,7 @@ pub fn render(outline: &Outline, config: &RenderConfig) -> String {
 struct Emit<'e, 'a> {
     entries: &'e [Entry<'a>],
     included: &'e [bool],
+    short: &'e [bool],
     omitted: &'e [Omitted],
     out: String,
 }
@@ -169,7 +182,12 @@ impl Emit<'_, '_> {
             if !self.included[i] {
                 continue;
             }
-            self.out.push_str(&self.entries[i].line);
+            let e = &self.entries[i];
+            self.out.push_str(if self.short[i] {
+                &e.short_line
+            } else {
+                &e.line
+            });
             self.scope(&self.entries[i].children, i);
         }
         let (indent, sym) = match self.entries.get(scope) {
@@ -202,9 +220,18 @@ fn flatten<'a>(
             let _ = write!(line, " — {doc}");
         }
         line.push('\n');
+        let mut short_line = format!(
+            "{:indent$}{}: {} {}\n",
+            "",
+            s.line,
+            s.kind.noun(),
+            s.name,
+            indent = 2 * depth
+        );
         // Names declared together (`int a, b;`) share a line: it is written once.
         if line == shown {
             line.clear();
+            short_line.clear();
         } else {
             shown.clone_from(&line);
         }
@@ -214,6 +241,7 @@ fn flatten<'a>(
             parent,
             children: Vec::new(),
             line,
+            short_line,
         });
         let mut children = Vec::new();
         flatten(&s.children, Some(i), depth + 1, entries, &mut children);

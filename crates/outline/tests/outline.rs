@@ -108,8 +108,10 @@ fn budget_bounds_every_render_of_a_real_file() {
         if max_bytes >= full.len() {
             assert_eq!(text, full);
         } else {
+            // Less room: names without signatures, or a count of what was left out.
+            let named = outline.symbols.iter().all(|s| text.contains(&s.name));
             assert!(
-                text.contains("more"),
+                named || text.contains("more"),
                 "budget {max_bytes} dropped silently:\n{text}"
             );
         }
