@@ -121,7 +121,13 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
     let tags = read_tags(&tags_out)?;
 
     progress("merkle generate --recursive --offline");
-    timed(&mut merkle(&["agent", "add", "bench", "--role", "synthesis"]))?;
+    timed(&mut merkle(&[
+        "agent",
+        "add",
+        "bench",
+        "--role",
+        "synthesis",
+    ]))?;
     let generate_args = [
         "--json",
         "generate",
