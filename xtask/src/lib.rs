@@ -1,10 +1,13 @@
 //! The library behind `cargo xtask`, split from the binary so tests can call each task directly.
 //!
 //! - [`tidy`]: repository rules (dependency layering, heavy-dependency owners, `//!` lines).
-//! - [`bench`], [`bench_context`]: benchmarks that run real binaries on a generated [`tree`].
+//! - [`bench`], [`bench_context`]: benchmarks that run real binaries on a generated [`tree`];
+//!   [`bench_outline`]: the offline outline against universal-ctags on a real checkout.
 
 pub mod bench;
 pub mod bench_context;
+pub mod bench_outline;
+pub mod json_lite;
 mod manifest;
 pub mod tidy;
 mod toml_lite;

@@ -27,6 +27,13 @@ tasks:
       --frames N        frames on the node get-node reads (default 1000)
       --runs N          timed get-node runs (default 200)
       --seed N, --keep DIR, --merkle PATH   as for bench scan
+  bench outline PATH [options]  recall of the offline outline against universal-ctags'
+                        top-level definitions on a real checkout (by language, files with at
+                        most N definitions), and the times of ctags and of offline
+                        `generate --recursive` over the same files (the checkout is only read)
+      --max-defs N      recall counts files with at most N ctags definitions (default 40)
+      --ctags PATH      the universal-ctags binary (default `ctags`)
+      --merkle PATH     as for bench scan
   bench llm             llm-core: SSE decoding throughput (10 MB streams) and per-request
                         client overhead against a local server vs a bare HTTP exchange
   bench agent           agent-loop: per-turn overhead with an instant model (on disk and on
@@ -94,6 +101,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         }
         ["bench", "scan", rest @ ..] => bench_scan(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
+        ["bench", "outline", rest @ ..] => bench_outline(rest),
         ["bench", "llm"] => bench_llm(),
         ["bench", "agent"] => bench_agent(),
         ["bench", "remote", rest @ ..] => bench_remote(rest),
@@ -214,6 +222,46 @@ fn bench_remote(args: &[&str]) -> Result<ExitCode> {
         "{}",
         run_bench_example_with("remote", "remote_bench", args)?
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_outline(args: &[&str]) -> Result<ExitCode> {
+    let (path, rest) = match args {
+        [path, rest @ ..] if !path.starts_with('-') => (*path, rest),
+        _ => return Err(Usage("bench outline needs the PATH of a checkout".to_owned()).into()),
+    };
+    let mut max_defs = 40;
+    let mut ctags = PathBuf::from("ctags");
+    let mut merkle = None;
+    let mut it = rest.iter();
+    while let Some(&flag) = it.next() {
+        let value = it
+            .next()
+            .copied()
+            .ok_or_else(|| Usage(format!("`{flag}` needs a value")))?;
+        match flag {
+            "--max-defs" => {
+                max_defs = value
+                    .parse()
+                    .map_err(|_| Usage(format!("`{flag}` wants a number, got `{value}`")))?
+            }
+            "--ctags" => ctags = PathBuf::from(value),
+            "--merkle" => merkle = Some(PathBuf::from(value)),
+            _ => bail!(Usage(format!("unknown option `{flag}` for bench outline"))),
+        }
+    }
+    let repo = xtask::bench_outline::checkout(path)?;
+    let merkle = match merkle {
+        Some(path) => path,
+        None => bench::build_merkle(workspace_root())?,
+    };
+    let config = xtask::bench_outline::OutlineConfig {
+        repo,
+        max_defs,
+        merkle,
+        ctags,
+    };
+    print!("{}", xtask::bench_outline::run_outline(&config)?);
     Ok(ExitCode::SUCCESS)
 }
 

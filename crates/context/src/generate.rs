@@ -372,12 +372,14 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
     let previous = current_frame(store, &rec.node_id, path, req.frame_type)?;
     if let Some(prev) = &previous
         && prev.agent_id == req.agent
-        && !(req.replace_other_producers
-            && prev
-                .metadata
-                .extra
-                .get(crate::regenerate::META_PRODUCER)
-                .is_some_and(|p| *p != req.producer.id()))
+        && !prev
+            .metadata
+            .extra
+            .get(crate::regenerate::META_PRODUCER)
+            .is_some_and(|p| {
+                (req.replace_other_producers && *p != req.producer.id())
+                    || req.producer.supersedes(p)
+            })
         && staleness(store, &rec, prev)?.is_none()
     {
         return Ok(Planned::UpToDate);

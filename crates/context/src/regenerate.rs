@@ -38,6 +38,14 @@ pub trait FrameProducer: Send + Sync {
         let _ = path;
         String::new()
     }
+    /// Whether this producer replaces frames that the producer `id` made even where they are
+    /// not stale: an earlier version of itself, whose frames would otherwise stay until their
+    /// files change. `generate` re-produces such frames; frames of other producers (a model's)
+    /// are left alone unless it is asked to replace them.
+    fn supersedes(&self, id: &str) -> bool {
+        let _ = id;
+        false
+    }
 }
 
 /// Metadata key: the producer that made a file frame.
@@ -45,10 +53,14 @@ pub const META_PRODUCER: &str = "producer";
 /// Metadata key: hash of (producer id, file content) that the frame was made from.
 pub const META_PRODUCER_INPUT: &str = "producer.input";
 
-/// A deterministic outline of a file: kind, size, lines, language by extension, and its first
-/// non-empty lines, each cut at [`synthesis::MAX_LINE_BYTES`] and the whole at `max_bytes`,
-/// with a marker saying how much was cut. Needs no model. It names no path (the frame is on
-/// the file's node, and a parent's contents list names it), so a renamed file keeps its
+/// A deterministic outline of a file, needing no model. Where the `outline` crate reads the
+/// language (Rust, Python, JavaScript, TypeScript, Go, Java, C, C++ through its grammar
+/// features; Markdown, JSON, TOML, YAML by hand), the file's structure: its doc, then its
+/// definitions nested by scope, each with its signature, first doc line and line number, within
+/// 4 KiB and saying what it left out. For other files, and where it finds nothing: kind, size,
+/// lines, language by extension, and the first non-empty lines, each cut at
+/// [`synthesis::MAX_LINE_BYTES`] and the whole at `max_bytes`, with a marker saying how much was cut. It names no path (the frame is
+/// on the file's node, and a parent's contents list names it), so a renamed file keeps its
 /// outline unless its language changes.
 #[derive(Clone, Copy, Debug)]
 pub struct Outline {
@@ -106,8 +118,15 @@ pub fn language(path: &str) -> &'static str {
 }
 
 impl FrameProducer for Outline {
+    /// `outline:v2:8:2048`: the outline crate's format version (bumped when any outline
+    /// changes), the fallback's line count and its byte bound. Version 1 was `outline:8`.
     fn id(&self) -> String {
-        format!("outline:{}:{}", self.lines, self.max_bytes)
+        format!(
+            "outline:{}:{}:{}",
+            outline::FORMAT,
+            self.lines,
+            self.max_bytes
+        )
     }
 
     fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String> {
@@ -117,6 +136,13 @@ impl FrameProducer for Outline {
         let Ok(text) = std::str::from_utf8(content) else {
             return Ok(format!("binary, {}\n", counted(content.len(), "byte")).into_bytes());
         };
+        if let Some(lang) = outline::Language::from_path(&node.path) {
+            let structure = outline::outline(lang, text).map_err(|e| e.to_string())?;
+            if !structure.is_empty() {
+                let config = outline::RenderConfig::default();
+                return Ok(outline::render(&structure, &config).into_bytes());
+            }
+        }
         let mut out = format!(
             "{}, {}, {}\n",
             language(&node.path),
@@ -141,7 +167,16 @@ impl FrameProducer for Outline {
     }
 
     fn path_input(&self, path: &str) -> String {
-        language(path).to_owned()
+        match outline::Language::from_path(path) {
+            // The grammar too: `.h` and `.hpp` both parse as C++, but fall back under two names.
+            Some(lang) => format!("{}/{}", language(path), lang.name()),
+            None => language(path).to_owned(),
+        }
+    }
+
+    /// Every earlier outline version (`outline:8` was the first).
+    fn supersedes(&self, id: &str) -> bool {
+        id.starts_with("outline:") && id != self.id()
     }
 }
 

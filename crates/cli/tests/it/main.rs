@@ -27,6 +27,7 @@ mod json_contract;
 mod llm;
 mod mcp;
 mod model_config;
+mod outline;
 mod readme;
 mod remote;
 mod report;

@@ -1,0 +1,104 @@
+//! The offline outline through `merkle generate`: a source file's frame is its structure, an
+//! edit re-parses only the edited file, and frames of the first outline version are replaced
+//! while a model's are kept.
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::{Workspace, parse, run};
+
+const STORE_RS: &str = "\
+//! A tiny store.
+use std::collections::BTreeMap;
+
+/// How many keys fit.
+pub const MAX_KEYS: usize = 1024;
+
+/// A store of keys.
+pub struct Store {
+    entries: BTreeMap<String, u32>,
+}
+
+impl Store {
+    /// Opens an empty store.
+    pub fn open() -> Store {
+        Store { entries: BTreeMap::new() }
+    }
+
+    pub fn put(&mut self, key: &str, value: u32) {
+        self.entries.insert(key.to_owned(), value);
+    }
+}
+";
+
+fn offline_generate(ws: &Workspace) -> serde_json::Value {
+    let mut cmd = ws.cmd(&["--json", "generate", "--recursive", "--offline"]);
+    for name in ["MERKLE_LLM_MODE", "MERKLE_LLM_PROVIDER", "MERKLE_AGENT"] {
+        cmd.env_remove(name);
+    }
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    parse(&r.stdout)
+}
+
+fn head(ws: &Workspace, path: &str) -> String {
+    let frame = ws.json(&["get-head", path, "--type", "summary"]);
+    frame["content"]
+        .as_str()
+        .expect("an outline is text")
+        .to_owned()
+}
+
+#[test]
+fn a_source_files_frame_is_its_outline_and_an_edit_reparses_one_file() {
+    let ws = Workspace::empty();
+    ws.write("src/store.rs", STORE_RS);
+    ws.write("src/other.rs", "pub fn other() {}\n");
+    ws.write("README.md", "# Store\n\nA tiny store.\n\n## Use\n");
+    let first = offline_generate(&ws);
+    assert_eq!(
+        (&first["producer"], &first["produced"]),
+        (&json!("outline:v2:8:2048"), &json!(3)),
+        "{first}"
+    );
+    insta::assert_snapshot!("outline_store_rs", head(&ws, "src/store.rs"));
+    insta::assert_snapshot!("outline_readme", head(&ws, "README.md"));
+
+    // Nothing changed: no producer runs.
+    let noop = offline_generate(&ws);
+    assert_eq!(noop["produced"], json!(0), "{noop}");
+
+    // One file edited: one file produced again, the rest untouched.
+    ws.write("src/other.rs", "pub fn other() {}\npub fn added() {}\n");
+    let edit = offline_generate(&ws);
+    assert_eq!(edit["produced"], json!(1), "{edit}");
+    assert!(head(&ws, "src/other.rs").contains("2: pub fn added()"));
+}
+
+#[test]
+fn frames_of_the_first_outline_are_replaced_and_a_models_are_kept() {
+    let ws = Workspace::empty();
+    ws.write("old.rs", "pub fn old_outline() {}\n");
+    ws.write("model.rs", "pub fn model_written() {}\n");
+    ws.write("frame.txt", "written by hand\n");
+    ws.ok(&["scan"]);
+    ws.ok(&["agent", "add", "merkle", "--role", "synthesis"]);
+    for (path, producer) in [("old.rs", "outline:8"), ("model.rs", "llm:default:abc")] {
+        ws.ok(&[
+            "put-frame",
+            path,
+            "frame.txt",
+            "--type",
+            "summary",
+            "--agent",
+            "merkle",
+            "--meta",
+            &format!("producer={producer}"),
+        ]);
+    }
+    offline_generate(&ws);
+    assert_eq!(
+        head(&ws, "old.rs"),
+        "Rust, 24 bytes, 1 lines\n1: pub fn old_outline()\n"
+    );
+    assert_eq!(head(&ws, "model.rs"), "written by hand\n");
+}

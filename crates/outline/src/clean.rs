@@ -1,0 +1,159 @@
+//! Turning source text into outline text: signatures on one line, doc comments without their
+//! markers, everything cut to a bound on a character boundary.
+
+/// `s` cut to at most `max` bytes on a character boundary, with `…` when cut.
+pub(crate) fn cap(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", s[..end].trim_end())
+}
+
+/// A declaration's text as one line: whitespace runs collapsed, leading attributes, decorators
+/// and annotations dropped, trailing punctuation that opens a body trimmed, cut to
+/// [`crate::MAX_SIGNATURE`], and always naming `name`.
+pub(crate) fn signature(raw: &str, name: &str) -> String {
+    let mut one = String::with_capacity(raw.len().min(256));
+    for word in raw.split_whitespace() {
+        if !one.is_empty() {
+            one.push(' ');
+        }
+        one.push_str(word);
+        if one.len() > 4 * crate::MAX_SIGNATURE {
+            break;
+        }
+    }
+    let mut s = one.as_str();
+    loop {
+        let before = s.len();
+        if let Some(rest) = s.strip_prefix('@') {
+            s = skip_attribute(rest);
+        } else if let Some(rest) = s.strip_prefix("#[") {
+            s = skip_balanced(rest, '[', ']');
+        }
+        s = s.trim_start();
+        if s.len() == before || s.is_empty() {
+            break;
+        }
+    }
+    if s.is_empty() {
+        s = one.as_str();
+    }
+    let s = s.trim_end_matches([' ', ';', ',', ':', '=', '{']);
+    let tidied;
+    let s = if s.contains("( ") || s.contains(" )") || s.contains(",)") {
+        tidied = s.replace("( ", "(").replace(" )", ")").replace(",)", ")");
+        tidied.as_str()
+    } else {
+        s
+    };
+    let mut sig = cap(s, crate::MAX_SIGNATURE);
+    if !name.is_empty() && !names(&sig, name) {
+        sig = cap(
+            &format!("{sig} … {name}"),
+            crate::MAX_SIGNATURE + name.len() + 4,
+        );
+    }
+    sig
+}
+
+/// After `@`: the annotation's (dotted) name and its parenthesized arguments, if any.
+fn skip_attribute(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(s.len());
+    let rest = s[end..].trim_start();
+    match rest.strip_prefix('(') {
+        Some(args) => skip_balanced(args, '(', ')'),
+        None => rest,
+    }
+}
+
+/// What follows the `close` that balances an `open` already consumed.
+fn skip_balanced(s: &str, open: char, close: char) -> &str {
+    let mut depth = 1usize;
+    for (i, c) in s.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return &s[i + c.len_utf8()..];
+            }
+        }
+    }
+    ""
+}
+
+/// A comment's or docstring's lines without their markers (`///`, `//!`, `/**`, ` * `, `#`,
+/// quotes).
+pub(crate) fn doc_lines(raw: &str) -> impl Iterator<Item = &str> {
+    raw.lines().map(|line| {
+        let mut l = line.trim();
+        for prefix in ["///", "//!", "//", "/**", "/*!", "/*", "*/", "#", "*"] {
+            if let Some(rest) = l.strip_prefix(prefix) {
+                l = rest;
+                break;
+            }
+        }
+        let l = l.strip_suffix("*/").unwrap_or(l);
+        l.trim().trim_matches(['"', '\'']).trim()
+    })
+}
+
+/// The first non-empty line of a doc comment, cut to [`crate::MAX_DOC`].
+#[cfg_attr(
+    not(feature = "syntax"),
+    expect(dead_code, reason = "only grammars read doc comments")
+)]
+pub(crate) fn first_doc_line(raw: &str) -> Option<String> {
+    doc_lines(raw)
+        .find(|l| !l.is_empty())
+        .map(|l| cap(l, crate::MAX_DOC))
+}
+
+/// The first paragraph of a doc comment on one line, cut to [`crate::MAX_FILE_DOC`].
+pub(crate) fn first_paragraph(raw: &str) -> Option<String> {
+    let mut out = String::new();
+    for line in doc_lines(raw) {
+        if line.is_empty() {
+            if out.is_empty() {
+                continue;
+            }
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(line);
+        if out.len() > crate::MAX_FILE_DOC {
+            break;
+        }
+    }
+    (!out.is_empty()).then(|| cap(&out, crate::MAX_FILE_DOC))
+}
+
+/// Whether a comment is a licence header rather than documentation.
+#[cfg_attr(
+    not(feature = "syntax"),
+    expect(dead_code, reason = "only grammars read comments")
+)]
+pub(crate) fn is_licence(raw: &str) -> bool {
+    let head: String = raw.chars().take(400).collect::<String>().to_lowercase();
+    ["copyright", "license", "licence", "spdx-"]
+        .iter()
+        .any(|w| head.contains(w))
+}
+
+/// Whether `text` holds `name` as a whole word (not inside a longer identifier).
+pub(crate) fn names(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    text.match_indices(name).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + name.len()..].chars().next().is_some_and(ident)
+    })
+}

@@ -1,0 +1,340 @@
+//! Structural outlines of source files: every definition, nested by scope, with its signature
+//! line, its first doc line and its line number, rendered to text within a byte budget.
+//!
+//! # Why this crate exists
+//!
+//! A file's frame is the first thing an agent reads about it, and `merkle generate` writes one
+//! for every file without a model. A frame made of a file's first lines names a tenth of what a
+//! tags tool finds there; an outline names all of it, in a few kilobytes, and says what it left
+//! out when a file has more.
+//!
+//! # What it is, and what it is not
+//!
+//! - **Pure.** Bytes in, an [`Outline`] out: no IO, no async, no network, no global state. It
+//!   never sees a path (the caller maps a file name to a [`Language`]), so an outline depends on
+//!   the content and the language alone and callers may memoize it by those, across renames.
+//! - **Deterministic.** The same bytes and language give the same outline and the same text,
+//!   on every machine: grammars are compiled in, nothing is configured from the environment.
+//! - **Two parsers.** Programming languages are parsed by tree-sitter grammars, each behind a
+//!   cargo feature that is on by default (`rust`, `python`, `javascript`, `typescript`, `go`,
+//!   `java`, `c`, `cpp`): a build without them is lean and [`Language::from_path`] then names
+//!   none of those languages. Markdown (its heading tree), JSON, TOML and YAML (their top-level
+//!   keys) are read by hand: their outline is a few lines of structure that needs no grammar.
+//! - **Definitions, not references.** Modules, types, traits and interfaces, classes, functions
+//!   and methods, constants, variables and macros, as declared. Function bodies are never
+//!   entered: what a function defines inside itself is its business, and skipping bodies keeps
+//!   the walk to the few nodes that can hold definitions.
+//! - **The parse is reusable.** [`Parser::parse`] returns a [`Parsed`] file whose syntax tree
+//!   stays available ([`Parsed::tree`]), so that later readers (imports, symbol search) walk the
+//!   same tree instead of parsing again. A [`Parser`] is owned by its caller and reused across
+//!   files, like a buffer.
+//!
+//! # Bounded text
+//!
+//! [`render`] writes one line per symbol (`LINE: signature — first doc line`), indented by
+//! scope, within [`RenderConfig::max_bytes`]. Shallow symbols come first: every top-level
+//! definition before any member, members before their members. What does not fit is counted,
+//! never dropped silently: `+ 37 more methods in impl Store`.
+use std::fmt;
+
+mod clean;
+mod error;
+mod render;
+#[cfg(feature = "syntax")]
+mod syntax;
+mod text;
+
+pub use error::{Error, Result};
+pub use render::{RenderConfig, render};
+
+/// The version of what this crate writes for a given input. Bump it when an outline or its
+/// rendering changes for some file, so that callers who memoize by it produce their outlines
+/// again.
+pub const FORMAT: &str = "v2";
+
+/// A language the outline reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Language {
+    Rust,
+    Python,
+    JavaScript,
+    TypeScript,
+    /// TypeScript with JSX (`.tsx`): another grammar.
+    Tsx,
+    Go,
+    Java,
+    C,
+    Cpp,
+    Markdown,
+    Json,
+    Toml,
+    Yaml,
+}
+
+impl Language {
+    /// The language a file name (or a path ending in one) names by its extension, when this
+    /// build reads it. `.h` is read as C++, a superset that also parses C headers.
+    pub fn from_path(path: &str) -> Option<Language> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let ext = name.rsplit_once('.').map(|(_, e)| e)?;
+        let lang = match ext {
+            "rs" => Language::Rust,
+            "py" | "pyi" => Language::Python,
+            "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
+            "ts" | "mts" | "cts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "go" => Language::Go,
+            "java" => Language::Java,
+            "c" => Language::C,
+            "h" | "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" => Language::Cpp,
+            "md" | "markdown" => Language::Markdown,
+            "json" => Language::Json,
+            "toml" => Language::Toml,
+            "yaml" | "yml" => Language::Yaml,
+            _ => return None,
+        };
+        lang.is_built().then_some(lang)
+    }
+
+    /// Its name, as an outline's first line shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "Rust",
+            Language::Python => "Python",
+            Language::JavaScript => "JavaScript",
+            Language::TypeScript => "TypeScript",
+            Language::Tsx => "TSX",
+            Language::Go => "Go",
+            Language::Java => "Java",
+            Language::C => "C",
+            Language::Cpp => "C++",
+            Language::Markdown => "Markdown",
+            Language::Json => "JSON",
+            Language::Toml => "TOML",
+            Language::Yaml => "YAML",
+        }
+    }
+
+    /// Whether this build can outline it: its grammar's feature is on, or it needs none.
+    pub fn is_built(self) -> bool {
+        match self {
+            Language::Rust => cfg!(feature = "rust"),
+            Language::Python => cfg!(feature = "python"),
+            Language::JavaScript => cfg!(feature = "javascript"),
+            Language::TypeScript | Language::Tsx => cfg!(feature = "typescript"),
+            Language::Go => cfg!(feature = "go"),
+            Language::Java => cfg!(feature = "java"),
+            Language::C => cfg!(feature = "c"),
+            Language::Cpp => cfg!(feature = "cpp"),
+            Language::Markdown | Language::Json | Language::Toml | Language::Yaml => true,
+        }
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a symbol defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Kind {
+    Module,
+    Namespace,
+    Package,
+    Struct,
+    Enum,
+    Union,
+    Type,
+    Trait,
+    Interface,
+    Class,
+    Impl,
+    Function,
+    Method,
+    Constant,
+    Variable,
+    Field,
+    Macro,
+    /// A Markdown heading.
+    Heading,
+    /// A key of a JSON, TOML or YAML document, or a TOML table.
+    Key,
+}
+
+impl Kind {
+    /// The word for one of them, as omission notes write it.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Module => "module",
+            Kind::Namespace => "namespace",
+            Kind::Package => "package",
+            Kind::Struct => "struct",
+            Kind::Enum => "enum",
+            Kind::Union => "union",
+            Kind::Type => "type",
+            Kind::Trait => "trait",
+            Kind::Interface => "interface",
+            Kind::Class => "class",
+            Kind::Impl => "impl",
+            Kind::Function => "function",
+            Kind::Method => "method",
+            Kind::Constant => "constant",
+            Kind::Variable => "variable",
+            Kind::Field => "field",
+            Kind::Macro => "macro",
+            Kind::Heading => "heading",
+            Kind::Key => "key",
+        }
+    }
+
+    /// The word for `n` of them.
+    pub fn nouns(self, n: usize) -> String {
+        match (self, n) {
+            (_, 1) => self.noun().to_owned(),
+            (Kind::Class, _) => "classes".to_owned(),
+            _ => format!("{}s", self.noun()),
+        }
+    }
+}
+
+/// One definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    pub kind: Kind,
+    /// Its name as declared (for an impl, the type it is for).
+    pub name: String,
+    /// Its declaration up to its body, on one line, at most [`MAX_SIGNATURE`] bytes and always
+    /// naming it.
+    pub signature: String,
+    /// The first line of its doc comment or docstring, if it has one.
+    pub doc: Option<String>,
+    /// The 1-based line its name is on.
+    pub line: usize,
+    /// The 1-based line it ends on.
+    pub end_line: usize,
+    /// What it defines inside itself (methods of a class, items of a module), in source order.
+    pub children: Vec<Symbol>,
+}
+
+/// The longest signature kept, in bytes; longer ones are cut with `…`.
+pub const MAX_SIGNATURE: usize = 140;
+/// The longest doc line kept, in bytes.
+pub const MAX_DOC: usize = 120;
+/// The longest file doc paragraph kept, in bytes.
+pub const MAX_FILE_DOC: usize = 300;
+
+/// A file's outline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outline {
+    pub language: Language,
+    /// The file's size in bytes.
+    pub bytes: usize,
+    /// Its number of lines.
+    pub lines: usize,
+    /// The module's doc comment or docstring, or the file's first doc paragraph, on one line.
+    pub doc: Option<String>,
+    /// Its top-level definitions, in source order.
+    pub symbols: Vec<Symbol>,
+}
+
+impl Outline {
+    /// Whether it found nothing to show: no doc and no symbol.
+    pub fn is_empty(&self) -> bool {
+        self.doc.is_none() && self.symbols.is_empty()
+    }
+}
+
+/// Parses files. Holds the tree-sitter parser, so that a caller outlining many files reuses one
+/// (one per thread: it is not shared).
+#[derive(Default)]
+pub struct Parser {
+    #[cfg(feature = "syntax")]
+    inner: syntax::TsParser,
+}
+
+impl fmt::Debug for Parser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Parser")
+    }
+}
+
+impl Parser {
+    pub fn new() -> Parser {
+        Parser::default()
+    }
+
+    /// Parses `source` as `language`.
+    pub fn parse<'s>(&mut self, language: Language, source: &'s str) -> Result<Parsed<'s>> {
+        Ok(Parsed {
+            language,
+            source,
+            #[cfg(feature = "syntax")]
+            tree: match language {
+                Language::Markdown | Language::Json | Language::Toml | Language::Yaml => None,
+                _ => self.inner.parse(language, source)?,
+            },
+        })
+    }
+}
+
+/// A parsed file: its syntax tree (for grammar languages) and the source it was parsed from.
+pub struct Parsed<'s> {
+    language: Language,
+    source: &'s str,
+    #[cfg(feature = "syntax")]
+    tree: Option<tree_sitter::Tree>,
+}
+
+impl fmt::Debug for Parsed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Parsed")
+            .field("language", &self.language)
+            .field("bytes", &self.source.len())
+            .finish()
+    }
+}
+
+impl Parsed<'_> {
+    pub fn language(&self) -> Language {
+        self.language
+    }
+
+    /// The tree-sitter syntax tree; `None` for the languages read by hand.
+    #[cfg(feature = "syntax")]
+    pub fn tree(&self) -> Option<&tree_sitter::Tree> {
+        self.tree.as_ref()
+    }
+
+    /// The file's outline.
+    pub fn outline(&self) -> Outline {
+        let (doc, symbols) = match self.language {
+            Language::Markdown => text::markdown(self.source),
+            Language::Json => text::json(self.source),
+            Language::Toml => text::toml(self.source),
+            Language::Yaml => text::yaml(self.source),
+            #[cfg(feature = "syntax")]
+            _ => match &self.tree {
+                Some(tree) => syntax::outline(self.language, tree, self.source),
+                None => (None, Vec::new()),
+            },
+            #[cfg(not(feature = "syntax"))]
+            _ => (None, Vec::new()),
+        };
+        Outline {
+            language: self.language,
+            bytes: self.source.len(),
+            lines: self.source.lines().count(),
+            doc,
+            symbols,
+        }
+    }
+}
+
+/// Outlines one file with a parser of its own; [`Parser`] reuses one across files.
+pub fn outline(language: Language, source: &str) -> Result<Outline> {
+    Ok(Parser::new().parse(language, source)?.outline())
+}

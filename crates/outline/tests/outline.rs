@@ -1,0 +1,190 @@
+//! Outlines of one small fixture per language (insta snapshots of the rendered text), the
+//! byte budget and its omission notes, and language detection.
+use std::path::Path;
+
+#[cfg(all(feature = "rust", feature = "python", feature = "go"))]
+use outline::Parser;
+use outline::{Kind, Language, RenderConfig, Symbol, render};
+use pretty_assertions::assert_eq;
+
+/// The rendered outline of `tests/fixtures/NAME` with the default budget.
+fn rendered(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let source = std::fs::read_to_string(&path).expect("fixtures are readable UTF-8");
+    let language = Language::from_path(name).expect("every fixture's language is built");
+    let outline = outline::outline(language, &source).expect("fixtures parse");
+    render(&outline, &RenderConfig::default())
+}
+
+macro_rules! fixture {
+    ($test:ident, $file:literal $(, $feature:literal)?) => {
+        #[test]
+        $(#[cfg(feature = $feature)])?
+        fn $test() {
+            insta::assert_snapshot!(stringify!($test), rendered($file));
+        }
+    };
+}
+
+fixture!(rust, "store.rs", "rust");
+fixture!(python, "store.py", "python");
+fixture!(javascript, "store.js", "javascript");
+fixture!(typescript, "store.ts", "typescript");
+fixture!(tsx, "store.tsx", "typescript");
+fixture!(go, "store.go", "go");
+fixture!(java, "Store.java", "java");
+fixture!(c, "store.c", "c");
+fixture!(cpp, "store.cpp", "cpp");
+fixture!(markdown, "guide.md");
+fixture!(json, "package.json");
+fixture!(toml, "store.toml");
+fixture!(yaml, "config.yaml");
+
+fn symbol(kind: Kind, name: &str, line: usize, children: Vec<Symbol>) -> Symbol {
+    Symbol {
+        kind,
+        name: name.to_owned(),
+        signature: format!("{} {name}", kind.noun()),
+        doc: None,
+        line,
+        end_line: line,
+        children,
+    }
+}
+
+/// A file with more than fits: every top-level symbol before any member, and the rest counted
+/// by kind in the scope it was left out of.
+#[test]
+fn budget_keeps_top_level_first_and_counts_what_it_leaves_out() {
+    let methods = (0..40)
+        .map(|i| symbol(Kind::Method, &format!("method_{i}"), 10 + i, vec![]))
+        .collect();
+    let outline = outline::Outline {
+        language: Language::Rust,
+        bytes: 5000,
+        lines: 300,
+        doc: Some("What the file is for.".to_owned()),
+        symbols: vec![
+            symbol(Kind::Impl, "Store", 9, methods),
+            symbol(Kind::Function, "open", 100, vec![]),
+            symbol(Kind::Constant, "MAX", 101, vec![]),
+        ],
+    };
+    let text = render(&outline, &RenderConfig { max_bytes: 300 });
+    assert!(text.len() <= 300, "{} bytes:\n{text}", text.len());
+    insta::assert_snapshot!("budget", text);
+
+    // A budget with room for nothing but the first line still says what is missing.
+    let tiny = render(&outline, &RenderConfig { max_bytes: 10 });
+    assert_eq!(tiny, "Rust, 5000 bytes, 300 lines\n+ 3 more definitions\n");
+    let small = render(&outline, &RenderConfig { max_bytes: 100 });
+    assert_eq!(
+        small,
+        "Rust, 5000 bytes, 300 lines\nWhat the file is for.\n+ 1 more impl, 1 more function, 1 more constant\n"
+    );
+}
+
+/// Rendering is bounded for any budget large enough for the first line, and the whole outline
+/// fits when the budget allows.
+#[test]
+#[cfg(feature = "rust")]
+fn budget_bounds_every_render_of_a_real_file() {
+    let source = include_str!("fixtures/store.rs");
+    let outline = outline::outline(Language::Rust, source).expect("parses");
+    let full = render(&outline, &RenderConfig { max_bytes: 1 << 20 });
+    assert!(!full.contains("+ "), "{full}");
+    let first = full.lines().next().expect("a first line").len() + 1;
+    // The first line and a note saying what was left out are always written.
+    let least = first + "+ 10 more definitions\n".len();
+    for max_bytes in least..full.len() + 10 {
+        let text = render(&outline, &RenderConfig { max_bytes });
+        assert!(
+            text.len() <= max_bytes,
+            "budget {max_bytes}: {} bytes\n{text}",
+            text.len()
+        );
+        if max_bytes >= full.len() {
+            assert_eq!(text, full);
+        } else {
+            // Less room: names without signatures, or a count of what was left out.
+            let named = outline.symbols.iter().all(|s| text.contains(&s.name));
+            assert!(
+                named || text.contains("more"),
+                "budget {max_bytes} dropped silently:\n{text}"
+            );
+        }
+    }
+}
+
+/// One parser serves files of several languages in turn, and the tree stays available.
+#[test]
+#[cfg(all(feature = "rust", feature = "python", feature = "go"))]
+fn a_parser_is_reused_across_languages() {
+    let mut parser = Parser::new();
+    for (lang, src, name) in [
+        (Language::Rust, "fn alpha() {}", "alpha"),
+        (Language::Python, "def beta():\n    pass\n", "beta"),
+        (Language::Rust, "struct Gamma;", "Gamma"),
+        (Language::Go, "package delta\n", "delta"),
+    ] {
+        let parsed = parser.parse(lang, src).expect("parses");
+        assert!(parsed.tree().is_some());
+        let names: Vec<String> = parsed
+            .outline()
+            .symbols
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(names, vec![name.to_owned()]);
+    }
+}
+
+#[test]
+#[cfg(all(
+    feature = "rust",
+    feature = "python",
+    feature = "javascript",
+    feature = "typescript",
+    feature = "c",
+    feature = "cpp"
+))]
+fn languages_come_from_file_names() {
+    let cases = [
+        ("src/lib.rs", Some(Language::Rust)),
+        ("a/b.pyi", Some(Language::Python)),
+        ("x.mjs", Some(Language::JavaScript)),
+        ("x.d.ts", Some(Language::TypeScript)),
+        ("App.tsx", Some(Language::Tsx)),
+        ("include/x.h", Some(Language::Cpp)),
+        ("x.c", Some(Language::C)),
+        ("README.md", Some(Language::Markdown)),
+        ("Cargo.toml", Some(Language::Toml)),
+        (".github/ci.yml", Some(Language::Yaml)),
+        ("Makefile", None),
+        ("notes.txt", None),
+        ("rs", None),
+    ];
+    for (path, want) in cases {
+        assert_eq!(Language::from_path(path), want, "{path}");
+    }
+}
+
+/// Broken source still outlines what parses, and never panics.
+#[test]
+#[cfg(feature = "rust")]
+fn broken_source_keeps_what_parses() {
+    let outline = outline::outline(Language::Rust, "fn ok() {}\nfn broken( {\nstruct Fine;\n")
+        .expect("a tree even for broken source");
+    let names: Vec<&str> = outline.symbols.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"ok"), "{names:?}");
+}
+
+/// A build without grammars reads none of their languages, and still outlines the rest.
+#[test]
+#[cfg(not(feature = "rust"))]
+fn a_lean_build_names_no_grammar_language() {
+    assert_eq!(Language::from_path("src/lib.rs"), None);
+    assert_eq!(Language::from_path("README.md"), Some(Language::Markdown));
+}

@@ -1,0 +1,383 @@
+//! `cargo xtask bench outline PATH`: the offline outline against universal-ctags on a real
+//! checkout. It reports how many of ctags' top-level definitions each file's outline frame
+//! names (recall, by language, over files where ctags finds at most `--max-defs` definitions)
+//! and the times of ctags and of `merkle generate --recursive --offline` over the same files.
+//!
+//! The checkout is only read: merkle's store goes to a temporary folder (`--store`). ctags is
+//! given exactly the files merkle scans (`merkle list-nodes`), with its default kinds and
+//! extras, so file-scoped definitions (C's `static` functions, macros in `.c` files) count too.
+//! A top-level definition is a tag without a scope; tags of imports (Python's and Go's
+//! `import ... as name`, which ctags tags as `namespace`, `unknown` or `packageName`) are left
+//! out. A name counts as found when the frame holds it as a whole identifier.
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::bench::{ms, progress, settle, timed, work_dir};
+use crate::json_lite::{self, Json};
+
+/// How to run the outline benchmark.
+#[derive(Debug, Clone)]
+pub struct OutlineConfig {
+    /// The checkout to outline.
+    pub repo: PathBuf,
+    /// Recall counts files where ctags finds at most this many definitions.
+    pub max_defs: usize,
+    /// The `merkle` binary to measure.
+    pub merkle: PathBuf,
+    /// The ctags binary.
+    pub ctags: PathBuf,
+}
+
+/// The languages the outline parses with a grammar, as ctags names them.
+const LANGUAGES: &[&str] = &[
+    "Rust",
+    "Python",
+    "JavaScript",
+    "TypeScript",
+    "Go",
+    "Java",
+    "C",
+    "C++",
+];
+
+/// ctags kinds that name what a file imports, not what it defines: left out of the baseline.
+const IMPORT_KINDS: &[(&str, &str)] = &[
+    ("Python", "namespace"),
+    ("Python", "unknown"),
+    ("Go", "packageName"),
+    ("Go", "unknown"),
+];
+
+/// The frame type the bench generates.
+const FRAME_TYPE: &str = "outline-bench";
+
+/// One ctags tag.
+struct Tag {
+    name: String,
+    kind: String,
+    language: String,
+    top_level: bool,
+}
+
+/// Recall counts for one language.
+#[derive(Default)]
+struct Recall {
+    files: usize,
+    names: usize,
+    found: usize,
+    misses: Vec<String>,
+}
+
+/// Runs the benchmark and returns the report.
+pub fn run_outline(config: &OutlineConfig) -> Result<String> {
+    let repo = config
+        .repo
+        .canonicalize()
+        .with_context(|| format!("no checkout at {}", config.repo.display()))?;
+    let store = work_dir(None)?;
+    let merkle = |args: &[&str]| {
+        let mut cmd = Command::new(&config.merkle);
+        cmd.arg("--root")
+            .arg(&repo)
+            .arg("--store")
+            .arg(&store.path)
+            .args(args)
+            .env_remove("MERKLE_LLM_MODE")
+            .env_remove("MERKLE_LLM_PROVIDER");
+        cmd
+    };
+
+    progress("merkle scan");
+    settle();
+    let (scan, _) = timed(&mut merkle(&["-q", "scan"]))?;
+    let (_, nodes) = timed(&mut merkle(&["--json", "list-nodes", "--recursive"]))?;
+    let nodes = json_lite::parse(&nodes).context("reading list-nodes' JSON")?;
+    let files: Vec<String> = nodes
+        .as_array()
+        .iter()
+        .filter(|n| n.get("kind").and_then(Json::as_str) == Some("file"))
+        .filter_map(|n| n.get("path").and_then(Json::as_str).map(str::to_owned))
+        .collect();
+    if files.is_empty() {
+        bail!("merkle found no files under {}", repo.display());
+    }
+
+    progress(&format!("ctags over {} files", files.len()));
+    let list = store.path.join("ctags-files.txt");
+    std::fs::write(&list, files.join("\n") + "\n")
+        .with_context(|| format!("writing {}", list.display()))?;
+    settle();
+    let (ctags, tags_out) = timed(
+        Command::new(&config.ctags)
+            .current_dir(&repo)
+            .args(["--output-format=json", "--fields=+nlKZ", "-f", "-", "-L"])
+            .arg(&list),
+    )?;
+    let tags = read_tags(&tags_out)?;
+
+    progress("merkle generate --recursive --offline");
+    timed(&mut merkle(&[
+        "agent",
+        "add",
+        "bench",
+        "--role",
+        "synthesis",
+    ]))?;
+    let generate_args = [
+        "--json",
+        "generate",
+        "--recursive",
+        "--offline",
+        "--agent",
+        "bench",
+        "--type",
+        FRAME_TYPE,
+    ];
+    settle();
+    let (generate, out) = timed(&mut merkle(&generate_args))?;
+    if !out.contains("\"failed\": []") {
+        bail!("generate reported failures: {out}");
+    }
+    settle();
+    let (noop, out) = timed(&mut merkle(&generate_args))?;
+    if !out.contains("\"produced\": 0") {
+        bail!("a second generate produced frames: {out}");
+    }
+
+    progress("reading the frames");
+    let frames = read_frames(&files, &tags, |args| merkle(args))?;
+
+    let mut by_language: BTreeMap<&str, Recall> = BTreeMap::new();
+    for (path, file_tags) in &tags {
+        let Some(language) = file_tags.first().map(|t| t.language.as_str()) else {
+            continue;
+        };
+        if !LANGUAGES.contains(&language) || file_tags.len() > config.max_defs {
+            continue;
+        }
+        // ctags names anonymous structs and enums `__anon...`: nothing to find.
+        let top: Vec<&Tag> = file_tags
+            .iter()
+            .filter(|t| t.top_level && !t.name.starts_with("__anon"))
+            .collect();
+        if top.is_empty() {
+            continue;
+        }
+        let content = frames.get(path.as_str()).map_or("", String::as_str);
+        let r = by_language.entry(language).or_default();
+        r.files += 1;
+        for t in top {
+            r.names += 1;
+            if names(content, &t.name) {
+                r.found += 1;
+            } else if r.misses.len() < 8 {
+                r.misses.push(format!("{path}: {} {}", t.kind, t.name));
+            }
+        }
+    }
+
+    let mut t = String::new();
+    let w = |t: &mut String, line: String| {
+        t.push_str(&line);
+        t.push('\n');
+    };
+    w(
+        &mut t,
+        format!(
+            "bench outline: {} ({} files merkle scans, {} with ctags tags)",
+            repo.display(),
+            files.len(),
+            tags.len()
+        ),
+    );
+    w(&mut t, String::new());
+    w(
+        &mut t,
+        format!(
+            "recall of ctags' top-level definitions, files with at most {} definitions:",
+            config.max_defs
+        ),
+    );
+    w(
+        &mut t,
+        format!(
+            "  {:<12} {:>7} {:>8} {:>8} {:>8}",
+            "language", "files", "names", "found", "recall"
+        ),
+    );
+    let (mut names_all, mut found_all, mut files_all) = (0, 0, 0);
+    for (language, r) in &by_language {
+        names_all += r.names;
+        found_all += r.found;
+        files_all += r.files;
+        w(
+            &mut t,
+            format!(
+                "  {language:<12} {:>7} {:>8} {:>8} {:>8.3}",
+                r.files,
+                r.names,
+                r.found,
+                ratio(r.found, r.names)
+            ),
+        );
+    }
+    let overall = ratio(found_all, names_all);
+    w(
+        &mut t,
+        format!(
+            "  {:<12} {files_all:>7} {names_all:>8} {found_all:>8} {overall:>8.3}  (target >= 0.95: {})",
+            "all",
+            if overall >= 0.95 { "PASS" } else { "MISS" }
+        ),
+    );
+    w(&mut t, String::new());
+    w(&mut t, format!("{:<58} {:>10}", "step", "time"));
+    let rows: [(&str, Duration); 5] = [
+        ("ctags -R over the same files (JSON to a pipe)", ctags),
+        ("merkle scan (cold store)", scan),
+        (
+            "merkle generate --recursive --offline (after the scan)",
+            generate,
+        ),
+        ("  scan + generate", scan + generate),
+        ("merkle generate again (no-op: no producer runs)", noop),
+    ];
+    for (label, d) in rows {
+        w(&mut t, format!("{label:<58} {:>10}", ms(d)));
+    }
+    let r = (scan + generate).as_secs_f64() / ctags.as_secs_f64().max(1e-9);
+    w(
+        &mut t,
+        format!(
+            "scan + generate / ctags: {r:.2}x (target <= 2x: {})",
+            if r <= 2.0 { "PASS" } else { "MISS" }
+        ),
+    );
+    let misses: Vec<&String> = by_language.values().flat_map(|r| &r.misses).collect();
+    if !misses.is_empty() {
+        w(&mut t, String::new());
+        w(&mut t, "some names the outline missed:".to_owned());
+        for m in misses {
+            let _ = writeln!(t, "  {m}");
+        }
+    }
+    Ok(t)
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 { 1.0 } else { a as f64 / b as f64 }
+}
+
+/// ctags' JSON lines, tags grouped by path.
+fn read_tags(out: &str) -> Result<BTreeMap<String, Vec<Tag>>> {
+    let mut tags: BTreeMap<String, Vec<Tag>> = BTreeMap::new();
+    for line in out.lines().filter(|l| !l.trim().is_empty()) {
+        let tag = json_lite::parse(line).with_context(|| format!("reading ctags' line {line}"))?;
+        if tag.get("_type").and_then(Json::as_str) != Some("tag") {
+            continue;
+        }
+        let field = |k: &str| tag.get(k).and_then(Json::as_str).unwrap_or("").to_owned();
+        let (language, kind) = (field("language"), field("kind"));
+        if IMPORT_KINDS.contains(&(language.as_str(), kind.as_str())) {
+            continue;
+        }
+        let path = field("path");
+        tags.entry(path).or_default().push(Tag {
+            name: field("name"),
+            kind,
+            language,
+            top_level: tag.get("scope").is_none(),
+        });
+    }
+    Ok(tags)
+}
+
+/// Each tagged file's frame content, read one folder at a time (a file's view with its
+/// siblings holds the folder's frames).
+fn read_frames(
+    files: &[String],
+    tags: &BTreeMap<String, Vec<Tag>>,
+    merkle: impl Fn(&[&str]) -> Command,
+) -> Result<BTreeMap<String, String>> {
+    let mut by_dir: BTreeMap<&str, &str> = BTreeMap::new();
+    for f in files.iter().filter(|f| tags.contains_key(f.as_str())) {
+        let dir = f.rsplit_once('/').map_or("", |(d, _)| d);
+        by_dir.entry(dir).or_insert(f);
+    }
+    let mut frames = BTreeMap::new();
+    for file in by_dir.values() {
+        let (_, out) = timed(&mut merkle(&[
+            "--json",
+            "get-node",
+            file,
+            "--source",
+            "node,siblings",
+            "--type",
+            FRAME_TYPE,
+            "--max-frames",
+            "1000000",
+        ]))?;
+        let doc = json_lite::parse(&out).context("reading get-node's JSON")?;
+        for f in doc.get("frames").map_or(&[][..], Json::as_array) {
+            let path = f.get("path").and_then(Json::as_str);
+            let content = f.get("content").and_then(Json::as_str);
+            if let (Some(p), Some(c)) = (path, content) {
+                frames.insert(p.to_owned(), c.to_owned());
+            }
+        }
+    }
+    Ok(frames)
+}
+
+/// Whether `text` holds `name` as a whole identifier (a name with other characters, a Markdown
+/// heading say, anywhere).
+fn names(text: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return true;
+    }
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// The repository path argument, checked.
+pub fn checkout(path: &str) -> Result<PathBuf> {
+    let p = Path::new(path);
+    if !p.is_dir() {
+        bail!("{path} is not a folder");
+    }
+    Ok(p.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_counts_only_as_a_whole_identifier() {
+        assert!(names("12: pub fn open() -> Store", "open"));
+        assert!(!names("12: pub fn reopen() -> Store", "open"));
+        assert!(names("3: ## Install guide", "Install guide"));
+        assert!(!names("", "x"));
+    }
+
+    #[test]
+    fn ctags_lines_group_by_path_and_mark_scoped_tags() {
+        let out = r#"{"_type": "tag", "name": "Store", "path": "a.rs", "language": "Rust", "line": 3, "kind": "struct"}
+{"_type": "tag", "name": "open", "path": "a.rs", "language": "Rust", "line": 5, "kind": "method", "scope": "Store", "scopeKind": "implementation"}
+{"_type": "ptag", "name": "JSON_OUTPUT_VERSION", "path": "0.0"}
+"#;
+        let tags = read_tags(out).expect("valid lines");
+        let a = &tags["a.rs"];
+        assert_eq!(a.len(), 2);
+        assert!(a[0].top_level && !a[1].top_level);
+    }
+}
