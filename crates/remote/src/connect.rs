@@ -164,22 +164,52 @@ impl Session {
         move |e| Error::db(&self.remote.name, context, &e)
     }
 
-    /// The remote's id (made by `remote init`): what a push's mark in the store is kept under,
-    /// so a remote created again from scratch is never taken for the one pushed to before.
-    /// Fails with a pointer to `remote init` when the schema is not there.
-    pub(crate) async fn remote_id(&self) -> Result<String> {
-        let exists: bool = self
+    /// Checks, in one round trip, that the schema exists (else a pointer to `remote init`) and
+    /// that the session's role holds `privilege` on each of `tables`, so a command is refused
+    /// up front, naming what is missing, rather than part-way through.
+    pub(crate) async fn require(
+        &self,
+        privilege: &'static str,
+        tables: &[&'static str],
+        action: &'static str,
+        grant: &'static str,
+    ) -> Result<()> {
+        let qualified: Vec<String> = tables.iter().map(|t| self.table(t)).collect();
+        let row = self
             .client
-            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&self.table("meta")])
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL, current_user::text, \
+                 ARRAY(SELECT t FROM unnest($2::text[]) AS t \
+                       WHERE NOT coalesce(has_table_privilege(to_regclass(t), $3), false))",
+                &[&self.table("meta"), &qualified, &privilege],
+            )
             .await
-            .map_err(self.db_err("checking the schema"))?
-            .get(0);
-        if !exists {
+            .map_err(self.db_err("checking the schema and privileges"))?;
+        let (initialised, role, lacking): (bool, String, Vec<String>) =
+            (row.get(0), row.get(1), row.get(2));
+        if !initialised {
             return Err(Error::NotInitialized {
                 name: self.remote.name.clone(),
                 schema: self.remote.schema.clone(),
             });
         }
+        match lacking.into_iter().next() {
+            None => Ok(()),
+            Some(table) => Err(Error::Permission {
+                name: self.remote.name.clone(),
+                role,
+                privilege,
+                table,
+                action,
+                grant,
+            }),
+        }
+    }
+
+    /// The remote's id (made by `remote init`): what a push's mark in the store is kept under,
+    /// so a remote created again from scratch is never taken for the one pushed to before.
+    /// Call after [`Session::require`].
+    pub(crate) async fn remote_id(&self) -> Result<String> {
         let row = self
             .client
             .query_opt(
@@ -192,38 +222,5 @@ impl Session {
             name: self.remote.name.clone(),
             schema: self.remote.schema.clone(),
         })
-    }
-
-    /// Checks that the session's role holds `privilege` on each of `tables`, so a command is
-    /// refused up front, naming what is missing, rather than part-way through.
-    pub(crate) async fn require(
-        &self,
-        privilege: &'static str,
-        tables: &[&'static str],
-        action: &'static str,
-        grant: &'static str,
-    ) -> Result<()> {
-        for table in tables {
-            let row = self
-                .client
-                .query_one(
-                    "SELECT current_user::text, has_table_privilege($1, $2)",
-                    &[&self.table(table), &privilege],
-                )
-                .await
-                .map_err(self.db_err("checking privileges"))?;
-            let (role, ok): (String, bool) = (row.get(0), row.get(1));
-            if !ok {
-                return Err(Error::Permission {
-                    name: self.remote.name.clone(),
-                    role,
-                    privilege,
-                    table: self.table(table),
-                    action,
-                    grant,
-                });
-            }
-        }
-        Ok(())
     }
 }

@@ -62,7 +62,6 @@ pub async fn pull(
             f(p);
         }
     };
-    session.remote_id().await?;
     session
         .require(
             "SELECT",

@@ -22,6 +22,10 @@ use crate::{Moved, Progress};
 /// Ids compared or rows fetched per round trip.
 pub(crate) const BATCH: usize = 5_000;
 
+/// Up to this many frames go in one statement of arrays (no transaction block, no staging
+/// tables: one round trip for an edit's frames); more are streamed with `COPY`.
+const SMALL: usize = 2_000;
+
 /// How to push.
 #[derive(Clone, Copy, Default)]
 pub struct PushOptions<'a> {
@@ -71,7 +75,6 @@ pub async fn push(
             f(p);
         }
     };
-    let remote_id = session.remote_id().await?;
     session
         .require(
             "INSERT",
@@ -80,6 +83,7 @@ pub async fn push(
             "writer",
         )
         .await?;
+    let remote_id = session.remote_id().await?;
     let marker = marker_name(&remote_id);
     let after = if opts.full {
         0
@@ -117,6 +121,12 @@ pub async fn push(
         .filter(|(_, f)| candidate_set.contains(f))
         .collect();
     if missing.is_empty() && memos.is_empty() {
+        store.set_marker(&marker, top)?;
+        report.seconds = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    if missing.len() <= SMALL {
+        push_small(store, session, &missing, &memos, &mut report).await?;
         store.set_marker(&marker, top)?;
         report.seconds = started.elapsed().as_secs_f64();
         return Ok(report);
@@ -203,16 +213,8 @@ pub async fn push(
         writer.finish().await.map_err(db("sending frames"))?;
     }
 
-    // Node records the remote lacks.
-    let nodes: Vec<NodeId> = nodes.into_iter().collect();
-    let nodes_table = format!("{schema}.nodes");
-    let mut send_nodes = Vec::new();
-    for chunk in nodes.chunks(BATCH) {
-        let present = present_ids_tx(&tx, &nodes_table, "node_id", chunk)
-            .await
-            .map_err(db("comparing nodes"))?;
-        send_nodes.extend(chunk.iter().filter(|id| !present.contains(*id)).copied());
-    }
+    // The node records the frames are on; the insert keeps those the remote has.
+    let send_nodes: Vec<NodeId> = nodes.into_iter().collect();
     {
         let sink = tx
             .copy_in("COPY push_nodes (node_id, path, kind, record) FROM STDIN BINARY")
@@ -318,6 +320,131 @@ pub async fn push(
     store.set_marker(&marker, top)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Sends a small push as one statement: each table's rows as arrays, inserted in key order by
+/// data-modifying CTEs, parents before children. One statement is atomic on its own.
+async fn push_small(
+    store: &Store,
+    session: &Session,
+    missing: &[FrameId],
+    memos: &[(Hash, FrameId)],
+    report: &mut PushReport,
+) -> Result<()> {
+    let mut frames = Vec::with_capacity(missing.len());
+    let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
+    let mut agents: BTreeSet<String> = BTreeSet::new();
+    for id in missing {
+        let f = store
+            .frame(id)?
+            .ok_or_else(|| merkle_store::Error::NoSuchFrame { id: id.to_hex() })?;
+        nodes.insert(f.node_id);
+        agents.insert(f.agent_id.clone());
+        report.bytes +=
+            (32 * 3 + f.content.len() + f.frame_type.len() + f.agent_id.len()) as u64 + 8;
+        frames.push(f);
+    }
+    let mut records = Vec::with_capacity(nodes.len());
+    for id in &nodes {
+        let n = store
+            .node(id)?
+            .ok_or_else(|| merkle_store::Error::NoSuchNode { id: id.to_hex() })?;
+        let encoded = n.encode();
+        report.bytes += (32 + n.path.len() + encoded.len()) as u64;
+        records.push((n, encoded));
+    }
+    let mut roles = Vec::with_capacity(agents.len());
+    for id in &agents {
+        let role = store.agent(id)?.map_or("writer", |a| a.role.as_str());
+        report.bytes += (id.len() + role.len()) as u64;
+        roles.push(role);
+    }
+    report.bytes += 64 * memos.len() as u64;
+
+    let agent_ids: Vec<&str> = agents.iter().map(String::as_str).collect();
+    let node_ids: Vec<&[u8]> = records
+        .iter()
+        .map(|(n, _)| n.node_id.0.as_slice())
+        .collect();
+    let paths: Vec<&str> = records.iter().map(|(n, _)| n.path.as_str()).collect();
+    let kinds: Vec<&str> = records.iter().map(|(n, _)| n.kind.as_str()).collect();
+    let encoded: Vec<&[u8]> = records.iter().map(|(_, e)| e.as_slice()).collect();
+    let frame_ids: Vec<&[u8]> = frames.iter().map(|f| f.frame_id.0.as_slice()).collect();
+    let frame_nodes: Vec<&[u8]> = frames.iter().map(|f| f.node_id.0.as_slice()).collect();
+    let types: Vec<&str> = frames.iter().map(|f| f.frame_type.as_str()).collect();
+    let frame_agents: Vec<&str> = frames.iter().map(|f| f.agent_id.as_str()).collect();
+    let bases: Vec<&[u8]> = frames.iter().map(|f| f.basis.0.as_slice()).collect();
+    let contents: Vec<&[u8]> = frames.iter().map(|f| f.content.as_slice()).collect();
+    let created: Vec<i64> = frames
+        .iter()
+        .map(|f| i64::try_from(f.metadata.created_at_ms).unwrap_or(i64::MAX))
+        .collect();
+    let providers: Vec<Option<&str>> = frames
+        .iter()
+        .map(|f| f.metadata.provider.as_deref())
+        .collect();
+    let models: Vec<Option<&str>> = frames.iter().map(|f| f.metadata.model.as_deref()).collect();
+    let extras: Vec<Json<&std::collections::BTreeMap<String, String>>> =
+        frames.iter().map(|f| Json(&f.metadata.extra)).collect();
+    let memo_keys: Vec<&[u8]> = memos.iter().map(|(k, _)| k.0.as_slice()).collect();
+    let memo_frames: Vec<&[u8]> = memos.iter().map(|(_, f)| f.0.as_slice()).collect();
+
+    let s = &session.remote.schema;
+    let sql = format!(
+        "WITH a AS (INSERT INTO {s}.agents (agent_id, role) \
+           SELECT * FROM unnest($1::text[], $2::text[]) AS r ORDER BY 1 \
+           ON CONFLICT DO NOTHING RETURNING 1), \
+         n AS (INSERT INTO {s}.nodes (node_id, path, kind, record) \
+           SELECT * FROM unnest($3::bytea[], $4::text[], $5::text[], $6::bytea[]) AS r ORDER BY 1 \
+           ON CONFLICT DO NOTHING RETURNING 1), \
+         f AS (INSERT INTO {s}.frames (frame_id, node_id, frame_type, agent_id, basis, content, \
+             created_at_ms, provider, model, extra) \
+           SELECT * FROM unnest($7::bytea[], $8::bytea[], $9::text[], $10::text[], $11::bytea[], \
+             $12::bytea[], $13::int8[], $14::text[], $15::text[], $16::jsonb[]) AS r ORDER BY 1 \
+           ON CONFLICT DO NOTHING RETURNING 1), \
+         m AS (INSERT INTO {s}.memos (key, frame_id) \
+           SELECT * FROM unnest($17::bytea[], $18::bytea[]) AS r ORDER BY 1 \
+           ON CONFLICT DO NOTHING RETURNING 1) \
+         SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM n), (SELECT count(*) FROM f), \
+           (SELECT count(*) FROM m)"
+    );
+    let row = session
+        .client
+        .query_one(
+            &sql,
+            &[
+                &agent_ids,
+                &roles,
+                &node_ids,
+                &paths,
+                &kinds,
+                &encoded,
+                &frame_ids,
+                &frame_nodes,
+                &types,
+                &frame_agents,
+                &bases,
+                &contents,
+                &created,
+                &providers,
+                &models,
+                &extras,
+                &memo_keys,
+                &memo_frames,
+            ],
+        )
+        .await
+        .map_err(session.db_err("storing the push"))?;
+    let count = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
+    report.pushed = Moved {
+        agents: count(0),
+        nodes: count(1),
+        frames: count(2),
+        memos: count(3),
+    };
+    // Rows another pusher committed first were skipped by the insert.
+    report.skipped += missing.len() as u64 - report.pushed.frames;
+    Ok(())
 }
 
 /// Which of `ids` the session's `table` holds in column `column`.

@@ -111,6 +111,9 @@ pub async fn init(
     tx.commit()
         .await
         .map_err(|e| Error::db(&name, "committing init", &e))?;
+    session
+        .require("SELECT", &["meta"], "init", "reader")
+        .await?;
     let id = session.remote_id().await?;
     Ok(InitReport {
         id,

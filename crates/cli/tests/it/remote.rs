@@ -227,6 +227,14 @@ fn a_teammate_who_pulls_pays_no_model_call_and_an_edit_costs_its_ancestors() {
 fn a_push_killed_before_its_commit_leaves_the_remote_as_it_was_and_a_repush_completes() {
     let pg = Pg::new("killed");
     let a = Workspace::fixture();
+    // More frames than one statement carries, so the push streams them with COPY inside a
+    // transaction of its own (a small push is one statement).
+    for i in 0..2_100 {
+        a.write(
+            &format!("many/{:02}/f{i}.txt", i / 100),
+            &format!("file {i}\n"),
+        );
+    }
     pg.add_remote(&a, &server_url());
     a.ok(&["remote", "init"]);
     a.ok(&["generate", "--recursive", "--offline"]);
