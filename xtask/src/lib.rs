@@ -10,5 +10,4 @@ pub mod bench_outline;
 pub mod json_lite;
 mod manifest;
 pub mod tidy;
-mod toml_lite;
 pub mod tree;

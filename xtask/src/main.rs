@@ -295,17 +295,12 @@ fn run_bench_example_with(package: &str, example: &str, args: &[&str]) -> Result
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The number after `"key": ` in a bench example's JSON; enough for the flat objects they
-/// print, and it keeps serde out of xtask.
+/// The number `key` of a bench example's JSON object.
 fn json_number(json: &str, key: &str) -> Result<f64> {
-    let at = json
-        .find(&format!("\"{key}\": "))
-        .ok_or_else(|| anyhow::anyhow!("no {key} in {json}"))?;
-    let rest = &json[at + key.len() + 4..];
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
-        .unwrap_or(rest.len());
-    Ok(rest[..end].parse()?)
+    let doc: serde_json::Value = serde_json::from_str(json)?;
+    doc.get(key)
+        .and_then(serde_json::Value::as_f64)
+        .ok_or_else(|| anyhow::anyhow!("no number {key} in {json}"))
 }
 
 /// Runs llm-core's benchmark example in release mode and prints its figures as a table.

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::Result;
-
-use crate::toml_lite::{self, Value};
+use anyhow::{Result, anyhow};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DepKind {
@@ -61,74 +61,114 @@ pub struct Manifest {
 
 impl Manifest {
     pub fn parse(text: &str) -> Result<Manifest> {
+        let root = DeTable::parse(text).map_err(|e| {
+            let line = e.span().map_or(0, |span| line_of(text, span.start));
+            anyhow!("line {line}: {}", e.message())
+        })?;
+        let root = root.get_ref();
+        let line = |span: std::ops::Range<usize>| line_of(text, span.start);
         let mut m = Manifest::default();
-        for e in toml_lite::parse(text)? {
-            let table: Vec<&str> = e.table.iter().map(String::as_str).collect();
-            let key: Vec<&str> = e.key.iter().map(String::as_str).collect();
-            match (table.as_slice(), key.as_slice()) {
-                (["package"], ["name"]) => m.package = e.value.as_str().map(str::to_owned),
-                (["features"], [name]) => {
-                    let enables = match &e.value {
-                        Value::Array(items) => items
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                    m.features.push(((*name).to_owned(), enables, e.line));
-                }
-                _ => {
-                    // A dependency table, with the dependency named either by the header
-                    // (`[dependencies.foo]`) or by the first key part (`foo.workspace = true`).
-                    let rest = match table.as_slice() {
-                        ["target", _, rest @ ..] => rest,
-                        rest => rest,
-                    };
-                    let (slot, name, attr) = match (rest, key.as_slice()) {
-                        (["workspace", "dependencies"], [name, attr @ ..]) => (None, *name, attr),
-                        (["workspace", "dependencies", name], attr) => (None, *name, attr),
-                        ([kind], [name, attr @ ..]) => match DepKind::from_table(kind) {
-                            Some(kind) => (Some(kind), *name, attr),
-                            None => continue,
-                        },
-                        ([kind, name], attr) => match DepKind::from_table(kind) {
-                            Some(kind) => (Some(kind), *name, attr),
-                            None => continue,
-                        },
-                        _ => continue,
-                    };
-                    let dep = match slot {
-                        Some(kind) => m.deps.entry((kind, name.to_owned())).or_default(),
-                        None => m.workspace_deps.entry(name.to_owned()).or_default(),
-                    };
-                    if dep.key.is_empty() {
-                        dep.key = name.to_owned();
-                        dep.line = e.line;
-                    }
-                    match (attr, &e.value) {
-                        ([], Value::Table(pairs)) => {
-                            for (k, v) in pairs {
-                                apply(dep, k, v);
-                            }
-                        }
-                        ([k], v) => apply(dep, k, v),
-                        _ => {}
+        if let Some(DeValue::String(name)) = table(root, "package").and_then(|p| value(p, "name")) {
+            m.package = Some(name.to_string());
+        }
+        for (name, enables) in table(root, "features").into_iter().flatten() {
+            let list = match enables.get_ref() {
+                DeValue::Array(items) => items.iter().filter_map(|v| string(v.get_ref())).collect(),
+                _ => Vec::new(),
+            };
+            m.features
+                .push((name.get_ref().to_string(), list, line(name.span())));
+        }
+        // Dependency tables: top-level, and under each `[target.'cfg(..)']`.
+        let mut tables: Vec<&DeTable<'_>> = vec![root];
+        tables.extend(
+            table(root, "target")
+                .into_iter()
+                .flatten()
+                .filter_map(|(_, t)| match t.get_ref() {
+                    DeValue::Table(t) => Some(t),
+                    _ => None,
+                }),
+        );
+        for t in tables {
+            for (key, deps) in t {
+                let Some(kind) = DepKind::from_table(key.get_ref()) else {
+                    continue;
+                };
+                if let DeValue::Table(deps) = deps.get_ref() {
+                    for (name, spec) in deps {
+                        let dep = m
+                            .deps
+                            .entry((kind, name.get_ref().to_string()))
+                            .or_default();
+                        fill(dep, name, spec, line(name.span()));
                     }
                 }
             }
+        }
+        let workspace_deps = table(root, "workspace").and_then(|w| table(w, "dependencies"));
+        for (name, spec) in workspace_deps.into_iter().flatten() {
+            let dep = m
+                .workspace_deps
+                .entry(name.get_ref().to_string())
+                .or_default();
+            fill(dep, name, spec, line(name.span()));
         }
         Ok(m)
     }
 }
 
-fn apply(dep: &mut Dep, attr: &str, value: &Value) {
-    match (attr, value) {
-        ("package", Value::Str(p)) => dep.package = Some(p.clone()),
-        ("workspace", Value::Bool(w)) => dep.workspace = *w,
-        ("features", Value::Array(items)) => dep
-            .features
-            .extend(items.iter().filter_map(Value::as_str).map(str::to_owned)),
-        _ => {}
+/// The 1-based line of byte offset `at`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn value<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a DeValue<'i>> {
+    t.iter()
+        .find(|(k, _)| k.get_ref().as_ref() == key)
+        .map(|(_, v)| v.get_ref())
+}
+
+fn table<'a, 'i>(t: &'a DeTable<'i>, key: &str) -> Option<&'a DeTable<'i>> {
+    match value(t, key) {
+        Some(DeValue::Table(t)) => Some(t),
+        _ => None,
+    }
+}
+
+fn string(v: &DeValue<'_>) -> Option<String> {
+    match v {
+        DeValue::String(s) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+/// Records one dependency as written: a version string, or a table of its attributes.
+fn fill(
+    dep: &mut Dep,
+    name: &Spanned<std::borrow::Cow<'_, str>>,
+    spec: &Spanned<DeValue<'_>>,
+    line: usize,
+) {
+    if dep.key.is_empty() {
+        dep.key = name.get_ref().to_string();
+        dep.line = line;
+    }
+    let DeValue::Table(attrs) = spec.get_ref() else {
+        return;
+    };
+    if let Some(p) = value(attrs, "package").and_then(string) {
+        dep.package = Some(p);
+    }
+    if let Some(DeValue::Boolean(w)) = value(attrs, "workspace") {
+        dep.workspace = *w;
+    }
+    if let Some(DeValue::Array(items)) = value(attrs, "features") {
+        dep.features
+            .extend(items.iter().filter_map(|v| string(v.get_ref())));
     }
 }

@@ -70,8 +70,8 @@ impl fmt::Display for Problem {
 
 /// Runs every tidy rule on the workspace at `root` and returns the broken ones, sorted by file.
 ///
-/// An `Err` means the check itself could not run (an unreadable file, a manifest outside the
-/// TOML subset tidy reads); a broken rule is a [`Problem`], never an `Err`.
+/// An `Err` means the check itself could not run (an unreadable file, a manifest that is not
+/// TOML); a broken rule is a [`Problem`], never an `Err`.
 pub fn check(root: &Path) -> Result<Vec<Problem>> {
     let mut problems = Vec::new();
     let workspace = read_manifest(root, "Cargo.toml")?;
