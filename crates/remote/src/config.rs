@@ -388,6 +388,28 @@ mod tests {
     }
 
     #[test]
+    fn a_password_comes_from_pgpassword_then_the_password_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("pgpass");
+        std::fs::write(
+            &file,
+            "# comment\nother:5432:*:alice:wrong\ndb.example.com:5432:team:alice:right\n",
+        )
+        .expect("write");
+        let config = tokio_postgres::Config::from_str("postgres://alice@db.example.com/team")
+            .expect("a URL");
+        let file_env = |k: &str| (k == "PGPASSFILE").then(|| file.display().to_string());
+        assert_eq!(password_for(&config, &file_env).as_deref(), Some("right"));
+        let both = |k: &str| match k {
+            "PGPASSWORD" => Some("from-env".to_owned()),
+            k => file_env(k),
+        };
+        assert_eq!(password_for(&config, &both).as_deref(), Some("from-env"));
+        let none = |_: &str| None;
+        assert_eq!(password_for(&config, &none), None);
+    }
+
+    #[test]
     fn pgpass_lines_match_by_field() {
         assert_eq!(
             split_pgpass(r"h:5432:*:u:p\:w"),
