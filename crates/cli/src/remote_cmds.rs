@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::output::Out;
+use crate::output::{Out, count};
 use crate::{Global, open};
 
 #[derive(Subcommand, Debug)]
@@ -191,48 +191,63 @@ fn tick(bar: &indicatif::ProgressBar, transferring: &'static str, p: remote::Pro
     }
 }
 
+/// What a push or pull moved, as `--json` shows it.
+fn moved_json(m: remote::Moved) -> serde_json::Value {
+    json!({"frames": m.frames, "nodes": m.nodes, "memos": m.memos, "agents": m.agents})
+}
+
+/// `pushed 3 frames to origin: 2 nodes, 1 memo, 1 agent (0 already there, 0.05s)`.
+fn moved_text(verb: &str, m: remote::Moved, remote: &str, skipped: u64, seconds: f64) -> String {
+    let (prep, place) = if verb == "pushed" {
+        ("to", "there")
+    } else {
+        ("from", "here")
+    };
+    format!(
+        "{verb} {} {prep} {remote}: {}, {}, {} ({skipped} already {place}, {seconds:.2}s)",
+        count(m.frames, "frame"),
+        count(m.nodes, "node"),
+        count(m.memos, "memo"),
+        count(m.agents, "agent"),
+    )
+}
+
 pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> Result<ExitCode> {
     let store = open(g, root, false)?;
     let remotes = remote::Remotes::load(store.dir())?;
     let target = remotes.resolve(args.name.as_deref(), &env)?;
     let bar = progress_bar(g, "pushing");
-    let report = {
-        let on_progress = |p| {
-            if let Some(b) = &bar {
-                tick(b, "sending frames", p);
-            }
-        };
-        let opts = remote::PushOptions {
-            full: args.full,
-            progress: Some(&on_progress),
-        };
-        runtime()?.block_on(async {
-            let mut session = remote::connect(&target, &env).await?;
-            remote::push(&store, &mut session, &opts).await
-        })?
+    let on_progress = |p| {
+        if let Some(b) = &bar {
+            tick(b, "sending frames", p);
+        }
     };
-    if let Some(b) = bar {
+    let opts = remote::PushOptions {
+        full: args.full,
+        progress: Some(&on_progress),
+    };
+    let report = runtime()?.block_on(async {
+        let mut session = remote::connect(&target, &env).await?;
+        remote::push(&store, &mut session, &opts).await
+    })?;
+    if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let p = report.pushed;
     out.value(
         json!({
             "remote": target.name,
-            "pushed": {"frames": p.frames, "nodes": p.nodes, "memos": p.memos, "agents": p.agents},
+            "pushed": moved_json(report.pushed),
             "skipped": report.skipped,
             "compared": report.compared,
             "bytes": report.bytes,
             "seconds": report.seconds,
         }),
-        format!(
-            "pushed {} to {}: {}, {}, {} ({} already there, {:.2}s)",
-            plural(p.frames, "frame"),
-            target.name,
-            plural(p.nodes, "node"),
-            plural(p.memos, "memo"),
-            plural(p.agents, "agent"),
+        moved_text(
+            "pushed",
+            report.pushed,
+            &target.name,
             report.skipped,
-            report.seconds
+            report.seconds,
         ),
     );
     Ok(ExitCode::SUCCESS)
@@ -246,52 +261,37 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
     // it): the tree as it is now.
     store.scan(&merkle_store::ScanOptions::default())?;
     let bar = progress_bar(g, "pulling");
-    let report = {
-        let on_progress = |p| {
-            if let Some(b) = &bar {
-                tick(b, "receiving frames", p);
-            }
-        };
-        let opts = remote::PullOptions {
-            all: args.all,
-            progress: Some(&on_progress),
-        };
-        runtime()?.block_on(async {
-            let mut session = remote::connect(&target, &env).await?;
-            remote::pull(&store, &mut session, &opts).await
-        })?
+    let on_progress = |p| {
+        if let Some(b) = &bar {
+            tick(b, "receiving frames", p);
+        }
     };
-    if let Some(b) = bar {
+    let opts = remote::PullOptions {
+        all: args.all,
+        progress: Some(&on_progress),
+    };
+    let report = runtime()?.block_on(async {
+        let mut session = remote::connect(&target, &env).await?;
+        remote::pull(&store, &mut session, &opts).await
+    })?;
+    if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let p = report.pulled;
     out.value(
         json!({
             "remote": target.name,
-            "pulled": {"frames": p.frames, "nodes": p.nodes, "memos": p.memos, "agents": p.agents},
+            "pulled": moved_json(report.pulled),
             "skipped": report.skipped,
             "bytes": report.bytes,
             "seconds": report.seconds,
         }),
-        format!(
-            "pulled {} from {}: {}, {}, {} ({} already here, {:.2}s)",
-            plural(p.frames, "frame"),
-            target.name,
-            plural(p.nodes, "node"),
-            plural(p.memos, "memo"),
-            plural(p.agents, "agent"),
+        moved_text(
+            "pulled",
+            report.pulled,
+            &target.name,
             report.skipped,
-            report.seconds
+            report.seconds,
         ),
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// `1 frame`, `2 frames`.
-fn plural(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
