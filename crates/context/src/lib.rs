@@ -12,16 +12,21 @@
 //!   cutoff, within a declared scope.
 pub mod current;
 pub mod error;
+pub mod facts;
 pub mod generate;
+pub mod graph;
 pub mod invalidation;
 pub mod regenerate;
+pub mod resolve;
 pub mod synthesis;
 pub mod view;
 pub mod views_file;
 pub mod window;
 
 pub use error::{Error, Result};
+pub use facts::TreeFacts;
 pub use generate::{GenerateRequest, Generated, generate, generate_paths};
+pub use graph::{Graph, Related, Relation};
 pub use invalidation::invalidate;
 pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
