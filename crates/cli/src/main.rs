@@ -15,6 +15,7 @@ mod agent_cmds;
 mod context_cmds;
 mod generate;
 mod governance_cmds;
+mod index_cmds;
 mod llm;
 mod mcp;
 mod output;
@@ -181,6 +182,13 @@ enum Command {
         #[arg(long = "type", value_name = "TYPE")]
         frame_type: String,
     },
+    /// List a file's imports and the files that import them, resolved in the workspace
+    /// (Rust mod/use, Python, JS/TS relative imports, Go packages, C/C++ includes, Java);
+    /// rescans first
+    Related(index_cmds::RelatedArgs),
+    /// Rank files for a query over symbol names, paths and frame text (exact definitions
+    /// first); rescans first
+    Search(index_cmds::SearchArgs),
     /// List the nodes of the last scan under PATH (like `git ls-tree`)
     ListNodes {
         /// A workspace path [default: the root]
@@ -597,6 +605,14 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             context_cmds::invalidate(out, &store, &root, args)?;
         }
         Command::Views(cmd) => context_cmds::views(out, &root, cmd)?,
+        Command::Related(args) => {
+            let store = open(g, &root, false)?;
+            index_cmds::related(out, &store, &root, args)?;
+        }
+        Command::Search(args) => {
+            let store = open(g, &root, false)?;
+            index_cmds::search(out, &store, args)?;
+        }
         Command::ListFrames { node, frame_type } => {
             let store = open(g, &root, true)?;
             let rec = resolve(&store, &root, node)?;

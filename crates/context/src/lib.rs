@@ -18,6 +18,7 @@ pub mod graph;
 pub mod invalidation;
 pub mod regenerate;
 pub mod resolve;
+pub mod search;
 pub mod synthesis;
 pub mod view;
 pub mod views_file;
@@ -32,6 +33,7 @@ pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
     language, produce, regenerate, stale_frames, staleness,
 };
+pub use search::{Hit, Match, SearchRequest, search};
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,
     Synthesized, synthesize, synthesize_recursive,
