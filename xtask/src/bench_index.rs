@@ -162,7 +162,9 @@ fn relative_specifiers(text: &str) -> BTreeSet<String> {
             || before.ends_with("import")
             || before.ends_with("require(")
             || before.ends_with("import(");
-        if !opens {
+        let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+        let line = text[line_start..i].trim_start();
+        if !opens || line.starts_with("//") || line.starts_with('*') || line.starts_with("/*") {
             continue;
         }
         let quote = &text[i..i + 1];
@@ -311,7 +313,7 @@ mod tests {
 
     #[test]
     fn relative_specifiers_are_read_and_resolved_the_obvious_way() {
-        let text = "import a from './a';\nimport './side';\nexport * from \"../b/index.js\";\n\
+        let text = "import a from './a';\n// import b from './commented';\nimport './side';\nexport * from \"../b/index.js\";\n\
                     const c = require('./c');\nimport x from 'react';\nawait import('./d');\n";
         let specs: Vec<String> = relative_specifiers(text).into_iter().collect();
         assert_eq!(specs, ["../b/index.js", "./a", "./c", "./d", "./side"]);
