@@ -70,18 +70,7 @@ pub(crate) fn hit_json(h: &Hit) -> Value {
 
 pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedArgs) -> Result<()> {
     let path = workspace_path(root, &args.path)?;
-    let facts = current_facts(store)?;
-    if !facts.contains(&path) {
-        match store.node_at(&path)? {
-            Some(n) if n.kind == NodeKind::Dir => usage!(
-                "{:?} is a directory: related lists the imports of a file",
-                crate::display_path(&path)
-            ),
-            _ => return Err(merkle_store::Error::NoSuchPath { path }.into()),
-        }
-    }
-    let graph = Graph::build(store, &facts)?;
-    let related = graph.related(&path);
+    let related = related_of(store, &path)?;
     let text = if related.is_empty() {
         format!("{path}: no imports and no importers in the workspace")
     } else {
@@ -104,6 +93,27 @@ pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedA
         text,
     );
     Ok(())
+}
+
+/// The files related to the file at workspace path `path`, after a rescan.
+pub(crate) fn related_of(store: &Store, path: &str) -> Result<Vec<Related>> {
+    let facts = current_facts(store)?;
+    if !facts.contains(path) {
+        match store.node_at(path)? {
+            Some(n) if n.kind == NodeKind::Dir => usage!(
+                "{:?} is a directory: related lists the imports of a file",
+                crate::display_path(path)
+            ),
+            _ => {
+                return Err(merkle_store::Error::NoSuchPath {
+                    path: path.to_owned(),
+                }
+                .into());
+            }
+        }
+    }
+    let graph = Graph::build(store, &facts)?;
+    Ok(graph.related(path))
 }
 
 /// The `--type` of a search, checked.
