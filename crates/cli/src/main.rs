@@ -154,7 +154,7 @@ enum Command {
     /// Serve the Model Context Protocol over stdio, for editors and agents to read and write
     /// frames
     ///
-    /// Tools: get_node, list_frames, put_frame, synthesize, status (answering the JSON of
+    /// Tools: get_node, list_frames, put_frame, synthesize, search, related, status (answering the JSON of
     /// `merkle --json`); resources: merkle://node/{path} for every path with frames. The store is
     /// opened per request, so other merkle commands keep working while the server runs.
     Mcp(mcp::McpArgs),
@@ -182,7 +182,7 @@ enum Command {
         #[arg(long = "type", value_name = "TYPE")]
         frame_type: String,
     },
-    /// List a file's imports and the files that import them, resolved in the workspace
+    /// List a file's imports and the files that import it, resolved in the workspace
     /// (Rust mod/use, Python, JS/TS relative imports, Go packages, C/C++ includes, Java);
     /// rescans first
     Related(index_cmds::RelatedArgs),
