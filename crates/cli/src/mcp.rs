@@ -107,7 +107,8 @@ struct GetNodeParams {
     /// Only frames of these types
     #[serde(default)]
     types: Vec<String>,
-    /// Where frames come from: node, parent, siblings
+    /// Where frames come from: node, parent, siblings, related (imports and importers, unless
+    /// `related` lists nodes)
     #[serde(default)]
     sources: Vec<String>,
     /// Only frames by these agents

@@ -53,7 +53,7 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
         "get_node",
         "Read the context frames of a workspace node (file or directory): its record and the \
          frames a view selects, newest first. Path \"\" or \".\" is the root. Optional: a view \
-         named in .merkle/views.yaml, max_frames, types, sources (node, parent, siblings).",
+         named in .merkle/views.yaml, max_frames, types, sources (node, parent, siblings, related: the files it imports and that import it).",
         json!({
             "type": "object",
             "properties": {
@@ -61,7 +61,7 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
                 "view": {"type": "string"},
                 "max_frames": {"type": "integer", "minimum": 1, "maximum": 200},
                 "types": {"type": "array", "items": {"type": "string"}},
-                "sources": {"type": "array", "items": {"type": "string", "enum": ["node", "parent", "siblings"]}},
+                "sources": {"type": "array", "items": {"type": "string", "enum": ["node", "parent", "siblings", "related"]}},
             },
             "required": ["path"],
             "additionalProperties": false,

@@ -84,3 +84,61 @@ fn related_names_a_missing_path_and_refuses_a_directory() {
     assert_eq!(dir.code, 2, "{dir}");
     assert!(dir.stderr.contains("\"src\" is a directory"), "{dir}");
 }
+
+/// A view's `related` source, without `--related`, brings the frames of the file's imports and
+/// importers; `--related` lists nodes instead.
+#[test]
+fn the_related_source_of_a_view_follows_the_graph_unless_nodes_are_listed() {
+    let ws = workspace();
+    ws.ok(&["scan"]);
+    ws.ok(&["agent", "add", "w", "--role", "writer"]);
+    let note = ws.tmp.path().join("note.txt");
+    for (path, content) in [
+        ("src/store.rs", "store notes"),
+        ("src/util.rs", "util notes"),
+        ("src/lib.rs", "lib notes"),
+        ("web/api.ts", "api notes"),
+    ] {
+        std::fs::write(&note, content).expect("write a note");
+        let note = note.to_str().expect("a UTF-8 path");
+        ws.ok(&["put-frame", path, note, "--type", "notes", "--agent", "w"]);
+    }
+    let frames = |args: &[&str]| -> Vec<(String, String)> {
+        let mut all = vec!["get-node"];
+        all.extend_from_slice(args);
+        ws.json(&all)["frames"]
+            .as_array()
+            .expect("frames")
+            .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().expect("a path").to_owned(),
+                    f["source"].as_str().expect("a source").to_owned(),
+                )
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    assert_eq!(
+        frames(&["src/store.rs", "--source", "node,related"]),
+        [
+            ("src/lib.rs".to_owned(), "related".to_owned()),
+            ("src/store.rs".to_owned(), "node".to_owned()),
+            ("src/util.rs".to_owned(), "related".to_owned()),
+        ]
+    );
+    assert_eq!(
+        frames(&[
+            "src/store.rs",
+            "--source",
+            "related",
+            "--related",
+            "web/api.ts"
+        ]),
+        [("web/api.ts".to_owned(), "related".to_owned())]
+    );
+    let bad = ws.run(&["get-node", "src/store.rs", "--source", "cousins"]);
+    assert_eq!(bad.code, 2, "{bad}");
+    assert!(bad.stderr.contains("'cousins'"), "{bad}");
+}
