@@ -170,6 +170,9 @@ fn path_score(path: &str, lower: &str) -> Option<u32> {
     contains_ci(path, lower).then_some(20)
 }
 
+/// Matches with their scores.
+type Scored = Vec<(u32, Match)>;
+
 /// A file's score and matches over `terms` from its facts and path; (0, []) when none match.
 fn score_file(
     f: &FileEntry,
@@ -232,7 +235,7 @@ pub fn search(store: &Store, facts: &TreeFacts, req: &SearchRequest<'_>) -> Resu
         Some(Filter::Language(l)) => f.language == Some(l),
         _ => true,
     };
-    let mut hits: Vec<(u32, &FileEntry, Vec<(u32, Match)>)> = Vec::new();
+    let mut hits: Vec<(u32, &FileEntry, Scored)> = Vec::new();
     let mut unmatched = Vec::new();
     for f in facts.files.iter().filter(|f| in_scope(f)) {
         let (score, matches) = score_file(f, &terms, req.filter);
