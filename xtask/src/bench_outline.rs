@@ -57,11 +57,17 @@ const IMPORT_KINDS: &[(&str, &str)] = &[
 const FRAME_TYPE: &str = "outline-bench";
 
 /// One ctags tag.
-struct Tag {
-    name: String,
-    kind: String,
-    language: String,
+pub(crate) struct Tag {
+    pub(crate) name: String,
+    pub(crate) kind: String,
+    pub(crate) language: String,
     top_level: bool,
+    /// Its scope (`Outer.inner`), empty at top level.
+    pub(crate) scope: String,
+    /// The kind of its scope (`class`, `function`, ...), empty at top level.
+    pub(crate) scope_kind: String,
+    /// Whether its line is indented: ctags tags some locals of functions without a scope.
+    pub(crate) indented: bool,
 }
 
 /// Recall counts for one language.
@@ -258,6 +264,7 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
             if r <= 2.0 { "PASS" } else { "MISS" }
         ),
     );
+    crate::bench_index::report(&mut t, &repo, &files, &tags, LANGUAGES, &merkle)?;
     let misses: Vec<&String> = by_language.values().flat_map(|r| &r.misses).collect();
     if !misses.is_empty() {
         w(&mut t, String::new());
@@ -292,6 +299,9 @@ fn read_tags(out: &str) -> Result<BTreeMap<String, Vec<Tag>>> {
             kind,
             language,
             top_level: tag.get("scope").is_none(),
+            scope: field("scope"),
+            scope_kind: field("scopeKind"),
+            indented: field("pattern").starts_with("/^ ") || field("pattern").starts_with("/^\t"),
         });
     }
     Ok(tags)

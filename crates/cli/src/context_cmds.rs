@@ -33,8 +33,9 @@ pub(crate) struct ViewArgs {
     /// Only frames by this agent (repeatable)
     #[arg(long = "agent", value_name = "AGENT")]
     pub(crate) agents: Vec<String>,
-    /// Where frames come from: node, parent, siblings (comma-separated)
-    #[arg(long, value_name = "SOURCES", value_delimiter = ',', value_parser = ["node", "parent", "siblings"])]
+    /// Where frames come from: node, parent, siblings, related (the files it imports and that
+    /// import it, unless --related lists nodes) (comma-separated)
+    #[arg(long, value_name = "SOURCES", value_delimiter = ',', value_parser = ["node", "parent", "siblings", "related"])]
     pub(crate) source: Vec<String>,
     /// Also frames of this node: a path or NodeID (repeatable)
     #[arg(long, value_name = "NODE")]
@@ -92,7 +93,7 @@ pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextVi
     if !a.source.is_empty() {
         for s in &a.source {
             if parse_source(s).is_none() {
-                crate::usage!("--source {s:?}: expected node, parent or siblings");
+                crate::usage!("--source {s:?}: expected node, parent, siblings or related");
             }
         }
         spec.sources = a.source.clone();

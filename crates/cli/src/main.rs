@@ -15,6 +15,7 @@ mod agent_cmds;
 mod context_cmds;
 mod generate;
 mod governance_cmds;
+mod index_cmds;
 mod llm;
 mod mcp;
 mod output;
@@ -153,7 +154,7 @@ enum Command {
     /// Serve the Model Context Protocol over stdio, for editors and agents to read and write
     /// frames
     ///
-    /// Tools: get_node, list_frames, put_frame, synthesize, status (answering the JSON of
+    /// Tools: get_node, list_frames, put_frame, synthesize, search, related, status (answering the JSON of
     /// `merkle --json`); resources: merkle://node/{path} for every path with frames. The store is
     /// opened per request, so other merkle commands keep working while the server runs.
     Mcp(mcp::McpArgs),
@@ -181,6 +182,13 @@ enum Command {
         #[arg(long = "type", value_name = "TYPE")]
         frame_type: String,
     },
+    /// List a file's imports and the files that import it, resolved in the workspace
+    /// (Rust mod/use, Python, JS/TS relative imports, Go packages, C/C++ includes, Java);
+    /// rescans first
+    Related(index_cmds::RelatedArgs),
+    /// Rank files for a query over symbol names, paths and frame text (exact definitions
+    /// first); rescans first
+    Search(index_cmds::SearchArgs),
     /// List the nodes of the last scan under PATH (like `git ls-tree`)
     ListNodes {
         /// A workspace path [default: the root]
@@ -597,6 +605,14 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             context_cmds::invalidate(out, &store, &root, args)?;
         }
         Command::Views(cmd) => context_cmds::views(out, &root, cmd)?,
+        Command::Related(args) => {
+            let store = open(g, &root, false)?;
+            index_cmds::related(out, &store, &root, args)?;
+        }
+        Command::Search(args) => {
+            let store = open(g, &root, false)?;
+            index_cmds::search(out, &store, args)?;
+        }
         Command::ListFrames { node, frame_type } => {
             let store = open(g, &root, true)?;
             let rec = resolve(&store, &root, node)?;

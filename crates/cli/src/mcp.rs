@@ -2,7 +2,8 @@
 //! (an editor, another agent) to read and write context frames.
 //!
 //! The tools mirror the CLI and answer with the documents of `merkle --json`: `get_node` (a
-//! view of a node's frames), `list_frames`, `put_frame`, `synthesize` and `status`. Resources
+//! view of a node's frames), `list_frames`, `put_frame`, `synthesize`, `search`, `related` and
+//! `status`. Resources
 //! `merkle://node/{path}` hold the latest frame of each type on a path, one resource per path
 //! that has frames. Paths are workspace-relative whatever the server's current directory is,
 //! since a client rarely knows where it started the server.
@@ -37,6 +38,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::context_cmds::{self, SynthesizeArgs, ViewArgs};
+use crate::index_cmds;
 use crate::output::{self, frame_json};
 use crate::{Global, display_path};
 
@@ -105,7 +107,8 @@ struct GetNodeParams {
     /// Only frames of these types
     #[serde(default)]
     types: Vec<String>,
-    /// Where frames come from: node, parent, siblings
+    /// Where frames come from: node, parent, siblings, related (imports and importers, unless
+    /// `related` lists nodes)
     #[serde(default)]
     sources: Vec<String>,
     /// Only frames by these agents
@@ -163,6 +166,28 @@ struct SynthesizeParams {
     recursive: bool,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct SearchParams {
+    /// What to look for: a symbol name, part of one, a file or folder name, or words of a frame
+    query: String,
+    /// At most this many files [default: 20]
+    limit: Option<usize>,
+    /// Only definitions of this kind (function, method, struct, class, ...) or only files of
+    /// this language (rust, python, typescript, ...)
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct RelatedParams {
+    /// The file: a workspace path
+    path: String,
+}
+
 /// The tools, as `tools/list` shows them.
 fn tools() -> Vec<Tool> {
     let reads = || ToolAnnotations::new().read_only(true);
@@ -198,6 +223,22 @@ fn tools() -> Vec<Tool> {
             input_schema::<SynthesizeParams>(),
         )
         .with_annotations(writes()),
+        Tool::new(
+            "search",
+            "Find files by symbol name, part of one, path or frame text, best first (exact \
+             definitions first), as `merkle --json search` prints them: [{path, score, \
+             matches: [{line, text, symbol}]}]. Rescans first, so it sees the files as they are.",
+            input_schema::<SearchParams>(),
+        )
+        .with_annotations(reads()),
+        Tool::new(
+            "related",
+            "A file's imports and the files that import it, resolved in the workspace, as \
+             `merkle --json related` prints them: [{path, relation: imports | imported_by, \
+             line, specifier}]. Rescans first.",
+            input_schema::<RelatedParams>(),
+        )
+        .with_annotations(reads()),
         Tool::new(
             "status",
             "The workspace's status, as `merkle --json status` prints it: the last scan's root \
@@ -409,6 +450,36 @@ impl MerkleMcp {
         .await
     }
 
+    async fn search(&self, args: Value) -> Result<String, String> {
+        let p: SearchParams = arguments("search", args)?;
+        if p.query.trim().is_empty() {
+            return Err("search: the query is empty".to_owned());
+        }
+        // Writable: it rescans and caches the facts of files it parses.
+        self.answer(true, move |store, _| {
+            let filter = index_cmds::search_filter(p.kind.as_deref())
+                .map_err(|e| anyhow::anyhow!("search: {e}"))?;
+            let hits =
+                index_cmds::run_search(store, &p.query, p.limit.unwrap_or(20), filter, "summary")?;
+            Ok(Value::Array(
+                hits.iter().map(index_cmds::hit_json).collect(),
+            ))
+        })
+        .await
+    }
+
+    async fn related(&self, args: Value) -> Result<String, String> {
+        let p: RelatedParams = arguments("related", args)?;
+        self.answer(true, move |store, _| {
+            let path = merkle_store::normalize_path(&p.path);
+            let related = index_cmds::related_of(store, &path)?;
+            Ok(Value::Array(
+                related.iter().map(index_cmds::related_json).collect(),
+            ))
+        })
+        .await
+    }
+
     async fn status(&self) -> Result<String, String> {
         self.answer(false, |store, _| {
             let report = store.status()?;
@@ -434,7 +505,8 @@ impl ServerHandler for MerkleMcp {
         .with_instructions(
             "merkle keeps immutable, attributed context frames (summaries, notes) on the files \
              and directories of a workspace. Nodes are workspace paths (\"\" or \".\" is the \
-             root) or NodeIDs. Read with get_node, list_frames, status and the \
+             root) or NodeIDs. Find files with search and related; read with get_node, \
+             list_frames, status and the \
              merkle://node/{path} resources; write with put_frame and synthesize.",
         )
     }
@@ -464,12 +536,14 @@ impl ServerHandler for MerkleMcp {
             "list_frames" => self.list_frames(args).await,
             "put_frame" => self.put_frame(args).await,
             "synthesize" => self.synthesize(args).await,
+            "search" => self.search(args).await,
+            "related" => self.related(args).await,
             "status" => self.status().await,
             other => {
                 return Err(ErrorData::invalid_params(
                     format!(
                         "unknown tool {other:?}: merkle has get_node, list_frames, put_frame, \
-                         synthesize and status"
+                         synthesize, search, related and status"
                     ),
                     None,
                 ));

@@ -12,21 +12,28 @@
 //!   cutoff, within a declared scope.
 pub mod current;
 pub mod error;
+pub mod facts;
 pub mod generate;
+pub mod graph;
 pub mod invalidation;
 pub mod regenerate;
+pub mod resolve;
+pub mod search;
 pub mod synthesis;
 pub mod view;
 pub mod views_file;
 pub mod window;
 
 pub use error::{Error, Result};
+pub use facts::TreeFacts;
 pub use generate::{GenerateRequest, Generated, generate, generate_paths};
+pub use graph::{Graph, Related, Relation};
 pub use invalidation::invalidate;
 pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
     language, produce, regenerate, stale_frames, staleness,
 };
+pub use search::{Hit, Match, SearchRequest, search};
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,
     Synthesized, synthesize, synthesize_recursive,

@@ -21,7 +21,15 @@ pub enum Source {
     Siblings,
     /// Listed nodes.
     Related(Vec<NodeId>),
+    /// The files the node's file imports, then the files that import it (the related-files
+    /// graph, [`crate::graph`]), at most [`MAX_GRAPH_RELATED`]: what the `related` source
+    /// means when no nodes are listed.
+    Imports,
 }
+
+/// The most related files the [`Source::Imports`] source adds: direct imports first, then
+/// importers, each by path.
+pub const MAX_GRAPH_RELATED: usize = 16;
 
 /// Which source a composed frame came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -213,6 +221,27 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
                         )),
                         Err(e) => skipped.push(format!("sibling {path:?}: {e}")),
                     }
+                }
+            }
+            Source::Imports => {
+                if !node.kind.is_leaf() {
+                    continue;
+                }
+                let related = crate::facts::TreeFacts::read(store).and_then(|facts| {
+                    crate::graph::Graph::build(store, &facts).map(|g| g.related(&node.path))
+                });
+                match related {
+                    Ok(related) => {
+                        for r in related.iter().take(MAX_GRAPH_RELATED) {
+                            match store.node_at(&r.path) {
+                                Ok(Some(rec)) => sources.push((SourceKind::Related, rec)),
+                                Ok(None) => skipped
+                                    .push(format!("related {:?}: not in the last scan", r.path)),
+                                Err(e) => skipped.push(format!("related {:?}: {e}", r.path)),
+                            }
+                        }
+                    }
+                    Err(e) => skipped.push(format!("related files of {:?}: {e}", node.path)),
                 }
             }
             Source::Related(ids) => {

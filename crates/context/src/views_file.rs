@@ -5,8 +5,8 @@
 //! views:
 //!   brief:
 //!     max_frames: 5
-//!     sources: [node, parent, siblings]
-//!     related: [docs/design.md]
+//!     sources: [node, parent, siblings, related] # related: imports and importers
+//!     related: [docs/design.md]                # ... unless nodes are listed here
 //!     types: [summary]
 //!     agents: [alice]
 //!     heads_only: true
@@ -103,13 +103,18 @@ impl ViewSpec {
         };
         let mut sources = Vec::new();
         for s in &self.sources {
-            sources.push(parse_source(s).ok_or_else(|| {
+            let source = parse_source(s).ok_or_else(|| {
                 bad(format!(
-                    "unknown source {s:?} (expected node, parent or siblings)"
+                    "unknown source {s:?} (expected node, parent, siblings or related)"
                 ))
-            })?);
+            })?;
+            // Listed related nodes replace the related files of the graph.
+            if source == Source::Imports && !self.related.is_empty() {
+                continue;
+            }
+            sources.push(source);
         }
-        if sources.is_empty() {
+        if self.sources.is_empty() {
             sources.push(Source::Node);
         }
         if !self.related.is_empty() {
@@ -148,6 +153,7 @@ pub fn parse_source(s: &str) -> Option<Source> {
         "node" => Some(Source::Node),
         "parent" => Some(Source::Parent),
         "siblings" => Some(Source::Siblings),
+        "related" => Some(Source::Imports),
         _ => None,
     }
 }

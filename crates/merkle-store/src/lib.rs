@@ -35,5 +35,5 @@ pub use node::{Child, NodeKind, NodeRecord};
 pub use scan::Progress;
 pub use store::{
     Change, FrameSummary, Import, ImportReport, OpenOptions, Problem, ScanOptions, ScanReport,
-    StatusReport, Store, TreeNode, is_id_prefix, normalize_path,
+    StatusReport, Store, TreeFile, TreeNode, is_id_prefix, normalize_path,
 };

@@ -19,9 +19,11 @@ const META_FRAME_SEQ: &[u8] = b"frame_seq";
 /// can report the whole tree's without counting it.
 const META_COUNTS: &[u8] = b"counts";
 
+mod derived;
 mod exchange;
 mod rescan;
 
+pub use derived::TreeFile;
 pub use exchange::{Import, ImportReport};
 
 fn checkpoint_key(name: &str) -> Vec<u8> {

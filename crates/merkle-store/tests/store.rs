@@ -116,7 +116,60 @@ conformance!(
     path_heads_follow_a_file_across_versions,
     memos_find_frames_by_their_inputs_and_survive_a_reopen,
     agents_keep_their_settings_across_role_changes_and_a_reopen,
+    derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
+    tree_files_lists_the_leaves_with_their_content_hashes,
 );
+
+fn derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    let key = hash::content_hash(b"some content");
+    assert_eq!(f.store.derived("facts:v1", &key).expect("derived"), None);
+    f.store
+        .put_derived("facts:v1", &[(key, b"one".to_vec())])
+        .expect("put derived");
+    assert_eq!(
+        f.store.derived("facts:v1", &key).expect("derived"),
+        Some(b"one".to_vec())
+    );
+    // Namespaces are apart, and a later record of a key replaces the earlier one.
+    assert_eq!(f.store.derived("facts:v2", &key).expect("derived"), None);
+    f.store
+        .put_derived("facts:v1", &[(key, Vec::new())])
+        .expect("put derived");
+    assert_eq!(
+        f.store.derived("facts:v1", &key).expect("derived"),
+        Some(Vec::new())
+    );
+    let err = f.store.derived("", &key).expect_err("an empty namespace");
+    assert!(err.to_string().contains("namespace"), "{err}");
+    let Fixture { dir, store } = f;
+    drop(store);
+    let reopened = open(dir.path(), engine);
+    assert_eq!(
+        reopened.derived("facts:v1", &key).expect("derived"),
+        Some(Vec::new())
+    );
+}
+
+fn tree_files_lists_the_leaves_with_their_content_hashes(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    assert!(matches!(
+        f.store.tree_files(),
+        Err(merkle_store::Error::NotScanned)
+    ));
+    f.scan();
+    let files = f.store.tree_files().expect("tree files");
+    let paths: Vec<&str> = files.iter().map(|t| t.path.as_str()).collect();
+    assert!(paths.contains(&"src/lib.rs") && paths.contains(&"docs/guide.md"));
+    assert!(!paths.contains(&"src") && !paths.contains(&"debug.log"));
+    assert!(paths.windows(2).all(|w| w[0] < w[1]), "{paths:?}");
+    let lib = files.iter().find(|t| t.path == "src/lib.rs").expect("lib");
+    assert_eq!(
+        lib.content_hash,
+        hash::content_hash(b"pub fn answer() -> u32 { 42 }\n")
+    );
+    assert_eq!(lib.node_id, f.node("src/lib.rs").node_id);
+}
 
 fn scan_records_the_tree_and_honours_gitignore(engine: EngineKind) {
     let f = Fixture::new(engine);

@@ -39,12 +39,14 @@ use std::fmt;
 
 mod clean;
 mod error;
+mod imports;
 mod render;
 #[cfg(feature = "syntax")]
 mod syntax;
 mod text;
 
 pub use error::{Error, Result};
+pub use imports::{Import, ImportKind};
 pub use render::{RenderConfig, render};
 
 /// The version of what this crate writes for a given input. Bump it when an outline or its

@@ -1,5 +1,8 @@
 //! The context tools: `get_node` reads a bounded view of a node's frames, `put_frame` attaches
-//! a frame to a node, `synthesize` derives a directory's frame from its children's.
+//! a frame to a node, `synthesize` derives a directory's frame from its children's,
+//! `search_symbols` ranks files for a query (`merkle search`) and `related_files` lists a
+//! file's imports and importers (`merkle related`). The last two are named apart from the
+//! built-in `search`, which greps file text.
 //!
 //! They act on the workspace's store as the run's agent, so merkle-store's role checks apply:
 //! a reader cannot put, only an agent with the synthesis role synthesizes. Each call first
@@ -42,14 +45,15 @@ pub fn load_views(workspace: &Path) -> Result<ViewsFile> {
     }
 }
 
-/// `get_node`, `put_frame` and `synthesize` on `store`, acting as `agent`.
+/// `get_node`, `put_frame`, `synthesize`, `search_symbols` and `related_files` on `store`,
+/// acting as `agent`.
 pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
     let s = Arc::clone(store);
     let get = ToolDefinition::new(
         "get_node",
         "Read the context frames of a workspace node (file or directory): its record and the \
          frames a view selects, newest first. Path \"\" or \".\" is the root. Optional: a view \
-         named in .merkle/views.yaml, max_frames, types, sources (node, parent, siblings).",
+         named in .merkle/views.yaml, max_frames, types, sources (node, parent, siblings, related: the files it imports and that import it).",
         json!({
             "type": "object",
             "properties": {
@@ -57,7 +61,7 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
                 "view": {"type": "string"},
                 "max_frames": {"type": "integer", "minimum": 1, "maximum": 200},
                 "types": {"type": "array", "items": {"type": "string"}},
-                "sources": {"type": "array", "items": {"type": "string", "enum": ["node", "parent", "siblings"]}},
+                "sources": {"type": "array", "items": {"type": "string", "enum": ["node", "parent", "siblings", "related"]}},
             },
             "required": ["path"],
             "additionalProperties": false,
@@ -142,7 +146,132 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
             Ok(out)
         },
     );
-    vec![get, put, synth]
+    vec![
+        get,
+        put,
+        synth,
+        search_symbols_tool(store),
+        related_files_tool(store),
+    ]
+}
+
+/// `search_symbols`: files ranked for a query, as `merkle --json search` answers it.
+fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
+    let s = Arc::clone(store);
+    ToolDefinition::new(
+        "search_symbols",
+        "Find files by symbol name, part of one, path or frame text, best first (exact \
+         definitions first). Answers JSON: [{path, score, matches: [{line, text, symbol}]}]. \
+         Optional: limit (default 20), type: a kind of definition (function, method, struct, \
+         class, ...) or a language (rust, python, typescript, ...). For text inside function \
+         bodies use search.",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+                "type": {"type": "string"},
+            },
+            "required": ["query"],
+            "additionalProperties": false,
+        }),
+        move |input| {
+            const TOOL: &str = "search_symbols";
+            let query = str_field(input, TOOL, "query")?;
+            if query.trim().is_empty() {
+                return Err(handler(TOOL, "the query is empty"));
+            }
+            let filter = match optional_str(input, "type") {
+                None => None,
+                Some(t) => Some(context::search::Filter::parse(t).ok_or_else(|| {
+                    handler(
+                        TOOL,
+                        format!(
+                            "type {t:?} is neither a kind of definition (function, method, \
+                             struct, class, ...) nor a language (rust, python, typescript, ...)"
+                        ),
+                    )
+                })?),
+            };
+            let limit = input
+                .get("limit")
+                .and_then(Value::as_u64)
+                .map_or(20, |n| usize::try_from(n).unwrap_or(usize::MAX));
+            let facts = current_facts(&s, TOOL)?;
+            let hits = context::search(
+                &s,
+                &facts,
+                &context::SearchRequest {
+                    query,
+                    limit,
+                    filter,
+                    frame_type: "summary",
+                },
+            )
+            .map_err(|e| handler(TOOL, e))?;
+            let json: Vec<Value> = hits
+                .iter()
+                .map(|h| {
+                    json!({
+                        "path": h.path,
+                        "score": h.score,
+                        "matches": h.matches.iter().map(|m| json!({
+                            "line": m.line,
+                            "text": m.text,
+                            "symbol": m.symbol,
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
+        },
+    )
+}
+
+/// `related_files`: a file's imports and importers, as `merkle --json related` answers it.
+fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
+    let s = Arc::clone(store);
+    ToolDefinition::new(
+        "related_files",
+        "A file's imports and the files that import it, resolved in the workspace. Answers \
+         JSON: [{path, relation: imports | imported_by, line, specifier}].",
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+            "additionalProperties": false,
+        }),
+        move |input| {
+            const TOOL: &str = "related_files";
+            let path = merkle_store::normalize_path(str_field(input, TOOL, "path")?);
+            let facts = current_facts(&s, TOOL)?;
+            if !facts.contains(&path) {
+                return Err(Error::NoSuchPath { path });
+            }
+            let graph = context::Graph::build(&s, &facts).map_err(|e| handler(TOOL, e))?;
+            let json: Vec<Value> = graph
+                .related(&path)
+                .iter()
+                .map(|r| {
+                    json!({
+                        "path": r.path,
+                        "relation": r.relation.as_str(),
+                        "line": r.line,
+                        "specifier": r.specifier,
+                    })
+                })
+                .collect();
+            Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
+        },
+    )
+}
+
+/// The tree's facts after an incremental rescan.
+fn current_facts(store: &Store, tool: &str) -> Result<context::TreeFacts> {
+    store
+        .scan(&ScanOptions::default())
+        .map_err(|e| handler("scan", e))?;
+    context::TreeFacts::load(store).map_err(|e| handler(tool, e))
 }
 
 fn get_node_tool(store: &Store, input: &Value) -> Result<String> {

@@ -174,8 +174,8 @@ async fn a_tool_outside_the_intent_is_blocked_by_the_intent_matrix() {
         failed(
             "sim_1_1",
             "blocked by governance rule intents.ANALYZE: write_file is not allowed under \
-             intent ANALYZE, which allows read_file, list_dir, search, get_node; select \
-             another intent if the task needs it"
+             intent ANALYZE, which allows read_file, list_dir, search, get_node, \
+             search_symbols, related_files; select another intent if the task needs it"
         )
     );
     assert!(!gov.run.ws.join("out.txt").exists());

@@ -604,3 +604,67 @@ fn run_command_keeps_the_start_and_end_of_long_output() {
         )
     );
 }
+
+/// The context tools' `search_symbols` and `related_files` on a store of the fixture: the
+/// answers `merkle --json search` and `related` print, an edit seen without a scan, and bad
+/// input as error results naming it.
+#[test]
+fn search_symbols_and_related_files_answer_json_and_see_edits() {
+    let mut fx = fixture();
+    fs::write(fx.ws.join("Cargo.toml"), "[package]\n").expect("write");
+    fs::write(
+        fx.ws.join("src/main.rs"),
+        "use crate::lib_helpers::x;\nmod store;\nfn main() {}\n",
+    )
+    .expect("write");
+    fs::write(fx.ws.join("src/store.rs"), "pub struct Store;\n").expect("write");
+    let store = Arc::new(
+        merkle_store::Store::open(&fx.ws, &merkle_store::OpenOptions::default()).expect("store"),
+    );
+    store
+        .scan(&merkle_store::ScanOptions::default())
+        .expect("scan");
+    for tool in agent_loop::tools::context::context_tools(&store, "bot") {
+        fx.tools.register(tool).expect("register");
+    }
+
+    let hits: Value = serde_json::from_str(&fx.ok("search_symbols", json!({"query": "answer"})))
+        .expect("search answers JSON");
+    assert_eq!(
+        hits,
+        json!([{
+            "path": "src/lib.rs",
+            "score": 103,
+            "matches": [{"line": 1, "text": "pub fn answer() -> u32", "symbol": "answer"}],
+        }])
+    );
+    // The tool rescans: a file written since is searchable.
+    fs::write(fx.ws.join("src/ledger.rs"), "pub struct Ledger;\n").expect("write");
+    let hits: Value = serde_json::from_str(&fx.ok(
+        "search_symbols",
+        json!({"query": "Ledger", "type": "struct", "limit": 1}),
+    ))
+    .expect("JSON");
+    assert_eq!(hits[0]["path"], json!("src/ledger.rs"));
+
+    let related: Value =
+        serde_json::from_str(&fx.ok("related_files", json!({"path": "./src/store.rs"})))
+            .expect("JSON");
+    assert_eq!(
+        related,
+        json!([{"path": "src/main.rs", "relation": "imported_by", "line": 2, "specifier": "store"}])
+    );
+
+    assert!(
+        fx.err("search_symbols", json!({"query": "x", "type": "gadget"}))
+            .contains("\"gadget\"")
+    );
+    assert!(
+        fx.err("search_symbols", json!({"limit": 3}))
+            .contains("query")
+    );
+    assert!(
+        fx.err("related_files", json!({"path": "src/nope.rs"}))
+            .contains("src/nope.rs")
+    );
+}

@@ -156,6 +156,8 @@ fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
             "list_frames",
             "put_frame",
             "synthesize",
+            "search",
+            "related",
             "status"
         ]
     );
@@ -214,6 +216,55 @@ fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
     );
     let status = server.child.wait().expect("waiting for merkle mcp");
     assert!(status.success(), "{status}");
+}
+
+#[test]
+fn search_and_related_answer_what_the_cli_prints_and_see_edits() {
+    let ws = Workspace::scanned();
+    ws.write(
+        "src/store.rs",
+        "use crate::util::answer;\npub struct Store;\n",
+    );
+    ws.write("Cargo.toml", "[package]\nname = \"fixture\"\n");
+    let mut server = Server::start(&ws, "bot");
+    server.handshake();
+
+    // The server rescans: the file written after the last scan is found.
+    let (is_error, text) = server.call("search", json!({"query": "Store", "limit": 3}));
+    assert!(!is_error, "{text}");
+    let cli = ws.json(&["search", "Store", "--limit", "3"]);
+    assert_eq!(parse(&text), cli);
+    assert_eq!(cli[0]["path"], json!("src/store.rs"));
+    assert_eq!(
+        cli[0]["matches"][0],
+        json!({"line": 2, "text": "pub struct Store", "symbol": "Store"})
+    );
+
+    let (is_error, text) = server.call("search", json!({"query": "answer", "type": "function"}));
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        parse(&text),
+        ws.json(&["search", "answer", "--type", "function"])
+    );
+
+    let (is_error, text) = server.call("related", json!({"path": "src/util/mod.rs"}));
+    assert!(!is_error, "{text}");
+    assert_eq!(parse(&text), ws.json(&["related", "src/util/mod.rs"]));
+    assert_eq!(
+        parse(&text),
+        json!([
+            {"path": "src/lib.rs", "relation": "imported_by", "line": 1, "specifier": "util"},
+            {"path": "src/store.rs", "relation": "imported_by", "line": 1, "specifier": "crate::util::answer"},
+        ])
+    );
+
+    // Errors name the input at fault.
+    let (is_error, text) = server.call("search", json!({"query": "x", "type": "gadget"}));
+    assert!(is_error && text.contains("\"gadget\""), "{text}");
+    let (is_error, text) = server.call("search", json!({"query": " "}));
+    assert!(is_error && text.contains("query is empty"), "{text}");
+    let (is_error, text) = server.call("related", json!({"path": "no/such.rs"}));
+    assert!(is_error && text.contains("no/such.rs"), "{text}");
 }
 
 /// Puts `content` on `path` as `agent` through the CLI.
@@ -429,7 +480,7 @@ fn every_tool_input_schema_passes_a_strict_json_schema_check() {
     server.handshake();
     let tools = server.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().expect("tools").clone();
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 7);
     let mut problems = Vec::new();
     for tool in &tools {
         let name = str_field(tool, "name");

@@ -1,9 +1,11 @@
 //! The context crate's integration tests: one binary, one module per area, all through the
 //! public API over a real store in a temporary workspace.
 mod bounds;
+mod facts;
 mod fixture;
 mod generate;
 mod regenerate;
+mod resolve;
 mod synthesis;
 mod view;
 mod views_file;

@@ -100,7 +100,7 @@ fn rejects_what_it_does_not_know() {
     );
     check_error(
         "views:\n  brief:\n    sources: [node, cousins]\n",
-        "invalid view \"brief\": unknown source \"cousins\" (expected node, parent or siblings)",
+        "invalid view \"brief\": unknown source \"cousins\" (expected node, parent, siblings or related)",
     );
     check_error(
         "views:\n  brief:\n    ordering: alphabetical\n",

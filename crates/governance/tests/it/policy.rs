@@ -10,7 +10,14 @@ use serde_json::{Value, json};
 
 #[test]
 fn builtin_matrix_is_the_spec_matrix_extended_to_our_tools() {
-    let reading = vec!["read_file", "list_dir", "search", "get_node"];
+    let reading = vec![
+        "read_file",
+        "list_dir",
+        "search",
+        "get_node",
+        "search_symbols",
+        "related_files",
+    ];
     let want: BTreeMap<Intent, Vec<&str>> = BTreeMap::from([
         (Intent::Plan, vec![]),
         (
@@ -268,7 +275,8 @@ fn builtin_decisions() {
                 deny(
                     "intents.DEBUG",
                     "put_frame is not allowed under intent DEBUG, which allows read_file, \
-                     list_dir, search, get_node; select another intent if the task needs it",
+                     list_dir, search, get_node, search_symbols, related_files; select another \
+                     intent if the task needs it",
                 ),
             ),
             (
@@ -498,8 +506,8 @@ fn select_active_intent_tool_lists_what_the_role_may_select() {
          other tool runs until an intent is selected, and only the tools of the selected intent \
          run. Select again to change intent; the intent resets with every new request.\n\
          PLAN: no tools\n\
-         ANALYZE: read_file, list_dir, search, get_node\n\
-         DEBUG: read_file, list_dir, search, get_node\n\
-         READ_FILE: read_file, list_dir, search, get_node"
+         ANALYZE: read_file, list_dir, search, get_node, search_symbols, related_files\n\
+         DEBUG: read_file, list_dir, search, get_node, search_symbols, related_files\n\
+         READ_FILE: read_file, list_dir, search, get_node, search_symbols, related_files"
     );
 }

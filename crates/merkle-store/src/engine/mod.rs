@@ -67,11 +67,14 @@ pub enum Table {
     /// Memo key -> FrameID: a frame whose content was derived from the inputs the key hashes,
     /// so that a derivation with the same inputs reuses it (a cache: see `Store::memo`).
     Memo,
+    /// Namespace ++ 0 ++ key hash -> bytes: data derived from content by a caller (a parse's
+    /// symbols and imports), whose meaning the store does not know (see `Store::derived`).
+    Derived,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 10] = [
+    pub const ALL: [Table; 11] = [
         Table::Meta,
         Table::Nodes,
         Table::Tree,
@@ -82,6 +85,7 @@ impl Table {
         Table::Agents,
         Table::PathHeads,
         Table::Memo,
+        Table::Derived,
     ];
 
     /// The table's name on disk.
@@ -97,6 +101,7 @@ impl Table {
             Table::Agents => "agents",
             Table::PathHeads => "path_heads",
             Table::Memo => "memo",
+            Table::Derived => "derived",
         }
     }
 }

@@ -1,0 +1,315 @@
+//! Facts about the current tree's files: each source file's symbols and import specifiers,
+//! derived from one parse and cached in the store by content, so that the related-files graph
+//! ([`crate::graph`]) and search ([`crate::search`]) are rebuilt from the cache and a rescan
+//! parses only the files whose content changed.
+//!
+//! A file's facts are a function of its bytes and its language, so they are keyed by a hash of
+//! ([`FACTS_VERSION`], the language, the content hash) in the store's derived table
+//! ([`merkle_store::Store::derived`]): a renamed or reverted file costs nothing, and bumping
+//! the version (whenever what is extracted changes) makes every file's facts be derived again.
+//! A record that does not decode is derived again and replaced: it is a cache, never the only
+//! copy of anything.
+use std::collections::HashMap;
+
+use merkle_store::{Hash, NodeKind, Store, TreeFile};
+use outline::{Import, ImportKind, Kind, Language};
+use rayon::prelude::*;
+
+use crate::error::Result;
+
+/// The version of what facts hold; bump it when the extraction or the encoding changes.
+pub const FACTS_VERSION: &str = "facts:v1";
+
+/// The store namespace facts are kept under.
+const NAMESPACE: &str = "facts";
+
+/// Files larger than this are not parsed (generated bundles, minified code): they are found by
+/// path only.
+pub const MAX_PARSE_BYTES: u64 = 1 << 20;
+
+/// One definition, flattened out of its outline's nesting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FactSymbol {
+    pub name: String,
+    pub kind: Kind,
+    /// 1-based line of its name.
+    pub line: usize,
+    /// Its declaration on one line.
+    pub signature: String,
+}
+
+/// What one file's content says about itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileFacts {
+    pub symbols: Vec<FactSymbol>,
+    pub imports: Vec<Import>,
+}
+
+/// A file of the current tree and its facts (empty for a file without a parsed language).
+#[derive(Clone, Debug)]
+pub struct FileEntry {
+    pub path: String,
+    pub language: Option<Language>,
+    pub content_hash: Hash,
+    pub facts: FileFacts,
+}
+
+/// The facts of every file of the current tree, in path order.
+#[derive(Clone, Debug, Default)]
+pub struct TreeFacts {
+    pub files: Vec<FileEntry>,
+    /// How many files were parsed now, their facts missing from the cache.
+    pub derived: usize,
+    index: HashMap<String, usize>,
+}
+
+impl TreeFacts {
+    /// The facts of every file of the store's current tree: read from the cache, derived (in
+    /// parallel) and cached for the files whose content has none. Files that changed on disk
+    /// since the scan are left without facts (a rescan first avoids that).
+    pub fn load(store: &Store) -> Result<TreeFacts> {
+        TreeFacts::build(store, true)
+    }
+
+    /// As [`TreeFacts::load`], for a store opened read-only: facts missing from the cache are
+    /// derived for this call and not kept.
+    pub fn read(store: &Store) -> Result<TreeFacts> {
+        TreeFacts::build(store, false)
+    }
+
+    fn build(store: &Store, keep: bool) -> Result<TreeFacts> {
+        let tree = store.tree_files()?;
+        let mut files = Vec::with_capacity(tree.len());
+        let mut missing = Vec::new();
+        for (i, f) in tree.into_iter().enumerate() {
+            let language = (f.kind == NodeKind::File)
+                .then(|| Language::from_path(&f.path))
+                .flatten()
+                .filter(|l| parsed(*l));
+            let facts = match language {
+                Some(lang) => match store.derived(NAMESPACE, &facts_key(lang, &f.content_hash))? {
+                    Some(bytes) => decode(&bytes).unwrap_or_else(|| {
+                        missing.push(i);
+                        FileFacts::default()
+                    }),
+                    None => {
+                        missing.push(i);
+                        FileFacts::default()
+                    }
+                },
+                None => FileFacts::default(),
+            };
+            files.push((f, language, facts));
+        }
+        let derived: Vec<(usize, Option<FileFacts>)> = missing
+            .par_iter()
+            .map_init(outline::Parser::new, |parser, &i| {
+                let (f, lang, _) = &files[i];
+                let lang = lang.expect("only files with a language are missing facts");
+                (i, derive(store, parser, f, lang))
+            })
+            .collect();
+        let mut records = Vec::new();
+        let count = derived.len();
+        for (i, facts) in derived {
+            let (f, lang, slot) = &mut files[i];
+            if let (Some(facts), Some(lang)) = (facts, lang) {
+                records.push((facts_key(*lang, &f.content_hash), encode(&facts)));
+                *slot = facts;
+            }
+        }
+        if keep && !records.is_empty() {
+            store.put_derived(NAMESPACE, &records)?;
+        }
+        let files: Vec<FileEntry> = files
+            .into_iter()
+            .map(|(f, language, facts)| FileEntry {
+                path: f.path,
+                language,
+                content_hash: f.content_hash,
+                facts,
+            })
+            .collect();
+        let index = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.clone(), i))
+            .collect();
+        Ok(TreeFacts {
+            files,
+            derived: count,
+            index,
+        })
+    }
+
+    /// The entry of the file at `path`.
+    pub fn file(&self, path: &str) -> Option<&FileEntry> {
+        self.index.get(path).map(|&i| &self.files[i])
+    }
+
+    /// Whether the tree has a file at `path`.
+    pub fn contains(&self, path: &str) -> bool {
+        self.index.contains_key(path)
+    }
+}
+
+/// Whether facts are derived for files of `language`: source languages and Markdown (its
+/// headings are searchable), not the keys of data files.
+fn parsed(language: Language) -> bool {
+    !matches!(language, Language::Json | Language::Toml | Language::Yaml)
+}
+
+fn facts_key(language: Language, content: &Hash) -> Hash {
+    let mut input = Vec::with_capacity(64);
+    input.extend_from_slice(FACTS_VERSION.as_bytes());
+    input.push(0);
+    input.extend_from_slice(language.name().as_bytes());
+    input.push(0);
+    input.extend_from_slice(&content.0);
+    merkle_store::hash::content_hash(&input)
+}
+
+/// A file's facts from its content, or `None` when it could not be read as scanned.
+fn derive(
+    store: &Store,
+    parser: &mut outline::Parser,
+    f: &TreeFile,
+    lang: Language,
+) -> Option<FileFacts> {
+    let node = store.node(&f.node_id).ok()??;
+    if node.size > MAX_PARSE_BYTES {
+        return Some(FileFacts::default());
+    }
+    let bytes = store.read_content(&node).ok()?;
+    let Ok(source) = std::str::from_utf8(&bytes) else {
+        return Some(FileFacts::default());
+    };
+    let Ok(parsed) = parser.parse(lang, source) else {
+        return Some(FileFacts::default());
+    };
+    let mut symbols = Vec::new();
+    flatten(&parsed.outline().symbols, &mut symbols);
+    Some(FileFacts {
+        symbols,
+        imports: parsed.imports(),
+    })
+}
+
+fn flatten(symbols: &[outline::Symbol], out: &mut Vec<FactSymbol>) {
+    for s in symbols {
+        out.push(FactSymbol {
+            name: s.name.clone(),
+            kind: s.kind,
+            line: s.line,
+            signature: s.signature.clone(),
+        });
+        flatten(&s.children, out);
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// The record: counts and length-prefixed strings, little-endian u32s.
+fn encode(f: &FileFacts) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(f.symbols.len() as u32).to_le_bytes());
+    for s in &f.symbols {
+        put_str(&mut out, &s.name);
+        put_str(&mut out, s.kind.noun());
+        out.extend_from_slice(&(s.line as u32).to_le_bytes());
+        put_str(&mut out, &s.signature);
+    }
+    out.extend_from_slice(&(f.imports.len() as u32).to_le_bytes());
+    for i in &f.imports {
+        put_str(&mut out, i.kind.as_str());
+        put_str(&mut out, &i.spec);
+        put_str(&mut out, i.name.as_deref().unwrap_or(""));
+        out.extend_from_slice(&(i.line as u32).to_le_bytes());
+    }
+    out
+}
+
+/// A bounds-checked reader of [`encode`]'s records.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn u32(&mut self) -> Option<u32> {
+        let (head, rest) = self.0.split_at_checked(4)?;
+        self.0 = rest;
+        Some(u32::from_le_bytes(head.try_into().ok()?))
+    }
+    fn str(&mut self) -> Option<&'a str> {
+        let n = usize::try_from(self.u32()?).ok()?;
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        std::str::from_utf8(head).ok()
+    }
+    fn count(&mut self) -> Option<usize> {
+        // Each item takes at least 4 bytes: a count beyond that is damage, not a big file.
+        let n = usize::try_from(self.u32()?).ok()?;
+        (n <= self.0.len() / 4).then_some(n)
+    }
+}
+
+fn decode(bytes: &[u8]) -> Option<FileFacts> {
+    let mut r = Reader(bytes);
+    let mut symbols = Vec::with_capacity(r.count()?);
+    for _ in 0..symbols.capacity() {
+        let name = r.str()?.to_owned();
+        let kind = Kind::from_noun(r.str()?)?;
+        let line = r.u32()? as usize;
+        let signature = r.str()?.to_owned();
+        symbols.push(FactSymbol {
+            name,
+            kind,
+            line,
+            signature,
+        });
+    }
+    let n = r.count()?;
+    let mut imports = Vec::with_capacity(n);
+    for _ in 0..n {
+        let kind = ImportKind::parse(r.str()?)?;
+        let spec = r.str()?.to_owned();
+        let name = r.str()?;
+        let line = r.u32()? as usize;
+        imports.push(Import {
+            kind,
+            spec,
+            name: (!name.is_empty()).then(|| name.to_owned()),
+            line,
+        });
+    }
+    r.0.is_empty().then_some(FileFacts { symbols, imports })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_damage_is_refused() {
+        let f = FileFacts {
+            symbols: vec![FactSymbol {
+                name: "Store".into(),
+                kind: Kind::Struct,
+                line: 3,
+                signature: "pub struct Store".into(),
+            }],
+            imports: vec![Import {
+                kind: ImportKind::PythonFrom,
+                spec: "..x".into(),
+                name: Some("y".into()),
+                line: 1,
+            }],
+        };
+        let bytes = encode(&f);
+        assert_eq!(decode(&bytes), Some(f));
+        for cut in 0..bytes.len() {
+            assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! Import specifiers resolved to workspace files, per language, against the tree's path set:
+//! pure functions, no IO (a Go module's path comes from its `go.mod`, which the caller reads).
+//!
+//! What resolves, and how:
+//! - **Rust**: `mod x;` to `x.rs` or `x/mod.rs` beside or below the file's module; `use
+//!   crate::`/`self::`/`super::` paths to the deepest module file they name (the crate is the
+//!   nearest folder with a `Cargo.toml`, its modules under `src/`).
+//! - **Python**: relative imports from the file's package; absolute ones from the workspace
+//!   root, `src/`, or any folder above the file (the first that holds the module).
+//! - **JavaScript/TypeScript**: relative specifiers (`./`, `../`), with the extensions and
+//!   `index` files the resolvers try, and a `.js` written for a `.ts` source.
+//! - **Go**: import paths inside a module of the workspace, to every non-test `.go` file of
+//!   the package's folder.
+//! - **C/C++**: `#include "x"` beside the file, else from a folder above it, else the one file
+//!   whose path ends in `/x`.
+//! - **Java**: `import a.b.C` to the one file whose path ends in `a/b/C.java`.
+//!
+//! Anything else (packages, the standard library, system headers) names no workspace file and
+//! resolves to nothing.
+use std::collections::{HashMap, HashSet};
+
+use outline::{Import, ImportKind};
+
+/// The workspace's files, indexed for resolution.
+#[derive(Clone, Debug, Default)]
+pub struct PathSet {
+    files: HashSet<String>,
+    by_name: HashMap<String, Vec<String>>,
+    by_dir: HashMap<String, Vec<String>>,
+    /// (folder of a `go.mod`, its module path), longest module path first.
+    go_modules: Vec<(String, String)>,
+}
+
+impl PathSet {
+    /// The set of `paths` (workspace paths with `/`).
+    pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>) -> PathSet {
+        let mut set = PathSet::default();
+        for p in paths {
+            set.files.insert(p.to_owned());
+            set.by_name
+                .entry(name(p).to_owned())
+                .or_default()
+                .push(p.to_owned());
+            set.by_dir
+                .entry(dir(p).to_owned())
+                .or_default()
+                .push(p.to_owned());
+        }
+        for v in set.by_dir.values_mut().chain(set.by_name.values_mut()) {
+            v.sort();
+        }
+        set
+    }
+
+    /// Declares a Go module: the folder holding its `go.mod` and the path it declares.
+    pub fn add_go_module(&mut self, folder: &str, module: &str) {
+        self.go_modules.push((folder.to_owned(), module.to_owned()));
+        self.go_modules
+            .sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.cmp(b)));
+    }
+
+    pub fn contains(&self, path: &str) -> bool {
+        self.files.contains(path)
+    }
+
+    fn first(&self, candidates: impl IntoIterator<Item = String>) -> Option<String> {
+        candidates.into_iter().find(|c| self.files.contains(c))
+    }
+
+    /// The one file whose path is `suffix` or ends in `/suffix`.
+    fn unique_suffix(&self, suffix: &str) -> Option<String> {
+        let hits: Vec<&String> = self
+            .by_name
+            .get(name(suffix))?
+            .iter()
+            .filter(|p| *p == suffix || p.ends_with(&format!("/{suffix}")))
+            .collect();
+        match hits.as_slice() {
+            [one] => Some((*one).clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The module path a `go.mod` declares.
+pub fn go_module_path(go_mod: &str) -> Option<&str> {
+    go_mod.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("module")?;
+        let m = rest.trim().trim_matches('"');
+        (!m.is_empty() && rest.starts_with(char::is_whitespace)).then_some(m)
+    })
+}
+
+/// The workspace files `import`, written in the file at `from`, names (none, one, or a Go
+/// package's files), in path order; never `from` itself.
+pub fn resolve(set: &PathSet, from: &str, import: &Import) -> Vec<String> {
+    let mut out = match import.kind {
+        ImportKind::RustMod => rust_mod(set, from, &import.spec).into_iter().collect(),
+        ImportKind::RustUse => rust_use(set, from, &import.spec).into_iter().collect(),
+        ImportKind::Python => python(set, from, &import.spec, None).into_iter().collect(),
+        ImportKind::PythonFrom => python(set, from, &import.spec, import.name.as_deref())
+            .into_iter()
+            .collect(),
+        ImportKind::Script => script(set, from, &import.spec).into_iter().collect(),
+        ImportKind::Go => go(set, &import.spec),
+        ImportKind::Include => include(set, from, &import.spec).into_iter().collect(),
+        ImportKind::Java => java(set, &import.spec).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    out.retain(|p| p != from);
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn name(path: &str) -> &str {
+    path.rsplit_once('/').map_or(path, |(_, n)| n)
+}
+
+fn join(dir: &str, rest: &str) -> String {
+    if dir.is_empty() {
+        rest.to_owned()
+    } else if rest.is_empty() {
+        dir.to_owned()
+    } else {
+        format!("{dir}/{rest}")
+    }
+}
+
+/// `base` joined with a relative path, `.` and `..` resolved; `None` when it climbs above the
+/// workspace.
+fn normalize(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The folder holding the modules declared by the Rust file at `from`: its own folder for
+/// `lib.rs`, `main.rs` and `mod.rs` (and any file of `src/bin` or a crate's top folder), else
+/// the folder named after it.
+fn rust_module_dir(from: &str) -> String {
+    let file = name(from);
+    let stem = file.strip_suffix(".rs").unwrap_or(file);
+    if matches!(file, "lib.rs" | "main.rs" | "mod.rs") {
+        dir(from).to_owned()
+    } else {
+        join(dir(from), stem)
+    }
+}
+
+/// The file of the module whose declarations live in folder `m`.
+fn rust_module_file(set: &PathSet, m: &str) -> Option<String> {
+    set.first([
+        join(m, "mod.rs"),
+        format!("{m}.rs"),
+        join(m, "lib.rs"),
+        join(m, "main.rs"),
+    ])
+}
+
+fn rust_mod(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+    let rel = spec.replace("::", "/");
+    let base = join(&rust_module_dir(from), &rel);
+    set.first([format!("{base}.rs"), join(&base, "mod.rs")])
+}
+
+fn rust_use(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+    let mut segs: Vec<&str> = spec.split("::").collect();
+    let start = match segs.first().copied() {
+        Some("crate") => {
+            segs.remove(0);
+            // The nearest folder above with a Cargo.toml is the crate.
+            let mut d = dir(from);
+            loop {
+                if set.contains(&join(d, "Cargo.toml")) {
+                    break join(d, "src");
+                }
+                if d.is_empty() {
+                    return None;
+                }
+                d = dir(d);
+            }
+        }
+        Some("self") => {
+            segs.remove(0);
+            rust_module_dir(from)
+        }
+        Some("super") => {
+            let mut m = rust_module_dir(from);
+            while segs.first() == Some(&"super") {
+                segs.remove(0);
+                if m.is_empty() {
+                    return None;
+                }
+                m = dir(&m).to_owned();
+            }
+            m
+        }
+        _ => return None,
+    };
+    // The deepest module the path names; an item of the module that holds it otherwise.
+    for k in (1..=segs.len()).rev() {
+        let base = join(&start, &segs[..k].join("/"));
+        if let Some(f) = set.first([format!("{base}.rs"), join(&base, "mod.rs")]) {
+            return Some(f);
+        }
+    }
+    rust_module_file(set, &start)
+}
+
+fn python(set: &PathSet, from: &str, spec: &str, name_: Option<&str>) -> Option<String> {
+    let dots = spec.len() - spec.trim_start_matches('.').len();
+    let module = spec[dots..].replace('.', "/");
+    let module_files = |base: &str| [format!("{base}.py"), join(base, "__init__.py")];
+    let within = |root: &str| -> Option<String> {
+        let base = join(root, &module);
+        if let Some(n) = name_
+            && let Some(f) = set.first(module_files(&join(&base, n)))
+        {
+            return Some(f);
+        }
+        if module.is_empty() {
+            return set.first([join(root, "__init__.py")]);
+        }
+        set.first(module_files(&base))
+    };
+    if dots > 0 {
+        let mut root = dir(from).to_owned();
+        for _ in 1..dots {
+            if root.is_empty() {
+                return None;
+            }
+            root = dir(&root).to_owned();
+        }
+        return within(&root);
+    }
+    let mut roots = vec![String::new(), "src".to_owned()];
+    let mut d = dir(from);
+    while !d.is_empty() {
+        roots.push(d.to_owned());
+        d = dir(d);
+    }
+    roots.iter().find_map(|r| within(r))
+}
+
+const SCRIPT_EXTENSIONS: [&str; 10] = [
+    ".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".json",
+];
+
+fn script(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+    if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
+        return None;
+    }
+    let spec = spec.split(['?', '#']).next().unwrap_or(spec);
+    let base = normalize(dir(from), spec)?;
+    let mut candidates = vec![base.clone()];
+    candidates.extend(SCRIPT_EXTENSIONS.iter().map(|e| format!("{base}{e}")));
+    // TypeScript's ESM style names the emitted `.js` of a `.ts` source.
+    for (js, ts) in [
+        (".js", [".ts", ".tsx", ".d.ts"]),
+        (".jsx", [".tsx", ".ts", ".d.ts"]),
+        (".mjs", [".mts", ".d.mts", ".ts"]),
+        (".cjs", [".cts", ".d.cts", ".ts"]),
+    ] {
+        if let Some(stem) = base.strip_suffix(js) {
+            candidates.extend(ts.iter().map(|e| format!("{stem}{e}")));
+        }
+    }
+    candidates.extend(
+        SCRIPT_EXTENSIONS
+            .iter()
+            .map(|e| format!("{}{e}", join(&base, "index"))),
+    );
+    set.first(candidates)
+}
+
+fn go(set: &PathSet, spec: &str) -> Vec<String> {
+    for (folder, module) in &set.go_modules {
+        let rest = if spec == module {
+            ""
+        } else if let Some(r) = spec
+            .strip_prefix(module.as_str())
+            .and_then(|r| r.strip_prefix('/'))
+        {
+            r
+        } else {
+            continue;
+        };
+        let pkg = join(folder, rest);
+        return set
+            .by_dir
+            .get(&pkg)
+            .map(|files| {
+                files
+                    .iter()
+                    .filter(|f| f.ends_with(".go") && !f.ends_with("_test.go"))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+    Vec::new()
+}
+
+fn include(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+    let mut d = dir(from);
+    loop {
+        if let Some(p) = normalize(d, spec)
+            && set.contains(&p)
+        {
+            return Some(p);
+        }
+        if d.is_empty() {
+            break;
+        }
+        d = dir(d);
+    }
+    let spec = spec.trim_start_matches("./");
+    if spec.contains("..") {
+        return None;
+    }
+    set.unique_suffix(spec)
+}
+
+fn java(set: &PathSet, spec: &str) -> Option<String> {
+    let spec = spec.trim_end_matches(".*");
+    let segs: Vec<&str> = spec.split('.').collect();
+    // A static import names a member of the class one segment up.
+    for k in (1..=segs.len()).rev() {
+        if let Some(f) = set.unique_suffix(&format!("{}.java", segs[..k].join("/"))) {
+            return Some(f);
+        }
+        if k < segs.len() {
+            break;
+        }
+    }
+    None
+}

@@ -1,0 +1,69 @@
+//! The tree's facts (symbols and imports, cached by content) and the related-files graph
+//! built from them.
+use context::{Graph, Related, Relation, TreeFacts};
+use pretty_assertions::assert_eq;
+
+use crate::fixture::Fixture;
+
+fn related(fx: &Fixture, path: &str) -> Vec<(String, &'static str)> {
+    let facts = TreeFacts::load(&fx.store).expect("facts");
+    let graph = Graph::build(&fx.store, &facts).expect("graph");
+    graph
+        .related(path)
+        .into_iter()
+        .map(|Related { path, relation, .. }| (path, relation.as_str()))
+        .collect()
+}
+
+#[test]
+fn facts_are_derived_once_per_content_and_a_one_file_edit_derives_one() {
+    let fx = Fixture::new();
+    let first = TreeFacts::load(&fx.store).expect("facts");
+    // Every Rust and Markdown file of the fixture is parsed once.
+    assert_eq!(first.derived, 6);
+    let lib = first.file("src/lib.rs").expect("lib.rs");
+    let names: Vec<&str> = lib.facts.symbols.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["util", "answer"]);
+    assert_eq!(TreeFacts::load(&fx.store).expect("facts").derived, 0);
+    fx.edit("src/util/strings.rs", "pub fn whisper() {}\n");
+    let after = TreeFacts::load(&fx.store).expect("facts");
+    assert_eq!(after.derived, 1);
+    let strings = after.file("src/util/strings.rs").expect("strings.rs");
+    assert_eq!(strings.facts.symbols[0].name, "whisper");
+    // A read-only pass over a changed file derives it without keeping it.
+    fx.edit("src/main.rs", "fn main() {}\n");
+    assert_eq!(TreeFacts::read(&fx.store).expect("facts").derived, 1);
+    assert_eq!(TreeFacts::read(&fx.store).expect("facts").derived, 1);
+}
+
+#[test]
+fn related_lists_imports_then_importers_and_follows_edits() {
+    let fx = Fixture::new();
+    assert_eq!(
+        related(&fx, "src/util/mod.rs"),
+        [
+            ("src/util/strings.rs".to_owned(), "imports"),
+            ("src/lib.rs".to_owned(), "imported_by"),
+        ]
+    );
+    fx.edit(
+        "src/main.rs",
+        "use crate::util::strings::shout;\nfn main() {}\n",
+    );
+    std::fs::write(fx.dir.path().join("Cargo.toml"), "[package]\n").expect("write");
+    fx.rescan();
+    assert_eq!(
+        related(&fx, "src/util/strings.rs"),
+        [
+            ("src/main.rs".to_owned(), "imported_by"),
+            ("src/util/mod.rs".to_owned(), "imported_by"),
+        ]
+    );
+    let facts = TreeFacts::load(&fx.store).expect("facts");
+    let graph = Graph::build(&fx.store, &facts).expect("graph");
+    let first = &graph.related("src/main.rs")[0];
+    assert_eq!(
+        (first.relation, first.line, first.specifier.as_str()),
+        (Relation::Imports, 1, "crate::util::strings::shout")
+    );
+}

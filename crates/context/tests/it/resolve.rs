@@ -1,0 +1,248 @@
+//! Import resolution per language against a path set: one table of (importer, import,
+//! expected files).
+use context::resolve::{PathSet, go_module_path, resolve};
+use outline::{Import, ImportKind};
+use pretty_assertions::assert_eq;
+
+const TREE: &[&str] = &[
+    "Cargo.toml",
+    "src/lib.rs",
+    "src/store.rs",
+    "src/store/rescan.rs",
+    "src/engine/mod.rs",
+    "src/engine/redb.rs",
+    "pkg/__init__.py",
+    "pkg/a.py",
+    "pkg/sub/__init__.py",
+    "pkg/sub/b.py",
+    "src/app/main.py",
+    "web/src/index.ts",
+    "web/src/util.ts",
+    "web/src/comp/Button.tsx",
+    "web/src/comp/index.js",
+    "web/src/esm.ts",
+    "web/lib/legacy.js",
+    "go/go.mod",
+    "go/cmd/main.go",
+    "go/pkg/x/x.go",
+    "go/pkg/x/y.go",
+    "go/pkg/x/x_test.go",
+    "c/src/main.c",
+    "c/src/util.h",
+    "c/include/lib/api.h",
+    "java/src/com/acme/Store.java",
+];
+
+fn check(from: &str, kind: ImportKind, spec: &str, name: Option<&str>, expected: &[&str]) {
+    let mut set = PathSet::new(TREE.iter().copied());
+    set.add_go_module("go", "example.com/m");
+    let import = Import {
+        kind,
+        spec: spec.to_owned(),
+        name: name.map(str::to_owned),
+        line: 1,
+    };
+    assert_eq!(
+        resolve(&set, from, &import),
+        expected.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        "{from}: {kind:?} {spec} {name:?}"
+    );
+}
+
+#[test]
+fn rust() {
+    use ImportKind::{RustMod, RustUse};
+    check("src/lib.rs", RustMod, "store", None, &["src/store.rs"]);
+    check(
+        "src/lib.rs",
+        RustMod,
+        "engine",
+        None,
+        &["src/engine/mod.rs"],
+    );
+    check(
+        "src/store.rs",
+        RustMod,
+        "rescan",
+        None,
+        &["src/store/rescan.rs"],
+    );
+    check(
+        "src/engine/mod.rs",
+        RustMod,
+        "redb",
+        None,
+        &["src/engine/redb.rs"],
+    );
+    check("src/lib.rs", RustMod, "missing", None, &[]);
+    check(
+        "src/store/rescan.rs",
+        RustUse,
+        "crate::engine::redb::Thing",
+        None,
+        &["src/engine/redb.rs"],
+    );
+    check(
+        "src/store/rescan.rs",
+        RustUse,
+        "crate::engine::Table",
+        None,
+        &["src/engine/mod.rs"],
+    );
+    check(
+        "src/store/rescan.rs",
+        RustUse,
+        "crate::Item",
+        None,
+        &["src/lib.rs"],
+    );
+    check(
+        "src/store/rescan.rs",
+        RustUse,
+        "super::Store",
+        None,
+        &["src/store.rs"],
+    );
+    check(
+        "src/engine/redb.rs",
+        RustUse,
+        "super::super::store",
+        None,
+        &["src/store.rs"],
+    );
+    check(
+        "src/store.rs",
+        RustUse,
+        "self::rescan::scan",
+        None,
+        &["src/store/rescan.rs"],
+    );
+    check("src/lib.rs", RustUse, "std::fmt", None, &[]);
+}
+
+#[test]
+fn python() {
+    use ImportKind::{Python, PythonFrom};
+    check("pkg/sub/b.py", PythonFrom, ".", Some("b"), &[]);
+    check("pkg/sub/b.py", PythonFrom, "..", Some("a"), &["pkg/a.py"]);
+    check(
+        "pkg/sub/b.py",
+        PythonFrom,
+        "..a",
+        Some("name"),
+        &["pkg/a.py"],
+    );
+    check("pkg/a.py", PythonFrom, ".sub", Some("b"), &["pkg/sub/b.py"]);
+    check(
+        "pkg/a.py",
+        PythonFrom,
+        ".sub",
+        Some("thing"),
+        &["pkg/sub/__init__.py"],
+    );
+    check(
+        "src/app/main.py",
+        Python,
+        "pkg.sub.b",
+        None,
+        &["pkg/sub/b.py"],
+    );
+    check(
+        "src/app/main.py",
+        PythonFrom,
+        "pkg",
+        Some("a"),
+        &["pkg/a.py"],
+    );
+    check("pkg/a.py", Python, "os", None, &[]);
+}
+
+#[test]
+fn scripts() {
+    use ImportKind::Script;
+    check(
+        "web/src/index.ts",
+        Script,
+        "./util",
+        None,
+        &["web/src/util.ts"],
+    );
+    check(
+        "web/src/index.ts",
+        Script,
+        "./comp/Button",
+        None,
+        &["web/src/comp/Button.tsx"],
+    );
+    check(
+        "web/src/index.ts",
+        Script,
+        "./comp",
+        None,
+        &["web/src/comp/index.js"],
+    );
+    check(
+        "web/src/esm.ts",
+        Script,
+        "./util.js",
+        None,
+        &["web/src/util.ts"],
+    );
+    check(
+        "web/src/index.ts",
+        Script,
+        "../lib/legacy.js",
+        None,
+        &["web/lib/legacy.js"],
+    );
+    check("web/src/index.ts", Script, "react", None, &[]);
+    check("web/src/index.ts", Script, "../../../../outside", None, &[]);
+}
+
+#[test]
+fn go_c_and_java() {
+    use ImportKind::{Go, Include, Java};
+    check(
+        "go/cmd/main.go",
+        Go,
+        "example.com/m/pkg/x",
+        None,
+        &["go/pkg/x/x.go", "go/pkg/x/y.go"],
+    );
+    check("go/cmd/main.go", Go, "fmt", None, &[]);
+    check("c/src/main.c", Include, "util.h", None, &["c/src/util.h"]);
+    check(
+        "c/src/main.c",
+        Include,
+        "lib/api.h",
+        None,
+        &["c/include/lib/api.h"],
+    );
+    check("c/src/main.c", Include, "nope.h", None, &[]);
+    check(
+        "java/src/com/acme/Store.java",
+        Java,
+        "com.acme.Store",
+        None,
+        &[],
+    );
+    check(
+        "web/src/index.ts",
+        Java,
+        "com.acme.Store",
+        None,
+        &["java/src/com/acme/Store.java"],
+    );
+    check(
+        "web/src/index.ts",
+        Java,
+        "com.acme.Store.open",
+        None,
+        &["java/src/com/acme/Store.java"],
+    );
+    assert_eq!(
+        go_module_path("// c\nmodule example.com/m\n\ngo 1.22\n"),
+        Some("example.com/m")
+    );
+    assert_eq!(go_module_path("go 1.22\n"), None);
+}

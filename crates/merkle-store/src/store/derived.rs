@@ -1,0 +1,113 @@
+//! Data derived from content, kept by the caller's key ([`Store::derived`],
+//! [`Store::put_derived`]), and the current tree's leaves with their content hashes
+//! ([`Store::tree_files`]), which is what a caller keys such data by.
+//!
+//! The store does not know what derived bytes mean: a caller (context's facts: the symbols and
+//! imports of a parse) names a namespace that carries its own format version and keys each
+//! record by a hash of what it was derived from, so that a rescan recomputes only what changed
+//! and a renamed file costs nothing. Like memos it is a cache: losing a record costs a
+//! recomputation, and a store written before the table existed reads it as empty.
+use super::Store;
+use crate::codec::{self, Writer};
+use crate::engine::{Batch, Table};
+use crate::error::{Error, Result};
+use crate::hash::{Hash, NodeId};
+use crate::node::{NodeKind, TreeEntry};
+
+/// A leaf of the current tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeFile {
+    /// Workspace-relative path.
+    pub path: String,
+    /// File or symlink.
+    pub kind: NodeKind,
+    /// Its NodeID.
+    pub node_id: NodeId,
+    /// blake3 of its content (a symlink's target).
+    pub content_hash: Hash,
+}
+
+fn derived_key(namespace: &str, key: &Hash) -> Result<Vec<u8>> {
+    if namespace.is_empty() || namespace.contains('\0') {
+        return Err(Error::Invalid {
+            what: "derived-data namespace",
+            value: namespace.to_owned(),
+            reason: "must be non-empty and hold no NUL",
+        });
+    }
+    let mut k = Vec::with_capacity(namespace.len() + 33);
+    k.extend_from_slice(namespace.as_bytes());
+    k.push(0);
+    k.extend_from_slice(&key.0);
+    Ok(k)
+}
+
+impl Store {
+    /// The bytes recorded under (`namespace`, `key`) by [`Store::put_derived`], if any.
+    pub fn derived(&self, namespace: &str, key: &Hash) -> Result<Option<Vec<u8>>> {
+        let k = derived_key(namespace, key)?;
+        self.engine
+            .get(Table::Derived, &k)?
+            .map(|v| {
+                codec::decode("derived", &k, &v, "a derived record", |r| {
+                    r.bytes().map(<[u8]>::to_vec)
+                })
+            })
+            .transpose()
+    }
+
+    /// Records every (key, bytes) under `namespace` in one commit; a later record of a key
+    /// replaces it.
+    pub fn put_derived(&self, namespace: &str, records: &[(Hash, Vec<u8>)]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let _guard = self.lock();
+        let mut batch = Batch::default();
+        for (key, bytes) in records {
+            let mut w = Writer::default();
+            w.bytes(bytes);
+            batch.put(Table::Derived, derived_key(namespace, key)?, w.0);
+        }
+        self.engine.commit(batch)
+    }
+
+    /// Every file and symlink of the last scan's tree, in path order, with its content hash.
+    pub fn tree_files(&self) -> Result<Vec<TreeFile>> {
+        if self.root()?.is_none() {
+            return Err(Error::NotScanned);
+        }
+        let mut out = Vec::new();
+        let mut err = None;
+        self.engine.scan(Table::Tree, b"", &mut |k, v| {
+            if k.is_empty() {
+                return true;
+            }
+            match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
+                (Ok(p), Ok(e)) => {
+                    if e.kind.is_leaf() {
+                        out.push(TreeFile {
+                            path: p.to_owned(),
+                            kind: e.kind,
+                            node_id: e.node_id,
+                            content_hash: e.content_hash,
+                        });
+                    }
+                    true
+                }
+                (_, Err(e)) => {
+                    err = Some(e);
+                    false
+                }
+                (Err(_), _) => {
+                    err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                    false
+                }
+            }
+        })?;
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+}

@@ -1,0 +1,426 @@
+//! What a parsed file imports: the raw specifiers of its `mod`/`use`, `import`, `require`,
+//! `#include "..."` and Go import declarations, read from the same syntax tree as its outline.
+//!
+//! These are specifiers as written, not files: resolving them against a workspace is the
+//! caller's business (it knows the paths; this crate never does). What is kept is what a
+//! resolver can use: Rust `use` paths that start at `crate`, `self` or `super` (external crates
+//! cannot name workspace files), each brace group expanded to one path; C and C++ includes in
+//! quotes (angle brackets name system headers); every other language's specifiers whole.
+use crate::{Kind, Parsed};
+
+/// How a specifier was written, which decides how it resolves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum ImportKind {
+    /// Rust `mod x;`: `spec` is the module's path below the file's module (`x`, or `a::x`
+    /// inside an inline `mod a { }`).
+    RustMod,
+    /// Rust `use`: a path from `crate::`, `self::` or `super::`, relative to the file's module
+    /// (a `super::` that leaves an inline module is already taken off).
+    RustUse,
+    /// Python `import a.b`: `spec` is the dotted module.
+    Python,
+    /// Python `from M import name`: `spec` is `M` (with its leading dots), `name` the imported
+    /// name, which may be a submodule.
+    PythonFrom,
+    /// JavaScript or TypeScript `import ... from 'x'`, `export ... from 'x'`, `require('x')`
+    /// or `import('x')`.
+    Script,
+    /// A Go import path.
+    Go,
+    /// C or C++ `#include "x.h"`.
+    Include,
+    /// Java `import a.b.C;` (or `a.b.*`).
+    Java,
+}
+
+impl ImportKind {
+    /// Its name in stored records and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ImportKind::RustMod => "rust-mod",
+            ImportKind::RustUse => "rust-use",
+            ImportKind::Python => "python",
+            ImportKind::PythonFrom => "python-from",
+            ImportKind::Script => "script",
+            ImportKind::Go => "go",
+            ImportKind::Include => "include",
+            ImportKind::Java => "java",
+        }
+    }
+
+    /// The kind [`ImportKind::as_str`] names.
+    pub fn parse(s: &str) -> Option<ImportKind> {
+        Some(match s {
+            "rust-mod" => ImportKind::RustMod,
+            "rust-use" => ImportKind::RustUse,
+            "python" => ImportKind::Python,
+            "python-from" => ImportKind::PythonFrom,
+            "script" => ImportKind::Script,
+            "go" => ImportKind::Go,
+            "include" => ImportKind::Include,
+            "java" => ImportKind::Java,
+            _ => return None,
+        })
+    }
+}
+
+/// One import specifier.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Import {
+    pub kind: ImportKind,
+    /// The specifier as written (quotes taken off; for Rust, one expanded path).
+    pub spec: String,
+    /// For [`ImportKind::PythonFrom`], the name imported from the module.
+    pub name: Option<String>,
+    /// The 1-based line it is on.
+    pub line: usize,
+}
+
+impl Kind {
+    /// The kind whose [`Kind::noun`] is `noun`.
+    pub fn from_noun(noun: &str) -> Option<Kind> {
+        const ALL: [Kind; 19] = [
+            Kind::Module,
+            Kind::Namespace,
+            Kind::Package,
+            Kind::Struct,
+            Kind::Enum,
+            Kind::Union,
+            Kind::Type,
+            Kind::Trait,
+            Kind::Interface,
+            Kind::Class,
+            Kind::Impl,
+            Kind::Function,
+            Kind::Method,
+            Kind::Constant,
+            Kind::Variable,
+            Kind::Field,
+            Kind::Macro,
+            Kind::Heading,
+            Kind::Key,
+        ];
+        ALL.into_iter().find(|k| k.noun() == noun)
+    }
+}
+
+impl Parsed<'_> {
+    /// The file's import specifiers, in source order; empty for languages without imports and
+    /// for builds without the language's grammar.
+    pub fn imports(&self) -> Vec<Import> {
+        #[cfg(feature = "syntax")]
+        if let Some(tree) = &self.tree {
+            let mut out = Vec::new();
+            let walk = syntax::Walk {
+                lang: self.language,
+                src: self.source,
+            };
+            walk.node(tree.root_node(), &mut Vec::new(), 0, &mut out);
+            return out;
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(feature = "syntax")]
+mod syntax {
+    use tree_sitter::Node;
+
+    use super::{Import, ImportKind};
+    use crate::Language;
+
+    /// Nesting deeper than this is not walked (a guard against pathological input).
+    const MAX_DEPTH: usize = 256;
+
+    pub(super) struct Walk<'s> {
+        pub(super) lang: Language,
+        pub(super) src: &'s str,
+    }
+
+    impl Walk<'_> {
+        fn text(&self, n: Node<'_>) -> &str {
+            self.src.get(n.byte_range()).unwrap_or("")
+        }
+
+        fn push(&self, out: &mut Vec<Import>, kind: ImportKind, spec: &str, n: Node<'_>) {
+            if !spec.is_empty() {
+                out.push(Import {
+                    kind,
+                    spec: spec.to_owned(),
+                    name: None,
+                    line: n.start_position().row + 1,
+                });
+            }
+        }
+
+        /// The imports at or below `n`; `mods` is the path of inline Rust modules around it.
+        pub(super) fn node(
+            &self,
+            n: Node<'_>,
+            mods: &mut Vec<String>,
+            depth: usize,
+            out: &mut Vec<Import>,
+        ) {
+            if depth > MAX_DEPTH {
+                return;
+            }
+            match (self.lang, n.kind()) {
+                (Language::Rust, "mod_item") => {
+                    let name = n.child_by_field_name("name").map(|c| self.text(c));
+                    match (name, n.child_by_field_name("body")) {
+                        (Some(name), None) => {
+                            let mut path = mods.clone();
+                            path.push(name.to_owned());
+                            self.push(out, ImportKind::RustMod, &path.join("::"), n);
+                        }
+                        (Some(name), Some(body)) => {
+                            mods.push(name.to_owned());
+                            self.children(body, mods, depth, out);
+                            mods.pop();
+                        }
+                        _ => {}
+                    }
+                    return;
+                }
+                (Language::Rust, "use_declaration") => {
+                    if let Some(arg) = n.child_by_field_name("argument") {
+                        let mut paths = Vec::new();
+                        expand_use(&compact(self.text(arg)), "", &mut paths);
+                        for p in paths {
+                            if let Some(p) = rust_relative(&p, mods) {
+                                self.push(out, ImportKind::RustUse, &p, n);
+                            }
+                        }
+                    }
+                    return;
+                }
+                // Function bodies hold no `mod` and rarely a `use` that names another file.
+                (Language::Rust, "function_item") => return,
+                (Language::Python, "import_statement") => {
+                    let mut cursor = n.walk();
+                    for name in n.children_by_field_name("name", &mut cursor) {
+                        let module = match name.kind() {
+                            "aliased_import" => name.child_by_field_name("name"),
+                            _ => Some(name),
+                        };
+                        if let Some(m) = module {
+                            self.push(out, ImportKind::Python, self.text(m), n);
+                        }
+                    }
+                    return;
+                }
+                (Language::Python, "import_from_statement") => {
+                    let Some(module) = n.child_by_field_name("module_name") else {
+                        return;
+                    };
+                    let spec = compact(self.text(module));
+                    let mut cursor = n.walk();
+                    let mut any = false;
+                    for name in n.children_by_field_name("name", &mut cursor) {
+                        let name = match name.kind() {
+                            "aliased_import" => name.child_by_field_name("name"),
+                            _ => Some(name),
+                        };
+                        if let Some(name) = name {
+                            any = true;
+                            out.push(Import {
+                                kind: ImportKind::PythonFrom,
+                                spec: spec.clone(),
+                                name: Some(self.text(name).to_owned()),
+                                line: n.start_position().row + 1,
+                            });
+                        }
+                    }
+                    if !any {
+                        self.push(out, ImportKind::PythonFrom, &spec, n);
+                    }
+                    return;
+                }
+                (
+                    Language::JavaScript | Language::TypeScript | Language::Tsx,
+                    "import_statement" | "export_statement",
+                ) => {
+                    let source = n.child_by_field_name("source").or_else(|| {
+                        let mut cursor = n.walk();
+                        n.named_children(&mut cursor)
+                            .find(|c| c.kind() == "import_require_clause")
+                            .and_then(|c| c.child_by_field_name("source"))
+                    });
+                    if let Some(s) = source {
+                        self.push(out, ImportKind::Script, unquote(self.text(s)), n);
+                        return;
+                    }
+                }
+                (
+                    Language::JavaScript | Language::TypeScript | Language::Tsx,
+                    "call_expression",
+                ) => {
+                    let callee = n.child_by_field_name("function");
+                    let is_import = callee.is_some_and(|f| {
+                        f.kind() == "import"
+                            || (f.kind() == "identifier" && self.text(f) == "require")
+                    });
+                    if is_import
+                        && let Some(arg) = n
+                            .child_by_field_name("arguments")
+                            .and_then(|a| a.named_child(0))
+                            .filter(|a| a.kind() == "string")
+                    {
+                        self.push(out, ImportKind::Script, unquote(self.text(arg)), n);
+                    }
+                }
+                (Language::Go, "import_spec") => {
+                    if let Some(p) = n.child_by_field_name("path") {
+                        self.push(out, ImportKind::Go, unquote(self.text(p)), n);
+                    }
+                    return;
+                }
+                // Go and Java imports come before any declaration; bodies hold none.
+                (
+                    Language::Go,
+                    "function_declaration" | "method_declaration" | "type_declaration",
+                ) => return,
+                (Language::C | Language::Cpp, "preproc_include") => {
+                    if let Some(p) = n.child_by_field_name("path")
+                        && p.kind() == "string_literal"
+                    {
+                        self.push(out, ImportKind::Include, unquote(self.text(p)), n);
+                    }
+                    return;
+                }
+                (Language::C | Language::Cpp, "function_definition") => return,
+                (Language::Java, "import_declaration") => {
+                    let t = self.text(n);
+                    let t = t.trim_start_matches("import").trim_end_matches(';');
+                    let t = compact(t);
+                    let t = t.strip_prefix("static ").unwrap_or(&t);
+                    self.push(out, ImportKind::Java, t, n);
+                    return;
+                }
+                (Language::Java, "class_declaration" | "interface_declaration") => return,
+                _ => {}
+            }
+            self.children(n, mods, depth, out);
+        }
+
+        fn children(
+            &self,
+            n: Node<'_>,
+            mods: &mut Vec<String>,
+            depth: usize,
+            out: &mut Vec<Import>,
+        ) {
+            let mut cursor = n.walk();
+            for c in n.named_children(&mut cursor) {
+                self.node(c, mods, depth + 1, out);
+            }
+        }
+    }
+
+    /// `s` with whitespace kept only between two words, as one space: `crate :: a as b` ->
+    /// `crate::a as b`.
+    fn compact(s: &str) -> String {
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        let mut out = String::with_capacity(s.len());
+        let mut gap = false;
+        for c in s.chars() {
+            if c.is_whitespace() {
+                gap = true;
+                continue;
+            }
+            if gap && out.chars().next_back().is_some_and(word) && word(c) {
+                out.push(' ');
+            }
+            gap = false;
+            out.push(c);
+        }
+        out
+    }
+
+    /// A string literal's content: quotes (and Go's backticks) taken off.
+    fn unquote(s: &str) -> &str {
+        s.trim_matches(|c| c == '"' || c == '\'' || c == '`')
+    }
+
+    /// Every path a Rust use tree names, with `prefix` before it: `a::{b, c::{d, e}}` gives
+    /// `a::b`, `a::c::d`, `a::c::e`; `as` renames and globs end the path.
+    fn expand_use(tree: &str, prefix: &str, out: &mut Vec<String>) {
+        let join = |p: &str| {
+            if prefix.is_empty() {
+                p.to_owned()
+            } else if p.is_empty() {
+                prefix.to_owned()
+            } else {
+                format!("{prefix}::{p}")
+            }
+        };
+        match tree.find('{') {
+            Some(open) if tree.ends_with('}') => {
+                let head = tree[..open].trim_end_matches("::");
+                let head = join(head);
+                let inner = &tree[open + 1..tree.len() - 1];
+                for part in split_top(inner) {
+                    expand_use(part, &head, out);
+                }
+            }
+            _ => {
+                let path = tree.split(" as ").next().unwrap_or(tree);
+                let path = path.trim_end_matches("::*").trim_end_matches("::self");
+                let path = if path == "*" || path == "self" {
+                    ""
+                } else {
+                    path
+                };
+                out.push(join(path));
+            }
+        }
+    }
+
+    /// The comma-separated parts of a brace group's inside, at brace depth 0.
+    fn split_top(s: &str) -> Vec<&str> {
+        let mut parts = Vec::new();
+        let mut depth = 0usize;
+        let mut start = 0;
+        for (i, c) in s.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    parts.push(&s[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&s[start..]);
+        parts.into_iter().filter(|p| !p.is_empty()).collect()
+    }
+
+    /// A use path relative to the file's module, when it starts at the crate or a module of
+    /// this crate: `super::` inside an inline module steps out of it, `self::` inside one steps
+    /// into it.
+    fn rust_relative(path: &str, mods: &[String]) -> Option<String> {
+        let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        match segs.first() {
+            Some(&"crate") => return Some(segs.join("::")),
+            Some(&"self") | Some(&"super") => {}
+            _ => return None,
+        }
+        let mut here: Vec<&str> = mods.iter().map(String::as_str).collect();
+        if segs[0] == "self" {
+            segs.remove(0);
+        }
+        while segs.first() == Some(&"super") && !here.is_empty() {
+            segs.remove(0);
+            here.pop();
+        }
+        let mut full: Vec<&str> = Vec::with_capacity(here.len() + segs.len() + 1);
+        if segs.first() != Some(&"super") {
+            full.push("self");
+        }
+        full.extend(here);
+        full.extend(segs);
+        Some(full.join("::"))
+    }
+}
