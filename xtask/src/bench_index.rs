@@ -24,7 +24,7 @@ use anyhow::{Context, Result};
 
 use crate::bench::timed;
 use crate::bench_outline::Tag;
-use crate::json_lite::{self, Json};
+use serde_json::Value as Json;
 
 /// How many names the search recall samples.
 pub const SEARCH_SAMPLE: usize = 200;
@@ -124,10 +124,11 @@ pub(crate) fn search_recall(
     let start = Instant::now();
     for (name, path) in sample(&once, SEARCH_SAMPLE) {
         let (_, out) = timed(&mut merkle(&["--json", "search", name, "--limit", "5"]))?;
-        let hits = json_lite::parse(&out).context("reading search's JSON")?;
+        let hits = serde_json::from_str::<Json>(&out).context("reading search's JSON")?;
         let paths: Vec<&str> = hits
             .as_array()
-            .iter()
+            .into_iter()
+            .flatten()
             .filter_map(|h| h.get("path").and_then(Json::as_str))
             .collect();
         r.names += 1;
@@ -242,10 +243,11 @@ pub(crate) fn related_recall(
     let start = Instant::now();
     for (file, targets) in sample(&candidates, RELATED_SAMPLE) {
         let (_, out) = timed(&mut merkle(&["--json", "related", &file]))?;
-        let doc = json_lite::parse(&out).context("reading related's JSON")?;
+        let doc = serde_json::from_str::<Json>(&out).context("reading related's JSON")?;
         let listed: BTreeSet<&str> = doc
             .as_array()
-            .iter()
+            .into_iter()
+            .flatten()
             .filter(|e| e.get("relation").and_then(Json::as_str) == Some("imports"))
             .filter_map(|e| e.get("path").and_then(Json::as_str))
             .collect();

@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::bench::{ms, progress, settle, timed, work_dir};
-use crate::json_lite::{self, Json};
+use serde_json::Value as Json;
 
 /// How to run the outline benchmark.
 #[derive(Debug, Clone)]
@@ -102,10 +102,11 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
     settle();
     let (scan, _) = timed(&mut merkle(&["-q", "scan"]))?;
     let (_, nodes) = timed(&mut merkle(&["--json", "list-nodes", "--recursive"]))?;
-    let nodes = json_lite::parse(&nodes).context("reading list-nodes' JSON")?;
+    let nodes = serde_json::from_str::<Json>(&nodes).context("reading list-nodes' JSON")?;
     let files: Vec<String> = nodes
         .as_array()
-        .iter()
+        .into_iter()
+        .flatten()
         .filter(|n| n.get("kind").and_then(Json::as_str) == Some("file"))
         .filter_map(|n| n.get("path").and_then(Json::as_str).map(str::to_owned))
         .collect();
@@ -284,7 +285,7 @@ fn ratio(a: usize, b: usize) -> f64 {
 fn read_tags(out: &str) -> Result<BTreeMap<String, Vec<Tag>>> {
     let mut tags: BTreeMap<String, Vec<Tag>> = BTreeMap::new();
     for line in out.lines().filter(|l| !l.trim().is_empty()) {
-        let tag = json_lite::parse(line).with_context(|| format!("reading ctags' line {line}"))?;
+        let tag = serde_json::from_str::<Json>(line).with_context(|| format!("reading ctags' line {line}"))?;
         if tag.get("_type").and_then(Json::as_str) != Some("tag") {
             continue;
         }
@@ -332,8 +333,8 @@ fn read_frames(
             "--max-frames",
             "1000000",
         ]))?;
-        let doc = json_lite::parse(&out).context("reading get-node's JSON")?;
-        for f in doc.get("frames").map_or(&[][..], Json::as_array) {
+        let doc = serde_json::from_str::<Json>(&out).context("reading get-node's JSON")?;
+        for f in doc.get("frames").and_then(Json::as_array).into_iter().flatten() {
             let path = f.get("path").and_then(Json::as_str);
             let content = f.get("content").and_then(Json::as_str);
             if let (Some(p), Some(c)) = (path, content) {

@@ -9,7 +9,6 @@ pub mod bench;
 pub mod bench_context;
 pub mod bench_index;
 pub mod bench_outline;
-pub mod json_lite;
 mod manifest;
 pub mod tidy;
 pub mod tree;
