@@ -129,7 +129,7 @@ const REPO_ROWS: &[Row] = &[
         name: "cold scan vs git add -A (fresh)",
         merkle: "merkle_cold_scan_2",
         baseline: "git_add",
-        target: 0.1,
+        target: 0.2,
     },
 ];
 
@@ -221,7 +221,12 @@ impl ScanReport {
                 cell(o.baseline),
                 o.ratio()
                     .map_or_else(|| "-".to_owned(), |r| format!("{r:.3}x")),
-                format!("<= {:.1}x", o.row.target),
+                // Two places only where a target needs them (0.75x), so old tables read as before.
+                if (o.row.target * 10.0).fract().abs() < 1e-9 {
+                    format!("<= {:.1}x", o.row.target)
+                } else {
+                    format!("<= {:.2}x", o.row.target)
+                },
                 match o.pass() {
                     Some(true) => "PASS",
                     Some(false) => "MISS",

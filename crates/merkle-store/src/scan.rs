@@ -250,6 +250,8 @@ fn walk_dir<'s>(
         parent
     };
     let n = entries.len() as u64;
+    // Each entry's absolute path, for the ignore matchers: one buffer, not one per entry.
+    let mut entry_abs = abs.clone();
     for (entry, name) in entries {
         let Some(name_str) = name.to_str() else {
             found.warnings.push(format!(
@@ -277,10 +279,13 @@ fn walk_dir<'s>(
                 continue;
             }
         };
-        if (chain.is_some() || !ctx.base.is_empty())
-            && ignored(ctx, chain.as_ref(), &abs.join(&name), ft.is_dir())
-        {
-            continue;
+        if chain.is_some() || !ctx.base.is_empty() {
+            entry_abs.push(&name);
+            let skip = ignored(ctx, chain.as_ref(), &entry_abs, ft.is_dir());
+            entry_abs.pop();
+            if skip {
+                continue;
+            }
         }
         if ft.is_dir() {
             let child_abs = abs.join(&name);

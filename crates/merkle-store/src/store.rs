@@ -745,13 +745,19 @@ impl Store {
     /// Touches the stamp file and returns its mtime: the filesystem's own clock, which is the
     /// clock file mtimes are compared with.
     fn take_stamp(&self) -> Result<i64> {
+        use std::io::Write;
         let path = self.dir.join("scan-stamp");
-        std::fs::write(
-            &path,
-            b"the mtime of this file is the start of the last scan\n",
-        )
-        .map_err(|e| Error::io(&path, e))?;
-        let m = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        // Overwritten in place, never truncated: ext4 starts writing back a file that is
+        // truncated and written again when it is closed, which every scan would wait on.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        file.write_all(b"the mtime of this file is the start of the last scan\n")
+            .map_err(|e| Error::io(&path, e))?;
+        let m = file.metadata().map_err(|e| Error::io(&path, e))?;
         Ok(node::Stat::of(&m).mtime_ns)
     }
 
