@@ -272,7 +272,7 @@ impl RedbEngine {
             // In table and key order: a B-tree takes keys in order far faster than in a
             // hash map's (a scan's tree entries) or a hash's (node records) order, as each
             // insert lands beside the last. Stable, so that two writes of one key keep theirs.
-            let mut ops: Vec<&(Table, Vec<u8>, Option<Vec<u8>>)> = batch.ops.iter().collect();
+            let mut ops: Vec<_> = batch.ops.iter().collect();
             ops.sort_by(|a, b| (a.0 as usize, &a.1).cmp(&(b.0 as usize, &b.1)));
             // Open each table once per batch.
             let mut open: Vec<(Table, OpenTable<'_>)> = Vec::new();
