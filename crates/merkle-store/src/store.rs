@@ -232,6 +232,8 @@ pub struct StatusReport {
 
 /// What a scan found before writing it: see [`Store::plan_scan`].
 pub struct ScanPlan {
+    /// The store folder of the handle that made it: a plan applies to that store only.
+    dir: PathBuf,
     stamp: i64,
     walked: scan::Walked,
     prev: PathMap<TreeEntry>,
@@ -484,6 +486,7 @@ impl Store {
             },
         );
         let mut plan = ScanPlan {
+            dir: self.dir.clone(),
             stamp,
             walked,
             prev,
@@ -551,14 +554,14 @@ impl Store {
 
     /// The second half of [`Store::scan`]: commits what `plan` found, in one transaction. The
     /// plan may come from another handle on the same store (a read-only one); if the store's
-    /// tree moved since it was made, by a scan in this process or another, the scan is made
-    /// again here.
+    /// tree moved since it was made, by a scan in this process or another (or the plan is
+    /// another store's), the scan is made again here.
     pub fn apply_scan(&self, plan: ScanPlan, opts: &ScanOptions<'_>) -> Result<ScanReport> {
         if let Some(report) = plan.unchanged {
             return Ok(report);
         }
         let guard = self.lock();
-        if self.scan_basis()? != plan.basis {
+        if plan.dir != self.dir || self.scan_basis()? != plan.basis {
             drop(guard);
             let again = self.plan_scan(opts)?;
             return self.apply_scan(again, opts);
