@@ -20,6 +20,10 @@ tasks:
       --keep DIR        generate the tree in DIR (absent or empty) and keep it; pick a DIR
                         outside any git checkout so no parent .gitignore applies
       --merkle PATH     measure this binary instead of building `cargo build --release -p merkle`
+      --repo PATH       measure a clone of this git checkout (committed; the checkout itself is
+                        not written) instead of a generated tree: cold scan vs b3sum, no-op
+                        scan vs status, edit + scan vs edit + git add -A, status vs git status,
+                        cold scan vs git add -A, each pair interleaved; --keep DIR keeps the clone
       --json            print the results as JSON on stdout instead of a table
   bench context [options]  get-node latency (cold process, 1,000 frames, parent+siblings view),
                         generate and recursive synthesis times on a generated tree
@@ -120,6 +124,7 @@ fn bench_scan(args: &[&str]) -> Result<ExitCode> {
     let mut seed = 1;
     let mut keep = None;
     let mut merkle = None;
+    let mut repo = None;
     let mut json = false;
     let mut it = args.iter();
     while let Some(&flag) = it.next() {
@@ -139,6 +144,7 @@ fn bench_scan(args: &[&str]) -> Result<ExitCode> {
             "--seed" => seed = number(value()?)? as u64,
             "--keep" => keep = Some(PathBuf::from(value()?)),
             "--merkle" => merkle = Some(PathBuf::from(value()?)),
+            "--repo" => repo = Some(PathBuf::from(value()?)),
             _ => bail!(Usage(format!("unknown option `{flag}` for bench scan"))),
         }
     }
@@ -157,6 +163,7 @@ fn bench_scan(args: &[&str]) -> Result<ExitCode> {
         seed,
         keep,
         merkle,
+        repo,
     })?;
     if json {
         println!("{}", report.json());

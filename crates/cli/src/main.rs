@@ -378,6 +378,31 @@ fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
     }
 }
 
+/// A full scan that opens an existing store for writing only when there is something to write:
+/// with redb a writable open and close are durable commits of their own, so a no-op scan made
+/// on a read-only handle costs what `merkle status` costs. A plan made read-only is committed
+/// through a writable handle, which makes the scan again if the store moved in between.
+fn scan_all(g: &Global, root: &Path, opts: &ScanOptions<'_>) -> Result<merkle_store::ScanReport> {
+    let reader = match open(g, root, true) {
+        Ok(store) => store,
+        Err(e)
+            if matches!(
+                e.downcast_ref::<merkle_store::Error>(),
+                Some(merkle_store::Error::NoStore { .. })
+            ) =>
+        {
+            return Ok(open(g, root, false)?.scan(opts)?);
+        }
+        Err(e) => return Err(e),
+    };
+    let plan = reader.plan_scan(opts)?;
+    if let Some(report) = plan.unchanged() {
+        return Ok(report.clone());
+    }
+    drop(reader);
+    Ok(open(g, root, false)?.apply_scan(plan, opts)?)
+}
+
 /// Turns a path argument into a workspace path: relative to the current directory when that is
 /// inside the workspace (as git does), else relative to the root. `..` is resolved lexically
 /// (the path may name a node that is no longer on disk); a path outside the workspace is an
@@ -459,7 +484,6 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                 .iter()
                 .map(|p| workspace_path(&root, p))
                 .collect::<Result<Vec<String>>>()?;
-            let store = open(g, &root, false)?;
             let bar = (!g.quiet && !g.json).then(output::scan_progress);
             let tick = |p: merkle_store::Progress| {
                 if let Some(b) = &bar {
@@ -470,10 +494,12 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                 force: *force,
                 progress: Some(&tick),
             };
-            let report = if paths.is_empty() {
-                store.scan(&opts)?
+            let report = if !paths.is_empty() {
+                open(g, &root, false)?.scan_paths(&paths, &opts)?
+            } else if *force {
+                open(g, &root, false)?.scan(&opts)?
             } else {
-                store.scan_paths(&paths, &opts)?
+                scan_all(g, &root, &opts)?
             };
             if let Some(b) = bar {
                 b.finish_and_clear();

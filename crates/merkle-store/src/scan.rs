@@ -250,6 +250,8 @@ fn walk_dir<'s>(
         parent
     };
     let n = entries.len() as u64;
+    // Each entry's absolute path, for the ignore matchers: one buffer, not one per entry.
+    let mut entry_abs = abs.clone();
     for (entry, name) in entries {
         let Some(name_str) = name.to_str() else {
             found.warnings.push(format!(
@@ -277,10 +279,13 @@ fn walk_dir<'s>(
                 continue;
             }
         };
-        if (chain.is_some() || !ctx.base.is_empty())
-            && ignored(ctx, chain.as_ref(), &abs.join(&name), ft.is_dir())
-        {
-            continue;
+        if chain.is_some() || !ctx.base.is_empty() {
+            entry_abs.push(&name);
+            let skip = ignored(ctx, chain.as_ref(), &entry_abs, ft.is_dir());
+            entry_abs.pop();
+            if skip {
+                continue;
+            }
         }
         if ft.is_dir() {
             let child_abs = abs.join(&name);
@@ -375,7 +380,10 @@ pub(crate) fn racy_after<'a>(
     let mut seen_paths = PathSet::default();
     let mut out = PathSet::default();
     for leaf in seen {
-        seen_paths.insert(leaf.path.clone());
+        // Only to filter `earlier`: a full scan has none, and need not copy every path.
+        if !earlier.is_empty() {
+            seen_paths.insert(leaf.path.clone());
+        }
         if leaf.kind == NodeKind::File && last_change(&leaf.stat) >= stamp {
             out.insert(leaf.path.clone());
         }
@@ -427,12 +435,13 @@ pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
     let done = AtomicU64::new(0);
     let results: Vec<(usize, std::io::Result<Hash>)> = todo
         .par_iter()
-        .map(|&i| {
+        // One read buffer per worker's run of files rather than an allocation per file.
+        .map_init(Vec::new, |buf, &i| {
             let leaf = &walked.leaves[i];
             let path = cfg.root.join(&leaf.path);
             let r = match leaf.kind {
                 NodeKind::Symlink => symlink_target(&path).map(|t| hash::content_hash(&t)),
-                _ => hash_file(&path, leaf.stat.size),
+                _ => hash_file_with(&path, leaf.stat.size, buf),
             };
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             if let Some(p) = cfg.progress.filter(|_| n.is_multiple_of(256) || n == total) {
@@ -484,15 +493,21 @@ pub(crate) fn symlink_target(path: &Path) -> std::io::Result<Vec<u8>> {
     }
 }
 
-/// blake3 of a file's content, from a memory map with all cores for large files.
-pub(crate) fn hash_file(path: &Path, size: u64) -> std::io::Result<Hash> {
+/// blake3 of a file's content, from a memory map with all cores for large files, else read
+/// into `buf` (the caller's, reused across files).
+fn hash_file_with(path: &Path, size: u64, buf: &mut Vec<u8>) -> std::io::Result<Hash> {
+    use std::io::Read;
     let mut h = blake3::Hasher::new();
     if size >= RAYON_MIN {
         h.update_mmap_rayon(path)?;
     } else if size >= MMAP_MIN {
         h.update_mmap(path)?;
     } else {
-        h.update(&std::fs::read(path)?);
+        buf.clear();
+        // The walk's size is a hint: the file may have grown since, and is read to its end.
+        buf.reserve(usize::try_from(size).unwrap_or(0) + 1);
+        std::fs::File::open(path)?.read_to_end(buf)?;
+        h.update(buf);
     }
     Ok(Hash(*h.finalize().as_bytes()))
 }

@@ -232,6 +232,36 @@ pub struct StatusReport {
     pub warnings: Vec<String>,
 }
 
+/// What a scan found before writing it: see [`Store::plan_scan`].
+pub struct ScanPlan {
+    /// The store folder of the handle that made it: a plan applies to that store only.
+    dir: PathBuf,
+    stamp: i64,
+    walked: scan::Walked,
+    prev: PathMap<TreeEntry>,
+    stamp_prev: Option<i64>,
+    racy_prev: Option<PathSet>,
+    /// What [`Store::scan_basis`] read when the plan was made.
+    basis: [Option<Vec<u8>>; 3],
+    unchanged: Option<ScanReport>,
+}
+
+impl ScanPlan {
+    /// The scan's report when the disk matches the last scan: there is nothing to write.
+    pub fn unchanged(&self) -> Option<&ScanReport> {
+        self.unchanged.as_ref()
+    }
+}
+
+impl std::fmt::Debug for ScanPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanPlan")
+            .field("leaves", &self.walked.leaves.len())
+            .field("unchanged", &self.unchanged)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One node of the current tree, as listings show it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreeNode {
@@ -421,7 +451,29 @@ impl Store {
     /// Scans the workspace and commits the new tree in one transaction: a crash mid-scan leaves
     /// the previous tree intact. Only paths whose node changed are written.
     pub fn scan(&self, opts: &ScanOptions<'_>) -> Result<ScanReport> {
+        let plan = self.plan_scan(opts)?;
+        self.apply_scan(plan, opts)
+    }
+
+    /// The meta records a scan's plan depends on: the root, the stamp record and the counts.
+    /// Every commit that changes the tree changes the stamp record or the root.
+    fn scan_basis(&self) -> Result<[Option<Vec<u8>>; 3]> {
+        Ok([
+            self.engine.get(Table::Meta, META_ROOT)?,
+            self.engine.get(Table::Meta, META_STAMP)?,
+            self.engine.get(Table::Meta, META_COUNTS)?,
+        ])
+    }
+
+    /// The first half of [`Store::scan`], which writes nothing and works on a read-only handle:
+    /// walks the disk, hashes what the stat cache does not vouch for, and decides whether there
+    /// is anything to write. When there is not ([`ScanPlan::unchanged`]), that is the scan's
+    /// report, and the store need not be opened for writing at all (with redb, a writable open
+    /// and close are durable commits of their own). Otherwise [`Store::apply_scan`] on a
+    /// writable handle commits it.
+    pub fn plan_scan(&self, opts: &ScanOptions<'_>) -> Result<ScanPlan> {
         let _guard = self.lock();
+        let basis = self.scan_basis()?;
         let stamp = self.take_stamp()?;
         let (mut walked, prev) = self.walk_and_load(opts.progress)?;
         let (stamp_prev, racy_prev) = self.racy_record()?;
@@ -435,8 +487,100 @@ impl Store {
                 progress: opts.progress,
             },
         );
+        let mut plan = ScanPlan {
+            dir: self.dir.clone(),
+            stamp,
+            walked,
+            prev,
+            stamp_prev,
+            racy_prev,
+            basis,
+            unchanged: None,
+        };
+        if let Some(report) = self.nothing_to_write(&plan)? {
+            plan.unchanged = Some(report);
+            // Freeing a map and a list of every path is a hundred thousand frees: do it off
+            // the caller's path, on the pool.
+            let (prev, walked) = (
+                std::mem::take(&mut plan.prev),
+                std::mem::take(&mut plan.walked),
+            );
+            rayon::spawn(move || drop((prev, walked)));
+        }
+        Ok(plan)
+    }
+
+    /// The report of a scan that has nothing to write, or `None`: every leaf's content came
+    /// from the stat cache, the walk met exactly the last scan's paths, nothing is racy and the
+    /// root and counts are recorded. Then the tree [`build_tree`] would build is the last one,
+    /// entry for entry, and building it (a map of every path) is skipped.
+    fn nothing_to_write(&self, plan: &ScanPlan) -> Result<Option<ScanReport>> {
+        let ScanPlan {
+            walked,
+            prev,
+            stamp,
+            stamp_prev,
+            racy_prev,
+            ..
+        } = plan;
+        let same_paths = walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
+            && walked.leaves.iter().all(|l| l.reused)
+            && walked
+                .dirs
+                .iter()
+                .chain(std::iter::once(&String::new()))
+                .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir));
+        let settled = stamp_prev.is_some()
+            && racy_prev.as_ref().is_some_and(PathSet::is_empty)
+            && scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, *stamp).is_empty();
+        if walked.hashed > 0 || !same_paths || !settled {
+            return Ok(None);
+        }
+        let root = prev.get("").expect("checked above").node_id;
+        let counts = (walked.leaves.len() as u64, walked.dirs.len() as u64 + 1);
+        if self.root()? != Some(root) || self.tree_counts()? != Some(counts) {
+            return Ok(None);
+        }
+        Ok(Some(ScanReport {
+            root,
+            files: counts.0,
+            dirs: counts.1,
+            changed_paths: Vec::new(),
+            hashed: 0,
+            hashed_bytes: 0,
+            dirs_recomputed: 0,
+            writes: 0,
+            warnings: walked.warnings.clone(),
+        }))
+    }
+
+    /// The second half of [`Store::scan`]: commits what `plan` found, in one transaction. The
+    /// plan may come from another handle on the same store (a read-only one); if the store's
+    /// tree moved since it was made, by a scan in this process or another (or the plan is
+    /// another store's), the scan is made again here.
+    pub fn apply_scan(&self, plan: ScanPlan, opts: &ScanOptions<'_>) -> Result<ScanReport> {
+        if let Some(report) = plan.unchanged {
+            return Ok(report);
+        }
+        let guard = self.lock();
+        if plan.dir != self.dir || self.scan_basis()? != plan.basis {
+            drop(guard);
+            let again = self.plan_scan(opts)?;
+            return self.apply_scan(again, opts);
+        }
+        let ScanPlan {
+            stamp,
+            mut walked,
+            prev,
+            stamp_prev,
+            racy_prev,
+            ..
+        } = plan;
         let racy = scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, stamp);
-        let built = build_tree(&walked, &prev);
+        let built = match self.build_changes(&walked, &prev)? {
+            Some(changes) => changes,
+            None => build_tree(&walked, &prev),
+        };
 
         let mut batch = Batch::default();
         let mut changed = Vec::new();
@@ -452,10 +596,12 @@ impl Store {
         for rec in &built.records {
             batch.put(Table::Nodes, rec.node_id.0.to_vec(), rec.encode());
         }
-        for path in prev.keys() {
-            if !built.entries.contains_key(path) {
-                changed.push(path.clone());
-                batch.delete(Table::Tree, path.clone().into_bytes());
+        if built.complete {
+            for path in prev.keys() {
+                if !built.entries.contains_key(path) {
+                    changed.push(path.clone());
+                    batch.delete(Table::Tree, path.clone().into_bytes());
+                }
             }
         }
         let root_changed = self.root()? != Some(built.root);
@@ -483,7 +629,7 @@ impl Store {
         if !batch.is_empty() {
             self.engine.commit(batch)?;
         }
-        Ok(ScanReport {
+        let report = ScanReport {
             root: built.root,
             files: walked.leaves.len() as u64,
             dirs: walked.dirs.len() as u64 + 1,
@@ -499,8 +645,95 @@ impl Store {
                 .filter(|r| r.kind == NodeKind::Dir)
                 .count() as u64,
             writes,
-            warnings: walked.warnings.clone(),
-        })
+            warnings: std::mem::take(&mut walked.warnings),
+        };
+        // As in `status`: free the maps of every path off the caller's path.
+        rayon::spawn(move || drop((prev, walked, built)));
+        Ok(report)
+    }
+
+    /// The new tree's changed entries when the walk met exactly the last scan's paths (nothing
+    /// added or removed, no leaf turned folder or back): only the leaves hashed again and the
+    /// folders above one whose node changed need new entries, and a folder's children are its
+    /// node record's, so the tree is not rebuilt path by path. `None` when the paths differ, or
+    /// a record does not match its entry; [`build_tree`] then builds the whole tree.
+    fn build_changes(
+        &self,
+        walked: &scan::Walked,
+        prev: &PathMap<TreeEntry>,
+    ) -> Result<Option<Built>> {
+        let same_paths = walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
+            && walked
+                .leaves
+                .iter()
+                .all(|l| l.reused || prev.get(&l.path).is_some_and(|e| e.kind.is_leaf()))
+            && walked
+                .dirs
+                .iter()
+                .chain(std::iter::once(&String::new()))
+                .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir));
+        if !same_paths {
+            return Ok(None);
+        }
+        let mut entries = PathMap::default();
+        let mut records = Vec::new();
+        let mut dirty: Vec<&str> = Vec::new();
+        for leaf in walked.leaves.iter().filter(|l| !l.reused) {
+            let old = prev.get(&leaf.path);
+            let entry = leaf_entry(leaf, old, &mut records);
+            if old.map(|o| o.node_id) != Some(entry.node_id) {
+                let mut path = leaf.path.as_str();
+                while !path.is_empty() {
+                    path = node::split(path).0;
+                    dirty.push(path);
+                }
+            }
+            if old != Some(&entry) {
+                entries.insert(leaf.path.clone(), entry);
+            }
+        }
+        // Deepest first, so every child is done before its parent; the root last.
+        dirty.sort_unstable_by(|a, b| {
+            let depth = |p: &str| {
+                if p.is_empty() {
+                    0
+                } else {
+                    1 + p.matches('/').count()
+                }
+            };
+            depth(b).cmp(&depth(a)).then(a.cmp(b))
+        });
+        dirty.dedup();
+        for dir in dirty {
+            let old = prev.get(dir).expect("every folder was checked above");
+            let Some(record) = self.node(&old.node_id)? else {
+                return Ok(None);
+            };
+            if record.children.len() as u64 != old.stat.size {
+                return Ok(None);
+            }
+            let mut kids = Vec::with_capacity(record.children.len());
+            for child in &record.children {
+                let path = node::join(dir, &child.name);
+                match entries.get(&path).or_else(|| prev.get(&path)) {
+                    Some(e) => kids.push((child.name.as_str(), *e)),
+                    None => return Ok(None),
+                }
+            }
+            let (entry, record) = dir_entry(dir, &mut kids);
+            records.push(record);
+            entries.insert(dir.to_owned(), entry);
+        }
+        let root = match entries.get("") {
+            Some(e) => e.node_id,
+            None => prev.get("").expect("checked above").node_id,
+        };
+        Ok(Some(Built {
+            root,
+            entries,
+            records,
+            complete: false,
+        }))
     }
 
     /// The last scan's start stamp and racy paths (see [`scan::Racy`]); a store written before
@@ -517,13 +750,19 @@ impl Store {
     /// Touches the stamp file and returns its mtime: the filesystem's own clock, which is the
     /// clock file mtimes are compared with.
     fn take_stamp(&self) -> Result<i64> {
+        use std::io::Write;
         let path = self.dir.join("scan-stamp");
-        std::fs::write(
-            &path,
-            b"the mtime of this file is the start of the last scan\n",
-        )
-        .map_err(|e| Error::io(&path, e))?;
-        let m = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        // Overwritten in place, never truncated: ext4 starts writing back a file that is
+        // truncated and written again when it is closed, which every scan would wait on.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        file.write_all(b"the mtime of this file is the start of the last scan\n")
+            .map_err(|e| Error::io(&path, e))?;
+        let m = file.metadata().map_err(|e| Error::io(&path, e))?;
         Ok(node::Stat::of(&m).mtime_ns)
     }
 
@@ -1368,11 +1607,13 @@ pub fn normalize_path(path: &str) -> String {
         .join("/")
 }
 
-/// The tree a walk describes: an entry per path, and records for the nodes that changed.
+/// The tree a walk describes: an entry per path (or, not `complete`, only the entries that
+/// differ from the last scan's), and records for the nodes that changed.
 struct Built {
     root: NodeId,
     entries: PathMap<TreeEntry>,
     records: Vec<NodeRecord>,
+    complete: bool,
 }
 
 /// Computes leaf and directory NodeIDs bottom-up. A directory is recomputed only if it is new,
@@ -1442,6 +1683,7 @@ fn build_tree(walked: &scan::Walked, prev: &PathMap<TreeEntry>) -> Built {
         root,
         entries,
         records,
+        complete: true,
     }
 }
 

@@ -774,3 +774,74 @@ fn agents_keep_their_settings_across_role_changes_and_a_reopen(engine: EngineKin
             .is_empty()
     );
 }
+
+fn read_only(root: &Path) -> Store {
+    Store::open(
+        root,
+        &OpenOptions {
+            read_only: true,
+            ..OpenOptions::default()
+        },
+    )
+    .expect("open read-only")
+}
+
+/// A scan that finds nothing changed is planned on a read-only handle, and its plan is the
+/// scan's whole report: the store file is not written.
+#[test]
+fn a_noop_scan_plan_on_a_read_only_handle_leaves_the_redb_file_as_it_was() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_tree(dir.path());
+    let first = open(dir.path(), EngineKind::Redb)
+        .scan(&ScanOptions::default())
+        .expect("scan");
+    let file = dir.path().join(".merkle/store.redb");
+    let before = std::fs::read(&file).expect("read the store file");
+
+    let plan = read_only(dir.path())
+        .plan_scan(&ScanOptions::default())
+        .expect("plan");
+    let report = plan.unchanged().expect("nothing changed on disk");
+    assert_eq!(
+        (report.root, report.changed(), report.writes, report.hashed),
+        (first.root, 0, 0, 0)
+    );
+    assert_eq!((report.files, report.dirs), (first.files, first.dirs));
+    assert!(
+        std::fs::read(&file).expect("read the store file") == before,
+        "a no-op scan plan wrote to the store"
+    );
+}
+
+/// A plan made on a read-only handle is applied through a writable one; when the tree moved
+/// in between (another scan committed), applying it scans again rather than committing a diff
+/// against a tree that is gone.
+#[test]
+fn a_plan_applied_after_the_store_moved_scans_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_tree(dir.path());
+    open(dir.path(), EngineKind::Redb)
+        .scan(&ScanOptions::default())
+        .expect("scan");
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        "pub fn answer() -> u32 { 7 }\n",
+    )
+    .expect("edit");
+    let plan = read_only(dir.path())
+        .plan_scan(&ScanOptions::default())
+        .expect("plan");
+    assert!(plan.unchanged().is_none(), "an edit is something to write");
+
+    let writer = open(dir.path(), EngineKind::Redb);
+    // Another scan commits the edit, then a file goes that the plan still holds.
+    writer.scan(&ScanOptions::default()).expect("scan");
+    std::fs::remove_file(dir.path().join("docs/guide.md")).expect("remove");
+    let applied = writer
+        .apply_scan(plan, &ScanOptions::default())
+        .expect("apply");
+    assert_eq!(applied.changed_paths, ["", "docs", "docs/guide.md"]);
+    let again = writer.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!((again.root, again.changed()), (applied.root, 0));
+    assert_eq!(writer.validate().expect("validate"), vec![]);
+}

@@ -1,5 +1,6 @@
 //! A store held by another process: writers get a clear "in use" error naming the store, and
-//! read-only commands still work beside the writer (redb's single-writer mode).
+//! read-only commands, and a scan with nothing to write, still work beside the writer (redb's
+//! single-writer mode).
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -13,6 +14,27 @@ fn a_second_writer_is_refused_and_readers_follow_the_writer() {
     // This test process is the other process: it holds the store open for writing.
     let held = merkle_store::Store::open(&ws.root, &merkle_store::OpenOptions::default())
         .expect("opening the store for writing");
+
+    // A scan that finds nothing to write needs no writer: it works beside one.
+    let noop = ws.run(&["scan"]);
+    assert_eq!(
+        (noop.code, noop.stdout),
+        (
+            0,
+            format!(
+                "root {}\n10 files, 4 dirs, 0 changed\n",
+                root_before.as_str().expect("a hex root")
+            )
+        ),
+        "{}",
+        noop.stderr
+    );
+    // A touched file must be hashed again and its stat recorded: that scan needs the store.
+    std::fs::File::options()
+        .write(true)
+        .open(ws.root.join("README.md"))
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+        .expect("touching README.md");
 
     let mut transcript = String::new();
     for args in [

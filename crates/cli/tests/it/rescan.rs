@@ -224,3 +224,31 @@ fn scan_with_paths_rescans_those_files_and_folders_only() {
     assert_eq!(r.code, 1, "{r}");
     assert!(r.stderr.contains("is outside the workspace"), "{r}");
 }
+
+/// A scan that finds nothing to write does not open the store for writing (with redb a
+/// writable open and close are durable commits), so the store file stays as it was.
+#[test]
+fn a_scan_with_nothing_to_write_leaves_the_store_file_as_it_was() {
+    let ws = Workspace::fixture();
+    // Older than any scan, so that no file is racy and the second scan has nothing to settle.
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
+    for (path, _) in crate::FIXTURE {
+        std::fs::File::options()
+            .write(true)
+            .open(ws.path(path))
+            .and_then(|f| f.set_modified(old))
+            .expect("setting a fixture file's mtime");
+    }
+    let first = ws.json(&["scan"]);
+    let store = ws.path(".merkle/store.redb");
+    let before = std::fs::read(&store).expect("reading the store file");
+    let again = ws.json(&["scan"]);
+    assert_eq!(
+        (&again["root"], &again["changed"]),
+        (&first["root"], &json!(0))
+    );
+    assert!(
+        std::fs::read(&store).expect("reading the store file") == before,
+        "a no-op scan wrote to the store file"
+    );
+}
