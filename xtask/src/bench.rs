@@ -331,21 +331,7 @@ pub(crate) fn ms(d: Duration) -> String {
 }
 
 fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    serde_json::Value::from(s).to_string()
 }
 
 /// The median; the mean of the middle two for an even count, zero for none.
@@ -395,49 +381,27 @@ pub fn build_merkle(workspace: &Path) -> Result<PathBuf> {
     Ok(exe)
 }
 
-/// The value of the first `"key": "..."` string field in a JSON text. Enough for the few fields
-/// the bench reads, without a JSON dependency.
+/// The field `key` of a JSON object's text (merkle's and cargo's `--json` output).
+fn json_field(json: &str, key: &str) -> Option<serde_json::Value> {
+    serde_json::from_str::<serde_json::Value>(json)
+        .ok()?
+        .get(key)
+        .cloned()
+}
+
+/// The string field `key`.
 fn json_string_field(json: &str, key: &str) -> Option<String> {
-    let rest = json_after_key(json, key)?.strip_prefix('"')?;
-    let mut out = String::new();
-    let mut chars = rest.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => return Some(out),
-            '\\' => match chars.next()? {
-                'n' => out.push('\n'),
-                't' => out.push('\t'),
-                'u' => {
-                    let hex: String = chars.by_ref().take(4).collect();
-                    out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
-                }
-                other => out.push(other),
-            },
-            c => out.push(c),
-        }
-    }
-    None
+    json_field(json, key)?.as_str().map(str::to_owned)
 }
 
-/// The value of the first `"key": N` number field.
+/// The number field `key`.
 fn json_number_field(json: &str, key: &str) -> Option<u64> {
-    let rest = json_after_key(json, key)?;
-    let end = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    rest[..end].parse().ok()
+    json_field(json, key)?.as_u64()
 }
 
-/// Whether the first `"key"` field holds an empty array.
+/// Whether the field `key` holds an empty array.
 fn json_empty_array_field(json: &str, key: &str) -> Option<bool> {
-    let rest = json_after_key(json, key)?.strip_prefix('[')?;
-    Some(rest.trim_start().starts_with(']'))
-}
-
-fn json_after_key<'a>(json: &'a str, key: &str) -> Option<&'a str> {
-    let quoted = format!("\"{key}\"");
-    let at = json.find(&quoted)? + quoted.len();
-    Some(json[at..].trim_start().strip_prefix(':')?.trim_start())
+    json_field(json, key)?.as_array().map(Vec::is_empty)
 }
 
 pub(crate) fn progress(step: &str) {

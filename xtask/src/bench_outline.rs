@@ -285,7 +285,8 @@ fn ratio(a: usize, b: usize) -> f64 {
 fn read_tags(out: &str) -> Result<BTreeMap<String, Vec<Tag>>> {
     let mut tags: BTreeMap<String, Vec<Tag>> = BTreeMap::new();
     for line in out.lines().filter(|l| !l.trim().is_empty()) {
-        let tag = serde_json::from_str::<Json>(line).with_context(|| format!("reading ctags' line {line}"))?;
+        let tag = serde_json::from_str::<Json>(line)
+            .with_context(|| format!("reading ctags' line {line}"))?;
         if tag.get("_type").and_then(Json::as_str) != Some("tag") {
             continue;
         }
@@ -334,7 +335,12 @@ fn read_frames(
             "1000000",
         ]))?;
         let doc = serde_json::from_str::<Json>(&out).context("reading get-node's JSON")?;
-        for f in doc.get("frames").and_then(Json::as_array).into_iter().flatten() {
+        for f in doc
+            .get("frames")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
             let path = f.get("path").and_then(Json::as_str);
             let content = f.get("content").and_then(Json::as_str);
             if let (Some(p), Some(c)) = (path, content) {
