@@ -332,12 +332,14 @@ fn generate_in(
         };
         if let Some(head) = current_frame(store, &rec.node_id, &path, req.frame_type)?
             && head.agent_id == req.agent
-            && !(req.replace_other_producers
-                && head
-                    .metadata
-                    .extra
-                    .get(crate::synthesis::META_POLICY)
-                    .is_some_and(|p| *p != req.policy.id()))
+            && !head
+                .metadata
+                .extra
+                .get(crate::synthesis::META_POLICY)
+                .is_some_and(|p| {
+                    (req.replace_other_producers && *p != req.policy.id())
+                        || req.policy.supersedes(p)
+                })
             && staleness(store, &rec, &head)?.is_none()
         {
             report.up_to_date += 1;

@@ -7,13 +7,14 @@
 //!
 //! - [`get_node`] composes a [`ContextView`]: read-only, bounded, the same result every run.
 //! - [`synthesize`] / [`synthesize_recursive`] write directory frames from children's heads,
-//!   only when called.
+//!   only when called; [`Map`] is the offline policy that maps a directory's children.
 //! - [`regenerate`] recomputes exactly the frames whose basis changed, bottom-up, with early
 //!   cutoff, within a declared scope.
 pub mod current;
 pub mod error;
 pub mod generate;
 pub mod invalidation;
+pub mod map;
 pub mod regenerate;
 pub mod synthesis;
 pub mod view;
@@ -23,6 +24,7 @@ pub mod window;
 pub use error::{Error, Result};
 pub use generate::{GenerateRequest, Generated, generate, generate_paths};
 pub use invalidation::invalidate;
+pub use map::{ChildWeights, Map};
 pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
     language, produce, regenerate, stale_frames, staleness,

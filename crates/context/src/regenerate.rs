@@ -242,7 +242,7 @@ impl Producers {
 }
 
 /// The built-in synthesis policy a recorded policy id names (`concat`, `summary:L:B`,
-/// `filter:contains:TEXT`).
+/// `map:v1:B`, `filter:contains:TEXT`).
 pub fn builtin_policy(id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
     if id == "concat" {
         return Some(Arc::new(Concat));
@@ -252,6 +252,16 @@ pub fn builtin_policy(id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
         return Some(Arc::new(Summary {
             lines_per_child: l.parse().ok()?,
             max_bytes: b.parse().ok()?,
+        }));
+    }
+    if let Some(bytes) = id
+        .strip_prefix(crate::map::MAP_VERSION)
+        .and_then(|r| r.strip_prefix(':'))
+    {
+        // A map with weights names them after its bytes: they live above this crate.
+        return Some(Arc::new(crate::map::Map {
+            max_bytes: bytes.parse().ok()?,
+            weights: None,
         }));
     }
     if let Some(needle) = id.strip_prefix("filter:contains:") {

@@ -82,6 +82,13 @@ pub trait SynthesisPolicy: Send + Sync {
     fn reads_names(&self) -> bool {
         true
     }
+    /// Whether this policy replaces directory frames that the policy `id` made even where they
+    /// are not stale: an earlier default it took over from, whose frames would otherwise stay
+    /// until something below them changes. `generate` synthesizes such frames again.
+    fn supersedes(&self, id: &str) -> bool {
+        let _ = id;
+        false
+    }
 }
 
 /// The most bytes of one line that a produced frame keeps (an outline's line, a summary's line

@@ -3,6 +3,7 @@
 mod bounds;
 mod fixture;
 mod generate;
+mod map;
 mod regenerate;
 mod synthesis;
 mod view;
