@@ -24,7 +24,7 @@
 //! then by name. Every ordering is total, so the map is deterministic.
 //!
 //! **Bounded, never silently**: what does not fit in [`Map::max_bytes`] is named on a last
-//! line (`+ 7 more: a.rs, b/, ...`), cut to fit with a marker.
+//! line (`+ 7 more: a.rs, b/, ...`); a line too long for its share ends in `…`.
 //!
 //! A frame this policy did not write (a model's, a hand-written note) is read for its first line
 //! alone.
@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use merkle_store::NodeKind;
 
-use crate::synthesis::{ChildFrame, MAX_LINE_BYTES, SynthesisInput, SynthesisPolicy, cut_to_bytes};
+use crate::synthesis::{ChildFrame, MAX_LINE_BYTES, SynthesisInput, SynthesisPolicy};
 
 /// Per-child weights that rank children above their size: how often a child's definitions are
 /// referenced from elsewhere in the workspace, say. A hook for a reference graph built above
@@ -79,11 +79,34 @@ impl Default for Map {
 pub const MAP_VERSION: &str = "map:v1";
 
 /// Component lines shown under a directory's entry.
-const COMPONENTS: usize = 4;
+const COMPONENTS: usize = 6;
 /// The most bytes of an entry's line of definitions.
 const SYMBOLS_LINE_BYTES: usize = 160;
 /// The most bytes of a component's line under a directory's entry.
 const COMPONENT_LINE_BYTES: usize = 110;
+/// The most bytes of a child's first line in its entry.
+const DESCRIPTION_BYTES: usize = 140;
+
+/// `line` cut to at most `max` bytes on a char boundary, ending in `…` when cut: a map's lines
+/// are read whole, so a cut one ends short rather than with a byte count.
+fn cut_line(line: &str, max: usize) -> String {
+    if line.len() <= max {
+        return line.to_owned();
+    }
+    let mut keep = max.saturating_sub('…'.len_utf8());
+    while !line.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!("{}…", line[..keep].trim_end())
+}
+
+/// A doc line's first sentence, when it has more than one.
+fn first_sentence(line: &str) -> &str {
+    match line.find(". ") {
+        Some(i) if i >= 20 => &line[..=i],
+        _ => line,
+    }
+}
 
 impl SynthesisPolicy for Map {
     fn id(&self) -> String {
@@ -133,7 +156,7 @@ impl Map {
         let mut out = String::new();
         match &description {
             Some(d) => {
-                out.push_str(&cut_to_bytes(d, MAX_LINE_BYTES));
+                out.push_str(&cut_line(d, MAX_LINE_BYTES));
                 out.push('\n');
                 out.push_str(&stats.line());
             }
@@ -164,7 +187,7 @@ impl Map {
 fn left_out(children: &[Child], room: usize) -> String {
     let names: Vec<&str> = children.iter().map(|c| c.name.as_str()).collect();
     let head = format!("+ {} more: ", children.len());
-    let names = cut_to_bytes(&names.join(", "), room.saturating_sub(head.len() + 1)).into_owned();
+    let names = cut_line(&names.join(", "), room.saturating_sub(head.len() + 1));
     let line = format!("{head}{names}\n");
     if line.len() <= room {
         line
@@ -386,12 +409,11 @@ impl Child {
 
     /// Its lines in the map; `details` adds its definitions or components.
     fn entry(&self, details: bool) -> String {
-        let first = self
-            .description
-            .clone()
-            .unwrap_or_else(|| self.stats_or_size());
-        let mut out =
-            cut_to_bytes(&format!("- {}: {first}", self.name), MAX_LINE_BYTES).into_owned();
+        let first = match &self.description {
+            Some(d) => cut_line(first_sentence(d), DESCRIPTION_BYTES),
+            None => self.stats_or_size(),
+        };
+        let mut out = cut_line(&format!("- {}: {first}", self.name), MAX_LINE_BYTES);
         out.push('\n');
         if !details {
             return out;
@@ -410,7 +432,7 @@ impl Child {
                     break;
                 }
                 line.push(' ');
-                line.push_str(&cut_to_bytes(s, SYMBOLS_LINE_BYTES / 2));
+                line.push_str(&cut_line(s, SYMBOLS_LINE_BYTES / 2));
                 line.push(',');
                 shown += 1;
             }
@@ -423,7 +445,7 @@ impl Child {
         }
         for c in self.components.iter().take(COMPONENTS) {
             out.push_str("  ");
-            out.push_str(&cut_to_bytes(c, COMPONENT_LINE_BYTES));
+            out.push_str(&cut_line(c, COMPONENT_LINE_BYTES));
             out.push('\n');
         }
         if self.components.len() > COMPONENTS {
@@ -432,7 +454,7 @@ impl Child {
                 .map(|c| c.split_once(": ").map_or(c.as_str(), |(n, _)| n))
                 .collect();
             let line = format!("  + {} more: {}", names.len(), names.join(", "));
-            out.push_str(&cut_to_bytes(&line, COMPONENT_LINE_BYTES));
+            out.push_str(&cut_line(&line, COMPONENT_LINE_BYTES));
             out.push('\n');
         }
         out
@@ -531,7 +553,7 @@ fn label(sig: &str) -> String {
     let cut = rest[..end].trim();
     let label = format!("{vis}{cut}").trim().to_owned();
     if label.is_empty() {
-        cut_to_bytes(sig, 60).into_owned()
+        cut_line(sig, 60)
     } else {
         label
     }
