@@ -515,7 +515,8 @@ fn rank(language: &str, sig: &str) -> u8 {
     };
     let name = label(sig).rsplit(' ').next().unwrap_or_default().to_owned();
     let public = match language {
-        "Rust" => first == "pub",
+        // `pub(crate)` and its like are not the crate's interface.
+        "Rust" => sig.starts_with("pub "),
         "JavaScript" | "TypeScript" | "TSX" => first == "export",
         "Java" => words.contains(&"public"),
         "Go" => name.starts_with(|c: char| c.is_ascii_uppercase()),
@@ -551,7 +552,11 @@ fn label(sig: &str) -> String {
         }
     }
     let cut = rest[..end].trim();
-    let label = format!("{vis}{cut}").trim().to_owned();
+    let label = if vis.is_empty() {
+        cut.to_owned()
+    } else {
+        format!("{vis} {cut}")
+    };
     if label.is_empty() {
         cut_line(sig, 60)
     } else {
