@@ -31,7 +31,7 @@ pub use regenerate::{
 };
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,
-    Synthesized, synthesize, synthesize_recursive,
+    Synthesized, synthesize, synthesize_each, synthesize_recursive,
 };
 pub use view::{
     Candidate, ComposedFrame, ContextView, Filters, FrameScorer, NodeContext, Ordering, Source,
