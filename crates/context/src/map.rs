@@ -174,7 +174,10 @@ impl Map {
                 child.entry(false)
             };
             if out.len() + part.len() + reserve > self.max_bytes {
-                out.push_str(&left_out(&children[i..], self.max_bytes - out.len()));
+                out.push_str(&left_out(
+                    &children[i..],
+                    self.max_bytes.saturating_sub(out.len()),
+                ));
                 break;
             }
             out.push_str(&part);
