@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use context::{Concat, FrameProducer, Outline, Summary, SynthesisPolicy};
+use context::{Concat, FrameProducer, Map, Outline, Summary, SynthesisPolicy};
 use merkle_store::Store;
 use serde_json::{Value, json};
 
@@ -45,8 +45,9 @@ pub(crate) struct GenerateWith {
     #[arg(long, conflicts_with_all = ["provider", "script", "playback", "record"])]
     offline: bool,
     /// How directory frames are made from their children's [default: llm with a provider, else
-    /// summary (a deterministic extract)]
-    #[arg(long, value_parser = ["concat", "summary", "llm"])]
+    /// map (a deterministic map of the children: their first doc lines, top definitions and
+    /// components, ranked)]
+    #[arg(long, value_parser = ["map", "concat", "summary", "llm"])]
     policy: Option<String>,
     #[command(flatten)]
     pub(crate) model: crate::llm::ModelArgs,
@@ -131,7 +132,7 @@ impl Generator {
             frame_type: with.frame_type.clone(),
             agent: with.agent.clone(),
             producer: Arc::new(Outline::default()),
-            policy: Arc::new(Summary::default()),
+            policy: Arc::new(Map::default()),
             threads: None,
             model: None,
         };
@@ -353,6 +354,7 @@ impl Generator {
 /// The directory policy `--policy` names when it needs no model.
 fn deterministic_policy(name: Option<&str>) -> Option<Arc<dyn SynthesisPolicy>> {
     match name {
+        Some("map") => Some(Arc::new(Map::default())),
         Some("concat") => Some(Arc::new(Concat)),
         Some("summary") => Some(Arc::new(Summary::default())),
         _ => None,

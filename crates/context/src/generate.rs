@@ -6,7 +6,8 @@
 //! (not even a read); one whose content equals what the previous frame was produced from (a
 //! `touch`), or whose inputs match a memo anywhere in the store (a rename, a revert, a
 //! duplicate: [`file_memo_key`]), reuses that content without running the producer.
-//! Directories then go through [`synthesize`], which reuses content the same two ways.
+//! Directories then go through [`synthesize_each`] a level at a time (deepest first; one
+//! commit per level), which reuses content the same two ways.
 use merkle_store::{Hash, NodeKind, NodeRecord, Role, Store};
 use rayon::prelude::*;
 
@@ -15,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::regenerate::{
     FrameProducer, META_PRODUCER_INPUT, produced_frame, producer_input, staleness,
 };
-use crate::synthesis::{SynthesisPolicy, SynthesisRequest, synthesize};
+use crate::synthesis::{SynthesisPolicy, SynthesisRequest, synthesize_each};
 
 /// What to generate.
 #[derive(Clone, Copy)]
@@ -326,39 +327,48 @@ fn generate_in(
         }
     };
     dirs.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
-    for path in dirs {
-        let Some(rec) = store.node_at(&path)? else {
-            continue;
-        };
-        if let Some(head) = current_frame(store, &rec.node_id, &path, req.frame_type)?
-            && head.agent_id == req.agent
-            && !(req.replace_other_producers
-                && head
+    // A level at a time: its directories are independent, so their frames go in one commit.
+    for level in dirs.chunk_by(|a, b| depth(a) == depth(b)) {
+        let mut todo = Vec::new();
+        for path in level {
+            let Some(rec) = store.node_at(path)? else {
+                continue;
+            };
+            if let Some(head) = current_frame(store, &rec.node_id, path, req.frame_type)?
+                && head.agent_id == req.agent
+                && !head
                     .metadata
                     .extra
                     .get(crate::synthesis::META_POLICY)
-                    .is_some_and(|p| *p != req.policy.id()))
-            && staleness(store, &rec, &head)?.is_none()
-        {
-            report.up_to_date += 1;
+                    .is_some_and(|p| {
+                        (req.replace_other_producers && *p != req.policy.id())
+                            || req.policy.supersedes(p)
+                    })
+                && staleness(store, &rec, &head)?.is_none()
+            {
+                report.up_to_date += 1;
+                continue;
+            }
+            todo.push(rec);
+        }
+        if todo.is_empty() {
             continue;
         }
-        let s = synthesize(
-            store,
-            &rec,
-            &SynthesisRequest {
-                frame_type: req.frame_type,
-                agent: req.agent,
-                policy: req.policy,
-                now_ms: req.now_ms,
-            },
-        )?;
-        if s.policy_ran {
-            report.synthesized += 1;
-        } else {
-            report.synthesis_reused += 1;
+        let request = SynthesisRequest {
+            frame_type: req.frame_type,
+            agent: req.agent,
+            policy: req.policy,
+            now_ms: req.now_ms,
+        };
+        for s in synthesize_each(store, &todo, &request)? {
+            let s = s?;
+            if s.policy_ran {
+                report.synthesized += 1;
+            } else {
+                report.synthesis_reused += 1;
+            }
+            report.created += usize::from(s.created);
         }
-        report.created += usize::from(s.created);
     }
     Ok(report)
 }

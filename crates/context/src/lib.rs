@@ -7,7 +7,7 @@
 //!
 //! - [`get_node`] composes a [`ContextView`]: read-only, bounded, the same result every run.
 //! - [`synthesize`] / [`synthesize_recursive`] write directory frames from children's heads,
-//!   only when called.
+//!   only when called; [`Map`] is the offline policy that maps a directory's children.
 //! - [`regenerate`] recomputes exactly the frames whose basis changed, bottom-up, with early
 //!   cutoff, within a declared scope.
 pub mod current;
@@ -16,6 +16,7 @@ pub mod facts;
 pub mod generate;
 pub mod graph;
 pub mod invalidation;
+pub mod map;
 pub mod regenerate;
 pub mod resolve;
 pub mod search;
@@ -29,6 +30,7 @@ pub use facts::TreeFacts;
 pub use generate::{GenerateRequest, Generated, generate, generate_paths};
 pub use graph::{Graph, Related, Relation};
 pub use invalidation::invalidate;
+pub use map::{ChildWeights, Map};
 pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
     language, produce, regenerate, stale_frames, staleness,
@@ -36,7 +38,7 @@ pub use regenerate::{
 pub use search::{Hit, Match, SearchRequest, search};
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,
-    Synthesized, synthesize, synthesize_recursive,
+    Synthesized, synthesize, synthesize_each, synthesize_recursive,
 };
 pub use view::{
     Candidate, ComposedFrame, ContextView, Filters, FrameScorer, NodeContext, Ordering, Source,

@@ -13,7 +13,7 @@
 //! equal those of the previous frame, its content is reused without running the producer or
 //! policy: early cutoff, so an unchanged child costs its ancestors nothing but a copy.
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use merkle_store::{Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
 
@@ -62,20 +62,48 @@ pub const META_PRODUCER_INPUT: &str = "producer.input";
 /// [`synthesis::MAX_LINE_BYTES`] and the whole at `max_bytes`, with a marker saying how much was cut. It names no path (the frame is
 /// on the file's node, and a parent's contents list names it), so a renamed file keeps its
 /// outline unless its language changes.
-#[derive(Clone, Copy, Debug)]
+///
+/// It keeps the parsers it has used (one per thread that outlined at once, as `generate`'s
+/// workers do) and hands them out again, rather than set one up per file.
+#[derive(Clone, Debug)]
 pub struct Outline {
     /// How many leading non-empty lines to keep.
     pub lines: usize,
     /// The most bytes of an outline.
     pub max_bytes: usize,
+    parsers: Arc<Mutex<Vec<outline::Parser>>>,
 }
 
 impl Default for Outline {
     fn default() -> Outline {
+        Outline::new(8, 2048)
+    }
+}
+
+impl Outline {
+    /// An outline whose fallback keeps `lines` leading lines, within `max_bytes`.
+    pub fn new(lines: usize, max_bytes: usize) -> Outline {
         Outline {
-            lines: 8,
-            max_bytes: 2048,
+            lines,
+            max_bytes,
+            parsers: Arc::default(),
         }
+    }
+
+    /// The structural outline of `text`, with a parser from the pool (a new one when all are
+    /// in use, or when a thread panicked holding the lock).
+    fn structure(&self, lang: outline::Language, text: &str) -> outline::Result<outline::Outline> {
+        let mut parser = self
+            .parsers
+            .lock()
+            .ok()
+            .and_then(|mut pool| pool.pop())
+            .unwrap_or_default();
+        let structure = parser.outline(lang, text);
+        if let Ok(mut pool) = self.parsers.lock() {
+            pool.push(parser);
+        }
+        structure
     }
 }
 
@@ -137,7 +165,7 @@ impl FrameProducer for Outline {
             return Ok(format!("binary, {}\n", counted(content.len(), "byte")).into_bytes());
         };
         if let Some(lang) = outline::Language::from_path(&node.path) {
-            let structure = outline::outline(lang, text).map_err(|e| e.to_string())?;
+            let structure = self.structure(lang, text).map_err(|e| e.to_string())?;
             if !structure.is_empty() {
                 let config = outline::RenderConfig::default();
                 return Ok(outline::render(&structure, &config).into_bytes());
@@ -214,7 +242,7 @@ impl Producers {
 }
 
 /// The built-in synthesis policy a recorded policy id names (`concat`, `summary:L:B`,
-/// `filter:contains:TEXT`).
+/// `map:v1:B`, `filter:contains:TEXT`).
 pub fn builtin_policy(id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
     if id == "concat" {
         return Some(Arc::new(Concat));
@@ -224,6 +252,16 @@ pub fn builtin_policy(id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
         return Some(Arc::new(Summary {
             lines_per_child: l.parse().ok()?,
             max_bytes: b.parse().ok()?,
+        }));
+    }
+    if let Some(bytes) = id
+        .strip_prefix(crate::map::MAP_VERSION)
+        .and_then(|r| r.strip_prefix(':'))
+    {
+        // A map with weights names them after its bytes: they live above this crate.
+        return Some(Arc::new(crate::map::Map {
+            max_bytes: bytes.parse().ok()?,
+            weights: None,
         }));
     }
     if let Some(needle) = id.strip_prefix("filter:contains:") {

@@ -82,6 +82,13 @@ pub trait SynthesisPolicy: Send + Sync {
     fn reads_names(&self) -> bool {
         true
     }
+    /// Whether this policy replaces directory frames that the policy `id` made even where they
+    /// are not stale: an earlier default it took over from, whose frames would otherwise stay
+    /// until something below them changes. `generate` synthesizes such frames again.
+    fn supersedes(&self, id: &str) -> bool {
+        let _ = id;
+        false
+    }
 }
 
 /// The most bytes of one line that a produced frame keeps (an outline's line, a summary's line
@@ -558,6 +565,20 @@ pub fn synthesize(
     dir: &NodeRecord,
     req: &SynthesisRequest<'_>,
 ) -> Result<Synthesized> {
+    let mut done = synthesize_each(store, std::slice::from_ref(dir), req)?;
+    done.pop().expect("one synthesis per directory")
+}
+
+/// Synthesizes each of `dirs` (none an ancestor of another) as [`synthesize`] does, and puts
+/// their frames in one commit and their memos in another: a level of a tree costs two durable
+/// commits, not two per directory. Each policy runs in turn, without the lock; the children of
+/// every directory are then read again under the derivation lock, and a directory whose
+/// children changed meanwhile is synthesized again there. One result per directory, in order.
+pub fn synthesize_each(
+    store: &Store,
+    dirs: &[NodeRecord],
+    req: &SynthesisRequest<'_>,
+) -> Result<Vec<Result<Synthesized>>> {
     store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
     let written_type = if req.frame_type == "*" {
         ALL_TYPES
@@ -565,83 +586,126 @@ pub fn synthesize(
         req.frame_type
     };
     let policy_id = req.policy.id();
-    let names = req.policy.reads_names();
-    let prepare = || -> Result<Prepared> {
-        let children = child_frames(store, dir, req.frame_type)?;
-        let epoch = crate::invalidation::latest(store, &dir.path, written_type)?;
-        let previous = crate::current::current_frame(store, &dir.node_id, &dir.path, written_type)?;
-        // An invalidation newer than the previous frame forces the policy to run again.
-        let forced = epoch
-            .as_ref()
-            .is_some_and(|e| previous.as_ref().is_none_or(|p| e.seq > p.seq));
-        let inputs = synthesis_inputs(dir, req.frame_type, req.policy, &children).to_hex();
-        // Early cutoff: the latest frame of this type at this path, on any version of the
-        // directory, already holds the content for these inputs.
-        let reusable = previous.filter(|f| {
-            !forced && f.metadata.extra.get(META_INPUTS) == Some(&inputs) && f.agent_id == req.agent
-        });
-        let key = synthesis_memo_key(&inputs, written_type, req.agent);
-        let reused = match reusable {
-            Some(f) => Some(f),
-            None if !forced => crate::generate::memoized(store, &key, written_type, req.agent)?,
-            None => None,
-        };
-        let (output, policy_ran) = match reused {
-            Some(f) => (own_output(&f).to_vec(), false),
-            None => {
-                let unnamed_children;
-                let shown = if names {
-                    &children
-                } else {
-                    unnamed_children = unnamed(&children);
-                    &unnamed_children
-                };
-                let output = req
-                    .policy
-                    .synthesize(&SynthesisInput {
-                        dir,
-                        frame_type: req.frame_type,
-                        children: shown,
-                    })
-                    .map_err(|message| Error::Policy {
-                        policy: policy_id.clone(),
-                        path: dir.path.clone(),
-                        message,
-                    })?;
-                (output, true)
+    let mut prepared: Vec<Result<Prepared>> = dirs
+        .iter()
+        .map(|dir| prepare(store, dir, req, written_type, &policy_id))
+        .collect();
+    let _guard = store.derivation_lock();
+    for (dir, p) in dirs.iter().zip(prepared.iter_mut()) {
+        if let Ok(ready) = p
+            && child_frames(store, dir, req.frame_type)? != ready.children
+        {
+            *p = prepare(store, dir, req, written_type, &policy_id);
+        }
+    }
+    let mut frames = Vec::new();
+    for (dir, p) in dirs.iter().zip(&prepared) {
+        if let Ok(p) = p {
+            frames.push(synthesized_frame(dir, req, written_type, &policy_id, p));
+        }
+    }
+    let mut puts = store.put_frames(frames).into_iter();
+    let mut memos = Vec::new();
+    let mut out = Vec::with_capacity(dirs.len());
+    for (dir, p) in dirs.iter().zip(prepared) {
+        let p = match p {
+            Ok(p) => p,
+            Err(e) => {
+                out.push(Err(e));
+                continue;
             }
         };
-        let (content, own_bytes) = if names {
-            (output, None)
-        } else {
-            let own = output.len();
-            let mut content = output;
-            content.extend_from_slice(contents_list(&children).as_bytes());
-            (content, Some(own))
+        let put = match puts.next().expect("one put per prepared frame") {
+            Ok(put) => put,
+            Err(e) => {
+                out.push(Err(e.into()));
+                continue;
+            }
         };
-        let basis = synthesis_basis(
-            dir,
-            req.frame_type,
-            &policy_id,
-            &children,
-            epoch.as_ref().map(|e| &e.frame_id),
-        );
-        Ok(Prepared {
-            children,
-            inputs,
-            content,
-            own_bytes,
-            policy_ran,
-            basis,
-            key,
-        })
-    };
-    let mut prepared = prepare()?;
-    let _guard = store.derivation_lock();
-    if child_frames(store, dir, req.frame_type)? != prepared.children {
-        prepared = prepare()?;
+        memos.push((p.key, put.frame_id));
+        out.push(Ok(Synthesized {
+            path: dir.path.clone(),
+            frame_type: written_type.to_owned(),
+            frame_id: put.frame_id,
+            created: put.created,
+            policy_ran: p.policy_ran,
+            children: p.children.len(),
+        }));
     }
-    let Prepared {
+    store.put_memos(&memos)?;
+    Ok(out)
+}
+
+/// Reads `dir`'s children and runs the policy on them, or reuses the content of a frame made
+/// from the same inputs.
+fn prepare(
+    store: &Store,
+    dir: &NodeRecord,
+    req: &SynthesisRequest<'_>,
+    written_type: &str,
+    policy_id: &str,
+) -> Result<Prepared> {
+    let names = req.policy.reads_names();
+    let children = child_frames(store, dir, req.frame_type)?;
+    let epoch = crate::invalidation::latest(store, &dir.path, written_type)?;
+    let previous = crate::current::current_frame(store, &dir.node_id, &dir.path, written_type)?;
+    // An invalidation newer than the previous frame forces the policy to run again.
+    let forced = epoch
+        .as_ref()
+        .is_some_and(|e| previous.as_ref().is_none_or(|p| e.seq > p.seq));
+    let inputs = synthesis_inputs(dir, req.frame_type, req.policy, &children).to_hex();
+    // Early cutoff: the latest frame of this type at this path, on any version of the
+    // directory, already holds the content for these inputs.
+    let reusable = previous.filter(|f| {
+        !forced && f.metadata.extra.get(META_INPUTS) == Some(&inputs) && f.agent_id == req.agent
+    });
+    let key = synthesis_memo_key(&inputs, written_type, req.agent);
+    let reused = match reusable {
+        Some(f) => Some(f),
+        None if !forced => crate::generate::memoized(store, &key, written_type, req.agent)?,
+        None => None,
+    };
+    let (output, policy_ran) = match reused {
+        Some(f) => (own_output(&f).to_vec(), false),
+        None => {
+            let unnamed_children;
+            let shown = if names {
+                &children
+            } else {
+                unnamed_children = unnamed(&children);
+                &unnamed_children
+            };
+            let output = req
+                .policy
+                .synthesize(&SynthesisInput {
+                    dir,
+                    frame_type: req.frame_type,
+                    children: shown,
+                })
+                .map_err(|message| Error::Policy {
+                    policy: policy_id.to_owned(),
+                    path: dir.path.clone(),
+                    message,
+                })?;
+            (output, true)
+        }
+    };
+    let (content, own_bytes) = if names {
+        (output, None)
+    } else {
+        let own = output.len();
+        let mut content = output;
+        content.extend_from_slice(contents_list(&children).as_bytes());
+        (content, Some(own))
+    };
+    let basis = synthesis_basis(
+        dir,
+        req.frame_type,
+        policy_id,
+        &children,
+        epoch.as_ref().map(|e| &e.frame_id),
+    );
+    Ok(Prepared {
         children,
         inputs,
         content,
@@ -649,30 +713,31 @@ pub fn synthesize(
         policy_ran,
         basis,
         key,
-    } = prepared;
-    let mut frame = NewFrame::new(dir.node_id, written_type, req.agent, content);
-    frame.basis = Some(basis);
+    })
+}
+
+/// The frame a prepared synthesis puts.
+fn synthesized_frame(
+    dir: &NodeRecord,
+    req: &SynthesisRequest<'_>,
+    written_type: &str,
+    policy_id: &str,
+    p: &Prepared,
+) -> NewFrame {
+    let mut frame = NewFrame::new(dir.node_id, written_type, req.agent, p.content.clone());
+    frame.basis = Some(p.basis);
     frame.metadata.created_at_ms = req.now_ms;
     let extra = &mut frame.metadata.extra;
-    extra.insert(META_POLICY.to_owned(), policy_id);
-    extra.insert(META_INPUTS.to_owned(), inputs);
-    extra.insert(META_CHILDREN.to_owned(), children.len().to_string());
-    if let Some(n) = own_bytes {
+    extra.insert(META_POLICY.to_owned(), policy_id.to_owned());
+    extra.insert(META_INPUTS.to_owned(), p.inputs.clone());
+    extra.insert(META_CHILDREN.to_owned(), p.children.len().to_string());
+    if let Some(n) = p.own_bytes {
         extra.insert(META_OWN_BYTES.to_owned(), n.to_string());
     }
     if written_type != req.frame_type {
         extra.insert(META_COLLECT.to_owned(), req.frame_type.to_owned());
     }
-    let put = store.put_frame(frame)?;
-    store.put_memos(&[(key, put.frame_id)])?;
-    Ok(Synthesized {
-        path: dir.path.clone(),
-        frame_type: written_type.to_owned(),
-        frame_id: put.frame_id,
-        created: put.created,
-        policy_ran,
-        children: children.len(),
-    })
+    frame
 }
 
 /// The memo key of a synthesized frame: its inputs (the directory's path, the type collected,

@@ -116,7 +116,7 @@ impl Parsed<'_> {
                 lang: self.language,
                 src: self.source,
             };
-            walk.node(tree.root_node(), &mut Vec::new(), 0, &mut out);
+            walk.node(tree.tree.root_node(), &mut Vec::new(), 0, &mut out);
             return out;
         }
         Vec::new()

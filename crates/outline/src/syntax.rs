@@ -10,6 +10,7 @@ use tree_sitter::{Node, Tree};
 
 use crate::clean;
 use crate::error::{Error, Result};
+use crate::skim;
 use crate::{Kind, Language, Symbol};
 
 /// Nesting deeper than this is not walked (a guard against pathological input).
@@ -46,8 +47,15 @@ fn grammar(language: Language) -> Option<tree_sitter::Language> {
 }
 
 impl TsParser {
-    /// The tree of `source`, or `None` when this build has no grammar for `language`.
-    pub(crate) fn parse(&mut self, language: Language, source: &str) -> Result<Option<Tree>> {
+    /// The tree of `source`, or `None` when this build has no grammar for `language`. With
+    /// `skim`, only what [`skim::included_ranges`] keeps is parsed, unless that tree has an
+    /// error: then the whole file is.
+    pub(crate) fn parse(
+        &mut self,
+        language: Language,
+        source: &str,
+        skim: bool,
+    ) -> Result<Option<Skimmed>> {
         let Some(grammar) = grammar(language) else {
             return Ok(None);
         };
@@ -64,23 +72,63 @@ impl TsParser {
                 &mut slot.insert((parser, language)).0
             }
         };
-        parser.parse(source, None).map(Some).ok_or(Error::Parse {
+        let no_tree = || Error::Parse {
             language: language.name(),
-        })
+        };
+        if skim && let Some(ranges) = skim::included_ranges(language, source) {
+            // Ranges from the lexer are ordered and disjoint; should tree-sitter refuse them
+            // all the same, the whole file is parsed below.
+            if parser.set_included_ranges(&ranges).is_ok() {
+                let tree = parser.parse(source, None).ok_or_else(no_tree)?;
+                if !tree.root_node().has_error() {
+                    let gaps = ranges
+                        .windows(2)
+                        .map(|w| (w[0].end_byte, w[1].start_point.row))
+                        .collect();
+                    return Ok(Some(Skimmed { tree, gaps }));
+                }
+            }
+        }
+        parser
+            .set_included_ranges(&[])
+            .expect("an empty list of ranges means the whole file");
+        let tree = parser.parse(source, None).ok_or_else(no_tree)?;
+        Ok(Some(Skimmed {
+            tree,
+            gaps: Vec::new(),
+        }))
+    }
+}
+
+/// A tree, and where it skipped bytes: (the byte where a skipped range starts, the row where
+/// it ends), so that a definition ending where a skipped body starts ends where the body does.
+pub(crate) struct Skimmed {
+    pub(crate) tree: Tree,
+    pub(crate) gaps: Vec<(usize, usize)>,
+}
+
+impl Skimmed {
+    /// The 0-based row where `n` ends in the file.
+    fn end_row(&self, n: Node<'_>) -> usize {
+        match self.gaps.binary_search_by_key(&n.end_byte(), |g| g.0) {
+            Ok(i) => self.gaps[i].1,
+            Err(_) => n.end_position().row,
+        }
     }
 }
 
 /// The file doc and top-level symbols of a parsed file.
 pub(crate) fn outline(
     language: Language,
-    tree: &Tree,
+    skimmed: &Skimmed,
     source: &str,
 ) -> (Option<String>, Vec<Symbol>) {
     let walk = Walk {
         lang: language,
         src: source,
+        skimmed,
     };
-    let root = tree.root_node();
+    let root = skimmed.tree.root_node();
     let mut symbols = Vec::new();
     walk.items(root, Scope::Top, 0, &mut symbols);
     (walk.file_doc(root), symbols)
@@ -96,6 +144,7 @@ enum Scope {
 struct Walk<'s> {
     lang: Language,
     src: &'s str,
+    skimmed: &'s Skimmed,
 }
 
 impl<'s> Walk<'s> {
@@ -158,7 +207,7 @@ impl<'s> Walk<'s> {
             signature: clean::signature(self.signature_text(n, body), name),
             doc: self.doc(n, body, anchor),
             line: name_node.unwrap_or(n).start_position().row + 1,
-            end_line: n.end_position().row + 1,
+            end_line: self.skimmed.end_row(n) + 1,
             children: Vec::new(),
         }
     }

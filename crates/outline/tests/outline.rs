@@ -188,3 +188,61 @@ fn a_lean_build_names_no_grammar_language() {
     assert_eq!(Language::from_path("src/lib.rs"), None);
     assert_eq!(Language::from_path("README.md"), Some(Language::Markdown));
 }
+
+/// Skimming (the parser given everything but function bodies) never changes an outline: on
+/// sources written to trip its lexer (braces in strings, chars, raw strings, template literals
+/// and regexes; lifetimes; nested comments; Python bodies after a docstring, with strings and
+/// brackets over several lines), `Parser::outline` gives what the whole file's parse gives.
+#[test]
+#[cfg(all(
+    feature = "rust",
+    feature = "python",
+    feature = "typescript",
+    feature = "java",
+    feature = "go"
+))]
+fn skimming_outlines_what_a_whole_parse_does() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/skim");
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "tricky.rs",
+            &[
+                "a", "twice", "TABLE", "S", "b", "fmt", "c", "d", "e", "tests", "t",
+            ],
+        ),
+        ("tricky.py", &["A", "f", "g", "h", "i", "top", "CONSTANT"]),
+        (
+            "tricky.ts",
+            &[
+                "A", "m", "n", "f", "g", "I", "p", "q", "N", "inner", "table",
+            ],
+        ),
+        (
+            "Tricky.java",
+            &[
+                "Tricky", "BRACE", "run", "Color", "v", "Shape", "area", "Point",
+            ],
+        ),
+        ("tricky.go", &["Store", "Open", "Name", "table", "Limit"]),
+    ];
+    let mut parser = Parser::new();
+    for (name, names) in cases {
+        let source = std::fs::read_to_string(dir.join(name)).expect("fixtures are readable");
+        let language = Language::from_path(name).expect("built");
+        let whole = parser.parse(language, &source).expect("parses").outline();
+        let skimmed = parser.outline(language, &source).expect("parses");
+        assert_eq!(whole, skimmed, "{name}");
+        let mut found = Vec::new();
+        fn collect<'a>(symbols: &'a [Symbol], out: &mut Vec<&'a str>) {
+            for s in symbols {
+                out.push(&s.name);
+                collect(&s.children, out);
+            }
+        }
+        collect(&skimmed.symbols, &mut found);
+        for n in *names {
+            assert!(found.contains(n), "{name}: {n} not in {found:?}");
+        }
+        assert!(skimmed.doc.is_some(), "{name}: no module doc");
+    }
+}

@@ -325,9 +325,9 @@ fn generate_does_only_missing_or_stale_work() {
         ),
         (&json!(0), &json!(0), &json!(14))
     );
-    // One edit: one producer run and one synthesis per ancestor whose input changed: src/util
-    // and src; the root's summary keeps only src's first lines (lib.rs's, in reading order), so
-    // its input is unchanged and its frame is kept without a run.
+    // One edit: one producer run and one synthesis per ancestor whose input changed: src/util,
+    // src and the root, whose maps count the bytes below them (an edit that kept the size and
+    // the outline would stop at the file: early cutoff).
     ws.write("src/util/x.rs", "changed\n");
     ws.ok(&["scan"]);
     let edit = ws.json(&gen_args);
@@ -338,7 +338,7 @@ fn generate_does_only_missing_or_stale_work() {
             &edit["synthesized"],
             &edit["up_to_date"]
         ),
-        (&json!(1), &json!(0), &json!(2), &json!(10))
+        (&json!(1), &json!(0), &json!(3), &json!(10))
     );
     // A revert brings back the original NodeIDs, whose frames exist: nothing to do.
     ws.write("src/util/x.rs", "aaa\n");

@@ -102,3 +102,55 @@ fn frames_of_the_first_outline_are_replaced_and_a_models_are_kept() {
     );
     assert_eq!(head(&ws, "model.rs"), "written by hand\n");
 }
+
+/// A directory's offline frame is a map of its children: the root names the project (its
+/// README's doc) and its components with their first lines; a folder its files' definitions.
+/// Directory frames of the old offline default (`summary:3:4096`) are replaced, not kept until
+/// something below them changes.
+#[test]
+fn a_directorys_offline_frame_maps_its_children_and_replaces_the_old_default() {
+    let ws = Workspace::empty();
+    ws.write(
+        "README.md",
+        "# Store\n\nA tiny store with a command line.\n",
+    );
+    ws.write("src/lib.rs", "//! The store library.\npub mod store;\n");
+    ws.write("src/store.rs", STORE_RS);
+    let mut cmd = ws.cmd(&[
+        "--json",
+        "generate",
+        "--recursive",
+        "--offline",
+        "--policy",
+        "summary",
+    ]);
+    for name in ["MERKLE_LLM_MODE", "MERKLE_LLM_PROVIDER", "MERKLE_AGENT"] {
+        cmd.env_remove(name);
+    }
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        head(&ws, ".").starts_with("## README.md"),
+        "{}",
+        head(&ws, ".")
+    );
+
+    let report = offline_generate(&ws);
+    assert_eq!(report["synthesized"], json!(2), "{report}");
+    assert_eq!(
+        head(&ws, "."),
+        "A tiny store with a command line.\n\
+         1 directory, 3 files, 502 bytes\n\
+         - README.md: A tiny store with a command line.\n\
+         \x20 # Store\n\
+         - src/: The store library.\n\
+         \x20 lib.rs: The store library.\n\
+         \x20 store.rs: A tiny store.\n"
+    );
+    assert!(
+        head(&ws, "src")
+            .contains("- store.rs: A tiny store.\n  pub struct Store, pub const MAX_KEYS\n"),
+        "{}",
+        head(&ws, "src")
+    );
+}

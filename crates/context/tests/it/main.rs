@@ -4,6 +4,7 @@ mod bounds;
 mod facts;
 mod fixture;
 mod generate;
+mod map;
 mod regenerate;
 mod resolve;
 mod synthesis;

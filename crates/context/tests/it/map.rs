@@ -1,0 +1,214 @@
+//! The offline directory map (`Map`): what a directory's frame says of its children, in what
+//! order, within what bound; driven through `generate` with the offline outline, as `merkle
+//! generate --offline` runs it.
+use std::sync::Arc;
+
+use context::{ChildWeights, GenerateRequest, Map, Outline, SynthesisPolicy, generate};
+use merkle_store::{OpenOptions, Role, ScanOptions, Store};
+use pretty_assertions::assert_eq;
+
+use crate::fixture::T0;
+
+const AGENT: &str = "mapper";
+
+/// A small crate: a README, a library with an entry point and two modules, a binary, tests,
+/// a manifest and a data file.
+const PROJECT: &[(&str, &str)] = &[
+    (
+        "README.md",
+        "# kvstore\n\nA tiny key-value store with a command line.\n\n## Use\n\nRun `kv put`.\n",
+    ),
+    (
+        "Cargo.toml",
+        "[package]\nname = \"kvstore\"\nversion = \"0.1.0\"\n\n[dependencies]\n",
+    ),
+    (
+        "src/lib.rs",
+        "//! The kvstore library: a store and its codec.\npub mod codec;\npub mod store;\n\npub use store::Store;\n",
+    ),
+    (
+        "src/store.rs",
+        "//! Where values live: an in-memory map, saved through the codec.
+use std::collections::BTreeMap;
+
+/// A store of keys.
+pub struct Store {
+    map: BTreeMap<String, Vec<u8>>,
+}
+
+/// What can go wrong.
+pub enum Error {
+    Missing,
+}
+
+impl Store {
+    /// Opens an empty store.
+    pub fn open() -> Store {
+        Store { map: BTreeMap::new() }
+    }
+
+    /// Puts a value.
+    pub fn put(&mut self, key: &str, value: &[u8]) {
+        self.map.insert(key.to_owned(), value.to_vec());
+    }
+
+    /// Gets a value.
+    pub fn get(&self, key: &str) -> Result<&[u8], Error> {
+        self.map.get(key).map(Vec::as_slice).ok_or(Error::Missing)
+    }
+}
+
+fn helper() -> usize {
+    0
+}
+",
+    ),
+    (
+        "src/codec.rs",
+        "//! Length-prefixed encoding of values.
+const MAGIC: u8 = 7;
+
+/// Encodes a value.
+pub fn encode(value: &[u8]) -> Vec<u8> {
+    let mut out = vec![MAGIC];
+    out.extend_from_slice(value);
+    out
+}
+
+/// Decodes a value.
+pub fn decode(bytes: &[u8]) -> &[u8] {
+    &bytes[1..]
+}
+",
+    ),
+    (
+        "src/main.rs",
+        "//! The `kv` command line.\nfn main() {\n    println!(\"kv\");\n}\n",
+    ),
+    (
+        "tests/roundtrip.rs",
+        "//! A value put is the value got.\n#[test]\nfn put_then_get() {}\n",
+    ),
+    ("data/words.txt", "apple\nbanana\ncherry\n"),
+];
+
+/// A scanned workspace holding `files`, with the mapping agent registered.
+fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, content) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().expect("a file has a parent")).expect("mkdir");
+        std::fs::write(&p, content).expect("write");
+    }
+    let store = Store::open(dir.path(), &OpenOptions::default()).expect("open store");
+    store.scan(&ScanOptions::default()).expect("scan");
+    store.add_agent(AGENT, Role::Synthesis).expect("add agent");
+    (dir, store)
+}
+
+/// Generates outlines and maps over the whole tree; returns each directory's frame by path.
+fn maps(store: &Store, policy: &dyn SynthesisPolicy, dirs: &[&str]) -> Vec<String> {
+    let root = store.node_at("").expect("node_at").expect("a root");
+    let outline = Outline::default();
+    let report = generate(
+        store,
+        &root,
+        &GenerateRequest {
+            frame_type: "summary",
+            agent: AGENT,
+            producer: &outline,
+            policy,
+            recursive: true,
+            now_ms: T0,
+            progress: None,
+            replace_other_producers: false,
+            threads: None,
+        },
+    )
+    .expect("generate");
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    dirs.iter()
+        .map(|d| {
+            let node = store.node_at(d).expect("node_at").expect("a directory");
+            let frame = context::current::current_frame(store, &node.node_id, d, "summary")
+                .expect("read")
+                .unwrap_or_else(|| panic!("no frame on {d:?}"));
+            String::from_utf8(frame.content).expect("a map is text")
+        })
+        .collect()
+}
+
+/// The root names what the project is (its README's first paragraph), then its children
+/// ranked: README, then code and folders by size, then the rest; each with its first doc line
+/// and its top definitions (public types first), a folder with its own first line (its entry
+/// point's doc) and its components.
+#[test]
+fn a_map_ranks_children_and_names_what_each_holds() {
+    let (_dir, store) = workspace(PROJECT);
+    let frames = maps(&store, &Map::default(), &["", "src"]);
+    insta::assert_snapshot!("map_root", frames[0]);
+    insta::assert_snapshot!("map_src", frames[1]);
+}
+
+/// Weights (a reference graph's counts, say) rank a child above bigger siblings, and name
+/// themselves in the policy id.
+#[test]
+fn weights_rank_before_size() {
+    struct Codec;
+    impl ChildWeights for Codec {
+        fn id(&self) -> String {
+            "refs-test".to_owned()
+        }
+        fn weight(&self, path: &str) -> Option<u64> {
+            (path == "src/codec.rs").then_some(10)
+        }
+    }
+    let (_dir, store) = workspace(PROJECT);
+    let weighted = Map {
+        weights: Some(Arc::new(Codec)),
+        ..Map::default()
+    };
+    assert_eq!(weighted.id(), "map:v1:4096:refs-test");
+    let src = &maps(&store, &weighted, &["src"])[0];
+    let order: Vec<&str> = src
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| l.split(':').next().unwrap_or_default())
+        .collect();
+    // Entry points first, then codec.rs (weighted) before the bigger store.rs.
+    assert_eq!(order, ["lib.rs", "main.rs", "codec.rs", "store.rs"]);
+}
+
+/// A directory with more children than fit keeps within its bound and names the children it
+/// left out.
+#[test]
+fn a_map_is_bounded_and_names_what_it_leaves_out() {
+    let files: Vec<(String, String)> = (0..60)
+        .map(|i| {
+            (
+                format!("m{i:02}.rs"),
+                format!("//! Module {i}.\npub fn f{i}() {{}}\n"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let (_dir, store) = workspace(&refs);
+    let map = Map {
+        max_bytes: 700,
+        weights: None,
+    };
+    let root = &maps(&store, &map, &[""])[0];
+    assert!(root.len() <= 700, "{} bytes:\n{root}", root.len());
+    let last = root.lines().last().expect("lines");
+    assert!(last.starts_with("+ "), "{root}");
+    let shown = root.lines().filter(|l| l.starts_with("- ")).count();
+    let more: usize = last[2..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    assert_eq!(shown + more, 60, "{root}");
+}
