@@ -12,7 +12,7 @@ use crate::codec::{self, Writer};
 use crate::engine::{Batch, Table};
 use crate::error::{Error, Result};
 use crate::hash::{Hash, NodeId};
-use crate::node::{NodeKind, TreeEntry};
+use crate::node::NodeKind;
 
 /// A leaf of the current tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,36 +78,16 @@ impl Store {
             return Err(Error::NotScanned);
         }
         let mut out = Vec::new();
-        let mut err = None;
-        self.engine.scan(Table::Tree, b"", &mut |k, v| {
-            if k.is_empty() {
-                return true;
-            }
-            match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
-                (Ok(p), Ok(e)) => {
-                    if e.kind.is_leaf() {
-                        out.push(TreeFile {
-                            path: p.to_owned(),
-                            kind: e.kind,
-                            node_id: e.node_id,
-                            content_hash: e.content_hash,
-                        });
-                    }
-                    true
-                }
-                (_, Err(e)) => {
-                    err = Some(e);
-                    false
-                }
-                (Err(_), _) => {
-                    err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
-                    false
-                }
+        self.tree_entries("", |path, e| {
+            if e.kind.is_leaf() {
+                out.push(TreeFile {
+                    path: path.to_owned(),
+                    kind: e.kind,
+                    node_id: e.node_id,
+                    content_hash: e.content_hash,
+                });
             }
         })?;
-        match err {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        Ok(out)
     }
 }
