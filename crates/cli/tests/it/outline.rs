@@ -154,3 +154,42 @@ fn a_directorys_offline_frame_maps_its_children_and_replaces_the_old_default() {
         head(&ws, "src")
     );
 }
+
+#[test]
+fn a_directory_map_ranks_what_the_workspace_imports_before_what_is_bigger() {
+    let ws = Workspace::empty();
+    let big: String = (0..40)
+        .map(|i| format!("export function step{i}(x) {{\n  return x + {i};\n}}\n"))
+        .collect();
+    ws.write("src/big.js", &big);
+    ws.write("src/tiny.js", "export function tiny() {\n  return 1;\n}\n");
+    ws.write(
+        "app/a.js",
+        "import { tiny } from '../src/tiny.js';\nexport const a = tiny();\n",
+    );
+    ws.write(
+        "app/b.js",
+        "import { tiny } from '../src/tiny.js';\nexport const b = tiny();\n",
+    );
+    let position = |ws: &Workspace, name: &str| {
+        let map = head(ws, "src");
+        map.find(&format!("- {name}"))
+            .unwrap_or_else(|| panic!("{name} is not in the map:\n{map}"))
+    };
+    offline_generate(&ws);
+    assert!(
+        position(&ws, "tiny.js") < position(&ws, "big.js"),
+        "{}",
+        head(&ws, "src")
+    );
+
+    // Without importers, size ranks: the map is made again because the counts changed.
+    ws.write("app/a.js", "export const a = 1;\n");
+    ws.write("app/b.js", "export const b = 2;\n");
+    offline_generate(&ws);
+    assert!(
+        position(&ws, "big.js") < position(&ws, "tiny.js"),
+        "{}",
+        head(&ws, "src")
+    );
+}
