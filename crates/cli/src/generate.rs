@@ -1,14 +1,13 @@
 //! `merkle generate`, and the generation `merkle watch --generate` runs after each rescan: the
 //! flags that choose a producer and a policy, the [`Generator`] built from them once (with a
 //! model: its client, rate limiter and running totals), and the report.
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use context::{ChildWeights, Concat, FrameProducer, Map, Outline, Summary, SynthesisPolicy};
+use context::{Concat, FrameProducer, Map, Outline, Summary, SynthesisPolicy};
 use merkle_store::Store;
 use serde_json::{Value, json};
 
@@ -110,9 +109,6 @@ pub(crate) struct Generator {
     /// Files in flight at once; `None`: one per core (the offline producer computes).
     threads: Option<usize>,
     model: Option<ModelRun>,
-    /// Whether the policy is the offline map, which each run gives the import graph's
-    /// reference counts to rank children by.
-    weigh_imports: bool,
 }
 
 impl Generator {
@@ -139,7 +135,6 @@ impl Generator {
             policy: Arc::new(Map::default()),
             threads: None,
             model: None,
-            weigh_imports: matches!(with.policy.as_deref(), None | Some("map")),
         };
         if !use_model {
             if with.policy.as_deref() == Some("llm") {
@@ -184,7 +179,6 @@ impl Generator {
             frame_type: with.frame_type.clone(),
             template: read(&with.template, FILE_TEMPLATE)?,
         });
-        generator.weigh_imports = with.policy.as_deref() == Some("map");
         generator.policy = match deterministic_policy(with.policy.as_deref()) {
             Some(policy) => policy,
             None => Arc::new(LlmSynthesis {
@@ -309,21 +303,11 @@ impl Generator {
                 }
             }
         };
-        // The map ranks children by how often the workspace imports them: the graph of the
-        // tree as it is now (facts are cached by content, so only changed files are parsed).
-        let weighted: Option<Arc<dyn SynthesisPolicy>> = if self.weigh_imports {
-            Some(Arc::new(Map {
-                weights: ImportWeights::of(store)?.map(|w| Arc::new(w) as Arc<dyn ChildWeights>),
-                ..Map::default()
-            }))
-        } else {
-            None
-        };
         let report = generate(&context::GenerateRequest {
             frame_type: &self.frame_type,
             agent: &agent,
             producer: self.producer.as_ref(),
-            policy: weighted.as_deref().unwrap_or(self.policy.as_ref()),
+            policy: self.policy.as_ref(),
             recursive,
             now_ms: merkle_store::frame::now_ms(),
             progress: Some(&tick),
@@ -364,57 +348,6 @@ impl Generator {
             }
             None => Ok(None),
         }
-    }
-}
-
-/// The import graph's reference counts, as the offline map's child weights: a file weighs as
-/// many files as import it, a directory the sum over the files below it. Named by a hash of
-/// the counts, so directory frames are made again exactly when a count changed.
-struct ImportWeights {
-    id: String,
-    by_path: HashMap<String, u64>,
-}
-
-impl ImportWeights {
-    /// The weights of the store's current tree; `None` when nothing imports anything.
-    fn of(store: &Store) -> Result<Option<ImportWeights>> {
-        let facts = context::TreeFacts::load(store)?;
-        let graph = context::Graph::build(store, &facts)?;
-        let mut by_path: HashMap<String, u64> = HashMap::new();
-        for (path, importers) in graph.importer_counts() {
-            let n = importers as u64;
-            let mut at = path;
-            loop {
-                *by_path.entry(at.to_owned()).or_default() += n;
-                match at.rsplit_once('/') {
-                    Some((parent, _)) => at = parent,
-                    None => break,
-                }
-            }
-        }
-        if by_path.is_empty() {
-            return Ok(None);
-        }
-        let mut sorted: Vec<(&String, &u64)> = by_path.iter().collect();
-        sorted.sort_unstable();
-        let mut h = blake3::Hasher::new();
-        for (path, n) in sorted {
-            h.update(&(path.len() as u64).to_le_bytes());
-            h.update(path.as_bytes());
-            h.update(&n.to_le_bytes());
-        }
-        let id = format!("imports:{}", &h.finalize().to_hex()[..16]);
-        Ok(Some(ImportWeights { id, by_path }))
-    }
-}
-
-impl ChildWeights for ImportWeights {
-    fn id(&self) -> String {
-        self.id.clone()
-    }
-
-    fn weight(&self, path: &str) -> Option<u64> {
-        self.by_path.get(path).copied()
     }
 }
 
