@@ -73,6 +73,8 @@ def test_tools_and_resources_through_the_sdk(workspace, mode):
                 "get_node",
                 "list_frames",
                 "put_frame",
+                "related",
+                "search",
                 "status",
                 "synthesize",
             ]
@@ -103,6 +105,13 @@ def test_tools_and_resources_through_the_sdk(workspace, mode):
 
             listed = await client.call_tool("list_frames", {"path": "src/main.rs", "type": "summary"})
             assert [f["frame_id"] for f in json.loads(text_of(listed))] == [put_json["frame_id"]]
+
+            # search answers what `merkle --json search` prints: the definition first.
+            found = await client.call_tool("search", {"query": "add"})
+            assert not found.is_error, found
+            hits = json.loads(text_of(found))
+            assert hits[0]["path"] == "src/lib.rs", hits
+            assert hits == json.loads(merkle(workspace, "--json", "search", "add"))
 
             missing = await client.call_tool("get_node", {"path": "no/such/file.rs"})
             assert missing.is_error
