@@ -108,15 +108,21 @@ pub(crate) fn walk_below(
     // symlink to one: the tree never goes through a symlink.
     let mut chain: Option<Arc<IgnoreChain>> = None;
     let mut abs = root.to_path_buf();
+    let mut walked_rel = String::new();
     for part in rel.split('/').filter(|p| !p.is_empty()) {
         let gitignore = abs.join(".gitignore");
         if gitignore.is_file() {
             chain = Some(Arc::new(IgnoreChain {
-                here: Gitignore::new(&gitignore).0,
+                here: gitignore_at_dot(&gitignore),
+                strip: strip_len(&walked_rel),
                 parent: chain,
             }));
         }
         abs.push(part);
+        if !walked_rel.is_empty() {
+            walked_rel.push('/');
+        }
+        walked_rel.push_str(part);
         if !std::fs::symlink_metadata(&abs)?.is_dir() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::NotADirectory,
@@ -145,26 +151,58 @@ struct WalkCtx<'a> {
     seen: &'a AtomicU64,
     out: &'a Mutex<Walked>,
     /// Matchers below every .gitignore, lowest precedence last: the .gitignore files of the
-    /// root's ancestors inside its repository, then .git/info/exclude, then core.excludesFile.
-    base: Vec<Gitignore>,
+    /// root's ancestors inside its repository, then .git/info/exclude, then core.excludesFile;
+    /// each with the root's path relative to the matcher's folder ("" when it is the root).
+    base: Vec<(Gitignore, String)>,
     /// Whether subdirectories are walked too, or only listed.
     deep: bool,
 }
 
 /// The .gitignore matchers in force in a directory: its own, then its ancestors'.
 struct IgnoreChain {
+    /// Built with "." as its root (see [`gitignore_at_dot`]): it matches paths relative to the
+    /// folder of its file.
     here: Gitignore,
+    /// How many leading bytes of a workspace path make the folder of the file and its slash
+    /// (0 at the root): what is left is the path relative to that folder.
+    strip: usize,
     parent: Option<Arc<IgnoreChain>>,
 }
 
-/// The matchers that apply below the root before any .gitignore inside it.
-fn base_ignores(root: &Path) -> Vec<Gitignore> {
+/// A .gitignore file's matcher with "." as its root, to be given paths relative to the file's
+/// folder. With its folder as the root, the ignore crate strips that prefix from every path it
+/// is given, comparing paths component by component; on a tree with many .gitignore files that
+/// cost more than the matching itself. An unreadable file or a bad line is skipped, as
+/// `Gitignore::new` does.
+fn gitignore_at_dot(file: &Path) -> Gitignore {
+    let mut b = GitignoreBuilder::new(".");
+    // A partial error still leaves the good lines added.
+    let _ = b.add(file);
+    b.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+/// The bytes of a workspace path below folder `rel` that name `rel` and its slash.
+fn strip_len(rel: &str) -> usize {
+    if rel.is_empty() { 0 } else { rel.len() + 1 }
+}
+
+/// The matchers that apply below the root before any .gitignore inside it, each with the root's
+/// path relative to the matcher's folder.
+fn base_ignores(root: &Path) -> Vec<(Gitignore, String)> {
+    // The root's path relative to `dir`, one of its ancestors.
+    let below = |dir: &Path| {
+        root.strip_prefix(dir)
+            .ok()
+            .and_then(Path::to_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let mut base = Vec::new();
     // A root below a repository's top still honours the .gitignore files above it.
     let mut repo_top = None;
     for dir in root.ancestors() {
         if dir != root && dir.join(".gitignore").is_file() {
-            base.push(Gitignore::new(dir.join(".gitignore")).0);
+            base.push((gitignore_at_dot(&dir.join(".gitignore")), below(dir)));
         }
         if dir.join(".git").exists() {
             repo_top = Some(dir.to_path_buf());
@@ -178,32 +216,47 @@ fn base_ignores(root: &Path) -> Vec<Gitignore> {
     let top = repo_top.unwrap_or_else(|| root.to_path_buf());
     let exclude = top.join(".git").join("info").join("exclude");
     if exclude.is_file() {
-        let mut b = GitignoreBuilder::new(&top);
-        b.add(&exclude);
-        if let Ok(gi) = b.build() {
-            base.push(gi);
+        let gi = gitignore_at_dot(&exclude);
+        if !gi.is_empty() {
+            base.push((gi, below(&top)));
         }
     }
-    let global = GitignoreBuilder::new(&top).build_global().0;
+    let global = GitignoreBuilder::new(".").build_global().0;
     if !global.is_empty() {
-        base.push(global);
+        base.push((global, below(&top)));
     }
     base
 }
 
-/// Whether `path` is ignored: the deepest .gitignore with an opinion decides, then the base
-/// matchers in order.
-fn ignored(ctx: &WalkCtx<'_>, chain: Option<&Arc<IgnoreChain>>, path: &Path, is_dir: bool) -> bool {
+/// Whether `path` (a workspace path) is ignored: the deepest .gitignore with an opinion
+/// decides, then the base matchers in order. `buf` is the caller's, for the base matchers'
+/// paths.
+fn ignored(
+    ctx: &WalkCtx<'_>,
+    chain: Option<&Arc<IgnoreChain>>,
+    path: &str,
+    is_dir: bool,
+    buf: &mut String,
+) -> bool {
     let mut link = chain;
     while let Some(c) = link {
-        match c.here.matched(path, is_dir) {
+        match c.here.matched(&path[c.strip..], is_dir) {
             Match::Ignore(_) => return true,
             Match::Whitelist(_) => return false,
             Match::None => link = c.parent.as_ref(),
         }
     }
-    for gi in &ctx.base {
-        match gi.matched(path, is_dir) {
+    for (gi, below) in &ctx.base {
+        let relative = if below.is_empty() {
+            path
+        } else {
+            buf.clear();
+            buf.push_str(below);
+            buf.push('/');
+            buf.push_str(path);
+            buf.as_str()
+        };
+        match gi.matched(relative, is_dir) {
             Match::Ignore(_) => return true,
             Match::Whitelist(_) => return false,
             Match::None => {}
@@ -244,14 +297,16 @@ fn walk_dir<'s>(
     };
     // This directory's own .gitignore, found among its entries rather than probed for.
     let chain = if entries.iter().any(|(_, name)| name == ".gitignore") {
-        let (gi, _) = Gitignore::new(abs.join(".gitignore"));
-        Some(Arc::new(IgnoreChain { here: gi, parent }))
+        Some(Arc::new(IgnoreChain {
+            here: gitignore_at_dot(&abs.join(".gitignore")),
+            strip: strip_len(&rel),
+            parent,
+        }))
     } else {
         parent
     };
     let n = entries.len() as u64;
-    // Each entry's absolute path, for the ignore matchers: one buffer, not one per entry.
-    let mut entry_abs = abs.clone();
+    let mut ignore_buf = String::new();
     for (entry, name) in entries {
         let Some(name_str) = name.to_str() else {
             found.warnings.push(format!(
@@ -280,10 +335,7 @@ fn walk_dir<'s>(
             }
         };
         if chain.is_some() || !ctx.base.is_empty() {
-            entry_abs.push(&name);
-            let skip = ignored(ctx, chain.as_ref(), &entry_abs, ft.is_dir());
-            entry_abs.pop();
-            if skip {
+            if ignored(ctx, chain.as_ref(), &path, ft.is_dir(), &mut ignore_buf) {
                 continue;
             }
         }
