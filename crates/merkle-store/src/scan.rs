@@ -82,6 +82,7 @@ pub(crate) fn walk(
         out: &out,
         base: base_ignores(root),
         deep: true,
+        compiled: Mutex::default(),
     };
     rayon::scope(|s| walk_dir(s, &ctx, root.to_path_buf(), String::new(), None));
     // In no particular order: every consumer keys by path or sorts what it reports.
@@ -103,6 +104,17 @@ pub(crate) fn walk_below(
     deep: bool,
     skip: Vec<PathBuf>,
 ) -> std::io::Result<Walked> {
+    let out = Mutex::new(Walked::default());
+    let seen = AtomicU64::new(0);
+    let ctx = WalkCtx {
+        skip,
+        progress: None,
+        seen: &seen,
+        out: &out,
+        base: base_ignores(root),
+        deep,
+        compiled: Mutex::default(),
+    };
     // The chain of .gitignore files above `rel`, the root's first (`rel`'s own is read by
     // walk_dir among its entries); and every folder on the way must be a real one, not a
     // symlink to one: the tree never goes through a symlink.
@@ -113,7 +125,7 @@ pub(crate) fn walk_below(
         let gitignore = abs.join(".gitignore");
         if gitignore.is_file() {
             chain = Some(Arc::new(IgnoreChain {
-                here: gitignore_at_dot(&gitignore),
+                here: ctx.gitignore(&gitignore),
                 strip: strip_len(&walked_rel),
                 parent: chain,
             }));
@@ -130,16 +142,6 @@ pub(crate) fn walk_below(
             ));
         }
     }
-    let out = Mutex::new(Walked::default());
-    let seen = AtomicU64::new(0);
-    let ctx = WalkCtx {
-        skip,
-        progress: None,
-        seen: &seen,
-        out: &out,
-        base: base_ignores(root),
-        deep,
-    };
     rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain));
     Ok(out.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
@@ -156,13 +158,15 @@ struct WalkCtx<'a> {
     base: Vec<(Gitignore, String)>,
     /// Whether subdirectories are walked too, or only listed.
     deep: bool,
+    /// The .gitignore matchers built so far, by file content.
+    compiled: Mutex<std::collections::HashMap<Vec<u8>, Arc<Gitignore>, rustc_hash::FxBuildHasher>>,
 }
 
 /// The .gitignore matchers in force in a directory: its own, then its ancestors'.
 struct IgnoreChain {
     /// Built with "." as its root (see [`gitignore_at_dot`]): it matches paths relative to the
     /// folder of its file.
-    here: Gitignore,
+    here: Arc<Gitignore>,
     /// How many leading bytes of a workspace path make the folder of the file and its slash
     /// (0 at the root): what is left is the path relative to that folder.
     strip: usize,
@@ -172,13 +176,49 @@ struct IgnoreChain {
 /// A .gitignore file's matcher with "." as its root, to be given paths relative to the file's
 /// folder. With its folder as the root, the ignore crate strips that prefix from every path it
 /// is given, comparing paths component by component; on a tree with many .gitignore files that
-/// cost more than the matching itself. An unreadable file or a bad line is skipped, as
-/// `Gitignore::new` does.
+/// cost more than the matching itself. And a matcher rooted at "." depends on the file's
+/// content alone, so files with the same content (a vendored tree has dozens) share one. An
+/// unreadable file is an empty matcher and a bad line is skipped, as `Gitignore::new` does.
 fn gitignore_at_dot(file: &Path) -> Gitignore {
+    std::fs::read(file).map_or_else(|_| Gitignore::empty(), |c| gitignore_from(&c))
+}
+
+/// A matcher rooted at "." for the content of an ignore file, read as the ignore crate reads a
+/// file: line by line (`\n` or `\r\n`), a leading byte-order mark dropped, up to the first
+/// line that is not UTF-8.
+fn gitignore_from(content: &[u8]) -> Gitignore {
     let mut b = GitignoreBuilder::new(".");
-    // A partial error still leaves the good lines added.
-    let _ = b.add(file);
+    for (i, line) in content.split(|&c| c == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(mut line) = std::str::from_utf8(line) else {
+            break;
+        };
+        if i == 0 {
+            line = line.trim_start_matches('\u{feff}');
+        }
+        // A bad line is skipped; the others still count.
+        let _ = b.add_line(None, line);
+    }
     b.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+impl WalkCtx<'_> {
+    /// The matcher of the .gitignore file `file`, shared with every other file of the same
+    /// content met in this walk.
+    fn gitignore(&self, file: &Path) -> Arc<Gitignore> {
+        let Ok(content) = std::fs::read(file) else {
+            return Arc::new(Gitignore::empty());
+        };
+        let lock = || self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(gi) = lock().get(&content) {
+            return Arc::clone(gi);
+        }
+        // Built outside the lock: another thread may build the same one meanwhile, which only
+        // costs the time.
+        let gi = Arc::new(gitignore_from(&content));
+        lock().insert(content, Arc::clone(&gi));
+        gi
+    }
 }
 
 /// The bytes of a workspace path below folder `rel` that name `rel` and its slash.
@@ -298,7 +338,7 @@ fn walk_dir<'s>(
     // This directory's own .gitignore, found among its entries rather than probed for.
     let chain = if entries.iter().any(|(_, name)| name == ".gitignore") {
         Some(Arc::new(IgnoreChain {
-            here: gitignore_at_dot(&abs.join(".gitignore")),
+            here: ctx.gitignore(&abs.join(".gitignore")),
             strip: strip_len(&rel),
             parent,
         }))

@@ -931,3 +931,45 @@ fn ignore_files_match_paths_relative_to_their_own_folder() {
         ]
     );
 }
+
+/// Two .gitignore files with the same content share one matcher, each still anchored at its
+/// own folder; a byte-order mark and CRLF line ends are read as git reads them. The expected
+/// list is what `git ls-files --others --exclude-standard` printed for this tree.
+#[test]
+fn ignore_files_with_the_same_content_keep_their_own_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files: &[(&str, &[u8])] = &[
+        ("a/.gitignore", b"/gen\n"),
+        ("b/.gitignore", b"/gen\n"),
+        ("c/.gitignore", b"\xef\xbb\xbf*.tmp\r\nbuild\r\n"),
+        ("a/gen/1", b"x\n"),
+        ("b/gen/2", b"x\n"),
+        ("b/x/gen/3", b"x\n"),
+        ("c/t.tmp", b"x\n"),
+        ("c/build/4", b"x\n"),
+        ("c/keep", b"x\n"),
+    ];
+    for (path, content) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, content).expect("write");
+    }
+    let store = open(dir.path(), EngineKind::Redb);
+    store.scan(&ScanOptions::default()).expect("scan");
+    let leaves: Vec<String> = store
+        .tree_files()
+        .expect("tree files")
+        .into_iter()
+        .map(|t| t.path)
+        .collect();
+    assert_eq!(
+        leaves,
+        [
+            "a/.gitignore",
+            "b/.gitignore",
+            "b/x/gen/3",
+            "c/.gitignore",
+            "c/keep"
+        ]
+    );
+}
