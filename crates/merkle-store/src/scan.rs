@@ -374,10 +374,10 @@ fn walk_dir<'s>(
                 continue;
             }
         };
-        if chain.is_some() || !ctx.base.is_empty() {
-            if ignored(ctx, chain.as_ref(), &path, ft.is_dir(), &mut ignore_buf) {
-                continue;
-            }
+        if (chain.is_some() || !ctx.base.is_empty())
+            && ignored(ctx, chain.as_ref(), &path, ft.is_dir(), &mut ignore_buf)
+        {
+            continue;
         }
         if ft.is_dir() {
             let child_abs = abs.join(&name);
