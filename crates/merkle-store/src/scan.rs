@@ -82,6 +82,7 @@ pub(crate) fn walk(
         out: &out,
         base: base_ignores(root),
         deep: true,
+        compiled: Mutex::default(),
     };
     rayon::scope(|s| walk_dir(s, &ctx, root.to_path_buf(), String::new(), None));
     // In no particular order: every consumer keys by path or sorts what it reports.
@@ -103,27 +104,6 @@ pub(crate) fn walk_below(
     deep: bool,
     skip: Vec<PathBuf>,
 ) -> std::io::Result<Walked> {
-    // The chain of .gitignore files above `rel`, the root's first (`rel`'s own is read by
-    // walk_dir among its entries); and every folder on the way must be a real one, not a
-    // symlink to one: the tree never goes through a symlink.
-    let mut chain: Option<Arc<IgnoreChain>> = None;
-    let mut abs = root.to_path_buf();
-    for part in rel.split('/').filter(|p| !p.is_empty()) {
-        let gitignore = abs.join(".gitignore");
-        if gitignore.is_file() {
-            chain = Some(Arc::new(IgnoreChain {
-                here: Gitignore::new(&gitignore).0,
-                parent: chain,
-            }));
-        }
-        abs.push(part);
-        if !std::fs::symlink_metadata(&abs)?.is_dir() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
-                format!("{} is not a directory", abs.display()),
-            ));
-        }
-    }
     let out = Mutex::new(Walked::default());
     let seen = AtomicU64::new(0);
     let ctx = WalkCtx {
@@ -133,7 +113,35 @@ pub(crate) fn walk_below(
         out: &out,
         base: base_ignores(root),
         deep,
+        compiled: Mutex::default(),
     };
+    // The chain of .gitignore files above `rel`, the root's first (`rel`'s own is read by
+    // walk_dir among its entries); and every folder on the way must be a real one, not a
+    // symlink to one: the tree never goes through a symlink.
+    let mut chain: Option<Arc<IgnoreChain>> = None;
+    let mut abs = root.to_path_buf();
+    let mut walked_rel = String::new();
+    for part in rel.split('/').filter(|p| !p.is_empty()) {
+        let gitignore = abs.join(".gitignore");
+        if gitignore.is_file() {
+            chain = Some(Arc::new(IgnoreChain {
+                here: ctx.gitignore(&gitignore),
+                strip: strip_len(&walked_rel),
+                parent: chain,
+            }));
+        }
+        abs.push(part);
+        if !walked_rel.is_empty() {
+            walked_rel.push('/');
+        }
+        walked_rel.push_str(part);
+        if !std::fs::symlink_metadata(&abs)?.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", abs.display()),
+            ));
+        }
+    }
     rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain));
     Ok(out.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
@@ -145,26 +153,96 @@ struct WalkCtx<'a> {
     seen: &'a AtomicU64,
     out: &'a Mutex<Walked>,
     /// Matchers below every .gitignore, lowest precedence last: the .gitignore files of the
-    /// root's ancestors inside its repository, then .git/info/exclude, then core.excludesFile.
-    base: Vec<Gitignore>,
+    /// root's ancestors inside its repository, then .git/info/exclude, then core.excludesFile;
+    /// each with the root's path relative to the matcher's folder ("" when it is the root).
+    base: Vec<(Gitignore, String)>,
     /// Whether subdirectories are walked too, or only listed.
     deep: bool,
+    /// The .gitignore matchers built so far, by file content.
+    compiled: Mutex<std::collections::HashMap<Vec<u8>, Arc<Gitignore>, rustc_hash::FxBuildHasher>>,
 }
 
 /// The .gitignore matchers in force in a directory: its own, then its ancestors'.
 struct IgnoreChain {
-    here: Gitignore,
+    /// Built with "." as its root (see [`gitignore_at_dot`]): it matches paths relative to the
+    /// folder of its file.
+    here: Arc<Gitignore>,
+    /// How many leading bytes of a workspace path make the folder of the file and its slash
+    /// (0 at the root): what is left is the path relative to that folder.
+    strip: usize,
     parent: Option<Arc<IgnoreChain>>,
 }
 
-/// The matchers that apply below the root before any .gitignore inside it.
-fn base_ignores(root: &Path) -> Vec<Gitignore> {
+/// A .gitignore file's matcher with "." as its root, to be given paths relative to the file's
+/// folder. With its folder as the root, the ignore crate strips that prefix from every path it
+/// is given, comparing paths component by component; on a tree with many .gitignore files that
+/// cost more than the matching itself. And a matcher rooted at "." depends on the file's
+/// content alone, so files with the same content (a vendored tree has dozens) share one. An
+/// unreadable file is an empty matcher and a bad line is skipped, as `Gitignore::new` does.
+fn gitignore_at_dot(file: &Path) -> Gitignore {
+    std::fs::read(file).map_or_else(|_| Gitignore::empty(), |c| gitignore_from(&c))
+}
+
+/// A matcher rooted at "." for the content of an ignore file, read as the ignore crate reads a
+/// file: line by line (`\n` or `\r\n`), a leading byte-order mark dropped, up to the first
+/// line that is not UTF-8.
+fn gitignore_from(content: &[u8]) -> Gitignore {
+    let mut b = GitignoreBuilder::new(".");
+    for (i, line) in content.split(|&c| c == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(mut line) = std::str::from_utf8(line) else {
+            break;
+        };
+        if i == 0 {
+            line = line.trim_start_matches('\u{feff}');
+        }
+        // A bad line is skipped; the others still count.
+        let _ = b.add_line(None, line);
+    }
+    b.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+impl WalkCtx<'_> {
+    /// The matcher of the .gitignore file `file`, shared with every other file of the same
+    /// content met in this walk.
+    fn gitignore(&self, file: &Path) -> Arc<Gitignore> {
+        let Ok(content) = std::fs::read(file) else {
+            return Arc::new(Gitignore::empty());
+        };
+        let lock = || self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(gi) = lock().get(&content) {
+            return Arc::clone(gi);
+        }
+        // Built outside the lock: another thread may build the same one meanwhile, which only
+        // costs the time.
+        let gi = Arc::new(gitignore_from(&content));
+        lock().insert(content, Arc::clone(&gi));
+        gi
+    }
+}
+
+/// The bytes of a workspace path below folder `rel` that name `rel` and its slash.
+fn strip_len(rel: &str) -> usize {
+    if rel.is_empty() { 0 } else { rel.len() + 1 }
+}
+
+/// The matchers that apply below the root before any .gitignore inside it, each with the root's
+/// path relative to the matcher's folder.
+fn base_ignores(root: &Path) -> Vec<(Gitignore, String)> {
+    // The root's path relative to `dir`, one of its ancestors.
+    let below = |dir: &Path| {
+        root.strip_prefix(dir)
+            .ok()
+            .and_then(Path::to_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let mut base = Vec::new();
     // A root below a repository's top still honours the .gitignore files above it.
     let mut repo_top = None;
     for dir in root.ancestors() {
         if dir != root && dir.join(".gitignore").is_file() {
-            base.push(Gitignore::new(dir.join(".gitignore")).0);
+            base.push((gitignore_at_dot(&dir.join(".gitignore")), below(dir)));
         }
         if dir.join(".git").exists() {
             repo_top = Some(dir.to_path_buf());
@@ -178,32 +256,47 @@ fn base_ignores(root: &Path) -> Vec<Gitignore> {
     let top = repo_top.unwrap_or_else(|| root.to_path_buf());
     let exclude = top.join(".git").join("info").join("exclude");
     if exclude.is_file() {
-        let mut b = GitignoreBuilder::new(&top);
-        b.add(&exclude);
-        if let Ok(gi) = b.build() {
-            base.push(gi);
+        let gi = gitignore_at_dot(&exclude);
+        if !gi.is_empty() {
+            base.push((gi, below(&top)));
         }
     }
-    let global = GitignoreBuilder::new(&top).build_global().0;
+    let global = GitignoreBuilder::new(".").build_global().0;
     if !global.is_empty() {
-        base.push(global);
+        base.push((global, below(&top)));
     }
     base
 }
 
-/// Whether `path` is ignored: the deepest .gitignore with an opinion decides, then the base
-/// matchers in order.
-fn ignored(ctx: &WalkCtx<'_>, chain: Option<&Arc<IgnoreChain>>, path: &Path, is_dir: bool) -> bool {
+/// Whether `path` (a workspace path) is ignored: the deepest .gitignore with an opinion
+/// decides, then the base matchers in order. `buf` is the caller's, for the base matchers'
+/// paths.
+fn ignored(
+    ctx: &WalkCtx<'_>,
+    chain: Option<&Arc<IgnoreChain>>,
+    path: &str,
+    is_dir: bool,
+    buf: &mut String,
+) -> bool {
     let mut link = chain;
     while let Some(c) = link {
-        match c.here.matched(path, is_dir) {
+        match c.here.matched(&path[c.strip..], is_dir) {
             Match::Ignore(_) => return true,
             Match::Whitelist(_) => return false,
             Match::None => link = c.parent.as_ref(),
         }
     }
-    for gi in &ctx.base {
-        match gi.matched(path, is_dir) {
+    for (gi, below) in &ctx.base {
+        let relative = if below.is_empty() {
+            path
+        } else {
+            buf.clear();
+            buf.push_str(below);
+            buf.push('/');
+            buf.push_str(path);
+            buf.as_str()
+        };
+        match gi.matched(relative, is_dir) {
             Match::Ignore(_) => return true,
             Match::Whitelist(_) => return false,
             Match::None => {}
@@ -244,14 +337,16 @@ fn walk_dir<'s>(
     };
     // This directory's own .gitignore, found among its entries rather than probed for.
     let chain = if entries.iter().any(|(_, name)| name == ".gitignore") {
-        let (gi, _) = Gitignore::new(abs.join(".gitignore"));
-        Some(Arc::new(IgnoreChain { here: gi, parent }))
+        Some(Arc::new(IgnoreChain {
+            here: ctx.gitignore(&abs.join(".gitignore")),
+            strip: strip_len(&rel),
+            parent,
+        }))
     } else {
         parent
     };
     let n = entries.len() as u64;
-    // Each entry's absolute path, for the ignore matchers: one buffer, not one per entry.
-    let mut entry_abs = abs.clone();
+    let mut ignore_buf = String::new();
     for (entry, name) in entries {
         let Some(name_str) = name.to_str() else {
             found.warnings.push(format!(
@@ -279,13 +374,10 @@ fn walk_dir<'s>(
                 continue;
             }
         };
-        if chain.is_some() || !ctx.base.is_empty() {
-            entry_abs.push(&name);
-            let skip = ignored(ctx, chain.as_ref(), &entry_abs, ft.is_dir());
-            entry_abs.pop();
-            if skip {
-                continue;
-            }
+        if (chain.is_some() || !ctx.base.is_empty())
+            && ignored(ctx, chain.as_ref(), &path, ft.is_dir(), &mut ignore_buf)
+        {
+            continue;
         }
         if ft.is_dir() {
             let child_abs = abs.join(&name);

@@ -845,3 +845,131 @@ fn a_plan_applied_after_the_store_moved_scans_again() {
     assert_eq!((again.root, again.changed()), (applied.root, 0));
     assert_eq!(writer.validate().expect("validate"), vec![]);
 }
+
+/// Each ignore file matches paths relative to its own folder, as git reads it: a nested
+/// .gitignore's anchored patterns and patterns with a slash, a whitelist below a parent's
+/// pattern, and, for a workspace below its repository's top, the .gitignore above it and
+/// .git/info/exclude, whose patterns name paths from the top. The expected lists are what
+/// `git ls-files --others --exclude-standard` printed for this tree. A targeted rescan, which
+/// starts its walk below the root, must agree.
+#[test]
+fn ignore_files_match_paths_relative_to_their_own_folder() {
+    let top = tempfile::tempdir().expect("tempdir");
+    let files: &[(&str, &str)] = &[
+        (".git/info/exclude", "/ws/excluded.txt\n"),
+        (".gitignore", "ws/anchored-from-top.txt\n"),
+        ("ws/.gitignore", "*.log\n"),
+        ("ws/keep.txt", "x\n"),
+        ("ws/excluded.txt", "x\n"),
+        ("ws/anchored-from-top.txt", "x\n"),
+        ("ws/a.log", "x\n"),
+        ("ws/sub/.gitignore", "/build\nout/gen.txt\n!kept.log\n"),
+        ("ws/sub/anchored-from-top.txt", "x\n"),
+        ("ws/sub/build/x.txt", "x\n"),
+        ("ws/sub/deep/build/y.txt", "x\n"),
+        ("ws/sub/out/gen.txt", "x\n"),
+        ("ws/sub/deep/out/gen.txt", "x\n"),
+        ("ws/sub/kept.log", "x\n"),
+        ("ws/sub/other.log", "x\n"),
+    ];
+    for (path, content) in files {
+        let p = top.path().join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, content).expect("write");
+    }
+    let ws = top.path().join("ws");
+    let store = open(&ws, EngineKind::Redb);
+    let leaves = |store: &Store| -> Vec<String> {
+        store
+            .tree_files()
+            .expect("tree files")
+            .into_iter()
+            .map(|t| t.path)
+            .collect()
+    };
+    store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!(
+        leaves(&store),
+        [
+            ".gitignore",
+            "keep.txt",
+            "sub/.gitignore",
+            "sub/anchored-from-top.txt",
+            "sub/deep/build/y.txt",
+            "sub/deep/out/gen.txt",
+            "sub/kept.log",
+        ]
+    );
+
+    let added = [
+        "sub/build/z.txt",
+        "sub/deep/build/w.txt",
+        "sub/deep/out/gen.txt.new",
+        "sub/out/more.txt",
+        "sub/deep/w.log",
+    ];
+    for path in added {
+        std::fs::write(ws.join(path), "new\n").expect("write");
+    }
+    let added: Vec<String> = added.iter().map(|p| (*p).to_owned()).collect();
+    store
+        .scan_paths(&added, &ScanOptions::default())
+        .expect("targeted rescan");
+    assert_eq!(
+        leaves(&store),
+        [
+            ".gitignore",
+            "keep.txt",
+            "sub/.gitignore",
+            "sub/anchored-from-top.txt",
+            "sub/deep/build/w.txt",
+            "sub/deep/build/y.txt",
+            "sub/deep/out/gen.txt",
+            "sub/deep/out/gen.txt.new",
+            "sub/kept.log",
+            "sub/out/more.txt",
+        ]
+    );
+}
+
+/// Two .gitignore files with the same content share one matcher, each still anchored at its
+/// own folder; a byte-order mark and CRLF line ends are read as git reads them. The expected
+/// list is what `git ls-files --others --exclude-standard` printed for this tree.
+#[test]
+fn ignore_files_with_the_same_content_keep_their_own_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files: &[(&str, &[u8])] = &[
+        ("a/.gitignore", b"/gen\n"),
+        ("b/.gitignore", b"/gen\n"),
+        ("c/.gitignore", b"\xef\xbb\xbf*.tmp\r\nbuild\r\n"),
+        ("a/gen/1", b"x\n"),
+        ("b/gen/2", b"x\n"),
+        ("b/x/gen/3", b"x\n"),
+        ("c/t.tmp", b"x\n"),
+        ("c/build/4", b"x\n"),
+        ("c/keep", b"x\n"),
+    ];
+    for (path, content) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, content).expect("write");
+    }
+    let store = open(dir.path(), EngineKind::Redb);
+    store.scan(&ScanOptions::default()).expect("scan");
+    let leaves: Vec<String> = store
+        .tree_files()
+        .expect("tree files")
+        .into_iter()
+        .map(|t| t.path)
+        .collect();
+    assert_eq!(
+        leaves,
+        [
+            "a/.gitignore",
+            "b/.gitignore",
+            "b/x/gen/3",
+            "c/.gitignore",
+            "c/keep"
+        ]
+    );
+}
