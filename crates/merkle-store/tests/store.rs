@@ -38,15 +38,23 @@ impl Fixture {
     }
 }
 
+/// Opens the store, waiting up to 2 s while another handle still holds it, as the CLI does:
+/// sled's background flusher keeps its file lock for a moment after the `Db` is dropped, so a
+/// reopen right after a drop may find it taken.
 fn open(root: &Path, engine: EngineKind) -> Store {
-    Store::open(
-        root,
-        &OpenOptions {
-            engine: Some(engine),
-            ..OpenOptions::default()
-        },
-    )
-    .expect("open store")
+    let opts = OpenOptions {
+        engine: Some(engine),
+        ..OpenOptions::default()
+    };
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match Store::open(root, &opts) {
+            Err(Error::StoreInUse { .. }) if std::time::Instant::now() < give_up => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            opened => return opened.expect("open store"),
+        }
+    }
 }
 
 /// The fixture tree: nested directories, an ignored file, and on unix symlinks.
