@@ -212,27 +212,48 @@ fn moved_text(verb: &str, m: remote::Moved, remote: &str, skipped: u64, seconds:
     )
 }
 
+/// Connects to `target` and runs `transfer` on the session, with a progress display on stderr
+/// while it runs.
+fn transfer<R>(
+    g: &Global,
+    target: &remote::Remote,
+    verb: &'static str,
+    moving: &'static str,
+    transfer: impl AsyncFnOnce(&mut remote::Session, remote::OnProgress<'_>) -> remote::Result<R>,
+) -> Result<R> {
+    let bar = progress_bar(g, verb);
+    let on_progress = |p| {
+        if let Some(b) = &bar {
+            tick(b, moving, p);
+        }
+    };
+    let result = runtime()?.block_on(async {
+        let mut session = remote::connect(target, &env).await?;
+        transfer(&mut session, remote::OnProgress(Some(&on_progress))).await
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    Ok(result?)
+}
+
 pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> Result<ExitCode> {
     let store = open(g, root, false)?;
     let remotes = remote::Remotes::load(store.dir())?;
     let target = remotes.resolve(args.name.as_deref(), &env)?;
-    let bar = progress_bar(g, "pushing");
-    let on_progress = |p| {
-        if let Some(b) = &bar {
-            tick(b, "sending frames", p);
-        }
-    };
-    let opts = remote::PushOptions {
-        full: args.full,
-        progress: Some(&on_progress),
-    };
-    let report = runtime()?.block_on(async {
-        let mut session = remote::connect(&target, &env).await?;
-        remote::push(&store, &mut session, &opts).await
-    })?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    let report = transfer(
+        g,
+        &target,
+        "pushing",
+        "sending frames",
+        async |session, progress| {
+            let opts = remote::PushOptions {
+                full: args.full,
+                progress,
+            };
+            remote::push(&store, session, &opts).await
+        },
+    )?;
     out.value(
         json!({
             "remote": target.name,
@@ -260,23 +281,19 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
     // The candidates are the frames at the local tree's paths (and the frames are shown on
     // it): the tree as it is now.
     store.scan(&merkle_store::ScanOptions::default())?;
-    let bar = progress_bar(g, "pulling");
-    let on_progress = |p| {
-        if let Some(b) = &bar {
-            tick(b, "receiving frames", p);
-        }
-    };
-    let opts = remote::PullOptions {
-        all: args.all,
-        progress: Some(&on_progress),
-    };
-    let report = runtime()?.block_on(async {
-        let mut session = remote::connect(&target, &env).await?;
-        remote::pull(&store, &mut session, &opts).await
-    })?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    let report = transfer(
+        g,
+        &target,
+        "pulling",
+        "receiving frames",
+        async |session, progress| {
+            let opts = remote::PullOptions {
+                all: args.all,
+                progress,
+            };
+            remote::pull(&store, session, &opts).await
+        },
+    )?;
     out.value(
         json!({
             "remote": target.name,

@@ -53,6 +53,28 @@ pub struct Moved {
     pub agents: u64,
 }
 
+/// Whom a push or pull tells where it is: nobody, or a function.
+#[derive(Clone, Copy, Default)]
+pub struct OnProgress<'a>(pub Option<&'a (dyn Fn(Progress) + Sync)>);
+
+impl std::fmt::Debug for OnProgress<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "OnProgress(Some(..))"
+        } else {
+            "OnProgress(None)"
+        })
+    }
+}
+
+impl OnProgress<'_> {
+    pub(crate) fn report(&self, p: Progress) {
+        if let Some(f) = self.0 {
+            f(p);
+        }
+    }
+}
+
 /// Where a long push or pull is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {

@@ -18,23 +18,15 @@ use tokio_postgres::types::Json;
 use crate::connect::Session;
 use crate::error::{Error, Result};
 use crate::push::BATCH;
-use crate::{Moved, Progress};
+use crate::{Moved, OnProgress, Progress};
 
 /// How to pull.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct PullOptions<'a> {
     /// Every frame of the remote, not only those at the local tree's paths.
     pub all: bool,
     /// Called as the pull goes.
-    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
-}
-
-impl std::fmt::Debug for PullOptions<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PullOptions")
-            .field("all", &self.all)
-            .finish_non_exhaustive()
-    }
+    pub progress: OnProgress<'a>,
 }
 
 /// What a pull did.
@@ -57,11 +49,7 @@ pub async fn pull(
     opts: &PullOptions<'_>,
 ) -> Result<PullReport> {
     let started = Instant::now();
-    let progress = |p| {
-        if let Some(f) = opts.progress {
-            f(p);
-        }
-    };
+    let progress = |p| opts.progress.report(p);
     session
         .require(
             "SELECT",

@@ -17,7 +17,7 @@ use tokio_postgres::types::{Json, ToSql, Type};
 
 use crate::connect::Session;
 use crate::error::{Error, Result};
-use crate::{Moved, Progress};
+use crate::{Moved, OnProgress, Progress};
 
 /// Ids compared or rows fetched per round trip.
 pub(crate) const BATCH: usize = 5_000;
@@ -27,20 +27,12 @@ pub(crate) const BATCH: usize = 5_000;
 const SMALL: usize = 2_000;
 
 /// How to push.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct PushOptions<'a> {
     /// Compare every frame of the store, not only those appended since the last push.
     pub full: bool,
     /// Called as the push goes.
-    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
-}
-
-impl std::fmt::Debug for PushOptions<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PushOptions")
-            .field("full", &self.full)
-            .finish_non_exhaustive()
-    }
+    pub progress: OnProgress<'a>,
 }
 
 /// What a push did.
@@ -70,11 +62,7 @@ pub async fn push(
     opts: &PushOptions<'_>,
 ) -> Result<PushReport> {
     let started = Instant::now();
-    let progress = |p| {
-        if let Some(f) = opts.progress {
-            f(p);
-        }
-    };
+    let progress = |p| opts.progress.report(p);
     session
         .require(
             "INSERT",
