@@ -14,7 +14,12 @@ use super::{Batch, Engine, Table};
 use crate::error::{Error, Result};
 
 type Def = TableDefinition<'static, &'static [u8], &'static [u8]>;
-type OpenTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
+
+/// One write of a [`Batch`]: a table, a key, and a value or `None` to remove the key.
+type Op = (Table, Vec<u8>, Option<Vec<u8>>);
+
+/// Batches with at least this many writes to each of two tables write the tables in parallel.
+const PARALLEL_MIN: usize = 4096;
 
 fn def(table: Table) -> Def {
     TableDefinition::new(table.name())
@@ -268,24 +273,31 @@ impl Engine for RedbEngine {
 impl RedbEngine {
     fn commit_in(db: &redb::Database, at: &Errors, batch: &Batch) -> Result<()> {
         let txn = db.begin_write().map_err(|e| at.engine(e))?;
-        {
-            // In table and key order: a B-tree takes keys in order far faster than in a
-            // hash map's (a scan's tree entries) or a hash's (node records) order, as each
-            // insert lands beside the last. Stable, so that two writes of one key keep theirs.
-            let mut ops: Vec<_> = batch.ops.iter().collect();
-            ops.sort_by(|a, b| (a.0 as usize, &a.1).cmp(&(b.0 as usize, &b.1)));
-            // Open each table once per batch.
-            let mut open: Vec<(Table, OpenTable<'_>)> = Vec::new();
-            for (table, key, value) in ops {
-                let idx = match open.iter().position(|(t, _)| t == table) {
-                    Some(i) => i,
-                    None => {
-                        let t = txn.open_table(def(*table)).map_err(|e| at.engine(e))?;
-                        open.push((*table, t));
-                        open.len() - 1
-                    }
-                };
-                let t = &mut open[idx].1;
+        // Each table's writes in key order: a B-tree takes keys in order far faster than in a
+        // hash map's (a scan's tree entries) or a hash's (node records) order, as each insert
+        // lands beside the last. Stable, so that two writes of one key keep theirs; skipped
+        // where the caller already wrote them in order.
+        let mut by_table: Vec<(Table, Vec<&Op>)> = Vec::new();
+        for op in &batch.ops {
+            match by_table.iter_mut().find(|(t, _)| *t == op.0) {
+                Some((_, ops)) => ops.push(op),
+                None => by_table.push((op.0, vec![op])),
+            }
+        }
+        // Each table has a B-tree of its own, so big batches are written a table per thread
+        // (a cold scan's tree entries beside its node records): redb's transaction is shared
+        // between threads, its tables are not.
+        let big = by_table
+            .iter()
+            .filter(|(_, ops)| ops.len() >= PARALLEL_MIN)
+            .count()
+            >= 2;
+        let write = |table: Table, ops: &mut Vec<&Op>| {
+            if !ops.is_sorted_by(|a, b| a.1 <= b.1) {
+                ops.sort_by(|a, b| a.1.cmp(&b.1));
+            }
+            let mut t = txn.open_table(def(table)).map_err(|e| at.engine(e))?;
+            for (_, key, value) in ops.iter() {
                 match value {
                     Some(v) => {
                         t.insert(key.as_slice(), v.as_slice())
@@ -295,6 +307,26 @@ impl RedbEngine {
                         t.remove(key.as_slice()).map_err(|e| at.engine(e))?;
                     }
                 }
+            }
+            Ok::<(), Error>(())
+        };
+        if big {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = by_table
+                    .iter_mut()
+                    .map(|(table, ops)| {
+                        let write = &write;
+                        let table = *table;
+                        s.spawn(move || write(table, ops))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            })?;
+        } else {
+            for (table, ops) in &mut by_table {
+                write(*table, ops)?;
             }
         }
         txn.commit().map_err(|e| at.engine(e))

@@ -318,10 +318,9 @@ impl Store {
         let mut entries: BTreeMap<String, TreeEntry> = BTreeMap::new();
         let mut records: Vec<NodeRecord> = Vec::new();
         for leaf in &seen.leaves {
-            entries.insert(
-                leaf.path.clone(),
-                super::leaf_entry(leaf, prev.get(&leaf.path), &mut records),
-            );
+            let (entry, record) = super::leaf_entry(leaf, prev.get(&leaf.path));
+            entries.insert(leaf.path.clone(), entry);
+            records.extend(record);
         }
         // Each directory whose children are known from the disk: those listed and those walked.
         let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
