@@ -580,6 +580,7 @@ impl Store {
             ..
         } = plan;
         let racy = scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, stamp);
+        let warnings = std::mem::take(&mut walked.warnings);
         let built = match self.build_changes(&walked, &prev)? {
             Some(changes) => changes,
             None => build_tree(&walked, &prev),
@@ -593,20 +594,20 @@ impl Store {
                     || {
                         let mut ops: Vec<(Vec<u8>, Vec<u8>)> = built
                             .entries
-                            .iter()
-                            .filter(|(path, entry)| prev.get(*path) != Some(*entry))
-                            .map(|(path, entry)| (path.clone().into_bytes(), entry.encode()))
+                            .par_iter()
+                            .filter(|(path, entry)| prev.get(*path) != Some(entry))
+                            .map(|(path, entry)| (path.as_bytes().to_vec(), entry.encode()))
                             .collect();
-                        ops.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                        ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
                         ops
                     },
                     || {
                         let mut ops: Vec<(Vec<u8>, Vec<u8>)> = built
                             .records
-                            .iter()
+                            .par_iter()
                             .map(|rec| (rec.node_id.0.to_vec(), rec.encode()))
                             .collect();
-                        ops.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                        ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
                         ops
                     },
                 )
@@ -614,11 +615,11 @@ impl Store {
             || {
                 built
                     .entries
-                    .iter()
+                    .par_iter()
                     .filter(|(path, entry)| {
                         prev.get(*path).map(|o| o.node_id) != Some(entry.node_id)
                     })
-                    .map(|(path, _)| path.clone())
+                    .map(|(path, _)| (*path).to_owned())
                     .collect::<Vec<String>>()
             },
         );
@@ -629,9 +630,11 @@ impl Store {
         for (key, value) in node_ops {
             batch.put(Table::Nodes, key, value);
         }
-        if built.complete {
+        if built.complete && !prev.is_empty() {
+            let now: std::collections::HashSet<&str, rustc_hash::FxBuildHasher> =
+                built.entries.iter().map(|(path, _)| *path).collect();
             for path in prev.keys() {
-                if !built.entries.contains_key(path) {
+                if !now.contains(path.as_str()) {
                     changed.push(path.clone());
                     batch.delete(Table::Tree, path.clone().into_bytes());
                 }
@@ -662,26 +665,23 @@ impl Store {
         if !batch.is_empty() {
             self.engine.commit(batch)?;
         }
+        let Built { root, records, .. } = built;
         let report = ScanReport {
-            root: built.root,
+            root,
             files: walked.leaves.len() as u64,
             dirs: walked.dirs.len() as u64 + 1,
             changed_paths: {
-                changed.sort_unstable();
+                changed.par_sort_unstable();
                 changed
             },
             hashed: walked.hashed,
             hashed_bytes: walked.hashed_bytes,
-            dirs_recomputed: built
-                .records
-                .iter()
-                .filter(|r| r.kind == NodeKind::Dir)
-                .count() as u64,
+            dirs_recomputed: records.iter().filter(|r| r.kind == NodeKind::Dir).count() as u64,
             writes,
-            warnings: std::mem::take(&mut walked.warnings),
+            warnings,
         };
         // As in `status`: free the maps of every path off the caller's path.
-        rayon::spawn(move || drop((prev, walked, built)));
+        rayon::spawn(move || drop((prev, walked, records)));
         Ok(report)
     }
 
@@ -690,11 +690,11 @@ impl Store {
     /// folders above one whose node changed need new entries, and a folder's children are its
     /// node record's, so the tree is not rebuilt path by path. `None` when the paths differ, or
     /// a record does not match its entry; [`build_tree`] then builds the whole tree.
-    fn build_changes(
+    fn build_changes<'w>(
         &self,
-        walked: &scan::Walked,
+        walked: &'w scan::Walked,
         prev: &PathMap<TreeEntry>,
-    ) -> Result<Option<Built>> {
+    ) -> Result<Option<Built<'w>>> {
         let same_paths = walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
             && walked
                 .leaves
@@ -708,7 +708,8 @@ impl Store {
         if !same_paths {
             return Ok(None);
         }
-        let mut entries = PathMap::default();
+        let mut entries: std::collections::HashMap<&str, TreeEntry, rustc_hash::FxBuildHasher> =
+            Default::default();
         let mut records = Vec::new();
         let mut dirty: Vec<&str> = Vec::new();
         for leaf in walked.leaves.iter().filter(|l| !l.reused) {
@@ -723,7 +724,7 @@ impl Store {
                 }
             }
             if old != Some(&entry) {
-                entries.insert(leaf.path.clone(), entry);
+                entries.insert(&leaf.path, entry);
             }
         }
         // Deepest first, so every child is done before its parent; the root last.
@@ -749,14 +750,14 @@ impl Store {
             let mut kids = Vec::with_capacity(record.children.len());
             for child in &record.children {
                 let path = node::join(dir, &child.name);
-                match entries.get(&path).or_else(|| prev.get(&path)) {
+                match entries.get(path.as_str()).or_else(|| prev.get(&path)) {
                     Some(e) => kids.push((child.name.as_str(), *e)),
                     None => return Ok(None),
                 }
             }
             let (entry, record) = dir_entry(dir, &mut kids);
             records.push(record);
-            entries.insert(dir.to_owned(), entry);
+            entries.insert(dir, entry);
         }
         let root = match entries.get("") {
             Some(e) => e.node_id,
@@ -764,7 +765,7 @@ impl Store {
         };
         Ok(Some(Built {
             root,
-            entries,
+            entries: entries.into_iter().collect(),
             records,
             complete: false,
         }))
@@ -1642,82 +1643,116 @@ pub fn normalize_path(path: &str) -> String {
 }
 
 /// The tree a walk describes: an entry per path (or, not `complete`, only the entries that
-/// differ from the last scan's), and records for the nodes that changed.
-struct Built {
+/// differ from the last scan's), and records for the nodes that changed. Paths are the walk's
+/// own, borrowed.
+struct Built<'w> {
     root: NodeId,
-    entries: PathMap<TreeEntry>,
+    entries: Vec<(&'w str, TreeEntry)>,
     records: Vec<NodeRecord>,
     complete: bool,
+}
+
+/// A child of a directory being built: a leaf or a directory, by its index in the walk.
+#[derive(Clone, Copy)]
+enum Kid {
+    Leaf(usize),
+    Dir(usize),
 }
 
 /// Computes leaf and directory NodeIDs bottom-up. A directory is recomputed only if it is new,
 /// its number of children changed, or one of its children's NodeIDs changed; otherwise its
 /// previous entry is reused, so a one-file edit recomputes just that file's ancestors.
-fn build_tree(walked: &scan::Walked, prev: &PathMap<TreeEntry>) -> Built {
-    let mut entries: PathMap<TreeEntry> = PathMap::with_capacity_and_hasher(
-        walked.leaves.len() + walked.dirs.len() + 1,
-        Default::default(),
-    );
-    // Each leaf's entry (and record, for a new node) on the pool: a node id is a hash, a
-    // record a copy of the path.
+///
+/// Leaves are done on the pool, then directories a depth at a time, each depth on the pool;
+/// every path is the walk's, found by index rather than looked up by name.
+fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<'w> {
     let leaves: Vec<(TreeEntry, Option<NodeRecord>)> = walked
         .leaves
         .par_iter()
         .map(|leaf| leaf_entry(leaf, prev.get(&leaf.path)))
         .collect();
-    let mut records = Vec::with_capacity(leaves.len() + walked.dirs.len() + 1);
-    let mut children: std::collections::HashMap<&str, Vec<&str>, rustc_hash::FxBuildHasher> =
-        std::collections::HashMap::with_capacity_and_hasher(
-            walked.dirs.len() + 1,
-            Default::default(),
-        );
-    for (leaf, (entry, record)) in walked.leaves.iter().zip(leaves) {
-        entries.insert(leaf.path.clone(), entry);
-        records.extend(record);
-        children
-            .entry(node::split(&leaf.path).0)
+    // Directories by index: the walk's, then the root.
+    let dir_paths: Vec<&str> = walked
+        .dirs
+        .iter()
+        .map(String::as_str)
+        .chain(std::iter::once(""))
+        .collect();
+    let root_idx = dir_paths.len() - 1;
+    let index: std::collections::HashMap<&str, usize, rustc_hash::FxBuildHasher> =
+        dir_paths.iter().enumerate().map(|(i, d)| (*d, i)).collect();
+    let mut kids: Vec<Vec<Kid>> = vec![Vec::new(); dir_paths.len()];
+    let parent = |path: &str| index.get(node::split(path).0).copied();
+    for (i, leaf) in walked.leaves.iter().enumerate() {
+        if let Some(p) = parent(&leaf.path) {
+            kids[p].push(Kid::Leaf(i));
+        }
+    }
+    let mut depths: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, dir) in walked.dirs.iter().enumerate() {
+        if let Some(p) = parent(dir) {
+            kids[p].push(Kid::Dir(i));
+        }
+        depths
+            .entry(1 + dir.bytes().filter(|&b| b == b'/').count())
             .or_default()
-            .push(&leaf.path);
+            .push(i);
     }
-    for dir in &walked.dirs {
-        children.entry(node::split(dir).0).or_default().push(dir);
-    }
-    // Deepest directories first, so every child is done before its parent; the root last.
-    let mut dirs: Vec<&str> = walked.dirs.iter().map(String::as_str).collect();
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.bytes().filter(|&b| b == b'/').count()));
-    dirs.push("");
-    for dir in dirs {
-        let mut kids: Vec<(&str, TreeEntry)> = children
-            .get(dir)
-            .map(|v| {
-                v.iter()
-                    .map(|p| {
-                        let e = entries
-                            .get(*p)
-                            .expect("children are computed before parents");
-                        (node::split(p).1, *e)
+    depths.insert(0, vec![root_idx]);
+    // Deepest first, so every child is done before its parent; the root last.
+    let mut dir_entries: Vec<Option<TreeEntry>> = vec![None; dir_paths.len()];
+    let mut records: Vec<NodeRecord> = Vec::with_capacity(leaves.len() + dir_paths.len());
+    for level in depths.values().rev() {
+        let done: Vec<(usize, TreeEntry, Option<NodeRecord>)> = level
+            .par_iter()
+            .map(|&d| {
+                let dir = dir_paths[d];
+                let mut named: Vec<(&str, TreeEntry)> = kids[d]
+                    .iter()
+                    .map(|kid| match *kid {
+                        Kid::Leaf(i) => (node::split(&walked.leaves[i].path).1, leaves[i].0),
+                        Kid::Dir(i) => (
+                            node::split(dir_paths[i]).1,
+                            dir_entries[i].expect("deeper directories are built first"),
+                        ),
                     })
-                    .collect()
+                    .collect();
+                let unchanged = prev.get(dir).filter(|o| {
+                    o.kind == NodeKind::Dir
+                        && o.stat.size == named.len() as u64
+                        && named.iter().all(|(name, e)| {
+                            prev.get(&node::join(dir, name))
+                                .is_some_and(|p| p.node_id == e.node_id)
+                        })
+                });
+                match unchanged {
+                    Some(old) => (d, *old, None),
+                    None => {
+                        let (entry, record) = dir_entry(dir, &mut named);
+                        (d, entry, Some(record))
+                    }
+                }
             })
-            .unwrap_or_default();
-        let unchanged = prev.get(dir).is_some_and(|o| {
-            o.kind == NodeKind::Dir
-                && o.stat.size == kids.len() as u64
-                && kids.iter().all(|(name, e)| {
-                    prev.get(&node::join(dir, name))
-                        .is_some_and(|p| p.node_id == e.node_id)
-                })
-        });
-        let entry = if unchanged {
-            *prev.get(dir).expect("checked above")
-        } else {
-            let (entry, record) = dir_entry(dir, &mut kids);
-            records.push(record);
-            entry
-        };
-        entries.insert(dir.to_owned(), entry);
+            .collect();
+        for (d, entry, record) in done {
+            dir_entries[d] = Some(entry);
+            records.extend(record);
+        }
     }
-    let root = entries.get("").expect("the root is always built").node_id;
+    let root = dir_entries[root_idx]
+        .expect("the root is always built")
+        .node_id;
+    let mut entries: Vec<(&str, TreeEntry)> = Vec::with_capacity(leaves.len() + dir_paths.len());
+    for (leaf, (entry, record)) in walked.leaves.iter().zip(leaves) {
+        entries.push((&leaf.path, entry));
+        records.extend(record);
+    }
+    entries.extend(
+        dir_paths
+            .iter()
+            .zip(dir_entries)
+            .map(|(d, e)| (*d, e.expect("every directory is built"))),
+    );
     Built {
         root,
         entries,

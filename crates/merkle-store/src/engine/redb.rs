@@ -255,6 +255,10 @@ impl Engine for RedbEngine {
         self.guarded(|at| Self::commit_in(db, at, &batch))?;
         // Later reads must see this commit.
         *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        // A cold scan's batch is two allocations per path: freed off the caller's path.
+        if batch.len() >= PARALLEL_MIN {
+            rayon::spawn(move || drop(batch));
+        }
         Ok(())
     }
 
