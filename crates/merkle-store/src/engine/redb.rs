@@ -59,26 +59,9 @@ impl RedbEngine {
         let db = guard(&at.file, || {
             if writable {
                 let db = builder().create(path).map_err(|e| at.open(e))?;
-                // Create every table up front so readers never meet a missing table; only
-                // when one is missing (a new store, or one from an older version), since a
-                // write transaction is a durable commit, two fsyncs, on every open.
-                let present = {
-                    let txn = db.begin_read().map_err(|e| at.engine(e))?;
-                    txn.list_tables()
-                        .map_err(|e| at.engine(e))?
-                        .map(|t| redb::TableHandle::name(&t).to_owned())
-                        .collect::<Vec<_>>()
-                };
-                if Table::ALL
-                    .iter()
-                    .any(|t| !present.iter().any(|p| p == t.name()))
-                {
-                    let txn = db.begin_write().map_err(|e| at.engine(e))?;
-                    for t in Table::ALL {
-                        txn.open_table(def(t)).map_err(|e| at.engine(e))?;
-                    }
-                    txn.commit().map_err(|e| at.engine(e))?;
-                }
+                // No table is created up front: a write creates its table, and every read
+                // takes a missing table as an empty one. Creating them here was a durable
+                // commit of its own (two fsyncs) on every new store.
                 return Ok(Handle::Write(db));
             }
             if !path.exists() {
