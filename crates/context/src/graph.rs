@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use merkle_store::Store;
+use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::facts::TreeFacts;
@@ -75,29 +76,46 @@ impl Graph {
                 }
             }
         }
-        let mut graph = Graph::default();
-        for f in &facts.files {
-            for import in &f.facts.imports {
-                let spec = match &import.name {
-                    Some(n) => format!("{} import {n}", import.spec),
-                    None => import.spec.clone(),
-                };
-                for target in resolve::resolve(&set, &f.path, import) {
-                    graph
-                        .imported_by
-                        .entry(target.clone())
-                        .or_default()
-                        .push(Edge {
-                            path: f.path.clone(),
-                            line: import.line,
-                            specifier: spec.clone(),
-                        });
-                    graph.imports.entry(f.path.clone()).or_default().push(Edge {
-                        path: target,
-                        line: import.line,
-                        specifier: spec.clone(),
-                    });
+        // Resolution is a few lookups per specifier, but a tree has many: files in parallel.
+        let resolved: Vec<(&str, Vec<(String, usize, String)>)> = facts
+            .files
+            .par_iter()
+            .filter(|f| !f.facts.imports.is_empty())
+            .map(|f| {
+                let mut out = Vec::new();
+                for import in &f.facts.imports {
+                    let spec = match &import.name {
+                        Some(n) => format!("{} import {n}", import.spec),
+                        None => import.spec.clone(),
+                    };
+                    for target in resolve::resolve(&set, &f.path, import) {
+                        out.push((target, import.line, spec.clone()));
+                    }
                 }
+                (f.path.as_str(), out)
+            })
+            .collect();
+        let mut graph = Graph::default();
+        for (path, targets) in resolved {
+            for (target, line, specifier) in targets {
+                graph
+                    .imported_by
+                    .entry(target.clone())
+                    .or_default()
+                    .push(Edge {
+                        path: path.to_owned(),
+                        line,
+                        specifier: specifier.clone(),
+                    });
+                graph
+                    .imports
+                    .entry(path.to_owned())
+                    .or_default()
+                    .push(Edge {
+                        path: target,
+                        line,
+                        specifier,
+                    });
             }
         }
         for edges in graph

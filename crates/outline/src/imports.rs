@@ -318,7 +318,9 @@ mod syntax {
                 (Language::Java, "class_declaration" | "interface_declaration") => return,
                 _ => {}
             }
-            self.children(n, mods, depth, out);
+            if may_hold_imports(self.lang, n.kind()) {
+                self.children(n, mods, depth, out);
+            }
         }
 
         fn children(
@@ -332,6 +334,44 @@ mod syntax {
             for c in n.named_children(&mut cursor) {
                 self.node(c, mods, depth + 1, out);
             }
+        }
+    }
+
+    /// Whether an import may sit below a node of this kind (one that is not an import itself).
+    /// Where imports are statements (Python, Rust, Go, Java), only statements and declaration
+    /// lists hold them, never expressions, which are most of a tree; a script's `require` and
+    /// `import()` are calls, anywhere, and a C `#include` may sit in a struct or enum body.
+    fn may_hold_imports(lang: Language, kind: &str) -> bool {
+        match lang {
+            // Items of a file or an inline module; a `use` in a block (a function's, a const
+            // initializer's) is not read.
+            Language::Rust => matches!(kind, "source_file" | "declaration_list"),
+            Language::Python => matches!(
+                kind,
+                "module"
+                    | "block"
+                    | "if_statement"
+                    | "elif_clause"
+                    | "else_clause"
+                    | "try_statement"
+                    | "except_clause"
+                    | "except_group_clause"
+                    | "finally_clause"
+                    | "with_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "match_statement"
+                    | "case_clause"
+                    | "function_definition"
+                    | "class_definition"
+                    | "decorated_definition"
+            ),
+            Language::Go => matches!(
+                kind,
+                "source_file" | "import_declaration" | "import_spec_list"
+            ),
+            Language::Java => kind == "program",
+            _ => true,
         }
     }
 

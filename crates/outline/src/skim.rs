@@ -59,7 +59,7 @@ pub(crate) struct Skim {
 pub(crate) fn included_ranges(language: Language, src: &str) -> Option<Skim> {
     let mut hidden = Vec::new();
     let skipped = match language {
-        Language::Python => python(src.as_bytes(), &mut hidden)?,
+        Language::Python => python(src, &mut hidden)?,
         Language::Rust
         | Language::JavaScript
         | Language::TypeScript
@@ -589,7 +589,8 @@ struct Logical {
 /// The bodies of Python functions, after their first statement (a docstring, if any). A body
 /// whose first statement is compound is not skipped: its first line alone would not parse.
 /// The skipped lines that hold the word `import` are noted in `hidden`.
-fn python(s: &[u8], hidden: &mut Vec<Hidden>) -> Option<Vec<(usize, usize)>> {
+fn python(src: &str, hidden: &mut Vec<Hidden>) -> Option<Vec<(usize, usize)>> {
+    let s = src.as_bytes();
     let lines = logical_lines(s)?;
     let mut skipped = Vec::new();
     let mut k = 0;
@@ -618,7 +619,10 @@ fn python(s: &[u8], hidden: &mut Vec<Hidden>) -> Option<Vec<(usize, usize)>> {
         if last_code > first.code_end && last_code - first.code_end >= MIN_SKIP {
             skipped.push((first.code_end, last_code));
             for l in &lines[k + 2..j] {
-                if s[l.start..l.code_end].windows(6).any(|w| w == b"import") {
+                if src
+                    .get(l.start..l.code_end)
+                    .is_some_and(|code| code.contains("import"))
+                {
                     hidden.push(Hidden::PythonLine {
                         start: l.start,
                         end: l.code_end,
