@@ -77,7 +77,8 @@ impl Graph {
             }
         }
         // Resolution is a few lookups per specifier, but a tree has many: files in parallel.
-        let resolved: Vec<(&str, Vec<(String, usize, String)>)> = facts
+        // Per importing file, its edges to what it imports.
+        let resolved: Vec<(&str, Vec<Edge>)> = facts
             .files
             .par_iter()
             .filter(|f| !f.facts.imports.is_empty())
@@ -89,34 +90,34 @@ impl Graph {
                         None => import.spec.clone(),
                     };
                     for target in resolve::resolve(&set, &f.path, import) {
-                        out.push((target, import.line, spec.clone()));
+                        out.push(Edge {
+                            path: target,
+                            line: import.line,
+                            specifier: spec.clone(),
+                        });
                     }
                 }
                 (f.path.as_str(), out)
             })
             .collect();
         let mut graph = Graph::default();
-        for (path, targets) in resolved {
-            for (target, line, specifier) in targets {
+        for (path, edges) in resolved {
+            for e in &edges {
                 graph
                     .imported_by
-                    .entry(target.clone())
+                    .entry(e.path.clone())
                     .or_default()
                     .push(Edge {
                         path: path.to_owned(),
-                        line,
-                        specifier: specifier.clone(),
-                    });
-                graph
-                    .imports
-                    .entry(path.to_owned())
-                    .or_default()
-                    .push(Edge {
-                        path: target,
-                        line,
-                        specifier,
+                        line: e.line,
+                        specifier: e.specifier.clone(),
                     });
             }
+            graph
+                .imports
+                .entry(path.to_owned())
+                .or_default()
+                .extend(edges);
         }
         for edges in graph
             .imports
