@@ -101,7 +101,7 @@ impl Graph {
             })
             .collect();
         let mut graph = Graph::default();
-        for (path, edges) in resolved {
+        for (path, edges) in resolved.into_iter().filter(|(_, e)| !e.is_empty()) {
             for e in &edges {
                 graph
                     .imported_by
