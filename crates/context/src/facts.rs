@@ -76,16 +76,22 @@ impl TreeFacts {
     /// parallel) and cached for the files whose content has none. Files that changed on disk
     /// since the scan are left without facts (a rescan first avoids that).
     pub fn load(store: &Store) -> Result<TreeFacts> {
-        TreeFacts::build(store, true)
+        TreeFacts::build(store, true, Part::All)
+    }
+
+    /// As [`TreeFacts::load`] with each file's imports alone (its symbols left empty): what
+    /// the import graph reads, for less.
+    pub fn load_imports(store: &Store) -> Result<TreeFacts> {
+        TreeFacts::build(store, true, Part::Imports)
     }
 
     /// As [`TreeFacts::load`], for a store opened read-only: facts missing from the cache are
     /// derived for this call and not kept.
     pub fn read(store: &Store) -> Result<TreeFacts> {
-        TreeFacts::build(store, false)
+        TreeFacts::build(store, false, Part::All)
     }
 
-    fn build(store: &Store, keep: bool) -> Result<TreeFacts> {
+    fn build(store: &Store, keep: bool, part: Part) -> Result<TreeFacts> {
         let tree = store.tree_files()?;
         let mut files = Vec::with_capacity(tree.len());
         let mut missing = Vec::new();
@@ -96,7 +102,7 @@ impl TreeFacts {
                 .filter(|l| parsed(*l));
             let facts = match language {
                 Some(lang) => match store.derived(NAMESPACE, &facts_key(lang, &f.content_hash))? {
-                    Some(bytes) => decode(&bytes).unwrap_or_else(|| {
+                    Some(bytes) => decode(&bytes, part).unwrap_or_else(|| {
                         missing.push(i);
                         FileFacts::default()
                     }),
@@ -121,8 +127,11 @@ impl TreeFacts {
         let count = derived.len();
         for (i, facts) in derived {
             let (f, lang, slot) = &mut files[i];
-            if let (Some(facts), Some(lang)) = (facts, lang) {
+            if let (Some(mut facts), Some(lang)) = (facts, lang) {
                 records.push((facts_key(*lang, &f.content_hash), encode(&facts)));
+                if part == Part::Imports {
+                    facts.symbols = Vec::new();
+                }
                 *slot = facts;
             }
         }
@@ -314,20 +323,31 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn decode(bytes: &[u8]) -> Option<FileFacts> {
+/// What of a file's facts is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    All,
+    /// The imports; the symbols are checked and skipped.
+    Imports,
+}
+
+fn decode(bytes: &[u8], part: Part) -> Option<FileFacts> {
     let mut r = Reader(bytes);
-    let mut symbols = Vec::with_capacity(r.count()?);
-    for _ in 0..symbols.capacity() {
-        let name = r.str()?.to_owned();
+    let n = r.count()?;
+    let mut symbols = Vec::with_capacity(if part == Part::All { n } else { 0 });
+    for _ in 0..n {
+        let name = r.str()?;
         let kind = Kind::from_noun(r.str()?)?;
         let line = r.u32()? as usize;
-        let signature = r.str()?.to_owned();
-        symbols.push(FactSymbol {
-            name,
-            kind,
-            line,
-            signature,
-        });
+        let signature = r.str()?;
+        if part == Part::All {
+            symbols.push(FactSymbol {
+                name: name.to_owned(),
+                kind,
+                line,
+                signature: signature.to_owned(),
+            });
+        }
     }
     let n = r.count()?;
     let mut imports = Vec::with_capacity(n);
@@ -367,9 +387,15 @@ mod tests {
             }],
         };
         let bytes = encode(&f);
-        assert_eq!(decode(&bytes), Some(f));
+        assert_eq!(decode(&bytes, Part::All), Some(f.clone()));
+        let imports = FileFacts {
+            symbols: Vec::new(),
+            imports: f.imports,
+        };
+        assert_eq!(decode(&bytes, Part::Imports), Some(imports));
         for cut in 0..bytes.len() {
-            assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+            assert_eq!(decode(&bytes[..cut], Part::All), None, "cut at {cut}");
+            assert_eq!(decode(&bytes[..cut], Part::Imports), None, "cut at {cut}");
         }
     }
 }

@@ -85,11 +85,15 @@ impl Graph {
             .map(|f| {
                 let mut out = Vec::new();
                 for import in &f.facts.imports {
+                    let targets = resolve::resolve(&set, &f.path, import);
+                    if targets.is_empty() {
+                        continue;
+                    }
                     let spec = match &import.name {
                         Some(n) => format!("{} import {n}", import.spec),
                         None => import.spec.clone(),
                     };
-                    for target in resolve::resolve(&set, &f.path, import) {
+                    for target in targets {
                         out.push(Edge {
                             path: target,
                             line: import.line,

@@ -117,10 +117,10 @@ pub struct ImportWeights {
 }
 
 impl ImportWeights {
-    /// The weights of the store's current tree, from its facts ([`TreeFacts::load`]: cached
-    /// by content, so after the outline producer's run nothing is parsed).
+    /// The weights of the store's current tree, from its facts ([`TreeFacts::load_imports`]:
+    /// cached by content, so after the outline producer's run nothing is parsed).
     pub fn of(store: &Store) -> Result<ImportWeights> {
-        let facts = TreeFacts::load(store)?;
+        let facts = TreeFacts::load_imports(store)?;
         let graph = Graph::build(store, &facts)?;
         Ok(ImportWeights::from_counts(graph.importer_counts()))
     }
