@@ -11,7 +11,7 @@
 //! copy of anything.
 //!
 //! Facts come from the skimmed parse an outline is made from ([`outline::Parser::skim`]), by
-//! one rule ([`file_facts`]) wherever they are derived: here, for files the cache lacks, and in
+//! one rule (`file_facts`) wherever they are derived: here, for files the cache lacks, and in
 //! the offline outline producer, which hands the facts of each file it parses to a
 //! [`FactsSink`] that `generate` empties into the cache. After a first offline generation,
 //! [`TreeFacts::load`] parses nothing.
