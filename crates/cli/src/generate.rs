@@ -132,7 +132,7 @@ impl Generator {
             frame_type: with.frame_type.clone(),
             agent: with.agent.clone(),
             producer: Arc::new(Outline::default()),
-            policy: Arc::new(Map::default()),
+            policy: Arc::new(Map::by_imports()),
             threads: None,
             model: None,
         };
@@ -354,7 +354,7 @@ impl Generator {
 /// The directory policy `--policy` names when it needs no model.
 fn deterministic_policy(name: Option<&str>) -> Option<Arc<dyn SynthesisPolicy>> {
     match name {
-        Some("map") => Some(Arc::new(Map::default())),
+        Some("map") => Some(Arc::new(Map::by_imports())),
         Some("concat") => Some(Arc::new(Concat)),
         Some("summary") => Some(Arc::new(Summary::default())),
         _ => None,

@@ -9,7 +9,14 @@
 //! the version (whenever what is extracted changes) makes every file's facts be derived again.
 //! A record that does not decode is derived again and replaced: it is a cache, never the only
 //! copy of anything.
+//!
+//! Facts come from the skimmed parse an outline is made from ([`outline::Parser::skim`]), by
+//! one rule (`file_facts`) wherever they are derived: here, for files the cache lacks, and in
+//! the offline outline producer, which hands the facts of each file it parses to a
+//! [`FactsSink`] that `generate` empties into the cache. After a first offline generation,
+//! [`TreeFacts::load`] parses nothing.
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use merkle_store::{Hash, NodeKind, Store, TreeFile};
 use outline::{Import, ImportKind, Kind, Language};
@@ -18,7 +25,8 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
-pub const FACTS_VERSION: &str = "facts:v1";
+/// `facts:v2`: from the skimmed parse, with the imports inside skipped bodies read by hand.
+pub const FACTS_VERSION: &str = "facts:v2";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";
@@ -68,16 +76,22 @@ impl TreeFacts {
     /// parallel) and cached for the files whose content has none. Files that changed on disk
     /// since the scan are left without facts (a rescan first avoids that).
     pub fn load(store: &Store) -> Result<TreeFacts> {
-        TreeFacts::build(store, true)
+        TreeFacts::build(store, true, Part::All)
+    }
+
+    /// As [`TreeFacts::load`] with each file's imports alone (its symbols left empty): what
+    /// the import graph reads, for less.
+    pub fn load_imports(store: &Store) -> Result<TreeFacts> {
+        TreeFacts::build(store, true, Part::Imports)
     }
 
     /// As [`TreeFacts::load`], for a store opened read-only: facts missing from the cache are
     /// derived for this call and not kept.
     pub fn read(store: &Store) -> Result<TreeFacts> {
-        TreeFacts::build(store, false)
+        TreeFacts::build(store, false, Part::All)
     }
 
-    fn build(store: &Store, keep: bool) -> Result<TreeFacts> {
+    fn build(store: &Store, keep: bool, part: Part) -> Result<TreeFacts> {
         let tree = store.tree_files()?;
         let mut files = Vec::with_capacity(tree.len());
         let mut missing = Vec::new();
@@ -88,7 +102,7 @@ impl TreeFacts {
                 .filter(|l| parsed(*l));
             let facts = match language {
                 Some(lang) => match store.derived(NAMESPACE, &facts_key(lang, &f.content_hash))? {
-                    Some(bytes) => decode(&bytes).unwrap_or_else(|| {
+                    Some(bytes) => decode(&bytes, part).unwrap_or_else(|| {
                         missing.push(i);
                         FileFacts::default()
                     }),
@@ -113,8 +127,11 @@ impl TreeFacts {
         let count = derived.len();
         for (i, facts) in derived {
             let (f, lang, slot) = &mut files[i];
-            if let (Some(facts), Some(lang)) = (facts, lang) {
+            if let (Some(mut facts), Some(lang)) = (facts, lang) {
                 records.push((facts_key(*lang, &f.content_hash), encode(&facts)));
+                if part == Part::Imports {
+                    facts.symbols = Vec::new();
+                }
                 *slot = facts;
             }
         }
@@ -153,9 +170,66 @@ impl TreeFacts {
     }
 }
 
+/// Facts derived beside another reading of the same files (the offline outline producer's
+/// parse), waiting to be kept in the store's cache under the key [`TreeFacts::load`] looks
+/// up. Clones share what is recorded.
+#[derive(Clone, Debug, Default)]
+pub struct FactsSink {
+    /// (key, encoded facts) records.
+    records: Arc<Mutex<Vec<Record>>>,
+}
+
+type Record = (Hash, Vec<u8>);
+
+impl FactsSink {
+    /// Records the facts of content `content` read as `language`, when facts are kept for
+    /// that language.
+    pub(crate) fn record(&self, language: Language, content: &Hash, facts: &FileFacts) {
+        if !parsed(language) {
+            return;
+        }
+        let record = (facts_key(language, content), encode(facts));
+        // A thread that panicked holding the lock loses the records, which are a cache.
+        if let Ok(mut records) = self.records.lock() {
+            records.push(record);
+        }
+    }
+
+    /// Puts what was recorded since the last call into the store's cache, in one commit;
+    /// returns how many files' facts that was.
+    pub fn keep(&self, store: &Store) -> Result<usize> {
+        let records = match self.records.lock() {
+            Ok(mut records) => std::mem::take(&mut *records),
+            Err(_) => return Ok(0),
+        };
+        store.put_derived(NAMESPACE, &records)?;
+        Ok(records.len())
+    }
+}
+
+/// What a file says about itself, from the skimmed parse of its `size` bytes (`None` where
+/// the content is not text or did not parse) and the outline of that parse: the one rule for
+/// facts, whoever parses. A file over [`MAX_PARSE_BYTES`] has none.
+pub(crate) fn file_facts(
+    size: usize,
+    parsed: Option<(&outline::Parsed<'_>, &outline::Outline)>,
+) -> FileFacts {
+    match parsed {
+        Some((parsed, outline)) if size as u64 <= MAX_PARSE_BYTES => {
+            let mut symbols = Vec::new();
+            flatten(&outline.symbols, &mut symbols);
+            FileFacts {
+                symbols,
+                imports: parsed.imports(),
+            }
+        }
+        _ => FileFacts::default(),
+    }
+}
+
 /// Whether facts are derived for files of `language`: source languages and Markdown (its
 /// headings are searchable), not the keys of data files.
-fn parsed(language: Language) -> bool {
+pub(crate) fn parsed(language: Language) -> bool {
     !matches!(language, Language::Json | Language::Toml | Language::Yaml)
 }
 
@@ -184,15 +258,10 @@ fn derive(
     let Ok(source) = std::str::from_utf8(&bytes) else {
         return Some(FileFacts::default());
     };
-    let Ok(parsed) = parser.parse(lang, source) else {
+    let Ok(parsed) = parser.skim(lang, source) else {
         return Some(FileFacts::default());
     };
-    let mut symbols = Vec::new();
-    flatten(&parsed.outline().symbols, &mut symbols);
-    Some(FileFacts {
-        symbols,
-        imports: parsed.imports(),
-    })
+    Some(file_facts(bytes.len(), Some((&parsed, &parsed.outline()))))
 }
 
 fn flatten(symbols: &[outline::Symbol], out: &mut Vec<FactSymbol>) {
@@ -254,20 +323,31 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn decode(bytes: &[u8]) -> Option<FileFacts> {
+/// What of a file's facts is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    All,
+    /// The imports; the symbols are checked and skipped.
+    Imports,
+}
+
+fn decode(bytes: &[u8], part: Part) -> Option<FileFacts> {
     let mut r = Reader(bytes);
-    let mut symbols = Vec::with_capacity(r.count()?);
-    for _ in 0..symbols.capacity() {
-        let name = r.str()?.to_owned();
+    let n = r.count()?;
+    let mut symbols = Vec::with_capacity(if part == Part::All { n } else { 0 });
+    for _ in 0..n {
+        let name = r.str()?;
         let kind = Kind::from_noun(r.str()?)?;
         let line = r.u32()? as usize;
-        let signature = r.str()?.to_owned();
-        symbols.push(FactSymbol {
-            name,
-            kind,
-            line,
-            signature,
-        });
+        let signature = r.str()?;
+        if part == Part::All {
+            symbols.push(FactSymbol {
+                name: name.to_owned(),
+                kind,
+                line,
+                signature: signature.to_owned(),
+            });
+        }
     }
     let n = r.count()?;
     let mut imports = Vec::with_capacity(n);
@@ -307,9 +387,15 @@ mod tests {
             }],
         };
         let bytes = encode(&f);
-        assert_eq!(decode(&bytes), Some(f));
+        assert_eq!(decode(&bytes, Part::All), Some(f.clone()));
+        let imports = FileFacts {
+            symbols: Vec::new(),
+            imports: f.imports,
+        };
+        assert_eq!(decode(&bytes, Part::Imports), Some(imports));
         for cut in 0..bytes.len() {
-            assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+            assert_eq!(decode(&bytes[..cut], Part::All), None, "cut at {cut}");
+            assert_eq!(decode(&bytes[..cut], Part::Imports), None, "cut at {cut}");
         }
     }
 }

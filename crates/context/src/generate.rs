@@ -6,8 +6,13 @@
 //! (not even a read); one whose content equals what the previous frame was produced from (a
 //! `touch`), or whose inputs match a memo anywhere in the store (a rename, a revert, a
 //! duplicate: [`file_memo_key`]), reuses that content without running the producer.
-//! Directories then go through [`synthesize_each`] a level at a time (deepest first; one
-//! commit per level), which reuses content the same two ways.
+//! Between files and directories, the producer keeps what it derived beside its frames
+//! ([`FrameProducer::keep_derived`]: the outline's file facts) and the policy reads the tree
+//! if it ranks by it ([`SynthesisPolicy::with_tree`]: the map's import weights, from those
+//! facts). Directories then go through [`synthesize_each`] a level at a time (deepest first;
+//! one commit per level), which reuses content the same two ways.
+use std::sync::Arc;
+
 use merkle_store::{Hash, NodeKind, NodeRecord, Role, Store};
 use rayon::prelude::*;
 
@@ -136,7 +141,7 @@ pub fn generate(store: &Store, node: &NodeRecord, req: &GenerateRequest<'_>) -> 
         return generate_tree(store, node, req);
     }
     let (files, dirs) = in_scope(store, node, req.recursive)?;
-    generate_files_and_dirs(store, files, dirs, req)
+    generate_files_and_dirs(store, files, Dirs::These(dirs), req)
 }
 
 /// The files and directories below `node` (itself included).
@@ -189,7 +194,9 @@ fn generate_tree(store: &Store, root: &NodeRecord, req: &GenerateRequest<'_>) ->
     let report = match store.checkpoint(&name)? {
         Some((since, at)) if at == seq => {
             let changed = store.changed_since(&since, &root.node_id)?;
-            let mut report = generate_paths(store, &changed, req)?;
+            let (files, dirs) = existing(store, &changed)?;
+            let dirs = Dirs::Changed { dirs, root };
+            let mut report = generate_files_and_dirs(store, files, dirs, req)?;
             let (nodes, _) = store.counts()?;
             report.up_to_date += usize::try_from(nodes)
                 .unwrap_or(usize::MAX)
@@ -198,7 +205,7 @@ fn generate_tree(store: &Store, root: &NodeRecord, req: &GenerateRequest<'_>) ->
         }
         _ => {
             let (files, dirs) = in_scope(store, root, true)?;
-            generate_files_and_dirs(store, files, dirs, req)?
+            generate_files_and_dirs(store, files, Dirs::These(dirs), req)?
         }
     };
     // Every node up to date, and every frame created meanwhile this generation's own.
@@ -236,13 +243,26 @@ pub fn generate_paths(
     req: &GenerateRequest<'_>,
 ) -> Result<Generated> {
     let (files, dirs) = existing(store, paths)?;
-    generate_files_and_dirs(store, files, dirs, req)
+    generate_files_and_dirs(store, files, Dirs::These(dirs), req)
+}
+
+/// The directories a generation synthesizes where missing or stale.
+enum Dirs<'a> {
+    These(Vec<String>),
+    /// Those that changed since the checkpoint of a generation over the tree of `root`, which
+    /// left every directory up to date with its policy: enough while the policy is the same,
+    /// but a policy that reads the tree ([`SynthesisPolicy::with_tree`]) may come out another
+    /// (other import weights), and then every directory of the tree is looked at.
+    Changed {
+        dirs: Vec<String>,
+        root: &'a NodeRecord,
+    },
 }
 
 fn generate_files_and_dirs(
     store: &Store,
     files: Vec<String>,
-    dirs: Vec<String>,
+    dirs: Dirs<'_>,
     req: &GenerateRequest<'_>,
 ) -> Result<Generated> {
     store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
@@ -264,13 +284,13 @@ fn generate_files_and_dirs(
 fn generate_in(
     store: &Store,
     files: Vec<String>,
-    mut dirs: Vec<String>,
+    dirs: Dirs<'_>,
     req: &GenerateRequest<'_>,
     chunk_size: usize,
 ) -> Result<Generated> {
     let total = files.len();
     let mut report = Generated {
-        visited: files.len() + dirs.len(),
+        visited: files.len(),
         ..Generated::default()
     };
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -318,6 +338,10 @@ fn generate_in(
         // After the frames: a memo lost to an interruption costs a recomputation, no more.
         store.put_memos(&memos)?;
     }
+    req.producer.keep_derived(store)?;
+    let (policy, mut dirs) = directory_policy(store, dirs, req)?;
+    let policy = policy.as_deref().unwrap_or(req.policy);
+    report.visited += dirs.len();
     // Deepest first, so every directory sees its children's new frames.
     let depth = |p: &str| {
         if p.is_empty() {
@@ -341,8 +365,7 @@ fn generate_in(
                     .extra
                     .get(crate::synthesis::META_POLICY)
                     .is_some_and(|p| {
-                        (req.replace_other_producers && *p != req.policy.id())
-                            || req.policy.supersedes(p)
+                        (req.replace_other_producers && *p != policy.id()) || policy.supersedes(p)
                     })
                 && staleness(store, &rec, &head)?.is_none()
             {
@@ -357,7 +380,7 @@ fn generate_in(
         let request = SynthesisRequest {
             frame_type: req.frame_type,
             agent: req.agent,
-            policy: req.policy,
+            policy,
             now_ms: req.now_ms,
         };
         for s in synthesize_each(store, &todo, &request)? {
@@ -371,6 +394,41 @@ fn generate_in(
         }
     }
     Ok(report)
+}
+
+/// A policy as it read the tree; `None`: the request's as it is.
+type Resolved = Option<Arc<dyn SynthesisPolicy>>;
+
+/// The policy directories are made with (`None`: `req.policy` as it is) and the directories to
+/// look at. A policy that reads the tree is asked only when there is a directory to make: a
+/// generation from a checkpoint with nothing changed asks nothing.
+fn directory_policy(
+    store: &Store,
+    dirs: Dirs<'_>,
+    req: &GenerateRequest<'_>,
+) -> Result<(Resolved, Vec<String>)> {
+    let (dirs, root) = match dirs {
+        Dirs::These(dirs) => (dirs, None),
+        Dirs::Changed { dirs, root } => (dirs, Some(root)),
+    };
+    if dirs.is_empty() {
+        return Ok((None, dirs));
+    }
+    let policy = req.policy.with_tree(store)?;
+    let Some(resolved) = &policy else {
+        return Ok((policy, dirs));
+    };
+    // From a checkpoint, every directory was made with the policy the root's frame names.
+    if let Some(root) = root {
+        let made_with = current_frame(store, &root.node_id, &root.path, req.frame_type)?
+            .filter(|f| f.agent_id == req.agent)
+            .and_then(|f| f.metadata.extra.get(crate::synthesis::META_POLICY).cloned());
+        if made_with != Some(resolved.id()) {
+            let (_, every) = in_scope(store, root, true)?;
+            return Ok((policy, every));
+        }
+    }
+    Ok((policy, dirs))
 }
 
 fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Planned> {

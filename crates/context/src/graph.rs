@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use merkle_store::Store;
+use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::facts::TreeFacts;
@@ -75,30 +76,52 @@ impl Graph {
                 }
             }
         }
-        let mut graph = Graph::default();
-        for f in &facts.files {
-            for import in &f.facts.imports {
-                let spec = match &import.name {
-                    Some(n) => format!("{} import {n}", import.spec),
-                    None => import.spec.clone(),
-                };
-                for target in resolve::resolve(&set, &f.path, import) {
-                    graph
-                        .imported_by
-                        .entry(target.clone())
-                        .or_default()
-                        .push(Edge {
-                            path: f.path.clone(),
+        // Resolution is a few lookups per specifier, but a tree has many: files in parallel.
+        // Per importing file, its edges to what it imports.
+        let resolved: Vec<(&str, Vec<Edge>)> = facts
+            .files
+            .par_iter()
+            .filter(|f| !f.facts.imports.is_empty())
+            .map(|f| {
+                let mut out = Vec::new();
+                for import in &f.facts.imports {
+                    let targets = resolve::resolve(&set, &f.path, import);
+                    if targets.is_empty() {
+                        continue;
+                    }
+                    let spec = match &import.name {
+                        Some(n) => format!("{} import {n}", import.spec),
+                        None => import.spec.clone(),
+                    };
+                    for target in targets {
+                        out.push(Edge {
+                            path: target,
                             line: import.line,
                             specifier: spec.clone(),
                         });
-                    graph.imports.entry(f.path.clone()).or_default().push(Edge {
-                        path: target,
-                        line: import.line,
-                        specifier: spec.clone(),
-                    });
+                    }
                 }
+                (f.path.as_str(), out)
+            })
+            .collect();
+        let mut graph = Graph::default();
+        for (path, edges) in resolved.into_iter().filter(|(_, e)| !e.is_empty()) {
+            for e in &edges {
+                graph
+                    .imported_by
+                    .entry(e.path.clone())
+                    .or_default()
+                    .push(Edge {
+                        path: path.to_owned(),
+                        line: e.line,
+                        specifier: e.specifier.clone(),
+                    });
             }
+            graph
+                .imports
+                .entry(path.to_owned())
+                .or_default()
+                .extend(edges);
         }
         for edges in graph
             .imports

@@ -26,11 +26,11 @@ pub mod views_file;
 pub mod window;
 
 pub use error::{Error, Result};
-pub use facts::TreeFacts;
+pub use facts::{FactsSink, TreeFacts};
 pub use generate::{GenerateRequest, Generated, generate, generate_paths};
 pub use graph::{Graph, Related, Relation};
 pub use invalidation::invalidate;
-pub use map::{ChildWeights, Map};
+pub use map::{ChildWeights, ImportWeights, Map, Ranking};
 pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
     language, produce, regenerate, stale_frames, staleness,

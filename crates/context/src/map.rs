@@ -19,24 +19,31 @@
 //!
 //! **Ranking**: READMEs, then entry points (`lib.rs`, `main.*`, `mod.rs`, `index.*`,
 //! `__init__.py`, `__main__.py`), then code, Markdown and directories, then the rest (data and
-//! text files); within a group by [`ChildWeights`] when given (how often a child's definitions
-//! are referenced elsewhere, from a reference graph), then by size (bytes of source below it),
-//! then by name. Every ordering is total, so the map is deterministic.
+//! text files); within a group by [`ChildWeights`] when given, then by size (bytes of source
+//! below it), then by name. Every ordering is total, so the map is deterministic. The weights
+//! `generate` gives the offline map ([`Ranking::Imports`]) are the import graph's
+//! ([`ImportWeights`]): how many files of the workspace import a child (a folder: the files
+//! below it), computed once the files' frames are made, from the facts the outline producer
+//! cached as it parsed them.
 //!
 //! **Bounded, never silently**: what does not fit in [`Map::max_bytes`] is named on a last
 //! line (`+ 7 more: a.rs, b/, ...`); a line too long for its share ends in `…`.
 //!
 //! A frame this policy did not write (a model's, a hand-written note) is read for its first line
 //! alone.
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use merkle_store::NodeKind;
+use merkle_store::{NodeKind, Store};
 
+use crate::error::Result;
+use crate::facts::TreeFacts;
+use crate::graph::Graph;
 use crate::synthesis::{ChildFrame, MAX_LINE_BYTES, SynthesisInput, SynthesisPolicy};
 
 /// Per-child weights that rank children above their size: how often a child's definitions are
-/// referenced from elsewhere in the workspace, say. A hook for a reference graph built above
-/// this policy; without one, children of a group rank by size.
+/// referenced from elsewhere in the workspace, say ([`ImportWeights`]); without any, children
+/// of a group rank by size.
 pub trait ChildWeights: Send + Sync {
     /// Names the weights in the policy's id. A directory's frame is memoized by its policy id
     /// and its children's frames, not by anything outside them, so this id must change
@@ -47,30 +54,111 @@ pub trait ChildWeights: Send + Sync {
     fn weight(&self, path: &str) -> Option<u64>;
 }
 
-/// The offline directory map policy (`map:v1:BYTES`).
-#[derive(Clone)]
+/// How a map ranks the children of a group before their size.
+#[derive(Clone, Default)]
+pub enum Ranking {
+    /// By size alone.
+    #[default]
+    Size,
+    /// By how many files import them, from the import graph of the tree as a generation
+    /// reaches its directories: [`SynthesisPolicy::with_tree`] gives this map ranked by the
+    /// [`ImportWeights`] of that tree (`generate` and `regenerate` ask it before they
+    /// synthesize; a map asked nothing ranks by size).
+    Imports,
+    /// By these weights.
+    Weights(Arc<dyn ChildWeights>),
+}
+
+impl std::fmt::Debug for Ranking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ranking::Size => f.write_str("Size"),
+            Ranking::Imports => f.write_str("Imports"),
+            Ranking::Weights(w) => f.debug_tuple("Weights").field(&w.id()).finish(),
+        }
+    }
+}
+
+/// The offline directory map policy (`map:v1:BYTES`, ranked by weights
+/// `map:v1:BYTES:WEIGHTS`).
+#[derive(Clone, Debug)]
 pub struct Map {
     /// The most bytes of a directory's frame.
     pub max_bytes: usize,
-    /// Weights that rank children within a group before their size; `None`: by size alone.
-    pub weights: Option<Arc<dyn ChildWeights>>,
-}
-
-impl std::fmt::Debug for Map {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Map")
-            .field("max_bytes", &self.max_bytes)
-            .field("weights", &self.weights.as_ref().map(|w| w.id()))
-            .finish()
-    }
+    /// How children rank within a group before their size.
+    pub ranking: Ranking,
 }
 
 impl Default for Map {
     fn default() -> Map {
         Map {
             max_bytes: 4096,
-            weights: None,
+            ranking: Ranking::Size,
         }
+    }
+}
+
+impl Map {
+    /// The map `generate` makes offline: ranked by the import graph ([`Ranking::Imports`]).
+    pub fn by_imports() -> Map {
+        Map {
+            ranking: Ranking::Imports,
+            ..Map::default()
+        }
+    }
+}
+
+/// The import graph's counts as a map's child weights: a file weighs as many files as import
+/// it, a directory the sum over the files below it. Named by a hash of every count, so the
+/// policy id, and with it every directory's frame, changes exactly when a count does.
+pub struct ImportWeights {
+    id: String,
+    by_path: HashMap<String, u64>,
+}
+
+impl ImportWeights {
+    /// The weights of the store's current tree, from its facts ([`TreeFacts::load_imports`]:
+    /// cached by content, so after the outline producer's run nothing is parsed).
+    pub fn of(store: &Store) -> Result<ImportWeights> {
+        let facts = TreeFacts::load_imports(store)?;
+        let graph = Graph::build(store, &facts)?;
+        Ok(ImportWeights::from_counts(graph.importer_counts()))
+    }
+
+    /// The weights of these importer counts, by file path.
+    pub fn from_counts<'a>(counts: impl IntoIterator<Item = (&'a str, usize)>) -> ImportWeights {
+        let mut by_path: HashMap<String, u64> = HashMap::new();
+        for (path, importers) in counts {
+            let n = importers as u64;
+            let mut at = path;
+            loop {
+                *by_path.entry(at.to_owned()).or_default() += n;
+                match at.rsplit_once('/') {
+                    Some((parent, _)) => at = parent,
+                    None => break,
+                }
+            }
+        }
+        let mut sorted: Vec<(&String, &u64)> = by_path.iter().collect();
+        sorted.sort_unstable();
+        let mut h = blake3::Hasher::new();
+        for (path, n) in sorted {
+            h.update(&(path.len() as u64).to_le_bytes());
+            h.update(path.as_bytes());
+            h.update(&n.to_le_bytes());
+        }
+        let id = format!("imports:{}", &h.finalize().to_hex()[..16]);
+        ImportWeights { id, by_path }
+    }
+}
+
+impl ChildWeights for ImportWeights {
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    fn weight(&self, path: &str) -> Option<u64> {
+        self.by_path.get(path).copied()
     }
 }
 
@@ -110,20 +198,22 @@ fn first_sentence(line: &str) -> &str {
 
 impl SynthesisPolicy for Map {
     fn id(&self) -> String {
-        match &self.weights {
-            Some(w) => format!("{MAP_VERSION}:{}:{}", self.max_bytes, w.id()),
-            None => format!("{MAP_VERSION}:{}", self.max_bytes),
+        match &self.ranking {
+            Ranking::Size => format!("{MAP_VERSION}:{}", self.max_bytes),
+            Ranking::Imports => format!("{MAP_VERSION}:{}:imports", self.max_bytes),
+            Ranking::Weights(w) => format!("{MAP_VERSION}:{}:{}", self.max_bytes, w.id()),
         }
     }
 
     fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String> {
+        let weights = match &self.ranking {
+            Ranking::Weights(w) => Some(w),
+            Ranking::Size | Ranking::Imports => None,
+        };
         let mut children: Vec<Child> = input
             .children
             .iter()
-            .map(|c| {
-                let weight = self.weights.as_ref().and_then(|w| w.weight(&c.path));
-                Child::read(c, weight)
-            })
+            .map(|c| Child::read(c, weights.and_then(|w| w.weight(&c.path))))
             .collect();
         children.sort_by(|a, b| {
             (
@@ -143,9 +233,20 @@ impl SynthesisPolicy for Map {
         Ok(self.render(&children).into_bytes())
     }
 
-    /// The offline default it replaced (`summary:L:B`) and earlier maps.
+    /// The offline default it replaced (`summary:L:B`) and earlier maps (other weights too).
     fn supersedes(&self, id: &str) -> bool {
         (id.starts_with("summary:") || id.starts_with("map:")) && id != self.id()
+    }
+
+    /// Ranked by imports: this map with the weights of the tree's import graph.
+    fn with_tree(&self, store: &Store) -> Result<Option<Arc<dyn SynthesisPolicy>>> {
+        Ok(match self.ranking {
+            Ranking::Imports => Some(Arc::new(Map {
+                max_bytes: self.max_bytes,
+                ranking: Ranking::Weights(Arc::new(ImportWeights::of(store)?)),
+            })),
+            Ranking::Size | Ranking::Weights(_) => None,
+        })
     }
 }
 

@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex};
 use merkle_store::{Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
 
 use crate::error::{Error, Result};
+use crate::facts::{self, FactsSink};
 use crate::invalidation;
+use crate::map::Ranking;
 use crate::synthesis::{
     self, Concat, Filter, META_POLICY, Summary, SynthesisPolicy, SynthesisRequest,
 };
@@ -46,6 +48,14 @@ pub trait FrameProducer: Send + Sync {
         let _ = id;
         false
     }
+    /// Keeps in `store` what the producer derived beside the frames it made since the last
+    /// call (the offline outline: each parsed file's facts, [`crate::facts`], from the parse
+    /// its outline came from), so that readers find it cached. `generate` calls it once the
+    /// files' frames are put, before directories; the default keeps nothing.
+    fn keep_derived(&self, store: &Store) -> Result<()> {
+        let _ = store;
+        Ok(())
+    }
 }
 
 /// Metadata key: the producer that made a file frame.
@@ -64,7 +74,10 @@ pub const META_PRODUCER_INPUT: &str = "producer.input";
 /// outline unless its language changes.
 ///
 /// It keeps the parsers it has used (one per thread that outlined at once, as `generate`'s
-/// workers do) and hands them out again, rather than set one up per file.
+/// workers do) and hands them out again, rather than set one up per file. The parse an outline
+/// is made from gives the file's facts too ([`crate::facts`]): they wait in the producer until
+/// [`FrameProducer::keep_derived`] puts them in the store's cache, so that the import graph and
+/// search need not parse the file again.
 #[derive(Clone, Debug)]
 pub struct Outline {
     /// How many leading non-empty lines to keep.
@@ -72,6 +85,7 @@ pub struct Outline {
     /// The most bytes of an outline.
     pub max_bytes: usize,
     parsers: Arc<Mutex<Vec<outline::Parser>>>,
+    facts: FactsSink,
 }
 
 impl Default for Outline {
@@ -87,21 +101,37 @@ impl Outline {
             lines,
             max_bytes,
             parsers: Arc::default(),
+            facts: FactsSink::default(),
         }
     }
 
-    /// The structural outline of `text`, with a parser from the pool (a new one when all are
-    /// in use, or when a thread panicked holding the lock).
-    fn structure(&self, lang: outline::Language, text: &str) -> outline::Result<outline::Outline> {
+    /// The structural outline of `text` (the content of a file whose content hash is
+    /// `content`), with a parser from the pool (a new one when all are in use, or when a thread
+    /// panicked holding the lock); the file's facts, from the same parse, go to the sink.
+    fn structure(
+        &self,
+        lang: outline::Language,
+        text: &str,
+        content: &Hash,
+    ) -> outline::Result<outline::Outline> {
         let mut parser = self
             .parsers
             .lock()
             .ok()
             .and_then(|mut pool| pool.pop())
             .unwrap_or_default();
-        let structure = parser.outline(lang, text);
+        let structure = parser.skim(lang, text).map(|parsed| {
+            let structure = parsed.outline();
+            let facts = facts::file_facts(text.len(), Some((&parsed, &structure)));
+            self.facts.record(lang, content, &facts);
+            structure
+        });
         if let Ok(mut pool) = self.parsers.lock() {
             pool.push(parser);
+        }
+        if structure.is_err() {
+            self.facts
+                .record(lang, content, &facts::file_facts(text.len(), None));
         }
         structure
     }
@@ -162,10 +192,16 @@ impl FrameProducer for Outline {
             return Ok(format!("symlink to {}\n", String::from_utf8_lossy(content)).into_bytes());
         }
         let Ok(text) = std::str::from_utf8(content) else {
+            if let Some(lang) = outline::Language::from_path(&node.path) {
+                let none = facts::file_facts(content.len(), None);
+                self.facts.record(lang, &node.content_hash, &none);
+            }
             return Ok(format!("binary, {}\n", counted(content.len(), "byte")).into_bytes());
         };
         if let Some(lang) = outline::Language::from_path(&node.path) {
-            let structure = self.structure(lang, text).map_err(|e| e.to_string())?;
+            let structure = self
+                .structure(lang, text, &node.content_hash)
+                .map_err(|e| e.to_string())?;
             if !structure.is_empty() {
                 let config = outline::RenderConfig::default();
                 return Ok(outline::render(&structure, &config).into_bytes());
@@ -206,6 +242,12 @@ impl FrameProducer for Outline {
     fn supersedes(&self, id: &str) -> bool {
         id.starts_with("outline:") && id != self.id()
     }
+
+    /// The facts of the files outlined since the last call.
+    fn keep_derived(&self, store: &Store) -> Result<()> {
+        self.facts.keep(store)?;
+        Ok(())
+    }
 }
 
 /// Producers by frame type, and by the producer id a frame recorded.
@@ -226,6 +268,11 @@ impl Producers {
     pub fn with_known(mut self, producer: Arc<dyn FrameProducer>) -> Producers {
         self.by_id.insert(producer.id(), producer);
         self
+    }
+
+    /// Every producer it holds (one held twice is given twice).
+    fn all(&self) -> impl Iterator<Item = &Arc<dyn FrameProducer>> {
+        self.by_type.values().chain(self.by_id.values())
     }
 
     /// The producer that regenerates `frame`: the one for its type, else the one it recorded.
@@ -254,14 +301,22 @@ pub fn builtin_policy(id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
             max_bytes: b.parse().ok()?,
         }));
     }
-    if let Some(bytes) = id
+    if let Some(rest) = id
         .strip_prefix(crate::map::MAP_VERSION)
         .and_then(|r| r.strip_prefix(':'))
     {
-        // A map with weights names them after its bytes: they live above this crate.
+        // A map ranked by weights names them after its bytes: the import graph's (of the tree
+        // as it is when the map is made again), or others, which live above this crate.
+        let (bytes, ranking) = match rest.split_once(':') {
+            None => (rest, Ranking::Size),
+            Some((bytes, w)) if w == "imports" || w.starts_with("imports:") => {
+                (bytes, Ranking::Imports)
+            }
+            Some(_) => return None,
+        };
         return Some(Arc::new(crate::map::Map {
             max_bytes: bytes.parse().ok()?,
-            weights: None,
+            ranking,
         }));
     }
     if let Some(needle) = id.strip_prefix("filter:contains:") {
@@ -323,8 +378,35 @@ fn frames_at(store: &Store, rec: &NodeRecord) -> Result<Vec<Frame>> {
     crate::current::current_frames(store, &rec.node_id, &rec.path)
 }
 
-fn policy_for(req: &RegenerateRequest<'_>, id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
-    req.policies.get(id).cloned().or_else(|| builtin_policy(id))
+/// The policies one regeneration makes directory frames with, by the id their frames
+/// recorded: each as it reads the tree ([`SynthesisPolicy::with_tree`]), asked once.
+struct Policies<'r, 'a> {
+    req: &'r RegenerateRequest<'a>,
+    resolved: BTreeMap<String, Arc<dyn SynthesisPolicy>>,
+}
+
+impl Policies<'_, '_> {
+    fn get(&mut self, store: &Store, id: &str) -> Result<Option<Arc<dyn SynthesisPolicy>>> {
+        if let Some(p) = self.resolved.get(id) {
+            return Ok(Some(Arc::clone(p)));
+        }
+        let Some(policy) = self
+            .req
+            .policies
+            .get(id)
+            .cloned()
+            .or_else(|| builtin_policy(id))
+        else {
+            return Ok(None);
+        };
+        // What the producers parsed so far, for a policy that reads the tree's facts.
+        for producer in self.req.producers.all() {
+            producer.keep_derived(store)?;
+        }
+        let policy = policy.with_tree(store)?.unwrap_or(policy);
+        self.resolved.insert(id.to_owned(), Arc::clone(&policy));
+        Ok(Some(policy))
+    }
 }
 
 /// Whether `frame` (the latest of its type at `node`'s path) is stale, and why.
@@ -408,6 +490,10 @@ pub fn regenerate(
     req: &RegenerateRequest<'_>,
 ) -> Result<Regenerated> {
     let mut report = Regenerated::default();
+    let mut policies = Policies {
+        req,
+        resolved: BTreeMap::new(),
+    };
     for path in scope_paths(store, node, &req.scope)? {
         let Some(rec) = store.node_at(&path)? else {
             continue;
@@ -418,7 +504,7 @@ pub fn regenerate(
                 continue;
             };
             let key = (path.clone(), frame.frame_type.clone());
-            match regenerate_one(store, &rec, &frame, req) {
+            match regenerate_one(store, &rec, &frame, req, &mut policies) {
                 Ok(Some((id, true))) => report.regenerated.push((key.0, key.1, id)),
                 Ok(Some((id, false))) => report.reused.push((key.0, key.1, id)),
                 Ok(None) => {}
@@ -427,6 +513,9 @@ pub fn regenerate(
                     .push(format!("{path:?} {}: {e}", frame.frame_type)),
             }
         }
+    }
+    for producer in req.producers.all() {
+        producer.keep_derived(store)?;
     }
     Ok(report)
 }
@@ -437,6 +526,7 @@ fn regenerate_one(
     rec: &NodeRecord,
     old: &Frame,
     req: &RegenerateRequest<'_>,
+    policies: &mut Policies<'_, '_>,
 ) -> Result<Option<(Hash, bool)>> {
     if let Some(policy_id) = old
         .metadata
@@ -444,11 +534,13 @@ fn regenerate_one(
         .get(META_POLICY)
         .filter(|_| rec.kind == NodeKind::Dir)
     {
-        let policy = policy_for(req, policy_id).ok_or_else(|| Error::Policy {
-            policy: policy_id.clone(),
-            path: rec.path.clone(),
-            message: "no such policy is registered".to_owned(),
-        })?;
+        let policy = policies
+            .get(store, policy_id)?
+            .ok_or_else(|| Error::Policy {
+                policy: policy_id.clone(),
+                path: rec.path.clone(),
+                message: "no such policy is registered".to_owned(),
+            })?;
         let done = synthesis::synthesize(
             store,
             rec,
@@ -552,7 +644,9 @@ pub fn produce(
             message,
         })?;
     let frame = produced_frame(rec, frame_type, agent, body, producer, input, now_ms);
-    Ok(store.put_frame(frame)?.frame_id)
+    let id = store.put_frame(frame)?.frame_id;
+    producer.keep_derived(store)?;
+    Ok(id)
 }
 
 /// A file frame made by `producer` from content whose [`producer_input`] is `input`, recording

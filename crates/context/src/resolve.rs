@@ -27,6 +27,8 @@ pub struct PathSet {
     files: HashSet<String>,
     by_name: HashMap<String, Vec<String>>,
     by_dir: HashMap<String, Vec<String>>,
+    /// The name of every folder that holds a file.
+    folder_names: HashSet<String>,
     /// (folder of a `go.mod`, its module path), longest module path first.
     go_modules: Vec<(String, String)>,
 }
@@ -45,6 +47,11 @@ impl PathSet {
                 .entry(dir(p).to_owned())
                 .or_default()
                 .push(p.to_owned());
+            for folder in dir(p).split('/').filter(|f| !f.is_empty()) {
+                if !set.folder_names.contains(folder) {
+                    set.folder_names.insert(folder.to_owned());
+                }
+            }
         }
         for v in set.by_dir.values_mut().chain(set.by_name.values_mut()) {
             v.sort();
@@ -61,6 +68,13 @@ impl PathSet {
 
     pub fn contains(&self, path: &str) -> bool {
         self.files.contains(path)
+    }
+
+    /// Whether a Python module whose top-level name is `top` may be a workspace file: a folder
+    /// of that name holds a file, or a file is named `top.py`. The standard library and
+    /// installed packages mostly are not, and are ruled out without trying every root.
+    fn may_hold_python_module(&self, top: &str) -> bool {
+        self.folder_names.contains(top) || self.by_name.contains_key(&format!("{top}.py"))
     }
 
     fn first(&self, candidates: impl IntoIterator<Item = String>) -> Option<String> {
@@ -245,6 +259,10 @@ fn python(set: &PathSet, from: &str, spec: &str, name_: Option<&str>) -> Option<
             root = dir(&root).to_owned();
         }
         return within(&root);
+    }
+    let top = module.split('/').next().unwrap_or_default();
+    if !set.may_hold_python_module(top) {
+        return None;
     }
     let mut roots = vec![String::new(), "src".to_owned()];
     let mut d = dir(from);

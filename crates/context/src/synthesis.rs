@@ -89,6 +89,16 @@ pub trait SynthesisPolicy: Send + Sync {
         let _ = id;
         false
     }
+    /// The policy that makes a generation's directory frames, asked once the files' frames are
+    /// made: `None` (the default) for this one. A policy that reads the whole tree (the map
+    /// ranked by the import graph, [`crate::map::Ranking::Imports`]) returns itself with what
+    /// it read, under an id that names it. What it returns must depend on the current tree
+    /// alone (paths and contents): a generation from a checkpoint does not ask again while
+    /// the tree is the checkpoint's.
+    fn with_tree(&self, store: &Store) -> Result<Option<Arc<dyn SynthesisPolicy>>> {
+        let _ = store;
+        Ok(None)
+    }
 }
 
 /// The most bytes of one line that a produced frame keeps (an outline's line, a summary's line

@@ -6,6 +6,11 @@
 //! resolver can use: Rust `use` paths that start at `crate`, `self` or `super` (external crates
 //! cannot name workspace files), each brace group expanded to one path; C and C++ includes in
 //! quotes (angle brackets name system headers); every other language's specifiers whole.
+//!
+//! A skimmed parse ([`crate::Parser::skim`]) has no nodes in the function bodies it skipped;
+//! the imports there (a Python function's `import` and `from ... import`, a script's
+//! `require('x')` and `import('x')`) are read by hand at the places the skimming lexer noted,
+//! as the walk would have read them from a whole parse.
 use crate::{Kind, Parsed};
 
 /// How a specifier was written, which decides how it resolves.
@@ -117,7 +122,13 @@ impl Parsed<'_> {
                 src: self.source,
             };
             walk.node(tree.tree.root_node(), &mut Vec::new(), 0, &mut out);
-            return out;
+            if !tree.hidden.is_empty() {
+                out.extend(by_hand::hidden(self.source, &tree.hidden));
+                // Both are in source order; merged by the byte each starts at (stable, so the
+                // paths of one `use` or names of one `from` keep theirs).
+                out.sort_by_key(|(at, _)| *at);
+            }
+            return out.into_iter().map(|(_, i)| i).collect();
         }
         Vec::new()
     }
@@ -143,14 +154,17 @@ mod syntax {
             self.src.get(n.byte_range()).unwrap_or("")
         }
 
-        fn push(&self, out: &mut Vec<Import>, kind: ImportKind, spec: &str, n: Node<'_>) {
+        fn push(&self, out: &mut Vec<(usize, Import)>, kind: ImportKind, spec: &str, n: Node<'_>) {
             if !spec.is_empty() {
-                out.push(Import {
-                    kind,
-                    spec: spec.to_owned(),
-                    name: None,
-                    line: n.start_position().row + 1,
-                });
+                out.push((
+                    n.start_byte(),
+                    Import {
+                        kind,
+                        spec: spec.to_owned(),
+                        name: None,
+                        line: n.start_position().row + 1,
+                    },
+                ));
             }
         }
 
@@ -160,7 +174,7 @@ mod syntax {
             n: Node<'_>,
             mods: &mut Vec<String>,
             depth: usize,
-            out: &mut Vec<Import>,
+            out: &mut Vec<(usize, Import)>,
         ) {
             if depth > MAX_DEPTH {
                 return;
@@ -224,12 +238,15 @@ mod syntax {
                         };
                         if let Some(name) = name {
                             any = true;
-                            out.push(Import {
-                                kind: ImportKind::PythonFrom,
-                                spec: spec.clone(),
-                                name: Some(self.text(name).to_owned()),
-                                line: n.start_position().row + 1,
-                            });
+                            out.push((
+                                n.start_byte(),
+                                Import {
+                                    kind: ImportKind::PythonFrom,
+                                    spec: spec.clone(),
+                                    name: Some(self.text(name).to_owned()),
+                                    line: n.start_position().row + 1,
+                                },
+                            ));
                         }
                     }
                     if !any {
@@ -301,7 +318,9 @@ mod syntax {
                 (Language::Java, "class_declaration" | "interface_declaration") => return,
                 _ => {}
             }
-            self.children(n, mods, depth, out);
+            if may_hold_imports(self.lang, n.kind()) {
+                self.children(n, mods, depth, out);
+            }
         }
 
         fn children(
@@ -309,12 +328,50 @@ mod syntax {
             n: Node<'_>,
             mods: &mut Vec<String>,
             depth: usize,
-            out: &mut Vec<Import>,
+            out: &mut Vec<(usize, Import)>,
         ) {
             let mut cursor = n.walk();
             for c in n.named_children(&mut cursor) {
                 self.node(c, mods, depth + 1, out);
             }
+        }
+    }
+
+    /// Whether an import may sit below a node of this kind (one that is not an import itself).
+    /// Where imports are statements (Python, Rust, Go, Java), only statements and declaration
+    /// lists hold them, never expressions, which are most of a tree; a script's `require` and
+    /// `import()` are calls, anywhere, and a C `#include` may sit in a struct or enum body.
+    fn may_hold_imports(lang: Language, kind: &str) -> bool {
+        match lang {
+            // Items of a file or an inline module; a `use` in a block (a function's, a const
+            // initializer's) is not read.
+            Language::Rust => matches!(kind, "source_file" | "declaration_list"),
+            Language::Python => matches!(
+                kind,
+                "module"
+                    | "block"
+                    | "if_statement"
+                    | "elif_clause"
+                    | "else_clause"
+                    | "try_statement"
+                    | "except_clause"
+                    | "except_group_clause"
+                    | "finally_clause"
+                    | "with_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "match_statement"
+                    | "case_clause"
+                    | "function_definition"
+                    | "class_definition"
+                    | "decorated_definition"
+            ),
+            Language::Go => matches!(
+                kind,
+                "source_file" | "import_declaration" | "import_spec_list"
+            ),
+            Language::Java => kind == "program",
+            _ => true,
         }
     }
 
@@ -422,5 +479,257 @@ mod syntax {
         full.extend(here);
         full.extend(segs);
         Some(full.join("::"))
+    }
+}
+
+/// Imports read by hand where the skimming lexer noted one may hide, in bytes no tree covers:
+/// what the walk above would read there from a whole parse.
+#[cfg(feature = "syntax")]
+mod by_hand {
+    use super::{Import, ImportKind};
+    use crate::skim::{Hidden, py_string};
+
+    /// The imports at the `hidden` places of `src` (in byte order), with the byte each starts
+    /// at.
+    pub(super) fn hidden(src: &str, hidden: &[Hidden]) -> Vec<(usize, Import)> {
+        let mut rows = Rows {
+            s: src.as_bytes(),
+            at: 0,
+            row: 0,
+        };
+        let mut found = Vec::new();
+        for h in hidden {
+            match *h {
+                Hidden::Call(at) => {
+                    if let Some(spec) = script_call(src, at) {
+                        found.push((at, ImportKind::Script, spec.to_owned(), None));
+                    }
+                }
+                Hidden::PythonLine { start, end } => {
+                    statements(&tokens(src, start, end), &mut found);
+                }
+            }
+        }
+        found
+            .into_iter()
+            .map(|(at, kind, spec, name)| {
+                let line = rows.line(at);
+                (
+                    at,
+                    Import {
+                        kind,
+                        spec,
+                        name,
+                        line,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// 1-based lines of increasing byte offsets.
+    struct Rows<'s> {
+        s: &'s [u8],
+        at: usize,
+        row: usize,
+    }
+
+    impl Rows<'_> {
+        fn line(&mut self, to: usize) -> usize {
+            if to > self.at {
+                self.row += self.s[self.at..to].iter().filter(|&&b| b == b'\n').count();
+                self.at = to;
+            }
+            self.row + 1
+        }
+    }
+
+    /// The specifier of the `require(...)` or `import(...)` call whose word is at `at`, when
+    /// its first argument is a plain string, as the walk reads a `call_expression`.
+    fn script_call(src: &str, at: usize) -> Option<&str> {
+        let s = src.as_bytes();
+        let skip_space = |mut i: usize| {
+            while s.get(i).is_some_and(u8::is_ascii_whitespace) {
+                i += 1;
+            }
+            i
+        };
+        let word = if s[at..].starts_with(b"require") {
+            7
+        } else {
+            6
+        };
+        let mut i = skip_space(at + word);
+        if s.get(i) != Some(&b'(') {
+            return None;
+        }
+        i = skip_space(i + 1);
+        let quote = *s.get(i).filter(|&&q| q == b'\'' || q == b'"')?;
+        let open = i + 1;
+        i = open;
+        loop {
+            match *s.get(i)? {
+                b'\\' => i += 2,
+                b'\n' => return None,
+                q if q == quote => break,
+                _ => i += 1,
+            }
+        }
+        let spec = src.get(open..i)?;
+        i = skip_space(i + 1);
+        // A string alone, or first: `require('x' + y)` names no file.
+        matches!(s.get(i), Some(b',' | b')'))
+            .then_some(spec)
+            .filter(|s| !s.is_empty())
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Tok<'s> {
+        Word(&'s str),
+        Punct(u8),
+        Str,
+    }
+
+    /// The tokens of the Python code from `start` to `end` (one logical line): names,
+    /// punctuation and strings, with the byte each starts at.
+    fn tokens(src: &str, start: usize, end: usize) -> Vec<(usize, Tok<'_>)> {
+        let s = src.as_bytes();
+        let name = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+        let mut out = Vec::new();
+        let mut i = start;
+        while i < end {
+            match s[i] {
+                b'#' => {
+                    while i < end && s[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                b'"' | b'\'' => {
+                    out.push((i, Tok::Str));
+                    i = py_string(s, i).unwrap_or(end);
+                }
+                b if name(b) => {
+                    let from = i;
+                    while i < end && name(s[i]) {
+                        i += 1;
+                    }
+                    // A string's prefix (`r"..."`) is read as a name before it, harmlessly.
+                    out.push((from, Tok::Word(&src[from..i])));
+                }
+                b if b.is_ascii_whitespace() || b == b'\\' => i += 1,
+                b => {
+                    out.push((i, Tok::Punct(b)));
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// Where a compound statement's header ends and its body may follow on the same line.
+    const COMPOUND: &[&str] = &[
+        "if", "elif", "else", "try", "except", "finally", "with", "for", "while", "def", "class",
+        "async",
+    ];
+
+    type Found = Vec<(usize, ImportKind, String, Option<String>)>;
+
+    /// The imports of the simple statements of a line, split at its `;`s.
+    fn statements(t: &[(usize, Tok<'_>)], out: &mut Found) {
+        for part in split_top(t, b';') {
+            statement(part, out);
+        }
+    }
+
+    fn statement(t: &[(usize, Tok<'_>)], out: &mut Found) {
+        let Some(&(at, Tok::Word(first))) = t.first() else {
+            return;
+        };
+        match first {
+            "import" => {
+                for part in split_top(&t[1..], b',') {
+                    if let Some(module) = dotted(part) {
+                        out.push((at, ImportKind::Python, module, None));
+                    }
+                }
+            }
+            "from" => {
+                let Some(k) = t.iter().position(|(_, x)| *x == Tok::Word("import")) else {
+                    return;
+                };
+                let mut module = String::new();
+                for (_, x) in &t[1..k] {
+                    match x {
+                        Tok::Word(w) => module.push_str(w),
+                        Tok::Punct(b'.') => module.push('.'),
+                        _ => return,
+                    }
+                }
+                // `from __future__` is a statement of its own, not an import of a module.
+                if module.is_empty() || module == "__future__" {
+                    return;
+                }
+                let mut names = &t[k + 1..];
+                if let [(_, Tok::Punct(b'(')), inner @ .., (_, Tok::Punct(b')'))] = names {
+                    names = inner;
+                }
+                let mut any = false;
+                for part in split_top(names, b',') {
+                    if let Some(name) = dotted(part) {
+                        any = true;
+                        out.push((at, ImportKind::PythonFrom, module.clone(), Some(name)));
+                    }
+                }
+                if !any {
+                    out.push((at, ImportKind::PythonFrom, module, None));
+                }
+            }
+            // `if x: import y`: the body after the header's colon.
+            w if COMPOUND.contains(&w) => {
+                if let Some(colon) = split_top(t, b':').next().map(<[_]>::len)
+                    && colon < t.len()
+                {
+                    statements(&t[colon + 1..], out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `a.b.c` (before an `as`), when the tokens are a dotted name.
+    fn dotted(t: &[(usize, Tok<'_>)]) -> Option<String> {
+        let end = t
+            .iter()
+            .position(|(_, x)| *x == Tok::Word("as"))
+            .unwrap_or(t.len());
+        let mut out = String::new();
+        for (_, x) in &t[..end] {
+            match x {
+                Tok::Word(w) => out.push_str(w),
+                Tok::Punct(b'.') => out.push('.'),
+                _ => return None,
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// The parts of `t` between `sep`s outside brackets.
+    fn split_top<'t, 's>(
+        t: &'t [(usize, Tok<'s>)],
+        sep: u8,
+    ) -> impl Iterator<Item = &'t [(usize, Tok<'s>)]> {
+        let mut depth = 0i32;
+        t.split(move |(_, x)| match x {
+            Tok::Punct(b'(' | b'[' | b'{') => {
+                depth += 1;
+                false
+            }
+            Tok::Punct(b')' | b']' | b'}') => {
+                depth -= 1;
+                false
+            }
+            Tok::Punct(b) => *b == sep && depth <= 0,
+            _ => false,
+        })
     }
 }

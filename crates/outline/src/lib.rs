@@ -24,15 +24,18 @@
 //!   and methods, constants, variables and macros, as declared. Function bodies are never
 //!   entered: what a function defines inside itself is its business, and skipping bodies keeps
 //!   the walk to the few nodes that can hold definitions.
-//! - **Bodies are not even parsed** by [`Parser::outline`]: a hand-written lexer finds the
+//! - **Bodies are not even parsed** by [`Parser::skim`]: a hand-written lexer finds the
 //!   bodies of functions (Rust, Python, JavaScript, TypeScript, Go, Java; not C or C++, whose
 //!   preprocessor defeats it) and tree-sitter is given the rest of the file as its included
 //!   ranges, several times less to parse. The skimmed outline equals the whole parse's: where
 //!   the skimmed tree has an error, the whole file is parsed again.
-//! - **The parse is reusable.** [`Parser::parse`] returns a [`Parsed`] file whose syntax tree
-//!   stays available ([`Parsed::tree`]), so that later readers (imports, symbol search) walk the
-//!   same tree instead of parsing again. A [`Parser`] is owned by its caller and reused across
-//!   files, like a buffer.
+//! - **One parse, outline and imports.** [`Parser::skim`] (and [`Parser::parse`], whole)
+//!   returns a [`Parsed`] file whose syntax tree stays available ([`Parsed::tree`]), so that
+//!   its outline and its imports ([`Parsed::imports`]) come from the same parse. The skimming
+//!   lexer notes where imports may hide in the bodies it skips (a Python function's `import`,
+//!   a script's `require(...)` or `import(...)`) and they are read there by hand, so a skimmed
+//!   file's imports are the whole parse's too. A [`Parser`] is owned by its caller and reused
+//!   across files, like a buffer.
 //!
 //! # Bounded text
 //!
@@ -289,12 +292,15 @@ impl Parser {
         })
     }
 
-    /// The outline of `source`, the same as `parse(language, source)?.outline()` but several
-    /// times cheaper on code: the parser is given only what can hold definitions, not the
-    /// bodies of functions (a hand-written lexer finds them first), and parses the whole file
-    /// only where that skimmed parse has an error.
-    pub fn outline(&mut self, language: Language, source: &str) -> Result<Outline> {
-        let parsed = Parsed {
+    /// Parses `source` as `language` for its outline and its imports, several times cheaper
+    /// on code than [`Parser::parse`]: the parser is given only what can hold definitions, not
+    /// the bodies of functions (a hand-written lexer finds them first, and notes where an
+    /// import may hide in them: a Python function's `import`, a script's `require(...)`), and
+    /// parses the whole file only where that skimmed parse has an error. Its
+    /// [`Parsed::outline`] and [`Parsed::imports`] are the whole parse's; its tree lacks the
+    /// bodies.
+    pub fn skim<'s>(&mut self, language: Language, source: &'s str) -> Result<Parsed<'s>> {
+        Ok(Parsed {
             language,
             source,
             #[cfg(feature = "syntax")]
@@ -302,8 +308,12 @@ impl Parser {
                 Language::Markdown | Language::Json | Language::Toml | Language::Yaml => None,
                 _ => self.inner.parse(language, source, true)?,
             },
-        };
-        Ok(parsed.outline())
+        })
+    }
+
+    /// The outline of `source`: `skim(language, source)?.outline()`.
+    pub fn outline(&mut self, language: Language, source: &str) -> Result<Outline> {
+        Ok(self.skim(language, source)?.outline())
     }
 }
 
@@ -329,7 +339,8 @@ impl Parsed<'_> {
         self.language
     }
 
-    /// The tree-sitter syntax tree; `None` for the languages read by hand.
+    /// The tree-sitter syntax tree; `None` for the languages read by hand. A skimmed parse's
+    /// ([`Parser::skim`]) has no nodes inside the function bodies it skipped.
     #[cfg(feature = "syntax")]
     pub fn tree(&self) -> Option<&tree_sitter::Tree> {
         self.tree.as_ref().map(|s| &s.tree)

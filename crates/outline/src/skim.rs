@@ -13,6 +13,11 @@
 //! the lexer loses its way (unbalanced brackets at the end: a preprocessor branch, a regex it
 //! took for a division), it skips nothing; and the caller parses the whole file again when the
 //! skimmed tree has an error, so skimming never changes an outline.
+//!
+//! Imports hide in bodies too (a Python function's `import`, a script's `require(...)` or
+//! `import(...)`): the lexer notes where one may start in the bytes it skips ([`Hidden`]), and
+//! `imports.rs` reads them there by hand, so a skimmed file's imports are the whole parse's.
+//! Rust, Go and Java bodies hold none that the import walk reads.
 use tree_sitter::{Point, Range};
 
 use crate::Language;
@@ -20,17 +25,47 @@ use crate::Language;
 /// Bodies shorter than this are parsed: a range costs more than the bytes it saves.
 const MIN_SKIP: usize = 32;
 
+/// Where an import may start inside the skipped bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hidden {
+    /// A script's `require` or `import` word at this byte (not after a `.`): perhaps a call
+    /// with a string.
+    Call(usize),
+    /// A Python logical line whose code runs from `start` (after its indentation) to `end` and
+    /// holds the word `import`: perhaps an import statement, or several, or a compound
+    /// statement's one-line body.
+    PythonLine { start: usize, end: usize },
+}
+
+impl Hidden {
+    fn at(self) -> usize {
+        match self {
+            Hidden::Call(at) => at,
+            Hidden::PythonLine { start, .. } => start,
+        }
+    }
+}
+
+/// What a skim parses, and where imports may hide in what it does not.
+pub(crate) struct Skim {
+    /// The ranges to parse.
+    pub(crate) ranges: Vec<Range>,
+    /// Places in the skipped bytes where an import may start, in byte order.
+    pub(crate) hidden: Vec<Hidden>,
+}
+
 /// The ranges to parse, or `None` to parse everything (nothing worth skipping, or a file the
 /// lexer cannot follow).
-pub(crate) fn included_ranges(language: Language, src: &str) -> Option<Vec<Range>> {
+pub(crate) fn included_ranges(language: Language, src: &str) -> Option<Skim> {
+    let mut hidden = Vec::new();
     let skipped = match language {
-        Language::Python => python(src.as_bytes())?,
+        Language::Python => python(src, &mut hidden)?,
         Language::Rust
         | Language::JavaScript
         | Language::TypeScript
         | Language::Tsx
         | Language::Go
-        | Language::Java => braces(language, src.as_bytes())?,
+        | Language::Java => braces(language, src.as_bytes(), &mut hidden)?,
         // C and C++ are parsed whole: the preprocessor's branches (`#ifdef` around a function's
         // head) and its macros make braces an unreliable guide, and on /usr/include/c++ the
         // parses it made again cost more than skimming saved.
@@ -39,7 +74,19 @@ pub(crate) fn included_ranges(language: Language, src: &str) -> Option<Vec<Range
     if skipped.is_empty() {
         return None;
     }
-    Some(complement(src.as_bytes(), &skipped))
+    // Only what the parser does not see: a place in a body too short to skip is in the tree.
+    let mut k = 0;
+    hidden.retain(|h| {
+        let at = h.at();
+        while k < skipped.len() && skipped[k].1 <= at {
+            k += 1;
+        }
+        k < skipped.len() && skipped[k].0 <= at
+    });
+    Some(Skim {
+        ranges: complement(src.as_bytes(), &skipped),
+        hidden,
+    })
 }
 
 /// The ranges between `skipped` (sorted, disjoint byte ranges) with their points.
@@ -127,7 +174,9 @@ struct Head {
 }
 
 /// The bodies of a brace language: the inside of every block whose head names no container.
-fn braces(language: Language, s: &[u8]) -> Option<Vec<(usize, usize)>> {
+/// In scripts, every `require` and `import` word inside a block or value array it may skip is
+/// noted in `hidden` (the caller keeps those that end up skipped).
+fn braces(language: Language, s: &[u8], hidden: &mut Vec<Hidden>) -> Option<Vec<(usize, usize)>> {
     let words = containers(language);
     let rust = language == Language::Rust;
     let script = matches!(
@@ -228,7 +277,7 @@ fn braces(language: Language, s: &[u8]) -> Option<Vec<(usize, usize)>> {
             }
             b'[' if skip_depth == 0 && parens <= 0 && head.assigned => {
                 // A value's array (a table of data): its inside is skipped like a body.
-                let end = group_end(s, i, rust)?;
+                let end = group_end(s, i, rust, script.then_some(&mut *hidden))?;
                 if end - (i + 1) >= MIN_SKIP {
                     skipped.push((i + 1, end));
                 }
@@ -276,6 +325,12 @@ fn braces(language: Language, s: &[u8]) -> Option<Vec<(usize, usize)>> {
                     if rust && word == b"fn" {
                         head.function = true;
                     }
+                } else if script
+                    && skip_depth > 0
+                    && last != b'.'
+                    && matches!(word, b"require" | b"import")
+                {
+                    hidden.push(Hidden::Call(start));
                 }
                 // After a keyword that an expression follows, a `/` opens a regex.
                 let operand = script
@@ -314,10 +369,35 @@ fn braces(language: Language, s: &[u8]) -> Option<Vec<(usize, usize)>> {
     blocks.is_empty().then_some(skipped)
 }
 
-/// The `]` that closes the `[` at `i`, past strings, chars and comments.
-fn group_end(s: &[u8], mut i: usize, rust: bool) -> Option<usize> {
+/// The `]` that closes the `[` at `i`, past strings, chars and comments; with `calls`, the
+/// `require` and `import` words on the way are noted there.
+fn group_end(
+    s: &[u8],
+    mut i: usize,
+    rust: bool,
+    mut calls: Option<&mut Vec<Hidden>>,
+) -> Option<usize> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
     let mut depth = 0usize;
     while i < s.len() {
+        if let Some(calls) = calls.as_deref_mut()
+            && matches!(s[i], b'r' | b'i')
+            && i > 0
+            && !word(s[i - 1])
+            && s[i - 1] != b'.'
+        {
+            let rest = &s[i..];
+            let len = if rest.starts_with(b"require") {
+                7
+            } else if rest.starts_with(b"import") {
+                6
+            } else {
+                0
+            };
+            if len > 0 && !s.get(i + len).is_some_and(|&b| word(b)) {
+                calls.push(Hidden::Call(i));
+            }
+        }
         match s[i] {
             b'[' => {
                 depth += 1;
@@ -495,6 +575,8 @@ fn regex(s: &[u8], mut i: usize) -> Option<usize> {
 
 /// One logical line of Python: where its code ends, its indentation, and what it is.
 struct Logical {
+    /// Its first byte of code (after the indentation).
+    start: usize,
     /// Just after its last byte of code (before a comment and the newline).
     code_end: usize,
     indent: usize,
@@ -506,7 +588,9 @@ struct Logical {
 
 /// The bodies of Python functions, after their first statement (a docstring, if any). A body
 /// whose first statement is compound is not skipped: its first line alone would not parse.
-fn python(s: &[u8]) -> Option<Vec<(usize, usize)>> {
+/// The skipped lines that hold the word `import` are noted in `hidden`.
+fn python(src: &str, hidden: &mut Vec<Hidden>) -> Option<Vec<(usize, usize)>> {
+    let s = src.as_bytes();
     let lines = logical_lines(s)?;
     let mut skipped = Vec::new();
     let mut k = 0;
@@ -534,6 +618,17 @@ fn python(s: &[u8]) -> Option<Vec<(usize, usize)>> {
         // (and the function) still ends on the line it ends on.
         if last_code > first.code_end && last_code - first.code_end >= MIN_SKIP {
             skipped.push((first.code_end, last_code));
+            for l in &lines[k + 2..j] {
+                if src
+                    .get(l.start..l.code_end)
+                    .is_some_and(|code| code.contains("import"))
+                {
+                    hidden.push(Hidden::PythonLine {
+                        start: l.start,
+                        end: l.code_end,
+                    });
+                }
+            }
         }
         k = j;
     }
@@ -618,6 +713,7 @@ fn logical_lines(s: &[u8]) -> Option<Vec<Logical>> {
         }
         i = (i + 1).min(s.len());
         out.push(Logical {
+            start,
             code_end,
             indent,
             def_header: def_header && last == b':',
@@ -629,7 +725,7 @@ fn logical_lines(s: &[u8]) -> Option<Vec<Logical>> {
 
 /// The end of the Python string whose quote is at `i` (prefixes are read as names before it,
 /// harmlessly).
-fn py_string(s: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn py_string(s: &[u8], i: usize) -> Option<usize> {
     let q = s[i];
     let triple = s.get(i + 1) == Some(&q) && s.get(i + 2) == Some(&q);
     let raw = i > 0 && matches!(s[i - 1], b'r' | b'R');

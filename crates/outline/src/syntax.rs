@@ -75,17 +75,22 @@ impl TsParser {
         let no_tree = || Error::Parse {
             language: language.name(),
         };
-        if skim && let Some(ranges) = skim::included_ranges(language, source) {
+        if skim && let Some(skim) = skim::included_ranges(language, source) {
             // Ranges from the lexer are ordered and disjoint; should tree-sitter refuse them
             // all the same, the whole file is parsed below.
-            if parser.set_included_ranges(&ranges).is_ok() {
+            if parser.set_included_ranges(&skim.ranges).is_ok() {
                 let tree = parser.parse(source, None).ok_or_else(no_tree)?;
                 if !tree.root_node().has_error() {
-                    let gaps = ranges
+                    let gaps = skim
+                        .ranges
                         .windows(2)
                         .map(|w| (w[0].end_byte, w[1].start_point.row))
                         .collect();
-                    return Ok(Some(Skimmed { tree, gaps }));
+                    return Ok(Some(Skimmed {
+                        tree,
+                        gaps,
+                        hidden: skim.hidden,
+                    }));
                 }
             }
         }
@@ -96,15 +101,18 @@ impl TsParser {
         Ok(Some(Skimmed {
             tree,
             gaps: Vec::new(),
+            hidden: Vec::new(),
         }))
     }
 }
 
 /// A tree, and where it skipped bytes: (the byte where a skipped range starts, the row where
-/// it ends), so that a definition ending where a skipped body starts ends where the body does.
+/// it ends), so that a definition ending where a skipped body starts ends where the body does;
+/// and where imports may hide in those bytes.
 pub(crate) struct Skimmed {
     pub(crate) tree: Tree,
     pub(crate) gaps: Vec<(usize, usize)>,
+    pub(crate) hidden: Vec<skim::Hidden>,
 }
 
 impl Skimmed {

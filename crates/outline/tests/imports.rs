@@ -1,5 +1,6 @@
 //! Import specifiers per language: one `check(language, source, expected)` table, each
-//! expected line `kind spec[ name] @line`.
+//! expected line `kind spec[ name] @line`, checked on a whole parse and on a skimmed one
+//! (function bodies not parsed, the imports in them read by hand).
 #![cfg(all(
     feature = "rust",
     feature = "python",
@@ -15,16 +16,20 @@ use pretty_assertions::assert_eq;
 
 fn check(language: Language, source: &str, expected: &[&str]) {
     let mut parser = Parser::new();
-    let parsed = parser.parse(language, source).expect("parses");
-    let got: Vec<String> = parsed
-        .imports()
-        .iter()
-        .map(|i| match &i.name {
-            Some(n) => format!("{} {} {n} @{}", i.kind.as_str(), i.spec, i.line),
-            None => format!("{} {} @{}", i.kind.as_str(), i.spec, i.line),
-        })
-        .collect();
-    assert_eq!(got, expected, "{language} source:\n{source}");
+    let lines = |parsed: outline::Parsed<'_>| -> Vec<String> {
+        parsed
+            .imports()
+            .iter()
+            .map(|i| match &i.name {
+                Some(n) => format!("{} {} {n} @{}", i.kind.as_str(), i.spec, i.line),
+                None => format!("{} {} @{}", i.kind.as_str(), i.spec, i.line),
+            })
+            .collect()
+    };
+    let whole = lines(parser.parse(language, source).expect("parses"));
+    assert_eq!(whole, expected, "{language} source:\n{source}");
+    let skimmed = lines(parser.skim(language, source).expect("parses"));
+    assert_eq!(skimmed, expected, "{language} source, skimmed:\n{source}");
 }
 
 #[test]
@@ -121,4 +126,101 @@ fn go_c_cpp_and_java() {
 #[test]
 fn languages_read_by_hand_have_no_imports() {
     check(Language::Markdown, "# Title\n\nimport x\n", &[]);
+}
+
+#[test]
+fn python_imports_inside_skipped_function_bodies() {
+    check(
+        Language::Python,
+        "import top\n\
+         def f():\n\
+         \x20   \"\"\"A docstring, then a body long enough to be skipped.\"\"\"\n\
+         \x20   value = compute(1, 2, 3)\n\
+         \x20   import json, os.path as p\n\
+         \x20   from ..models import (\n\
+         \x20       Model,  # the base\n\
+         \x20       Field as F,\n\
+         \x20   )\n\
+         \x20   if value:\n\
+         \x20       from . import sibling; import other\n\
+         \x20   try: from .fast import speed\n\
+         \x20   except ImportError: speed = None\n\
+         \x20   text = \"import not_this\"  # import nor_this\n\
+         \x20   from x import *\n\
+         \x20   from __future__ import annotations\n\
+         \x20   importlib.import_module(name)\n\
+         \x20   return value\n\
+         class K:\n\
+         \x20   def m(self):\n\
+         \x20       self.ready = True and False or None\n\
+         \x20       from .k import helper\n\
+         \x20       return helper\n",
+        &[
+            "python top @1",
+            "python json @5",
+            "python os.path @5",
+            "python-from ..models Model @6",
+            "python-from ..models Field @6",
+            "python-from . sibling @11",
+            "python other @11",
+            "python-from .fast speed @12",
+            "python-from x @15",
+            "python-from .k helper @22",
+        ],
+    );
+}
+
+#[test]
+fn script_requires_and_dynamic_imports_inside_skipped_bodies() {
+    let source = "const a = require('./a');\n\
+                  function load(name) {\n\
+                  \x20 const table = { name, when: Date.now(), size: 1 };\n\
+                  \x20 const b = require(\"./b\");\n\
+                  \x20 // const c = require('./not-a-comment');\n\
+                  \x20 const s = \"require('./not-a-string')\";\n\
+                  \x20 const t = `${require('./t')} and require('./not-template-text')`;\n\
+                  \x20 module.require('./not-a-member');\n\
+                  \x20 require(name + './not-a-string-alone');\n\
+                  \x20 return import('./d').then((m) => m.default, require('./e', 1));\n\
+                  }\n\
+                  export const routes = [\n\
+                  \x20 { path: '/', component: () => import('./views/Home') },\n\
+                  \x20 { path: '/about', component: () => import('./views/About') },\n\
+                  ];\n\
+                  const short = () => require('./short');\n\
+                  const later = `${require('./top-template')}`;\n";
+    let expected = [
+        "script ./a @1",
+        "script ./b @4",
+        "script ./t @7",
+        "script ./d @10",
+        "script ./e @10",
+        "script ./views/Home @13",
+        "script ./views/About @14",
+        "script ./short @16",
+        "script ./top-template @17",
+    ];
+    check(Language::JavaScript, source, &expected);
+    check(Language::TypeScript, source, &expected);
+    check(Language::Tsx, source, &expected);
+}
+
+/// On every fixture, a skimmed parse finds the imports a whole parse does.
+#[test]
+fn skimmed_imports_are_the_whole_parses_on_the_fixtures() {
+    let mut parser = Parser::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    for dir in ["fixtures", "skim"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("fixtures are readable") {
+            let path = entry.expect("an entry").path();
+            let name = path.to_string_lossy().into_owned();
+            let Some(language) = Language::from_path(&name) else {
+                continue;
+            };
+            let source = std::fs::read_to_string(&path).expect("fixtures are text");
+            let whole = parser.parse(language, &source).expect("parses").imports();
+            let skimmed = parser.skim(language, &source).expect("parses").imports();
+            assert_eq!(whole, skimmed, "{name}");
+        }
+    }
 }

@@ -154,3 +154,53 @@ fn a_directorys_offline_frame_maps_its_children_and_replaces_the_old_default() {
         head(&ws, "src")
     );
 }
+
+#[test]
+fn a_directory_map_ranks_what_the_workspace_imports_before_what_is_bigger() {
+    let ws = Workspace::empty();
+    let big: String = (0..40)
+        .map(|i| format!("export function step{i}(x) {{\n  return x + {i};\n}}\n"))
+        .collect();
+    ws.write("src/big.js", &big);
+    ws.write("src/tiny.js", "export function tiny() {\n  return 1;\n}\n");
+    ws.write(
+        "app/a.js",
+        "import { tiny } from '../src/tiny.js';\nimport { step0 } from '../src/big.js';\n\
+         export const a = tiny() + step0(1);\n",
+    );
+    // Imported inside a function body, which the outline's parse skips: it makes the two
+    // imported files' counts differ.
+    ws.write(
+        "app/b.js",
+        "export function b() {\n  const { tiny } = require('../src/tiny.js');\n  return tiny() + 1;\n}\n",
+    );
+    let position = |ws: &Workspace, name: &str| {
+        let map = head(ws, "src");
+        map.find(&format!("- {name}"))
+            .unwrap_or_else(|| panic!("{name} is not in the map:\n{map}"))
+    };
+    offline_generate(&ws);
+    assert!(
+        position(&ws, "tiny.js") < position(&ws, "big.js"),
+        "{}",
+        head(&ws, "src")
+    );
+    // Without importers, size ranks: the map is made again because the counts changed, though
+    // nothing in src/ did.
+    ws.write("app/a.js", "export const a = 1;\n");
+    ws.write("app/b.js", "export const b = 2;\n");
+    let edit = offline_generate(&ws);
+    assert_eq!(edit["produced"], json!(2), "{edit}");
+    assert!(
+        position(&ws, "big.js") < position(&ws, "tiny.js"),
+        "{}",
+        head(&ws, "src")
+    );
+    // Nothing changed: no producer runs, no directory is made again.
+    let noop = offline_generate(&ws);
+    assert_eq!(
+        (&noop["produced"], &noop["synthesized"], &noop["visited"]),
+        (&json!(0), &json!(0), &json!(0)),
+        "{noop}"
+    );
+}

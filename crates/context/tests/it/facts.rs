@@ -67,3 +67,25 @@ fn related_lists_imports_then_importers_and_follows_edits() {
         (Relation::Imports, 1, "crate::util::strings::shout")
     );
 }
+
+/// The outline producer hands over the facts of each file it parses (from its outline's own
+/// parse), and they are the facts `TreeFacts` derives itself: after the outlines, nothing is
+/// parsed again.
+#[test]
+fn the_outline_producer_caches_the_facts_tree_facts_would_derive() {
+    let facts = |t: &TreeFacts| {
+        t.files
+            .iter()
+            .map(|f| (f.path.clone(), f.facts.clone()))
+            .collect::<Vec<_>>()
+    };
+    let outlined = Fixture::new();
+    outlined.outline_files();
+    let cached = TreeFacts::load(&outlined.store).expect("facts");
+    assert_eq!(cached.derived, 0);
+    let derived = TreeFacts::load(&Fixture::new().store).expect("facts");
+    assert_eq!(derived.derived, 6);
+    assert_eq!(facts(&cached), facts(&derived));
+    let lib = cached.file("src/lib.rs").expect("lib.rs");
+    assert_eq!(lib.facts.imports[0].spec, "util");
+}

@@ -3,7 +3,7 @@
 //! generate --offline` runs it.
 use std::sync::Arc;
 
-use context::{ChildWeights, GenerateRequest, Map, Outline, SynthesisPolicy, generate};
+use context::{ChildWeights, GenerateRequest, Map, Outline, Ranking, SynthesisPolicy, generate};
 use merkle_store::{OpenOptions, Role, ScanOptions, Store};
 use pretty_assertions::assert_eq;
 
@@ -165,7 +165,7 @@ fn weights_rank_before_size() {
     }
     let (_dir, store) = workspace(PROJECT);
     let weighted = Map {
-        weights: Some(Arc::new(Codec)),
+        ranking: Ranking::Weights(Arc::new(Codec)),
         ..Map::default()
     };
     assert_eq!(weighted.id(), "map:v1:4096:refs-test");
@@ -177,6 +177,56 @@ fn weights_rank_before_size() {
         .collect();
     // Entry points first, then codec.rs (weighted) before the bigger store.rs.
     assert_eq!(order, ["lib.rs", "main.rs", "codec.rs", "store.rs"]);
+}
+
+/// Ranked by imports (as `merkle generate` runs it), a map weighs each child by how many files
+/// import it, from the facts the outline producer cached as it parsed them (building the graph
+/// parses nothing), and names the counts in its id.
+#[test]
+fn a_map_ranked_by_imports_puts_what_is_imported_before_what_is_bigger() {
+    let big: String = (0..30)
+        .map(|i| format!("pub fn step{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n"))
+        .collect();
+    let (_dir, store) = workspace(&[
+        ("Cargo.toml", "[package]\nname = \"ranked\"\n"),
+        (
+            "src/lib.rs",
+            "pub mod a;\npub mod b;\npub mod big;\npub mod small;\n",
+        ),
+        ("src/big.rs", &big),
+        ("src/small.rs", "pub fn small() {}\n"),
+        (
+            "src/a.rs",
+            "use crate::small::small;\npub fn a() { small() }\n",
+        ),
+        (
+            "src/b.rs",
+            "use crate::small;\npub fn b() { small::small() }\n",
+        ),
+    ]);
+    let src = &maps(&store, &Map::by_imports(), &["src"])[0];
+    let order: Vec<&str> = src
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| l.split(':').next().unwrap_or_default())
+        .collect();
+    // The entry point, then small.rs (imported by three files), then by size.
+    assert_eq!(order, ["lib.rs", "small.rs", "big.rs", "a.rs", "b.rs"]);
+    assert_eq!(context::TreeFacts::load(&store).expect("facts").derived, 0);
+    let node = store.node_at("src").expect("node_at").expect("src");
+    let frame = context::current::current_frame(&store, &node.node_id, "src", "summary")
+        .expect("read")
+        .expect("a map");
+    let policy = &frame.metadata.extra[context::synthesis::META_POLICY];
+    assert!(policy.starts_with("map:v1:4096:imports:"), "{policy}");
+    assert_eq!(
+        Map::by_imports().id(),
+        "map:v1:4096:imports",
+        "before it reads a tree"
+    );
+    // `regenerate` makes it again from the id its frames record, with the weights of then.
+    let again = context::regenerate::builtin_policy(policy).expect("a built-in policy");
+    assert_eq!(again.id(), "map:v1:4096:imports");
 }
 
 /// A directory with more children than fit keeps within its bound and names the children it
@@ -198,7 +248,7 @@ fn a_map_is_bounded_and_names_what_it_leaves_out() {
     let (_dir, store) = workspace(&refs);
     let map = Map {
         max_bytes: 700,
-        weights: None,
+        ranking: Ranking::Size,
     };
     let root = &maps(&store, &map, &[""])[0];
     assert!(root.len() <= 700, "{} bytes:\n{root}", root.len());
