@@ -25,15 +25,18 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
-/// `facts:v2`: from the skimmed parse, with the imports inside skipped bodies read by hand.
-pub const FACTS_VERSION: &str = "facts:v2";
+/// `facts:v3`: from the skimmed parse, with the imports inside skipped bodies read by hand,
+/// and with enum variants and type fields among the symbols (`facts:v2` had no variants or fields).
+pub const FACTS_VERSION: &str = "facts:v3";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";
 
-/// Files larger than this are not parsed (generated bundles, minified code): they are found by
-/// path only.
-pub const MAX_PARSE_BYTES: u64 = 1 << 20;
+/// Files larger than this are not parsed for facts: they are found by path only. A bundle of
+/// several MiB (`typescript.js`, `lib.dom.d.ts`) still is: the offline outline parses it anyway
+/// (skimmed, its function bodies skipped), and its definitions are what a search for one of
+/// them should land on.
+pub const MAX_PARSE_BYTES: u64 = 16 << 20;
 
 /// One definition, flattened out of its outline's nesting.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -218,6 +221,8 @@ pub(crate) fn file_facts(
         Some((parsed, outline)) if size as u64 <= MAX_PARSE_BYTES => {
             let mut symbols = Vec::new();
             flatten(&outline.symbols, &mut symbols);
+            // What the outline leaves out but a search should find: variants and fields.
+            flatten(&parsed.members(), &mut symbols);
             FileFacts {
                 symbols,
                 imports: parsed.imports(),

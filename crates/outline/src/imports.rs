@@ -85,7 +85,7 @@ pub struct Import {
 impl Kind {
     /// The kind whose [`Kind::noun`] is `noun`.
     pub fn from_noun(noun: &str) -> Option<Kind> {
-        const ALL: [Kind; 19] = [
+        const ALL: [Kind; 20] = [
             Kind::Module,
             Kind::Namespace,
             Kind::Package,
@@ -102,6 +102,7 @@ impl Kind {
             Kind::Constant,
             Kind::Variable,
             Kind::Field,
+            Kind::Variant,
             Kind::Macro,
             Kind::Heading,
             Kind::Key,

@@ -48,6 +48,8 @@ use std::fmt;
 mod clean;
 mod error;
 mod imports;
+#[cfg(feature = "syntax")]
+mod members;
 mod render;
 #[cfg(feature = "syntax")]
 mod skim;
@@ -170,6 +172,8 @@ pub enum Kind {
     Constant,
     Variable,
     Field,
+    /// A variant of an enum (an enumerator, an enum constant).
+    Variant,
     Macro,
     /// A Markdown heading.
     Heading,
@@ -197,6 +201,7 @@ impl Kind {
             Kind::Constant => "constant",
             Kind::Variable => "variable",
             Kind::Field => "field",
+            Kind::Variant => "variant",
             Kind::Macro => "macro",
             Kind::Heading => "heading",
             Kind::Key => "key",
@@ -337,6 +342,17 @@ impl fmt::Debug for Parsed<'_> {
 impl Parsed<'_> {
     pub fn language(&self) -> Language {
         self.language
+    }
+
+    /// The enum variants and struct, union and class fields outside functions, which an
+    /// outline leaves out (its budget is for definitions) but a search should find; empty for
+    /// the languages read by hand and for builds without the language's grammar.
+    pub fn members(&self) -> Vec<Symbol> {
+        #[cfg(feature = "syntax")]
+        if let Some(tree) = &self.tree {
+            return members::members(self.language, tree.tree.root_node(), self.source);
+        }
+        Vec::new()
     }
 
     /// The tree-sitter syntax tree; `None` for the languages read by hand. A skimmed parse's

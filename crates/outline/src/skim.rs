@@ -142,10 +142,13 @@ impl Lines<'_> {
     }
 }
 
-/// Words that make a braced block a container, whose members are definitions.
+/// Words that make a braced block a container, whose members are definitions: those an
+/// outline shows, and the variants and fields a search finds (`members.rs`).
 fn containers(language: Language) -> &'static [&'static [u8]] {
     match language {
-        Language::Rust => &[b"impl", b"trait", b"mod", b"extern"],
+        Language::Rust => &[
+            b"impl", b"trait", b"mod", b"extern", b"enum", b"struct", b"union",
+        ],
         Language::JavaScript | Language::TypeScript | Language::Tsx => &[
             b"class",
             b"interface",
@@ -153,9 +156,10 @@ fn containers(language: Language) -> &'static [&'static [u8]] {
             b"module",
             b"declare",
             b"global",
+            b"enum",
         ],
         Language::Java => &[b"class", b"interface", b"enum", b"record"],
-        // Go's types list no members in an outline: every block is a body.
+        Language::Go => &[b"struct"],
         _ => &[],
     }
 }
@@ -171,6 +175,9 @@ struct Head {
     function: bool,
     /// An `=` outside brackets: what follows is a value, whose `[...]` holds no definition.
     assigned: bool,
+    /// The head's first byte: a top-level block whose head opens with `(` is an immediately
+    /// invoked function's (`((module) => {`, `(function () {`), a bundle's module scope.
+    first: u8,
 }
 
 /// The bodies of a brace language: the inside of every block whose head names no container.
@@ -214,6 +221,9 @@ fn braces(language: Language, s: &[u8], hidden: &mut Vec<Hidden>) -> Option<Vec<
             continue;
         }
         if skip_depth == 0 && !matches!(b, b'{' | b'}' | b';') {
+            if !head.tokens {
+                head.first = b;
+            }
             head.tokens = true;
         }
         match b {
@@ -231,7 +241,10 @@ fn braces(language: Language, s: &[u8], hidden: &mut Vec<Hidden>) -> Option<Vec<
             b'`' if language == Language::Go => i = quoted(s, i, b'`')?,
             b'/' if script && regex_may_follow(last) => i = regex(s, i)?,
             b'{' => {
-                let skip = skip_depth > 0 || (head.tokens && !head.container) || head.function;
+                let module_scope = script && blocks.is_empty() && head.first == b'(';
+                let skip = skip_depth > 0
+                    || (head.tokens && !head.container && !module_scope)
+                    || head.function;
                 if skip {
                     if skip_depth == 0 {
                         skip_from = i + 1;

@@ -564,6 +564,27 @@ impl<'s> Walk<'s> {
                 }
                 return;
             }
+            // An immediately invoked function (`((module) => { ... })(...)`, `(function () {
+            // ... })()`): a bundle's or a UMD file's module scope, whose definitions are the
+            // file's own.
+            "call_expression" => {
+                let callee = n
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "parenthesized_expression")
+                    .and_then(|f| f.named_child(0))
+                    .filter(|f| {
+                        matches!(
+                            f.kind(),
+                            "arrow_function" | "function_expression" | "function"
+                        )
+                    });
+                if let Some(body) = callee.and_then(|f| f.child_by_field_name("body")) {
+                    if body.kind() == "statement_block" {
+                        self.script(body, anchor, depth + 1, out);
+                    }
+                }
+                return;
+            }
             "ambient_declaration" | "expression_statement" | "statement_block" => {
                 let mut cursor = n.walk();
                 for c in n.named_children(&mut cursor) {

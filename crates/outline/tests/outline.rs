@@ -197,6 +197,7 @@ fn a_lean_build_names_no_grammar_language() {
 #[cfg(all(
     feature = "rust",
     feature = "python",
+    feature = "javascript",
     feature = "typescript",
     feature = "java",
     feature = "go"
@@ -224,6 +225,18 @@ fn skimming_outlines_what_a_whole_parse_does() {
             ],
         ),
         ("tricky.go", &["Store", "Open", "Name", "table", "Limit"]),
+        (
+            "bundle.js",
+            &[
+                "ts",
+                "__defProp",
+                "comparePaths",
+                "fixId",
+                "Emitter",
+                "emit",
+                "inner",
+            ],
+        ),
     ];
     let mut parser = Parser::new();
     for (name, names) in cases {
