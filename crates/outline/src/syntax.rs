@@ -578,10 +578,11 @@ impl<'s> Walk<'s> {
                             "arrow_function" | "function_expression" | "function"
                         )
                     });
-                if let Some(body) = callee.and_then(|f| f.child_by_field_name("body")) {
-                    if body.kind() == "statement_block" {
-                        self.script(body, anchor, depth + 1, out);
-                    }
+                if let Some(body) = callee
+                    .and_then(|f| f.child_by_field_name("body"))
+                    .filter(|b| b.kind() == "statement_block")
+                {
+                    self.script(body, anchor, depth + 1, out);
                 }
                 return;
             }
