@@ -181,8 +181,9 @@ pub(crate) struct SynthesizeArgs {
     /// The writing agent (needs the synthesis role)
     #[arg(long, env = "MERKLE_AGENT")]
     pub(crate) agent: String,
-    /// How children's frames become the directory's: concat, summary, filter
-    #[arg(long, default_value = "concat", value_parser = ["concat", "summary", "filter"])]
+    /// How children's frames become the directory's: concat, summary, filter, or map (the
+    /// offline directory map `generate` writes, its children ranked by the import graph)
+    #[arg(long, default_value = "concat", value_parser = ["concat", "summary", "filter", "map"])]
     pub(crate) policy: String,
     /// With --policy filter: keep child frames whose content contains this text
     #[arg(long, value_name = "TEXT", required_if_eq("policy", "filter"))]
@@ -213,6 +214,11 @@ pub(crate) fn synthesize_node(
 ) -> Result<(Value, String)> {
     let policy: Arc<dyn SynthesisPolicy> = match a.policy.as_str() {
         "summary" => Arc::new(Summary::default()),
+        "map" => {
+            // Ranked by the tree as it is now, as `generate` ranks it.
+            let map = context::Map::by_imports();
+            map.with_tree(store)?.unwrap_or_else(|| Arc::new(map))
+        }
         "filter" => Arc::new(Filter::containing(
             a.contains.as_deref().unwrap_or_default(),
         )),

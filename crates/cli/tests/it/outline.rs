@@ -204,3 +204,37 @@ fn a_directory_map_ranks_what_the_workspace_imports_before_what_is_bigger() {
         "{noop}"
     );
 }
+
+#[test]
+fn synthesize_policy_map_writes_the_map_generate_writes() {
+    let ws = Workspace::empty();
+    ws.write(
+        "README.md",
+        "# Store\n\nA tiny store with a command line.\n",
+    );
+    ws.write("src/lib.rs", "//! The store library.\npub mod store;\n");
+    ws.write("src/store.rs", STORE_RS);
+    offline_generate(&ws);
+    let (root, src) = (head(&ws, "."), head(&ws, "src"));
+    ws.ok(&["agent", "add", "syn", "--role", "synthesis"]);
+    let done = ws.json(&[
+        "synthesize",
+        ".",
+        "--agent",
+        "syn",
+        "--recursive",
+        "--policy",
+        "map",
+    ]);
+    assert_eq!(done["written"], json!(2), "{done}");
+    // The same maps, written again by another agent.
+    assert_eq!((head(&ws, "."), head(&ws, "src")), (root, src));
+    let frame = ws.json(&["get-head", ".", "--type", "summary"]);
+    assert_eq!(frame["agent_id"], json!("syn"), "{frame}");
+    assert!(
+        frame["metadata"]["extra"]["synthesis.policy"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("map:v1:4096:imports:")),
+        "{frame}"
+    );
+}
