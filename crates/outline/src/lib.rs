@@ -286,15 +286,7 @@ impl Parser {
 
     /// Parses `source` as `language`: the whole file, so the tree holds every node.
     pub fn parse<'s>(&mut self, language: Language, source: &'s str) -> Result<Parsed<'s>> {
-        Ok(Parsed {
-            language,
-            source,
-            #[cfg(feature = "syntax")]
-            tree: match language {
-                Language::Markdown | Language::Json | Language::Toml | Language::Yaml => None,
-                _ => self.inner.parse(language, source, false)?,
-            },
-        })
+        self.parse_as(language, source, false)
     }
 
     /// Parses `source` as `language` for its outline and its imports, several times cheaper
@@ -305,13 +297,25 @@ impl Parser {
     /// [`Parsed::outline`] and [`Parsed::imports`] are the whole parse's; its tree lacks the
     /// bodies.
     pub fn skim<'s>(&mut self, language: Language, source: &'s str) -> Result<Parsed<'s>> {
+        self.parse_as(language, source, true)
+    }
+
+    /// A whole or a skimmed parse; the languages read by hand have no tree.
+    fn parse_as<'s>(
+        &mut self,
+        language: Language,
+        source: &'s str,
+        skim: bool,
+    ) -> Result<Parsed<'s>> {
+        #[cfg(not(feature = "syntax"))]
+        let _ = skim;
         Ok(Parsed {
             language,
             source,
             #[cfg(feature = "syntax")]
             tree: match language {
                 Language::Markdown | Language::Json | Language::Toml | Language::Yaml => None,
-                _ => self.inner.parse(language, source, true)?,
+                _ => self.inner.parse(language, source, skim)?,
             },
         })
     }

@@ -40,6 +40,18 @@ fn offline_generate(ws: &Workspace) -> serde_json::Value {
     parse(&r.stdout)
 }
 
+/// A README, a crate root and its store module.
+fn store_workspace() -> Workspace {
+    let ws = Workspace::empty();
+    ws.write(
+        "README.md",
+        "# Store\n\nA tiny store with a command line.\n",
+    );
+    ws.write("src/lib.rs", "//! The store library.\npub mod store;\n");
+    ws.write("src/store.rs", STORE_RS);
+    ws
+}
+
 fn head(ws: &Workspace, path: &str) -> String {
     let frame = ws.json(&["get-head", path, "--type", "summary"]);
     frame["content"]
@@ -109,13 +121,7 @@ fn frames_of_the_first_outline_are_replaced_and_a_models_are_kept() {
 /// something below them changes.
 #[test]
 fn a_directorys_offline_frame_maps_its_children_and_replaces_the_old_default() {
-    let ws = Workspace::empty();
-    ws.write(
-        "README.md",
-        "# Store\n\nA tiny store with a command line.\n",
-    );
-    ws.write("src/lib.rs", "//! The store library.\npub mod store;\n");
-    ws.write("src/store.rs", STORE_RS);
+    let ws = store_workspace();
     let mut cmd = ws.cmd(&[
         "--json",
         "generate",
@@ -207,13 +213,7 @@ fn a_directory_map_ranks_what_the_workspace_imports_before_what_is_bigger() {
 
 #[test]
 fn synthesize_policy_map_writes_the_map_generate_writes() {
-    let ws = Workspace::empty();
-    ws.write(
-        "README.md",
-        "# Store\n\nA tiny store with a command line.\n",
-    );
-    ws.write("src/lib.rs", "//! The store library.\npub mod store;\n");
-    ws.write("src/store.rs", STORE_RS);
+    let ws = store_workspace();
     offline_generate(&ws);
     let (root, src) = (head(&ws, "."), head(&ws, "src"));
     ws.ok(&["agent", "add", "syn", "--role", "synthesis"]);
