@@ -117,7 +117,8 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
     );
     if g.verbose {
         text.push_str(&format!(
-            "\nhashed {} ({}), recomputed {}, {}",
+            "\nread {}, hashed {} ({}), recomputed {}, {}",
+            count(r.dirs_read, "dir"),
             count(r.hashed, "file"),
             count(r.hashed_bytes, "byte"),
             count(r.dirs_recomputed, "dir"),
@@ -133,6 +134,7 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
             "hashed": r.hashed,
             "hashed_bytes": r.hashed_bytes,
             "dirs_recomputed": r.dirs_recomputed,
+            "dirs_read": r.dirs_read,
             "writes": r.writes,
             "warnings": r.warnings,
         }),
@@ -182,6 +184,7 @@ pub(crate) fn status_json(r: &StatusReport, stale_json: Value) -> Value {
             "changed_on_disk": r.changed_on_disk.iter().map(|(p, _)| p).collect::<Vec<_>>(),
             "changes": r.changed_on_disk.iter().map(|(p, c)| json!({"path": p, "change": c.as_str()})).collect::<Vec<_>>(),
             "warnings": r.warnings,
+            "dirs_read": r.dirs_read,
     });
     if let (Some(obj), Value::Object(extra)) = (json.as_object_mut(), stale_json) {
         obj.extend(extra);

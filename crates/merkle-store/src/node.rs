@@ -193,6 +193,48 @@ impl Stat {
         }
     }
 
+    /// The same fields from a raw `stat`, as [`Stat::of`] reads them from std's metadata.
+    #[cfg(unix)]
+    // The raw fields' types differ between targets; on some the casts are no-ops.
+    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+    pub(crate) fn of_raw(st: &rustix::fs::Stat) -> Stat {
+        let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
+        Stat {
+            size: u64::try_from(st.st_size).unwrap_or(0),
+            mtime_ns: ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime_ns: ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
+            ino: st.st_ino as u64,
+            mode: st.st_mode as u32,
+        }
+    }
+
+    /// A directory's stat as its tree entry keeps it: what tells whether its list of entries
+    /// may have changed (an entry added, removed or renamed changes its mtime and ctime), with
+    /// `size` its number of children. All zero (see [`Stat::is_recorded`]) when it vouches for
+    /// nothing.
+    pub(crate) fn dir_record(self, children: u64) -> Stat {
+        Stat {
+            size: children,
+            ..self
+        }
+    }
+
+    /// Whether a directory's recorded stat vouches for its list of entries: a real directory's
+    /// mode is never zero, and a stat that vouches for nothing is all zero.
+    pub(crate) fn is_recorded(&self) -> bool {
+        self.mode != 0
+    }
+
+    /// Whether a directory with this stat now has the entries it had when `recorded` was taken:
+    /// `recorded` vouches for them, and no change to the directory's entries has happened since.
+    pub(crate) fn same_dir(&self, recorded: &Stat) -> bool {
+        recorded.is_recorded()
+            && self.mtime_ns == recorded.mtime_ns
+            && self.ctime_ns == recorded.ctime_ns
+            && self.ino == recorded.ino
+            && self.mode == recorded.mode
+    }
+
     #[cfg(not(unix))]
     pub(crate) fn of(m: &std::fs::Metadata) -> Stat {
         Stat {
@@ -215,7 +257,8 @@ pub(crate) fn system_time_ns(t: std::time::SystemTime) -> i64 {
 }
 
 /// The last scan's entry for one path: its node and, for leaves, the stat it was hashed at.
-/// For a directory, `stat.size` holds its number of children.
+/// For a directory, `stat.size` holds its number of children and the other fields the stat it
+/// had before it was read (see [`Stat::dir_record`]), which lets a later walk skip reading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TreeEntry {
     pub(crate) kind: NodeKind,

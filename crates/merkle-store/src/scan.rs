@@ -20,7 +20,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rayon::prelude::*;
 
 use crate::hash::{self, Hash};
-use crate::node::{NodeKind, PathMap, PathSet, Stat, TreeEntry};
+use crate::node::{self, NodeKind, PathMap, PathSet, Stat, TreeEntry};
 
 /// Files at least this large are hashed from a memory map with all cores.
 const RAYON_MIN: u64 = 1 << 20;
@@ -47,47 +47,139 @@ pub(crate) struct Leaf {
     pub(crate) reused: bool,
 }
 
+/// A directory found on disk, with the stat its tree entry is to record (see
+/// [`Stat::dir_record`]): the one it had before it was read, or all zero when that stat cannot
+/// vouch for the listing (too recent, a listing with warnings, a .gitignore that is not a file
+/// of the tree).
+#[derive(Debug)]
+pub(crate) struct WalkedDir {
+    pub(crate) path: String,
+    pub(crate) stat: Stat,
+}
+
 /// What a walk found.
 #[derive(Debug, Default)]
 pub(crate) struct Walked {
     pub(crate) leaves: Vec<Leaf>,
-    /// Every directory below the root (the root itself is implied).
-    pub(crate) dirs: Vec<String>,
+    /// Every directory below the directory walked (that one itself is [`Walked::top`]).
+    pub(crate) dirs: Vec<WalkedDir>,
+    /// The stat to record for the directory walked, as [`WalkedDir::stat`].
+    pub(crate) top: Stat,
+    /// The fingerprint of the ignore rules from outside the tree (see [`IgnoreSources`]).
+    pub(crate) ignores: Option<Hash>,
     /// Entries that could not be read or named, with the reason.
     pub(crate) warnings: Vec<String>,
+    /// How many directories were read, rather than taken from the last scan's listing.
+    pub(crate) dirs_read: u64,
     /// How many leaves were hashed rather than taken from the last scan.
     pub(crate) hashed: u64,
     pub(crate) hashed_bytes: u64,
 }
 
+/// What the last scan recorded, for a walk to reuse: a directory whose stat is the one
+/// recorded before the last scan read it, under the same ignore rules, holds the same entries,
+/// so the walk stats them (the tree's files and folders) without reading the directory or
+/// matching a single ignore rule. This is git's untracked cache: adding, removing or renaming an
+/// entry changes a directory's mtime and ctime, and a .gitignore is a file of the tree whose
+/// stat tells when it changes; the rules from outside the tree are compared by content.
+pub(crate) struct Listing<'a> {
+    prev: &'a PathMap<TreeEntry>,
+    /// Each directory's children in the last tree (path and entry), by the directory's path.
+    kids: std::collections::HashMap<
+        &'a str,
+        Vec<(&'a str, &'a TreeEntry)>,
+        rustc_hash::FxBuildHasher,
+    >,
+    /// Which recorded stats of .gitignore files are not to be trusted.
+    racy: Racy<'a>,
+    /// The fingerprint of the ignore rules from outside the tree that the last scan walked under.
+    ignores: Option<Hash>,
+}
+
+impl<'a> Listing<'a> {
+    /// The listings of `prev`, the last scan's tree, whose racy entries `racy` names, walked
+    /// under the ignore rules of fingerprint `ignores`. A leaf of a reused listing whose stat
+    /// is unchanged takes its content hash from its entry (a forced scan, which hashes every
+    /// file again, reuses no listing).
+    pub(crate) fn new(prev: &'a PathMap<TreeEntry>, racy: Racy<'a>, ignores: Option<Hash>) -> Self {
+        type Kids<'a> = Vec<(&'a str, &'a TreeEntry)>;
+        let mut kids: std::collections::HashMap<&str, Kids<'_>, rustc_hash::FxBuildHasher> =
+            std::collections::HashMap::with_capacity_and_hasher(prev.len() / 4, Default::default());
+        for (path, entry) in prev.iter().filter(|(p, _)| !p.is_empty()) {
+            kids.entry(node::split(path).0)
+                .or_default()
+                .push((path.as_str(), entry));
+        }
+        Listing {
+            prev,
+            kids,
+            racy,
+            ignores,
+        }
+    }
+}
+
+/// How to walk.
+pub(crate) struct WalkOptions<'a> {
+    /// Folders never entered besides `.git` (the workspace's `.merkle`, the store).
+    pub(crate) skip: Vec<PathBuf>,
+    pub(crate) progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+    /// The last scan's listings, to reuse where they still hold.
+    pub(crate) last: Option<&'a Listing<'a>>,
+    /// The start of the scan the walk is for, to record directory stats that can vouch for a
+    /// listing: only those older than it (as files are racy, see [`Racy`]). `None` records none.
+    pub(crate) stamp: Option<i64>,
+}
+
 /// Walks the workspace in parallel, recording each entry's kind and stat; hashes nothing.
-/// `skip` lists folders never entered besides `.git` (the workspace's `.merkle`, the store).
 ///
 /// The walk is our own rather than the `ignore` crate's walker (whose gitignore matchers it
 /// still uses): each directory is read once, its `.gitignore` is found among its entries rather
 /// than probed for, and files are stat'ed relative to the open directory
-/// (`DirEntry::metadata`), so the kernel never walks a whole path per file. Directories are
-/// spread over the rayon pool.
-pub(crate) fn walk(
-    root: &Path,
-    skip: Vec<PathBuf>,
-    progress: Option<&(dyn Fn(Progress) + Sync)>,
-) -> Walked {
+/// (`DirEntry::metadata`), so the kernel never walks a whole path per file. A directory the
+/// last scan's [`Listing`] vouches for is not read at all. Directories are spread over the
+/// rayon pool.
+pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
     let out = Mutex::new(Walked::default());
     let seen = AtomicU64::new(0);
+    let sources = IgnoreSources::read(root);
+    let last = opts.last.filter(|l| l.ignores == Some(sources.fingerprint));
     let ctx = WalkCtx {
-        skip,
-        progress,
+        skip_rel: opts
+            .skip
+            .iter()
+            .filter_map(|s| s.strip_prefix(root).ok()?.to_str().map(str::to_owned))
+            .collect(),
+        skip: opts.skip.clone(),
+        progress: opts.progress,
         seen: &seen,
         out: &out,
-        base: base_ignores(root),
+        base: Base::new(&sources),
         deep: true,
         compiled: Mutex::default(),
+        top: String::new(),
+        stamp: opts.stamp,
+        at: last.and_then(|_| At::open(root)),
+        last,
     };
-    rayon::scope(|s| walk_dir(s, &ctx, root.to_path_buf(), String::new(), None));
+    let stat = std::fs::symlink_metadata(root)
+        .map(|m| Stat::of(&m))
+        .unwrap_or_default();
+    rayon::scope(|s| {
+        walk_dir(
+            s,
+            &ctx,
+            root.to_path_buf(),
+            String::new(),
+            None,
+            stat,
+            Rules::FULL,
+        )
+    });
     // In no particular order: every consumer keys by path or sorts what it reports.
-    let walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = progress {
+    let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    walked.ignores = Some(sources.fingerprint);
+    if let Some(p) = opts.progress {
         p(Progress::Walked(seen.load(Ordering::Relaxed)));
     }
     walked
@@ -97,95 +189,209 @@ pub(crate) fn walk(
 /// leaves and subdirectories, and with `deep` everything below them too. The .gitignore files
 /// of the root and of every directory above `rel` apply as they do in a full [`walk`]. A
 /// directory that cannot be read is a warning, as in a walk; one that is gone (or is no longer
-/// a directory) is `Err`.
+/// a directory) is `Err`. Nothing is reused from the last scan; with `stamp`, directory stats
+/// are recorded as a full walk records them (subdirectories that are only listed record none).
 pub(crate) fn walk_below(
     root: &Path,
     rel: &str,
     deep: bool,
     skip: Vec<PathBuf>,
+    stamp: Option<i64>,
 ) -> std::io::Result<Walked> {
     let out = Mutex::new(Walked::default());
     let seen = AtomicU64::new(0);
+    let sources = IgnoreSources::read(root);
     let ctx = WalkCtx {
         skip,
+        skip_rel: Vec::new(),
         progress: None,
         seen: &seen,
         out: &out,
-        base: base_ignores(root),
+        base: Base::new(&sources),
         deep,
         compiled: Mutex::default(),
+        top: rel.to_owned(),
+        stamp,
+        at: None,
+        last: None,
     };
     // The chain of .gitignore files above `rel`, the root's first (`rel`'s own is read by
     // walk_dir among its entries); and every folder on the way must be a real one, not a
     // symlink to one: the tree never goes through a symlink.
     let mut chain: Option<Arc<IgnoreChain>> = None;
+    let mut rules = Rules::FULL;
     let mut abs = root.to_path_buf();
     let mut walked_rel = String::new();
+    let mut stat = std::fs::symlink_metadata(root).map(|m| Stat::of(&m))?;
     for part in rel.split('/').filter(|p| !p.is_empty()) {
         let gitignore = abs.join(".gitignore");
-        if gitignore.is_file() {
+        if let Ok(m) = std::fs::symlink_metadata(&gitignore) {
             chain = Some(Arc::new(IgnoreChain {
-                here: ctx.gitignore(&gitignore),
+                here: Matcher::new(gitignore),
                 strip: strip_len(&walked_rel),
                 parent: chain,
             }));
+            // Whether it is a file of the tree is not checked here: record no stats below it.
+            if !m.is_file() {
+                rules.recordable = false;
+            }
         }
         abs.push(part);
         if !walked_rel.is_empty() {
             walked_rel.push('/');
         }
         walked_rel.push_str(part);
-        if !std::fs::symlink_metadata(&abs)?.is_dir() {
+        let m = std::fs::symlink_metadata(&abs)?;
+        if !m.is_dir() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::NotADirectory,
                 format!("{} is not a directory", abs.display()),
             ));
         }
+        stat = Stat::of(&m);
     }
-    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain));
-    Ok(out.into_inner().unwrap_or_else(|e| e.into_inner()))
+    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain, stat, rules));
+    let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    walked.ignores = Some(sources.fingerprint);
+    Ok(walked)
 }
 
 /// What every directory's walk shares.
 struct WalkCtx<'a> {
     skip: Vec<PathBuf>,
+    /// The same folders as workspace paths, those that are below the root.
+    skip_rel: Vec<String>,
     progress: Option<&'a (dyn Fn(Progress) + Sync)>,
     seen: &'a AtomicU64,
     out: &'a Mutex<Walked>,
-    /// Matchers below every .gitignore, lowest precedence last: the .gitignore files of the
-    /// root's ancestors inside its repository, then .git/info/exclude, then core.excludesFile;
-    /// each with the root's path relative to the matcher's folder ("" when it is the root).
-    base: Vec<(Gitignore, String)>,
+    /// The ignore rules below every .gitignore.
+    base: Base,
     /// Whether subdirectories are walked too, or only listed.
     deep: bool,
     /// The .gitignore matchers built so far, by file content.
     compiled: Mutex<std::collections::HashMap<Vec<u8>, Arc<Gitignore>, rustc_hash::FxBuildHasher>>,
+    /// The directory the walk started at, which [`Walked::top`] describes.
+    top: String,
+    stamp: Option<i64>,
+    /// The last scan's listings, when they were made under the same rules from outside the tree.
+    last: Option<&'a Listing<'a>>,
+    /// The root, open, for stat'ing the entries of directories that are not read.
+    at: Option<At>,
+}
+
+/// The ignore rules in force in a directory, as far as reusing and recording listings goes.
+#[derive(Clone, Copy)]
+struct Rules {
+    /// Every .gitignore above (not in) this directory is the one the last scan walked under:
+    /// the last listing of this directory may be reused if its stat vouches for it.
+    same: bool,
+    /// Every .gitignore above this directory is a file of the tree, whose stat tells when it
+    /// changes: a listing made here may be recorded as reusable.
+    recordable: bool,
+}
+
+impl Rules {
+    const FULL: Rules = Rules {
+        same: true,
+        recordable: true,
+    };
+}
+
+/// The root, open, to stat paths below it without walking the path from `/` each time.
+struct At {
+    #[cfg(unix)]
+    fd: rustix::fd::OwnedFd,
+    #[cfg(not(unix))]
+    root: PathBuf,
+}
+
+impl At {
+    #[cfg(unix)]
+    fn open(root: &Path) -> Option<At> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        rustix::fs::open(root, flags, Mode::empty())
+            .ok()
+            .map(|fd| At { fd })
+    }
+
+    #[cfg(not(unix))]
+    fn open(root: &Path) -> Option<At> {
+        Some(At {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// The kind (`None`: neither a file, a directory nor a symlink) and stat of `rel`, not
+    /// following a symlink.
+    #[cfg(unix)]
+    fn stat(&self, rel: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
+        use rustix::fs::{AtFlags, FileType};
+        let st = rustix::fs::statat(&self.fd, rel, AtFlags::SYMLINK_NOFOLLOW)?;
+        let kind = match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => Some(NodeKind::File),
+            FileType::Directory => Some(NodeKind::Dir),
+            FileType::Symlink => Some(NodeKind::Symlink),
+            _ => None,
+        };
+        Ok((kind, Stat::of_raw(&st)))
+    }
+
+    #[cfg(not(unix))]
+    fn stat(&self, rel: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
+        let m = std::fs::symlink_metadata(self.root.join(rel))?;
+        let ft = m.file_type();
+        let kind = if ft.is_dir() {
+            Some(NodeKind::Dir)
+        } else if ft.is_symlink() {
+            Some(NodeKind::Symlink)
+        } else if ft.is_file() {
+            Some(NodeKind::File)
+        } else {
+            None
+        };
+        Ok((kind, Stat::of(&m)))
+    }
 }
 
 /// The .gitignore matchers in force in a directory: its own, then its ancestors'.
 struct IgnoreChain {
-    /// Built with "." as its root (see [`gitignore_at_dot`]): it matches paths relative to the
-    /// folder of its file.
-    here: Arc<Gitignore>,
+    here: Matcher,
     /// How many leading bytes of a workspace path make the folder of the file and its slash
     /// (0 at the root): what is left is the path relative to that folder.
     strip: usize,
     parent: Option<Arc<IgnoreChain>>,
 }
 
-/// A .gitignore file's matcher with "." as its root, to be given paths relative to the file's
-/// folder. With its folder as the root, the ignore crate strips that prefix from every path it
-/// is given, comparing paths component by component; on a tree with many .gitignore files that
-/// cost more than the matching itself. And a matcher rooted at "." depends on the file's
-/// content alone, so files with the same content (a vendored tree has dozens) share one. An
-/// unreadable file is an empty matcher and a bad line is skipped, as `Gitignore::new` does.
-fn gitignore_at_dot(file: &Path) -> Gitignore {
-    std::fs::read(file).map_or_else(|_| Gitignore::empty(), |c| gitignore_from(&c))
+/// A .gitignore file's matcher, built when first needed: a walk that reuses the listings of
+/// every directory matches nothing and need not read a single .gitignore.
+struct Matcher {
+    file: PathBuf,
+    built: std::sync::OnceLock<Arc<Gitignore>>,
+}
+
+impl Matcher {
+    fn new(file: PathBuf) -> Matcher {
+        Matcher {
+            file,
+            built: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn get(&self, ctx: &WalkCtx<'_>) -> &Gitignore {
+        self.built.get_or_init(|| ctx.gitignore(&self.file))
+    }
 }
 
 /// A matcher rooted at "." for the content of an ignore file, read as the ignore crate reads a
 /// file: line by line (`\n` or `\r\n`), a leading byte-order mark dropped, up to the first
 /// line that is not UTF-8.
+///
+/// Rooted at "." rather than at its folder, to be given paths relative to the folder: with its
+/// folder as the root, the ignore crate strips that prefix from every path it is given,
+/// comparing paths component by component, and on a tree with many .gitignore files that cost
+/// more than the matching itself. And a matcher rooted at "." depends on the file's content
+/// alone, so files with the same content (a vendored tree has dozens) share one.
 fn gitignore_from(content: &[u8]) -> Gitignore {
     let mut b = GitignoreBuilder::new(".");
     for (i, line) in content.split(|&c| c == b'\n').enumerate() {
@@ -204,7 +410,8 @@ fn gitignore_from(content: &[u8]) -> Gitignore {
 
 impl WalkCtx<'_> {
     /// The matcher of the .gitignore file `file`, shared with every other file of the same
-    /// content met in this walk.
+    /// content met in this walk. An unreadable file is an empty matcher and a bad line is
+    /// skipped, as `Gitignore::new` does.
     fn gitignore(&self, file: &Path) -> Arc<Gitignore> {
         let Ok(content) = std::fs::read(file) else {
             return Arc::new(Gitignore::empty());
@@ -219,6 +426,15 @@ impl WalkCtx<'_> {
         lock().insert(content, Arc::clone(&gi));
         gi
     }
+
+    /// The stat to record for a directory read with `stat` (see [`WalkedDir::stat`]).
+    fn record(&self, stat: Stat, vouches: bool) -> Stat {
+        if vouches && self.stamp.is_some_and(|s| last_change(&stat) < s) {
+            stat
+        } else {
+            Stat::default()
+        }
+    }
 }
 
 /// The bytes of a workspace path below folder `rel` that name `rel` and its slash.
@@ -226,46 +442,97 @@ fn strip_len(rel: &str) -> usize {
     if rel.is_empty() { 0 } else { rel.len() + 1 }
 }
 
-/// The matchers that apply below the root before any .gitignore inside it, each with the root's
-/// path relative to the matcher's folder.
-fn base_ignores(root: &Path) -> Vec<(Gitignore, String)> {
-    // The root's path relative to `dir`, one of its ancestors.
-    let below = |dir: &Path| {
-        root.strip_prefix(dir)
-            .ok()
-            .and_then(Path::to_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let mut base = Vec::new();
-    // A root below a repository's top still honours the .gitignore files above it.
-    let mut repo_top = None;
-    for dir in root.ancestors() {
-        if dir != root && dir.join(".gitignore").is_file() {
-            base.push((gitignore_at_dot(&dir.join(".gitignore")), below(dir)));
+/// The ignore files that apply below the root before any .gitignore inside it, lowest
+/// precedence last: the .gitignore files of the root's ancestors inside its repository, then
+/// .git/info/exclude, then core.excludesFile. Read, not compiled: a walk that reuses every
+/// listing compiles none of them, and compares their content with the last scan's.
+struct IgnoreSources {
+    /// Each file's content, with the root's path relative to the file's folder ("" when it is
+    /// the root).
+    files: Vec<(Vec<u8>, String)>,
+    /// blake3 of all of it.
+    fingerprint: Hash,
+}
+
+impl IgnoreSources {
+    fn read(root: &Path) -> IgnoreSources {
+        // The root's path relative to `dir`, one of its ancestors.
+        let below = |dir: &Path| {
+            root.strip_prefix(dir)
+                .ok()
+                .and_then(Path::to_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut files = Vec::new();
+        // A root below a repository's top still honours the .gitignore files above it.
+        let mut repo_top = None;
+        for dir in root.ancestors() {
+            if dir != root
+                && let Ok(content) = std::fs::read(dir.join(".gitignore"))
+            {
+                files.push((content, below(dir)));
+            }
+            if dir.join(".git").exists() {
+                repo_top = Some(dir.to_path_buf());
+                break;
+            }
         }
-        if dir.join(".git").exists() {
-            repo_top = Some(dir.to_path_buf());
-            break;
+        if repo_top.is_none() {
+            // Not in a repository: only the root's own .gitignore files count.
+            files.clear();
+        }
+        let top = repo_top.unwrap_or_else(|| root.to_path_buf());
+        let exclude = top.join(".git").join("info").join("exclude");
+        if let Ok(content) = std::fs::read(&exclude) {
+            files.push((content, below(&top)));
+        }
+        if let Some(global) = ignore::gitignore::gitconfig_excludes_path()
+            && let Ok(content) = std::fs::read(&global)
+        {
+            files.push((content, below(&top)));
+        }
+        let mut h = blake3::Hasher::new();
+        for (content, below) in &files {
+            h.update(&(below.len() as u64).to_le_bytes())
+                .update(below.as_bytes())
+                .update(&(content.len() as u64).to_le_bytes())
+                .update(content);
+        }
+        IgnoreSources {
+            files,
+            fingerprint: Hash(*h.finalize().as_bytes()),
         }
     }
-    if repo_top.is_none() {
-        // Not in a repository: only the root's own .gitignore files count.
-        base.clear();
-    }
-    let top = repo_top.unwrap_or_else(|| root.to_path_buf());
-    let exclude = top.join(".git").join("info").join("exclude");
-    if exclude.is_file() {
-        let gi = gitignore_at_dot(&exclude);
-        if !gi.is_empty() {
-            base.push((gi, below(&top)));
+}
+
+/// The matchers of the [`IgnoreSources`], built when first needed.
+struct Base {
+    files: Vec<(Vec<u8>, String)>,
+    built: std::sync::OnceLock<Vec<(Gitignore, String)>>,
+}
+
+impl Base {
+    fn new(sources: &IgnoreSources) -> Base {
+        Base {
+            files: sources.files.clone(),
+            built: std::sync::OnceLock::new(),
         }
     }
-    let global = GitignoreBuilder::new(".").build_global().0;
-    if !global.is_empty() {
-        base.push((global, below(&top)));
+
+    fn is_empty(&self) -> bool {
+        self.files.is_empty()
     }
-    base
+
+    fn get(&self) -> &[(Gitignore, String)] {
+        self.built.get_or_init(|| {
+            self.files
+                .iter()
+                .map(|(content, below)| (gitignore_from(content), below.clone()))
+                .filter(|(gi, _)| !gi.is_empty())
+                .collect()
+        })
+    }
 }
 
 /// Whether `path` (a workspace path) is ignored: the deepest .gitignore with an opinion
@@ -278,15 +545,18 @@ fn ignored(
     is_dir: bool,
     buf: &mut String,
 ) -> bool {
+    if chain.is_none() && ctx.base.is_empty() {
+        return false;
+    }
     let mut link = chain;
     while let Some(c) = link {
-        match c.here.matched(&path[c.strip..], is_dir) {
+        match c.here.get(ctx).matched(&path[c.strip..], is_dir) {
             Match::Ignore(_) => return true,
             Match::Whitelist(_) => return false,
             Match::None => link = c.parent.as_ref(),
         }
     }
-    for (gi, below) in &ctx.base {
+    for (gi, below) in ctx.base.get() {
         let relative = if below.is_empty() {
             path
         } else {
@@ -305,14 +575,165 @@ fn ignored(
     false
 }
 
+/// Walks directory `rel` (at `abs`, which had `stat` before it was read): from the last scan's
+/// listing where that still holds, else by reading it.
+#[allow(clippy::too_many_arguments)]
 fn walk_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     abs: PathBuf,
     rel: String,
     parent: Option<Arc<IgnoreChain>>,
+    stat: Stat,
+    rules: Rules,
 ) {
+    let reusable = rules.same
+        && ctx.last.is_some_and(|last| {
+            last.prev
+                .get(&rel)
+                .is_some_and(|e| e.kind == NodeKind::Dir && stat.same_dir(&e.stat))
+        });
+    if reusable && let Some((found, subdirs, chain)) = reuse_listing(ctx, &abs, &rel, &parent) {
+        let n = (found.leaves.len() + subdirs.len()) as u64;
+        let done = DirDone {
+            found,
+            stat: ctx.record(stat, rules.recordable),
+            rel,
+            n,
+        };
+        finish_dir(scope, ctx, done, subdirs, chain, rules);
+        return;
+    }
+    read_dir(scope, ctx, abs, rel, parent, stat, rules);
+}
+
+/// A directory walked, and what goes with it to the shared result.
+struct DirDone {
+    found: Walked,
+    rel: String,
+    /// The stat to record for it.
+    stat: Stat,
+    /// How many entries it has, for progress.
+    n: u64,
+}
+
+/// Hands a walked directory's findings on and walks (or, not deep, lists) its subdirectories:
+/// `(abs, rel, stat before reading)`, each under `chain` with `rules`.
+fn finish_dir<'s>(
+    scope: &rayon::Scope<'s>,
+    ctx: &'s WalkCtx<'s>,
+    done: DirDone,
+    subdirs: Vec<(PathBuf, String, Stat)>,
+    chain: Option<Arc<IgnoreChain>>,
+    rules: Rules,
+) {
+    let DirDone {
+        mut found,
+        rel,
+        stat,
+        n,
+    } = done;
+    for (child_abs, path, child_stat) in subdirs {
+        if ctx.deep {
+            let chain = chain.clone();
+            scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, chain, child_stat, rules));
+        } else {
+            // Listed, not read: its stat vouches for nothing here.
+            found.dirs.push(WalkedDir {
+                path,
+                stat: Stat::default(),
+            });
+        }
+    }
+    if rel == ctx.top {
+        found.top = stat;
+    } else {
+        found.dirs.push(WalkedDir { path: rel, stat });
+    }
+    let seen = ctx.seen.fetch_add(n, Ordering::Relaxed) + n;
+    if let Some(p) = ctx.progress {
+        p(Progress::Walked(seen));
+    }
+    flush(ctx.out, &mut found);
+}
+
+/// The last scan's listing of `rel`, whose stat vouches for it, with every entry stat'ed again:
+/// leaves, subdirectories to walk, and the .gitignore chain in force below. `None` when the
+/// listing does not fit the disk after all (an entry gone or of another kind, a .gitignore
+/// changed, a store folder among the subdirectories): the directory is read instead.
+#[allow(clippy::type_complexity)]
+fn reuse_listing(
+    ctx: &WalkCtx<'_>,
+    abs: &Path,
+    rel: &str,
+    parent: &Option<Arc<IgnoreChain>>,
+) -> Option<(
+    Walked,
+    Vec<(PathBuf, String, Stat)>,
+    Option<Arc<IgnoreChain>>,
+)> {
+    let last = ctx.last?;
+    let at = ctx.at.as_ref()?;
     let mut found = Walked::default();
+    let mut subdirs = Vec::new();
+    let mut chain = parent.clone();
+    for &(path, entry) in last.kids.get(rel).map(Vec::as_slice).unwrap_or_default() {
+        let (kind, stat) = at.stat(path).ok()?;
+        if kind != Some(entry.kind) {
+            return None;
+        }
+        let name = node::split(path).1;
+        if entry.kind == NodeKind::Dir {
+            if ctx.skip_rel.iter().any(|s| s == path) {
+                return None;
+            }
+            subdirs.push((abs.join(name), path.to_owned(), stat));
+            continue;
+        }
+        if name == ".gitignore" {
+            // The rules below are the last scan's only if this file is unchanged.
+            if entry.kind != NodeKind::File || stat != entry.stat || !last.racy.trusts(path, &stat)
+            {
+                return None;
+            }
+            chain = Some(Arc::new(IgnoreChain {
+                here: Matcher::new(abs.join(name)),
+                strip: strip_len(rel),
+                parent: chain,
+            }));
+        }
+        // As `hash_leaves` decides, without looking the entry up again.
+        let reused = stat == entry.stat
+            && (entry.kind == NodeKind::Symlink || last.racy.trusts(path, &stat));
+        found.leaves.push(Leaf {
+            path: path.to_owned(),
+            kind: entry.kind,
+            content_hash: if reused {
+                entry.content_hash
+            } else {
+                Hash([0; 32])
+            },
+            stat,
+            reused,
+        });
+    }
+    Some((found, subdirs, chain))
+}
+
+/// Walks directory `rel` by reading it.
+fn read_dir<'s>(
+    scope: &rayon::Scope<'s>,
+    ctx: &'s WalkCtx<'s>,
+    abs: PathBuf,
+    rel: String,
+    parent: Option<Arc<IgnoreChain>>,
+    stat: Stat,
+    rules: Rules,
+) {
+    let mut found = Walked {
+        dirs_read: 1,
+        ..Walked::default()
+    };
     // Each entry with its name, taken once: `file_name` allocates.
     let entries: Vec<(std::fs::DirEntry, std::ffi::OsString)> = match std::fs::read_dir(&abs) {
         Ok(rd) => rd
@@ -331,22 +752,59 @@ fn walk_dir<'s>(
             found
                 .warnings
                 .push(format!("{}: skipped: {err}", display(&rel)));
-            flush(ctx.out, &mut found);
+            let done = DirDone {
+                found,
+                rel,
+                stat: Stat::default(),
+                n: 0,
+            };
+            finish_dir(scope, ctx, done, Vec::new(), parent, rules);
             return;
         }
     };
-    // This directory's own .gitignore, found among its entries rather than probed for.
-    let chain = if entries.iter().any(|(_, name)| name == ".gitignore") {
-        Some(Arc::new(IgnoreChain {
-            here: ctx.gitignore(&abs.join(".gitignore")),
+    // This directory's own .gitignore, found among its entries rather than probed for; and
+    // whether the rules below are still the last scan's, and can be recorded.
+    let mut ignore_buf = String::new();
+    let gitignore = entries
+        .iter()
+        .find(|(_, name)| name == ".gitignore")
+        .map(|(e, _)| e);
+    let chain = match gitignore {
+        Some(_) => Some(Arc::new(IgnoreChain {
+            here: Matcher::new(abs.join(".gitignore")),
             strip: strip_len(&rel),
             parent,
-        }))
-    } else {
-        parent
+        })),
+        None => parent,
+    };
+    let below = match gitignore {
+        // Unless the last tree had one here, gone now.
+        None => Rules {
+            same: rules.same
+                && ctx
+                    .last
+                    .is_some_and(|last| !last.prev.contains_key(&node::join(&rel, ".gitignore"))),
+            recordable: rules.recordable,
+        },
+        Some(e) => {
+            let path = node::join(&rel, ".gitignore");
+            let file = e.file_type().is_ok_and(|t| t.is_file())
+                && !ignored(ctx, chain.as_ref(), &path, false, &mut ignore_buf);
+            let stat = e.metadata().ok().map(|m| Stat::of(&m));
+            let same = ctx.last.is_some_and(|last| {
+                last.prev.get(&path).is_some_and(|old| {
+                    old.kind == NodeKind::File
+                        && stat.is_some_and(|s| s == old.stat && last.racy.trusts(&path, &s))
+                })
+            });
+            Rules {
+                same: rules.same && file && same,
+                recordable: rules.recordable && file && stat.is_some(),
+            }
+        }
     };
     let n = entries.len() as u64;
-    let mut ignore_buf = String::new();
+    let mut subdirs = Vec::new();
     for (entry, name) in entries {
         let Some(name_str) = name.to_str() else {
             found.warnings.push(format!(
@@ -374,9 +832,7 @@ fn walk_dir<'s>(
                 continue;
             }
         };
-        if (chain.is_some() || !ctx.base.is_empty())
-            && ignored(ctx, chain.as_ref(), &path, ft.is_dir(), &mut ignore_buf)
-        {
+        if ignored(ctx, chain.as_ref(), &path, ft.is_dir(), &mut ignore_buf) {
             continue;
         }
         if ft.is_dir() {
@@ -384,11 +840,9 @@ fn walk_dir<'s>(
             if ctx.skip.iter().any(|s| s == &child_abs) {
                 continue;
             }
-            found.dirs.push(path.clone());
-            if ctx.deep {
-                let chain = chain.clone();
-                scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, chain));
-            }
+            // Before it is read: a change made while it is read then shows as a new stat.
+            let child_stat = entry.metadata().map(|m| Stat::of(&m)).unwrap_or_default();
+            subdirs.push((child_abs, path, child_stat));
             continue;
         }
         let kind = if ft.is_symlink() {
@@ -413,11 +867,15 @@ fn walk_dir<'s>(
             Err(err) => found.warnings.push(format!("{path}: skipped: {err}")),
         }
     }
-    let seen = ctx.seen.fetch_add(n, Ordering::Relaxed) + n;
-    if let Some(p) = ctx.progress {
-        p(Progress::Walked(seen));
-    }
-    flush(ctx.out, &mut found);
+    // A listing with warnings left something out that a reuse would never report again.
+    let stat = ctx.record(stat, below.recordable && found.warnings.is_empty());
+    let done = DirDone {
+        found,
+        rel,
+        stat,
+        n,
+    };
+    finish_dir(scope, ctx, done, subdirs, chain, below);
 }
 
 fn display(rel: &str) -> &str {
@@ -430,11 +888,16 @@ fn flush(out: &Mutex<Walked>, found: &mut Walked) {
     o.leaves.append(&mut found.leaves);
     o.dirs.append(&mut found.dirs);
     o.warnings.append(&mut found.warnings);
+    o.dirs_read += found.dirs_read;
+    if found.top != Stat::default() {
+        o.top = found.top;
+    }
 }
 
 /// The entries of the last scans that an unchanged stat does not vouch for: files whose last
 /// change (mtime, or ctime if later) was not older than the start of the scan that hashed them,
 /// which may have been written again in the same clock tick after they were hashed.
+#[derive(Clone, Copy)]
 pub(crate) enum Racy<'a> {
     /// Every entry that changed no earlier than this stamp, the last scan's start (a store
     /// written before racy paths were recorded; `None`: trust nothing).
@@ -506,6 +969,10 @@ pub(crate) struct HashConfig<'a> {
 pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
     let mut todo = Vec::new();
     for (i, leaf) in walked.leaves.iter_mut().enumerate() {
+        // Decided by the walk already, from a reused listing.
+        if leaf.reused {
+            continue;
+        }
         let reusable = cfg.prev.get(&leaf.path).filter(|p| {
             !cfg.force
                 && p.kind == leaf.kind

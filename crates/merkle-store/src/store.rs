@@ -21,6 +21,14 @@ const META_FRAME_SEQ: &[u8] = b"frame_seq";
 /// The last scan's leaf and directory counts (two u64, little-endian), so that a targeted scan
 /// can report the whole tree's without counting it.
 const META_COUNTS: &[u8] = b"counts";
+/// The fingerprint (blake3) of the ignore rules from outside the tree that the directory stats
+/// of the tree were recorded under: a walk reuses no listing under other rules.
+const META_IGNORES: &[u8] = b"ignores";
+/// A path near the middle of the tree, at which a load of the whole tree splits its reading in
+/// two; any path will do, the middle does it fastest. Written when a scan writes most paths.
+const META_TREE_SPLIT: &[u8] = b"tree_split";
+/// Trees with fewer entries are loaded in one piece.
+const TREE_SPLIT_MIN: usize = 4096;
 
 mod derived;
 mod exchange;
@@ -189,6 +197,9 @@ pub struct ScanReport {
     pub writes: u64,
     /// Entries skipped, with why.
     pub warnings: Vec<String>,
+    /// Directories read from the disk; the others' entries were those of the last scan, whose
+    /// stat vouched for them (see the scan module's documentation).
+    pub dirs_read: u64,
 }
 
 impl ScanReport {
@@ -233,6 +244,9 @@ pub struct StatusReport {
     pub changed_on_disk: Vec<(String, Change)>,
     /// Entries skipped, with why.
     pub warnings: Vec<String>,
+    /// Directories read from the disk; the others' entries were those of the last scan, whose
+    /// stat vouched for them (see the scan module's documentation).
+    pub dirs_read: u64,
 }
 
 /// What a scan found before writing it: see [`Store::plan_scan`].
@@ -384,54 +398,124 @@ impl Store {
         skip
     }
 
-    /// Walks the disk while another thread loads the last scan's tree: the two do not depend
-    /// on each other until files are compared.
+    /// Loads the last scan's tree, then walks the disk, reusing the tree's listings of the
+    /// directories that have not changed since (see [`scan::Listing`]). With `stamp`, the
+    /// start of a scan, and the scan's options, the walk records directory stats for the scan
+    /// to write; without, it is status's walk.
     fn walk_and_load(
         &self,
-        progress: Option<&(dyn Fn(Progress) + Sync)>,
+        scan: Option<(i64, &ScanOptions<'_>)>,
     ) -> Result<(scan::Walked, PathMap<TreeEntry>)> {
-        // Both on the rayon pool, so the loader takes one worker instead of a third thread
-        // competing with the walk for the cores.
-        let (prev, walked) = rayon::join(
-            || self.load_tree(),
-            || scan::walk(&self.workspace, self.skip_dirs(), progress),
-        );
-        Ok((walked, prev?))
+        let (stamp, force, progress) = match scan {
+            Some((stamp, opts)) => (Some(stamp), opts.force, opts.progress),
+            None => (None, false, None),
+        };
+        let prev = self.load_tree()?;
+        let (stamp_prev, racy_prev) = self.racy_record()?;
+        let ignores = self.ignore_record()?;
+        let walked = {
+            // A forced scan trusts nothing the last one recorded: every folder is read again.
+            let last = (!prev.is_empty() && !force).then(|| {
+                scan::Listing::new(&prev, racy_rule(stamp_prev, racy_prev.as_ref()), ignores)
+            });
+
+            scan::walk(
+                &self.workspace,
+                &scan::WalkOptions {
+                    skip: self.skip_dirs(),
+                    progress,
+                    last: last.as_ref(),
+                    stamp,
+                },
+            )
+        };
+        Ok((walked, prev))
+    }
+
+    /// The fingerprint of the ignore rules from outside the tree that the last full scan
+    /// walked under, when it recorded one.
+    fn ignore_record(&self) -> Result<Option<Hash>> {
+        Ok(self
+            .engine
+            .get(Table::Meta, META_IGNORES)?
+            .and_then(|v| <[u8; 32]>::try_from(v.as_slice()).ok())
+            .map(Hash))
     }
 
     fn load_tree(&self) -> Result<PathMap<TreeEntry>> {
         // Sized up front: growing a map of every path rehashes it a dozen times.
         let n = usize::try_from(self.engine.count(Table::Tree)?).unwrap_or(0);
         let mut map = PathMap::with_capacity_and_hasher(n, Default::default());
-        self.tree_entries("", |path, e| {
-            map.insert(path.to_owned(), e);
-        })?;
+        let split = match n {
+            0..TREE_SPLIT_MIN => None,
+            _ => self.engine.get(Table::Meta, META_TREE_SPLIT)?,
+        };
+        let Some(split) = split else {
+            self.tree_entries("", |path, e| {
+                map.insert(path.to_owned(), e);
+            })?;
+            return Ok(map);
+        };
+        // Two halves side by side: reading and decoding the entries costs more than the map.
+        let (first, second) = rayon::join(
+            || {
+                self.tree_range(
+                    b"",
+                    |k| k < split.as_slice(),
+                    |path, e| {
+                        map.insert(path.to_owned(), e);
+                    },
+                )
+                .map(|()| map)
+            },
+            || {
+                let mut rest = Vec::with_capacity(n / 2);
+                self.tree_range(&split, |_| true, |path, e| rest.push((path.to_owned(), e)))
+                    .map(|()| rest)
+            },
+        );
+        let mut map = first?;
+        map.extend(second?);
         Ok(map)
     }
 
     /// Visits the last scan's entries whose path starts with `prefix`, in path order.
-    fn tree_entries(&self, prefix: &str, mut visit: impl FnMut(&str, TreeEntry)) -> Result<()> {
+    fn tree_entries(&self, prefix: &str, visit: impl FnMut(&str, TreeEntry)) -> Result<()> {
+        self.tree_range(
+            prefix.as_bytes(),
+            |k| k.starts_with(prefix.as_bytes()),
+            visit,
+        )
+    }
+
+    /// Visits the last scan's entries from path `start` on, in path order, while `within`
+    /// holds for their path.
+    fn tree_range(
+        &self,
+        start: &[u8],
+        within: impl Fn(&[u8]) -> bool,
+        mut visit: impl FnMut(&str, TreeEntry),
+    ) -> Result<()> {
         let mut err = None;
-        self.engine
-            .scan(Table::Tree, prefix.as_bytes(), &mut |k, v| {
-                if !k.starts_with(prefix.as_bytes()) {
-                    return false;
+        self.engine.scan(Table::Tree, start, &mut |k, v| {
+            if !within(k) {
+                return false;
+            }
+            match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
+                (Ok(path), Ok(e)) => {
+                    visit(path, e);
+                    true
                 }
-                match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
-                    (Ok(path), Ok(e)) => {
-                        visit(path, e);
-                        true
-                    }
-                    (Err(_), _) => {
-                        err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
-                        false
-                    }
-                    (_, Err(e)) => {
-                        err = Some(e);
-                        false
-                    }
+                (Err(_), _) => {
+                    err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                    false
                 }
-            })?;
+                (_, Err(e)) => {
+                    err = Some(e);
+                    false
+                }
+            }
+        })?;
         err.map_or(Ok(()), Err)
     }
 
@@ -478,7 +562,7 @@ impl Store {
         let _guard = self.lock();
         let basis = self.scan_basis()?;
         let stamp = self.take_stamp()?;
-        let (mut walked, prev) = self.walk_and_load(opts.progress)?;
+        let (mut walked, prev) = self.walk_and_load(Some((stamp, opts)))?;
         let (stamp_prev, racy_prev) = self.racy_record()?;
         scan::hash_leaves(
             &mut walked,
@@ -531,12 +615,13 @@ impl Store {
             && walked
                 .dirs
                 .iter()
-                .chain(std::iter::once(&String::new()))
+                .map(|d| d.path.as_str())
+                .chain(std::iter::once(""))
                 .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir));
         let settled = stamp_prev.is_some()
             && racy_prev.as_ref().is_some_and(PathSet::is_empty)
             && scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, *stamp).is_empty();
-        if walked.hashed > 0 || !same_paths || !settled {
+        if walked.hashed > 0 || !same_paths || !settled || self.ignore_record()? != walked.ignores {
             return Ok(None);
         }
         let root = prev.get("").expect("checked above").node_id;
@@ -554,6 +639,7 @@ impl Store {
             dirs_recomputed: 0,
             writes: 0,
             warnings: walked.warnings.clone(),
+            dirs_read: walked.dirs_read,
         }))
     }
 
@@ -624,6 +710,13 @@ impl Store {
             },
         );
         let mut batch = Batch::default();
+        if built.complete
+            && tree_ops.len() >= TREE_SPLIT_MIN
+            && 2 * tree_ops.len() >= built.entries.len()
+        {
+            let middle = tree_ops[tree_ops.len() / 2].0.clone();
+            batch.put(Table::Meta, META_TREE_SPLIT.to_vec(), middle);
+        }
         for (key, value) in tree_ops {
             batch.put(Table::Tree, key, value);
         }
@@ -643,6 +736,12 @@ impl Store {
         let root_changed = self.root()? != Some(built.root);
         if root_changed {
             batch.put(Table::Meta, META_ROOT.to_vec(), built.root.0.to_vec());
+        }
+        if let Some(ignores) = walked
+            .ignores
+            .filter(|i| self.ignore_record().ok() != Some(Some(*i)))
+        {
+            batch.put(Table::Meta, META_IGNORES.to_vec(), ignores.0.to_vec());
         }
         let counts = (walked.leaves.len() as u64, walked.dirs.len() as u64 + 1);
         if self.tree_counts()? != Some(counts) {
@@ -679,6 +778,7 @@ impl Store {
             dirs_recomputed: records.iter().filter(|r| r.kind == NodeKind::Dir).count() as u64,
             writes,
             warnings,
+            dirs_read: walked.dirs_read,
         };
         // As in `status`: free the maps of every path off the caller's path.
         rayon::spawn(move || drop((prev, walked, records)));
@@ -703,11 +803,20 @@ impl Store {
             && walked
                 .dirs
                 .iter()
-                .chain(std::iter::once(&String::new()))
+                .map(|d| d.path.as_str())
+                .chain(std::iter::once(""))
                 .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir));
         if !same_paths {
             return Ok(None);
         }
+        // Each folder's stat as the walk saw it, to record beside its entry.
+        let dir_stats: std::collections::HashMap<&str, node::Stat, rustc_hash::FxBuildHasher> =
+            walked
+                .dirs
+                .iter()
+                .map(|d| (d.path.as_str(), d.stat))
+                .chain(std::iter::once(("", walked.top)))
+                .collect();
         let mut entries: std::collections::HashMap<&str, TreeEntry, rustc_hash::FxBuildHasher> =
             Default::default();
         let mut records = Vec::new();
@@ -755,9 +864,21 @@ impl Store {
                     None => return Ok(None),
                 }
             }
-            let (entry, record) = dir_entry(dir, &mut kids);
+            let stat = dir_stats.get(dir).copied().unwrap_or_default();
+            let (entry, record) = dir_entry(dir, stat, &mut kids);
             records.push(record);
             entries.insert(dir, entry);
+        }
+        // Folders whose stat alone changed: a new stat in the same entry.
+        for (dir, stat) in &dir_stats {
+            if entries.contains_key(dir) {
+                continue;
+            }
+            let old = prev.get(*dir).expect("every folder was checked above");
+            let stat = stat.dir_record(old.stat.size);
+            if stat != old.stat {
+                entries.insert(dir, TreeEntry { stat, ..*old });
+            }
         }
         let root = match entries.get("") {
             Some(e) => e.node_id,
@@ -858,6 +979,7 @@ impl Store {
             frames: self.engine.count(Table::Frames)?,
             changed_on_disk: changes,
             warnings: std::mem::take(&mut walked.warnings),
+            dirs_read: walked.dirs_read,
         };
         // Freeing a map and a list of every path is a hundred thousand frees: do it off the
         // caller's path, on the pool.
@@ -1675,8 +1797,14 @@ fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<
     let dir_paths: Vec<&str> = walked
         .dirs
         .iter()
-        .map(String::as_str)
+        .map(|d| d.path.as_str())
         .chain(std::iter::once(""))
+        .collect();
+    let dir_stats: Vec<node::Stat> = walked
+        .dirs
+        .iter()
+        .map(|d| d.stat)
+        .chain(std::iter::once(walked.top))
         .collect();
     let root_idx = dir_paths.len() - 1;
     let index: std::collections::HashMap<&str, usize, rustc_hash::FxBuildHasher> =
@@ -1689,7 +1817,7 @@ fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<
         }
     }
     let mut depths: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, dir) in walked.dirs.iter().enumerate() {
+    for (i, dir) in dir_paths[..root_idx].iter().enumerate() {
         if let Some(p) = parent(dir) {
             kids[p].push(Kid::Dir(i));
         }
@@ -1726,9 +1854,12 @@ fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<
                         })
                 });
                 match unchanged {
-                    Some(old) => (d, *old, None),
+                    Some(old) => {
+                        let stat = dir_stats[d].dir_record(old.stat.size);
+                        (d, TreeEntry { stat, ..*old }, None)
+                    }
                     None => {
-                        let (entry, record) = dir_entry(dir, &mut named);
+                        let (entry, record) = dir_entry(dir, dir_stats[d], &mut named);
                         (d, entry, Some(record))
                     }
                 }
@@ -1788,8 +1919,13 @@ fn leaf_entry(leaf: &scan::Leaf, prev: Option<&TreeEntry>) -> (TreeEntry, Option
     (entry, record)
 }
 
-/// A directory's entry and node record from its children's (name, entry), which it sorts.
-fn dir_entry<S: AsRef<str>>(dir: &str, kids: &mut [(S, TreeEntry)]) -> (TreeEntry, NodeRecord) {
+/// A directory's entry and node record from its stat (see [`scan::WalkedDir::stat`]) and its
+/// children's (name, entry), which it sorts.
+fn dir_entry<S: AsRef<str>>(
+    dir: &str,
+    stat: node::Stat,
+    kids: &mut [(S, TreeEntry)],
+) -> (TreeEntry, NodeRecord) {
     kids.sort_unstable_by(|a, b| a.0.as_ref().as_bytes().cmp(b.0.as_ref().as_bytes()));
     let node_id = hash::dir_node_id(dir, kids.iter().map(|(n, e)| (n.as_ref(), &e.node_id)));
     let content_hash = hash::dir_content_hash(
@@ -1815,10 +1951,7 @@ fn dir_entry<S: AsRef<str>>(dir: &str, kids: &mut [(S, TreeEntry)]) -> (TreeEntr
         kind: NodeKind::Dir,
         node_id,
         content_hash,
-        stat: node::Stat {
-            size: kids.len() as u64,
-            ..node::Stat::default()
-        },
+        stat: stat.dir_record(kids.len() as u64),
     };
     (entry, record)
 }

@@ -136,7 +136,7 @@ impl Last<'_> {
 
 impl Store {
     /// The report of a targeted scan that found nothing of the tree touched.
-    fn unchanged_report(&self, warnings: Vec<String>) -> Result<ScanReport> {
+    fn unchanged_report(&self, warnings: Vec<String>, dirs_read: u64) -> Result<ScanReport> {
         let (files, dirs) = self.tree_counts()?.unwrap_or_default();
         Ok(ScanReport {
             root: self.root()?.ok_or(Error::NotScanned)?,
@@ -148,6 +148,7 @@ impl Store {
             dirs_recomputed: 0,
             writes: 0,
             warnings,
+            dirs_read,
         })
     }
 
@@ -191,6 +192,14 @@ impl Store {
         };
         let skip = self.skip_dirs();
         let mut warnings = Vec::new();
+        let mut dirs_read = 0;
+        // The ignore rules from outside the tree that the last full scan recorded: under any
+        // others (`.git/info/exclude` edited, say) the whole tree may change, and the folder
+        // stats recorded here would vouch for listings made under rules the tree was not.
+        let rules = self.ignore_record()?;
+        if rules.is_none() {
+            return Ok(None);
+        }
 
         // List each touched directory again; a path that is no directory of the last tree (a
         // file, or something new or gone) hands on to its nearest directory that is.
@@ -205,8 +214,10 @@ impl Store {
                 to_list.insert(node::split(&dir).0.to_owned());
                 continue;
             }
-            match scan::walk_below(&self.workspace, &dir, false, skip.clone()) {
+            match scan::walk_below(&self.workspace, &dir, false, skip.clone(), Some(stamp)) {
+                Ok(w) if w.ignores != rules => return Ok(None),
                 Ok(w) => {
+                    dirs_read += w.dirs_read;
                     listed.insert(dir, w);
                 }
                 Err(e) if dir.is_empty() => return Err(Error::io(&self.workspace, e)),
@@ -232,7 +243,7 @@ impl Store {
                 .leaves
                 .iter()
                 .map(|l| (node::split(&l.path).1, false))
-                .chain(w.dirs.iter().map(|d| (node::split(d).1, true)))
+                .chain(w.dirs.iter().map(|d| (node::split(&d.path).1, true)))
                 .collect();
             let before = last.children(&dir)?;
             let mut gone = Vec::new();
@@ -248,8 +259,8 @@ impl Store {
                 .map(|c| c.name.as_str())
                 .collect();
             for d in &w.dirs {
-                if !kept_dirs.contains(node::split(d).1) {
-                    new_dirs.insert(d.clone());
+                if !kept_dirs.contains(node::split(&d.path).1) {
+                    new_dirs.insert(d.path.clone());
                 }
             }
             for path in gone {
@@ -257,6 +268,29 @@ impl Store {
             }
         }
         listed.retain(|dir, _| !removed.contains(dir.as_str()));
+
+        // A listing that finds its directory's .gitignore changed (before that file's own
+        // event came, or without one) changes the rules below it: walk it whole, as that event
+        // would have. The directory stats below were recorded under the old rules.
+        let mut to_walk = to_walk;
+        for (dir, w) in &listed {
+            let path = node::join(dir, ".gitignore");
+            let now = w.leaves.iter().find(|l| l.path == path);
+            let before = last.entry(&path)?;
+            let same = match (now, before) {
+                (None, None) => true,
+                (Some(l), Some(e)) => {
+                    l.kind == e.kind && l.stat == e.stat && !racy_prev.contains(&path)
+                }
+                _ => false,
+            };
+            if !same {
+                if dir.is_empty() {
+                    return Ok(None);
+                }
+                to_walk.insert(dir.clone());
+            }
+        }
 
         // Walk new directories whole, and touched ones that are still there. Outermost first:
         // one inside another is covered by it.
@@ -276,10 +310,16 @@ impl Store {
                 // What was below it goes; the walk brings back what still belongs.
                 removed.extend(last.below(&dir)?);
             }
-            match scan::walk_below(&self.workspace, &dir, true, skip.clone()) {
+            match scan::walk_below(&self.workspace, &dir, true, skip.clone(), Some(stamp)) {
+                Ok(w) if w.ignores != rules => return Ok(None),
                 Ok(mut w) => {
+                    dirs_read += w.dirs_read;
                     deep.leaves.append(&mut w.leaves);
                     deep.dirs.append(&mut w.dirs);
+                    deep.dirs.push(scan::WalkedDir {
+                        path: dir.clone(),
+                        stat: w.top,
+                    });
                     warnings.append(&mut w.warnings);
                     roots.push(dir);
                 }
@@ -287,7 +327,6 @@ impl Store {
                 Err(_) => return Ok(None),
             }
         }
-        deep.dirs.extend(roots.iter().cloned());
         listed.retain(|dir, _| !roots.iter().any(|r| at_or_below(dir, r)));
 
         // Every leaf seen on disk, hashed where its stat changed.
@@ -326,7 +365,7 @@ impl Store {
         let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (dir, w) in &listed {
             let kids = children.entry(dir.clone()).or_default();
-            kids.extend(w.dirs.iter().cloned());
+            kids.extend(w.dirs.iter().map(|d| d.path.clone()));
         }
         for leaf in &seen.leaves {
             children
@@ -334,13 +373,19 @@ impl Store {
                 .or_default()
                 .push(leaf.path.clone());
         }
+        // The stat each directory read from the disk had before it was read, to record.
+        let mut dir_stats: BTreeMap<&str, node::Stat> = BTreeMap::new();
+        for (dir, w) in &listed {
+            dir_stats.insert(dir, w.top);
+        }
         for dir in &seen.dirs {
-            children.entry(dir.clone()).or_default();
-            if !roots.contains(dir) {
+            dir_stats.insert(&dir.path, dir.stat);
+            children.entry(dir.path.clone()).or_default();
+            if !roots.contains(&dir.path) {
                 children
-                    .entry(node::split(dir).0.to_owned())
+                    .entry(node::split(&dir.path).0.to_owned())
                     .or_default()
-                    .push(dir.clone());
+                    .push(dir.path.clone());
             }
         }
         // A listed directory's children of the last tree that it no longer holds (gone since,
@@ -356,7 +401,7 @@ impl Store {
         }
         if children.is_empty() {
             // Nothing the tree holds was touched.
-            return self.unchanged_report(warnings).map(Some);
+            return self.unchanged_report(warnings, dirs_read).map(Some);
         }
         // Those, and every directory above them, recomputed deepest first.
         let mut recompute: BTreeSet<String> = BTreeSet::new();
@@ -397,7 +442,12 @@ impl Store {
                 };
                 named.push((node::split(&path).1.to_owned(), e));
             }
-            let (entry, record) = super::dir_entry(&dir, &mut named);
+            // One not read again keeps its stat: its entries are the last tree's.
+            let stat = match dir_stats.get(dir.as_str()) {
+                Some(stat) => *stat,
+                None => last.entry(&dir)?.map(|e| e.stat).unwrap_or_default(),
+            };
+            let (entry, record) = super::dir_entry(&dir, stat, &mut named);
             if last.entry(&dir)?.map(|e| e.node_id) != Some(entry.node_id) {
                 dirs_recomputed += 1;
                 records.push(record);
@@ -479,6 +529,7 @@ impl Store {
             dirs_recomputed,
             writes,
             warnings,
+            dirs_read,
         }))
     }
 }

@@ -1,0 +1,216 @@
+//! A walk reuses the last scan's listing of a folder whose stat has not changed (git's
+//! untracked cache): these tests make sure it does, and that every change that can alter a
+//! folder's entries without touching the folder's own stat still reads it: a .gitignore above
+//! it, `.git/info/exclude`, a .gitignore that ignores itself, and a targeted rescan that meets a
+//! changed .gitignore. Unix only: they compare ctimes, which Windows does not have.
+#![cfg(unix)]
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use merkle_store::{Change, OpenOptions, ScanOptions, Store};
+use pretty_assertions::assert_eq;
+
+fn write(root: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, content).expect("write");
+    }
+}
+
+/// Waits until the filesystem's clock has passed the last change of every folder below `root`,
+/// so that the next scan's stamp is later than all of them and their stats can vouch for their
+/// listings. A folder changed in the same clock tick as a scan starts is never trusted, which
+/// would make these tests pass without reusing anything. It polls the clock through a file
+/// elsewhere on the same filesystem; no sleep.
+fn settle(root: &Path) {
+    let mut newest = 0i128;
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let m = std::fs::symlink_metadata(&dir).expect("stat");
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        newest = newest.max(ns(m.mtime(), m.mtime_nsec()).max(ns(m.ctime(), m.ctime_nsec())));
+        for e in std::fs::read_dir(&dir).expect("read dir") {
+            let e = e.expect("entry");
+            if e.file_type().expect("type").is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+    let probe = tempfile::NamedTempFile::new_in(root.parent().expect("parent")).expect("probe");
+    loop {
+        std::fs::write(probe.path(), "tick").expect("write probe");
+        let m = std::fs::metadata(probe.path()).expect("stat probe");
+        if i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()) > newest {
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// A workspace in its own folder (so that `settle`'s probe stays outside it), with a store.
+struct Ws {
+    _top: tempfile::TempDir,
+    root: std::path::PathBuf,
+    store: Store,
+}
+
+impl Ws {
+    fn new(files: &[(&str, &str)]) -> Ws {
+        let top = tempfile::tempdir().expect("tempdir");
+        let root = top.path().join("ws");
+        write(&root, files);
+        // Opening creates the store folder, which changes the root's stat: before settling.
+        let store = Store::open(&root, &OpenOptions::default()).expect("open");
+        settle(&root);
+        store.scan(&ScanOptions::default()).expect("scan");
+        Ws {
+            _top: top,
+            root,
+            store,
+        }
+    }
+
+    fn leaves(&self) -> Vec<String> {
+        let files = self.store.tree_files().expect("tree files");
+        files.into_iter().map(|t| t.path).collect()
+    }
+
+    /// Status's changes and how many folders it read.
+    fn status(&self) -> (Vec<(String, Change)>, u64) {
+        let s = self.store.status().expect("status");
+        (s.changed_on_disk, s.dirs_read)
+    }
+}
+
+fn added(paths: &[&str]) -> Vec<(String, Change)> {
+    paths
+        .iter()
+        .map(|p| ((*p).to_owned(), Change::Added))
+        .collect()
+}
+
+#[test]
+fn unchanged_folders_are_not_read_and_changed_ones_are() {
+    let ws = Ws::new(&[
+        ("a/x.txt", "x\n"),
+        ("a/b/y.txt", "y\n"),
+        ("c/z.txt", "z\n"),
+        ("c/d/w.txt", "w\n"),
+    ]);
+    assert_eq!(ws.status(), (Vec::new(), 0));
+
+    // A new file changes its folder's stat, and only that folder is read; an edit changes no
+    // folder, and the file's own stat tells.
+    write(&ws.root, &[("a/b/new.txt", "n\n"), ("c/z.txt", "z2\n")]);
+    let mut want = added(&["a/b/new.txt"]);
+    want.push(("c/z.txt".to_owned(), Change::Modified));
+    assert_eq!(ws.status(), (want, 1));
+
+    // Settled first, so that the scan records a/b's new stat rather than read it every time.
+    settle(&ws.root);
+    let scan = ws.store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!(
+        (
+            scan.dirs_read,
+            scan.changed_paths.contains(&"a/b/new.txt".to_owned())
+        ),
+        (1, true)
+    );
+    std::fs::remove_file(ws.root.join("c/d/w.txt")).expect("remove");
+    assert_eq!(
+        ws.status(),
+        (vec![("c/d/w.txt".to_owned(), Change::Deleted)], 1)
+    );
+}
+
+#[test]
+fn a_changed_gitignore_has_every_folder_below_it_read_again() {
+    let ws = Ws::new(&[
+        ("sub/.gitignore", "*.log\n"),
+        ("sub/deep/keep.txt", "k\n"),
+        ("sub/deep/x.log", "x\n"),
+        ("sub/deep/deeper/y.log", "y\n"),
+        ("sub/deep/deeper/keep.txt", "k\n"),
+    ]);
+    assert_eq!(ws.status(), (Vec::new(), 0));
+    // Rewritten in place: no folder's stat changes, only the file's.
+    std::fs::write(ws.root.join("sub/.gitignore"), "# nothing\n").expect("write");
+    let (changes, dirs_read) = ws.status();
+    let mut want = added(&["sub/deep/deeper/y.log", "sub/deep/x.log"]);
+    want.push(("sub/.gitignore".to_owned(), Change::Modified));
+    want.sort();
+    assert_eq!((changes, dirs_read), (want, 3));
+
+    ws.store.scan(&ScanOptions::default()).expect("scan");
+    assert!(ws.leaves().contains(&"sub/deep/deeper/y.log".to_owned()));
+    assert_eq!(ws.status().0, Vec::new());
+}
+
+#[test]
+fn a_changed_exclude_file_has_every_folder_read_again() {
+    let ws = Ws::new(&[
+        (".git/info/exclude", "*.tmp\n"),
+        ("a/b/t.tmp", "t\n"),
+        ("a/b/k.txt", "k\n"),
+    ]);
+    assert_eq!(ws.status(), (Vec::new(), 0));
+    std::fs::write(ws.root.join(".git/info/exclude"), "\n").expect("write");
+    assert_eq!(ws.status(), (added(&["a/b/t.tmp"]), 3));
+    // The scan records the new rules, and the folders are reused under them from then on.
+    ws.store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!(ws.status(), (Vec::new(), 0));
+}
+
+#[test]
+fn a_gitignore_that_ignores_itself_has_its_folders_read_every_time() {
+    // Not a file of the tree, so no stat of the tree tells when it changes.
+    let ws = Ws::new(&[
+        ("sub/.gitignore", ".gitignore\n*.log\n"),
+        ("sub/d/x.log", "x\n"),
+        ("sub/d/k.txt", "k\n"),
+    ]);
+    assert_eq!(ws.leaves(), ["sub/d/k.txt"]);
+    std::fs::write(ws.root.join("sub/.gitignore"), ".gitignore\n").expect("write");
+    assert_eq!(ws.status().0, added(&["sub/d/x.log"]));
+}
+
+#[test]
+fn a_targeted_rescan_that_meets_a_changed_gitignore_walks_its_folder_whole() {
+    let ws = Ws::new(&[
+        ("sub/.gitignore", "*.log\n"),
+        ("sub/f.txt", "f\n"),
+        ("sub/d/x.log", "x\n"),
+        ("sub/d/k.txt", "k\n"),
+    ]);
+    // Told only of f.txt: the listing of `sub` meets the new .gitignore all the same.
+    std::fs::write(ws.root.join("sub/.gitignore"), "\n").expect("write");
+    std::fs::write(ws.root.join("sub/f.txt"), "f2\n").expect("write");
+    ws.store
+        .scan_paths(&["sub/f.txt".to_owned()], &ScanOptions::default())
+        .expect("rescan");
+    assert_eq!(
+        ws.leaves(),
+        ["sub/.gitignore", "sub/d/k.txt", "sub/d/x.log", "sub/f.txt"]
+    );
+    assert_eq!(ws.status().0, Vec::new());
+}
+
+#[test]
+fn a_targeted_rescan_under_a_changed_exclude_file_scans_everything() {
+    let ws = Ws::new(&[
+        (".git/info/exclude", "*.tmp\n"),
+        ("a/t.tmp", "t\n"),
+        ("a/k.txt", "k\n"),
+        ("b/u.tmp", "u\n"),
+    ]);
+    assert_eq!(ws.leaves(), ["a/k.txt"]);
+    // Told only of a/k.txt, but the new rules change b as well.
+    std::fs::write(ws.root.join(".git/info/exclude"), "\n").expect("write");
+    ws.store
+        .scan_paths(&["a/k.txt".to_owned()], &ScanOptions::default())
+        .expect("rescan");
+    assert_eq!(ws.leaves(), ["a/k.txt", "a/t.tmp", "b/u.tmp"]);
+    assert_eq!(ws.status(), (Vec::new(), 0));
+}
