@@ -22,6 +22,8 @@ use rayon::prelude::*;
 use crate::hash::{self, Hash};
 use crate::node::{self, NodeKind, PathMap, PathSet, Stat, TreeEntry};
 
+mod fsdir;
+
 /// Files at least this large are hashed from a memory map with all cores.
 const RAYON_MIN: u64 = 1 << 20;
 /// Smaller files are read this much at a time.
@@ -45,6 +47,8 @@ pub(crate) struct Leaf {
     pub(crate) stat: Stat,
     /// Whether the hash came from the last scan (same kind and stat, not racy).
     pub(crate) reused: bool,
+    /// Whether the walk hashed it already, from the file it opened for its stat.
+    pub(crate) hashed: bool,
 }
 
 /// A directory found on disk, with the stat its tree entry is to record (see
@@ -129,28 +133,29 @@ pub(crate) struct WalkOptions<'a> {
     /// The start of the scan the walk is for, to record directory stats that can vouch for a
     /// listing: only those older than it (as files are racy, see [`Racy`]). `None` records none.
     pub(crate) stamp: Option<i64>,
+    /// Whether every file is to be hashed (no last scan, or a forced one): then the walk hashes
+    /// each file under 1 MiB as it meets it, opened by name in its open directory, with its
+    /// stat from the open file, so the file is looked up once rather than three times (stat,
+    /// then open by its whole path).
+    pub(crate) hash_all: bool,
 }
 
-/// Walks the workspace in parallel, recording each entry's kind and stat; hashes nothing.
+/// Walks the workspace in parallel, recording each entry's kind and stat; with
+/// [`WalkOptions::hash_all`] it hashes the files it can as it goes.
 ///
 /// The walk is our own rather than the `ignore` crate's walker (whose gitignore matchers it
 /// still uses): each directory is read once, its `.gitignore` is found among its entries rather
-/// than probed for, and files are stat'ed relative to the open directory
-/// (`DirEntry::metadata`), so the kernel never walks a whole path per file. A directory the
-/// last scan's [`Listing`] vouches for is not read at all. Directories are spread over the
-/// rayon pool.
+/// than probed for, and every directory is opened relative to the open root and its entries
+/// reached relative to it (see [`fsdir`]), so the kernel never walks a whole path per file. A
+/// directory the last scan's [`Listing`] vouches for is not read at all. Directories are spread
+/// over the rayon pool.
 pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
     let out = Mutex::new(Walked::default());
     let seen = AtomicU64::new(0);
     let sources = IgnoreSources::read(root);
     let last = opts.last.filter(|l| l.ignores == Some(sources.fingerprint));
     let ctx = WalkCtx {
-        skip_rel: opts
-            .skip
-            .iter()
-            .filter_map(|s| s.strip_prefix(root).ok()?.to_str().map(str::to_owned))
-            .collect(),
-        skip: opts.skip.clone(),
+        skip_rel: skip_rel(root, &opts.skip),
         progress: opts.progress,
         seen: &seen,
         out: &out,
@@ -159,12 +164,17 @@ pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
         compiled: Mutex::default(),
         top: String::new(),
         stamp: opts.stamp,
-        at: last.and_then(|_| At::open(root)),
+        root: fsdir::Root::open(root),
+        hash_all: opts.hash_all,
+        bufs: Mutex::default(),
         last,
     };
-    let stat = std::fs::symlink_metadata(root)
-        .map(|m| Stat::of(&m))
-        .unwrap_or_default();
+    // Taken before it is read, where a listing may be reused; else from the open directory.
+    let stat = last.map(|_| {
+        std::fs::symlink_metadata(root)
+            .map(|m| Stat::of(&m))
+            .unwrap_or_default()
+    });
     rayon::scope(|s| {
         walk_dir(
             s,
@@ -202,8 +212,7 @@ pub(crate) fn walk_below(
     let seen = AtomicU64::new(0);
     let sources = IgnoreSources::read(root);
     let ctx = WalkCtx {
-        skip,
-        skip_rel: Vec::new(),
+        skip_rel: skip_rel(root, &skip),
         progress: None,
         seen: &seen,
         out: &out,
@@ -212,7 +221,9 @@ pub(crate) fn walk_below(
         compiled: Mutex::default(),
         top: rel.to_owned(),
         stamp,
-        at: None,
+        root: fsdir::Root::open(root),
+        hash_all: false,
+        bufs: Mutex::default(),
         last: None,
     };
     // The chain of .gitignore files above `rel`, the root's first (`rel`'s own is read by
@@ -222,7 +233,7 @@ pub(crate) fn walk_below(
     let mut rules = Rules::FULL;
     let mut abs = root.to_path_buf();
     let mut walked_rel = String::new();
-    let mut stat = std::fs::symlink_metadata(root).map(|m| Stat::of(&m))?;
+    std::fs::symlink_metadata(root)?;
     for part in rel.split('/').filter(|p| !p.is_empty()) {
         let gitignore = abs.join(".gitignore");
         if let Ok(m) = std::fs::symlink_metadata(&gitignore) {
@@ -248,9 +259,8 @@ pub(crate) fn walk_below(
                 format!("{} is not a directory", abs.display()),
             ));
         }
-        stat = Stat::of(&m);
     }
-    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain, stat, rules));
+    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain, None, rules));
     let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
     walked.ignores = Some(sources.fingerprint);
     Ok(walked)
@@ -258,8 +268,8 @@ pub(crate) fn walk_below(
 
 /// What every directory's walk shares.
 struct WalkCtx<'a> {
-    skip: Vec<PathBuf>,
-    /// The same folders as workspace paths, those that are below the root.
+    /// The folders never entered besides `.git` (see [`WalkOptions::skip`]) that are below the
+    /// root, as workspace paths.
     skip_rel: Vec<String>,
     progress: Option<&'a (dyn Fn(Progress) + Sync)>,
     seen: &'a AtomicU64,
@@ -275,8 +285,20 @@ struct WalkCtx<'a> {
     stamp: Option<i64>,
     /// The last scan's listings, when they were made under the same rules from outside the tree.
     last: Option<&'a Listing<'a>>,
-    /// The root, open, for stat'ing the entries of directories that are not read.
-    at: Option<At>,
+    /// The root, open: directories are opened, and the entries of those not read stat'ed,
+    /// relative to it. Why it could not be opened, the walk's only warning then.
+    root: std::io::Result<fsdir::Root>,
+    /// See [`WalkOptions::hash_all`].
+    hash_all: bool,
+    /// Read buffers for hashing, handed from one directory to the next.
+    bufs: Mutex<Vec<Vec<u8>>>,
+}
+
+/// The folders of `skip` below `root`, as workspace paths.
+fn skip_rel(root: &Path, skip: &[PathBuf]) -> Vec<String> {
+    skip.iter()
+        .filter_map(|s| s.strip_prefix(root).ok()?.to_str().map(str::to_owned))
+        .collect()
 }
 
 /// The ignore rules in force in a directory, as far as reusing and recording listings goes.
@@ -295,63 +317,6 @@ impl Rules {
         same: true,
         recordable: true,
     };
-}
-
-/// The root, open, to stat paths below it without walking the path from `/` each time.
-struct At {
-    #[cfg(unix)]
-    fd: rustix::fd::OwnedFd,
-    #[cfg(not(unix))]
-    root: PathBuf,
-}
-
-impl At {
-    #[cfg(unix)]
-    fn open(root: &Path) -> Option<At> {
-        use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        rustix::fs::open(root, flags, Mode::empty())
-            .ok()
-            .map(|fd| At { fd })
-    }
-
-    #[cfg(not(unix))]
-    fn open(root: &Path) -> Option<At> {
-        Some(At {
-            root: root.to_path_buf(),
-        })
-    }
-
-    /// The kind (`None`: neither a file, a directory nor a symlink) and stat of `rel`, not
-    /// following a symlink.
-    #[cfg(unix)]
-    fn stat(&self, rel: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
-        use rustix::fs::{AtFlags, FileType};
-        let st = rustix::fs::statat(&self.fd, rel, AtFlags::SYMLINK_NOFOLLOW)?;
-        let kind = match FileType::from_raw_mode(st.st_mode) {
-            FileType::RegularFile => Some(NodeKind::File),
-            FileType::Directory => Some(NodeKind::Dir),
-            FileType::Symlink => Some(NodeKind::Symlink),
-            _ => None,
-        };
-        Ok((kind, Stat::of_raw(&st)))
-    }
-
-    #[cfg(not(unix))]
-    fn stat(&self, rel: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
-        let m = std::fs::symlink_metadata(self.root.join(rel))?;
-        let ft = m.file_type();
-        let kind = if ft.is_dir() {
-            Some(NodeKind::Dir)
-        } else if ft.is_symlink() {
-            Some(NodeKind::Symlink)
-        } else if ft.is_file() {
-            Some(NodeKind::File)
-        } else {
-            None
-        };
-        Ok((kind, Stat::of(&m)))
-    }
 }
 
 /// The .gitignore matchers in force in a directory: its own, then its ancestors'.
@@ -575,6 +540,10 @@ fn ignored(
     false
 }
 
+/// A subdirectory to walk: `(abs, rel, its stat before it was read)`, the stat `None` where no
+/// listing may be reused (it is then taken from the open directory).
+type Subdir = (PathBuf, String, Option<Stat>);
+
 /// Walks directory `rel` (at `abs`, which had `stat` before it was read): from the last scan's
 /// listing where that still holds, else by reading it.
 #[allow(clippy::too_many_arguments)]
@@ -584,25 +553,27 @@ fn walk_dir<'s>(
     abs: PathBuf,
     rel: String,
     parent: Option<Arc<IgnoreChain>>,
-    stat: Stat,
+    stat: Option<Stat>,
     rules: Rules,
 ) {
-    let reusable = rules.same
-        && ctx.last.is_some_and(|last| {
-            last.prev
-                .get(&rel)
-                .is_some_and(|e| e.kind == NodeKind::Dir && stat.same_dir(&e.stat))
-        });
-    if reusable && let Some((found, subdirs, chain)) = reuse_listing(ctx, &abs, &rel, &parent) {
-        let n = (found.leaves.len() + subdirs.len()) as u64;
-        let done = DirDone {
-            found,
-            stat: ctx.record(stat, rules.recordable),
-            rel,
-            n,
-        };
-        finish_dir(scope, ctx, done, subdirs, chain, rules);
-        return;
+    if let Some(stat) = stat {
+        let reusable = rules.same
+            && ctx.last.is_some_and(|last| {
+                last.prev
+                    .get(&rel)
+                    .is_some_and(|e| e.kind == NodeKind::Dir && stat.same_dir(&e.stat))
+            });
+        if reusable && let Some((found, subdirs, chain)) = reuse_listing(ctx, &abs, &rel, &parent) {
+            let n = (found.leaves.len() + subdirs.len()) as u64;
+            let done = DirDone {
+                found,
+                stat: ctx.record(stat, rules.recordable),
+                rel,
+                n,
+            };
+            finish_dir(scope, ctx, done, subdirs, chain, rules);
+            return;
+        }
     }
     read_dir(scope, ctx, abs, rel, parent, stat, rules);
 }
@@ -617,13 +588,13 @@ struct DirDone {
     n: u64,
 }
 
-/// Hands a walked directory's findings on and walks (or, not deep, lists) its subdirectories:
-/// `(abs, rel, stat before reading)`, each under `chain` with `rules`.
+/// Hands a walked directory's findings on and walks (or, not deep, lists) its subdirectories,
+/// each under `chain` with `rules`.
 fn finish_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     done: DirDone,
-    subdirs: Vec<(PathBuf, String, Stat)>,
+    subdirs: Vec<Subdir>,
     chain: Option<Arc<IgnoreChain>>,
     rules: Rules,
 ) {
@@ -661,24 +632,19 @@ fn finish_dir<'s>(
 /// leaves, subdirectories to walk, and the .gitignore chain in force below. `None` when the
 /// listing does not fit the disk after all (an entry gone or of another kind, a .gitignore
 /// changed, a store folder among the subdirectories): the directory is read instead.
-#[allow(clippy::type_complexity)]
 fn reuse_listing(
     ctx: &WalkCtx<'_>,
     abs: &Path,
     rel: &str,
     parent: &Option<Arc<IgnoreChain>>,
-) -> Option<(
-    Walked,
-    Vec<(PathBuf, String, Stat)>,
-    Option<Arc<IgnoreChain>>,
-)> {
+) -> Option<(Walked, Vec<Subdir>, Option<Arc<IgnoreChain>>)> {
     let last = ctx.last?;
-    let at = ctx.at.as_ref()?;
+    let root = ctx.root.as_ref().ok()?;
     let mut found = Walked::default();
     let mut subdirs = Vec::new();
     let mut chain = parent.clone();
     for &(path, entry) in last.kids.get(rel).map(Vec::as_slice).unwrap_or_default() {
-        let (kind, stat) = at.stat(path).ok()?;
+        let (kind, stat) = root.stat(path).ok()?;
         if kind != Some(entry.kind) {
             return None;
         }
@@ -687,7 +653,7 @@ fn reuse_listing(
             if ctx.skip_rel.iter().any(|s| s == path) {
                 return None;
             }
-            subdirs.push((abs.join(name), path.to_owned(), stat));
+            subdirs.push((abs.join(name), path.to_owned(), Some(stat)));
             continue;
         }
         if name == ".gitignore" {
@@ -715,39 +681,33 @@ fn reuse_listing(
             },
             stat,
             reused,
+            hashed: false,
         });
     }
     Some((found, subdirs, chain))
 }
 
-/// Walks directory `rel` by reading it.
+/// Walks directory `rel` by reading it; `stat` is the one it had before, `None` to take it
+/// from the open directory.
 fn read_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     abs: PathBuf,
     rel: String,
     parent: Option<Arc<IgnoreChain>>,
-    stat: Stat,
+    stat: Option<Stat>,
     rules: Rules,
 ) {
     let mut found = Walked {
         dirs_read: 1,
         ..Walked::default()
     };
-    // Each entry with its name, taken once: `file_name` allocates.
-    let entries: Vec<(std::fs::DirEntry, std::ffi::OsString)> = match std::fs::read_dir(&abs) {
-        Ok(rd) => rd
-            .filter_map(|e| match e {
-                Ok(e) => {
-                    let name = e.file_name();
-                    Some((e, name))
-                }
-                Err(err) => {
-                    found.warnings.push(format!("{}: {err}", display(&rel)));
-                    None
-                }
-            })
-            .collect(),
+    let opened = match &ctx.root {
+        Ok(root) => root.open_dir(&rel),
+        Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+    };
+    let mut dir = match opened {
+        Ok(dir) => dir,
         Err(err) => {
             found
                 .warnings
@@ -762,13 +722,16 @@ fn read_dir<'s>(
             return;
         }
     };
+    // Before the entries are read: a change made while they are read then shows as a new stat.
+    let stat = stat.or_else(|| dir.stat().ok()).unwrap_or_default();
+    let entries = dir.entries(|err| found.warnings.push(format!("{}: {err}", display(&rel))));
     // This directory's own .gitignore, found among its entries rather than probed for; and
     // whether the rules below are still the last scan's, and can be recorded.
     let mut ignore_buf = String::new();
     let gitignore = entries
         .iter()
-        .find(|(_, name)| name == ".gitignore")
-        .map(|(e, _)| e);
+        .find(|e| e.name == ".gitignore")
+        .map(|e| (e.kind, dir.stat_at(&e.name).ok()));
     let chain = match gitignore {
         Some(_) => Some(Arc::new(IgnoreChain {
             here: Matcher::new(abs.join(".gitignore")),
@@ -786,87 +749,99 @@ fn read_dir<'s>(
                     .is_some_and(|last| !last.prev.contains_key(&node::join(&rel, ".gitignore"))),
             recordable: rules.recordable,
         },
-        Some(e) => {
+        Some((_, stat)) => {
             let path = node::join(&rel, ".gitignore");
-            let file = e.file_type().is_ok_and(|t| t.is_file())
-                && !ignored(ctx, chain.as_ref(), &path, false, &mut ignore_buf);
-            let stat = e.metadata().ok().map(|m| Stat::of(&m));
+            let stat = stat.filter(|(kind, _)| *kind == Some(NodeKind::File));
+            let file =
+                stat.is_some() && !ignored(ctx, chain.as_ref(), &path, false, &mut ignore_buf);
             let same = ctx.last.is_some_and(|last| {
                 last.prev.get(&path).is_some_and(|old| {
                     old.kind == NodeKind::File
-                        && stat.is_some_and(|s| s == old.stat && last.racy.trusts(&path, &s))
+                        && stat.is_some_and(|(_, s)| s == old.stat && last.racy.trusts(&path, &s))
                 })
             });
             Rules {
                 same: rules.same && file && same,
-                recordable: rules.recordable && file && stat.is_some(),
+                recordable: rules.recordable && file,
             }
         }
     };
     let n = entries.len() as u64;
     let mut subdirs = Vec::new();
-    for (entry, name) in entries {
-        let Some(name_str) = name.to_str() else {
+    // Files to hash as they are opened (see `WalkOptions::hash_all`): (name, path).
+    let mut to_hash = Vec::new();
+    for entry in entries {
+        let Some(name_str) = entry.name.to_str() else {
             found.warnings.push(format!(
                 "{}: skipped: the path is not valid UTF-8",
-                abs.join(&name).display()
+                abs.join(&entry.name).display()
             ));
             continue;
         };
         if name_str == ".git" {
             continue;
         }
-        let path = if rel.is_empty() {
-            name_str.to_owned()
-        } else {
-            let mut p = String::with_capacity(rel.len() + 1 + name_str.len());
-            p.push_str(&rel);
-            p.push('/');
-            p.push_str(name_str);
-            p
+        let path = node::join(&rel, name_str);
+        // Told by the listing, or else by a stat (which a leaf then keeps).
+        let (kind, mut stat) = match entry.kind {
+            fsdir::EntryKind::Node(kind) => (Some(kind), None),
+            fsdir::EntryKind::Other => (None, None),
+            fsdir::EntryKind::Unknown => match dir.stat_at(&entry.name) {
+                Ok((kind, stat)) => (kind, Some(stat)),
+                Err(err) => {
+                    found.warnings.push(format!("{path}: skipped: {err}"));
+                    continue;
+                }
+            },
         };
-        let ft = match entry.file_type() {
-            Ok(t) => t,
-            Err(err) => {
-                found.warnings.push(format!("{path}: skipped: {err}"));
-                continue;
-            }
-        };
-        if ignored(ctx, chain.as_ref(), &path, ft.is_dir(), &mut ignore_buf) {
-            continue;
-        }
-        if ft.is_dir() {
-            let child_abs = abs.join(&name);
-            if ctx.skip.iter().any(|s| s == &child_abs) {
-                continue;
-            }
-            // Before it is read: a change made while it is read then shows as a new stat.
-            let child_stat = entry.metadata().map(|m| Stat::of(&m)).unwrap_or_default();
-            subdirs.push((child_abs, path, child_stat));
-            continue;
-        }
-        let kind = if ft.is_symlink() {
-            NodeKind::Symlink
-        } else if ft.is_file() {
-            NodeKind::File
-        } else {
+        let Some(kind) = kind else {
             found
                 .warnings
                 .push(format!("{path}: skipped: not a file, directory or symlink"));
             continue;
         };
-        // Relative to the open directory: no path walk in the kernel.
-        match entry.metadata() {
-            Ok(m) => found.leaves.push(Leaf {
+        if ignored(
+            ctx,
+            chain.as_ref(),
+            &path,
+            kind == NodeKind::Dir,
+            &mut ignore_buf,
+        ) {
+            continue;
+        }
+        if kind == NodeKind::Dir {
+            if ctx.skip_rel.contains(&path) {
+                continue;
+            }
+            // Where a listing may be reused, its stat before it is read decides; else it
+            // takes its own once open.
+            if ctx.last.is_some() && stat.is_none() {
+                stat = Some(dir.stat_at(&entry.name).map(|(_, s)| s).unwrap_or_default());
+            }
+            subdirs.push((abs.join(&entry.name), path, stat));
+            continue;
+        }
+        if kind == NodeKind::File && ctx.hash_all {
+            to_hash.push((entry.name, path));
+            continue;
+        }
+        let stat = match stat {
+            Some(stat) => Ok(stat),
+            None => dir.stat_at(&entry.name).map(|(_, s)| s),
+        };
+        match stat {
+            Ok(stat) => found.leaves.push(Leaf {
                 path,
                 kind,
                 content_hash: Hash([0; 32]),
-                stat: Stat::of(&m),
+                stat,
                 reused: false,
+                hashed: false,
             }),
             Err(err) => found.warnings.push(format!("{path}: skipped: {err}")),
         }
     }
+    hash_in_dir(ctx, &dir, to_hash, &mut found);
     // A listing with warnings left something out that a reuse would never report again.
     let stat = ctx.record(stat, below.recordable && found.warnings.is_empty());
     let done = DirDone {
@@ -876,6 +851,84 @@ fn read_dir<'s>(
         n,
     };
     finish_dir(scope, ctx, done, subdirs, chain, below);
+}
+
+/// Hashes the files `(name, path)` of `dir` as [`WalkOptions::hash_all`] says, into `found`:
+/// each opened by name, its stat taken from the open file, and read whole if it is under
+/// 1 MiB (a larger one keeps its stat and is hashed by [`hash_leaves`] from a memory map with
+/// every core). A directory of many files shares them out over the pool.
+fn hash_in_dir(
+    ctx: &WalkCtx<'_>,
+    dir: &fsdir::OpenDir,
+    files: Vec<(std::ffi::OsString, String)>,
+    found: &mut Walked,
+) {
+    /// Files hashed in one run with one buffer.
+    const CHUNK: usize = 32;
+    let hash_run = |run: &[(std::ffi::OsString, String)]| {
+        let mut buf = ctx
+            .bufs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        let out: Vec<Result<Leaf, String>> = run
+            .iter()
+            .map(|(name, path)| open_and_hash(dir, name, path, &mut buf))
+            .collect();
+        ctx.bufs.lock().unwrap_or_else(|e| e.into_inner()).push(buf);
+        out
+    };
+    let results: Vec<Result<Leaf, String>> = if files.len() > CHUNK {
+        files.par_chunks(CHUNK).flat_map_iter(hash_run).collect()
+    } else {
+        hash_run(&files)
+    };
+    for r in results {
+        match r {
+            Ok(leaf) => {
+                if leaf.hashed {
+                    found.hashed += 1;
+                    found.hashed_bytes += leaf.stat.size;
+                }
+                found.leaves.push(leaf);
+            }
+            Err(warning) => found.warnings.push(warning),
+        }
+    }
+}
+
+/// One file of [`hash_in_dir`]: its leaf, hashed unless it is large or no longer a file (a
+/// symlink or a folder that took its place is stat'ed as it is now), or a warning.
+fn open_and_hash(
+    dir: &fsdir::OpenDir,
+    name: &std::ffi::OsStr,
+    path: &str,
+    buf: &mut Vec<u8>,
+) -> Result<Leaf, String> {
+    let skipped = |err: std::io::Error| format!("{path}: skipped: {err}");
+    let leaf = |kind, stat, content_hash: Option<Hash>| Leaf {
+        path: path.to_owned(),
+        kind,
+        content_hash: content_hash.unwrap_or(Hash([0; 32])),
+        stat,
+        reused: false,
+        hashed: content_hash.is_some(),
+    };
+    match dir.open_file(name).map_err(skipped)? {
+        Some((_, stat)) if stat.size >= RAYON_MIN => Ok(leaf(NodeKind::File, stat, None)),
+        Some((mut file, stat)) => {
+            let h = hash_read(&mut file, stat.size, buf).map_err(skipped)?;
+            Ok(leaf(NodeKind::File, stat, Some(h)))
+        }
+        None => match dir.stat_at(name).map_err(skipped)? {
+            (Some(NodeKind::Dir), _) => Err(format!(
+                "{path}: skipped: became a directory while it was walked"
+            )),
+            (Some(kind), stat) => Ok(leaf(kind, stat, None)),
+            (None, _) => Err(format!("{path}: skipped: not a file, directory or symlink")),
+        },
+    }
 }
 
 fn display(rel: &str) -> &str {
@@ -889,6 +942,8 @@ fn flush(out: &Mutex<Walked>, found: &mut Walked) {
     o.dirs.append(&mut found.dirs);
     o.warnings.append(&mut found.warnings);
     o.dirs_read += found.dirs_read;
+    o.hashed += found.hashed;
+    o.hashed_bytes += found.hashed_bytes;
     if found.top != Stat::default() {
         o.top = found.top;
     }
@@ -969,8 +1024,8 @@ pub(crate) struct HashConfig<'a> {
 pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
     let mut todo = Vec::new();
     for (i, leaf) in walked.leaves.iter_mut().enumerate() {
-        // Decided by the walk already, from a reused listing.
-        if leaf.reused {
+        // Decided by the walk already, from a reused listing or the file it opened.
+        if leaf.reused || leaf.hashed {
             continue;
         }
         let reusable = cfg.prev.get(&leaf.path).filter(|p| {
@@ -1060,13 +1115,19 @@ pub(crate) fn symlink_target(path: &Path) -> std::io::Result<Vec<u8>> {
 /// an `lseek` per file, which the walk's stat already answered), and a memory map of a file of
 /// a few hundred KiB costs more than copying it: unmapping it flushes the other cores' TLBs.
 fn hash_file_with(path: &Path, size: u64, buf: &mut Vec<u8>) -> std::io::Result<Hash> {
-    use std::io::Read;
-    let mut h = blake3::Hasher::new();
     if size >= RAYON_MIN {
+        let mut h = blake3::Hasher::new();
         h.update_mmap_rayon(path)?;
         return Ok(Hash(*h.finalize().as_bytes()));
     }
-    let mut file = std::fs::File::open(path)?;
+    hash_read(&mut std::fs::File::open(path)?, size, buf)
+}
+
+/// blake3 of an open file of `size` bytes (as its stat said), read into `buf` in pieces (see
+/// [`hash_file_with`]).
+fn hash_read(file: &mut std::fs::File, size: u64, buf: &mut Vec<u8>) -> std::io::Result<Hash> {
+    use std::io::Read;
+    let mut h = blake3::Hasher::new();
     // One byte more than the walk's size, so that a file read whole is known to be at its end
     // without another read: a short read of a regular file is its end.
     let want = usize::try_from(size).unwrap_or(0).min(READ_PIECE) + 1;
@@ -1106,6 +1167,7 @@ mod tests {
                 ..Stat::default()
             },
             reused: false,
+            hashed: false,
         }
     }
 

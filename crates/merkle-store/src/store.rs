@@ -426,6 +426,8 @@ impl Store {
                     progress,
                     last: last.as_ref(),
                     stamp,
+                    // A scan with nothing to go by hashes every file.
+                    hash_all: stamp.is_some() && (prev.is_empty() || force),
                 },
             )
         };

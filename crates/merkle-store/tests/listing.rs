@@ -1,51 +1,25 @@
-//! A walk reuses the last scan's listing of a folder whose stat has not changed (git's
-//! untracked cache): these tests make sure it does, and that every change that can alter a
-//! folder's entries without touching the folder's own stat still reads it: a .gitignore above
-//! it, `.git/info/exclude`, a .gitignore that ignores itself, and a targeted rescan that meets a
-//! changed .gitignore. Unix only: they compare ctimes, which Windows does not have.
+//! How a walk gets at the disk. It reuses the last scan's listing of a folder whose stat has
+//! not changed (git's untracked cache): these tests make sure it does, and that every change
+//! that can alter a folder's entries without touching the folder's own stat still reads it: a
+//! .gitignore above it, `.git/info/exclude`, a .gitignore that ignores itself, and a targeted
+//! rescan that meets a changed .gitignore. And a cold or forced scan hashes files as the walk
+//! opens them: every kind of entry it can meet comes out as a warm scan's would. Unix only:
+//! they compare ctimes, which Windows does not have, and make a FIFO.
 #![cfg(unix)]
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use merkle_store::{Change, OpenOptions, ScanOptions, Store};
+use merkle_store::{Change, NodeKind, OpenOptions, ScanOptions, Store};
 use pretty_assertions::assert_eq;
+
+mod common;
+use common::settle;
 
 fn write(root: &Path, files: &[(&str, &str)]) {
     for (path, content) in files {
         let p = root.join(path);
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(&p, content).expect("write");
-    }
-}
-
-/// Waits until the filesystem's clock has passed the last change of every folder below `root`,
-/// so that the next scan's stamp is later than all of them and their stats can vouch for their
-/// listings. A folder changed in the same clock tick as a scan starts is never trusted, which
-/// would make these tests pass without reusing anything. It polls the clock through a file
-/// elsewhere on the same filesystem; no sleep.
-fn settle(root: &Path) {
-    let mut newest = 0i128;
-    let mut todo = vec![root.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        let m = std::fs::symlink_metadata(&dir).expect("stat");
-        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
-        newest = newest.max(ns(m.mtime(), m.mtime_nsec()).max(ns(m.ctime(), m.ctime_nsec())));
-        for e in std::fs::read_dir(&dir).expect("read dir") {
-            let e = e.expect("entry");
-            if e.file_type().expect("type").is_dir() {
-                todo.push(e.path());
-            }
-        }
-    }
-    let probe = tempfile::NamedTempFile::new_in(root.parent().expect("parent")).expect("probe");
-    loop {
-        std::fs::write(probe.path(), "tick").expect("write probe");
-        let m = std::fs::metadata(probe.path()).expect("stat probe");
-        if i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()) > newest {
-            return;
-        }
-        std::thread::yield_now();
     }
 }
 
@@ -213,4 +187,77 @@ fn a_targeted_rescan_under_a_changed_exclude_file_scans_everything() {
         .expect("rescan");
     assert_eq!(ws.leaves(), ["a/k.txt", "a/t.tmp", "b/u.tmp"]);
     assert_eq!(ws.status(), (Vec::new(), 0));
+}
+
+#[test]
+fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
+    let big: String = (0..300_000).map(|i| format!("{i:x}\n")).collect();
+    assert!(big.len() > 1 << 20, "big enough for the memory-mapped hash");
+    let mut files: Vec<(String, String)> = (0..100)
+        .map(|i| (format!("many/f{i:03}.txt"), format!("file {i}\n")))
+        .collect();
+    files.extend([
+        ("small.txt".to_owned(), "small\n".to_owned()),
+        ("empty".to_owned(), String::new()),
+        ("big.txt".to_owned(), big),
+    ]);
+    let top = tempfile::tempdir().expect("tempdir");
+    let root = top.path().join("ws");
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    write(&root, &borrowed);
+    std::os::unix::fs::symlink("small.txt", root.join("link")).expect("symlink");
+    let status = std::process::Command::new("mkfifo")
+        .arg(root.join("pipe"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+
+    let store = Store::open(&root, &OpenOptions::default()).expect("open");
+    let cold = store.scan(&ScanOptions::default()).expect("scan");
+    let bytes: u64 =
+        files.iter().map(|(_, c)| c.len() as u64).sum::<u64>() + "small.txt".len() as u64;
+    assert_eq!(
+        (
+            cold.files,
+            cold.hashed,
+            cold.hashed_bytes,
+            cold.warnings.clone()
+        ),
+        (
+            104,
+            104,
+            bytes,
+            vec!["pipe: skipped: not a file, directory or symlink".to_owned()]
+        )
+    );
+    for (path, content) in &files {
+        let node = store.node_at(path).expect("node_at").expect("a node");
+        assert_eq!(
+            node.content_hash.0,
+            *blake3::hash(content.as_bytes()).as_bytes(),
+            "{path}"
+        );
+    }
+    let link = store.node_at("link").expect("node_at").expect("a node");
+    assert_eq!(
+        (link.kind, link.content_hash.0),
+        (NodeKind::Symlink, *blake3::hash(b"small.txt").as_bytes())
+    );
+
+    // A forced scan hashes it all again the same way; a warm one hashes nothing.
+    let forced = store
+        .scan(&ScanOptions {
+            force: true,
+            ..ScanOptions::default()
+        })
+        .expect("forced scan");
+    assert_eq!(
+        (forced.root, forced.hashed, forced.changed()),
+        (cold.root, 104, 0)
+    );
+    let warm = store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!((warm.root, warm.changed()), (cold.root, 0));
 }

@@ -1,0 +1,252 @@
+//! The file system calls of a walk, made relative to open directories: a directory is opened
+//! from the open workspace root and listed, and its entries are stat'ed and opened by name, so
+//! the kernel resolves one name per call instead of a whole path from `/` (on a tree of small
+//! files, path lookups were a tenth of a cold scan). On Unix through rustix's system calls
+//! (std cannot open or stat relative to a directory); elsewhere through std, by path.
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+use crate::node::{NodeKind, Stat};
+
+/// What a directory entry is, as its listing tells (some file systems do not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum EntryKind {
+    Node(NodeKind),
+    /// Neither a file, a directory nor a symlink (a socket, a FIFO, a device).
+    Other,
+    /// Not told by the listing: stat it.
+    Unknown,
+}
+
+/// One entry of a listed directory.
+pub(super) struct Entry {
+    pub(super) name: OsString,
+    pub(super) kind: EntryKind,
+}
+
+/// The kind of a stat'ed entry: `None` for neither a file, a directory nor a symlink.
+#[cfg(unix)]
+fn kind_of_mode(mode: u32) -> Option<NodeKind> {
+    use rustix::fs::FileType;
+    match FileType::from_raw_mode(mode as _) {
+        FileType::RegularFile => Some(NodeKind::File),
+        FileType::Directory => Some(NodeKind::Dir),
+        FileType::Symlink => Some(NodeKind::Symlink),
+        _ => None,
+    }
+}
+
+#[cfg(not(unix))]
+fn kind_of_meta(m: &std::fs::Metadata) -> Option<NodeKind> {
+    let ft = m.file_type();
+    if ft.is_dir() {
+        Some(NodeKind::Dir)
+    } else if ft.is_symlink() {
+        Some(NodeKind::Symlink)
+    } else if ft.is_file() {
+        Some(NodeKind::File)
+    } else {
+        None
+    }
+}
+
+/// The workspace root, open: the directories of a walk are opened relative to it.
+pub(super) struct Root {
+    #[cfg(unix)]
+    fd: rustix::fd::OwnedFd,
+    #[cfg(not(unix))]
+    path: std::path::PathBuf,
+}
+
+/// A directory, open for listing and for reaching its entries by name.
+pub(super) struct OpenDir {
+    #[cfg(unix)]
+    dir: rustix::fs::Dir,
+    #[cfg(not(unix))]
+    path: std::path::PathBuf,
+}
+
+/// `rel`, a workspace path, as a path relative to the root ("." for the root itself).
+fn relative(rel: &str) -> &str {
+    if rel.is_empty() { "." } else { rel }
+}
+
+#[cfg(unix)]
+impl Root {
+    pub(super) fn open(root: &Path) -> std::io::Result<Root> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(root, flags, Mode::empty())?;
+        Ok(Root { fd })
+    }
+
+    /// The kind and stat of `rel`, not following a symlink.
+    pub(super) fn stat(&self, rel: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
+        let st = rustix::fs::statat(
+            &self.fd,
+            relative(rel),
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        )?;
+        Ok((kind_of_mode(st.st_mode as u32), Stat::of_raw(&st)))
+    }
+
+    /// Opens directory `rel` for listing; a symlink is not followed.
+    pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, relative(rel), flags, Mode::empty())?;
+        Ok(OpenDir {
+            dir: rustix::fs::Dir::new(fd)?,
+        })
+    }
+}
+
+#[cfg(unix)]
+impl OpenDir {
+    fn fd(&self) -> std::io::Result<rustix::fd::BorrowedFd<'_>> {
+        Ok(self.dir.fd()?)
+    }
+
+    /// The directory's own stat.
+    pub(super) fn stat(&self) -> std::io::Result<Stat> {
+        Ok(Stat::of_raw(&rustix::fs::fstat(self.fd()?)?))
+    }
+
+    /// Every entry but `.` and `..`, in the order the file system gives them; `err` hears of
+    /// an entry that could not be read (the listing ends there).
+    pub(super) fn entries(&mut self, mut err: impl FnMut(std::io::Error)) -> Vec<Entry> {
+        use rustix::fs::FileType;
+        use std::os::unix::ffi::OsStringExt;
+        let mut out = Vec::new();
+        while let Some(e) = self.dir.read() {
+            let e = match e {
+                Ok(e) => e,
+                Err(e) => {
+                    err(e.into());
+                    break;
+                }
+            };
+            let name = e.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let kind = match e.file_type() {
+                FileType::RegularFile => EntryKind::Node(NodeKind::File),
+                FileType::Directory => EntryKind::Node(NodeKind::Dir),
+                FileType::Symlink => EntryKind::Node(NodeKind::Symlink),
+                FileType::Unknown => EntryKind::Unknown,
+                _ => EntryKind::Other,
+            };
+            out.push(Entry {
+                name: OsString::from_vec(name.to_vec()),
+                kind,
+            });
+        }
+        out
+    }
+
+    /// The kind and stat of entry `name`, not following a symlink.
+    pub(super) fn stat_at(&self, name: &OsStr) -> std::io::Result<(Option<NodeKind>, Stat)> {
+        let st = rustix::fs::statat(self.fd()?, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok((kind_of_mode(st.st_mode as u32), Stat::of_raw(&st)))
+    }
+
+    /// Opens entry `name` for reading, with its stat; `None` when it is no longer a regular
+    /// file. A symlink is not followed, and a FIFO that took a file's place does not block.
+    pub(super) fn open_file(&self, name: &OsStr) -> std::io::Result<Option<(std::fs::File, Stat)>> {
+        use rustix::fs::{Mode, OFlags};
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(self.fd()?, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            // A symlink now.
+            Err(rustix::io::Errno::LOOP) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let st = rustix::fs::fstat(&fd)?;
+        if kind_of_mode(st.st_mode as u32) != Some(NodeKind::File) {
+            return Ok(None);
+        }
+        Ok(Some((std::fs::File::from(fd), Stat::of_raw(&st))))
+    }
+}
+
+#[cfg(not(unix))]
+impl Root {
+    pub(super) fn open(root: &Path) -> std::io::Result<Root> {
+        Ok(Root {
+            path: root.to_path_buf(),
+        })
+    }
+
+    pub(super) fn stat(&self, rel: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
+        let m = std::fs::symlink_metadata(self.path.join(rel))?;
+        Ok((kind_of_meta(&m), Stat::of(&m)))
+    }
+
+    pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
+        let path = self.path.join(rel);
+        if !std::fs::symlink_metadata(&path)?.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", path.display()),
+            ));
+        }
+        Ok(OpenDir { path })
+    }
+}
+
+#[cfg(not(unix))]
+impl OpenDir {
+    pub(super) fn stat(&self) -> std::io::Result<Stat> {
+        Ok(Stat::of(&std::fs::symlink_metadata(&self.path)?))
+    }
+
+    pub(super) fn entries(&mut self, mut err: impl FnMut(std::io::Error)) -> Vec<Entry> {
+        let mut out = Vec::new();
+        let rd = match std::fs::read_dir(&self.path) {
+            Ok(rd) => rd,
+            Err(e) => {
+                err(e);
+                return out;
+            }
+        };
+        for e in rd {
+            match e {
+                Ok(e) => {
+                    let kind = match e.file_type() {
+                        Ok(t) if t.is_dir() => EntryKind::Node(NodeKind::Dir),
+                        Ok(t) if t.is_symlink() => EntryKind::Node(NodeKind::Symlink),
+                        Ok(t) if t.is_file() => EntryKind::Node(NodeKind::File),
+                        Ok(_) => EntryKind::Other,
+                        Err(_) => EntryKind::Unknown,
+                    };
+                    out.push(Entry {
+                        name: e.file_name(),
+                        kind,
+                    });
+                }
+                Err(e) => {
+                    err(e);
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    pub(super) fn stat_at(&self, name: &OsStr) -> std::io::Result<(Option<NodeKind>, Stat)> {
+        let m = std::fs::symlink_metadata(self.path.join(name))?;
+        Ok((kind_of_meta(&m), Stat::of(&m)))
+    }
+
+    pub(super) fn open_file(&self, name: &OsStr) -> std::io::Result<Option<(std::fs::File, Stat)>> {
+        let path = self.path.join(name);
+        if kind_of_meta(&std::fs::symlink_metadata(&path)?) != Some(NodeKind::File) {
+            return Ok(None);
+        }
+        let file = std::fs::File::open(&path)?;
+        let m = file.metadata()?;
+        Ok(Some((file, Stat::of(&m))))
+    }
+}
