@@ -169,12 +169,6 @@ pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
         bufs: Mutex::default(),
         last,
     };
-    // Taken before it is read, where a listing may be reused; else from the open directory.
-    let stat = last.map(|_| {
-        std::fs::symlink_metadata(root)
-            .map(|m| Stat::of(&m))
-            .unwrap_or_default()
-    });
     rayon::scope(|s| {
         walk_dir(
             s,
@@ -182,7 +176,6 @@ pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
             root.to_path_buf(),
             String::new(),
             None,
-            stat,
             Rules::FULL,
         )
     });
@@ -260,7 +253,7 @@ pub(crate) fn walk_below(
             ));
         }
     }
-    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain, None, rules));
+    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain, rules));
     let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
     walked.ignores = Some(sources.fingerprint);
     Ok(walked)
@@ -540,30 +533,31 @@ fn ignored(
     false
 }
 
-/// A subdirectory to walk: `(abs, rel, its stat before it was read)`, the stat `None` where no
-/// listing may be reused (it is then taken from the open directory).
-type Subdir = (PathBuf, String, Option<Stat>);
+/// A subdirectory to walk: `(abs, rel)`.
+type Subdir = (PathBuf, String);
 
-/// Walks directory `rel` (at `abs`, which had `stat` before it was read): from the last scan's
-/// listing where that still holds, else by reading it.
-#[allow(clippy::too_many_arguments)]
+/// Walks directory `rel` (at `abs`): from the last scan's listing where that still holds, else
+/// by reading it. Its stat is taken from the open directory before its entries are read, so a
+/// change made while they are read shows as a new stat.
 fn walk_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     abs: PathBuf,
     rel: String,
     parent: Option<Arc<IgnoreChain>>,
-    stat: Option<Stat>,
     rules: Rules,
 ) {
-    if let Some(stat) = stat {
-        let reusable = rules.same
-            && ctx.last.is_some_and(|last| {
-                last.prev
-                    .get(&rel)
-                    .is_some_and(|e| e.kind == NodeKind::Dir && stat.same_dir(&e.stat))
-            });
-        if reusable && let Some((found, subdirs, chain)) = reuse_listing(ctx, &abs, &rel, &parent) {
+    let recorded = ctx
+        .last
+        .filter(|_| rules.same)
+        .and_then(|last| last.prev.get(&rel))
+        .filter(|e| e.kind == NodeKind::Dir && e.stat.is_recorded());
+    let handle = recorded.and_then(|_| ctx.root.as_ref().ok()?.handle(&rel).ok());
+    if let (Some(recorded), Some(handle)) = (recorded, handle) {
+        let stat = handle.stat().unwrap_or_default();
+        if stat.same_dir(&recorded.stat)
+            && let Some((found, subdirs, chain)) = reuse_listing(ctx, &handle, &abs, &rel, &parent)
+        {
             let n = (found.leaves.len() + subdirs.len()) as u64;
             let done = DirDone {
                 found,
@@ -575,7 +569,7 @@ fn walk_dir<'s>(
             return;
         }
     }
-    read_dir(scope, ctx, abs, rel, parent, stat, rules);
+    read_dir(scope, ctx, abs, rel, parent, rules);
 }
 
 /// A directory walked, and what goes with it to the shared result.
@@ -604,10 +598,10 @@ fn finish_dir<'s>(
         stat,
         n,
     } = done;
-    for (child_abs, path, child_stat) in subdirs {
+    for (child_abs, path) in subdirs {
         if ctx.deep {
             let chain = chain.clone();
-            scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, chain, child_stat, rules));
+            scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, chain, rules));
         } else {
             // Listed, not read: its stat vouches for nothing here.
             found.dirs.push(WalkedDir {
@@ -634,27 +628,28 @@ fn finish_dir<'s>(
 /// changed, a store folder among the subdirectories): the directory is read instead.
 fn reuse_listing(
     ctx: &WalkCtx<'_>,
+    dir: &fsdir::DirHandle,
     abs: &Path,
     rel: &str,
     parent: &Option<Arc<IgnoreChain>>,
 ) -> Option<(Walked, Vec<Subdir>, Option<Arc<IgnoreChain>>)> {
     let last = ctx.last?;
-    let root = ctx.root.as_ref().ok()?;
     let mut found = Walked::default();
     let mut subdirs = Vec::new();
     let mut chain = parent.clone();
     for &(path, entry) in last.kids.get(rel).map(Vec::as_slice).unwrap_or_default() {
-        let (kind, stat) = root.stat(path).ok()?;
-        if kind != Some(entry.kind) {
-            return None;
-        }
         let name = node::split(path).1;
         if entry.kind == NodeKind::Dir {
+            // Its own walk stats it (from the open folder).
             if ctx.skip_rel.iter().any(|s| s == path) {
                 return None;
             }
-            subdirs.push((abs.join(name), path.to_owned(), Some(stat)));
+            subdirs.push((abs.join(name), path.to_owned()));
             continue;
+        }
+        let (kind, stat) = dir.stat_at(name).ok()?;
+        if kind != Some(entry.kind) {
+            return None;
         }
         if name == ".gitignore" {
             // The rules below are the last scan's only if this file is unchanged.
@@ -687,15 +682,13 @@ fn reuse_listing(
     Some((found, subdirs, chain))
 }
 
-/// Walks directory `rel` by reading it; `stat` is the one it had before, `None` to take it
-/// from the open directory.
+/// Walks directory `rel` by reading it.
 fn read_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     abs: PathBuf,
     rel: String,
     parent: Option<Arc<IgnoreChain>>,
-    stat: Option<Stat>,
     rules: Rules,
 ) {
     let mut found = Walked {
@@ -723,7 +716,7 @@ fn read_dir<'s>(
         }
     };
     // Before the entries are read: a change made while they are read then shows as a new stat.
-    let stat = stat.or_else(|| dir.stat().ok()).unwrap_or_default();
+    let stat = dir.stat().unwrap_or_default();
     let entries = dir.entries(|err| found.warnings.push(format!("{}: {err}", display(&rel))));
     // This directory's own .gitignore, found among its entries rather than probed for; and
     // whether the rules below are still the last scan's, and can be recorded.
@@ -783,7 +776,7 @@ fn read_dir<'s>(
         }
         let path = node::join(&rel, name_str);
         // Told by the listing, or else by a stat (which a leaf then keeps).
-        let (kind, mut stat) = match entry.kind {
+        let (kind, stat) = match entry.kind {
             fsdir::EntryKind::Node(kind) => (Some(kind), None),
             fsdir::EntryKind::Other => (None, None),
             fsdir::EntryKind::Unknown => match dir.stat_at(&entry.name) {
@@ -813,12 +806,7 @@ fn read_dir<'s>(
             if ctx.skip_rel.contains(&path) {
                 continue;
             }
-            // Where a listing may be reused, its stat before it is read decides; else it
-            // takes its own once open.
-            if ctx.last.is_some() && stat.is_none() {
-                stat = Some(dir.stat_at(&entry.name).map(|(_, s)| s).unwrap_or_default());
-            }
-            subdirs.push((abs.join(&entry.name), path, stat));
+            subdirs.push((abs.join(&entry.name), path));
             continue;
         }
         if kind == NodeKind::File && ctx.hash_all {

@@ -58,6 +58,14 @@ pub(super) struct Root {
     path: std::path::PathBuf,
 }
 
+/// A directory, open to stat its entries by name (not to list them).
+pub(super) struct DirHandle {
+    #[cfg(unix)]
+    fd: rustix::fd::OwnedFd,
+    #[cfg(not(unix))]
+    path: std::path::PathBuf,
+}
+
 /// A directory, open for listing and for reaching its entries by name.
 pub(super) struct OpenDir {
     #[cfg(unix)]
@@ -80,14 +88,17 @@ impl Root {
         Ok(Root { fd })
     }
 
-    /// The kind and stat of `rel`, not following a symlink.
-    pub(super) fn stat(&self, rel: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
-        let st = rustix::fs::statat(
-            &self.fd,
-            relative(rel),
-            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-        )?;
-        Ok((kind_of_mode(st.st_mode as u32), Stat::of_raw(&st)))
+    /// Opens directory `rel` to stat its entries; a symlink is not followed.
+    pub(super) fn handle(&self, rel: &str) -> std::io::Result<DirHandle> {
+        use rustix::fs::{Mode, OFlags};
+        // Only a name to look entries up from, where the system has such handles.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let access = OFlags::PATH;
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let access = OFlags::RDONLY;
+        let flags = access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, relative(rel), flags, Mode::empty())?;
+        Ok(DirHandle { fd })
     }
 
     /// Opens directory `rel` for listing; a symlink is not followed.
@@ -98,6 +109,20 @@ impl Root {
         Ok(OpenDir {
             dir: rustix::fs::Dir::new(fd)?,
         })
+    }
+}
+
+#[cfg(unix)]
+impl DirHandle {
+    /// The directory's own stat.
+    pub(super) fn stat(&self) -> std::io::Result<Stat> {
+        Ok(Stat::of_raw(&rustix::fs::fstat(&self.fd)?))
+    }
+
+    /// The kind and stat of entry `name`, not following a symlink.
+    pub(super) fn stat_at(&self, name: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
+        let st = rustix::fs::statat(&self.fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok((kind_of_mode(st.st_mode as u32), Stat::of_raw(&st)))
     }
 }
 
@@ -179,9 +204,15 @@ impl Root {
         })
     }
 
-    pub(super) fn stat(&self, rel: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
-        let m = std::fs::symlink_metadata(self.path.join(rel))?;
-        Ok((kind_of_meta(&m), Stat::of(&m)))
+    pub(super) fn handle(&self, rel: &str) -> std::io::Result<DirHandle> {
+        let path = self.path.join(rel);
+        if !std::fs::symlink_metadata(&path)?.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", path.display()),
+            ));
+        }
+        Ok(DirHandle { path })
     }
 
     pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
@@ -193,6 +224,18 @@ impl Root {
             ));
         }
         Ok(OpenDir { path })
+    }
+}
+
+#[cfg(not(unix))]
+impl DirHandle {
+    pub(super) fn stat(&self) -> std::io::Result<Stat> {
+        Ok(Stat::of(&std::fs::symlink_metadata(&self.path)?))
+    }
+
+    pub(super) fn stat_at(&self, name: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
+        let m = std::fs::symlink_metadata(self.path.join(name))?;
+        Ok((kind_of_meta(&m), Stat::of(&m)))
     }
 }
 
