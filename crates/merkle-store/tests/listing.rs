@@ -193,7 +193,8 @@ fn a_targeted_rescan_under_a_changed_exclude_file_scans_everything() {
 fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
     let big: String = (0..300_000).map(|i| format!("{i:x}\n")).collect();
     assert!(big.len() > 1 << 20, "big enough for the memory-mapped hash");
-    let mut files: Vec<(String, String)> = (0..100)
+    // Enough that the empty tables are loaded in bulk (through a cursor, in redb).
+    let mut files: Vec<(String, String)> = (0..300)
         .map(|i| (format!("many/f{i:03}.txt"), format!("file {i}\n")))
         .collect();
     files.extend([
@@ -227,8 +228,8 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
             cold.warnings.clone()
         ),
         (
-            104,
-            104,
+            304,
+            304,
             bytes,
             vec!["pipe: skipped: not a file, directory or symlink".to_owned()]
         )
@@ -256,8 +257,18 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
         .expect("forced scan");
     assert_eq!(
         (forced.root, forced.hashed, forced.changed()),
-        (cold.root, 104, 0)
+        (cold.root, 304, 0)
     );
     let warm = store.scan(&ScanOptions::default()).expect("scan");
     assert_eq!((warm.root, warm.changed()), (cold.root, 0));
+    // The tables loaded in bulk take ordinary writes after it.
+    std::fs::write(root.join("many/f150.txt"), "edited\n").expect("edit");
+    let edited = store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!(edited.changed_paths, ["", "many", "many/f150.txt"]);
+    let node = store
+        .node_at("many/f150.txt")
+        .expect("node_at")
+        .expect("a node");
+    assert_eq!(node.content_hash.0, *blake3::hash(b"edited\n").as_bytes());
+    assert_eq!(store.validate().expect("validate"), Vec::new());
 }
