@@ -36,6 +36,12 @@ pub(crate) fn decode<'a, T>(
 pub(crate) struct Writer(pub(crate) Vec<u8>);
 
 impl Writer {
+    /// A writer for a record of about `n` bytes: the records of a scan are written tens of
+    /// thousands at a time, and growing each one's buffer field by field is most of their cost.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Writer(Vec::with_capacity(n))
+    }
+
     pub(crate) fn u8(&mut self, v: u8) -> &mut Self {
         self.0.push(v);
         self
