@@ -97,7 +97,11 @@ impl NodeRecord {
     /// The record in the store's own encoding (everything but the NodeID, which it keys): what
     /// a remote keeps, so that a pull re-derives the NodeID from exactly what was stored.
     pub fn encode(&self) -> Vec<u8> {
-        let children: usize = self.children.iter().map(|c| 8 + c.name.len() + 1 + 32).sum();
+        let children: usize = self
+            .children
+            .iter()
+            .map(|c| 8 + c.name.len() + 1 + 32)
+            .sum();
         let mut w = Writer::with_capacity(1 + 8 + self.path.len() + 32 + 8 + 8 + children);
         w.u8(self.kind.code())
             .str(&self.path)

@@ -787,21 +787,16 @@ fn read_dir<'s>(
                 }
             },
         };
+        let is_dir = kind == Some(NodeKind::Dir);
+        if ignored(ctx, chain.as_ref(), &path, is_dir, &mut ignore_buf) {
+            continue;
+        }
         let Some(kind) = kind else {
             found
                 .warnings
                 .push(format!("{path}: skipped: not a file, directory or symlink"));
             continue;
         };
-        if ignored(
-            ctx,
-            chain.as_ref(),
-            &path,
-            kind == NodeKind::Dir,
-            &mut ignore_buf,
-        ) {
-            continue;
-        }
         if kind == NodeKind::Dir {
             if ctx.skip_rel.contains(&path) {
                 continue;

@@ -201,6 +201,8 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
         ("small.txt".to_owned(), "small\n".to_owned()),
         ("empty".to_owned(), String::new()),
         ("big.txt".to_owned(), big),
+        // An ignored FIFO is no warning.
+        (".gitignore".to_owned(), "*.fifo\n".to_owned()),
     ]);
     let top = tempfile::tempdir().expect("tempdir");
     let root = top.path().join("ws");
@@ -210,11 +212,13 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
         .collect();
     write(&root, &borrowed);
     std::os::unix::fs::symlink("small.txt", root.join("link")).expect("symlink");
-    let status = std::process::Command::new("mkfifo")
-        .arg(root.join("pipe"))
-        .status()
-        .expect("mkfifo");
-    assert!(status.success());
+    for fifo in ["pipe", "ignored.fifo"] {
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join(fifo))
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+    }
 
     let store = Store::open(&root, &OpenOptions::default()).expect("open");
     let cold = store.scan(&ScanOptions::default()).expect("scan");
@@ -228,8 +232,8 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
             cold.warnings.clone()
         ),
         (
-            304,
-            304,
+            305,
+            305,
             bytes,
             vec!["pipe: skipped: not a file, directory or symlink".to_owned()]
         )
@@ -257,7 +261,7 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
         .expect("forced scan");
     assert_eq!(
         (forced.root, forced.hashed, forced.changed()),
-        (cold.root, 304, 0)
+        (cold.root, 305, 0)
     );
     let warm = store.scan(&ScanOptions::default()).expect("scan");
     assert_eq!((warm.root, warm.changed()), (cold.root, 0));
