@@ -320,6 +320,7 @@ fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
 }
 
 fn main() -> ExitCode {
+    tune_allocator();
     let cli = Cli::parse();
     // A damaged store file makes its engine panic; the store catches that and returns an error
     // naming the file, which is all the user should read.
@@ -377,6 +378,28 @@ fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
         }
     }
 }
+
+/// glibc's allocator starts out serving every allocation over 128 KiB with a fresh memory map
+/// (unmapped again when freed, every page faulted in anew) and growing its heaps 128 KiB at a
+/// time; it raises that threshold only after such maps are freed, which a command that builds
+/// its working set once (a scan's list of every path, its records) never gets to. Maps up to
+/// 32 MiB come from the heap, which grows 16 MiB at a time: a cold scan of a real checkout took
+/// 5 to 7% less time (rustts 186 -> 173 ms, django 94 -> 89 ms, medians of 11 interleaved
+/// runs). What is freed is reused rather than returned, as the threshold's own adjustment
+/// would have it in a long-running process.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn tune_allocator() {
+    // SAFETY: mallopt only sets the allocator's parameters, which glibc synchronises; it is
+    // called before this process starts a thread. A value glibc refuses is left at its default.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_allocator() {}
 
 /// A full scan that opens an existing store for writing only when there is something to write:
 /// with redb a writable open and close are durable commits of their own, so a no-op scan made
