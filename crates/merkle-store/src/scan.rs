@@ -69,6 +69,12 @@ pub(crate) struct Walked {
     pub(crate) dirs: Vec<WalkedDir>,
     /// The stat to record for the directory walked, as [`WalkedDir::stat`].
     pub(crate) top: Stat,
+    /// The workspace path of the directory walked ("" for the root).
+    pub(crate) top_path: String,
+    /// Folders whose listing lost a leaf after the walk (it could not be hashed): their stat,
+    /// zeroed here in [`Walked::dirs`] and [`Walked::top`], must vouch for nothing, or the
+    /// next walk would reuse a listing without it and never look for it again.
+    pub(crate) unrecorded: Vec<String>,
     /// The fingerprint of the ignore rules from outside the tree (see [`IgnoreSources`]).
     pub(crate) ignores: Option<Hash>,
     /// Entries that could not be read or named, with the reason.
@@ -182,6 +188,7 @@ pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
     // In no particular order: every consumer keys by path or sorts what it reports.
     let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
     walked.ignores = Some(sources.fingerprint);
+    walked.top_path = String::new();
     if let Some(p) = opts.progress {
         p(Progress::Walked(seen.load(Ordering::Relaxed)));
     }
@@ -256,6 +263,7 @@ pub(crate) fn walk_below(
     rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain, rules));
     let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
     walked.ignores = Some(sources.fingerprint);
+    walked.top_path = rel.to_owned();
     Ok(walked)
 }
 
@@ -387,12 +395,27 @@ impl WalkCtx<'_> {
 
     /// The stat to record for a directory read with `stat` (see [`WalkedDir::stat`]).
     fn record(&self, stat: Stat, vouches: bool) -> Stat {
-        if vouches && self.stamp.is_some_and(|s| last_change(&stat) < s) {
-            stat
-        } else {
-            Stat::default()
+        match self.stamp {
+            Some(stamp) if vouches && stat_vouches(&stat, stamp) => stat,
+            _ => Stat::default(),
         }
     }
+}
+
+/// Whether a folder's `stat`, taken before it was read by a scan that started at `stamp`, can
+/// vouch for the listing read: it must be older than the scan (a change in the same clock tick
+/// would not change it), by two seconds when its times look like a coarse file system's (whole
+/// milliseconds: FAT, some network file systems), whose clock the stamp, taken in the store's
+/// folder, does not share. Elsewhere than Unix a folder has no ctime and no inode to tell a
+/// replaced folder from the old one: nothing vouches.
+fn stat_vouches(stat: &Stat, stamp: i64) -> bool {
+    if cfg!(not(unix)) {
+        return false;
+    }
+    const MS: i64 = 1_000_000;
+    let coarse = stat.mtime_ns % MS == 0 && stat.ctime_ns % MS == 0;
+    let margin = if coarse { 2_000 * MS } else { 0 };
+    last_change(stat).saturating_add(margin) < stamp
 }
 
 /// The bytes of a workspace path below folder `rel` that name `rel` and its slash.
@@ -1065,6 +1088,19 @@ pub(crate) fn hash_leaves(walked: &mut Walked, cfg: &HashConfig<'_>) {
         }
     }
     if !failed.is_empty() {
+        let parents: std::collections::BTreeSet<String> = failed
+            .iter()
+            .map(|&i| node::split(&walked.leaves[i].path).0.to_owned())
+            .collect();
+        for dir in &mut walked.dirs {
+            if parents.contains(&dir.path) {
+                dir.stat = Stat::default();
+            }
+        }
+        if parents.contains(&walked.top_path) {
+            walked.top = Stat::default();
+        }
+        walked.unrecorded.extend(parents);
         let mut idx = 0;
         walked.leaves.retain(|_| {
             let keep = failed.binary_search(&idx).is_err();
@@ -1210,5 +1246,97 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    /// A leaf that cannot be hashed after the walk is dropped from it, and the folder it was
+    /// in must then vouch for nothing: a later walk reusing that listing would never look for
+    /// the leaf again, even once it can be read.
+    #[test]
+    fn a_leaf_that_cannot_be_hashed_unrecords_its_folder() {
+        let root = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(root.path().join("d")).expect("mkdir");
+        std::fs::write(root.path().join("d/kept.txt"), "kept").expect("write");
+        let recorded = Stat {
+            mtime_ns: 5,
+            ctime_ns: 5,
+            ino: 7,
+            mode: 0o40755,
+            size: 0,
+        };
+        let gone = |path: &str| Leaf {
+            stat: Stat {
+                size: 3,
+                ..Stat::default()
+            },
+            ..leaf(path, NodeKind::File, 1)
+        };
+        let mut walked = Walked {
+            // Not on disk: opening them fails.
+            leaves: vec![
+                gone("d/gone.txt"),
+                gone("top.txt"),
+                leaf("d/kept.txt", NodeKind::File, 1),
+            ],
+            dirs: vec![
+                WalkedDir {
+                    path: "d".to_owned(),
+                    stat: recorded,
+                },
+                WalkedDir {
+                    path: "e".to_owned(),
+                    stat: recorded,
+                },
+            ],
+            top: recorded,
+            ..Walked::default()
+        };
+        let prev = PathMap::default();
+        hash_leaves(
+            &mut walked,
+            &HashConfig {
+                root: root.path(),
+                prev: &prev,
+                racy: Racy::Since(None),
+                force: false,
+                progress: None,
+            },
+        );
+        let dirs: Vec<(&str, bool)> = walked
+            .dirs
+            .iter()
+            .map(|d| (d.path.as_str(), d.stat.is_recorded()))
+            .collect();
+        assert_eq!(
+            (dirs, walked.top.is_recorded(), walked.unrecorded.clone()),
+            (
+                vec![("d", false), ("e", true)],
+                false,
+                vec![String::new(), "d".to_owned()]
+            )
+        );
+        let leaves: Vec<&str> = walked.leaves.iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(leaves, ["d/kept.txt"]);
+    }
+
+    /// A folder's stat vouches for its listing only when older than the scan, by two seconds
+    /// when its times are whole milliseconds (a coarse file system's clock, not the stamp's).
+    #[test]
+    fn coarse_folder_times_need_a_margin_to_vouch() {
+        let at = |mtime_ns: i64, ctime_ns: i64| Stat {
+            mtime_ns,
+            ctime_ns,
+            mode: 0o40755,
+            ..Stat::default()
+        };
+        let s = 1_000_000_000;
+        let fine = at(10 * s + 123_456_789, 10 * s + 123_456_789);
+        let coarse = at(10 * s, 10 * s);
+        let cases = [
+            stat_vouches(&fine, 10 * s + 123_456_789),
+            stat_vouches(&fine, 10 * s + 123_456_790),
+            stat_vouches(&coarse, 11 * s),
+            stat_vouches(&coarse, 12 * s + 1),
+        ];
+        assert_eq!(cases, [false, cfg!(unix), false, cfg!(unix)]);
     }
 }

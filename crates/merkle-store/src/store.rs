@@ -600,8 +600,9 @@ impl Store {
     }
 
     /// The report of a scan that has nothing to write, or `None`: every leaf's content came
-    /// from the stat cache, the walk met exactly the last scan's paths, nothing is racy and the
-    /// root and counts are recorded. Then the tree [`build_tree`] would build is the last one,
+    /// from the stat cache, the walk met exactly the last scan's paths, nothing is racy, every
+    /// folder's stat that can vouch for its listing is the one recorded and the root and counts
+    /// are recorded. Then the tree [`build_tree`] would build is the last one,
     /// entry for entry, and building it (a map of every path) is skipped.
     fn nothing_to_write(&self, plan: &ScanPlan) -> Result<Option<ScanReport>> {
         let ScanPlan {
@@ -623,7 +624,25 @@ impl Store {
         let settled = stamp_prev.is_some()
             && racy_prev.as_ref().is_some_and(PathSet::is_empty)
             && scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, *stamp).is_empty();
-        if walked.hashed > 0 || !same_paths || !settled || self.ignore_record()? != walked.ignores {
+        // A folder whose stat can now vouch for its listing where the one recorded does not
+        // (it changed for an ignored file, say) is worth a write: else it is read every time.
+        let listings_kept = walked
+            .dirs
+            .iter()
+            .map(|d| (d.path.as_str(), d.stat))
+            .chain(std::iter::once(("", walked.top)))
+            .all(|(path, stat)| {
+                !stat.is_recorded()
+                    || prev
+                        .get(path)
+                        .is_some_and(|e| stat.dir_record(e.stat.size) == e.stat)
+            });
+        if walked.hashed > 0
+            || !same_paths
+            || !settled
+            || !listings_kept
+            || self.ignore_record()? != walked.ignores
+        {
             return Ok(None);
         }
         let root = prev.get("").expect("checked above").node_id;

@@ -276,3 +276,19 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
     assert_eq!(node.content_hash.0, *blake3::hash(b"edited\n").as_bytes());
     assert_eq!(store.validate().expect("validate"), Vec::new());
 }
+
+#[test]
+fn a_folder_changed_only_by_an_ignored_file_is_recorded_by_the_next_scan() {
+    let ws = Ws::new(&[("a/.gitignore", "*.log\n"), ("a/k.txt", "k\n")]);
+    assert_eq!(ws.status(), (Vec::new(), 0));
+    write(&ws.root, &[("a/x.log", "ignored\n")]);
+    // Nothing of the tree changed, but `a` must be read to know it.
+    assert_eq!(ws.status(), (Vec::new(), 1));
+    settle(&ws.root);
+    let scan = ws.store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!((scan.changed(), scan.dirs_read), (0, 1));
+    assert!(scan.writes > 0, "the folder's new stat is recorded");
+    assert_eq!(ws.status(), (Vec::new(), 0));
+    let again = ws.store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!((again.writes, again.dirs_read), (0, 0));
+}

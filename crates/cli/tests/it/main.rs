@@ -117,11 +117,51 @@ impl Workspace {
         ws
     }
 
-    /// The fixture, scanned once.
+    /// The fixture, scanned; then, once the clock has passed every change, scanned again, so
+    /// that nothing the first scan met is racy any more (a file or folder changed in the clock
+    /// tick a scan starts is looked at again by the next) and what later scans hash and write
+    /// does not depend on the clock.
     fn scanned() -> Workspace {
         let ws = Workspace::fixture();
         ws.ok(&["scan"]);
+        ws.settle();
+        ws.ok(&["scan"]);
         ws
+    }
+
+    /// Waits until the filesystem's clock has passed the last change of every file and folder
+    /// of the workspace (the store's included), so that a scan started now can trust all their
+    /// stats. It polls the clock through a file beside the workspace; no sleep.
+    fn settle(&self) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ns = |m: &std::fs::Metadata| {
+                let at = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+                at(m.mtime(), m.mtime_nsec()).max(at(m.ctime(), m.ctime_nsec()))
+            };
+            let mut newest = 0i128;
+            let mut todo = vec![self.root.clone()];
+            while let Some(dir) = todo.pop() {
+                newest = newest.max(ns(&std::fs::symlink_metadata(&dir).expect("stat")));
+                for e in std::fs::read_dir(&dir).expect("reading a folder") {
+                    let e = e.expect("an entry");
+                    let m = std::fs::symlink_metadata(e.path()).expect("stat");
+                    newest = newest.max(ns(&m));
+                    if m.is_dir() {
+                        todo.push(e.path());
+                    }
+                }
+            }
+            let probe = self.tmp.path().join("clock-probe");
+            loop {
+                std::fs::write(&probe, "tick").expect("writing the clock probe");
+                if ns(&std::fs::metadata(&probe).expect("stat")) > newest {
+                    return;
+                }
+                std::thread::yield_now();
+            }
+        }
     }
 
     fn path(&self, rel: &str) -> PathBuf {

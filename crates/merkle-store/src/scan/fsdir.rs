@@ -79,11 +79,21 @@ fn relative(rel: &str) -> &str {
     if rel.is_empty() { "." } else { rel }
 }
 
+/// How to open a directory only to look names up from it: `O_PATH` where the system has it
+/// (no read access needed, nothing read), else read-only.
+#[cfg(unix)]
+fn path_only() -> rustix::fs::OFlags {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    return rustix::fs::OFlags::PATH;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    return rustix::fs::OFlags::RDONLY;
+}
+
 #[cfg(unix)]
 impl Root {
     pub(super) fn open(root: &Path) -> std::io::Result<Root> {
         use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let flags = path_only() | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rustix::fs::open(root, flags, Mode::empty())?;
         Ok(Root { fd })
     }
@@ -91,12 +101,7 @@ impl Root {
     /// Opens directory `rel` to stat its entries; a symlink is not followed.
     pub(super) fn handle(&self, rel: &str) -> std::io::Result<DirHandle> {
         use rustix::fs::{Mode, OFlags};
-        // Only a name to look entries up from, where the system has such handles.
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        let access = OFlags::PATH;
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        let access = OFlags::RDONLY;
-        let flags = access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let flags = path_only() | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&self.fd, relative(rel), flags, Mode::empty())?;
         Ok(DirHandle { fd })
     }

@@ -388,6 +388,11 @@ impl Store {
                     .push(dir.path.clone());
             }
         }
+        // A folder that lost a leaf it could not hash must vouch for nothing (see
+        // `Walked::unrecorded`).
+        for dir in &seen.unrecorded {
+            dir_stats.insert(dir, node::Stat::default());
+        }
         // A listed directory's children of the last tree that it no longer holds (gone since,
         // or unreadable now, as a full scan would leave them out) go too.
         for dir in listed.keys() {
