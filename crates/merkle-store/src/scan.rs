@@ -722,7 +722,7 @@ fn read_dir<'s>(
         Ok(root) => root.open_dir(&rel),
         Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
     };
-    let mut dir = match opened {
+    let dir = match opened {
         Ok(dir) => dir,
         Err(err) => {
             found
@@ -746,8 +746,8 @@ fn read_dir<'s>(
     let mut ignore_buf = String::new();
     let gitignore = entries
         .iter()
-        .find(|e| e.name == ".gitignore")
-        .map(|e| (e.kind, dir.stat_at(&e.name).ok()));
+        .find(|(name, _)| *name == ".gitignore")
+        .map(|(name, kind)| (kind, dir.stat_at(name).ok()));
     let chain = match gitignore {
         Some(_) => Some(Arc::new(IgnoreChain {
             here: Matcher::new(abs.join(".gitignore")),
@@ -786,11 +786,11 @@ fn read_dir<'s>(
     let mut subdirs = Vec::new();
     // Files to hash as they are opened (see `WalkOptions::hash_all`): (name, path).
     let mut to_hash = Vec::new();
-    for entry in entries {
-        let Some(name_str) = entry.name.to_str() else {
+    for (name, kind) in entries.iter() {
+        let Some(name_str) = name.to_str() else {
             found.warnings.push(format!(
                 "{}: skipped: the path is not valid UTF-8",
-                abs.join(&entry.name).display()
+                abs.join(name).display()
             ));
             continue;
         };
@@ -799,10 +799,10 @@ fn read_dir<'s>(
         }
         let path = node::join(&rel, name_str);
         // Told by the listing, or else by a stat (which a leaf then keeps).
-        let (kind, stat) = match entry.kind {
+        let (kind, stat) = match kind {
             fsdir::EntryKind::Node(kind) => (Some(kind), None),
             fsdir::EntryKind::Other => (None, None),
-            fsdir::EntryKind::Unknown => match dir.stat_at(&entry.name) {
+            fsdir::EntryKind::Unknown => match dir.stat_at(name) {
                 Ok((kind, stat)) => (kind, Some(stat)),
                 Err(err) => {
                     found.warnings.push(format!("{path}: skipped: {err}"));
@@ -824,16 +824,16 @@ fn read_dir<'s>(
             if ctx.skip_rel.contains(&path) {
                 continue;
             }
-            subdirs.push((abs.join(&entry.name), path));
+            subdirs.push((abs.join(name), path));
             continue;
         }
         if kind == NodeKind::File && ctx.hash_all {
-            to_hash.push((entry.name, path));
+            to_hash.push((name, path));
             continue;
         }
         let stat = match stat {
             Some(stat) => Ok(stat),
-            None => dir.stat_at(&entry.name).map(|(_, s)| s),
+            None => dir.stat_at(name).map(|(_, s)| s),
         };
         match stat {
             Ok(stat) => found.leaves.push(Leaf {
@@ -866,12 +866,12 @@ fn read_dir<'s>(
 fn hash_in_dir(
     ctx: &WalkCtx<'_>,
     dir: &fsdir::OpenDir,
-    files: Vec<(std::ffi::OsString, String)>,
+    files: Vec<(&std::ffi::OsStr, String)>,
     found: &mut Walked,
 ) {
     /// Files hashed in one run with one buffer.
     const CHUNK: usize = 32;
-    let hash_run = |run: &[(std::ffi::OsString, String)]| {
+    let hash_run = |run: Vec<(&std::ffi::OsStr, String)>| {
         let mut buf = ctx
             .bufs
             .lock()
@@ -879,16 +879,20 @@ fn hash_in_dir(
             .pop()
             .unwrap_or_default();
         let out: Vec<Result<Leaf, String>> = run
-            .iter()
+            .into_iter()
             .map(|(name, path)| open_and_hash(dir, name, path, &mut buf))
             .collect();
         ctx.bufs.lock().unwrap_or_else(|e| e.into_inner()).push(buf);
         out
     };
     let results: Vec<Result<Leaf, String>> = if files.len() > CHUNK {
-        files.par_chunks(CHUNK).flat_map_iter(hash_run).collect()
+        files
+            .into_par_iter()
+            .chunks(CHUNK)
+            .flat_map_iter(hash_run)
+            .collect()
     } else {
-        hash_run(&files)
+        hash_run(files)
     };
     for r in results {
         match r {
@@ -909,12 +913,12 @@ fn hash_in_dir(
 fn open_and_hash(
     dir: &fsdir::OpenDir,
     name: &std::ffi::OsStr,
-    path: &str,
+    path: String,
     buf: &mut Vec<u8>,
 ) -> Result<Leaf, String> {
     let skipped = |err: std::io::Error| format!("{path}: skipped: {err}");
-    let leaf = |kind, stat, content_hash: Option<Hash>| Leaf {
-        path: path.to_owned(),
+    let leaf = |path, kind, stat, content_hash: Option<Hash>| Leaf {
+        path,
         kind,
         content_hash: content_hash.unwrap_or(Hash([0; 32])),
         stat,
@@ -922,16 +926,16 @@ fn open_and_hash(
         hashed: content_hash.is_some(),
     };
     match dir.open_file(name).map_err(skipped)? {
-        Some((_, stat)) if stat.size >= RAYON_MIN => Ok(leaf(NodeKind::File, stat, None)),
+        Some((_, stat)) if stat.size >= RAYON_MIN => Ok(leaf(path, NodeKind::File, stat, None)),
         Some((mut file, stat)) => {
             let h = hash_read(&mut file, stat.size, buf).map_err(skipped)?;
-            Ok(leaf(NodeKind::File, stat, Some(h)))
+            Ok(leaf(path, NodeKind::File, stat, Some(h)))
         }
         None => match dir.stat_at(name).map_err(skipped)? {
             (Some(NodeKind::Dir), _) => Err(format!(
                 "{path}: skipped: became a directory while it was walked"
             )),
-            (Some(kind), stat) => Ok(leaf(kind, stat, None)),
+            (Some(kind), stat) => Ok(leaf(path, kind, stat, None)),
             (None, _) => Err(format!("{path}: skipped: not a file, directory or symlink")),
         },
     }

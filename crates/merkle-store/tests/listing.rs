@@ -193,9 +193,15 @@ fn a_targeted_rescan_under_a_changed_exclude_file_scans_everything() {
 fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
     let big: String = (0..300_000).map(|i| format!("{i:x}\n")).collect();
     assert!(big.len() > 1 << 20, "big enough for the memory-mapped hash");
-    // Enough that the empty tables are loaded in bulk (through a cursor, in redb).
-    let mut files: Vec<(String, String)> = (0..300)
-        .map(|i| (format!("many/f{i:03}.txt"), format!("file {i}\n")))
+    // Enough that the empty tables are loaded in bulk (through a cursor, in redb), and that
+    // listing the folder takes several reads of the directory.
+    let mut files: Vec<(String, String)> = (0..1000)
+        .map(|i| {
+            (
+                format!("many/a-rather-long-name-{i:04}.txt"),
+                format!("file {i}\n"),
+            )
+        })
         .collect();
     files.extend([
         ("small.txt".to_owned(), "small\n".to_owned()),
@@ -232,8 +238,8 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
             cold.warnings.clone()
         ),
         (
-            305,
-            305,
+            1005,
+            1005,
             bytes,
             vec!["pipe: skipped: not a file, directory or symlink".to_owned()]
         )
@@ -261,18 +267,16 @@ fn a_cold_scan_hashes_every_kind_of_entry_as_it_walks() {
         .expect("forced scan");
     assert_eq!(
         (forced.root, forced.hashed, forced.changed()),
-        (cold.root, 305, 0)
+        (cold.root, 1005, 0)
     );
     let warm = store.scan(&ScanOptions::default()).expect("scan");
     assert_eq!((warm.root, warm.changed()), (cold.root, 0));
     // The tables loaded in bulk take ordinary writes after it.
-    std::fs::write(root.join("many/f150.txt"), "edited\n").expect("edit");
+    let edit = "many/a-rather-long-name-0150.txt";
+    std::fs::write(root.join(edit), "edited\n").expect("edit");
     let edited = store.scan(&ScanOptions::default()).expect("scan");
-    assert_eq!(edited.changed_paths, ["", "many", "many/f150.txt"]);
-    let node = store
-        .node_at("many/f150.txt")
-        .expect("node_at")
-        .expect("a node");
+    assert_eq!(edited.changed_paths, ["", "many", edit]);
+    let node = store.node_at(edit).expect("node_at").expect("a node");
     assert_eq!(node.content_hash.0, *blake3::hash(b"edited\n").as_bytes());
     assert_eq!(store.validate().expect("validate"), Vec::new());
 }

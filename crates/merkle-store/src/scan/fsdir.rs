@@ -3,7 +3,9 @@
 //! the kernel resolves one name per call instead of a whole path from `/` (on a tree of small
 //! files, path lookups were a tenth of a cold scan). On Unix through rustix's system calls
 //! (std cannot open or stat relative to a directory); elsewhere through std, by path.
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
+#[cfg(not(unix))]
+use std::ffi::OsString;
 use std::path::Path;
 
 use crate::node::{NodeKind, Stat};
@@ -18,10 +20,57 @@ pub(super) enum EntryKind {
     Unknown,
 }
 
-/// One entry of a listed directory.
-pub(super) struct Entry {
-    pub(super) name: OsString,
-    pub(super) kind: EntryKind,
+/// A directory's entries: their names one after the other in one buffer (on Unix), so that a
+/// listing costs two allocations rather than one or two per entry, and their kinds.
+#[derive(Default)]
+pub(super) struct Entries {
+    #[cfg(unix)]
+    names: Vec<u8>,
+    #[cfg(unix)]
+    list: Vec<(std::ops::Range<usize>, EntryKind)>,
+    #[cfg(not(unix))]
+    list: Vec<(OsString, EntryKind)>,
+}
+
+impl Entries {
+    pub(super) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Each entry's name and kind, in the order the file system gave them.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&OsStr, EntryKind)> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            self.list
+                .iter()
+                .map(|(at, kind)| (OsStr::from_bytes(&self.names[at.clone()]), *kind))
+        }
+        #[cfg(not(unix))]
+        {
+            self.list
+                .iter()
+                .map(|(name, kind)| (name.as_os_str(), *kind))
+        }
+    }
+
+    #[cfg(unix)]
+    fn push(&mut self, name: &[u8], file_type: rustix::fs::FileType) {
+        use rustix::fs::FileType;
+        if name == b"." || name == b".." {
+            return;
+        }
+        let kind = match file_type {
+            FileType::RegularFile => EntryKind::Node(NodeKind::File),
+            FileType::Directory => EntryKind::Node(NodeKind::Dir),
+            FileType::Symlink => EntryKind::Node(NodeKind::Symlink),
+            FileType::Unknown => EntryKind::Unknown,
+            _ => EntryKind::Other,
+        };
+        let start = self.names.len();
+        self.names.extend_from_slice(name);
+        self.list.push((start..self.names.len(), kind));
+    }
 }
 
 /// The kind of a stat'ed entry: `None` for neither a file, a directory nor a symlink.
@@ -69,7 +118,7 @@ pub(super) struct DirHandle {
 /// A directory, open for listing and for reaching its entries by name.
 pub(super) struct OpenDir {
     #[cfg(unix)]
-    dir: rustix::fs::Dir,
+    fd: rustix::fd::OwnedFd,
     #[cfg(not(unix))]
     path: std::path::PathBuf,
 }
@@ -111,9 +160,7 @@ impl Root {
         use rustix::fs::{Mode, OFlags};
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&self.fd, relative(rel), flags, Mode::empty())?;
-        Ok(OpenDir {
-            dir: rustix::fs::Dir::new(fd)?,
-        })
+        Ok(OpenDir { fd })
     }
 }
 
@@ -134,7 +181,8 @@ impl DirHandle {
 #[cfg(unix)]
 impl OpenDir {
     fn fd(&self) -> std::io::Result<rustix::fd::BorrowedFd<'_>> {
-        Ok(self.dir.fd()?)
+        use rustix::fd::AsFd;
+        Ok(self.fd.as_fd())
     }
 
     /// The directory's own stat.
@@ -144,33 +192,42 @@ impl OpenDir {
 
     /// Every entry but `.` and `..`, in the order the file system gives them; `err` hears of
     /// an entry that could not be read (the listing ends there).
-    pub(super) fn entries(&mut self, mut err: impl FnMut(std::io::Error)) -> Vec<Entry> {
-        use rustix::fs::FileType;
-        use std::os::unix::ffi::OsStringExt;
-        let mut out = Vec::new();
-        while let Some(e) = self.dir.read() {
-            let e = match e {
-                Ok(e) => e,
+    pub(super) fn entries(&self, mut err: impl FnMut(std::io::Error)) -> Entries {
+        let mut out = Entries::default();
+        // Straight from `getdents64` into a buffer on the stack: no allocation per name.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            use rustix::fd::AsFd;
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 << 10];
+            let mut dir = rustix::fs::RawDir::new(self.fd.as_fd(), &mut buf);
+            while let Some(e) = dir.next() {
+                match e {
+                    Ok(e) => out.push(e.file_name().to_bytes(), e.file_type()),
+                    Err(e) => {
+                        err(e.into());
+                        break;
+                    }
+                }
+            }
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            let mut dir = match rustix::fs::Dir::read_from(&self.fd) {
+                Ok(dir) => dir,
                 Err(e) => {
                     err(e.into());
-                    break;
+                    return out;
                 }
             };
-            let name = e.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
+            while let Some(e) = dir.read() {
+                match e {
+                    Ok(e) => out.push(e.file_name().to_bytes(), e.file_type()),
+                    Err(e) => {
+                        err(e.into());
+                        break;
+                    }
+                }
             }
-            let kind = match e.file_type() {
-                FileType::RegularFile => EntryKind::Node(NodeKind::File),
-                FileType::Directory => EntryKind::Node(NodeKind::Dir),
-                FileType::Symlink => EntryKind::Node(NodeKind::Symlink),
-                FileType::Unknown => EntryKind::Unknown,
-                _ => EntryKind::Other,
-            };
-            out.push(Entry {
-                name: OsString::from_vec(name.to_vec()),
-                kind,
-            });
         }
         out
     }
@@ -250,8 +307,8 @@ impl OpenDir {
         Ok(Stat::of(&std::fs::symlink_metadata(&self.path)?))
     }
 
-    pub(super) fn entries(&mut self, mut err: impl FnMut(std::io::Error)) -> Vec<Entry> {
-        let mut out = Vec::new();
+    pub(super) fn entries(&self, mut err: impl FnMut(std::io::Error)) -> Entries {
+        let mut out = Entries::default();
         let rd = match std::fs::read_dir(&self.path) {
             Ok(rd) => rd,
             Err(e) => {
@@ -269,10 +326,7 @@ impl OpenDir {
                         Ok(_) => EntryKind::Other,
                         Err(_) => EntryKind::Unknown,
                     };
-                    out.push(Entry {
-                        name: e.file_name(),
-                        kind,
-                    });
+                    out.list.push((e.file_name(), kind));
                 }
                 Err(e) => {
                     err(e);
