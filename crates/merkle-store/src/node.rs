@@ -97,21 +97,15 @@ impl NodeRecord {
     /// The record in the store's own encoding (everything but the NodeID, which it keys): what
     /// a remote keeps, so that a pull re-derives the NodeID from exactly what was stored.
     pub fn encode(&self) -> Vec<u8> {
-        let children: usize = self
-            .children
-            .iter()
-            .map(|c| 8 + c.name.len() + 1 + 32)
-            .sum();
-        let mut w = Writer::with_capacity(1 + 8 + self.path.len() + 32 + 8 + 8 + children);
-        w.u8(self.kind.code())
-            .str(&self.path)
-            .hash(&self.content_hash)
-            .u64(self.size)
-            .u64(self.children.len() as u64);
-        for c in &self.children {
-            w.str(&c.name).u8(c.kind.code()).hash(&c.node_id);
-        }
-        w.0
+        encode_record(
+            self.kind,
+            &self.path,
+            &self.content_hash,
+            self.size,
+            self.children
+                .iter()
+                .map(|c| (c.name.as_str(), c.kind, &c.node_id)),
+        )
     }
 
     /// Reads what [`NodeRecord::encode`] wrote, for `node_id`; a damaged record is an error.
@@ -161,6 +155,31 @@ pub(crate) fn join(dir: &str, name: &str) -> String {
 /// The parent directory path and the file name of a non-root path.
 pub(crate) fn split(path: &str) -> (&str, &str) {
     path.rsplit_once('/').unwrap_or(("", path))
+}
+
+/// [`NodeRecord::encode`] from the record's parts, so that a scan encodes the records it
+/// makes without building each one first: `children` are (name, kind, NodeID), sorted by name.
+pub(crate) fn encode_record<'a>(
+    kind: NodeKind,
+    path: &str,
+    content_hash: &Hash,
+    size: u64,
+    children: impl ExactSizeIterator<Item = (&'a str, NodeKind, &'a NodeId)> + Clone,
+) -> Vec<u8> {
+    let names: usize = children
+        .clone()
+        .map(|(name, _, _)| 8 + name.len() + 1 + 32)
+        .sum();
+    let mut w = Writer::with_capacity(1 + 8 + path.len() + 32 + 8 + 8 + names);
+    w.u8(kind.code())
+        .str(path)
+        .hash(content_hash)
+        .u64(size)
+        .u64(children.len() as u64);
+    for (name, kind, node_id) in children {
+        w.str(name).u8(kind.code()).hash(node_id);
+    }
+    w.0
 }
 
 /// A map keyed by workspace path. Scans and status build maps of every path in the tree, so

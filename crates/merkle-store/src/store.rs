@@ -12,7 +12,7 @@ use crate::engine::{Batch, Engine, EngineKind, Table};
 use crate::error::{Error, Result};
 use crate::frame::{self, Frame, NewFrame, PutOutcome};
 use crate::hash::{self, FrameId, Hash, NodeId};
-use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, PathSet, TreeEntry};
+use crate::node::{self, NodeKind, NodeRecord, PathMap, PathSet, TreeEntry};
 use crate::scan::{self, HashConfig, Progress};
 
 const META_ROOT: &[u8] = b"root";
@@ -688,10 +688,12 @@ impl Store {
         } = plan;
         let racy = scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, stamp);
         let warnings = std::mem::take(&mut walked.warnings);
-        let built = match self.build_changes(&walked, &prev)? {
+        let mut built = match self.build_changes(&walked, &prev)? {
             Some(changes) => changes,
             None => build_tree(&walked, &prev),
         };
+        let dirs_recomputed = built.records.iter().filter(|r| r.dir).count() as u64;
+        let records = std::mem::take(&mut built.records);
 
         // The writes of each table in key order (as the engine takes them fastest), made side
         // by side: after a cold scan, every path and every node.
@@ -709,10 +711,9 @@ impl Store {
                         ops
                     },
                     || {
-                        let mut ops: Vec<(Vec<u8>, Vec<u8>)> = built
-                            .records
-                            .par_iter()
-                            .map(|rec| (rec.node_id.0.to_vec(), rec.encode()))
+                        let mut ops: Vec<(Vec<u8>, Vec<u8>)> = records
+                            .into_par_iter()
+                            .map(|rec| (rec.id.0.to_vec(), rec.bytes))
                             .collect();
                         ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
                         ops
@@ -785,7 +786,7 @@ impl Store {
         if !batch.is_empty() {
             self.engine.commit(batch)?;
         }
-        let Built { root, records, .. } = built;
+        let root = built.root;
         let report = ScanReport {
             root,
             files: walked.leaves.len() as u64,
@@ -796,13 +797,14 @@ impl Store {
             },
             hashed: walked.hashed,
             hashed_bytes: walked.hashed_bytes,
-            dirs_recomputed: records.iter().filter(|r| r.kind == NodeKind::Dir).count() as u64,
+            dirs_recomputed,
             writes,
             warnings,
             dirs_read: walked.dirs_read,
         };
         // As in `status`: free the maps of every path off the caller's path.
-        rayon::spawn(move || drop((prev, walked, records)));
+        drop(built);
+        rayon::spawn(move || drop((prev, walked)));
         Ok(report)
     }
 
@@ -1791,8 +1793,16 @@ pub fn normalize_path(path: &str) -> String {
 struct Built<'w> {
     root: NodeId,
     entries: Vec<(&'w str, TreeEntry)>,
-    records: Vec<NodeRecord>,
+    records: Vec<StoredNode>,
     complete: bool,
+}
+
+/// A node record as the nodes table keeps it: keyed by its NodeID, encoded as
+/// [`NodeRecord::encode`] encodes it, made straight from the scan's parts.
+pub(crate) struct StoredNode {
+    pub(crate) id: NodeId,
+    pub(crate) dir: bool,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// A child of a directory being built: a leaf or a directory, by its index in the walk.
@@ -1809,7 +1819,7 @@ enum Kid {
 /// Leaves are done on the pool, then directories a depth at a time, each depth on the pool;
 /// every path is the walk's, found by index rather than looked up by name.
 fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<'w> {
-    let leaves: Vec<(TreeEntry, Option<NodeRecord>)> = walked
+    let leaves: Vec<(TreeEntry, Option<StoredNode>)> = walked
         .leaves
         .par_iter()
         .map(|leaf| leaf_entry(leaf, prev.get(&leaf.path)))
@@ -1850,9 +1860,9 @@ fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<
     depths.insert(0, vec![root_idx]);
     // Deepest first, so every child is done before its parent; the root last.
     let mut dir_entries: Vec<Option<TreeEntry>> = vec![None; dir_paths.len()];
-    let mut records: Vec<NodeRecord> = Vec::with_capacity(leaves.len() + dir_paths.len());
+    let mut records: Vec<StoredNode> = Vec::with_capacity(leaves.len() + dir_paths.len());
     for level in depths.values().rev() {
-        let done: Vec<(usize, TreeEntry, Option<NodeRecord>)> = level
+        let done: Vec<(usize, TreeEntry, Option<StoredNode>)> = level
             .par_iter()
             .map(|&d| {
                 let dir = dir_paths[d];
@@ -1915,18 +1925,22 @@ fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<
 
 /// A leaf's entry: its last node when its kind and content are unchanged, else a new node,
 /// with its record.
-fn leaf_entry(leaf: &scan::Leaf, prev: Option<&TreeEntry>) -> (TreeEntry, Option<NodeRecord>) {
+fn leaf_entry(leaf: &scan::Leaf, prev: Option<&TreeEntry>) -> (TreeEntry, Option<StoredNode>) {
     let (node_id, record) = match prev {
         Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => (o.node_id, None),
         _ => {
             let id = hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash);
-            let record = NodeRecord {
-                node_id: id,
-                path: leaf.path.clone(),
-                kind: leaf.kind,
-                content_hash: leaf.content_hash,
-                size: leaf.stat.size,
-                children: Vec::new(),
+            let bytes = node::encode_record(
+                leaf.kind,
+                &leaf.path,
+                &leaf.content_hash,
+                leaf.stat.size,
+                std::iter::empty(),
+            );
+            let record = StoredNode {
+                id,
+                dir: false,
+                bytes,
             };
             (id, Some(record))
         }
@@ -1946,27 +1960,24 @@ fn dir_entry<S: AsRef<str>>(
     dir: &str,
     stat: node::Stat,
     kids: &mut [(S, TreeEntry)],
-) -> (TreeEntry, NodeRecord) {
+) -> (TreeEntry, StoredNode) {
     kids.sort_unstable_by(|a, b| a.0.as_ref().as_bytes().cmp(b.0.as_ref().as_bytes()));
     let node_id = hash::dir_node_id(dir, kids.iter().map(|(n, e)| (n.as_ref(), &e.node_id)));
     let content_hash = hash::dir_content_hash(
         kids.iter()
             .map(|(n, e)| (n.as_ref(), e.kind, &e.content_hash)),
     );
-    let record = NodeRecord {
-        node_id,
-        path: dir.to_owned(),
-        kind: NodeKind::Dir,
-        content_hash,
-        size: kids.len() as u64,
-        children: kids
-            .iter()
-            .map(|(n, e)| Child {
-                name: n.as_ref().to_owned(),
-                kind: e.kind,
-                node_id: e.node_id,
-            })
-            .collect(),
+    let bytes = node::encode_record(
+        NodeKind::Dir,
+        dir,
+        &content_hash,
+        kids.len() as u64,
+        kids.iter().map(|(n, e)| (n.as_ref(), e.kind, &e.node_id)),
+    );
+    let record = StoredNode {
+        id: node_id,
+        dir: true,
+        bytes,
     };
     let entry = TreeEntry {
         kind: NodeKind::Dir,

@@ -27,7 +27,7 @@ use super::{META_COUNTS, META_ROOT, META_STAMP, ScanOptions, ScanReport, Store};
 use crate::engine::{Batch, Table};
 use crate::error::{Error, Result};
 use crate::hash::NodeId;
-use crate::node::{self, Child, NodeKind, NodeRecord, PathMap, TreeEntry};
+use crate::node::{self, Child, NodeKind, PathMap, TreeEntry};
 use crate::scan::{self, HashConfig, Walked};
 
 /// Directories to list again (those holding a touched path) and directories to walk again
@@ -355,7 +355,7 @@ impl Store {
 
         // The new entries: leaves first, then directories deepest first.
         let mut entries: BTreeMap<String, TreeEntry> = BTreeMap::new();
-        let mut records: Vec<NodeRecord> = Vec::new();
+        let mut records: Vec<super::StoredNode> = Vec::new();
         for leaf in &seen.leaves {
             let (entry, record) = super::leaf_entry(leaf, prev.get(&leaf.path));
             entries.insert(leaf.path.clone(), entry);
@@ -492,8 +492,8 @@ impl Store {
             changed.push(path.clone());
             batch.delete(Table::Tree, path.clone().into_bytes());
         }
-        for rec in &records {
-            batch.put(Table::Nodes, rec.node_id.0.to_vec(), rec.encode());
+        for rec in records {
+            batch.put(Table::Nodes, rec.id.0.to_vec(), rec.bytes);
         }
         let root: NodeId = entries
             .get("")
