@@ -201,8 +201,10 @@ pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
 /// directory that cannot be read is a warning, as in a walk; one that is gone (or is no longer
 /// a directory) is `Err`. Nothing is reused from the last scan; with `stamp`, directory stats
 /// are recorded as a full walk records them (subdirectories that are only listed record none).
+/// `sources` are the root's [`IgnoreSources`], read once for all the walks of a rescan.
 pub(crate) fn walk_below(
     root: &Path,
+    sources: &IgnoreSources,
     rel: &str,
     deep: bool,
     skip: Vec<PathBuf>,
@@ -210,13 +212,12 @@ pub(crate) fn walk_below(
 ) -> std::io::Result<Walked> {
     let out = Mutex::new(Walked::default());
     let seen = AtomicU64::new(0);
-    let sources = IgnoreSources::read(root);
     let ctx = WalkCtx {
         skip_rel: skip_rel(root, &skip),
         progress: None,
         seen: &seen,
         out: &out,
-        base: Base::new(&sources),
+        base: Base::new(sources),
         deep,
         compiled: Mutex::default(),
         top: rel.to_owned(),
@@ -276,7 +277,7 @@ struct WalkCtx<'a> {
     seen: &'a AtomicU64,
     out: &'a Mutex<Walked>,
     /// The ignore rules below every .gitignore.
-    base: Base,
+    base: Base<'a>,
     /// Whether subdirectories are walked too, or only listed.
     deep: bool,
     /// The .gitignore matchers built so far, by file content.
@@ -427,16 +428,16 @@ fn strip_len(rel: &str) -> usize {
 /// precedence last: the .gitignore files of the root's ancestors inside its repository, then
 /// .git/info/exclude, then core.excludesFile. Read, not compiled: a walk that reuses every
 /// listing compiles none of them, and compares their content with the last scan's.
-struct IgnoreSources {
+pub(crate) struct IgnoreSources {
     /// Each file's content, with the root's path relative to the file's folder ("" when it is
     /// the root).
     files: Vec<(Vec<u8>, String)>,
     /// blake3 of all of it.
-    fingerprint: Hash,
+    pub(crate) fingerprint: Hash,
 }
 
 impl IgnoreSources {
-    fn read(root: &Path) -> IgnoreSources {
+    pub(crate) fn read(root: &Path) -> IgnoreSources {
         // The root's path relative to `dir`, one of its ancestors.
         let below = |dir: &Path| {
             root.strip_prefix(dir)
@@ -488,26 +489,27 @@ impl IgnoreSources {
 }
 
 /// The matchers of the [`IgnoreSources`], built when first needed.
-struct Base {
-    files: Vec<(Vec<u8>, String)>,
+struct Base<'a> {
+    sources: &'a IgnoreSources,
     built: std::sync::OnceLock<Vec<(Gitignore, String)>>,
 }
 
-impl Base {
-    fn new(sources: &IgnoreSources) -> Base {
+impl<'a> Base<'a> {
+    fn new(sources: &'a IgnoreSources) -> Base<'a> {
         Base {
-            files: sources.files.clone(),
+            sources,
             built: std::sync::OnceLock::new(),
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.sources.files.is_empty()
     }
 
     fn get(&self) -> &[(Gitignore, String)] {
         self.built.get_or_init(|| {
-            self.files
+            self.sources
+                .files
                 .iter()
                 .map(|(content, below)| (gitignore_from(content), below.clone()))
                 .filter(|(gi, _)| !gi.is_empty())
@@ -670,7 +672,7 @@ fn reuse_listing(
             subdirs.push((abs.join(name), path.to_owned()));
             continue;
         }
-        let (kind, stat) = dir.stat_at(name).ok()?;
+        let (kind, stat) = dir.stat_at(std::ffi::OsStr::new(name)).ok()?;
         if kind != Some(entry.kind) {
             return None;
         }

@@ -258,6 +258,9 @@ pub struct ScanPlan {
     prev: PathMap<TreeEntry>,
     stamp_prev: Option<i64>,
     racy_prev: Option<PathSet>,
+    /// The fingerprint of the outside ignore rules the last scan recorded (see
+    /// [`META_IGNORES`]).
+    ignores_prev: Option<Hash>,
     /// What [`Store::scan_basis`] read when the plan was made.
     basis: [Option<Vec<u8>>; 3],
     unchanged: Option<ScanReport>,
@@ -399,25 +402,25 @@ impl Store {
     }
 
     /// Loads the last scan's tree, then walks the disk, reusing the tree's listings of the
-    /// directories that have not changed since (see [`scan::Listing`]). With `stamp`, the
-    /// start of a scan, and the scan's options, the walk records directory stats for the scan
-    /// to write; without, it is status's walk.
+    /// directories that have not changed since (see [`scan::Listing`]), given the last scan's
+    /// racy entries and outside ignore rules. With `stamp`, the start of a scan, and the scan's
+    /// options, the walk records directory stats for the scan to write; without, it is status's
+    /// walk.
     fn walk_and_load(
         &self,
         scan: Option<(i64, &ScanOptions<'_>)>,
+        racy: scan::Racy<'_>,
+        ignores: Option<Hash>,
     ) -> Result<(scan::Walked, PathMap<TreeEntry>)> {
         let (stamp, force, progress) = match scan {
             Some((stamp, opts)) => (Some(stamp), opts.force, opts.progress),
             None => (None, false, None),
         };
         let prev = self.load_tree()?;
-        let (stamp_prev, racy_prev) = self.racy_record()?;
-        let ignores = self.ignore_record()?;
         let walked = {
             // A forced scan trusts nothing the last one recorded: every folder is read again.
-            let last = (!prev.is_empty() && !force).then(|| {
-                scan::Listing::new(&prev, racy_rule(stamp_prev, racy_prev.as_ref()), ignores)
-            });
+            let last =
+                (!prev.is_empty() && !force).then(|| scan::Listing::new(&prev, racy, ignores));
 
             scan::walk(
                 &self.workspace,
@@ -564,14 +567,16 @@ impl Store {
         let _guard = self.lock();
         let basis = self.scan_basis()?;
         let stamp = self.take_stamp()?;
-        let (mut walked, prev) = self.walk_and_load(Some((stamp, opts)))?;
         let (stamp_prev, racy_prev) = self.racy_record()?;
+        let ignores_prev = self.ignore_record()?;
+        let racy = racy_rule(stamp_prev, racy_prev.as_ref());
+        let (mut walked, prev) = self.walk_and_load(Some((stamp, opts)), racy, ignores_prev)?;
         scan::hash_leaves(
             &mut walked,
             &HashConfig {
                 root: &self.workspace,
                 prev: &prev,
-                racy: racy_rule(stamp_prev, racy_prev.as_ref()),
+                racy,
                 force: opts.force,
                 progress: opts.progress,
             },
@@ -583,6 +588,7 @@ impl Store {
             prev,
             stamp_prev,
             racy_prev,
+            ignores_prev,
             basis,
             unchanged: None,
         };
@@ -611,6 +617,7 @@ impl Store {
             stamp,
             stamp_prev,
             racy_prev,
+            ignores_prev,
             ..
         } = plan;
         let same_paths = walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
@@ -641,7 +648,7 @@ impl Store {
             || !same_paths
             || !settled
             || !listings_kept
-            || self.ignore_record()? != walked.ignores
+            || *ignores_prev != walked.ignores
         {
             return Ok(None);
         }
@@ -684,6 +691,7 @@ impl Store {
             prev,
             stamp_prev,
             racy_prev,
+            ignores_prev,
             ..
         } = plan;
         let racy = scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, stamp);
@@ -759,10 +767,7 @@ impl Store {
         if root_changed {
             batch.put(Table::Meta, META_ROOT.to_vec(), built.root.0.to_vec());
         }
-        if let Some(ignores) = walked
-            .ignores
-            .filter(|i| self.ignore_record().ok() != Some(Some(*i)))
-        {
+        if let Some(ignores) = walked.ignores.filter(|i| ignores_prev != Some(*i)) {
             batch.put(Table::Meta, META_IGNORES.to_vec(), ignores.0.to_vec());
         }
         let counts = (walked.leaves.len() as u64, walked.dirs.len() as u64 + 1);
@@ -952,14 +957,15 @@ impl Store {
         // from after a scan through this handle.
         let _guard = self.lock();
         let root = self.root()?.ok_or(Error::NotScanned)?;
-        let (mut walked, prev) = self.walk_and_load(None)?;
         let (stamp_prev, racy_prev) = self.racy_record()?;
+        let racy = racy_rule(stamp_prev, racy_prev.as_ref());
+        let (mut walked, prev) = self.walk_and_load(None, racy, self.ignore_record()?)?;
         scan::hash_leaves(
             &mut walked,
             &HashConfig {
                 root: &self.workspace,
                 prev: &prev,
-                racy: racy_rule(stamp_prev, racy_prev.as_ref()),
+                racy,
                 force: false,
                 progress: None,
             },

@@ -115,12 +115,15 @@ pub(super) struct DirHandle {
     path: std::path::PathBuf,
 }
 
-/// A directory, open for listing and for reaching its entries by name.
-pub(super) struct OpenDir {
-    #[cfg(unix)]
-    fd: rustix::fd::OwnedFd,
-    #[cfg(not(unix))]
-    path: std::path::PathBuf,
+/// A directory, open for listing too; its entries are stat'ed as through a [`DirHandle`].
+pub(super) struct OpenDir(DirHandle);
+
+impl std::ops::Deref for OpenDir {
+    type Target = DirHandle;
+
+    fn deref(&self) -> &DirHandle {
+        &self.0
+    }
 }
 
 /// `rel`, a workspace path, as a path relative to the root ("." for the root itself).
@@ -149,18 +152,19 @@ impl Root {
 
     /// Opens directory `rel` to stat its entries; a symlink is not followed.
     pub(super) fn handle(&self, rel: &str) -> std::io::Result<DirHandle> {
-        use rustix::fs::{Mode, OFlags};
-        let flags = path_only() | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, relative(rel), flags, Mode::empty())?;
-        Ok(DirHandle { fd })
+        self.open_at(rel, path_only())
     }
 
     /// Opens directory `rel` for listing; a symlink is not followed.
     pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
+        self.open_at(rel, rustix::fs::OFlags::RDONLY).map(OpenDir)
+    }
+
+    fn open_at(&self, rel: &str, access: rustix::fs::OFlags) -> std::io::Result<DirHandle> {
         use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let flags = access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&self.fd, relative(rel), flags, Mode::empty())?;
-        Ok(OpenDir { fd })
+        Ok(DirHandle { fd })
     }
 }
 
@@ -172,7 +176,7 @@ impl DirHandle {
     }
 
     /// The kind and stat of entry `name`, not following a symlink.
-    pub(super) fn stat_at(&self, name: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
+    pub(super) fn stat_at(&self, name: &OsStr) -> std::io::Result<(Option<NodeKind>, Stat)> {
         let st = rustix::fs::statat(&self.fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
         Ok((kind_of_mode(st.st_mode as u32), Stat::of_raw(&st)))
     }
@@ -180,26 +184,16 @@ impl DirHandle {
 
 #[cfg(unix)]
 impl OpenDir {
-    fn fd(&self) -> std::io::Result<rustix::fd::BorrowedFd<'_>> {
-        use rustix::fd::AsFd;
-        Ok(self.fd.as_fd())
-    }
-
-    /// The directory's own stat.
-    pub(super) fn stat(&self) -> std::io::Result<Stat> {
-        Ok(Stat::of_raw(&rustix::fs::fstat(self.fd()?)?))
-    }
-
     /// Every entry but `.` and `..`, in the order the file system gives them; `err` hears of
     /// an entry that could not be read (the listing ends there).
     pub(super) fn entries(&self, mut err: impl FnMut(std::io::Error)) -> Entries {
+        use rustix::fd::AsFd;
         let mut out = Entries::default();
         // Straight from `getdents64` into a buffer on the stack: no allocation per name.
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
-            use rustix::fd::AsFd;
             let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 << 10];
-            let mut dir = rustix::fs::RawDir::new(self.fd.as_fd(), &mut buf);
+            let mut dir = rustix::fs::RawDir::new(self.0.fd.as_fd(), &mut buf);
             while let Some(e) = dir.next() {
                 match e {
                     Ok(e) => out.push(e.file_name().to_bytes(), e.file_type()),
@@ -212,7 +206,7 @@ impl OpenDir {
         }
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         {
-            let mut dir = match rustix::fs::Dir::read_from(&self.fd) {
+            let mut dir = match rustix::fs::Dir::read_from(self.0.fd.as_fd()) {
                 Ok(dir) => dir,
                 Err(e) => {
                     err(e.into());
@@ -232,19 +226,13 @@ impl OpenDir {
         out
     }
 
-    /// The kind and stat of entry `name`, not following a symlink.
-    pub(super) fn stat_at(&self, name: &OsStr) -> std::io::Result<(Option<NodeKind>, Stat)> {
-        let st = rustix::fs::statat(self.fd()?, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
-        Ok((kind_of_mode(st.st_mode as u32), Stat::of_raw(&st)))
-    }
-
     /// Opens entry `name` for reading, with its stat; `None` when it is no longer a regular
     /// file. A symlink is not followed, and a FIFO that took a file's place does not block.
     pub(super) fn open_file(&self, name: &OsStr) -> std::io::Result<Option<(std::fs::File, Stat)>> {
         use rustix::fs::{Mode, OFlags};
         let flags =
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-        let fd = match rustix::fs::openat(self.fd()?, name, flags, Mode::empty()) {
+        let fd = match rustix::fs::openat(&self.0.fd, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             // A symlink now.
             Err(rustix::io::Errno::LOOP) => return Ok(None),
@@ -278,14 +266,7 @@ impl Root {
     }
 
     pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
-        let path = self.path.join(rel);
-        if !std::fs::symlink_metadata(&path)?.is_dir() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
-                format!("{} is not a directory", path.display()),
-            ));
-        }
-        Ok(OpenDir { path })
+        self.handle(rel).map(OpenDir)
     }
 }
 
@@ -295,7 +276,7 @@ impl DirHandle {
         Ok(Stat::of(&std::fs::symlink_metadata(&self.path)?))
     }
 
-    pub(super) fn stat_at(&self, name: &str) -> std::io::Result<(Option<NodeKind>, Stat)> {
+    pub(super) fn stat_at(&self, name: &OsStr) -> std::io::Result<(Option<NodeKind>, Stat)> {
         let m = std::fs::symlink_metadata(self.path.join(name))?;
         Ok((kind_of_meta(&m), Stat::of(&m)))
     }
@@ -303,13 +284,9 @@ impl DirHandle {
 
 #[cfg(not(unix))]
 impl OpenDir {
-    pub(super) fn stat(&self) -> std::io::Result<Stat> {
-        Ok(Stat::of(&std::fs::symlink_metadata(&self.path)?))
-    }
-
     pub(super) fn entries(&self, mut err: impl FnMut(std::io::Error)) -> Entries {
         let mut out = Entries::default();
-        let rd = match std::fs::read_dir(&self.path) {
+        let rd = match std::fs::read_dir(&self.0.path) {
             Ok(rd) => rd,
             Err(e) => {
                 err(e);
@@ -337,13 +314,8 @@ impl OpenDir {
         out
     }
 
-    pub(super) fn stat_at(&self, name: &OsStr) -> std::io::Result<(Option<NodeKind>, Stat)> {
-        let m = std::fs::symlink_metadata(self.path.join(name))?;
-        Ok((kind_of_meta(&m), Stat::of(&m)))
-    }
-
     pub(super) fn open_file(&self, name: &OsStr) -> std::io::Result<Option<(std::fs::File, Stat)>> {
-        let path = self.path.join(name);
+        let path = self.0.path.join(name);
         if kind_of_meta(&std::fs::symlink_metadata(&path)?) != Some(NodeKind::File) {
             return Ok(None);
         }

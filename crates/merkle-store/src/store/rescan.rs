@@ -193,11 +193,12 @@ impl Store {
         let skip = self.skip_dirs();
         let mut warnings = Vec::new();
         let mut dirs_read = 0;
-        // The ignore rules from outside the tree that the last full scan recorded: under any
-        // others (`.git/info/exclude` edited, say) the whole tree may change, and the folder
-        // stats recorded here would vouch for listings made under rules the tree was not.
-        let rules = self.ignore_record()?;
-        if rules.is_none() {
+        // The ignore rules from outside the tree, read once for every walk below, must be the
+        // ones the last full scan recorded: under any others (`.git/info/exclude` edited, say)
+        // the whole tree may change, and the folder stats recorded here would vouch for
+        // listings made under rules the tree was not.
+        let sources = scan::IgnoreSources::read(&self.workspace);
+        if self.ignore_record()? != Some(sources.fingerprint) {
             return Ok(None);
         }
 
@@ -214,8 +215,14 @@ impl Store {
                 to_list.insert(node::split(&dir).0.to_owned());
                 continue;
             }
-            match scan::walk_below(&self.workspace, &dir, false, skip.clone(), Some(stamp)) {
-                Ok(w) if w.ignores != rules => return Ok(None),
+            match scan::walk_below(
+                &self.workspace,
+                &sources,
+                &dir,
+                false,
+                skip.clone(),
+                Some(stamp),
+            ) {
                 Ok(w) => {
                     dirs_read += w.dirs_read;
                     listed.insert(dir, w);
@@ -310,8 +317,14 @@ impl Store {
                 // What was below it goes; the walk brings back what still belongs.
                 removed.extend(last.below(&dir)?);
             }
-            match scan::walk_below(&self.workspace, &dir, true, skip.clone(), Some(stamp)) {
-                Ok(w) if w.ignores != rules => return Ok(None),
+            match scan::walk_below(
+                &self.workspace,
+                &sources,
+                &dir,
+                true,
+                skip.clone(),
+                Some(stamp),
+            ) {
                 Ok(mut w) => {
                     dirs_read += w.dirs_read;
                     deep.leaves.append(&mut w.leaves);
