@@ -296,3 +296,42 @@ fn a_folder_changed_only_by_an_ignored_file_is_recorded_by_the_next_scan() {
     let again = ws.store.scan(&ScanOptions::default()).expect("scan");
     assert_eq!((again.writes, again.dirs_read), (0, 0));
 }
+
+/// A folder is listed in reads of a 16 KiB buffer, and on a local file system a read that
+/// leaves room for the longest entry is taken as the last. Folders of names of the longest
+/// length (280-byte records) whose listings end just short of, at and just past a buffer's
+/// end, and a folder of short names: every entry is listed, cold and after a change.
+#[test]
+fn folders_whose_listings_end_near_a_buffers_end_are_listed_whole() {
+    let counts = [1usize, 56, 57, 58, 59, 60, 115, 116, 117, 118, 175];
+    let mut files: Vec<(String, String)> = Vec::new();
+    for n in counts {
+        for i in 0..n {
+            let name = format!("{i:04}{}", "x".repeat(251));
+            assert_eq!(name.len(), 255);
+            files.push((format!("d{n}/{name}"), format!("{n} {i}\n")));
+        }
+    }
+    for i in 0..700 {
+        files.push((format!("short/{i}"), String::new()));
+    }
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let ws = Ws::new(&borrowed);
+    let mut expected: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    expected.sort();
+    assert_eq!(ws.leaves(), expected);
+
+    // Read again after an entry is added to each folder.
+    for n in counts {
+        let name = format!("zzzz{}", "y".repeat(251));
+        std::fs::write(ws.root.join(format!("d{n}/{name}")), "new\n").expect("write");
+        expected.push(format!("d{n}/{name}"));
+    }
+    expected.sort();
+    let rescan = ws.store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!(rescan.changed_paths.len(), 1 + 2 * counts.len());
+    assert_eq!(ws.leaves(), expected);
+}

@@ -103,6 +103,10 @@ fn kind_of_meta(m: &std::fs::Metadata) -> Option<NodeKind> {
 pub(super) struct Root {
     #[cfg(unix)]
     fd: rustix::fd::OwnedFd,
+    /// The device of the root when its file system is one whose `getdents64` fills the buffer
+    /// it is given while entries remain (see [`OpenDir::entries`]).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fills: Option<u64>,
     #[cfg(not(unix))]
     path: std::path::PathBuf,
 }
@@ -116,14 +120,34 @@ pub(super) struct DirHandle {
 }
 
 /// A directory, open for listing too; its entries are stat'ed as through a [`DirHandle`].
-pub(super) struct OpenDir(DirHandle);
+pub(super) struct OpenDir {
+    handle: DirHandle,
+    /// The root's [`Root::fills`].
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fills: Option<u64>,
+    /// Whether [`OpenDir::stat`] found this directory on that device.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    filled: std::sync::atomic::AtomicBool,
+}
 
 impl std::ops::Deref for OpenDir {
     type Target = DirHandle;
 
     fn deref(&self) -> &DirHandle {
-        &self.0
+        &self.handle
     }
+}
+
+/// The file systems whose `getdents64` stops short of the buffer's end only at the end of the
+/// directory: ext2/3/4, XFS, Btrfs and tmpfs each emit entries until the next one does not fit.
+/// (Network and FUSE file systems may return a listing in pieces of their own size.)
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn fills_buffers(fs_type: i64) -> bool {
+    const EXT4: i64 = 0xEF53;
+    const XFS: i64 = 0x5846_5342;
+    const BTRFS: i64 = 0x9123_683E;
+    const TMPFS: i64 = 0x0102_1994;
+    matches!(fs_type, EXT4 | XFS | BTRFS | TMPFS)
 }
 
 /// `rel`, a workspace path, as a path relative to the root ("." for the root itself).
@@ -143,11 +167,22 @@ fn path_only() -> rustix::fs::OFlags {
 
 #[cfg(unix)]
 impl Root {
+    // The raw fields' types differ between targets; on some the casts are no-ops.
+    #[allow(clippy::unnecessary_cast)]
     pub(super) fn open(root: &Path) -> std::io::Result<Root> {
         use rustix::fs::{Mode, OFlags};
         let flags = path_only() | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rustix::fs::open(root, flags, Mode::empty())?;
-        Ok(Root { fd })
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let fills = match (rustix::fs::fstatfs(&fd), rustix::fs::fstat(&fd)) {
+            (Ok(fs), Ok(st)) if fills_buffers(fs.f_type as i64) => Some(st.st_dev as u64),
+            _ => None,
+        };
+        Ok(Root {
+            fd,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            fills,
+        })
     }
 
     /// Opens directory `rel` to stat its entries; a symlink is not followed.
@@ -157,7 +192,13 @@ impl Root {
 
     /// Opens directory `rel` for listing; a symlink is not followed.
     pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
-        self.open_at(rel, rustix::fs::OFlags::RDONLY).map(OpenDir)
+        Ok(OpenDir {
+            handle: self.open_at(rel, rustix::fs::OFlags::RDONLY)?,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            fills: self.fills,
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            filled: std::sync::atomic::AtomicBool::new(false),
+        })
     }
 
     fn open_at(&self, rel: &str, access: rustix::fs::OFlags) -> std::io::Result<DirHandle> {
@@ -184,6 +225,20 @@ impl DirHandle {
 
 #[cfg(unix)]
 impl OpenDir {
+    /// The directory's own stat (as [`DirHandle::stat`]); also tells [`OpenDir::entries`]
+    /// whether the directory is on the root's device.
+    // The raw field's type differs between targets; on some the cast is a no-op.
+    #[allow(clippy::unnecessary_cast)]
+    pub(super) fn stat(&self) -> std::io::Result<Stat> {
+        let st = rustix::fs::fstat(&self.handle.fd)?;
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        self.filled.store(
+            self.fills.is_some_and(|dev| dev == st.st_dev as u64),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        Ok(Stat::of_raw(&st))
+    }
+
     /// Every entry but `.` and `..`, in the order the file system gives them; `err` hears of
     /// an entry that could not be read (the listing ends there).
     pub(super) fn entries(&self, mut err: impl FnMut(std::io::Error)) -> Entries {
@@ -192,21 +247,43 @@ impl OpenDir {
         // Straight from `getdents64` into a buffer on the stack: no allocation per name.
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
-            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 << 10];
-            let mut dir = rustix::fs::RawDir::new(self.0.fd.as_fd(), &mut buf);
+            const BUF: usize = 16 << 10;
+            // The longest record `getdents64` makes: a 19-byte header, a 255-byte name and its
+            // NUL, padded to 8 bytes.
+            const MAX_RECORD: usize = 280;
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); BUF];
+            let mut dir = rustix::fs::RawDir::new(self.handle.fd.as_fd(), &mut buf);
+            // The bytes of the records read since the buffer was last filled. On a file system
+            // that fills the buffer while entries remain (see `fills_buffers`; `stat` checked
+            // the device), a fill that left room for the longest record was the last: the
+            // call that would only say so (one per directory, a sixth of a cold scan's system
+            // calls) is not made.
+            let mut filled = 0;
+            let short_ends = self.filled.load(std::sync::atomic::Ordering::Relaxed);
             while let Some(e) = dir.next() {
                 match e {
-                    Ok(e) => out.push(e.file_name().to_bytes(), e.file_type()),
+                    Ok(e) => {
+                        let name = e.file_name().to_bytes();
+                        filled += (19 + name.len() + 1).next_multiple_of(8);
+                        out.push(name, e.file_type());
+                    }
                     Err(e) => {
                         err(e.into());
                         break;
                     }
                 }
+                if dir.is_buffer_empty() {
+                    // Aligning the buffer may have taken up to 7 bytes of it.
+                    if short_ends && filled + MAX_RECORD <= BUF - 8 {
+                        break;
+                    }
+                    filled = 0;
+                }
             }
         }
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         {
-            let mut dir = match rustix::fs::Dir::read_from(self.0.fd.as_fd()) {
+            let mut dir = match rustix::fs::Dir::read_from(self.handle.fd.as_fd()) {
                 Ok(dir) => dir,
                 Err(e) => {
                     err(e.into());
@@ -232,7 +309,7 @@ impl OpenDir {
         use rustix::fs::{Mode, OFlags};
         let flags =
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-        let fd = match rustix::fs::openat(&self.0.fd, name, flags, Mode::empty()) {
+        let fd = match rustix::fs::openat(&self.handle.fd, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             // A symlink now.
             Err(rustix::io::Errno::LOOP) => return Ok(None),
@@ -266,7 +343,7 @@ impl Root {
     }
 
     pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
-        self.handle(rel).map(OpenDir)
+        self.handle(rel).map(|handle| OpenDir { handle })
     }
 }
 
@@ -286,7 +363,7 @@ impl DirHandle {
 impl OpenDir {
     pub(super) fn entries(&self, mut err: impl FnMut(std::io::Error)) -> Entries {
         let mut out = Entries::default();
-        let rd = match std::fs::read_dir(&self.0.path) {
+        let rd = match std::fs::read_dir(&self.handle.path) {
             Ok(rd) => rd,
             Err(e) => {
                 err(e);
@@ -315,7 +392,7 @@ impl OpenDir {
     }
 
     pub(super) fn open_file(&self, name: &OsStr) -> std::io::Result<Option<(std::fs::File, Stat)>> {
-        let path = self.0.path.join(name);
+        let path = self.handle.path.join(name);
         if kind_of_meta(&std::fs::symlink_metadata(&path)?) != Some(NodeKind::File) {
             return Ok(None);
         }
