@@ -106,6 +106,9 @@ pub(crate) struct Listing<'a> {
     ignores: Option<Hash>,
 }
 
+/// The entries of the last tree grouped at a time by one task in [`Listing::new`].
+const LISTING_CHUNK: usize = 4096;
+
 impl<'a> Listing<'a> {
     /// The listings of `prev`, the last scan's tree, whose racy entries `racy` names, walked
     /// under the ignore rules of fingerprint `ignores`. A leaf of a reused listing whose stat
@@ -113,13 +116,38 @@ impl<'a> Listing<'a> {
     /// file again, reuses no listing).
     pub(crate) fn new(prev: &'a PathMap<TreeEntry>, racy: Racy<'a>, ignores: Option<Hash>) -> Self {
         type Kids<'a> = Vec<(&'a str, &'a TreeEntry)>;
-        let mut kids: std::collections::HashMap<&str, Kids<'_>, rustc_hash::FxBuildHasher> =
-            std::collections::HashMap::with_capacity_and_hasher(prev.len() / 4, Default::default());
-        for (path, entry) in prev.iter().filter(|(p, _)| !p.is_empty()) {
-            kids.entry(node::split(path).0)
-                .or_default()
-                .push((path.as_str(), entry));
-        }
+        type ByFolder<'a> = std::collections::HashMap<&'a str, Kids<'a>, rustc_hash::FxBuildHasher>;
+        // Grouped on every core: one by one, this was a tenth of a no-op status of a 14k-file
+        // checkout. The map is walked once to list its entries, which are then grouped in
+        // chunks side by side, and the groups merged.
+        let entries: Vec<(&str, &TreeEntry)> = prev
+            .iter()
+            .filter(|(p, _)| !p.is_empty())
+            .map(|(p, e)| (p.as_str(), e))
+            .collect();
+        let group = |mut kids: ByFolder<'a>, chunk: &[(&'a str, &'a TreeEntry)]| {
+            for &(path, entry) in chunk {
+                kids.entry(node::split(path).0)
+                    .or_default()
+                    .push((path, entry));
+            }
+            kids
+        };
+        let kids = entries
+            .par_chunks(LISTING_CHUNK)
+            .fold(ByFolder::default, group)
+            .reduce(ByFolder::default, |a, b| {
+                // The smaller map into the larger, the shorter list onto the longer.
+                let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+                for (folder, mut more) in small {
+                    let into = big.entry(folder).or_default();
+                    if into.len() < more.len() {
+                        std::mem::swap(into, &mut more);
+                    }
+                    into.extend(more);
+                }
+                big
+            });
         Listing {
             prev,
             kids,

@@ -335,3 +335,26 @@ fn folders_whose_listings_end_near_a_buffers_end_are_listed_whole() {
     assert_eq!(rescan.changed_paths.len(), 1 + 2 * counts.len());
     assert_eq!(ws.leaves(), expected);
 }
+
+/// The last tree's entries are grouped by folder in chunks side by side; a tree of more entries
+/// than one chunk takes, its folders' children spread over several, still has every folder's
+/// listing reused whole.
+#[test]
+fn a_tree_larger_than_a_grouping_chunk_reuses_every_listing_whole() {
+    let files: Vec<(String, String)> = (0..6000)
+        .map(|i| (format!("d{}/f{i}", i % 12), format!("{i}\n")))
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let ws = Ws::new(&borrowed);
+    assert_eq!(ws.status(), (Vec::new(), 0));
+    std::fs::write(ws.root.join("d5/f5"), "edited\n").expect("edit");
+    assert_eq!(
+        ws.status(),
+        (vec![("d5/f5".to_owned(), Change::Modified)], 0)
+    );
+    let scan = ws.store.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!((scan.files, scan.changed_paths.len()), (6000, 3));
+}
