@@ -729,6 +729,10 @@ impl Store {
                 )
             },
             || {
+                // Into a first tree every path is new: the sorted writes below list them.
+                if prev.is_empty() {
+                    return Vec::new();
+                }
                 built
                     .entries
                     .par_iter()
@@ -739,7 +743,14 @@ impl Store {
                     .collect::<Vec<String>>()
             },
         );
-        let mut batch = Batch::default();
+        let first_tree = prev.is_empty();
+        if first_tree {
+            changed = tree_ops
+                .par_iter()
+                .map(|(path, _)| String::from_utf8_lossy(path).into_owned())
+                .collect();
+        }
+        let mut batch = Batch::with_capacity(tree_ops.len() + node_ops.len() + 8);
         if built.complete
             && tree_ops.len() >= TREE_SPLIT_MIN
             && 2 * tree_ops.len() >= built.entries.len()
@@ -797,7 +808,10 @@ impl Store {
             files: walked.leaves.len() as u64,
             dirs: walked.dirs.len() as u64 + 1,
             changed_paths: {
-                changed.par_sort_unstable();
+                // A first tree's are in order already.
+                if !first_tree {
+                    changed.par_sort_unstable();
+                }
                 changed
             },
             hashed: walked.hashed,

@@ -832,6 +832,26 @@ fn a_noop_scan_plan_on_a_read_only_handle_leaves_the_redb_file_as_it_was() {
     );
 }
 
+/// A first scan's changed paths are every path of the tree, the root's "" first, in byte order
+/// as every scan's are.
+#[test]
+fn a_first_scan_lists_every_path_in_order_as_changed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_tree(dir.path());
+    let store = open(dir.path(), EngineKind::Redb);
+    let first = store.scan(&ScanOptions::default()).expect("scan");
+    let mut every: Vec<String> = store
+        .list_nodes("", true)
+        .expect("list")
+        .into_iter()
+        .map(|n| n.path)
+        .collect();
+    every.push(String::new());
+    every.sort();
+    assert_eq!(first.changed_paths, every);
+    assert_eq!(first.changed() as usize, every.len());
+}
+
 /// A plan made on a read-only handle is applied through a writable one; when the tree moved
 /// in between (another scan committed), applying it scans again rather than committing a diff
 /// against a tree that is gone.

@@ -113,6 +113,13 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// An empty batch with room for `n` writes.
+    pub fn with_capacity(n: usize) -> Batch {
+        Batch {
+            ops: Vec::with_capacity(n),
+        }
+    }
+
     /// Sets `key` to `value` in `table`.
     pub fn put(&mut self, table: Table, key: Vec<u8>, value: Vec<u8>) {
         self.ops.push((table, key, Some(value)));

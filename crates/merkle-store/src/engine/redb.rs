@@ -283,8 +283,12 @@ impl RedbEngine {
             .count()
             >= 2;
         let write = |table: Table, ops: &mut Vec<&Op>| {
-            if !ops.is_sorted_by(|a, b| a.1 <= b.1) {
+            // One pass over the keys when they come strictly in order, as a scan's do.
+            let strictly = |ops: &[&Op]| ops.windows(2).all(|w| w[0].1 < w[1].1);
+            let mut ascending = strictly(ops);
+            if !ascending && !ops.is_sorted_by(|a, b| a.1 <= b.1) {
                 ops.sort_by(|a, b| a.1.cmp(&b.1));
+                ascending = strictly(ops);
             }
             let mut t = txn.open_table(def(table)).map_err(|e| at.engine(e))?;
             // An empty table given only new keys, in strictly increasing order (a cold scan's
@@ -292,8 +296,8 @@ impl RedbEngine {
             // buffers and packs into full leaves, rather than one B-tree descent and leaf
             // update per key. A third of the commit of a cold scan of Django went on those.
             let bulk = ops.len() >= BULK_MIN
+                && ascending
                 && ops.iter().all(|op| op.2.is_some())
-                && ops.windows(2).all(|w| w[0].1 < w[1].1)
                 && t.is_empty().map_err(|e| at.engine(e))?;
             if bulk {
                 let mut end = t
