@@ -1862,20 +1862,33 @@ fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<
         dir_paths.iter().enumerate().map(|(i, d)| (*d, i)).collect();
     let mut kids: Vec<Vec<Kid>> = vec![Vec::new(); dir_paths.len()];
     let parent = |path: &str| index.get(node::split(path).0).copied();
-    for (i, leaf) in walked.leaves.iter().enumerate() {
-        if let Some(p) = parent(&leaf.path) {
+    // Each path's parent (and a folder's depth) looked up on every core, each a read of its
+    // path; the lists are then filled in order.
+    let (leaf_parents, dir_parents) = rayon::join(
+        || {
+            let parents: Vec<Option<usize>> =
+                walked.leaves.par_iter().map(|l| parent(&l.path)).collect();
+            parents
+        },
+        || {
+            let parents_and_depths: Vec<(Option<usize>, usize)> = dir_paths[..root_idx]
+                .par_iter()
+                .map(|d| (parent(d), 1 + d.bytes().filter(|&b| b == b'/').count()))
+                .collect();
+            parents_and_depths
+        },
+    );
+    for (i, p) in leaf_parents.into_iter().enumerate() {
+        if let Some(p) = p {
             kids[p].push(Kid::Leaf(i));
         }
     }
     let mut depths: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, dir) in dir_paths[..root_idx].iter().enumerate() {
-        if let Some(p) = parent(dir) {
+    for (i, (p, depth)) in dir_parents.into_iter().enumerate() {
+        if let Some(p) = p {
             kids[p].push(Kid::Dir(i));
         }
-        depths
-            .entry(1 + dir.bytes().filter(|&b| b == b'/').count())
-            .or_default()
-            .push(i);
+        depths.entry(depth).or_default().push(i);
     }
     depths.insert(0, vec![root_idx]);
     // Deepest first, so every child is done before its parent; the root last.
