@@ -216,7 +216,6 @@ pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
     // In no particular order: every consumer keys by path or sorts what it reports.
     let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
     walked.ignores = Some(sources.fingerprint);
-    walked.top_path = String::new();
     if let Some(p) = opts.progress {
         p(Progress::Walked(seen.load(Ordering::Relaxed)));
     }

@@ -702,6 +702,8 @@ impl Store {
         };
         let dirs_recomputed = built.records.iter().filter(|r| r.dir).count() as u64;
         let records = std::mem::take(&mut built.records);
+        // Into a first tree every path is new: the sorted tree writes list the changed paths.
+        let first_tree = prev.is_empty();
 
         // The writes of each table in key order (as the engine takes them fastest), made side
         // by side: after a cold scan, every path and every node.
@@ -729,8 +731,7 @@ impl Store {
                 )
             },
             || {
-                // Into a first tree every path is new: the sorted writes below list them.
-                if prev.is_empty() {
+                if first_tree {
                     return Vec::new();
                 }
                 built
@@ -743,7 +744,6 @@ impl Store {
                     .collect::<Vec<String>>()
             },
         );
-        let first_tree = prev.is_empty();
         if first_tree {
             changed = tree_ops
                 .par_iter()

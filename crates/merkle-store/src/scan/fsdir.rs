@@ -122,12 +122,18 @@ pub(super) struct DirHandle {
 /// A directory, open for listing too; its entries are stat'ed as through a [`DirHandle`].
 pub(super) struct OpenDir {
     handle: DirHandle,
-    /// The root's [`Root::fills`].
+    /// Its own stat, taken when it was opened: before its entries are read.
+    stat: Option<Stat>,
+    /// Whether it is on the root's device and that is one of [`Root::fills`].
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    fills: Option<u64>,
-    /// Whether [`OpenDir::stat`] found this directory on that device.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    filled: std::sync::atomic::AtomicBool,
+    short_fill_ends: bool,
+}
+
+impl OpenDir {
+    /// The directory's own stat, taken when it was opened; `None` if that failed.
+    pub(super) fn stat(&self) -> Option<Stat> {
+        self.stat
+    }
 }
 
 impl std::ops::Deref for OpenDir {
@@ -190,14 +196,17 @@ impl Root {
         self.open_at(rel, path_only())
     }
 
-    /// Opens directory `rel` for listing; a symlink is not followed.
+    /// Opens directory `rel` for listing, with its stat; a symlink is not followed.
+    // The raw field's type differs between targets; on some the cast is a no-op.
+    #[allow(clippy::unnecessary_cast)]
     pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
+        let handle = self.open_at(rel, rustix::fs::OFlags::RDONLY)?;
+        let st = rustix::fs::fstat(&handle.fd).ok();
         Ok(OpenDir {
-            handle: self.open_at(rel, rustix::fs::OFlags::RDONLY)?,
+            stat: st.as_ref().map(Stat::of_raw),
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            fills: self.fills,
-            #[cfg(any(target_os = "linux", target_os = "android"))]
-            filled: std::sync::atomic::AtomicBool::new(false),
+            short_fill_ends: st.is_some_and(|st| self.fills == Some(st.st_dev as u64)),
+            handle,
         })
     }
 
@@ -225,20 +234,6 @@ impl DirHandle {
 
 #[cfg(unix)]
 impl OpenDir {
-    /// The directory's own stat (as [`DirHandle::stat`]); also tells [`OpenDir::entries`]
-    /// whether the directory is on the root's device.
-    // The raw field's type differs between targets; on some the cast is a no-op.
-    #[allow(clippy::unnecessary_cast)]
-    pub(super) fn stat(&self) -> std::io::Result<Stat> {
-        let st = rustix::fs::fstat(&self.handle.fd)?;
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        self.filled.store(
-            self.fills.is_some_and(|dev| dev == st.st_dev as u64),
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        Ok(Stat::of_raw(&st))
-    }
-
     /// Every entry but `.` and `..`, in the order the file system gives them; `err` hears of
     /// an entry that could not be read (the listing ends there).
     pub(super) fn entries(&self, mut err: impl FnMut(std::io::Error)) -> Entries {
@@ -254,12 +249,10 @@ impl OpenDir {
             let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); BUF];
             let mut dir = rustix::fs::RawDir::new(self.handle.fd.as_fd(), &mut buf);
             // The bytes of the records read since the buffer was last filled. On a file system
-            // that fills the buffer while entries remain (see `fills_buffers`; `stat` checked
-            // the device), a fill that left room for the longest record was the last: the
-            // call that would only say so (one per directory, a sixth of a cold scan's system
-            // calls) is not made.
+            // that fills the buffer while entries remain (see `fills_buffers`), a fill that left
+            // room for the longest record was the last: the call that would only say so (one
+            // per directory, a sixth of a cold scan's system calls) is not made.
             let mut filled = 0;
-            let short_ends = self.filled.load(std::sync::atomic::Ordering::Relaxed);
             while let Some(e) = dir.next() {
                 match e {
                     Ok(e) => {
@@ -274,7 +267,7 @@ impl OpenDir {
                 }
                 if dir.is_buffer_empty() {
                     // Aligning the buffer may have taken up to 7 bytes of it.
-                    if short_ends && filled + MAX_RECORD <= BUF - 8 {
+                    if self.short_fill_ends && filled + MAX_RECORD <= BUF - 8 {
                         break;
                     }
                     filled = 0;
@@ -343,7 +336,11 @@ impl Root {
     }
 
     pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
-        self.handle(rel).map(|handle| OpenDir { handle })
+        let handle = self.handle(rel)?;
+        Ok(OpenDir {
+            stat: handle.stat().ok(),
+            handle,
+        })
     }
 }
 
