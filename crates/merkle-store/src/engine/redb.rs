@@ -276,7 +276,8 @@ impl RedbEngine {
         }
         // Each table has a B-tree of its own, so big batches are written a table per thread
         // (a cold scan's tree entries beside its node records): redb's transaction is shared
-        // between threads, its tables are not.
+        // between threads, its tables are not. The threads are the pool's, whose heaps are warm
+        // from the walk, rather than new ones whose every page is faulted in afresh.
         let big = by_table
             .iter()
             .filter(|(_, ops)| ops.len() >= PARALLEL_MIN)
@@ -324,19 +325,19 @@ impl RedbEngine {
             Ok::<(), Error>(())
         };
         if big {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = by_table
-                    .iter_mut()
-                    .map(|(table, ops)| {
-                        let write = &write;
-                        let table = *table;
-                        s.spawn(move || write(table, ops))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            })?;
+            // The largest table on one side, the others on the other.
+            by_table.sort_by_key(|(_, ops)| std::cmp::Reverse(ops.len()));
+            let (first, rest) = by_table.split_at_mut(1);
+            let mut firsts = first.iter_mut();
+            let (r1, r2) = rayon::join(
+                || firsts.try_for_each(|(table, ops)| write(*table, ops)),
+                || {
+                    rest.iter_mut()
+                        .try_for_each(|(table, ops)| write(*table, ops))
+                },
+            );
+            r1?;
+            r2?;
         } else {
             for (table, ops) in &mut by_table {
                 write(*table, ops)?;
