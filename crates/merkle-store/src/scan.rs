@@ -210,6 +210,7 @@ pub(crate) fn walk(root: &Path, opts: &WalkOptions<'_>) -> Walked {
             root.to_path_buf(),
             String::new(),
             None,
+            None,
             Rules::FULL,
         )
     });
@@ -288,7 +289,7 @@ pub(crate) fn walk_below(
             ));
         }
     }
-    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), chain, rules));
+    rayon::scope(|s| walk_dir(s, &ctx, abs, rel.to_owned(), None, chain, rules));
     let mut walked = out.into_inner().unwrap_or_else(|e| e.into_inner());
     walked.ignores = Some(sources.fingerprint);
     walked.top_path = rel.to_owned();
@@ -590,12 +591,15 @@ type Subdir = (PathBuf, String);
 
 /// Walks directory `rel` (at `abs`): from the last scan's listing where that still holds, else
 /// by reading it. Its stat is taken from the open directory before its entries are read, so a
-/// change made while they are read shows as a new stat.
+/// change made while they are read shows as a new stat. `from` is the folder that holds it,
+/// open (`None` for the folder a walk starts at): it is opened from there by its name, which
+/// the kernel looks up alone rather than every folder of its path from the root.
 fn walk_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     abs: PathBuf,
     rel: String,
+    from: Option<Arc<fsdir::DirHandle>>,
     parent: Option<Arc<IgnoreChain>>,
     rules: Rules,
 ) {
@@ -604,12 +608,14 @@ fn walk_dir<'s>(
         .filter(|_| rules.same)
         .and_then(|last| last.prev.get(&rel))
         .filter(|e| e.kind == NodeKind::Dir && e.stat.is_recorded());
-    let handle = recorded.and_then(|_| ctx.root.as_ref().ok()?.handle(&rel).ok());
+    let handle = recorded.and_then(|_| ctx.root.as_ref().ok()?.handle(&rel, from.as_deref()).ok());
     if let (Some(recorded), Some(handle)) = (recorded, handle) {
         let stat = handle.stat().unwrap_or_default();
         if stat.same_dir(&recorded.stat)
             && let Some((found, subdirs, chain)) = reuse_listing(ctx, &handle, &abs, &rel, &parent)
         {
+            // Open folders wait only for their subfolders to be opened.
+            drop(from);
             let n = (found.leaves.len() + subdirs.len()) as u64;
             let done = DirDone {
                 found,
@@ -617,11 +623,19 @@ fn walk_dir<'s>(
                 rel,
                 n,
             };
-            finish_dir(scope, ctx, done, subdirs, chain, rules);
+            finish_dir(
+                scope,
+                ctx,
+                done,
+                subdirs,
+                Some(Arc::new(handle)),
+                chain,
+                rules,
+            );
             return;
         }
     }
-    read_dir(scope, ctx, abs, rel, parent, rules);
+    read_dir(scope, ctx, abs, rel, from, parent, rules);
 }
 
 /// A directory walked, and what goes with it to the shared result.
@@ -635,12 +649,13 @@ struct DirDone {
 }
 
 /// Hands a walked directory's findings on and walks (or, not deep, lists) its subdirectories,
-/// each under `chain` with `rules`.
+/// each under `chain` with `rules`, and opened from `dir`, the directory open, where given.
 fn finish_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     done: DirDone,
     subdirs: Vec<Subdir>,
+    dir: Option<Arc<fsdir::DirHandle>>,
     chain: Option<Arc<IgnoreChain>>,
     rules: Rules,
 ) {
@@ -653,7 +668,8 @@ fn finish_dir<'s>(
     for (child_abs, path) in subdirs {
         if ctx.deep {
             let chain = chain.clone();
-            scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, chain, rules));
+            let from = dir.clone();
+            scope.spawn(move |s| walk_dir(s, ctx, child_abs, path, from, chain, rules));
         } else {
             // Listed, not read: its stat vouches for nothing here.
             found.dirs.push(WalkedDir {
@@ -740,6 +756,7 @@ fn read_dir<'s>(
     ctx: &'s WalkCtx<'s>,
     abs: PathBuf,
     rel: String,
+    from: Option<Arc<fsdir::DirHandle>>,
     parent: Option<Arc<IgnoreChain>>,
     rules: Rules,
 ) {
@@ -748,9 +765,10 @@ fn read_dir<'s>(
         ..Walked::default()
     };
     let opened = match &ctx.root {
-        Ok(root) => root.open_dir(&rel),
+        Ok(root) => root.open_dir(&rel, from.as_deref()),
         Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
     };
+    drop(from);
     let dir = match opened {
         Ok(dir) => dir,
         Err(err) => {
@@ -763,7 +781,7 @@ fn read_dir<'s>(
                 stat: Stat::default(),
                 n: 0,
             };
-            finish_dir(scope, ctx, done, Vec::new(), parent, rules);
+            finish_dir(scope, ctx, done, Vec::new(), None, parent, rules);
             return;
         }
     };
@@ -885,7 +903,9 @@ fn read_dir<'s>(
         stat,
         n,
     };
-    finish_dir(scope, ctx, done, subdirs, chain, below);
+    // Kept open for the subdirectories only.
+    let dir = (!subdirs.is_empty() && ctx.deep).then(|| Arc::new(dir.into_handle()));
+    finish_dir(scope, ctx, done, subdirs, dir, chain, below);
 }
 
 /// Hashes the files `(name, path)` of `dir` as [`WalkOptions::hash_all`] says, into `found`:

@@ -358,3 +358,45 @@ fn a_tree_larger_than_a_grouping_chunk_reuses_every_listing_whole() {
     let scan = ws.store.scan(&ScanOptions::default()).expect("scan");
     assert_eq!((scan.files, scan.changed_paths.len()), (6000, 3));
 }
+
+/// Each folder is opened from the folder that holds it, by name: a tree fifty folders deep,
+/// with a file and a side folder at every level, is walked whole cold, reused whole by a
+/// status, and a folder swapped for another halfway down is read again with all below it.
+#[test]
+fn a_deep_tree_is_walked_folder_by_folder_from_each_parent() {
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut dir = String::new();
+    for level in 0..50 {
+        dir.push_str(&format!("l{level}/"));
+        files.push((format!("{dir}f{level}"), format!("{level}\n")));
+        files.push((format!("{dir}side/s{level}"), format!("side {level}\n")));
+    }
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let ws = Ws::new(&borrowed);
+    let mut expected: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    expected.sort();
+    assert_eq!(ws.leaves(), expected);
+    assert_eq!(ws.status(), (Vec::new(), 0));
+
+    // Level 25 and everything below it replaced by a folder of the same name with one file.
+    let mid: String = (0..=25).map(|l| format!("l{l}/")).collect();
+    let mid = mid.trim_end_matches('/');
+    std::fs::rename(ws.root.join(mid), ws.root.join("moved")).expect("move away");
+    write(&ws.root, &[(&format!("{mid}/new"), "new\n")]);
+    // Folders changed in the scan's clock tick could not vouch for their listings.
+    settle(&ws.root);
+    let scan = ws.store.scan(&ScanOptions::default()).expect("scan");
+    let leaves = ws.leaves();
+    assert!(leaves.contains(&format!("{mid}/new")), "{leaves:?}");
+    assert!(!leaves.iter().any(|p| p.starts_with(&format!("{mid}/l26"))));
+    // Everything moved is found again under its new name, below the root.
+    assert_eq!(
+        leaves.iter().filter(|p| p.starts_with("moved/")).count(),
+        2 + 2 * 24
+    );
+    assert_eq!(scan.files, leaves.len() as u64);
+    assert_eq!(ws.status(), (Vec::new(), 0));
+}

@@ -134,6 +134,11 @@ impl OpenDir {
     pub(super) fn stat(&self) -> Option<Stat> {
         self.stat
     }
+
+    /// The directory, open, for its subdirectories to be opened from.
+    pub(super) fn into_handle(self) -> DirHandle {
+        self.handle
+    }
 }
 
 impl std::ops::Deref for OpenDir {
@@ -191,16 +196,26 @@ impl Root {
         })
     }
 
-    /// Opens directory `rel` to stat its entries; a symlink is not followed.
-    pub(super) fn handle(&self, rel: &str) -> std::io::Result<DirHandle> {
-        self.open_at(rel, path_only())
+    /// Opens directory `rel` to stat its entries; a symlink is not followed. With `parent`,
+    /// the open folder that holds it, only its name is looked up, from there.
+    pub(super) fn handle(
+        &self,
+        rel: &str,
+        parent: Option<&DirHandle>,
+    ) -> std::io::Result<DirHandle> {
+        self.open_at(rel, parent, path_only())
     }
 
-    /// Opens directory `rel` for listing, with its stat; a symlink is not followed.
+    /// Opens directory `rel` for listing, with its stat; a symlink is not followed. With
+    /// `parent`, as for [`Root::handle`].
     // The raw field's type differs between targets; on some the cast is a no-op.
     #[allow(clippy::unnecessary_cast)]
-    pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
-        let handle = self.open_at(rel, rustix::fs::OFlags::RDONLY)?;
+    pub(super) fn open_dir(
+        &self,
+        rel: &str,
+        parent: Option<&DirHandle>,
+    ) -> std::io::Result<OpenDir> {
+        let handle = self.open_at(rel, parent, rustix::fs::OFlags::RDONLY)?;
         let st = rustix::fs::fstat(&handle.fd).ok();
         Ok(OpenDir {
             stat: st.as_ref().map(Stat::of_raw),
@@ -210,10 +225,22 @@ impl Root {
         })
     }
 
-    fn open_at(&self, rel: &str, access: rustix::fs::OFlags) -> std::io::Result<DirHandle> {
+    fn open_at(
+        &self,
+        rel: &str,
+        parent: Option<&DirHandle>,
+        access: rustix::fs::OFlags,
+    ) -> std::io::Result<DirHandle> {
         use rustix::fs::{Mode, OFlags};
         let flags = access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, relative(rel), flags, Mode::empty())?;
+        let fd = match parent {
+            // One name to look up rather than every folder of the path from the root.
+            Some(parent) if !rel.is_empty() => {
+                let name = rel.rsplit_once('/').map_or(rel, |(_, name)| name);
+                rustix::fs::openat(&parent.fd, name, flags, Mode::empty())?
+            }
+            _ => rustix::fs::openat(&self.fd, relative(rel), flags, Mode::empty())?,
+        };
         Ok(DirHandle { fd })
     }
 }
@@ -324,7 +351,11 @@ impl Root {
         })
     }
 
-    pub(super) fn handle(&self, rel: &str) -> std::io::Result<DirHandle> {
+    pub(super) fn handle(
+        &self,
+        rel: &str,
+        _parent: Option<&DirHandle>,
+    ) -> std::io::Result<DirHandle> {
         let path = self.path.join(rel);
         if !std::fs::symlink_metadata(&path)?.is_dir() {
             return Err(std::io::Error::new(
@@ -335,8 +366,12 @@ impl Root {
         Ok(DirHandle { path })
     }
 
-    pub(super) fn open_dir(&self, rel: &str) -> std::io::Result<OpenDir> {
-        let handle = self.handle(rel)?;
+    pub(super) fn open_dir(
+        &self,
+        rel: &str,
+        parent: Option<&DirHandle>,
+    ) -> std::io::Result<OpenDir> {
+        let handle = self.handle(rel, parent)?;
         Ok(OpenDir {
             stat: handle.stat().ok(),
             handle,
