@@ -497,7 +497,7 @@ impl IgnoreSources {
         if let Ok(content) = std::fs::read(&exclude) {
             files.push((content, below(&top)));
         }
-        if let Some(global) = ignore::gitignore::gitconfig_excludes_path()
+        if let Some(global) = global_excludes_file()
             && let Ok(content) = std::fs::read(&global)
         {
             files.push((content, below(&top)));
@@ -514,6 +514,62 @@ impl IgnoreSources {
             fingerprint: Hash(*h.finalize().as_bytes()),
         }
     }
+}
+
+/// The file `core.excludesFile` names, where git looks for it: the config `GIT_CONFIG_GLOBAL`
+/// names, else `~/.gitconfig`, else `$XDG_CONFIG_HOME/git/config` (`~/.config/git/config`),
+/// else the system's (`GIT_CONFIG_SYSTEM`, `/etc/gitconfig`); without one, git's default,
+/// `$XDG_CONFIG_HOME/git/ignore`. Read with [`excludes_file_in`] rather than the `ignore`
+/// crate's own lookup, which compiles a regular expression for it in every process (a
+/// twentieth of a no-op status of a small checkout).
+fn global_excludes_file() -> Option<PathBuf> {
+    let set = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = std::env::home_dir();
+    let xdg = set("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let named_in = |config: Option<PathBuf>| {
+        let content = std::fs::read(config?).ok()?;
+        excludes_file_in(&content, home.as_deref())
+    };
+    named_in(set("GIT_CONFIG_GLOBAL"))
+        .or_else(|| named_in(home.as_ref().map(|h| h.join(".gitconfig"))))
+        .or_else(|| named_in(xdg.as_ref().map(|x| x.join("git").join("config"))))
+        .or_else(|| {
+            named_in(Some(
+                set("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")),
+            ))
+        })
+        .or_else(|| xdg.map(|x| x.join("git").join("ignore")))
+}
+
+/// The path of the first `excludesfile = PATH` line of a git config (any section, the key in
+/// any case, the value in quotes or not, one word), with a leading `~/` taken from `home`.
+fn excludes_file_in(config: &[u8], home: Option<&Path>) -> Option<PathBuf> {
+    const KEY: &[u8] = b"excludesfile";
+    config.split(|&b| b == b'\n').find_map(|line| {
+        let line = line.trim_ascii();
+        if !line.get(..KEY.len())?.eq_ignore_ascii_case(KEY) {
+            return None;
+        }
+        let value = line[KEY.len()..].trim_ascii_start().strip_prefix(b"=")?;
+        let value = value.trim_ascii();
+        let value = value
+            .strip_prefix(b"\"")
+            .unwrap_or(value)
+            .trim_ascii_start();
+        let value = value.strip_suffix(b"\"").unwrap_or(value).trim_ascii_end();
+        if value.is_empty() || value.iter().any(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let value = std::str::from_utf8(value).ok()?;
+        Some(match (value.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => PathBuf::from(value),
+        })
+    })
 }
 
 /// The matchers of the [`IgnoreSources`], built when first needed.
@@ -1228,6 +1284,35 @@ fn hash_read(file: &mut std::fs::File, size: u64, buf: &mut Vec<u8>) -> std::io:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_git_configs_excludes_file_is_read_as_git_writes_it() {
+        let home = Path::new("/home/u");
+        let read = |config: &str| excludes_file_in(config.as_bytes(), Some(home));
+        assert_eq!(
+            read("[core]\n\texcludesFile = ~/.gitignore_global\n"),
+            Some(home.join(".gitignore_global"))
+        );
+        assert_eq!(
+            read("[user]\n  name = x\r\n[core]\r\n  EXCLUDESFILE=\"/etc/ignore\"\r\n"),
+            Some(PathBuf::from("/etc/ignore"))
+        );
+        // The first one wins; a key that only starts alike, or a value of two words, is none.
+        assert_eq!(
+            read("excludesfile = /a\nexcludesfile = /b\n"),
+            Some(PathBuf::from("/a"))
+        );
+        assert_eq!(read("[core]\n  excludesFiles = /a\n"), None);
+        assert_eq!(read("[core]\n  excludeFile = /a\n"), None);
+        assert_eq!(read("[core]\n  excludesfile = /my ignore\n"), None);
+        assert_eq!(read("[core]\n  excludesfile =\n"), None);
+        // Only a leading `~/` is the home folder.
+        assert_eq!(read("excludesfile = a~/b"), Some(PathBuf::from("a~/b")));
+        assert_eq!(
+            excludes_file_in(b"excludesfile = ~/x", None),
+            Some(PathBuf::from("~/x"))
+        );
+    }
 
     fn leaf(path: &str, kind: NodeKind, mtime_ns: i64) -> Leaf {
         Leaf {

@@ -172,3 +172,60 @@ fn an_empty_workspace_scans_to_a_root_alone() {
     assert_eq!(ws.json(&["list-nodes", "--recursive"]), json!([]));
     ws.assert_valid();
 }
+
+/// The user's global excludes file (`core.excludesFile`) is found where git finds it: named by
+/// the config `GIT_CONFIG_GLOBAL` names, else by `~/.gitconfig`, else by the XDG config; with
+/// none named, `$XDG_CONFIG_HOME/git/ignore` is.
+#[test]
+fn the_global_excludes_file_is_found_where_git_finds_it() {
+    let ws = Workspace::empty();
+    for name in ["a.secret", "b.log", "c.txt", "d.md"] {
+        ws.write(name, "x\n");
+    }
+    let home = ws.tmp.path().join("home");
+    let put = |rel: &str, content: &str| {
+        let p = home.join(rel);
+        std::fs::create_dir_all(p.parent().expect("a parent")).expect("creating a folder");
+        std::fs::write(p, content).expect("writing a config file");
+    };
+    put("secret-ignore", "*.secret\n");
+    put("log-ignore", "*.log\n");
+    put("git/ignore", "*.txt\n");
+    let other = home.join("other-config");
+    // `Workspace::cmd` sets HOME and XDG_CONFIG_HOME to the fake home.
+    let leaves = |global: Option<&std::path::Path>| {
+        let mut scan = ws.cmd(&["--json", "scan", "--force"]);
+        let mut list = ws.cmd(&["--json", "list-nodes"]);
+        for cmd in [&mut scan, &mut list] {
+            cmd.env("GIT_CONFIG_SYSTEM", home.join("no-system-config"));
+            match global {
+                Some(path) => cmd.env("GIT_CONFIG_GLOBAL", path),
+                None => cmd.env_remove("GIT_CONFIG_GLOBAL"),
+            };
+        }
+        crate::ok(&mut scan);
+        let nodes = crate::parse(&crate::ok(&mut list));
+        let mut names: Vec<String> = nodes
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|n| n["path"].as_str().expect("a path").to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    // None named: git's default file.
+    assert_eq!(leaves(None), ["a.secret", "b.log", "d.md"]);
+    // The XDG config names one.
+    put("git/config", "[core]\n\texcludesfile = ~/log-ignore\n");
+    assert_eq!(leaves(None), ["a.secret", "c.txt", "d.md"]);
+    // ~/.gitconfig comes before it.
+    put(
+        ".gitconfig",
+        "[core]\r\n  excludesFile = \"~/secret-ignore\"\r\n",
+    );
+    assert_eq!(leaves(None), ["b.log", "c.txt", "d.md"]);
+    // GIT_CONFIG_GLOBAL replaces both.
+    std::fs::write(&other, "[core]\nexcludesFile=~/log-ignore\n").expect("writing a config");
+    assert_eq!(leaves(Some(&other)), ["a.secret", "c.txt", "d.md"]);
+}
