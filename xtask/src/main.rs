@@ -89,6 +89,11 @@ fn workspace_root() -> &'static Path {
 
 fn run(args: Vec<String>) -> Result<ExitCode> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // Help anywhere, after a task or among its options too (`cargo xtask bench scan --help`).
+    if args.iter().any(|a| matches!(*a, "-h" | "--help")) {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    }
     match args.as_slice() {
         ["tidy"] => {
             let problems = tidy::check(workspace_root())?;
@@ -110,7 +115,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "agent"] => bench_agent(),
         ["bench", "remote", rest @ ..] => bench_remote(rest),
         ["record", rest @ ..] => record(rest),
-        [] | ["help" | "-h" | "--help"] => {
+        [] | ["help"] => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
         }
