@@ -412,8 +412,7 @@ fn tune_allocator() {
     // SAFETY: `sbrk(0)` only reads the program break.
     let end = unsafe { libc::sbrk(0) } as usize;
     if start < end {
-        MAIN_HEAP.store(start, std::sync::atomic::Ordering::Relaxed);
-        MAIN_HEAP_END.store(end, std::sync::atomic::Ordering::Relaxed);
+        let _ = MAIN_HEAP.set(start..end);
         huge_pages(start, end - start);
         skip_partial_huge_page(start);
     }
@@ -425,9 +424,7 @@ fn tune_allocator() {
 
 /// The main heap's range as [`tune_allocator`] found it.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-static MAIN_HEAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-static MAIN_HEAP_END: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static MAIN_HEAP: std::sync::OnceLock<std::ops::Range<usize>> = std::sync::OnceLock::new();
 
 /// Asks for huge pages over the heap of the calling thread. glibc gives a thread its own heap
 /// at its first allocation: a 64 MiB reservation aligned to its size, of which the first pad's
@@ -440,10 +437,8 @@ fn huge_thread_heap() {
     // than a chunk another thread allocated and this one freed.
     let probe = std::hint::black_box(Vec::<u8>::with_capacity(4096));
     let at = probe.as_ptr() as usize;
-    let main = MAIN_HEAP.load(std::sync::atomic::Ordering::Relaxed)
-        ..MAIN_HEAP_END.load(std::sync::atomic::Ordering::Relaxed);
     drop(probe);
-    if !main.contains(&at) {
+    if !MAIN_HEAP.get().is_some_and(|main| main.contains(&at)) {
         huge_pages(at & !(THREAD_HEAP - 1), THREAD_HEAP);
         skip_partial_huge_page(at);
     }

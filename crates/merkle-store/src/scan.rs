@@ -679,15 +679,7 @@ fn walk_dir<'s>(
                 rel,
                 n,
             };
-            finish_dir(
-                scope,
-                ctx,
-                done,
-                subdirs,
-                Some(Arc::new(handle)),
-                chain,
-                rules,
-            );
+            finish_dir(scope, ctx, done, subdirs, Some(handle), chain, rules);
             return;
         }
     }
@@ -705,13 +697,14 @@ struct DirDone {
 }
 
 /// Hands a walked directory's findings on and walks (or, not deep, lists) its subdirectories,
-/// each under `chain` with `rules`, and opened from `dir`, the directory open, where given.
+/// each under `chain` with `rules`, and opened from `dir`, the directory open, where given: it
+/// stays open only until they are.
 fn finish_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     done: DirDone,
     subdirs: Vec<Subdir>,
-    dir: Option<Arc<fsdir::DirHandle>>,
+    dir: Option<fsdir::DirHandle>,
     chain: Option<Arc<IgnoreChain>>,
     rules: Rules,
 ) {
@@ -721,6 +714,9 @@ fn finish_dir<'s>(
         stat,
         n,
     } = done;
+    let dir = dir
+        .filter(|_| ctx.deep && !subdirs.is_empty())
+        .map(Arc::new);
     for (child_abs, path) in subdirs {
         if ctx.deep {
             let chain = chain.clone();
@@ -959,9 +955,15 @@ fn read_dir<'s>(
         stat,
         n,
     };
-    // Kept open for the subdirectories only.
-    let dir = (!subdirs.is_empty() && ctx.deep).then(|| Arc::new(dir.into_handle()));
-    finish_dir(scope, ctx, done, subdirs, dir, chain, below);
+    finish_dir(
+        scope,
+        ctx,
+        done,
+        subdirs,
+        Some(dir.into_handle()),
+        chain,
+        below,
+    );
 }
 
 /// Hashes the files `(name, path)` of `dir` as [`WalkOptions::hash_all`] says, into `found`:

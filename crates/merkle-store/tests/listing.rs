@@ -15,11 +15,11 @@ use pretty_assertions::assert_eq;
 mod common;
 use common::settle;
 
-fn write(root: &Path, files: &[(&str, &str)]) {
+fn write(root: &Path, files: &[(impl AsRef<str>, impl AsRef<str>)]) {
     for (path, content) in files {
-        let p = root.join(path);
+        let p = root.join(path.as_ref());
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&p, content).expect("write");
+        std::fs::write(&p, content.as_ref()).expect("write");
     }
 }
 
@@ -31,7 +31,7 @@ struct Ws {
 }
 
 impl Ws {
-    fn new(files: &[(&str, &str)]) -> Ws {
+    fn new(files: &[(impl AsRef<str>, impl AsRef<str>)]) -> Ws {
         let top = tempfile::tempdir().expect("tempdir");
         let root = top.path().join("ws");
         write(&root, files);
@@ -315,11 +315,7 @@ fn folders_whose_listings_end_near_a_buffers_end_are_listed_whole() {
     for i in 0..700 {
         files.push((format!("short/{i}"), String::new()));
     }
-    let borrowed: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    let ws = Ws::new(&borrowed);
+    let ws = Ws::new(&files);
     let mut expected: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
     expected.sort();
     assert_eq!(ws.leaves(), expected);
@@ -344,11 +340,7 @@ fn a_tree_larger_than_a_grouping_chunk_reuses_every_listing_whole() {
     let files: Vec<(String, String)> = (0..6000)
         .map(|i| (format!("d{}/f{i}", i % 12), format!("{i}\n")))
         .collect();
-    let borrowed: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    let ws = Ws::new(&borrowed);
+    let ws = Ws::new(&files);
     assert_eq!(ws.status(), (Vec::new(), 0));
     std::fs::write(ws.root.join("d5/f5"), "edited\n").expect("edit");
     assert_eq!(
@@ -371,11 +363,7 @@ fn a_deep_tree_is_walked_folder_by_folder_from_each_parent() {
         files.push((format!("{dir}f{level}"), format!("{level}\n")));
         files.push((format!("{dir}side/s{level}"), format!("side {level}\n")));
     }
-    let borrowed: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    let ws = Ws::new(&borrowed);
+    let ws = Ws::new(&files);
     let mut expected: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
     expected.sort();
     assert_eq!(ws.leaves(), expected);

@@ -327,17 +327,17 @@ impl RedbEngine {
         if big {
             // The largest table on one side, the others on the other.
             by_table.sort_by_key(|(_, ops)| std::cmp::Reverse(ops.len()));
-            let (first, rest) = by_table.split_at_mut(1);
-            let mut firsts = first.iter_mut();
-            let (r1, r2) = rayon::join(
-                || firsts.try_for_each(|(table, ops)| write(*table, ops)),
-                || {
-                    rest.iter_mut()
-                        .try_for_each(|(table, ops)| write(*table, ops))
-                },
-            );
-            r1?;
-            r2?;
+            if let Some(((table, ops), rest)) = by_table.split_first_mut() {
+                let (first, others) = rayon::join(
+                    || write(*table, ops),
+                    || {
+                        rest.iter_mut()
+                            .try_for_each(|(table, ops)| write(*table, ops))
+                    },
+                );
+                first?;
+                others?;
+            }
         } else {
             for (table, ops) in &mut by_table {
                 write(*table, ops)?;
