@@ -1,0 +1,504 @@
+//! The on-disk full-text index: one tantivy document per file, kept in step with a tree by a
+//! key per file (its content hash, or whatever the caller derives from what it indexes).
+//!
+//! # Fields
+//! - `path`: the file's path, cut into words by the identifier tokenizer;
+//! - `names`: its definitions' names, whole and in parts;
+//! - `text`: its text (signatures and doc comments are in it), identifiers whole and in parts;
+//! - `slot`: a number that names the document in the manifest (fast and indexed, so hits are
+//!   mapped to paths without reading stored documents, and a document is deleted by it).
+//!
+//! # Staying in step, and crashes
+//! The manifest (path -> key, slot) says what the index holds. It is written to a file named by
+//! its own hash *before* the tantivy commit that makes it true, and that commit's payload names
+//! the hash; the previous manifest is removed after. A crash anywhere leaves the last commit and
+//! the manifest it names. An index whose payload, schema or manifest does not check out is
+//! deleted and built again: it is a cache of the tree, never the only copy of anything.
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, INDEXED, IndexRecordOption, FAST, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::{DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentOrdinal, SegmentReader, TantivyDocument, Term};
+
+use crate::error::{Error, Result};
+use crate::tokenize::IdentTokenizer;
+
+/// The name the identifier tokenizer is registered under.
+pub const IDENT: &str = "merkle_ident";
+
+/// What an index was built by; a commit naming another version is rebuilt.
+pub const VERSION: &str = "retrieve:v1";
+
+/// A document's key: whatever identifies what was indexed (a content hash).
+pub type Key = [u8; 32];
+
+/// A file to index.
+#[derive(Clone, Debug, Default)]
+pub struct Doc {
+    pub path: String,
+    pub key: Key,
+    /// Its definitions' names, separated by spaces.
+    pub names: String,
+    /// Its text (empty for a binary or an oversized file).
+    pub text: String,
+}
+
+/// Which of a document's fields a term is looked for in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Field3 {
+    Path,
+    Names,
+    Text,
+}
+
+/// A term of a query: a token as the identifier tokenizer makes them, the field it is looked
+/// for in, and its weight (a multiplier of its BM25 score).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightedTerm {
+    pub field: Field3,
+    pub token: String,
+    pub weight: f32,
+}
+
+/// A matching file and its score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scored {
+    pub path: String,
+    pub score: f32,
+}
+
+/// What an update must do to bring the index to a tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Paths indexed that the tree no longer has.
+    pub removed: Vec<String>,
+    /// Indexes into the tree of the files to (re)index.
+    pub added: Vec<usize>,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.removed.is_empty() && self.added.is_empty()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Fields {
+    slot: Field,
+    path: Field,
+    names: Field,
+    text: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let words = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(IDENT)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        slot: b.add_u64_field("slot", INDEXED | FAST),
+        path: b.add_text_field("path", words.clone()),
+        names: b.add_text_field("names", words.clone()),
+        text: b.add_text_field("text", words),
+    };
+    (b.build(), fields)
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Manifest {
+    next_slot: u64,
+    /// path -> (key, slot)
+    entries: HashMap<String, (Key, u64)>,
+}
+
+impl Manifest {
+    fn encode(&self) -> Vec<u8> {
+        let mut paths: Vec<&String> = self.entries.keys().collect();
+        paths.sort();
+        let mut out = Vec::with_capacity(16 + paths.len() * 96);
+        out.extend_from_slice(&self.next_slot.to_le_bytes());
+        out.extend_from_slice(&(paths.len() as u64).to_le_bytes());
+        for p in paths {
+            let (key, slot) = &self.entries[p];
+            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+            out.extend_from_slice(p.as_bytes());
+            out.extend_from_slice(key);
+            out.extend_from_slice(&slot.to_le_bytes());
+        }
+        out
+    }
+
+    fn decode(mut b: &[u8]) -> Option<Manifest> {
+        fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+            let (head, rest) = b.split_at_checked(n)?;
+            *b = rest;
+            Some(head)
+        }
+        let u64_of = |b: &mut &[u8]| -> Option<u64> { Some(u64::from_le_bytes(take(b, 8)?.try_into().ok()?)) };
+        let next_slot = u64_of(&mut b)?;
+        let n = u64_of(&mut b)?;
+        // Each entry takes at least 44 bytes: a larger count is damage.
+        if n > (b.len() / 44) as u64 {
+            return None;
+        }
+        let mut entries = HashMap::with_capacity(n as usize);
+        for _ in 0..n {
+            let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+            let path = std::str::from_utf8(take(&mut b, len)?).ok()?.to_owned();
+            let key: Key = take(&mut b, 32)?.try_into().ok()?;
+            let slot = u64_of(&mut b)?;
+            entries.insert(path, (key, slot));
+        }
+        b.is_empty().then_some(Manifest { next_slot, entries })
+    }
+}
+
+fn manifest_file(dir: &Path, hash: &str) -> PathBuf {
+    dir.join(format!("manifest-{hash}.bin"))
+}
+
+/// A workspace's full-text index, open for searching and updating.
+pub struct TextIndex {
+    dir: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    manifest: Manifest,
+    /// The manifest's hash, as the last commit names it.
+    manifest_hash: Option<String>,
+    /// slot -> path
+    slots: HashMap<u64, String>,
+}
+
+impl std::fmt::Debug for TextIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextIndex")
+            .field("dir", &self.dir)
+            .field("docs", &self.manifest.entries.len())
+            .finish()
+    }
+}
+
+fn tantivy_err(dir: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Index {
+        dir: dir.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_owned(),
+        source: e,
+    }
+}
+
+impl TextIndex {
+    /// Opens the index in `dir`, creating it (and `dir`) when there is none, and building it
+    /// anew (empty) when what is there does not check out.
+    pub fn open(dir: &Path) -> Result<TextIndex> {
+        fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        match TextIndex::try_open(dir) {
+            Ok(Some(index)) => Ok(index),
+            Ok(None) | Err(_) => {
+                clear(dir)?;
+                TextIndex::try_open(dir)?.ok_or_else(|| Error::Index {
+                    dir: dir.to_owned(),
+                    message: "a new index does not open".into(),
+                })
+            }
+        }
+    }
+
+    /// The index in `dir`, or `None` when it must be built anew.
+    fn try_open(dir: &Path) -> Result<Option<TextIndex>> {
+        let (schema, fields) = schema();
+        let directory = MmapDirectory::open(dir).map_err(|e| tantivy_err(dir, e))?;
+        let index = Index::open_or_create(directory, schema).map_err(|e| tantivy_err(dir, e))?;
+        index
+            .tokenizers()
+            .register(IDENT, tantivy::tokenizer::TextAnalyzer::from(IdentTokenizer));
+        let meta = index.load_metas().map_err(|e| tantivy_err(dir, e))?;
+        let (manifest, manifest_hash) = match meta.payload.as_deref() {
+            None if meta.segments.is_empty() => (Manifest::default(), None),
+            None => return Ok(None),
+            Some(payload) => {
+                let Some(hash) = payload.strip_prefix(VERSION).and_then(|r| r.strip_prefix(' ')) else {
+                    return Ok(None);
+                };
+                let Ok(bytes) = fs::read(manifest_file(dir, hash)) else {
+                    return Ok(None);
+                };
+                if blake3::hash(&bytes).to_hex().as_str() != hash {
+                    return Ok(None);
+                }
+                match Manifest::decode(&bytes) {
+                    Some(m) => (m, Some(hash.to_owned())),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| tantivy_err(dir, e))?;
+        let slots = manifest
+            .entries
+            .iter()
+            .map(|(p, (_, slot))| (*slot, p.clone()))
+            .collect();
+        Ok(Some(TextIndex {
+            dir: dir.to_owned(),
+            index,
+            reader,
+            fields,
+            manifest,
+            manifest_hash,
+            slots,
+        }))
+    }
+
+    /// How many files the index holds.
+    pub fn len(&self) -> usize {
+        self.manifest.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.manifest.entries.is_empty()
+    }
+
+    /// What must change for the index to hold exactly `tree`, (path, key) pairs.
+    pub fn changes(&self, tree: &[(String, Key)]) -> Changes {
+        let mut changes = Changes::default();
+        let mut present = 0;
+        for (i, (path, key)) in tree.iter().enumerate() {
+            match self.manifest.entries.get(path) {
+                Some((k, _)) => {
+                    present += 1;
+                    if k != key {
+                        changes.added.push(i);
+                    }
+                }
+                None => changes.added.push(i),
+            }
+        }
+        if present < self.manifest.entries.len() {
+            // Some indexed paths are gone; only then are the tree's paths gathered.
+            let paths: std::collections::HashSet<&str> = tree.iter().map(|(p, _)| p.as_str()).collect();
+            changes.removed = self
+                .manifest
+                .entries
+                .keys()
+                .filter(|p| !paths.contains(p.as_str()))
+                .cloned()
+                .collect();
+            changes.removed.sort();
+        }
+        changes
+    }
+
+    /// Removes `removed` and (re)indexes `added` in one commit. Waits up to ten seconds for
+    /// another process's update to finish.
+    pub fn update(&mut self, removed: &[String], added: Vec<Doc>) -> Result<()> {
+        if removed.is_empty() && added.is_empty() {
+            return Ok(());
+        }
+        let dir = self.dir.clone();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+        let mut writer = self.writer(threads)?;
+        let mut manifest = self.manifest.clone();
+        let f = self.fields;
+        for path in removed {
+            if let Some((_, slot)) = manifest.entries.remove(path) {
+                writer.delete_term(Term::from_field_u64(f.slot, slot));
+            }
+        }
+        for doc in added {
+            if let Some((_, slot)) = manifest.entries.get(&doc.path) {
+                writer.delete_term(Term::from_field_u64(f.slot, *slot));
+            }
+            let slot = manifest.next_slot;
+            manifest.next_slot += 1;
+            let mut d = TantivyDocument::default();
+            d.add_u64(f.slot, slot);
+            d.add_text(f.path, &doc.path);
+            d.add_text(f.names, &doc.names);
+            d.add_text(f.text, &doc.text);
+            writer.add_document(d).map_err(|e| tantivy_err(&dir, e))?;
+            manifest.entries.insert(doc.path, (doc.key, slot));
+        }
+        let bytes = manifest.encode();
+        let hash = blake3::hash(&bytes).to_hex().to_string();
+        let file = manifest_file(&dir, &hash);
+        write_synced(&file, &bytes)?;
+        let mut prepared = writer.prepare_commit().map_err(|e| tantivy_err(&dir, e))?;
+        prepared.set_payload(&format!("{VERSION} {hash}"));
+        prepared.commit().map_err(|e| tantivy_err(&dir, e))?;
+        writer
+            .wait_merging_threads()
+            .map_err(|e| tantivy_err(&dir, e))?;
+        if let Some(old) = self.manifest_hash.replace(hash.clone())
+            && old != hash
+        {
+            // A leftover is harmless: the commit names the manifest it holds.
+            let _ = fs::remove_file(manifest_file(&dir, &old));
+        }
+        self.reader.reload().map_err(|e| tantivy_err(&dir, e))?;
+        self.slots = manifest
+            .entries
+            .iter()
+            .map(|(p, (_, slot))| (*slot, p.clone()))
+            .collect();
+        self.manifest = manifest;
+        Ok(())
+    }
+
+    fn writer(&self, threads: usize) -> Result<IndexWriter> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match self
+                .index
+                .writer_with_num_threads(threads, 40_000_000 * threads)
+            {
+                Ok(w) => return Ok(w),
+                Err(tantivy::TantivyError::LockFailure(..)) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(tantivy::TantivyError::LockFailure(..)) => {
+                    return Err(Error::Busy {
+                        dir: self.dir.clone(),
+                    });
+                }
+                Err(e) => return Err(tantivy_err(&self.dir, e)),
+            }
+        }
+    }
+
+    /// How many documents hold `token` in `field`, and how many documents there are.
+    pub fn doc_freq(&self, field: Field3, token: &str) -> Result<(u64, u64)> {
+        let searcher = self.reader.searcher();
+        let term = Term::from_field_text(self.field(field), token);
+        let df = searcher
+            .doc_freq(&term)
+            .map_err(|e| tantivy_err(&self.dir, e))?;
+        Ok((df, searcher.num_docs()))
+    }
+
+    fn field(&self, f: Field3) -> Field {
+        match f {
+            Field3::Path => self.fields.path,
+            Field3::Names => self.fields.names,
+            Field3::Text => self.fields.text,
+        }
+    }
+
+    /// Every file that matches any of `terms`, with its score: the sum over the terms it holds
+    /// of the term's BM25 score in its field (k1 = 1.2, b = 0.75, each field its own lengths
+    /// and frequencies) times the term's weight. In no particular order.
+    pub fn search(&self, terms: &[WeightedTerm]) -> Result<Vec<Scored>> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                let term = Term::from_field_text(self.field(t.field), &t.token);
+                let q: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                (Occur::Should, Box::new(BoostQuery::new(q, t.weight)) as Box<dyn Query>)
+            })
+            .collect();
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let found = searcher
+            .search(&query, &AllScores)
+            .map_err(|e| tantivy_err(&self.dir, e))?;
+        Ok(found
+            .into_iter()
+            .filter_map(|(slot, score)| {
+                self.slots.get(&slot).map(|p| Scored {
+                    path: p.clone(),
+                    score,
+                })
+            })
+            .collect())
+    }
+}
+
+/// Writes `bytes` to `path` and syncs it, through a temporary file renamed into place.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut f = fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| io_err(&tmp, e))?;
+    f.sync_all().map_err(|e| io_err(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| io_err(path, e))?;
+    Ok(())
+}
+
+/// Removes what an index keeps in `dir` (the folder stays).
+fn clear(dir: &Path) -> Result<()> {
+    let entries = fs::read_dir(dir).map_err(|e| io_err(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| io_err(dir, e))?;
+        let path = entry.path();
+        let r = if entry.file_type().map_err(|e| io_err(&path, e))?.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        r.map_err(|e| io_err(&path, e))?;
+    }
+    Ok(())
+}
+
+/// Every matching document's slot and score.
+struct AllScores;
+
+struct SegmentScores {
+    slots: tantivy::columnar::Column<u64>,
+    out: Vec<(u64, Score)>,
+}
+
+impl Collector for AllScores {
+    type Fruit = Vec<(u64, Score)>;
+    type Child = SegmentScores;
+
+    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<SegmentScores> {
+        Ok(SegmentScores {
+            slots: segment.fast_fields().u64("slot")?,
+            out: Vec::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<(u64, Score)>>) -> tantivy::Result<Self::Fruit> {
+        Ok(fruits.into_iter().flatten().collect())
+    }
+}
+
+impl SegmentCollector for SegmentScores {
+    type Fruit = Vec<(u64, Score)>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if let Some(slot) = self.slots.first(doc) {
+            self.out.push((slot, score));
+        }
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        self.out
+    }
+}

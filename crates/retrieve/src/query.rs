@@ -1,0 +1,329 @@
+//! Reading task text (an issue, a traceback, a question, a symbol name) into what a search
+//! looks for: weighted words, the code identifiers it names, the file paths and lines it
+//! points at, and the dotted module names it mentions.
+//!
+//! Everything here is a linear pass over the text, so a megabyte of query costs milliseconds;
+//! what is kept is bounded ([`MAX_IDENTS`], [`MAX_PATHS`]) so the search after it is too.
+use std::collections::HashMap;
+
+use crate::tokenize::{self, MAX_TOKEN};
+
+/// The most distinct identifiers kept, first seen first.
+pub const MAX_IDENTS: usize = 256;
+/// The most path references kept.
+pub const MAX_PATHS: usize = 64;
+
+/// A file a query points at: a path (or the tail of one: `requests/models.py`, or an absolute
+/// path from someone's machine) and the line, when one was given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathRef {
+    pub path: String,
+    pub line: Option<usize>,
+}
+
+/// A query as read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskQuery {
+    /// Tokens (as the identifier tokenizer makes them) with their weight in the query: how
+    /// often they occur, damped, and doubled for a token that is a code identifier or a part
+    /// of one. English stop words are left out. Sorted by token.
+    pub words: Vec<(String, f32)>,
+    /// Code identifiers as written (`resolve_redirects`, `HTTPServer`, a name before `(` or
+    /// around a `.`, in backticks, or in a code block), first seen first, with how often.
+    pub idents: Vec<(String, usize)>,
+    /// Files the text points at.
+    pub paths: Vec<PathRef>,
+    /// Dotted names turned into path fragments: `sympy.printing.latex` is
+    /// `sympy/printing/latex`, `io.fits` is `io/fits`.
+    pub modules: Vec<String>,
+}
+
+/// File extensions a path reference may end in.
+const EXTENSIONS: &[&str] = &[
+    "py", "pyi", "pyx", "rs", "go", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "java", "kt",
+    "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "rb", "php", "cs", "swift", "scala", "md", "rst",
+    "txt", "toml", "cfg", "ini", "json", "yaml", "yml", "html", "css", "sh",
+];
+
+/// English words that say nothing about where code is.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "actual", "after", "again", "against", "all", "also", "am", "an", "and",
+    "any", "are", "as", "at", "be", "because", "been", "before", "behavior", "behaviour", "being",
+    "below", "between", "both", "bug", "but", "by", "can", "cannot", "code", "could", "did", "do",
+    "does", "doing", "don", "down", "during", "each", "else", "etc", "even", "ever", "every",
+    "example", "expected", "few", "following", "for", "from", "further", "get", "got", "had",
+    "has", "have", "having", "he", "hello", "her", "here", "hers", "hi", "him", "his", "how",
+    "however", "i", "if", "in", "instead", "into", "is", "isn", "issue", "it", "its", "itself",
+    "just", "let", "like", "ll", "may", "me", "might", "more", "most", "much", "must", "my",
+    "need", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "or", "other",
+    "our", "ours", "out", "output", "over", "own", "please", "problem", "re", "really", "same",
+    "see", "seems", "she", "should", "since", "so", "some", "something", "still", "such", "than",
+    "thank", "thanks", "that", "the", "their", "them", "then", "there", "these", "they", "think",
+    "this", "those", "though", "through", "to", "too", "under", "until", "up", "us", "use", "used",
+    "using", "ve", "version", "very", "want", "was", "way", "we", "well", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "work", "working", "works",
+    "would", "yet", "you", "your", "yours",
+];
+
+/// Python and other languages' keywords and builtins: in a code block they are code, but not
+/// names anyone defines.
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
+    "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+    "while", "with", "yield", "self", "cls", "print", "len", "str", "int", "float", "list",
+    "dict", "set", "tuple", "range", "type", "object", "bool", "isinstance", "super", "fn",
+    "let", "mut", "pub", "impl", "use", "mod", "struct", "enum", "match", "const", "static",
+    "func", "var", "function", "return", "new", "this", "null", "true", "false", "void",
+    "public", "private", "protected", "Traceback", "File", "line", "Error", "most", "recent",
+    "call", "last",
+];
+
+/// Whether `word` (lowercase) is an English stop word.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+fn is_keyword(word: &str) -> bool {
+    KEYWORDS.contains(&word)
+}
+
+/// Whether an identifier looks like code on its own: a `_` inside it, or a capital after a
+/// lowercase letter (`getUser`, `DataFrame`), or digits and letters mixed after a letter.
+fn looks_like_code(id: &str) -> bool {
+    let trimmed = id.trim_matches('_');
+    if trimmed.len() < 2 {
+        return false;
+    }
+    if trimmed.contains('_') {
+        return true;
+    }
+    let b = trimmed.as_bytes();
+    b.windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+}
+
+impl TaskQuery {
+    /// Reads `text`.
+    pub fn parse(text: &str) -> TaskQuery {
+        let code = code_spans(text);
+        let bytes = text.as_bytes();
+        let mut idents: Vec<(String, usize)> = Vec::new();
+        let mut ident_at: HashMap<&str, usize> = HashMap::new();
+        let mut code_tokens: HashMap<String, ()> = HashMap::new();
+        for id in tokenize::identifiers(text) {
+            if id.text.len() > MAX_TOKEN || id.text.chars().all(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            let end = id.offset + id.text.len();
+            let before = id.offset.checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(end).copied();
+            let in_code = code.iter().any(|&(s, e)| s <= id.offset && end <= e);
+            let called = after == Some(b'(');
+            let dotted = before == Some(b'.') || (after == Some(b'.') && bytes.get(end + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_'));
+            let first_upper = id.text.starts_with(|c: char| c.is_ascii_uppercase());
+            let is_code = !is_keyword(id.text)
+                && id.text.chars().next().is_some_and(|c| !c.is_ascii_digit())
+                && (looks_like_code(id.text)
+                    || ((in_code || called || dotted) && id.text.len() > 1)
+                    || (first_upper && id.text[1..].contains(|c: char| c.is_ascii_lowercase()) && id.text.len() > 2 && before != Some(b' ') && after == Some(b'.')));
+            if is_code {
+                match ident_at.get(id.text) {
+                    Some(&i) => idents[i].1 += 1,
+                    None if idents.len() < MAX_IDENTS => {
+                        ident_at.insert(id.text, idents.len());
+                        idents.push((id.text.to_owned(), 1));
+                    }
+                    None => {}
+                }
+                tokenize::tokens(id.text, |t, _, _, _| {
+                    code_tokens.insert(t.to_owned(), ());
+                });
+            }
+        }
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        tokenize::tokens(text, |t, _, _, _| {
+            if !is_stop_word(t) && !t.chars().all(|c| c.is_ascii_digit()) {
+                *counts.entry(t.to_owned()).or_default() += 1;
+            }
+        });
+        let mut words: Vec<(String, f32)> = counts
+            .into_iter()
+            .map(|(t, n)| {
+                let w = 1.0 + (n as f32).ln();
+                let w = if code_tokens.contains_key(&t) { 2.0 * w } else { w };
+                (t, w)
+            })
+            .collect();
+        words.sort_by(|a, b| a.0.cmp(&b.0));
+        TaskQuery {
+            words,
+            idents,
+            paths: path_refs(text),
+            modules: modules(text),
+        }
+    }
+}
+
+/// The byte ranges of a text that are code: backticked spans, fenced blocks, lines of an
+/// interactive session (`>>> `, `... `, `In [1]:`) and lines indented four spaces or a tab.
+fn code_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut fenced = false;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced
+            || trimmed.starts_with(">>> ")
+            || trimmed.starts_with("... ")
+            || trimmed.starts_with("In [")
+            || line.starts_with("    ")
+            || line.starts_with('\t')
+        {
+            spans.push((start, offset));
+            continue;
+        }
+        let mut tick: Option<usize> = None;
+        for (i, c) in line.char_indices() {
+            if c == '`' {
+                match tick.take() {
+                    Some(s) => spans.push((start + s, start + i)),
+                    None => tick = Some(i + 1),
+                }
+            }
+        }
+    }
+    spans
+}
+
+fn has_extension(word: &str) -> bool {
+    word.rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext))
+}
+
+/// Paths the text names, with the line a traceback or a `path:line` gives.
+fn path_refs(text: &str) -> Vec<PathRef> {
+    let mut out: Vec<PathRef> = Vec::new();
+    let is_delim = |c: char| c.is_whitespace() || "\"'`()[]{}<>,;|=".contains(c);
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| !is_delim(c)) {
+        let tail = &rest[start..];
+        let end = tail.find(is_delim).unwrap_or(tail.len());
+        let word = &tail[..end];
+        rest = &tail[end..];
+        // `path:line[:col]` and trailing punctuation.
+        let mut parts = word.trim_end_matches(['.', ':']).split(':');
+        let path = parts.next().unwrap_or("");
+        let mut line = parts.next().and_then(|l| l.parse::<usize>().ok());
+        if !has_extension(path) || path.contains("://") {
+            continue;
+        }
+        if line.is_none() {
+            // A Python traceback: `File "x.py", line 67, in f`.
+            let after = rest.trim_start_matches(['"', '\'']).trim_start_matches(',').trim_start();
+            if let Some(n) = after.strip_prefix("line ") {
+                let digits: String = n.chars().take_while(|c| c.is_ascii_digit()).collect();
+                line = digits.parse().ok();
+            }
+        }
+        let path = path.trim_start_matches("./").replace('\\', "/");
+        if out.len() < MAX_PATHS && !out.iter().any(|p| p.path == path && p.line == line) {
+            out.push(PathRef { path, line });
+        }
+    }
+    out
+}
+
+/// Dotted names of two or more identifiers whose first is lowercase, as path fragments.
+fn modules(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !(b[i].is_ascii_lowercase() || b[i] == b'_') || (i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.' || b[i - 1] == b'/')) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut segments = 1;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || (b[i] == b'.' && b.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_'))) {
+            if b[i] == b'.' {
+                segments += 1;
+            }
+            i += 1;
+        }
+        let name = &text[start..i];
+        if segments >= 2 && !has_extension(name) && out.len() < MAX_PATHS {
+            let fragment = name.replace('.', "/");
+            if !out.contains(&fragment) {
+                out.push(fragment);
+            }
+        }
+    }
+    out
+}
+
+/// The plain tokens of `text` for a baseline: lowercase runs of letters and digits, each
+/// occurrence once, as tantivy's default tokenizer cuts them.
+pub fn plain_tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty() && t.len() <= 40)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn stop_words_are_sorted_for_the_binary_search() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort();
+        assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn a_traceback_gives_paths_lines_and_identifiers() {
+        let q = TaskQuery::parse(
+            "`Session.resolve_redirects` copies the request\n\
+             Traceback (most recent call last):\n  \
+             File \"/home/me/site-packages/requests/models.py\", line 67, in dir_parse\n    \
+             root = ElementTree.fromstring(response.text)\n\
+             see sympy.printing.latex and src/lib.rs:12 or foo.py.",
+        );
+        assert_eq!(
+            q.paths,
+            vec![
+                PathRef { path: "/home/me/site-packages/requests/models.py".into(), line: Some(67) },
+                PathRef { path: "src/lib.rs".into(), line: Some(12) },
+                PathRef { path: "foo.py".into(), line: None },
+            ]
+        );
+        assert_eq!(q.modules, ["response/text", "sympy/printing/latex"]);
+        let idents: Vec<&str> = q.idents.iter().map(|(i, _)| i.as_str()).collect();
+        assert!(idents.contains(&"resolve_redirects"), "{idents:?}");
+        assert!(idents.contains(&"Session"), "{idents:?}");
+        assert!(idents.contains(&"dir_parse"), "{idents:?}");
+        assert!(idents.contains(&"fromstring"), "{idents:?}");
+        assert!(!idents.contains(&"copies"), "{idents:?}");
+        let weight = |w: &str| q.words.iter().find(|(t, _)| t == w).map(|(_, x)| *x);
+        assert_eq!(weight("the"), None);
+        assert!(weight("resolve_redirects") > weight("copies"));
+    }
+
+    #[test]
+    fn odd_input_reads_as_nothing_much() {
+        assert_eq!(TaskQuery::parse(""), TaskQuery::default());
+        assert_eq!(TaskQuery::parse("the is a of"), TaskQuery::default());
+        let binary = String::from_utf8_lossy(&[0, 159, 146, 150, 255, 1, 2]).into_owned();
+        assert_eq!(TaskQuery::parse(&binary).idents, vec![]);
+    }
+}
