@@ -3,11 +3,13 @@
 //! - [`tidy`]: repository rules (dependency layering, heavy-dependency owners, `//!` lines).
 //! - [`bench`], [`bench_context`]: benchmarks that run real binaries on a generated [`tree`];
 //!   [`bench_outline`]: the offline outline against universal-ctags on a real checkout, with
-//!   [`bench_index`]: the recall of `merkle search` and `merkle related` there.
+//!   [`bench_index`]: the recall of `merkle search` and `merkle related` there;
+//!   [`bench_localize`]: finding the files real issues' fixes changed (SWE-bench Lite).
 
 pub mod bench;
 pub mod bench_context;
 pub mod bench_index;
+pub mod bench_localize;
 pub mod bench_outline;
 mod manifest;
 pub mod tidy;

@@ -38,6 +38,16 @@ tasks:
       --max-defs N      recall counts files with at most N ctags definitions (default 40)
       --ctags PATH      the universal-ctags binary (default `ctags`)
       --merkle PATH     as for bench scan
+  bench localize --instances FILE [options]  file localisation on real issues: for each
+                        instance (repo, base_commit, problem_statement, gold_files), the tree
+                        at its base commit from a bare mirror, scan, offline generate, then
+                        `merkle search` with the issue text, fused and `--ranking plain`
+                        (BM25); acc@1/@5/@10, MRR and time per search
+      --mirrors DIR     bare mirrors as DIR/owner+name[/repo] (default ../.mirror)
+      --take N          only the first N instances
+      --keep DIR        lay the trees out in DIR and keep them (reused by a later run)
+      --out FILE        per-instance results, one JSON object a line
+      --merkle PATH     as for bench scan
   bench llm             llm-core: SSE decoding throughput (10 MB streams) and per-request
                         client overhead against a local server vs a bare HTTP exchange
   bench agent           agent-loop: per-turn overhead with an instant model (on disk and on
@@ -111,6 +121,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "scan", rest @ ..] => bench_scan(rest),
         ["bench", "context", rest @ ..] => bench_context(rest),
         ["bench", "outline", rest @ ..] => bench_outline(rest),
+        ["bench", "localize", rest @ ..] => bench_localize(rest),
         ["bench", "llm"] => bench_llm(),
         ["bench", "agent"] => bench_agent(),
         ["bench", "remote", rest @ ..] => bench_remote(rest),
@@ -274,6 +285,54 @@ fn bench_outline(args: &[&str]) -> Result<ExitCode> {
         ctags,
     };
     print!("{}", xtask::bench_outline::run_outline(&config)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_localize(args: &[&str]) -> Result<ExitCode> {
+    let mut instances = None;
+    let mut mirrors = workspace_root().join("../.mirror");
+    let mut take = None;
+    let mut work = None;
+    let mut out = None;
+    let mut merkle = None;
+    let mut it = args.iter();
+    while let Some(&flag) = it.next() {
+        let value = it
+            .next()
+            .copied()
+            .ok_or_else(|| Usage(format!("`{flag}` needs a value")))?;
+        match flag {
+            "--instances" => instances = Some(PathBuf::from(value)),
+            "--mirrors" => mirrors = PathBuf::from(value),
+            "--take" => {
+                take = Some(
+                    value
+                        .parse()
+                        .map_err(|_| Usage(format!("`{flag}` wants a number, got `{value}`")))?,
+                )
+            }
+            "--keep" => work = Some(PathBuf::from(value)),
+            "--out" => out = Some(PathBuf::from(value)),
+            "--merkle" => merkle = Some(PathBuf::from(value)),
+            _ => bail!(Usage(format!("unknown option `{flag}` for bench localize"))),
+        }
+    }
+    let Some(instances) = instances else {
+        bail!(Usage("bench localize needs --instances FILE".to_owned()));
+    };
+    let merkle = match merkle {
+        Some(path) => path,
+        None => bench::build_merkle(workspace_root())?,
+    };
+    let config = xtask::bench_localize::LocalizeConfig {
+        instances,
+        mirrors,
+        merkle,
+        work,
+        take,
+        out,
+    };
+    print!("{}", xtask::bench_localize::run_localize(&config)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use context::search::{Filter, SearchRequest};
+use context::search::{Filter, Ranking, SearchRequest};
 use context::{Graph, Hit, Related, TreeFacts};
 use merkle_store::{NodeKind, ScanOptions, Store};
 use serde_json::{Value, json};
@@ -21,20 +21,27 @@ pub(crate) struct RelatedArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct SearchArgs {
-    /// What to look for: a symbol name, part of one, a file or folder name, or words of a
-    /// frame; several words add up
+    /// What to look for: a symbol name, a question, an issue's text, a traceback or an error
+    /// message (`-` reads it from standard input)
     query: String,
     /// At most this many files
-    #[arg(long, default_value_t = 20)]
-    limit: usize,
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: u64,
     /// Only definitions of this kind (function, method, struct, class, interface, trait, enum,
     /// type, constant, variable, module, macro, ...), or only files of this language (rust,
     /// python, javascript, typescript, tsx, go, java, c, cpp, markdown)
     #[arg(long = "type", value_name = "T")]
     kind: Option<String>,
-    /// The frame type whose head frames are searched
-    #[arg(long = "frame-type", value_name = "TYPE", default_value = "summary")]
-    frame_type: String,
+    /// How files are ranked: `fused` (text, definitions, paths, imports and priors) or
+    /// `plain` (BM25 over file text alone: the baseline the fused ranking is measured against)
+    #[arg(long, value_enum, default_value = "fused")]
+    ranking: RankingArg,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum RankingArg {
+    Fused,
+    Plain,
 }
 
 /// The store's facts for the tree as it is on disk now.
@@ -55,17 +62,27 @@ pub(crate) fn related_json(r: &Related) -> Value {
     })
 }
 
-/// A search hit as JSON: `{path, score, matches: [{line, text, symbol}]}`.
+/// A search hit as JSON: `{path, score, symbols: [{name, kind, line_start, line_end,
+/// signature}], why}`.
 pub(crate) fn hit_json(h: &Hit) -> Value {
     json!({
         "path": h.path,
         "score": h.score,
-        "matches": h.matches.iter().map(|m| json!({
-            "line": m.line,
-            "text": m.text,
-            "symbol": m.symbol,
+        "symbols": h.symbols.iter().map(|s| json!({
+            "name": s.name,
+            "kind": s.kind.noun(),
+            "line_start": s.line_start,
+            "line_end": s.line_end,
+            "signature": s.signature,
         })).collect::<Vec<_>>(),
+        "why": h.why,
     })
+}
+
+/// Whether a query has anything to look for beyond stop words.
+fn retrieve_words(query: &str) -> bool {
+    let q = context::search::TaskQuery::parse(query);
+    !q.words.is_empty() || !q.idents.is_empty() || !q.paths.is_empty() || query.split_whitespace().count() <= 3
 }
 
 pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedArgs) -> Result<()> {
@@ -136,38 +153,68 @@ pub(crate) fn run_search(
     query: &str,
     limit: usize,
     filter: Option<Filter>,
-    frame_type: &str,
+    ranking: Ranking,
 ) -> Result<Vec<Hit>> {
     let facts = current_facts(store)?;
-    Ok(context::search(
+    Ok(context::search_tree(
         store,
         &facts,
         &SearchRequest {
             query,
             limit,
             filter,
-            frame_type,
+            ranking,
         },
     )?)
 }
 
+/// What a query shows of itself in a message: its first line, at most 60 characters.
+fn query_label(query: &str) -> String {
+    let first = query.trim().lines().next().unwrap_or("");
+    let mut label: String = first.chars().take(60).collect();
+    if label.len() < query.trim().len() {
+        label.push('…');
+    }
+    format!("{label:?}")
+}
+
 pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<()> {
-    if args.query.trim().is_empty() {
+    let query = if args.query == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("reading the query from standard input")?;
+        text
+    } else {
+        args.query.clone()
+    };
+    if query.trim().is_empty() {
         usage!("the search query is empty");
     }
     let filter = search_filter(args.kind.as_deref())?;
-    let hits = run_search(store, &args.query, args.limit, filter, &args.frame_type)?;
+    let ranking = match args.ranking {
+        RankingArg::Fused => Ranking::Fused,
+        RankingArg::Plain => Ranking::Plain,
+    };
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    let hits = run_search(store, &query, limit, filter, ranking)?;
     let text = if hits.is_empty() {
-        format!("no file matches {:?}", args.query)
+        if retrieve_words(&query) {
+            format!("no file matches {}", query_label(&query))
+        } else {
+            format!(
+                "no file matches {}: it holds only common words (stop words) and no name",
+                query_label(&query)
+            )
+        }
     } else {
         let mut lines = Vec::new();
         for h in &hits {
             lines.push(format!("{} ({})", h.path, h.score));
-            for m in &h.matches {
-                match m.line {
-                    Some(line) => lines.push(format!("  {line}: {}", m.text)),
-                    None => lines.push(format!("  {}", m.text)),
-                }
+            for s in &h.symbols {
+                lines.push(format!("  {}-{}: {}", s.line_start, s.line_end, s.signature));
+            }
+            if !h.why.is_empty() {
+                lines.push(format!("  why: {}", h.why.join("; ")));
             }
         }
         lines.join("\n")

@@ -170,7 +170,8 @@ struct SynthesizeParams {
 #[serde(deny_unknown_fields)]
 #[schemars(crate = "rmcp::schemars")]
 struct SearchParams {
-    /// What to look for: a symbol name, part of one, a file or folder name, or words of a frame
+    /// What to look for: a symbol name, a question, an issue's text, a traceback or an error
+    /// message
     query: String,
     /// At most this many files [default: 20]
     limit: Option<usize>,
@@ -460,7 +461,7 @@ impl MerkleMcp {
             let filter = index_cmds::search_filter(p.kind.as_deref())
                 .map_err(|e| anyhow::anyhow!("search: {e}"))?;
             let hits =
-                index_cmds::run_search(store, &p.query, p.limit.unwrap_or(20), filter, "summary")?;
+                index_cmds::run_search(store, &p.query, p.limit.unwrap_or(20), filter, context::search::Ranking::Fused)?;
             Ok(Value::Array(
                 hits.iter().map(index_cmds::hit_json).collect(),
             ))

@@ -6,6 +6,8 @@
 pub enum Error {
     #[error(transparent)]
     Store(#[from] merkle_store::Error),
+    #[error(transparent)]
+    Retrieve(#[from] retrieve::Error),
     #[error("cannot start the generate threads: {message}")]
     Threads { message: String },
     #[error("{path:?} is not a directory: only directories are synthesized")]

@@ -25,9 +25,10 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
-/// `facts:v3`: from the skimmed parse, with the imports inside skipped bodies read by hand,
-/// and with enum variants and type fields among the symbols (`facts:v2` had no variants or fields).
-pub const FACTS_VERSION: &str = "facts:v3";
+/// `facts:v4`: each symbol's last line too (`facts:v3` had its first line only), so a search
+/// names the lines of a definition. `facts:v3`: from the skimmed parse, with the imports inside
+/// skipped bodies read by hand, and with enum variants and type fields among the symbols.
+pub const FACTS_VERSION: &str = "facts:v4";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";
@@ -45,6 +46,8 @@ pub struct FactSymbol {
     pub kind: Kind,
     /// 1-based line of its name.
     pub line: usize,
+    /// 1-based line it ends on.
+    pub end_line: usize,
     /// Its declaration on one line.
     pub signature: String,
 }
@@ -60,6 +63,7 @@ pub struct FileFacts {
 #[derive(Clone, Debug)]
 pub struct FileEntry {
     pub path: String,
+    pub node_id: merkle_store::NodeId,
     pub language: Option<Language>,
     pub content_hash: Hash,
     pub facts: FileFacts,
@@ -150,6 +154,7 @@ impl TreeFacts {
             .into_iter()
             .map(|(f, language, facts)| FileEntry {
                 path: f.path,
+                node_id: f.node_id,
                 language,
                 content_hash: f.content_hash,
                 facts,
@@ -280,6 +285,7 @@ fn flatten(symbols: &[outline::Symbol], out: &mut Vec<FactSymbol>) {
             name: s.name.clone(),
             kind: s.kind,
             line: s.line,
+            end_line: s.end_line.max(s.line),
             signature: s.signature.clone(),
         });
         flatten(&s.children, out);
@@ -299,6 +305,7 @@ fn encode(f: &FileFacts) -> Vec<u8> {
         put_str(&mut out, &s.name);
         put_str(&mut out, s.kind.noun());
         out.extend_from_slice(&(s.line as u32).to_le_bytes());
+        out.extend_from_slice(&(s.end_line as u32).to_le_bytes());
         put_str(&mut out, &s.signature);
     }
     out.extend_from_slice(&(f.imports.len() as u32).to_le_bytes());
@@ -349,12 +356,14 @@ fn decode(bytes: &[u8], part: Part) -> Option<FileFacts> {
         let name = r.str()?;
         let kind = Kind::from_noun(r.str()?)?;
         let line = r.u32()? as usize;
+        let end_line = r.u32()? as usize;
         let signature = r.str()?;
         if part == Part::All {
             symbols.push(FactSymbol {
                 name: name.to_owned(),
                 kind,
                 line,
+                end_line,
                 signature: signature.to_owned(),
             });
         }
@@ -387,6 +396,7 @@ mod tests {
                 name: "Store".into(),
                 kind: Kind::Struct,
                 line: 3,
+                end_line: 5,
                 signature: "pub struct Store".into(),
             }],
             imports: vec![Import {

@@ -35,7 +35,7 @@ pub use regenerate::{
     FrameProducer, Outline, Producers, RegenerateRequest, RegenerateScope, Regenerated, Stale,
     language, produce, regenerate, stale_frames, staleness,
 };
-pub use search::{Hit, Match, SearchRequest, search};
+pub use search::{Hit, SearchRequest, SymbolHit, index_dir, search, search_tree, sync_index};
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,
     Synthesized, synthesize, synthesize_each, synthesize_recursive,

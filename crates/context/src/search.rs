@@ -1,43 +1,46 @@
-//! Search over the current tree: files ranked for a query by their symbol names, their paths
-//! and the text of their head frames, from the cached facts ([`TreeFacts`]).
+//! Search over the current tree: the files (and, in each, the definitions) a query is about,
+//! whether the query is a symbol name, a question, an issue body or a traceback.
 //!
-//! The index is the facts themselves, held in memory for the query: facts are cached per file
-//! content, so a rescan after a one-file edit derives one file's entries and the next query
-//! sees them. A per-query scan of the symbols is a few milliseconds for tens of thousands of
-//! files (see docs/benchmarks.md), which is why no inverted index (tantivy) is kept.
+//! The full-text index ([`retrieve::TextIndex`], kept beside the store) is brought in step with
+//! the tree first ([`sync_index`]: a file is indexed again only when its content changed), then
+//! one ranking fuses, per file:
 //!
-//! # Ranking
+//! | signal | what it is | weight |
+//! |---|---|---|
+//! | text | BM25 over the path, definition names and text, divided by the best file's | 1 |
+//! | definitions | the query's code identifiers that the file defines, each by how rare a definition of that name is (idf), divided by the best file's | [`W_DEFS`] |
+//! | path | the file is one the query points at: a path or a traceback frame ([`W_PATH`]), a dotted module ([`W_MODULE`]), a code identifier naming its file ([`W_STEM`]) | |
+//! | graph | a share of the best of the above among the files it imports or that import it | [`W_GRAPH`] |
 //!
-//! Each whitespace-separated term of the query scores a file by its best match, and a file's
-//! score is the sum over terms. Best first:
+//! and multiplies the sum by a prior ([`prior`]): tests, fixtures, docs and examples, vendored
+//! and generated files, files that are not code and huge files count for less, unless the
+//! query points at them by path. Ties go by path. The order is a function of the query and the
+//! tree alone: `limit` only cuts it.
 //!
-//! | match                                                   | score        |
-//! |---------------------------------------------------------|--------------|
-//! | a definition's name equals the term, case-sensitively   | 100 + kind   |
-//! | ... case-insensitively                                  | 80 + kind    |
-//! | an `impl` block for a type of that name                 | 60           |
-//! | a definition's name starts with the term (any case)     | 50 + kind    |
-//! | a definition's name contains the term                   | 40 + kind    |
-//! | the file's name without extension equals the term      | 30           |
-//! | a folder of its path is named the term                  | 25           |
-//! | its path contains the term                              | 20           |
-//! | a Markdown heading contains the term                    | 15           |
-//! | its head frame of the searched type contains the term   | 10           |
+//! In each file, the definitions listed are those the query names, then those whose lines
+//! hold the most of the query's words (function-level localisation), each with its line span;
+//! `why` says which signals and words matched.
 //!
-//! `kind` is 3 for types and functions, 2 for methods, 1 for modules and constants, 0 for
-//! variables and fields. Ties are broken by path. Frame text is read only for files nothing
-//! else matched, and only while fewer than `limit` files have matched: frames are the one part
-//! not held in the facts.
-use merkle_store::Store;
+//! [`Ranking::Plain`] is the baseline a benchmark compares against: BM25 over the text field
+//! alone, the query cut into plain lowercase words, no priors, no graph, no definitions.
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use merkle_store::{NodeKind, Store};
 use outline::{Kind, Language};
+use rayon::prelude::*;
+pub use retrieve::TaskQuery;
+use retrieve::{Doc, Field3, Key, TextIndex, WeightedTerm};
 
 use crate::error::Result;
-use crate::facts::{FileEntry, TreeFacts};
+use crate::facts::{FACTS_VERSION, FileEntry, TreeFacts};
+use crate::graph::Graph;
 
 /// What a search keeps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Filter {
-    /// Only definitions of this kind (`function`, `struct`, ...); paths and frames do not match.
+    /// Only files with a definition of this kind whose name holds a word of the query, and
+    /// only definitions of that kind listed.
     Kind(Kind),
     /// Only files of this language.
     Language(Language),
@@ -71,6 +74,16 @@ impl Filter {
     }
 }
 
+/// How files are ranked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ranking {
+    /// Every signal, fused (the module's table).
+    #[default]
+    Fused,
+    /// BM25 over file text alone with plain words: the baseline.
+    Plain,
+}
+
 /// A search.
 #[derive(Clone, Debug)]
 pub struct SearchRequest<'a> {
@@ -78,220 +91,682 @@ pub struct SearchRequest<'a> {
     /// At most this many files.
     pub limit: usize,
     pub filter: Option<Filter>,
-    /// The frame type whose head frames are searched (`summary`).
-    pub frame_type: &'a str,
+    pub ranking: Ranking,
 }
 
-/// One place a file matched.
+/// A definition in a hit, with its lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Match {
-    /// The 1-based line in the file (for a symbol) or in the frame; none for the path.
-    pub line: Option<usize>,
-    /// The matching symbol's signature, the path, or the frame's line.
-    pub text: String,
-    /// The matching symbol's name.
-    pub symbol: Option<String>,
+pub struct SymbolHit {
+    pub name: String,
+    pub kind: Kind,
+    pub line_start: usize,
+    pub line_end: usize,
+    pub signature: String,
 }
 
 /// A file and why it matched.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
     pub path: String,
-    pub score: u32,
-    /// Its best matches, best first (at most [`MAX_MATCHES`]).
-    pub matches: Vec<Match>,
+    /// Its fused score (higher is better; comparable within one search only).
+    pub score: f64,
+    /// Its best-matching definitions, best first (at most [`MAX_SYMBOLS`]).
+    pub symbols: Vec<SymbolHit>,
+    /// What matched: `path: ...`, `defines: ...`, `words: ...`, `near: ...`.
+    pub why: Vec<String>,
 }
 
-/// The most matches a hit lists.
-pub const MAX_MATCHES: usize = 5;
+/// The most definitions a hit lists.
+pub const MAX_SYMBOLS: usize = 5;
+/// The most query words sent to BM25, the rarest (by weight times idf) first.
+pub const MAX_TERMS: usize = 64;
 
-fn kind_bonus(kind: Kind) -> u32 {
-    match kind {
-        Kind::Struct
-        | Kind::Enum
-        | Kind::Union
-        | Kind::Type
-        | Kind::Trait
-        | Kind::Interface
-        | Kind::Class
-        | Kind::Function
-        | Kind::Macro => 3,
-        Kind::Method => 2,
-        Kind::Module | Kind::Namespace | Kind::Package | Kind::Constant => 1,
-        _ => 0,
-    }
+/// Weight of the definitions signal.
+pub const W_DEFS: f64 = 1.0;
+/// Weight of a path the query names (a traceback frame, `src/x.py`, `x.py:12`).
+pub const W_PATH: f64 = 1.5;
+/// Weight of a dotted module name that names the file (`sympy.printing.latex`).
+pub const W_MODULE: f64 = 0.8;
+/// Weight of a code identifier of the query that is the file's name without extension.
+pub const W_STEM: f64 = 0.3;
+/// Weight of the graph signal.
+pub const W_GRAPH: f64 = 0.25;
+/// Field weights of BM25 in the fused ranking: a word in a definition's name or in the path
+/// says more about a file than one in its text.
+const W_NAMES: f32 = 2.0;
+const W_PATH_WORDS: f32 = 1.5;
+/// Files larger than this are indexed by path and names only.
+pub const MAX_TEXT_BYTES: u64 = 1 << 20;
+/// Files larger than this are huge (bundles, generated tables): the prior counts them less.
+const HUGE_BYTES: usize = 256 << 10;
+
+/// The folder of the index beside a store.
+pub fn index_dir(store: &Store) -> std::path::PathBuf {
+    store.dir().join("index")
 }
 
-/// Whether `hay` contains `needle` (already lowercase ASCII), ignoring ASCII case.
-fn contains_ci(hay: &str, needle: &str) -> bool {
-    let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    n.is_empty()
-        || h.windows(n.len())
-            .any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b))
+/// A file's key in the index: what its document is derived from (its content, and the facts'
+/// version, whose names it holds).
+fn doc_key(f: &FileEntry) -> Key {
+    let mut h = blake3::Hasher::new();
+    h.update(b"retrieve-doc:v1\0");
+    h.update(FACTS_VERSION.as_bytes());
+    h.update(&f.content_hash.0);
+    *h.finalize().as_bytes()
 }
 
-/// A symbol's score for one term, if it matches.
-fn symbol_score(name: &str, kind: Kind, term: &str, lower: &str) -> Option<u32> {
-    if matches!(kind, Kind::Heading | Kind::Key) {
-        return contains_ci(name, lower).then_some(15);
-    }
-    let bonus = kind_bonus(kind);
-    if name == term {
-        return Some(if kind == Kind::Impl { 60 } else { 100 + bonus });
-    }
-    if name.eq_ignore_ascii_case(term) {
-        return Some(if kind == Kind::Impl { 60 } else { 80 + bonus });
-    }
-    if kind == Kind::Impl {
-        return None;
-    }
-    if name.len() > term.len()
-        && name.as_bytes()[..term.len()].eq_ignore_ascii_case(term.as_bytes())
-    {
-        return Some(50 + bonus);
-    }
-    contains_ci(name, lower).then_some(40 + bonus)
-}
-
-fn path_score(path: &str, lower: &str) -> Option<u32> {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let stem = name.split('.').next().unwrap_or(name);
-    if stem.eq_ignore_ascii_case(lower) {
-        return Some(30);
-    }
-    if path
-        .split('/')
-        .rev()
-        .skip(1)
-        .any(|d| d.eq_ignore_ascii_case(lower))
-    {
-        return Some(25);
-    }
-    contains_ci(path, lower).then_some(20)
-}
-
-/// Matches with their scores.
-type Scored = Vec<(u32, Match)>;
-
-/// A file's score and matches over `terms` from its facts and path; (0, []) when none match.
-fn score_file(
-    f: &FileEntry,
-    terms: &[(&str, String)],
-    filter: Option<Filter>,
-) -> (u32, Vec<(u32, Match)>) {
-    let mut total = 0;
-    let mut matches = Vec::new();
-    for (term, lower) in terms {
-        let mut best = 0;
-        for s in &f.facts.symbols {
-            if let Some(Filter::Kind(k)) = filter
-                && s.kind != k
-            {
-                continue;
-            }
-            if let Some(score) = symbol_score(&s.name, s.kind, term, lower) {
-                best = best.max(score);
-                matches.push((
-                    score,
-                    Match {
-                        line: Some(s.line),
-                        text: s.signature.clone(),
-                        symbol: Some(s.name.clone()),
-                    },
-                ));
-            }
-        }
-        if !matches!(filter, Some(Filter::Kind(_)))
-            && let Some(score) = path_score(&f.path, lower)
-        {
-            if score > best {
-                matches.push((
-                    score,
-                    Match {
-                        line: None,
-                        text: f.path.clone(),
-                        symbol: None,
-                    },
-                ));
-            }
-            best = best.max(score);
-        }
-        total += best;
-    }
-    (total, matches)
-}
-
-/// The files of `facts` that match `req.query`, best first, at most `req.limit`.
-pub fn search(store: &Store, facts: &TreeFacts, req: &SearchRequest<'_>) -> Result<Vec<Hit>> {
-    let terms: Vec<(&str, String)> = req
-        .query
-        .split_whitespace()
-        .map(|t| (t, t.to_ascii_lowercase()))
+/// The index in `dir`, brought in step with the tree `facts` describes: the files whose
+/// content changed since it was last brought in step are indexed again, in one commit.
+/// Returns the index and how many files were (re)indexed.
+pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextIndex, usize)> {
+    let mut index = TextIndex::open(dir)?;
+    let tree: Vec<(String, Key)> = facts
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), doc_key(f)))
         .collect();
-    if terms.is_empty() || req.limit == 0 {
+    let changes = index.changes(&tree);
+    if changes.is_empty() {
+        return Ok((index, 0));
+    }
+    let docs: Vec<Doc> = changes
+        .added
+        .par_iter()
+        .map(|&i| file_doc(store, &facts.files[i], tree[i].1))
+        .collect::<Result<_>>()?;
+    let n = docs.len();
+    index.update(&changes.removed, docs)?;
+    Ok((index, n))
+}
+
+/// A file's document: its path, its definitions' names and its text (none for a symlink, a
+/// binary, a file over [`MAX_TEXT_BYTES`], or one that changed or vanished since the scan:
+/// the next rescan indexes it again).
+fn file_doc(store: &Store, f: &FileEntry, key: Key) -> Result<Doc> {
+    let mut names = String::new();
+    for s in &f.facts.symbols {
+        if !matches!(s.kind, Kind::Heading | Kind::Key | Kind::Impl) {
+            names.push_str(&s.name);
+            names.push(' ');
+        }
+    }
+    let mut text = String::new();
+    if let Some(node) = store.node(&f.node_id)?
+        && node.kind == NodeKind::File
+        && node.size <= MAX_TEXT_BYTES
+        && let Ok(bytes) = store.read_content(&node)
+        && !bytes[..bytes.len().min(8192)].contains(&0)
+    {
+        text = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    Ok(Doc {
+        path: f.path.clone(),
+        key,
+        names,
+        text,
+    })
+}
+
+/// [`search`] over the tree `facts` describes, with the index beside the store brought in
+/// step first: what the CLI, the MCP server and the agent's tool call.
+pub fn search_tree(store: &Store, facts: &TreeFacts, req: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+    let (index, _) = sync_index(store, facts, &index_dir(store))?;
+    search(store, facts, &index, req)
+}
+
+/// The files of `facts` that match `req.query`, best first, at most `req.limit`. An empty
+/// list when the query has nothing to look for (only stop words, no identifier).
+pub fn search(
+    store: &Store,
+    facts: &TreeFacts,
+    index: &TextIndex,
+    req: &SearchRequest<'_>,
+) -> Result<Vec<Hit>> {
+    if req.limit == 0 {
         return Ok(Vec::new());
     }
     let in_scope = |f: &FileEntry| match req.filter {
         Some(Filter::Language(l)) => f.language == Some(l),
         _ => true,
     };
-    let mut hits: Vec<(u32, &FileEntry, Scored)> = Vec::new();
-    let mut unmatched = Vec::new();
-    for f in facts.files.iter().filter(|f| in_scope(f)) {
-        let (score, matches) = score_file(f, &terms, req.filter);
-        if score > 0 {
-            hits.push((score, f, matches));
-        } else {
-            unmatched.push(f);
+    if req.ranking == Ranking::Plain {
+        let mut counts: HashMap<String, f32> = HashMap::new();
+        for t in retrieve::query::plain_tokens(req.query) {
+            *counts.entry(t).or_default() += 1.0;
+        }
+        let mut terms: Vec<WeightedTerm> = counts
+            .into_iter()
+            .map(|(token, weight)| WeightedTerm {
+                field: Field3::Text,
+                token,
+                weight,
+            })
+            .collect();
+        terms.sort_by(|a, b| a.token.cmp(&b.token));
+        let mut hits: Vec<(f64, &FileEntry)> = index
+            .search(&terms)?
+            .into_iter()
+            .filter_map(|s| facts.file(&s.path).map(|f| (f64::from(s.score), f)))
+            .filter(|(_, f)| in_scope(f))
+            .collect();
+        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+        hits.truncate(req.limit);
+        return Ok(hits
+            .into_iter()
+            .map(|(score, f)| Hit {
+                path: f.path.clone(),
+                score: round(score),
+                symbols: Vec::new(),
+                why: vec!["bm25".to_owned()],
+            })
+            .collect());
+    }
+
+    let q = TaskQuery::parse(req.query);
+    let short = req.query.split_whitespace().count() <= 3;
+    // A short query is a name or two: every identifier in it is one to look for whole.
+    let mut idents: Vec<(String, usize)> = q.idents.clone();
+    if short {
+        for id in retrieve::tokenize::identifiers(req.query) {
+            if !idents.iter().any(|(i, _)| i == id.text) {
+                idents.push((id.text.to_owned(), 1));
+            }
         }
     }
-    if hits.len() < req.limit && !matches!(req.filter, Some(Filter::Kind(_))) {
-        for f in unmatched {
-            if hits.len() >= req.limit {
-                break;
-            }
-            let Some(frame) = store.path_head(&f.path, req.frame_type)? else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&frame.content);
-            let mut matches = Vec::new();
-            let mut score = 0;
-            for (_, lower) in &terms {
-                let mut found = false;
-                for (i, line) in text.lines().enumerate() {
-                    if contains_ci(line, lower) {
-                        found = true;
-                        matches.push((
-                            10,
-                            Match {
-                                line: Some(i + 1),
-                                text: line.trim().to_owned(),
-                                symbol: None,
-                            },
-                        ));
-                    }
-                }
-                if found {
-                    score += 10;
-                }
-            }
-            if score > 0 {
-                hits.push((score, f, matches));
+    let mut words = q.words.clone();
+    if short {
+        // A short query's words are all meant, stop words or not (`is`, `get`).
+        for t in retrieve::tokenize::token_strings(req.query) {
+            if !words.iter().any(|(w, _)| *w == t) {
+                words.push((t, 2.0));
             }
         }
     }
-    hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
-    hits.truncate(req.limit);
-    Ok(hits
+    let terms = select_terms(index, &words)?;
+    let bm25: HashMap<String, f64> = index
+        .search(&terms)?
         .into_iter()
-        .map(|(score, f, mut matches)| {
-            matches.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.line.cmp(&b.1.line)));
-            matches.dedup_by(|b, a| a.1 == b.1);
+        .map(|s| (s.path, f64::from(s.score)))
+        .collect();
+    let top_bm25 = bm25.values().copied().fold(0.0, f64::max);
+
+    let mut scores: HashMap<&str, Signals> = HashMap::new();
+    for (path, s) in &bm25 {
+        if let Some(f) = facts.file(path) {
+            scores.entry(f.path.as_str()).or_default().text = s / top_bm25.max(f64::MIN_POSITIVE);
+        }
+    }
+
+    // Definitions: each identifier of the query by how rare a definition of that name is.
+    let ident_set: HashMap<&str, usize> = idents.iter().map(|(i, n)| (i.as_str(), *n)).collect();
+    let mut defined_in: HashMap<&str, Vec<&FileEntry>> = HashMap::new();
+    for f in facts.files.iter().filter(|f| in_scope(f)) {
+        let mut seen: HashSet<&str> = HashSet::new();
+        for s in &f.facts.symbols {
+            if matches!(s.kind, Kind::Heading | Kind::Key) {
+                continue;
+            }
+            if let Some((name, _)) = ident_set.get_key_value(s.name.as_str())
+                && seen.insert(name)
+            {
+                defined_in.entry(name).or_default().push(f);
+            }
+        }
+    }
+    let n_files = facts.files.len().max(1) as f64;
+    let mut defs_raw: HashMap<&str, (f64, Vec<&str>)> = HashMap::new();
+    for (name, files) in &defined_in {
+        let idf = (1.0 + n_files / files.len() as f64).ln();
+        let times = ident_set.get(name).copied().unwrap_or(1) as f64;
+        let w = idf * (1.0 + times.ln());
+        for f in files {
+            let e = defs_raw.entry(f.path.as_str()).or_default();
+            e.0 += w;
+            e.1.push(name);
+        }
+    }
+    let top_defs = defs_raw.values().map(|d| d.0).fold(0.0, f64::max);
+    for (path, (w, names)) in defs_raw {
+        let s = scores.entry(path).or_default();
+        s.defs = w / top_defs.max(f64::MIN_POSITIVE);
+        let mut names: Vec<String> = names.into_iter().map(str::to_owned).collect();
+        names.sort_unstable();
+        s.defined = names;
+    }
+
+    // Paths the query points at.
+    let lookup = PathLookup::new(facts);
+    for r in &q.paths {
+        let found = lookup.by_suffix(&r.path);
+        for p in &found {
+            let s = scores.entry(p).or_default();
+            s.path = s.path.max(W_PATH / found.len() as f64);
+            s.named_by.push(r.path.clone());
+        }
+    }
+    for m in &q.modules {
+        let found = lookup.by_module(m);
+        for p in &found {
+            let s = scores.entry(p).or_default();
+            s.path = s.path.max(W_MODULE / found.len() as f64);
+            s.named_by.push(m.replace('/', "."));
+        }
+    }
+    for (id, _) in &idents {
+        let lower = id.to_lowercase();
+        if lower.len() < 3 {
+            continue;
+        }
+        if let Some(paths) = lookup.stems.get(lower.as_str()) {
+            for p in paths {
+                let s = scores.entry(p).or_default();
+                s.stem = W_STEM;
+            }
+        }
+    }
+
+    // Graph: a share of the strongest neighbour's evidence.
+    let graph = Graph::build(store, facts)?;
+    let base: HashMap<&str, f64> = scores.iter().map(|(p, s)| (*p, s.base())).collect();
+    let mut strong: Vec<(&str, f64)> = base.iter().map(|(p, b)| (*p, *b)).collect();
+    strong.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    strong.truncate(32);
+    for (p, b) in strong {
+        for r in graph.related(p) {
+            if let Some(f) = facts.file(&r.path) {
+                let s = scores.entry(f.path.as_str()).or_default();
+                if b * W_GRAPH > s.graph {
+                    s.graph = b * W_GRAPH;
+                    s.near = Some(p.to_owned());
+                }
+            }
+        }
+    }
+
+    // Ordered by evidence, then the prior applied: a prior is at most 1, so once the evidence
+    // left is below the `limit`-th score, nothing further can enter (the result is the one a
+    // prior on every file gives, without a size lookup per file).
+    let mut candidates: Vec<(f64, &FileEntry, &Signals)> = scores
+        .iter()
+        .filter_map(|(p, s)| facts.file(p).map(|f| (s.total(), f, s)))
+        .filter(|(total, f, _)| *total > 0.0 && in_scope(f))
+        .filter(|(_, f, _)| match req.filter {
+            Some(Filter::Kind(k)) => has_kind_match(f, k, &words),
+            _ => true,
+        })
+        .collect();
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+    let mut ranked: Vec<(f64, &FileEntry, &Signals)> = Vec::new();
+    for (total, f, s) in candidates {
+        if ranked.len() >= req.limit && total < ranked[req.limit - 1].0 {
+            break;
+        }
+        let prior = if s.path > 0.0 {
+            1.0
+        } else {
+            prior(&f.path, f.language, size_of(store, f))
+        };
+        ranked.push((total * prior, f, s));
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+    }
+    ranked.truncate(req.limit);
+
+    let term_weights: HashMap<&str, f32> = terms
+        .iter()
+        .filter(|t| t.field == Field3::Text)
+        .map(|t| (t.token.as_str(), t.weight))
+        .collect();
+    Ok(ranked
+        .into_iter()
+        .map(|(score, f, s)| {
+            let content = read_text(store, f);
+            let kind = match req.filter {
+                Some(Filter::Kind(k)) => Some(k),
+                _ => None,
+            };
+            let (symbols, matched) = best_symbols(f, content.as_deref(), &ident_set, &term_weights, kind);
             Hit {
                 path: f.path.clone(),
-                score,
-                matches: matches.into_iter().take(MAX_MATCHES).map(|m| m.1).collect(),
+                score: round(score),
+                symbols,
+                why: s.why(&matched),
             }
         })
         .collect())
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The evidence for one file.
+#[derive(Clone, Debug, Default)]
+struct Signals {
+    text: f64,
+    defs: f64,
+    defined: Vec<String>,
+    path: f64,
+    named_by: Vec<String>,
+    stem: f64,
+    graph: f64,
+    near: Option<String>,
+}
+
+impl Signals {
+    fn base(&self) -> f64 {
+        self.text + W_DEFS * self.defs + self.path + self.stem
+    }
+
+    fn total(&self) -> f64 {
+        self.base() + self.graph
+    }
+
+    fn why(&self, words: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.named_by.is_empty() {
+            out.push(format!("path: {}", self.named_by.join(", ")));
+        }
+        if !self.defined.is_empty() {
+            out.push(format!("defines: {}", self.defined.join(", ")));
+        }
+        if self.stem > 0.0 {
+            out.push("file name".to_owned());
+        }
+        if !words.is_empty() {
+            out.push(format!("words: {}", words.join(", ")));
+        }
+        if let Some(n) = &self.near {
+            out.push(format!("near: {n}"));
+        }
+        out
+    }
+}
+
+/// The query's words worth sending to BM25, each in the three fields: the [`MAX_TERMS`] with
+/// the largest weight times idf over the text field; words no file holds are dropped.
+fn select_terms(index: &TextIndex, words: &[(String, f32)]) -> Result<Vec<WeightedTerm>> {
+    let mut scored: Vec<(f64, &str, f32)> = Vec::new();
+    for (w, weight) in words {
+        let mut df = 0;
+        let mut n = 0;
+        for field in [Field3::Text, Field3::Names, Field3::Path] {
+            let (d, total) = index.doc_freq(field, w)?;
+            df = df.max(d);
+            n = total;
+        }
+        if df == 0 {
+            continue;
+        }
+        let idf = (1.0 + (n as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
+        scored.push((idf * f64::from(*weight), w, *weight));
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.truncate(MAX_TERMS);
+    let mut terms = Vec::with_capacity(scored.len() * 3);
+    for (_, token, weight) in scored {
+        for (field, w) in [
+            (Field3::Text, 1.0),
+            (Field3::Names, W_NAMES),
+            (Field3::Path, W_PATH_WORDS),
+        ] {
+            terms.push(WeightedTerm {
+                field,
+                token: token.to_owned(),
+                weight: weight * w,
+            });
+        }
+    }
+    Ok(terms)
+}
+
+/// Whether `f` has a definition of kind `k` whose name holds a word of the query.
+fn has_kind_match(f: &FileEntry, k: Kind, words: &[(String, f32)]) -> bool {
+    f.facts.symbols.iter().any(|s| {
+        s.kind == k && {
+            let name = s.name.to_lowercase();
+            words.iter().any(|(w, _)| name.contains(w.as_str()))
+        }
+    })
+}
+
+fn size_of(store: &Store, f: &FileEntry) -> usize {
+    store
+        .node(&f.node_id)
+        .ok()
+        .flatten()
+        .map_or(0, |n| usize::try_from(n.size).unwrap_or(usize::MAX))
+}
+
+/// How much a file counts before the evidence for it: a file a fix is likely to touch is
+/// source code of the project itself. Tests, fixtures, docs, examples, benchmarks, vendored
+/// and generated files, files that are not code and huge files count for less.
+pub fn prior(path: &str, language: Option<Language>, size: usize) -> f64 {
+    let lower = path.to_ascii_lowercase();
+    let mut folders: Vec<&str> = lower.split('/').collect();
+    let name = folders.pop().unwrap_or("");
+    let stem = name.split('.').next().unwrap_or(name);
+    let in_folder = |set: &[&str]| folders.iter().any(|d| set.contains(d));
+    let mut p: f64 = 1.0;
+    let test_name = stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || stem == "conftest"
+        || stem == "tests"
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || (name.ends_with(".java") && (stem.ends_with("test") || stem.ends_with("tests")));
+    if test_name
+        || in_folder(&[
+            "test", "tests", "testing", "__tests__", "spec", "specs", "e2e", "testdata",
+            "test_data", "fixtures", "fixture", "__snapshots__", "snapshots",
+        ])
+    {
+        p = p.min(0.3);
+    }
+    if in_folder(&[
+        "doc", "docs", "documentation", "example", "examples", "sample", "samples", "demo",
+        "demos", "bench", "benches", "benchmarks", "asv_bench", "tutorial", "tutorials",
+    ]) {
+        p = p.min(0.4);
+    }
+    if in_folder(&[
+        "vendor", "vendored", "_vendor", "third_party", "thirdparty", "third-party", "external",
+        "extern", "node_modules",
+    ]) || name.ends_with(".min.js")
+        || stem.ends_with("_pb2")
+        || name.ends_with(".pb.go")
+        || name.ends_with(".lock")
+        || name == "package-lock.json"
+    {
+        p = p.min(0.3);
+    }
+    let code = language.is_some_and(|l| {
+        !matches!(l, Language::Markdown | Language::Json | Language::Toml | Language::Yaml)
+    });
+    if !code {
+        p = p.min(0.5);
+    }
+    if size > HUGE_BYTES {
+        p = p.min(0.5);
+    }
+    p
+}
+
+/// The text of a file as the store has it, when it is text of at most [`MAX_TEXT_BYTES`].
+fn read_text(store: &Store, f: &FileEntry) -> Option<String> {
+    let node = store.node(&f.node_id).ok()??;
+    if node.kind != NodeKind::File || node.size > MAX_TEXT_BYTES {
+        return None;
+    }
+    let bytes = store.read_content(&node).ok()?;
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A file's definitions that best match the query, and the query words its text holds (the
+/// heaviest first, at most eight). A definition the query names comes first; then those whose
+/// lines hold the most query words, by weight, per square root of their length, innermost
+/// definitions winning ties.
+fn best_symbols(
+    f: &FileEntry,
+    content: Option<&str>,
+    idents: &HashMap<&str, usize>,
+    weights: &HashMap<&str, f32>,
+    kind: Option<Kind>,
+) -> (Vec<SymbolHit>, Vec<String>) {
+    // Query words per line.
+    let mut line_weight: Vec<f64> = Vec::new();
+    let mut matched: HashMap<&str, f32> = HashMap::new();
+    if let Some(text) = content {
+        for line in text.lines() {
+            let mut w = 0.0;
+            retrieve::tokenize::tokens(line, |t, _, _, _| {
+                if let Some((k, x)) = weights.get_key_value(t) {
+                    w += f64::from(*x);
+                    matched.insert(k, *x);
+                }
+            });
+            line_weight.push(w);
+        }
+    }
+    let mut prefix = vec![0.0; line_weight.len() + 1];
+    for (i, w) in line_weight.iter().enumerate() {
+        prefix[i + 1] = prefix[i] + w;
+    }
+    let mut scored: Vec<(f64, &crate::facts::FactSymbol)> = f
+        .facts
+        .symbols
+        .iter()
+        .filter(|s| kind.is_none_or(|k| s.kind == k))
+        .filter(|s| !matches!(s.kind, Kind::Key | Kind::Impl))
+        .filter_map(|s| {
+            let named = if idents.contains_key(s.name.as_str()) { 1000.0 } else { 0.0 };
+            let start = s.line.clamp(1, prefix.len().max(1)) - 1;
+            let end = s.end_line.max(s.line).min(prefix.len().saturating_sub(1));
+            let body = if end > start { prefix[end] - prefix[start] } else { 0.0 };
+            let len = (end.saturating_sub(start) + 1) as f64;
+            let score = named + body / len.sqrt();
+            (score > 0.0).then_some((score, s))
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| (a.1.end_line - a.1.line.min(a.1.end_line)).cmp(&(b.1.end_line - b.1.line.min(b.1.end_line))))
+            .then_with(|| a.1.line.cmp(&b.1.line))
+    });
+    let symbols = scored
+        .into_iter()
+        .take(MAX_SYMBOLS)
+        .map(|(_, s)| SymbolHit {
+            name: s.name.clone(),
+            kind: s.kind,
+            line_start: s.line,
+            line_end: s.end_line.max(s.line),
+            signature: s.signature.clone(),
+        })
+        .collect();
+    let mut words: Vec<(&str, f32)> = matched.into_iter().collect();
+    words.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    (
+        symbols,
+        words.into_iter().take(8).map(|(w, _)| w.to_owned()).collect(),
+    )
+}
+
+/// The tree's paths, looked up by what a query may say of them.
+struct PathLookup<'a> {
+    paths: Vec<&'a str>,
+    /// file name without extension, lowercase -> paths
+    stems: HashMap<String, Vec<&'a str>>,
+    /// path without extension (and without a trailing `/__init__`, `/mod`, `/index`) -> paths
+    modules: HashMap<&'a str, Vec<&'a str>>,
+}
+
+impl<'a> PathLookup<'a> {
+    fn new(facts: &'a TreeFacts) -> PathLookup<'a> {
+        let mut stems: HashMap<String, Vec<&str>> = HashMap::new();
+        let mut modules: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut paths = Vec::with_capacity(facts.files.len());
+        for f in &facts.files {
+            let p = f.path.as_str();
+            paths.push(p);
+            if f.language.is_none() {
+                continue;
+            }
+            let name = p.rsplit('/').next().unwrap_or(p);
+            let stem = name.split('.').next().unwrap_or(name);
+            stems.entry(stem.to_lowercase()).or_default().push(p);
+            let no_ext = match p.rfind('.') {
+                Some(i) if i > p.rfind('/').map_or(0, |j| j + 1) => &p[..i],
+                _ => p,
+            };
+            let module = ["/__init__", "/mod", "/index"]
+                .iter()
+                .find_map(|s| no_ext.strip_suffix(s))
+                .unwrap_or(no_ext);
+            modules.entry(module).or_default().push(p);
+        }
+        PathLookup {
+            paths,
+            stems,
+            modules,
+        }
+    }
+
+    /// The tree's files that a path from the query names: the tree path is a suffix of it
+    /// at a `/` (an absolute path from someone's machine), or it is a suffix of the tree path
+    /// (a path given from a folder down); the longest such match wins.
+    fn by_suffix(&self, path: &str) -> Vec<&'a str> {
+        let path = path.trim_start_matches('/');
+        let ends_at_slash = |long: &str, short: &str| {
+            long.ends_with(short) && (long.len() == short.len() || long.as_bytes()[long.len() - short.len() - 1] == b'/')
+        };
+        let mut best: Vec<&str> = Vec::new();
+        let mut best_len = 0;
+        for &p in &self.paths {
+            let len = if ends_at_slash(path, p) {
+                p.len()
+            } else if ends_at_slash(p, path) {
+                path.len()
+            } else {
+                continue;
+            };
+            if len > best_len {
+                best_len = len;
+                best.clear();
+            }
+            if len == best_len {
+                best.push(p);
+            }
+        }
+        best
+    }
+
+    /// The files a dotted module names (as a path fragment): the module itself, or the module
+    /// that holds the name after its last dot.
+    fn by_module(&self, fragment: &str) -> Vec<&'a str> {
+        let mut frag = fragment;
+        for _ in 0..2 {
+            let found: Vec<&str> = self
+                .modules
+                .iter()
+                .filter(|(m, _)| {
+                    m.ends_with(frag) && (m.len() == frag.len() || m.as_bytes()[m.len() - frag.len() - 1] == b'/')
+                })
+                .flat_map(|(_, ps)| ps.iter().copied())
+                .collect();
+            if !found.is_empty() {
+                let mut found = found;
+                found.sort_unstable();
+                return found;
+            }
+            match frag.rsplit_once('/') {
+                Some((head, _)) if head.contains('/') => frag = head,
+                _ => break,
+            }
+        }
+        Vec::new()
+    }
 }

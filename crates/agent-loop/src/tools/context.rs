@@ -198,14 +198,14 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
                 .and_then(Value::as_u64)
                 .map_or(20, |n| usize::try_from(n).unwrap_or(usize::MAX));
             let facts = current_facts(&s, TOOL)?;
-            let hits = context::search(
+            let hits = context::search_tree(
                 &s,
                 &facts,
                 &context::SearchRequest {
                     query,
                     limit,
                     filter,
-                    frame_type: "summary",
+                    ranking: context::search::Ranking::Fused,
                 },
             )
             .map_err(|e| handler(TOOL, e))?;
@@ -215,11 +215,14 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
                     json!({
                         "path": h.path,
                         "score": h.score,
-                        "matches": h.matches.iter().map(|m| json!({
-                            "line": m.line,
-                            "text": m.text,
-                            "symbol": m.symbol,
+                        "symbols": h.symbols.iter().map(|s| json!({
+                            "name": s.name,
+                            "kind": s.kind.noun(),
+                            "line_start": s.line_start,
+                            "line_end": s.line_end,
+                            "signature": s.signature,
                         })).collect::<Vec<_>>(),
+                        "why": h.why,
                     })
                 })
                 .collect();

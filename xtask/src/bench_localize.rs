@@ -1,0 +1,299 @@
+//! `cargo xtask bench localize`: how often `merkle search`, given a real issue's text, ranks
+//! the files its real fix changed near the top, against plain BM25 over the same index.
+//!
+//! The instances file holds one JSON object a line: `instance_id`, `repo` (`owner/name`),
+//! `base_commit`, `problem_statement` and `gold_files` (the files the fix changed, tests left
+//! out). For each instance, in file order, the repository's tree at the base commit is laid
+//! out from a bare mirror (`MIRRORS/owner+name/repo`, as the search tool's `fetch` leaves it,
+//! or `MIRRORS/owner+name` itself) with `git archive`, into one folder per repository that
+//! keeps its `.merkle` between instances (so the store, the facts and the index are updated
+//! as a user's would be after a checkout). Then `merkle scan`, `merkle generate --recursive
+//! --offline`, and `merkle --json search - --limit K` with the issue text on standard input,
+//! once fused and once `--ranking plain`.
+//!
+//! Reported for each ranking: acc@1, acc@5 and acc@10 (every gold file within the first k),
+//! MRR (of the first gold file) and the median time of a search (the whole process: a no-op
+//! rescan, the index check and the query).
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value as Json;
+
+use crate::bench::{median, ms, progress};
+
+/// What the bench is run with.
+#[derive(Debug, Clone)]
+pub struct LocalizeConfig {
+    pub instances: PathBuf,
+    pub mirrors: PathBuf,
+    pub merkle: PathBuf,
+    /// Where the trees are laid out (kept); a temporary folder when none.
+    pub work: Option<PathBuf>,
+    /// Only the first N instances.
+    pub take: Option<usize>,
+    /// Per-instance results, one JSON object a line.
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+struct Instance {
+    id: String,
+    repo: String,
+    commit: String,
+    text: String,
+    gold: Vec<String>,
+}
+
+fn instances(path: &Path) -> Result<Vec<Instance>> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let v: Json = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not JSON", path.display(), i + 1))?;
+        let field = |k: &str| -> Result<String> {
+            v.get(k)
+                .and_then(Json::as_str)
+                .map(str::to_owned)
+                .with_context(|| format!("{}:{}: no string field {k:?}", path.display(), i + 1))
+        };
+        let gold = v
+            .get("gold_files")
+            .and_then(Json::as_array)
+            .with_context(|| format!("{}:{}: no array field \"gold_files\"", path.display(), i + 1))?
+            .iter()
+            .filter_map(|g| g.as_str().map(str::to_owned))
+            .collect();
+        out.push(Instance {
+            id: field("instance_id")?,
+            repo: field("repo")?,
+            commit: field("base_commit")?,
+            text: field("problem_statement")?,
+            gold,
+        });
+    }
+    Ok(out)
+}
+
+/// The bare mirror of `repo` under `mirrors`.
+fn mirror(mirrors: &Path, repo: &str) -> Result<PathBuf> {
+    let base = mirrors.join(repo.replace('/', "+"));
+    for candidate in [base.join("repo"), base.clone()] {
+        if candidate.join("objects").is_dir() {
+            return Ok(candidate);
+        }
+    }
+    bail!(
+        "no mirror of {repo} at {} (fetch it first: the search tool's `fetch github:{repo}`)",
+        base.display()
+    )
+}
+
+/// Lays out `commit` of `git_dir` in `tree`, replacing everything but `.merkle`.
+fn checkout(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
+    fs::create_dir_all(tree).with_context(|| format!("creating {}", tree.display()))?;
+    for entry in fs::read_dir(tree).with_context(|| format!("reading {}", tree.display()))? {
+        let entry = entry?;
+        if entry.file_name() == ".merkle" {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        }
+        .with_context(|| format!("removing {}", path.display()))?;
+    }
+    let mut archive = Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["archive", commit])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("running git archive")?;
+    let stdout = archive.stdout.take().context("git archive's stdout")?;
+    let tar = Command::new("tar")
+        .args(["-x", "-C"])
+        .arg(tree)
+        .stdin(stdout)
+        .status()
+        .context("running tar")?;
+    let git = archive.wait()?;
+    if !git.success() || !tar.success() {
+        bail!("git archive {commit} | tar -x failed ({git}, {tar})");
+    }
+    Ok(())
+}
+
+/// Runs `merkle ARGS` in `tree` with `stdin`; its wall time and stdout.
+fn merkle(bin: &Path, tree: &Path, args: &[&str], stdin: Option<&str>) -> Result<(Duration, String)> {
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
+        .current_dir(tree)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().with_context(|| format!("running merkle {}", args.join(" ")))?;
+    if let Some(text) = stdin {
+        let mut input = child.stdin.take().context("merkle's stdin")?;
+        input.write_all(text.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    let elapsed = start.elapsed();
+    if !out.status.success() {
+        bail!(
+            "merkle {} in {} failed with {}: {}",
+            args.join(" "),
+            tree.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok((elapsed, String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+/// One ranking's figures.
+#[derive(Debug, Default, Clone)]
+struct Tally {
+    n: usize,
+    at1: usize,
+    at5: usize,
+    at10: usize,
+    rr: f64,
+    times: Vec<Duration>,
+}
+
+impl Tally {
+    fn add(&mut self, ranked: &[String], gold: &[String], time: Duration) {
+        let rank = |g: &String| ranked.iter().position(|p| p == g);
+        let worst = gold.iter().map(rank).try_fold(0, |w, r| r.map(|r| w.max(r + 1)));
+        let first = gold.iter().filter_map(rank).min();
+        self.n += 1;
+        if let Some(w) = worst {
+            self.at1 += usize::from(w <= 1);
+            self.at5 += usize::from(w <= 5);
+            self.at10 += usize::from(w <= 10);
+        }
+        if let Some(f) = first {
+            self.rr += 1.0 / (f + 1) as f64;
+        }
+        self.times.push(time);
+    }
+
+    fn row(&self, name: &str) -> String {
+        let pct = |k: usize| 100.0 * k as f64 / self.n.max(1) as f64;
+        format!(
+            "| {name} | {} | {:.1}% | {:.1}% | {:.1}% | {:.3} | {} |",
+            self.n,
+            pct(self.at1),
+            pct(self.at5),
+            pct(self.at10),
+            self.rr / self.n.max(1) as f64,
+            ms(median(&self.times)),
+        )
+    }
+}
+
+fn paths_of(json: &str) -> Result<Vec<String>> {
+    let v: Json = serde_json::from_str(json).context("merkle search's JSON")?;
+    Ok(v.as_array()
+        .context("merkle search printed no array")?
+        .iter()
+        .filter_map(|h| h.get("path").and_then(Json::as_str).map(str::to_owned))
+        .collect())
+}
+
+/// Runs the bench; the report, a Markdown table.
+pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
+    let mut all = instances(&config.instances)?;
+    if let Some(n) = config.take {
+        all.truncate(n);
+    }
+    let temp;
+    let work = match &config.work {
+        Some(dir) => dir.clone(),
+        None => {
+            temp = crate::bench::work_dir(None)?;
+            temp.path.clone()
+        }
+    };
+    let mut out = match &config.out {
+        Some(p) => Some(fs::File::create(p).with_context(|| format!("creating {}", p.display()))?),
+        None => None,
+    };
+    let (mut fused, mut plain) = (Tally::default(), Tally::default());
+    let mut prepare = Vec::new();
+    for (i, inst) in all.iter().enumerate() {
+        let git_dir = mirror(&config.mirrors, &inst.repo)?;
+        let tree = work.join(inst.repo.replace('/', "+"));
+        checkout(&git_dir, &inst.commit, &tree)?;
+        let start = Instant::now();
+        merkle(&config.merkle, &tree, &["scan"], None)?;
+        merkle(&config.merkle, &tree, &["generate", "--recursive", "--offline"], None)?;
+        prepare.push(start.elapsed());
+        let (tf, json) = merkle(
+            &config.merkle,
+            &tree,
+            &["--json", "search", "-", "--limit", "10"],
+            Some(&inst.text),
+        )?;
+        let ranked = paths_of(&json)?;
+        fused.add(&ranked, &inst.gold, tf);
+        let (tp, plain_json) = merkle(
+            &config.merkle,
+            &tree,
+            &["--json", "search", "-", "--limit", "10", "--ranking", "plain"],
+            Some(&inst.text),
+        )?;
+        let plain_ranked = paths_of(&plain_json)?;
+        plain.add(&plain_ranked, &inst.gold, tp);
+        let rank = |r: &[String]| {
+            inst.gold
+                .iter()
+                .map(|g| r.iter().position(|p| p == g).map_or("-".to_owned(), |k| (k + 1).to_string()))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        progress(&format!(
+            "{}/{} {}: fused {} plain {} ({} + {})",
+            i + 1,
+            all.len(),
+            inst.id,
+            rank(&ranked),
+            rank(&plain_ranked),
+            ms(tf),
+            ms(tp)
+        ));
+        if let Some(f) = out.as_mut() {
+            let line = serde_json::json!({
+                "instance_id": inst.id,
+                "gold_files": inst.gold,
+                "fused": serde_json::from_str::<Json>(&json)?,
+                "plain": plain_ranked,
+                "fused_ms": tf.as_secs_f64() * 1000.0,
+                "plain_ms": tp.as_secs_f64() * 1000.0,
+            });
+            writeln!(f, "{line}")?;
+        }
+    }
+    let mut report = String::new();
+    writeln!(
+        report,
+        "{} instances from {}; scan + offline generate per checkout: median {}\n",
+        all.len(),
+        config.instances.display(),
+        ms(median(&prepare))
+    )?;
+    writeln!(report, "| ranking | n | acc@1 | acc@5 | acc@10 | MRR | median time per search |")?;
+    writeln!(report, "|---|---|---|---|---|---|---|")?;
+    writeln!(report, "{}", fused.row("merkle search (fused)"))?;
+    writeln!(report, "{}", plain.row("plain BM25 (`--ranking plain`)"))?;
+    Ok(report)
+}
