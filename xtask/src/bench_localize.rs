@@ -38,6 +38,9 @@ pub struct LocalizeConfig {
     pub take: Option<usize>,
     /// Per-instance results, one JSON object a line.
     pub out: Option<PathBuf>,
+    /// A tree per instance (in `work`, kept and reused by a later run as it is) rather than
+    /// one per repository moved from commit to commit.
+    pub per_instance: bool,
 }
 
 #[derive(Debug)]
@@ -52,7 +55,11 @@ struct Instance {
 fn instances(path: &Path) -> Result<Vec<Instance>> {
     let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let v: Json = serde_json::from_str(line)
             .with_context(|| format!("{}:{}: not JSON", path.display(), i + 1))?;
         let field = |k: &str| -> Result<String> {
@@ -64,7 +71,13 @@ fn instances(path: &Path) -> Result<Vec<Instance>> {
         let gold = v
             .get("gold_files")
             .and_then(Json::as_array)
-            .with_context(|| format!("{}:{}: no array field \"gold_files\"", path.display(), i + 1))?
+            .with_context(|| {
+                format!(
+                    "{}:{}: no array field \"gold_files\"",
+                    path.display(),
+                    i + 1
+                )
+            })?
             .iter()
             .filter_map(|g| g.as_str().map(str::to_owned))
             .collect();
@@ -132,15 +145,26 @@ fn checkout(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
 }
 
 /// Runs `merkle ARGS` in `tree` with `stdin`; its wall time and stdout.
-fn merkle(bin: &Path, tree: &Path, args: &[&str], stdin: Option<&str>) -> Result<(Duration, String)> {
+fn merkle(
+    bin: &Path,
+    tree: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Result<(Duration, String)> {
     let mut cmd = Command::new(bin);
     cmd.args(args)
         .current_dir(tree)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let start = Instant::now();
-    let mut child = cmd.spawn().with_context(|| format!("running merkle {}", args.join(" ")))?;
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("running merkle {}", args.join(" ")))?;
     if let Some(text) = stdin {
         let mut input = child.stdin.take().context("merkle's stdin")?;
         input.write_all(text.as_bytes())?;
@@ -173,7 +197,10 @@ struct Tally {
 impl Tally {
     fn add(&mut self, ranked: &[String], gold: &[String], time: Duration) {
         let rank = |g: &String| ranked.iter().position(|p| p == g);
-        let worst = gold.iter().map(rank).try_fold(0, |w, r| r.map(|r| w.max(r + 1)));
+        let worst = gold
+            .iter()
+            .map(rank)
+            .try_fold(0, |w, r| r.map(|r| w.max(r + 1)));
         let first = gold.iter().filter_map(rank).min();
         self.n += 1;
         if let Some(w) = worst {
@@ -232,12 +259,37 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
     let mut prepare = Vec::new();
     for (i, inst) in all.iter().enumerate() {
         let git_dir = mirror(&config.mirrors, &inst.repo)?;
-        let tree = work.join(inst.repo.replace('/', "+"));
-        checkout(&git_dir, &inst.commit, &tree)?;
+        let (tree, ready) = if config.per_instance {
+            let tree = work.join(&inst.id);
+            let marker = work.join(format!("{}.ready", inst.id));
+            let ready = fs::read_to_string(&marker).is_ok_and(|c| c.trim() == inst.commit);
+            if !ready {
+                checkout(&git_dir, &inst.commit, &tree)?;
+            }
+            (tree, Some((marker, ready)))
+        } else {
+            let tree = work.join(inst.repo.replace('/', "+"));
+            checkout(&git_dir, &inst.commit, &tree)?;
+            (tree, None)
+        };
         let start = Instant::now();
-        merkle(&config.merkle, &tree, &["scan"], None)?;
-        merkle(&config.merkle, &tree, &["generate", "--recursive", "--offline"], None)?;
+        if !matches!(ready, Some((_, true))) {
+            merkle(&config.merkle, &tree, &["scan"], None)?;
+            merkle(
+                &config.merkle,
+                &tree,
+                &["generate", "--recursive", "--offline"],
+                None,
+            )?;
+        }
+        // The first search after a checkout brings the index in step (the changed files
+        // indexed again): part of the preparation, not of a query's time.
+        merkle(&config.merkle, &tree, &["search", "index"], None)?;
         prepare.push(start.elapsed());
+        if let Some((marker, false)) = &ready {
+            fs::write(marker, &inst.commit)
+                .with_context(|| format!("writing {}", marker.display()))?;
+        }
         let (tf, json) = merkle(
             &config.merkle,
             &tree,
@@ -249,7 +301,15 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
         let (tp, plain_json) = merkle(
             &config.merkle,
             &tree,
-            &["--json", "search", "-", "--limit", "10", "--ranking", "plain"],
+            &[
+                "--json",
+                "search",
+                "-",
+                "--limit",
+                "10",
+                "--ranking",
+                "plain",
+            ],
             Some(&inst.text),
         )?;
         let plain_ranked = paths_of(&plain_json)?;
@@ -257,7 +317,11 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
         let rank = |r: &[String]| {
             inst.gold
                 .iter()
-                .map(|g| r.iter().position(|p| p == g).map_or("-".to_owned(), |k| (k + 1).to_string()))
+                .map(|g| {
+                    r.iter()
+                        .position(|p| p == g)
+                        .map_or("-".to_owned(), |k| (k + 1).to_string())
+                })
                 .collect::<Vec<_>>()
                 .join(",")
         };
@@ -286,12 +350,15 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
     let mut report = String::new();
     writeln!(
         report,
-        "{} instances from {}; scan + offline generate per checkout: median {}\n",
+        "{} instances from {}; scan + offline generate + index update per checkout: median {}\n",
         all.len(),
         config.instances.display(),
         ms(median(&prepare))
     )?;
-    writeln!(report, "| ranking | n | acc@1 | acc@5 | acc@10 | MRR | median time per search |")?;
+    writeln!(
+        report,
+        "| ranking | n | acc@1 | acc@5 | acc@10 | MRR | median time per search |"
+    )?;
     writeln!(report, "|---|---|---|---|---|---|---|")?;
     writeln!(report, "{}", fused.row("merkle search (fused)"))?;
     writeln!(report, "{}", plain.row("plain BM25 (`--ranking plain`)"))?;

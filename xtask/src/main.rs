@@ -46,6 +46,8 @@ tasks:
       --mirrors DIR     bare mirrors as DIR/owner+name[/repo] (default ../.mirror)
       --take N          only the first N instances
       --keep DIR        lay the trees out in DIR and keep them (reused by a later run)
+      --per-instance    with --keep: a tree per instance, laid out and generated once and
+                        searched as it is by later runs (for comparing rankings quickly)
       --out FILE        per-instance results, one JSON object a line
       --merkle PATH     as for bench scan
   bench llm             llm-core: SSE decoding throughput (10 MB streams) and per-request
@@ -295,8 +297,13 @@ fn bench_localize(args: &[&str]) -> Result<ExitCode> {
     let mut work = None;
     let mut out = None;
     let mut merkle = None;
+    let mut per_instance = false;
     let mut it = args.iter();
     while let Some(&flag) = it.next() {
+        if flag == "--per-instance" {
+            per_instance = true;
+            continue;
+        }
         let value = it
             .next()
             .copied()
@@ -324,6 +331,9 @@ fn bench_localize(args: &[&str]) -> Result<ExitCode> {
         Some(path) => path,
         None => bench::build_merkle(workspace_root())?,
     };
+    if per_instance && work.is_none() {
+        bail!(Usage("--per-instance needs --keep DIR".to_owned()));
+    }
     let config = xtask::bench_localize::LocalizeConfig {
         instances,
         mirrors,
@@ -331,6 +341,7 @@ fn bench_localize(args: &[&str]) -> Result<ExitCode> {
         work,
         take,
         out,
+        per_instance,
     };
     print!("{}", xtask::bench_localize::run_localize(&config)?);
     Ok(ExitCode::SUCCESS)

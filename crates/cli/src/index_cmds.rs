@@ -82,7 +82,10 @@ pub(crate) fn hit_json(h: &Hit) -> Value {
 /// Whether a query has anything to look for beyond stop words.
 fn retrieve_words(query: &str) -> bool {
     let q = context::search::TaskQuery::parse(query);
-    !q.words.is_empty() || !q.idents.is_empty() || !q.paths.is_empty() || query.split_whitespace().count() <= 3
+    !q.words.is_empty()
+        || !q.idents.is_empty()
+        || !q.paths.is_empty()
+        || query.split_whitespace().count() <= 3
 }
 
 pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedArgs) -> Result<()> {
@@ -211,7 +214,10 @@ pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<
         for h in &hits {
             lines.push(format!("{} ({})", h.path, h.score));
             for s in &h.symbols {
-                lines.push(format!("  {}-{}: {}", s.line_start, s.line_end, s.signature));
+                lines.push(format!(
+                    "  {}-{}: {}",
+                    s.line_start, s.line_end, s.signature
+                ));
             }
             if !h.why.is_empty() {
                 lines.push(format!("  why: {}", h.why.join("; ")));

@@ -460,8 +460,13 @@ impl MerkleMcp {
         self.answer(true, move |store, _| {
             let filter = index_cmds::search_filter(p.kind.as_deref())
                 .map_err(|e| anyhow::anyhow!("search: {e}"))?;
-            let hits =
-                index_cmds::run_search(store, &p.query, p.limit.unwrap_or(20), filter, context::search::Ranking::Fused)?;
+            let hits = index_cmds::run_search(
+                store,
+                &p.query,
+                p.limit.unwrap_or(20),
+                filter,
+                context::search::Ranking::Fused,
+            )?;
             Ok(Value::Array(
                 hits.iter().map(index_cmds::hit_json).collect(),
             ))

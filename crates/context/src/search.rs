@@ -7,15 +7,15 @@
 //!
 //! | signal | what it is | weight |
 //! |---|---|---|
-//! | text | BM25 over the path, definition names and text, divided by the best file's | 1 |
-//! | definitions | the query's code identifiers that the file defines, each by how rare a definition of that name is (idf), divided by the best file's | [`W_DEFS`] |
-//! | path | the file is one the query points at: a path or a traceback frame ([`W_PATH`]), a dotted module ([`W_MODULE`]), a code identifier naming its file ([`W_STEM`]) | |
-//! | graph | a share of the best of the above among the files it imports or that import it | [`W_GRAPH`] |
+//! | text | BM25 over the path ([`W_PATH_WORDS`]), definition names ([`W_NAMES`]) and text, of the query's [`MAX_TERMS`] most telling words, with lengths softened ([`LENGTH_SCALE`]), divided by the best file's | 1 |
+//! | definitions | the query's code identifiers that the file defines, each by how rare a definition of that name is (idf) and by its kind (a class over a method), divided by the best file's | [`W_DEFS`] |
+//! | path | the file is one the query points at: a path or a traceback frame ([`W_PATH`], the deepest frames most), a bare file name (half that), a dotted module ([`W_MODULE`]), a code identifier ([`W_STEM`]) or a word ([`W_WORD_STEM`]) naming its file | |
+//! | graph | a share of the evidence of the best [`GRAPH_SEEDS`] files, given to the files they import and that import them | [`W_GRAPH`] |
 //!
 //! and multiplies the sum by a prior ([`prior`]): tests, fixtures, docs and examples, vendored
-//! and generated files, files that are not code and huge files count for less, unless the
-//! query points at them by path. Ties go by path. The order is a function of the query and the
-//! tree alone: `limit` only cuts it.
+//! and generated files, files that are not code, huge files and, a little, small ones count
+//! for less, unless the query points at them by path. Ties go by path. The order is a function
+//! of the query and the tree alone: `limit` only cuts it.
 //!
 //! In each file, the definitions listed are those the query names, then those whose lines
 //! hold the most of the query's words (function-level localisation), each with its line span;
@@ -23,7 +23,7 @@
 //!
 //! [`Ranking::Plain`] is the baseline a benchmark compares against: BM25 over the text field
 //! alone, the query cut into plain lowercase words, no priors, no graph, no definitions.
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use merkle_store::{NodeKind, Store};
@@ -122,23 +122,33 @@ pub const MAX_SYMBOLS: usize = 5;
 pub const MAX_TERMS: usize = 64;
 
 /// Weight of the definitions signal.
-pub const W_DEFS: f64 = 1.0;
+pub const W_DEFS: f64 = 0.5;
 /// Weight of a path the query names (a traceback frame, `src/x.py`, `x.py:12`).
 pub const W_PATH: f64 = 1.5;
 /// Weight of a dotted module name that names the file (`sympy.printing.latex`).
 pub const W_MODULE: f64 = 0.8;
 /// Weight of a code identifier of the query that is the file's name without extension.
 pub const W_STEM: f64 = 0.3;
+/// Weight of a word of the query that names a file (`pretty` for `pretty.py`).
+pub const W_WORD_STEM: f64 = 0.2;
 /// Weight of the graph signal.
 pub const W_GRAPH: f64 = 0.25;
+/// How many of the best files share their evidence with the files they import and that
+/// import them.
+pub const GRAPH_SEEDS: usize = 32;
+/// BM25's average field lengths are taken as this many times what they are: a fix lands in
+/// big files more often than BM25's length normalisation assumes.
+pub const LENGTH_SCALE: f64 = 3.0;
 /// Field weights of BM25 in the fused ranking: a word in a definition's name or in the path
 /// says more about a file than one in its text.
-const W_NAMES: f32 = 2.0;
-const W_PATH_WORDS: f32 = 1.5;
+pub const W_NAMES: f32 = 2.0;
+pub const W_PATH_WORDS: f32 = 1.5;
 /// Files larger than this are indexed by path and names only.
 pub const MAX_TEXT_BYTES: u64 = 1 << 20;
 /// Files larger than this are huge (bundles, generated tables): the prior counts them less.
 const HUGE_BYTES: usize = 256 << 10;
+/// Code files smaller than this count for a little less (see [`prior`]).
+const SMALL_BYTES: usize = 5000;
 
 /// The folder of the index beside a store.
 pub fn index_dir(store: &Store) -> std::path::PathBuf {
@@ -284,7 +294,7 @@ pub fn search(
     }
     let terms = select_terms(index, &words)?;
     let bm25: HashMap<String, f64> = index
-        .search(&terms)?
+        .search_scaled(&terms, LENGTH_SCALE)?
         .into_iter()
         .map(|s| (s.path, f64::from(s.score)))
         .collect();
@@ -299,18 +309,20 @@ pub fn search(
 
     // Definitions: each identifier of the query by how rare a definition of that name is.
     let ident_set: HashMap<&str, usize> = idents.iter().map(|(i, n)| (i.as_str(), *n)).collect();
-    let mut defined_in: HashMap<&str, Vec<&FileEntry>> = HashMap::new();
+    let mut defined_in: HashMap<&str, Vec<(&FileEntry, f64)>> = HashMap::new();
     for f in facts.files.iter().filter(|f| in_scope(f)) {
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut seen: HashMap<&str, f64> = HashMap::new();
         for s in &f.facts.symbols {
             if matches!(s.kind, Kind::Heading | Kind::Key) {
                 continue;
             }
-            if let Some((name, _)) = ident_set.get_key_value(s.name.as_str())
-                && seen.insert(name)
-            {
-                defined_in.entry(name).or_default().push(f);
+            if let Some((name, _)) = ident_set.get_key_value(s.name.as_str()) {
+                let w = seen.entry(name).or_default();
+                *w = w.max(kind_weight(s.kind));
             }
+        }
+        for (name, w) in seen {
+            defined_in.entry(name).or_default().push((f, w));
         }
     }
     let n_files = facts.files.len().max(1) as f64;
@@ -319,9 +331,9 @@ pub fn search(
         let idf = (1.0 + n_files / files.len() as f64).ln();
         let times = ident_set.get(name).copied().unwrap_or(1) as f64;
         let w = idf * (1.0 + times.ln());
-        for f in files {
+        for (f, kw) in files {
             let e = defs_raw.entry(f.path.as_str()).or_default();
-            e.0 += w;
+            e.0 += w * kw;
             e.1.push(name);
         }
     }
@@ -336,11 +348,28 @@ pub fn search(
 
     // Paths the query points at.
     let lookup = PathLookup::new(facts);
+    // A path with a line is a traceback frame or a compiler's message: the later ones are
+    // nearer where the error was raised. A bare file name says less than a path.
+    let framed = q.paths.iter().filter(|r| r.line.is_some()).count();
+    let mut frame = 0;
     for r in &q.paths {
         let found = lookup.by_suffix(&r.path);
+        let mut w = W_PATH / found.len().max(1) as f64;
+        if r.line.is_some() {
+            frame += 1;
+            w *= 1.0 - 0.5 * (1.0 - frame as f64 / framed as f64);
+        }
+        let bare = !r.path.contains('/');
+        if bare {
+            w *= 0.5;
+        }
         for p in &found {
             let s = scores.entry(p).or_default();
-            s.path = s.path.max(W_PATH / found.len() as f64);
+            if bare {
+                s.bare = s.bare.max(w);
+            } else {
+                s.path = s.path.max(w);
+            }
             s.named_by.push(r.path.clone());
         }
     }
@@ -364,13 +393,34 @@ pub fn search(
             }
         }
     }
+    // A word of the query that is a file's name: a topic (`pretty printing`, `formatting`),
+    // counted by its weight in the query and shared among the files of that name.
+    {
+        let top_w = words
+            .iter()
+            .map(|(_, w)| *w)
+            .fold(0.0f32, f32::max)
+            .max(1.0);
+        for (w, qw) in &words {
+            if w.len() < 4 {
+                continue;
+            }
+            if let Some(paths) = lookup.stems.get(w.as_str()) {
+                let share = W_WORD_STEM * f64::from(*qw / top_w) / (paths.len() as f64).sqrt();
+                for p in paths {
+                    let s = scores.entry(p).or_default();
+                    s.stem = s.stem.max(share);
+                }
+            }
+        }
+    }
 
     // Graph: a share of the strongest neighbour's evidence.
     let graph = Graph::build(store, facts)?;
     let base: HashMap<&str, f64> = scores.iter().map(|(p, s)| (*p, s.base())).collect();
     let mut strong: Vec<(&str, f64)> = base.iter().map(|(p, b)| (*p, *b)).collect();
     strong.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    strong.truncate(32);
+    strong.truncate(GRAPH_SEEDS);
     for (p, b) in strong {
         for r in graph.related(p) {
             if let Some(f) = facts.file(&r.path) {
@@ -424,7 +474,8 @@ pub fn search(
                 Some(Filter::Kind(k)) => Some(k),
                 _ => None,
             };
-            let (symbols, matched) = best_symbols(f, content.as_deref(), &ident_set, &term_weights, kind);
+            let (symbols, matched) =
+                best_symbols(f, content.as_deref(), &ident_set, &term_weights, kind);
             Hit {
                 path: f.path.clone(),
                 score: round(score),
@@ -448,13 +499,15 @@ struct Signals {
     path: f64,
     named_by: Vec<String>,
     stem: f64,
+    /// A bare file name the query names (no folder): counted like a path, but the prior holds.
+    bare: f64,
     graph: f64,
     near: Option<String>,
 }
 
 impl Signals {
     fn base(&self) -> f64 {
-        self.text + W_DEFS * self.defs + self.path + self.stem
+        self.text + W_DEFS * self.defs + self.path + self.bare + self.stem
     }
 
     fn total(&self) -> f64 {
@@ -540,6 +593,26 @@ fn size_of(store: &Store, f: &FileEntry) -> usize {
 /// How much a file counts before the evidence for it: a file a fix is likely to touch is
 /// source code of the project itself. Tests, fixtures, docs, examples, benchmarks, vendored
 /// and generated files, files that are not code and huge files count for less.
+/// How much a definition of a name says a file is about it: a type's or a function's more
+/// than a method's of the same name, a method's more than a variable's.
+fn kind_weight(kind: Kind) -> f64 {
+    match kind {
+        Kind::Struct
+        | Kind::Enum
+        | Kind::Union
+        | Kind::Type
+        | Kind::Trait
+        | Kind::Interface
+        | Kind::Class
+        | Kind::Module
+        | Kind::Namespace
+        | Kind::Macro => 1.0,
+        Kind::Function => 0.9,
+        Kind::Method => 0.6,
+        _ => 0.3,
+    }
+}
+
 pub fn prior(path: &str, language: Option<Language>, size: usize) -> f64 {
     let lower = path.to_ascii_lowercase();
     let mut folders: Vec<&str> = lower.split('/').collect();
@@ -557,21 +630,52 @@ pub fn prior(path: &str, language: Option<Language>, size: usize) -> f64 {
         || (name.ends_with(".java") && (stem.ends_with("test") || stem.ends_with("tests")));
     if test_name
         || in_folder(&[
-            "test", "tests", "testing", "__tests__", "spec", "specs", "e2e", "testdata",
-            "test_data", "fixtures", "fixture", "__snapshots__", "snapshots",
+            "test",
+            "tests",
+            "testing",
+            "__tests__",
+            "spec",
+            "specs",
+            "e2e",
+            "testdata",
+            "test_data",
+            "fixtures",
+            "fixture",
+            "__snapshots__",
+            "snapshots",
         ])
     {
         p = p.min(0.3);
     }
     if in_folder(&[
-        "doc", "docs", "documentation", "example", "examples", "sample", "samples", "demo",
-        "demos", "bench", "benches", "benchmarks", "asv_bench", "tutorial", "tutorials",
+        "doc",
+        "docs",
+        "documentation",
+        "example",
+        "examples",
+        "sample",
+        "samples",
+        "demo",
+        "demos",
+        "bench",
+        "benches",
+        "benchmarks",
+        "asv_bench",
+        "tutorial",
+        "tutorials",
     ]) {
         p = p.min(0.4);
     }
     if in_folder(&[
-        "vendor", "vendored", "_vendor", "third_party", "thirdparty", "third-party", "external",
-        "extern", "node_modules",
+        "vendor",
+        "vendored",
+        "_vendor",
+        "third_party",
+        "thirdparty",
+        "third-party",
+        "external",
+        "extern",
+        "node_modules",
     ]) || name.ends_with(".min.js")
         || stem.ends_with("_pb2")
         || name.ends_with(".pb.go")
@@ -581,13 +685,21 @@ pub fn prior(path: &str, language: Option<Language>, size: usize) -> f64 {
         p = p.min(0.3);
     }
     let code = language.is_some_and(|l| {
-        !matches!(l, Language::Markdown | Language::Json | Language::Toml | Language::Yaml)
+        !matches!(
+            l,
+            Language::Markdown | Language::Json | Language::Toml | Language::Yaml
+        )
     });
     if !code {
         p = p.min(0.5);
     }
     if size > HUGE_BYTES {
         p = p.min(0.5);
+    }
+    // A small file is less often where a change lands than a file of substance (and BM25's
+    // length normalisation favours it): below SMALL_BYTES, code counts by a root of its size.
+    if code && size < SMALL_BYTES {
+        p *= (size.max(1) as f64 / SMALL_BYTES as f64).powf(0.2);
     }
     p
 }
@@ -642,20 +754,24 @@ fn best_symbols(
         .filter(|s| kind.is_none_or(|k| s.kind == k))
         .filter(|s| !matches!(s.kind, Kind::Key | Kind::Impl))
         .filter_map(|s| {
-            let named = if idents.contains_key(s.name.as_str()) { 1000.0 } else { 0.0 };
             let start = s.line.clamp(1, prefix.len().max(1)) - 1;
             let end = s.end_line.max(s.line).min(prefix.len().saturating_sub(1));
-            let body = if end > start { prefix[end] - prefix[start] } else { 0.0 };
+            let body = if end > start {
+                prefix[end] - prefix[start]
+            } else {
+                0.0
+            };
             let len = (end.saturating_sub(start) + 1) as f64;
-            let score = named + body / len.sqrt();
+            // A definition the query names outranks any other; among those, the innermost.
+            let score = if idents.contains_key(s.name.as_str()) {
+                1e6 / len
+            } else {
+                body / len.sqrt()
+            };
             (score > 0.0).then_some((score, s))
         })
         .collect();
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| (a.1.end_line - a.1.line.min(a.1.end_line)).cmp(&(b.1.end_line - b.1.line.min(b.1.end_line))))
-            .then_with(|| a.1.line.cmp(&b.1.line))
-    });
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.line.cmp(&b.1.line)));
     let symbols = scored
         .into_iter()
         .take(MAX_SYMBOLS)
@@ -671,7 +787,11 @@ fn best_symbols(
     words.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     (
         symbols,
-        words.into_iter().take(8).map(|(w, _)| w.to_owned()).collect(),
+        words
+            .into_iter()
+            .take(8)
+            .map(|(w, _)| w.to_owned())
+            .collect(),
     )
 }
 
@@ -721,7 +841,9 @@ impl<'a> PathLookup<'a> {
     fn by_suffix(&self, path: &str) -> Vec<&'a str> {
         let path = path.trim_start_matches('/');
         let ends_at_slash = |long: &str, short: &str| {
-            long.ends_with(short) && (long.len() == short.len() || long.as_bytes()[long.len() - short.len() - 1] == b'/')
+            long.ends_with(short)
+                && (long.len() == short.len()
+                    || long.as_bytes()[long.len() - short.len() - 1] == b'/')
         };
         let mut best: Vec<&str> = Vec::new();
         let mut best_len = 0;
@@ -753,7 +875,8 @@ impl<'a> PathLookup<'a> {
                 .modules
                 .iter()
                 .filter(|(m, _)| {
-                    m.ends_with(frag) && (m.len() == frag.len() || m.as_bytes()[m.len() - frag.len() - 1] == b'/')
+                    m.ends_with(frag)
+                        && (m.len() == frag.len() || m.as_bytes()[m.len() - frag.len() - 1] == b'/')
                 })
                 .flat_map(|(_, ps)| ps.iter().copied())
                 .collect();

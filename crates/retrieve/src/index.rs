@@ -21,11 +21,14 @@ use std::time::{Duration, Instant};
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, INDEXED, IndexRecordOption, FAST, Schema, TextFieldIndexing, TextOptions,
+    FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::{DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentOrdinal, SegmentReader, TantivyDocument, Term};
+use tantivy::{
+    DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentOrdinal, SegmentReader,
+    TantivyDocument, Term,
+};
 
 use crate::error::{Error, Result};
 use crate::tokenize::IdentTokenizer;
@@ -143,7 +146,9 @@ impl Manifest {
             *b = rest;
             Some(head)
         }
-        let u64_of = |b: &mut &[u8]| -> Option<u64> { Some(u64::from_le_bytes(take(b, 8)?.try_into().ok()?)) };
+        let u64_of = |b: &mut &[u8]| -> Option<u64> {
+            Some(u64::from_le_bytes(take(b, 8)?.try_into().ok()?))
+        };
         let next_slot = u64_of(&mut b)?;
         let n = u64_of(&mut b)?;
         // Each entry takes at least 44 bytes: a larger count is damage.
@@ -224,15 +229,19 @@ impl TextIndex {
         let (schema, fields) = schema();
         let directory = MmapDirectory::open(dir).map_err(|e| tantivy_err(dir, e))?;
         let index = Index::open_or_create(directory, schema).map_err(|e| tantivy_err(dir, e))?;
-        index
-            .tokenizers()
-            .register(IDENT, tantivy::tokenizer::TextAnalyzer::from(IdentTokenizer));
+        index.tokenizers().register(
+            IDENT,
+            tantivy::tokenizer::TextAnalyzer::from(IdentTokenizer),
+        );
         let meta = index.load_metas().map_err(|e| tantivy_err(dir, e))?;
         let (manifest, manifest_hash) = match meta.payload.as_deref() {
             None if meta.segments.is_empty() => (Manifest::default(), None),
             None => return Ok(None),
             Some(payload) => {
-                let Some(hash) = payload.strip_prefix(VERSION).and_then(|r| r.strip_prefix(' ')) else {
+                let Some(hash) = payload
+                    .strip_prefix(VERSION)
+                    .and_then(|r| r.strip_prefix(' '))
+                else {
                     return Ok(None);
                 };
                 let Ok(bytes) = fs::read(manifest_file(dir, hash)) else {
@@ -294,7 +303,8 @@ impl TextIndex {
         }
         if present < self.manifest.entries.len() {
             // Some indexed paths are gone; only then are the tree's paths gathered.
-            let paths: std::collections::HashSet<&str> = tree.iter().map(|(p, _)| p.as_str()).collect();
+            let paths: std::collections::HashSet<&str> =
+                tree.iter().map(|(p, _)| p.as_str()).collect();
             changes.removed = self
                 .manifest
                 .entries
@@ -314,7 +324,9 @@ impl TextIndex {
             return Ok(());
         }
         let dir = self.dir.clone();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4);
         let mut writer = self.writer(threads)?;
         let mut manifest = self.manifest.clone();
         let f = self.fields;
@@ -406,6 +418,13 @@ impl TextIndex {
     /// of the term's BM25 score in its field (k1 = 1.2, b = 0.75, each field its own lengths
     /// and frequencies) times the term's weight. In no particular order.
     pub fn search(&self, terms: &[WeightedTerm]) -> Result<Vec<Scored>> {
+        self.search_scaled(terms, 1.0)
+    }
+
+    /// As [`TextIndex::search`], with each field's average length taken as `length_scale`
+    /// times what it is: above 1, a long file is held less against its matches (BM25's
+    /// length normalisation softened; a fix is more often in a big file than BM25 assumes).
+    pub fn search_scaled(&self, terms: &[WeightedTerm], length_scale: f64) -> Result<Vec<Scored>> {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
@@ -413,14 +432,22 @@ impl TextIndex {
             .iter()
             .map(|t| {
                 let term = Term::from_field_text(self.field(t.field), &t.token);
-                let q: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                (Occur::Should, Box::new(BoostQuery::new(q, t.weight)) as Box<dyn Query>)
+                let q: Box<dyn Query> =
+                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                (
+                    Occur::Should,
+                    Box::new(BoostQuery::new(q, t.weight)) as Box<dyn Query>,
+                )
             })
             .collect();
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
+        let stats = ScaledLengths {
+            searcher: &searcher,
+            scale: length_scale,
+        };
         let found = searcher
-            .search(&query, &AllScores)
+            .search_with_statistics_provider(&query, &AllScores, &stats)
             .map_err(|e| tantivy_err(&self.dir, e))?;
         Ok(found
             .into_iter()
@@ -461,6 +488,27 @@ fn clear(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The searcher's statistics, with every field's token count scaled.
+struct ScaledLengths<'a> {
+    searcher: &'a tantivy::Searcher,
+    scale: f64,
+}
+
+impl Bm25StatisticsProvider for ScaledLengths<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        let n = self.searcher.total_num_tokens(field)?;
+        Ok((n as f64 * self.scale).round() as u64)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        self.searcher.total_num_docs()
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        Bm25StatisticsProvider::doc_freq(self.searcher, term)
+    }
+}
+
 /// Every matching document's slot and score.
 struct AllScores;
 
@@ -473,7 +521,11 @@ impl Collector for AllScores {
     type Fruit = Vec<(u64, Score)>;
     type Child = SegmentScores;
 
-    fn for_segment(&self, _: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<SegmentScores> {
+    fn for_segment(
+        &self,
+        _: SegmentOrdinal,
+        segment: &SegmentReader,
+    ) -> tantivy::Result<SegmentScores> {
         Ok(SegmentScores {
             slots: segment.fast_fields().u64("slot")?,
             out: Vec::new(),

@@ -47,36 +47,274 @@ const EXTENSIONS: &[&str] = &[
 
 /// English words that say nothing about where code is.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "actual", "after", "again", "against", "all", "also", "am", "an", "and",
-    "any", "are", "as", "at", "be", "because", "been", "before", "behavior", "behaviour", "being",
-    "below", "between", "both", "bug", "but", "by", "can", "cannot", "code", "could", "did", "do",
-    "does", "doing", "don", "down", "during", "each", "else", "etc", "even", "ever", "every",
-    "example", "expected", "few", "following", "for", "from", "further", "get", "got", "had",
-    "has", "have", "having", "he", "hello", "her", "here", "hers", "hi", "him", "his", "how",
-    "however", "i", "if", "in", "instead", "into", "is", "isn", "issue", "it", "its", "itself",
-    "just", "let", "like", "ll", "may", "me", "might", "more", "most", "much", "must", "my",
-    "need", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "or", "other",
-    "our", "ours", "out", "output", "over", "own", "please", "problem", "re", "really", "same",
-    "see", "seems", "she", "should", "since", "so", "some", "something", "still", "such", "than",
-    "thank", "thanks", "that", "the", "their", "them", "then", "there", "these", "they", "think",
-    "this", "those", "though", "through", "to", "too", "under", "until", "up", "us", "use", "used",
-    "using", "ve", "version", "very", "want", "was", "way", "we", "well", "were", "what", "when",
-    "where", "which", "while", "who", "whom", "why", "will", "with", "work", "working", "works",
-    "would", "yet", "you", "your", "yours",
+    "a",
+    "about",
+    "above",
+    "actual",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "behavior",
+    "behaviour",
+    "being",
+    "below",
+    "between",
+    "both",
+    "bug",
+    "but",
+    "by",
+    "can",
+    "cannot",
+    "code",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "don",
+    "down",
+    "during",
+    "each",
+    "else",
+    "etc",
+    "even",
+    "ever",
+    "every",
+    "example",
+    "expected",
+    "few",
+    "following",
+    "for",
+    "from",
+    "further",
+    "get",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "hello",
+    "her",
+    "here",
+    "hers",
+    "hi",
+    "him",
+    "his",
+    "how",
+    "however",
+    "i",
+    "if",
+    "in",
+    "instead",
+    "into",
+    "is",
+    "isn",
+    "issue",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "let",
+    "like",
+    "ll",
+    "may",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "need",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "out",
+    "output",
+    "over",
+    "own",
+    "please",
+    "problem",
+    "re",
+    "really",
+    "same",
+    "see",
+    "seems",
+    "she",
+    "should",
+    "since",
+    "so",
+    "some",
+    "something",
+    "still",
+    "such",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "think",
+    "this",
+    "those",
+    "though",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "us",
+    "use",
+    "used",
+    "using",
+    "ve",
+    "version",
+    "very",
+    "want",
+    "was",
+    "way",
+    "we",
+    "well",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "work",
+    "working",
+    "works",
+    "would",
+    "yet",
+    "you",
+    "your",
+    "yours",
 ];
 
 /// Python and other languages' keywords and builtins: in a code block they are code, but not
 /// names anyone defines.
 const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
-    "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-    "while", "with", "yield", "self", "cls", "print", "len", "str", "int", "float", "list",
-    "dict", "set", "tuple", "range", "type", "object", "bool", "isinstance", "super", "fn",
-    "let", "mut", "pub", "impl", "use", "mod", "struct", "enum", "match", "const", "static",
-    "func", "var", "function", "return", "new", "this", "null", "true", "false", "void",
-    "public", "private", "protected", "Traceback", "File", "line", "Error", "most", "recent",
-    "call", "last",
+    "False",
+    "None",
+    "True",
+    "and",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "break",
+    "class",
+    "continue",
+    "def",
+    "del",
+    "elif",
+    "else",
+    "except",
+    "finally",
+    "for",
+    "from",
+    "global",
+    "if",
+    "import",
+    "in",
+    "is",
+    "lambda",
+    "nonlocal",
+    "not",
+    "or",
+    "pass",
+    "raise",
+    "return",
+    "try",
+    "while",
+    "with",
+    "yield",
+    "self",
+    "cls",
+    "print",
+    "len",
+    "str",
+    "int",
+    "float",
+    "list",
+    "dict",
+    "set",
+    "tuple",
+    "range",
+    "type",
+    "object",
+    "bool",
+    "isinstance",
+    "super",
+    "fn",
+    "let",
+    "mut",
+    "pub",
+    "impl",
+    "use",
+    "mod",
+    "struct",
+    "enum",
+    "match",
+    "const",
+    "static",
+    "func",
+    "var",
+    "function",
+    "return",
+    "new",
+    "this",
+    "null",
+    "true",
+    "false",
+    "void",
+    "public",
+    "private",
+    "protected",
+    "Traceback",
+    "File",
+    "line",
+    "Error",
+    "most",
+    "recent",
+    "call",
+    "last",
 ];
 
 /// Whether `word` (lowercase) is an English stop word.
@@ -120,13 +358,21 @@ impl TaskQuery {
             let after = bytes.get(end).copied();
             let in_code = code.iter().any(|&(s, e)| s <= id.offset && end <= e);
             let called = after == Some(b'(');
-            let dotted = before == Some(b'.') || (after == Some(b'.') && bytes.get(end + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_'));
+            let dotted = before == Some(b'.')
+                || (after == Some(b'.')
+                    && bytes
+                        .get(end + 1)
+                        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_'));
             let first_upper = id.text.starts_with(|c: char| c.is_ascii_uppercase());
             let is_code = !is_keyword(id.text)
                 && id.text.chars().next().is_some_and(|c| !c.is_ascii_digit())
                 && (looks_like_code(id.text)
                     || ((in_code || called || dotted) && id.text.len() > 1)
-                    || (first_upper && id.text[1..].contains(|c: char| c.is_ascii_lowercase()) && id.text.len() > 2 && before != Some(b' ') && after == Some(b'.')));
+                    || (first_upper
+                        && id.text[1..].contains(|c: char| c.is_ascii_lowercase())
+                        && id.text.len() > 2
+                        && before != Some(b' ')
+                        && after == Some(b'.')));
             if is_code {
                 match ident_at.get(id.text) {
                     Some(&i) => idents[i].1 += 1,
@@ -151,7 +397,11 @@ impl TaskQuery {
             .into_iter()
             .map(|(t, n)| {
                 let w = 1.0 + (n as f32).ln();
-                let w = if code_tokens.contains_key(&t) { 2.0 * w } else { w };
+                let w = if code_tokens.contains_key(&t) {
+                    2.0 * w
+                } else {
+                    w
+                };
                 (t, w)
             })
             .collect();
@@ -226,7 +476,10 @@ fn path_refs(text: &str) -> Vec<PathRef> {
         }
         if line.is_none() {
             // A Python traceback: `File "x.py", line 67, in f`.
-            let after = rest.trim_start_matches(['"', '\'']).trim_start_matches(',').trim_start();
+            let after = rest
+                .trim_start_matches(['"', '\''])
+                .trim_start_matches(',')
+                .trim_start();
             if let Some(n) = after.strip_prefix("line ") {
                 let digits: String = n.chars().take_while(|c| c.is_ascii_digit()).collect();
                 line = digits.parse().ok();
@@ -246,13 +499,25 @@ fn modules(text: &str) -> Vec<String> {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        if !(b[i].is_ascii_lowercase() || b[i] == b'_') || (i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.' || b[i - 1] == b'/')) {
+        if !(b[i].is_ascii_lowercase() || b[i] == b'_')
+            || (i > 0
+                && (b[i - 1].is_ascii_alphanumeric()
+                    || b[i - 1] == b'_'
+                    || b[i - 1] == b'.'
+                    || b[i - 1] == b'/'))
+        {
             i += 1;
             continue;
         }
         let start = i;
         let mut segments = 1;
-        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || (b[i] == b'.' && b.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_'))) {
+        while i < b.len()
+            && (b[i].is_ascii_alphanumeric()
+                || b[i] == b'_'
+                || (b[i] == b'.'
+                    && b.get(i + 1)
+                        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')))
+        {
             if b[i] == b'.' {
                 segments += 1;
             }
@@ -302,9 +567,18 @@ mod tests {
         assert_eq!(
             q.paths,
             vec![
-                PathRef { path: "/home/me/site-packages/requests/models.py".into(), line: Some(67) },
-                PathRef { path: "src/lib.rs".into(), line: Some(12) },
-                PathRef { path: "foo.py".into(), line: None },
+                PathRef {
+                    path: "/home/me/site-packages/requests/models.py".into(),
+                    line: Some(67)
+                },
+                PathRef {
+                    path: "src/lib.rs".into(),
+                    line: Some(12)
+                },
+                PathRef {
+                    path: "foo.py".into(),
+                    line: None
+                },
             ]
         );
         assert_eq!(q.modules, ["response/text", "sympy/printing/latex"]);

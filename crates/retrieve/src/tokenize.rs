@@ -67,7 +67,9 @@ pub fn parts(ident: &str) -> Vec<(usize, usize)> {
             let prev = chars[k - 1].1;
             let next_lower = chars.get(k + 1).is_some_and(|&(_, n)| n.is_lowercase());
             let boundary = c.is_uppercase()
-                && (prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower));
+                && (prev.is_lowercase()
+                    || prev.is_ascii_digit()
+                    || (prev.is_uppercase() && next_lower));
             if boundary {
                 out.push((s, i));
                 start = Some(i);
@@ -190,10 +192,27 @@ mod tests {
 
     #[test]
     fn identifiers_are_whole_then_parts() {
-        check("resolve_redirects", &["resolve_redirects", "resolve", "redirects"]);
-        check("HTTPServer.getUserId()", &["httpserver", "http", "server", "getuserid", "get", "user", "id"]);
+        check(
+            "resolve_redirects",
+            &["resolve_redirects", "resolve", "redirects"],
+        );
+        check(
+            "HTTPServer.getUserId()",
+            &[
+                "httpserver",
+                "http",
+                "server",
+                "getuserid",
+                "get",
+                "user",
+                "id",
+            ],
+        );
         check("a is the x", &["is", "the"]);
-        check("utf8 Latin1Codec", &["utf8", "latin1codec", "latin1", "codec"]);
+        check(
+            "utf8 Latin1Codec",
+            &["utf8", "latin1codec", "latin1", "codec"],
+        );
         check("__init__ _x", &["__init__", "init", "_x"]);
         check("Ünïcode_naïve", &["ünïcode_naïve", "ünïcode", "naïve"]);
         check(&"z".repeat(MAX_TOKEN + 1), &[]);
