@@ -183,10 +183,11 @@ fn query_label(query: &str) -> String {
 
 pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<()> {
     let query = if args.query == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        // A query is read as text; bytes that are not UTF-8 (a pasted binary) become U+FFFD.
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
             .context("reading the query from standard input")?;
-        text
+        String::from_utf8_lossy(&bytes).into_owned()
     } else {
         args.query.clone()
     };

@@ -630,13 +630,17 @@ fn search_symbols_and_related_files_answer_json_and_see_edits() {
 
     let hits: Value = serde_json::from_str(&fx.ok("search_symbols", json!({"query": "answer"})))
         .expect("search answers JSON");
+    assert_eq!(hits[0]["path"], json!("src/lib.rs"), "{hits}");
     assert_eq!(
-        hits,
-        json!([{
-            "path": "src/lib.rs",
-            "score": 103,
-            "matches": [{"line": 1, "text": "pub fn answer() -> u32", "symbol": "answer"}],
-        }])
+        hits[0]["symbols"][0],
+        json!({
+            "name": "answer", "kind": "function", "line_start": 1, "line_end": 3,
+            "signature": "pub fn answer() -> u32",
+        })
+    );
+    assert!(
+        hits[0]["why"].as_array().is_some_and(|w| w.contains(&json!("defines: answer"))),
+        "{hits}"
     );
     // The tool rescans: a file written since is searchable.
     fs::write(fx.ws.join("src/ledger.rs"), "pub struct Ledger;\n").expect("write");

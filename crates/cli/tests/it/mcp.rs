@@ -236,8 +236,8 @@ fn search_and_related_answer_what_the_cli_prints_and_see_edits() {
     assert_eq!(parse(&text), cli);
     assert_eq!(cli[0]["path"], json!("src/store.rs"));
     assert_eq!(
-        cli[0]["matches"][0],
-        json!({"line": 2, "text": "pub struct Store", "symbol": "Store"})
+        cli[0]["symbols"][0],
+        json!({"name": "Store", "kind": "struct", "line_start": 2, "line_end": 2, "signature": "pub struct Store"})
     );
 
     let (is_error, text) = server.call("search", json!({"query": "answer", "type": "function"}));

@@ -1,7 +1,8 @@
-//! `merkle search`: files ranked for a query (exact definitions first, then parts of names,
-//! paths and frame text), `--limit`, `--type`, the JSON, and an edit seen without a scan.
+//! `merkle search`: files ranked for a query (a name, a question, an issue with a traceback)
+//! from the full-text index and the tree's definitions, `--limit`, `--type`, `--ranking`, the
+//! JSON, an edit seen without a scan, and bad input answered, never a panic or a hang.
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::Value;
 
 use crate::Workspace;
 
@@ -9,22 +10,26 @@ fn workspace() -> Workspace {
     let ws = Workspace::empty();
     ws.write(
         "src/store.rs",
-        "/// A store.\npub struct Store;\n\nimpl Store {\n    pub fn open() -> Store { Store }\n}\n",
+        "/// A store.\npub struct Store;\n\nimpl Store {\n    pub fn open() -> Store {\n        Store\n    }\n}\n",
     );
     ws.write("src/store_ext.rs", "pub trait StoreExt {}\nfn store() {}\n");
     ws.write(
         "src/cli.rs",
-        "use crate::store::Store;\nfn run(s: Store) {}\n",
+        "use crate::store::Store;\nfn run(s: Store) {\n    // formats with dprint_plugin_markdown\n}\n",
     );
     ws.write(
         "web/store.ts",
         "export class Cache {}\nexport function openStore() {}\n",
     );
     ws.write("notes/design.md", "# Design\n\n## The store\n");
+    ws.write(
+        "tests/store_test.rs",
+        "use crate::store::Store;\n#[test]\nfn opens() { Store::open(); }\n",
+    );
     ws
 }
 
-fn paths(v: &serde_json::Value) -> Vec<String> {
+fn paths(v: &Value) -> Vec<String> {
     v.as_array()
         .expect("an array")
         .iter()
@@ -33,22 +38,59 @@ fn paths(v: &serde_json::Value) -> Vec<String> {
 }
 
 #[test]
-fn exact_definitions_come_first_then_names_then_paths() {
+fn a_definition_comes_first_with_its_lines_and_why() {
     let ws = workspace();
-    insta::assert_snapshot!("search_store_text", ws.ok(&["search", "Store"]));
+    let mut settings = ws.settings();
+    settings.add_filter(r"(?m) \(\d+(\.\d+)?\)$", " (SCORE)");
+    settings.bind(|| insta::assert_snapshot!("search_store_text", ws.ok(&["search", "Store"])));
     let hits = ws.json(&["search", "Store", "--limit", "2"]);
+    let first = &hits[0];
+    assert_eq!(first["path"], "src/store.rs");
+    assert!(first["score"].as_f64().expect("a number") > hits[1]["score"].as_f64().expect("a number"));
     assert_eq!(
-        hits[0],
-        json!({
-            "path": "src/store.rs",
-            "score": 103,
-            "matches": [
-                {"line": 2, "text": "pub struct Store", "symbol": "Store"},
-                {"line": 4, "text": "impl Store", "symbol": "Store"},
-            ],
+        first["symbols"][0],
+        serde_json::json!({
+            "name": "Store", "kind": "struct", "line_start": 2, "line_end": 2,
+            "signature": "pub struct Store",
         })
     );
-    assert_eq!(paths(&hits), ["src/store.rs", "src/store_ext.rs"]);
+    assert_eq!(first["symbols"][1]["name"], "open");
+    assert_eq!(first["symbols"][1]["line_end"], 7);
+    let why: Vec<&str> = first["why"].as_array().expect("why").iter().filter_map(Value::as_str).collect();
+    assert!(why.contains(&"defines: Store"), "{why:?}");
+    // The test that uses it comes after the code.
+    let all = paths(&ws.json(&["search", "Store"]));
+    let pos = |p: &str| all.iter().position(|x| x == p).unwrap_or(usize::MAX);
+    assert!(pos("src/store.rs") < pos("tests/store_test.rs"), "{all:?}");
+}
+
+#[test]
+fn file_text_is_searched_and_an_issue_is_a_query() {
+    let ws = workspace();
+    assert_eq!(paths(&ws.json(&["search", "dprint_plugin_markdown"])), ["src/cli.rs"]);
+    let issue = "Opening a store panics\n\nTraceback (most recent call last):\n  \
+                 File \"/home/me/project/src/store_ext.rs\", line 2, in store\n\
+                 RuntimeError: the store is gone";
+    let hits = ws.json(&["search", issue]);
+    assert_eq!(hits[0]["path"], "src/store_ext.rs");
+    // Standard input, for a long issue.
+    let out = ws.cmd(&["--json", "search", "-"]).write_stdin(issue).output().expect("runs");
+    assert!(out.status.success());
+    let from_stdin: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(from_stdin, hits);
+}
+
+#[test]
+fn the_limit_only_cuts_the_order_and_plain_ranks_by_text() {
+    let ws = workspace();
+    let all = paths(&ws.json(&["search", "open the store", "--limit", "100"]));
+    for limit in 1..all.len() {
+        let cut = paths(&ws.json(&["search", "open the store", "--limit", &limit.to_string()]));
+        assert_eq!(cut, all[..limit]);
+    }
+    let plain = ws.json(&["search", "dprint_plugin_markdown", "--ranking", "plain"]);
+    assert_eq!(paths(&plain), ["src/cli.rs"]);
+    assert_eq!(plain[0]["why"], serde_json::json!(["bm25"]));
 }
 
 #[test]
@@ -65,14 +107,38 @@ fn type_filters_by_kind_or_language_and_bad_input_is_a_usage_error() {
     let bad = ws.run(&["search", "store", "--type", "gadget"]);
     assert_eq!(bad.code, 2, "{bad}");
     assert!(bad.stderr.contains("\"gadget\""), "{bad}");
-    let empty = ws.run(&["search", " "]);
-    assert_eq!(empty.code, 2, "{empty}");
+    for args in [&["search", " "][..], &["search", "x", "--limit", "0"]] {
+        let r = ws.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {r}");
+    }
 }
 
 #[test]
-fn an_edit_is_searchable_without_an_explicit_scan() {
+fn odd_queries_get_an_answer_not_a_panic() {
     let ws = workspace();
-    assert_eq!(ws.json(&["search", "Ledger"]), json!([]));
+    let stop = ws.run(&["search", "and so it was that the one which"]);
+    assert_eq!(stop.code, 0, "{stop}");
+    assert!(stop.stdout.contains("only common words"), "{stop}");
+    assert_eq!(ws.json(&["search", "and so it was that the one which"]), serde_json::json!([]));
+    // A megabyte of query, from standard input.
+    let big = "store the open cache ".repeat(50_000);
+    let out = ws.cmd(&["--json", "search", "-"]).write_stdin(big).output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Bytes that are not UTF-8.
+    let out = ws
+        .cmd(&["--json", "search", "-"])
+        .write_stdin(vec![0xff, 0xfe, 0x00, 0x80, b'S', b't', b'o', b'r', b'e'])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn an_edit_or_a_removal_is_seen_without_an_explicit_scan() {
+    let ws = workspace();
+    assert_eq!(ws.json(&["search", "Ledger"]), serde_json::json!([]));
     ws.write("src/cli.rs", "pub struct Ledger;\n");
-    assert_eq!(paths(&ws.json(&["search", "Ledger"])), ["src/cli.rs"]);
+    assert_eq!(paths(&ws.json(&["search", "Ledger"]))[0], "src/cli.rs");
+    std::fs::remove_file(ws.path("src/cli.rs")).expect("remove");
+    assert_eq!(ws.json(&["search", "Ledger"]), serde_json::json!([]));
 }

@@ -7,6 +7,7 @@ mod generate;
 mod map;
 mod regenerate;
 mod resolve;
+mod search;
 mod synthesis;
 mod view;
 mod views_file;
