@@ -40,6 +40,7 @@ const OWNERS: &[(&str, &[&str])] = &[
     ("rmcp", &["cli"]),
     ("tokio-postgres", &["remote"]),
     ("tree-sitter", &["outline"]),
+    ("tantivy", &["retrieve"]),
 ];
 
 /// tokio features that build the multi-threaded runtime, which only the binary may start.

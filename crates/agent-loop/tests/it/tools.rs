@@ -639,7 +639,9 @@ fn search_symbols_and_related_files_answer_json_and_see_edits() {
         })
     );
     assert!(
-        hits[0]["why"].as_array().is_some_and(|w| w.contains(&json!("defines: answer"))),
+        hits[0]["why"]
+            .as_array()
+            .is_some_and(|w| w.contains(&json!("defines: answer"))),
         "{hits}"
     );
     // The tool rescans: a file written since is searchable.

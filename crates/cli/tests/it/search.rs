@@ -46,7 +46,9 @@ fn a_definition_comes_first_with_its_lines_and_why() {
     let hits = ws.json(&["search", "Store", "--limit", "2"]);
     let first = &hits[0];
     assert_eq!(first["path"], "src/store.rs");
-    assert!(first["score"].as_f64().expect("a number") > hits[1]["score"].as_f64().expect("a number"));
+    assert!(
+        first["score"].as_f64().expect("a number") > hits[1]["score"].as_f64().expect("a number")
+    );
     assert_eq!(
         first["symbols"][0],
         serde_json::json!({
@@ -56,7 +58,12 @@ fn a_definition_comes_first_with_its_lines_and_why() {
     );
     assert_eq!(first["symbols"][1]["name"], "open");
     assert_eq!(first["symbols"][1]["line_end"], 7);
-    let why: Vec<&str> = first["why"].as_array().expect("why").iter().filter_map(Value::as_str).collect();
+    let why: Vec<&str> = first["why"]
+        .as_array()
+        .expect("why")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     assert!(why.contains(&"defines: Store"), "{why:?}");
     // The test that uses it comes after the code.
     let all = paths(&ws.json(&["search", "Store"]));
@@ -67,14 +74,21 @@ fn a_definition_comes_first_with_its_lines_and_why() {
 #[test]
 fn file_text_is_searched_and_an_issue_is_a_query() {
     let ws = workspace();
-    assert_eq!(paths(&ws.json(&["search", "dprint_plugin_markdown"])), ["src/cli.rs"]);
+    assert_eq!(
+        paths(&ws.json(&["search", "dprint_plugin_markdown"])),
+        ["src/cli.rs"]
+    );
     let issue = "Opening a store panics\n\nTraceback (most recent call last):\n  \
                  File \"/home/me/project/src/store_ext.rs\", line 2, in store\n\
                  RuntimeError: the store is gone";
     let hits = ws.json(&["search", issue]);
     assert_eq!(hits[0]["path"], "src/store_ext.rs");
     // Standard input, for a long issue.
-    let out = ws.cmd(&["--json", "search", "-"]).write_stdin(issue).output().expect("runs");
+    let out = ws
+        .cmd(&["--json", "search", "-"])
+        .write_stdin(issue)
+        .output()
+        .expect("runs");
     assert!(out.status.success());
     let from_stdin: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(from_stdin, hits);
@@ -119,18 +133,33 @@ fn odd_queries_get_an_answer_not_a_panic() {
     let stop = ws.run(&["search", "and so it was that the one which"]);
     assert_eq!(stop.code, 0, "{stop}");
     assert!(stop.stdout.contains("only common words"), "{stop}");
-    assert_eq!(ws.json(&["search", "and so it was that the one which"]), serde_json::json!([]));
+    assert_eq!(
+        ws.json(&["search", "and so it was that the one which"]),
+        serde_json::json!([])
+    );
     // A megabyte of query, from standard input.
     let big = "store the open cache ".repeat(50_000);
-    let out = ws.cmd(&["--json", "search", "-"]).write_stdin(big).output().expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ws
+        .cmd(&["--json", "search", "-"])
+        .write_stdin(big)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Bytes that are not UTF-8.
     let out = ws
         .cmd(&["--json", "search", "-"])
         .write_stdin(vec![0xff, 0xfe, 0x00, 0x80, b'S', b't', b'o', b'r', b'e'])
         .output()
         .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -34,13 +34,22 @@ fn the_index_is_built_once_and_a_one_file_edit_indexes_one_document() {
     // Read, not rebuilt.
     let (_, again) = sync_index(&fx.store, &facts, &dir).expect("index");
     assert_eq!(again, 0);
-    fx.edit("src/util/strings.rs", "pub fn whisper() { /* quietly */ }\n");
+    fx.edit(
+        "src/util/strings.rs",
+        "pub fn whisper() { /* quietly */ }\n",
+    );
     let facts = TreeFacts::load(&fx.store).expect("facts");
     let (_, edited) = sync_index(&fx.store, &facts, &dir).expect("index");
     assert_eq!(edited, 1);
     // The edit is searchable by its text, and the old text is gone.
-    assert_eq!(run(&fx, "quietly", 5, Ranking::Fused)[0].path, "src/util/strings.rs");
-    assert_eq!(paths(&run(&fx, "uppercase", 5, Ranking::Plain)), Vec::<&str>::new());
+    assert_eq!(
+        run(&fx, "quietly", 5, Ranking::Fused)[0].path,
+        "src/util/strings.rs"
+    );
+    assert_eq!(
+        paths(&run(&fx, "uppercase", 5, Ranking::Plain)),
+        Vec::<&str>::new()
+    );
     // A removed file leaves the index.
     std::fs::remove_file(fx.dir.path().join("docs/guide.md")).expect("remove");
     fx.rescan();
@@ -58,25 +67,44 @@ fn a_damaged_index_is_built_again() {
     // The manifest the last commit names is gone: the index cannot be trusted.
     for entry in std::fs::read_dir(&dir).expect("index dir") {
         let path = entry.expect("entry").path();
-        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("manifest-")) {
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("manifest-"))
+        {
             std::fs::write(&path, b"garbage").expect("damage");
         }
     }
     let (index, built) = sync_index(&fx.store, &facts, &dir).expect("index");
     assert_eq!(built, facts.files.len());
     assert_eq!(index.len(), facts.files.len());
-    assert_eq!(paths(&run(&fx, "shout", 1, Ranking::Fused)), ["src/util/strings.rs"]);
+    assert_eq!(
+        paths(&run(&fx, "shout", 1, Ranking::Fused)),
+        ["src/util/strings.rs"]
+    );
 }
 
 #[test]
 fn definitions_lines_and_why_come_with_each_hit() {
     let fx = Fixture::new();
-    let hits = run(&fx, "why does `shout()` not uppercase the string?", 3, Ranking::Fused);
+    let hits = run(
+        &fx,
+        "why does `shout()` not uppercase the string?",
+        3,
+        Ranking::Fused,
+    );
     assert_eq!(hits[0].path, "src/util/strings.rs");
     let s = &hits[0].symbols[0];
     assert_eq!((s.name.as_str(), s.line_start, s.line_end), ("shout", 1, 3));
-    assert!(hits[0].why.iter().any(|w| w == "defines: shout"), "{:?}", hits[0].why);
-    assert!(hits[0].why.iter().any(|w| w.starts_with("words: ")), "{:?}", hits[0].why);
+    assert!(
+        hits[0].why.iter().any(|w| w == "defines: shout"),
+        "{:?}",
+        hits[0].why
+    );
+    assert!(
+        hits[0].why.iter().any(|w| w.starts_with("words: ")),
+        "{:?}",
+        hits[0].why
+    );
 }
 
 #[test]
@@ -94,7 +122,10 @@ fn a_traceback_path_wins_and_the_limit_only_cuts_the_order() {
 fn queries_with_nothing_to_look_for_find_nothing() {
     let fx = Fixture::new();
     assert_eq!(run(&fx, "", 5, Ranking::Fused), []);
-    assert_eq!(run(&fx, "and so it was that the one", 5, Ranking::Fused), []);
+    assert_eq!(
+        run(&fx, "and so it was that the one", 5, Ranking::Fused),
+        []
+    );
     let binary = String::from_utf8_lossy(&[0xff, 0xfe, 0, 1, 2, 0x80]).into_owned();
     assert_eq!(run(&fx, &binary, 5, Ranking::Fused), []);
     assert_eq!(run(&fx, "shout", 0, Ranking::Fused), []);
