@@ -123,6 +123,9 @@ pub const MAX_TERMS: usize = 64;
 
 /// Weight of the definitions signal.
 pub const W_DEFS: f64 = 0.5;
+/// Weight of the definitions signal when the query is a lookup (three words or fewer), where
+/// the prior does not apply to it.
+pub const W_LOOKUP_DEFS: f64 = 2.0;
 /// Weight of a path the query names (a traceback frame, `src/x.py`, `x.py:12`).
 pub const W_PATH: f64 = 1.5;
 /// Weight of a dotted module name that names the file (`sympy.printing.latex`).
@@ -277,6 +280,13 @@ pub fn search(
     // A short query is a name or two: every identifier in it is one to look for whole.
     let mut idents: Vec<(String, usize)> = q.idents.clone();
     if short {
+        // As written too (`$display`, `std::fs`), trimmed of call and list punctuation.
+        for term in req.query.split_whitespace() {
+            let t = term.trim_matches(|c: char| "()[]{},;:\"'`".contains(c));
+            if !t.is_empty() && !idents.iter().any(|(i, _)| i == t) {
+                idents.push((t.to_owned(), 1));
+            }
+        }
         for id in retrieve::tokenize::identifiers(req.query) {
             if !idents.iter().any(|(i, _)| i == id.text) {
                 idents.push((id.text.to_owned(), 1));
@@ -436,10 +446,11 @@ pub fn search(
     // Ordered by evidence, then the prior applied: a prior is at most 1, so once the evidence
     // left is below the `limit`-th score, nothing further can enter (the result is the one a
     // prior on every file gives, without a size lookup per file).
+    let lookup = short;
     let mut candidates: Vec<(f64, &FileEntry, &Signals)> = scores
         .iter()
-        .filter_map(|(p, s)| facts.file(p).map(|f| (s.total(), f, s)))
-        .filter(|(total, f, _)| *total > 0.0 && in_scope(f))
+        .filter_map(|(p, s)| facts.file(p).map(|f| (s.score(1.0, lookup), f, s)))
+        .filter(|(upper, f, _)| *upper > 0.0 && in_scope(f))
         .filter(|(_, f, _)| match req.filter {
             Some(Filter::Kind(k)) => has_kind_match(f, k, &words),
             _ => true,
@@ -447,8 +458,8 @@ pub fn search(
         .collect();
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
     let mut ranked: Vec<(f64, &FileEntry, &Signals)> = Vec::new();
-    for (total, f, s) in candidates {
-        if ranked.len() >= req.limit && total < ranked[req.limit - 1].0 {
+    for (upper, f, s) in candidates {
+        if ranked.len() >= req.limit && upper < ranked[req.limit - 1].0 {
             break;
         }
         let prior = if s.path > 0.0 {
@@ -456,7 +467,7 @@ pub fn search(
         } else {
             prior(&f.path, f.language, size_of(store, f))
         };
-        ranked.push((total * prior, f, s));
+        ranked.push((s.score(prior, lookup), f, s));
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
     }
     ranked.truncate(req.limit);
@@ -512,6 +523,17 @@ impl Signals {
 
     fn total(&self) -> f64 {
         self.base() + self.graph
+    }
+
+    /// The file's score under `prior`. For a lookup (a short query: a name or two), a
+    /// definition of the name decides and the prior does not hold it back: the one file that
+    /// defines `DIR_MANIFEST_CACHE` is the answer even when it is a test helper or a bundle.
+    fn score(&self, prior: f64, lookup: bool) -> f64 {
+        if lookup {
+            (self.total() - W_DEFS * self.defs) * prior + W_LOOKUP_DEFS * self.defs
+        } else {
+            self.total() * prior
+        }
     }
 
     fn why(&self, words: &[String]) -> Vec<String> {
