@@ -79,15 +79,6 @@ pub(crate) fn hit_json(h: &Hit) -> Value {
     })
 }
 
-/// Whether a query has anything to look for beyond stop words.
-fn retrieve_words(query: &str) -> bool {
-    let q = context::search::TaskQuery::parse(query);
-    !q.words.is_empty()
-        || !q.idents.is_empty()
-        || !q.paths.is_empty()
-        || query.split_whitespace().count() <= 3
-}
-
 pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedArgs) -> Result<()> {
     let path = workspace_path(root, &args.path)?;
     let related = related_of(store, &path)?;
@@ -202,7 +193,7 @@ pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
     let hits = run_search(store, &query, limit, filter, ranking)?;
     let text = if hits.is_empty() {
-        if retrieve_words(&query) {
+        if context::search::has_terms(&query) {
             format!("no file matches {}", query_label(&query))
         } else {
             format!(

@@ -203,21 +203,25 @@ fn file_doc(store: &Store, f: &FileEntry, key: Key) -> Result<Doc> {
             names.push(' ');
         }
     }
-    let mut text = String::new();
-    if let Some(node) = store.node(&f.node_id)?
-        && node.kind == NodeKind::File
-        && node.size <= MAX_TEXT_BYTES
-        && let Ok(bytes) = store.read_content(&node)
-        && !bytes[..bytes.len().min(8192)].contains(&0)
-    {
-        text = String::from_utf8_lossy(&bytes).into_owned();
-    }
     Ok(Doc {
         path: f.path.clone(),
         key,
         names,
-        text,
+        text: read_text(store, f)?.unwrap_or_default(),
     })
+}
+
+/// Whether a query is a lookup: three words or fewer, a name or two rather than a task.
+fn is_lookup(query: &str) -> bool {
+    query.split_whitespace().count() <= 3
+}
+
+/// Whether a query gives a search anything to look for: a lookup always does; a longer one
+/// when it holds a word that is not a stop word, an identifier or a path. A query without
+/// matches that has none of them says so.
+pub fn has_terms(query: &str) -> bool {
+    let q = TaskQuery::parse(query);
+    is_lookup(query) || !q.words.is_empty() || !q.idents.is_empty() || !q.paths.is_empty()
 }
 
 /// [`search`] over the tree `facts` describes, with the index beside the store brought in
@@ -243,40 +247,11 @@ pub fn search(
         _ => true,
     };
     if req.ranking == Ranking::Plain {
-        let mut counts: HashMap<String, f32> = HashMap::new();
-        for t in retrieve::query::plain_tokens(req.query) {
-            *counts.entry(t).or_default() += 1.0;
-        }
-        let mut terms: Vec<WeightedTerm> = counts
-            .into_iter()
-            .map(|(token, weight)| WeightedTerm {
-                field: Field3::Text,
-                token,
-                weight,
-            })
-            .collect();
-        terms.sort_by(|a, b| a.token.cmp(&b.token));
-        let mut hits: Vec<(f64, &FileEntry)> = index
-            .search(&terms)?
-            .into_iter()
-            .filter_map(|s| facts.file(&s.path).map(|f| (f64::from(s.score), f)))
-            .filter(|(_, f)| in_scope(f))
-            .collect();
-        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
-        hits.truncate(req.limit);
-        return Ok(hits
-            .into_iter()
-            .map(|(score, f)| Hit {
-                path: f.path.clone(),
-                score: round(score),
-                symbols: Vec::new(),
-                why: vec!["bm25".to_owned()],
-            })
-            .collect());
+        return plain(facts, index, req, in_scope);
     }
 
     let q = TaskQuery::parse(req.query);
-    let short = req.query.split_whitespace().count() <= 3;
+    let short = is_lookup(req.query);
     // A short query is a name or two: every identifier in it is one to look for whole.
     let mut idents: Vec<(String, usize)> = q.idents.clone();
     if short {
@@ -427,8 +402,7 @@ pub fn search(
 
     // Graph: a share of the strongest neighbour's evidence.
     let graph = Graph::build(store, facts)?;
-    let base: HashMap<&str, f64> = scores.iter().map(|(p, s)| (*p, s.base())).collect();
-    let mut strong: Vec<(&str, f64)> = base.iter().map(|(p, b)| (*p, *b)).collect();
+    let mut strong: Vec<(&str, f64)> = scores.iter().map(|(p, s)| (*p, s.base())).collect();
     strong.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     strong.truncate(GRAPH_SEEDS);
     for (p, b) in strong {
@@ -446,10 +420,9 @@ pub fn search(
     // Ordered by evidence, then the prior applied: a prior is at most 1, so once the evidence
     // left is below the `limit`-th score, nothing further can enter (the result is the one a
     // prior on every file gives, without a size lookup per file).
-    let lookup = short;
     let mut candidates: Vec<(f64, &FileEntry, &Signals)> = scores
         .iter()
-        .filter_map(|(p, s)| facts.file(p).map(|f| (s.score(1.0, lookup), f, s)))
+        .filter_map(|(p, s)| facts.file(p).map(|f| (s.score(1.0, short), f, s)))
         .filter(|(upper, f, _)| *upper > 0.0 && in_scope(f))
         .filter(|(_, f, _)| match req.filter {
             Some(Filter::Kind(k)) => has_kind_match(f, k, &words),
@@ -467,8 +440,14 @@ pub fn search(
         } else {
             prior(&f.path, f.language, size_of(store, f))
         };
-        ranked.push((s.score(prior, lookup), f, s));
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+        let entry = (s.score(prior, short), f, s);
+        let at = ranked.partition_point(|r| {
+            r.0.total_cmp(&entry.0)
+                .reverse()
+                .then_with(|| r.1.path.cmp(&entry.1.path))
+                .is_lt()
+        });
+        ranked.insert(at, entry);
     }
     ranked.truncate(req.limit);
 
@@ -477,22 +456,61 @@ pub fn search(
         .filter(|t| t.field == Field3::Text)
         .map(|t| (t.token.as_str(), t.weight))
         .collect();
-    Ok(ranked
+    let kind = match req.filter {
+        Some(Filter::Kind(k)) => Some(k),
+        _ => None,
+    };
+    ranked
         .into_iter()
         .map(|(score, f, s)| {
-            let content = read_text(store, f);
-            let kind = match req.filter {
-                Some(Filter::Kind(k)) => Some(k),
-                _ => None,
-            };
+            let content = read_text(store, f)?;
             let (symbols, matched) =
                 best_symbols(f, content.as_deref(), &ident_set, &term_weights, kind);
-            Hit {
+            Ok(Hit {
                 path: f.path.clone(),
                 score: round(score),
                 symbols,
                 why: s.why(&matched),
-            }
+            })
+        })
+        .collect()
+}
+
+/// [`Ranking::Plain`]: BM25 over the text field of the query's plain words, nothing else.
+fn plain(
+    facts: &TreeFacts,
+    index: &TextIndex,
+    req: &SearchRequest<'_>,
+    in_scope: impl Fn(&FileEntry) -> bool,
+) -> Result<Vec<Hit>> {
+    let mut counts: HashMap<String, f32> = HashMap::new();
+    for t in retrieve::query::plain_tokens(req.query) {
+        *counts.entry(t).or_default() += 1.0;
+    }
+    let mut terms: Vec<WeightedTerm> = counts
+        .into_iter()
+        .map(|(token, weight)| WeightedTerm {
+            field: Field3::Text,
+            token,
+            weight,
+        })
+        .collect();
+    terms.sort_by(|a, b| a.token.cmp(&b.token));
+    let mut hits: Vec<(f64, &FileEntry)> = index
+        .search(&terms)?
+        .into_iter()
+        .filter_map(|s| facts.file(&s.path).map(|f| (f64::from(s.score), f)))
+        .filter(|(_, f)| in_scope(f))
+        .collect();
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+    hits.truncate(req.limit);
+    Ok(hits
+        .into_iter()
+        .map(|(score, f)| Hit {
+            path: f.path.clone(),
+            score: round(score),
+            symbols: Vec::new(),
+            why: vec!["bm25".to_owned()],
         })
         .collect())
 }
@@ -726,17 +744,23 @@ pub fn prior(path: &str, language: Option<Language>, size: usize) -> f64 {
     p
 }
 
-/// The text of a file as the store has it, when it is text of at most [`MAX_TEXT_BYTES`].
-fn read_text(store: &Store, f: &FileEntry) -> Option<String> {
-    let node = store.node(&f.node_id).ok()??;
+/// The text of a file as the store has it: none for a symlink, a binary (a NUL in its first
+/// 8 KiB), a file over [`MAX_TEXT_BYTES`], or one whose content changed or vanished since the
+/// scan. Only a damaged store is an error.
+fn read_text(store: &Store, f: &FileEntry) -> Result<Option<String>> {
+    let Some(node) = store.node(&f.node_id)? else {
+        return Ok(None);
+    };
     if node.kind != NodeKind::File || node.size > MAX_TEXT_BYTES {
-        return None;
+        return Ok(None);
     }
-    let bytes = store.read_content(&node).ok()?;
+    let Ok(bytes) = store.read_content(&node) else {
+        return Ok(None);
+    };
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        return None;
+        return Ok(None);
     }
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// A file's definitions that best match the query, and the query words its text holds (the

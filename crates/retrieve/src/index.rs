@@ -124,6 +124,14 @@ struct Manifest {
 }
 
 impl Manifest {
+    /// slot -> path, the way back from a hit.
+    fn slots(&self) -> HashMap<u64, String> {
+        self.entries
+            .iter()
+            .map(|(p, (_, slot))| (*slot, p.clone()))
+            .collect()
+    }
+
     fn encode(&self) -> Vec<u8> {
         let mut paths: Vec<&String> = self.entries.keys().collect();
         paths.sort();
@@ -261,11 +269,7 @@ impl TextIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| tantivy_err(dir, e))?;
-        let slots = manifest
-            .entries
-            .iter()
-            .map(|(p, (_, slot))| (*slot, p.clone()))
-            .collect();
+        let slots = manifest.slots();
         Ok(Some(TextIndex {
             dir: dir.to_owned(),
             index,
@@ -366,11 +370,7 @@ impl TextIndex {
             let _ = fs::remove_file(manifest_file(&dir, &old));
         }
         self.reader.reload().map_err(|e| tantivy_err(&dir, e))?;
-        self.slots = manifest
-            .entries
-            .iter()
-            .map(|(p, (_, slot))| (*slot, p.clone()))
-            .collect();
+        self.slots = manifest.slots();
         self.manifest = manifest;
         Ok(())
     }

@@ -4,7 +4,7 @@
 //!
 //! Everything here is a linear pass over the text, so a megabyte of query costs milliseconds;
 //! what is kept is bounded ([`MAX_IDENTS`], [`MAX_PATHS`]) so the search after it is too.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::tokenize::{self, MAX_TOKEN};
 
@@ -348,7 +348,7 @@ impl TaskQuery {
         let bytes = text.as_bytes();
         let mut idents: Vec<(String, usize)> = Vec::new();
         let mut ident_at: HashMap<&str, usize> = HashMap::new();
-        let mut code_tokens: HashMap<String, ()> = HashMap::new();
+        let mut code_tokens: HashSet<String> = HashSet::new();
         for id in tokenize::identifiers(text) {
             if id.text.len() > MAX_TOKEN || id.text.chars().all(|c| c.is_ascii_digit()) {
                 continue;
@@ -383,7 +383,7 @@ impl TaskQuery {
                     None => {}
                 }
                 tokenize::tokens(id.text, |t, _, _, _| {
-                    code_tokens.insert(t.to_owned(), ());
+                    code_tokens.insert(t.to_owned());
                 });
             }
         }
@@ -397,11 +397,7 @@ impl TaskQuery {
             .into_iter()
             .map(|(t, n)| {
                 let w = 1.0 + (n as f32).ln();
-                let w = if code_tokens.contains_key(&t) {
-                    2.0 * w
-                } else {
-                    w
-                };
+                let w = if code_tokens.contains(&t) { 2.0 * w } else { w };
                 (t, w)
             })
             .collect();
