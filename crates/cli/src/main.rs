@@ -321,7 +321,22 @@ fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
 
 fn main() -> ExitCode {
     tune_allocator();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // With --json a usage error is a JSON object too; help and --version print as usual.
+        Err(e) if e.use_stderr() && std::env::args_os().skip(1).any(|a| a == "--json") => {
+            let text = e.kind().to_string();
+            let detail = e.render().to_string();
+            let message = detail
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("error: "))
+                .unwrap_or(&text);
+            eprintln!("{}", serde_json::json!({"error": message, "kind": "usage"}));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     // A damaged store file makes its engine panic; the store catches that and returns an error
     // naming the file, which is all the user should read.
     merkle_store::engine::silence_caught_panics();
@@ -331,13 +346,77 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let _ = std::io::stdout().flush();
-            eprintln!("error: {e:#}");
-            if e.chain().any(|c| c.is::<Usage>()) {
+            let kind = error_kind(&e);
+            if cli.global.json {
+                eprintln!(
+                    "{}",
+                    serde_json::json!({"error": format!("{e:#}"), "kind": kind})
+                );
+            } else {
+                eprintln!("{} {e:#}", error_label());
+            }
+            if kind == "usage" {
                 ExitCode::from(2)
             } else {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+/// `error:` as clap prints it: bold red where stderr is a terminal and `NO_COLOR` is not set.
+fn error_label() -> &'static str {
+    let color = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    if color {
+        "\x1b[1m\x1b[31merror:\x1b[0m"
+    } else {
+        "error:"
+    }
+}
+
+/// What kind of failure an error is, as `--json` names it: `usage`, `connection`, `refused`
+/// (a remote's row failed a check), `permission`, `not_initialized`, `remote` (any other
+/// remote or database failure), `config`, `not_found`, `no_store`, `not_scanned`, `busy`,
+/// `store` (damage or an engine failure), `invalid` (a value the store refuses), or `error`.
+fn error_kind(e: &anyhow::Error) -> &'static str {
+    if e.chain().any(|c| c.is::<Usage>()) {
+        return "usage";
+    }
+    for c in e.chain() {
+        if let Some(r) = c.downcast_ref::<remote::Error>() {
+            return match r {
+                remote::Error::Connect { .. } => "connection",
+                remote::Error::Tampered { .. } => "refused",
+                remote::Error::Permission { .. } => "permission",
+                remote::Error::NotInitialized { .. } => "not_initialized",
+                remote::Error::Database { .. } => "remote",
+                remote::Error::Store(s) => store_error_kind(s),
+                _ => "config",
+            };
+        }
+        if let Some(s) = c.downcast_ref::<merkle_store::Error>() {
+            return store_error_kind(s);
+        }
+    }
+    "error"
+}
+
+fn store_error_kind(e: &merkle_store::Error) -> &'static str {
+    use merkle_store::Error as E;
+    match e {
+        E::NoSuchPath { .. } | E::NoSuchNode { .. } | E::NoSuchFrame { .. } => "not_found",
+        E::NoStore { .. } => "no_store",
+        E::NotScanned => "not_scanned",
+        E::StoreInUse { .. } => "busy",
+        E::Invalid { .. }
+        | E::UnknownAgent { .. }
+        | E::Forbidden { .. }
+        | E::FrameConflict { .. }
+        | E::BasisOfAnotherNode { .. }
+        | E::AmbiguousPrefix { .. }
+        | E::Refused { .. } => "invalid",
+        _ => "store",
     }
 }
 
@@ -612,7 +691,8 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             let store = open(g, &root, true)?;
             let report = store.status()?;
             let stale = context::stale_frames(&store)?;
-            output::status(out, g, &report, context_cmds::stale_json(&stale));
+            let remotes = remote_cmds::unpushed(&store)?;
+            output::status(out, g, &report, context_cmds::stale_json(&stale), remotes);
         }
         Command::Validate => {
             let store = open(g, &root, true)?;

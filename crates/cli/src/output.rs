@@ -142,7 +142,13 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
     );
 }
 
-pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport, stale: (Value, String)) {
+pub(crate) fn status(
+    out: &mut Out,
+    g: &Global,
+    r: &StatusReport,
+    stale: (Value, String),
+    remotes: (Value, String),
+) {
     warnings(g, &r.warnings);
     let mut text = format!(
         "root {}\n{}, {}",
@@ -171,7 +177,14 @@ pub(crate) fn status(out: &mut Out, g: &Global, r: &StatusReport, stale: (Value,
         text.push('\n');
         text.push_str(&stale_text);
     }
-    out.value(status_json(r, stale_json), text);
+    let (remotes_json, remotes_text) = remotes;
+    if !remotes_text.is_empty() {
+        text.push('\n');
+        text.push_str(&remotes_text);
+    }
+    let mut json = status_json(r, stale_json);
+    json["remotes"] = remotes_json;
+    out.value(json, text);
 }
 
 /// The status document of `merkle --json status` (and the MCP `status` tool): the report's

@@ -5,6 +5,7 @@
 //! printed (every URL shown is redacted).
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -15,10 +16,11 @@ use crate::{Global, open};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum RemoteCommand {
-    /// Add a PostgreSQL remote (kept in <store>/remotes.json, readable by you only)
+    /// Add a PostgreSQL remote (kept in <store>/remotes.json, without any password)
     ///
-    /// The password may be in the URL, or come from PGPASSWORD or ~/.pgpass; the variable
-    /// MERKLE_REMOTE_<NAME>_URL replaces the stored URL for one run (keep CI's secret there).
+    /// The password comes from PGPASSWORD or ~/.pgpass (PGPASSFILE); a password in the URL is
+    /// left out of the file. The variable MERKLE_REMOTE_<NAME>_URL replaces the stored URL for
+    /// one run, password and all (keep CI's secret there).
     Add {
         /// The remote's name (letters, digits, '_' and '-')
         name: String,
@@ -34,6 +36,11 @@ pub(crate) enum RemoteCommand {
     Remove {
         /// The remote's name
         name: String,
+    },
+    /// Check every row of the remote as a pull would, and list the bad ones (exit 1 if any)
+    Check {
+        /// The remote [default: the only one, or origin]
+        name: Option<String>,
     },
     /// Create the remote's schema and tables where missing, and grant roles access (run by a
     /// role that may create the schema; safe to run again)
@@ -56,6 +63,9 @@ pub(crate) struct PushArgs {
     /// Compare every frame with the remote, not only those written since the last push to it
     #[arg(long)]
     full: bool,
+    /// Say what would be pushed, and push nothing
+    #[arg(long)]
+    dry_run: bool,
 }
 
 #[derive(Args, Debug)]
@@ -65,6 +75,13 @@ pub(crate) struct PullArgs {
     /// Fetch every frame of the remote, not only those at the paths of the local tree
     #[arg(long)]
     all: bool,
+    /// Store the verified rows and name the ones that fail a check, instead of refusing the
+    /// whole pull (see `merkle remote check`)
+    #[arg(long)]
+    skip_invalid: bool,
+    /// Fetch and check, say what would be stored, and store nothing
+    #[arg(long)]
+    dry_run: bool,
 }
 
 fn env(key: &str) -> Option<String> {
@@ -96,11 +113,19 @@ pub(crate) fn run_remote(
             // Opening creates the store folder (and its .gitignore) in a new workspace.
             let store = open(g, root, false)?;
             let mut remotes = remote::Remotes::load(store.dir())?;
-            remotes.add(name, url, schema)?;
-            let shown = remote::config::redact(url);
+            let left_out = remotes.add(name, url, schema)?;
+            let (stored, _) = remote::config::without_password(url);
+            if left_out && !g.quiet {
+                eprintln!(
+                    "note: the password in the URL was not stored; put it in ~/.pgpass \
+                     (host:port:database:user:password) or PGPASSWORD, or keep the whole URL in \
+                     {}",
+                    remote::config::env_var(name)
+                );
+            }
             out.value(
-                json!({"name": name, "url": shown, "schema": schema}),
-                format!("remote {name} added: {shown} (schema {schema})"),
+                json!({"name": name, "url": stored, "schema": schema, "password_left_out": left_out}),
+                format!("remote {name} added: {stored} (schema {schema})"),
             );
         }
         RemoteCommand::List => {
@@ -129,6 +154,57 @@ pub(crate) fn run_remote(
             let mut remotes = remote::Remotes::load(&store_dir(g, root))?;
             remotes.remove(name)?;
             out.value(json!({"name": name}), format!("remote {name} removed"));
+        }
+        RemoteCommand::Check { name } => {
+            let remotes = remote::Remotes::load(&store_dir(g, root))?;
+            let target = remotes.resolve(name.as_deref(), &env)?;
+            let report = transfer(
+                g,
+                &target,
+                "checking",
+                "checking frames",
+                async |session, progress| remote::check(session, progress).await,
+            )?;
+            let bad: Vec<_> = report
+                .bad
+                .iter()
+                .map(|b| json!({"table": b.table, "item": b.item, "reason": b.reason}))
+                .collect();
+            let mut text = format!(
+                "checked remote {}: {}, {}, {}, {} ({:.2}s): ",
+                target.name,
+                count(report.frames, "frame"),
+                count(report.nodes, "node"),
+                count(report.memos, "memo"),
+                count(report.agents, "agent"),
+                report.seconds
+            );
+            if report.bad.is_empty() {
+                text.push_str("all good");
+            } else {
+                text.push_str(&format!(
+                    "{} (a pull refuses them; `merkle pull --skip-invalid` leaves them out):",
+                    count(report.bad.len() as u64, "bad row")
+                ));
+                for b in &report.bad {
+                    text.push_str(&format!("\n  {}: {}: {}", b.table, b.item, b.reason));
+                }
+            }
+            out.value(
+                json!({
+                    "remote": target.name,
+                    "frames": report.frames,
+                    "nodes": report.nodes,
+                    "memos": report.memos,
+                    "agents": report.agents,
+                    "bad": bad,
+                    "seconds": report.seconds,
+                }),
+                text,
+            );
+            if !report.bad.is_empty() {
+                return Ok(ExitCode::from(1));
+            }
         }
         RemoteCommand::Init {
             name,
@@ -159,10 +235,39 @@ pub(crate) fn run_remote(
     Ok(ExitCode::SUCCESS)
 }
 
-/// A progress display on stderr for a push or pull (hidden with -q, --json, or no terminal).
-fn progress_bar(g: &Global, verb: &'static str) -> Option<indicatif::ProgressBar> {
+/// Where a push, pull or check is, on stderr: a bar on a terminal; on anything else (a CI
+/// log), once the work has run a few seconds (at once with -v), a line when the phase changes
+/// and at most every few seconds within one. Nothing with -q or --json.
+enum Progress {
+    Bar(indicatif::ProgressBar),
+    Lines {
+        verb: &'static str,
+        /// When lines start.
+        from: std::time::Instant,
+        last: std::sync::Mutex<Option<(&'static str, std::time::Instant)>>,
+    },
+}
+
+/// How often a progress line is written within one phase, and how long work runs before the
+/// first (a short push says only what it did).
+const LINE_EVERY: Duration = Duration::from_secs(5);
+const LINE_AFTER: Duration = Duration::from_secs(2);
+
+fn progress(g: &Global, verb: &'static str) -> Option<Progress> {
     if g.quiet || g.json {
         return None;
+    }
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return Some(Progress::Lines {
+            verb,
+            from: std::time::Instant::now()
+                + if g.verbose {
+                    Duration::ZERO
+                } else {
+                    LINE_AFTER
+                },
+            last: std::sync::Mutex::new(None),
+        });
     }
     let bar =
         indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
@@ -172,22 +277,48 @@ fn progress_bar(g: &Global, verb: &'static str) -> Option<indicatif::ProgressBar
     );
     bar.set_message(verb);
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
-    Some(bar)
+    Some(Progress::Bar(bar))
 }
 
-fn tick(bar: &indicatif::ProgressBar, transferring: &'static str, p: remote::Progress) {
-    match p {
-        remote::Progress::Comparing { done, total } => {
-            bar.set_message("comparing ids");
-            bar.set_length(total);
-            bar.set_position(done);
+impl Progress {
+    fn tick(&self, transferring: &'static str, p: remote::Progress) {
+        let (phase, done, total) = match p {
+            remote::Progress::Comparing { done, total } => ("comparing ids", done, total),
+            remote::Progress::Transferring { done, total } => (transferring, done, total),
+            remote::Progress::Committing => ("committing", 0, 0),
+        };
+        match self {
+            Progress::Bar(bar) => {
+                bar.set_message(phase);
+                if total > 0 {
+                    bar.set_length(total);
+                    bar.set_position(done);
+                }
+            }
+            Progress::Lines { verb, from, last } => {
+                let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+                let now = std::time::Instant::now();
+                let due = now >= *from
+                    && match *last {
+                        Some((p, at)) => p != phase || now - at >= LINE_EVERY || done == total,
+                        None => true,
+                    };
+                if due {
+                    *last = Some((phase, now));
+                    if total > 0 {
+                        eprintln!("{verb}: {phase} {done}/{total}");
+                    } else {
+                        eprintln!("{verb}: {phase}");
+                    }
+                }
+            }
         }
-        remote::Progress::Transferring { done, total } => {
-            bar.set_message(transferring);
-            bar.set_length(total);
-            bar.set_position(done);
+    }
+
+    fn finish(self) {
+        if let Progress::Bar(bar) = self {
+            bar.finish_and_clear();
         }
-        remote::Progress::Committing => bar.set_message("committing"),
     }
 }
 
@@ -198,7 +329,7 @@ fn moved_json(m: remote::Moved) -> serde_json::Value {
 
 /// `pushed 3 frames to origin: 2 nodes, 1 memo, 1 agent (0 already there, 0.05s)`.
 fn moved_text(verb: &str, m: remote::Moved, remote: &str, skipped: u64, seconds: f64) -> String {
-    let (prep, place) = if verb == "pushed" {
+    let (prep, place) = if verb.ends_with("push") || verb == "pushed" {
         ("to", "there")
     } else {
         ("from", "here")
@@ -221,24 +352,24 @@ fn transfer<R>(
     moving: &'static str,
     transfer: impl AsyncFnOnce(&mut remote::Session, remote::OnProgress<'_>) -> remote::Result<R>,
 ) -> Result<R> {
-    let bar = progress_bar(g, verb);
+    let shown = progress(g, verb);
     let on_progress = |p| {
-        if let Some(b) = &bar {
-            tick(b, moving, p);
+        if let Some(s) = &shown {
+            s.tick(moving, p);
         }
     };
     let result = runtime()?.block_on(async {
         let mut session = remote::connect(target, &env).await?;
         transfer(&mut session, remote::OnProgress(Some(&on_progress))).await
     });
-    if let Some(b) = &bar {
-        b.finish_and_clear();
+    if let Some(s) = shown {
+        s.finish();
     }
     Ok(result?)
 }
 
 pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> Result<ExitCode> {
-    let store = open(g, root, false)?;
+    let store = open(g, root, args.dry_run)?;
     let remotes = remote::Remotes::load(store.dir())?;
     let target = remotes.resolve(args.name.as_deref(), &env)?;
     let report = transfer(
@@ -249,6 +380,7 @@ pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> R
         async |session, progress| {
             let opts = remote::PushOptions {
                 full: args.full,
+                dry_run: args.dry_run,
                 progress,
             };
             remote::push(&store, session, &opts).await
@@ -257,6 +389,7 @@ pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> R
     out.value(
         json!({
             "remote": target.name,
+            "dry_run": args.dry_run,
             "pushed": moved_json(report.pushed),
             "skipped": report.skipped,
             "compared": report.compared,
@@ -264,7 +397,7 @@ pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> R
             "seconds": report.seconds,
         }),
         moved_text(
-            "pushed",
+            if args.dry_run { "would push" } else { "pushed" },
             report.pushed,
             &target.name,
             report.skipped,
@@ -275,12 +408,14 @@ pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> R
 }
 
 pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> Result<ExitCode> {
-    let store = open(g, root, false)?;
+    let store = open(g, root, args.dry_run)?;
     let remotes = remote::Remotes::load(store.dir())?;
     let target = remotes.resolve(args.name.as_deref(), &env)?;
     // The candidates are the frames at the local tree's paths (and the frames are shown on
-    // it): the tree as it is now.
-    store.scan(&merkle_store::ScanOptions::default())?;
+    // it): the tree as it is now (a dry run, which writes nothing, takes the last scan's).
+    if !args.dry_run {
+        store.scan(&merkle_store::ScanOptions::default())?;
+    }
     let report = transfer(
         g,
         &target,
@@ -289,6 +424,8 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
         async |session, progress| {
             let opts = remote::PullOptions {
                 all: args.all,
+                skip_invalid: args.skip_invalid,
+                dry_run: args.dry_run,
                 progress,
             };
             remote::pull(&store, session, &opts).await
@@ -297,18 +434,54 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
     out.value(
         json!({
             "remote": target.name,
+            "dry_run": args.dry_run,
             "pulled": moved_json(report.pulled),
             "skipped": report.skipped,
+            "refused": report.refused.iter().map(|r| json!({"item": r.item, "reason": r.reason})).collect::<Vec<_>>(),
             "bytes": report.bytes,
             "seconds": report.seconds,
         }),
-        moved_text(
-            "pulled",
-            report.pulled,
-            &target.name,
-            report.skipped,
-            report.seconds,
-        ),
+        {
+            let mut text = moved_text(
+                if args.dry_run { "would pull" } else { "pulled" },
+                report.pulled,
+                &target.name,
+                report.skipped,
+                report.seconds,
+            );
+            if !report.refused.is_empty() {
+                text.push_str(&format!(
+                    "\nleft out {} that failed a check:",
+                    count(report.refused.len() as u64, "row")
+                ));
+                for r in &report.refused {
+                    text.push_str(&format!("\n  {}: {}", r.item, r.reason));
+                }
+            }
+            text
+        },
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each remote's count of frames not yet pushed to it, for `merkle status`: `--json` gets
+/// `[{"name", "unpushed"}]`, the text one line per remote. Read from the store; nothing
+/// connects.
+pub(crate) fn unpushed(store: &merkle_store::Store) -> Result<(serde_json::Value, String)> {
+    let remotes = remote::Remotes::load(store.dir())?;
+    let mut json = Vec::new();
+    let mut text = Vec::new();
+    for (name, _) in remotes.entries() {
+        let n = remote::unpushed(store, name)?;
+        json.push(json!({"name": name, "unpushed": n}));
+        text.push(if n == 0 {
+            format!("remote {name}: everything pushed")
+        } else {
+            format!(
+                "remote {name}: {} not pushed (`merkle push {name}`)",
+                count(n, "frame")
+            )
+        });
+    }
+    Ok((serde_json::Value::Array(json), text.join("\n")))
 }

@@ -73,6 +73,10 @@ pub enum Error {
         existing: Hash,
         requested: Hash,
     },
+    #[error(
+        "basis {basis} is the NodeID of {path:?}, another node: a frame derived from a node goes on that node"
+    )]
+    BasisOfAnotherNode { basis: Hash, path: String },
     #[error("{path} changed on disk since the last scan: run `merkle scan` first")]
     ContentChanged { path: String },
     #[error("no scan has been recorded yet: run `merkle scan` first")]

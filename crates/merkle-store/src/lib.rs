@@ -34,6 +34,7 @@ pub use hash::{FrameId, Hash, NodeId};
 pub use node::{Child, NodeKind, NodeRecord};
 pub use scan::Progress;
 pub use store::{
-    Change, FrameSummary, Import, ImportReport, OpenOptions, Problem, ScanOptions, ScanPlan,
-    ScanReport, StatusReport, Store, TreeFile, TreeNode, is_id_prefix, normalize_path,
+    Change, FrameSummary, Import, ImportOptions, ImportReport, OpenOptions, Problem, Refusal,
+    ScanOptions, ScanPlan, ScanReport, StatusReport, Store, TreeFile, TreeNode, is_id_prefix,
+    normalize_path,
 };

@@ -35,7 +35,7 @@ mod exchange;
 mod rescan;
 
 pub use derived::TreeFile;
-pub use exchange::{Import, ImportReport};
+pub use exchange::{Import, ImportOptions, ImportReport, Refusal};
 
 fn checkpoint_key(name: &str) -> Vec<u8> {
     let mut key = b"checkpoint:".to_vec();
@@ -1428,6 +1428,16 @@ impl Store {
             });
         };
         let node_path = NodeRecord::decode(new.node_id, &node_bytes)?.path;
+        // A FrameID does not cover the node, so the basis must: a basis that is a node's id
+        // names the node the frame is on (import and validate hold every frame to this).
+        if basis != new.node_id
+            && let Some(other) = self.engine.get(Table::Nodes, &basis.0)?
+        {
+            return Err(Error::BasisOfAnotherNode {
+                basis,
+                path: NodeRecord::decode(basis, &other)?.path,
+            });
+        }
         let existing = match written.get(&frame_id) {
             Some(node) => Some(*node),
             None => self

@@ -283,6 +283,18 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
                 format!("frame {id}: its node {} is missing", f.node_id),
             );
         }
+        if f.basis != f.node_id
+            && let Some(other) = nodes.get(&f.basis)
+        {
+            c.at_node(
+                &f.node_id,
+                format!(
+                    "frame {id}: its basis is node {} ({:?}), another node: a frame made for \
+                     one node, moved onto another",
+                    f.basis, other.path
+                ),
+            );
+        }
         if f.seq == 0 || f.seq > seq_max {
             c.at_node(
                 &f.node_id,

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use merkle_store::{EngineKind, Error, NewFrame, OpenOptions, Role, ScanOptions, Store};
 use pretty_assertions::assert_eq;
+use redb::ReadableTable;
 
 fn open(root: &Path, opts: &OpenOptions) -> merkle_store::Result<Store> {
     Store::open(root, opts)
@@ -235,4 +236,55 @@ fn opening_a_sled_store_with_redb_is_refused() {
         "{err}"
     );
     assert!(!dir.path().join(".merkle/store.redb").exists());
+}
+
+#[test]
+fn validate_finds_a_frame_moved_onto_another_node() {
+    let dir = workspace();
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let readme = store.node_at("README.md").expect("read").expect("README");
+    let lib = store.node_at("src/lib.rs").expect("read").expect("lib.rs");
+    let frame = store
+        .head(&readme.node_id, "note")
+        .expect("read")
+        .expect("a head");
+    drop(store);
+    // The frame's record names README's node; rewrite it to name lib.rs's, as an edit of the
+    // record (or an import that did not check) would.
+    let db = redb::Database::create(dir.path().join(".merkle/store.redb")).expect("open redb");
+    let txn = db.begin_write().expect("begin");
+    {
+        let def: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("frames");
+        let mut t = txn.open_table(def).expect("frames table");
+        let record = t
+            .get(frame.frame_id.0.as_slice())
+            .expect("get")
+            .expect("the frame's record")
+            .value()
+            .to_vec();
+        let at = record
+            .windows(32)
+            .position(|w| w == readme.node_id.0)
+            .expect("the record names its node");
+        let mut moved = record.clone();
+        moved[at..at + 32].copy_from_slice(&lib.node_id.0);
+        t.insert(frame.frame_id.0.as_slice(), moved.as_slice())
+            .expect("insert");
+    }
+    txn.commit().expect("commit");
+    drop(db);
+
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let problems = store.validate().expect("validate");
+    let expected = format!(
+        "frame {}: its basis is node {} (\"README.md\"), another node: a frame made for one \
+         node, moved onto another",
+        frame.frame_id, readme.node_id
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message == expected && p.path.as_deref() == Some("src/lib.rs")),
+        "{problems:#?}"
+    );
 }

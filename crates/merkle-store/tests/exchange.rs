@@ -1,7 +1,8 @@
 //! Moving frames between stores through the public API: what a push reads (`frames_after`,
 //! `memos`) and what a pull writes (`import`), with its checks and its rule for heads.
 use merkle_store::{
-    Error, Frame, FrameId, Import, ImportReport, NewFrame, OpenOptions, Role, ScanOptions, Store,
+    Error, Frame, FrameId, Import, ImportOptions, ImportReport, NewFrame, OpenOptions, Role,
+    ScanOptions, Store,
 };
 use pretty_assertions::assert_eq;
 
@@ -82,6 +83,8 @@ fn stores_holding_the_same_frames_show_the_same_heads_whatever_the_order() {
         a.import(&[&a5, &b10]),
         ImportReport {
             skipped: 2,
+            seq_before: 3,
+            seq_after: 3,
             ..ImportReport::default()
         }
     );
@@ -194,4 +197,95 @@ fn an_import_with_any_bad_item_is_refused_by_name_and_writes_nothing() {
         .expect("import");
     assert_eq!((report.frames, report.agents), (1, 1));
     b.assert_valid();
+}
+
+/// A scanned workspace with two files, `a.rs` and `b.rs`, and a writer `alice`.
+fn two_files() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("a.rs"), "fn a() {}\n").expect("write");
+    std::fs::write(dir.path().join("b.rs"), "fn b() {}\n").expect("write");
+    let store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
+    store.scan(&ScanOptions::default()).expect("scan");
+    store.add_agent("alice", Role::Writer).expect("agent");
+    (dir, store)
+}
+
+fn node_of(store: &Store, path: &str) -> merkle_store::NodeRecord {
+    store.node_at(path).expect("read").expect("a node")
+}
+
+#[test]
+fn a_frame_moved_onto_another_node_is_refused_by_name_skipped_on_request_and_never_put() {
+    let (_a_dir, a) = two_files();
+    let (_b_dir, b) = two_files();
+    let (node_a, node_b) = (node_of(&a, "a.rs"), node_of(&a, "b.rs"));
+    let put = |content: &str| {
+        let id = a
+            .put_frame(NewFrame::new(
+                node_a.node_id,
+                "summary",
+                "alice",
+                content.as_bytes().to_vec(),
+            ))
+            .expect("put")
+            .frame_id;
+        a.frame(&id).expect("read").expect("stored")
+    };
+    let honest = put("what a.rs does");
+    let mut moved = put("a.rs's summary, shown on b.rs");
+    moved.node_id = node_b.node_id;
+    // Its id still re-derives: the FrameID does not cover the node, the basis does.
+    assert_eq!(moved.derive_id(), moved.frame_id);
+    let import = || Import {
+        frames: vec![honest.clone(), moved.clone()],
+        ..Import::default()
+    };
+
+    let err = b.import(import()).expect_err("a moved frame is refused");
+    let reason = format!(
+        "refused frame {}: it is on node {} (\"b.rs\"), but its basis is node {} (\"a.rs\"): \
+         a frame made for one node, moved onto another",
+        moved.frame_id, node_b.node_id, node_a.node_id
+    );
+    assert_eq!(err.to_string(), reason);
+    assert_eq!(b.frames_after(0).expect("read"), vec![]);
+
+    // A dry run checks and counts, and writes nothing.
+    let skip = ImportOptions {
+        skip_invalid: true,
+        dry_run: true,
+    };
+    let report = b.import_with(import(), &skip).expect("a dry run");
+    assert_eq!(report.frames, 1);
+    assert_eq!(
+        report.refused.iter().map(|r| &r.item).collect::<Vec<_>>(),
+        vec![&format!("frame {}", moved.frame_id)]
+    );
+    assert_eq!(b.frames_after(0).expect("read"), vec![]);
+
+    // Skipping stores the verified rest and names what it left out.
+    let skip = ImportOptions {
+        skip_invalid: true,
+        dry_run: false,
+    };
+    let report = b.import_with(import(), &skip).expect("import the rest");
+    assert_eq!((report.frames, report.refused.len()), (1, 1));
+    assert_eq!(
+        b.frames_after(0)
+            .expect("read")
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect::<Vec<_>>(),
+        vec![honest.frame_id]
+    );
+    assert_eq!(b.validate().expect("validate"), vec![]);
+
+    // Nor can a frame be put with another node's id as its basis.
+    let mut new = NewFrame::new(node_b.node_id, "summary", "alice", b"x".to_vec());
+    new.basis = Some(node_a.node_id);
+    let err = b.put_frame(new).expect_err("another node's id is no basis");
+    assert!(
+        matches!(err, Error::BasisOfAnotherNode { ref path, .. } if path == "a.rs"),
+        "{err}"
+    );
 }

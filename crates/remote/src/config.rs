@@ -133,6 +133,42 @@ pub fn check_url(name: &str, url: &str) -> Result<()> {
     .map_err(|e| bad(e.to_string()))
 }
 
+/// `url` without its password (`user:PASSWORD@` becomes `user@`; a `password=` parameter is
+/// dropped), and whether it had one.
+pub fn without_password(url: &str) -> (String, bool) {
+    let mut out = url.to_owned();
+    let mut had = false;
+    if let Some(scheme_end) = out.find("://") {
+        let rest_start = scheme_end + 3;
+        let authority_end = out[rest_start..]
+            .find(['/', '?'])
+            .map_or(out.len(), |i| rest_start + i);
+        if let Some(at) = out[rest_start..authority_end].rfind('@')
+            && let Some(colon) = out[rest_start..rest_start + at].find(':')
+        {
+            out.replace_range(rest_start + colon..rest_start + at, "");
+            had = true;
+        }
+    }
+    if let Some(q) = out.find('?') {
+        let (base, query) = out.split_at(q);
+        let kept: Vec<&str> = query[1..]
+            .split('&')
+            .filter(|p| {
+                let secret = p.to_ascii_lowercase().starts_with("password=");
+                had |= secret;
+                !secret && !p.is_empty()
+            })
+            .collect();
+        out = if kept.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", kept.join("&"))
+        };
+    }
+    (out, had)
+}
+
 /// `url` with its password (`user:PASSWORD@`, or a `password=` parameter) replaced by `***`.
 pub fn redact(url: &str) -> String {
     let mut out = url.to_owned();
@@ -179,11 +215,15 @@ impl Remotes {
         self.body.remotes.iter().map(|(k, v)| (k.as_str(), v))
     }
 
-    /// Adds a remote after checking its name, URL and schema, and saves the file.
-    pub fn add(&mut self, name: &str, url: &str, schema: &str) -> Result<()> {
+    /// Adds a remote after checking its name, URL and schema, and saves the file. A password
+    /// in the URL is not kept (the file would hold it in clear): the URL is stored without it,
+    /// and the result is true when one was left out, for the caller to say where it belongs.
+    pub fn add(&mut self, name: &str, url: &str, schema: &str) -> Result<bool> {
         check_name(name)?;
         check_url(name, url)?;
         check_schema(schema)?;
+        let (url, had_password) = without_password(url);
+        let url = url.as_str();
         if self.body.remotes.contains_key(name) {
             return Err(Error::RemoteExists {
                 name: name.to_owned(),
@@ -196,7 +236,8 @@ impl Remotes {
                 schema: schema.to_owned(),
             },
         );
-        self.save()
+        self.save()?;
+        Ok(had_password)
     }
 
     /// Removes a remote and saves the file.
@@ -384,6 +425,36 @@ mod tests {
         ];
         for (url, want) in cases {
             assert_eq!(redact(url), want, "{url}");
+        }
+    }
+
+    #[test]
+    fn a_password_is_taken_out_of_a_url_and_the_rest_kept() {
+        let cases = [
+            (
+                "postgres://u:secret@h:5432/db",
+                "postgres://u@h:5432/db",
+                true,
+            ),
+            ("postgres://u@h/db", "postgres://u@h/db", false),
+            (
+                "postgres://h/db?password=x&sslmode=require",
+                "postgres://h/db?sslmode=require",
+                true,
+            ),
+            (
+                "postgres://u:p%40ss@h/db?password=y",
+                "postgres://u@h/db",
+                true,
+            ),
+            (
+                "postgres://h/db?sslmode=require",
+                "postgres://h/db?sslmode=require",
+                false,
+            ),
+        ];
+        for (url, want, had) in cases {
+            assert_eq!(without_password(url), (want.to_owned(), had), "{url}");
         }
     }
 

@@ -47,12 +47,10 @@ pub async fn connect(remote: &Remote, env: &dyn Fn(&str) -> Option<String>) -> R
     }
     pg.application_name("merkle");
     let tls = tls_connector(verify).map_err(fail)?;
-    let (client, connection) = pg.connect(tls).await.map_err(|e| {
-        fail(match e.as_db_error() {
-            Some(db) => db.message().to_owned(),
-            None => e.to_string(),
-        })
-    })?;
+    let (client, connection) = pg
+        .connect(tls)
+        .await
+        .map_err(|e| fail(connect_cause(&pg, &e)))?;
     tokio::spawn(async move {
         // The error, if any, surfaces on the client's next call.
         let _ = connection.await;
@@ -61,6 +59,66 @@ pub async fn connect(remote: &Remote, env: &dyn Fn(&str) -> Option<String>) -> R
         client,
         remote: remote.clone(),
     })
+}
+
+/// Why a connection failed, in words a user can act on: refused (nothing listens), timed out,
+/// the host unknown, authentication failed, or no password found; else the driver's message
+/// with its causes.
+fn connect_cause(pg: &tokio_postgres::Config, e: &tokio_postgres::Error) -> String {
+    use tokio_postgres::error::SqlState;
+    let at = match (pg.get_hosts().first(), pg.get_ports().first()) {
+        (Some(tokio_postgres::config::Host::Tcp(h)), port) => {
+            format!("{h}:{}", port.copied().unwrap_or(5432))
+        }
+        _ => "the server".to_owned(),
+    };
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        return if *code == SqlState::INVALID_PASSWORD
+            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        {
+            format!(
+                "authentication failed: {} (the password comes from the URL, PGPASSWORD, \
+                 ~/.pgpass or MERKLE_REMOTE_<NAME>_URL)",
+                db.message()
+            )
+        } else {
+            db.message().to_owned()
+        };
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind;
+            return match io.kind() {
+                ErrorKind::ConnectionRefused => {
+                    format!("connection refused: nothing listens at {at} (is PostgreSQL running?)")
+                }
+                ErrorKind::TimedOut => {
+                    let secs = pg.get_connect_timeout().map_or(0, |d| d.as_secs());
+                    format!("timed out after {secs}s waiting for {at}")
+                }
+                _ if io.to_string().contains("lookup") => {
+                    format!("the host of {at} was not found ({io})")
+                }
+                _ => format!("{io} ({at})"),
+            };
+        }
+        source = s.source();
+    }
+    let text = e.to_string();
+    if text.contains("password missing") {
+        return "authentication needs a password: put it in PGPASSWORD, ~/.pgpass or \
+                MERKLE_REMOTE_<NAME>_URL"
+            .to_owned();
+    }
+    let mut chain = text;
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        chain.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    chain
 }
 
 /// The URL tokio-postgres is given (which knows only `disable`, `prefer` and `require`), and

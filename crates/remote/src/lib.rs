@@ -13,20 +13,25 @@
 //!   `COPY ... BINARY`; a push that dies leaves nothing half-visible. A per-remote mark in the
 //!   store remembers how far the frame sequence was pushed, so the ids compared grow with
 //!   what was written since, not with the store.
+//! - [`check`]: every row checked as a pull would, and the bad ones listed.
 //! - [`pull`]: fetches the frames (with their nodes, memos and agents) for the local tree's
 //!   paths, or everything; checks every FrameID and NodeID against what it names before
 //!   storing anything ([`merkle_store::Store::import`]); heads follow one deterministic rule.
 //!
 //! **Trust.** A pulled frame's id is re-derived from its basis, content, type and agent, and a
-//! node's from its record, so a remote cannot alter a frame's content or attribution, or slip
-//! a frame onto another file, without the pull refusing it. A remote is trusted for what ids
-//! do not cover: a frame's metadata (`created_at`, provider, model, notes), which frames and
-//! memos it offers or withholds, and that an agent's name is the person it says: anyone who
-//! may write to the schema can write frames under any agent name. Grant writing to those you
+//! node's from its record, so a remote cannot alter a frame's content or attribution without
+//! the pull refusing it. The id does not cover the node a frame is on; the basis does where it
+//! is a node's id (a file's frames, and any frame put without a basis), and a frame whose basis
+//! is another node's id is refused. A frame with a derived basis (a directory's synthesis, an
+//! invalidation, a regeneration) is trusted for its node, as for what else ids do not cover: a
+//! frame's metadata (`created_at`, provider, model, notes), which frames and memos it offers or
+//! withholds, and that an agent's name is the person it says: anyone who may write to the
+//! schema can write new frames, on any node, under any agent name. Grant writing to those you
 //! would let write your store.
 //!
 //! The crate is async (tokio-postgres over rustls); it spawns the connection's task on the
 //! caller's runtime and builds none. The store is called synchronously between awaits.
+pub mod check;
 pub mod config;
 mod connect;
 pub mod error;
@@ -34,11 +39,12 @@ pub mod pull;
 pub mod push;
 pub mod schema;
 
+pub use check::{BadRow, CheckReport, check};
 pub use config::{Remote, Remotes};
 pub use connect::{Session, connect};
 pub use error::{Error, Result};
 pub use pull::{PullOptions, PullReport, pull};
-pub use push::{PushOptions, PushReport, push};
+pub use push::{PushOptions, PushReport, push, unpushed};
 
 /// Counts of what a push or pull moved.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -4,14 +4,19 @@
 //! (the current versions and earlier ones, which path heads follow); `--all` takes every frame.
 //! Ids are compared first, so only missing frames travel. Everything is read in one
 //! repeatable-read, read-only transaction (one consistent snapshot while pushers write), then
-//! checked: a frame whose id does not re-derive from its basis, content, type and agent, a node
-//! whose record does not hash to its id, or a row that does not decode, refuses the pull,
-//! naming it, and nothing is stored. The store then imports the rest in one transaction
-//! ([`Store::import`], which also decides heads).
+//! checked: a frame whose id does not re-derive from its basis, content, type and agent, a
+//! frame whose basis is another node's id (moved off the node it was made for), a node whose
+//! record does not hash to its id, or a row that does not decode, refuses the pull, naming it,
+//! and nothing is stored. With `skip_invalid` such rows are left out, named in the report, and
+//! the verified rest is stored. The store imports in one transaction ([`Store::import_with`],
+//! which also decides heads); a dry run checks everything and stores nothing.
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Instant;
 
-use merkle_store::{Frame, FrameId, FrameMetadata, Hash, Import, NodeId, NodeRecord, Role, Store};
+use merkle_store::{
+    Frame, FrameId, FrameMetadata, Hash, Import, ImportOptions, NodeId, NodeRecord, Refusal, Role,
+    Store,
+};
 use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::Json;
 
@@ -25,12 +30,17 @@ use crate::{Moved, OnProgress, Progress};
 pub struct PullOptions<'a> {
     /// Every frame of the remote, not only those at the local tree's paths.
     pub all: bool,
+    /// Leave out the rows that fail a check (named in [`PullReport::refused`]) and store the
+    /// verified rest, instead of refusing the whole pull.
+    pub skip_invalid: bool,
+    /// Fetch and check everything, count what would be stored, store nothing.
+    pub dry_run: bool,
     /// Called as the pull goes.
     pub progress: OnProgress<'a>,
 }
 
-/// What a pull did.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// What a pull did (in a dry run, would do).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PullReport {
     /// Rows the store did not have.
     pub pulled: Moved,
@@ -40,6 +50,8 @@ pub struct PullReport {
     pub bytes: u64,
     /// Wall-clock seconds.
     pub seconds: f64,
+    /// Rows left out under [`PullOptions::skip_invalid`], and why.
+    pub refused: Vec<Refusal>,
 }
 
 /// Pulls the session's remote's frames into `store` (see the module documentation).
@@ -66,6 +78,7 @@ pub async fn pull(
             .chain(store.list_nodes("", true)?.into_iter().map(|n| n.path))
             .collect()
     };
+    let remote_id = session.remote_id().await?;
     let name = session.remote.name.clone();
     let schema = session.remote.schema.clone();
     let db = |context| {
@@ -76,6 +89,16 @@ pub async fn pull(
         name: name.clone(),
         item,
         reason,
+    };
+    // A row that fails a check: the pull's error, or under skip_invalid one more refusal.
+    let mut refused: Vec<Refusal> = Vec::new();
+    let mut refuse = |item: String, reason: String| {
+        if opts.skip_invalid {
+            refused.push(Refusal { item, reason });
+            Ok(())
+        } else {
+            Err(tampered(item, reason))
+        }
     };
     let tx = session
         .client
@@ -103,10 +126,10 @@ pub async fn pull(
     let mut candidates = Vec::with_capacity(rows.len());
     for r in &rows {
         let raw: &[u8] = r.get(0);
-        candidates
-            .push(Hash::from_slice(raw).ok_or_else(|| {
-                tampered(format!("frame id {}", hex(raw)), "not 32 bytes".into())
-            })?);
+        match Hash::from_slice(raw) {
+            Some(id) => candidates.push(id),
+            None => refuse(format!("frame id {}", hex(raw)), "not 32 bytes".into())?,
+        }
     }
     drop(rows);
     let mut missing = Vec::new();
@@ -127,6 +150,7 @@ pub async fn pull(
     };
     if missing.is_empty() {
         tx.commit().await.map_err(db("ending the pull"))?;
+        report.refused = refused;
         report.seconds = started.elapsed().as_secs_f64();
         return Ok(report);
     }
@@ -149,18 +173,30 @@ pub async fn pull(
             .await
             .map_err(db("fetching frames"))?;
         for r in rows {
-            let f = frame_from_row(&r).map_err(|(item, reason)| tampered(item, reason))?;
+            let f = match frame_from_row(&r) {
+                Ok(f) => f,
+                Err((item, reason)) => {
+                    refuse(item, reason)?;
+                    continue;
+                }
+            };
             let derived = f.derive_id();
             if derived != f.frame_id {
-                return Err(tampered(
+                refuse(
                     format!("frame {}", f.frame_id),
                     format!("its basis, content, type and agent hash to {derived}, not to its id"),
-                ));
+                )?;
+                continue;
             }
             report.bytes +=
                 (32 * 3 + f.content.len() + f.frame_type.len() + f.agent_id.len()) as u64 + 8;
             if store.node(&f.node_id)?.is_none() {
                 need_nodes.insert(f.node_id);
+            }
+            // A basis that may be a node's id: its record lets the import see a frame moved
+            // off the node it was made for, even where this store never saw that node.
+            if f.basis != f.node_id && store.node(&f.basis)?.is_none() {
+                need_nodes.insert(f.basis);
             }
             need_agents.insert(f.agent_id.clone());
             frames.push(f);
@@ -186,16 +222,24 @@ pub async fn pull(
         for r in rows {
             let raw: &[u8] = r.get(0);
             let record: &[u8] = r.get(1);
-            let id = Hash::from_slice(raw)
-                .ok_or_else(|| tampered(format!("node id {}", hex(raw)), "not 32 bytes".into()))?;
-            let n = NodeRecord::decode(id, record)
-                .map_err(|e| tampered(format!("node {id}"), e.to_string()))?;
+            let Some(id) = Hash::from_slice(raw) else {
+                refuse(format!("node id {}", hex(raw)), "not 32 bytes".into())?;
+                continue;
+            };
+            let n = match NodeRecord::decode(id, record) {
+                Ok(n) => n,
+                Err(e) => {
+                    refuse(format!("node {id}"), e.to_string())?;
+                    continue;
+                }
+            };
             let derived = n.derive_id();
             if derived != id {
-                return Err(tampered(
+                refuse(
                     format!("node {id} ({:?})", n.path),
                     format!("its record hashes to {derived}, not to its id"),
-                ));
+                )?;
+                continue;
             }
             report.bytes += (32 + record.len()) as u64;
             nodes.push(n);
@@ -204,6 +248,7 @@ pub async fn pull(
 
     // Memos of the fetched frames, and the agents they name.
     let fetched: HashSet<FrameId> = frames.iter().map(|f| f.frame_id).collect();
+    let missing_set: HashSet<FrameId> = missing.iter().copied().collect();
     let mut memos = Vec::new();
     for chunk in missing.chunks(BATCH) {
         let ids: Vec<&[u8]> = chunk.iter().map(|h| h.0.as_slice()).collect();
@@ -218,12 +263,12 @@ pub async fn pull(
             let (k, f): (&[u8], &[u8]) = (r.get(0), r.get(1));
             match (Hash::from_slice(k), Hash::from_slice(f)) {
                 (Some(k), Some(f)) if fetched.contains(&f) => memos.push((k, f)),
-                _ => {
-                    return Err(tampered(
-                        format!("memo {}", hex(k)),
-                        "malformed key or frame id".into(),
-                    ));
-                }
+                // The memo of a frame left out above goes with it.
+                (Some(_), Some(f)) if missing_set.contains(&f) => {}
+                _ => refuse(
+                    format!("memo {}", hex(k)),
+                    "malformed key or frame id".into(),
+                )?,
             }
             report.bytes += 64;
         }
@@ -239,24 +284,41 @@ pub async fn pull(
     let mut agents = Vec::with_capacity(rows.len());
     for r in rows {
         let (id, role): (String, String) = (r.get(0), r.get(1));
-        let role = Role::parse(&role)
-            .ok_or_else(|| tampered(format!("agent {id:?}"), format!("unknown role {role:?}")))?;
-        agents.push((id, role));
+        match Role::parse(&role) {
+            Some(role) => agents.push((id, role)),
+            None => refuse(format!("agent {id:?}"), format!("unknown role {role:?}"))?,
+        }
     }
     tx.commit().await.map_err(db("ending the pull"))?;
 
     progress(Progress::Committing);
+    let import_opts = ImportOptions {
+        skip_invalid: opts.skip_invalid,
+        dry_run: opts.dry_run,
+    };
     let imported = store
-        .import(Import {
-            nodes,
-            frames,
-            memos,
-            agents,
-        })
+        .import_with(
+            Import {
+                nodes,
+                frames,
+                memos,
+                agents,
+            },
+            &import_opts,
+        )
         .map_err(|e| match e {
             merkle_store::Error::Refused { item, reason } => tampered(item, reason),
             e => Error::Store(e),
         })?;
+    refused.extend(imported.refused);
+    // A store with nothing unpushed before the import has nothing unpushed after it: what it
+    // appended came from this remote.
+    if !opts.dry_run && imported.frames > 0 {
+        let marker = crate::push::marker_name(&remote_id);
+        if store.marker(&marker)?.unwrap_or(0) == imported.seq_before {
+            crate::push::mark_pushed(store, session, &marker, imported.seq_after)?;
+        }
+    }
     report.pulled = Moved {
         frames: imported.frames,
         nodes: imported.nodes,
@@ -264,12 +326,15 @@ pub async fn pull(
         agents: imported.agents,
     };
     report.skipped += imported.skipped;
+    report.refused = refused;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
 /// A frame from a `frames` row, or (what, why) when the row does not decode.
-fn frame_from_row(r: &tokio_postgres::Row) -> std::result::Result<Frame, (String, String)> {
+pub(crate) fn frame_from_row(
+    r: &tokio_postgres::Row,
+) -> std::result::Result<Frame, (String, String)> {
     let raw: &[u8] = r.get(0);
     let Some(frame_id) = Hash::from_slice(raw) else {
         return Err((format!("frame id {}", hex(raw)), "not 32 bytes".into()));
@@ -307,6 +372,6 @@ fn frame_from_row(r: &tokio_postgres::Row) -> std::result::Result<Frame, (String
     })
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     merkle_store::hash::to_hex(bytes)
 }

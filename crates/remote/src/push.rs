@@ -31,11 +31,13 @@ const SMALL: usize = 2_000;
 pub struct PushOptions<'a> {
     /// Compare every frame of the store, not only those appended since the last push.
     pub full: bool,
+    /// Compare and count what would be sent, but send nothing (and leave the marker).
+    pub dry_run: bool,
     /// Called as the push goes.
     pub progress: OnProgress<'a>,
 }
 
-/// What a push did.
+/// What a push did (in a dry run, would do).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PushReport {
     /// Rows the remote did not have.
@@ -53,6 +55,28 @@ pub struct PushReport {
 /// The store marker that records how far the frame sequence was pushed to remote `id`.
 pub(crate) fn marker_name(remote_id: &str) -> String {
     format!("remote:{remote_id}:pushed")
+}
+
+/// The same position kept under the remote's name, which `merkle status` reads without
+/// connecting (the id-keyed marker is what a push trusts).
+fn name_marker(remote_name: &str) -> String {
+    format!("remote-name:{remote_name}:pushed")
+}
+
+/// Records that the store's frames up to `seq` are on the session's remote (`marker` is its
+/// id-keyed marker).
+pub(crate) fn mark_pushed(store: &Store, session: &Session, marker: &str, seq: u64) -> Result<()> {
+    store.set_marker(marker, seq)?;
+    store.set_marker(&name_marker(&session.remote.name), seq)?;
+    Ok(())
+}
+
+/// How many frames were appended to `store` (written here, or pulled from elsewhere) since
+/// its last push to the remote named `remote_name`: all of them when it was never pushed to.
+/// Read from the store alone, without connecting.
+pub fn unpushed(store: &Store, remote_name: &str) -> Result<u64> {
+    let pushed = store.marker(&name_marker(remote_name))?.unwrap_or(0);
+    Ok(store.frame_seq()?.saturating_sub(pushed))
 }
 
 /// Pushes `store`'s frames, with their nodes, memos and agents, to the session's remote.
@@ -108,14 +132,19 @@ pub async fn push(
         .into_iter()
         .filter(|(_, f)| candidate_set.contains(f))
         .collect();
+    if opts.dry_run {
+        report.pushed = would_push(store, session, &missing, &memos).await?;
+        report.seconds = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
     if missing.is_empty() && memos.is_empty() {
-        store.set_marker(&marker, top)?;
+        mark_pushed(store, session, &marker, top)?;
         report.seconds = started.elapsed().as_secs_f64();
         return Ok(report);
     }
     if missing.len() <= SMALL {
         push_small(store, session, &missing, &memos, &mut report).await?;
-        store.set_marker(&marker, top)?;
+        mark_pushed(store, session, &marker, top)?;
         report.seconds = started.elapsed().as_secs_f64();
         return Ok(report);
     }
@@ -305,7 +334,7 @@ pub async fn push(
     tx.commit().await.map_err(db("committing the push"))?;
     // Rows another pusher committed first were skipped by the insert.
     report.skipped += missing.len() as u64 - report.pushed.frames;
-    store.set_marker(&marker, top)?;
+    mark_pushed(store, session, &marker, top)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -436,6 +465,54 @@ async fn push_small(
 }
 
 /// Which of `ids` the session's `table` holds in column `column`.
+/// What a push of `missing` frames and `memos` would insert: the frames, and the nodes, memos
+/// and agents the remote lacks.
+async fn would_push(
+    store: &Store,
+    session: &Session,
+    missing: &[FrameId],
+    memos: &[(Hash, FrameId)],
+) -> Result<Moved> {
+    let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
+    let mut agents: BTreeSet<String> = BTreeSet::new();
+    for id in missing {
+        let f = store
+            .frame(id)?
+            .ok_or_else(|| merkle_store::Error::NoSuchFrame { id: id.to_hex() })?;
+        nodes.insert(f.node_id);
+        agents.insert(f.agent_id);
+    }
+    let mut moved = Moved {
+        frames: missing.len() as u64,
+        ..Moved::default()
+    };
+    let nodes: Vec<NodeId> = nodes.into_iter().collect();
+    for chunk in nodes.chunks(BATCH) {
+        let present = present_ids(session, &session.table("nodes"), "node_id", chunk).await?;
+        moved.nodes += (chunk.len() - present.len()) as u64;
+    }
+    let keys: Vec<Hash> = memos.iter().map(|(k, _)| *k).collect();
+    for chunk in keys.chunks(BATCH) {
+        let present = present_ids(session, &session.table("memos"), "key", chunk).await?;
+        moved.memos += (chunk.len() - present.len()) as u64;
+    }
+    let agents: Vec<String> = agents.into_iter().collect();
+    let row = session
+        .client
+        .query_one(
+            &format!(
+                "SELECT count(*) FROM {} WHERE agent_id = ANY($1)",
+                session.table("agents")
+            ),
+            &[&agents],
+        )
+        .await
+        .map_err(session.db_err("comparing agents"))?;
+    let present: i64 = row.get(0);
+    moved.agents = agents.len() as u64 - u64::try_from(present).unwrap_or(0);
+    Ok(moved)
+}
+
 async fn present_ids(
     session: &Session,
     table: &str,

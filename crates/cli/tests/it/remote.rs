@@ -447,12 +447,13 @@ fn two_pushers_at_once_both_land_and_pullers_see_the_same_heads() {
 #[test]
 fn remotes_are_listed_without_passwords_and_the_environment_overrides_a_url() {
     let ws = Workspace::empty();
-    ws.ok(&[
-        "remote",
-        "add",
-        "team",
-        "postgres://alice:s3cret@db.example.com:5432/ctx",
-    ]);
+    // A file written before passwords were left out still works, and is listed redacted.
+    std::fs::create_dir_all(ws.root.join(".merkle")).expect("mkdir");
+    std::fs::write(
+        ws.root.join(".merkle/remotes.json"),
+        r#"{"remotes": {"team": {"url": "postgres://alice:s3cret@db.example.com:5432/ctx", "schema": "merkle"}}}"#,
+    )
+    .expect("write remotes.json");
     let listed = ws.json(&["remote", "list"]);
     assert_eq!(
         listed,
@@ -508,5 +509,218 @@ fn a_remote_never_initialised_says_how_to_initialise_it() {
             pg.schema
         )),
         "{r}"
+    );
+}
+
+#[test]
+fn a_frame_moved_onto_another_node_is_refused_listed_by_check_and_left_out_on_request() {
+    let pg = Pg::new("moved");
+    let a = Workspace::fixture();
+    pg.add_remote(&a, &server_url());
+    a.ok(&["remote", "init"]);
+    a.ok(&["generate", "--recursive", "--offline"]);
+    a.ok(&["push"]);
+    let frame = a.json(&["get-head", "src/util/mod.rs", "--type", "summary"]);
+    let frame_id = frame["frame_id"].as_str().expect("a frame id").to_owned();
+    let sibling = a.node_id("src/util/x.rs");
+    // mod.rs's summary, moved onto its sibling x.rs, with a newer time so it would be the head.
+    pg.sql(&format!(
+        "DELETE FROM {s}.memos WHERE frame_id = '\\x{frame_id}';
+         UPDATE {s}.frames SET node_id = '\\x{sibling}', created_at_ms = created_at_ms + 1000000 \
+         WHERE frame_id = '\\x{frame_id}'",
+        s = pg.schema
+    ));
+
+    let b = Workspace::fixture();
+    pg.add_remote(&b, &server_url());
+    let r = b.run(&["pull"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "refused frame {frame_id}: it is on node {sibling} (\"src/util/x.rs\")"
+        )) && r
+            .stderr
+            .contains("a frame made for one node, moved onto another")
+            && r.stderr.contains("nothing was stored"),
+        "{r}"
+    );
+
+    // `remote check` lists the row, and only it.
+    let r = b.run(&["--json", "remote", "check"]);
+    assert_eq!(r.code, 1, "{r}");
+    let checked = parse(&r.stdout);
+    assert_eq!(
+        checked["bad"],
+        json!([{
+            "table": "frames",
+            "item": format!("frame {frame_id}"),
+            "reason": format!(
+                "it is on node {sibling} (\"src/util/x.rs\"), but its basis is node {} \
+                 (\"src/util/mod.rs\"): a frame made for one node, moved onto another",
+                a.node_id("src/util/mod.rs")
+            ),
+        }])
+    );
+    assert_eq!(checked["frames"], json!(pg.count("frames")));
+    let text = b.run(&["remote", "check"]);
+    assert!(
+        text.stdout.contains("1 bad row") && text.stdout.contains(&frame_id),
+        "{text}"
+    );
+
+    // A dry run names it and stores nothing; --skip-invalid stores the verified rest.
+    let dry = b.json(&["pull", "--dry-run", "--skip-invalid"]);
+    assert_eq!(dry["dry_run"], json!(true));
+    assert_eq!(
+        dry["refused"][0]["item"],
+        json!(format!("frame {frame_id}"))
+    );
+    assert_eq!(b.json(&["status"])["frames"], json!(0));
+    let pulled = b.json(&["pull", "--skip-invalid"]);
+    assert_eq!(pulled["pulled"]["frames"], dry["pulled"]["frames"]);
+    assert_eq!(
+        pulled["pulled"]["frames"],
+        json!(pg.count("frames") - 1),
+        "{pulled}"
+    );
+    assert_eq!(pulled["refused"].as_array().map(Vec::len), Some(1));
+    let x = heads(&b, "src/util/x.rs");
+    assert!(
+        x.as_array()
+            .expect("frames")
+            .iter()
+            .all(|f| f["frame_id"] != json!(frame_id)),
+        "{x}"
+    );
+    b.assert_valid();
+}
+
+#[test]
+fn dry_runs_change_nothing_and_status_counts_what_is_not_pushed() {
+    let pg = Pg::new("dry");
+    let a = Workspace::fixture();
+    pg.add_remote(&a, &server_url());
+    a.ok(&["remote", "init"]);
+    let unpushed = |ws: &Workspace| ws.json(&["status"])["remotes"].clone();
+    a.ok(&["scan"]);
+    assert_eq!(unpushed(&a), json!([{"name": "origin", "unpushed": 0}]));
+    a.ok(&["generate", "--recursive", "--offline"]);
+    let frames = a.json(&["status"])["frames"].clone();
+    assert_eq!(
+        unpushed(&a),
+        json!([{"name": "origin", "unpushed": frames}])
+    );
+    assert!(
+        a.ok(&["status"]).contains(&format!(
+            "remote origin: {frames} frames not pushed (`merkle push origin`)"
+        )),
+        "{}",
+        a.ok(&["status"])
+    );
+
+    let dry = a.json(&["push", "--dry-run"]);
+    assert_eq!(dry["pushed"]["frames"], frames);
+    assert_eq!(dry["dry_run"], json!(true));
+    assert_eq!(pg.count("frames"), 0);
+    assert_eq!(
+        unpushed(&a),
+        json!([{"name": "origin", "unpushed": frames}])
+    );
+    assert!(
+        a.ok(&["push", "--dry-run"])
+            .starts_with(&format!("would push {frames} frames to origin")),
+    );
+    // A log (stderr is no terminal here) gets progress lines: at once with -v.
+    let r = a.run(&["-v", "push"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains(&format!("pushing: comparing ids {frames}/{frames}\n")),
+        "{r}"
+    );
+    let pushed = a.json(&["push", "--full"]);
+    assert_eq!(pushed["skipped"], dry["pushed"]["frames"]);
+    assert_eq!(unpushed(&a), json!([{"name": "origin", "unpushed": 0}]));
+
+    // A teammate's dry run fetches and checks, and stores nothing; the real pull leaves
+    // nothing to push back.
+    let b = Workspace::fixture();
+    pg.add_remote(&b, &server_url());
+    b.ok(&["scan"]);
+    let before = b.store_state();
+    let dry = b.json(&["pull", "--dry-run"]);
+    assert_eq!(dry["pulled"]["frames"], frames);
+    assert_eq!(b.store_state(), before);
+    b.json(&["pull"]);
+    assert_eq!(unpushed(&b), json!([{"name": "origin", "unpushed": 0}]));
+}
+
+#[test]
+fn connection_errors_name_their_cause_and_json_errors_are_one_object() {
+    let ws = Workspace::fixture();
+    // Port 1: nothing listens there.
+    ws.ok(&["remote", "add", "origin", "postgres://me@127.0.0.1:1/team"]);
+    let r = ws.run(&["push"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr
+            .contains("connection refused: nothing listens at 127.0.0.1:1"),
+        "{r}"
+    );
+    let r = ws.run(&["--json", "push"]);
+    assert_eq!(r.code, 1, "{r}");
+    let err: Value = serde_json::from_str(r.stderr.trim()).expect("one JSON object on stderr");
+    assert_eq!(err["kind"], json!("connection"), "{r}");
+    assert!(
+        err["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("connection refused")),
+        "{r}"
+    );
+
+    // A role the server does not know fails authentication, and says so.
+    let pg = Pg::new("auth");
+    let r = run(ws
+        .cmd(&["push", "x"])
+        .env("MERKLE_REMOTE_X_URL", pg.url_as("no_such_role_here")));
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("authentication failed"), "{r}");
+
+    // Usage errors too, under --json.
+    let r = ws.run(&["--json", "generate", "--concurrency", "nope"]);
+    assert_eq!(r.code, 2, "{r}");
+    let err: Value = serde_json::from_str(r.stderr.trim()).expect("one JSON object on stderr");
+    assert_eq!(err["kind"], json!("usage"), "{r}");
+}
+
+#[test]
+fn a_password_in_a_url_is_never_stored() {
+    let ws = Workspace::empty();
+    let r = ws.run(&[
+        "--json",
+        "remote",
+        "add",
+        "team",
+        "postgres://alice:s3cret@db.example.com:5432/ctx?password=again&sslmode=require",
+    ]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        parse(&r.stdout),
+        json!({
+            "name": "team",
+            "url": "postgres://alice@db.example.com:5432/ctx?sslmode=require",
+            "schema": "merkle",
+            "password_left_out": true,
+        })
+    );
+    assert!(
+        r.stderr.contains("the password in the URL was not stored")
+            && r.stderr.contains("MERKLE_REMOTE_TEAM_URL"),
+        "{r}"
+    );
+    let file = std::fs::read_to_string(ws.root.join(".merkle/remotes.json")).expect("remotes");
+    assert!(
+        !file.contains("s3cret") && !file.contains("again"),
+        "{file}"
     );
 }

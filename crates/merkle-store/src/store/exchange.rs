@@ -35,8 +35,27 @@ pub struct Import {
     pub agents: Vec<(String, Role)>,
 }
 
-/// What an import wrote.
+/// How to import.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Leave out what fails a check (and what depends on it), naming it in
+    /// [`ImportReport::refused`], and import the rest; by default one refusal refuses all.
+    pub skip_invalid: bool,
+    /// Check everything and report what would be written, but write nothing.
+    pub dry_run: bool,
+}
+
+/// What an import left out under [`ImportOptions::skip_invalid`], and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// What was left out: `frame <id>`, `node <id> ("path")`, `memo <key>`, `agent "id"`.
+    pub item: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What an import wrote (or, in a dry run, would write).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ImportReport {
     /// Frames appended.
     pub frames: u64,
@@ -48,6 +67,13 @@ pub struct ImportReport {
     pub agents: u64,
     /// Frames the store already had.
     pub skipped: u64,
+    /// What was left out, under [`ImportOptions::skip_invalid`].
+    pub refused: Vec<Refusal>,
+    /// The frame sequence before the import and after it: the appended frames are numbered
+    /// `seq_before + 1 ..= seq_after` (equal in a dry run).
+    pub seq_before: u64,
+    /// See [`ImportReport::seq_before`].
+    pub seq_after: u64,
 }
 
 /// A head's rank among frames of one (node, type) or (path, type): newest `created_at` first,
@@ -58,6 +84,25 @@ fn refused(item: String, reason: impl Into<String>) -> Error {
     Error::Refused {
         item,
         reason: reason.into(),
+    }
+}
+
+/// Refuses `item`: an error, or under `skip_invalid` a line in `out` and `Ok` (the caller
+/// then leaves the item out).
+fn refuse(
+    opts: &ImportOptions,
+    out: &mut Vec<Refusal>,
+    item: String,
+    reason: impl Into<String>,
+) -> Result<()> {
+    if opts.skip_invalid {
+        out.push(Refusal {
+            item,
+            reason: reason.into(),
+        });
+        Ok(())
+    } else {
+        Err(refused(item, reason))
     }
 }
 
@@ -111,12 +156,19 @@ impl Store {
     }
 
     /// Imports frames from another store in one durable transaction, after checking all of
-    /// them: a FrameID or NodeID that does not re-derive from its fields, a frame on a node
-    /// neither imported nor stored, a memo pointing at no frame, or a malformed name refuses
-    /// the whole import with an error naming it, and nothing is written. Frames already stored
-    /// are skipped; the new ones are appended in (`created_at`, FrameID) order, and heads move
-    /// by the rule in this module's documentation.
+    /// them: a FrameID or NodeID that does not re-derive from its fields, a frame whose basis
+    /// is the NodeID of another node (a frame moved off the node it was made for), a frame on
+    /// a node neither imported nor stored, a memo pointing at no frame, or a malformed name
+    /// refuses the whole import with an error naming it, and nothing is written. Frames
+    /// already stored are skipped; the new ones are appended in (`created_at`, FrameID) order,
+    /// and heads move by the rule in this module's documentation.
     pub fn import(&self, import: Import) -> Result<ImportReport> {
+        self.import_with(import, &ImportOptions::default())
+    }
+
+    /// [`Store::import`], leaving out what fails a check instead of refusing all
+    /// ([`ImportOptions::skip_invalid`]), or writing nothing ([`ImportOptions::dry_run`]).
+    pub fn import_with(&self, import: Import, opts: &ImportOptions) -> Result<ImportReport> {
         let _guard = self.lock();
         let Import {
             nodes,
@@ -125,6 +177,7 @@ impl Store {
             agents,
         } = import;
         let mut report = ImportReport::default();
+        let mut out = Vec::new();
         let mut batch = Batch::default();
 
         // Nodes: each must re-derive to its id; those the store lacks are written.
@@ -132,10 +185,13 @@ impl Store {
         for n in &nodes {
             let derived = n.derive_id();
             if derived != n.node_id {
-                return Err(refused(
+                refuse(
+                    opts,
+                    &mut out,
                     format!("node {} ({:?})", n.node_id, n.path),
                     format!("its record hashes to {derived}"),
-                ));
+                )?;
+                continue;
             }
             paths.insert(n.node_id, n.path.clone());
             if self.engine.get(Table::Nodes, &n.node_id.0)?.is_none() {
@@ -145,8 +201,13 @@ impl Store {
         }
 
         // Agents: checked names; registered ones keep their role.
+        let mut imported_agents = Vec::with_capacity(agents.len());
         for (id, role) in &agents {
-            frame::check_name("agent id", id)?;
+            if let Err(e) = frame::check_name("agent id", id) {
+                refuse(opts, &mut out, format!("agent {id:?}"), e.to_string())?;
+                continue;
+            }
+            imported_agents.push(id.as_str());
             if self.engine.get(Table::Agents, id.as_bytes())?.is_none() {
                 batch.put(
                     Table::Agents,
@@ -160,64 +221,35 @@ impl Store {
         // Frames: checked, then appended in a deterministic order.
         frames.sort_unstable_by_key(|f| (f.metadata.created_at_ms, f.frame_id));
         let mut seq = self.frame_seq()?;
+        report.seq_before = seq;
         let mut heads: HashMap<Vec<u8>, Rank> = HashMap::new();
         let mut path_heads: HashMap<Vec<u8>, Rank> = HashMap::new();
         let mut new_frames: HashMap<FrameId, NodeId> = HashMap::new();
         for mut f in frames {
-            let item = || format!("frame {}", f.frame_id);
-            let derived = f.derive_id();
-            if derived != f.frame_id {
-                return Err(refused(
-                    item(),
-                    format!("its basis, content, type and agent hash to {derived}"),
-                ));
-            }
-            frame::check_name("frame type", &f.frame_type)
-                .and_then(|()| frame::check_name("agent id", &f.agent_id))
-                .map_err(|e| refused(item(), e.to_string()))?;
-            let agent_known = agents.iter().any(|(a, _)| *a == f.agent_id)
-                || self
-                    .engine
-                    .get(Table::Agents, f.agent_id.as_bytes())?
-                    .is_some();
-            if !agent_known {
-                return Err(refused(
-                    item(),
-                    format!(
-                        "its agent {:?} is neither imported nor registered",
-                        f.agent_id
-                    ),
-                ));
-            }
+            let Some(path) = self.check_imported(&f, &paths, &imported_agents, opts, &mut out)?
+            else {
+                continue;
+            };
             if new_frames.contains_key(&f.frame_id) {
                 report.skipped += 1;
                 continue;
             }
             if let Some(stored) = self.frame(&f.frame_id)? {
                 if stored.node_id != f.node_id {
-                    return Err(refused(
-                        item(),
+                    refuse(
+                        opts,
+                        &mut out,
+                        format!("frame {}", f.frame_id),
                         format!(
                             "it is on node {}, but the stored frame is on {}",
                             f.node_id, stored.node_id
                         ),
-                    ));
+                    )?;
+                    continue;
                 }
                 report.skipped += 1;
                 continue;
             }
-            let path = match paths.get(&f.node_id) {
-                Some(p) => p.clone(),
-                None => match self.node(&f.node_id)? {
-                    Some(n) => n.path,
-                    None => {
-                        return Err(refused(
-                            item(),
-                            format!("its node {} is neither imported nor stored", f.node_id),
-                        ));
-                    }
-                },
-            };
             seq += 1;
             f.seq = seq;
             let rank = (f.metadata.created_at_ms, f.frame_id);
@@ -245,10 +277,13 @@ impl Store {
             let exists = new_frames.contains_key(frame_id)
                 || self.engine.get(Table::Frames, &frame_id.0)?.is_some();
             if !exists {
-                return Err(refused(
+                refuse(
+                    opts,
+                    &mut out,
                     format!("memo {key}"),
                     format!("its frame {frame_id} is neither imported nor stored"),
-                ));
+                )?;
+                continue;
             }
             if self.engine.get(Table::Memo, &key.0)?.is_none() {
                 batch.put(Table::Memo, key.0.to_vec(), frame_id.0.to_vec());
@@ -256,7 +291,10 @@ impl Store {
             }
         }
 
-        if !batch.is_empty() {
+        report.refused = out;
+        report.seq_after = report.seq_before;
+        if !batch.is_empty() && !opts.dry_run {
+            report.seq_after = seq;
             batch.put(
                 Table::Meta,
                 super::META_FRAME_SEQ.to_vec(),
@@ -265,6 +303,82 @@ impl Store {
             self.engine.commit(batch)?;
         }
         Ok(report)
+    }
+
+    /// The checks of one imported frame that need nothing staged: its id, names, agent, node
+    /// and basis. The path of its node when it passes; `None` when it was refused under
+    /// `skip_invalid`.
+    fn check_imported(
+        &self,
+        f: &Frame,
+        paths: &HashMap<NodeId, String>,
+        agents: &[&str],
+        opts: &ImportOptions,
+        out: &mut Vec<Refusal>,
+    ) -> Result<Option<String>> {
+        let item = || format!("frame {}", f.frame_id);
+        let derived = f.derive_id();
+        let problem = if derived != f.frame_id {
+            Some(format!(
+                "its basis, content, type and agent hash to {derived}"
+            ))
+        } else if let Err(e) = frame::check_name("frame type", &f.frame_type)
+            .and_then(|()| frame::check_name("agent id", &f.agent_id))
+        {
+            Some(e.to_string())
+        } else if !(agents.contains(&f.agent_id.as_str())
+            || self
+                .engine
+                .get(Table::Agents, f.agent_id.as_bytes())?
+                .is_some())
+        {
+            Some(format!(
+                "its agent {:?} is neither imported nor registered",
+                f.agent_id
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = problem {
+            refuse(opts, out, item(), reason)?;
+            return Ok(None);
+        }
+        let path = match paths.get(&f.node_id) {
+            Some(p) => p.clone(),
+            None => match self.node(&f.node_id)? {
+                Some(n) => n.path,
+                None => {
+                    refuse(
+                        opts,
+                        out,
+                        item(),
+                        format!("its node {} is neither imported nor stored", f.node_id),
+                    )?;
+                    return Ok(None);
+                }
+            },
+        };
+        // The id does not cover the node; a basis that is a node's id does (see put_frame).
+        if f.basis != f.node_id {
+            let other = match paths.get(&f.basis) {
+                Some(p) => Some(p.clone()),
+                None => self.node(&f.basis)?.map(|n| n.path),
+            };
+            if let Some(other) = other {
+                refuse(
+                    opts,
+                    out,
+                    item(),
+                    format!(
+                        "it is on node {} ({path:?}), but its basis is node {} ({other:?}): \
+                         a frame made for one node, moved onto another",
+                        f.node_id, f.basis
+                    ),
+                )?;
+                return Ok(None);
+            }
+        }
+        Ok(Some(path))
     }
 
     /// Whether a frame of rank `rank` becomes the head at `key` of `table`, given the heads
