@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use context::{FrameProducer, SynthesisInput, SynthesisPolicy};
+use context::{FrameProducer, Provenance, SynthesisInput, SynthesisPolicy};
 use llm_core::{LlmClient, Message, Request, Usage};
 use merkle_store::{NodeKind, NodeRecord};
 
@@ -60,6 +60,8 @@ pub struct LlmStats {
     calls: AtomicU64,
     usage: Mutex<Usage>,
     price: Option<Price>,
+    /// The model named by the latest answer.
+    model: Mutex<Option<String>>,
 }
 
 impl LlmStats {
@@ -83,9 +85,17 @@ impl LlmStats {
         self.price.map(|p| p.cost(&self.usage()))
     }
 
-    fn record(&self, usage: &Usage) {
+    fn record(&self, usage: &Usage, model: &str) {
         self.calls.fetch_add(1, Ordering::Relaxed);
         *self.usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
+        if !model.is_empty() {
+            *self.model.lock().unwrap_or_else(|e| e.into_inner()) = Some(model.to_owned());
+        }
+    }
+
+    /// The model the latest answer named, if any answer named one.
+    pub fn model(&self) -> Option<String> {
+        self.model.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
@@ -97,6 +107,8 @@ pub struct LlmSettings {
     pub runtime: tokio::runtime::Handle,
     /// The model; empty: the client's default. Part of every producer id.
     pub model: String,
+    /// Who answers (`anthropic`, `openai`, `sim`, `playback`, ...), recorded in every frame.
+    pub provider: String,
     /// The most tokens of file content (or children's frames) sent; the rest is cut with a
     /// marker.
     pub max_input_tokens: u64,
@@ -138,7 +150,7 @@ impl LlmSettings {
             .runtime
             .block_on(self.client.complete(&request))
             .map_err(|e| e.to_string())?;
-        self.stats.record(&response.usage);
+        self.stats.record(&response.usage, &response.model);
         let text = response.text();
         if text.trim().is_empty() {
             return Err("the model answered with no text".to_owned());
@@ -153,7 +165,20 @@ impl LlmSettings {
             &self.model
         };
         let hash = blake3::hash(template.as_bytes()).to_hex();
-        format!("{kind}:{model}:{}", &hash[..16])
+        // The simulator's frames are not a model's: a real model's run replaces them.
+        let sim = if self.provider == "sim" { "-sim" } else { "" };
+        format!("{kind}{sim}:{model}:{}", &hash[..16])
+    }
+
+    /// The provider, and the model that answered (else the one asked for).
+    fn provenance(&self) -> Provenance {
+        Provenance {
+            provider: Some(self.provider.clone()).filter(|p| !p.is_empty()),
+            model: self
+                .stats
+                .model()
+                .or_else(|| Some(self.model.clone()).filter(|m| !m.is_empty())),
+        }
     }
 
     fn max_input_bytes(&self) -> usize {
@@ -173,6 +198,10 @@ pub struct LlmProducer {
 impl FrameProducer for LlmProducer {
     fn id(&self) -> String {
         self.settings.id("llm", &self.template)
+    }
+
+    fn provenance(&self) -> Provenance {
+        self.settings.provenance()
     }
 
     fn produce(&self, node: &NodeRecord, content: &[u8]) -> Result<Vec<u8>, String> {
@@ -216,6 +245,10 @@ pub struct LlmSynthesis {
 impl SynthesisPolicy for LlmSynthesis {
     fn id(&self) -> String {
         self.settings.id("llm-synthesis", &self.template)
+    }
+
+    fn provenance(&self) -> Provenance {
+        self.settings.provenance()
     }
 
     fn reads_names(&self) -> bool {

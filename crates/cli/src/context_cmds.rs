@@ -25,7 +25,7 @@ pub(crate) struct ViewArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) view: Option<String>,
     /// At most this many frames
-    #[arg(long, value_name = "N")]
+    #[arg(value_parser = crate::positive, long, value_name = "N")]
     pub(crate) max_frames: Option<usize>,
     /// Only frames of this type (repeatable)
     #[arg(long = "type", value_name = "TYPE")]

@@ -51,15 +51,20 @@ pub(crate) struct GenerateWith {
     policy: Option<String>,
     #[command(flatten)]
     pub(crate) model: crate::llm::ModelArgs,
+    /// Make again every frame another producer wrote (a model, the simulator, the offline
+    /// outline), not only missing and stale ones: how to go back from one producer to another
+    /// [default: only a model's run replaces other producers' frames]
+    #[arg(long)]
+    pub(crate) replace: bool,
     /// Model calls in flight at once (each still passes llm-core's rate limiter)
-    #[arg(long, default_value_t = 8)]
+    #[arg(value_parser = crate::positive, long, default_value_t = 8)]
     concurrency: usize,
     /// The most tokens of a file (or of a directory's children's frames) sent to the model; the
     /// rest is cut with a marker
-    #[arg(long, default_value_t = 8_000)]
+    #[arg(value_parser = clap::value_parser!(u64).range(1..), long, default_value_t = 8_000)]
     max_input_tokens: u64,
     /// The most tokens of one frame
-    #[arg(long, default_value_t = 400)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..), long, default_value_t = 400)]
     max_tokens: u32,
     /// A prompt template for files ({type}, {language}, {content}, and {path}, though a template
     /// that names the path makes every rename cost a call) [default: built in, which names no
@@ -109,6 +114,8 @@ pub(crate) struct Generator {
     /// Files in flight at once; `None`: one per core (the offline producer computes).
     threads: Option<usize>,
     model: Option<ModelRun>,
+    /// Replace other producers' frames even without a model (`--replace`).
+    replace: bool,
 }
 
 impl Generator {
@@ -135,6 +142,7 @@ impl Generator {
             policy: Arc::new(Map::by_imports()),
             threads: None,
             model: None,
+            replace: with.replace,
         };
         if !use_model {
             if with.policy.as_deref() == Some("llm") {
@@ -156,12 +164,19 @@ impl Generator {
             let _entered = runtime.enter();
             model_args.build(llm_sim::Scrubber::default())?
         };
+        if setup.provider == "sim" && !quiet {
+            eprintln!(
+                "note: the simulator writes these frames (its scripted or fixed answers), not a \
+                 model; a model's run replaces them, and so does `generate --offline --replace`"
+            );
+        }
         let stats = Arc::new(LlmStats::new(with.price));
         let interrupt = Arc::new(AtomicBool::new(false));
         let settings = LlmSettings {
             client: Arc::clone(&setup.client),
             runtime: runtime.handle().clone(),
             model: model_args.model.clone().unwrap_or_default(),
+            provider: setup.provider.clone(),
             max_input_tokens: with.max_input_tokens,
             max_tokens: with.max_tokens,
             stats: Arc::clone(&stats),
@@ -314,7 +329,7 @@ impl Generator {
             // A model asked for replaces what another producer (the offline outline,
             // another model or prompt) made; an offline run leaves model-written frames
             // alone.
-            replace_other_producers: self.model.is_some(),
+            replace_other_producers: self.model.is_some() || self.replace,
             threads: self.threads,
         });
         if let Some(b) = bar {

@@ -38,7 +38,7 @@ pub(crate) struct CompleteArgs {
     #[command(flatten)]
     model: ModelArgs,
     /// The most tokens to generate [default: the request's, else 4096]
-    #[arg(long)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..), long)]
     max_tokens: Option<u32>,
     /// Print the text as it arrives
     #[arg(long)]

@@ -867,3 +867,12 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
 pub(crate) fn display_path(path: &str) -> &str {
     if path.is_empty() { "." } else { path }
 }
+
+/// A count that must be at least 1 (`--concurrency`, `--max-frames`): 0 is a usage error.
+pub(crate) fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}

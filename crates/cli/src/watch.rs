@@ -57,7 +57,7 @@ pub(crate) struct WatchArgs {
     #[arg(long, value_name = "N", default_value_t = 300)]
     debounce_ms: u64,
     /// Stop after this many rescans, the first one included (for scripts and tests)
-    #[arg(long, value_name = "N")]
+    #[arg(value_parser = clap::value_parser!(u64).range(1..), long, value_name = "N")]
     exit_after: Option<u64>,
 }
 

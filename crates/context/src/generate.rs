@@ -431,6 +431,18 @@ fn directory_policy(
     Ok((policy, dirs))
 }
 
+/// The basis of a file frame that replaces head `head` with a frame written before it.
+fn replacing_basis(
+    rec: &merkle_store::NodeRecord,
+    head: &merkle_store::FrameId,
+) -> merkle_store::Hash {
+    let mut h = blake3::Hasher::new();
+    h.update(b"merkle/v1 replaced");
+    h.update(&rec.node_id.0);
+    h.update(&head.0);
+    merkle_store::Hash(*h.finalize().as_bytes())
+}
+
 fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Planned> {
     let rec = store
         .node_at(path)?
@@ -461,6 +473,7 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
         None => None,
     };
     let invalidated = invalidation.is_some();
+    let previous_id = previous.as_ref().map(|p| p.frame_id);
     let reusable = previous.filter(|p| {
         !invalidated
             && p.agent_id == req.agent
@@ -497,6 +510,19 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
     );
     if let Some(inv) = &invalidation {
         frame.basis = Some(crate::regenerate::answering_basis(&rec, inv));
+    } else if let Some(prev) = previous_id {
+        // The same frame as one written before the current head (an outline made again after
+        // a model's frame replaced it): putting it again would change nothing, so it gets a
+        // basis naming the head it replaces, and becomes the head.
+        let id = merkle_store::hash::frame_id(
+            &rec.node_id,
+            &frame.content,
+            &frame.frame_type,
+            &frame.agent_id,
+        );
+        if id != prev && store.has_frame(&id)? {
+            frame.basis = Some(replacing_basis(&rec, &prev));
+        }
     }
     Ok(Planned::Put(Box::new(frame), produced, key))
 }

@@ -27,6 +27,15 @@ use crate::synthesis::{
 
 /// Produces a file frame's content from the file. Must be deterministic for a given input when
 /// it is to be memoized; an LLM producer from a higher crate implements this too.
+/// The model behind a producer's or a policy's frames, for their metadata.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The provider (`anthropic`, `openai`, `sim`, `playback`, ...).
+    pub provider: Option<String>,
+    /// The model that answered.
+    pub model: Option<String>,
+}
+
 pub trait FrameProducer: Send + Sync {
     /// A stable id, recorded in the frames it produces.
     fn id(&self) -> String;
@@ -47,6 +56,11 @@ pub trait FrameProducer: Send + Sync {
     fn supersedes(&self, id: &str) -> bool {
         let _ = id;
         false
+    }
+    /// Who writes this producer's frames, recorded in their metadata (`provider`, `model`):
+    /// a model's provider and name; nothing (the default) for a deterministic producer.
+    fn provenance(&self) -> Provenance {
+        Provenance::default()
     }
     /// Keeps in `store` what the producer derived beside the frames it made since the last
     /// call (the offline outline: each parsed file's facts, [`crate::facts`], from the parse
@@ -662,6 +676,9 @@ pub(crate) fn produced_frame(
 ) -> NewFrame {
     let mut frame = NewFrame::new(rec.node_id, frame_type, agent, content);
     frame.metadata.created_at_ms = now_ms;
+    let made_by = producer.provenance();
+    frame.metadata.provider = made_by.provider;
+    frame.metadata.model = made_by.model;
     let extra = &mut frame.metadata.extra;
     extra.insert(META_PRODUCER.to_owned(), producer.id());
     extra.insert(META_PRODUCER_INPUT.to_owned(), input);

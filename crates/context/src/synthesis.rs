@@ -74,6 +74,11 @@ pub trait SynthesisPolicy: Send + Sync {
     fn id(&self) -> String;
     /// The content for the directory's frame.
     fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String>;
+    /// Who writes this policy's frames, recorded in their metadata: a model's provider and
+    /// name; nothing (the default) for a deterministic policy.
+    fn provenance(&self) -> crate::regenerate::Provenance {
+        crate::regenerate::Provenance::default()
+    }
     /// Whether the output depends on names: the directory's path and its children's. A policy
     /// that answers `false` must read only its children's kinds, frame types, agents and
     /// [`ChildFrame::body`] (it is given no child paths, and children in an order of those
@@ -675,6 +680,14 @@ fn prepare(
         None if !forced => crate::generate::memoized(store, &key, written_type, req.agent)?,
         None => None,
     };
+    // Who wrote the content: the reused frame's writer, or the policy's.
+    let made_by = match &reused {
+        Some(f) => crate::regenerate::Provenance {
+            provider: f.metadata.provider.clone(),
+            model: f.metadata.model.clone(),
+        },
+        None => req.policy.provenance(),
+    };
     let (output, policy_ran) = match reused {
         Some(f) => (own_output(&f).to_vec(), false),
         None => {
@@ -721,6 +734,7 @@ fn prepare(
         content,
         own_bytes,
         policy_ran,
+        made_by,
         basis,
         key,
     })
@@ -737,6 +751,8 @@ fn synthesized_frame(
     let mut frame = NewFrame::new(dir.node_id, written_type, req.agent, p.content.clone());
     frame.basis = Some(p.basis);
     frame.metadata.created_at_ms = req.now_ms;
+    frame.metadata.provider.clone_from(&p.made_by.provider);
+    frame.metadata.model.clone_from(&p.made_by.model);
     let extra = &mut frame.metadata.extra;
     extra.insert(META_POLICY.to_owned(), policy_id.to_owned());
     extra.insert(META_INPUTS.to_owned(), p.inputs.clone());
@@ -767,6 +783,8 @@ struct Prepared {
     /// Where the policy's own output ends, for a policy that does not read names.
     own_bytes: Option<usize>,
     policy_ran: bool,
+    /// Who wrote the content.
+    made_by: crate::regenerate::Provenance,
     basis: Hash,
 }
 

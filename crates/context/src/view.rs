@@ -293,7 +293,10 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
         };
         for sum in summaries {
             let is_head = heads.contains(&sum.frame_id);
-            let keep = (f.frame_types.is_empty() || f.frame_types.contains(&sum.frame_type))
+            // Invalidation markers are records, not context: shown only when asked for by type.
+            let keep = (f.frame_types.is_empty()
+                && !crate::invalidation::is_invalidation(&sum.frame_type)
+                || f.frame_types.contains(&sum.frame_type))
                 && (f.agents.is_empty() || f.agents.contains(&sum.agent_id))
                 && f.created_from_ms.is_none_or(|t| sum.created_at_ms >= t)
                 && f.created_until_ms.is_none_or(|t| sum.created_at_ms < t)

@@ -99,6 +99,12 @@ pub struct Settings {
 pub struct Setup {
     pub mode: Mode,
     pub client: Arc<dyn LlmClient>,
+    /// Who answers, for the record: the provider's name (`anthropic`, `openai`, `ollama`,
+    /// `openai_compatible`), `sim` for a script or the fixed answer, `playback` for a
+    /// recording.
+    pub provider: String,
+    /// The model asked for, where the settings name one (else the provider's default).
+    pub model: Option<String>,
     recorder: Option<(Arc<RecordingClient>, PathBuf)>,
 }
 
@@ -148,9 +154,11 @@ pub fn build(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Result
     };
     let path_of =
         |given: Option<PathBuf>, variable: &str| given.or_else(|| var(variable).map(PathBuf::from));
-    let setup = |client: Arc<dyn LlmClient>| Setup {
+    let setup = |client: Arc<dyn LlmClient>, provider: &str, model: Option<String>| Setup {
         mode,
         client,
+        provider: provider.to_owned(),
+        model,
         recorder: None,
     };
     let mut http = settings.http;
@@ -167,13 +175,15 @@ pub fn build(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Result
             None => SimulatedClient::fixed(),
         }))
     };
+    let model = var(MODEL_VAR);
     match mode {
-        Mode::Real if settings.simulator => Ok(setup(simulated(script)?)),
+        Mode::Real if settings.simulator => Ok(setup(simulated(script)?, "sim", model)),
         Mode::Real => {
             let provider = provider_config(settings.provider, &var)?;
-            Ok(setup(provider.connect(http, env)?))
+            let (name, model) = (provider.provider.as_str(), provider.model.clone());
+            Ok(setup(provider.connect(http, env)?, name, model))
         }
-        Mode::Simulated => Ok(setup(simulated(script)?)),
+        Mode::Simulated => Ok(setup(simulated(script)?, "sim", model)),
         Mode::Playback => {
             let path = path_of(settings.recording, RECORDING_VAR).ok_or(Error::MissingSetting {
                 variable: RECORDING_VAR,
@@ -181,7 +191,11 @@ pub fn build(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Result
                 hint: "the recording to replay",
             })?;
             let playback = Playback::load(&path)?.with_scrubber(settings.scrubber);
-            Ok(setup(Arc::new(SimulatedClient::new(playback))))
+            Ok(setup(
+                Arc::new(SimulatedClient::new(playback)),
+                "playback",
+                model,
+            ))
         }
         Mode::Record => {
             let path = path_of(settings.recording, RECORDING_VAR).ok_or(Error::MissingSetting {
@@ -189,16 +203,20 @@ pub fn build(settings: Settings, env: &dyn Fn(&str) -> Option<String>) -> Result
                 mode: mode.as_str(),
                 hint: "where to save the recording",
             })?;
-            let answering = if settings.simulator {
-                simulated(script)?
+            let (answering, provider, model) = if settings.simulator {
+                (simulated(script)?, "sim", model)
             } else {
-                provider_config(settings.provider, &var)?.connect(http, env)?
+                let config = provider_config(settings.provider, &var)?;
+                let (name, model) = (config.provider.as_str(), config.model.clone());
+                (config.connect(http, env)?, name, model)
             };
             let recorder =
                 Arc::new(RecordingClient::new(answering).with_scrubber(settings.scrubber));
             Ok(Setup {
                 mode,
                 client: Arc::clone(&recorder) as Arc<dyn LlmClient>,
+                provider: provider.to_owned(),
+                model,
                 recorder: Some((recorder, path)),
             })
         }

@@ -105,6 +105,7 @@ impl Bench {
             client,
             runtime: self.runtime.handle().clone(),
             model: "sim".to_owned(),
+            provider: "sim".to_owned(),
             max_input_tokens: 1_000,
             max_tokens: 100,
             stats: Arc::new(LlmStats::default()),

@@ -34,7 +34,7 @@ fn a_model_writes_frames_once_and_the_rerun_calls_nothing() {
     assert!(
         first["producer"]
             .as_str()
-            .is_some_and(|p| p.starts_with("llm:default:")),
+            .is_some_and(|p| p.starts_with("llm-sim:default:")),
         "{first}"
     );
     let again = generate(&ws, &["--provider", "sim"]);
@@ -281,7 +281,7 @@ fn the_writing_agent_s_own_model_is_used_unless_a_flag_or_the_mode_says_otherwis
     assert!(
         own["producer"]
             .as_str()
-            .is_some_and(|p| p.starts_with("llm:house:")),
+            .is_some_and(|p| p.starts_with("llm-sim:house:")),
         "{own}"
     );
     // --offline still means offline, and leaves the model's frames alone.
@@ -295,7 +295,7 @@ fn the_writing_agent_s_own_model_is_used_unless_a_flag_or_the_mode_says_otherwis
     assert!(
         flagged["producer"]
             .as_str()
-            .is_some_and(|p| p.starts_with("llm:other:")),
+            .is_some_and(|p| p.starts_with("llm-sim:other:")),
         "{flagged}"
     );
     assert_eq!(flagged["llm"]["calls"], json!(11), "{flagged}");
@@ -418,5 +418,96 @@ fn a_file_changed_during_generate_is_read_again_not_reported_as_a_bare_count() {
         (&status["changed_on_disk"], &status["stale_frames"]),
         (&json!([]), &json!([])),
         "{status}"
+    );
+}
+
+#[test]
+fn simulated_frames_say_who_wrote_them_and_replace_brings_the_outlines_back() {
+    let ws = Workspace::fixture();
+    let offline = generate(&ws, &["--offline"]);
+    let outline = ws.json(&["get-head", "src/lib.rs", "--type", "summary"]);
+    assert_eq!(
+        (
+            &outline["metadata"]["provider"],
+            &outline["metadata"]["model"]
+        ),
+        (&json!(null), &json!(null))
+    );
+    // The simulator says what it writes, and its frames name it: file and directory alike.
+    let mut cmd = ws.cmd(&["generate", "-r", "--provider", "sim"]);
+    cmd.env_remove("MERKLE_LLM_MODE");
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains(
+            "note: the simulator writes these frames (its scripted or fixed answers), not a model"
+        ),
+        "{r}"
+    );
+    for path in ["src/lib.rs", "src"] {
+        let head = ws.json(&["get-head", path, "--type", "summary"]);
+        assert_eq!(
+            (&head["metadata"]["provider"], &head["metadata"]["model"]),
+            (&json!("sim"), &json!("simulated")),
+            "{path}: {head}"
+        );
+    }
+    // An offline run keeps them; --replace makes the outlines again, as they were.
+    let kept = generate(&ws, &["--offline"]);
+    assert_eq!(
+        (&kept["produced"], &kept["synthesized"]),
+        (&json!(0), &json!(0))
+    );
+    let replaced = generate(&ws, &["--offline", "--replace"]);
+    // The outlines come back from their memos: the same content, no parse.
+    assert_eq!(
+        replaced["produced"].as_u64().unwrap_or(0) + replaced["reused"].as_u64().unwrap_or(0),
+        offline["produced"].as_u64().expect("a count"),
+        "{replaced}"
+    );
+    let back = ws.json(&["get-head", "src/lib.rs", "--type", "summary"]);
+    assert_eq!(back["content"], outline["content"]);
+    assert_eq!(back["metadata"]["provider"], json!(null));
+}
+
+#[test]
+fn counts_that_cannot_work_are_usage_errors() {
+    let ws = Workspace::fixture();
+    for args in [
+        &["generate", "--concurrency", "0"][..],
+        &["generate", "--max-tokens", "0"],
+        &["generate", "--max-input-tokens", "0"],
+        &["get-node", ".", "--max-frames", "0"],
+        &["run", "--max-model-calls", "0", "task"],
+        &["search", "x", "--limit", "0"],
+    ] {
+        let r = ws.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {r}");
+        assert!(
+            r.stderr.contains("invalid value '0'") || r.stderr.contains("must be at least 1"),
+            "{args:?}: {r}"
+        );
+    }
+}
+
+#[test]
+fn an_invalidation_marker_is_never_shown_as_context() {
+    let ws = Workspace::fixture();
+    generate(&ws, &["--offline"]);
+    ws.ok(&["invalidate", "README.md", "--agent", "merkle"]);
+    let node = ws.json(&["get-node", "README.md"]);
+    let types: Vec<_> = node["frames"]
+        .as_array()
+        .expect("frames")
+        .iter()
+        .map(|f| f["frame_type"].clone())
+        .collect();
+    assert_eq!(types, vec![json!("summary")], "{node}");
+    // Asked for by type, it is there.
+    let marker = ws.json(&["get-node", "README.md", "--type", "merkle.invalidate"]);
+    assert_eq!(
+        marker["frames"].as_array().map(Vec::len),
+        Some(1),
+        "{marker}"
     );
 }

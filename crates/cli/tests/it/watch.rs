@@ -202,7 +202,7 @@ fn watch_generates_with_a_model_through_one_client() {
         "{first}"
     );
     assert!(
-        str_field(&first["generated"], "producer").starts_with("llm:default:"),
+        str_field(&first["generated"], "producer").starts_with("llm-sim:default:"),
         "{first}"
     );
 
