@@ -173,9 +173,10 @@ pub struct TurnOutcome {
     pub tool_calls: u32,
     pub usage: Usage,
     pub compactions: u32,
-    /// The tools whose last call in this request failed (an error result: refused, invalid
-    /// input, or the tool itself failed), by name. A `complete` with any here claims a task
-    /// that a failed call left undone or unchecked (an edit that did not apply, say).
+    /// The tools that change the workspace (write, edit, command: [`crate::tools::ToolDefinition::changes`])
+    /// whose last call in this request failed (refused, invalid input, or the tool itself
+    /// failed), by name. A `complete` with any here claims a task that a failed change left
+    /// undone or unchecked (an edit that did not apply, say); a failed read does not count.
     pub failed_tools: Vec<String>,
 }
 
@@ -333,7 +334,10 @@ impl Agent {
                 let ran = end.is_none();
                 match self.dispatch(call, &mut end) {
                     Ok(block) => {
-                        if let (true, ContentBlock::ToolResult { is_error, .. }) = (ran, &block) {
+                        let changes = self.tools.get(&call.name).is_some_and(|t| t.changes);
+                        if let (true, true, ContentBlock::ToolResult { is_error, .. }) =
+                            (ran, changes, &block)
+                        {
                             failed.insert(call.name.clone(), *is_error);
                         }
                         results.push(block);

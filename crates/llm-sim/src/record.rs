@@ -143,6 +143,7 @@ fn record(steps: &Mutex<Vec<Step>>, scrubber: &Scrubber, request: Value, respons
     let step = Step {
         step: Some(u32::try_from(steps.len() + 1).unwrap_or(u32::MAX)),
         request: Some(request),
+        id: response.id.clone().filter(|id| !id.is_empty()),
         model: Some(response.model.clone()).filter(|model| !model.is_empty()),
         thinking: thinking.map(scrub),
         signature,

@@ -64,6 +64,9 @@ pub struct Step {
     /// The request this step answered, in recordings: what playback matches against.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<Value>,
+    /// The response's id (recordings keep the provider's); default `msg_sim_<call>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -249,6 +252,8 @@ struct RawStep {
     #[serde(default)]
     request: Option<Value>,
     #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
     model: Option<String>,
     #[serde(default)]
     thinking: Option<String>,
@@ -295,6 +300,7 @@ impl TryFrom<RawStep> for Step {
         Ok(Step {
             step: raw.step,
             request: raw.request,
+            id: raw.id,
             model: raw.model,
             thinking: raw.thinking,
             signature: raw.signature,
@@ -435,7 +441,7 @@ impl Step {
             stop_reason,
             usage: Usage::default(),
             model,
-            id: Some(format!("msg_sim_{call}")),
+            id: Some(self.id.clone().unwrap_or_else(|| format!("msg_sim_{call}"))),
             request_id: None,
             headers: Default::default(),
         };

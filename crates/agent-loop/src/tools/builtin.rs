@@ -56,7 +56,8 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
             let written = ws.write(path, content.as_bytes())?;
             Ok(format!("wrote {} bytes to {written}", content.len()))
         },
-    );
+    )
+    .changing();
 
     let ws = Arc::clone(workspace);
     let edit_file = ToolDefinition::new(
@@ -74,7 +75,8 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
             "additionalProperties": false,
         }),
         move |input| edit_file(&ws, input, &config),
-    );
+    )
+    .changing();
 
     let ws = Arc::clone(workspace);
     let list_dir = ToolDefinition::new(
@@ -162,7 +164,8 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
             }
             Ok(output.render())
         },
-    );
+    )
+    .changing();
 
     vec![
         read_file,

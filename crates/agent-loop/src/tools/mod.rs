@@ -39,9 +39,19 @@ pub struct ToolDefinition {
     /// JSON schema of the input object.
     pub input_schema: Value,
     pub handler: Handler,
+    /// Whether a call changes the workspace (a write, an edit, a command): a `complete` after
+    /// such a call failed, and was not redone with success, is "not completed". A failed
+    /// read, search or lookup says nothing of the task.
+    pub changes: bool,
 }
 
 impl ToolDefinition {
+    /// Marks the tool as one that changes the workspace (see [`ToolDefinition::changes`]).
+    pub fn changing(mut self) -> Self {
+        self.changes = true;
+        self
+    }
+
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -53,6 +63,7 @@ impl ToolDefinition {
             description: description.into(),
             input_schema,
             handler: Box::new(handler),
+            changes: false,
         }
     }
 

@@ -12,7 +12,11 @@ fn check(ws: &Workspace, cwd: &str, spec: &str, expected: Result<&str, &str>) {
         .current_dir(ws.path(cwd)));
     let actual = match r.code {
         0 => Ok(str_field(&crate::parse(&r.stdout)["node"], "path")),
-        1 if r.stdout.is_empty() => Err(r.stderr),
+        // Under --json the error is one object on stderr.
+        1 if r.stdout.is_empty() => Err(format!(
+            "error: {}\n",
+            str_field(&crate::parse(&r.stderr), "error")
+        )),
         _ => panic!("get-node {spec:?} in {cwd:?}: {r}"),
     };
     assert_eq!(

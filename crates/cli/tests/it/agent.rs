@@ -879,3 +879,46 @@ responses:
         "{last_results}"
     );
 }
+
+/// A read that misses says nothing of the task: the model reads a file that is not there,
+/// then the right one, and completes. That is a success.
+#[test]
+fn complete_after_a_failed_read_is_a_success() {
+    let ws = agent_workspace();
+    let script = ws.tmp.path().join("missed_read.yaml");
+    std::fs::write(
+        &script,
+        r#"responses:
+  - step: 1
+    tool_calls:
+      - name: select_active_intent
+        input: {intent: READ_FILE, justification: "Read the function"}
+      - name: read_file
+        input: {path: "src/agentforge/core/no_such_file.py"}
+  - step: 2
+    content: "Read it"
+    tool_calls:
+      - name: complete
+        input: {summary: "Read the file the task names"}
+"#,
+    )
+    .expect("writing the script");
+    let script = script.to_str().expect("utf-8 path");
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "--json",
+            "run",
+            "--script",
+            script,
+            "--approve",
+            "Read a file",
+        ],
+    ));
+    assert_eq!(r.code, 0, "{r}");
+    let doc = parse(&r.stdout);
+    assert_eq!(
+        (&doc["end"]["kind"], &doc["failed_tools"]),
+        (&json!("completed"), &json!([]))
+    );
+}

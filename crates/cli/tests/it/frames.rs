@@ -261,7 +261,22 @@ fn each_identity_field_changes_the_frame_id() {
     let ws = workspace_with_agents();
     let id = |v: Value| v["frame_id"].as_str().expect("a frame id").to_owned();
     let base = id(put_ok(&ws, "src/lib.rs", "summary", "alice", b"lib\n"));
-    let other_basis = ws.node_id("README.md");
+    // Any hash but another node's id (which names that node: refused below).
+    let other_basis = "ab".repeat(32);
+    let r = put(
+        &ws,
+        "src/lib.rs",
+        "summary",
+        "alice",
+        b"lib\n",
+        &["--basis", &ws.node_id("README.md")],
+    );
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr
+            .contains("is the NodeID of \\\"README.md\\\", another node"),
+        "{r}"
+    );
     let variants = [
         (
             "agent",
@@ -311,8 +326,14 @@ fn check_refused(agent: &str, stderr: &str) {
     put_ok(&ws, "src/lib.rs", "summary", "alice", b"first\n");
     let before = ws.json(&["list-frames", "src/lib.rs"]);
     let r = put(&ws, "src/lib.rs", "summary", agent, b"refused\n", &[]);
+    // Under --json the error is one object on stderr.
+    let error = parse(&r.stderr);
+    assert_eq!(error["kind"], json!("invalid"), "{r}");
     assert_eq!(
-        r,
+        Run {
+            stderr: format!("error: {}\n", error["error"].as_str().unwrap_or_default()),
+            ..r
+        },
         Run {
             code: 1,
             stdout: String::new(),

@@ -61,6 +61,7 @@ fn json_field_names_are_stable() {
             "dirs_read",
             "stale",
             "stale_frames",
+            "remotes",
         ],
     );
     check(&ws, &["validate"], &["ok", "problems"]);

@@ -41,6 +41,7 @@ fn check(change: impl FnOnce(&Workspace), changes: &[(&str, &str)], rescan: Valu
             "warnings": [],
             "stale": {},
             "stale_frames": [],
+            "remotes": [],
         })
     );
 

@@ -195,6 +195,13 @@ async fn record_mode_records_a_provider_and_playback_mode_replays_it() {
     );
     assert!(setup.recorder().is_some());
 
+    // The response's id is recorded, and played back as recorded (here one a provider might
+    // give, not the simulator's numbering).
+    let text = std::fs::read_to_string(recording).expect("the recording");
+    let id = recorded.id.clone().expect("the provider gave an id");
+    assert!(text.contains(&format!("id: {id}")), "{text}");
+    std::fs::write(recording, text.replace(&id, "msg_01XyZ")).expect("rewrite");
+
     let replay = build(
         Settings::default(),
         &env(&[
@@ -208,6 +215,7 @@ async fn record_mode_records_a_provider_and_playback_mode_replays_it() {
         (replayed.tool_calls(), replayed.usage),
         (recorded.tool_calls(), recorded.usage)
     );
+    assert_eq!(replayed.id.as_deref(), Some("msg_01XyZ"));
 }
 
 #[tokio::test]
