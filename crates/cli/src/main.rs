@@ -458,6 +458,14 @@ fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
     }
 }
 
+/// The store for a command that reads the workspace but keeps caches of its own (a rescan, the
+/// search index): opened for writing, but never created. Run where no store is (in `$HOME`,
+/// say), such a command says how to start rather than scan everything below.
+fn open_existing(g: &Global, root: &Path) -> Result<Store> {
+    drop(open(g, root, true)?);
+    open(g, root, false)
+}
+
 /// glibc's allocator starts out serving every allocation over 128 KiB with a fresh memory map
 /// (unmapped again when freed, every page faulted in anew) and growing its heaps 128 KiB at a
 /// time; it raises that threshold only after such maps are freed, which a command that builds
@@ -814,11 +822,11 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }
         Command::Views(cmd) => context_cmds::views(out, &root, cmd)?,
         Command::Related(args) => {
-            let store = open(g, &root, false)?;
+            let store = open_existing(g, &root)?;
             index_cmds::related(out, &store, &root, args)?;
         }
         Command::Search(args) => {
-            let store = open(g, &root, false)?;
+            let store = open_existing(g, &root)?;
             index_cmds::search(out, &store, args)?;
         }
         Command::ListFrames { node, frame_type } => {

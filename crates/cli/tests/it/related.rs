@@ -30,6 +30,7 @@ fn workspace() -> Workspace {
     ws.write("py/pkg/b.py", "X = 1\n");
     ws.write("c/main.c", "#include <stdio.h>\n#include \"util.h\"\n");
     ws.write("c/util.h", "int f(void);\n");
+    ws.ok(&["scan"]);
     ws
 }
 

@@ -26,6 +26,7 @@ fn workspace() -> Workspace {
         "tests/store_test.rs",
         "use crate::store::Store;\n#[test]\nfn opens() { Store::open(); }\n",
     );
+    ws.ok(&["scan"]);
     ws
 }
 
@@ -170,4 +171,19 @@ fn an_edit_or_a_removal_is_seen_without_an_explicit_scan() {
     assert_eq!(paths(&ws.json(&["search", "Ledger"]))[0], "src/cli.rs");
     std::fs::remove_file(ws.path("src/cli.rs")).expect("remove");
     assert_eq!(ws.json(&["search", "Ledger"]), serde_json::json!([]));
+}
+
+#[test]
+fn read_commands_never_create_a_store() {
+    let ws = Workspace::empty();
+    ws.write("a.py", "def f():\n    return 1\n");
+    for args in [&["search", "f"][..], &["related", "a.py"]] {
+        let r = ws.run(args);
+        assert_eq!(r.code, 1, "{args:?}: {r}");
+        assert!(
+            r.stderr.contains("no store at") && r.stderr.contains("run `merkle scan` first"),
+            "{args:?}: {r}"
+        );
+        assert!(!ws.root.join(".merkle").exists(), "{args:?} created a store");
+    }
 }
