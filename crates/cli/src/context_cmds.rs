@@ -127,9 +127,19 @@ pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextVi
 }
 
 pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {
-    let mut text = output::node_text(&c.node);
+    // The context first; the node's ids and its children's under -v.
+    let n = &c.node;
+    let mut text = match n.children.len() {
+        0 => format!("{} ({})", display_path(&n.path), n.kind.as_str()),
+        k => format!(
+            "{} ({}, {k} {})",
+            display_path(&n.path),
+            n.kind.as_str(),
+            if k == 1 { "child" } else { "children" }
+        ),
+    };
     text.push_str(&format!(
-        "\n\n{} of {}",
+        "\n{} of {}",
         c.frames.len(),
         output::count(c.frame_count as u64, "frame")
     ));
@@ -146,6 +156,10 @@ pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {
     }
     for s in &c.skipped {
         text.push_str(&format!("\nskipped: {s}"));
+    }
+    if out.verbose {
+        text.push_str("\n\n");
+        text.push_str(&output::node_text(n));
     }
     out.value(node_context_json(c), text);
 }

@@ -292,10 +292,9 @@ impl Generator {
                 indicatif::ProgressDrawTarget::stderr(),
             );
             b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "generating [{bar:30}] {pos}/{len} files ({per_sec}, {eta} left) {msg}",
+                crate::output::steady_style(
+                    "generating [{bar:30}] {pos}/{len} files ({rate}) {left} {msg}",
                 )
-                .expect("the template is valid")
                 .progress_chars("=> "),
             );
             b
@@ -443,9 +442,7 @@ pub(crate) fn generate(
             cost.map(|c| format!(", about ${c:.4}")).unwrap_or_default()
         ));
     }
-    for f in &report.failed {
-        text.push_str(&format!("\n  failed: {f}"));
-    }
+    // The failures are the error's, on stderr: said once.
     out.value(json, text);
     if !report.failed.is_empty() {
         bail!(

@@ -39,6 +39,7 @@ struct Cli {
 }
 
 #[derive(Args, Clone, Debug)]
+#[command(next_help_heading = "Global options")]
 struct Global {
     /// The workspace root [default: the enclosing workspace of the current directory: the nearest
     /// folder holding .merkle or .git, else the current directory]
@@ -643,7 +644,13 @@ pub(crate) fn resolve(store: &Store, root: &Path, spec: &str) -> Result<NodeReco
     if merkle_store::is_id_prefix(spec) {
         return Ok(store.resolve_prefix(spec)?);
     }
-    Err(merkle_store::Error::NoSuchPath { path: path? }.into())
+    let missing = merkle_store::Error::NoSuchPath { path: path? };
+    if !spec.is_empty() && spec.len() < 8 && spec.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(anyhow::Error::new(missing).context(format!(
+            "{spec:?} is neither a path nor a NodeID prefix (a prefix needs at least 8 hex digits)"
+        )));
+    }
+    Err(missing.into())
 }
 
 fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {

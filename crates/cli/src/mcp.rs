@@ -49,6 +49,10 @@ pub(crate) struct McpArgs {
     /// without one the server only reads
     #[arg(long, env = "MERKLE_AGENT")]
     agent: Option<String>,
+    /// The global --json, hidden here: the server speaks JSON-RPC whatever it says (an arg of
+    /// the same id keeps clap from copying the global one, and its help, into this command).
+    #[arg(id = "json", long = "json", hide = true)]
+    _json: bool,
 }
 
 const NODE_URI: &str = "merkle://node/";

@@ -54,13 +54,73 @@ impl Out {
     }
 }
 
+/// A progress style from `template`, whose `{rate}` is whole items per second over the whole
+/// run ("1,779/s", never "1,779.2121/s") and whose `{left}` is the time left at that rate
+/// ("2m 10s"), so the estimate does not leap with each burst the way `{eta}`'s recent-rate
+/// estimate does. `{left}` is blank until the run has gone a second.
+pub(crate) fn steady_style(template: &str) -> indicatif::ProgressStyle {
+    indicatif::ProgressStyle::with_template(template)
+        .expect("the template is valid")
+        .with_key(
+            "rate",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}/s", grouped(rate(s.pos(), s.elapsed())));
+            },
+        )
+        .with_key(
+            "left",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&time_left(s.pos(), s.len(), s.elapsed()));
+            },
+        )
+}
+
+/// Items per second over `elapsed`, rounded.
+fn rate(done: u64, elapsed: std::time::Duration) -> u64 {
+    let secs = elapsed.as_secs_f64();
+    if secs <= 0.0 {
+        0
+    } else {
+        (done as f64 / secs).round() as u64
+    }
+}
+
+/// `n` with thousands separators: 1779 -> "1,779".
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The time left for `len - done` items at the average rate so far: "45s", "2m 10s",
+/// "1h 5m"; "" before a second has passed or while nothing is done.
+fn time_left(done: u64, len: Option<u64>, elapsed: std::time::Duration) -> String {
+    let Some(len) = len else {
+        return String::new();
+    };
+    if done == 0 || elapsed.as_secs_f64() < 1.0 {
+        return String::new();
+    }
+    let left = (len.saturating_sub(done) as f64 * elapsed.as_secs_f64() / done as f64).round();
+    let secs = left as u64;
+    let text = match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m {}s", secs / 60, secs % 60),
+        _ => format!("{}h {}m", secs / 3600, secs % 3600 / 60),
+    };
+    format!("{text} left")
+}
+
 pub(crate) fn scan_progress() -> indicatif::ProgressBar {
     let bar =
         indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} scanning: {pos} entries ({per_sec})")
-            .expect("the template is valid"),
-    );
+    bar.set_style(steady_style("{spinner} scanning: {pos} entries ({rate})"));
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
 }
@@ -72,11 +132,8 @@ pub(crate) fn scan_tick(bar: &indicatif::ProgressBar, p: merkle_store::Progress)
         merkle_store::Progress::Hashed { done, total } => {
             if bar.length() != Some(total) {
                 bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "hashing [{bar:30}] {pos}/{len} files ({per_sec}, {eta} left)",
-                    )
-                    .expect("the template is valid")
-                    .progress_chars("=> "),
+                    steady_style("hashing [{bar:30}] {pos}/{len} files ({rate}) {left}")
+                        .progress_chars("=> "),
                 );
                 bar.set_length(total);
                 bar.reset_eta();
@@ -391,6 +448,8 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
@@ -404,5 +463,22 @@ mod tests {
         ] {
             assert_eq!(base64(input.as_bytes()), want);
         }
+    }
+
+    #[test]
+    fn rates_are_whole_and_grouped_and_time_left_follows_the_average() {
+        assert_eq!(grouped(rate(17_792, Duration::from_secs(10))), "1,779");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        assert_eq!(grouped(999), "999");
+        // Half done in 65 s: 65 s left; nothing before a second has passed.
+        assert_eq!(
+            time_left(50, Some(100), Duration::from_secs(65)),
+            "1m 5s left"
+        );
+        assert_eq!(time_left(50, Some(100), Duration::from_millis(500)), "");
+        assert_eq!(
+            time_left(1, Some(10_000), Duration::from_secs(2)),
+            "5h 33m left"
+        );
     }
 }

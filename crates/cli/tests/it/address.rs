@@ -84,13 +84,14 @@ fn nodes_are_addressed_by_node_id_prefix() {
         Ok("src/util/mod.rs"),
     );
     check(&ws, "src", &id[..12], Ok("src/util/mod.rs"));
-    // Fewer than 8 digits is no prefix: it is read as a path.
+    // Fewer than 8 digits is no prefix: it is read as a path, and the error says why.
     check(
         &ws,
         "",
         &id[..7],
         Err(&format!(
-            "error: no node at path \"{}\" in the last scan\n",
+            "error: \"{0}\" is neither a path nor a NodeID prefix (a prefix needs at least 8 \
+             hex digits): no node at path \"{0}\" in the last scan\n",
             &id[..7]
         )),
     );

@@ -184,6 +184,9 @@ fn read_commands_never_create_a_store() {
             r.stderr.contains("no store at") && r.stderr.contains("run `merkle scan` first"),
             "{args:?}: {r}"
         );
-        assert!(!ws.root.join(".merkle").exists(), "{args:?} created a store");
+        assert!(
+            !ws.root.join(".merkle").exists(),
+            "{args:?} created a store"
+        );
     }
 }

@@ -178,3 +178,66 @@ fn counts_of_one_are_singular() {
         "{status}"
     );
 }
+
+#[test]
+fn global_flags_sit_under_their_own_heading_and_mcp_hides_json() {
+    let ws = Workspace::empty();
+    let help = ws.ok(&["get-node", "--help"]);
+    let (own, global) = help
+        .split_once("\nGlobal options:\n")
+        .expect("a Global options heading");
+    for flag in [
+        "--root",
+        "--store",
+        "--engine",
+        "--json",
+        "--quiet",
+        "--verbose",
+    ] {
+        assert!(
+            !own.contains(flag) && global.contains(flag),
+            "{flag}: {help}"
+        );
+    }
+    assert!(own.contains("--max-frames"), "{help}");
+    let mcp = ws.ok(&["mcp", "--help"]);
+    assert!(!mcp.contains("--json "), "{mcp}");
+    assert!(mcp.contains("--agent"), "{mcp}");
+}
+
+#[test]
+fn get_node_shows_context_first_and_ids_under_verbose() {
+    let ws = Workspace::scanned();
+    let text = ws.ok(&["get-node", "src"]);
+    assert!(
+        text.starts_with("src (dir, 4 children)\n0 of 0 frames"),
+        "{text}"
+    );
+    assert!(!text.contains("node_id"), "{text}");
+    let verbose = ws.ok(&["get-node", "src", "-v"]);
+    let id = ws.node_id("src");
+    assert!(verbose.contains(&format!("node_id {id}")), "{verbose}");
+}
+
+#[test]
+fn a_failed_file_is_reported_once_on_stderr() {
+    let ws = Workspace::fixture();
+    // Nothing listens on port 1: the model call fails at once.
+    let mut cmd = ws.cmd(&[
+        "generate",
+        "README.md",
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        "http://127.0.0.1:1/v1",
+        "--model",
+        "m",
+    ]);
+    for name in ["MERKLE_LLM_MODE", "MERKLE_LLM_PROVIDER"] {
+        cmd.env_remove(name);
+    }
+    let r = crate::run(&mut cmd);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(!r.stdout.contains("README.md: producer"), "{r}");
+    assert_eq!(r.stderr.matches("README.md: producer").count(), 1, "{r}");
+}
