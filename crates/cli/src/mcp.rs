@@ -57,6 +57,26 @@ pub(crate) struct McpArgs {
 
 const NODE_URI: &str = "merkle://node/";
 
+/// Resources per page of `resources/list`.
+const RESOURCES_PAGE: usize = 500;
+
+/// The cursor of the page after the one ending at `path`.
+fn cursor_after(path: &str) -> String {
+    merkle_store::hash::to_hex(path.as_bytes())
+}
+
+/// The path a cursor names, if it is one of ours.
+fn path_after(cursor: &str) -> Option<String> {
+    if !cursor.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..cursor.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(cursor.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
 /// Serves MCP on stdin/stdout until the client closes the connection.
 pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode> {
     let server = MerkleMcp {
@@ -568,19 +588,31 @@ impl ServerHandler for MerkleMcp {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        // A page at a time, in path order; the cursor names the last path of the page before
+        // (hex, so that it is opaque and any path fits).
+        let after = match request.and_then(|r| r.cursor) {
+            Some(cursor) => Some(path_after(&cursor).ok_or_else(|| {
+                ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
+            })?),
+            None => None,
+        };
         // Editors list resources on connect: a workspace never scanned has none, which is no
         // error.
-        let paths = self
+        let mut paths = self
             .on_store_or(false, Some(Vec::new()), |store, _| {
                 Ok(store.paths_with_frames()?)
             })
             .await
             .map_err(|e| ErrorData::internal_error(e, None))?;
-        Ok(ListResourcesResult::with_all_items(
-            paths
+        paths.sort_unstable();
+        let start = after.map_or(0, |a| paths.partition_point(|p| *p <= a));
+        let end = paths.len().min(start + RESOURCES_PAGE);
+        let next_cursor = (end < paths.len()).then(|| cursor_after(&paths[end - 1]));
+        let mut result = ListResourcesResult::with_all_items(
+            paths[start..end]
                 .iter()
                 .map(|p| {
                     Resource::new(node_uri(p), display_path(p))
@@ -591,7 +623,9 @@ impl ServerHandler for MerkleMcp {
                         .with_mime_type("application/json")
                 })
                 .collect(),
-        ))
+        );
+        result.next_cursor = next_cursor;
+        Ok(result)
     }
 
     async fn list_resource_templates(

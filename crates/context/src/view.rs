@@ -103,11 +103,14 @@ pub trait FrameScorer: Send + Sync + std::fmt::Debug {
 /// How candidates are ordered before the bound is applied.
 #[derive(Clone, Debug)]
 pub enum Ordering {
-    /// Newest first (by `created_at`, then by the store's append order).
+    /// The node's own frames first (as in every built-in ordering), then newest first (by
+    /// `created_at`, then by the store's append order).
     Recency,
-    /// Listed types first, in list order; unlisted types after; then newest first.
+    /// The node's own frames first; then listed types first, in list order; unlisted types
+    /// after; then newest first.
     TypePriority(Vec<String>),
-    /// Listed agents first, in list order; unlisted agents after; then newest first.
+    /// The node's own frames first; then listed agents first, in list order; unlisted agents
+    /// after; then newest first.
     AgentPriority(Vec<String>),
     /// The documented relevance score: source weight (node 4, related 3, parent 2, sibling 1),
     /// then heads before superseded frames, then newest first.
@@ -387,20 +390,24 @@ fn summary_of(f: &Frame) -> FrameSummary {
     }
 }
 
-/// Sorts candidates by a built-in policy; every policy ends on the total order (NodeID,
-/// FrameID).
+/// Sorts candidates by a built-in policy. Every policy puts the node's own frames before
+/// those of other sources (a bound then never drops the node's context for a neighbour's),
+/// and ends on the total order (NodeID, FrameID).
 fn order(candidates: &mut [Light], ordering: &Ordering) {
     use std::cmp::Reverse;
+    let other = |c: &Light| c.source != SourceKind::Node;
     let newest = |c: &Light| Reverse((c.sum.created_at_ms, c.sum.seq));
     let rank = |list: &[String], s: &str| list.iter().position(|x| x == s).unwrap_or(list.len());
     let tie = |c: &Light| (c.sum.node_id, c.sum.frame_id);
     match ordering {
-        Ordering::Recency | Ordering::Custom(_) => candidates.sort_by_key(|c| (newest(c), tie(c))),
+        Ordering::Recency | Ordering::Custom(_) => {
+            candidates.sort_by_key(|c| (other(c), newest(c), tie(c)))
+        }
         Ordering::TypePriority(list) => {
-            candidates.sort_by_key(|c| (rank(list, &c.sum.frame_type), newest(c), tie(c)))
+            candidates.sort_by_key(|c| (other(c), rank(list, &c.sum.frame_type), newest(c), tie(c)))
         }
         Ordering::AgentPriority(list) => {
-            candidates.sort_by_key(|c| (rank(list, &c.sum.agent_id), newest(c), tie(c)))
+            candidates.sort_by_key(|c| (other(c), rank(list, &c.sum.agent_id), newest(c), tie(c)))
         }
         Ordering::Relevance => candidates.sort_by_key(|c| {
             (

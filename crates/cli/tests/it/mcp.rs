@@ -8,7 +8,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::{Workspace, parse, str_field};
+use crate::{Workspace, parse, run, str_field};
 
 /// How long one answer may take before the test fails rather than hangs.
 const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
@@ -489,4 +489,93 @@ fn every_tool_input_schema_passes_a_strict_json_schema_check() {
         strict_problems(&name, schema, &mut problems);
     }
     assert_eq!(problems, Vec::<String>::new());
+}
+
+#[test]
+fn resources_are_listed_a_page_at_a_time_with_cursors() {
+    let ws = Workspace::empty();
+    for i in 0..520 {
+        ws.write(&format!("f/file{i:03}.txt"), &format!("file {i}\n"));
+    }
+    ws.ok(&["scan"]);
+    let mut generate = ws.cmd(&["generate", "-r", "--offline", "-q"]);
+    assert_eq!(run(&mut generate).code, 0);
+    let mut server = Server::start(&ws, "w");
+    server.handshake();
+    let mut seen = Vec::new();
+    let mut cursor: Option<Value> = None;
+    let mut pages = 0;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let answer = server.request("resources/list", params);
+        let result = &answer["result"];
+        let page = result["resources"].as_array().expect("resources");
+        assert!(page.len() <= 500, "{}", page.len());
+        seen.extend(page.iter().map(|r| str_field(r, "uri")));
+        pages += 1;
+        match result.get("nextCursor") {
+            Some(next) => cursor = Some(next.clone()),
+            None => break,
+        }
+    }
+    // 520 files, their folder and the root: each listed once, in order, over two pages.
+    assert_eq!(pages, 2);
+    assert_eq!(seen.len(), 522);
+    let mut sorted = seen.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), seen.len());
+    let answer = server.request("resources/list", json!({"cursor": "not a cursor"}));
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+}
+
+#[test]
+fn get_node_puts_the_nodes_own_frames_first_in_every_ordering() {
+    let ws = Workspace::fixture();
+    let mut generate = ws.cmd(&["generate", "-r", "--offline", "-q"]);
+    assert_eq!(run(&mut generate).code, 0);
+    // A newer frame on a related file, which recency alone would put first.
+    ws.ok(&["agent", "add", "w", "--role", "writer"]);
+    let mut put = ws.cmd(&[
+        "put-frame",
+        "src/util/mod.rs",
+        "-",
+        "--type",
+        "note",
+        "--agent",
+        "w",
+    ]);
+    assert_eq!(run(put.write_stdin("newest, on a neighbour")).code, 0);
+    let mut server = Server::start(&ws, "w");
+    server.handshake();
+    for ordering in ["recency", "relevance", "type_priority", "agent_priority"] {
+        let (is_error, text) = server.call(
+            "get_node",
+            json!({
+                "path": "src/lib.rs",
+                "sources": ["node", "related"],
+                "max_frames": 3,
+                "ordering": ordering,
+                "priority": ["note", "w"],
+            }),
+        );
+        assert!(!is_error, "{ordering}: {text}");
+        let frames = parse(&text)["frames"].clone();
+        assert_eq!(
+            frames[0]["path"],
+            json!("src/lib.rs"),
+            "{ordering}: {frames}"
+        );
+        assert!(
+            frames
+                .as_array()
+                .expect("frames")
+                .iter()
+                .any(|f| f["path"] == json!("src/util/mod.rs")),
+            "{ordering}: {frames}"
+        );
+    }
 }
