@@ -545,30 +545,50 @@ fn global_excludes_file() -> Option<PathBuf> {
         .or_else(|| xdg.map(|x| x.join("git").join("ignore")))
 }
 
-/// The path of the first `excludesfile = PATH` line of a git config (any section, the key in
-/// any case, the value in quotes or not, one word), with a leading `~/` taken from `home`.
+/// The path a git config sets `core.excludesFile` to, read as git reads it: in the `[core]`
+/// section only, the key in any case, the last value winning; the value in quotes or not
+/// (quoted, it may hold spaces), with a leading `~/` taken from `home`. `None` when the file
+/// sets none, or its last value is not one path.
 fn excludes_file_in(config: &[u8], home: Option<&Path>) -> Option<PathBuf> {
     const KEY: &[u8] = b"excludesfile";
-    config.split(|&b| b == b'\n').find_map(|line| {
-        let line = line.trim_ascii();
-        if !line.get(..KEY.len())?.eq_ignore_ascii_case(KEY) {
-            return None;
+    let mut in_core = false;
+    let mut found = None;
+    for line in config.split(|&b| b == b'\n') {
+        let mut line = line.trim_ascii();
+        if line.first() == Some(&b'[') {
+            let Some(end) = line.iter().position(|&b| b == b']') else {
+                in_core = false;
+                continue;
+            };
+            in_core = line[1..end].trim_ascii().eq_ignore_ascii_case(b"core");
+            // git takes a key on the header's line too: `[core] excludesfile = x`.
+            line = line[end + 1..].trim_ascii();
         }
-        let value = line[KEY.len()..].trim_ascii_start().strip_prefix(b"=")?;
-        let value = value.trim_ascii();
-        let value = value
-            .strip_prefix(b"\"")
-            .unwrap_or(value)
-            .trim_ascii_start();
-        let value = value.strip_suffix(b"\"").unwrap_or(value).trim_ascii_end();
-        if value.is_empty() || value.iter().any(u8::is_ascii_whitespace) {
-            return None;
+        if !in_core || !line.get(..KEY.len()).is_some_and(|k| k.eq_ignore_ascii_case(KEY)) {
+            continue;
         }
-        let value = std::str::from_utf8(value).ok()?;
-        Some(match (value.strip_prefix("~/"), home) {
-            (Some(rest), Some(home)) => home.join(rest),
-            _ => PathBuf::from(value),
-        })
+        let Some(value) = line[KEY.len()..].trim_ascii_start().strip_prefix(b"=") else {
+            continue;
+        };
+        found = config_path(value.trim_ascii(), home);
+    }
+    found
+}
+
+/// A config value as one path: quoted (spaces allowed), or one word.
+fn config_path(value: &[u8], home: Option<&Path>) -> Option<PathBuf> {
+    let value = match value.strip_prefix(b"\"") {
+        Some(quoted) => quoted.strip_suffix(b"\"")?,
+        None if value.iter().any(u8::is_ascii_whitespace) => return None,
+        None => value,
+    };
+    if value.is_empty() {
+        return None;
+    }
+    let value = std::str::from_utf8(value).ok()?;
+    Some(match (value.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(value),
     })
 }
 
@@ -1299,19 +1319,30 @@ mod tests {
             read("[user]\n  name = x\r\n[core]\r\n  EXCLUDESFILE=\"/etc/ignore\"\r\n"),
             Some(PathBuf::from("/etc/ignore"))
         );
-        // The first one wins; a key that only starts alike, or a value of two words, is none.
+        // The last one wins, as `git config core.excludesFile` answers; only in [core].
         assert_eq!(
-            read("excludesfile = /a\nexcludesfile = /b\n"),
-            Some(PathBuf::from("/a"))
+            read("[core]\nexcludesfile = /a\n[user]\n\tname = x\n[Core]\nexcludesfile = /b\n"),
+            Some(PathBuf::from("/b"))
         );
+        assert_eq!(read("[alias]\n  excludesfile = /a\n"), None);
+        assert_eq!(read("excludesfile = /a\n"), None);
+        assert_eq!(
+            read("[core] excludesfile = /on-the-header\n"),
+            Some(PathBuf::from("/on-the-header"))
+        );
+        // A key that only starts alike is none; a value of two words only in quotes.
         assert_eq!(read("[core]\n  excludesFiles = /a\n"), None);
         assert_eq!(read("[core]\n  excludeFile = /a\n"), None);
         assert_eq!(read("[core]\n  excludesfile = /my ignore\n"), None);
+        assert_eq!(
+            read("[core]\n  excludesfile = \"/my ignore\"\n"),
+            Some(PathBuf::from("/my ignore"))
+        );
         assert_eq!(read("[core]\n  excludesfile =\n"), None);
         // Only a leading `~/` is the home folder.
-        assert_eq!(read("excludesfile = a~/b"), Some(PathBuf::from("a~/b")));
+        assert_eq!(read("[core]\nexcludesfile = a~/b"), Some(PathBuf::from("a~/b")));
         assert_eq!(
-            excludes_file_in(b"excludesfile = ~/x", None),
+            excludes_file_in(b"[core]\nexcludesfile = ~/x", None),
             Some(PathBuf::from("~/x"))
         );
     }

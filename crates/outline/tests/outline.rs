@@ -181,12 +181,25 @@ fn broken_source_keeps_what_parses() {
     assert!(names.contains(&"ok"), "{names:?}");
 }
 
-/// A build without grammars reads none of their languages, and still outlines the rest.
+/// A language with a grammar is named only where its grammar is built (a lean build reads none
+/// of them), and the languages read without one are named in every build.
 #[test]
-#[cfg(not(feature = "rust"))]
-fn a_lean_build_names_no_grammar_language() {
-    assert_eq!(Language::from_path("src/lib.rs"), None);
+fn a_language_is_named_only_where_its_grammar_is_built() {
+    let built = [
+        ("src/lib.rs", cfg!(feature = "rust")),
+        ("a.py", cfg!(feature = "python")),
+        ("a.js", cfg!(feature = "javascript")),
+        ("a.ts", cfg!(feature = "typescript")),
+        ("a.go", cfg!(feature = "go")),
+        ("A.java", cfg!(feature = "java")),
+        ("a.c", cfg!(feature = "c")),
+        ("a.cpp", cfg!(feature = "cpp")),
+    ];
+    for (path, grammar) in built {
+        assert_eq!(Language::from_path(path).is_some(), grammar, "{path}");
+    }
     assert_eq!(Language::from_path("README.md"), Some(Language::Markdown));
+    assert_eq!(Language::from_path("Cargo.toml"), Some(Language::Toml));
 }
 
 /// Skimming (the parser given everything but function bodies) never changes an outline: on
