@@ -564,7 +564,11 @@ fn excludes_file_in(config: &[u8], home: Option<&Path>) -> Option<PathBuf> {
             // git takes a key on the header's line too: `[core] excludesfile = x`.
             line = line[end + 1..].trim_ascii();
         }
-        if !in_core || !line.get(..KEY.len()).is_some_and(|k| k.eq_ignore_ascii_case(KEY)) {
+        if !in_core
+            || !line
+                .get(..KEY.len())
+                .is_some_and(|k| k.eq_ignore_ascii_case(KEY))
+        {
             continue;
         }
         let Some(value) = line[KEY.len()..].trim_ascii_start().strip_prefix(b"=") else {
@@ -1340,7 +1344,10 @@ mod tests {
         );
         assert_eq!(read("[core]\n  excludesfile =\n"), None);
         // Only a leading `~/` is the home folder.
-        assert_eq!(read("[core]\nexcludesfile = a~/b"), Some(PathBuf::from("a~/b")));
+        assert_eq!(
+            read("[core]\nexcludesfile = a~/b"),
+            Some(PathBuf::from("a~/b"))
+        );
         assert_eq!(
             excludes_file_in(b"[core]\nexcludesfile = ~/x", None),
             Some(PathBuf::from("~/x"))

@@ -9,9 +9,157 @@ use serde_json::{Value, json};
 
 use crate::{Workspace, parse, run};
 
+/// The test server: `MERKLE_TEST_POSTGRES_URL`; else the default, where something listens;
+/// else (or with `MERKLE_TEST_POSTGRES=throwaway`) a server of this process's own, started once
+/// from PostgreSQL's programs (`initdb` and `postgres` on PATH or under
+/// `/usr/lib/postgresql/*/bin`) in a temporary folder on a free port, and stopped (its folder
+/// removed) once this process is gone. Without any, the first test that needs one fails with a
+/// line saying how to start one.
 fn server_url() -> String {
-    std::env::var("MERKLE_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+    static URL: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    let url = URL.get_or_init(|| {
+        if let Ok(url) = std::env::var("MERKLE_TEST_POSTGRES_URL") {
+            return Ok(url);
+        }
+        let forced = std::env::var("MERKLE_TEST_POSTGRES").is_ok_and(|v| v == "throwaway");
+        let default = "postgres://postgres@127.0.0.1:5432/test";
+        let listens = || {
+            std::net::TcpStream::connect_timeout(
+                &"127.0.0.1:5432".parse().expect("an address"),
+                std::time::Duration::from_secs(2),
+            )
+            .is_ok()
+        };
+        if !forced && listens() {
+            return Ok(default.to_owned());
+        }
+        throwaway_server()
+    });
+    url.clone().unwrap_or_else(|why| {
+        panic!(
+            "no PostgreSQL for the remote tests: {why}. Start one at 127.0.0.1:5432 (trust \
+             auth, database test), or set MERKLE_TEST_POSTGRES_URL"
+        )
+    })
+}
+
+/// The folder holding PostgreSQL's server programs: where `initdb` is on PATH, else the newest
+/// `/usr/lib/postgresql/<version>/bin` (as Debian keeps them).
+fn postgres_bin() -> Option<std::path::PathBuf> {
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .find(|d| d.join("initdb").is_file() && d.join("postgres").is_file())
+    });
+    // A link on PATH leads to the folder with the rest of them (createdb).
+    let on_path = on_path.map(|d| {
+        d.join("initdb")
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+            .unwrap_or(d)
+    });
+    on_path.or_else(|| {
+        let mut versions: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let version = e.file_name().to_str()?.parse().ok()?;
+                let bin = e.path().join("bin");
+                bin.join("initdb").is_file().then_some((version, bin))
+            })
+            .collect();
+        versions.sort();
+        versions.pop().map(|(_, bin)| bin)
+    })
+}
+
+/// Starts the throwaway server (see [`server_url`]) and returns its URL.
+fn throwaway_server() -> Result<String, String> {
+    let bin = postgres_bin().ok_or("nothing listens at 127.0.0.1:5432, and PostgreSQL's server programs (initdb, postgres) are not installed")?;
+    let dir = std::env::temp_dir().join(format!("merkle-test-pg-{}", std::process::id()));
+    let data = dir.join("data");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let quiet = |cmd: &mut Command| cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output();
+    let initdb = quiet(Command::new(bin.join("initdb")).arg("-D").arg(&data).args([
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--no-sync",
+    ]))
+    .map_err(|e| format!("running initdb: {e}"))?;
+    if !initdb.status.success() {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(format!(
+            "initdb failed (PostgreSQL's server never runs as root): {}",
+            String::from_utf8_lossy(&initdb.stderr).trim()
+        ));
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("finding a free port: {e}"))?
+        .port();
+    let log = std::fs::File::create(dir.join("log")).map_err(|e| e.to_string())?;
+    let server = Command::new(bin.join("postgres"))
+        .arg("-D")
+        .arg(&data)
+        .args([
+            "-p",
+            &port.to_string(),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "fsync=off",
+        ])
+        .arg("-k")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("starting postgres: {e}"))?;
+    // Stopped (fast shutdown) and removed once this process is gone, however it ends.
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while kill -0 {me} 2>/dev/null; do sleep 1; done; kill -INT {pg}; \
+             while kill -0 {pg} 2>/dev/null; do sleep 1; done; rm -rf '{dir}'",
+            me = std::process::id(),
+            pg = server.id(),
+            dir = dir.display()
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("starting the server's watchdog: {e}"))?;
+    let address: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let ready = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let created = Command::new(bin.join("createdb"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-U",
+                "postgres",
+                "test",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if created.is_ok_and(|s| s.success()) {
+            return Ok(format!("postgres://postgres@{address}/test"));
+        }
+        if std::time::Instant::now() > ready {
+            return Err(format!(
+                "the throwaway server did not start within a minute (see {})",
+                dir.join("log").display()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 /// A schema of the test's own on the test server (and the roles it made), dropped on drop.
