@@ -326,13 +326,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         // With --json a usage error is a JSON object too; help and --version print as usual.
         Err(e) if e.use_stderr() && std::env::args_os().skip(1).any(|a| a == "--json") => {
-            let text = e.kind().to_string();
-            let detail = e.render().to_string();
-            let message = detail
-                .lines()
+            // clap's message without its `error: ` label and the usage lines after it.
+            let rendered = e.render().to_string();
+            let message = rendered
+                .split("\n\nUsage:")
                 .next()
-                .and_then(|l| l.strip_prefix("error: "))
-                .unwrap_or(&text);
+                .unwrap_or_default()
+                .trim();
+            let message = message.strip_prefix("error: ").unwrap_or(message);
             eprintln!("{}", serde_json::json!({"error": message, "kind": "usage"}));
             return ExitCode::from(2);
         }
@@ -706,7 +707,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             let store = open(g, &root, true)?;
             let report = store.status()?;
             let stale = context::stale_frames(&store)?;
-            let remotes = remote_cmds::unpushed(&store)?;
+            let remotes = remote_cmds::unpushed(g, &store)?;
             output::status(out, g, &report, context_cmds::stale_json(&stale), remotes);
         }
         Command::Validate => {

@@ -114,6 +114,7 @@ pub(crate) fn run_remote(
             let store = open(g, root, false)?;
             let mut remotes = remote::Remotes::load(store.dir())?;
             let left_out = remotes.add(name, url, schema)?;
+            remote::forget_pushed(&store, name)?;
             let (stored, _) = remote::config::without_password(url);
             if left_out && !g.quiet {
                 eprintln!(
@@ -415,6 +416,8 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
     // it): the tree as it is now (a dry run, which writes nothing, takes the last scan's).
     if !args.dry_run {
         store.scan(&merkle_store::ScanOptions::default())?;
+    } else if store.root()?.is_none() && !args.all {
+        return Err(merkle_store::Error::NotScanned.into());
     }
     let report = transfer(
         g,
@@ -467,8 +470,20 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
 /// Each remote's count of frames not yet pushed to it, for `merkle status`: `--json` gets
 /// `[{"name", "unpushed"}]`, the text one line per remote. Read from the store; nothing
 /// connects.
-pub(crate) fn unpushed(store: &merkle_store::Store) -> Result<(serde_json::Value, String)> {
-    let remotes = remote::Remotes::load(store.dir())?;
+pub(crate) fn unpushed(
+    g: &Global,
+    store: &merkle_store::Store,
+) -> Result<(serde_json::Value, String)> {
+    // A remotes file that does not read is a warning here: status reports the store.
+    let remotes = match remote::Remotes::load(store.dir()) {
+        Ok(r) => r,
+        Err(e) => {
+            if !g.quiet && !g.json {
+                eprintln!("warning: {e}");
+            }
+            return Ok((serde_json::Value::Array(Vec::new()), String::new()));
+        }
+    };
     let mut json = Vec::new();
     let mut text = Vec::new();
     for (name, _) in remotes.entries() {

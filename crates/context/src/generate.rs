@@ -473,7 +473,11 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
         None => None,
     };
     let invalidated = invalidation.is_some();
-    let previous_id = previous.as_ref().map(|p| p.frame_id);
+    // The head this run replaces, when it replaces another producer's frame of its own agent.
+    let replaced = previous
+        .as_ref()
+        .filter(|p| req.replace_other_producers && p.agent_id == req.agent)
+        .map(|p| p.frame_id);
     let reusable = previous.filter(|p| {
         !invalidated
             && p.agent_id == req.agent
@@ -510,7 +514,7 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
     );
     if let Some(inv) = &invalidation {
         frame.basis = Some(crate::regenerate::answering_basis(&rec, inv));
-    } else if let Some(prev) = previous_id {
+    } else if let Some(prev) = replaced {
         // The same frame as one written before the current head (an outline made again after
         // a model's frame replaced it): putting it again would change nothing, so it gets a
         // basis naming the head it replaces, and becomes the head.

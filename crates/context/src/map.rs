@@ -197,6 +197,10 @@ fn first_sentence(line: &str) -> &str {
 }
 
 impl SynthesisPolicy for Map {
+    fn reads_sizes(&self) -> bool {
+        true
+    }
+
     fn id(&self) -> String {
         match &self.ranking {
             Ranking::Size => format!("{MAP_VERSION}:{}", self.max_bytes),
@@ -451,7 +455,7 @@ impl Child {
         if c.kind == NodeKind::Dir {
             child.read_dir(&text);
         } else {
-            child.read_file(&text, base, c.kind);
+            child.read_file(&text, base, c.kind, c.size);
         }
         child
     }
@@ -483,7 +487,7 @@ impl Child {
 
     /// An outline: `LANGUAGE, N bytes, M lines`, the doc, then definitions; or the fallback's
     /// first lines, indented.
-    fn read_file(&mut self, text: &str, name: &str, kind: NodeKind) {
+    fn read_file(&mut self, text: &str, name: &str, kind: NodeKind, size: Option<u64>) {
         self.stats.files = 1;
         let mut lines = text.lines();
         let header = lines.next().unwrap_or_default();
@@ -493,6 +497,8 @@ impl Child {
             .nth(1)
             .and_then(|b| b.strip_suffix(" bytes").or_else(|| b.strip_suffix(" byte")))
             .and_then(|n| n.parse().ok())
+            // A frame that states no size (a model's summary): the file's size in the tree.
+            .or(size)
             .unwrap_or(0);
         self.stats.bytes = self.bytes;
         self.group = group(name, kind, language);

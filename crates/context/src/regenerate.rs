@@ -25,8 +25,6 @@ use crate::synthesis::{
     self, Concat, Filter, META_POLICY, Summary, SynthesisPolicy, SynthesisRequest,
 };
 
-/// Produces a file frame's content from the file. Must be deterministic for a given input when
-/// it is to be memoized; an LLM producer from a higher crate implements this too.
 /// The model behind a producer's or a policy's frames, for their metadata.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Provenance {
@@ -36,6 +34,8 @@ pub struct Provenance {
     pub model: Option<String>,
 }
 
+/// Produces a file frame's content from the file. Must be deterministic for a given input when
+/// it is to be memoized; an LLM producer from a higher crate implements this too.
 pub trait FrameProducer: Send + Sync {
     /// A stable id, recorded in the frames it produces.
     fn id(&self) -> String;

@@ -34,6 +34,10 @@ pub struct ChildFrame {
     pub kind: NodeKind,
     /// The child's head frame.
     pub frame: Frame,
+    /// A file's or symlink's size in bytes, as the tree has it now (its frame may be on an
+    /// earlier version); `None` for a directory. Read by a policy whose
+    /// [`SynthesisPolicy::reads_sizes`] says so.
+    pub size: Option<u64>,
 }
 
 impl ChildFrame {
@@ -86,6 +90,12 @@ pub trait SynthesisPolicy: Send + Sync {
     /// it no run, and context appends a [`contents_list`] naming the children to its output.
     fn reads_names(&self) -> bool {
         true
+    }
+    /// Whether the output depends on the children's sizes ([`ChildFrame::size`]): their memo
+    /// inputs then hold the sizes too. A map does (a file whose frame states no size, a
+    /// model's summary say, is counted by its size in the tree).
+    fn reads_sizes(&self) -> bool {
+        false
     }
     /// Whether this policy replaces directory frames that the policy `id` made even where they
     /// are not stale: an earlier default it took over from, whose frames would otherwise stay
@@ -355,10 +365,15 @@ pub fn child_frames(store: &Store, dir: &NodeRecord, frame_type: &str) -> Result
             if crate::invalidation::is_invalidation(&frame.frame_type) {
                 continue;
             }
+            let size = match child.kind {
+                NodeKind::Dir => None,
+                _ => store.node(&child.node_id)?.map(|n| n.size),
+            };
             out.push(ChildFrame {
                 path: path.clone(),
                 kind: child.kind,
                 frame,
+                size,
             });
         }
     }
@@ -421,6 +436,9 @@ pub fn synthesis_inputs(
             field(c.frame.frame_type.as_bytes());
             field(c.frame.agent_id.as_bytes());
             field(&c.frame.content);
+            if policy.reads_sizes() {
+                field(&c.size.unwrap_or(u64::MAX).to_le_bytes());
+            }
         }
         return Hash(*h.finalize().as_bytes());
     }
@@ -437,6 +455,9 @@ pub fn synthesis_inputs(
         field(c.frame.frame_type.as_bytes());
         field(c.frame.agent_id.as_bytes());
         field(&c.frame.content);
+        if policy.reads_sizes() {
+            field(&c.size.unwrap_or(u64::MAX).to_le_bytes());
+        }
     }
     Hash(*h.finalize().as_bytes())
 }
@@ -461,6 +482,7 @@ fn unnamed(children: &[ChildFrame]) -> Vec<ChildFrame> {
                 path: String::new(),
                 kind: c.kind,
                 frame,
+                size: c.size,
             }
         })
         .collect();

@@ -161,7 +161,7 @@ pub struct PutOutcome {
 
 /// Checks a name used as a frame type or an agent id: 1 to 128 characters of
 /// `[A-Za-z0-9_.:@-]`, so that it is safe in keys, paths and shells.
-pub(crate) fn check_name(what: &'static str, value: &str) -> Result<()> {
+pub fn check_name(what: &'static str, value: &str) -> Result<()> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '@' | '-');
     let reason = if value.is_empty() {
         "must not be empty"

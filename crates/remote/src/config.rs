@@ -133,29 +133,58 @@ pub fn check_url(name: &str, url: &str) -> Result<()> {
     .map_err(|e| bad(e.to_string()))
 }
 
+/// Where the user and password of a URL are: `scheme://USERINFO@...`, the user info running to
+/// the first `@` after the scheme as tokio-postgres reads it (a password may hold `/` or `?`).
+/// The range of the password within `url`, if the user info has one.
+fn password_range(url: &str) -> Option<std::ops::Range<usize>> {
+    let start = url.find("://")? + 3;
+    let at = start + url[start..].find('@')?;
+    let colon = start + url[start..at].find(':')?;
+    Some(colon + 1..at)
+}
+
+/// Whether a query parameter's name is `password`, percent-encoded or not, in any case.
+fn is_password_param(param: &str) -> bool {
+    let name = param.split('=').next().unwrap_or_default();
+    let mut decoded = Vec::with_capacity(name.len());
+    let bytes = name.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                decoded.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                decoded.push(b);
+                i += 1;
+            }
+        }
+    }
+    decoded.eq_ignore_ascii_case(b"password")
+}
+
+/// The position of the `?` that starts `url`'s query, if it has one.
+fn query_start(url: &str) -> Option<usize> {
+    let from = password_range(url).map_or_else(|| url.find("://").map_or(0, |s| s + 3), |r| r.end);
+    url[from..].find('?').map(|q| from + q)
+}
+
 /// `url` without its password (`user:PASSWORD@` becomes `user@`; a `password=` parameter is
 /// dropped), and whether it had one.
 pub fn without_password(url: &str) -> (String, bool) {
-    let mut out = url.to_owned();
     let mut had = false;
-    if let Some(scheme_end) = out.find("://") {
-        let rest_start = scheme_end + 3;
-        let authority_end = out[rest_start..]
-            .find(['/', '?'])
-            .map_or(out.len(), |i| rest_start + i);
-        if let Some(at) = out[rest_start..authority_end].rfind('@')
-            && let Some(colon) = out[rest_start..rest_start + at].find(':')
-        {
-            out.replace_range(rest_start + colon..rest_start + at, "");
-            had = true;
-        }
-    }
-    if let Some(q) = out.find('?') {
+    let mut out = url.to_owned();
+    if let Some(q) = query_start(&out) {
         let (base, query) = out.split_at(q);
         let kept: Vec<&str> = query[1..]
             .split('&')
             .filter(|p| {
-                let secret = p.to_ascii_lowercase().starts_with("password=");
+                let secret = is_password_param(p);
                 had |= secret;
                 !secret && !p.is_empty()
             })
@@ -166,31 +195,29 @@ pub fn without_password(url: &str) -> (String, bool) {
             format!("{base}?{}", kept.join("&"))
         };
     }
+    if let Some(range) = password_range(&out) {
+        out.replace_range(range.start - 1..range.end, "");
+        had = true;
+    }
     (out, had)
 }
 
 /// `url` with its password (`user:PASSWORD@`, or a `password=` parameter) replaced by `***`.
 pub fn redact(url: &str) -> String {
     let mut out = url.to_owned();
-    if let Some(scheme_end) = out.find("://") {
-        let rest_start = scheme_end + 3;
-        let authority_end = out[rest_start..]
-            .find(['/', '?'])
-            .map_or(out.len(), |i| rest_start + i);
-        if let Some(at) = out[rest_start..authority_end].rfind('@') {
-            let userinfo = &out[rest_start..rest_start + at];
-            if let Some(colon) = userinfo.find(':') {
-                out.replace_range(rest_start + colon + 1..rest_start + at, "***");
-            }
-        }
+    if let Some(q) = query_start(&out) {
+        let (base, query) = out.split_at(q);
+        let params: Vec<String> = query[1..]
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((name, _)) if is_password_param(p) => format!("{name}=***"),
+                _ => p.to_owned(),
+            })
+            .collect();
+        out = format!("{base}?{}", params.join("&"));
     }
-    let lower = out.to_ascii_lowercase();
-    if let Some(i) = lower.find("password=") {
-        let start = i + "password=".len();
-        let end = out[start..]
-            .find(['&', ' '])
-            .map_or(out.len(), |j| start + j);
-        out.replace_range(start..end, "***");
+    if let Some(range) = password_range(&out) {
+        out.replace_range(range, "***");
     }
     out
 }
@@ -224,6 +251,19 @@ impl Remotes {
         check_schema(schema)?;
         let (url, had_password) = without_password(url);
         let url = url.as_str();
+        // What is kept must hold no password however the driver reads it.
+        let still = tokio_postgres::Config::from_str(url)
+            .ok()
+            .is_some_and(|c| c.get_password().is_some());
+        if still {
+            return Err(Error::BadUrl {
+                name: name.to_owned(),
+                url: redact(url),
+                reason: "it holds a password merkle cannot take out of it; give the URL without \
+                         one, and the password in ~/.pgpass or PGPASSWORD"
+                    .to_owned(),
+            });
+        }
         if self.body.remotes.contains_key(name) {
             return Err(Error::RemoteExists {
                 name: name.to_owned(),
@@ -422,6 +462,11 @@ mod tests {
                 "postgres://h/db?password=***&sslmode=require",
             ),
             ("postgresql://u:p%40ss@h/db", "postgresql://u:***@h/db"),
+            ("postgres://u:ab/cd@h/db", "postgres://u:***@h/db"),
+            (
+                "postgres://h/db?pass%77ord=x",
+                "postgres://h/db?pass%77ord=***",
+            ),
         ];
         for (url, want) in cases {
             assert_eq!(redact(url), want, "{url}");
@@ -451,6 +496,13 @@ mod tests {
                 "postgres://h/db?sslmode=require",
                 "postgres://h/db?sslmode=require",
                 false,
+            ),
+            // As the driver reads them: a password with `/` in it, an encoded parameter name.
+            ("postgres://u:ab/cd@h/db", "postgres://u@h/db", true),
+            (
+                "postgres://h/db?pass%77ord=x&sslmode=require",
+                "postgres://h/db?sslmode=require",
+                true,
             ),
         ];
         for (url, want, had) in cases {

@@ -78,8 +78,8 @@ fn connect_cause(pg: &tokio_postgres::Config, e: &tokio_postgres::Error) -> Stri
             || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
         {
             format!(
-                "authentication failed: {} (the password comes from the URL, PGPASSWORD, \
-                 ~/.pgpass or MERKLE_REMOTE_<NAME>_URL)",
+                "authentication failed: {} (the password comes from PGPASSWORD, ~/.pgpass or \
+                 the URL in MERKLE_REMOTE_<NAME>_URL)",
                 db.message()
             )
         } else {

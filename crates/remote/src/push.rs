@@ -71,6 +71,13 @@ pub(crate) fn mark_pushed(store: &Store, session: &Session, marker: &str, seq: u
     Ok(())
 }
 
+/// Forgets what was pushed to the remote named `remote_name` (for a name added again, which
+/// may be another remote): `merkle status` then counts every frame as not pushed there until
+/// the next push.
+pub fn forget_pushed(store: &Store, remote_name: &str) -> Result<()> {
+    Ok(store.set_marker(&name_marker(remote_name), 0)?)
+}
+
 /// How many frames were appended to `store` (written here, or pulled from elsewhere) since
 /// its last push to the remote named `remote_name`: all of them when it was never pushed to.
 /// Read from the store alone, without connecting.
@@ -464,7 +471,6 @@ async fn push_small(
     Ok(())
 }
 
-/// Which of `ids` the session's `table` holds in column `column`.
 /// What a push of `missing` frames and `memos` would insert: the frames, and the nodes, memos
 /// and agents the remote lacks.
 async fn would_push(
@@ -513,6 +519,7 @@ async fn would_push(
     Ok(moved)
 }
 
+/// Which of `ids` the session's `table` holds in column `column`.
 async fn present_ids(
     session: &Session,
     table: &str,

@@ -511,3 +511,24 @@ fn an_invalidation_marker_is_never_shown_as_context() {
         "{marker}"
     );
 }
+
+/// A map over children whose frames a model wrote (no size line) counts each file by its size
+/// in the tree, never as 0 bytes.
+#[test]
+fn a_map_over_model_written_files_counts_their_real_sizes() {
+    let ws = Workspace::fixture();
+    generate(&ws, &["--provider", "sim"]);
+    ws.ok(&[
+        "synthesize",
+        "src/util",
+        "--policy",
+        "map",
+        "--agent",
+        "merkle",
+    ]);
+    let map = ws.json(&["get-head", "src/util", "--type", "summary"]);
+    let text = map["content"].as_str().expect("text");
+    // mod.rs holds 34 bytes and x.rs 4 ("aaa\n").
+    assert!(text.contains("2 files, 38 bytes"), "{text}");
+    assert!(!text.contains(": 0 bytes"), "{text}");
+}

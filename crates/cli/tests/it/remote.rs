@@ -693,6 +693,29 @@ fn a_frame_moved_onto_another_node_is_refused_listed_by_check_and_left_out_on_re
         "{r}"
     );
 
+    // A store that never saw mod.rs refuses it too: the pull fetches the node its basis names.
+    let empty = Workspace::empty();
+    pg.add_remote(&empty, &server_url());
+    let r = empty.run(&["pull", "--all"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains(&format!("refused frame {frame_id}")),
+        "{r}"
+    );
+    // Under --skip-invalid it is left out; the verified node records are all kept.
+    let pulled = empty.json(&["pull", "--all", "--skip-invalid"]);
+    assert_eq!(
+        pulled["refused"].as_array().map(Vec::len),
+        Some(1),
+        "{pulled}"
+    );
+    assert_eq!(
+        pulled["pulled"]["nodes"],
+        json!(pg.count("nodes")),
+        "{pulled}"
+    );
+    empty.assert_valid();
+
     // `remote check` lists the row, and only it.
     let r = b.run(&["--json", "remote", "check"]);
     assert_eq!(r.code, 1, "{r}");

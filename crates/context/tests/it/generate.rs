@@ -275,6 +275,7 @@ fn a_policy_that_reads_no_names_runs_for_no_rename_and_lists_the_new_names() {
             .path_head("src", "summary")
             .expect("head")
             .expect("a frame"),
+        size: None,
     };
     assert_eq!(
         String::from_utf8_lossy(child.body()),

@@ -124,40 +124,40 @@ fn orders_by_each_policy() {
         (
             Ordering::Recency,
             &[
-                "related docs/guide.md notes@writer: guide notes",
-                "sibling src/main.rs notes@writer: main notes",
                 "node src/lib.rs notes@writer: lib notes v2",
-                "parent src summary@synth: src summary",
                 "node src/lib.rs summary@synth: lib summary",
                 "node src/lib.rs review@critic: lib review",
                 "node src/lib.rs notes@writer: lib notes v1",
+                "related docs/guide.md notes@writer: guide notes",
+                "sibling src/main.rs notes@writer: main notes",
+                "parent src summary@synth: src summary",
                 "sibling src/util summary@synth: util summary",
             ],
         ),
         (
             Ordering::TypePriority(vec!["summary".to_owned(), "notes".to_owned()]),
             &[
-                "parent src summary@synth: src summary",
                 "node src/lib.rs summary@synth: lib summary",
-                "sibling src/util summary@synth: util summary",
-                "related docs/guide.md notes@writer: guide notes",
-                "sibling src/main.rs notes@writer: main notes",
                 "node src/lib.rs notes@writer: lib notes v2",
                 "node src/lib.rs notes@writer: lib notes v1",
                 "node src/lib.rs review@critic: lib review",
+                "parent src summary@synth: src summary",
+                "sibling src/util summary@synth: util summary",
+                "related docs/guide.md notes@writer: guide notes",
+                "sibling src/main.rs notes@writer: main notes",
             ],
         ),
         (
             Ordering::AgentPriority(vec![CRITIC.to_owned(), SYNTH.to_owned()]),
             &[
                 "node src/lib.rs review@critic: lib review",
-                "parent src summary@synth: src summary",
                 "node src/lib.rs summary@synth: lib summary",
+                "node src/lib.rs notes@writer: lib notes v2",
+                "node src/lib.rs notes@writer: lib notes v1",
+                "parent src summary@synth: src summary",
                 "sibling src/util summary@synth: util summary",
                 "related docs/guide.md notes@writer: guide notes",
                 "sibling src/main.rs notes@writer: main notes",
-                "node src/lib.rs notes@writer: lib notes v2",
-                "node src/lib.rs notes@writer: lib notes v1",
             ],
         ),
         // Source weight (node, related, parent, sibling), then heads before superseded
@@ -217,22 +217,32 @@ fn custom_scorer_ties_break_on_node_then_frame_id() {
 }
 
 /// Frames created in the same millisecond are ordered newest-appended first, whatever their
-/// nodes: the store's append order is the recency tie-break (see `Ordering::Recency`).
+/// nodes: the store's append order is the recency tie-break (see `Ordering::Recency`), after
+/// the node's own frames, which come first in every ordering.
 #[test]
 fn recency_ties_break_on_append_order() {
     let fx = fixture();
     fx.put("src/main.rs", "notes", WRITER, "same time, first", T0 + 99);
-    fx.put("src/lib.rs", "notes", WRITER, "same time, second", T0 + 99);
+    fx.put(
+        "docs/guide.md",
+        "notes",
+        WRITER,
+        "same time, second",
+        T0 + 99,
+    );
     let mut v = view(all_sources(&fx), Ordering::Recency);
-    v.max_frames = 3;
+    v.max_frames = 6;
     check(
         &fx,
         "src/lib.rs",
         &v,
         &[
-            "node src/lib.rs notes@writer: same time, second",
+            "node src/lib.rs notes@writer: lib notes v2",
+            "node src/lib.rs summary@synth: lib summary",
+            "node src/lib.rs review@critic: lib review",
+            "node src/lib.rs notes@writer: lib notes v1",
+            "related docs/guide.md notes@writer: same time, second",
             "sibling src/main.rs notes@writer: same time, first",
-            "related docs/guide.md notes@writer: guide notes",
         ],
         10,
     );
@@ -312,10 +322,10 @@ fn collects_from_each_source() {
             ],
             &[
                 "node src/lib.rs notes@writer: lib notes v2",
-                "related src summary@synth: src summary",
                 "node src/lib.rs summary@synth: lib summary",
                 "node src/lib.rs review@critic: lib review",
                 "node src/lib.rs notes@writer: lib notes v1",
+                "related src summary@synth: src summary",
             ],
         ),
         // The root has no parent and no siblings; that is not a missing source.
@@ -347,8 +357,8 @@ fn filters_select_candidates_before_the_bound() {
                 ..Filters::default()
             },
             &[
-                "parent src summary@synth: src summary",
                 "node src/lib.rs summary@synth: lib summary",
+                "parent src summary@synth: src summary",
                 "sibling src/util summary@synth: util summary",
             ],
         ),
@@ -368,8 +378,8 @@ fn filters_select_candidates_before_the_bound() {
             },
             &[
                 "node src/lib.rs notes@writer: lib notes v2",
-                "parent src summary@synth: src summary",
                 "node src/lib.rs summary@synth: lib summary",
+                "parent src summary@synth: src summary",
             ],
         ),
         (
@@ -378,12 +388,12 @@ fn filters_select_candidates_before_the_bound() {
                 ..Filters::default()
             },
             &[
-                "related docs/guide.md notes@writer: guide notes",
-                "sibling src/main.rs notes@writer: main notes",
                 "node src/lib.rs notes@writer: lib notes v2",
-                "parent src summary@synth: src summary",
                 "node src/lib.rs summary@synth: lib summary",
                 "node src/lib.rs review@critic: lib review",
+                "related docs/guide.md notes@writer: guide notes",
+                "sibling src/main.rs notes@writer: main notes",
+                "parent src summary@synth: src summary",
                 "sibling src/util summary@synth: util summary",
             ],
         ),
@@ -395,9 +405,9 @@ fn filters_select_candidates_before_the_bound() {
                 ..Filters::default()
             },
             &[
+                "node src/lib.rs notes@writer: lib notes v2",
                 "related docs/guide.md notes@writer: guide notes",
                 "sibling src/main.rs notes@writer: main notes",
-                "node src/lib.rs notes@writer: lib notes v2",
             ],
         ),
     ];
@@ -406,7 +416,8 @@ fn filters_select_candidates_before_the_bound() {
         v.filters = filters.clone();
         check(&fx, "src/lib.rs", &v, expected, expected.len());
     }
-    // The bound applies to what the filters kept: `frame_count` counts those only.
+    // The bound applies to what the filters kept: `frame_count` counts those only (and the
+    // node's own frame comes first).
     let mut v = view(all_sources(&fx), Ordering::Recency);
     v.filters.frame_types = vec!["summary".to_owned()];
     v.max_frames = 1;
@@ -414,7 +425,7 @@ fn filters_select_candidates_before_the_bound() {
         &fx,
         "src/lib.rs",
         &v,
-        &["parent src summary@synth: src summary"],
+        &["node src/lib.rs summary@synth: lib summary"],
         3,
     );
 }
@@ -545,8 +556,8 @@ fn missing_sources_are_skipped_and_reported() {
         compose(&fx, "src/main.rs", &v),
         Composed {
             frames: vec![
-                "related docs/guide.md notes@writer: guide notes".to_owned(),
                 "node src/main.rs notes@writer: main notes".to_owned(),
+                "related docs/guide.md notes@writer: guide notes".to_owned(),
             ],
             frame_count: 2,
             skipped: vec![format!("related node {ghost}: not in the store")],

@@ -180,7 +180,9 @@ impl Store {
         let mut out = Vec::new();
         let mut batch = Batch::default();
 
-        // Nodes: each must re-derive to its id; those the store lacks are written.
+        // Nodes: each must re-derive to its id; those the store lacks are written (a verified
+        // record is the tree as it was, whatever becomes of the frames on it: a directory's
+        // record names its children, whose records a store keeps beside it).
         let mut paths: HashMap<NodeId, String> = HashMap::with_capacity(nodes.len());
         for n in &nodes {
             let derived = n.derive_id();
