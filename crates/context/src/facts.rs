@@ -28,7 +28,7 @@ use crate::error::Result;
 /// `facts:v4`: each symbol's last line too (`facts:v3` had its first line only), so a search
 /// names the lines of a definition. `facts:v3`: from the skimmed parse, with the imports inside
 /// skipped bodies read by hand, and with enum variants and type fields among the symbols.
-pub const FACTS_VERSION: &str = "facts:v4";
+pub const FACTS_VERSION: &str = "facts:v5";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";

@@ -59,10 +59,19 @@ pub struct Graph {
 
 impl Graph {
     /// The graph of the tree `facts` describes; `go.mod` files are read from `store` for
-    /// their module paths.
+    /// their module paths, `Cargo.toml` files for their crates' names and roots.
     pub fn build(store: &Store, facts: &TreeFacts) -> Result<Graph> {
         let mut set = PathSet::new(facts.files.iter().map(|f| f.path.as_str()));
         for f in &facts.files {
+            if f.path == "Cargo.toml" || f.path.ends_with("/Cargo.toml") {
+                let Some(node) = store.node_at(&f.path)? else {
+                    continue;
+                };
+                if let Ok(bytes) = store.read_content(&node) {
+                    set.add_rust_crate(&f.path, &String::from_utf8_lossy(&bytes));
+                }
+                continue;
+            }
             if f.path == "go.mod" || f.path.ends_with("/go.mod") {
                 let Some(node) = store.node_at(&f.path)? else {
                     continue;

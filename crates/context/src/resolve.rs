@@ -3,8 +3,12 @@
 //!
 //! What resolves, and how:
 //! - **Rust**: `mod x;` to `x.rs` or `x/mod.rs` beside or below the file's module; `use
-//!   crate::`/`self::`/`super::` paths to the deepest module file they name (the crate is the
-//!   nearest folder with a `Cargo.toml`, its modules under `src/`).
+//!   crate::`/`self::`/`super::` paths to the deepest module file they name. The crate is the
+//!   nearest folder with a `Cargo.toml`; its root file is the manifest's `[lib] path`, else
+//!   `src/lib.rs`, `lib.rs`, `src/main.rs` or `main.rs`, and its modules live beside that file.
+//!   `use other_crate::x` resolves in the workspace crate of that name (its `[lib] name`, else
+//!   its package name with `-` as `_`). `self::*` (as `use super::*` in an inline `mod tests`
+//!   reads) is the file itself.
 //! - **Python**: relative imports from the file's package; absolute ones from the workspace
 //!   root, `src/`, or any folder above the file (the first that holds the module).
 //! - **JavaScript/TypeScript**: relative specifiers (`./`, `../`), with the extensions and
@@ -31,6 +35,10 @@ pub struct PathSet {
     folder_names: HashSet<String>,
     /// (folder of a `go.mod`, its module path), longest module path first.
     go_modules: Vec<(String, String)>,
+    /// Rust crates by the folder of their `Cargo.toml`: (name, root file).
+    rust_crates: HashMap<String, (Option<String>, String)>,
+    /// Rust crates' folders by the name `use` writes.
+    rust_crate_names: HashMap<String, String>,
 }
 
 impl PathSet {
@@ -64,6 +72,40 @@ impl PathSet {
         self.go_modules.push((folder.to_owned(), module.to_owned()));
         self.go_modules
             .sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.cmp(b)));
+    }
+
+    /// Declares the Rust crate whose manifest is the `Cargo.toml` at workspace path
+    /// `manifest`, with text `text`. A manifest with no root file in the tree (a virtual
+    /// workspace manifest, say) declares nothing.
+    pub fn add_rust_crate(&mut self, manifest: &str, text: &str) {
+        let folder = dir(manifest);
+        let fields = cargo_fields(text);
+        let root = fields
+            .lib_path
+            .as_deref()
+            .and_then(|p| normalize(folder, p))
+            .filter(|p| self.contains(p))
+            .or_else(|| {
+                self.first([
+                    join(folder, "src/lib.rs"),
+                    join(folder, "lib.rs"),
+                    join(folder, "src/main.rs"),
+                    join(folder, "main.rs"),
+                ])
+            });
+        let Some(root) = root else {
+            return;
+        };
+        let name = fields
+            .lib_name
+            .or(fields.package_name)
+            .map(|n| n.replace('-', "_"));
+        if let Some(n) = &name {
+            self.rust_crate_names
+                .entry(n.clone())
+                .or_insert_with(|| folder.to_owned());
+        }
+        self.rust_crates.insert(folder.to_owned(), (name, root));
     }
 
     pub fn contains(&self, path: &str) -> bool {
@@ -192,14 +234,22 @@ fn rust_mod(set: &PathSet, from: &str, spec: &str) -> Option<String> {
 
 fn rust_use(set: &PathSet, from: &str, spec: &str) -> Option<String> {
     let mut segs: Vec<&str> = spec.split("::").collect();
-    let start = match segs.first().copied() {
+    // Where the path's modules live, and the file a path naming no module below means.
+    let (start, fallback) = match segs.first().copied() {
         Some("crate") => {
             segs.remove(0);
             // The nearest folder above with a Cargo.toml is the crate.
             let mut d = dir(from);
             loop {
                 if set.contains(&join(d, "Cargo.toml")) {
-                    break join(d, "src");
+                    break match set.rust_crates.get(d) {
+                        Some((_, root)) => (dir(root).to_owned(), Some(root.clone())),
+                        None => {
+                            let src = join(d, "src");
+                            let file = rust_module_file(set, &src);
+                            (src, file)
+                        }
+                    };
                 }
                 if d.is_empty() {
                     return None;
@@ -209,7 +259,8 @@ fn rust_use(set: &PathSet, from: &str, spec: &str) -> Option<String> {
         }
         Some("self") => {
             segs.remove(0);
-            rust_module_dir(from)
+            // The file's own module: `self::*` names the file itself.
+            (rust_module_dir(from), None)
         }
         Some("super") => {
             let mut m = rust_module_dir(from);
@@ -220,9 +271,17 @@ fn rust_use(set: &PathSet, from: &str, spec: &str) -> Option<String> {
                 }
                 m = dir(&m).to_owned();
             }
-            m
+            let file = rust_module_file(set, &m);
+            (m, file)
         }
-        _ => return None,
+        Some(name) => {
+            // Another crate of the workspace, by the name `use` writes.
+            let folder = set.rust_crate_names.get(name)?;
+            let (_, root) = set.rust_crates.get(folder)?;
+            segs.remove(0);
+            (dir(root).to_owned(), Some(root.clone()))
+        }
+        None => return None,
     };
     // The deepest module the path names; an item of the module that holds it otherwise.
     for k in (1..=segs.len()).rev() {
@@ -231,7 +290,47 @@ fn rust_use(set: &PathSet, from: &str, spec: &str) -> Option<String> {
             return Some(f);
         }
     }
-    rust_module_file(set, &start)
+    fallback
+}
+
+/// What a `Cargo.toml` says of its crate's name and root: `[package] name`, `[lib] name` and
+/// `[lib] path`. Read line by line (tables and `key = "string"`), which is all these keys use.
+#[derive(Default)]
+struct CargoFields {
+    package_name: Option<String>,
+    lib_name: Option<String>,
+    lib_path: Option<String>,
+}
+
+fn cargo_fields(text: &str) -> CargoFields {
+    let mut out = CargoFields::default();
+    let mut table = "";
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            table = header.split(']').next().unwrap_or_default().trim();
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = value.split('#').next().unwrap_or_default().trim();
+        let Some(value) = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+        else {
+            continue;
+        };
+        let slot = match (table, key.trim()) {
+            ("package", "name") => &mut out.package_name,
+            ("lib", "name") => &mut out.lib_name,
+            ("lib", "path") => &mut out.lib_path,
+            _ => continue,
+        };
+        *slot = Some(value.to_owned());
+    }
+    out
 }
 
 fn python(set: &PathSet, from: &str, spec: &str, name_: Option<&str>) -> Option<String> {

@@ -3,8 +3,9 @@
 //!
 //! These are specifiers as written, not files: resolving them against a workspace is the
 //! caller's business (it knows the paths; this crate never does). What is kept is what a
-//! resolver can use: Rust `use` paths that start at `crate`, `self` or `super` (external crates
-//! cannot name workspace files), each brace group expanded to one path; C and C++ includes in
+//! resolver can use: Rust `use` paths that start at `crate`, `self`, `super` or another
+//! crate's name (a workspace crate, found by name; never `std`, `core`, `alloc`), each brace
+//! group expanded to one path; C and C++ includes in
 //! quotes (angle brackets name system headers); every other language's specifiers whole.
 //!
 //! A skimmed parse ([`crate::Parser::skim`]) has no nodes in the function bodies it skipped;
@@ -21,7 +22,8 @@ pub enum ImportKind {
     /// inside an inline `mod a { }`).
     RustMod,
     /// Rust `use`: a path from `crate::`, `self::` or `super::`, relative to the file's module
-    /// (a `super::` that leaves an inline module is already taken off).
+    /// (a `super::` that leaves an inline module is already taken off), or from another
+    /// crate's name (`deno_core::x`; not `std`, `core` or `alloc`).
     RustUse,
     /// Python `import a.b`: `spec` is the dotted module.
     Python,
@@ -463,6 +465,12 @@ mod syntax {
         match segs.first() {
             Some(&"crate") => return Some(segs.join("::")),
             Some(&"self") | Some(&"super") => {}
+            // The standard library names no workspace file; another crate may be one of the
+            // workspace's (`use deno_core::x`), which the resolver knows by name.
+            Some(&("std" | "core" | "alloc")) | None => return None,
+            Some(first) if first.chars().all(|c| c.is_alphanumeric() || c == '_') => {
+                return Some(segs.join("::"));
+            }
             _ => return None,
         }
         let mut here: Vec<&str> = mods.iter().map(String::as_str).collect();

@@ -33,12 +33,13 @@ fn check(language: Language, source: &str, expected: &[&str]) {
 }
 
 #[test]
-fn rust_mods_and_crate_relative_uses() {
+fn rust_mods_crate_relative_uses_and_other_crates() {
     check(
         Language::Rust,
         "mod a;\npub mod b;\nuse std::fmt;\nuse crate::x::{y, z::{self, W}};\n\
          use super::up as other;\nuse self::a::*;\nmod inline {\n    mod deep;\n    \
-         use super::b::Thing;\n    use super::super::Far;\n}\nfn f() { use crate::hidden; }\n",
+         use super::b::Thing;\n    use super::super::Far;\n}\nfn f() { use crate::hidden; }\n\
+         use deno_core::{op2, v8::Local};\nuse core::mem;\n",
         &[
             "rust-mod a @1",
             "rust-mod b @2",
@@ -50,6 +51,8 @@ fn rust_mods_and_crate_relative_uses() {
             "rust-mod inline::deep @8",
             "rust-use self::b::Thing @9",
             "rust-use super::Far @10",
+            "rust-use deno_core::op2 @13",
+            "rust-use deno_core::v8::Local @13",
         ],
     );
 }

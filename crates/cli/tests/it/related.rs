@@ -143,3 +143,97 @@ fn the_related_source_of_a_view_follows_the_graph_unless_nodes_are_listed() {
     assert_eq!(bad.code, 2, "{bad}");
     assert!(bad.stderr.contains("'cousins'"), "{bad}");
 }
+
+/// A Rust workspace laid out as deno's: crates keep `lib.rs` at their root (named by `[lib]
+/// path`, or found there), use each other by crate name, and test modules use `super::*`.
+/// Every workspace-internal import resolves, and none resolves to a wrong file.
+#[test]
+fn rust_crates_with_lib_rs_at_the_root_resolve_every_internal_import() {
+    let ws = Workspace::empty();
+    ws.write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"core\", \"ext/fs\", \"cli\"]\n",
+    );
+    ws.write(
+        "core/Cargo.toml",
+        "[package]\nname = \"deno_core\"\nversion = \"0.1.0\"\n\n[lib]\npath = \"lib.rs\"\n",
+    );
+    ws.write(
+        "core/lib.rs",
+        "mod ops;\npub mod runtime;\npub use crate::ops::op;\n",
+    );
+    ws.write(
+        "core/ops.rs",
+        "use crate::runtime::JsRuntime;\npub fn op() {}\n",
+    );
+    ws.write(
+        "core/runtime/mod.rs",
+        "mod jsruntime;\npub use self::jsruntime::JsRuntime;\n",
+    );
+    ws.write(
+        "core/runtime/jsruntime.rs",
+        "use super::super::ops;\npub struct JsRuntime;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+    );
+    // No [lib] path: lib.rs at the root is found all the same; a dash in the name is `_`.
+    ws.write("ext/fs/Cargo.toml", "[package]\nname = \"deno-fs\"\n");
+    ws.write(
+        "ext/fs/lib.rs",
+        "mod std_fs;\nuse deno_core::runtime::JsRuntime;\nuse deno_core::op;\n",
+    );
+    ws.write(
+        "ext/fs/std_fs.rs",
+        "use crate::std_fs as me;\nuse std::fs;\n",
+    );
+    ws.write("cli/Cargo.toml", "[package]\nname = \"deno\"\n");
+    ws.write(
+        "cli/main.rs",
+        "mod tools;\nuse deno_fs::std_fs;\nuse serde::Serialize;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+    );
+    ws.write("cli/tools/mod.rs", "pub mod fmt;\n");
+    ws.write(
+        "cli/tools/fmt.rs",
+        "use crate::tools;\nuse deno_core::runtime;\n",
+    );
+    ws.ok(&["scan"]);
+    let imports = |path: &str| -> Vec<String> {
+        ws.json(&["related", path])
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter(|r| r["relation"] == "imports")
+            .map(|r| r["path"].as_str().expect("a path").to_owned())
+            .collect()
+    };
+    let expected: &[(&str, &[&str])] = &[
+        ("core/lib.rs", &["core/ops.rs", "core/runtime/mod.rs"]),
+        ("core/ops.rs", &["core/runtime/mod.rs"]),
+        ("core/runtime/mod.rs", &["core/runtime/jsruntime.rs"]),
+        // `use super::*` in the inline tests module is the file itself: no edge.
+        ("core/runtime/jsruntime.rs", &["core/ops.rs"]),
+        (
+            "ext/fs/lib.rs",
+            &["core/lib.rs", "core/runtime/mod.rs", "ext/fs/std_fs.rs"],
+        ),
+        ("ext/fs/std_fs.rs", &[]),
+        ("cli/main.rs", &["cli/tools/mod.rs", "ext/fs/std_fs.rs"]),
+        ("cli/tools/mod.rs", &["cli/tools/fmt.rs"]),
+        (
+            "cli/tools/fmt.rs",
+            &["cli/tools/mod.rs", "core/runtime/mod.rs"],
+        ),
+    ];
+    let (mut found, mut wanted) = (0, 0);
+    for (path, want) in expected {
+        let got = imports(path);
+        for w in *want {
+            wanted += 1;
+            found += usize::from(got.iter().any(|g| g == w));
+        }
+        assert!(
+            got.iter().all(|g| want.contains(&g.as_str())),
+            "{path} imports {got:?}, expected only {want:?}"
+        );
+    }
+    // The bar is 0.9 of the internal imports; this layout resolves all of them.
+    assert_eq!((found, wanted), (13, 13));
+}
