@@ -79,8 +79,8 @@ impl std::fmt::Debug for Ranking {
     }
 }
 
-/// The offline directory map policy (`map:v1:BYTES`, ranked by weights
-/// `map:v1:BYTES:WEIGHTS`).
+/// The offline directory map policy (`map:v2:BYTES`, ranked by weights
+/// `map:v2:BYTES:WEIGHTS`).
 #[derive(Clone, Debug)]
 pub struct Map {
     /// The most bytes of a directory's frame.
@@ -164,7 +164,7 @@ impl ChildWeights for ImportWeights {
 
 /// The policy id's prefix: the version of what a map writes for given children. Bump it when
 /// that changes.
-pub const MAP_VERSION: &str = "map:v1";
+pub const MAP_VERSION: &str = "map:v2";
 
 /// Component lines shown under a directory's entry.
 const COMPONENTS: usize = 6;
@@ -327,6 +327,39 @@ fn group(name: &str, kind: NodeKind, language: &str) -> u8 {
     }
 }
 
+/// Whether a folder holds what sits beside the source rather than the source itself: tests,
+/// fixtures, docs, examples, benchmarks, vendored code. Such folders rank after the code and
+/// the source folders, whatever their size or import counts (deno's `tests/`, 12,502 files,
+/// would otherwise come first).
+fn is_aside(folder: &str) -> bool {
+    matches!(
+        folder.to_ascii_lowercase().as_str(),
+        "test"
+            | "tests"
+            | "__tests__"
+            | "testing"
+            | "testdata"
+            | "test_data"
+            | "spec"
+            | "specs"
+            | "fixture"
+            | "fixtures"
+            | "doc"
+            | "docs"
+            | "documentation"
+            | "example"
+            | "examples"
+            | "bench"
+            | "benches"
+            | "benchmark"
+            | "benchmarks"
+            | "vendor"
+            | "third_party"
+            | "thirdparty"
+            | "node_modules"
+    )
+}
+
 fn is_code(language: &str) -> bool {
     matches!(
         language,
@@ -462,7 +495,11 @@ impl Child {
 
     /// A map frame: its first line (a description, or its stats), its stats, its entries.
     fn read_dir(&mut self, text: &str) {
-        self.group = 2;
+        self.group = if is_aside(self.name.trim_end_matches('/')) {
+            3
+        } else {
+            2
+        };
         let mut lines = text.lines();
         let first = lines.next().unwrap_or_default().trim();
         match Stats::parse(first) {

@@ -190,7 +190,7 @@ pub fn language(path: &str) -> &'static str {
 }
 
 impl FrameProducer for Outline {
-    /// `outline:v2:8:2048`: the outline crate's format version (bumped when any outline
+    /// `outline:v3:8:2048`: the outline crate's format version (bumped when any outline
     /// changes), the fallback's line count and its byte bound. Version 1 was `outline:8`.
     fn id(&self) -> String {
         format!(
@@ -315,9 +315,12 @@ pub fn builtin_policy(id: &str) -> Option<Arc<dyn SynthesisPolicy>> {
             max_bytes: b.parse().ok()?,
         }));
     }
+    // A map of any version is made again as the current one.
     if let Some(rest) = id
-        .strip_prefix(crate::map::MAP_VERSION)
-        .and_then(|r| r.strip_prefix(':'))
+        .strip_prefix("map:v")
+        .and_then(|r| r.split_once(':'))
+        .filter(|(version, _)| version.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(_, rest)| rest)
     {
         // A map ranked by weights names them after its bytes: the import graph's (of the tree
         // as it is when the map is made again), or others, which live above this crate.

@@ -105,6 +105,46 @@ pub(crate) fn doc_lines(raw: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Whether a comment line is a directive to a tool (a linter, a formatter, a compiler, an
+/// editor) or a byline, rather than prose: `deno-lint-ignore-file`, `eslint-disable`,
+/// `@ts-check`, `go:build`, `-*- coding -*-`, `Author: ...`. Never a description.
+pub(crate) fn is_directive(line: &str) -> bool {
+    let l = line.trim();
+    let lower = l.to_ascii_lowercase();
+    const PREFIXES: [&str; 27] = [
+        "@",
+        "deno-lint-",
+        "deno-fmt-",
+        "eslint-",
+        "eslint ",
+        "prettier-ignore",
+        "tslint:",
+        "jshint",
+        "global ",
+        "istanbul ignore",
+        "c8 ignore",
+        "biome-ignore",
+        "go:",
+        "+build",
+        "nolint",
+        "pylint:",
+        "noqa",
+        "type: ignore",
+        "fmt: off",
+        "clang-format",
+        "-*-",
+        "vim:",
+        "author:",
+        "authors:",
+        "created by",
+        "written by",
+        "<reference ",
+    ];
+    PREFIXES.iter().any(|p| lower.starts_with(p))
+        || l.starts_with("#!")
+        || (l.starts_with("/ <") && l.contains("reference"))
+}
+
 /// The first non-empty line of a doc comment, cut to [`crate::MAX_DOC`].
 #[cfg_attr(
     not(feature = "syntax"),
@@ -112,14 +152,14 @@ pub(crate) fn doc_lines(raw: &str) -> impl Iterator<Item = &str> {
 )]
 pub(crate) fn first_doc_line(raw: &str) -> Option<String> {
     doc_lines(raw)
-        .find(|l| !l.is_empty())
+        .find(|l| !l.is_empty() && !is_directive(l))
         .map(|l| cap(l, crate::MAX_DOC))
 }
 
 /// The first paragraph of a doc comment on one line, cut to [`crate::MAX_FILE_DOC`].
 pub(crate) fn first_paragraph(raw: &str) -> Option<String> {
     let mut out = String::new();
-    for line in doc_lines(raw) {
+    for line in doc_lines(raw).filter(|l| !is_directive(l)) {
         if line.is_empty() {
             if out.is_empty() {
                 continue;

@@ -351,11 +351,12 @@ impl<'s> Walk<'s> {
             }
             _ => {
                 let mut cursor = root.walk();
+                // The first comment that says something: not a licence, not only directives.
                 root.named_children(&mut cursor)
                     .take_while(|c| c.kind().contains("comment"))
                     .map(|c| self.text(c))
-                    .find(|t| !clean::is_licence(t))
-                    .and_then(clean::first_paragraph)
+                    .filter(|t| !clean::is_licence(t))
+                    .find_map(clean::first_paragraph)
             }
         }
     }

@@ -82,7 +82,7 @@ pub(crate) fn markdown(src: &str) -> (Option<String>, Vec<Symbol>) {
             if !paragraph.is_empty() {
                 paragraph.push(' ');
             }
-            paragraph.push_str(trimmed);
+            paragraph.push_str(&link_text(trimmed));
         }
     }
     if doc.is_none() && !paragraph.is_empty() {
@@ -91,9 +91,56 @@ pub(crate) fn markdown(src: &str) -> (Option<String>, Vec<Symbol>) {
     (doc, nest(headings))
 }
 
-/// Lines that start something other than prose: badges, HTML, lists, tables, quotes, rules.
+/// Lines that start something other than prose: badges and images, HTML, lists, tables,
+/// quotes, rules, link reference definitions (`[id]: url`), and lines of links alone (a row
+/// of badges). A line that starts with a link and goes on in words is prose.
 fn is_block(line: &str) -> bool {
-    line.starts_with(['<', '|', '>', '-', '*', '+', '!', '[', '=']) || line.starts_with("![")
+    if line.starts_with('[') {
+        let rest = link_text(line);
+        let reference = line
+            .split_once("]:")
+            .is_some_and(|(label, _)| !label.contains(']'));
+        return reference || line.starts_with("[!") || rest.trim().is_empty() || rest == line;
+    }
+    line.starts_with(['<', '|', '>', '-', '*', '+', '!', '='])
+}
+
+/// Markdown's inline links and images as their text: `[text](url)` is `text`, `![alt](url)`
+/// nothing, `[text][ref]` `text`; anything else as written.
+fn link_text(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(open) = rest.find('[') {
+        let image = rest[..open].ends_with('!');
+        let before = if image {
+            &rest[..open - 1]
+        } else {
+            &rest[..open]
+        };
+        let after = &rest[open + 1..];
+        let Some(close) = after.find(']') else {
+            break;
+        };
+        let text = &after[..close];
+        let tail = &after[close + 1..];
+        let target_end = match tail.chars().next() {
+            Some('(') => tail.find(')').map(|e| e + 1),
+            Some('[') => tail.find(']').map(|e| e + 1),
+            _ => None,
+        };
+        let Some(target_end) = target_end else {
+            out.push_str(&rest[..open + 1]);
+            rest = after;
+            continue;
+        };
+        out.push_str(before);
+        if !image {
+            out.push_str(text);
+        }
+        rest = &tail[target_end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Headings nested under the nearest shallower heading before them.

@@ -272,3 +272,50 @@ fn skimming_outlines_what_a_whole_parse_does() {
         assert!(skimmed.doc.is_some(), "{name}: no module doc");
     }
 }
+
+/// A file's description is prose: a Markdown link keeps its text, a row of badges and a link
+/// reference are no description, and a tool's directive or a byline never is one.
+#[test]
+fn descriptions_keep_link_text_and_skip_directives_and_bylines() {
+    let doc = |lang: Language, src: &str| {
+        outline::Parser::new()
+            .outline(lang, src)
+            .expect("outlines")
+            .doc
+    };
+    assert_eq!(
+        doc(
+            Language::Markdown,
+            "# lsp\n\n[![ci](https://x/badge.svg)](https://x)\n\nProvides a server implementation of the\n[Language Server Protocol](https://lsp.dev) which editors use.\n\n[lsp]: https://lsp.dev\n"
+        )
+        .as_deref(),
+        Some(
+            "Provides a server implementation of the Language Server Protocol which editors use."
+        )
+    );
+    assert_eq!(
+        doc(
+            Language::Markdown,
+            "See ![logo](x.png)[the guide][g] first.\n"
+        )
+        .as_deref(),
+        Some("See the guide first.")
+    );
+    #[cfg(feature = "typescript")]
+    assert_eq!(
+        doc(
+            Language::TypeScript,
+            "// Copyright 2018-2025 the Deno authors. MIT license.\n// deno-lint-ignore-file no-console\n\n// @ts-check\n/** Author: Jane Doe\n * Formats markdown in place.\n */\nexport function fmt() {}\n"
+        )
+        .as_deref(),
+        Some("Formats markdown in place.")
+    );
+    #[cfg(feature = "javascript")]
+    assert_eq!(
+        doc(
+            Language::JavaScript,
+            "/* eslint-disable no-var */\n// prettier-ignore\nvar x = 1;\n"
+        ),
+        None
+    );
+}

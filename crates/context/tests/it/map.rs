@@ -168,7 +168,7 @@ fn weights_rank_before_size() {
         ranking: Ranking::Weights(Arc::new(Codec)),
         ..Map::default()
     };
-    assert_eq!(weighted.id(), "map:v1:4096:refs-test");
+    assert_eq!(weighted.id(), "map:v2:4096:refs-test");
     let src = &maps(&store, &weighted, &["src"])[0];
     let order: Vec<&str> = src
         .lines()
@@ -218,15 +218,21 @@ fn a_map_ranked_by_imports_puts_what_is_imported_before_what_is_bigger() {
         .expect("read")
         .expect("a map");
     let policy = &frame.metadata.extra[context::synthesis::META_POLICY];
-    assert!(policy.starts_with("map:v1:4096:imports:"), "{policy}");
+    assert!(policy.starts_with("map:v2:4096:imports:"), "{policy}");
     assert_eq!(
         Map::by_imports().id(),
-        "map:v1:4096:imports",
+        "map:v2:4096:imports",
         "before it reads a tree"
     );
     // `regenerate` makes it again from the id its frames record, with the weights of then.
     let again = context::regenerate::builtin_policy(policy).expect("a built-in policy");
-    assert_eq!(again.id(), "map:v1:4096:imports");
+    assert_eq!(again.id(), "map:v2:4096:imports");
+    // A map of an earlier version is made again as the current one.
+    let older = context::regenerate::builtin_policy("map:v1:4096:imports:0123456789abcdef");
+    assert_eq!(
+        older.map(|p| p.id()).as_deref(),
+        Some("map:v2:4096:imports")
+    );
 }
 
 /// A directory with more children than fit keeps within its bound and names the children it
@@ -261,4 +267,30 @@ fn a_map_is_bounded_and_names_what_it_leaves_out() {
         .and_then(|n| n.parse().ok())
         .expect("a count");
     assert_eq!(shown + more, 60, "{root}");
+}
+
+/// Folders of tests, fixtures and docs rank after the source folders, however much bigger
+/// they are or however often their files are imported.
+#[test]
+fn source_folders_rank_before_tests_fixtures_and_docs() {
+    let big = "pub fn helper() -> usize {\n    1\n}\n".repeat(40);
+    let (_dir, store) = workspace(&[
+        ("src/lib.rs", "//! The library.\npub fn run() {}\n"),
+        ("tests/it.rs", big.as_str()),
+        ("tests/more.rs", big.as_str()),
+        ("docs/guide.md", "# Guide\n\nHow to use it, at length.\n"),
+        ("fixtures/data.rs", big.as_str()),
+        ("tools/gen.rs", "pub fn gen() {}\n"),
+    ]);
+    let root = &maps(&store, &Map::by_imports(), &[""])[0];
+    let order: Vec<&str> = root
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| l.split(':').next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        order,
+        ["src/", "tools/", "tests/", "fixtures/", "docs/"],
+        "{root}"
+    );
 }
