@@ -38,6 +38,19 @@ pub(crate) struct SearchArgs {
     ranking: RankingArg,
 }
 
+#[derive(Args, Debug)]
+pub(crate) struct ContextArgs {
+    /// The task: an issue's text, a traceback, a question or a symbol name (`-` reads it from
+    /// standard input)
+    task: String,
+    /// The most tokens the bundle may hold (estimated at 4 bytes a token)
+    #[arg(long, default_value_t = 8_000, value_parser = clap::value_parser!(u64).range(1..))]
+    budget: u64,
+    /// At most this many files, best first
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    files: u64,
+}
+
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub(crate) enum RankingArg {
     Fused,
@@ -172,16 +185,78 @@ fn query_label(query: &str) -> String {
     format!("{label:?}")
 }
 
-pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<()> {
-    let query = if args.query == "-" {
-        // A query is read as text; bytes that are not UTF-8 (a pasted binary) become U+FFFD.
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
-            .context("reading the query from standard input")?;
-        String::from_utf8_lossy(&bytes).into_owned()
+/// A query argument: itself, or with `-` standard input, read as text (bytes that are not
+/// UTF-8, a pasted binary, become U+FFFD).
+fn query_text(arg: &str) -> Result<String> {
+    if arg != "-" {
+        return Ok(arg.to_owned());
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+        .context("reading the query from standard input")?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A task's bundle over the current tree.
+pub(crate) fn run_context(
+    store: &Store,
+    task: &str,
+    budget: usize,
+    files: usize,
+) -> Result<context::bundle::Bundle> {
+    let facts = current_facts(store)?;
+    Ok(context::bundle::bundle(
+        store,
+        &facts,
+        &context::bundle::BundleRequest {
+            task,
+            budget,
+            files,
+        },
+    )?)
+}
+
+/// `merkle --json context`: `{budget, tokens, files: [{path, score, why, sections: [{kind,
+/// name, line_start, line_end, text}]}], omitted}`.
+pub(crate) fn bundle_json(b: &context::bundle::Bundle, budget: usize) -> Value {
+    json!({
+        "budget": budget,
+        "tokens": b.tokens,
+        "files": b.files.iter().map(|f| json!({
+            "path": f.path,
+            "score": f.score,
+            "why": f.why,
+            "sections": f.sections.iter().map(|s| json!({
+                "kind": s.kind,
+                "name": s.name,
+                "line_start": s.line_start,
+                "line_end": s.line_end,
+                "text": s.text,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "omitted": b.omitted,
+    })
+}
+
+pub(crate) fn context_cmd(out: &mut Out, store: &Store, args: &ContextArgs) -> Result<()> {
+    let task = query_text(&args.task)?;
+    if task.trim().is_empty() {
+        usage!("the task is empty");
+    }
+    let budget = usize::try_from(args.budget).unwrap_or(usize::MAX);
+    let files = usize::try_from(args.files).unwrap_or(usize::MAX);
+    let b = run_context(store, &task, budget, files)?;
+    let text = if b.files.is_empty() && b.omitted.is_empty() {
+        format!("no file matches {}", query_label(&task))
     } else {
-        args.query.clone()
+        b.markdown(budget)
     };
+    out.value(bundle_json(&b, budget), text);
+    Ok(())
+}
+
+pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<()> {
+    let query = query_text(&args.query)?;
     if query.trim().is_empty() {
         usage!("the search query is empty");
     }

@@ -155,7 +155,7 @@ enum Command {
     /// Serve the Model Context Protocol over stdio, for editors and agents to read and write
     /// frames
     ///
-    /// Tools: get_node, list_frames, put_frame, synthesize, search, related, status (answering the JSON of
+    /// Tools: get_node, list_frames, put_frame, synthesize, search, context, related, status (answering the JSON of
     /// `merkle --json`); resources: merkle://node/{path} for every path with frames. The store is
     /// opened per request, so other merkle commands keep working while the server runs.
     Mcp(mcp::McpArgs),
@@ -187,9 +187,14 @@ enum Command {
     /// (Rust mod/use, Python, JS/TS relative imports, Go packages, C/C++ includes, Java);
     /// rescans first
     Related(index_cmds::RelatedArgs),
-    /// Rank files for a query over symbol names, paths and frame text (exact definitions
-    /// first); rescans first
+    /// Find the files (and in each the definitions, with their lines) a query is about: a
+    /// symbol name, a question, an issue's text or a traceback; full-text BM25 fused with
+    /// exact definitions, paths, the import graph and priors; rescans first
     Search(index_cmds::SearchArgs),
+    /// Gather a task's context within a token budget: the files `search` finds for it and, in
+    /// each, the source of the matched definitions (else the file's outline), as Markdown to
+    /// paste into a prompt (rescans first; never creates a store)
+    Context(index_cmds::ContextArgs),
     /// List the nodes of the last scan under PATH (like `git ls-tree`)
     ListNodes {
         /// A workspace path [default: the root]
@@ -832,6 +837,10 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Related(args) => {
             let store = open_existing(g, &root)?;
             index_cmds::related(out, &store, &root, args)?;
+        }
+        Command::Context(args) => {
+            let store = open_existing(g, &root)?;
+            index_cmds::context_cmd(out, &store, args)?;
         }
         Command::Search(args) => {
             let store = open_existing(g, &root)?;

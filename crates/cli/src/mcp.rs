@@ -213,6 +213,18 @@ struct RelatedParams {
     path: String,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct ContextParams {
+    /// The task: an issue's text, a traceback, a question or a symbol name
+    task: String,
+    /// The most tokens the bundle may hold, estimated at 4 bytes a token [default: 8000]
+    budget: Option<usize>,
+    /// At most this many files, best first [default: 10]
+    files: Option<usize>,
+}
+
 /// The tools, as `tools/list` shows them.
 fn tools() -> Vec<Tool> {
     let reads = || ToolAnnotations::new().read_only(true);
@@ -250,10 +262,21 @@ fn tools() -> Vec<Tool> {
         .with_annotations(writes()),
         Tool::new(
             "search",
-            "Find files by symbol name, part of one, path or frame text, best first (exact \
-             definitions first), as `merkle --json search` prints them: [{path, score, \
-             matches: [{line, text, symbol}]}]. Rescans first, so it sees the files as they are.",
+            "Find the files a query is about (a symbol name, a question, an issue's text, a \
+             traceback), best first, as `merkle --json search` prints them: [{path, score, \
+             symbols: [{name, kind, line_start, line_end, signature}], why}]. Rescans first, \
+             so it sees the files as they are.",
             input_schema::<SearchParams>(),
+        )
+        .with_annotations(reads()),
+        Tool::new(
+            "context",
+            "A task's context within a token budget, as `merkle --json context` prints it: the \
+             files search finds for the task and, in each, the source of the matched \
+             definitions (else the file's outline): {budget, tokens, files: [{path, score, \
+             why, sections: [{kind, name, line_start, line_end, text}]}], omitted}. Rescans \
+             first.",
+            input_schema::<ContextParams>(),
         )
         .with_annotations(reads()),
         Tool::new(
@@ -498,6 +521,24 @@ impl MerkleMcp {
         .await
     }
 
+    async fn context(&self, args: Value) -> Result<String, String> {
+        let p: ContextParams = arguments("context", args)?;
+        if p.task.trim().is_empty() {
+            return Err("context: the task is empty".to_owned());
+        }
+        let budget = p.budget.unwrap_or(8_000);
+        let files = p.files.unwrap_or(10);
+        if budget == 0 || files == 0 {
+            return Err("context: budget and files must be at least 1".to_owned());
+        }
+        // Writable: it rescans and keeps the search index.
+        self.answer(true, move |store, _| {
+            let b = index_cmds::run_context(store, &p.task, budget, files)?;
+            Ok(index_cmds::bundle_json(&b, budget))
+        })
+        .await
+    }
+
     async fn related(&self, args: Value) -> Result<String, String> {
         let p: RelatedParams = arguments("related", args)?;
         self.answer(true, move |store, _| {
@@ -567,13 +608,14 @@ impl ServerHandler for MerkleMcp {
             "put_frame" => self.put_frame(args).await,
             "synthesize" => self.synthesize(args).await,
             "search" => self.search(args).await,
+            "context" => self.context(args).await,
             "related" => self.related(args).await,
             "status" => self.status().await,
             other => {
                 return Err(ErrorData::invalid_params(
                     format!(
                         "unknown tool {other:?}: merkle has get_node, list_frames, put_frame, \
-                         synthesize, search, related and status"
+                         synthesize, search, context, related and status"
                     ),
                     None,
                 ));

@@ -10,6 +10,7 @@
 //!   only when called; [`Map`] is the offline policy that maps a directory's children.
 //! - [`regenerate`] recomputes exactly the frames whose basis changed, bottom-up, with early
 //!   cutoff, within a declared scope.
+pub mod bundle;
 pub mod current;
 pub mod error;
 pub mod facts;

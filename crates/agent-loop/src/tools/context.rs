@@ -1,7 +1,8 @@
 //! The context tools: `get_node` reads a bounded view of a node's frames, `put_frame` attaches
 //! a frame to a node, `synthesize` derives a directory's frame from its children's,
-//! `search_symbols` ranks files for a query (`merkle search`) and `related_files` lists a
-//! file's imports and importers (`merkle related`). The last two are named apart from the
+//! `search_symbols` ranks files for a query (`merkle search`), `task_context` gathers a task's
+//! code within a token budget (`merkle context`) and `related_files` lists a file's imports
+//! and importers (`merkle related`). The last two are named apart from the
 //! built-in `search`, which greps file text.
 //!
 //! They act on the workspace's store as the run's agent, so merkle-store's role checks apply:
@@ -151,8 +152,61 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
         put,
         synth,
         search_symbols_tool(store),
+        task_context_tool(store),
         related_files_tool(store),
     ]
+}
+
+/// `task_context`: a task's context within a token budget, as `merkle context` prints it
+/// (Markdown: the files found for the task and the source of their matched definitions).
+fn task_context_tool(store: &Arc<Store>) -> ToolDefinition {
+    let s = Arc::clone(store);
+    ToolDefinition::new(
+        "task_context",
+        "Gather the code a task needs, within a token budget: the files found for the task \
+         (an issue, a traceback, a question, a symbol name) and, in each, the source of the \
+         matching definitions with their line numbers (else the file's outline), best first. \
+         Answers Markdown. Optional: budget in tokens (default 8000), files (default 10).",
+        json!({
+            "type": "object",
+            "properties": {
+                "task": {"type": "string", "minLength": 1},
+                "budget": {"type": "integer", "minimum": 1, "maximum": 200000},
+                "files": {"type": "integer", "minimum": 1, "maximum": 100},
+            },
+            "required": ["task"],
+            "additionalProperties": false,
+        }),
+        move |input| {
+            const TOOL: &str = "task_context";
+            let task = str_field(input, TOOL, "task")?;
+            if task.trim().is_empty() {
+                return Err(handler(TOOL, "the task is empty"));
+            }
+            let number = |field: &str, default: usize| {
+                input
+                    .get(field)
+                    .and_then(Value::as_u64)
+                    .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
+            };
+            let (budget, files) = (number("budget", 8_000), number("files", 10));
+            let facts = current_facts(&s, TOOL)?;
+            let bundle = context::bundle::bundle(
+                &s,
+                &facts,
+                &context::bundle::BundleRequest {
+                    task,
+                    budget,
+                    files,
+                },
+            )
+            .map_err(|e| handler(TOOL, e))?;
+            if bundle.files.is_empty() && bundle.omitted.is_empty() {
+                return Ok("no file matches the task".to_owned());
+            }
+            Ok(bundle.markdown(budget))
+        },
+    )
 }
 
 /// `search_symbols`: files ranked for a query, as `merkle --json search` answers it.
@@ -160,8 +214,9 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
     let s = Arc::clone(store);
     ToolDefinition::new(
         "search_symbols",
-        "Find files by symbol name, part of one, path or frame text, best first (exact \
-         definitions first). Answers JSON: [{path, score, matches: [{line, text, symbol}]}]. \
+        "Find the files a query is about (a symbol name, a question, an issue's text, a \
+         traceback), best first. Answers JSON: [{path, score, symbols: [{name, kind, \
+         line_start, line_end, signature}], why}]. \
          Optional: limit (default 20), type: a kind of definition (function, method, struct, \
          class, ...) or a language (rust, python, typescript, ...). For text inside function \
          bodies use search.",

@@ -673,4 +673,20 @@ fn search_symbols_and_related_files_answer_json_and_see_edits() {
         fx.err("related_files", json!({"path": "src/nope.rs"}))
             .contains("src/nope.rs")
     );
+
+    // task_context: the code a task needs, as Markdown, within its budget.
+    let bundle = fx.ok(
+        "task_context",
+        json!({"task": "what does answer return", "budget": 500}),
+    );
+    assert!(
+        bundle.starts_with("# Context: ")
+            && bundle.contains("\n## src/lib.rs\n")
+            && bundle.contains("answer, lines 1-3:\n```rust\npub fn answer() -> u32 {"),
+        "{bundle}"
+    );
+    assert!(
+        fx.err("task_context", json!({"task": " "}))
+            .contains("empty")
+    );
 }

@@ -157,6 +157,7 @@ fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
             "put_frame",
             "synthesize",
             "search",
+            "context",
             "related",
             "status"
         ]
@@ -257,6 +258,19 @@ fn search_and_related_answer_what_the_cli_prints_and_see_edits() {
             {"path": "src/store.rs", "relation": "imported_by", "line": 1, "specifier": "crate::util::answer"},
         ])
     );
+
+    // A task's context: what `merkle --json context` prints.
+    let (is_error, text) = server.call(
+        "context",
+        json!({"task": "what does answer return", "budget": 200}),
+    );
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        parse(&text),
+        ws.json(&["context", "what does answer return", "--budget", "200"])
+    );
+    let (is_error, text) = server.call("context", json!({"task": "x", "budget": 0}));
+    assert!(is_error && text.contains("at least 1"), "{text}");
 
     // Errors name the input at fault.
     let (is_error, text) = server.call("search", json!({"query": "x", "type": "gadget"}));
@@ -480,7 +494,7 @@ fn every_tool_input_schema_passes_a_strict_json_schema_check() {
     server.handshake();
     let tools = server.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().expect("tools").clone();
-    assert_eq!(tools.len(), 7);
+    assert_eq!(tools.len(), 8);
     let mut problems = Vec::new();
     for tool in &tools {
         let name = str_field(tool, "name");

@@ -190,3 +190,51 @@ fn read_commands_never_create_a_store() {
         );
     }
 }
+
+#[test]
+fn context_bundles_the_matched_definitions_within_the_budget() {
+    let ws = workspace();
+    let doc = ws.json(&["context", "how does Store open", "--budget", "1000"]);
+    let first = &doc["files"][0];
+    assert_eq!(first["path"], "src/store.rs", "{doc}");
+    // The definitions' source as it is, lines and all; `open` lies inside `impl Store`, so it
+    // comes once.
+    let sections = first["sections"].as_array().expect("sections");
+    assert!(
+        sections.iter().any(|s| s["kind"] == "definition"
+            && s["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("pub fn open() -> Store {"))),
+        "{doc}"
+    );
+    let texts: Vec<&str> = sections.iter().filter_map(|s| s["text"].as_str()).collect();
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("pub fn open")).count(),
+        1,
+        "{doc}"
+    );
+    let tokens = doc["tokens"].as_u64().expect("tokens");
+    assert!(tokens > 0 && tokens <= 1000, "{doc}");
+
+    // A small budget holds less, never more than it says; what does not fit is named.
+    let small = ws.json(&["context", "how does Store open", "--budget", "12"]);
+    assert!(small["tokens"].as_u64().expect("tokens") <= 12, "{small}");
+    assert!(
+        !small["omitted"].as_array().expect("omitted").is_empty(),
+        "{small}"
+    );
+
+    // The text is Markdown to paste into a prompt.
+    let text = ws.ok(&["context", "how does Store open", "--budget", "1000"]);
+    assert!(text.starts_with("# Context: "), "{text}");
+    assert!(
+        text.contains("\n## src/store.rs\n") && text.contains("```rust\n"),
+        "{text}"
+    );
+
+    // Bad input is answered.
+    let r = ws.run(&["context", " "]);
+    assert_eq!(r.code, 2, "{r}");
+    let r = ws.run(&["context", "x", "--budget", "0"]);
+    assert_eq!(r.code, 2, "{r}");
+}

@@ -70,6 +70,7 @@ def test_tools_and_resources_through_the_sdk(workspace, mode):
         async with Client(server(workspace, "bot"), mode=mode) as client:
             tools = await client.list_tools()
             assert sorted(t.name for t in tools.tools) == [
+                "context",
                 "get_node",
                 "list_frames",
                 "put_frame",

@@ -16,6 +16,7 @@ fn builtin_matrix_is_the_spec_matrix_extended_to_our_tools() {
         "search",
         "get_node",
         "search_symbols",
+        "task_context",
         "related_files",
     ];
     let want: BTreeMap<Intent, Vec<&str>> = BTreeMap::from([
@@ -275,7 +276,7 @@ fn builtin_decisions() {
                 deny(
                     "intents.DEBUG",
                     "put_frame is not allowed under intent DEBUG, which allows read_file, \
-                     list_dir, search, get_node, search_symbols, related_files; select another \
+                     list_dir, search, get_node, search_symbols, task_context, related_files; select another \
                      intent if the task needs it",
                 ),
             ),
@@ -506,8 +507,8 @@ fn select_active_intent_tool_lists_what_the_role_may_select() {
          other tool runs until an intent is selected, and only the tools of the selected intent \
          run. Select again to change intent; the intent resets with every new request.\n\
          PLAN: no tools\n\
-         ANALYZE: read_file, list_dir, search, get_node, search_symbols, related_files\n\
-         DEBUG: read_file, list_dir, search, get_node, search_symbols, related_files\n\
-         READ_FILE: read_file, list_dir, search, get_node, search_symbols, related_files"
+         ANALYZE: read_file, list_dir, search, get_node, search_symbols, task_context, related_files\n\
+         DEBUG: read_file, list_dir, search, get_node, search_symbols, task_context, related_files\n\
+         READ_FILE: read_file, list_dir, search, get_node, search_symbols, task_context, related_files"
     );
 }
