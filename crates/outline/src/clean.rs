@@ -53,12 +53,43 @@ pub(crate) fn signature(raw: &str, name: &str) -> String {
     };
     let mut sig = cap(s, crate::MAX_SIGNATURE);
     if !name.is_empty() && !names(&sig, name) {
+        // A name the grammar took from a broken parse may span lines: on one line, capped.
+        let one_line = name.split_whitespace().collect::<Vec<_>>().join(" ");
+        let name = cap(&one_line, crate::MAX_SIGNATURE);
         sig = cap(
             &format!("{sig} … {name}"),
             crate::MAX_SIGNATURE + name.len() + 4,
         );
     }
     sig
+}
+
+/// A definition's name as the grammar gave it, or, where a broken parse gave a run of text
+/// (`template <typename C> class basic_string_view { ...`, in a C++ header whose macros it
+/// could not follow), the name that text declares: the identifier after its first `class`,
+/// `struct`, `union`, `enum` or `namespace`, else its last identifier.
+pub(crate) fn declared_name(name: &str) -> &str {
+    if !name.contains(char::is_whitespace) {
+        return name;
+    }
+    let ident = |w: &str| {
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let words: Vec<&str> = name
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .find(|w| {
+            matches!(w[0], "class" | "struct" | "union" | "enum" | "namespace") && ident(w[1])
+        })
+        .map(|w| w[1])
+        .or_else(|| words.iter().rev().find(|w| ident(w)).copied())
+        .unwrap_or(name)
 }
 
 /// After `@`: the annotation's (dotted) name and its parenthesized arguments, if any.

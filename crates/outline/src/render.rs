@@ -126,8 +126,10 @@ pub fn render(outline: &Outline, config: &RenderConfig) -> String {
         used += doc.len() as isize + 1;
     }
 
+    // Shallowest first, macros after everything else, so that a header's configuration
+    // macros never crowd its types and functions out of the budget (they are still counted).
     let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by_key(|&i| entries[i].depth);
+    order.sort_by_key(|&i| (entries[i].symbol.kind == Kind::Macro, entries[i].depth));
     let mut included = vec![false; entries.len()];
     let mut short = vec![false; entries.len()];
     for i in order {

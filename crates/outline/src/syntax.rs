@@ -209,6 +209,7 @@ impl<'s> Walk<'s> {
         body: Option<Node<'_>>,
         anchor: Node<'_>,
     ) -> Symbol {
+        let name = clean::declared_name(name);
         Symbol {
             kind,
             name: name.to_owned(),
@@ -765,10 +766,24 @@ impl<'s> Walk<'s> {
         };
         match n.kind() {
             "preproc_def" | "preproc_function_def" => {
-                self.named(Kind::Macro, n, anchor, out);
+                // One entry per macro: the branches of an `#if` define it again. An include
+                // guard (`#define FMT_FORMAT_H_`, no value) defines nothing to look for.
+                let name = self.field_text(n, "name").unwrap_or_default();
+                let guard = n.kind() == "preproc_def"
+                    && n.child_by_field_name("value").is_none()
+                    && ["_H", "_H_", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_"]
+                        .iter()
+                        .any(|s| name.ends_with(s));
+                let again = out.iter().any(|s| s.kind == Kind::Macro && s.name == name);
+                if !guard && !again {
+                    self.named(Kind::Macro, n, anchor, out);
+                }
             }
+            // An ERROR node holds what parsed around what did not: a header whose macros the
+            // grammar cannot follow (fmt's `FMT_BEGIN_NAMESPACE`) can be one ERROR from its
+            // first declaration to its last, with every definition inside.
             "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
-            | "preproc_elifdef" | "declaration_list" => {
+            | "preproc_elifdef" | "declaration_list" | "ERROR" => {
                 let mut cursor = n.walk();
                 for c in n.named_children(&mut cursor) {
                     self.c(c, c, scope, depth + 1, out);

@@ -319,3 +319,48 @@ fn descriptions_keep_link_text_and_skip_directives_and_bylines() {
         None
     );
 }
+
+/// A C++ header the grammar cannot follow (braces opened in the branches of an `#if`, as fmt
+/// opens its namespaces, leave one ERROR node from the top to the end) still outlines the
+/// definitions inside; a macro defined in each branch of an `#if` is one entry, an include
+/// guard none, and macros never crowd types and functions out of the budget.
+#[test]
+#[cfg(feature = "cpp")]
+fn a_header_the_grammar_cannot_follow_still_outlines_its_definitions() {
+    let mut src = String::from(
+        "// Formatting library.\n#ifndef FMT_FORMAT_H_\n#define FMT_FORMAT_H_\n#ifdef _WIN32\n\
+         # define FMT_API __declspec(dllexport)\n#else\n# define FMT_API\n#endif\n",
+    );
+    for i in 0..200 {
+        src.push_str(&format!("#define FMT_OPTION_{i} {i}\n"));
+    }
+    src.push_str(
+        "#if defined(FMT_MODULE)\nnamespace fmt {\n#else\nnamespace fmt {\n#endif\n\
+         inline auto count_digits(uint32_t n) -> int { return 0; }\n\
+         template <typename Char> class basic_memory_buffer {\n public:\n  int size;\n};\n}\n\
+         #endif\n",
+    );
+    let outline = outline::Parser::new()
+        .outline(Language::Cpp, &src)
+        .expect("outlines");
+    let mut names = Vec::new();
+    let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
+    while let Some(s) = stack.pop() {
+        names.push(s.name.as_str());
+        stack.extend(s.children.iter());
+    }
+    assert!(names.contains(&"basic_memory_buffer"), "{names:?}");
+    assert!(names.contains(&"count_digits"), "{names:?}");
+    assert_eq!(
+        names.iter().filter(|n| **n == "FMT_API").count(),
+        1,
+        "{names:?}"
+    );
+    assert!(!names.contains(&"FMT_FORMAT_H_"), "{names:?}");
+    let text = render(&outline, &RenderConfig::default());
+    assert!(
+        text.contains("class basic_memory_buffer") && text.contains("count_digits("),
+        "{text}"
+    );
+    assert!(text.contains("more macros"), "{text}");
+}
