@@ -13,7 +13,12 @@
 //!
 //! Reported for each ranking: acc@1, acc@5 and acc@10 (every gold file within the first k),
 //! MRR (of the first gold file) and the median time of a search (the whole process: a no-op
-//! rescan, the index check and the query).
+//! rescan, the index check and the query). At function level, for the fused ranking: the gold
+//! functions are those the fix's hunk headers name (git's Python function context of
+//! `git diff -U0 BASE FIX -- GOLD_FILES`, the fix found in the mirror as the pull request's
+//! merge, `Merge pull request #N`, or its squashed commit, `(#N)`, N from the instance id);
+//! acc@5 counts an instance when every gold function is among the definitions the top 5 files
+//! list (a softer figure: at least one), over the instances whose headers name one.
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
@@ -183,6 +188,125 @@ fn merkle(
     Ok((elapsed, String::from_utf8_lossy(&out.stdout).into_owned()))
 }
 
+/// The functions the fix of `inst` changes, as its hunk headers name them: (file, name) in
+/// diff order; `None` when the mirror holds no commit of the fix.
+fn gold_functions(
+    git_dir: &Path,
+    inst: &Instance,
+    attributes: &Path,
+) -> Result<Option<Vec<(String, String)>>> {
+    let Some(number) = inst
+        .id
+        .rsplit_once('-')
+        .map(|(_, n)| n)
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    else {
+        return Ok(None);
+    };
+    let git = |args: &[&str]| -> Result<String> {
+        let out = Command::new("git")
+            .arg("--git-dir")
+            .arg(git_dir)
+            .arg("-c")
+            .arg(format!("core.attributesFile={}", attributes.display()))
+            .args(args)
+            .stderr(Stdio::null())
+            .output()
+            .context("running git")?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let merge = git(&[
+        "log",
+        "--all",
+        "--format=%H %P",
+        "--grep",
+        &format!("Merge pull request #{number} "),
+        "-n",
+        "1",
+    ])?;
+    let fields: Vec<&str> = merge.split_whitespace().collect();
+    let head = if let [_, _, pr_head] = fields.as_slice() {
+        (*pr_head).to_owned()
+    } else {
+        let squash = git(&[
+            "log",
+            "--all",
+            "--format=%H",
+            "--grep",
+            &format!("(#{number})"),
+            "-n",
+            "1",
+        ])?;
+        match squash.split_whitespace().next() {
+            Some(c) => c.to_owned(),
+            None => return Ok(None),
+        }
+    };
+    let mut args = vec!["diff", "-U0", inst.commit.as_str(), head.as_str(), "--"];
+    args.extend(inst.gold.iter().map(String::as_str));
+    let diff = git(&args)?;
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut file = None;
+    for line in diff.lines() {
+        if let Some(f) = line.strip_prefix("+++ b/") {
+            file = Some(f.to_owned());
+        } else if let (Some(header), Some(f)) = (line.strip_prefix("@@"), &file) {
+            let context = header.splitn(2, "@@").nth(1).unwrap_or_default().trim();
+            let context = context.strip_prefix("async ").unwrap_or(context);
+            let name = ["def ", "class "]
+                .iter()
+                .find_map(|k| context.strip_prefix(k))
+                .map(|rest| {
+                    rest.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect::<String>()
+                })
+                .filter(|n| !n.is_empty());
+            if let Some(name) = name
+                && !out.iter().any(|(g, n)| g == f && *n == name)
+            {
+                out.push((f.clone(), name));
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Function-level figures of a ranking (see the module documentation).
+#[derive(Debug, Default, Clone)]
+struct FnTally {
+    n: usize,
+    all5: usize,
+    any5: usize,
+}
+
+impl FnTally {
+    /// `hits` is a search's JSON; `gold` the gold functions (none: the instance is not counted).
+    fn add(&mut self, hits: &Json, gold: &[(String, String)]) {
+        if gold.is_empty() {
+            return;
+        }
+        let mut listed: Vec<(&str, &str)> = Vec::new();
+        for hit in hits.as_array().into_iter().flatten().take(5) {
+            let path = hit.get("path").and_then(Json::as_str).unwrap_or_default();
+            for s in hit
+                .get("symbols")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(name) = s.get("name").and_then(Json::as_str) {
+                    listed.push((path, name));
+                }
+            }
+        }
+        let found = |(f, n): &(String, String)| listed.contains(&(f.as_str(), n.as_str()));
+        self.n += 1;
+        self.all5 += usize::from(gold.iter().all(found));
+        self.any5 += usize::from(gold.iter().any(found));
+    }
+}
+
 /// One ranking's figures.
 #[derive(Debug, Default, Clone)]
 struct Tally {
@@ -256,6 +380,13 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
         None => None,
     };
     let (mut fused, mut plain) = (Tally::default(), Tally::default());
+    let mut functions = FnTally::default();
+    let (mut fixes, mut no_fix) = (0usize, 0usize);
+    // git's Python function context for the fixes' hunk headers.
+    fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let attributes = work.join(".python-funcname.attributes");
+    fs::write(&attributes, "*.py diff=python\n")
+        .with_context(|| format!("writing {}", attributes.display()))?;
     let mut prepare = Vec::new();
     for (i, inst) in all.iter().enumerate() {
         let git_dir = mirror(&config.mirrors, &inst.repo)?;
@@ -298,6 +429,14 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
         )?;
         let ranked = paths_of(&json)?;
         fused.add(&ranked, &inst.gold, tf);
+        let gold_fns = gold_functions(&git_dir, inst, &attributes)?;
+        match &gold_fns {
+            Some(g) => {
+                fixes += 1;
+                functions.add(&serde_json::from_str::<Json>(&json)?, g);
+            }
+            None => no_fix += 1,
+        }
         let (tp, plain_json) = merkle(
             &config.merkle,
             &tree,
@@ -339,6 +478,7 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
             let line = serde_json::json!({
                 "instance_id": inst.id,
                 "gold_files": inst.gold,
+                "gold_functions": gold_fns,
                 "fused": serde_json::from_str::<Json>(&json)?,
                 "plain": plain_ranked,
                 "fused_ms": tf.as_secs_f64() * 1000.0,
@@ -362,5 +502,15 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
     writeln!(report, "|---|---|---|---|---|---|---|")?;
     writeln!(report, "{}", fused.row("merkle search (fused)"))?;
     writeln!(report, "{}", plain.row("plain BM25 (`--ranking plain`)"))?;
+    let pct = |k: usize| 100.0 * k as f64 / functions.n.max(1) as f64;
+    writeln!(
+        report,
+        "\nFunction level (fused; the fix found in the mirror for {fixes} instances, not for \
+         {no_fix}; its hunk headers name a function for {}): acc@5 {:.1}% (every gold function \
+         among the definitions the top 5 files list), {:.1}% (at least one)",
+        functions.n,
+        pct(functions.all5),
+        pct(functions.any5)
+    )?;
     Ok(report)
 }

@@ -22,7 +22,7 @@ case "$*" in
 *plain*) echo '[{"path":"src/b.py"},{"path":"src/a.py"}]' ;;
 *)
     case "$text" in
-    *alpha*) echo '[{"path":"src/a.py"},{"path":"src/b.py"}]' ;;
+    *alpha*) echo '[{"path":"src/a.py","symbols":[{"name":"alpha"}]},{"path":"src/b.py"}]' ;;
     *) echo '[{"path":"src/b.py"},{"path":"src/a.py"}]' ;;
     esac ;;
 esac
@@ -55,12 +55,28 @@ fn both_rankings_are_scored_against_the_gold_files() {
     let dir = tempfile::tempdir().expect("temp dir");
     let src = dir.path().join("src-repo");
     fs::create_dir_all(src.join("src")).expect("mkdir");
-    fs::write(src.join("src/a.py"), "def alpha(): pass\n").expect("write");
+    fs::write(src.join("src/a.py"), "def alpha():\n    pass\n").expect("write");
     fs::write(src.join("src/b.py"), "def beta(): pass\n").expect("write");
     git(&src, &["init", "-q"]);
     git(&src, &["add", "-A"]);
     git(&src, &["commit", "-qm", "one"]);
     let commit = git(&src, &["rev-parse", "HEAD"]);
+    // The fix of o__r-1, pull request #1: a branch that changes alpha, merged.
+    git(&src, &["checkout", "-qb", "fix"]);
+    fs::write(src.join("src/a.py"), "def alpha():\n    return 1\n").expect("write");
+    git(&src, &["commit", "-qam", "fix alpha"]);
+    git(&src, &["checkout", "-q", "-"]);
+    git(
+        &src,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge pull request #1 from o/fix",
+            "fix",
+        ],
+    );
     let mirrors = dir.path().join("mirrors");
     fs::create_dir_all(mirrors.join("o+r")).expect("mkdir");
     git(
@@ -108,9 +124,19 @@ fn both_rankings_are_scored_against_the_gold_files() {
         report.contains("| plain BM25 (`--ranking plain`) | 2 | 50.0% | 100.0% | 100.0% | 0.750 |"),
         "{report}"
     );
-    assert_eq!(
-        fs::read_to_string(&out).expect("results").lines().count(),
-        2
+    // Function level: only o__r-1's fix is in the mirror; its hunk names alpha, listed first.
+    assert!(
+        report.contains(
+            "Function level (fused; the fix found in the mirror for 1 instances, not for 1; its \
+             hunk headers name a function for 1): acc@5 100.0%"
+        ),
+        "{report}"
+    );
+    let results = fs::read_to_string(&out).expect("results");
+    assert_eq!(results.lines().count(), 2);
+    assert!(
+        results.contains(r#""gold_functions":[["src/a.py","alpha"]]"#),
+        "{results}"
     );
     assert!(dir.path().join("work/o+r/src/a.py").is_file());
 
