@@ -251,7 +251,7 @@ fn gold_functions(
         if let Some(f) = line.strip_prefix("+++ b/") {
             file = Some(f.to_owned());
         } else if let (Some(header), Some(f)) = (line.strip_prefix("@@"), &file) {
-            let context = header.splitn(2, "@@").nth(1).unwrap_or_default().trim();
+            let context = header.split_once("@@").map_or("", |(_, c)| c).trim();
             let context = context.strip_prefix("async ").unwrap_or(context);
             let name = ["def ", "class "]
                 .iter()
