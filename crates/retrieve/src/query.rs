@@ -489,7 +489,8 @@ fn path_refs(text: &str) -> Vec<PathRef> {
     out
 }
 
-/// Dotted names of two or more identifiers whose first is lowercase, as path fragments.
+/// Dotted names of two or more identifiers whose first is lowercase, as path fragments (a file
+/// name among them too: whether `ascii.rst` is a file or a module, the tree decides).
 fn modules(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let b = text.as_bytes();
@@ -520,7 +521,10 @@ fn modules(text: &str) -> Vec<String> {
             i += 1;
         }
         let name = &text[start..i];
-        if segments >= 2 && !has_extension(name) && out.len() < MAX_PATHS {
+        // A name that ends like a file (`ascii.rst`) may be a module all the same (astropy's
+        // `format="ascii.rst"` is `astropy/io/ascii/rst.py`); as a fragment it only ever
+        // matches a module of that path, so `setup.py` names none.
+        if segments >= 2 && out.len() < MAX_PATHS {
             let fragment = name.replace('.', "/");
             if !out.contains(&fragment) {
                 out.push(fragment);
@@ -577,7 +581,17 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(q.modules, ["response/text", "sympy/printing/latex"]);
+        // `foo.py` is also read as a module fragment, which only a module `foo/py` would match.
+        assert_eq!(
+            q.modules,
+            ["response/text", "sympy/printing/latex", "foo/py"]
+        );
+        let rst = TaskQuery::parse("tbl.write(sys.stdout, format=\"ascii.rst\")");
+        assert!(
+            rst.modules.contains(&"ascii/rst".to_owned()),
+            "{:?}",
+            rst.modules
+        );
         let idents: Vec<&str> = q.idents.iter().map(|(i, _)| i.as_str()).collect();
         assert!(idents.contains(&"resolve_redirects"), "{idents:?}");
         assert!(idents.contains(&"Session"), "{idents:?}");
