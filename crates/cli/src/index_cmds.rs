@@ -136,7 +136,7 @@ pub(crate) fn related_of(store: &Store, path: &str) -> Result<Vec<Related>> {
             }
         }
     }
-    let graph = Graph::build(store, &facts)?;
+    let graph = Graph::of_tree(store, &facts)?;
     Ok(graph.related(path))
 }
 

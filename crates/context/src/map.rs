@@ -121,7 +121,7 @@ impl ImportWeights {
     /// cached by content, so after the outline producer's run nothing is parsed).
     pub fn of(store: &Store) -> Result<ImportWeights> {
         let facts = TreeFacts::load_imports(store)?;
-        let graph = Graph::build(store, &facts)?;
+        let graph = Graph::of_tree(store, &facts)?;
         Ok(ImportWeights::from_counts(graph.importer_counts()))
     }
 

@@ -401,7 +401,7 @@ pub fn search(
     }
 
     // Graph: a share of the strongest neighbour's evidence.
-    let graph = Graph::build(store, facts)?;
+    let graph = Graph::of_tree(store, facts)?;
     let mut strong: Vec<(&str, f64)> = scores.iter().map(|(p, s)| (*p, s.base())).collect();
     strong.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     strong.truncate(GRAPH_SEEDS);

@@ -231,7 +231,7 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
                     continue;
                 }
                 let related = crate::facts::TreeFacts::read(store).and_then(|facts| {
-                    crate::graph::Graph::build(store, &facts).map(|g| g.related(&node.path))
+                    crate::graph::Graph::of_tree(store, &facts).map(|g| g.related(&node.path))
                 });
                 match related {
                     Ok(related) => {

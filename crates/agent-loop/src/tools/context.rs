@@ -306,7 +306,7 @@ fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
             if !facts.contains(&path) {
                 return Err(Error::NoSuchPath { path });
             }
-            let graph = context::Graph::build(&s, &facts).map_err(|e| handler(TOOL, e))?;
+            let graph = context::Graph::of_tree(&s, &facts).map_err(|e| handler(TOOL, e))?;
             let json: Vec<Value> = graph
                 .related(&path)
                 .iter()

@@ -89,3 +89,45 @@ fn the_outline_producer_caches_the_facts_tree_facts_would_derive() {
     let lib = cached.file("src/lib.rs").expect("lib.rs");
     assert_eq!(lib.facts.imports[0].spec, "util");
 }
+
+/// The graph of a tree is kept beside its root: read back, it is the graph built, and an edit
+/// (a new root) builds it again.
+#[test]
+fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
+    let fx = Fixture::new();
+    let all = |g: &Graph, facts: &TreeFacts| -> Vec<Related> {
+        facts
+            .files
+            .iter()
+            .flat_map(|f| g.related(&f.path))
+            .collect()
+    };
+    let facts = TreeFacts::load(&fx.store).expect("facts");
+    let built = Graph::build(&fx.store, &facts).expect("graph");
+    let first = Graph::of_tree(&fx.store, &facts).expect("graph");
+    let kept = Graph::of_tree(&fx.store, &facts).expect("graph");
+    assert_eq!(all(&first, &facts), all(&built, &facts));
+    assert_eq!(all(&kept, &facts), all(&built, &facts));
+    assert!(!all(&kept, &facts).is_empty());
+
+    fx.edit(
+        "src/main.rs",
+        "use crate::util::strings::shout;\nfn main() {}\n",
+    );
+    std::fs::write(fx.dir.path().join("Cargo.toml"), "[package]\n").expect("write");
+    fx.rescan();
+    let facts = TreeFacts::load(&fx.store).expect("facts");
+    let after = Graph::of_tree(&fx.store, &facts).expect("graph");
+    assert_eq!(
+        all(&after, &facts),
+        all(&Graph::build(&fx.store, &facts).expect("graph"), &facts)
+    );
+    assert!(
+        after
+            .related("src/main.rs")
+            .iter()
+            .any(|r| r.path == "src/util/strings.rs"),
+        "{:?}",
+        after.related("src/main.rs")
+    );
+}
