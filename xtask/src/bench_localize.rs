@@ -225,8 +225,10 @@ fn gold_functions(
         "1",
     ])?;
     let fields: Vec<&str> = merge.split_whitespace().collect();
-    let head = if let [_, _, pr_head] = fields.as_slice() {
-        (*pr_head).to_owned()
+    // The fix: the pull request's head against the base (a merge), or the squashed commit
+    // against its parent.
+    let (from, head) = if let [_, _, pr_head] = fields.as_slice() {
+        (inst.commit.clone(), (*pr_head).to_owned())
     } else {
         let squash = git(&[
             "log",
@@ -238,18 +240,19 @@ fn gold_functions(
             "1",
         ])?;
         match squash.split_whitespace().next() {
-            Some(c) => c.to_owned(),
+            Some(c) => (format!("{c}^"), c.to_owned()),
             None => return Ok(None),
         }
     };
-    let mut args = vec!["diff", "-U0", inst.commit.as_str(), head.as_str(), "--"];
+    let mut args = vec!["diff", "-U0", from.as_str(), head.as_str(), "--"];
     args.extend(inst.gold.iter().map(String::as_str));
     let diff = git(&args)?;
     let mut out: Vec<(String, String)> = Vec::new();
     let mut file = None;
     for line in diff.lines() {
-        if let Some(f) = line.strip_prefix("+++ b/") {
-            file = Some(f.to_owned());
+        if let Some(f) = line.strip_prefix("+++ ") {
+            // `+++ /dev/null`: a deleted file names no function.
+            file = f.strip_prefix("b/").map(str::to_owned);
         } else if let (Some(header), Some(f)) = (line.strip_prefix("@@"), &file) {
             let context = header.split_once("@@").map_or("", |(_, c)| c).trim();
             let context = context.strip_prefix("async ").unwrap_or(context);

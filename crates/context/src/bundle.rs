@@ -3,8 +3,9 @@
 //! until the budget is spent. What `merkle context`, the MCP `context` tool and the agent's
 //! `task_context` tool give, ready to paste into a prompt.
 //!
-//! Tokens are estimated at four bytes each, as the LLM producers count them; the estimate is
-//! what the budget bounds. Nothing is cut mid-line: a definition longer than
+//! Tokens are estimated at four bytes each, as the LLM producers count them; the budget bounds
+//! the estimate of the Markdown of the files and their sections (headings and fences
+//! included; the bundle's first line and its list of files left out are not counted). Nothing is cut mid-line: a definition longer than
 //! [`MAX_SECTION_LINES`] keeps its first lines and says how many it left out, and a section
 //! that does not fit what is left of the budget is left out whole (its file is then named in
 //! [`Bundle::omitted`] if nothing of it fitted).
@@ -81,26 +82,9 @@ impl Bundle {
             self.tokens
         );
         for f in &self.files {
-            out.push_str(&format!("\n## {}\n", f.path));
-            if !f.why.is_empty() {
-                out.push_str(&format!("why: {}\n", f.why.join("; ")));
-            }
-            let language = crate::language(&f.path).to_ascii_lowercase();
+            out.push_str(&file_heading(&f.path, &f.why));
             for s in &f.sections {
-                let fence = match &s.name {
-                    Some(name) => {
-                        out.push_str(&format!(
-                            "\n{name}, lines {}-{}:\n",
-                            s.line_start, s.line_end
-                        ));
-                        language.as_str()
-                    }
-                    None => {
-                        out.push_str("\noutline:\n");
-                        "text"
-                    }
-                };
-                out.push_str(&format!("```{fence}\n{}\n```\n", s.text));
+                out.push_str(&section_markdown(&f.path, s));
             }
         }
         if !self.omitted.is_empty() {
@@ -111,6 +95,30 @@ impl Bundle {
         }
         out.trim_end().to_owned()
     }
+}
+
+/// A file's heading in the Markdown: its path, and why the search found it.
+fn file_heading(path: &str, why: &[String]) -> String {
+    let mut out = format!("\n## {path}\n");
+    if !why.is_empty() {
+        out.push_str(&format!("why: {}\n", why.join("; ")));
+    }
+    out
+}
+
+/// A section in the Markdown: its name and lines, then its text in a fence longer than any run
+/// of backticks in it (a Markdown file's own fences, a doc comment's example).
+fn section_markdown(path: &str, s: &Section) -> String {
+    let (label, tag) = match &s.name {
+        Some(name) => (
+            format!("{name}, lines {}-{}:", s.line_start, s.line_end),
+            crate::language(path).to_ascii_lowercase(),
+        ),
+        None => ("outline:".to_owned(), "text".to_owned()),
+    };
+    let longest = s.text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    format!("\n{label}\n{fence}{tag}\n{}\n{fence}\n", s.text)
 }
 
 /// The tokens `text` is estimated to cost: four bytes each, rounded up.
@@ -138,8 +146,11 @@ pub fn bundle(store: &Store, facts: &TreeFacts, req: &BundleRequest<'_>) -> Resu
     for hit in hits {
         let sections = sections_of(store, &hit)?;
         let mut kept = Vec::new();
+        // What the file's heading costs in the Markdown, charged with its first section.
+        let heading = estimate_tokens(&file_heading(&hit.path, &hit.why));
         for s in sections {
-            let cost = estimate_tokens(&s.text);
+            let cost = estimate_tokens(&section_markdown(&hit.path, &s))
+                + if kept.is_empty() { heading } else { 0 };
             if out.tokens + cost <= req.budget {
                 out.tokens += cost;
                 kept.push(s);
@@ -183,12 +194,13 @@ fn sections_of(store: &Store, hit: &Hit) -> Result<Vec<Section>> {
             break;
         }
         let (start, end) = (s.line_start.max(1), s.line_end.min(lines.len()));
-        // One span of source once: a definition that overlaps one taken is left out.
+        // One span of source once: a definition that overlaps what is shown of one taken is
+        // left out (a method past the part of its class that is shown is not).
         if start > end || taken.iter().any(|&(a, b)| a <= end && start <= b) {
             continue;
         }
-        taken.push((start, end));
         let shown = end.min(start + MAX_SECTION_LINES - 1);
+        taken.push((start, shown));
         let mut body = lines[start - 1..shown].join("\n");
         if shown < end {
             body.push_str(&format!("\n… {} more lines", end - shown));

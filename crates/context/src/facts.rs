@@ -76,6 +76,10 @@ pub struct TreeFacts {
     /// How many files were parsed now, their facts missing from the cache.
     pub derived: usize,
     index: HashMap<String, usize>,
+    /// The root of the scan these are the facts of, when every file's facts were had (none
+    /// changed on disk since) and no scan landed while they were read: what data derived
+    /// from all of them may be kept under ([`crate::Graph::of_tree`]).
+    pub root: Option<merkle_store::NodeId>,
 }
 
 impl TreeFacts {
@@ -99,7 +103,10 @@ impl TreeFacts {
     }
 
     fn build(store: &Store, keep: bool, part: Part) -> Result<TreeFacts> {
+        // The root the listing is of: read around it, so a scan landing in between leaves none.
+        let before = store.root()?;
         let tree = store.tree_files()?;
+        let root = before.filter(|r| store.root().ok().flatten() == Some(*r));
         // Each file's cached record, read and decoded on the pool: on a 15k-file tree this is
         // most of a search's time, a string per symbol. `None` facts: missing or damaged.
         let read: Vec<(Option<Language>, Option<FileFacts>)> = tree
@@ -137,6 +144,7 @@ impl TreeFacts {
             .collect();
         let mut records = Vec::new();
         let count = derived.len();
+        let complete = derived.iter().all(|(_, f)| f.is_some());
         for (i, facts) in derived {
             let (f, lang, slot) = &mut files[i];
             if let (Some(mut facts), Some(lang)) = (facts, lang) {
@@ -169,6 +177,7 @@ impl TreeFacts {
             files,
             derived: count,
             index,
+            root: root.filter(|_| complete),
         })
     }
 

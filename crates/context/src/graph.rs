@@ -51,6 +51,11 @@ fn graph_cache() -> String {
     format!("graph:v1:{}", crate::facts::FACTS_VERSION)
 }
 
+/// The one key the kept graph is under (its record names its root).
+fn cache_key() -> merkle_store::Hash {
+    merkle_store::Hash(*blake3::hash(b"the last graph").as_bytes())
+}
+
 /// One resolved import: the importer's line and specifier.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Edge {
@@ -70,14 +75,21 @@ impl Graph {
     /// The graph of the tree `facts` describes; `go.mod` files are read from `store` for
     /// their module paths, `Cargo.toml` files for their crates' names and roots.
     pub fn build(store: &Store, facts: &TreeFacts) -> Result<Graph> {
+        Ok(Graph::resolve(store, facts)?.0)
+    }
+
+    /// [`Graph::build`], and whether every manifest (`Cargo.toml`, `go.mod`) was read.
+    fn resolve(store: &Store, facts: &TreeFacts) -> Result<(Graph, bool)> {
+        let mut whole = true;
         let mut set = PathSet::new(facts.files.iter().map(|f| f.path.as_str()));
         for f in &facts.files {
             if f.path == "Cargo.toml" || f.path.ends_with("/Cargo.toml") {
                 let Some(node) = store.node_at(&f.path)? else {
                     continue;
                 };
-                if let Ok(bytes) = store.read_content(&node) {
-                    set.add_rust_crate(&f.path, &String::from_utf8_lossy(&bytes));
+                match store.read_content(&node) {
+                    Ok(bytes) => set.add_rust_crate(&f.path, &String::from_utf8_lossy(&bytes)),
+                    Err(_) => whole = false,
                 }
                 continue;
             }
@@ -86,11 +98,16 @@ impl Graph {
                     continue;
                 };
                 // A go.mod that changed since the scan is read at the next rescan.
-                if let Ok(bytes) = store.read_content(&node)
-                    && let Some(module) = resolve::go_module_path(&String::from_utf8_lossy(&bytes))
-                {
-                    let folder = f.path.strip_suffix("go.mod").unwrap_or("");
-                    set.add_go_module(folder.trim_end_matches('/'), module);
+                match store.read_content(&node) {
+                    Ok(bytes) => {
+                        if let Some(module) =
+                            resolve::go_module_path(&String::from_utf8_lossy(&bytes))
+                        {
+                            let folder = f.path.strip_suffix("go.mod").unwrap_or("");
+                            set.add_go_module(folder.trim_end_matches('/'), module);
+                        }
+                    }
+                    Err(_) => whole = false,
                 }
             }
         }
@@ -150,29 +167,39 @@ impl Graph {
             // One entry per file: its first import line.
             edges.dedup_by(|b, a| a.path == b.path);
         }
-        Ok(graph)
+        Ok((graph, whole))
     }
 
     /// The graph of the current tree (`facts` are its facts): read from the store when the
     /// last one built was for this tree, else built and kept (see the module documentation).
     /// A store opened read-only builds it and keeps nothing.
     pub fn of_tree(store: &Store, facts: &TreeFacts) -> Result<Graph> {
-        let Some(root) = store.root()? else {
+        // Facts of no one scan (a file changed on disk, a scan meanwhile) are not cached.
+        let Some(root) = facts.root else {
             return Graph::build(store, facts);
         };
-        let key = merkle_store::Hash(*blake3::hash(b"the last graph").as_bytes());
-        if let Some(bytes) = store.derived(&graph_cache(), &key)?
+        let key = cache_key();
+        // A record that does not read is a miss: it is a cache.
+        if let Some(bytes) = store.derived(&graph_cache(), &key).ok().flatten()
             && let Some(rest) = bytes.strip_prefix(root.0.as_slice())
             && let Some(graph) = Graph::decode(rest)
         {
             return Ok(graph);
         }
-        let graph = Graph::build(store, facts)?;
-        let mut record = root.0.to_vec();
-        graph.encode(&mut record);
-        // A cache: a store that cannot take it (read-only) builds the graph again next time.
-        let _ = store.put_derived(&graph_cache(), &[(key, record)]);
+        let (graph, whole) = Graph::resolve(store, facts)?;
+        if whole {
+            let mut record = root.0.to_vec();
+            graph.encode(&mut record);
+            // A store that cannot take it (read-only) builds the graph again next time.
+            let _ = store.put_derived(&graph_cache(), &[(key, record)]);
+        }
         Ok(graph)
+    }
+
+    /// The tree root the kept graph was built for, if one is kept.
+    pub fn kept_for(store: &Store) -> Option<merkle_store::NodeId> {
+        let bytes = store.derived(&graph_cache(), &cache_key()).ok()??;
+        merkle_store::Hash::from_slice(bytes.get(..32)?)
     }
 
     /// The imports as bytes: the paths once, then (importer, imported, line, specifier) by

@@ -18,8 +18,9 @@
 //! ranked, so the root's map names the main components of a repository and where they live.
 //!
 //! **Ranking**: READMEs, then entry points (`lib.rs`, `main.*`, `mod.rs`, `index.*`,
-//! `__init__.py`, `__main__.py`), then code, Markdown and directories, then the rest (data and
-//! text files); within a group by [`ChildWeights`] when given, then by size (bytes of source
+//! `__init__.py`, `__main__.py`), then code, Markdown and source directories, then the rest
+//! (data and text files, and the folders of tests, fixtures, docs, examples, benchmarks and
+//! vendored code); within a group by [`ChildWeights`] when given, then by size (bytes of source
 //! below it), then by name. Every ordering is total, so the map is deterministic. The weights
 //! `generate` gives the offline map ([`Ranking::Imports`]) are the import graph's
 //! ([`ImportWeights`]): how many files of the workspace import a child (a folder: the files

@@ -314,12 +314,14 @@ fn cargo_fields(text: &str) -> CargoFields {
         let Some((key, value)) = line.split_once('=') else {
             continue;
         };
-        let value = value.split('#').next().unwrap_or_default().trim();
-        let Some(value) = value
-            .strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-        else {
+        // A quoted string (a `#` inside it is no comment), then at most a comment.
+        let value = value.trim();
+        let Some(value) = ['"', '\''].iter().find_map(|q| {
+            let rest = value.strip_prefix(*q)?;
+            let end = rest.find(*q)?;
+            let after = rest[end + 1..].trim();
+            (after.is_empty() || after.starts_with('#')).then(|| &rest[..end])
+        }) else {
             continue;
         };
         let slot = match (table, key.trim()) {

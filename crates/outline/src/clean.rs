@@ -56,9 +56,10 @@ pub(crate) fn signature(raw: &str, name: &str) -> String {
         // A name the grammar took from a broken parse may span lines: on one line, capped.
         let one_line = name.split_whitespace().collect::<Vec<_>>().join(" ");
         let name = cap(&one_line, crate::MAX_SIGNATURE);
+        // The separator ` … ` is 5 bytes.
         sig = cap(
             &format!("{sig} … {name}"),
-            crate::MAX_SIGNATURE + name.len() + 4,
+            crate::MAX_SIGNATURE + name.len() + 5,
         );
     }
     sig
@@ -69,7 +70,9 @@ pub(crate) fn signature(raw: &str, name: &str) -> String {
 /// could not follow), the name that text declares: the identifier after its first `class`,
 /// `struct`, `union`, `enum` or `namespace`, else its last identifier.
 pub(crate) fn declared_name(name: &str) -> &str {
-    if !name.contains(char::is_whitespace) {
+    // Only a run of declaration text: `operator new` and `hash<std::pair<A, B>>` are names.
+    let run = name.contains(['\n', '{', ';']) || name.starts_with("template");
+    if !run {
         return name;
     }
     let ident = |w: &str| {
@@ -171,6 +174,21 @@ pub(crate) fn is_directive(line: &str) -> bool {
         "written by",
         "<reference ",
     ];
+    // A doc tag that introduces prose (`@brief`, `@file`, `@fileoverview`) is not a directive.
+    const PROSE_TAGS: [&str; 5] = [
+        "@brief",
+        "@file",
+        "@fileoverview",
+        "@description",
+        "@summary",
+    ];
+    if PROSE_TAGS.iter().any(|t| lower.starts_with(t)) {
+        return false;
+    }
+    // `global a, b` is ESLint's only in lowercase; "Global state for..." is prose.
+    if lower.starts_with("global ") {
+        return l.starts_with("global ");
+    }
     PREFIXES.iter().any(|p| lower.starts_with(p))
         || l.starts_with("#!")
         || (l.starts_with("/ <") && l.contains("reference"))

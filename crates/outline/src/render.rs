@@ -82,7 +82,8 @@ impl Omitted {
 /// per symbol (`LINE: signature — doc`, indented two spaces per scope) in source order.
 /// The first line, and a note when anything is left out, are written whatever the budget (the
 /// note then counts "definitions" when one part per kind does not fit).
-/// Symbols are admitted shallowest first, in source order within a depth, while they fit in
+/// Symbols are admitted shallowest first (macros after all the rest), in source order within
+/// a depth, while they fit in
 /// `config.max_bytes` (as `LINE: kind name` when the full line does not); each scope with symbols left out ends with a note counting them by kind
 /// (`+ 37 more methods in impl Store`), the file's own at the end (`+ 3 more functions`).
 pub fn render(outline: &Outline, config: &RenderConfig) -> String {

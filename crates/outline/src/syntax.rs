@@ -352,10 +352,27 @@ impl<'s> Walk<'s> {
             }
             _ => {
                 let mut cursor = root.walk();
-                // The first comment that says something: not a licence, not only directives.
-                root.named_children(&mut cursor)
+                // Line comments on adjacent lines are one comment (a licence header written
+                // with `//` is one block); the first that says something: not a licence, not
+                // only directives.
+                let mut blocks: Vec<(usize, String)> = Vec::new();
+                for c in root
+                    .named_children(&mut cursor)
                     .take_while(|c| c.kind().contains("comment"))
-                    .map(|c| self.text(c))
+                {
+                    let text = self.text(c);
+                    match blocks.last_mut() {
+                        Some((end, block)) if *end + 1 == c.start_position().row => {
+                            block.push('\n');
+                            block.push_str(text);
+                            *end = c.end_position().row;
+                        }
+                        _ => blocks.push((c.end_position().row, text.to_owned())),
+                    }
+                }
+                blocks
+                    .iter()
+                    .map(|(_, t)| t.as_str())
                     .filter(|t| !clean::is_licence(t))
                     .find_map(clean::first_paragraph)
             }

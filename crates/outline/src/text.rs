@@ -100,9 +100,39 @@ fn is_block(line: &str) -> bool {
         let reference = line
             .split_once("]:")
             .is_some_and(|(label, _)| !label.contains(']'));
-        return reference || line.starts_with("[!") || rest.trim().is_empty() || rest == line;
+        // Only links and separators (`[Docs](u) · [Chat](v)`): a row of links, not prose.
+        let links_only = !without_links(line).chars().any(char::is_alphanumeric);
+        return reference || line.starts_with("[!") || links_only || rest == line;
     }
     line.starts_with(['<', '|', '>', '-', '*', '+', '!', '='])
+}
+
+/// `line` with its links and images taken out whole, text, target and all (nested ones too:
+/// a badge's image inside its link).
+fn without_links(line: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '[' => depth += 1,
+            ']' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 && matches!(chars.peek(), Some('(' | '[')) {
+                    let close = if chars.next() == Some('(') { ')' } else { ']' };
+                    for d in chars.by_ref() {
+                        if d == close {
+                            break;
+                        }
+                    }
+                }
+            }
+            '!' if depth == 0 && chars.peek() == Some(&'[') => {}
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Markdown's inline links and images as their text: `[text](url)` is `text`, `![alt](url)`

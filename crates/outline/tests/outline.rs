@@ -318,6 +318,26 @@ fn descriptions_keep_link_text_and_skip_directives_and_bylines() {
         ),
         None
     );
+    // A row of links is navigation, not a description.
+    assert_eq!(
+        doc(
+            Language::Markdown,
+            "# x\n\n[Docs](https://d) · [Discord](https://c)\n\nThe real description.\n"
+        )
+        .as_deref(),
+        Some("The real description.")
+    );
+    // A licence written as line comments is one comment, and no description; prose that
+    // starts like a directive in another case is prose.
+    #[cfg(feature = "c")]
+    assert_eq!(
+        doc(
+            Language::C,
+            "// Licensed under the Apache License, Version 2.0 (the \"License\");\n// you may not use this file except in compliance with the License.\n\n// Global state for the allocator.\nint x;\n"
+        )
+        .as_deref(),
+        Some("Global state for the allocator.")
+    );
 }
 
 /// A C++ header the grammar cannot follow (braces opened in the branches of an `#if`, as fmt

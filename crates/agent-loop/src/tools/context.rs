@@ -2,8 +2,8 @@
 //! a frame to a node, `synthesize` derives a directory's frame from its children's,
 //! `search_symbols` ranks files for a query (`merkle search`), `task_context` gathers a task's
 //! code within a token budget (`merkle context`) and `related_files` lists a file's imports
-//! and importers (`merkle related`). The last two are named apart from the
-//! built-in `search`, which greps file text.
+//! and importers (`merkle related`). `search_symbols` is named apart from the built-in
+//! `search`, which greps file text.
 //!
 //! They act on the workspace's store as the run's agent, so merkle-store's role checks apply:
 //! a reader cannot put, only an agent with the synthesis role synthesizes. Each call first

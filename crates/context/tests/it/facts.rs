@@ -109,6 +109,9 @@ fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
     assert_eq!(all(&first, &facts), all(&built, &facts));
     assert_eq!(all(&kept, &facts), all(&built, &facts));
     assert!(!all(&kept, &facts).is_empty());
+    // It was kept, for this tree.
+    assert!(facts.root.is_some());
+    assert_eq!(Graph::kept_for(&fx.store), facts.root);
 
     fx.edit(
         "src/main.rs",
@@ -118,6 +121,7 @@ fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
     fx.rescan();
     let facts = TreeFacts::load(&fx.store).expect("facts");
     let after = Graph::of_tree(&fx.store, &facts).expect("graph");
+    assert_eq!(Graph::kept_for(&fx.store), facts.root);
     assert_eq!(
         all(&after, &facts),
         all(&Graph::build(&fx.store, &facts).expect("graph"), &facts)

@@ -246,3 +246,53 @@ fn go_c_and_java() {
     );
     assert_eq!(go_module_path("go 1.22\n"), None);
 }
+
+/// A crate's name and root from its manifest, as `cargo` reads them: a `#` inside a quoted
+/// value is part of it, one after the value is a comment, and a dash in a package name is `_`.
+#[test]
+fn rust_crates_by_name_from_their_manifests() {
+    let mut set = PathSet::new(
+        [
+            "core/Cargo.toml",
+            "core/core.rs",
+            "core/ops.rs",
+            "web/Cargo.toml",
+            "web/lib.rs",
+            "web/server.rs",
+            "app/src/main.rs",
+        ]
+        .into_iter(),
+    );
+    set.add_rust_crate(
+        "core/Cargo.toml",
+        "[package]\nname = \"my-core\" # the core\n[lib]\npath = \"core.rs\"\n",
+    );
+    set.add_rust_crate("web/Cargo.toml", "[package]\nname = 'web#1'\n");
+    let import = |spec: &str| Import {
+        kind: ImportKind::RustUse,
+        spec: spec.to_owned(),
+        name: None,
+        line: 1,
+    };
+    assert_eq!(
+        resolve(&set, "app/src/main.rs", &import("my_core::ops::op")),
+        ["core/ops.rs"]
+    );
+    assert_eq!(
+        resolve(&set, "app/src/main.rs", &import("my_core::Thing")),
+        ["core/core.rs"]
+    );
+    // `web#1` is no Rust name, so nothing resolves to it; the crate's own `crate::` does.
+    assert_eq!(
+        resolve(&set, "app/src/main.rs", &import("web::server")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        resolve(&set, "web/server.rs", &import("crate::Thing")),
+        ["web/lib.rs"]
+    );
+    assert_eq!(
+        resolve(&set, "app/src/main.rs", &import("serde::Serialize")),
+        Vec::<String>::new()
+    );
+}
