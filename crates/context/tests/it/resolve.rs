@@ -251,18 +251,15 @@ fn go_c_and_java() {
 /// value is part of it, one after the value is a comment, and a dash in a package name is `_`.
 #[test]
 fn rust_crates_by_name_from_their_manifests() {
-    let mut set = PathSet::new(
-        [
-            "core/Cargo.toml",
-            "core/core.rs",
-            "core/ops.rs",
-            "web/Cargo.toml",
-            "web/lib.rs",
-            "web/server.rs",
-            "app/src/main.rs",
-        ]
-        .into_iter(),
-    );
+    let mut set = PathSet::new([
+        "core/Cargo.toml",
+        "core/core.rs",
+        "core/ops.rs",
+        "web/Cargo.toml",
+        "web/lib.rs",
+        "web/server.rs",
+        "app/src/main.rs",
+    ]);
     set.add_rust_crate(
         "core/Cargo.toml",
         "[package]\nname = \"my-core\" # the core\n[lib]\npath = \"core.rs\"\n",
