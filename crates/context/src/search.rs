@@ -123,7 +123,8 @@ pub const MAX_TERMS: usize = 64;
 
 /// Weight of the definitions signal.
 pub const W_DEFS: f64 = 0.5;
-/// Weight of the definitions signal when the query is a lookup (three words or fewer), where
+/// Weight of the definitions signal when the query is a lookup (a name, or two or three words
+/// one of which is written as code: [`is_lookup`]), where
 /// the prior does not apply to it.
 pub const W_LOOKUP_DEFS: f64 = 2.0;
 /// Weight of a path the query names (a traceback frame, `src/x.py`, `x.py:12`).
@@ -211,9 +212,19 @@ fn file_doc(store: &Store, f: &FileEntry, key: Key) -> Result<Doc> {
     })
 }
 
-/// Whether a query is a lookup: three words or fewer, a name or two rather than a task.
+/// Whether a query is a lookup, a name or two rather than a task: one word, or two or three
+/// of which one is written as code.
 fn is_lookup(query: &str) -> bool {
-    query.split_whitespace().count() <= 3
+    let words: Vec<&str> = query.split_whitespace().collect();
+    // One word is a name; two or three are names when one of them is written as code
+    // (`TestReporter`, `fmt_markdown`, `std::fs`, `open()`): plain lowercase words (`deno fmt
+    // markdown`, `test runner reporter`) are a topic, ranked as any question is.
+    words.len() == 1
+        || (words.len() <= 3
+            && words.iter().any(|w| {
+                w.chars()
+                    .any(|c| c.is_uppercase() || c.is_ascii_digit() || "_.:()$#<>".contains(c))
+            }))
 }
 
 /// Whether a query gives a search anything to look for: a lookup always does; a longer one

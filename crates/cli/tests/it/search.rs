@@ -248,3 +248,31 @@ fn context_bundles_the_matched_definitions_within_the_budget() {
     let r = ws.run(&["context", "x", "--budget", "0"]);
     assert_eq!(r.code, 2, "{r}");
 }
+
+/// Two or three plain lowercase words are a topic, not names: the file about them comes first,
+/// not one that happens to define one of the words (`namespace deno` in a declaration bundle).
+/// A word written as code keeps the query a lookup.
+#[test]
+fn a_few_plain_words_are_a_topic_and_a_code_word_a_lookup() {
+    let ws = Workspace::empty();
+    let mut bundle = String::from("declare namespace deno {\n  export const version: string;\n}\n");
+    for i in 0..200 {
+        bundle.push_str(&format!("declare function helper{i}(x: number): number;\n"));
+    }
+    ws.write("cli/dts/lib.deno.d.ts", &bundle);
+    ws.write(
+        "cli/tools/fmt.rs",
+        "//! `deno fmt`: formats code and markdown.\n\n/// Formats a markdown file.\npub fn format_markdown(text: &str) -> String {\n    // markdown in, markdown out, as deno fmt does\n    text.to_owned()\n}\n",
+    );
+    ws.write("cli/tools/lint.rs", "pub fn lint() {}\n");
+    ws.ok(&["scan"]);
+    assert_eq!(
+        paths(&ws.json(&["search", "deno fmt markdown"]))[0],
+        "cli/tools/fmt.rs"
+    );
+    // Written as code, a name is looked up: its definition first.
+    assert_eq!(
+        paths(&ws.json(&["search", "format_markdown"]))[0],
+        "cli/tools/fmt.rs"
+    );
+}
