@@ -449,10 +449,16 @@ fn find_root(arg: Option<&Path>) -> Result<PathBuf> {
 const STORE_IN_USE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
+    open_with(g, root, read_only, false)
+}
+
+/// [`open`], and with `existing` a store that is not there is an error, not a new store.
+fn open_with(g: &Global, root: &Path, read_only: bool, existing: bool) -> Result<Store> {
     let opts = OpenOptions {
         store_dir: g.store.clone(),
         engine: g.engine.as_deref().and_then(EngineKind::parse),
         read_only,
+        existing,
     };
     let give_up = std::time::Instant::now() + STORE_IN_USE_WAIT;
     loop {
@@ -469,8 +475,7 @@ fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
 /// search index): opened for writing, but never created. Run where no store is (in `$HOME`,
 /// say), such a command says how to start rather than scan everything below.
 fn open_existing(g: &Global, root: &Path) -> Result<Store> {
-    drop(open(g, root, true)?);
-    open(g, root, false)
+    open_with(g, root, false, true)
 }
 
 /// glibc's allocator starts out serving every allocation over 128 KiB with a fresh memory map

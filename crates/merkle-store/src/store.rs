@@ -116,6 +116,9 @@ pub struct OpenOptions {
     pub engine: Option<EngineKind>,
     /// Open for reading only: nothing is created or written, and other processes may read too.
     pub read_only: bool,
+    /// Open only a store that exists, for writing too: a missing one is [`Error::NoStore`]
+    /// (for a command that keeps caches in a store but must never start one).
+    pub existing: bool,
 }
 
 /// A workspace's store.
@@ -303,7 +306,8 @@ pub struct Problem {
 }
 
 impl Store {
-    /// Opens (creating if needed, unless read-only) the store of `workspace`.
+    /// Opens (creating if needed, unless read-only or [`OpenOptions::existing`]) the store of
+    /// `workspace`.
     pub fn open(workspace: &Path, opts: &OpenOptions) -> Result<Store> {
         let workspace = workspace
             .canonicalize()
@@ -336,11 +340,10 @@ impl Store {
             None if holds(EngineKind::Sled) && !holds(EngineKind::Redb) => EngineKind::Sled,
             None => EngineKind::Redb,
         };
-        if opts.read_only {
-            if !engine.data_path(&dir).exists() {
-                return Err(Error::NoStore { store: dir });
-            }
-        } else {
+        if (opts.read_only || opts.existing) && !engine.data_path(&dir).exists() {
+            return Err(Error::NoStore { store: dir });
+        }
+        if !opts.read_only {
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
             let ignore = dir.join(".gitignore");
             if !ignore.exists() {

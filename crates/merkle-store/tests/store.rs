@@ -657,7 +657,7 @@ fn store_folder_is_gitignored_and_never_scanned(engine: EngineKind) {
         &OpenOptions {
             store_dir: Some(other.path().join("store")),
             engine: Some(engine),
-            read_only: false,
+            ..OpenOptions::default()
         },
     )
     .expect("open");

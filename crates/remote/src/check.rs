@@ -7,11 +7,10 @@
 use std::time::Instant;
 
 use merkle_store::{Hash, NodeRecord, Role};
-use tokio_postgres::IsolationLevel;
 
 use crate::connect::Session;
 use crate::error::{Error, Result};
-use crate::pull::{frame_from_row, hex};
+use crate::pull::{hex, verified_frame};
 use crate::push::BATCH;
 use crate::{OnProgress, Progress};
 
@@ -60,14 +59,7 @@ pub async fn check(session: &mut Session, progress: OnProgress<'_>) -> Result<Ch
         let name = name.clone();
         move |e: tokio_postgres::Error| Error::db(&name, context, &e)
     };
-    let tx = session
-        .client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(db("starting the check"))?;
+    let tx = session.snapshot("starting the check").await?;
     let mut report = CheckReport::default();
     let bad = |table: &'static str, item: String, reason: String| BadRow {
         table,
@@ -138,16 +130,8 @@ pub async fn check(session: &mut Session, progress: OnProgress<'_>) -> Result<Ch
         after = last.get::<_, Vec<u8>>(0);
         for r in &rows {
             report.frames += 1;
-            match frame_from_row(r) {
+            match verified_frame(r) {
                 Err((item, reason)) => found.push(bad("frames", item, reason)),
-                Ok(f) if f.derive_id() != f.frame_id => found.push(bad(
-                    "frames",
-                    format!("frame {}", f.frame_id),
-                    format!(
-                        "its basis, content, type and agent hash to {}, not to its id",
-                        f.derive_id()
-                    ),
-                )),
                 Ok(f) => {
                     let names = merkle_store::frame::check_name("frame type", &f.frame_type)
                         .and_then(|()| merkle_store::frame::check_name("agent id", &f.agent_id));

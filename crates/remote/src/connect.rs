@@ -210,6 +210,22 @@ impl Session {
         &self.remote
     }
 
+    /// A read-only, repeatable-read transaction: one consistent snapshot of the remote while
+    /// pushers write (what a pull and a check read in). `context` names it in an error.
+    pub(crate) async fn snapshot(
+        &mut self,
+        context: &'static str,
+    ) -> Result<tokio_postgres::Transaction<'_>> {
+        let name = self.remote.name.clone();
+        self.client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(|e| Error::db(&name, context, &e))
+    }
+
     /// `table` qualified by the remote's schema (checked at configuration to need no quoting).
     pub(crate) fn table(&self, table: &str) -> String {
         format!("{}.{table}", self.remote.schema)

@@ -17,7 +17,6 @@ use merkle_store::{
     Frame, FrameId, FrameMetadata, Hash, Import, ImportOptions, NodeId, NodeRecord, Refusal, Role,
     Store,
 };
-use tokio_postgres::IsolationLevel;
 use tokio_postgres::types::Json;
 
 use crate::connect::Session;
@@ -100,14 +99,7 @@ pub async fn pull(
             Err(tampered(item, reason))
         }
     };
-    let tx = session
-        .client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(db("starting the pull"))?;
+    let tx = session.snapshot("starting the pull").await?;
 
     let rows = if opts.all {
         tx.query(&format!("SELECT frame_id FROM {schema}.frames"), &[])
@@ -173,21 +165,13 @@ pub async fn pull(
             .await
             .map_err(db("fetching frames"))?;
         for r in rows {
-            let f = match frame_from_row(&r) {
+            let f = match verified_frame(&r) {
                 Ok(f) => f,
                 Err((item, reason)) => {
                     refuse(item, reason)?;
                     continue;
                 }
             };
-            let derived = f.derive_id();
-            if derived != f.frame_id {
-                refuse(
-                    format!("frame {}", f.frame_id),
-                    format!("its basis, content, type and agent hash to {derived}, not to its id"),
-                )?;
-                continue;
-            }
             report.bytes +=
                 (32 * 3 + f.content.len() + f.frame_type.len() + f.agent_id.len()) as u64 + 8;
             if store.node(&f.node_id)?.is_none() {
@@ -331,10 +315,24 @@ pub async fn pull(
     Ok(report)
 }
 
-/// A frame from a `frames` row, or (what, why) when the row does not decode.
-pub(crate) fn frame_from_row(
+/// A frame from a `frames` row whose id re-derives from its basis, content, type and agent,
+/// or (what, why) when the row does not decode or its id does not derive.
+pub(crate) fn verified_frame(
     r: &tokio_postgres::Row,
 ) -> std::result::Result<Frame, (String, String)> {
+    let f = frame_from_row(r)?;
+    let derived = f.derive_id();
+    if derived != f.frame_id {
+        return Err((
+            format!("frame {}", f.frame_id),
+            format!("its basis, content, type and agent hash to {derived}, not to its id"),
+        ));
+    }
+    Ok(f)
+}
+
+/// A frame from a `frames` row, or (what, why) when the row does not decode.
+fn frame_from_row(r: &tokio_postgres::Row) -> std::result::Result<Frame, (String, String)> {
     let raw: &[u8] = r.get(0);
     let Some(frame_id) = Hash::from_slice(raw) else {
         return Err((format!("frame id {}", hex(raw)), "not 32 bytes".into()));

@@ -201,9 +201,7 @@ pub async fn push(
         ];
         let mut writer = pin!(BinaryCopyInWriter::new(sink, &types));
         for (i, id) in missing.iter().enumerate() {
-            let f = store
-                .frame(id)?
-                .ok_or_else(|| merkle_store::Error::NoSuchFrame { id: id.to_hex() })?;
+            let f = stored_frame(store, id)?;
             nodes.insert(f.node_id);
             agents.insert(f.agent_id.clone());
             let created = i64::try_from(f.metadata.created_at_ms).unwrap_or(i64::MAX);
@@ -359,9 +357,7 @@ async fn push_small(
     let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
     let mut agents: BTreeSet<String> = BTreeSet::new();
     for id in missing {
-        let f = store
-            .frame(id)?
-            .ok_or_else(|| merkle_store::Error::NoSuchFrame { id: id.to_hex() })?;
+        let f = stored_frame(store, id)?;
         nodes.insert(f.node_id);
         agents.insert(f.agent_id.clone());
         report.bytes +=
@@ -471,6 +467,13 @@ async fn push_small(
     Ok(())
 }
 
+/// Frame `id`, which the store listed: its absence is an error naming it.
+fn stored_frame(store: &Store, id: &FrameId) -> Result<merkle_store::Frame> {
+    Ok(store
+        .frame(id)?
+        .ok_or_else(|| merkle_store::Error::NoSuchFrame { id: id.to_hex() })?)
+}
+
 /// What a push of `missing` frames and `memos` would insert: the frames, and the nodes, memos
 /// and agents the remote lacks.
 async fn would_push(
@@ -482,9 +485,7 @@ async fn would_push(
     let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
     let mut agents: BTreeSet<String> = BTreeSet::new();
     for id in missing {
-        let f = store
-            .frame(id)?
-            .ok_or_else(|| merkle_store::Error::NoSuchFrame { id: id.to_hex() })?;
+        let f = stored_frame(store, id)?;
         nodes.insert(f.node_id);
         agents.insert(f.agent_id);
     }
