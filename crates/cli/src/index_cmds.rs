@@ -57,12 +57,13 @@ pub(crate) enum RankingArg {
     Plain,
 }
 
-/// The store's facts for the tree as it is on disk now.
+/// The files of the tree as it is on disk now, each one's facts read when a search or the
+/// graph asks for them ([`TreeFacts::listing`]).
 pub(crate) fn current_facts(store: &Store) -> Result<TreeFacts> {
     store
         .scan(&ScanOptions::default())
         .context("rescanning the workspace")?;
-    Ok(TreeFacts::load(store)?)
+    Ok(TreeFacts::listing(store)?)
 }
 
 /// A related file as JSON: `{path, relation, line, specifier}`.
@@ -162,17 +163,18 @@ pub(crate) fn run_search(
     filter: Option<Filter>,
     ranking: Ranking,
 ) -> Result<Vec<Hit>> {
-    let facts = current_facts(store)?;
-    Ok(context::search_tree(
-        store,
-        &facts,
-        &SearchRequest {
-            query,
-            limit,
-            filter,
-            ranking,
-        },
-    )?)
+    Ok(TreeFacts::on_current_tree(store, |facts| {
+        context::search_tree(
+            store,
+            facts,
+            &SearchRequest {
+                query,
+                limit,
+                filter,
+                ranking,
+            },
+        )
+    })?)
 }
 
 /// What a query shows of itself in a message: its first line, at most 60 characters.
@@ -204,16 +206,17 @@ pub(crate) fn run_context(
     budget: usize,
     files: usize,
 ) -> Result<context::bundle::Bundle> {
-    let facts = current_facts(store)?;
-    Ok(context::bundle::bundle(
-        store,
-        &facts,
-        &context::bundle::BundleRequest {
-            task,
-            budget,
-            files,
-        },
-    )?)
+    Ok(TreeFacts::on_current_tree(store, |facts| {
+        context::bundle::bundle(
+            store,
+            facts,
+            &context::bundle::BundleRequest {
+                task,
+                budget,
+                files,
+            },
+        )
+    })?)
 }
 
 /// `merkle --json context`: `{budget, tokens, files: [{path, score, why, sections: [{kind,

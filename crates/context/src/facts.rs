@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use merkle_store::{Hash, NodeKind, Store, TreeFile};
+use merkle_store::{Hash, NodeKind, Store};
 use outline::{Import, ImportKind, Kind, Language};
 use rayon::prelude::*;
 
@@ -69,7 +69,9 @@ pub struct FileEntry {
     pub facts: FileFacts,
 }
 
-/// The facts of every file of the current tree, in path order.
+/// The facts of every file of the current tree, in path order; or, from
+/// [`TreeFacts::listing`], the files alone, each one's facts read when asked for
+/// ([`TreeFacts::facts_of`]).
 #[derive(Clone, Debug, Default)]
 pub struct TreeFacts {
     pub files: Vec<FileEntry>,
@@ -78,8 +80,13 @@ pub struct TreeFacts {
     index: HashMap<String, usize>,
     /// The root of the scan these are the facts of, when every file's facts were had (none
     /// changed on disk since) and no scan landed while they were read: what data derived
-    /// from all of them may be kept under ([`crate::Graph::of_tree`]).
+    /// from all of them may be kept under ([`crate::Graph::of_tree`]). For a listing, the
+    /// root it was listed from when no scan landed meanwhile.
     pub root: Option<merkle_store::NodeId>,
+    /// What of each file's facts `files` holds.
+    part: Part,
+    /// Whether facts derived now are kept in the store's cache.
+    keep: bool,
 }
 
 impl TreeFacts {
@@ -102,72 +109,79 @@ impl TreeFacts {
         TreeFacts::build(store, false, Part::All)
     }
 
+    /// The files of the store's current tree with their facts left empty, for a reader that
+    /// needs the facts of a few of them ([`TreeFacts::facts_of`]): on a 15k-file tree, reading
+    /// every file's record is most of a search's time.
+    pub fn listing(store: &Store) -> Result<TreeFacts> {
+        TreeFacts::build(store, true, Part::None)
+    }
+
+    /// `work`'s answer for the tree as it is on disk now, on its listing
+    /// ([`TreeFacts::listing`]). The rescan that makes sure of that runs beside a first try
+    /// on the last scan's tree; that answer stands when the rescan found nothing changed
+    /// (the usual case, so a read costs about what the rescan costs), else `work` runs again
+    /// on the new tree.
+    pub fn on_current_tree<T: Send>(
+        store: &Store,
+        work: impl Fn(&TreeFacts) -> Result<T> + Sync,
+    ) -> Result<T> {
+        let (scanned, first) = std::thread::scope(|s| {
+            let scan = s.spawn(|| store.scan(&merkle_store::ScanOptions::default()));
+            // An error here may be the tree changing under it: the try after the rescan says.
+            let first = TreeFacts::listing(store)
+                .and_then(|facts| Ok((facts.root, work(&facts)?)))
+                .ok();
+            let scanned = match scan.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            (scanned, first)
+        });
+        scanned?;
+        if let Some((Some(root), answer)) = first
+            && store.root()? == Some(root)
+        {
+            return Ok(answer);
+        }
+        work(&TreeFacts::listing(store)?)
+    }
+
+    /// Whether each file's facts are empty until asked for ([`TreeFacts::listing`]).
+    pub fn is_listing(&self) -> bool {
+        self.part == Part::None
+    }
+
     fn build(store: &Store, keep: bool, part: Part) -> Result<TreeFacts> {
         // The root the listing is of: read around it, so a scan landing in between leaves none.
         let before = store.root()?;
         let tree = store.tree_files()?;
         let root = before.filter(|r| store.root().ok().flatten() == Some(*r));
-        // Each file's cached record, read and decoded on the pool: on a 15k-file tree this is
-        // most of a search's time, a string per symbol. `None` facts: missing or damaged.
-        let read: Vec<(Option<Language>, Option<FileFacts>)> = tree
-            .par_iter()
-            .map(|f| {
-                let language = (f.kind == NodeKind::File)
+        let mut files: Vec<FileEntry> = tree
+            .into_iter()
+            .map(|f| FileEntry {
+                language: (f.kind == NodeKind::File)
                     .then(|| Language::from_path(&f.path))
                     .flatten()
-                    .filter(|l| parsed(*l));
-                let facts = match language {
-                    Some(lang) => store
-                        .derived(NAMESPACE, &facts_key(lang, &f.content_hash))?
-                        .and_then(|bytes| decode(&bytes, part)),
-                    None => Some(FileFacts::default()),
-                };
-                Ok((language, facts))
-            })
-            .collect::<Result<_>>()?;
-        let mut files = Vec::with_capacity(tree.len());
-        let mut missing = Vec::new();
-        for (i, (f, (language, facts))) in tree.into_iter().zip(read).enumerate() {
-            let facts = facts.unwrap_or_else(|| {
-                missing.push(i);
-                FileFacts::default()
-            });
-            files.push((f, language, facts));
-        }
-        let derived: Vec<(usize, Option<FileFacts>)> = missing
-            .par_iter()
-            .map_init(outline::Parser::new, |parser, &i| {
-                let (f, lang, _) = &files[i];
-                let lang = lang.expect("only files with a language are missing facts");
-                (i, derive(store, parser, f, lang))
-            })
-            .collect();
-        let mut records = Vec::new();
-        let count = derived.len();
-        let complete = derived.iter().all(|(_, f)| f.is_some());
-        for (i, facts) in derived {
-            let (f, lang, slot) = &mut files[i];
-            if let (Some(mut facts), Some(lang)) = (facts, lang) {
-                records.push((facts_key(*lang, &f.content_hash), encode(&facts)));
-                if part == Part::Imports {
-                    facts.symbols = Vec::new();
-                }
-                *slot = facts;
-            }
-        }
-        if keep && !records.is_empty() {
-            store.put_derived(NAMESPACE, &records)?;
-        }
-        let files: Vec<FileEntry> = files
-            .into_iter()
-            .map(|(f, language, facts)| FileEntry {
+                    .filter(|l| parsed(*l)),
                 path: f.path,
                 node_id: f.node_id,
-                language,
                 content_hash: f.content_hash,
-                facts,
+                facts: FileFacts::default(),
             })
             .collect();
+        let mut derived = 0;
+        let mut complete = true;
+        if part != Part::None {
+            let all: Vec<&FileEntry> = files.iter().collect();
+            let read = read_facts(store, &all, part, keep)?;
+            derived = read.derived;
+            for (f, facts) in files.iter_mut().zip(read.facts) {
+                match facts {
+                    Some(facts) => f.facts = facts,
+                    None => complete = false,
+                }
+            }
+        }
         let index = files
             .iter()
             .enumerate()
@@ -175,10 +189,27 @@ impl TreeFacts {
             .collect();
         Ok(TreeFacts {
             files,
-            derived: count,
+            derived,
             index,
             root: root.filter(|_| complete),
+            part,
+            keep,
         })
+    }
+
+    /// The facts of `files`, entries of this tree: as held, or for a listing read from the
+    /// cache and derived (in parallel, kept in one commit) where the cache has none. A file
+    /// that changed on disk since the scan has none.
+    pub fn facts_of(&self, store: &Store, files: &[&FileEntry]) -> Result<Vec<FileFacts>> {
+        if self.part == Part::All {
+            return Ok(files.iter().map(|f| f.facts.clone()).collect());
+        }
+        let read = read_facts(store, files, Part::All, self.keep)?;
+        Ok(read
+            .facts
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect())
     }
 
     /// The entry of the file at `path`.
@@ -190,6 +221,64 @@ impl TreeFacts {
     pub fn contains(&self, path: &str) -> bool {
         self.index.contains_key(path)
     }
+}
+
+/// What [`read_facts`] found.
+struct Read {
+    /// Each file's facts, `None` where it changed on disk since the scan.
+    facts: Vec<Option<FileFacts>>,
+    /// How many were derived now.
+    derived: usize,
+}
+
+/// The facts (`part` of them) of `files`: each one's cached record read and decoded on the
+/// pool, and those missing or damaged derived (in parallel) and, with `keep`, cached in one
+/// commit.
+fn read_facts(store: &Store, files: &[&FileEntry], part: Part, keep: bool) -> Result<Read> {
+    let cached = |f: &&FileEntry| -> Result<Option<FileFacts>> {
+        Ok(match f.language {
+            Some(lang) => store
+                .derived(NAMESPACE, &facts_key(lang, &f.content_hash))?
+                .and_then(|bytes| decode(&bytes, part)),
+            None => Some(FileFacts::default()),
+        })
+    };
+    // A few records are read here: the pool may be busy with a rescan running beside.
+    let mut facts: Vec<Option<FileFacts>> = if files.len() < 256 {
+        files.iter().map(cached).collect::<Result<_>>()?
+    } else {
+        files.par_iter().map(cached).collect::<Result<_>>()?
+    };
+    let missing: Vec<usize> = (0..files.len()).filter(|&i| facts[i].is_none()).collect();
+    let derived: Vec<(usize, Option<FileFacts>)> = missing
+        .par_iter()
+        .map_init(outline::Parser::new, |parser, &i| {
+            let f = files[i];
+            let lang = f
+                .language
+                .expect("only files with a language are missing facts");
+            (i, derive(store, parser, &f.node_id, lang))
+        })
+        .collect();
+    let mut records = Vec::new();
+    let count = derived.len();
+    for (i, found) in derived {
+        let f = files[i];
+        if let (Some(mut found), Some(lang)) = (found, f.language) {
+            records.push((facts_key(lang, &f.content_hash), encode(&found)));
+            if part == Part::Imports {
+                found.symbols = Vec::new();
+            }
+            facts[i] = Some(found);
+        }
+    }
+    if keep && !records.is_empty() {
+        store.put_derived(NAMESPACE, &records)?;
+    }
+    Ok(Read {
+        facts,
+        derived: count,
+    })
 }
 
 /// Facts derived beside another reading of the same files (the offline outline producer's
@@ -271,10 +360,10 @@ fn facts_key(language: Language, content: &Hash) -> Hash {
 fn derive(
     store: &Store,
     parser: &mut outline::Parser,
-    f: &TreeFile,
+    node_id: &merkle_store::NodeId,
     lang: Language,
 ) -> Option<FileFacts> {
-    let node = store.node(&f.node_id).ok()??;
+    let node = store.node(node_id).ok()??;
     if node.size > MAX_PARSE_BYTES {
         return Some(FileFacts::default());
     }
@@ -350,11 +439,14 @@ impl<'a> Reader<'a> {
 }
 
 /// What of a file's facts is read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Part {
+    #[default]
     All,
     /// The imports; the symbols are checked and skipped.
     Imports,
+    /// Nothing: a listing.
+    None,
 }
 
 fn decode(bytes: &[u8], part: Part) -> Option<FileFacts> {

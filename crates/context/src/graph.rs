@@ -80,6 +80,16 @@ impl Graph {
 
     /// [`Graph::build`], and whether every manifest (`Cargo.toml`, `go.mod`) was read.
     fn resolve(store: &Store, facts: &TreeFacts) -> Result<(Graph, bool)> {
+        if facts.is_listing() {
+            // A listing holds no imports: the tree's are read, and the graph is whole when
+            // they are of the tree listed.
+            let imports = TreeFacts::load_imports(store)?;
+            let (graph, whole) = Graph::resolve(store, &imports)?;
+            return Ok((
+                graph,
+                whole && imports.root.is_some() && imports.root == facts.root,
+            ));
+        }
         let mut whole = true;
         let mut set = PathSet::new(facts.files.iter().map(|f| f.path.as_str()));
         for f in &facts.files {

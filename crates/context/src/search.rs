@@ -33,7 +33,7 @@ pub use retrieve::TaskQuery;
 use retrieve::{Doc, Field3, Key, TextIndex, WeightedTerm};
 
 use crate::error::Result;
-use crate::facts::{FACTS_VERSION, FileEntry, TreeFacts};
+use crate::facts::{FACTS_VERSION, FileEntry, FileFacts, TreeFacts};
 use crate::graph::Graph;
 
 /// What a search keeps to.
@@ -183,33 +183,50 @@ pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextI
     if changes.is_empty() {
         return Ok((index, 0));
     }
+    let added: Vec<&FileEntry> = changes.added.iter().map(|&i| &facts.files[i]).collect();
+    let added_facts = facts.facts_of(store, &added)?;
     let docs: Vec<Doc> = changes
         .added
         .par_iter()
-        .map(|&i| file_doc(store, &facts.files[i], tree[i].1))
+        .zip(added_facts.par_iter())
+        .map(|(&i, ff)| file_doc(store, &facts.files[i], ff, tree[i].1))
         .collect::<Result<_>>()?;
     let n = docs.len();
     index.update(&changes.removed, docs)?;
     Ok((index, n))
 }
 
-/// A file's document: its path, its definitions' names and its text (none for a symlink, a
-/// binary, a file over [`MAX_TEXT_BYTES`], or one that changed or vanished since the scan:
-/// the next rescan indexes it again).
-fn file_doc(store: &Store, f: &FileEntry, key: Key) -> Result<Doc> {
+/// A file's document: its path, its definitions' names (and [`def_token`]s) and its text
+/// (none for a symlink, a binary, a file over [`MAX_TEXT_BYTES`], or one that changed or
+/// vanished since the scan: the next rescan indexes it again).
+fn file_doc(store: &Store, f: &FileEntry, facts: &FileFacts, key: Key) -> Result<Doc> {
     let mut names = String::new();
-    for s in &f.facts.symbols {
-        if !matches!(s.kind, Kind::Heading | Kind::Key | Kind::Impl) {
+    let mut defs: Vec<String> = Vec::new();
+    for s in &facts.symbols {
+        if matches!(s.kind, Kind::Heading | Kind::Key) {
+            continue;
+        }
+        if s.kind != Kind::Impl {
             names.push_str(&s.name);
             names.push(' ');
         }
+        defs.push(def_token(kind_class(s.kind), &s.name));
     }
+    defs.sort_unstable();
+    defs.dedup();
     Ok(Doc {
         path: f.path.clone(),
         key,
         names,
         text: read_text(store, f)?.unwrap_or_default(),
+        defs,
     })
+}
+
+/// A definition's token in the index (its `defs`): the class of its kind and its name as
+/// written, so that which files define a name, and as what, is read from the index.
+fn def_token(class: usize, name: &str) -> String {
+    format!("{class}:{name}")
 }
 
 /// Whether a query is a lookup, a name or two rather than a task: one word, or two or three
@@ -303,22 +320,31 @@ pub fn search(
         }
     }
 
-    // Definitions: each identifier of the query by how rare a definition of that name is.
+    // Definitions: each identifier of the query by how rare a definition of that name is,
+    // the files defining it read from the index (its `defs`), by the weight of the kind.
     let ident_set: HashMap<&str, usize> = idents.iter().map(|(i, n)| (i.as_str(), *n)).collect();
+    let mut tokens = Vec::with_capacity(idents.len() * KIND_WEIGHTS.len());
+    for (name, _) in &idents {
+        for class in 0..KIND_WEIGHTS.len() {
+            tokens.push(def_token(class, name));
+        }
+    }
+    let holding = index.holding(&tokens)?;
     let mut defined_in: HashMap<&str, Vec<(&FileEntry, f64)>> = HashMap::new();
-    for f in facts.files.iter().filter(|f| in_scope(f)) {
-        let mut seen: HashMap<&str, f64> = HashMap::new();
-        for s in &f.facts.symbols {
-            if matches!(s.kind, Kind::Heading | Kind::Key) {
-                continue;
-            }
-            if let Some((name, _)) = ident_set.get_key_value(s.name.as_str()) {
-                let w = seen.entry(name).or_default();
-                *w = w.max(kind_weight(s.kind));
+    for (i, (name, _)) in idents.iter().enumerate() {
+        let mut seen: HashMap<&str, (&FileEntry, f64)> = HashMap::new();
+        for (class, w) in KIND_WEIGHTS.iter().enumerate() {
+            for path in &holding[i * KIND_WEIGHTS.len() + class] {
+                if let Some(f) = facts.file(path).filter(|f| in_scope(f)) {
+                    let e = seen.entry(f.path.as_str()).or_insert((f, 0.0));
+                    e.1 = e.1.max(*w);
+                }
             }
         }
-        for (name, w) in seen {
-            defined_in.entry(name).or_default().push((f, w));
+        if !seen.is_empty() {
+            let mut files: Vec<(&FileEntry, f64)> = seen.into_values().collect();
+            files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+            defined_in.insert(name.as_str(), files);
         }
     }
     let n_files = facts.files.len().max(1) as f64;
@@ -435,11 +461,13 @@ pub fn search(
         .iter()
         .filter_map(|(p, s)| facts.file(p).map(|f| (s.score(1.0, short), f, s)))
         .filter(|(upper, f, _)| *upper > 0.0 && in_scope(f))
-        .filter(|(_, f, _)| match req.filter {
-            Some(Filter::Kind(k)) => has_kind_match(f, k, &words),
-            _ => true,
-        })
         .collect();
+    if let Some(Filter::Kind(k)) = req.filter {
+        let files: Vec<&FileEntry> = candidates.iter().map(|c| c.1).collect();
+        let their = facts.facts_of(store, &files)?;
+        let mut keep = their.iter().map(|ff| has_kind_match(ff, k, &words));
+        candidates.retain(|_| keep.next().unwrap_or(false));
+    }
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
     let mut ranked: Vec<(f64, &FileEntry, &Signals)> = Vec::new();
     for (upper, f, s) in candidates {
@@ -471,12 +499,15 @@ pub fn search(
         Some(Filter::Kind(k)) => Some(k),
         _ => None,
     };
+    let files: Vec<&FileEntry> = ranked.iter().map(|r| r.1).collect();
+    let their = facts.facts_of(store, &files)?;
     ranked
         .into_iter()
-        .map(|(score, f, s)| {
+        .zip(their)
+        .map(|((score, f, s), ff)| {
             let content = read_text(store, f)?;
             let (symbols, matched) =
-                best_symbols(f, content.as_deref(), &ident_set, &term_weights, kind);
+                best_symbols(&ff, content.as_deref(), &ident_set, &term_weights, kind);
             Ok(Hit {
                 path: f.path.clone(),
                 score: round(score),
@@ -624,8 +655,8 @@ fn select_terms(index: &TextIndex, words: &[(String, f32)]) -> Result<Vec<Weight
 }
 
 /// Whether `f` has a definition of kind `k` whose name holds a word of the query.
-fn has_kind_match(f: &FileEntry, k: Kind, words: &[(String, f32)]) -> bool {
-    f.facts.symbols.iter().any(|s| {
+fn has_kind_match(f: &FileFacts, k: Kind, words: &[(String, f32)]) -> bool {
+    f.symbols.iter().any(|s| {
         s.kind == k && {
             let name = s.name.to_lowercase();
             words.iter().any(|(w, _)| name.contains(w.as_str()))
@@ -644,9 +675,13 @@ fn size_of(store: &Store, f: &FileEntry) -> usize {
 /// How much a file counts before the evidence for it: a file a fix is likely to touch is
 /// source code of the project itself. Tests, fixtures, docs, examples, benchmarks, vendored
 /// and generated files, files that are not code and huge files count for less.
-/// How much a definition of a name says a file is about it: a type's or a function's more
-/// than a method's of the same name, a method's more than a variable's.
-fn kind_weight(kind: Kind) -> f64 {
+/// How much a definition of a name says a file is about it, by the class of its kind
+/// ([`kind_class`]): a type's or a function's more than a method's of the same name, a
+/// method's more than a variable's.
+const KIND_WEIGHTS: [f64; 4] = [1.0, 0.9, 0.6, 0.3];
+
+/// The class of a kind, an index into [`KIND_WEIGHTS`].
+fn kind_class(kind: Kind) -> usize {
     match kind {
         Kind::Struct
         | Kind::Enum
@@ -657,10 +692,10 @@ fn kind_weight(kind: Kind) -> f64 {
         | Kind::Class
         | Kind::Module
         | Kind::Namespace
-        | Kind::Macro => 1.0,
-        Kind::Function => 0.9,
-        Kind::Method => 0.6,
-        _ => 0.3,
+        | Kind::Macro => 0,
+        Kind::Function => 1,
+        Kind::Method => 2,
+        _ => 3,
     }
 }
 
@@ -779,7 +814,7 @@ fn read_text(store: &Store, f: &FileEntry) -> Result<Option<String>> {
 /// lines hold the most query words, by weight, per square root of their length, innermost
 /// definitions winning ties.
 fn best_symbols(
-    f: &FileEntry,
+    f: &FileFacts,
     content: Option<&str>,
     idents: &HashMap<&str, usize>,
     weights: &HashMap<&str, f32>,
@@ -805,7 +840,6 @@ fn best_symbols(
         prefix[i + 1] = prefix[i] + w;
     }
     let mut scored: Vec<(f64, &crate::facts::FactSymbol)> = f
-        .facts
         .symbols
         .iter()
         .filter(|s| kind.is_none_or(|k| s.kind == k))

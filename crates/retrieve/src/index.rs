@@ -5,6 +5,8 @@
 //! - `path`: the file's path, cut into words by the identifier tokenizer;
 //! - `names`: its definitions' names, whole and in parts;
 //! - `text`: its text (signatures and doc comments are in it), identifiers whole and in parts;
+//! - `defs`: tokens the caller makes of its definitions, each kept as written (looked up
+//!   exactly by [`TextIndex::holding`]: which files define a name, without reading them);
 //! - `slot`: a number that names the document in the manifest (fast and indexed, so hits are
 //!   mapped to paths without reading stored documents, and a document is deleted by it).
 //!
@@ -26,8 +28,8 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{
-    DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentOrdinal, SegmentReader,
-    TantivyDocument, Term,
+    DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentOrdinal,
+    SegmentReader, TERMINATED, TantivyDocument, Term,
 };
 
 use crate::error::{Error, Result};
@@ -37,7 +39,7 @@ use crate::tokenize::IdentTokenizer;
 pub const IDENT: &str = "merkle_ident";
 
 /// What an index was built by; a commit naming another version is rebuilt.
-pub const VERSION: &str = "retrieve:v1";
+pub const VERSION: &str = "retrieve:v2";
 
 /// A document's key: whatever identifies what was indexed (a content hash).
 pub type Key = [u8; 32];
@@ -51,6 +53,8 @@ pub struct Doc {
     pub names: String,
     /// Its text (empty for a binary or an oversized file).
     pub text: String,
+    /// Exact tokens to find it by ([`TextIndex::holding`]), each kept whole.
+    pub defs: Vec<String>,
 }
 
 /// Which of a document's fields a term is looked for in.
@@ -98,6 +102,7 @@ struct Fields {
     path: Field,
     names: Field,
     text: Field,
+    defs: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -112,6 +117,14 @@ fn schema() -> (Schema, Fields) {
         path: b.add_text_field("path", words.clone()),
         names: b.add_text_field("names", words.clone()),
         text: b.add_text_field("text", words),
+        defs: b.add_text_field(
+            "defs",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer("raw")
+                    .set_index_option(IndexRecordOption::Basic),
+            ),
+        ),
     };
     (b.build(), fields)
 }
@@ -350,6 +363,9 @@ impl TextIndex {
             d.add_text(f.path, &doc.path);
             d.add_text(f.names, &doc.names);
             d.add_text(f.text, &doc.text);
+            for t in &doc.defs {
+                d.add_text(f.defs, t);
+            }
             writer.add_document(d).map_err(|e| tantivy_err(&dir, e))?;
             manifest.entries.insert(doc.path, (doc.key, slot));
         }
@@ -404,6 +420,42 @@ impl TextIndex {
             .doc_freq(&term)
             .map_err(|e| tantivy_err(&self.dir, e))?;
         Ok((df, searcher.num_docs()))
+    }
+
+    /// The files holding each of `tokens` in their `defs`, exactly as written, in no
+    /// particular order: read from the postings, no document is.
+    pub fn holding(&self, tokens: &[String]) -> Result<Vec<Vec<String>>> {
+        let searcher = self.reader.searcher();
+        let mut out = vec![Vec::new(); tokens.len()];
+        for segment in searcher.segment_readers() {
+            let inverted = segment
+                .inverted_index(self.fields.defs)
+                .map_err(|e| tantivy_err(&self.dir, e))?;
+            let slots = segment
+                .fast_fields()
+                .u64("slot")
+                .map_err(|e| tantivy_err(&self.dir, e))?;
+            let alive = segment.alive_bitset();
+            for (token, paths) in tokens.iter().zip(out.iter_mut()) {
+                let term = Term::from_field_text(self.fields.defs, token);
+                let Some(mut postings) = inverted
+                    .read_postings(&term, IndexRecordOption::Basic)
+                    .map_err(|e| tantivy_err(&self.dir, e))?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if alive.is_none_or(|a| a.is_alive(doc))
+                        && let Some(path) = slots.first(doc).and_then(|s| self.slots.get(&s))
+                    {
+                        paths.push(path.clone());
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn field(&self, f: Field3) -> Field {

@@ -53,19 +53,27 @@ pub fn identifiers(text: &str) -> impl Iterator<Item = Ident<'_>> {
 /// meets an uppercase one (`getUser`), and before the last capital of a run of capitals that
 /// a lowercase letter follows (`HTTPServer` is `HTTP`, `Server`). One range when it has one part.
 pub fn parts(ident: &str) -> Vec<(usize, usize)> {
-    let chars: Vec<(usize, char)> = ident.char_indices().collect();
     let mut out = Vec::new();
+    parts_into(ident, &mut out);
+    out
+}
+
+/// [`parts`] into `out` (cleared first), without allocating when `out` has room.
+fn parts_into(ident: &str, out: &mut Vec<(usize, usize)>) {
+    out.clear();
     let mut start: Option<usize> = None;
-    for (k, &(i, c)) in chars.iter().enumerate() {
+    let mut chars = ident.char_indices().peekable();
+    let mut prev = '_';
+    while let Some((i, c)) = chars.next() {
         if c == '_' {
             if let Some(s) = start.take() {
                 out.push((s, i));
             }
+            prev = c;
             continue;
         }
         if let Some(s) = start {
-            let prev = chars[k - 1].1;
-            let next_lower = chars.get(k + 1).is_some_and(|&(_, n)| n.is_lowercase());
+            let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
             let boundary = c.is_uppercase()
                 && (prev.is_lowercase()
                     || prev.is_ascii_digit()
@@ -77,11 +85,22 @@ pub fn parts(ident: &str) -> Vec<(usize, usize)> {
         } else {
             start = Some(i);
         }
+        prev = c;
     }
     if let Some(s) = start {
         out.push((s, ident.len()));
     }
-    out
+}
+
+/// `text` lowercased into `out` (cleared first).
+fn lowercase_into(text: &str, out: &mut String) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(text.chars().flat_map(char::to_lowercase));
+    }
 }
 
 /// Calls `emit(token, position)` for each token of `text`: each identifier of two characters
@@ -89,24 +108,23 @@ pub fn parts(ident: &str) -> Vec<(usize, usize)> {
 /// at the identifier's position.
 pub fn tokens(text: &str, mut emit: impl FnMut(&str, usize, usize, usize)) {
     let mut lower = String::new();
+    let mut ps = Vec::new();
     for (position, id) in identifiers(text).enumerate() {
         if id.text.len() > MAX_TOKEN {
             continue;
         }
-        lower.clear();
-        lower.extend(id.text.chars().flat_map(char::to_lowercase));
+        lowercase_into(id.text, &mut lower);
         if lower.chars().nth(1).is_some() {
             emit(&lower, id.offset, id.offset + id.text.len(), position);
         }
-        let ps = parts(id.text);
+        parts_into(id.text, &mut ps);
         if ps.len() > 1 || ps.first().is_some_and(|&(s, e)| e - s < id.text.len()) {
-            for (s, e) in ps {
+            for &(s, e) in &ps {
                 let part = &id.text[s..e];
                 if part.chars().nth(1).is_none() {
                     continue;
                 }
-                lower.clear();
-                lower.extend(part.chars().flat_map(char::to_lowercase));
+                lowercase_into(part, &mut lower);
                 emit(&lower, id.offset + s, id.offset + e, position);
             }
         }

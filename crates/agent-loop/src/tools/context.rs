@@ -324,12 +324,13 @@ fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
     )
 }
 
-/// The tree's facts after an incremental rescan.
+/// The tree's files after an incremental rescan, each one's facts read when a search or the
+/// graph asks for them ([`context::TreeFacts::listing`]).
 fn current_facts(store: &Store, tool: &str) -> Result<context::TreeFacts> {
     store
         .scan(&ScanOptions::default())
         .map_err(|e| handler("scan", e))?;
-    context::TreeFacts::load(store).map_err(|e| handler(tool, e))
+    context::TreeFacts::listing(store).map_err(|e| handler(tool, e))
 }
 
 fn get_node_tool(store: &Store, input: &Value) -> Result<String> {

@@ -130,3 +130,54 @@ fn queries_with_nothing_to_look_for_find_nothing() {
     assert_eq!(run(&fx, &binary, 5, Ranking::Fused), []);
     assert_eq!(run(&fx, "shout", 0, Ranking::Fused), []);
 }
+
+#[test]
+fn a_listing_answers_as_the_loaded_facts_do_and_the_current_tree_sees_an_unscanned_edit() {
+    let fx = Fixture::new();
+    let full = TreeFacts::load(&fx.store).expect("facts");
+    let listing = TreeFacts::listing(&fx.store).expect("listing");
+    assert!(listing.is_listing() && !full.is_listing());
+    assert!(listing.files.iter().all(|f| f.facts == Default::default()));
+    // Each file's facts, asked for, are the loaded ones.
+    let files: Vec<_> = listing.files.iter().collect();
+    let asked = listing.facts_of(&fx.store, &files).expect("facts of");
+    let loaded: Vec<_> = full.files.iter().map(|f| f.facts.clone()).collect();
+    assert_eq!(asked, loaded);
+    // And a search over either is the same search.
+    let (index, _) = sync_index(&fx.store, &full, &index_dir(&fx.store)).expect("index");
+    for (query, filter) in [
+        ("shout", None),
+        ("answer uppercase strings", None),
+        ("File \"src/util/strings.rs\", line 2, in shout", None),
+        ("shout", context::search::Filter::parse("function")),
+    ] {
+        let req = SearchRequest {
+            query,
+            limit: 10,
+            filter,
+            ranking: Ranking::Fused,
+        };
+        let a = search(&fx.store, &full, &index, &req).expect("search");
+        let b = search(&fx.store, &listing, &index, &req).expect("search");
+        assert!(!a.is_empty(), "{query:?} finds something");
+        assert_eq!(a, b, "{query:?}");
+    }
+    // A file written and not scanned: the answer is for the tree on disk.
+    std::fs::write(
+        fx.dir.path().join("src/murmurs.rs"),
+        "pub fn murmur() -> u32 { 7 }\n",
+    )
+    .expect("write");
+    let req = SearchRequest {
+        query: "murmur",
+        limit: 5,
+        filter: None,
+        ranking: Ranking::Fused,
+    };
+    let hits = TreeFacts::on_current_tree(&fx.store, |facts| {
+        context::search_tree(&fx.store, facts, &req)
+    })
+    .expect("search");
+    assert_eq!(paths(&hits)[..1], ["src/murmurs.rs"]);
+    assert_eq!(hits[0].symbols[0].name, "murmur");
+}
