@@ -485,14 +485,8 @@ fn open_existing(g: &Global, root: &Path) -> Result<Store> {
 /// 32 MiB come from the heap, which grows 32 MiB at a time (address space, not memory): a cold
 /// scan of a real checkout took 5 to 7% less time (rustts 186 -> 173 ms, django 94 -> 89 ms,
 /// medians of 11 interleaved runs). What is freed is reused rather than returned, as the
-/// threshold's own adjustment would have it in a long-running process.
-///
-/// The heaps are then backed by transparent huge pages where the kernel gives them on request
-/// (`madvise`, the usual setting), as glibc's `glibc.malloc.hugetlb=1` tunable would have it,
-/// which a process cannot set for itself: the main heap here, each pool thread's as it starts
-/// ([`huge_thread_heap`]). A cold scan of django then takes about 450 page faults instead of
-/// 4,900, and 9% less time; a no-op status of rustts 15% less. The price is memory touched
-/// 2 MiB at a time: a cold scan's peak RSS on django went from 27 to 34 MiB.
+/// threshold's own adjustment would have it in a long-running process. These are the
+/// allocator's documented parameters; nothing here depends on how glibc lays out its heaps.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 fn tune_allocator() {
@@ -501,78 +495,6 @@ fn tune_allocator() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TOP_PAD, 32 << 20);
-    }
-    // One allocation larger than what is left of the main heap grows it by the pad; the heap
-    // then runs from here to the program break.
-    let probe = std::hint::black_box(Vec::<u8>::with_capacity(256 << 10));
-    let start = probe.as_ptr() as usize;
-    // Freed, it goes back to the heap's top, which glibc trims to the pad.
-    drop(probe);
-    // SAFETY: `sbrk(0)` only reads the program break.
-    let end = unsafe { libc::sbrk(0) } as usize;
-    if start < end {
-        let _ = MAIN_HEAP.set(start..end);
-        huge_pages(start, end - start);
-        skip_partial_huge_page(start);
-    }
-    // The pool's threads allocate from heaps of their own: the scan's walk, hashing and writes.
-    let _ = rayon::ThreadPoolBuilder::new()
-        .start_handler(|_| huge_thread_heap())
-        .build_global();
-}
-
-/// The main heap's range as [`tune_allocator`] found it.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-static MAIN_HEAP: std::sync::OnceLock<std::ops::Range<usize>> = std::sync::OnceLock::new();
-
-/// Asks for huge pages over the heap of the calling thread. glibc gives a thread its own heap
-/// at its first allocation: a 64 MiB reservation aligned to its size, of which the first pad's
-/// worth is made usable at once (so it can be backed by huge pages). A thread that glibc has
-/// put on the main heap, having run out of heaps to hand out, is left as it is.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn huge_thread_heap() {
-    const THREAD_HEAP: usize = 64 << 20;
-    // Larger than glibc's per-thread cache holds, so served by the thread's own heap rather
-    // than a chunk another thread allocated and this one freed.
-    let probe = std::hint::black_box(Vec::<u8>::with_capacity(4096));
-    let at = probe.as_ptr() as usize;
-    drop(probe);
-    if !MAIN_HEAP.get().is_some_and(|main| main.contains(&at)) {
-        huge_pages(at & !(THREAD_HEAP - 1), THREAD_HEAP);
-        skip_partial_huge_page(at);
-    }
-}
-
-/// Hands the rest of the 2 MiB stretch of heap that holds `at`, whose first pages were faulted
-/// in one at a time before the advice (and so can no longer become one huge page), to a block
-/// that is never touched or freed: address space, not memory. What the heap hands out next
-/// starts on a stretch that can.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn skip_partial_huge_page(at: usize) {
-    const HUGE: usize = 2 << 20;
-    // Room for glibc's chunk headers, so that the next block starts past the boundary.
-    const SLACK: usize = 64;
-    let rest = (HUGE - at % HUGE) % HUGE;
-    if rest > SLACK {
-        std::mem::forget(std::hint::black_box(Vec::<u8>::with_capacity(rest - SLACK)));
-    }
-}
-
-/// `madvise(MADV_HUGEPAGE)` over the pages of `start..start + len`. Where the kernel has no
-/// transparent huge pages, or the range is not all mapped, it changes nothing that matters.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-fn huge_pages(start: usize, len: usize) {
-    const PAGE: usize = 4096;
-    let from = start & !(PAGE - 1);
-    // SAFETY: MADV_HUGEPAGE changes only how the kernel backs the range's anonymous memory,
-    // never its contents or whether it is mapped; an error leaves the range as it was.
-    unsafe {
-        libc::madvise(
-            from as *mut libc::c_void,
-            start + len - from,
-            libc::MADV_HUGEPAGE,
-        );
     }
 }
 

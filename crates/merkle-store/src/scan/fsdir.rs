@@ -103,10 +103,6 @@ fn kind_of_meta(m: &std::fs::Metadata) -> Option<NodeKind> {
 pub(super) struct Root {
     #[cfg(unix)]
     fd: rustix::fd::OwnedFd,
-    /// The device of the root when its file system is one whose `getdents64` fills the buffer
-    /// it is given while entries remain (see [`OpenDir::entries`]).
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    fills: Option<u64>,
     #[cfg(not(unix))]
     path: std::path::PathBuf,
 }
@@ -124,9 +120,6 @@ pub(super) struct OpenDir {
     handle: DirHandle,
     /// Its own stat, taken when it was opened: before its entries are read.
     stat: Option<Stat>,
-    /// Whether it is on the root's device and that is one of [`Root::fills`].
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    short_fill_ends: bool,
 }
 
 impl OpenDir {
@@ -149,18 +142,6 @@ impl std::ops::Deref for OpenDir {
     }
 }
 
-/// The file systems whose `getdents64` stops short of the buffer's end only at the end of the
-/// directory: ext2/3/4, XFS, Btrfs and tmpfs each emit entries until the next one does not fit.
-/// (Network and FUSE file systems may return a listing in pieces of their own size.)
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn fills_buffers(fs_type: i64) -> bool {
-    const EXT4: i64 = 0xEF53;
-    const XFS: i64 = 0x5846_5342;
-    const BTRFS: i64 = 0x9123_683E;
-    const TMPFS: i64 = 0x0102_1994;
-    matches!(fs_type, EXT4 | XFS | BTRFS | TMPFS)
-}
-
 /// `rel`, a workspace path, as a path relative to the root ("." for the root itself).
 fn relative(rel: &str) -> &str {
     if rel.is_empty() { "." } else { rel }
@@ -178,22 +159,11 @@ fn path_only() -> rustix::fs::OFlags {
 
 #[cfg(unix)]
 impl Root {
-    // The raw fields' types differ between targets; on some the casts are no-ops.
-    #[allow(clippy::unnecessary_cast)]
     pub(super) fn open(root: &Path) -> std::io::Result<Root> {
         use rustix::fs::{Mode, OFlags};
         let flags = path_only() | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rustix::fs::open(root, flags, Mode::empty())?;
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        let fills = match (rustix::fs::fstatfs(&fd), rustix::fs::fstat(&fd)) {
-            (Ok(fs), Ok(st)) if fills_buffers(fs.f_type as i64) => Some(st.st_dev as u64),
-            _ => None,
-        };
-        Ok(Root {
-            fd,
-            #[cfg(any(target_os = "linux", target_os = "android"))]
-            fills,
-        })
+        Ok(Root { fd })
     }
 
     /// Opens directory `rel` to stat its entries; a symlink is not followed. With `parent`,
@@ -208,8 +178,6 @@ impl Root {
 
     /// Opens directory `rel` for listing, with its stat; a symlink is not followed. With
     /// `parent`, as for [`Root::handle`].
-    // The raw field's type differs between targets; on some the cast is a no-op.
-    #[allow(clippy::unnecessary_cast)]
     pub(super) fn open_dir(
         &self,
         rel: &str,
@@ -219,8 +187,6 @@ impl Root {
         let st = rustix::fs::fstat(&handle.fd).ok();
         Ok(OpenDir {
             stat: st.as_ref().map(Stat::of_raw),
-            #[cfg(any(target_os = "linux", target_os = "android"))]
-            short_fill_ends: st.is_some_and(|st| self.fills == Some(st.st_dev as u64)),
             handle,
         })
     }
@@ -266,38 +232,20 @@ impl OpenDir {
     pub(super) fn entries(&self, mut err: impl FnMut(std::io::Error)) -> Entries {
         use rustix::fd::AsFd;
         let mut out = Entries::default();
-        // Straight from `getdents64` into a buffer on the stack: no allocation per name.
+        // Straight from `getdents64` into a buffer on the stack: no allocation per name. The
+        // listing ends only when the kernel returns no more entries, on every file system.
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
             const BUF: usize = 16 << 10;
-            // The longest record `getdents64` makes: a 19-byte header, a 255-byte name and its
-            // NUL, padded to 8 bytes.
-            const MAX_RECORD: usize = 280;
             let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); BUF];
             let mut dir = rustix::fs::RawDir::new(self.handle.fd.as_fd(), &mut buf);
-            // The bytes of the records read since the buffer was last filled. On a file system
-            // that fills the buffer while entries remain (see `fills_buffers`), a fill that left
-            // room for the longest record was the last: the call that would only say so (one
-            // per directory, a sixth of a cold scan's system calls) is not made.
-            let mut filled = 0;
             while let Some(e) = dir.next() {
                 match e {
-                    Ok(e) => {
-                        let name = e.file_name().to_bytes();
-                        filled += (19 + name.len() + 1).next_multiple_of(8);
-                        out.push(name, e.file_type());
-                    }
+                    Ok(e) => out.push(e.file_name().to_bytes(), e.file_type()),
                     Err(e) => {
                         err(e.into());
                         break;
                     }
-                }
-                if dir.is_buffer_empty() {
-                    // Aligning the buffer may have taken up to 7 bytes of it.
-                    if self.short_fill_ends && filled + MAX_RECORD <= BUF - 8 {
-                        break;
-                    }
-                    filled = 0;
                 }
             }
         }
