@@ -12,7 +12,8 @@
 //!   the command's name).
 //! - **One owner per heavy dependency.** reqwest only in llm-core, redb and sled only in
 //!   merkle-store, clap, tracing-subscriber, indicatif and rmcp only in cli, tree-sitter only in
-//!   outline, tokio's multi-threaded runtime only in cli, and no tokio at all in merkle-store. Dev-dependencies are exempt: a test
+//!   outline, tokio's multi-threaded runtime only in cli, and no tokio at all in merkle-store,
+//!   llm-types or governance. Dev-dependencies are exempt: a test
 //!   may build a runtime or a client without the library carrying it to its users. xtask is not a
 //!   library and may use what it likes.
 //! - **Every `.rs` file under `crates/` and `xtask/` starts with a `//!` line** saying what it is
@@ -47,8 +48,9 @@ const OWNERS: &[(&str, &[&str])] = &[
 const TOKIO_RUNTIME_FEATURES: &[&str] = &["rt-multi-thread", "full"];
 const RUNTIME_OWNER: &str = "cli";
 
-/// Crates that must not depend on tokio at all: storage knows nothing of async.
-const NO_ASYNC: &[&str] = &["merkle-store"];
+/// Crates that must not depend on tokio at all: storage, the conversation types and the
+/// governance rules know nothing of async.
+const NO_ASYNC: &[&str] = &["merkle-store", "llm-types", "governance"];
 
 const ARCHITECTURE: &str = "ARCHITECTURE.md";
 

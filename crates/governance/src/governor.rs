@@ -2,7 +2,7 @@
 //! runs, the tool list offered to the model, and the loop governor's counters.
 use std::sync::Arc;
 
-use llm_core::{Tool, ToolCall, Usage};
+use llm_types::{Tool, ToolCall, Usage};
 use merkle_store::Role;
 
 use crate::audit::{Entry, Outcome};

@@ -1,7 +1,7 @@
 //! Intents, the control tools and the `select_active_intent` tool the model calls to declare one.
 use std::fmt;
 
-use llm_core::Tool;
+use llm_types::Tool;
 use merkle_store::Role;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

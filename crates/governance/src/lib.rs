@@ -17,7 +17,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use governance::{Decision, Governor, GovernorConfig, Policy, Reset, Session};
-//! use llm_core::ToolCall;
+//! use llm_types::ToolCall;
 //! use merkle_store::Role;
 //! use serde_json::json;
 //!
@@ -36,8 +36,8 @@
 //! assert!(matches!(gov.decide(&read), Decision::Allow { .. }));
 //! ```
 //!
-//! [`Tool`]: llm_core::Tool
-//! [`ToolCall`]: llm_core::ToolCall
+//! [`Tool`]: llm_types::Tool
+//! [`ToolCall`]: llm_types::ToolCall
 
 pub mod audit;
 mod canonical;

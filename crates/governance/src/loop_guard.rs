@@ -6,7 +6,7 @@
 //! model that keeps making a blocked call is looping too.
 use std::fmt;
 
-use llm_core::{ToolCall, Usage};
+use llm_types::{ToolCall, Usage};
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::args_hash;

@@ -36,7 +36,6 @@ pub mod sse;
 pub mod stream;
 pub mod text;
 pub mod tokens;
-pub mod types;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use client::{LlmClient, UsageStats};
@@ -44,6 +43,8 @@ pub use clock::{Clock, ManualClock, Rng, SplitMix64, SystemClock};
 pub use config::{ApiKey, Provider, ProviderConfig};
 pub use error::{Error, ErrorKind, Result, TimeoutPhase};
 pub use http::HttpConfig;
+/// The conversation types, from their own leaf crate.
+pub use llm_types as types;
 pub use openai::{MaxTokensField, OpenAiClient, OpenAiConfig};
 pub use rate_limit::{RateLimit, RateLimiter};
 pub use replay::{WireFormat, decode_event_stream};

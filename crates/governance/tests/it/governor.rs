@@ -6,7 +6,7 @@ use governance::{
     AskMode, Decision, DecisionKind, Entry, Governor, GovernorConfig, Intent, Outcome, Policy,
     Reset, Session, args_hash,
 };
-use llm_core::ToolCall;
+use llm_types::ToolCall;
 use merkle_store::Role;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -218,7 +218,7 @@ fn the_offered_tool_list_follows_the_intent() {
     .collect();
     let offer = |gov: &Governor| {
         let offer = gov.allowed_tools(&tools);
-        let names = |t: &[llm_core::Tool]| t.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        let names = |t: &[llm_types::Tool]| t.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
         (names(&offer.tools), offer.allowed, names(&offer.all_tools))
     };
     let all: Vec<String> = [

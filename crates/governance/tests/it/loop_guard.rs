@@ -5,7 +5,7 @@ use std::sync::Arc;
 use governance::{
     AskMode, Governor, GovernorConfig, Limits, LoopGuard, LoopStop, Policy, Reset, Session,
 };
-use llm_core::Usage;
+use llm_types::Usage;
 use merkle_store::Role;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

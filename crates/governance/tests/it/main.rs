@@ -5,7 +5,7 @@ mod governor;
 mod loop_guard;
 mod policy;
 
-use llm_core::{Tool, ToolCall};
+use llm_types::{Tool, ToolCall};
 use serde_json::{Value, json};
 
 /// A tool call as the model would make it.

@@ -1,4 +1,7 @@
-//! The provider-neutral request and response: what every caller builds and reads.
+//! The provider-neutral LLM conversation: what every caller builds and reads, with no async
+//! runtime, no HTTP and no tokenizer, so that crates which only reason about a conversation
+//! (governance's rules, context's producers) can name its types without compiling a client.
+//! llm-core re-exports all of it as `llm_core::types` and at its root.
 //!
 //! These types derive serde because they cross boundaries: `merkle llm complete --request`
 //! reads a [`Request`] from JSON, `--json` prints a [`Response`], and the simulator records
