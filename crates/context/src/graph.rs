@@ -47,8 +47,9 @@ pub struct Related {
 
 /// The derived-table namespace of the cached graph: bump its version when resolution changes
 /// (the facts' version is part of it too).
+/// `graph:v2`: script aliases (import maps, `tsconfig.json` paths) resolve.
 fn graph_cache() -> String {
-    format!("graph:v1:{}", crate::facts::FACTS_VERSION)
+    format!("graph:v2:{}", crate::facts::FACTS_VERSION)
 }
 
 /// The one key the kept graph is under (its record names its root).
@@ -99,6 +100,16 @@ impl Graph {
                 };
                 match store.read_content(&node) {
                     Ok(bytes) => set.add_rust_crate(&f.path, &String::from_utf8_lossy(&bytes)),
+                    Err(_) => whole = false,
+                }
+                continue;
+            }
+            if resolve::declares_script_aliases(&f.path) {
+                let Some(node) = store.node_at(&f.path)? else {
+                    continue;
+                };
+                match store.read_content(&node) {
+                    Ok(bytes) => set.add_script_aliases(&f.path, &String::from_utf8_lossy(&bytes)),
                     Err(_) => whole = false,
                 }
                 continue;

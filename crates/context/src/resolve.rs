@@ -12,7 +12,11 @@
 //! - **Python**: relative imports from the file's package; absolute ones from the workspace
 //!   root, `src/`, or any folder above the file (the first that holds the module).
 //! - **JavaScript/TypeScript**: relative specifiers (`./`, `../`), with the extensions and
-//!   `index` files the resolvers try, and a `.js` written for a `.ts` source.
+//!   `index` files the resolvers try, and a `.js` written for a `.ts` source; bare ones
+//!   through the aliases of the nearest folder above with one that matches: an import map's
+//!   `imports` (`deno.json`, `deno.jsonc`, `import_map.json`; a key ending in `/` is a
+//!   prefix) and `tsconfig.json`'s (or `jsconfig.json`'s) `compilerOptions.paths` (one `*`
+//!   each) and `baseUrl`.
 //! - **Go**: import paths inside a module of the workspace, to every non-test `.go` file of
 //!   the package's folder.
 //! - **C/C++**: `#include "x"` beside the file, else from a folder above it, else the one file
@@ -39,6 +43,41 @@ pub struct PathSet {
     rust_crates: HashMap<String, (Option<String>, String)>,
     /// Rust crates' folders by the name `use` writes.
     rust_crate_names: HashMap<String, String>,
+    /// Script aliases by the folder that declares them.
+    script_aliases: HashMap<String, Vec<Alias>>,
+}
+
+/// A bare specifier's rewrite: `pattern` (exact, a prefix ending in `/`, or with one `*`) to
+/// workspace paths, `*` (or the rest after a prefix) carried over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Alias {
+    pattern: String,
+    targets: Vec<String>,
+}
+
+impl Alias {
+    /// What `spec` becomes, and how specific the match was (the longer, the better).
+    fn apply(&self, spec: &str) -> Option<(usize, Vec<String>)> {
+        let p = self.pattern.as_str();
+        if let Some((head, tail)) = p.split_once('*') {
+            let mid = spec.strip_prefix(head)?.strip_suffix(tail)?;
+            let out = self
+                .targets
+                .iter()
+                .map(|t| t.replacen('*', mid, 1))
+                .collect();
+            return Some((head.len() + tail.len(), out));
+        }
+        if spec == p {
+            return Some((p.len() + 1, self.targets.clone()));
+        }
+        if p.ends_with('/') {
+            let rest = spec.strip_prefix(p)?;
+            let out = self.targets.iter().map(|t| format!("{t}{rest}")).collect();
+            return Some((p.len(), out));
+        }
+        None
+    }
 }
 
 impl PathSet {
@@ -106,6 +145,73 @@ impl PathSet {
                 .or_insert_with(|| folder.to_owned());
         }
         self.rust_crates.insert(folder.to_owned(), (name, root));
+    }
+
+    /// Declares the script aliases of the file at workspace path `manifest` (an import map,
+    /// `deno.json`, `tsconfig.json`, ...), with text `text`, for the files below its folder.
+    /// Text that does not parse declares nothing.
+    pub fn add_script_aliases(&mut self, manifest: &str, text: &str) {
+        let folder = dir(manifest);
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&strip_jsonc(text)) else {
+            return;
+        };
+        let mut aliases = Vec::new();
+        if let Some(imports) = json.get("imports").and_then(|v| v.as_object()) {
+            for (key, value) in imports {
+                let Some(v) = value.as_str() else { continue };
+                // Only what points into the workspace from the map's folder: `./x`, `../x`.
+                if !(v.starts_with("./") || v.starts_with("../")) {
+                    continue;
+                }
+                if let Some(t) = normalize(folder, v) {
+                    let t = if v.ends_with('/') { format!("{t}/") } else { t };
+                    aliases.push(Alias {
+                        pattern: key.clone(),
+                        targets: vec![t],
+                    });
+                }
+            }
+        }
+        if let Some(options) = json.get("compilerOptions") {
+            let base_url = options.get("baseUrl").and_then(|v| v.as_str());
+            let base = match base_url {
+                Some(b) => normalize(folder, b),
+                None => Some(folder.to_owned()),
+            };
+            if let (Some(base), Some(paths)) = (
+                base.as_deref(),
+                options.get("paths").and_then(|v| v.as_object()),
+            ) {
+                for (pattern, targets) in paths {
+                    let targets: Vec<String> = targets
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|t| t.as_str())
+                        .filter_map(|t| normalize(base, t))
+                        .collect();
+                    if !targets.is_empty() {
+                        aliases.push(Alias {
+                            pattern: pattern.clone(),
+                            targets,
+                        });
+                    }
+                }
+            }
+            // With a `baseUrl`, a bare specifier is also looked for below it.
+            if let (Some(_), Some(base)) = (base_url, base) {
+                aliases.push(Alias {
+                    pattern: "*".to_owned(),
+                    targets: vec![join(&base, "*")],
+                });
+            }
+        }
+        if !aliases.is_empty() {
+            self.script_aliases
+                .entry(folder.to_owned())
+                .or_default()
+                .extend(aliases);
+        }
     }
 
     pub fn contains(&self, path: &str) -> bool {
@@ -378,12 +484,53 @@ const SCRIPT_EXTENSIONS: [&str; 10] = [
     ".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".json",
 ];
 
+/// Whether `path` names a file that declares script aliases ([`PathSet::add_script_aliases`]).
+pub fn declares_script_aliases(path: &str) -> bool {
+    matches!(
+        name(path),
+        "deno.json" | "deno.jsonc" | "import_map.json" | "tsconfig.json" | "jsconfig.json"
+    )
+}
+
 fn script(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+    let spec = spec.split(['?', '#']).next().unwrap_or(spec);
     if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
+        return script_alias(set, from, spec);
+    }
+    script_file(set, &normalize(dir(from), spec)?)
+}
+
+/// A bare specifier through the aliases of the nearest folder above `from` with one that
+/// matches: its most specific match, the first of its targets that is a file.
+fn script_alias(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+    if set.script_aliases.is_empty() || spec.contains("..") {
         return None;
     }
-    let spec = spec.split(['?', '#']).next().unwrap_or(spec);
-    let base = normalize(dir(from), spec)?;
+    let mut d = dir(from);
+    loop {
+        if let Some(aliases) = set.script_aliases.get(d) {
+            let best = aliases
+                .iter()
+                .filter_map(|a| a.apply(spec))
+                .max_by_key(|(specific, _)| *specific);
+            if let Some((_, targets)) = best {
+                return targets.iter().find_map(|t| script_file(set, t));
+            }
+        }
+        if d.is_empty() {
+            return None;
+        }
+        d = dir(d);
+    }
+}
+
+/// The file a script specifier resolved to `base` names: itself, with an extension, its
+/// TypeScript source, or its folder's `index`.
+fn script_file(set: &PathSet, base: &str) -> Option<String> {
+    let base = base.trim_end_matches('/').to_owned();
+    if base.is_empty() {
+        return None;
+    }
     let mut candidates = vec![base.clone()];
     candidates.extend(SCRIPT_EXTENSIONS.iter().map(|e| format!("{base}{e}")));
     // TypeScript's ESM style names the emitted `.js` of a `.ts` source.
@@ -466,4 +613,60 @@ fn java(set: &PathSet, spec: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// JSON with comments (`//`, `/* */`) and trailing commas, as `tsconfig.json` and
+/// `deno.jsonc` allow, made plain JSON.
+fn strip_jsonc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut prev = ' ';
+                for n in chars.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+                out.push(' ');
+            }
+            (']' | '}', _) => {
+                // A comma before the closing bracket, whitespace between, goes.
+                let kept = out.trim_end().len();
+                if out[..kept].ends_with(',') {
+                    out.truncate(kept - 1);
+                }
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }

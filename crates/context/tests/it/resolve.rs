@@ -293,3 +293,97 @@ fn rust_crates_by_name_from_their_manifests() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn bare_script_specifiers_through_import_maps_and_tsconfig_paths() {
+    let tree = [
+        "import_map.json",
+        "std/assert/mod.ts",
+        "std/assert/equals.ts",
+        "app/deno.jsonc",
+        "app/main.ts",
+        "app/lib/db.ts",
+        "web/tsconfig.json",
+        "web/src/index.ts",
+        "web/src/components/Button.tsx",
+        "web/src/utils/index.ts",
+        "web/legacy/tsconfig.json",
+        "web/legacy/old.ts",
+        "web/legacy/shared/format.js",
+    ];
+    let mut set = PathSet::new(tree.iter().copied());
+    set.add_script_aliases(
+        "import_map.json",
+        r#"{"imports": {"@std/assert": "./std/assert/mod.ts", "@std/assert/": "./std/assert/",
+            "npm-thing": "npm:thing@1", "https://x/": "https://y/"}}"#,
+    );
+    // JSON with comments and trailing commas, as deno.jsonc and tsconfig.json allow.
+    set.add_script_aliases(
+        "app/deno.jsonc",
+        "{\n  // the app's own names\n  \"imports\": { \"$db\": \"./lib/db.ts\", /* more */ },\n}\n",
+    );
+    set.add_script_aliases(
+        "web/tsconfig.json",
+        r#"{"compilerOptions": {"baseUrl": "src", "paths": {"@/*": ["./*"], "~ui/*": ["components/*"]},}}"#,
+    );
+    set.add_script_aliases(
+        "web/legacy/tsconfig.json",
+        r#"{"compilerOptions": {"baseUrl": "."}}"#,
+    );
+    set.add_script_aliases("broken/tsconfig.json", "{ not json");
+    let script = |from: &str, spec: &str| {
+        resolve(
+            &set,
+            from,
+            &Import {
+                kind: ImportKind::Script,
+                spec: spec.to_owned(),
+                name: None,
+                line: 1,
+            },
+        )
+    };
+    // An import map: an exact key, a prefix key, and entries outside the workspace ignored.
+    assert_eq!(script("app/main.ts", "$db"), ["app/lib/db.ts"]);
+    assert_eq!(
+        script("std/assert/equals.ts", "@std/assert"),
+        ["std/assert/mod.ts"]
+    );
+    // The nearest folder whose aliases match decides (its `baseUrl` matches anything), even
+    // when what it names is no file; a folder with no match leaves it to the folders above.
+    assert_eq!(
+        script("web/legacy/old.ts", "@std/assert/equals.ts"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        script("app/lib/db.ts", "@std/assert"),
+        ["std/assert/mod.ts"]
+    );
+    assert_eq!(
+        script("std/assert/mod.ts", "@std/assert/equals.ts"),
+        ["std/assert/equals.ts"]
+    );
+    assert_eq!(
+        script("std/assert/mod.ts", "npm-thing"),
+        Vec::<String>::new()
+    );
+    // tsconfig: `paths` (relative to `baseUrl`) with one `*`, extensions and index files as
+    // for relative specifiers, then `baseUrl` for any bare specifier.
+    assert_eq!(
+        script("web/src/index.ts", "@/utils"),
+        ["web/src/utils/index.ts"]
+    );
+    assert_eq!(
+        script("web/src/index.ts", "~ui/Button"),
+        ["web/src/components/Button.tsx"]
+    );
+    assert_eq!(
+        script("web/src/index.ts", "utils"),
+        ["web/src/utils/index.ts"]
+    );
+    assert_eq!(script("web/src/index.ts", "react"), Vec::<String>::new());
+    assert_eq!(
+        script("web/legacy/old.ts", "shared/format"),
+        ["web/legacy/shared/format.js"]
+    );
+}
