@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use context::views_file::{ViewSpec, parse_ordering, parse_source};
 use context::{
@@ -51,23 +51,9 @@ pub(crate) struct ViewArgs {
     pub(crate) all: bool,
 }
 
-fn views_path(root: &Path) -> std::path::PathBuf {
-    root.join(".merkle").join("views.yaml")
-}
-
-/// The views file, or an empty one when there is none.
-pub(crate) fn load_views(root: &Path) -> Result<ViewsFile> {
-    let path = views_path(root);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(ViewsFile::parse(&path.display().to_string(), &text)?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ViewsFile::default()),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
-}
-
 /// The view `get-node` composes: the named (or `default`) view, with flags over its fields.
 pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextView> {
-    let views = load_views(root)?;
+    let views = ViewsFile::load(root)?;
     let (name, mut spec) = match &a.view {
         Some(name) => (name.clone(), views.get(name)?.clone()),
         None => match views.views.get("default") {
@@ -449,12 +435,15 @@ fn spec_json(s: &ViewSpec) -> Value {
 }
 
 pub(crate) fn views(out: &mut Out, root: &Path, cmd: &ViewsCommand) -> Result<()> {
-    let views = load_views(root)?;
+    let views = ViewsFile::load(root)?;
     match cmd {
         ViewsCommand::List => out.value(
             Value::Array(views.views.keys().map(|k| json!(k)).collect()),
             if views.views.is_empty() {
-                format!("no views in {}", views_path(root).display())
+                format!(
+                    "no views in {}",
+                    context::views_file::views_path(root).display()
+                )
             } else {
                 views.views.keys().cloned().collect::<Vec<_>>().join("\n")
             },

@@ -1,14 +1,15 @@
-//! `merkle related` and `merkle search`: the related-files graph and symbol search over the
-//! tree's facts (context's `facts`, `graph` and `search`), after an incremental rescan so that
-//! they answer for the files as they are now.
+//! `merkle related`, `merkle search` and `merkle context`: the related-files graph, search and
+//! a task's bundle over the tree's facts (context's `facts`, `graph`, `search` and `bundle`),
+//! each answering for the tree as it is on disk ([`TreeFacts::on_current_tree`]: the rescan
+//! beside a first try on the last scan).
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use context::search::{Filter, Ranking, SearchRequest};
 use context::{Graph, Hit, Related, TreeFacts};
-use merkle_store::{NodeKind, ScanOptions, Store};
-use serde_json::{Value, json};
+use merkle_store::{NodeKind, Store};
+use serde_json::Value;
 
 use crate::output::Out;
 use crate::{usage, workspace_path};
@@ -57,42 +58,6 @@ pub(crate) enum RankingArg {
     Plain,
 }
 
-/// The files of the tree as it is on disk now, each one's facts read when a search or the
-/// graph asks for them ([`TreeFacts::listing`]).
-pub(crate) fn current_facts(store: &Store) -> Result<TreeFacts> {
-    store
-        .scan(&ScanOptions::default())
-        .context("rescanning the workspace")?;
-    Ok(TreeFacts::listing(store)?)
-}
-
-/// A related file as JSON: `{path, relation, line, specifier}`.
-pub(crate) fn related_json(r: &Related) -> Value {
-    json!({
-        "path": r.path,
-        "relation": r.relation.as_str(),
-        "line": r.line,
-        "specifier": r.specifier,
-    })
-}
-
-/// A search hit as JSON: `{path, score, symbols: [{name, kind, line_start, line_end,
-/// signature}], why}`.
-pub(crate) fn hit_json(h: &Hit) -> Value {
-    json!({
-        "path": h.path,
-        "score": h.score,
-        "symbols": h.symbols.iter().map(|s| json!({
-            "name": s.name,
-            "kind": s.kind.noun(),
-            "line_start": s.line_start,
-            "line_end": s.line_end,
-            "signature": s.signature,
-        })).collect::<Vec<_>>(),
-        "why": h.why,
-    })
-}
-
 pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedArgs) -> Result<()> {
     let path = workspace_path(root, &args.path)?;
     let related = related_of(store, &path)?;
@@ -114,31 +79,35 @@ pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedA
             .join("\n")
     };
     out.value(
-        Value::Array(related.iter().map(related_json).collect()),
+        Value::Array(related.iter().map(Related::json).collect()),
         text,
     );
     Ok(())
 }
 
-/// The files related to the file at workspace path `path`, after a rescan.
+/// The files related to the file at workspace path `path`, in the tree as it is on disk.
 pub(crate) fn related_of(store: &Store, path: &str) -> Result<Vec<Related>> {
-    let facts = current_facts(store)?;
-    if !facts.contains(path) {
-        match store.node_at(path)? {
-            Some(n) if n.kind == NodeKind::Dir => usage!(
-                "{:?} is a directory: related lists the imports of a file",
-                crate::display_path(path)
-            ),
-            _ => {
-                return Err(merkle_store::Error::NoSuchPath {
-                    path: path.to_owned(),
-                }
-                .into());
-            }
+    TreeFacts::on_current_tree(store, |facts| {
+        Ok(facts
+            .contains(path)
+            .then(|| Graph::of_tree(store, facts).map(|g| g.related(path)))
+            .transpose()?)
+    })?
+    .map_or_else(|| not_a_file(store, path), Ok)
+}
+
+/// The error for a path that names no file of the tree: a directory, or nothing.
+fn not_a_file(store: &Store, path: &str) -> Result<Vec<Related>> {
+    match store.node_at(path)? {
+        Some(n) if n.kind == NodeKind::Dir => usage!(
+            "{:?} is a directory: related lists the imports of a file",
+            crate::display_path(path)
+        ),
+        _ => Err(merkle_store::Error::NoSuchPath {
+            path: path.to_owned(),
         }
+        .into()),
     }
-    let graph = Graph::of_tree(store, &facts)?;
-    Ok(graph.related(path))
 }
 
 /// The `--type` of a search, checked.
@@ -219,28 +188,6 @@ pub(crate) fn run_context(
     })?)
 }
 
-/// `merkle --json context`: `{budget, tokens, files: [{path, score, why, sections: [{kind,
-/// name, line_start, line_end, text}]}], omitted}`.
-pub(crate) fn bundle_json(b: &context::bundle::Bundle, budget: usize) -> Value {
-    json!({
-        "budget": budget,
-        "tokens": b.tokens,
-        "files": b.files.iter().map(|f| json!({
-            "path": f.path,
-            "score": f.score,
-            "why": f.why,
-            "sections": f.sections.iter().map(|s| json!({
-                "kind": s.kind,
-                "name": s.name,
-                "line_start": s.line_start,
-                "line_end": s.line_end,
-                "text": s.text,
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "omitted": b.omitted,
-    })
-}
-
 pub(crate) fn context_cmd(out: &mut Out, store: &Store, args: &ContextArgs) -> Result<()> {
     let task = query_text(&args.task)?;
     if task.trim().is_empty() {
@@ -254,7 +201,7 @@ pub(crate) fn context_cmd(out: &mut Out, store: &Store, args: &ContextArgs) -> R
     } else {
         b.markdown(budget)
     };
-    out.value(bundle_json(&b, budget), text);
+    out.value(b.json(budget), text);
     Ok(())
 }
 
@@ -295,6 +242,6 @@ pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<
         }
         lines.join("\n")
     };
-    out.value(Value::Array(hits.iter().map(hit_json).collect()), text);
+    out.value(Value::Array(hits.iter().map(Hit::json).collect()), text);
     Ok(())
 }

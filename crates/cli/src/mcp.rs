@@ -514,9 +514,7 @@ impl MerkleMcp {
                 filter,
                 context::search::Ranking::Fused,
             )?;
-            Ok(Value::Array(
-                hits.iter().map(index_cmds::hit_json).collect(),
-            ))
+            Ok(Value::Array(hits.iter().map(context::Hit::json).collect()))
         })
         .await
     }
@@ -534,7 +532,7 @@ impl MerkleMcp {
         // Writable: it rescans and keeps the search index.
         self.answer(true, move |store, _| {
             let b = index_cmds::run_context(store, &p.task, budget, files)?;
-            Ok(index_cmds::bundle_json(&b, budget))
+            Ok(b.json(budget))
         })
         .await
     }
@@ -545,7 +543,7 @@ impl MerkleMcp {
             let path = merkle_store::normalize_path(&p.path);
             let related = index_cmds::related_of(store, &path)?;
             Ok(Value::Array(
-                related.iter().map(index_cmds::related_json).collect(),
+                related.iter().map(context::Related::json).collect(),
             ))
         })
         .await

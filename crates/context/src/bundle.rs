@@ -69,6 +69,28 @@ pub struct Bundle {
 }
 
 impl Bundle {
+    /// The bundle as every front end answers it: `{budget, tokens, files: [{path, score,
+    /// why, sections: [{kind, name, line_start, line_end, text}]}], omitted}`.
+    pub fn json(&self, budget: usize) -> serde_json::Value {
+        serde_json::json!({
+            "budget": budget,
+            "tokens": self.tokens,
+            "files": self.files.iter().map(|f| serde_json::json!({
+                "path": f.path,
+                "score": f.score,
+                "why": f.why,
+                "sections": f.sections.iter().map(|s| serde_json::json!({
+                    "kind": s.kind,
+                    "name": s.name,
+                    "line_start": s.line_start,
+                    "line_end": s.line_end,
+                    "text": s.text,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "omitted": self.omitted,
+        })
+    }
+
     /// The bundle as Markdown to paste into a prompt: per file a heading and why it was found,
     /// then each section under its name and line span, in a fenced block tagged with the
     /// file's language; last, the files over the budget.

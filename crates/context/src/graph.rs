@@ -45,6 +45,18 @@ pub struct Related {
     pub specifier: String,
 }
 
+impl Related {
+    /// The related file as every front end answers it: `{path, relation, line, specifier}`.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "path": self.path,
+            "relation": self.relation.as_str(),
+            "line": self.line,
+            "specifier": self.specifier,
+        })
+    }
+}
+
 /// The derived-table namespace of the cached graph: bump its version when resolution changes
 /// (the facts' version is part of it too).
 /// `graph:v2`: script aliases (import maps, `tsconfig.json` paths) resolve.

@@ -116,6 +116,25 @@ pub struct Hit {
     pub why: Vec<String>,
 }
 
+impl Hit {
+    /// The hit as every front end answers it: `{path, score, symbols: [{name, kind,
+    /// line_start, line_end, signature}], why}`.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "path": self.path,
+            "score": self.score,
+            "symbols": self.symbols.iter().map(|s| serde_json::json!({
+                "name": s.name,
+                "kind": s.kind.noun(),
+                "line_start": s.line_start,
+                "line_end": s.line_end,
+                "signature": s.signature,
+            })).collect::<Vec<_>>(),
+            "why": self.why,
+        })
+    }
+}
+
 /// The most definitions a hit lists.
 pub const MAX_SYMBOLS: usize = 5;
 /// The most query words sent to BM25, the rarest (by weight times idf) first.

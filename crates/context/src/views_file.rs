@@ -63,7 +63,26 @@ pub struct ViewSpec {
     pub priority: Vec<String>,
 }
 
+/// Where a workspace keeps its named views: `.merkle/views.yaml`.
+pub fn views_path(workspace: &std::path::Path) -> std::path::PathBuf {
+    workspace.join(".merkle").join("views.yaml")
+}
+
 impl ViewsFile {
+    /// The named views of the workspace at `workspace` ([`views_path`]), or none when it has
+    /// no views file.
+    pub fn load(workspace: &std::path::Path) -> Result<ViewsFile> {
+        let path = views_path(workspace);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => ViewsFile::parse(&path.display().to_string(), &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ViewsFile::default()),
+            Err(e) => Err(Error::ViewsFile {
+                file: path.display().to_string(),
+                message: format!("cannot read it: {e}"),
+            }),
+        }
+    }
+
     /// Parses a views file; `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<ViewsFile> {
         let parsed: ViewsFile = serde_yaml::from_str(text).map_err(|e| Error::ViewsFile {

@@ -12,7 +12,6 @@
 //! now, not as it was when the run began.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use context::synthesis::{Concat, SynthesisRequest, synthesize, synthesize_recursive};
@@ -24,27 +23,6 @@ use serde_json::{Value, json};
 use crate::error::{Error, Result};
 use crate::tools::ToolDefinition;
 use crate::tools::builtin::{optional_str, str_field};
-
-/// Where a workspace keeps its named views.
-pub fn views_path(workspace: &Path) -> PathBuf {
-    workspace.join(".merkle").join("views.yaml")
-}
-
-/// The workspace's named views, or none when it has no views file.
-pub fn load_views(workspace: &Path) -> Result<ViewsFile> {
-    let path = views_path(workspace);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            ViewsFile::parse(&path.display().to_string(), &text).map_err(|e| Error::Corrupt {
-                path: path.clone(),
-                line: 0,
-                reason: e.to_string(),
-            })
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ViewsFile::default()),
-        Err(e) => Err(Error::Io { path, source: e }),
-    }
-}
 
 /// `get_node`, `put_frame`, `synthesize`, `search_symbols` and `related_files` on `store`,
 /// acting as `agent`.
@@ -190,17 +168,17 @@ fn task_context_tool(store: &Arc<Store>) -> ToolDefinition {
                     .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
             };
             let (budget, files) = (number("budget", 8_000), number("files", 10));
-            let facts = current_facts(&s, TOOL)?;
-            let bundle = context::bundle::bundle(
-                &s,
-                &facts,
-                &context::bundle::BundleRequest {
-                    task,
-                    budget,
-                    files,
-                },
-            )
-            .map_err(|e| handler(TOOL, e))?;
+            let bundle = on_current_tree(&s, TOOL, |facts| {
+                context::bundle::bundle(
+                    &s,
+                    facts,
+                    &context::bundle::BundleRequest {
+                        task,
+                        budget,
+                        files,
+                    },
+                )
+            })?;
             if bundle.files.is_empty() && bundle.omitted.is_empty() {
                 return Ok("no file matches the task".to_owned());
             }
@@ -252,35 +230,19 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
                 .get("limit")
                 .and_then(Value::as_u64)
                 .map_or(20, |n| usize::try_from(n).unwrap_or(usize::MAX));
-            let facts = current_facts(&s, TOOL)?;
-            let hits = context::search_tree(
-                &s,
-                &facts,
-                &context::SearchRequest {
-                    query,
-                    limit,
-                    filter,
-                    ranking: context::search::Ranking::Fused,
-                },
-            )
-            .map_err(|e| handler(TOOL, e))?;
-            let json: Vec<Value> = hits
-                .iter()
-                .map(|h| {
-                    json!({
-                        "path": h.path,
-                        "score": h.score,
-                        "symbols": h.symbols.iter().map(|s| json!({
-                            "name": s.name,
-                            "kind": s.kind.noun(),
-                            "line_start": s.line_start,
-                            "line_end": s.line_end,
-                            "signature": s.signature,
-                        })).collect::<Vec<_>>(),
-                        "why": h.why,
-                    })
-                })
-                .collect();
+            let hits = on_current_tree(&s, TOOL, |facts| {
+                context::search_tree(
+                    &s,
+                    facts,
+                    &context::SearchRequest {
+                        query,
+                        limit,
+                        filter,
+                        ranking: context::search::Ranking::Fused,
+                    },
+                )
+            })?;
+            let json: Vec<Value> = hits.iter().map(context::Hit::json).collect();
             Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
         },
     )
@@ -302,41 +264,34 @@ fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
         move |input| {
             const TOOL: &str = "related_files";
             let path = merkle_store::normalize_path(str_field(input, TOOL, "path")?);
-            let facts = current_facts(&s, TOOL)?;
-            if !facts.contains(&path) {
-                return Err(Error::NoSuchPath { path });
-            }
-            let graph = context::Graph::of_tree(&s, &facts).map_err(|e| handler(TOOL, e))?;
-            let json: Vec<Value> = graph
-                .related(&path)
-                .iter()
-                .map(|r| {
-                    json!({
-                        "path": r.path,
-                        "relation": r.relation.as_str(),
-                        "line": r.line,
-                        "specifier": r.specifier,
-                    })
-                })
-                .collect();
+            let related = on_current_tree(&s, TOOL, |facts| {
+                facts
+                    .contains(&path)
+                    .then(|| context::Graph::of_tree(&s, facts).map(|g| g.related(&path)))
+                    .transpose()
+            })?
+            .ok_or_else(|| Error::NoSuchPath { path: path.clone() })?;
+            let json: Vec<Value> = related.iter().map(context::Related::json).collect();
             Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
         },
     )
 }
 
-/// The tree's files after an incremental rescan, each one's facts read when a search or the
-/// graph asks for them ([`context::TreeFacts::listing`]).
-fn current_facts(store: &Store, tool: &str) -> Result<context::TreeFacts> {
-    store
-        .scan(&ScanOptions::default())
-        .map_err(|e| handler("scan", e))?;
-    context::TreeFacts::listing(store).map_err(|e| handler(tool, e))
+/// `work`'s answer for the tree as it is on disk, as the CLI's search, context and related
+/// answer ([`context::TreeFacts::on_current_tree`]); its error names `tool`.
+fn on_current_tree<T: Send>(
+    store: &Store,
+    tool: &str,
+    work: impl Fn(&context::TreeFacts) -> context::Result<T> + Sync,
+) -> Result<T> {
+    context::TreeFacts::on_current_tree(store, work).map_err(|e| handler(tool, e))
 }
 
 fn get_node_tool(store: &Store, input: &Value) -> Result<String> {
     let node = current_node(store, str_field(input, "get_node", "path")?)?;
     let mut spec = match optional_str(input, "view") {
-        Some(name) => load_views(store.workspace())?
+        Some(name) => ViewsFile::load(store.workspace())
+            .map_err(|e| handler("get_node", e))?
             .get(name)
             .map_err(|e| handler("get_node", e))?
             .clone(),
