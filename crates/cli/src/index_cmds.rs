@@ -88,10 +88,10 @@ pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedA
 /// The files related to the file at workspace path `path`, in the tree as it is on disk.
 pub(crate) fn related_of(store: &Store, path: &str) -> Result<Vec<Related>> {
     TreeFacts::on_current_tree(store, |facts| {
-        Ok(facts
+        facts
             .contains(path)
             .then(|| Graph::of_tree(store, facts).map(|g| g.related(path)))
-            .transpose()?)
+            .transpose()
     })?
     .map_or_else(|| not_a_file(store, path), Ok)
 }
