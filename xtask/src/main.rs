@@ -50,6 +50,8 @@ tasks:
                         searched as it is by later runs (for comparing rankings quickly)
       --out FILE        per-instance results, one JSON object a line
       --merkle PATH     as for bench scan
+  bench agent-cost      agent-loop: billable input of a 30-call agent session with and
+                        without prompt caching, through the simulator (target <= 0.3x)
   bench llm             llm-core: SSE decoding throughput (10 MB streams) and per-request
                         client overhead against a local server vs a bare HTTP exchange
   bench agent           agent-loop: per-turn overhead with an instant model (on disk and on
@@ -126,6 +128,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "localize", rest @ ..] => bench_localize(rest),
         ["bench", "llm"] => bench_llm(),
         ["bench", "agent"] => bench_agent(),
+        ["bench", "agent-cost"] => bench_agent_cost(),
         ["bench", "remote", rest @ ..] => bench_remote(rest),
         ["record", rest @ ..] => record(rest),
         [] | ["help"] => {
@@ -400,6 +403,37 @@ fn bench_llm() -> Result<ExitCode> {
         "  client overhead   {:>8.1} us  ({:.2}x the bare exchange)",
         num("overhead")?,
         num("ratio")?
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs agent-loop's prompt-caching example in release mode: one 30-call agent session
+/// billed with and without the cache breakpoints the agent sends.
+fn bench_agent_cost() -> Result<ExitCode> {
+    let json = run_bench_example("agent-loop", "agent_cost")?;
+    let num = |key: &str| json_number(&json, key);
+    println!(
+        "bench agent-cost (agent-loop, release): one session of {} model calls through the \
+         simulator, billed as Anthropic bills its 5-minute cache (reads 0.1x, writes 1.25x)\n",
+        num("calls")?
+    );
+    println!(
+        "{:<10} {:>12} {:>12} {:>12} {:>14}",
+        "run", "input", "cache write", "cache read", "billable input"
+    );
+    for run in ["uncached", "cached"] {
+        println!(
+            "{run:<10} {:>12} {:>12} {:>12} {:>14}",
+            num(&format!("{run}_input"))?,
+            num(&format!("{run}_cache_write"))?,
+            num(&format!("{run}_cache_read"))?,
+            num(&format!("{run}_billable"))?,
+        );
+    }
+    let ratio = num("ratio")?;
+    println!(
+        "\nbillable input, cached / uncached: {ratio:.3}x (target <= 0.3x: {})",
+        if ratio <= 0.3 { "PASS" } else { "MISS" }
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -19,7 +19,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use governance::{AuditLog, Decision, Governor, LoopStop, Outcome, Reset, SELECT_ACTIVE_INTENT};
-use llm_core::{Clock, ContentBlock, LlmClient, Message, Request, Response, Role, ToolCall, Usage};
+use llm_core::{
+    CacheMarks, Clock, ContentBlock, LlmClient, Message, Request, Response, Role, ToolCall, Usage,
+};
 use serde::Serialize;
 
 use crate::compaction::{
@@ -61,6 +63,9 @@ pub struct AgentConfig {
     /// What the model costs, for the policy's cost cap; `None`: calls cost 0 and the cap never
     /// trips.
     pub price: Option<Price>,
+    /// Whether requests ask the provider to cache their stable prefix ([`cache_marks`] and a
+    /// cache key per conversation); on by default.
+    pub prompt_cache: bool,
 }
 
 /// A model's price in US dollars per million tokens. Cache reads and writes are priced as input:
@@ -106,6 +111,7 @@ impl Default for AgentConfig {
             max_model_calls: 200,
             compaction: CompactionConfig::default(),
             tool_offer: ToolOffering::Filtered,
+            prompt_cache: true,
             price: None,
         }
     }
@@ -457,6 +463,15 @@ impl Agent {
         Ok(Request {
             model: self.config.model.clone(),
             system: Some(system),
+            cache: if self.config.prompt_cache {
+                cache_marks(selected)
+            } else {
+                CacheMarks::default()
+            },
+            cache_key: self
+                .config
+                .prompt_cache
+                .then(|| self.conversation.id().to_owned()),
             messages: selected.to_vec(),
             tools: offered,
             max_tokens: self.config.max_tokens,
@@ -701,6 +716,30 @@ impl Agent {
             observer(event);
         }
     }
+}
+
+/// Where a request of the conversation `messages` asks the provider to cache its prefix:
+/// after the tools and after the system prompt (both byte-stable), after the last message (what
+/// the next request will find cached), and after the last message the previous request sent,
+/// the one before the newest answer (what this request reads). The marks are positions in the
+/// messages sent, so they move forward as the conversation grows; after compaction the first
+/// request misses once and the next reads again.
+pub fn cache_marks(messages: &[Message]) -> CacheMarks {
+    let mut marks = CacheMarks {
+        tools: true,
+        system: true,
+        messages: Vec::new(),
+    };
+    if let Some(answer) = messages.iter().rposition(|m| m.role == Role::Assistant)
+        && answer > 0
+    {
+        marks.messages.push(answer - 1);
+    }
+    if !messages.is_empty() {
+        marks.messages.push(messages.len() - 1);
+    }
+    marks.messages.dedup();
+    marks
 }
 
 /// OpenAI's `allowed_tools` tool choice naming `allowed`, the model deciding whether to call one.

@@ -74,6 +74,11 @@ pub(crate) struct AgentArgs {
     /// offering only the allowed tools; governance decides every call either way
     #[arg(long)]
     offer_all_tools: bool,
+    /// Send no prompt-cache hints (Anthropic `cache_control` breakpoints, OpenAI
+    /// `prompt_cache_key`), for a server that refuses them [default: each request marks its
+    /// stable prefix for the provider's cache]
+    #[arg(long)]
+    no_prompt_cache: bool,
     /// The model's price per million input and output tokens in US dollars, as IN,OUT (e.g.
     /// 3,15): the policy's limits.max_cost_usd then caps each request [default: unpriced, no
     /// cost cap]
@@ -476,6 +481,7 @@ impl Running {
                 ToolOffering::Filtered
             },
             price: args.price,
+            prompt_cache: !args.no_prompt_cache,
             ..AgentConfig::default()
         };
         let quiet = g.quiet;

@@ -19,8 +19,8 @@ use crate::retry::RetryHints;
 use crate::sse::SseEvent;
 use crate::stream::{Event, EventStream};
 use crate::types::{
-    ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, ToolCall, ToolChoice,
-    Usage,
+    ContentBlock, ImageSource, MAX_CACHE_MARKS, Message, Request, Response, Role, StopReason,
+    ToolCall, ToolChoice, Usage,
 };
 
 const PROVIDER: &str = "anthropic";
@@ -176,18 +176,33 @@ pub(crate) fn request_body(
         0 => DEFAULT_MAX_TOKENS,
         n => n,
     };
+    let marks = request.cache.limited(MAX_CACHE_MARKS);
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert("max_tokens".into(), json!(max_tokens));
-    body.insert(
-        "messages".into(),
-        Value::Array(request.messages.iter().map(wire_message).collect()),
-    );
+    let mut messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
+    for &i in &marks.messages {
+        // The breakpoint goes on the message's last block (one that thinking left empty has
+        // none to carry it).
+        if let Some(block) = messages
+            .get_mut(i)
+            .and_then(|m| m["content"].as_array_mut())
+            .and_then(|blocks| blocks.last_mut())
+        {
+            block["cache_control"] = ephemeral();
+        }
+    }
+    body.insert("messages".into(), Value::Array(messages));
     if let Some(system) = &request.system {
-        body.insert("system".into(), json!(system));
+        let system = if marks.system {
+            json!([{"type": "text", "text": system, "cache_control": ephemeral()}])
+        } else {
+            json!(system)
+        };
+        body.insert("system".into(), system);
     }
     if !request.tools.is_empty() {
-        let tools = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|tool| {
@@ -198,6 +213,11 @@ pub(crate) fn request_body(
                 })
             })
             .collect();
+        if marks.tools
+            && let Some(last) = tools.last_mut()
+        {
+            last["cache_control"] = ephemeral();
+        }
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(choice) = &request.tool_choice {
@@ -232,6 +252,11 @@ pub(crate) fn request_body(
     }
     merge_extra(&mut body, &request.extra);
     Ok(Value::Object(body))
+}
+
+/// A cache breakpoint's `cache_control`: the default five-minute cache.
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
 }
 
 fn wire_message(message: &Message) -> Value {

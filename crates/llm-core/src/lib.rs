@@ -51,6 +51,6 @@ pub use replay::{WireFormat, decode_event_stream};
 pub use retry::{RetryHints, RetryPolicy};
 pub use stream::{Event, EventStream, ResponseBuilder, collect, events_from_response};
 pub use types::{
-    ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, Thinking, Tool,
-    ToolCall, ToolChoice, Usage,
+    CacheMarks, ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, Thinking,
+    Tool, ToolCall, ToolChoice, Usage,
 };

@@ -203,6 +203,10 @@ impl OpenAiClient {
         if let Some(user_id) = request.metadata.get("user_id") {
             body.insert("user".into(), json!(user_id));
         }
+        // OpenAI caches prefixes by itself; a stable key keeps a conversation on one cache.
+        if let Some(key) = &request.cache_key {
+            body.insert("prompt_cache_key".into(), json!(key));
+        }
         if stream {
             body.insert("stream".into(), json!(true));
             body.insert("stream_options".into(), json!({"include_usage": true}));

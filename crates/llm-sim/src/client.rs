@@ -8,6 +8,7 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use llm_core::{Event, EventStream, LlmClient, Request, Response, UsageStats};
 
+use crate::cache::PromptCache;
 use crate::error::Result;
 use crate::reply::Reply;
 use crate::script::{Script, Step};
@@ -54,6 +55,8 @@ pub struct SimulatedClient {
     strategy: Mutex<Box<dyn Strategy>>,
     state: Mutex<State>,
     stats: Arc<Mutex<UsageStats>>,
+    /// What requests with cache breakpoints (or a cache key) would find cached.
+    cache: Mutex<PromptCache>,
 }
 
 impl SimulatedClient {
@@ -66,6 +69,15 @@ impl SimulatedClient {
             strategy: Mutex::new(strategy),
             state: Mutex::default(),
             stats: Arc::default(),
+            cache: Mutex::default(),
+        }
+    }
+
+    /// The same client with its prompt cache's five minutes measured by `clock`.
+    pub fn with_cache_clock(self, clock: Arc<dyn llm_core::Clock>) -> Self {
+        Self {
+            cache: Mutex::new(PromptCache::new(clock)),
+            ..self
         }
     }
 
@@ -112,11 +124,16 @@ impl SimulatedClient {
             });
             number
         };
-        lock(&self.strategy)
-            .reply(number, request)
-            .map_err(|err| llm_core::Error::Config {
-                details: err.to_string(),
-            })
+        let mut reply =
+            lock(&self.strategy)
+                .reply(number, request)
+                .map_err(|err| llm_core::Error::Config {
+                    details: err.to_string(),
+                })?;
+        if let Reply::Answer(answer) = &mut reply {
+            lock(&self.cache).apply(request, &mut answer.response.usage);
+        }
+        Ok(reply)
     }
 
     fn record(stats: &Mutex<UsageStats>, result: Result<&Response, &llm_core::Error>) {

@@ -7,7 +7,9 @@
 //!   follows a YAML [`Script`] step by step, [`Patterns`] matches requests, [`Playback`]
 //!   replays a recording. Scripts can inject failures ([`FailureSpec`]): 429 with
 //!   retry-after, 529, 5xx, timeouts, errors in mid-stream, malformed tool-call arguments.
-//!   Streams are cut into deltas the way providers send them.
+//!   Streams are cut into deltas the way providers send them. Usage is billed as the
+//!   providers bill cached prompts ([`PromptCache`]): a prefix written in the last five
+//!   minutes up to a cache breakpoint is read, so tests can count what caching saves.
 //! - [`RecordingClient`] wraps a real client and writes what it saw as a playback script,
 //!   keeping only allowlisted fields and refusing to write anything key-like ([`secrets`]).
 //! - [`build`] is the mode switch (`MERKLE_LLM_MODE=real|simulated|record|playback`), reading
@@ -19,6 +21,7 @@
 //! Boundary: no network but loopback, no runtime of its own (the server runs on the caller's
 //! tokio runtime), no environment reads except through the lookup given to [`build`].
 
+pub mod cache;
 pub mod client;
 pub mod error;
 pub mod factory;
@@ -31,6 +34,7 @@ pub mod server;
 pub mod source;
 pub mod strategy;
 
+pub use cache::{CACHE_TTL, MIN_CACHED_TOKENS, PromptCache};
 pub use client::{Call, PROVIDER, SimulatedClient};
 pub use error::{Error, Result};
 pub use factory::{Mode, Settings, Setup, build, for_testing};

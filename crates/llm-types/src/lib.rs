@@ -41,6 +41,64 @@ pub struct Request {
     /// override anything (e.g. an `allowed_tools` tool choice, `reasoning_effort`, `top_k`).
     /// This keeps provider features expressible without widening the common types.
     pub extra: BTreeMap<String, Value>,
+    /// Where the provider may cache the prompt's prefix (Anthropic's `cache_control`
+    /// breakpoints, at most [`MAX_CACHE_MARKS`] sent); none by default.
+    #[serde(skip_serializing_if = "CacheMarks::is_empty")]
+    pub cache: CacheMarks,
+    /// A key that stays the same for requests sharing a prefix, such as one conversation's
+    /// (OpenAI's `prompt_cache_key`, which routes them to the same cache).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<String>,
+}
+
+/// The most cache breakpoints one request may carry (Anthropic's limit).
+pub const MAX_CACHE_MARKS: usize = 4;
+
+/// Cache breakpoints of a request, each the end of a prefix a provider may cache and read
+/// back: after the tools, after the system prompt, after the message at an index. The prefix
+/// runs in the order the provider reads a request: tools, system, messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CacheMarks {
+    pub tools: bool,
+    pub system: bool,
+    /// Indexes into [`Request::messages`], ascending.
+    pub messages: Vec<usize>,
+}
+
+impl CacheMarks {
+    pub fn is_empty(&self) -> bool {
+        !self.tools && !self.system && self.messages.is_empty()
+    }
+
+    /// How many breakpoints there are.
+    pub fn len(&self) -> usize {
+        usize::from(self.tools) + usize::from(self.system) + self.messages.len()
+    }
+
+    /// At most `max` of the marks, the latest kept: a later breakpoint's prefix holds every
+    /// earlier one's, so the earliest (the tools, then the system prompt, then the oldest
+    /// messages) are the ones to drop. Message marks are sorted and deduplicated.
+    pub fn limited(&self, max: usize) -> CacheMarks {
+        let mut messages = self.messages.clone();
+        messages.sort_unstable();
+        messages.dedup();
+        let mut out = CacheMarks {
+            tools: self.tools,
+            system: self.system,
+            messages,
+        };
+        while out.len() > max {
+            if out.tools {
+                out.tools = false;
+            } else if out.system {
+                out.system = false;
+            } else {
+                out.messages.remove(0);
+            }
+        }
+        out
+    }
 }
 
 impl Request {

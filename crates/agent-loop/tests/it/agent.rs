@@ -420,3 +420,79 @@ async fn an_empty_answer_is_recorded_as_a_marker() {
         Message::assistant(agent_loop::agent::EMPTY_ANSWER)
     );
 }
+
+/// An agent run of `turns` tool calls against the fake Anthropic server (the real provider
+/// client, over loopback): what the server read back and billed.
+#[tokio::test]
+async fn every_request_after_the_first_reads_the_prompt_cache_on_the_fake_anthropic_server() {
+    use llm_core::{AnthropicClient, AnthropicConfig, ApiKey, LlmClient};
+    let turns = 6;
+    let mut steps: Vec<Step> = (0..turns)
+        .map(|i| {
+            Step::text(format!("Looking, step {i}."))
+                .with_tool_call("read_file", json!({"path": "README.md"}))
+        })
+        .collect();
+    steps.push(Step::text("Done."));
+    let script = llm_sim::Script {
+        metadata: None,
+        responses: steps,
+    };
+    let server =
+        llm_sim::FakeServer::start("127.0.0.1:0", Box::new(llm_sim::Scripted::new(script)))
+            .await
+            .expect("server");
+    let mut config = AnthropicConfig::new(ApiKey::new("sk-ant-test"));
+    config.base_url = server.url();
+    config.default_model = Some("claude-test".to_owned());
+    let client: Arc<dyn LlmClient> = Arc::new(AnthropicClient::new(config).expect("client"));
+    let setup = setup();
+    let mut agent = agent_loop::Agent::new(
+        client,
+        setup.conversation,
+        setup.tools,
+        setup.config,
+        crate::clock(),
+    );
+    let outcome = agent
+        .process_turn("Read the readme, again and again.")
+        .await
+        .expect("turn");
+    assert_eq!(outcome.tool_calls, turns as u32);
+
+    let served = server.served();
+    assert_eq!(served.len(), turns + 1);
+    for s in &served {
+        let marks = &s.request.cache;
+        assert!(marks.len() <= 4, "{marks:?}");
+        assert!(marks.system, "the system prompt is marked: {marks:?}");
+        assert_eq!(
+            marks.messages.last().copied(),
+            Some(s.request.messages.len() - 1),
+            "the newest message is marked"
+        );
+        assert_eq!(
+            s.request.cache_key.as_deref(),
+            None,
+            "Anthropic has no cache key"
+        );
+    }
+    // Every request after the first also marks the previous request's last message.
+    for (before, s) in served.iter().zip(&served[1..]) {
+        assert!(
+            s.request
+                .cache
+                .messages
+                .contains(&(before.request.messages.len() - 1)),
+            "{:?}",
+            s.request.cache
+        );
+    }
+    // The usage the server billed: most input read from the cache.
+    let usage = outcome.usage;
+    assert!(usage.cache_read_input_tokens > 0, "{usage:?}");
+    assert!(
+        usage.cache_read_input_tokens > usage.input_tokens,
+        "most input is read from the cache: {usage:?}"
+    );
+}

@@ -2,6 +2,7 @@
 //! bodies and writing messages, event streams and errors framed as the real service frames
 //! them.
 
+use llm_core::types::MAX_CACHE_MARKS;
 use llm_core::{
     ContentBlock, ImageSource, Message, Request, Role, Thinking, Tool, ToolCall, ToolChoice, Usage,
 };
@@ -18,12 +19,15 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
     if let Some(system) = body.optional("system") {
         request.system = Some(match system.value {
             Value::String(text) => text.clone(),
-            _ => system
-                .array()?
-                .into_iter()
-                .map(|block| block.required("text")?.string())
-                .collect::<Result<Vec<_>, _>>()?
-                .join("\n\n"),
+            _ => {
+                let blocks = system.array()?;
+                request.cache.system = blocks.iter().any(cached);
+                blocks
+                    .into_iter()
+                    .map(|block| block.required("text")?.string())
+                    .collect::<Result<Vec<_>, _>>()?
+                    .join("\n\n")
+            }
         });
     }
     for message in body.required("messages")?.array()? {
@@ -37,17 +41,23 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
         let content_field = message.required("content")?;
         let content = match content_field.value {
             Value::String(text) => vec![ContentBlock::text(text.clone())],
-            _ => content_field
-                .array()?
-                .into_iter()
-                .filter_map(|block| parse_block(&block).transpose())
-                .collect::<Result<_, _>>()?,
+            _ => {
+                let blocks = content_field.array()?;
+                if blocks.iter().any(cached) {
+                    request.cache.messages.push(request.messages.len());
+                }
+                blocks
+                    .into_iter()
+                    .filter_map(|block| parse_block(&block).transpose())
+                    .collect::<Result<_, _>>()?
+            }
         };
         request.messages.push(Message { role, content });
     }
     if let Some(tools) = body.optional("tools") {
         for tool in tools.array()? {
             // Server tools (web search, ...) have a `type` and no schema: nothing to simulate.
+            request.cache.tools |= cached(&tool);
             let Some(schema) = tool.optional("input_schema") else {
                 continue;
             };
@@ -95,12 +105,24 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
     {
         request.metadata.insert("user_id".into(), user_id.string()?);
     }
+    if request.cache.len() > MAX_CACHE_MARKS {
+        // As the API answers it.
+        return Err(format!(
+            "A maximum of {MAX_CACHE_MARKS} blocks with cache_control may be provided. Found {}.",
+            request.cache.len()
+        ));
+    }
     let stream = body
         .optional("stream")
         .map(|s| s.bool())
         .transpose()?
         .unwrap_or(false);
     Ok((request, stream))
+}
+
+/// Whether a block (or a tool) carries a cache breakpoint.
+fn cached(block: &Field<'_>) -> bool {
+    block.optional("cache_control").is_some()
 }
 
 /// One content block; `None` for block types the simulation has no use for.

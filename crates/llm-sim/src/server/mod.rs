@@ -8,7 +8,9 @@
 //! usage included. Failures the strategy injects become the status, headers and error body
 //! each service sends; a timeout holds the connection open without a byte until the client
 //! gives up. No key is checked. Calls are numbered in arrival order and answered one at a
-//! time by the strategy.
+//! time by the strategy. Usage is billed as the providers bill cached prompts
+//! ([`crate::cache`]): `cache_control` breakpoints (at most four, as the API allows) and
+//! OpenAI's automatic prefix cache.
 //!
 //! The server runs on the caller's tokio runtime (this crate builds none) until dropped.
 
@@ -28,6 +30,7 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use self::http::{Connection, HttpRequest, ReadError};
+use crate::cache::PromptCache;
 use crate::error::{Error, Result};
 use crate::reply::{Failure, Reply};
 use crate::strategy::Strategy;
@@ -53,6 +56,8 @@ struct Shared {
     strategy: Mutex<Box<dyn Strategy>>,
     served: Mutex<Vec<Served>>,
     received: watch::Sender<usize>,
+    /// What requests with cache breakpoints (or a cache key) find cached.
+    cache: Mutex<PromptCache>,
 }
 
 /// A running fake API server; it stops when dropped.
@@ -84,6 +89,7 @@ impl FakeServer {
             strategy: Mutex::new(strategy),
             served: Mutex::default(),
             received: watch::Sender::new(0),
+            cache: Mutex::default(),
         });
         let task = tokio::spawn(accept(listener, Arc::clone(&shared)));
         Ok(Self {
@@ -259,7 +265,10 @@ async fn answer(
             respond_json(connection, status, headers, &body, close).await?;
             return Ok(true);
         }
-        Ok(Reply::Answer(answer)) => answer,
+        Ok(Reply::Answer(mut answer)) => {
+            lock(&shared.cache).apply(&llm_request, &mut answer.response.usage);
+            answer
+        }
     };
     let created = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)

@@ -134,6 +134,9 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> 
     if let Some(stop) = body.optional("stop") {
         request.stop_sequences = string_list(&stop)?;
     }
+    if let Some(key) = body.optional("prompt_cache_key") {
+        request.cache_key = Some(key.string()?);
+    }
     if let Some(user) = body.optional("user") {
         request.metadata.insert("user_id".into(), user.string()?);
     }

@@ -2,6 +2,7 @@
 //! strategies, record and playback, the factory, and the fake server driven by llm-core's
 //! real providers over loopback.
 
+mod cache;
 mod factory;
 mod failures;
 mod patterns;
