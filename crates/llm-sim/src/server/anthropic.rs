@@ -16,11 +16,14 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
     let body = Field::root(body)?;
     let mut request = Request::new(body.required("model")?.string()?);
     request.max_tokens = body.required("max_tokens")?.u32()?;
+    // Blocks (and tools) that carry a cache breakpoint.
+    let mut marked = 0;
     if let Some(system) = body.optional("system") {
         request.system = Some(match system.value {
             Value::String(text) => text.clone(),
             _ => {
                 let blocks = system.array()?;
+                marked += blocks.iter().filter(|b| cached(b)).count();
                 request.cache.system = blocks.iter().any(cached);
                 blocks
                     .into_iter()
@@ -43,6 +46,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
             Value::String(text) => vec![ContentBlock::text(text.clone())],
             _ => {
                 let blocks = content_field.array()?;
+                marked += blocks.iter().filter(|b| cached(b)).count();
                 if blocks.iter().any(cached) {
                     request.cache.messages.push(request.messages.len());
                 }
@@ -57,6 +61,7 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
     if let Some(tools) = body.optional("tools") {
         for tool in tools.array()? {
             // Server tools (web search, ...) have a `type` and no schema: nothing to simulate.
+            marked += usize::from(cached(&tool));
             request.cache.tools |= cached(&tool);
             let Some(schema) = tool.optional("input_schema") else {
                 continue;
@@ -105,11 +110,11 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
     {
         request.metadata.insert("user_id".into(), user_id.string()?);
     }
-    if request.cache.len() > MAX_CACHE_MARKS {
-        // As the API answers it.
+    if marked > MAX_CACHE_MARKS {
+        // As the API answers it: every block with a breakpoint counts.
         return Err(format!(
-            "A maximum of {MAX_CACHE_MARKS} blocks with cache_control may be provided. Found {}.",
-            request.cache.len()
+            "A maximum of {MAX_CACHE_MARKS} blocks with cache_control may be provided. Found \
+             {marked}."
         ));
     }
     let stream = body

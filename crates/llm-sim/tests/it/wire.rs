@@ -188,3 +188,29 @@ async fn a_chunk_size_past_any_body_is_refused_not_trusted() {
     }
     assert_eq!(server.served().len(), 0);
 }
+
+#[tokio::test]
+async fn more_than_four_cache_breakpoints_are_refused_as_the_api_refuses_them() {
+    let server = server().await;
+    let block = r#"{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}"#;
+    let body = format!(
+        r#"{{"model": "m", "max_tokens": 5,
+            "system": [{block}],
+            "messages": [{{"role": "user", "content": [{block}, {block}]}},
+                         {{"role": "assistant", "content": [{block}]}},
+                         {{"role": "user", "content": [{block}]}}]}}"#
+    );
+    let answer = exchange(&server, &post("/v1/messages", &body)).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        answer.contains("A maximum of 4 blocks with cache_control may be provided. Found 5."),
+        "{answer}"
+    );
+    // Four are taken, and read back where they were.
+    let body = body.replacen(&format!("[{block}]"), r#""plain system""#, 1);
+    let answer = exchange(&server, &post("/v1/messages", &body)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let served = server.served().pop().expect("served").request;
+    assert_eq!(served.cache.messages, [0, 1, 2]);
+    assert!(!served.cache.system);
+}
