@@ -58,7 +58,7 @@ fn source(bytes: usize, seed: usize) -> String {
             i = i
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            out.push_str(words[(i >> 33) as usize % words.len()]);
+            out.push_str(words[(i >> 33) % words.len()]);
             out.push(' ');
         }
         out.push_str(&format!("// line {}\n", out.len() / 60));

@@ -18,6 +18,7 @@ mod governance_cmds;
 mod index_cmds;
 mod llm;
 mod mcp;
+mod mcp_http;
 mod output;
 mod remote_cmds;
 mod report;

@@ -1,5 +1,6 @@
-//! `merkle mcp`: the store served over the Model Context Protocol on stdio, for any MCP client
-//! (an editor, another agent) to read and write context frames.
+//! `merkle mcp`: the store served over the Model Context Protocol on stdio (or, with `--http`,
+//! Streamable HTTP: [`crate::mcp_http`]), for any MCP client (an editor, another agent) to read
+//! and write context frames.
 //!
 //! The tools mirror the CLI and answer with the documents of `merkle --json`: `get_node` (a
 //! view of a node's frames), `list_frames`, `put_frame`, `synthesize`, `search`, `related` and
@@ -49,6 +50,22 @@ pub(crate) struct McpArgs {
     /// without one the server only reads
     #[arg(long, env = "MERKLE_AGENT")]
     agent: Option<String>,
+    /// Serve Streamable HTTP at ADDR (IP:PORT; port 0 takes a free one) on the endpoint
+    /// `/mcp`, instead of stdio; the URL goes to stderr, and with --json `{url}` to stdout
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    http: Option<String>,
+    /// With --http: require `Authorization: Bearer TOKEN`, TOKEN being the value of this
+    /// environment variable (never given on the command line)
+    #[arg(long, value_name = "NAME", requires = "http")]
+    token_env: Option<String>,
+    /// With --http: serve an address that is not loopback without a token (anyone who
+    /// reaches it reads, and as --agent writes, the store)
+    #[arg(long, requires = "http")]
+    insecure_no_auth: bool,
+    /// With --http: a host name (or host:port) clients may use in `Host`, besides the
+    /// loopback names and the address served (repeatable)
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    allowed_hosts: Vec<String>,
     /// The global --json, hidden here: the server speaks JSON-RPC whatever it says (an arg of
     /// the same id keeps clap from copying the global one, and its help, into this command).
     #[arg(id = "json", long = "json", hide = true)]
@@ -87,6 +104,23 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
             one_at_a_time: Mutex::new(()),
         }),
     };
+    if let Some(addr) = &args.http {
+        let token = match &args.token_env {
+            None => None,
+            Some(name) => match std::env::var(name) {
+                Ok(token) if !token.trim().is_empty() => Some(token.trim().to_owned()),
+                Ok(_) => crate::usage!("--token-env {name}: the variable is empty"),
+                Err(_) => crate::usage!("--token-env {name}: no such environment variable"),
+            },
+        };
+        let opts = crate::mcp_http::HttpOptions {
+            addr: addr.clone(),
+            token,
+            insecure_no_auth: args.insecure_no_auth,
+            allowed_hosts: args.allowed_hosts.clone(),
+        };
+        return crate::mcp_http::serve(server, &opts, g.json || args._json);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -26,6 +26,7 @@ mod in_use;
 mod json_contract;
 mod llm;
 mod mcp;
+mod mcp_http;
 mod model_config;
 mod outline;
 mod readme;

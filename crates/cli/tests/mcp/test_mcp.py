@@ -5,7 +5,8 @@ the real binary, then starts `merkle --root <tmp> mcp --agent bot` as a stdio se
 SDK's client and talks to it: list the tools, put a frame and read it back, see a bad path come
 back as a tool error, list and read the node resources. It runs once per way the SDK connects:
 `auto` (the 2026 `server/discover` lifecycle, falling back to `initialize`) and `legacy` (the
-`initialize` handshake).
+`initialize` handshake). The same server over Streamable HTTP (`mcp --http`) is driven too,
+with and without a bearer token.
 
 The binary is $MERKLE_BIN, else target/debug/merkle under $CARGO_TARGET_DIR or the
 repository. Run: pip install mcp pytest && pytest crates/cli/tests/mcp
@@ -14,12 +15,15 @@ repository. Run: pip install mcp pytest && pytest crates/cli/tests/mcp
 import json
 import os
 import pathlib
+import signal
 import subprocess
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
 
@@ -162,3 +166,79 @@ def test_a_reader_cannot_write_and_the_store_stays_usable(workspace):
             assert json.loads(text_of(got))["node"]["path"] == ""
 
     anyio.run(session)
+
+
+def http_server(root, agent, *extra, token=None):
+    """`merkle mcp --http` on a free loopback port: the process and the URL it printed."""
+    env = dict(os.environ)
+    if token is not None:
+        env["MERKLE_MCP_TOKEN"] = token
+    proc = subprocess.Popen(
+        [merkle_bin(), "--root", str(root), "--json", "mcp", "--http", "--agent", agent, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    line = proc.stdout.readline()
+    assert line, "the server printed no URL"
+    return proc, json.loads(line)["url"]
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_streamable_http_through_the_sdk(workspace, mode):
+    proc, url = http_server(workspace, "bot")
+    try:
+
+        async def session():
+            async with Client(url, mode=mode) as client:
+                tools = await client.list_tools()
+                assert "put_frame" in [t.name for t in tools.tools]
+                put = await client.call_tool(
+                    "put_frame", {"path": "src/lib.rs", "type": "summary", "content": "Adds."}
+                )
+                assert not put.is_error, put
+                got = await client.call_tool("get_node", {"path": "src/lib.rs"})
+                node = json.loads(text_of(got))
+                assert [f["content"] for f in node["frames"]] == ["Adds."]
+                # The same document the CLI prints, over HTTP as over stdio.
+                assert node == json.loads(merkle(workspace, "--json", "get-node", "src/lib.rs"))
+                found = await client.call_tool("search", {"query": "add"})
+                assert json.loads(text_of(found))[0]["path"] == "src/lib.rs"
+
+        anyio.run(session)
+    finally:
+        stop(proc)
+
+
+def test_streamable_http_with_a_token(workspace):
+    token = "tok-" + "x" * 24
+    proc, url = http_server(workspace, "eve", "--token-env", "MERKLE_MCP_TOKEN", token=token)
+    try:
+
+        async def with_token():
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                status = await client.call_tool("status", {})
+                assert not status.is_error, status
+                # A reader's write is refused, over HTTP as over stdio.
+                refused = await client.call_tool(
+                    "put_frame", {"path": "README.md", "type": "notes", "content": "nope"}
+                )
+                assert refused.is_error and "reader" in text_of(refused)
+
+        anyio.run(with_token)
+
+        async def without_token():
+            async with Client(url) as client:
+                await client.list_tools()
+
+        with pytest.raises(BaseException):
+            anyio.run(without_token)
+    finally:
+        stop(proc)

@@ -1,0 +1,231 @@
+//! `merkle mcp --http`: Streamable HTTP on loopback, spoken raw over TCP: the token check and
+//! its challenge, the published metadata, the Host check, the refusals at start, and a clean
+//! stop on SIGTERM. (crates/cli/tests/mcp drives the same server with the Python SDK.)
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::Workspace;
+
+const TOKEN: &str = "s3cret-token-for-tests";
+
+/// A running `merkle mcp --http`, killed when the test ends however it ends.
+struct Server {
+    child: Child,
+    /// host:port it listens on.
+    authority: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(ws: &Workspace, extra: &[&str]) -> Server {
+        let home = ws.tmp.path().join("home");
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+            .arg("--root")
+            .arg(&ws.root)
+            .args(["--json", "mcp", "--http"])
+            .args(extra)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &home)
+            .env("MERKLE_TEST_TOKEN", TOKEN)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting merkle mcp --http");
+        let lines = crate::stdout_lines(&mut child);
+        let first = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server prints its URL")
+            .expect("a line");
+        let url: Value = serde_json::from_str(&first).expect("a JSON line");
+        let url = url["url"].as_str().expect("url").to_owned();
+        let authority = url
+            .strip_prefix("http://")
+            .and_then(|u| u.strip_suffix("/mcp"))
+            .expect("http://HOST:PORT/mcp")
+            .to_owned();
+        Server { child, authority }
+    }
+
+    /// One HTTP/1.1 exchange on a fresh connection: the status, the head and the body.
+    fn exchange(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut stream = TcpStream::connect(&self.authority).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        let mut request = format!("{method} {path} HTTP/1.1\r\nconnection: close\r\n");
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            request.push_str(&format!("host: {}\r\n", self.authority));
+        }
+        for (k, v) in headers {
+            request.push_str(&format!("{k}: {v}\r\n"));
+        }
+        request.push_str(&format!("content-length: {}\r\n\r\n{body}", body.len()));
+        stream.write_all(request.as_bytes()).expect("send");
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        let raw = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        Answer {
+            status,
+            head: head.to_ascii_lowercase(),
+            body: body.to_owned(),
+        }
+    }
+
+    fn initialize(&self, headers: &[(&str, &str)]) -> Answer {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "merkle-tests", "version": "0"},
+            },
+        });
+        let mut all = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        all.extend_from_slice(headers);
+        self.exchange("POST", "/mcp", &all, &body.to_string())
+    }
+
+    /// SIGTERM, then the exit status.
+    fn stop(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let killed = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        for _ in 0..300 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("merkle mcp --http did not stop within 6 s of SIGTERM");
+    }
+}
+
+struct Answer {
+    status: u16,
+    /// Lowercased.
+    head: String,
+    body: String,
+}
+
+#[test]
+fn without_a_token_it_answers_on_loopback_and_stops_cleanly() {
+    let ws = Workspace::scanned();
+    let server = Server::start(&ws, &[]);
+    let init = server.initialize(&[]);
+    assert_eq!(init.status, 200, "{}", init.body);
+    assert!(init.body.contains("\"serverInfo\""), "{}", init.body);
+    assert!(init.body.contains("\"name\":\"merkle\""), "{}", init.body);
+    // Another path is not the endpoint.
+    assert_eq!(server.exchange("GET", "/other", &[], "").status, 404);
+    let status = server.stop();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_token_is_required_and_its_challenge_names_the_metadata() {
+    let ws = Workspace::scanned();
+    let server = Server::start(&ws, &["--token-env", "MERKLE_TEST_TOKEN"]);
+    let metadata_url = format!(
+        "http://{}/.well-known/oauth-protected-resource/mcp",
+        server.authority
+    );
+
+    let none = server.initialize(&[]);
+    assert_eq!(none.status, 401, "{}", none.body);
+    assert!(
+        none.head.contains(&format!(
+            "www-authenticate: bearer resource_metadata=\"{metadata_url}\""
+        )),
+        "{}",
+        none.head
+    );
+    let wrong = server.initialize(&[("authorization", "Bearer not-the-token")]);
+    assert_eq!(wrong.status, 401);
+    assert!(
+        wrong.head.contains("error=\"invalid_token\""),
+        "{}",
+        wrong.head
+    );
+
+    let bearer = format!("Bearer {TOKEN}");
+    let right = server.initialize(&[("authorization", &bearer)]);
+    assert_eq!(right.status, 200, "{}", right.body);
+
+    // The metadata is public: it is how a client finds out what to do.
+    let metadata = server.exchange("GET", "/.well-known/oauth-protected-resource/mcp", &[], "");
+    assert_eq!(metadata.status, 200);
+    let doc: Value = serde_json::from_str(&metadata.body).expect("JSON metadata");
+    assert_eq!(doc["resource"], format!("http://{}/mcp", server.authority));
+    assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+    // The token never shows in what the server says about itself.
+    assert!(!metadata.body.contains(TOKEN) && !none.head.contains(TOKEN));
+}
+
+#[test]
+fn a_foreign_host_is_refused_against_dns_rebinding() {
+    let ws = Workspace::scanned();
+    let server = Server::start(&ws, &[]);
+    let foreign = server.initialize(&[("host", "attacker.example.com")]);
+    assert_eq!(foreign.status, 403, "{}", foreign.body);
+    let localhost = server.initialize(&[("host", "localhost")]);
+    assert_eq!(localhost.status, 200, "{}", localhost.body);
+    // A host the server was told to serve is taken.
+    drop(server);
+    let server = Server::start(&ws, &["--allowed-host", "merkle.internal"]);
+    assert_eq!(
+        server.initialize(&[("host", "merkle.internal")]).status,
+        200
+    );
+}
+
+#[test]
+fn a_bind_beyond_loopback_without_a_token_and_a_missing_token_are_refused_at_start() {
+    let ws = Workspace::scanned();
+    let open = ws.run(&["mcp", "--http", "0.0.0.0:0"]);
+    assert_eq!(open.code, 2, "{open}");
+    assert!(open.stderr.contains("without authentication"), "{open}");
+    assert!(open.stderr.contains("--token-env"), "{open}");
+
+    let missing = ws.run(&[
+        "mcp",
+        "--http",
+        "--token-env",
+        "MERKLE_NO_SUCH_VARIABLE_HERE",
+    ]);
+    assert_eq!(missing.code, 2, "{missing}");
+    assert!(
+        missing.stderr.contains("MERKLE_NO_SUCH_VARIABLE_HERE"),
+        "{missing}"
+    );
+
+    let bad = ws.run(&["mcp", "--http", "not-an-address"]);
+    assert_eq!(bad.code, 2, "{bad}");
+    assert!(bad.stderr.contains("not-an-address"), "{bad}");
+
+    let stray = ws.run(&["mcp", "--token-env", "X"]);
+    assert_eq!(stray.code, 2, "--token-env without --http: {stray}");
+}
