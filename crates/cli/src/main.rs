@@ -18,6 +18,7 @@ mod governance_cmds;
 mod index_cmds;
 mod llm;
 mod mcp;
+mod mcp_budget;
 mod mcp_http;
 mod output;
 mod remote_cmds;
@@ -153,12 +154,13 @@ enum Command {
     /// The LLM simulator: a fake Anthropic/OpenAI server answering from a script
     #[command(subcommand)]
     Sim(llm::SimCommand),
-    /// Serve the Model Context Protocol over stdio, for editors and agents to read and write
-    /// frames
+    /// Serve the Model Context Protocol over stdio (or Streamable HTTP with --http), for editors
+    /// and agents to read and write frames
     ///
     /// Tools: get_node, list_frames, put_frame, synthesize, search, context, related, status (answering the JSON of
-    /// `merkle --json`); resources: merkle://node/{path} for every path with frames. The store is
-    /// opened per request, so other merkle commands keep working while the server runs.
+    /// `merkle --json`, each within its max_tokens, with a cursor to continue a cut answer);
+    /// resources: merkle://node/{path} for every path with frames. The store is opened per
+    /// request, so other merkle commands keep working while the server runs.
     Mcp(mcp::McpArgs),
     /// Add, list, remove and initialise PostgreSQL remotes for team-shared context
     #[command(subcommand)]

@@ -39,9 +39,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::context_cmds::{self, SynthesizeArgs, ViewArgs};
-use crate::index_cmds;
 use crate::output::{self, frame_json};
 use crate::{Global, display_path};
+use crate::{index_cmds, mcp_budget};
 
 /// `merkle mcp`.
 #[derive(Args, Debug)]
@@ -51,7 +51,7 @@ pub(crate) struct McpArgs {
     #[arg(long, env = "MERKLE_AGENT")]
     agent: Option<String>,
     /// Serve Streamable HTTP at ADDR (IP:PORT; port 0 takes a free one) on the endpoint
-    /// `/mcp`, instead of stdio; the URL goes to stderr, and with --json `{url}` to stdout
+    /// `/mcp`, instead of stdio; the URL goes to stderr (and, in JSON mode, `{url}` to stdout)
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
     http: Option<String>,
     /// With --http: require `Authorization: Bearer TOKEN`, TOKEN being the value of this
@@ -325,10 +325,22 @@ fn tools() -> Vec<Tool> {
             "status",
             "The workspace's status, as `merkle --json status` prints it: the last scan's root \
              hash, node and frame counts, files changed on disk since, and stale frames.",
-            schema_for_empty_input(),
+            budgeted(&schema_for_empty_input()),
         )
         .with_annotations(reads()),
     ]
+}
+
+/// `schema` with the budget's properties ([`mcp_budget`]), which every tool takes.
+fn budgeted(schema: &JsonObject) -> Arc<JsonObject> {
+    let mut schema = schema.clone();
+    let properties = schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if let Some(properties) = properties.as_object_mut() {
+        properties.extend(mcp_budget::schema_properties());
+    }
+    Arc::new(schema)
 }
 
 fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
@@ -336,7 +348,7 @@ fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     let mut schema = Value::Object(JsonObject::clone(&schema));
     strict(&mut schema);
     match schema {
-        Value::Object(o) => Arc::new(o),
+        Value::Object(o) => budgeted(&o),
         _ => unreachable!("strict keeps an object an object"),
     }
 }
@@ -633,7 +645,17 @@ impl ServerHandler for MerkleMcp {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = Value::Object(request.arguments.unwrap_or_default());
+        let mut args = Value::Object(request.arguments.unwrap_or_default());
+        let (max_tokens, cursor) = match mcp_budget::take(&mut args) {
+            Ok(budget) => budget,
+            Err(message) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "{}: {message}",
+                    request.name
+                ))])
+                .into());
+            }
+        };
         let answer = match request.name.as_ref() {
             "get_node" => self.get_node(args).await,
             "list_frames" => self.list_frames(args).await,
@@ -653,8 +675,12 @@ impl ServerHandler for MerkleMcp {
                 ));
             }
         };
+        let answer = answer.and_then(|text| mcp_budget::fit(&text, max_tokens, cursor));
         Ok(match answer {
-            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Ok((text, None)) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Ok((text, Some(note))) => {
+                CallToolResult::success(vec![ContentBlock::text(text), ContentBlock::text(note)])
+            }
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         }
         .into())

@@ -94,6 +94,18 @@ impl Server {
             str_field(&content[0], "text"),
         )
     }
+
+    /// Calls a tool that may be cut to its budget: its text blocks.
+    fn call_blocks(&mut self, tool: &str, arguments: Value) -> Vec<String> {
+        let answer = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        assert_ne!(answer["result"]["isError"], json!(true), "{answer}");
+        answer["result"]["content"]
+            .as_array()
+            .expect("content is a list")
+            .iter()
+            .map(|block| str_field(block, "text"))
+            .collect()
+    }
 }
 
 impl Drop for Server {
@@ -592,4 +604,56 @@ fn get_node_puts_the_nodes_own_frames_first_in_every_ordering() {
             "{ordering}: {frames}"
         );
     }
+}
+
+#[test]
+fn an_answer_over_max_tokens_is_cut_at_whole_items_and_its_cursor_continues_it() {
+    let ws = Workspace::scanned();
+    for i in 0..30 {
+        ws.write(
+            &format!("src/gen/widget_{i:02}.rs"),
+            &format!("pub fn widget_{i:02}() -> &'static str {{ \"widget\" }}\n"),
+        );
+    }
+    let mut server = Server::start(&ws, "bot");
+    server.handshake();
+    let whole = ws.json(&["search", "widget", "--limit", "40"]);
+    let whole = whole.as_array().expect("a list").clone();
+    assert!(whole.len() >= 30, "{}", whole.len());
+
+    let mut seen: Vec<Value> = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut args = json!({"query": "widget", "limit": 40, "max_tokens": 300});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let blocks = server.call_blocks("search", args);
+        pages += 1;
+        assert!(
+            blocks[0].len() <= 1200,
+            "within 300 tokens: {}",
+            blocks[0].len()
+        );
+        // Each page is whole JSON: the same hits the CLI prints, in order.
+        seen.extend(parse(&blocks[0]).as_array().expect("a list").clone());
+        cursor = blocks
+            .get(1)
+            .filter(|note| note.contains("cursor"))
+            .and_then(|note| note.split('"').nth(1).map(str::to_owned));
+        if cursor.is_none() {
+            break;
+        }
+        assert!(pages < 40, "the cursor moves on");
+    }
+    assert!(pages > 1, "the answer was cut");
+    assert_eq!(seen, whole);
+
+    // A small answer is one block, as before; a bad cursor or budget is a tool error naming it.
+    assert_eq!(server.call_blocks("status", json!({})).len(), 1);
+    let (is_error, text) = server.call("search", json!({"query": "widget", "cursor": "page:2"}));
+    assert!(is_error && text.contains("page:2"), "{text}");
+    let (is_error, text) = server.call("search", json!({"query": "widget", "max_tokens": 0}));
+    assert!(is_error && text.contains("max_tokens"), "{text}");
 }
