@@ -106,42 +106,30 @@ impl Graph {
         let mut whole = true;
         let mut set = PathSet::new(facts.files.iter().map(|f| f.path.as_str()));
         for f in &facts.files {
-            if f.path == "Cargo.toml" || f.path.ends_with("/Cargo.toml") {
-                let Some(node) = store.node_at(&f.path)? else {
-                    continue;
-                };
-                match store.read_content(&node) {
-                    Ok(bytes) => set.add_rust_crate(&f.path, &String::from_utf8_lossy(&bytes)),
-                    Err(_) => whole = false,
-                }
+            let name = f.path.rsplit_once('/').map_or(f.path.as_str(), |(_, n)| n);
+            let manifest = name == "Cargo.toml" || name == "go.mod";
+            if !manifest && !resolve::declares_script_aliases(&f.path) {
                 continue;
             }
-            if resolve::declares_script_aliases(&f.path) {
-                let Some(node) = store.node_at(&f.path)? else {
-                    continue;
-                };
-                match store.read_content(&node) {
-                    Ok(bytes) => set.add_script_aliases(&f.path, &String::from_utf8_lossy(&bytes)),
-                    Err(_) => whole = false,
-                }
+            let Some(node) = store.node_at(&f.path)? else {
                 continue;
-            }
-            if f.path == "go.mod" || f.path.ends_with("/go.mod") {
-                let Some(node) = store.node_at(&f.path)? else {
-                    continue;
-                };
-                // A go.mod that changed since the scan is read at the next rescan.
-                match store.read_content(&node) {
-                    Ok(bytes) => {
-                        if let Some(module) =
-                            resolve::go_module_path(&String::from_utf8_lossy(&bytes))
-                        {
-                            let folder = f.path.strip_suffix("go.mod").unwrap_or("");
-                            set.add_go_module(folder.trim_end_matches('/'), module);
-                        }
+            };
+            // A manifest that changed since the scan is read at the next rescan; the graph
+            // built without it is not kept.
+            let Ok(bytes) = store.read_content(&node) else {
+                whole = false;
+                continue;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            match name {
+                "Cargo.toml" => set.add_rust_crate(&f.path, &text),
+                "go.mod" => {
+                    if let Some(module) = resolve::go_module_path(&text) {
+                        let folder = f.path.strip_suffix("go.mod").unwrap_or("");
+                        set.add_go_module(folder.trim_end_matches('/'), module);
                     }
-                    Err(_) => whole = false,
                 }
+                _ => set.add_script_aliases(&f.path, &text),
             }
         }
         // Resolution is a few lookups per specifier, but a tree has many: files in parallel.
