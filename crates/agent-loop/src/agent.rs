@@ -68,20 +68,34 @@ pub struct AgentConfig {
     pub prompt_cache: bool,
 }
 
-/// A model's price in US dollars per million tokens. Cache reads and writes are priced as input:
-/// a cap errs on the side of stopping early.
+/// A model's price in US dollars per million tokens: input, output, and input read from or
+/// written to the provider's prompt cache.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Price {
     pub input_per_mtok: f64,
     pub output_per_mtok: f64,
+    pub cache_read_per_mtok: f64,
+    pub cache_write_per_mtok: f64,
 }
 
 impl Price {
+    /// The price of `input` and `output`, with cache reads at a tenth of the input price and
+    /// writes at 1.25 times it (Anthropic's five-minute cache; OpenAI bills no writes).
+    pub fn new(input_per_mtok: f64, output_per_mtok: f64) -> Self {
+        Self {
+            input_per_mtok,
+            output_per_mtok,
+            cache_read_per_mtok: input_per_mtok * 0.1,
+            cache_write_per_mtok: input_per_mtok * 1.25,
+        }
+    }
+
     /// The cost of one call's `usage`.
     pub fn cost(&self, usage: &Usage) -> f64 {
-        let input =
-            usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
-        (input as f64 * self.input_per_mtok + usage.output_tokens as f64 * self.output_per_mtok)
+        (usage.input_tokens as f64 * self.input_per_mtok
+            + usage.cache_read_input_tokens as f64 * self.cache_read_per_mtok
+            + usage.cache_creation_input_tokens as f64 * self.cache_write_per_mtok
+            + usage.output_tokens as f64 * self.output_per_mtok)
             / 1_000_000.0
     }
 }

@@ -80,8 +80,9 @@ pub(crate) struct AgentArgs {
     #[arg(long)]
     no_prompt_cache: bool,
     /// The model's price per million input and output tokens in US dollars, as IN,OUT (e.g.
-    /// 3,15): the policy's limits.max_cost_usd then caps each request [default: unpriced, no
-    /// cost cap]
+    /// 3,15), and optionally of cached input read and written, IN,OUT,READ,WRITE [default
+    /// READ: IN/10, WRITE: IN*1.25]: the policy's limits.max_cost_usd then caps each request
+    /// [default: unpriced, no cost cap]
     #[arg(long, value_name = "IN,OUT", value_parser = parse_price)]
     price: Option<Price>,
 }
@@ -94,13 +95,27 @@ pub(crate) fn parse_price(text: &str) -> Result<Price, String> {
             .filter(|v| v.is_finite() && *v >= 0.0)
             .ok_or_else(|| format!("{s:?} is not a price in dollars"))
     };
-    match text.split_once(',') {
-        Some((input, output)) => Ok(Price {
-            input_per_mtok: parse(input)?,
-            output_per_mtok: parse(output)?,
-        }),
-        None => Err("expected IN,OUT: dollars per million input and output tokens".to_owned()),
+    let parts: Vec<&str> = text.split(',').collect();
+    let [input, output, rest @ ..] = parts.as_slice() else {
+        return Err("expected IN,OUT: dollars per million input and output tokens".to_owned());
+    };
+    let mut price = Price::new(parse(input)?, parse(output)?);
+    match rest {
+        [] => {}
+        [read] => price.cache_read_per_mtok = parse(read)?,
+        [read, write] => {
+            price.cache_read_per_mtok = parse(read)?;
+            price.cache_write_per_mtok = parse(write)?;
+        }
+        _ => {
+            return Err(
+                "expected IN,OUT[,READ[,WRITE]]: dollars per million tokens of input, output, \
+                 cached input read and written"
+                    .to_owned(),
+            );
+        }
     }
+    Ok(price)
 }
 
 #[derive(Args, Debug)]
@@ -710,4 +725,27 @@ fn render_message(message: &Message) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_price;
+
+    #[test]
+    fn a_price_takes_cache_rates_or_defaults_them() {
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        let p = parse_price("3,15").expect("price");
+        assert_eq!((p.input_per_mtok, p.output_per_mtok), (3.0, 15.0));
+        assert!(near(p.cache_read_per_mtok, 0.3) && near(p.cache_write_per_mtok, 3.75));
+        let p = parse_price("2.5,10,1.25").expect("price");
+        assert_eq!(
+            (p.cache_read_per_mtok, p.cache_write_per_mtok),
+            (1.25, 3.125)
+        );
+        let p = parse_price("3,15,0.3,3.75").expect("price");
+        assert_eq!(p.cache_write_per_mtok, 3.75);
+        assert!(parse_price("3").is_err());
+        assert!(parse_price("3,15,1,2,3").is_err());
+        assert!(parse_price("3,-1").unwrap_err().contains("-1"));
+    }
 }

@@ -76,7 +76,8 @@ pub(crate) struct GenerateWith {
     /// built in, which names nothing]
     #[arg(long, value_name = "FILE")]
     dir_template: Option<PathBuf>,
-    /// The model's price per million input and output tokens in dollars, as IN,OUT, for the
+    /// The model's price per million input and output tokens in dollars, as IN,OUT (and of
+    /// cached input read and written, IN,OUT,READ,WRITE; default IN/10 and IN*1.25), for the
     /// cost estimate in the progress line and the report
     #[arg(long, value_name = "IN,OUT", value_parser = crate::agent_cmds::parse_price)]
     price: Option<agent_loop::Price>,

@@ -496,3 +496,18 @@ async fn every_request_after_the_first_reads_the_prompt_cache_on_the_fake_anthro
         "most input is read from the cache: {usage:?}"
     );
 }
+
+#[test]
+fn a_price_bills_cache_reads_and_writes_at_their_own_rates() {
+    let price = agent_loop::Price::new(3.0, 15.0);
+    let usage = llm_core::Usage {
+        input_tokens: 1_000_000,
+        output_tokens: 100_000,
+        cache_read_input_tokens: 2_000_000,
+        cache_creation_input_tokens: 400_000,
+        ..llm_core::Usage::default()
+    };
+    // $3 + $1.5 out + 2M reads at $0.30 + 0.4M writes at $3.75.
+    let cost = price.cost(&usage);
+    assert!((cost - (3.0 + 1.5 + 0.6 + 1.5)).abs() < 1e-9, "{cost}");
+}

@@ -731,10 +731,7 @@ async fn the_cost_cap_stops_a_priced_request() {
     });
     let mut setup = setup();
     // $3 in, $15 out per million tokens: this call costs $0.30 + $0.15.
-    setup.config.price = Some(agent_loop::Price {
-        input_per_mtok: 3.0,
-        output_per_mtok: 15.0,
-    });
+    setup.config.price = Some(agent_loop::Price::new(3.0, 15.0));
     let rules = Rules {
         policy: small_policy("  max_cost_usd: 0.4\n"),
         ..Rules::default()
