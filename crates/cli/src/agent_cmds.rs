@@ -746,6 +746,6 @@ mod tests {
         assert_eq!(p.cache_write_per_mtok, 3.75);
         assert!(parse_price("3").is_err());
         assert!(parse_price("3,15,1,2,3").is_err());
-        assert!(parse_price("3,-1").unwrap_err().contains("-1"));
+        assert!(parse_price("3,-1").expect_err("negative").contains("-1"));
     }
 }
