@@ -286,7 +286,7 @@ fn render_transcript(messages: &[Message], max_bytes: u64) -> String {
 
 fn truncate(text: &mut String, max: usize) {
     if text.len() > max {
-        text.truncate(llm_core::text::floor_char_boundary(text, max));
+        text.truncate(text.floor_char_boundary(max));
         text.push_str(" [...]");
     }
 }

@@ -295,7 +295,7 @@ fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max {
         return std::borrow::Cow::Borrowed(text);
     }
-    let end = llm_core::text::floor_char_boundary(text, max);
+    let end = text.floor_char_boundary(max);
     std::borrow::Cow::Owned(format!(
         "{}\n[... truncated: {end} of {} bytes shown]",
         &text[..end],

@@ -114,7 +114,7 @@ pub fn load_identity_files(home: &Path, limits: &PromptLimits) -> IdentityFiles 
                 let cap = limits.per_file_bytes.min(room);
                 let truncated = text.len() > cap;
                 if truncated {
-                    text.truncate(llm_core::text::floor_char_boundary(&text, cap));
+                    text.truncate(text.floor_char_boundary(cap));
                     let why = if cap == limits.per_file_bytes {
                         format!("the {}-byte limit for one identity file", cap)
                     } else {

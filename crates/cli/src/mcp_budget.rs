@@ -242,11 +242,7 @@ fn fit_lines(text: &str, budget: usize, start: usize) -> (String, Option<String>
         && let Some(line) = lines.get(start)
     {
         // One line longer than the budget: its head, at a character boundary.
-        let mut cut = budget.min(line.len());
-        while !line.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.push_str(&line[..cut]);
+        out.push_str(&line[..line.floor_char_boundary(budget)]);
         next += 1;
     }
     let note = if next < lines.len() {

@@ -182,10 +182,7 @@ fn cut_line(line: &str, max: usize) -> String {
     if line.len() <= max {
         return line.to_owned();
     }
-    let mut keep = max.saturating_sub('…'.len_utf8());
-    while !line.is_char_boundary(keep) {
-        keep -= 1;
-    }
+    let keep = line.floor_char_boundary(max.saturating_sub('…'.len_utf8()));
     format!("{}…", line[..keep].trim_end())
 }
 

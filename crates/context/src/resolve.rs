@@ -296,17 +296,9 @@ fn join(dir: &str, rest: &str) -> String {
 /// `base` joined with a relative path, `.` and `..` resolved; `None` when it climbs above the
 /// workspace.
 fn normalize(base: &str, rel: &str) -> Option<String> {
-    let mut parts: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
-    for seg in rel.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
+    let path = merkle_store::lexical_path(&join(base, rel));
+    let path = path.trim_start_matches('/');
+    (path != ".." && !path.starts_with("../")).then(|| path.to_owned())
 }
 
 /// The folder holding the modules declared by the Rust file at `from`: its own folder for

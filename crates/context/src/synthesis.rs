@@ -134,10 +134,7 @@ pub fn cut_to_bytes(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     }
     // The marker for the most that could be cut is at least as long as the real one.
     let room = max.saturating_sub(cut_marker(text.len()).len());
-    let mut keep = room.min(text.len());
-    while !text.is_char_boundary(keep) {
-        keep -= 1;
-    }
+    let keep = text.floor_char_boundary(room);
     let mut out = text[..keep].to_owned();
     out.push_str(&cut_marker(text.len() - keep));
     std::borrow::Cow::Owned(out)

@@ -27,30 +27,10 @@ pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
-/// `path` with `.` and empty components dropped and `..` applied lexically, as the workspace
-/// tools resolve it, so `./.merkle/x` and `src/../.merkle/x` meet a rule on `.merkle/*`. A
-/// leading `/` and leading `..` components are kept.
+/// `path` as the workspace tools resolve it, `..` applied lexically, so `./.merkle/x` and
+/// `src/../.merkle/x` meet a rule on `.merkle/*` ([`merkle_store::lexical_path`]).
 pub(crate) fn normalize_path(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if path.starts_with('/') => {}
-                _ => parts.push(".."),
-            },
-            part => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    if path.starts_with('/') {
-        format!("/{joined}")
-    } else {
-        joined
-    }
+    merkle_store::lexical_path(path)
 }
 
 #[cfg(test)]

@@ -246,7 +246,7 @@ pub fn byte_pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let end = llm_core::text::ceil_char_boundary(rest, size);
+        let end = rest.ceil_char_boundary(size);
         let (piece, tail) = rest.split_at(end);
         rest = tail;
         Some(piece)

@@ -1810,14 +1810,42 @@ pub(crate) fn basis_key(basis: &Hash, frame: &FrameId) -> Vec<u8> {
     k
 }
 
-/// Normalizes a user's workspace-relative path: `/` separators, no `./`, no trailing `/`;
-/// `.` and the empty string are the root.
+/// Normalizes a user's workspace-relative path: `/` separators (a `\\` is one too), no `./`,
+/// no trailing or leading `/`, `..` applied lexically ([`lexical_path`]); `.` and the empty
+/// string are the root. A path that climbs above the root keeps its leading `..`, and so names
+/// no node.
 pub fn normalize_path(path: &str) -> String {
-    let path = path.replace('\\', "/");
-    path.split('/')
-        .filter(|c| !c.is_empty() && *c != ".")
-        .collect::<Vec<_>>()
-        .join("/")
+    lexical_path(&path.replace('\\', "/"))
+        .trim_start_matches('/')
+        .to_owned()
+}
+
+/// `path` with `.` and empty components dropped and `..` applied lexically (the path may name
+/// something no longer on disk, so nothing is resolved through the file system): the one
+/// lexical normalisation the store, governance's rules and import resolution share. A leading
+/// `/` is kept (and `..` stops there); leading `..` components of a relative path are kept.
+pub fn lexical_path(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if absolute => {}
+                _ => parts.push(".."),
+            },
+            part => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 /// The tree a walk describes: an entry per path (or, not `complete`, only the entries that

@@ -1012,3 +1012,24 @@ fn ignore_files_with_the_same_content_keep_their_own_folder() {
         ]
     );
 }
+
+#[test]
+fn a_users_path_is_normalised_lexically_one_way_for_every_front_end() {
+    use merkle_store::{lexical_path, normalize_path};
+    for (given, normal) in [
+        ("", ""),
+        (".", ""),
+        ("./src//lib.rs/", "src/lib.rs"),
+        ("src/../README.md", "README.md"),
+        ("src\\util\\mod.rs", "src/util/mod.rs"),
+        ("/src/lib.rs", "src/lib.rs"),
+        ("../outside", "../outside"),
+        ("a/b/../../..", ".."),
+    ] {
+        assert_eq!(normalize_path(given), normal, "{given:?}");
+    }
+    // The lexical form keeps an absolute path absolute, and `..` stops at its root.
+    assert_eq!(lexical_path("/a/../../b"), "/b");
+    assert_eq!(lexical_path("./.merkle/x"), ".merkle/x");
+    assert_eq!(lexical_path("src/../.merkle/x"), ".merkle/x");
+}

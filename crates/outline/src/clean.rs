@@ -6,10 +6,7 @@ pub(crate) fn cap(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_owned();
     }
-    let mut end = max.saturating_sub('…'.len_utf8());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = s.floor_char_boundary(max.saturating_sub('…'.len_utf8()));
     format!("{}…", s[..end].trim_end())
 }
 

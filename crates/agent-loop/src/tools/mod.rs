@@ -228,7 +228,7 @@ pub fn cap_output(mut text: String, cap: usize) -> String {
         return text;
     }
     let total = text.len();
-    text.truncate(llm_core::text::floor_char_boundary(&text, cap));
+    text.truncate(text.floor_char_boundary(cap));
     let shown = text.len();
     text.push_str(&format!(
         "\n[... output truncated: {shown} of {total} bytes shown]"

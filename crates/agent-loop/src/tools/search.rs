@@ -97,7 +97,7 @@ pub fn search(workspace: &Workspace, query: &Query<'_>, limits: &SearchLimits) -
                 break 'files;
             }
             matches += 1;
-            let shown = &line[..llm_core::text::floor_char_boundary(line, limits.max_line_bytes)];
+            let shown = &line[..line.floor_char_boundary(limits.max_line_bytes)];
             out.push_str(&format!("{file}:{}: {shown}", number + 1));
             if shown.len() < line.len() {
                 out.push_str(" [...]");
