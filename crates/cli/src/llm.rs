@@ -41,8 +41,14 @@ pub(crate) struct CompleteArgs {
     #[arg(value_parser = clap::value_parser!(u32).range(1..), long)]
     max_tokens: Option<u32>,
     /// Print the text as it arrives
-    #[arg(long)]
+    #[arg(long, conflicts_with = "schema")]
     stream: bool,
+    /// A JSON Schema (a .json file) the answer must follow (structured outputs: OpenAI's
+    /// strict response format, a forced tool on Anthropic); the answer is checked against it
+    /// and printed as JSON (with --json, as `structured`); one that does not follow it is an
+    /// error
+    #[arg(long, value_name = "FILE.json")]
+    schema: Option<PathBuf>,
 }
 
 /// The agent settings (`merkle_store::Agent::settings`) that hold an agent's own model.
@@ -389,6 +395,35 @@ fn build_request(args: &CompleteArgs) -> Result<Request> {
     if let Some(max_tokens) = args.max_tokens {
         request.max_tokens = max_tokens;
     }
+    if let Some(path) = &args.schema {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let schema: Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not JSON", path.display()))?;
+        if !schema.is_object() {
+            crate::usage!("{} is not a JSON Schema (an object)", path.display());
+        }
+        // The name providers want: the file's stem in [A-Za-z0-9_-], at most 64 characters.
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy())
+            .unwrap_or_default();
+        let mut name: String = stem
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(64)
+            .collect();
+        if name.is_empty() {
+            name = "answer".to_owned();
+        }
+        request.response_schema = Some(llm_core::ResponseSchema { name, schema });
+    }
     Ok(request)
 }
 
@@ -419,11 +454,23 @@ async fn complete(args: &CompleteArgs, request: &Request, json: bool) -> Result<
     if let Some(path) = setup.finish()? {
         eprintln!("recorded to {}", path.display());
     }
+    let structured = match &request.response_schema {
+        Some(schema) => Some(llm_core::structured_answer(schema, &response)?),
+        None => None,
+    };
     let mut stdout = std::io::stdout().lock();
     if json {
-        let document = serde_json::to_string_pretty(&response_json(&response))
-            .expect("a serde_json::Value always serializes");
+        let mut document = response_json(&response);
+        if let Some(value) = structured {
+            document["structured"] = value;
+        }
+        let document =
+            serde_json::to_string_pretty(&document).expect("a serde_json::Value always serializes");
         writeln!(stdout, "{document}")?;
+    } else if let Some(value) = structured {
+        let text =
+            serde_json::to_string_pretty(&value).expect("a serde_json::Value always serializes");
+        writeln!(stdout, "{text}")?;
     } else {
         let text = response.text();
         if !args.stream && !text.is_empty() {

@@ -201,7 +201,15 @@ pub(crate) fn request_body(
         };
         body.insert("system".into(), system);
     }
-    if !request.tools.is_empty() {
+    // Structured outputs: one more tool whose input is the answer, forced.
+    let answer_tool = request.response_schema.as_ref().map(|schema| {
+        json!({
+            "name": schema.name,
+            "description": "Give the answer as this tool's input, which follows the schema.",
+            "input_schema": schema.schema,
+        })
+    });
+    if !request.tools.is_empty() || answer_tool.is_some() {
         let mut tools: Vec<Value> = request
             .tools
             .iter()
@@ -212,6 +220,7 @@ pub(crate) fn request_body(
                     "input_schema": tool.input_schema,
                 })
             })
+            .chain(answer_tool)
             .collect();
         if marks.tools
             && let Some(last) = tools.last_mut()
@@ -220,7 +229,12 @@ pub(crate) fn request_body(
         }
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(choice) = &request.tool_choice {
+    if let Some(schema) = &request.response_schema {
+        body.insert(
+            "tool_choice".into(),
+            json!({"type": "tool", "name": schema.name}),
+        );
+    } else if let Some(choice) = &request.tool_choice {
         let choice = match choice {
             ToolChoice::Auto => json!({"type": "auto"}),
             ToolChoice::Any => json!({"type": "any"}),

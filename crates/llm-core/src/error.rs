@@ -129,6 +129,15 @@ pub enum Error {
     Cancelled,
     #[error("invalid configuration: {details}")]
     Config { details: String },
+    /// An answer to a request with a [`crate::types::ResponseSchema`] that is not JSON of that
+    /// schema.
+    #[error("the answer does not follow the schema {schema:?}: {details}; the answer: {answer}")]
+    SchemaMismatch {
+        schema: String,
+        details: String,
+        /// Its text, cut to 500 bytes.
+        answer: String,
+    },
 }
 
 /// The kind of an [`Error`], without its data: what metrics count and retry decides on.
@@ -152,6 +161,7 @@ pub enum ErrorKind {
     MalformedToolArguments,
     Cancelled,
     Config,
+    SchemaMismatch,
 }
 
 impl Error {
@@ -174,6 +184,7 @@ impl Error {
             Self::MalformedToolArguments { .. } => ErrorKind::MalformedToolArguments,
             Self::Cancelled => ErrorKind::Cancelled,
             Self::Config { .. } => ErrorKind::Config,
+            Self::SchemaMismatch { .. } => ErrorKind::SchemaMismatch,
         }
     }
 

@@ -34,6 +34,7 @@ pub mod replay;
 pub mod retry;
 pub mod sse;
 pub mod stream;
+pub mod structured;
 pub mod text;
 pub mod tokens;
 
@@ -50,7 +51,8 @@ pub use rate_limit::{RateLimit, RateLimiter};
 pub use replay::{WireFormat, decode_event_stream};
 pub use retry::{RetryHints, RetryPolicy};
 pub use stream::{Event, EventStream, ResponseBuilder, collect, events_from_response};
+pub use structured::{complete_structured, structured_answer};
 pub use types::{
-    CacheMarks, ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, Thinking,
-    Tool, ToolCall, ToolChoice, Usage,
+    CacheMarks, ContentBlock, ImageSource, Message, Request, Response, ResponseSchema, Role,
+    StopReason, Thinking, Tool, ToolCall, ToolChoice, Usage,
 };

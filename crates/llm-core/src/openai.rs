@@ -203,6 +203,14 @@ impl OpenAiClient {
         if let Some(user_id) = request.metadata.get("user_id") {
             body.insert("user".into(), json!(user_id));
         }
+        if let Some(schema) = &request.response_schema {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {
+                    "name": schema.name, "schema": schema.schema, "strict": true,
+                }}),
+            );
+        }
         // OpenAI caches prefixes by itself; a stable key keeps a conversation on one cache.
         if let Some(key) = &request.cache_key {
             body.insert("prompt_cache_key".into(), json!(key));

@@ -131,6 +131,7 @@ impl SimulatedClient {
                     details: err.to_string(),
                 })?;
         if let Reply::Answer(answer) = &mut reply {
+            crate::structured::fit_answer(request, &mut answer.response);
             lock(&self.cache).apply(request, &mut answer.response.usage);
         }
         Ok(reply)

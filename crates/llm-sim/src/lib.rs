@@ -33,6 +33,7 @@ pub mod secrets;
 pub mod server;
 pub mod source;
 pub mod strategy;
+pub mod structured;
 
 pub use cache::{CACHE_TTL, MIN_CACHED_TOKENS, PromptCache};
 pub use client::{Call, PROVIDER, SimulatedClient};

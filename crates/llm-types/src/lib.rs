@@ -15,6 +15,10 @@ use std::ops::AddAssign;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod schema;
+
+pub use schema::ResponseSchema;
+
 /// One call to a model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -49,6 +53,10 @@ pub struct Request {
     /// (OpenAI's `prompt_cache_key`, which routes them to the same cache).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_key: Option<String>,
+    /// The JSON Schema the answer must follow (structured outputs): OpenAI's strict
+    /// `response_format`, Anthropic's forced tool; check the answer with [`schema::validate`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<ResponseSchema>,
 }
 
 /// The most cache breakpoints one request may carry (Anthropic's limit).

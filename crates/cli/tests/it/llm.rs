@@ -321,3 +321,68 @@ fn sim_serve_reports_its_urls_as_json_and_stops_on_sigterm() {
     let exit = server.child.wait().expect("merkle exits");
     assert!(exit.success(), "{exit:?}");
 }
+
+#[test]
+fn a_schema_gets_json_that_follows_it_and_a_bad_schema_file_is_refused() {
+    let ws = Workspace::empty();
+    ws.write(
+        "review.json",
+        r#"{"type": "object", "properties": {"verdict": {"type": "string", "enum": ["pass", "fail"]},
+            "score": {"type": "integer", "minimum": 1}}, "required": ["verdict", "score"],
+            "additionalProperties": false}"#,
+    );
+    let schema = ws.path("review.json");
+    let text = ok(&mut llm(
+        &ws,
+        &[
+            "llm",
+            "complete",
+            "--provider",
+            "sim",
+            "--schema",
+            path_str(&schema),
+            "Grade it",
+        ],
+    ));
+    let value: serde_json::Value = serde_json::from_str(&text).expect("JSON on stdout");
+    assert_eq!(value, serde_json::json!({"verdict": "pass", "score": 1}));
+    // What the script says, when it follows the schema; --json adds it as `structured`.
+    ws.write(
+        "s.yaml",
+        "responses:\n  - content: '{\"verdict\": \"fail\", \"score\": 4}'\n",
+    );
+    let out = ok(&mut llm(
+        &ws,
+        &[
+            "--json",
+            "llm",
+            "complete",
+            "--script",
+            path_str(&ws.path("s.yaml")),
+            "--schema",
+            path_str(&schema),
+            "Grade it",
+        ],
+    ));
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("a JSON document");
+    assert_eq!(
+        doc["structured"],
+        serde_json::json!({"verdict": "fail", "score": 4})
+    );
+
+    ws.write("list.json", "[1, 2]");
+    let r = run(&mut llm(
+        &ws,
+        &[
+            "llm",
+            "complete",
+            "--provider",
+            "sim",
+            "--schema",
+            path_str(&ws.path("list.json")),
+            "x",
+        ],
+    ));
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("list.json"), "{r}");
+}

@@ -266,6 +266,7 @@ async fn answer(
             return Ok(true);
         }
         Ok(Reply::Answer(mut answer)) => {
+            crate::structured::fit_answer(&llm_request, &mut answer.response);
             lock(&shared.cache).apply(&llm_request, &mut answer.response.usage);
             answer
         }

@@ -134,6 +134,15 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> 
     if let Some(stop) = body.optional("stop") {
         request.stop_sequences = string_list(&stop)?;
     }
+    if let Some(format) = body.optional("response_format")
+        && format.required("type")?.string()? == "json_schema"
+    {
+        let spec = format.required("json_schema")?;
+        request.response_schema = Some(llm_core::ResponseSchema {
+            name: spec.required("name")?.string()?,
+            schema: spec.required("schema")?.value.clone(),
+        });
+    }
     if let Some(key) = body.optional("prompt_cache_key") {
         request.cache_key = Some(key.string()?);
     }

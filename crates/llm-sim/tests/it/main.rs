@@ -11,5 +11,6 @@ mod script_errors;
 mod scripted;
 mod secrets;
 mod server;
+mod structured;
 mod support;
 mod wire;
