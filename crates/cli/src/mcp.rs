@@ -55,9 +55,11 @@ pub(crate) struct McpArgs {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
     http: Option<String>,
     /// With --http: require `Authorization: Bearer TOKEN`, TOKEN being the value of this
-    /// environment variable (never given on the command line)
-    #[arg(long, value_name = "NAME", requires = "http")]
-    token_env: Option<String>,
+    /// environment variable (never given on the command line). NAME=AGENT: that token acts as
+    /// AGENT (its role decides what it may write; a refused write is 403 and is audited), else
+    /// as --agent. Repeatable: one per token
+    #[arg(long, value_name = "NAME[=AGENT]", requires = "http")]
+    token_env: Vec<String>,
     /// With --http: serve an address that is not loopback without a token (anyone who
     /// reaches it reads, and as --agent writes, the store)
     #[arg(long, requires = "http")]
@@ -105,17 +107,45 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
         }),
     };
     if let Some(addr) = &args.http {
-        let token = match &args.token_env {
-            None => None,
-            Some(name) => match std::env::var(name) {
-                Ok(token) if !token.trim().is_empty() => Some(token.trim().to_owned()),
+        // Every agent's role, to refuse at the door a write a token's agent may not make.
+        let roles: std::collections::HashMap<String, merkle_store::Role> =
+            match crate::open(g, root, true) {
+                Ok(store) => store
+                    .agents()?
+                    .into_iter()
+                    .map(|a| (a.id, a.role))
+                    .collect(),
+                Err(_) => std::collections::HashMap::new(),
+            };
+        let mut tokens = Vec::new();
+        for spec in &args.token_env {
+            let (name, agent) = match spec.split_once('=') {
+                Some((name, agent)) => (name, Some(agent.to_owned())),
+                None => (spec.as_str(), None),
+            };
+            let secret = match std::env::var(name) {
+                Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
                 Ok(_) => crate::usage!("--token-env {name}: the variable is empty"),
                 Err(_) => crate::usage!("--token-env {name}: no such environment variable"),
-            },
-        };
+            };
+            if let Some(agent) = &agent
+                && !roles.contains_key(agent)
+            {
+                crate::usage!(
+                    "--token-env {spec}: no agent {agent:?} (register it with `merkle agent add \
+                     {agent} --role reader|writer|synthesis`)"
+                );
+            }
+            tokens.push(crate::mcp_http::Token { secret, agent });
+        }
         let opts = crate::mcp_http::HttpOptions {
             addr: addr.clone(),
-            token,
+            tokens,
+            writes: crate::mcp_http::Writes {
+                roles,
+                default_agent: args.agent.clone(),
+                audit: crate::governance_cmds::audit_path(root),
+            },
             insecure_no_auth: args.insecure_no_auth,
             allowed_hosts: args.allowed_hosts.clone(),
         };
@@ -463,9 +493,10 @@ impl MerkleMcp {
     }
 }
 
-/// The writing agent, or an error saying how to configure one.
-fn writer(shared: &Shared, tool: &str) -> Result<String, String> {
-    shared.agent.clone().ok_or_else(|| {
+/// The agent `tool` writes as: the one the request's token acts as, else the server's; an
+/// error saying how to configure one when there is neither.
+fn writer(shared: &Shared, tool: &str, as_agent: Option<String>) -> Result<String, String> {
+    as_agent.or_else(|| shared.agent.clone()).ok_or_else(|| {
         format!(
             "{tool} writes as an agent and none is configured: start the server with \
              `merkle mcp --agent ID` (or MERKLE_AGENT=ID)"
@@ -507,9 +538,9 @@ impl MerkleMcp {
         .await
     }
 
-    async fn put_frame(&self, args: Value) -> Result<String, String> {
+    async fn put_frame(&self, args: Value, as_agent: Option<String>) -> Result<String, String> {
         let p: PutFrameParams = arguments("put_frame", args)?;
-        let agent = writer(&self.shared, "put_frame")?;
+        let agent = writer(&self.shared, "put_frame", as_agent)?;
         self.answer(true, move |store, _| {
             let node = store.resolve(&p.path)?;
             let frame = NewFrame::new(node.node_id, &p.frame_type, &agent, p.content.into_bytes());
@@ -526,9 +557,9 @@ impl MerkleMcp {
         .await
     }
 
-    async fn synthesize(&self, args: Value) -> Result<String, String> {
+    async fn synthesize(&self, args: Value, as_agent: Option<String>) -> Result<String, String> {
         let p: SynthesizeParams = arguments("synthesize", args)?;
-        let agent = writer(&self.shared, "synthesize")?;
+        let agent = writer(&self.shared, "synthesize", as_agent)?;
         self.answer(true, move |store, _| {
             let dir = store.resolve(&p.path)?;
             let args = SynthesizeArgs {
@@ -643,8 +674,15 @@ impl ServerHandler for MerkleMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Over HTTP, the agent the request's token acts as (the gate set it; stdio has none).
+        let as_agent = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.headers.get(crate::mcp_http::AGENT_HEADER))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let mut args = Value::Object(request.arguments.unwrap_or_default());
         let (max_tokens, cursor) = match mcp_budget::take(&mut args) {
             Ok(budget) => budget,
@@ -659,8 +697,8 @@ impl ServerHandler for MerkleMcp {
         let answer = match request.name.as_ref() {
             "get_node" => self.get_node(args).await,
             "list_frames" => self.list_frames(args).await,
-            "put_frame" => self.put_frame(args).await,
-            "synthesize" => self.synthesize(args).await,
+            "put_frame" => self.put_frame(args, as_agent).await,
+            "synthesize" => self.synthesize(args, as_agent).await,
             "search" => self.search(args).await,
             "context" => self.context(args).await,
             "related" => self.related(args).await,

@@ -10,6 +10,11 @@
 //!   The token never appears on the command line, and is never passed on. A bind to an address
 //!   that is not loopback without a token is refused at start (exit 2), unless
 //!   `--insecure-no-auth` says it is meant.
+//! - **As whom.** `--token-env NAME=AGENT` (repeatable) makes a token act as that agent (else
+//!   the server's `--agent`): the gate tells the handler (`x-merkle-agent`, any such header a
+//!   client sends is dropped), and refuses a write its role does not allow (`put_frame` needs a
+//!   writer, `synthesize` the synthesis role) with 403 `insufficient_scope`, recorded in the
+//!   workspace's audit log as blocked.
 //! - **Hosts.** rmcp checks each request's `Host` against the loopback names, the address
 //!   bound and each `--allowed-host` (against DNS rebinding): a foreign host gets 403.
 //! - **Stopping.** Ctrl-C or SIGTERM stops accepting connections; requests in flight get two
@@ -46,12 +51,32 @@ pub(crate) const ENDPOINT: &str = "/mcp";
 /// before the resource's path).
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
+/// The header that tells the handler which agent a request acts as.
+pub(crate) const AGENT_HEADER: &str = "x-merkle-agent";
+
+/// A bearer token the server takes, and the agent it acts as (`None`: the server's own).
+pub(crate) struct Token {
+    pub(crate) secret: String,
+    pub(crate) agent: Option<String>,
+}
+
+/// What the gate must know of the workspace to refuse a write and record it.
+pub(crate) struct Writes {
+    /// Each known agent's role, read at start.
+    pub(crate) roles: std::collections::HashMap<String, merkle_store::Role>,
+    /// The agent a token without one acts as.
+    pub(crate) default_agent: Option<String>,
+    /// The workspace's audit log.
+    pub(crate) audit: std::path::PathBuf,
+}
+
 /// How the HTTP server is to run.
 pub(crate) struct HttpOptions {
     /// `host:port` to bind.
     pub(crate) addr: String,
-    /// The bearer token every request must carry, if any.
-    pub(crate) token: Option<String>,
+    /// The bearer tokens requests may carry; none: no token is asked for.
+    pub(crate) tokens: Vec<Token>,
+    pub(crate) writes: Writes,
     /// A bind to a non-loopback address without a token is meant.
     pub(crate) insecure_no_auth: bool,
     /// Hosts (or `host:port`) accepted in `Host` besides the loopback names and the address.
@@ -72,7 +97,7 @@ where
             opts.addr
         );
     };
-    if !addr.ip().is_loopback() && opts.token.is_none() && !opts.insecure_no_auth {
+    if !addr.ip().is_loopback() && opts.tokens.is_empty() && !opts.insecure_no_auth {
         usage!(
             "refusing to serve {addr} (not a loopback address) without authentication: give \
              --token-env NAME, or --insecure-no-auth if anyone who can reach it may read and \
@@ -112,9 +137,16 @@ where
         config,
     );
     let gate = Arc::new(Gate {
-        token: opts.token.as_deref().map(|t| blake3::hash(t.as_bytes())),
+        tokens: opts
+            .tokens
+            .iter()
+            .map(|t| (blake3::hash(t.secret.as_bytes()), t.agent.clone()))
+            .collect(),
         metadata_url: format!("{base}{METADATA_PATH}"),
         resource: url.clone(),
+        roles: opts.writes.roles.clone(),
+        default_agent: opts.writes.default_agent.clone(),
+        audit: opts.writes.audit.clone(),
         mcp: TowerToHyperService::new(mcp),
     });
 
@@ -167,19 +199,27 @@ where
     Ok(ExitCode::SUCCESS)
 }
 
-/// What stands before the MCP service: the metadata, the token check, the endpoint's path.
+/// The most bytes of a request body the gate reads (rmcp's own cap is larger than any
+/// JSON-RPC message merkle takes).
+const MAX_BODY: usize = 16 << 20;
+
+/// What stands before the MCP service: the metadata, the token check, the endpoint's path,
+/// and the refusal of writes a token's agent may not make.
 struct Gate<M> {
-    /// The hash of the token required, compared as hashes so the comparison takes the same
-    /// time whatever the token sent.
-    token: Option<blake3::Hash>,
+    /// The hashes of the tokens taken, with the agent each acts as, compared as hashes so the
+    /// comparison takes the same time whatever the token sent. Empty: no token is asked for.
+    tokens: Vec<(blake3::Hash, Option<String>)>,
     metadata_url: String,
     resource: String,
+    roles: std::collections::HashMap<String, merkle_store::Role>,
+    default_agent: Option<String>,
+    audit: std::path::PathBuf,
     mcp: M,
 }
 
 impl<M> Gate<M>
 where
-    M: hyper::service::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
+    M: hyper::service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
 {
     async fn answer(&self, req: Request<Incoming>) -> Response<Body> {
         let path = req.uri().path();
@@ -192,23 +232,107 @@ where
                 &format!("no such endpoint: use {ENDPOINT}"),
             );
         }
-        if let Some(required) = &self.token {
+        let mut agent = None;
+        if !self.tokens.is_empty() {
             let sent = req
                 .headers()
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("Bearer "));
-            match sent {
-                Some(sent) if blake3::hash(sent.trim().as_bytes()) == *required => {}
+            let Some(sent) = sent else {
                 // Without a token, the challenge alone; with a wrong one, why (RFC 6750).
-                None => return self.challenge(None),
-                Some(_) => return self.challenge(Some("invalid_token")),
+                return self.challenge(None);
+            };
+            let sent = blake3::hash(sent.trim().as_bytes());
+            // Every token compared, so the time says nothing of which one matched.
+            let mut found = None;
+            for (hash, as_agent) in &self.tokens {
+                if *hash == sent {
+                    found = Some(as_agent.clone());
+                }
             }
+            let Some(as_agent) = found else {
+                return self.challenge(Some("invalid_token"));
+            };
+            agent = as_agent;
         }
-        match self.mcp.call(req).await {
+        let (mut parts, body) = req.into_parts();
+        parts.headers.remove(AGENT_HEADER);
+        if let Some(agent) = &agent
+            && let Ok(v) = header::HeaderValue::from_str(agent)
+        {
+            parts.headers.insert(AGENT_HEADER, v);
+        }
+        let body = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(_) => {
+                return text(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the request body is too large",
+                );
+            }
+        };
+        let agent = agent.or_else(|| self.default_agent.clone());
+        if let Some(refusal) = self.refuse_write(agent.as_deref(), &body) {
+            return refusal;
+        }
+        match self
+            .mcp
+            .call(Request::from_parts(parts, Full::new(body)))
+            .await
+        {
             Ok(response) => response,
             Err(never) => match never {},
         }
+    }
+
+    /// 403 for a tool call that writes as an agent whose role does not allow it, recorded in
+    /// the audit log; `None` for anything else.
+    fn refuse_write(&self, agent: Option<&str>, body: &Bytes) -> Option<Response<Body>> {
+        let message: serde_json::Value = serde_json::from_slice(body).ok()?;
+        if message["method"] != "tools/call" {
+            return None;
+        }
+        let tool = message["params"]["name"].as_str()?;
+        let needed = match tool {
+            "put_frame" => merkle_store::Role::Writer,
+            "synthesize" => merkle_store::Role::Synthesis,
+            _ => return None,
+        };
+        let role = agent.and_then(|a| self.roles.get(a)).copied();
+        if role.is_some_and(|r| r >= needed) {
+            return None;
+        }
+        let agent = agent.unwrap_or("(none)");
+        if let Ok(log) = governance::AuditLog::open(&self.audit, Box::new(governance::SystemClock))
+        {
+            let _ = log.append(&governance::Entry {
+                conversation: "mcp-http".to_owned(),
+                agent: agent.to_owned(),
+                role: role.unwrap_or(merkle_store::Role::Reader),
+                intent: None,
+                tool: tool.to_owned(),
+                args_hash: governance::args_hash(&message["params"]["arguments"]),
+                decision: governance::DecisionKind::Deny,
+                rule: "mcp-http: the token's agent may not write".to_owned(),
+                outcome: governance::Outcome::Blocked,
+            });
+        }
+        let mut response = text(
+            StatusCode::FORBIDDEN,
+            &format!(
+                "{tool} writes, and this token acts as {agent:?}, whose role does not allow it"
+            ),
+        );
+        let value = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"merkle:write\", \
+             resource_metadata=\"{}\"",
+            self.metadata_url
+        );
+        if let Ok(v) = header::HeaderValue::from_str(&value) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
+        Some(response)
     }
 
     /// The Protected Resource Metadata (RFC 9728) of the endpoint.

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use crate::Workspace;
 
 const TOKEN: &str = "s3cret-token-for-tests";
+const READER_TOKEN: &str = "reader-token-for-tests";
 
 /// A running `merkle mcp --http`, killed when the test ends however it ends.
 struct Server {
@@ -38,6 +39,7 @@ impl Server {
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", &home)
             .env("MERKLE_TEST_TOKEN", TOKEN)
+            .env("MERKLE_TEST_READER_TOKEN", READER_TOKEN)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -228,4 +230,84 @@ fn a_bind_beyond_loopback_without_a_token_and_a_missing_token_are_refused_at_sta
 
     let stray = ws.run(&["mcp", "--token-env", "X"]);
     assert_eq!(stray.code, 2, "--token-env without --http: {stray}");
+}
+
+#[test]
+fn a_readers_token_cannot_write_and_the_refusal_is_audited() {
+    let ws = Workspace::scanned();
+    ws.ok(&["agent", "add", "eve", "--role", "reader"]);
+    ws.ok(&["agent", "add", "bot", "--role", "synthesis"]);
+    let server = Server::start(
+        &ws,
+        &[
+            "--agent",
+            "bot",
+            "--token-env",
+            "MERKLE_TEST_TOKEN",
+            "--token-env",
+            "MERKLE_TEST_READER_TOKEN=eve",
+        ],
+    );
+    let call = |token: &str, tool: &str| {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"path": "README.md", "type": "notes", "content": "x"}},
+        });
+        let bearer = format!("Bearer {token}");
+        server.exchange(
+            "POST",
+            "/mcp",
+            &[
+                ("authorization", &bearer),
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+            ],
+            &body.to_string(),
+        )
+    };
+    let refused = call(READER_TOKEN, "put_frame");
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(
+        refused.head.contains("error=\"insufficient_scope\""),
+        "{}",
+        refused.head
+    );
+    assert!(refused.body.contains("\"eve\""), "{}", refused.body);
+    assert_eq!(call(READER_TOKEN, "synthesize").status, 403);
+    // The server's own agent (the plain token) may write: the gate lets it through to MCP.
+    assert_ne!(call(TOKEN, "put_frame").status, 403);
+    // Reads pass the gate whatever the token.
+    assert_ne!(call(READER_TOKEN, "get_node").status, 403);
+
+    let audit = std::fs::read_to_string(ws.root.join(".merkle/audit.jsonl")).expect("audit log");
+    let records: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON record"))
+        .collect();
+    let blocked: Vec<(&str, &str, &str)> = records
+        .iter()
+        .filter(|r| r["outcome"] == "blocked")
+        .map(|r| {
+            (
+                r["agent"].as_str().unwrap_or(""),
+                r["tool"].as_str().unwrap_or(""),
+                r["role"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        blocked,
+        [
+            ("eve", "put_frame", "reader"),
+            ("eve", "synthesize", "reader")
+        ]
+    );
+
+    // A token naming an agent that does not exist is refused at start.
+    let unknown = crate::run(
+        ws.cmd(&["mcp", "--http", "--token-env", "MERKLE_TEST_TOKEN=nobody"])
+            .env("MERKLE_TEST_TOKEN", TOKEN),
+    );
+    assert_eq!(unknown.code, 2, "{unknown}");
+    assert!(unknown.stderr.contains("\"nobody\""), "{unknown}");
 }

@@ -218,7 +218,7 @@ def test_streamable_http_through_the_sdk(workspace, mode):
 
 def test_streamable_http_with_a_token(workspace):
     token = "tok-" + "x" * 24
-    proc, url = http_server(workspace, "eve", "--token-env", "MERKLE_MCP_TOKEN", token=token)
+    proc, url = http_server(workspace, "bot", "--token-env", "MERKLE_MCP_TOKEN", token=token)
     try:
 
         async def with_token():
@@ -226,11 +226,14 @@ def test_streamable_http_with_a_token(workspace):
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 status = await client.call_tool("status", {})
                 assert not status.is_error, status
-                # A reader's write is refused, over HTTP as over stdio.
-                refused = await client.call_tool(
-                    "put_frame", {"path": "README.md", "type": "notes", "content": "nope"}
+                # The token acts as the server's agent, which may write.
+                put = await client.call_tool(
+                    "put_frame", {"path": "README.md", "type": "notes", "content": "by token"}
                 )
-                assert refused.is_error and "reader" in text_of(refused)
+                assert not put.is_error, put
+                got = await client.call_tool("get_node", {"path": "README.md"})
+                frames = json.loads(text_of(got))["frames"]
+                assert [(f["agent_id"], f["content"]) for f in frames] == [("bot", "by token")]
 
         anyio.run(with_token)
 
@@ -240,5 +243,44 @@ def test_streamable_http_with_a_token(workspace):
 
         with pytest.raises(BaseException):
             anyio.run(without_token)
+    finally:
+        stop(proc)
+
+
+def test_streamable_http_a_readers_token_cannot_write(workspace):
+    reader, writer = "r-" + "y" * 24, "w-" + "z" * 24
+    env_extra = {"MERKLE_MCP_READER": reader, "MERKLE_MCP_WRITER": writer}
+    os.environ.update(env_extra)
+    try:
+        proc, url = http_server(
+            workspace,
+            "bot",
+            "--token-env",
+            "MERKLE_MCP_READER=eve",
+            "--token-env",
+            "MERKLE_MCP_WRITER=bot",
+        )
+    finally:
+        for k in env_extra:
+            os.environ.pop(k)
+    try:
+
+        async def as_token(token, tool, args):
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                return await client.call_tool(tool, args)
+
+        note = {"path": "README.md", "type": "notes", "content": "n"}
+        # The reader's token reads, and its write is refused before it reaches the store.
+        got = anyio.run(as_token, reader, "get_node", {"path": "README.md"})
+        assert not got.is_error, got
+        with pytest.raises(BaseException):
+            anyio.run(as_token, reader, "put_frame", note)
+        put = anyio.run(as_token, writer, "put_frame", note)
+        assert not put.is_error, put
+        records = [json.loads(l) for l in (workspace / ".merkle" / "audit.jsonl").read_text().splitlines()]
+        assert [(r["agent"], r["tool"], r["outcome"]) for r in records] == [
+            ("eve", "put_frame", "blocked")
+        ]
     finally:
         stop(proc)
