@@ -15,7 +15,8 @@
 //! time, on tokio's blocking pool. Writes are made as the agent given with `--agent` (or
 //! `MERKLE_AGENT`), so merkle-store's role checks apply: a reader's `put_frame` is refused.
 //! Every failure is a tool error (`isError`) whose message names the input; the server keeps
-//! serving.
+//! serving. Every result's `_meta` names the root hash of the tree it answered for
+//! (`merkle/root`): search, context and related rescan first, the others read the last scan.
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -482,15 +483,32 @@ impl MerkleMcp {
         .map_err(|e| format!("{e:#}"))
     }
 
-    /// A tool's answer: the JSON document as text, or a tool error naming what failed.
+    /// A tool's answer: the JSON document as text and the root of the tree it answered for,
+    /// or a tool error naming what failed.
     async fn answer(
         &self,
         write: bool,
         f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
-    ) -> Result<String, String> {
-        let json = self.on_store(write, f).await?;
-        Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
+    ) -> Result<Answered, String> {
+        let (json, root) = self
+            .on_store(write, move |store, shared| {
+                let json = f(store, shared)?;
+                Ok((json, store.root()?.map(|r| r.to_hex())))
+            })
+            .await?;
+        Ok(Answered {
+            text: serde_json::to_string_pretty(&json)
+                .expect("a serde_json::Value always serializes"),
+            root,
+        })
     }
+}
+
+/// A tool's answer: its text, and the root hash of the tree it answered for (none before the
+/// first scan), which the result's `_meta` carries as `merkle/root`.
+struct Answered {
+    text: String,
+    root: Option<String>,
 }
 
 /// The agent `tool` writes as: the one the request's token acts as, else the server's; an
@@ -506,7 +524,7 @@ fn writer(shared: &Shared, tool: &str, as_agent: Option<String>) -> Result<Strin
 
 /// The tools themselves; each answers the JSON document as text, or a message saying what failed.
 impl MerkleMcp {
-    async fn get_node(&self, args: Value) -> Result<String, String> {
+    async fn get_node(&self, args: Value) -> Result<Answered, String> {
         let p: GetNodeParams = arguments("get_node", args)?;
         self.answer(false, move |store, shared| {
             let node = store.resolve(&p.path)?;
@@ -528,7 +546,7 @@ impl MerkleMcp {
         .await
     }
 
-    async fn list_frames(&self, args: Value) -> Result<String, String> {
+    async fn list_frames(&self, args: Value) -> Result<Answered, String> {
         let p: ListFramesParams = arguments("list_frames", args)?;
         self.answer(false, move |store, _| {
             let node = store.resolve(&p.path)?;
@@ -538,7 +556,7 @@ impl MerkleMcp {
         .await
     }
 
-    async fn put_frame(&self, args: Value, as_agent: Option<String>) -> Result<String, String> {
+    async fn put_frame(&self, args: Value, as_agent: Option<String>) -> Result<Answered, String> {
         let p: PutFrameParams = arguments("put_frame", args)?;
         let agent = writer(&self.shared, "put_frame", as_agent)?;
         self.answer(true, move |store, _| {
@@ -557,7 +575,7 @@ impl MerkleMcp {
         .await
     }
 
-    async fn synthesize(&self, args: Value, as_agent: Option<String>) -> Result<String, String> {
+    async fn synthesize(&self, args: Value, as_agent: Option<String>) -> Result<Answered, String> {
         let p: SynthesizeParams = arguments("synthesize", args)?;
         let agent = writer(&self.shared, "synthesize", as_agent)?;
         self.answer(true, move |store, _| {
@@ -575,7 +593,7 @@ impl MerkleMcp {
         .await
     }
 
-    async fn search(&self, args: Value) -> Result<String, String> {
+    async fn search(&self, args: Value) -> Result<Answered, String> {
         let p: SearchParams = arguments("search", args)?;
         if p.query.trim().is_empty() {
             return Err("search: the query is empty".to_owned());
@@ -596,7 +614,7 @@ impl MerkleMcp {
         .await
     }
 
-    async fn context(&self, args: Value) -> Result<String, String> {
+    async fn context(&self, args: Value) -> Result<Answered, String> {
         let p: ContextParams = arguments("context", args)?;
         if p.task.trim().is_empty() {
             return Err("context: the task is empty".to_owned());
@@ -614,7 +632,7 @@ impl MerkleMcp {
         .await
     }
 
-    async fn related(&self, args: Value) -> Result<String, String> {
+    async fn related(&self, args: Value) -> Result<Answered, String> {
         let p: RelatedParams = arguments("related", args)?;
         self.answer(true, move |store, _| {
             let path = merkle_store::normalize_path(&p.path);
@@ -626,7 +644,7 @@ impl MerkleMcp {
         .await
     }
 
-    async fn status(&self) -> Result<String, String> {
+    async fn status(&self) -> Result<Answered, String> {
         self.answer(false, |store, _| {
             let report = store.status()?;
             let stale = context::stale_frames(store)?;
@@ -713,11 +731,20 @@ impl ServerHandler for MerkleMcp {
                 ));
             }
         };
-        let answer = answer.and_then(|text| mcp_budget::fit(&text, max_tokens, cursor));
+        let answer = answer.and_then(|a| {
+            mcp_budget::fit(&a.text, max_tokens, cursor).map(|fitted| (fitted, a.root))
+        });
         Ok(match answer {
-            Ok((text, None)) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Ok((text, Some(note))) => {
-                CallToolResult::success(vec![ContentBlock::text(text), ContentBlock::text(note)])
+            Ok(((text, note), root)) => {
+                let mut blocks = vec![ContentBlock::text(text)];
+                blocks.extend(note.map(ContentBlock::text));
+                let mut result = CallToolResult::success(blocks);
+                if let Some(root) = root {
+                    let mut meta = rmcp::model::MetaObject::new();
+                    meta.0.insert("merkle/root".to_owned(), Value::String(root));
+                    result.meta = Some(meta);
+                }
+                result
             }
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         }

@@ -657,3 +657,32 @@ fn an_answer_over_max_tokens_is_cut_at_whole_items_and_its_cursor_continues_it()
     let (is_error, text) = server.call("search", json!({"query": "widget", "max_tokens": 0}));
     assert!(is_error && text.contains("max_tokens"), "{text}");
 }
+
+#[test]
+fn every_result_names_the_root_it_answered_for() {
+    let ws = Workspace::scanned();
+    let mut server = Server::start(&ws, "bot");
+    server.handshake();
+    let root = ws.json(&["status"])["root"].clone();
+    assert!(root.is_string(), "{root}");
+    for (tool, args) in [
+        ("status", json!({})),
+        ("get_node", json!({"path": "src"})),
+        ("search", json!({"query": "answer"})),
+    ] {
+        let answer = server.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert_eq!(
+            answer["result"]["_meta"]["merkle/root"], root,
+            "{tool}: {answer}"
+        );
+    }
+    // A file written since: search rescans, and names the new root.
+    ws.write("src/new.rs", "pub fn fresh() {}\n");
+    let answer = server.request(
+        "tools/call",
+        json!({"name": "search", "arguments": {"query": "fresh"}}),
+    );
+    let after = ws.json(&["status"])["root"].clone();
+    assert_ne!(after, root);
+    assert_eq!(answer["result"]["_meta"]["merkle/root"], after, "{answer}");
+}
