@@ -193,6 +193,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
             "tool_calls": outcome.tool_calls,
             "compactions": outcome.compactions,
             "usage": outcome.usage,
+            "cost_usd": args.agent.price.map(|p| p.cost(&outcome.usage)),
             "failed_tools": outcome.failed_tools,
         });
         println!(
@@ -204,6 +205,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
             println!("{}", outcome.text);
         }
         if !g.quiet {
+            eprintln!("{}", usage_line(&outcome.usage, args.agent.price));
             eprintln!("{} (conversation {id})", end_line(&outcome));
         }
     }
@@ -266,6 +268,7 @@ pub(crate) fn run_chat(
                 eprintln!("aborted; /retry resends the request");
             }
             Some(Ok(outcome)) => {
+                eprintln!("{}", usage_line(&outcome.usage, agent.price));
                 if !matches!(outcome.end, TurnEnd::EndTurn) {
                     eprintln!("{}", end_line(&outcome));
                 }
@@ -652,6 +655,23 @@ fn one_line(text: &str, max: usize) -> String {
     }
     let cut: String = line.chars().take(max).collect();
     format!("{cut}...")
+}
+
+/// A request's tokens and, when priced, its cost: `tokens: 1200 in (900 read from the cache,
+/// 300 written to it), 80 out; cost $0.0021`.
+fn usage_line(usage: &llm_core::Usage, price: Option<Price>) -> String {
+    let mut line = format!("tokens: {} in", usage.total_input());
+    if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
+        line.push_str(&format!(
+            " ({} read from the cache, {} written to it)",
+            usage.cache_read_input_tokens, usage.cache_creation_input_tokens
+        ));
+    }
+    line.push_str(&format!(", {} out", usage.output_tokens));
+    if let Some(price) = price {
+        line.push_str(&format!("; cost ${:.4}", price.cost(usage)));
+    }
+    line
 }
 
 fn end_line(outcome: &TurnOutcome) -> String {

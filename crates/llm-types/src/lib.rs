@@ -316,6 +316,11 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Every input token: uncached, written to the cache and read from it.
+    pub fn total_input(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+
     pub fn total(&self) -> u64 {
         self.input_tokens
             + self.cache_creation_input_tokens

@@ -105,6 +105,7 @@ fn fix_violation_success_edits_checks_and_completes() {
             "tool_calls": 7,
             "compactions": 0,
             "usage": doc["usage"],
+            "cost_usd": null,
             "failed_tools": [],
         })
     );
@@ -920,5 +921,41 @@ fn complete_after_a_failed_read_is_a_success() {
     assert_eq!(
         (&doc["end"]["kind"], &doc["failed_tools"]),
         (&json!("completed"), &json!([]))
+    );
+}
+
+#[test]
+fn a_run_says_its_tokens_and_with_a_price_its_cost() {
+    let ws = agent_workspace();
+    let args = [
+        "run",
+        "--script",
+        &agent_script("fix_violation_escalate.yaml"),
+        "--price",
+        "3,15",
+        "Reduce the complexity of price in src/complex_file.py",
+    ];
+    let r = run(&mut merkle(&ws, &args));
+    let tokens = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("tokens: "))
+        .unwrap_or_else(|| panic!("a tokens line: {r}"));
+    assert!(
+        tokens.contains(" in") && tokens.contains(" out; cost $"),
+        "{tokens}"
+    );
+    let mut json = vec!["--json"];
+    json.extend_from_slice(&args);
+    let doc = parse(&run(&mut merkle(&ws, &json)).stdout);
+    let usage = &doc["usage"];
+    let input = usage["input_tokens"].as_f64().unwrap_or(0.0)
+        + usage["cache_creation_input_tokens"].as_f64().unwrap_or(0.0) * 1.25
+        + usage["cache_read_input_tokens"].as_f64().unwrap_or(0.0) * 0.1;
+    let expected = (input * 3.0 + usage["output_tokens"].as_f64().unwrap_or(0.0) * 15.0) / 1e6;
+    let cost = doc["cost_usd"].as_f64().expect("a cost");
+    assert!(
+        cost > 0.0 && (cost - expected).abs() < 1e-9,
+        "{cost} vs {expected}: {doc}"
     );
 }
