@@ -312,6 +312,7 @@ impl Agent {
             let response = self.client.complete(&request).await?;
             outcome.model_calls += 1;
             outcome.usage += response.usage;
+            let last_usage = response.usage;
             let cost = self.config.price.map_or(0.0, |p| p.cost(&response.usage));
             let stop = self
                 .governance
@@ -383,6 +384,24 @@ impl Agent {
                 end = Some(TurnEnd::ModelCallCap {
                     limit: self.config.max_model_calls,
                 });
+            }
+            // A priced request under a cost cap stops before a call that could pass it: the
+            // next call's input is about this one's, its answer and these results, and its
+            // output at most max_tokens, all at full price.
+            if end.is_none()
+                && let (Some(g), Some(price)) = (&self.governance, self.config.price)
+            {
+                let added = crate::window::estimate_message_tokens(&Message {
+                    role: Role::User,
+                    content: results.clone(),
+                });
+                let next_input = last_usage.total_input() + last_usage.output_tokens + added;
+                let next_usd = (next_input as f64 * price.input_per_mtok
+                    + f64::from(self.config.max_tokens) * price.output_per_mtok)
+                    / 1_000_000.0;
+                if let Some(stop) = g.governor.loop_guard().before_model_call(next_usd) {
+                    end = Some(TurnEnd::Stopped { stop });
+                }
             }
             if let Some(note) = end.as_ref().and_then(stop_note) {
                 results.push(ContentBlock::text(note));

@@ -85,6 +85,18 @@ pub(crate) struct AgentArgs {
     /// [default: unpriced, no cost cap]
     #[arg(long, value_name = "IN,OUT", value_parser = parse_price)]
     price: Option<Price>,
+    /// Stop a request before a model call that could take its cost past USD dollars (with
+    /// --price; the lower of this and the policy's limits.max_cost_usd holds)
+    #[arg(long, value_name = "USD", requires = "price", value_parser = parse_dollars)]
+    max_cost: Option<f64>,
+}
+
+fn parse_dollars(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("{text:?} is not an amount of dollars above 0"))
 }
 
 pub(crate) fn parse_price(text: &str) -> Result<Price, String> {
@@ -386,7 +398,11 @@ impl Running {
     ) -> Result<Running> {
         // Everything the user gave is checked before anything is created: a refused policy,
         // conversation id or model must leave no store, agent or conversation behind.
-        let (policy, source, text) = load_policy(args.policy.as_deref())?;
+        let (mut policy, source, text) = load_policy(args.policy.as_deref())?;
+        if let Some(max) = args.max_cost {
+            let cap = &mut policy.limits.max_cost_usd;
+            *cap = Some(cap.map_or(max, |policy_cap| policy_cap.min(max)));
+        }
         if let Some(id) = conversation {
             agent_loop::conversation::validate_id(id)?;
         }

@@ -27,6 +27,13 @@ pub enum LoopStop {
     TokenCap { limit: u64, used: u64 },
     /// The request cost `used_usd`, at or over the cap.
     CostCap { limit_usd: f64, used_usd: f64 },
+    /// The request cost `used_usd`, and its next model call could cost up to `next_usd`, which
+    /// would pass the cap: the call was not made.
+    NextCallCost {
+        limit_usd: f64,
+        used_usd: f64,
+        next_usd: f64,
+    },
 }
 
 impl LoopStop {
@@ -37,7 +44,7 @@ impl LoopStop {
             LoopStop::RepeatedError { .. } => "limits.repeat_errors",
             LoopStop::ToolCallCap { .. } => "limits.max_tool_calls",
             LoopStop::TokenCap { .. } => "limits.max_tokens",
-            LoopStop::CostCap { .. } => "limits.max_cost_usd",
+            LoopStop::CostCap { .. } | LoopStop::NextCallCost { .. } => "limits.max_cost_usd",
         }
     }
 }
@@ -67,6 +74,15 @@ impl fmt::Display for LoopStop {
             } => write!(
                 f,
                 "the request cost ${used_usd:.4}, its cap is ${limit_usd:.4}"
+            ),
+            LoopStop::NextCallCost {
+                limit_usd,
+                used_usd,
+                next_usd,
+            } => write!(
+                f,
+                "the request cost ${used_usd:.4}, and its next model call could cost up to \
+                 ${next_usd:.4}, which would pass its cap of ${limit_usd:.4}"
             ),
         }
     }
@@ -176,6 +192,17 @@ impl LoopGuard {
             });
         }
         None
+    }
+
+    /// The stop for a next model call whose cost could be up to `next_usd`, when that would
+    /// pass the request's cost cap: checked before the call, so the bound is never passed.
+    pub fn before_model_call(&self, next_usd: f64) -> Option<LoopStop> {
+        let limit_usd = self.limits.max_cost_usd?;
+        (self.cost_usd + next_usd > limit_usd).then_some(LoopStop::NextCallCost {
+            limit_usd,
+            used_usd: self.cost_usd,
+            next_usd,
+        })
     }
 
     /// Tool calls counted in this request.

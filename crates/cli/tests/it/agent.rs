@@ -959,3 +959,45 @@ fn a_run_says_its_tokens_and_with_a_price_its_cost() {
         "{cost} vs {expected}: {doc}"
     );
 }
+
+#[test]
+fn max_cost_stops_a_run_before_a_call_could_pass_it() {
+    let ws = agent_workspace();
+    let r = run(&mut merkle(
+        &ws,
+        &[
+            "--json",
+            "run",
+            "--script",
+            &agent_script("fix_violation_success.yaml"),
+            "--approve",
+            "--price",
+            "3,15",
+            "--max-cost",
+            "0.1",
+            "Reduce the complexity of execute in src/agentforge/core/executor.py to 10 or less",
+        ],
+    ));
+    let doc = parse(&r.stdout);
+    // The next call could cost 8192 output tokens at $15 a million: more than $0.10, so the
+    // run stops after its first call, under the bound.
+    assert_eq!(doc["model_calls"], json!(1), "{r}");
+    assert_eq!(doc["end"]["kind"], json!("stopped"), "{r}");
+    assert_eq!(doc["end"]["stop"]["reason"], json!("next_call_cost"), "{r}");
+    assert!(
+        doc["cost_usd"].as_f64().is_some_and(|c| c > 0.0 && c < 0.1),
+        "{r}"
+    );
+    let text = run(&mut merkle(
+        &ws,
+        &[
+            "run",
+            "--script",
+            &agent_script("fix_violation_success.yaml"),
+            "--max-cost",
+            "1",
+            "x",
+        ],
+    ));
+    assert_eq!(text.code, 2, "--max-cost needs --price: {text}");
+}

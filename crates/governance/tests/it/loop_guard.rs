@@ -253,3 +253,25 @@ fn stop_reasons_serialize_for_the_transcript() {
     let back: LoopStop = serde_json::from_value(got[0].0.clone()).expect("deserializes");
     assert_eq!(back, stops[0]);
 }
+
+#[test]
+fn a_next_call_that_could_pass_the_cost_cap_is_stopped_before_it() {
+    let limits = governance::Limits {
+        max_cost_usd: Some(1.0),
+        ..governance::Limits::default()
+    };
+    let mut guard = governance::LoopGuard::new(limits);
+    assert_eq!(guard.after_model_call(&Usage::default(), 0.6), None);
+    assert_eq!(guard.before_model_call(0.3), None);
+    assert_eq!(
+        guard.before_model_call(0.5),
+        Some(LoopStop::NextCallCost {
+            limit_usd: 1.0,
+            used_usd: 0.6,
+            next_usd: 0.5
+        })
+    );
+    // Without a cap, nothing is stopped.
+    let free = governance::LoopGuard::new(governance::Limits::default());
+    assert_eq!(free.before_model_call(1e9), None);
+}
