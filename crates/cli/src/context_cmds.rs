@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use context::views_file::{ViewSpec, parse_ordering, parse_source};
+use context::views_file::{ViewRequest, ViewSpec};
 use context::{
     Concat, ContextView, Filter, NodeContext, Outline, Producers, RegenerateRequest,
     RegenerateScope, Summary, SynthesisPolicy, SynthesisRequest, ViewsFile,
@@ -51,56 +51,30 @@ pub(crate) struct ViewArgs {
     pub(crate) all: bool,
 }
 
-/// The view `get-node` composes: the named (or `default`) view, with flags over its fields.
-pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextView> {
-    let views = ViewsFile::load(root)?;
-    let (name, mut spec) = match &a.view {
-        Some(name) => (name.clone(), views.get(name)?.clone()),
-        None => match views.views.get("default") {
-            Some(v) => ("default".to_owned(), v.clone()),
-            None => (
-                "(built-in)".to_owned(),
-                ViewSpec {
-                    heads_only: true,
-                    ..ViewSpec::default()
-                },
-            ),
-        },
-    };
-    if let Some(n) = a.max_frames {
-        spec.max_frames = Some(n);
-    }
-    if !a.types.is_empty() {
-        spec.types = a.types.clone();
-    }
-    if !a.agents.is_empty() {
-        spec.agents = a.agents.clone();
-    }
-    if !a.source.is_empty() {
-        for s in &a.source {
-            if parse_source(s).is_none() {
-                crate::usage!("--source {s:?}: expected node, parent, siblings or related");
-            }
+impl ViewArgs {
+    /// The flags as the request every front end makes ([`context::views_file::ViewRequest`]).
+    pub(crate) fn request(&self) -> ViewRequest {
+        ViewRequest {
+            view: self.view.clone(),
+            max_frames: self.max_frames,
+            types: self.types.clone(),
+            agents: self.agents.clone(),
+            sources: self.source.clone(),
+            related: self.related.clone(),
+            ordering: self.ordering.clone(),
+            priority: self.priority.clone(),
+            all: self.all,
         }
-        spec.sources = a.source.clone();
     }
-    if !a.related.is_empty() {
-        spec.related = a.related.clone();
-    }
-    if let Some(o) = &a.ordering {
-        if parse_ordering(o, &[]).is_none() {
-            crate::usage!(
-                "--ordering {o:?}: expected recency, relevance, type_priority or agent_priority"
-            );
-        }
-        spec.ordering = Some(o.clone());
-    }
-    if !a.priority.is_empty() {
-        spec.priority = a.priority.clone();
-    }
-    if a.all {
-        spec.heads_only = false;
-    }
+}
+
+/// The view a request names, related nodes resolved as the CLI resolves paths (relative to
+/// the current folder inside the workspace).
+pub(crate) fn view(store: &Store, root: &Path, request: &ViewRequest) -> Result<ContextView> {
+    let name = request
+        .view
+        .clone()
+        .unwrap_or_else(|| "(default)".to_owned());
     let mut resolver = |s: &str| -> context::Result<merkle_store::NodeId> {
         resolve(store, root, s)
             .map(|n| n.node_id)
@@ -109,7 +83,7 @@ pub(crate) fn view(store: &Store, root: &Path, a: &ViewArgs) -> Result<ContextVi
                 message: format!("related node {s:?}: {e:#}"),
             })
     };
-    Ok(spec.to_view(&name, &mut resolver)?)
+    Ok(request.compose(root, &mut resolver)?)
 }
 
 pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {

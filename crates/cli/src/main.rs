@@ -739,7 +739,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::GetNode { node, view } => {
             let store = open(g, &root, true)?;
             let rec = resolve(&store, &root, node)?;
-            let view = context_cmds::view(&store, &root, view)?;
+            let view = context_cmds::view(&store, &root, &view.request())?;
             let composed = context::get_node(&store, &rec, &view)?;
             context_cmds::print_node_context(out, &composed);
         }

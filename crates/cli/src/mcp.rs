@@ -39,10 +39,11 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::context_cmds::{self, SynthesizeArgs, ViewArgs};
+use crate::context_cmds::{self, SynthesizeArgs};
 use crate::output::{self, frame_json};
 use crate::{Global, display_path};
 use crate::{index_cmds, mcp_budget};
+use context::views_file::ViewRequest;
 
 /// `merkle mcp`.
 #[derive(Args, Debug)]
@@ -528,18 +529,20 @@ impl MerkleMcp {
         let p: GetNodeParams = arguments("get_node", args)?;
         self.answer(false, move |store, shared| {
             let node = store.resolve(&p.path)?;
-            let args = ViewArgs {
+            let request = ViewRequest {
                 view: p.view,
                 max_frames: p.max_frames,
                 types: p.types,
                 agents: p.agents,
-                source: p.sources,
+                sources: p.sources,
                 related: p.related,
                 ordering: p.ordering,
                 priority: p.priority,
                 all: p.all,
             };
-            let view = context_cmds::view(store, &shared.root, &args)?;
+            // Paths are workspace-relative here, whatever the server's current folder.
+            let view =
+                request.compose(&shared.root, &mut |path| Ok(store.resolve(path)?.node_id))?;
             let composed = context::get_node(store, &node, &view)?;
             Ok(context_cmds::node_context_json(&composed))
         })

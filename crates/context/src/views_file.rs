@@ -109,6 +109,71 @@ impl ViewsFile {
     }
 }
 
+/// A view as a request names it, the same from the CLI, MCP and the agent: a named view of the
+/// views file (else the one named `default` when there is one, else the node's head frames),
+/// then fields over it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ViewRequest {
+    pub view: Option<String>,
+    pub max_frames: Option<usize>,
+    pub types: Vec<String>,
+    pub agents: Vec<String>,
+    /// node, parent, siblings, related.
+    pub sources: Vec<String>,
+    /// Nodes whose frames to add (paths or NodeIDs).
+    pub related: Vec<String>,
+    pub ordering: Option<String>,
+    pub priority: Vec<String>,
+    /// Superseded frames too.
+    pub all: bool,
+}
+
+impl ViewRequest {
+    /// The view this names in the workspace at `workspace`, related nodes resolved by
+    /// `resolve`; a source, ordering or view name that is no such thing is an error naming it.
+    pub fn compose(
+        &self,
+        workspace: &std::path::Path,
+        resolve: &mut dyn FnMut(&str) -> Result<merkle_store::NodeId>,
+    ) -> Result<ContextView> {
+        let views = ViewsFile::load(workspace)?;
+        let (name, mut spec) = match &self.view {
+            Some(name) => (name.clone(), views.get(name)?.clone()),
+            None => match views.views.get("default") {
+                Some(v) => ("default".to_owned(), v.clone()),
+                None => (
+                    "(built-in)".to_owned(),
+                    ViewSpec {
+                        heads_only: true,
+                        ..ViewSpec::default()
+                    },
+                ),
+            },
+        };
+        if let Some(n) = self.max_frames {
+            spec.max_frames = Some(n);
+        }
+        for (field, given) in [
+            (&mut spec.types, &self.types),
+            (&mut spec.agents, &self.agents),
+            (&mut spec.sources, &self.sources),
+            (&mut spec.related, &self.related),
+            (&mut spec.priority, &self.priority),
+        ] {
+            if !given.is_empty() {
+                field.clone_from(given);
+            }
+        }
+        if let Some(o) = &self.ordering {
+            spec.ordering = Some(o.clone());
+        }
+        if self.all {
+            spec.heads_only = false;
+        }
+        spec.to_view(&name, resolve)
+    }
+}
+
 impl ViewSpec {
     /// The view, with related paths resolved to NodeIDs by `resolve`.
     pub fn to_view(

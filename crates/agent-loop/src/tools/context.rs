@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use context::synthesis::{Concat, SynthesisRequest, synthesize, synthesize_recursive};
-use context::views_file::ViewSpec;
-use context::{ContextView, ViewsFile, get_node};
+use context::views_file::ViewRequest;
+use context::{ContextView, get_node};
 use merkle_store::{NewFrame, NodeKind, NodeRecord, ScanOptions, Store};
 use serde_json::{Value, json};
 
@@ -289,28 +289,20 @@ fn on_current_tree<T: Send>(
 
 fn get_node_tool(store: &Store, input: &Value) -> Result<String> {
     let node = current_node(store, str_field(input, "get_node", "path")?)?;
-    let mut spec = match optional_str(input, "view") {
-        Some(name) => ViewsFile::load(store.workspace())
-            .map_err(|e| handler("get_node", e))?
-            .get(name)
-            .map_err(|e| handler("get_node", e))?
-            .clone(),
-        None => ViewSpec {
-            heads_only: true,
-            ..ViewSpec::default()
-        },
+    // The request every front end makes: a named view (else `default`, else the head
+    // frames), then fields over it.
+    let request = ViewRequest {
+        view: optional_str(input, "view").map(str::to_owned),
+        max_frames: input
+            .get("max_frames")
+            .and_then(Value::as_u64)
+            .map(|max| usize::try_from(max).unwrap_or(usize::MAX)),
+        types: strings(input, "types").unwrap_or_default(),
+        sources: strings(input, "sources").unwrap_or_default(),
+        ..ViewRequest::default()
     };
-    if let Some(max) = input.get("max_frames").and_then(Value::as_u64) {
-        spec.max_frames = Some(usize::try_from(max).unwrap_or(usize::MAX));
-    }
-    if let Some(types) = strings(input, "types") {
-        spec.types = types;
-    }
-    if let Some(sources) = strings(input, "sources") {
-        spec.sources = sources;
-    }
-    let view: ContextView = spec
-        .to_view("get_node", &mut |path| {
+    let view: ContextView = request
+        .compose(store.workspace(), &mut |path| {
             store.resolve(path).map(|n| n.node_id).map_err(Into::into)
         })
         .map_err(|e| handler("get_node", e))?;

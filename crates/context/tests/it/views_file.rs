@@ -187,3 +187,61 @@ fn to_view_resolves_related_paths_through_the_closure() {
         "no node at path \"nowhere.md\" in the last scan"
     );
 }
+
+#[test]
+fn a_view_request_is_the_named_view_else_default_else_heads_with_fields_over_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let none =
+        |_: &str| -> context::Result<NodeId> { Ok(NodeId::from_slice(&[0; 32]).expect("id")) };
+    // No views file: the node's head frames.
+    let bare = context::views_file::ViewRequest::default()
+        .compose(dir.path(), &mut none.clone())
+        .expect("view");
+    assert!(bare.filters.heads_only);
+    // A `default` view is what a request without a name gets, from any front end.
+    std::fs::create_dir_all(dir.path().join(".merkle")).expect("mkdir");
+    std::fs::write(
+        dir.path().join(FILE),
+        "views:\n  default:\n    max_frames: 3\n    types: [summary]\n  wide:\n    max_frames: 50\n",
+    )
+    .expect("write");
+    let default = context::views_file::ViewRequest::default()
+        .compose(dir.path(), &mut none.clone())
+        .expect("view");
+    assert_eq!(
+        (default.max_frames, default.filters.frame_types.clone()),
+        (3, strings(&["summary"]))
+    );
+    // A named one, with fields over it.
+    let wide = context::views_file::ViewRequest {
+        view: Some("wide".into()),
+        types: strings(&["notes"]),
+        all: true,
+        ..Default::default()
+    }
+    .compose(dir.path(), &mut none.clone())
+    .expect("view");
+    assert_eq!(
+        (wide.max_frames, wide.filters.frame_types.clone()),
+        (50, strings(&["notes"]))
+    );
+    assert!(!wide.filters.heads_only);
+    // What is no such thing is an error naming it.
+    let bad = context::views_file::ViewRequest {
+        sources: strings(&["cousins"]),
+        ..Default::default()
+    }
+    .compose(dir.path(), &mut none.clone())
+    .expect_err("an unknown source");
+    assert!(
+        matches!(bad, Error::InvalidView { .. }) && bad.to_string().contains("cousins"),
+        "{bad}"
+    );
+    let missing = context::views_file::ViewRequest {
+        view: Some("nope".into()),
+        ..Default::default()
+    }
+    .compose(dir.path(), &mut none.clone())
+    .expect_err("no such view");
+    assert!(missing.to_string().contains("nope"), "{missing}");
+}
