@@ -87,13 +87,7 @@ fn example_in(root: &Value, schema: &Value, depth: usize) -> Value {
         "object" => {
             let mut out = Map::new();
             let properties = s.get("properties").and_then(Value::as_object);
-            for name in s
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
+            for name in llm_core::types::schema::required(s) {
                 let property = properties.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
                 out.insert(name.to_owned(), example_in(root, property, depth + 1));
             }

@@ -19,6 +19,16 @@ pub struct ResponseSchema {
     pub schema: Value,
 }
 
+/// The property names an object schema's `required` lists.
+pub fn required(schema: &serde_json::Map<String, Value>) -> impl Iterator<Item = &str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
 /// Whether `value` follows `schema`; the first place it does not, as `at /path: what`.
 pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
     check(schema, schema, value, &mut Vec::new())
@@ -166,13 +176,7 @@ fn check(
     }
     if let Some(object) = value.as_object() {
         let properties = s.get("properties").and_then(Value::as_object);
-        for name in s
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
+        for name in required(s) {
             if !object.contains_key(name) {
                 return fail(path, format!("the required property {name:?} is missing"));
             }
