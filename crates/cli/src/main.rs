@@ -508,7 +508,11 @@ fn tune_allocator() {}
 /// with redb a writable open and close are durable commits of their own, so a no-op scan made
 /// on a read-only handle costs what `merkle status` costs. A plan made read-only is committed
 /// through a writable handle, which makes the scan again if the store moved in between.
-fn scan_all(g: &Global, root: &Path, opts: &ScanOptions<'_>) -> Result<merkle_store::ScanReport> {
+pub(crate) fn scan_all(
+    g: &Global,
+    root: &Path,
+    opts: &ScanOptions<'_>,
+) -> Result<merkle_store::ScanReport> {
     let reader = match open(g, root, true) {
         Ok(store) => store,
         Err(e)

@@ -15,8 +15,9 @@
 //! time, on tokio's blocking pool. Writes are made as the agent given with `--agent` (or
 //! `MERKLE_AGENT`), so merkle-store's role checks apply: a reader's `put_frame` is refused.
 //! Every failure is a tool error (`isError`) whose message names the input; the server keeps
-//! serving. Every result's `_meta` names the root hash of the tree it answered for
-//! (`merkle/root`): search, context and related rescan first, the others read the last scan.
+//! serving. Every tool but `status` rescans first (a no-op costs what `merkle status` costs and
+//! writes nothing), so a long-lived server answers for the files as they are; every result's
+//! `_meta` names the root hash of the tree it answered for (`merkle/root`).
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -484,6 +485,40 @@ impl MerkleMcp {
         .map_err(|e| format!("{e:#}"))
     }
 
+    /// Rescans the workspace (a no-op costs what `merkle status` costs, and writes nothing), so
+    /// that a read answers for the files as they are now, however long the server has run. A
+    /// workspace without a store is left without one.
+    async fn rescan(&self) -> Result<(), String> {
+        let shared = Arc::clone(&self.shared);
+        tokio::task::spawn_blocking(move || {
+            let _one = shared
+                .one_at_a_time
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            match crate::open(&shared.global, &shared.root, true) {
+                Ok(store) => drop(store),
+                Err(e)
+                    if matches!(
+                        e.downcast_ref::<merkle_store::Error>(),
+                        Some(merkle_store::Error::NoStore { .. })
+                    ) =>
+                {
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
+            crate::scan_all(
+                &shared.global,
+                &shared.root,
+                &merkle_store::ScanOptions::default(),
+            )
+            .map(drop)
+        })
+        .await
+        .map_err(|e| format!("the request failed: {e}"))?
+        .map_err(|e| format!("rescanning the workspace: {e:#}"))
+    }
+
     /// A tool's answer: the JSON document as text and the root of the tree it answered for,
     /// or a tool error naming what failed.
     async fn answer(
@@ -527,6 +562,7 @@ fn writer(shared: &Shared, tool: &str, as_agent: Option<String>) -> Result<Strin
 impl MerkleMcp {
     async fn get_node(&self, args: Value) -> Result<Answered, String> {
         let p: GetNodeParams = arguments("get_node", args)?;
+        self.rescan().await?;
         self.answer(false, move |store, shared| {
             let node = store.resolve(&p.path)?;
             let request = ViewRequest {
@@ -551,6 +587,7 @@ impl MerkleMcp {
 
     async fn list_frames(&self, args: Value) -> Result<Answered, String> {
         let p: ListFramesParams = arguments("list_frames", args)?;
+        self.rescan().await?;
         self.answer(false, move |store, _| {
             let node = store.resolve(&p.path)?;
             let frames = store.frames_of(&node.node_id, p.frame_type.as_deref())?;
@@ -562,6 +599,8 @@ impl MerkleMcp {
     async fn put_frame(&self, args: Value, as_agent: Option<String>) -> Result<Answered, String> {
         let p: PutFrameParams = arguments("put_frame", args)?;
         let agent = writer(&self.shared, "put_frame", as_agent)?;
+        // The frame attaches to the file as it is now.
+        self.rescan().await?;
         self.answer(true, move |store, _| {
             let node = store.resolve(&p.path)?;
             let frame = NewFrame::new(node.node_id, &p.frame_type, &agent, p.content.into_bytes());
@@ -581,6 +620,7 @@ impl MerkleMcp {
     async fn synthesize(&self, args: Value, as_agent: Option<String>) -> Result<Answered, String> {
         let p: SynthesizeParams = arguments("synthesize", args)?;
         let agent = writer(&self.shared, "synthesize", as_agent)?;
+        self.rescan().await?;
         self.answer(true, move |store, _| {
             let dir = store.resolve(&p.path)?;
             let args = SynthesizeArgs {
@@ -826,6 +866,9 @@ impl ServerHandler for MerkleMcp {
                     None,
                 )
             })?;
+        self.rescan()
+            .await
+            .map_err(|e| ErrorData::internal_error(e, None))?;
         let json = self
             .on_store(false, move |store, _| {
                 let node = store.node_at(&path)?;

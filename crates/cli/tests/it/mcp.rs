@@ -686,3 +686,29 @@ fn every_result_names_the_root_it_answered_for() {
     assert_ne!(after, root);
     assert_eq!(answer["result"]["_meta"]["merkle/root"], after, "{answer}");
 }
+
+#[test]
+fn a_long_lived_server_reads_the_files_as_they_are_now() {
+    let ws = Workspace::scanned();
+    ws.ok(&["agent", "add", "bot", "--role", "writer"]);
+    let mut server = Server::start(&ws, "bot");
+    server.handshake();
+    // A file written after the server started, never scanned by anyone: get_node finds it,
+    // and a frame put on it attaches to it as it is.
+    ws.write("src/later.rs", "pub fn later() {}\n");
+    let (is_error, text) = server.call("get_node", json!({"path": "src/later.rs"}));
+    assert!(!is_error, "{text}");
+    assert_eq!(parse(&text)["node"]["path"], json!("src/later.rs"));
+    let (is_error, text) = server.call(
+        "put_frame",
+        json!({"path": "src/later.rs", "type": "notes", "content": "new"}),
+    );
+    assert!(!is_error, "{text}");
+    ws.write("src/later.rs", "pub fn later() { /* edited */ }\n");
+    let (is_error, text) = server.call("list_frames", json!({"path": "src/later.rs"}));
+    assert!(!is_error, "{text}");
+    // The edit made a new node: the frame was on the old content's node.
+    assert_eq!(parse(&text), json!([]));
+    let status = ws.json(&["status"]);
+    assert_eq!(status["changed_on_disk"], json!([]), "{status}");
+}
