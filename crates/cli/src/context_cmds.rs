@@ -8,8 +8,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use context::views_file::{ViewRequest, ViewSpec};
 use context::{
-    Concat, ContextView, Filter, NodeContext, Outline, Producers, RegenerateRequest,
-    RegenerateScope, Summary, SynthesisPolicy, SynthesisRequest, ViewsFile,
+    ContextView, NodeContext, Outline, Producers, RegenerateRequest, RegenerateScope, ViewsFile,
 };
 use merkle_store::{NodeRecord, Store};
 use serde_json::{Value, json};
@@ -179,46 +178,24 @@ pub(crate) fn synthesize(
     Ok(())
 }
 
-/// Synthesizes `dir` (resolved from `a.dir` by the caller) as `a` says; returns the JSON
-/// document and the text report.
+/// Synthesizes `dir` (resolved from `a.dir` by the caller) as `a` says
+/// ([`context::ops::synthesize_dir`]); returns the JSON document and the text report.
 pub(crate) fn synthesize_node(
     store: &Store,
     dir: &NodeRecord,
     a: &SynthesizeArgs,
 ) -> Result<(Value, String)> {
-    let policy: Arc<dyn SynthesisPolicy> = match a.policy.as_str() {
-        "summary" => Arc::new(Summary::default()),
-        "map" => {
-            // Ranked by the tree as it is now, as `generate` ranks it.
-            let map = context::Map::by_imports();
-            map.with_tree(store)?.unwrap_or_else(|| Arc::new(map))
-        }
-        "filter" => Arc::new(Filter::containing(
-            a.contains.as_deref().unwrap_or_default(),
-        )),
-        _ => Arc::new(Concat),
-    };
-    let req = SynthesisRequest {
-        frame_type: &a.frame_type,
-        agent: &a.agent,
-        policy: policy.as_ref(),
-        now_ms: merkle_store::frame::now_ms(),
-    };
-    let done = if a.recursive {
-        context::synthesize_recursive(store, dir, &req)?
-    } else {
-        vec![context::synthesize(store, dir, &req)?]
-    };
-    let item = |s: &context::Synthesized| {
-        json!({
-            "path": s.path,
-            "frame_type": s.frame_type,
-            "frame_id": s.frame_id.to_hex(),
-            "created": s.created,
-            "policy_ran": s.policy_ran,
-            "children": s.children,
-        })
-    };
+    let done = context::ops::synthesize_dir(
+        store,
+        dir,
+        &context::ops::Synthesize {
+            frame_type: &a.frame_type,
+            agent: &a.agent,
+            policy: &a.policy,
+            contains: a.contains.as_deref(),
+            recursive: a.recursive,
+        },
+    )?;
     let text = done
         .iter()
         .map(|s| {
@@ -231,16 +208,7 @@ pub(crate) fn synthesize_node(
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let json = if a.recursive {
-        json!({
-            "frames": done.iter().map(item).collect::<Vec<_>>(),
-            "written": done.iter().filter(|s| s.created).count(),
-            "unchanged": done.iter().filter(|s| !s.created).count(),
-        })
-    } else {
-        item(&done[0])
-    };
-    Ok((json, text))
+    Ok((context::ops::synthesized_json(&done, a.recursive), text))
 }
 
 /// The regeneration scope.

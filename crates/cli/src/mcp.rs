@@ -40,7 +40,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::context_cmds::{self, SynthesizeArgs};
+use crate::context_cmds;
 use crate::output::{self, frame_json};
 use crate::{Global, display_path};
 use crate::{index_cmds, mcp_budget};
@@ -623,15 +623,18 @@ impl MerkleMcp {
         self.rescan().await?;
         self.answer(true, move |store, _| {
             let dir = store.resolve(&p.path)?;
-            let args = SynthesizeArgs {
-                dir: p.path,
-                frame_type: p.frame_type.unwrap_or_else(|| "summary".to_owned()),
-                agent,
-                policy: "concat".to_owned(),
-                contains: None,
-                recursive: p.recursive,
-            };
-            Ok(context_cmds::synthesize_node(store, &dir, &args)?.0)
+            let done = context::ops::synthesize_dir(
+                store,
+                &dir,
+                &context::ops::Synthesize {
+                    frame_type: p.frame_type.as_deref().unwrap_or("summary"),
+                    agent: &agent,
+                    policy: "concat",
+                    contains: None,
+                    recursive: p.recursive,
+                },
+            )?;
+            Ok(context::ops::synthesized_json(&done, p.recursive))
         })
         .await
     }

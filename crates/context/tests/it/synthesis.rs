@@ -618,3 +618,41 @@ fn policies_write_readme_and_entry_points_first_then_by_name() {
         assert_eq!(headers, expected, "{}", policy.id());
     }
 }
+
+/// The shared operation: a policy by name, one directory or its subtree, one JSON shape.
+#[test]
+fn the_synthesize_operation_takes_a_policy_by_name() {
+    let fx = outlined();
+    let src = fx.node("src");
+    let op = |policy: &'static str, recursive: bool| context::ops::Synthesize {
+        frame_type: OUTLINE,
+        agent: SYNTH,
+        policy,
+        contains: None,
+        recursive,
+    };
+    let one = context::ops::synthesize_dir(&fx.store, &src, &op("concat", false)).expect("one");
+    assert_eq!(one.len(), 1);
+    let json = context::ops::synthesized_json(&one, false);
+    assert_eq!(json["path"], "src");
+    assert_eq!(json["created"], true);
+    let all = context::ops::synthesize_dir(&fx.store, &src, &op("concat", true)).expect("all");
+    let json = context::ops::synthesized_json(&all, true);
+    assert_eq!(json["frames"].as_array().map(Vec::len), Some(all.len()));
+    // src/util first, then src again (its child's frame is new).
+    assert_eq!(
+        (&json["written"], &json["unchanged"]),
+        (&2.into(), &0.into()),
+        "{json}"
+    );
+    let again = context::ops::synthesize_dir(&fx.store, &src, &op("concat", true)).expect("again");
+    let json = context::ops::synthesized_json(&again, true);
+    assert_eq!(
+        (&json["written"], &json["unchanged"]),
+        (&0.into(), &2.into()),
+        "{json}"
+    );
+    let err = context::ops::synthesize_dir(&fx.store, &src, &op("poetry", false))
+        .expect_err("no such policy");
+    assert!(err.to_string().contains("poetry"), "{err}");
+}
