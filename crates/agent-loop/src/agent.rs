@@ -395,10 +395,11 @@ impl Agent {
                     role: Role::User,
                     content: results.clone(),
                 });
-                let next_input = last_usage.total_input() + last_usage.output_tokens + added;
-                let next_usd = (next_input as f64 * price.input_per_mtok
-                    + f64::from(self.config.max_tokens) * price.output_per_mtok)
-                    / 1_000_000.0;
+                let next_usd = price.cost(&Usage {
+                    input_tokens: last_usage.total_input() + last_usage.output_tokens + added,
+                    output_tokens: u64::from(self.config.max_tokens),
+                    ..Usage::default()
+                });
                 if let Some(stop) = g.governor.loop_guard().before_model_call(next_usd) {
                     end = Some(TurnEnd::Stopped { stop });
                 }

@@ -92,21 +92,21 @@ pub(crate) struct AgentArgs {
 }
 
 fn parse_dollars(text: &str) -> Result<f64, String> {
-    text.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v > 0.0)
+    dollars(text)
+        .filter(|v| *v > 0.0)
         .ok_or_else(|| format!("{text:?} is not an amount of dollars above 0"))
 }
 
+/// An amount of dollars, 0 or more.
+fn dollars(s: &str) -> Option<f64> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+}
+
 pub(crate) fn parse_price(text: &str) -> Result<Price, String> {
-    let parse = |s: &str| {
-        s.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| format!("{s:?} is not a price in dollars"))
-    };
+    let parse = |s: &str| dollars(s).ok_or_else(|| format!("{s:?} is not a price in dollars"));
     let parts: Vec<&str> = text.split(',').collect();
     let [input, output, rest @ ..] = parts.as_slice() else {
         return Err("expected IN,OUT: dollars per million input and output tokens".to_owned());

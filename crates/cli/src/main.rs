@@ -513,6 +513,18 @@ pub(crate) fn scan_all(
     root: &Path,
     opts: &ScanOptions<'_>,
 ) -> Result<merkle_store::ScanReport> {
+    match scan_existing(g, root, opts)? {
+        Some(report) => Ok(report),
+        None => Ok(open(g, root, false)?.scan(opts)?),
+    }
+}
+
+/// [`scan_all`] where a store is; `None` (and no store made) where none is.
+pub(crate) fn scan_existing(
+    g: &Global,
+    root: &Path,
+    opts: &ScanOptions<'_>,
+) -> Result<Option<merkle_store::ScanReport>> {
     let reader = match open(g, root, true) {
         Ok(store) => store,
         Err(e)
@@ -521,16 +533,16 @@ pub(crate) fn scan_all(
                 Some(merkle_store::Error::NoStore { .. })
             ) =>
         {
-            return Ok(open(g, root, false)?.scan(opts)?);
+            return Ok(None);
         }
         Err(e) => return Err(e),
     };
     let plan = reader.plan_scan(opts)?;
     if let Some(report) = plan.unchanged() {
-        return Ok(report.clone());
+        return Ok(Some(report.clone()));
     }
     drop(reader);
-    Ok(open(g, root, false)?.apply_scan(plan, opts)?)
+    Ok(Some(open(g, root, false)?.apply_scan(plan, opts)?))
 }
 
 /// Turns a path argument into a workspace path: relative to the current directory when that is

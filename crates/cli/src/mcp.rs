@@ -463,12 +463,7 @@ impl MerkleMcp {
         missing: Option<T>,
         f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
     ) -> Result<T, String> {
-        let shared = Arc::clone(&self.shared);
-        tokio::task::spawn_blocking(move || {
-            let _one = shared
-                .one_at_a_time
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+        self.one_at_a_time(move |shared| {
             let store = match crate::open(&shared.global, &shared.root, !write) {
                 Ok(store) => store,
                 Err(e) => match (missing, e.downcast_ref::<merkle_store::Error>()) {
@@ -478,7 +473,24 @@ impl MerkleMcp {
                     _ => return Err(e),
                 },
             };
-            f(&store, &shared)
+            f(&store, shared)
+        })
+        .await
+    }
+
+    /// Runs `f` on tokio's blocking pool while no other request of this process touches the
+    /// store; a failure becomes its message.
+    async fn one_at_a_time<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Shared) -> Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let shared = Arc::clone(&self.shared);
+        tokio::task::spawn_blocking(move || {
+            let _one = shared
+                .one_at_a_time
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            f(&shared)
         })
         .await
         .map_err(|e| format!("the request failed: {e}"))?
@@ -489,34 +501,16 @@ impl MerkleMcp {
     /// that a read answers for the files as they are now, however long the server has run. A
     /// workspace without a store is left without one.
     async fn rescan(&self) -> Result<(), String> {
-        let shared = Arc::clone(&self.shared);
-        tokio::task::spawn_blocking(move || {
-            let _one = shared
-                .one_at_a_time
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            match crate::open(&shared.global, &shared.root, true) {
-                Ok(store) => drop(store),
-                Err(e)
-                    if matches!(
-                        e.downcast_ref::<merkle_store::Error>(),
-                        Some(merkle_store::Error::NoStore { .. })
-                    ) =>
-                {
-                    return Ok(());
-                }
-                Err(e) => return Err(e),
-            }
-            crate::scan_all(
+        self.one_at_a_time(|shared| {
+            crate::scan_existing(
                 &shared.global,
                 &shared.root,
                 &merkle_store::ScanOptions::default(),
             )
             .map(drop)
+            .context("rescanning the workspace")
         })
         .await
-        .map_err(|e| format!("the request failed: {e}"))?
-        .map_err(|e| format!("rescanning the workspace: {e:#}"))
     }
 
     /// A tool's answer: the JSON document as text and the root of the tree it answered for,

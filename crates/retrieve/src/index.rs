@@ -304,11 +304,11 @@ impl TextIndex {
     }
 
     /// What must change for the index to hold exactly `tree`, (path, key) pairs.
-    pub fn changes(&self, tree: &[(String, Key)]) -> Changes {
+    pub fn changes(&self, tree: &[(&str, Key)]) -> Changes {
         let mut changes = Changes::default();
         let mut present = 0;
         for (i, (path, key)) in tree.iter().enumerate() {
-            match self.manifest.entries.get(path) {
+            match self.manifest.entries.get(*path) {
                 Some((k, _)) => {
                     present += 1;
                     if k != key {
@@ -320,8 +320,7 @@ impl TextIndex {
         }
         if present < self.manifest.entries.len() {
             // Some indexed paths are gone; only then are the tree's paths gathered.
-            let paths: std::collections::HashSet<&str> =
-                tree.iter().map(|(p, _)| p.as_str()).collect();
+            let paths: std::collections::HashSet<&str> = tree.iter().map(|(p, _)| *p).collect();
             changes.removed = self
                 .manifest
                 .entries
