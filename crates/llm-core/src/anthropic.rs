@@ -56,10 +56,11 @@ impl AnthropicConfig {
 }
 
 pub struct AnthropicClient {
-    url: String,
-    headers: HeaderMap,
-    default_model: Option<String>,
-    transport: Transport,
+    /// `<base>/v1/messages`; the batch API lives under it (`/batches`).
+    pub(crate) url: String,
+    pub(crate) headers: HeaderMap,
+    pub(crate) default_model: Option<String>,
+    pub(crate) transport: Transport,
 }
 
 impl std::fmt::Debug for AnthropicClient {
@@ -105,6 +106,7 @@ impl AnthropicClient {
     fn outgoing(&self, request: &Request, stream: bool) -> Result<Outgoing<'_>> {
         let body = request_body(request, self.default_model.as_deref(), stream)?;
         Ok(Outgoing {
+            method: reqwest::Method::POST,
             url: &self.url,
             headers: self.headers.clone(),
             body: Bytes::from(body.to_string()),
@@ -153,6 +155,10 @@ impl LlmClient for AnthropicClient {
 
     fn count_tokens(&self, request: &Request) -> u64 {
         crate::tokens::estimate_request(request)
+    }
+
+    fn batches(&self) -> Option<&dyn crate::batch::BatchApi> {
+        Some(self)
     }
 }
 
@@ -396,7 +402,7 @@ impl WireUsage {
     }
 }
 
-fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> Result<Response> {
+pub(crate) fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> Result<Response> {
     let message: WireMessage = serde_json::from_slice(body).map_err(|err| {
         Error::invalid_response(
             PROVIDER,
@@ -454,7 +460,12 @@ struct WireError {
     message: String,
 }
 
-fn classify(_provider: &'static str, status: u16, body: &str, hints: &RetryHints) -> Error {
+pub(crate) fn classify(
+    _provider: &'static str,
+    status: u16,
+    body: &str,
+    hints: &RetryHints,
+) -> Error {
     match serde_json::from_str::<WireErrorBody>(body) {
         Ok(parsed) => typed_error(Some(status), &parsed.error, hints),
         Err(_) => classify_status(PROVIDER, status, body_excerpt(body), hints),

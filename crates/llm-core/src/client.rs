@@ -28,6 +28,12 @@ pub trait LlmClient: Send + Sync {
 
     /// An estimate of the input tokens `request` will cost with this client's model family.
     fn count_tokens(&self, request: &Request) -> u64;
+
+    /// The provider's batch API ([`crate::batch`]), when it has one and this client can reach
+    /// it; `None` by default.
+    fn batches(&self) -> Option<&dyn crate::batch::BatchApi> {
+        None
+    }
 }
 
 /// A snapshot of what a client has spent and suffered.

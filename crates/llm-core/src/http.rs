@@ -63,6 +63,8 @@ pub(crate) type Classify =
 
 /// What a provider needs to send one HTTP request.
 pub(crate) struct Outgoing<'a> {
+    /// POST for model calls; batch APIs also GET.
+    pub method: reqwest::Method,
     pub url: &'a str,
     pub headers: HeaderMap,
     pub body: Bytes,
@@ -146,7 +148,7 @@ impl Transport {
     ) -> Result<reqwest::Response, (Error, RetryHints)> {
         let send = self
             .http
-            .post(outgoing.url)
+            .request(outgoing.method.clone(), outgoing.url)
             .headers(outgoing.headers.clone())
             .body(outgoing.body.clone())
             .send();

@@ -23,6 +23,7 @@
 //! Secrets live in [`ApiKey`], which never prints.
 
 pub mod anthropic;
+pub mod batch;
 pub mod client;
 pub mod clock;
 pub mod config;
@@ -39,6 +40,9 @@ pub mod text;
 pub mod tokens;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
+pub use batch::{
+    BatchApi, BatchCounts, BatchItem, BatchOutcome, BatchResult, BatchState, BatchStatus,
+};
 pub use client::{LlmClient, UsageStats};
 pub use clock::{Clock, ManualClock, Rng, SplitMix64, SystemClock};
 pub use config::{ApiKey, Provider, ProviderConfig};

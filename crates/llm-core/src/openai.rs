@@ -77,12 +77,13 @@ impl OpenAiConfig {
 }
 
 pub struct OpenAiClient {
-    name: &'static str,
-    url: String,
-    headers: HeaderMap,
+    pub(crate) name: &'static str,
+    /// `<base>/chat/completions`; the batch and file APIs live beside it.
+    pub(crate) url: String,
+    pub(crate) headers: HeaderMap,
     default_model: Option<String>,
     max_tokens_field: MaxTokensField,
-    transport: Transport,
+    pub(crate) transport: Transport,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -126,6 +127,7 @@ impl OpenAiClient {
     fn outgoing(&self, request: &Request, stream: bool) -> Result<Outgoing<'_>> {
         let body = self.request_body(request, stream)?;
         Ok(Outgoing {
+            method: reqwest::Method::POST,
             url: &self.url,
             headers: self.headers.clone(),
             body: Bytes::from(body.to_string()),
@@ -134,7 +136,7 @@ impl OpenAiClient {
         })
     }
 
-    fn request_body(&self, request: &Request, stream: bool) -> Result<Value> {
+    pub(crate) fn request_body(&self, request: &Request, stream: bool) -> Result<Value> {
         let model = match (request.model.as_str(), self.default_model.as_deref()) {
             ("", Some(model)) => model,
             ("", None) => {
@@ -274,6 +276,10 @@ impl LlmClient for OpenAiClient {
             Some(encoding) => crate::tokens::count_request(request, encoding),
             None => crate::tokens::estimate_request(request),
         }
+    }
+    /// OpenAI's Batch API; a compatible server answers for itself whether it has one.
+    fn batches(&self) -> Option<&dyn crate::batch::BatchApi> {
+        Some(self)
     }
 }
 
@@ -476,7 +482,7 @@ fn mint_id(rng: &dyn Rng) -> String {
     format!("call_{:016x}", rng.next_u64())
 }
 
-fn parse_response(
+pub(crate) fn parse_response(
     provider: &'static str,
     body: &[u8],
     headers: BTreeMap<String, String>,
@@ -576,7 +582,12 @@ impl WireError {
     }
 }
 
-fn classify(provider: &'static str, status: u16, body: &str, hints: &RetryHints) -> Error {
+pub(crate) fn classify(
+    provider: &'static str,
+    status: u16,
+    body: &str,
+    hints: &RetryHints,
+) -> Error {
     let parsed = serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|body| WireError::from_body(&body));

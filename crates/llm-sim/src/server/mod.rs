@@ -3,7 +3,8 @@
 //! tested against a script, a recording or a pattern file.
 //!
 //! Routes: `POST /v1/messages` (Anthropic) and `POST /v1/chat/completions` or
-//! `/chat/completions` (OpenAI; point an OpenAI client at `<url>/v1`). Both answer whole or,
+//! `/chat/completions` (OpenAI; point an OpenAI client at `<url>/v1`), and the batch APIs
+//! ([`batch`]: `/v1/messages/batches`, `/v1/files`, `/v1/batches`). Both answer whole or,
 //! with `"stream": true`, as server-sent events framed as the real services frame them,
 //! usage included. Failures the strategy injects become the status, headers and error body
 //! each service sends; a timeout holds the connection open without a byte until the client
@@ -15,7 +16,9 @@
 //! The server runs on the caller's tokio runtime (this crate builds none) until dropped.
 
 mod anthropic;
+mod batch;
 mod http;
+mod multipart;
 mod openai;
 mod wire;
 
@@ -50,6 +53,8 @@ pub struct Served {
     pub api: Api,
     pub streamed: bool,
     pub request: Request,
+    /// The batch this call came in, if it came in one.
+    pub batch: Option<String>,
 }
 
 struct Shared {
@@ -58,6 +63,10 @@ struct Shared {
     received: watch::Sender<usize>,
     /// What requests with cache breakpoints (or a cache key) find cached.
     cache: Mutex<PromptCache>,
+    /// Batches and files.
+    book: Mutex<batch::Book>,
+    /// How many batches have been created.
+    batches: watch::Sender<usize>,
 }
 
 /// A running fake API server; it stops when dropped.
@@ -90,6 +99,8 @@ impl FakeServer {
             served: Mutex::default(),
             received: watch::Sender::new(0),
             cache: Mutex::default(),
+            book: Mutex::default(),
+            batches: watch::Sender::new(0),
         });
         let task = tokio::spawn(accept(listener, Arc::clone(&shared)));
         Ok(Self {
@@ -120,6 +131,28 @@ impl FakeServer {
         let mut received = self.shared.received.subscribe();
         // The sender lives in `shared`, which `self` holds, so the wait cannot fail.
         let _ = received.wait_for(|received| *received >= count).await;
+    }
+
+    /// The ids of the batches created so far, oldest first.
+    pub fn batch_ids(&self) -> Vec<String> {
+        lock(&self.shared.book).batch_ids()
+    }
+
+    /// While `hold` is set, batches stay in progress (their calls are answered, but the
+    /// results wait); clearing it ends every batch still running.
+    pub fn hold_batches(&self, hold: bool) {
+        let mut book = lock(&self.shared.book);
+        book.hold = hold;
+        if !hold {
+            book.release();
+        }
+    }
+
+    /// Waits until `count` batches have been created.
+    pub async fn wait_for_batches(&self, count: usize) {
+        let mut created = self.shared.batches.subscribe();
+        // The sender lives in `shared`, which `self` holds, so the wait cannot fail.
+        let _ = created.wait_for(|created| *created >= count).await;
     }
 }
 
@@ -175,6 +208,13 @@ async fn answer(
     request: HttpRequest,
     close: bool,
 ) -> std::io::Result<bool> {
+    if let Some(routed) = batch::route(shared, &request) {
+        let headers = vec![("content-type".to_owned(), routed.content_type.to_owned())];
+        connection
+            .respond(routed.status, &headers, &routed.body, close)
+            .await?;
+        return Ok(true);
+    }
     let path = request.path.trim_end_matches('/');
     let api = match path {
         "/v1/messages" => Api::Anthropic,
@@ -231,6 +271,7 @@ async fn answer(
             api,
             streamed: options.stream,
             request: llm_request.clone(),
+            batch: None,
         });
         call
     };

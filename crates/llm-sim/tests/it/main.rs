@@ -2,6 +2,7 @@
 //! strategies, record and playback, the factory, and the fake server driven by llm-core's
 //! real providers over loopback.
 
+mod batch;
 mod cache;
 mod factory;
 mod failures;

@@ -1,0 +1,207 @@
+//! Batch APIs: many independent model calls sent as one job that the provider runs within a
+//! day at half the price (Anthropic's Message Batches, OpenAI's Batch API over a JSONL file).
+//!
+//! A client that has one offers it through [`crate::LlmClient::batches`]. The calls go in as
+//! [`BatchItem`]s, each with a caller's `custom_id` (1 to 64 of `[A-Za-z0-9_-]`, unique in the
+//! batch), and come back as [`BatchResult`]s under the same ids, in any order, each answered
+//! with the same [`Response`] a direct call would have returned. Nothing here waits: the
+//! caller polls [`BatchApi::status`] on its own schedule, and keeps the batch id to pick a job
+//! up again after a crash, since a batch runs on the provider whether or not anyone waits.
+
+mod anthropic;
+mod openai;
+
+use std::collections::HashSet;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::http::{Classify, Outgoing, Transport, body_excerpt};
+use crate::types::{Request, Response};
+
+/// One call of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchItem {
+    /// The caller's name for this call, under which its result comes back.
+    pub custom_id: String,
+    pub request: Request,
+}
+
+/// Where a batch is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchState {
+    /// Accepted and running (OpenAI also validates first).
+    InProgress,
+    /// Cancelling, or (OpenAI) writing its result files.
+    Ending,
+    /// Done: every call has a result (succeeded, errored, expired or canceled).
+    Ended,
+}
+
+/// How many calls of a batch are where.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchCounts {
+    pub processing: u64,
+    pub succeeded: u64,
+    /// Failed calls. OpenAI counts expired and canceled calls here too until the results say
+    /// which they were.
+    pub errored: u64,
+    pub expired: u64,
+    pub canceled: u64,
+}
+
+/// A batch as the provider last described it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchStatus {
+    pub id: String,
+    pub state: BatchState,
+    pub counts: BatchCounts,
+    /// Why the whole batch failed, when it did (OpenAI refuses a bad input file this way).
+    pub errors: Vec<String>,
+}
+
+/// What became of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchOutcome {
+    Succeeded(Response),
+    /// The provider's error for this call.
+    Errored(String),
+    /// The batch's time ran out before this call ran.
+    Expired,
+    /// The batch was cancelled before this call ran.
+    Canceled,
+}
+
+/// One call's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchResult {
+    pub custom_id: String,
+    pub outcome: BatchOutcome,
+}
+
+/// A provider's batch API. Object-safe, like [`crate::LlmClient`].
+pub trait BatchApi: Send + Sync {
+    /// Sends `items` as one batch and returns it as created.
+    fn submit<'a>(&'a self, items: &'a [BatchItem]) -> BoxFuture<'a, Result<BatchStatus>>;
+
+    /// The batch `id` as it is now.
+    fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<BatchStatus>>;
+
+    /// Every result of the ended batch `id`.
+    fn results<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<BatchResult>>>;
+
+    /// Asks the provider to stop the batch `id`; calls not yet run end canceled.
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<BatchStatus>>;
+}
+
+/// The most bytes of a custom id (both providers' limit).
+pub const MAX_CUSTOM_ID: usize = 64;
+
+/// Checks what both providers demand of a batch before anything is sent: at least one call,
+/// and custom ids of 1 to 64 of `[A-Za-z0-9_-]`, each used once.
+pub(crate) fn check_items(provider: &'static str, items: &[BatchItem]) -> Result<()> {
+    if items.is_empty() {
+        return Err(Error::Config {
+            details: format!("a {provider} batch needs at least one request"),
+        });
+    }
+    let mut seen = HashSet::new();
+    for item in items {
+        let id = item.custom_id.as_str();
+        let valid = !id.is_empty()
+            && id.len() <= MAX_CUSTOM_ID
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid {
+            return Err(Error::Config {
+                details: format!(
+                    "batch custom id {id:?} must be 1 to {MAX_CUSTOM_ID} letters, digits, `_` or \
+                     `-`"
+                ),
+            });
+        }
+        if !seen.insert(id) {
+            return Err(Error::Config {
+                details: format!("batch custom id {id:?} is used twice"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The JSON values of a JSONL body, one per non-empty line.
+pub(crate) fn jsonl(provider: &'static str, body: &[u8]) -> Result<Vec<Value>> {
+    body.split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| !line.trim_ascii().is_empty())
+        .map(|(number, line)| {
+            serde_json::from_slice(line).map_err(|err| {
+                Error::invalid_response(
+                    provider,
+                    format!(
+                        "line {} of the batch results is not json: {err}",
+                        number + 1
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A count field of a batch object; absent counts are 0.
+pub(crate) fn count(counts: &Value, name: &str) -> u64 {
+    counts.get(name).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The string field `name` of `value`, or an error naming what lacks it.
+pub(crate) fn string_field(
+    provider: &'static str,
+    value: &Value,
+    name: &str,
+    what: &str,
+) -> Result<String> {
+    value
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| Error::invalid_response(provider, format!("{what} has no `{name}`")))
+}
+
+/// One HTTP exchange of a batch API, with the transport's retries and limits: the whole body
+/// of a 2xx answer, or the provider's typed error.
+pub(crate) async fn exchange(
+    transport: &Transport,
+    method: reqwest::Method,
+    url: &str,
+    headers: HeaderMap,
+    body: Bytes,
+    classify: Classify,
+) -> Result<Bytes> {
+    let outgoing = Outgoing {
+        method,
+        url,
+        headers,
+        body,
+        estimated_tokens: 0,
+        classify,
+    };
+    let (response, started) = transport.send(&outgoing).await?;
+    transport.read_body(response, url, started).await
+}
+
+/// `body` as JSON, or an error saying what it should have been.
+pub(crate) fn json_body(provider: &'static str, body: &[u8], what: &str) -> Result<Value> {
+    serde_json::from_slice(body).map_err(|err| {
+        Error::invalid_response(
+            provider,
+            format!(
+                "{what} is not json ({err}): {}",
+                body_excerpt(&String::from_utf8_lossy(body))
+            ),
+        )
+    })
+}
