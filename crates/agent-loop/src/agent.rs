@@ -76,6 +76,9 @@ pub struct Price {
     pub output_per_mtok: f64,
     pub cache_read_per_mtok: f64,
     pub cache_write_per_mtok: f64,
+    /// What a call answered in a batch costs, as a share of the same call made directly
+    /// (half, at both Anthropic and OpenAI).
+    pub batch_factor: f64,
 }
 
 impl Price {
@@ -87,6 +90,7 @@ impl Price {
             output_per_mtok,
             cache_read_per_mtok: input_per_mtok * 0.1,
             cache_write_per_mtok: input_per_mtok * 1.25,
+            batch_factor: 0.5,
         }
     }
 

@@ -31,6 +31,15 @@ pub enum Error {
 
     #[error("model call failed: {0}")]
     Model(#[from] llm_core::Error),
+    #[error("store: {0}")]
+    Store(#[from] merkle_store::Error),
+    #[error("batch {id} failed: {errors}")]
+    BatchFailed { id: String, errors: String },
+    #[error(
+        "stopped waiting for batch {id}; it keeps running at the provider, and the same \
+         command run again picks it up"
+    )]
+    BatchWaitInterrupted { id: String },
     #[error("cannot write the audit log: {0}")]
     Audit(#[from] governance::Error),
     #[error(

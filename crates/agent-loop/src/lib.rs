@@ -15,11 +15,13 @@
 //! - [`compaction`]: the summary message and its ledger, built from data, when a conversation
 //!   outgrows the window;
 //! - [`agent`]: the turn loop, [`Agent::process_turn`], with governance deciding every call;
-//! - [`producer`]: frames written by a model, for `generate` and `synthesize`.
+//! - [`producer`]: frames written by a model, for `generate` and `synthesize`;
+//! - [`batch`]: a generation's model calls sent as provider batches (`generate --batch`).
 //!
 //! Boundary: no async runtime of its own. Storage and tools block and run on the caller's
 //! task, in order; only the model call is awaited. The binary builds the runtime.
 pub mod agent;
+pub mod batch;
 pub mod compaction;
 pub mod conversation;
 pub mod error;

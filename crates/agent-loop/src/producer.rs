@@ -25,6 +25,7 @@ use llm_core::{LlmClient, Message, Request, Usage};
 use merkle_store::{NodeKind, NodeRecord};
 
 use crate::agent::Price;
+use crate::batch::{Asked, BatchQueue};
 
 /// The default prompt for a file's frame. `{type}`, `{language}` (what the file's name
 /// suggests: `Rust`, `Makefile`, `text`...) and `{content}` are replaced, and `{path}` if a
@@ -59,6 +60,8 @@ only what the given text shows.";
 pub struct LlmStats {
     calls: AtomicU64,
     usage: Mutex<Usage>,
+    /// The part of `usage` answered in batches, billed at [`Price::batch_factor`].
+    batch_usage: Mutex<Usage>,
     price: Option<Price>,
     /// The model named by the latest answer.
     model: Mutex<Option<String>>,
@@ -80,14 +83,31 @@ impl LlmStats {
         *self.usage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The estimated cost in US dollars, when a price is known.
-    pub fn cost_usd(&self) -> Option<f64> {
-        self.price.map(|p| p.cost(&self.usage()))
+    /// The part of [`LlmStats::usage`] answered in batches.
+    pub fn batch_usage(&self) -> Usage {
+        *self.batch_usage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn record(&self, usage: &Usage, model: &str) {
+    /// The estimated cost in US dollars, when a price is known: batched calls at the batch
+    /// price.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.price.map(|p| {
+            let batch = self.batch_usage();
+            let mut direct = self.usage();
+            direct.input_tokens -= batch.input_tokens;
+            direct.output_tokens -= batch.output_tokens;
+            direct.cache_read_input_tokens -= batch.cache_read_input_tokens;
+            direct.cache_creation_input_tokens -= batch.cache_creation_input_tokens;
+            p.cost(&direct) + p.cost(&batch) * p.batch_factor
+        })
+    }
+
+    fn record(&self, usage: &Usage, model: &str, batched: bool) {
         self.calls.fetch_add(1, Ordering::Relaxed);
         *self.usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
+        if batched {
+            *self.batch_usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
+        }
         if !model.is_empty() {
             *self.model.lock().unwrap_or_else(|e| e.into_inner()) = Some(model.to_owned());
         }
@@ -118,6 +138,8 @@ pub struct LlmSettings {
     /// Set it (on Ctrl-C) to stop making calls: calls not yet started fail as interrupted,
     /// calls in flight finish, and `generate` puts every frame that finished.
     pub interrupt: Arc<AtomicBool>,
+    /// Send the calls in batches ([`crate::batch`]): answered from this queue, or queued.
+    pub batch: Option<Arc<BatchQueue>>,
 }
 
 /// The error of a call not made because the run was interrupted.
@@ -134,8 +156,9 @@ impl std::fmt::Debug for LlmSettings {
 }
 
 impl LlmSettings {
-    /// Sends `prompt` and returns the answer's text, counting the call.
-    fn ask(&self, prompt: String) -> Result<Vec<u8>, String> {
+    /// Sends `prompt` (for `label`, a path) and returns the answer's text, counting the call;
+    /// in a batched run, answers from the batch or queues the call ([`context::DEFERRED`]).
+    fn ask(&self, prompt: String, label: &str) -> Result<Vec<u8>, String> {
         if self.interrupt.load(Ordering::SeqCst) {
             return Err(INTERRUPTED.to_owned());
         }
@@ -146,11 +169,19 @@ impl LlmSettings {
             max_tokens: self.max_tokens,
             ..Request::default()
         };
-        let response = self
-            .runtime
-            .block_on(self.client.complete(&request))
-            .map_err(|e| e.to_string())?;
-        self.stats.record(&response.usage, &response.model);
+        let response = match &self.batch {
+            Some(queue) => match queue.ask(&request, label) {
+                Asked::Answer(response) => response,
+                Asked::Failed(message) => return Err(message),
+                Asked::Deferred => return Err(context::DEFERRED.to_owned()),
+            },
+            None => self
+                .runtime
+                .block_on(self.client.complete(&request))
+                .map_err(|e| e.to_string())?,
+        };
+        self.stats
+            .record(&response.usage, &response.model, self.batch.is_some());
         let text = response.text();
         if text.trim().is_empty() {
             return Err("the model answered with no text".to_owned());
@@ -221,7 +252,7 @@ impl FrameProducer for LlmProducer {
             .replace("{language}", context::language(&node.path))
             .replace("{type}", &self.frame_type)
             .replace("{content}", &shown);
-        self.settings.ask(prompt)
+        self.settings.ask(prompt, &node.path)
     }
 
     fn path_input(&self, path: &str) -> String {
@@ -286,7 +317,7 @@ impl SynthesisPolicy for LlmSynthesis {
             .replace("{path}", path)
             .replace("{type}", input.frame_type)
             .replace("{children}", &shown);
-        self.settings.ask(prompt)
+        self.settings.ask(prompt, &input.dir.path)
     }
 }
 

@@ -11,12 +11,16 @@ use context::{Concat, FrameProducer, Map, Outline, Summary, SynthesisPolicy};
 use merkle_store::Store;
 use serde_json::{Value, json};
 
+use agent_loop::batch::BatchQueue;
 use agent_loop::producer::{
     DIR_TEMPLATE, FILE_TEMPLATE, LlmProducer, LlmSettings, LlmStats, LlmSynthesis,
 };
 
 use crate::output::Out;
 use crate::resolve;
+
+mod batch;
+use batch::{dry_run, generate_batched};
 
 /// What `generate` covers, and how.
 #[derive(Args, Debug)]
@@ -26,6 +30,19 @@ pub(crate) struct GenerateArgs {
     /// The whole subtree, not just the directory's own files
     #[arg(short, long)]
     recursive: bool,
+    /// Send the model calls as provider batches at half the price (Anthropic Message
+    /// Batches, the OpenAI Batch API): one for the files, then one per level of directories
+    /// with the llm policy. It waits with progress; killed, the same command picks the same
+    /// batch up. The frames are the same as without it
+    #[arg(long)]
+    batch: bool,
+    /// Count the model calls and estimate their cost with and without batch pricing, and
+    /// send nothing (frames that need no call, such as a renamed file's, are still written)
+    #[arg(long)]
+    dry_run: bool,
+    /// Seconds between checks of a batch's progress
+    #[arg(long, value_name = "SECONDS", value_parser = crate::llm::parse_seconds, default_value = "30")]
+    poll: std::time::Duration,
     #[command(flatten)]
     with: GenerateWith,
 }
@@ -99,6 +116,8 @@ struct ModelRun {
     /// the generator.
     runtime: tokio::runtime::Runtime,
     setup: llm_sim::Setup,
+    /// The model asked for, for estimates; empty: the provider's default.
+    model: String,
     stats: Arc<LlmStats>,
     /// Set to stop making calls: those in flight finish and their frames are put.
     interrupt: Arc<AtomicBool>,
@@ -115,6 +134,10 @@ pub(crate) struct Generator {
     /// Files in flight at once; `None`: one per core (the offline producer computes).
     threads: Option<usize>,
     model: Option<ModelRun>,
+    /// `--max-tokens` and `--max-input-tokens`, for estimates.
+    max_tokens: u32,
+    max_input_tokens: u64,
+    price: Option<agent_loop::Price>,
     /// Replace other producers' frames even without a model (`--replace`).
     replace: bool,
 }
@@ -127,6 +150,7 @@ impl Generator {
         with: &GenerateWith,
         stored: Option<&merkle_store::Agent>,
         quiet: bool,
+        batch: Option<Arc<BatchQueue>>,
     ) -> Result<Generator> {
         let model_args = with.model.or_stored(stored);
         let use_model = !with.offline && model_args.is_configured();
@@ -143,6 +167,9 @@ impl Generator {
             policy: Arc::new(Map::by_imports()),
             threads: None,
             model: None,
+            max_tokens: with.max_tokens,
+            max_input_tokens: with.max_input_tokens,
+            price: with.price,
             replace: with.replace,
         };
         if !use_model {
@@ -182,6 +209,7 @@ impl Generator {
             max_tokens: with.max_tokens,
             stats: Arc::clone(&stats),
             interrupt: Arc::clone(&interrupt),
+            batch,
         };
         let read = |path: &Option<PathBuf>, default: &str| -> Result<String> {
             match path {
@@ -206,6 +234,7 @@ impl Generator {
         generator.model = Some(ModelRun {
             runtime,
             setup,
+            model: model_args.model.clone().unwrap_or_default(),
             stats,
             interrupt,
         });
@@ -386,16 +415,60 @@ pub(crate) fn generate(
     // Generate works on the tree as it is now: rescan first (incremental, cheap when nothing
     // changed).
     store.scan(&merkle_store::ScanOptions::default())?;
-    let generator = Generator::new(&a.with, a.with.stored_agent(store)?.as_ref(), quiet)?;
-    generator.stop_calls_on_ctrl_c();
+    let queue = (a.batch || a.dry_run).then(|| Arc::new(BatchQueue::default()));
+    let generator = Generator::new(
+        &a.with,
+        a.with.stored_agent(store)?.as_ref(),
+        quiet,
+        queue.clone(),
+    )?;
     let covered = match &a.path {
         Some(p) => resolve(store, root, p)?,
         None => store.resolve("")?,
     };
-    let mut result = generator.run(store, root, a.path.as_deref(), a.recursive, quiet);
+    if let Some(queue) = &queue {
+        let batches = generator
+            .model
+            .as_ref()
+            .and_then(|m| m.setup.client.batches());
+        if batches.is_none() {
+            crate::usage!(
+                "--batch and --dry-run need a provider with a batch API: --provider anthropic or \
+                 openai (or an OpenAI-compatible server that serves /v1/batches); {} has none",
+                generator
+                    .model
+                    .as_ref()
+                    .map_or("the offline producer", |m| m.setup.provider.as_str())
+            );
+        }
+        if a.dry_run {
+            let report = generator.run(store, root, a.path.as_deref(), a.recursive, quiet)?;
+            return dry_run(
+                out,
+                store,
+                &generator,
+                queue,
+                &covered,
+                a.recursive,
+                &report,
+            );
+        }
+    }
+    generator.stop_calls_on_ctrl_c();
+    let mut batched = None;
+    let mut result = match &queue {
+        Some(queue) => {
+            generate_batched(store, root, a, &generator, queue, quiet).map(|(report, done)| {
+                batched = Some(done);
+                report
+            })
+        }
+        None => generator.run(store, root, a.path.as_deref(), a.recursive, quiet),
+    };
     // A file that changed under the run failed to read: rescan and run once more, which reads
     // it again (everything else is up to date by now and costs nothing).
     if let Ok(first) = &result
+        && queue.is_none()
         && !first.failed.is_empty()
         && store.scan(&merkle_store::ScanOptions::default())?.changed() > 0
     {
@@ -429,6 +502,22 @@ pub(crate) fn generate(
     }
     let report = result?;
     json["producer"] = json!(producer);
+    if let Some(done) = &batched {
+        json["batch"] = json!({"batches": done.batches, "resumed": done.resumed});
+        text.push_str(&format!(
+            "\nbatches: {}{}",
+            if done.batches.is_empty() {
+                "none needed".to_owned()
+            } else {
+                done.batches.join(", ")
+            },
+            if done.resumed {
+                " (the first picked up from an earlier run)"
+            } else {
+                ""
+            }
+        ));
+    }
     if let Some((calls, usage, cost)) = llm {
         json["llm"] = json!({
             "calls": calls,
@@ -467,6 +556,7 @@ fn merged(first: &context::Generated, second: context::Generated) -> context::Ge
         failed: second.failed,
         visited: first.visited,
         created: first.created + second.created,
+        deferred: second.deferred,
     }
 }
 

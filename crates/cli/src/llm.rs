@@ -118,7 +118,7 @@ pub(crate) struct ModelArgs {
 }
 
 /// `--timeout 30`, `--idle-timeout 0.5`: a positive number of seconds.
-fn parse_seconds(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
     llm_sim::factory::parse_seconds(text.trim())
         .ok_or_else(|| format!("{text:?} is not a number of seconds greater than 0"))
 }

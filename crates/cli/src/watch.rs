@@ -79,7 +79,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     let generator = if args.generate {
         // The writing agent may hold the model to use.
         let stored = args.with.stored_agent(&crate::open(g, root, false)?)?;
-        Some(Generator::new(&args.with, stored.as_ref(), g.quiet)?)
+        Some(Generator::new(&args.with, stored.as_ref(), g.quiet, None)?)
     } else {
         None
     };

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use crate::current::current_frame;
 use crate::error::{Error, Result};
 use crate::regenerate::{
-    FrameProducer, META_PRODUCER_INPUT, produced_frame, producer_input, staleness,
+    DEFERRED, FrameProducer, META_PRODUCER_INPUT, produced_frame, producer_input, staleness,
 };
 use crate::synthesis::{SynthesisPolicy, SynthesisRequest, synthesize_each};
 
@@ -70,6 +70,14 @@ pub struct Generated {
     pub visited: usize,
     /// Frames appended (putting a frame the store already holds appends none).
     pub created: usize,
+    /// Files and directories whose producer or policy handed the work to a batch
+    /// ([`crate::DEFERRED`]); the directories above them were left for a later run.
+    pub deferred: usize,
+}
+
+/// Whether `error` is a producer's or policy's [`DEFERRED`].
+fn deferred(error: &Error) -> bool {
+    matches!(error, Error::Producer { message, .. } | Error::Policy { message, .. } if message == DEFERRED)
 }
 
 /// Files put per commit.
@@ -210,7 +218,7 @@ fn generate_tree(store: &Store, root: &NodeRecord, req: &GenerateRequest<'_>) ->
     };
     // Every node up to date, and every frame created meanwhile this generation's own.
     let now = seq + report.created as u64;
-    if report.failed.is_empty() && store.frame_seq()? == now {
+    if report.failed.is_empty() && report.deferred == 0 && store.frame_seq()? == now {
         store.set_checkpoint(&name, &root.node_id, now)?;
     }
     Ok(report)
@@ -317,6 +325,7 @@ fn generate_in(
                     frames.push(*frame);
                     kinds.push((path, produced, key));
                 }
+                Err(e) if deferred(&e) => report.deferred += 1,
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
@@ -339,6 +348,10 @@ fn generate_in(
         store.put_memos(&memos)?;
     }
     req.producer.keep_derived(store)?;
+    if report.deferred > 0 {
+        // The directories would read children whose frames are still in a batch.
+        return Ok(report);
+    }
     let (policy, mut dirs) = directory_policy(store, dirs, req)?;
     let policy = policy.as_deref().unwrap_or(req.policy);
     report.visited += dirs.len();
@@ -384,13 +397,23 @@ fn generate_in(
             now_ms: req.now_ms,
         };
         for s in synthesize_each(store, &todo, &request)? {
-            let s = s?;
+            let s = match s {
+                Err(e) if deferred(&e) => {
+                    report.deferred += 1;
+                    continue;
+                }
+                s => s?,
+            };
             if s.policy_ran {
                 report.synthesized += 1;
             } else {
                 report.synthesis_reused += 1;
             }
             report.created += usize::from(s.created);
+        }
+        if report.deferred > 0 {
+            // The levels above would read this one's missing frames.
+            break;
         }
     }
     Ok(report)

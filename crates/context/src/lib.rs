@@ -34,8 +34,8 @@ pub use graph::{Graph, Related, Relation};
 pub use invalidation::invalidate;
 pub use map::{ChildWeights, ImportWeights, Map, Ranking};
 pub use regenerate::{
-    FrameProducer, Outline, Producers, Provenance, RegenerateRequest, RegenerateScope, Regenerated,
-    Stale, language, produce, regenerate, stale_frames, staleness,
+    DEFERRED, FrameProducer, Outline, Producers, Provenance, RegenerateRequest, RegenerateScope,
+    Regenerated, Stale, language, produce, regenerate, stale_frames, staleness,
 };
 pub use search::{Hit, SearchRequest, SymbolHit, index_dir, search, search_tree, sync_index};
 pub use synthesis::{

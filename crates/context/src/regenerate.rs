@@ -34,6 +34,12 @@ pub struct Provenance {
     pub model: Option<String>,
 }
 
+/// The error a producer or a synthesis policy answers for work it has handed to a batch that
+/// has not come back yet: [`crate::generate`] counts the node as deferred, not failed, and
+/// leaves the directories above it for a later run, since their frames would read children
+/// that are still missing.
+pub const DEFERRED: &str = "deferred to a batch";
+
 /// Produces a file frame's content from the file. Must be deterministic for a given input when
 /// it is to be memoized; an LLM producer from a higher crate implements this too.
 pub trait FrameProducer: Send + Sync {

@@ -32,6 +32,7 @@ const TREE_SPLIT_MIN: usize = 4096;
 
 mod derived;
 mod exchange;
+mod notes;
 mod rescan;
 
 pub use derived::TreeFile;

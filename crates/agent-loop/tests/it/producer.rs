@@ -110,6 +110,7 @@ impl Bench {
             max_tokens: 100,
             stats: Arc::new(LlmStats::default()),
             interrupt: Arc::new(AtomicBool::new(false)),
+            batch: None,
         };
         let producer = LlmProducer {
             settings: settings.clone(),

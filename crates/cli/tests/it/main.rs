@@ -22,6 +22,7 @@ mod context;
 mod damage;
 mod frames;
 mod generate;
+mod generate_batch;
 mod in_use;
 mod json_contract;
 mod llm;

@@ -1,0 +1,295 @@
+//! `merkle generate --batch` against the fake Anthropic and OpenAI servers, on a real tree (this
+//! repository's own files): no direct model call, the same frames as a direct generate at half
+//! the cost, a dry run that sends nothing, and a run killed while it waits that picks its batch
+//! up again instead of sending another.
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use llm_core::{ContentBlock, Request, Response, Usage};
+use llm_sim::{Answer, FakeServer, Reply, Strategy};
+use merkle_store::{OpenOptions, Store};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::{Workspace, parse, run};
+
+/// Answers every call with a digest of its prompt, so that an answer depends on the request
+/// alone, never on the order calls arrive in; usage grows with the prompt.
+#[derive(Debug)]
+struct Digest;
+
+impl Strategy for Digest {
+    fn reply(&mut self, _call: u64, request: &Request) -> llm_sim::Result<Reply> {
+        let prompt = serde_json::to_string(&request.messages).expect("plain data");
+        let digest = blake3::hash(prompt.as_bytes()).to_hex();
+        Ok(Reply::Answer(Answer {
+            response: Response {
+                content: vec![ContentBlock::text(format!("summary {}", &digest[..16]))],
+                usage: Usage {
+                    input_tokens: prompt.len() as u64 / 4,
+                    output_tokens: 12,
+                    ..Usage::default()
+                },
+                model: "claude-sim".to_owned(),
+                ..Response::default()
+            },
+            ..Answer::default()
+        }))
+    }
+}
+
+struct Server {
+    /// Runs the fake server; kept for as long as it serves.
+    _runtime: tokio::runtime::Runtime,
+    fake: FakeServer,
+}
+
+impl Server {
+    fn start() -> Server {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let fake = runtime
+            .block_on(FakeServer::start("127.0.0.1:0", Box::new(Digest)))
+            .expect("the fake server starts");
+        Server {
+            _runtime: runtime,
+            fake,
+        }
+    }
+
+    fn direct_calls(&self) -> usize {
+        self.fake
+            .served()
+            .iter()
+            .filter(|s| s.batch.is_none())
+            .count()
+    }
+}
+
+/// A workspace holding this repository's tracked files: a real tree, present wherever the
+/// tests run.
+fn repository_tree() -> Workspace {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let listed = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&repo)
+        .output()
+        .expect("git ls-files");
+    assert!(listed.status.success(), "git ls-files failed");
+    let ws = Workspace::empty();
+    for path in listed.stdout.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+        let path = std::str::from_utf8(path).expect("utf-8 path");
+        let from = repo.join(path);
+        // A tracked file deleted in the working tree is not part of it.
+        let Ok(meta) = std::fs::symlink_metadata(&from) else {
+            continue;
+        };
+        let to = ws.path(path);
+        std::fs::create_dir_all(to.parent().expect("a parent")).expect("mkdir");
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&from).expect("readlink");
+            std::os::unix::fs::symlink(target, &to).expect("symlink");
+        } else {
+            std::fs::copy(&from, &to).expect("copy");
+        }
+    }
+    ws
+}
+
+/// The model flags for the fake server as `api` (`anthropic` or `openai`).
+fn model_args(server: &Server, api: &str) -> Vec<String> {
+    let url = match api {
+        "anthropic" => server.fake.url(),
+        _ => format!("{}/v1", server.fake.url()),
+    };
+    [
+        "--provider",
+        api,
+        "--base-url",
+        &url,
+        "--api-key-env",
+        "SIM_KEY",
+        "--model",
+        "claude-sim",
+        "--price",
+        "3,15",
+        "--poll",
+        "0.05",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+fn generate(ws: &Workspace, server: &Server, api: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["--json", "generate", "-r"];
+    args.extend_from_slice(extra);
+    let model = model_args(server, api);
+    args.extend(model.iter().map(String::as_str));
+    let mut cmd = ws.cmd(&args);
+    cmd.env("SIM_KEY", "sk-sim")
+        .env_remove("MERKLE_LLM_MODE")
+        .env_remove("MERKLE_AGENT");
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 0, "{r}");
+    parse(&r.stdout)
+}
+
+/// Every node's head summary frame: its id (a hash of node, content, type and agent) and who
+/// made it.
+fn heads(ws: &Workspace) -> BTreeMap<String, (String, Option<String>, Option<String>)> {
+    let options = OpenOptions {
+        read_only: true,
+        ..OpenOptions::default()
+    };
+    let store = Store::open(&ws.root, &options).expect("the store opens");
+    let mut heads = BTreeMap::new();
+    for node in store.list_nodes("", true).expect("nodes") {
+        if let Some(frame) = store.head(&node.node_id, "summary").expect("head") {
+            let meta = &frame.metadata;
+            heads.insert(
+                node.path,
+                (
+                    frame.frame_id.to_hex(),
+                    meta.extra.get("producer").cloned(),
+                    meta.model.clone(),
+                ),
+            );
+        }
+    }
+    heads
+}
+
+fn cost(report: &Value) -> f64 {
+    report["llm"]["cost_usd"].as_f64().expect("a cost")
+}
+
+#[test]
+fn a_batch_makes_the_frames_of_direct_calls_in_one_batch_at_half_the_cost() {
+    for api in ["anthropic", "openai"] {
+        let server = Server::start();
+        let direct_ws = repository_tree();
+        let direct = generate(&direct_ws, &server, api, &["--policy", "map"]);
+        let direct_calls = server.direct_calls();
+        assert!(direct_calls > 300, "{api}: {direct_calls} calls");
+
+        let batch_ws = repository_tree();
+        let planned = generate(&batch_ws, &server, api, &["--policy", "map", "--dry-run"]);
+        assert_eq!(
+            (&planned["calls"]["files"], &planned["calls"]["directories"]),
+            (&json!(direct_calls), &json!(0)),
+            "{api}: {planned}"
+        );
+        let (full, half) = (
+            planned["cost_usd"]["direct"].as_f64().expect("a cost"),
+            planned["cost_usd"]["batch"].as_f64().expect("a cost"),
+        );
+        assert!((half / full - 0.5).abs() < 1e-9, "{api}: {planned}");
+        assert!(
+            server.fake.batch_ids().is_empty(),
+            "{api}: a dry run sends nothing"
+        );
+
+        let batched = generate(&batch_ws, &server, api, &["--policy", "map", "--batch"]);
+        assert_eq!(server.fake.batch_ids().len(), 1, "{api}: one batch");
+        assert_eq!(server.direct_calls(), direct_calls, "{api}: no direct call");
+        assert_eq!(batched["batch"]["batches"], json!(server.fake.batch_ids()));
+        assert_eq!(heads(&batch_ws), heads(&direct_ws), "{api}");
+        assert_eq!(batched["produced"], direct["produced"], "{api}");
+        assert!(
+            (cost(&batched) / cost(&direct) - 0.5).abs() < 1e-9,
+            "{api}: {} vs {}",
+            cost(&batched),
+            cost(&direct)
+        );
+        // Everything is up to date: nothing more to send.
+        let again = generate(&batch_ws, &server, api, &["--policy", "map", "--batch"]);
+        assert_eq!(
+            (&again["produced"], &again["batch"]["batches"]),
+            (&json!(0), &json!([]))
+        );
+        assert_eq!(server.fake.batch_ids().len(), 1, "{api}");
+    }
+}
+
+#[test]
+fn with_a_model_s_directory_policy_each_level_is_one_more_batch() {
+    let server = Server::start();
+    let direct_ws = Workspace::fixture();
+    generate(&direct_ws, &server, "anthropic", &[]);
+    let batch_ws = Workspace::fixture();
+    let batched = generate(&batch_ws, &server, "anthropic", &["--batch"]);
+    // The files, then the directories two deep, one deep, and the root.
+    assert_eq!(server.fake.batch_ids().len(), 4, "{batched}");
+    assert_eq!(heads(&batch_ws), heads(&direct_ws));
+}
+
+#[test]
+fn a_run_killed_while_it_waits_picks_its_batch_up_and_sends_nothing_twice() {
+    let server = Server::start();
+    let direct_ws = repository_tree();
+    generate(&direct_ws, &server, "anthropic", &["--policy", "map"]);
+    server.fake.hold_batches(true);
+    let ws = repository_tree();
+    let mut args = vec![
+        "--root".to_owned(),
+        ws.root.to_str().expect("utf-8").to_owned(),
+        "generate".to_owned(),
+        "-r".to_owned(),
+        "--batch".to_owned(),
+        "--policy".to_owned(),
+        "map".to_owned(),
+    ];
+    args.extend(model_args(&server, "anthropic"));
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+        .args(&args)
+        .env("SIM_KEY", "sk-sim")
+        .env_remove("MERKLE_LLM_MODE")
+        .env_remove("MERKLE_AGENT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting merkle generate --batch");
+    // Once it says it sent the batch, the batch is kept in the store: kill it mid-wait.
+    let stderr = child.stderr.take().expect("piped stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let sent = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|line| line.starts_with("sent batch "));
+    assert!(
+        sent.is_some(),
+        "generate --batch never said it sent a batch"
+    );
+    child.kill().expect("kill -9");
+    child.wait().expect("reaped");
+    let first = server.fake.batch_ids();
+    assert_eq!(first.len(), 1);
+
+    server.fake.hold_batches(false);
+    let resumed = generate(&ws, &server, "anthropic", &["--policy", "map", "--batch"]);
+    assert_eq!(server.fake.batch_ids(), first, "no second submission");
+    assert_eq!(
+        (&resumed["batch"]["batches"], &resumed["batch"]["resumed"]),
+        (&json!(first), &json!(true))
+    );
+    assert_eq!(heads(&ws), heads(&direct_ws));
+}
+
+#[test]
+fn batch_needs_a_provider_with_a_batch_api() {
+    let ws = Workspace::fixture();
+    let mut cmd = ws.cmd(&["generate", "-r", "--batch", "--provider", "sim"]);
+    cmd.env_remove("MERKLE_LLM_MODE");
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("--batch and --dry-run need a provider with a batch API"),
+        "{r}"
+    );
+}
