@@ -384,6 +384,9 @@ fn anthropic_create(shared: &Shared, request: &HttpRequest) -> Routed {
     answer["processing_status"] = json!("in_progress");
     answer["ended_at"] = Value::Null;
     answer["results_url"] = Value::Null;
+    answer["request_counts"] = json!({
+        "processing": batch.items.len(), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0,
+    });
     Routed::json(200, &answer)
 }
 
@@ -614,6 +617,8 @@ fn openai_create(shared: &Shared, request: &HttpRequest) -> Routed {
     ] {
         answer[field] = Value::Null;
     }
+    answer["request_counts"]["completed"] = json!(0);
+    answer["request_counts"]["failed"] = json!(0);
     Routed::json(200, &answer)
 }
 
