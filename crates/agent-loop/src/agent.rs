@@ -29,6 +29,7 @@ use crate::compaction::{
 };
 use crate::conversation::{Compaction, ConversationStore};
 use crate::error::{Error, Result};
+use crate::price::Price;
 use crate::prompt::{PromptLimits, RuntimeInfo, build_system_prompt, load_identity_files};
 use crate::time::format_utc;
 use crate::tools::control::{COMPLETE, ESCALATE};
@@ -66,42 +67,6 @@ pub struct AgentConfig {
     /// Whether requests ask the provider to cache their stable prefix ([`cache_marks`] and a
     /// cache key per conversation); on by default.
     pub prompt_cache: bool,
-}
-
-/// A model's price in US dollars per million tokens: input, output, and input read from or
-/// written to the provider's prompt cache.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Price {
-    pub input_per_mtok: f64,
-    pub output_per_mtok: f64,
-    pub cache_read_per_mtok: f64,
-    pub cache_write_per_mtok: f64,
-    /// What a call answered in a batch costs, as a share of the same call made directly
-    /// (half, at both Anthropic and OpenAI).
-    pub batch_factor: f64,
-}
-
-impl Price {
-    /// The price of `input` and `output`, with cache reads at a tenth of the input price and
-    /// writes at 1.25 times it (Anthropic's five-minute cache; OpenAI bills no writes).
-    pub fn new(input_per_mtok: f64, output_per_mtok: f64) -> Self {
-        Self {
-            input_per_mtok,
-            output_per_mtok,
-            cache_read_per_mtok: input_per_mtok * 0.1,
-            cache_write_per_mtok: input_per_mtok * 1.25,
-            batch_factor: 0.5,
-        }
-    }
-
-    /// The cost of one call's `usage`.
-    pub fn cost(&self, usage: &Usage) -> f64 {
-        (usage.input_tokens as f64 * self.input_per_mtok
-            + usage.cache_read_input_tokens as f64 * self.cache_read_per_mtok
-            + usage.cache_creation_input_tokens as f64 * self.cache_write_per_mtok
-            + usage.output_tokens as f64 * self.output_per_mtok)
-            / 1_000_000.0
-    }
 }
 
 /// How the tools a governed agent may call now are shown to the model. Either way the

@@ -14,6 +14,7 @@
 //! - [`time`]: UTC timestamps as text, from an injected clock;
 //! - [`compaction`]: the summary message and its ledger, built from data, when a conversation
 //!   outgrows the window;
+//! - [`price`]: what a call costs, and the list prices of common models;
 //! - [`agent`]: the turn loop, [`Agent::process_turn`], with governance deciding every call;
 //! - [`producer`]: frames written by a model, for `generate` and `synthesize`;
 //! - [`batch`]: a generation's model calls sent as provider batches (`generate --batch`).
@@ -25,6 +26,7 @@ pub mod batch;
 pub mod compaction;
 pub mod conversation;
 pub mod error;
+pub mod price;
 pub mod producer;
 pub mod prompt;
 pub mod storage;
@@ -33,7 +35,7 @@ pub mod tools;
 pub mod window;
 
 pub use agent::{
-    Agent, AgentConfig, AgentEvent, Approver, Governance, Observer, Price, ToolOffering, TurnEnd,
+    Agent, AgentConfig, AgentEvent, Approver, Governance, Observer, ToolOffering, TurnEnd,
     TurnOutcome,
 };
 pub use compaction::{CompactionConfig, Ledger};
@@ -42,6 +44,7 @@ pub use conversation::{
     list_conversations,
 };
 pub use error::{Error, Result};
+pub use price::Price;
 pub use prompt::{
     IDENTITY_FILES, IdentityContent, IdentityFile, IdentityFiles, PromptLimits, RuntimeInfo,
     build_system_prompt, load_identity_files,

@@ -24,8 +24,8 @@ use context::{FrameProducer, Provenance, SynthesisInput, SynthesisPolicy};
 use llm_core::{LlmClient, Message, Request, Usage};
 use merkle_store::{NodeKind, NodeRecord};
 
-use crate::agent::Price;
 use crate::batch::{Asked, BatchQueue};
+use crate::price::Price;
 
 /// The default prompt for a file's frame. `{type}`, `{language}` (what the file's name
 /// suggests: `Rust`, `Makefile`, `text`...) and `{content}` are replaced, and `{path}` if a

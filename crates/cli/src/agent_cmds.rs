@@ -82,12 +82,13 @@ pub(crate) struct AgentArgs {
     /// The model's price per million input and output tokens in US dollars, as IN,OUT (e.g.
     /// 3,15), and optionally of cached input read and written, IN,OUT,READ,WRITE [default
     /// READ: IN/10, WRITE: IN*1.25]: the policy's limits.max_cost_usd then caps each request
-    /// [default: unpriced, no cost cap]
+    /// [default: the agent's stored price, else the model's list price (`merkle agent
+    /// prices`), else unpriced]
     #[arg(long, value_name = "IN,OUT", value_parser = parse_price)]
     price: Option<Price>,
-    /// Stop a request before a model call that could take its cost past USD dollars (with
-    /// --price; the lower of this and the policy's limits.max_cost_usd holds)
-    #[arg(long, value_name = "USD", requires = "price", value_parser = parse_dollars)]
+    /// Stop a request before a model call that could take its cost past USD dollars (the
+    /// model needs a price; the lower of this and the policy's limits.max_cost_usd holds)
+    #[arg(long, value_name = "USD", value_parser = parse_dollars)]
     max_cost: Option<f64>,
 }
 
@@ -106,28 +107,22 @@ fn dollars(s: &str) -> Option<f64> {
 }
 
 pub(crate) fn parse_price(text: &str) -> Result<Price, String> {
-    let parse = |s: &str| dollars(s).ok_or_else(|| format!("{s:?} is not a price in dollars"));
-    let parts: Vec<&str> = text.split(',').collect();
-    let [input, output, rest @ ..] = parts.as_slice() else {
-        return Err("expected IN,OUT: dollars per million input and output tokens".to_owned());
-    };
-    let mut price = Price::new(parse(input)?, parse(output)?);
-    match rest {
-        [] => {}
-        [read] => price.cache_read_per_mtok = parse(read)?,
-        [read, write] => {
-            price.cache_read_per_mtok = parse(read)?;
-            price.cache_write_per_mtok = parse(write)?;
-        }
-        _ => {
-            return Err(
-                "expected IN,OUT[,READ[,WRITE]]: dollars per million tokens of input, output, \
-                 cached input read and written"
-                    .to_owned(),
-            );
-        }
-    }
-    Ok(price)
+    Price::parse(text)
+}
+
+/// The price calls are billed at: the flag, else the price stored with the agent (`agent add
+/// --price`), else the built-in list price of `model` ([`Price::for_model`]).
+pub(crate) fn resolve_price(
+    flag: Option<Price>,
+    agent: Option<&merkle_store::Agent>,
+    model: &str,
+) -> Option<Price> {
+    flag.or_else(|| {
+        agent
+            .and_then(|a| a.settings.get(crate::llm::AGENT_PRICE))
+            .and_then(|stored| Price::parse(stored).ok())
+    })
+    .or_else(|| Price::for_model(model))
 }
 
 #[derive(Args, Debug)]
@@ -205,7 +200,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
             "tool_calls": outcome.tool_calls,
             "compactions": outcome.compactions,
             "usage": outcome.usage,
-            "cost_usd": args.agent.price.map(|p| p.cost(&outcome.usage)),
+            "cost_usd": session.price.map(|p| p.cost(&outcome.usage)),
             "failed_tools": outcome.failed_tools,
         });
         println!(
@@ -217,7 +212,7 @@ pub(crate) fn run_task(g: &Global, root: &Path, args: &RunArgs) -> Result<ExitCo
             println!("{}", outcome.text);
         }
         if !g.quiet {
-            eprintln!("{}", usage_line(&outcome.usage, args.agent.price));
+            eprintln!("{}", usage_line(&outcome.usage, session.price));
             eprintln!("{} (conversation {id})", end_line(&outcome));
         }
     }
@@ -280,7 +275,7 @@ pub(crate) fn run_chat(
                 eprintln!("aborted; /retry resends the request");
             }
             Some(Ok(outcome)) => {
-                eprintln!("{}", usage_line(&outcome.usage, agent.price));
+                eprintln!("{}", usage_line(&outcome.usage, session.price));
                 if !matches!(outcome.end, TurnEnd::EndTurn) {
                     eprintln!("{}", end_line(&outcome));
                 }
@@ -385,6 +380,8 @@ enum Interaction {
 struct Running {
     agent: Agent,
     setup: llm_sim::Setup,
+    /// What its calls are billed at, when known.
+    price: Option<Price>,
 }
 
 impl Running {
@@ -416,7 +413,8 @@ impl Running {
             .clone()
             .unwrap_or_else(|| DEFAULT_AGENT.to_owned());
         // The flags, else the model stored with the agent.
-        let model_args = args.model.or_stored(store.agent(&agent_id)?.as_ref());
+        let stored = store.agent(&agent_id)?;
+        let model_args = args.model.or_stored(stored.as_ref());
         let setup = model_args.build(scrubber)?;
         let role = agent_role(&store, &agent_id, args.agent.is_none())?;
         let workspace = Arc::new(Workspace::open(root)?);
@@ -441,6 +439,14 @@ impl Running {
             );
         }
         let model = model_args.model.clone().unwrap_or_default();
+        let price = resolve_price(args.price, stored.as_ref(), &model);
+        if args.max_cost.is_some() && price.is_none() {
+            crate::usage!(
+                "--max-cost needs the model's price: pass --price IN,OUT, store one with the \
+                 agent (merkle agent add {agent_id} ... --price IN,OUT), or use a model the \
+                 built-in table lists (merkle agent prices)"
+            );
+        }
         conversation.update_metadata(|m| {
             if m.title.is_none() {
                 m.title = title.map(|t| one_line(t.trim(), 80));
@@ -514,7 +520,7 @@ impl Running {
             } else {
                 ToolOffering::Filtered
             },
-            price: args.price,
+            price,
             prompt_cache: !args.no_prompt_cache,
             ..AgentConfig::default()
         };
@@ -533,7 +539,11 @@ impl Running {
             approver,
         })
         .with_observer(Box::new(move |event| progress(event, quiet, echo_text)));
-        Ok(Running { agent, setup })
+        Ok(Running {
+            agent,
+            setup,
+            price,
+        })
     }
 
     /// Saves the recording of a `--record` run.
@@ -761,27 +771,4 @@ fn render_message(message: &Message) -> String {
         out.push('\n');
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_price;
-
-    #[test]
-    fn a_price_takes_cache_rates_or_defaults_them() {
-        let near = |a: f64, b: f64| (a - b).abs() < 1e-12;
-        let p = parse_price("3,15").expect("price");
-        assert_eq!((p.input_per_mtok, p.output_per_mtok), (3.0, 15.0));
-        assert!(near(p.cache_read_per_mtok, 0.3) && near(p.cache_write_per_mtok, 3.75));
-        let p = parse_price("2.5,10,1.25").expect("price");
-        assert_eq!(
-            (p.cache_read_per_mtok, p.cache_write_per_mtok),
-            (1.25, 3.125)
-        );
-        let p = parse_price("3,15,0.3,3.75").expect("price");
-        assert_eq!(p.cache_write_per_mtok, 3.75);
-        assert!(parse_price("3").is_err());
-        assert!(parse_price("3,15,1,2,3").is_err());
-        assert!(parse_price("3,-1").expect_err("negative").contains("-1"));
-    }
 }

@@ -95,7 +95,8 @@ pub(crate) struct GenerateWith {
     dir_template: Option<PathBuf>,
     /// The model's price per million input and output tokens in dollars, as IN,OUT (and of
     /// cached input read and written, IN,OUT,READ,WRITE; default IN/10 and IN*1.25), for the
-    /// cost estimate in the progress line and the report
+    /// cost estimate in the progress line and the report [default: the writing agent's stored
+    /// price, else the model's list price (`merkle agent prices`)]
     #[arg(long, value_name = "IN,OUT", value_parser = crate::agent_cmds::parse_price)]
     price: Option<agent_loop::Price>,
 }
@@ -169,7 +170,11 @@ impl Generator {
             model: None,
             max_tokens: with.max_tokens,
             max_input_tokens: with.max_input_tokens,
-            price: with.price,
+            price: crate::agent_cmds::resolve_price(
+                with.price,
+                stored,
+                model_args.model.as_deref().unwrap_or_default(),
+            ),
             replace: with.replace,
         };
         if !use_model {
@@ -198,7 +203,7 @@ impl Generator {
                  model; a model's run replaces them, and so does `generate --offline --replace`"
             );
         }
-        let stats = Arc::new(LlmStats::new(with.price));
+        let stats = Arc::new(LlmStats::new(generator.price));
         let interrupt = Arc::new(AtomicBool::new(false));
         let settings = LlmSettings {
             client: Arc::clone(&setup.client),

@@ -54,6 +54,8 @@ pub(crate) struct CompleteArgs {
 /// The agent settings (`merkle_store::Agent::settings`) that hold an agent's own model.
 pub(crate) const AGENT_PROVIDER: &str = "provider";
 pub(crate) const AGENT_MODEL: &str = "model";
+/// The agent's price, `IN,OUT,READ,WRITE` dollars per million tokens.
+pub(crate) const AGENT_PRICE: &str = "price";
 pub(crate) const AGENT_BASE_URL: &str = "base_url";
 /// The name of the variable holding the agent's key, never the key.
 pub(crate) const AGENT_API_KEY_ENV: &str = "api_key_env";

@@ -232,12 +232,21 @@ enum AgentCommand {
         /// name is stored, never the key, and read at each run
         #[arg(long, value_name = "NAME", requires = "provider", value_parser = llm::parse_variable_name)]
         api_key_env: Option<String>,
+        /// The model's price per million input and output tokens in dollars, IN,OUT (and of
+        /// cached input read and written, IN,OUT,READ,WRITE), for the cost `generate`, `run`
+        /// and `chat` report and cap (with --provider) [default: the model's list price, if
+        /// `merkle agent prices` lists it]
+        #[arg(long, value_name = "IN,OUT", requires = "provider", value_parser = agent_cmds::parse_price)]
+        price: Option<agent_loop::Price>,
         /// Forget the agent's own provider
         #[arg(long, conflicts_with = "provider")]
         no_provider: bool,
     },
     /// List registered agents
     List,
+    /// The list prices calls are billed at when no --price is given and the agent stores
+    /// none: dollars per million tokens, by model name prefix
+    Prices,
 }
 
 /// An error in how the command was called that clap cannot see (flags that need each other,
@@ -281,6 +290,7 @@ fn agent_model_settings(
     model: Option<&str>,
     base_url: Option<&str>,
     api_key_env: Option<&str>,
+    price: Option<&agent_loop::Price>,
 ) -> Result<BTreeMap<String, String>> {
     if provider == "openai-compatible" && base_url.is_none() {
         usage!("--provider openai-compatible needs --base-url (the server's OpenAI-style API)");
@@ -299,6 +309,9 @@ fn agent_model_settings(
             settings.insert(key.to_owned(), value.to_owned());
         }
     }
+    if let Some(price) = price {
+        settings.insert(llm::AGENT_PRICE.to_owned(), price.to_text());
+    }
     Ok(settings)
 }
 
@@ -312,6 +325,7 @@ fn agent_json(a: &merkle_store::Agent) -> serde_json::Value {
         "model": setting(llm::AGENT_MODEL),
         "base_url": setting(llm::AGENT_BASE_URL),
         "api_key_env": setting(llm::AGENT_API_KEY_ENV),
+        "price": setting(llm::AGENT_PRICE),
     })
 }
 
@@ -325,7 +339,11 @@ fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
         Some(variable) => format!(" (key from ${variable})"),
         None => String::new(),
     };
-    (!parts.is_empty()).then(|| format!("{}{key}", parts.join(" ")))
+    let price = match a.settings.get(llm::AGENT_PRICE) {
+        Some(price) => format!(" at ${price} per million tokens"),
+        None => String::new(),
+    };
+    (!parts.is_empty()).then(|| format!("{}{key}{price}", parts.join(" ")))
 }
 
 fn main() -> ExitCode {
@@ -676,6 +694,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             model,
             base_url,
             api_key_env,
+            price,
             no_provider,
         }) => {
             let role = Role::parse(role).context("role")?;
@@ -685,6 +704,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                     model.as_deref(),
                     base_url.as_deref(),
                     api_key_env.as_deref(),
+                    price.as_ref(),
                 )?),
                 None if *no_provider => Some(BTreeMap::new()),
                 None => None,
@@ -702,6 +722,35 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                 None => format!("agent {id} registered as {role}"),
             };
             out.value(agent_json(&agent), text);
+        }
+        Command::Agent(AgentCommand::Prices) => {
+            let prices: Vec<(&str, agent_loop::Price)> = agent_loop::Price::list().collect();
+            let json = prices
+                .iter()
+                .map(|(model, p)| {
+                    serde_json::json!({
+                        "model": model,
+                        "input": p.input_per_mtok,
+                        "output": p.output_per_mtok,
+                        "cache_read": p.cache_read_per_mtok,
+                        "cache_write": p.cache_write_per_mtok,
+                        "batch_factor": p.batch_factor,
+                    })
+                })
+                .collect();
+            let mut text = String::from(
+                "dollars per million tokens (list prices; batches bill half)\nmodel\tinput\toutput\tcache read\tcache write",
+            );
+            for (model, p) in &prices {
+                text.push_str(&format!(
+                    "\n{model}\t{}\t{}\t{}\t{}",
+                    p.input_per_mtok,
+                    p.output_per_mtok,
+                    p.cache_read_per_mtok,
+                    p.cache_write_per_mtok
+                ));
+            }
+            out.value(serde_json::Value::Array(json), text);
         }
         Command::Agent(AgentCommand::List) => {
             let store = open(g, &root, true)?;

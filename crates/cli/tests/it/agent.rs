@@ -999,5 +999,9 @@ fn max_cost_stops_a_run_before_a_call_could_pass_it() {
             "x",
         ],
     ));
-    assert_eq!(text.code, 2, "--max-cost needs --price: {text}");
+    assert_eq!(text.code, 2, "--max-cost needs a price: {text}");
+    assert!(
+        text.stderr.contains("--max-cost needs the model's price"),
+        "{text}"
+    );
 }

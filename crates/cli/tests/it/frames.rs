@@ -53,7 +53,8 @@ fn agents_are_registered_listed_and_re_roled() {
     let ws = Workspace::scanned();
     let added = ws.ok(&["agent", "add", "alice", "--role", "writer"]);
     assert_eq!(added, "agent alice registered as writer\n");
-    let none = json!({"provider": null, "model": null, "base_url": null, "api_key_env": null});
+    let none = json!({"provider": null, "model": null, "base_url": null, "api_key_env": null,
+                      "price": null});
     let agent = |id: &str, role: &str| {
         let mut a = none.clone();
         a["agent_id"] = json!(id);
@@ -105,7 +106,7 @@ fn an_agent_keeps_its_own_model_until_told_otherwise() {
     assert_eq!(
         ws.json(&["agent", "list"]),
         json!([{"agent_id": "gen", "role": "writer", "provider": "ollama", "model": "qwen3",
-                "base_url": "http://127.0.0.1:9/v1", "api_key_env": null}])
+                "base_url": "http://127.0.0.1:9/v1", "api_key_env": null, "price": null}])
     );
     ws.ok(&[
         "agent",
@@ -519,4 +520,41 @@ fn frame_content_errors_name_the_input() {
     assert_eq!(frame_count(&ws), json!(0));
     ws.settings()
         .bind(|| insta::assert_snapshot!("frame_content_errors", report));
+}
+
+#[test]
+fn an_agent_stores_its_model_s_price_and_the_list_prices_are_shown() {
+    let ws = Workspace::scanned();
+    let added = ws.json(&[
+        "agent",
+        "add",
+        "gen",
+        "--role",
+        "synthesis",
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-x",
+        "--price",
+        "2,10",
+    ]);
+    assert_eq!(added["price"], json!("2,10,0.2,2.5"), "{added}");
+    assert!(
+        ws.ok(&["agent", "list"])
+            .contains("at $2,10,0.2,2.5 per million tokens"),
+        "the text form names the price"
+    );
+    let prices = ws.json(&["agent", "prices"]);
+    let sonnet = prices
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|p| p["model"] == json!("claude-sonnet-4"))
+        .expect("claude-sonnet-4 is listed");
+    assert_eq!(
+        (&sonnet["input"], &sonnet["output"], &sonnet["batch_factor"]),
+        (&json!(3.0), &json!(15.0), &json!(0.5))
+    );
+    let r = ws.run(&["agent", "add", "x", "--role", "reader", "--price", "1,2"]);
+    assert_eq!(r.code, 2, "--price goes with --provider: {r}");
 }

@@ -351,7 +351,7 @@ fn an_agent_keeps_the_name_of_its_key_variable_and_uses_it() {
     assert_eq!(
         added,
         json!({"agent_id": "groq", "role": "writer", "provider": "openai-compatible",
-               "model": "llama", "base_url": v1, "api_key_env": "GROQ_KEY"})
+               "model": "llama", "base_url": v1, "api_key_env": "GROQ_KEY", "price": null})
     );
     let listed = ok(&mut llm(&ws, &["agent", "list"]));
     assert!(listed.contains("(key from $GROQ_KEY)"), "{listed}");
