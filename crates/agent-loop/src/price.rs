@@ -49,7 +49,7 @@ impl Price {
         Self {
             input_per_mtok,
             output_per_mtok,
-            cache_read_per_mtok: input_per_mtok * 0.1,
+            cache_read_per_mtok: input_per_mtok / 10.0,
             cache_write_per_mtok: input_per_mtok * 1.25,
             batch_factor: 0.5,
         }
