@@ -228,6 +228,10 @@ enum AgentCommand {
         /// The provider's base URL (with --provider; needed for openai-compatible)
         #[arg(long, value_name = "URL", requires = "provider", value_parser = parse_base_url)]
         base_url: Option<String>,
+        /// The API the agent's provider speaks (with an OpenAI-style --provider): chat or
+        /// responses [default: chat]
+        #[arg(long, requires = "provider", value_parser = llm::APIS)]
+        api: Option<String>,
         /// The environment variable that will hold the agent's key (with --provider): its
         /// name is stored, never the key, and read at each run
         #[arg(long, value_name = "NAME", requires = "provider", value_parser = llm::parse_variable_name)]
@@ -280,10 +284,17 @@ fn agent_model_settings(
     provider: &str,
     model: Option<&str>,
     base_url: Option<&str>,
+    api: Option<&str>,
     api_key_env: Option<&str>,
 ) -> Result<BTreeMap<String, String>> {
     if provider == "openai-compatible" && base_url.is_none() {
         usage!("--provider openai-compatible needs --base-url (the server's OpenAI-style API)");
+    }
+    if let Some(api) = api.filter(|_| !llm::OPENAI_STYLE.contains(&provider)) {
+        usage!(
+            "--api {api} is for the providers that speak OpenAI's APIs ({}), not {provider}",
+            llm::OPENAI_STYLE.join(", ")
+        );
     }
     if model.is_some_and(|m| m.trim().is_empty()) {
         usage!("--model is empty");
@@ -293,6 +304,7 @@ fn agent_model_settings(
     for (key, value) in [
         (llm::AGENT_MODEL, model),
         (llm::AGENT_BASE_URL, base_url),
+        (llm::AGENT_API, api),
         (llm::AGENT_API_KEY_ENV, api_key_env),
     ] {
         if let Some(value) = value {
@@ -311,21 +323,27 @@ fn agent_json(a: &merkle_store::Agent) -> serde_json::Value {
         "provider": setting(llm::AGENT_PROVIDER),
         "model": setting(llm::AGENT_MODEL),
         "base_url": setting(llm::AGENT_BASE_URL),
+        "api": setting(llm::AGENT_API),
         "api_key_env": setting(llm::AGENT_API_KEY_ENV),
     })
 }
 
-/// An agent's own model as `provider [model] [base URL] [(key from $NAME)]`, if it has one.
+/// An agent's own model as `provider [model] [base URL] [(api A)] [(key from $NAME)]`, if it
+/// has one.
 fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
     let parts: Vec<&str> = [llm::AGENT_PROVIDER, llm::AGENT_MODEL, llm::AGENT_BASE_URL]
         .iter()
         .filter_map(|key| a.settings.get(*key).map(String::as_str))
         .collect();
+    let api = match a.settings.get(llm::AGENT_API) {
+        Some(api) => format!(" (api {api})"),
+        None => String::new(),
+    };
     let key = match a.settings.get(llm::AGENT_API_KEY_ENV) {
         Some(variable) => format!(" (key from ${variable})"),
         None => String::new(),
     };
-    (!parts.is_empty()).then(|| format!("{}{key}", parts.join(" ")))
+    (!parts.is_empty()).then(|| format!("{}{api}{key}", parts.join(" ")))
 }
 
 fn main() -> ExitCode {
@@ -675,6 +693,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             provider,
             model,
             base_url,
+            api,
             api_key_env,
             no_provider,
         }) => {
@@ -684,6 +703,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                     provider,
                     model.as_deref(),
                     base_url.as_deref(),
+                    api.as_deref(),
                     api_key_env.as_deref(),
                 )?),
                 None if *no_provider => Some(BTreeMap::new()),
