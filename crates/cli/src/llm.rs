@@ -59,10 +59,16 @@ pub(crate) const AGENT_PRICE: &str = "price";
 pub(crate) const AGENT_BASE_URL: &str = "base_url";
 /// The name of the variable holding the agent's key, never the key.
 pub(crate) const AGENT_API_KEY_ENV: &str = "api_key_env";
+/// The API an OpenAI-style provider speaks (`--api`).
+pub(crate) const AGENT_API: &str = "api";
 
 /// The providers `--provider` names.
 pub(crate) const PROVIDERS: [&str; 5] =
     ["anthropic", "openai", "ollama", "openai-compatible", "sim"];
+
+/// The APIs `--api` names, and the providers that speak them.
+pub(crate) const APIS: [&str; 2] = ["chat", "responses"];
+pub(crate) const OPENAI_STYLE: [&str; 3] = ["openai", "ollama", "openai-compatible"];
 
 /// Which model answers: a provider, or the simulator (a script, a recording to play back).
 ///
@@ -86,6 +92,11 @@ pub(crate) struct ModelArgs {
     /// one with --api-key-env to send it elsewhere
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
+    /// The API an OpenAI-style provider (openai, ollama, openai-compatible) speaks: chat
+    /// (chat completions) or responses (OpenAI's Responses API, which carries reasoning
+    /// between turns) [default: MERKLE_LLM_API, else chat]
+    #[arg(long, value_parser = APIS)]
+    pub(crate) api: Option<String>,
     /// The environment variable holding the provider's key (its name, not the key), for any
     /// provider: a keyed vLLM, LiteLLM, OpenRouter or Groq server [default:
     /// MERKLE_LLM_API_KEY_ENV; else the key in MERKLE_LLM_API_KEY; else ANTHROPIC_API_KEY /
@@ -179,6 +190,7 @@ impl ModelArgs {
                 provider: Some(provider),
                 model: self.model.clone().or_else(|| stored(AGENT_MODEL)),
                 base_url: self.base_url.clone().or_else(|| stored(AGENT_BASE_URL)),
+                api: self.api.clone().or_else(|| stored(AGENT_API)),
                 api_key_env: self
                     .api_key_env
                     .clone()
@@ -234,16 +246,26 @@ impl ModelArgs {
         }
         settings.script.clone_from(&self.script);
         let env = move |name: &str| {
-            use llm_sim::factory::{API_KEY_ENV_VAR, API_KEY_VAR, BASE_URL_VAR, MODEL_VAR};
+            use llm_sim::factory::{
+                API_KEY_ENV_VAR, API_KEY_VAR, API_VAR, BASE_URL_VAR, MODEL_VAR,
+            };
             let flag = match name {
                 llm_sim::factory::PROVIDER_VAR => provider.clone(),
                 MODEL_VAR => self.model.clone(),
                 BASE_URL_VAR => self.base_url.clone(),
+                API_VAR => self.api.clone(),
                 API_KEY_ENV_VAR => self.api_key_env.clone(),
                 _ => None,
             };
             let from_env = !(self.from_agent
-                && [MODEL_VAR, BASE_URL_VAR, API_KEY_ENV_VAR, API_KEY_VAR].contains(&name));
+                && [
+                    MODEL_VAR,
+                    BASE_URL_VAR,
+                    API_VAR,
+                    API_KEY_ENV_VAR,
+                    API_KEY_VAR,
+                ]
+                .contains(&name));
             flag.or_else(|| from_env.then(|| environment(name)).flatten())
         };
         (settings, env)
@@ -251,6 +273,20 @@ impl ModelArgs {
 
     /// Builds the client, turning a missing key into directions.
     pub(crate) fn build(&self, scrubber: llm_sim::Scrubber) -> Result<llm_sim::Setup> {
+        if let Some(api) = &self.api {
+            let simulated = self.script.is_some() || self.playback.is_some();
+            let provider = if simulated {
+                Some("sim")
+            } else {
+                self.provider.as_deref()
+            };
+            if let Some(provider) = provider.filter(|p| !OPENAI_STYLE.contains(p)) {
+                crate::usage!(
+                    "--api {api} is for the providers that speak OpenAI's APIs ({}), not {provider}",
+                    OPENAI_STYLE.join(", ")
+                );
+            }
+        }
         let (mut settings, env) = self.settings();
         settings.scrubber = scrubber;
         llm_sim::build(settings, &env).map_err(|e| {
@@ -274,8 +310,9 @@ impl ModelArgs {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum SimCommand {
-    /// Serve the Anthropic Messages and OpenAI chat completions APIs on 127.0.0.1, answering
-    /// from a script, a recording or a pattern file; prints the URL, serves until Ctrl-C
+    /// Serve the Anthropic Messages, OpenAI chat completions and Responses APIs on 127.0.0.1,
+    /// answering from a script, a recording or a pattern file; prints the URL, serves until
+    /// Ctrl-C
     Serve(ServeArgs),
 }
 

@@ -228,6 +228,10 @@ enum AgentCommand {
         /// The provider's base URL (with --provider; needed for openai-compatible)
         #[arg(long, value_name = "URL", requires = "provider", value_parser = parse_base_url)]
         base_url: Option<String>,
+        /// The API the agent's provider speaks (with an OpenAI-style --provider): chat or
+        /// responses [default: chat]
+        #[arg(long, requires = "provider", value_parser = llm::APIS)]
+        api: Option<String>,
         /// The environment variable that will hold the agent's key (with --provider): its
         /// name is stored, never the key, and read at each run
         #[arg(long, value_name = "NAME", requires = "provider", value_parser = llm::parse_variable_name)]
@@ -236,8 +240,8 @@ enum AgentCommand {
         /// cached input read and written, IN,OUT,READ,WRITE), for the cost `generate`, `run`
         /// and `chat` report and cap (with --provider) [default: the model's list price, if
         /// `merkle agent prices` lists it]
-        #[arg(long, value_name = "IN,OUT", requires = "provider", value_parser = agent_cmds::parse_price)]
-        price: Option<agent_loop::Price>,
+        #[arg(long, value_name = "IN,OUT", requires = "provider", value_parser = price_text)]
+        price: Option<String>,
         /// Forget the agent's own provider
         #[arg(long, conflicts_with = "provider")]
         no_provider: bool,
@@ -289,11 +293,18 @@ fn agent_model_settings(
     provider: &str,
     model: Option<&str>,
     base_url: Option<&str>,
+    api: Option<&str>,
     api_key_env: Option<&str>,
-    price: Option<&agent_loop::Price>,
+    price: Option<&str>,
 ) -> Result<BTreeMap<String, String>> {
     if provider == "openai-compatible" && base_url.is_none() {
         usage!("--provider openai-compatible needs --base-url (the server's OpenAI-style API)");
+    }
+    if let Some(api) = api.filter(|_| !llm::OPENAI_STYLE.contains(&provider)) {
+        usage!(
+            "--api {api} is for the providers that speak OpenAI's APIs ({}), not {provider}",
+            llm::OPENAI_STYLE.join(", ")
+        );
     }
     if model.is_some_and(|m| m.trim().is_empty()) {
         usage!("--model is empty");
@@ -303,6 +314,7 @@ fn agent_model_settings(
     for (key, value) in [
         (llm::AGENT_MODEL, model),
         (llm::AGENT_BASE_URL, base_url),
+        (llm::AGENT_API, api),
         (llm::AGENT_API_KEY_ENV, api_key_env),
     ] {
         if let Some(value) = value {
@@ -310,9 +322,14 @@ fn agent_model_settings(
         }
     }
     if let Some(price) = price {
-        settings.insert(llm::AGENT_PRICE.to_owned(), price.to_text());
+        settings.insert(llm::AGENT_PRICE.to_owned(), price.to_owned());
     }
     Ok(settings)
+}
+
+/// A `--price` as an agent stores it: every rate written out.
+fn price_text(text: &str) -> Result<String, String> {
+    agent_cmds::parse_price(text).map(|price| price.to_text())
 }
 
 /// An agent as `agent add` and `agent list` print it with `--json`.
@@ -324,17 +341,23 @@ fn agent_json(a: &merkle_store::Agent) -> serde_json::Value {
         "provider": setting(llm::AGENT_PROVIDER),
         "model": setting(llm::AGENT_MODEL),
         "base_url": setting(llm::AGENT_BASE_URL),
+        "api": setting(llm::AGENT_API),
         "api_key_env": setting(llm::AGENT_API_KEY_ENV),
         "price": setting(llm::AGENT_PRICE),
     })
 }
 
-/// An agent's own model as `provider [model] [base URL] [(key from $NAME)]`, if it has one.
+/// An agent's own model as `provider [model] [base URL] [(api A)] [(key from $NAME)]`, if it
+/// has one.
 fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
     let parts: Vec<&str> = [llm::AGENT_PROVIDER, llm::AGENT_MODEL, llm::AGENT_BASE_URL]
         .iter()
         .filter_map(|key| a.settings.get(*key).map(String::as_str))
         .collect();
+    let api = match a.settings.get(llm::AGENT_API) {
+        Some(api) => format!(" (api {api})"),
+        None => String::new(),
+    };
     let key = match a.settings.get(llm::AGENT_API_KEY_ENV) {
         Some(variable) => format!(" (key from ${variable})"),
         None => String::new(),
@@ -343,7 +366,7 @@ fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
         Some(price) => format!(" at ${price} per million tokens"),
         None => String::new(),
     };
-    (!parts.is_empty()).then(|| format!("{}{key}{price}", parts.join(" ")))
+    (!parts.is_empty()).then(|| format!("{}{api}{key}{price}", parts.join(" ")))
 }
 
 fn main() -> ExitCode {
@@ -693,6 +716,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             provider,
             model,
             base_url,
+            api,
             api_key_env,
             price,
             no_provider,
@@ -703,8 +727,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                     provider,
                     model.as_deref(),
                     base_url.as_deref(),
+                    api.as_deref(),
                     api_key_env.as_deref(),
-                    price.as_ref(),
+                    price.as_deref(),
                 )?),
                 None if *no_provider => Some(BTreeMap::new()),
                 None => None,

@@ -11,6 +11,7 @@ use crate::client::LlmClient;
 use crate::error::{Error, Result};
 use crate::http::HttpConfig;
 use crate::openai::{OPENAI_BASE_URL, OpenAiClient, OpenAiConfig};
+use crate::responses::OpenAiApi;
 
 /// A secret that never shows in `Debug` output, logs or error messages.
 #[derive(Clone, PartialEq, Eq, Deserialize)]
@@ -94,6 +95,10 @@ pub struct ProviderConfig {
     /// `OPENAI_API_KEY` to a base URL other than the provider's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// Which API an OpenAI-style provider speaks: chat completions (the default, left out
+    /// of stored settings) or the Responses API. Anthropic speaks only its own.
+    #[serde(default, skip_serializing_if = "OpenAiApi::is_chat")]
+    pub api: OpenAiApi,
 }
 
 impl ProviderConfig {
@@ -104,6 +109,7 @@ impl ProviderConfig {
             base_url: None,
             api_key: None,
             api_key_env: None,
+            api: OpenAiApi::default(),
         }
     }
 
@@ -149,6 +155,13 @@ impl ProviderConfig {
             ),
         };
         match self.provider {
+            Provider::Anthropic if self.api != OpenAiApi::ChatCompletions => Err(Error::Config {
+                details: format!(
+                    "api {}: only the openai-style providers (openai, ollama, \
+                     openai_compatible) speak another api; anthropic speaks its own",
+                    self.api.as_str()
+                ),
+            }),
             Provider::Anthropic => {
                 let api_key = match explicit {
                     Some(key) => key,
@@ -174,6 +187,7 @@ impl ProviderConfig {
                     config.base_url.clone_from(base_url);
                 }
                 config.default_model.clone_from(&self.model);
+                config.api = self.api;
                 config.http = http;
                 Ok(Arc::new(OpenAiClient::new(config)?))
             }
@@ -186,6 +200,7 @@ impl ProviderConfig {
                 let mut config = OpenAiConfig::compatible(base_url, explicit);
                 config.name = "ollama";
                 config.default_model.clone_from(&self.model);
+                config.api = self.api;
                 config.http = http;
                 Ok(Arc::new(OpenAiClient::new(config)?))
             }
@@ -197,6 +212,7 @@ impl ProviderConfig {
                 // third party.
                 let mut config = OpenAiConfig::compatible(base_url, explicit);
                 config.default_model.clone_from(&self.model);
+                config.api = self.api;
                 config.http = http;
                 Ok(Arc::new(OpenAiClient::new(config)?))
             }

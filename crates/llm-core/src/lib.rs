@@ -8,7 +8,8 @@
 //!   same [`Response`] that `complete` returns;
 //! - the providers, each translating those types to and from one wire format over reqwest:
 //!   [`AnthropicClient`] (Messages API) and [`OpenAiClient`] (chat completions: OpenAI,
-//!   Ollama, vLLM, LM Studio), chosen from stored settings by [`ProviderConfig`];
+//!   Ollama, vLLM, LM Studio; or OpenAI's Responses API, [`OpenAiApi`]), chosen from stored
+//!   settings by [`ProviderConfig`];
 //! - the transport they share: timeouts (connect, request, stream idle), caps on a body and
 //!   on one streamed event ([`Error::TooLarge`]), retries that honour
 //!   the server's hints ([`RetryPolicy`]), a client-side [`RateLimiter`], metrics in
@@ -32,6 +33,7 @@ pub mod http;
 pub mod openai;
 pub mod rate_limit;
 pub mod replay;
+pub mod responses;
 pub mod retry;
 pub mod sse;
 pub mod stream;
@@ -53,6 +55,7 @@ pub use llm_types as types;
 pub use openai::{MaxTokensField, OpenAiClient, OpenAiConfig};
 pub use rate_limit::{RateLimit, RateLimiter};
 pub use replay::{WireFormat, decode_event_stream};
+pub use responses::{OpenAiApi, ReasoningItem};
 pub use retry::{RetryHints, RetryPolicy};
 pub use stream::{Event, EventStream, ResponseBuilder, collect, events_from_response};
 pub use structured::{complete_structured, structured_answer};

@@ -1,6 +1,8 @@
 //! OpenAI chat completions, and through a base URL every server that speaks it: Ollama,
 //! vLLM, LM Studio. Their quirks are absorbed here: tool-call deltas without id or index,
 //! tool calls ended with `finish_reason: "stop"`, usage-only final chunks with null choices.
+//! The same client speaks the Responses API instead when configured so
+//! ([`OpenAiApi::Responses`], in [`crate::responses`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use crate::http::{
     HttpConfig, Outgoing, StreamParser, Transport, body_excerpt, classify_status, event_stream,
     headers_of_interest, merge_extra,
 };
+use crate::responses::{OpenAiApi, ResponsesStream};
 use crate::retry::RetryHints;
 use crate::sse::SseEvent;
 use crate::stream::{Event, EventStream};
@@ -49,6 +52,8 @@ pub struct OpenAiConfig {
     pub base_url: String,
     pub default_model: Option<String>,
     pub max_tokens_field: MaxTokensField,
+    /// Chat completions, or the Responses API.
+    pub api: OpenAiApi,
     pub http: HttpConfig,
 }
 
@@ -60,6 +65,7 @@ impl OpenAiConfig {
             base_url: OPENAI_BASE_URL.to_owned(),
             default_model: None,
             max_tokens_field: MaxTokensField::MaxCompletionTokens,
+            api: OpenAiApi::default(),
             http: HttpConfig::default(),
         }
     }
@@ -71,6 +77,7 @@ impl OpenAiConfig {
             base_url: base_url.into(),
             default_model: None,
             max_tokens_field: MaxTokensField::MaxTokens,
+            api: OpenAiApi::default(),
             http: HttpConfig::default(),
         }
     }
@@ -83,6 +90,7 @@ pub struct OpenAiClient {
     pub(crate) headers: HeaderMap,
     default_model: Option<String>,
     max_tokens_field: MaxTokensField,
+    api: OpenAiApi,
     pub(crate) transport: Transport,
 }
 
@@ -93,6 +101,7 @@ impl std::fmt::Debug for OpenAiClient {
             .field("name", &self.name)
             .field("url", &self.url)
             .field("default_model", &self.default_model)
+            .field("api", &self.api)
             .finish_non_exhaustive()
     }
 }
@@ -114,12 +123,17 @@ impl OpenAiClient {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
+        let path = match config.api {
+            OpenAiApi::ChatCompletions => "chat/completions",
+            OpenAiApi::Responses => "responses",
+        };
         Ok(Self {
             name: config.name,
-            url: format!("{}/chat/completions", config.base_url.trim_end_matches('/')),
+            url: format!("{}/{path}", config.base_url.trim_end_matches('/')),
             headers,
             default_model: config.default_model,
             max_tokens_field: config.max_tokens_field,
+            api: config.api,
             transport: Transport::new(config.name, config.http)?,
         })
     }
@@ -149,6 +163,9 @@ impl OpenAiClient {
             }
             (model, _) => model,
         };
+        if self.api == OpenAiApi::Responses {
+            return crate::responses::request_body(request, model, stream);
+        }
         let mut messages = Vec::new();
         if let Some(system) = &request.system {
             messages.push(json!({"role": "system", "content": system}));
@@ -233,7 +250,13 @@ impl OpenAiClient {
             .transport
             .read_body(response, &self.url, started)
             .await?;
-        parse_response(self.name, &body, headers, &*self.transport.config.rng)
+        let rng = &*self.transport.config.rng;
+        match self.api {
+            OpenAiApi::ChatCompletions => parse_response(self.name, &body, headers, rng),
+            OpenAiApi::Responses => {
+                crate::responses::parse_response(self.name, &body, headers, rng)
+            }
+        }
     }
 }
 
@@ -248,12 +271,18 @@ impl LlmClient for OpenAiClient {
                 .transport
                 .open_stream(self.outgoing(request, true))
                 .await?;
-            let parser = OpenAiStream::new(
-                self.name,
-                headers_of_interest(response.headers()),
-                Arc::clone(&self.transport.config.rng),
-            );
-            Ok(event_stream(&self.transport, response, parser, started))
+            let headers = headers_of_interest(response.headers());
+            let rng = Arc::clone(&self.transport.config.rng);
+            Ok(match self.api {
+                OpenAiApi::ChatCompletions => {
+                    let parser = OpenAiStream::new(self.name, headers, rng);
+                    event_stream(&self.transport, response, parser, started)
+                }
+                OpenAiApi::Responses => {
+                    let parser = ResponsesStream::new(self.name, headers, rng);
+                    event_stream(&self.transport, response, parser, started)
+                }
+            })
         })
     }
 
@@ -478,7 +507,7 @@ fn stop_reason(finish_reason: Option<&str>, has_tool_calls: bool, refused: bool)
     }
 }
 
-fn mint_id(rng: &dyn Rng) -> String {
+pub(crate) fn mint_id(rng: &dyn Rng) -> String {
     format!("call_{:016x}", rng.next_u64())
 }
 
@@ -551,13 +580,13 @@ pub(crate) fn parse_response(
 
 /// The error object OpenAI sends, and the flatter ones of some compatible servers.
 #[derive(Deserialize, Default)]
-struct WireError {
+pub(crate) struct WireError {
     #[serde(default)]
-    message: String,
+    pub(crate) message: String,
     #[serde(rename = "type", default)]
-    kind: Option<String>,
+    pub(crate) kind: Option<String>,
     #[serde(default)]
-    code: Option<Value>,
+    pub(crate) code: Option<Value>,
 }
 
 impl WireError {
@@ -598,7 +627,7 @@ pub(crate) fn classify(
 }
 
 /// The error an error object means; `status` is `None` for one that arrived mid-stream.
-fn typed_error(
+pub(crate) fn typed_error(
     provider: &'static str,
     status: Option<u16>,
     error: WireError,

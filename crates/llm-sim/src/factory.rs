@@ -8,6 +8,7 @@
 //! | `MERKLE_LLM_RECORDING` | record: where to save; playback: what to replay |
 //! | `MERKLE_LLM_PROVIDER` | real and record: `anthropic` (default), `openai`, `ollama`, `openai_compatible` |
 //! | `MERKLE_LLM_MODEL`, `MERKLE_LLM_BASE_URL` | real and record: the provider's model and URL |
+//! | `MERKLE_LLM_API` | real and record: `chat` (default) or `responses`, the API an OpenAI-style provider speaks |
 //! | `MERKLE_LLM_API_KEY_ENV` | real and record: the variable holding the key (its name, never the key) |
 //! | `MERKLE_LLM_API_KEY` | real and record: the key itself, when no variable is named |
 //! | `MERKLE_LLM_TIMEOUT`, `MERKLE_LLM_IDLE_TIMEOUT` | seconds: one request's bound, and the longest silence in a stream |
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use llm_core::{ApiKey, HttpConfig, LlmClient, Provider, ProviderConfig};
+use llm_core::{ApiKey, HttpConfig, LlmClient, OpenAiApi, Provider, ProviderConfig};
 
 use crate::client::SimulatedClient;
 use crate::error::{Error, Result};
@@ -37,6 +38,7 @@ pub const RECORDING_VAR: &str = "MERKLE_LLM_RECORDING";
 pub const PROVIDER_VAR: &str = "MERKLE_LLM_PROVIDER";
 pub const MODEL_VAR: &str = "MERKLE_LLM_MODEL";
 pub const BASE_URL_VAR: &str = "MERKLE_LLM_BASE_URL";
+pub const API_VAR: &str = "MERKLE_LLM_API";
 pub const API_KEY_ENV_VAR: &str = "MERKLE_LLM_API_KEY_ENV";
 pub const API_KEY_VAR: &str = "MERKLE_LLM_API_KEY";
 pub const TIMEOUT_VAR: &str = "MERKLE_LLM_TIMEOUT";
@@ -270,6 +272,13 @@ fn provider_config(
     let mut config = ProviderConfig::new(provider);
     config.model = var(MODEL_VAR);
     config.base_url = var(BASE_URL_VAR);
+    if let Some(value) = var(API_VAR) {
+        config.api = OpenAiApi::parse(value.trim()).map_err(|_| Error::InvalidSetting {
+            variable: API_VAR,
+            value,
+            expected: "chat or responses",
+        })?;
+    }
     config.api_key_env = var(API_KEY_ENV_VAR).map(|name| name.trim().to_owned());
     if config.api_key_env.is_none() {
         config.api_key = var(API_KEY_VAR).map(|key| ApiKey::new(key.trim()));

@@ -53,8 +53,7 @@ fn agents_are_registered_listed_and_re_roled() {
     let ws = Workspace::scanned();
     let added = ws.ok(&["agent", "add", "alice", "--role", "writer"]);
     assert_eq!(added, "agent alice registered as writer\n");
-    let none = json!({"provider": null, "model": null, "base_url": null, "api_key_env": null,
-                      "price": null});
+    let none = json!({"provider": null, "model": null, "base_url": null, "api": null, "api_key_env": null, "price": null});
     let agent = |id: &str, role: &str| {
         let mut a = none.clone();
         a["agent_id"] = json!(id);
@@ -106,7 +105,7 @@ fn an_agent_keeps_its_own_model_until_told_otherwise() {
     assert_eq!(
         ws.json(&["agent", "list"]),
         json!([{"agent_id": "gen", "role": "writer", "provider": "ollama", "model": "qwen3",
-                "base_url": "http://127.0.0.1:9/v1", "api_key_env": null, "price": null}])
+                "base_url": "http://127.0.0.1:9/v1", "api": null, "api_key_env": null, "price": null}])
     );
     ws.ok(&[
         "agent",

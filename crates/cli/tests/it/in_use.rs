@@ -91,7 +91,7 @@ fn a_second_writer_is_refused_and_readers_follow_the_writer() {
     assert_eq!(
         ws.json(&["agent", "list"]),
         json!([{"agent_id": "writer-in-process", "role": "writer", "provider": null,
-                "model": null, "base_url": null, "api_key_env": null, "price": null}])
+                "model": null, "base_url": null, "api": null, "api_key_env": null, "price": null}])
     );
     assert_eq!(ws.json(&["status"])["frames"], json!(1));
     assert_eq!(ws.json(&["validate"]), json!({"ok": true, "problems": []}));

@@ -70,6 +70,7 @@ fn json_field_names_are_stable() {
         &["agent", "add", "alice", "--role", "writer"],
         &[
             "agent_id",
+            "api",
             "api_key_env",
             "base_url",
             "model",
@@ -83,6 +84,7 @@ fn json_field_names_are_stable() {
         &["agent", "list"],
         &[
             "agent_id",
+            "api",
             "api_key_env",
             "base_url",
             "model",

@@ -35,6 +35,7 @@ pub(crate) const LLM_ENV: &[&str] = &[
     "MERKLE_LLM_PROVIDER",
     "MERKLE_LLM_MODEL",
     "MERKLE_LLM_BASE_URL",
+    "MERKLE_LLM_API",
     "MERKLE_LLM_API_KEY",
     "MERKLE_LLM_API_KEY_ENV",
     "MERKLE_LLM_TIMEOUT",
@@ -300,6 +301,70 @@ fn providers_talk_to_sim_serve() {
         ended,
         "No more scripted responses\n[tool call sim_3_0] complete {\"summary\":\"Script ended\"}\n"
     );
+}
+
+#[test]
+fn the_responses_api_talks_to_sim_serve() {
+    let ws = Workspace::empty();
+    let fixture = script("fix_violation_escalate.yaml");
+    let server = Served::start(&["--script", path_str(&fixture)]);
+    let openai_url = format!("{}/v1", server.url);
+    let complete = |extra: &[&str]| {
+        let mut args = vec![
+            "llm",
+            "complete",
+            "--provider",
+            "openai",
+            "--api",
+            "responses",
+            "--model",
+            "gpt-sim",
+            "--base-url",
+            &openai_url,
+            "--api-key-env",
+            "OPENAI_API_KEY",
+        ];
+        args.extend_from_slice(extra);
+        let mut cmd = llm(&ws, &args);
+        cmd.env("OPENAI_API_KEY", "sk-fake");
+        cmd
+    };
+    let first = parse(&ok(&mut complete(&["--json", "go"])));
+    assert_eq!(
+        (&first["tool_calls"][0]["name"], &first["id"]),
+        (&json!("read_file"), &json!("resp_sim1"))
+    );
+    let streamed = ok(&mut complete(&["--stream", "go on"]));
+    assert_eq!(
+        streamed,
+        "[tool call sim_2_0] escalate {\"reason\":\"Complex business logic - extraction may change behavior. Human review needed.\"}\n"
+    );
+
+    for provider in ["anthropic", "sim"] {
+        let refused = run(&mut llm(
+            &ws,
+            &[
+                "llm",
+                "complete",
+                "--provider",
+                provider,
+                "--api",
+                "responses",
+                "hi",
+            ],
+        ));
+        assert_eq!(
+            (refused.code, refused.stderr.as_str()),
+            (
+                2,
+                format!(
+                    "error: --api responses is for the providers that speak OpenAI's APIs \
+                     (openai, ollama, openai-compatible), not {provider}\n"
+                )
+                .as_str()
+            )
+        );
+    }
 }
 
 #[test]

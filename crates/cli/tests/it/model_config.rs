@@ -351,7 +351,7 @@ fn an_agent_keeps_the_name_of_its_key_variable_and_uses_it() {
     assert_eq!(
         added,
         json!({"agent_id": "groq", "role": "writer", "provider": "openai-compatible",
-               "model": "llama", "base_url": v1, "api_key_env": "GROQ_KEY", "price": null})
+               "model": "llama", "base_url": v1, "api": null, "api_key_env": "GROQ_KEY", "price": null})
     );
     let listed = ok(&mut llm(&ws, &["agent", "list"]));
     assert!(listed.contains("(key from $GROQ_KEY)"), "{listed}");
@@ -461,4 +461,58 @@ fn json_output_keeps_the_thinking_signature() {
             {"type": "text", "text": "done"}
         ])
     );
+}
+
+#[test]
+fn an_agent_keeps_its_api_and_speaks_it() {
+    let ws = Workspace::empty();
+    let server = Counting::start(Behaviour::Refuse);
+    let v1 = format!("{}/v1", server.url);
+    let add = |provider: &str| {
+        run(&mut llm(
+            &ws,
+            &[
+                "--json",
+                "agent",
+                "add",
+                "reasoner",
+                "--role",
+                "writer",
+                "--provider",
+                provider,
+                "--model",
+                "gpt-sim",
+                "--base-url",
+                &v1,
+                "--api",
+                "responses",
+                "--api-key-env",
+                "MY_KEY",
+            ],
+        ))
+    };
+    let refused = add("anthropic");
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused.stderr.contains(
+            "--api responses is for the providers that speak OpenAI's APIs (openai, ollama, \
+             openai-compatible), not anthropic"
+        ),
+        "{refused}"
+    );
+    let added = add("openai");
+    assert_eq!(added.code, 0, "{added}");
+    assert_eq!(parse(&added.stdout)["api"], json!("responses"));
+    let listed = ok(&mut llm(&ws, &["agent", "list"]));
+    assert!(
+        listed.contains("(api responses) (key from $MY_KEY)"),
+        "{listed}"
+    );
+    let mut run_cmd = llm(&ws, &["run", "--agent", "reasoner", "say hi"]);
+    run_cmd.env("MY_KEY", "sk-stored");
+    let r = run(&mut run_cmd);
+    assert_eq!(r.code, 1, "{r}");
+    let heads = server.heads();
+    assert_eq!(heads.len(), 1, "{r}");
+    assert!(heads[0].starts_with("post /v1/responses "), "{}", heads[0]);
 }

@@ -4,6 +4,7 @@ mod anthropic;
 mod keys;
 mod limits;
 mod openai;
+mod responses;
 mod server;
 mod sse;
 mod support;

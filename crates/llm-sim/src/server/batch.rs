@@ -224,7 +224,7 @@ fn list(data: Vec<Value>, openai: bool) -> Value {
 fn error(api: Api, status: u16, kind: &str, message: &str) -> Routed {
     let body = match api {
         Api::Anthropic => anthropic::error_json(kind, message),
-        Api::OpenAi => openai::error_json(message, kind, None),
+        Api::OpenAi | Api::Responses => openai::error_json(message, kind, None),
     };
     Routed::json(status, &body)
 }
@@ -255,7 +255,9 @@ fn run_item(
         Err(message) => {
             let body = match api {
                 Api::Anthropic => anthropic::error_json("invalid_request_error", &message),
-                Api::OpenAi => openai::error_json(&message, "invalid_request_error", None),
+                Api::OpenAi | Api::Responses => {
+                    openai::error_json(&message, "invalid_request_error", None)
+                }
             };
             return (0, Outcome::Errored { status: 400, body });
         }
@@ -277,7 +279,7 @@ fn run_item(
     let failure = |failure: &Failure| {
         let (status, _, body) = match api {
             Api::Anthropic => anthropic::error_body(failure),
-            Api::OpenAi => openai::error_body(failure),
+            Api::OpenAi | Api::Responses => openai::error_body(failure),
         };
         Outcome::Errored { status, body }
     };
@@ -295,7 +297,9 @@ fn run_item(
                 lock(&shared.cache).apply(&request, &mut answer.response.usage);
                 Outcome::Succeeded(match api {
                     Api::Anthropic => anthropic::message(&answer, call),
-                    Api::OpenAi => openai::completion(&answer, call, secs(SystemTime::now())),
+                    Api::OpenAi | Api::Responses => {
+                        openai::completion(&answer, call, secs(SystemTime::now()))
+                    }
                 })
             }
         },

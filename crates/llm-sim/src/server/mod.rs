@@ -2,11 +2,12 @@
 //! OpenAI chat completions from a [`Strategy`], so that any agent, in any language, can be
 //! tested against a script, a recording or a pattern file.
 //!
-//! Routes: `POST /v1/messages` (Anthropic) and `POST /v1/chat/completions` or
-//! `/chat/completions` (OpenAI; point an OpenAI client at `<url>/v1`), and the batch APIs
-//! ([`batch`]: `/v1/messages/batches`, `/v1/files`, `/v1/batches`). Both answer whole or,
-//! with `"stream": true`, as server-sent events framed as the real services frame them,
-//! usage included. Failures the strategy injects become the status, headers and error body
+//! Routes: `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` or
+//! `/chat/completions` (OpenAI; point an OpenAI client at `<url>/v1`), `POST /v1/responses`
+//! or `/responses` (OpenAI's Responses API, stateless), and the batch APIs ([`batch`]:
+//! `/v1/messages/batches`, `/v1/files`, `/v1/batches`). The model routes answer whole or, with
+//! `"stream": true`, as server-sent events framed as the real services frame them, usage
+//! included. Failures the strategy injects become the status, headers and error body
 //! each service sends; a timeout holds the connection open without a byte until the client
 //! gives up. No key is checked. Calls are numbered in arrival order and answered one at a
 //! time by the strategy. Usage is billed as the providers bill cached prompts
@@ -20,6 +21,7 @@ mod batch;
 mod http;
 mod multipart;
 mod openai;
+mod responses;
 mod wire;
 
 use std::net::SocketAddr;
@@ -43,6 +45,8 @@ use crate::strategy::Strategy;
 pub enum Api {
     Anthropic,
     OpenAi,
+    /// OpenAI's Responses API.
+    Responses,
 }
 
 /// One request the server answered (or failed on purpose), as the strategy saw it.
@@ -219,6 +223,7 @@ async fn answer(
     let api = match path {
         "/v1/messages" => Api::Anthropic,
         "/v1/chat/completions" | "/chat/completions" => Api::OpenAi,
+        "/v1/responses" | "/responses" => Api::Responses,
         _ => {
             let message = format!("no route for {} {}", request.method, request.path);
             let body = if path.starts_with("/v1/messages") {
@@ -232,7 +237,7 @@ async fn answer(
     };
     let invalid = |message: &str| match api {
         Api::Anthropic => anthropic::error_json("invalid_request_error", message),
-        Api::OpenAi => openai::error_json(message, "invalid_request_error", None),
+        Api::OpenAi | Api::Responses => openai::error_json(message, "invalid_request_error", None),
     };
     if request.method != "POST" {
         let body = invalid(&format!(
@@ -255,6 +260,7 @@ async fn answer(
                 )
             }),
             Api::OpenAi => openai::parse_request(&body),
+            Api::Responses => responses::parse_request(&body),
         });
     let (llm_request, options) = match parsed {
         Ok(parsed) => parsed,
@@ -279,11 +285,11 @@ async fn answer(
     let reply = lock(&shared.strategy).reply(call, &llm_request);
     let mut headers = match api {
         Api::Anthropic => anthropic::headers(call),
-        Api::OpenAi => openai::headers(call),
+        Api::OpenAi | Api::Responses => openai::headers(call),
     };
     let failure = |failure: &Failure| match api {
         Api::Anthropic => anthropic::error_body(failure),
-        Api::OpenAi => openai::error_body(failure),
+        Api::OpenAi | Api::Responses => openai::error_body(failure),
     };
     let answer = match reply {
         // A fault of the simulation (a playback miss): retrying cannot help.
@@ -291,7 +297,9 @@ async fn answer(
             headers.push(("x-should-retry".to_owned(), "false".to_owned()));
             let body = match api {
                 Api::Anthropic => anthropic::error_json("api_error", &err.to_string()),
-                Api::OpenAi => openai::error_json(&err.to_string(), "server_error", None),
+                Api::OpenAi | Api::Responses => {
+                    openai::error_json(&err.to_string(), "server_error", None)
+                }
             };
             respond_json(connection, 500, headers, &body, close).await?;
             return Ok(true);
@@ -325,6 +333,7 @@ async fn answer(
         let body = match api {
             Api::Anthropic => anthropic::message(&answer, call),
             Api::OpenAi => openai::completion(&answer, call, created),
+            Api::Responses => responses::response(&answer, call, created),
         };
         respond_json(connection, 200, headers, &body, close).await?;
         return Ok(true);
@@ -332,6 +341,7 @@ async fn answer(
     let events = match api {
         Api::Anthropic => anthropic::stream(&answer, call),
         Api::OpenAi => openai::stream(&answer, call, created, options),
+        Api::Responses => responses::stream(&answer, call, created),
     };
     connection.start_stream(&headers).await?;
     for event in events {

@@ -245,7 +245,7 @@ fn usage_json(usage: &Usage) -> Value {
     })
 }
 
-fn arguments(answer: &Answer, position: usize, input: &Value) -> String {
+pub(crate) fn arguments(answer: &Answer, position: usize, input: &Value) -> String {
     answer
         .raw_arguments
         .get(&position)

@@ -74,7 +74,7 @@ async fn a_batch_answers_as_direct_calls_would_with_failures_as_results() {
         let got = outcomes(batches.results(&created.id).await.expect("results"));
         let server_error = match api {
             Api::Anthropic => "errored: api_error: it broke",
-            Api::OpenAi => "errored: status 500: it broke",
+            Api::OpenAi | Api::Responses => "errored: status 500: it broke",
         };
         assert_eq!(
             got,

@@ -114,6 +114,27 @@ fn missing_or_wrong_settings_name_their_variable() {
         ),
         (vec![("MERKLE_LLM_MODE", "simulated")], "built Simulated"),
         (
+            vec![
+                ("MERKLE_LLM_PROVIDER", "openai"),
+                ("MERKLE_LLM_API_KEY", "k"),
+                ("MERKLE_LLM_API", "responses"),
+            ],
+            "built Real",
+        ),
+        (
+            vec![
+                ("MERKLE_LLM_PROVIDER", "openai"),
+                ("MERKLE_LLM_API_KEY", "k"),
+                ("MERKLE_LLM_API", "completions"),
+            ],
+            "MERKLE_LLM_API=\"completions\" is not valid: expected chat or responses",
+        ),
+        (
+            vec![("ANTHROPIC_API_KEY", "k"), ("MERKLE_LLM_API", "responses")],
+            "invalid configuration: api responses: only the openai-style providers (openai, \
+             ollama, openai_compatible) speak another api; anthropic speaks its own",
+        ),
+        (
             vec![("MERKLE_LLM_MODE", " "), ("ANTHROPIC_API_KEY", "k")],
             "built Real",
         ),

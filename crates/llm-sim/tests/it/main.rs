@@ -8,6 +8,7 @@ mod factory;
 mod failures;
 mod patterns;
 mod playback;
+mod responses;
 mod script_errors;
 mod scripted;
 mod secrets;

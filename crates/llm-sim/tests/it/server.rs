@@ -12,7 +12,7 @@ use llm_sim::{Api, FakeServer, Script, Scripted, parse_strategy};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::support::{anthropic, clock, fixture, gist, http, openai, request};
+use crate::support::{anthropic, clock, fixture, gist, http, openai, request, responses};
 
 async fn serve(yaml: &str) -> FakeServer {
     let strategy = parse_strategy(yaml, "server.yaml").expect("script parses");
@@ -30,7 +30,11 @@ async fn fixture_server() -> FakeServer {
 
 type Connect = fn(&str, HttpConfig) -> std::sync::Arc<dyn LlmClient>;
 
-const PROVIDERS: [(Api, Connect); 2] = [(Api::Anthropic, anthropic), (Api::OpenAi, openai)];
+const PROVIDERS: [(Api, Connect); 3] = [
+    (Api::Anthropic, anthropic),
+    (Api::OpenAi, openai),
+    (Api::Responses, responses),
+];
 
 /// Runs the success fixture's four steps as a conversation, alternating `complete` and
 /// `stream`, and returns the answers and the requests sent.
@@ -109,7 +113,8 @@ async fn both_providers_run_the_fixture_whole_and_streamed() {
                 "{api:?}"
             );
         }
-        // The server read back exactly what the client sent, conversation and all.
+        // The server read back exactly what the client sent, conversation and all (the
+        // Responses API's reasoning items included).
         let mut served: Vec<Request> = server.served().into_iter().map(|s| s.request).collect();
         let mut expected = sent;
         if api == Api::OpenAi {
@@ -204,7 +209,7 @@ async fn a_rate_limit_is_retried_after_the_servers_retry_after() {
 }
 
 /// The error each provider reports for a script's first step, whole and streamed.
-async fn check_failure(step: &str, expected: [&str; 2]) {
+async fn check_failure(step: &str, expected: [&str; 3]) {
     for ((api, connect), expected) in PROVIDERS.into_iter().zip(expected) {
         for streamed in [false, true] {
             let server = serve(&format!("responses:\n  - {step}\n")).await;
@@ -243,6 +248,7 @@ async fn injected_failures_arrive_as_each_provider_reports_them() {
         [
             "anthropic: rate limited (retry after 7s): simulated rate limit",
             "openai: rate limited (retry after 7s): simulated rate limit",
+            "openai: rate limited (retry after 7s): simulated rate limit",
         ],
     )
     .await;
@@ -251,6 +257,7 @@ async fn injected_failures_arrive_as_each_provider_reports_them() {
         [
             "anthropic: overloaded: Overloaded",
             "openai: server error (http 503): Overloaded",
+            "openai: server error (http 503): Overloaded",
         ],
     )
     .await;
@@ -258,6 +265,7 @@ async fn injected_failures_arrive_as_each_provider_reports_them() {
         "failure: {kind: server_error}",
         [
             "anthropic: server error (http 500): simulated server error",
+            "openai: server error (http 500): simulated server error",
             "openai: server error (http 500): simulated server error",
         ],
     )
@@ -269,6 +277,7 @@ async fn a_mid_stream_failure_fails_a_whole_call_outright() {
     for (connect, expected) in [
         (anthropic as Connect, "anthropic: overloaded: Overloaded"),
         (openai, "openai: server error (http 503): Overloaded"),
+        (responses, "openai: server error (http 503): Overloaded"),
     ] {
         let server =
             serve("responses:\n  - content: one two\n    failure: {kind: mid_stream}\n").await;

@@ -10,7 +10,7 @@ use llm_sim::{Api, FakeServer, SimulatedClient, parse_strategy};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{anthropic, clock, http, openai};
+use crate::support::{anthropic, clock, http, openai, responses};
 
 fn verdict() -> ResponseSchema {
     ResponseSchema {
@@ -37,7 +37,7 @@ fn request() -> Request {
 async fn both_providers_ask_for_the_schema_and_get_json_that_follows_it() {
     // The script answers prose: the server answers with JSON of the schema anyway, as a model
     // held to a schema does.
-    for api in [Api::OpenAi, Api::Anthropic] {
+    for api in [Api::OpenAi, Api::Responses, Api::Anthropic] {
         let strategy = parse_strategy("responses:\n  - content: Looks fine to me.\n", "s.yaml")
             .expect("script");
         let server = FakeServer::start("127.0.0.1:0", strategy)
@@ -46,6 +46,7 @@ async fn both_providers_ask_for_the_schema_and_get_json_that_follows_it() {
         let clock = clock();
         let client = match api {
             Api::OpenAi => openai(&server.url(), http(&clock, 0)),
+            Api::Responses => responses(&server.url(), http(&clock, 0)),
             Api::Anthropic => anthropic(&server.url(), http(&clock, 0)),
         };
         let (value, _) = complete_structured(&*client, &request())
@@ -54,8 +55,10 @@ async fn both_providers_ask_for_the_schema_and_get_json_that_follows_it() {
         assert_eq!(value, json!({"verdict": "pass", "files": [""]}), "{api:?}");
         let served = server.served().pop().expect("served").request;
         match api {
-            // OpenAI: a strict json_schema response format, read back as the schema.
-            Api::OpenAi => assert_eq!(served.response_schema, Some(verdict())),
+            // OpenAI: a strict json_schema response (or text) format, read back as the schema.
+            Api::OpenAi | Api::Responses => {
+                assert_eq!(served.response_schema, Some(verdict()), "{api:?}");
+            }
             // Anthropic: a tool of the schema's name, forced.
             Api::Anthropic => {
                 assert_eq!(

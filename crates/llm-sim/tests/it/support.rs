@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use llm_core::{
-    AnthropicClient, AnthropicConfig, ApiKey, HttpConfig, LlmClient, ManualClock, OpenAiClient,
-    OpenAiConfig, Request, Response, RetryPolicy, SplitMix64, Tool,
+    AnthropicClient, AnthropicConfig, ApiKey, HttpConfig, LlmClient, ManualClock, OpenAiApi,
+    OpenAiClient, OpenAiConfig, Request, Response, RetryPolicy, SplitMix64, Tool,
 };
 use serde_json::{Value, json};
 
@@ -87,4 +87,13 @@ pub fn openai(url: &str, http: HttpConfig) -> Arc<dyn LlmClient> {
     config.base_url = format!("{url}/v1");
     config.http = http;
     Arc::new(OpenAiClient::new(config).expect("openai client"))
+}
+
+/// The OpenAI client in its Responses API mode.
+pub fn responses(url: &str, http: HttpConfig) -> Arc<dyn LlmClient> {
+    let mut config = OpenAiConfig::openai(ApiKey::new(SECRET));
+    config.base_url = format!("{url}/v1");
+    config.api = OpenAiApi::Responses;
+    config.http = http;
+    Arc::new(OpenAiClient::new(config).expect("responses client"))
 }

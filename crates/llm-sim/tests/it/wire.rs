@@ -68,6 +68,7 @@ fn post(path: &str, body: &str) -> Vec<u8> {
 fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r#""created":\d+"#, r#""created":[TIME]"#);
+    settings.add_filter(r#""created_at":\d+"#, r#""created_at":[TIME]"#);
     settings
 }
 
@@ -103,6 +104,23 @@ async fn openai_completions_chunks_and_errors() {
         )
     })
     .await;
+    settings().bind(|| insta::assert_snapshot!(out));
+}
+
+#[tokio::test]
+async fn openai_responses_events_and_errors() {
+    let mut out = transcript("/v1/responses", |stream| {
+        format!(r#"{{"model":"gpt-test","stream":{stream},"store":false,"input":"hi"}}"#)
+    })
+    .await;
+    // What a stateless server cannot answer, named by where it is in the body.
+    let server = server().await;
+    for body in [
+        r#"{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}"#,
+        r#"{"model":"m","input":[{"role":"user","content":[{"type":"input_text"}]}]}"#,
+    ] {
+        out.push_str(&exchange(&server, &post("/v1/responses", body)).await);
+    }
     settings().bind(|| insta::assert_snapshot!(out));
 }
 
