@@ -52,6 +52,10 @@ tasks:
       --merkle PATH     as for bench scan
   bench agent-cost      agent-loop: billable input of a 30-call agent session with and
                         without prompt caching, through the simulator (target <= 0.3x)
+  bench batch --repo PATH [--merkle PATH]  generate --batch on a real tree against the fake
+                        Anthropic server: one batch, no direct call, the frames of a direct
+                        generate at 0.5x the cost, and a kill -9 while it waits then a rerun
+                        that picks the same batch up
   bench llm             llm-core: SSE decoding throughput (10 MB streams) and per-request
                         client overhead against a local server vs a bare HTTP exchange
   bench agent           agent-loop: per-turn overhead with an instant model (on disk and on
@@ -129,6 +133,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "llm"] => bench_llm(),
         ["bench", "agent"] => bench_agent(),
         ["bench", "agent-cost"] => bench_agent_cost(),
+        ["bench", "batch", rest @ ..] => bench_batch(rest),
         ["bench", "remote", rest @ ..] => bench_remote(rest),
         ["record", rest @ ..] => record(rest),
         [] | ["help"] => {
@@ -403,6 +408,86 @@ fn bench_llm() -> Result<ExitCode> {
         "  client overhead   {:>8.1} us  ({:.2}x the bare exchange)",
         num("overhead")?,
         num("ratio")?
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the CLI's batch example in release mode on a real tree: `generate --batch` against a
+/// direct generate, and a batched run killed while it waits, then resumed.
+fn bench_batch(args: &[&str]) -> Result<ExitCode> {
+    let mut repo = None;
+    let mut merkle = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| Usage(format!("{arg} needs a value")))
+        };
+        match *arg {
+            "--repo" => repo = Some(value()?.to_string()),
+            "--merkle" => merkle = Some(value()?.to_string()),
+            other => return Err(Usage(format!("unknown option {other}")).into()),
+        }
+    }
+    let Some(repo) = repo else {
+        return Err(Usage("bench batch needs --repo PATH (a real tree)".to_owned()).into());
+    };
+    let merkle = match merkle {
+        Some(path) => PathBuf::from(path),
+        None => xtask::bench::build_merkle(&workspace_root())?,
+    };
+    let merkle = merkle.to_string_lossy().into_owned();
+    let json = run_bench_example_with(
+        "merkle",
+        "batch_bench",
+        &["--merkle", &merkle, "--repo", &repo],
+    )?;
+    let doc: serde_json::Value = serde_json::from_str(&json)?;
+    let batch = &doc["batch"];
+    let killed = &doc["killed_and_resumed"];
+    let check = |ok: bool| if ok { "PASS" } else { "MISS" };
+    println!(
+        "bench batch (release, fake Anthropic server): {} files of {repo}\n",
+        doc["files"]
+    );
+    println!(
+        "direct generate: {} calls, {:.1} s, ${:.4}",
+        doc["direct"]["calls"],
+        doc["direct"]["seconds"].as_f64().unwrap_or(0.0),
+        doc["direct"]["cost_usd"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "generate --batch: {} batch, {} direct calls, {:.1} s, ${:.4}",
+        batch["batches"],
+        batch["direct_calls"],
+        batch["seconds"].as_f64().unwrap_or(0.0),
+        batch["cost_usd"].as_f64().unwrap_or(0.0)
+    );
+    let ratio = batch["cost_ratio"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "  one batch and no direct call: {}",
+        check(batch["batches"] == 1 && batch["direct_calls"] == 0)
+    );
+    println!(
+        "  frames identical to the direct run ({} nodes): {}",
+        batch["frames"],
+        check(batch["frames_identical"] == true)
+    );
+    println!(
+        "  cost, batch / direct: {ratio:.3}x (target 0.5x): {}",
+        check((ratio - 0.5).abs() < 1e-9)
+    );
+    println!(
+        "kill -9 while waiting, then run again: {} batch before, {} after, resumed {}: {}",
+        killed["batches_before"],
+        killed["batches_after"],
+        killed["resumed"],
+        check(
+            killed["batches_before"] == 1
+                && killed["batches_after"] == 1
+                && killed["resumed"] == true
+                && killed["frames_identical"] == true
+        )
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -45,4 +45,4 @@ pub use reply::{Answer, Failure, Reply};
 pub use script::{FailureSpec, Metadata, MidStreamError, Script, Step, ToolCallSpec, UsageSpec};
 pub use server::{Api, FakeServer, Served};
 pub use source::{load_strategy, parse_strategy};
-pub use strategy::{Matcher, Pattern, Patterns, Scripted, Strategy};
+pub use strategy::{Digest, Matcher, Pattern, Patterns, Scripted, Strategy};

@@ -201,3 +201,28 @@ impl Strategy for Patterns {
         Ok(step.reply(call, request))
     }
 }
+
+/// Answers every call with a digest of its request's system prompt and messages, with usage
+/// that grows with them: an answer depends on the request alone, never on the call number, so
+/// runs that make the same calls in another order (a batch, more threads) get the same
+/// answers. For comparing such runs, not for driving an agent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Digest;
+
+impl Strategy for Digest {
+    fn reply(&mut self, _call: u64, request: &Request) -> Result<Reply> {
+        let prompt = serde_json::to_string(&(&request.system, &request.messages))
+            .expect("a request is plain data");
+        // FNV-1a: stable across runs and platforms, and enough to tell prompts apart.
+        let digest = prompt.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let mut step = Step::text(format!("summary {digest:016x}"));
+        step.usage = Some(crate::script::UsageSpec {
+            input_tokens: prompt.len() as u64 / 4,
+            output_tokens: 12,
+            ..crate::script::UsageSpec::default()
+        });
+        Ok(step.reply(0, request))
+    }
+}

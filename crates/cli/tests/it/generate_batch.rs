@@ -7,38 +7,12 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use llm_core::{ContentBlock, Request, Response, Usage};
-use llm_sim::{Answer, FakeServer, Reply, Strategy};
+use llm_sim::{Digest, FakeServer};
 use merkle_store::{OpenOptions, Store};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::{Workspace, parse, run};
-
-/// Answers every call with a digest of its prompt, so that an answer depends on the request
-/// alone, never on the order calls arrive in; usage grows with the prompt.
-#[derive(Debug)]
-struct Digest;
-
-impl Strategy for Digest {
-    fn reply(&mut self, _call: u64, request: &Request) -> llm_sim::Result<Reply> {
-        let prompt = serde_json::to_string(&request.messages).expect("plain data");
-        let digest = blake3::hash(prompt.as_bytes()).to_hex();
-        Ok(Reply::Answer(Answer {
-            response: Response {
-                content: vec![ContentBlock::text(format!("summary {}", &digest[..16]))],
-                usage: Usage {
-                    input_tokens: prompt.len() as u64 / 4,
-                    output_tokens: 12,
-                    ..Usage::default()
-                },
-                model: "claude-sim".to_owned(),
-                ..Response::default()
-            },
-            ..Answer::default()
-        }))
-    }
-}
 
 struct Server {
     /// Runs the fake server; kept for as long as it serves.

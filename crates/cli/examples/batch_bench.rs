@@ -1,0 +1,205 @@
+//! `cargo xtask bench batch --repo PATH`: `merkle generate --batch` on a real tree against the
+//! fake Anthropic server, checked against a direct generate of the same tree.
+//!
+//! Three copies of the tree: one generated directly, one with `--batch`, and one whose
+//! `--batch` run is killed (`kill -9`) while the server holds its batch, then run again. The
+//! server answers each call with a digest of its prompt ([`llm_sim::Digest`]), so the answers
+//! do not depend on the order calls arrive in. Prints one JSON object: the files, the direct
+//! run's calls, the batches and direct calls of the batched runs, whether every node's head
+//! frame is the same, the cost ratio, and the seconds each run took.
+//!
+//! Usage: batch_bench --merkle BIN --repo PATH
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use llm_sim::{Digest, FakeServer};
+use merkle_store::{OpenOptions, Store};
+use serde_json::{Value, json};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from)
+            .with_context(|| {
+                format!("{name} is required; usage: batch_bench --merkle BIN --repo PATH")
+            })
+    };
+    let merkle = flag("--merkle")?;
+    let repo = flag("--repo")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let server = runtime.block_on(FakeServer::start("127.0.0.1:0", Box::new(Digest)))?;
+    let work = std::env::temp_dir().join(format!("merkle-batch-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let trees: Vec<PathBuf> = ["direct", "batch", "killed"]
+        .iter()
+        .map(|name| work.join(name))
+        .collect();
+    let mut files = 0;
+    for tree in &trees {
+        files = copy_tree(&repo, tree)?;
+    }
+    let model = |tree: &Path| -> Vec<String> {
+        [
+            "--root",
+            tree.to_str().expect("a utf-8 temporary path"),
+            "--json",
+            "generate",
+            "-r",
+            "--policy",
+            "map",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &server.url(),
+            "--api-key-env",
+            "SIM_KEY",
+            "--model",
+            "claude-sim",
+            "--price",
+            "3,15",
+            "--poll",
+            "0.05",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let direct_calls =
+        |server: &FakeServer| server.served().iter().filter(|s| s.batch.is_none()).count();
+
+    let started = Instant::now();
+    let direct = generate(&merkle, &model(&trees[0]), &[])?;
+    let direct_seconds = started.elapsed().as_secs_f64();
+    let calls = direct_calls(&server);
+
+    let started = Instant::now();
+    let batched = generate(&merkle, &model(&trees[1]), &["--batch"])?;
+    let batch_seconds = started.elapsed().as_secs_f64();
+    let batches = server.batch_ids().len();
+    let batch_direct_calls = direct_calls(&server) - calls;
+
+    // Killed while it waits for a held batch, then run again.
+    server.hold_batches(true);
+    // Without --json, which keeps stderr quiet: the run says when its batch is sent.
+    let mut args: Vec<String> = model(&trees[2])
+        .into_iter()
+        .filter(|arg| arg != "--json")
+        .collect();
+    args.push("--batch".to_owned());
+    let mut child = Command::new(&merkle)
+        .args(&args)
+        .env("SIM_KEY", "sk-sim")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stderr = child.stderr.take().context("piped stderr")?;
+    let sent = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.starts_with("sent batch "));
+    if !sent {
+        bail!("generate --batch never said it sent its batch");
+    }
+    child.kill()?;
+    child.wait()?;
+    let before_resume = server.batch_ids().len();
+    server.hold_batches(false);
+    let resumed = generate(&merkle, &model(&trees[2]), &["--batch"])?;
+    let after_resume = server.batch_ids().len();
+
+    let reference = heads(&trees[0])?;
+    let cost = |report: &Value| report["llm"]["cost_usd"].as_f64().unwrap_or(f64::NAN);
+    let report = json!({
+        "files": files,
+        "direct": {"calls": calls, "seconds": direct_seconds, "cost_usd": cost(&direct)},
+        "batch": {
+            "batches": batches,
+            "direct_calls": batch_direct_calls,
+            "seconds": batch_seconds,
+            "cost_usd": cost(&batched),
+            "cost_ratio": cost(&batched) / cost(&direct),
+            "frames_identical": heads(&trees[1])? == reference,
+            "frames": reference.len(),
+        },
+        "killed_and_resumed": {
+            "batches_before": before_resume - batches,
+            "batches_after": after_resume - batches,
+            "resumed": resumed["batch"]["resumed"],
+            "frames_identical": heads(&trees[2])? == reference,
+        },
+    });
+    println!("{report}");
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+fn generate(merkle: &Path, args: &[String], extra: &[&str]) -> Result<Value> {
+    let out = Command::new(merkle)
+        .args(args)
+        .args(extra)
+        .env("SIM_KEY", "sk-sim")
+        .env_remove("MERKLE_LLM_MODE")
+        .env_remove("MERKLE_AGENT")
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "merkle generate {extra:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+/// Copies the files of `from` (its `.git` and `.merkle` left out) to `to`; returns how many.
+fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
+    let mut count = 0;
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        std::fs::create_dir_all(to.join(&rel))?;
+        for entry in std::fs::read_dir(from.join(&rel))? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == ".git" || name == ".merkle" {
+                continue;
+            }
+            let rel = rel.join(&name);
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                todo.push(rel);
+            } else if kind.is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, to.join(&rel))?;
+                count += 1;
+            } else if kind.is_file() {
+                std::fs::copy(entry.path(), to.join(&rel))?;
+                count += 1;
+            }
+        }
+    }
+    Ok(count)
+}
+
+/// Every node's head summary frame id (a hash of node, content, type and agent) and producer.
+fn heads(tree: &Path) -> Result<BTreeMap<String, (String, Option<String>)>> {
+    let options = OpenOptions {
+        read_only: true,
+        ..OpenOptions::default()
+    };
+    let store = Store::open(tree, &options)?;
+    let mut heads = BTreeMap::new();
+    for node in store.list_nodes("", true)? {
+        if let Some(frame) = store.head(&node.node_id, "summary")? {
+            let producer = frame.metadata.extra.get("producer").cloned();
+            heads.insert(node.path, (frame.frame_id.to_hex(), producer));
+        }
+    }
+    Ok(heads)
+}
