@@ -138,7 +138,28 @@ conformance!(
     agents_keep_their_settings_across_role_changes_and_a_reopen,
     derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
     tree_files_lists_the_leaves_with_their_content_hashes,
+    notes_are_kept_replaced_and_removed_by_name_across_a_reopen,
 );
+
+fn notes_are_kept_replaced_and_removed_by_name_across_a_reopen(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    assert_eq!(f.store.note("batch").expect("note"), None);
+    f.store.set_note("batch", Some(b"one")).expect("set");
+    f.store.set_note("other", Some(b"two")).expect("set");
+    f.store.set_note("batch", Some(b"three")).expect("replace");
+    let Fixture { dir, store } = f;
+    drop(store);
+    let reopened = open(dir.path(), engine);
+    assert_eq!(
+        reopened.note("batch").expect("note"),
+        Some(b"three".to_vec())
+    );
+    reopened.set_note("batch", None).expect("remove");
+    assert_eq!(reopened.note("batch").expect("note"), None);
+    assert_eq!(reopened.note("other").expect("note"), Some(b"two".to_vec()));
+    // Notes live beside the tree's own records and disturb none of them.
+    assert!(reopened.validate().expect("validate").is_empty());
+}
 
 fn derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen(engine: EngineKind) {
     let f = Fixture::new(engine);

@@ -267,3 +267,66 @@ fn batch_needs_a_provider_with_a_batch_api() {
         "{r}"
     );
 }
+
+/// Fails the first `flaky` calls it gets and every call whose prompt holds `NEVER ANSWERED`;
+/// answers the rest as [`Digest`] does.
+#[derive(Debug)]
+struct Failing {
+    flaky: u64,
+}
+
+impl llm_sim::Strategy for Failing {
+    fn reply(&mut self, call: u64, request: &llm_core::Request) -> llm_sim::Result<llm_sim::Reply> {
+        let prompt = serde_json::to_string(&request.messages).expect("plain data");
+        if call <= self.flaky || prompt.contains("NEVER ANSWERED") {
+            return Ok(llm_sim::Reply::Failure(llm_sim::Failure::Server {
+                status: 500,
+                message: "the model broke".to_owned(),
+            }));
+        }
+        llm_sim::Strategy::reply(&mut Digest, call, request)
+    }
+}
+
+#[test]
+fn failed_calls_go_in_the_next_batch_once_and_then_fail_their_file() {
+    let direct = Server::start();
+    let direct_ws = Workspace::fixture();
+    generate(&direct_ws, &direct, "anthropic", &["--policy", "map"]);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let fake = runtime
+        .block_on(FakeServer::start(
+            "127.0.0.1:0",
+            Box::new(Failing { flaky: 2 }),
+        ))
+        .expect("the fake server starts");
+    let server = Server {
+        _runtime: runtime,
+        fake,
+    };
+    let ws = Workspace::fixture();
+    let retried = generate(&ws, &server, "anthropic", &["--policy", "map", "--batch"]);
+    // The two failed calls went again in a second batch, and succeeded there.
+    assert_eq!(server.fake.batch_ids().len(), 2, "{retried}");
+    assert_eq!(heads(&ws), heads(&direct_ws));
+
+    // A call that fails in both batches fails its file, named with the provider's error.
+    ws.write("stubborn.txt", "NEVER ANSWERED\n");
+    let mut args = vec!["generate", "-r", "--policy", "map", "--batch"];
+    let model = model_args(&server, "anthropic");
+    args.extend(model.iter().map(String::as_str));
+    let mut cmd = ws.cmd(&args);
+    cmd.env("SIM_KEY", "sk-sim").env_remove("MERKLE_LLM_MODE");
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains("stubborn.txt") && r.stderr.contains("the model broke"),
+        "{r}"
+    );
+    assert_eq!(server.fake.batch_ids().len(), 4, "{r}");
+}
