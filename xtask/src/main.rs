@@ -434,7 +434,7 @@ fn bench_batch(args: &[&str]) -> Result<ExitCode> {
     };
     let merkle = match merkle {
         Some(path) => PathBuf::from(path),
-        None => xtask::bench::build_merkle(&workspace_root())?,
+        None => xtask::bench::build_merkle(workspace_root())?,
     };
     let merkle = merkle.to_string_lossy().into_owned();
     let json = run_bench_example_with(
