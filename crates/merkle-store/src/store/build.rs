@@ -1,0 +1,212 @@
+//! The one tree builder: a walk and the last scan's entries into a tree of entries and node
+//! records, the unchanged directories kept.
+use super::*;
+
+/// The tree a walk describes: an entry per path (or, not `complete`, only the entries that
+/// differ from the last scan's), and records for the nodes that changed. Paths are the walk's
+/// own, borrowed.
+pub(super) struct Built<'w> {
+    pub(super) root: NodeId,
+    pub(super) entries: Vec<(&'w str, TreeEntry)>,
+    pub(super) records: Vec<StoredNode>,
+    pub(super) complete: bool,
+}
+
+/// A child of a directory being built: a leaf or a directory, by its index in the walk.
+#[derive(Clone, Copy)]
+pub(super) enum Kid {
+    Leaf(usize),
+    Dir(usize),
+}
+
+/// Computes leaf and directory NodeIDs bottom-up. A directory is recomputed only if it is new,
+/// its number of children changed, or one of its children's NodeIDs changed; otherwise its
+/// previous entry is reused, so a one-file edit recomputes just that file's ancestors.
+///
+/// Leaves are done on the pool, then directories a depth at a time, each depth on the pool;
+/// every path is the walk's, found by index rather than looked up by name.
+pub(super) fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<'w> {
+    let leaves: Vec<(TreeEntry, Option<StoredNode>)> = walked
+        .leaves
+        .par_iter()
+        .map(|leaf| leaf_entry(leaf, prev.get(&leaf.path)))
+        .collect();
+    // Directories by index: the walk's, then the root.
+    let dir_paths: Vec<&str> = walked
+        .dirs
+        .iter()
+        .map(|d| d.path.as_str())
+        .chain(std::iter::once(""))
+        .collect();
+    let dir_stats: Vec<node::Stat> = walked
+        .dirs
+        .iter()
+        .map(|d| d.stat)
+        .chain(std::iter::once(walked.top))
+        .collect();
+    let root_idx = dir_paths.len() - 1;
+    let index: std::collections::HashMap<&str, usize, rustc_hash::FxBuildHasher> =
+        dir_paths.iter().enumerate().map(|(i, d)| (*d, i)).collect();
+    let mut kids: Vec<Vec<Kid>> = vec![Vec::new(); dir_paths.len()];
+    let parent = |path: &str| index.get(node::split(path).0).copied();
+    // Each path's parent (and a folder's depth) looked up on every core, each a read of its
+    // path; the lists are then filled in order.
+    let (leaf_parents, dir_parents) = rayon::join(
+        || {
+            let parents: Vec<Option<usize>> =
+                walked.leaves.par_iter().map(|l| parent(&l.path)).collect();
+            parents
+        },
+        || {
+            let parents_and_depths: Vec<(Option<usize>, usize)> = dir_paths[..root_idx]
+                .par_iter()
+                .map(|d| (parent(d), 1 + d.bytes().filter(|&b| b == b'/').count()))
+                .collect();
+            parents_and_depths
+        },
+    );
+    for (i, p) in leaf_parents.into_iter().enumerate() {
+        if let Some(p) = p {
+            kids[p].push(Kid::Leaf(i));
+        }
+    }
+    let mut depths: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, (p, depth)) in dir_parents.into_iter().enumerate() {
+        if let Some(p) = p {
+            kids[p].push(Kid::Dir(i));
+        }
+        depths.entry(depth).or_default().push(i);
+    }
+    depths.insert(0, vec![root_idx]);
+    // Deepest first, so every child is done before its parent; the root last.
+    let mut dir_entries: Vec<Option<TreeEntry>> = vec![None; dir_paths.len()];
+    let mut records: Vec<StoredNode> = Vec::with_capacity(leaves.len() + dir_paths.len());
+    for level in depths.values().rev() {
+        let done: Vec<(usize, TreeEntry, Option<StoredNode>)> = level
+            .par_iter()
+            .map(|&d| {
+                let dir = dir_paths[d];
+                let mut named: Vec<(&str, TreeEntry)> = kids[d]
+                    .iter()
+                    .map(|kid| match *kid {
+                        Kid::Leaf(i) => (node::split(&walked.leaves[i].path).1, leaves[i].0),
+                        Kid::Dir(i) => (
+                            node::split(dir_paths[i]).1,
+                            dir_entries[i].expect("deeper directories are built first"),
+                        ),
+                    })
+                    .collect();
+                let unchanged = prev.get(dir).filter(|o| {
+                    o.kind == NodeKind::Dir
+                        && o.stat.size == named.len() as u64
+                        && named.iter().all(|(name, e)| {
+                            prev.get(&node::join(dir, name))
+                                .is_some_and(|p| p.node_id == e.node_id)
+                        })
+                });
+                match unchanged {
+                    Some(old) => {
+                        let stat = dir_stats[d].dir_record(old.stat.size);
+                        (d, TreeEntry { stat, ..*old }, None)
+                    }
+                    None => {
+                        let (entry, record) = dir_entry(dir, dir_stats[d], &mut named);
+                        (d, entry, Some(record))
+                    }
+                }
+            })
+            .collect();
+        for (d, entry, record) in done {
+            dir_entries[d] = Some(entry);
+            records.extend(record);
+        }
+    }
+    let root = dir_entries[root_idx]
+        .expect("the root is always built")
+        .node_id;
+    let mut entries: Vec<(&str, TreeEntry)> = Vec::with_capacity(leaves.len() + dir_paths.len());
+    for (leaf, (entry, record)) in walked.leaves.iter().zip(leaves) {
+        entries.push((&leaf.path, entry));
+        records.extend(record);
+    }
+    entries.extend(
+        dir_paths
+            .iter()
+            .zip(dir_entries)
+            .map(|(d, e)| (*d, e.expect("every directory is built"))),
+    );
+    Built {
+        root,
+        entries,
+        records,
+        complete: true,
+    }
+}
+
+/// A leaf's entry: its last node when its kind and content are unchanged, else a new node,
+/// with its record.
+pub(super) fn leaf_entry(
+    leaf: &scan::Leaf,
+    prev: Option<&TreeEntry>,
+) -> (TreeEntry, Option<StoredNode>) {
+    let (node_id, record) = match prev {
+        Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => (o.node_id, None),
+        _ => {
+            let id = hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash);
+            let bytes = node::encode_record(
+                leaf.kind,
+                &leaf.path,
+                &leaf.content_hash,
+                leaf.stat.size,
+                std::iter::empty(),
+            );
+            let record = StoredNode {
+                id,
+                dir: false,
+                bytes,
+            };
+            (id, Some(record))
+        }
+    };
+    let entry = TreeEntry {
+        kind: leaf.kind,
+        node_id,
+        content_hash: leaf.content_hash,
+        stat: leaf.stat,
+    };
+    (entry, record)
+}
+
+/// A directory's entry and node record from its stat (see [`scan::WalkedDir::stat`]) and its
+/// children's (name, entry), which it sorts.
+pub(super) fn dir_entry<S: AsRef<str>>(
+    dir: &str,
+    stat: node::Stat,
+    kids: &mut [(S, TreeEntry)],
+) -> (TreeEntry, StoredNode) {
+    kids.sort_unstable_by(|a, b| a.0.as_ref().as_bytes().cmp(b.0.as_ref().as_bytes()));
+    let node_id = hash::dir_node_id(dir, kids.iter().map(|(n, e)| (n.as_ref(), &e.node_id)));
+    let content_hash = hash::dir_content_hash(
+        kids.iter()
+            .map(|(n, e)| (n.as_ref(), e.kind, &e.content_hash)),
+    );
+    let bytes = node::encode_record(
+        NodeKind::Dir,
+        dir,
+        &content_hash,
+        kids.len() as u64,
+        kids.iter().map(|(n, e)| (n.as_ref(), e.kind, &e.node_id)),
+    );
+    let record = StoredNode {
+        id: node_id,
+        dir: true,
+        bytes,
+    };
+    let entry = TreeEntry {
+        kind: NodeKind::Dir,
+        node_id,
+        content_hash,
+        stat: stat.dir_record(kids.len() as u64),
+    };
+    (entry, record)
+}

@@ -1,0 +1,449 @@
+//! The frames room: putting frames (group-committed), heads, history, path heads, summaries,
+//! memos and the basis index.
+use super::*;
+
+/// One frame as the node's history index describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameSummary {
+    /// The frame.
+    pub frame_id: FrameId,
+    /// The node it is on.
+    pub node_id: NodeId,
+    /// Its type.
+    pub frame_type: String,
+    /// Its agent.
+    pub agent_id: String,
+    /// Its `created_at`, ms since the epoch.
+    pub created_at_ms: u64,
+    /// Its position in the store's append order.
+    pub seq: u64,
+}
+
+impl FrameSummary {
+    /// Decodes a history entry (key: node ++ type ++ 0 ++ seq; value: [`history_value`]).
+    pub(crate) fn decode(key: &[u8], value: &[u8]) -> Option<FrameSummary> {
+        let node_id = Hash::from_slice(key.get(..32)?)?;
+        let rest = key.get(32..)?;
+        let (ty, seq) = rest.split_at(rest.len().checked_sub(9)?);
+        if seq.first() != Some(&0) {
+            return None;
+        }
+        let seq = u64::from_be_bytes(seq.get(1..)?.try_into().ok()?);
+        Some(FrameSummary {
+            frame_id: Hash::from_slice(value.get(..32)?)?,
+            node_id,
+            frame_type: std::str::from_utf8(ty).ok()?.to_owned(),
+            created_at_ms: u64::from_le_bytes(value.get(32..40)?.try_into().ok()?),
+            agent_id: std::str::from_utf8(value.get(40..)?).ok()?.to_owned(),
+            seq,
+        })
+    }
+}
+
+impl Store {
+    /// How many frames the store has appended, ever: it grows with every frame created, by
+    /// anyone, and with nothing else.
+    pub fn frame_seq(&self) -> Result<u64> {
+        self.engine
+            .get(Table::Meta, META_FRAME_SEQ)?
+            .map_or(Ok(0), |v| decode_frame_seq(&v))
+    }
+
+    /// Appends a frame and moves its (node, type) head, in one durable transaction with the
+    /// basis index. Putting an identical frame again changes nothing and returns the same id.
+    ///
+    /// Concurrent callers are group-committed: while one transaction commits, the frames that
+    /// arrive queue up and go into the next one together, in arrival order. Each call still
+    /// returns only once its own frame is durable, and each gets its own error.
+    pub fn put_frame(&self, new: NewFrame) -> Result<PutOutcome> {
+        frame::check_name("frame type", &new.frame_type)?;
+        frame::check_name("agent id", &new.agent_id)?;
+        let mut g = self.group.lock().unwrap_or_else(|e| e.into_inner());
+        let ticket = g.next_ticket;
+        g.next_ticket += 1;
+        g.queue.push((ticket, new));
+        loop {
+            if let Some(r) = g.done.remove(&ticket) {
+                return r;
+            }
+            if g.leading {
+                g = self.group_done.wait(g).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            g.leading = true;
+            let queue = std::mem::take(&mut g.queue);
+            drop(g);
+            let results = self.commit_frames(queue);
+            g = self.group.lock().unwrap_or_else(|e| e.into_inner());
+            g.done.extend(results);
+            g.leading = false;
+            self.group_done.notify_all();
+        }
+    }
+
+    /// Puts many frames in one durable transaction, in order; each gets its own result, and a
+    /// refused frame does not stop the others. For bulk work (generating a whole tree), where one
+    /// commit per frame would cost one sync per frame.
+    pub fn put_frames(&self, frames: Vec<NewFrame>) -> Vec<Result<PutOutcome>> {
+        let mut checked = Vec::with_capacity(frames.len());
+        let mut results: Vec<Option<Result<PutOutcome>>> = Vec::with_capacity(frames.len());
+        for (i, f) in frames.into_iter().enumerate() {
+            match frame::check_name("frame type", &f.frame_type)
+                .and_then(|()| frame::check_name("agent id", &f.agent_id))
+            {
+                Ok(()) => {
+                    checked.push((i as u64, f));
+                    results.push(None);
+                }
+                Err(e) => results.push(Some(Err(e))),
+            }
+        }
+        for (i, r) in self.commit_frames(checked) {
+            results[i as usize] = Some(r);
+        }
+        results
+            .into_iter()
+            .map(|r| r.expect("every frame got a result"))
+            .collect()
+    }
+
+    /// Writes a group of frames in one transaction; a frame that is refused does not stop the
+    /// others.
+    pub(super) fn commit_frames(
+        &self,
+        queue: Vec<(u64, NewFrame)>,
+    ) -> Vec<(u64, Result<PutOutcome>)> {
+        let _guard = self.lock();
+        let mut results: Vec<(u64, Result<PutOutcome>)> = Vec::with_capacity(queue.len());
+        let mut batch = Batch::default();
+        // A damaged counter must stop every put: read as 0, it would hand out sequence numbers
+        // that are already history keys, and the new entries would overwrite the old.
+        let seq = self
+            .engine
+            .get(Table::Meta, META_FRAME_SEQ)
+            .and_then(|v| v.map_or(Ok(0), |v| decode_frame_seq(&v)));
+        let mut seq = match seq {
+            Ok(seq) => seq,
+            Err(e) => {
+                return queue
+                    .into_iter()
+                    .map(|(t, _)| (t, Err(shared_error(&e))))
+                    .collect();
+            }
+        };
+        // Frames written earlier in this group, by id, with their node.
+        let mut written: HashMap<FrameId, NodeId> = HashMap::new();
+        let mut created = Vec::new();
+        for (ticket, new) in queue {
+            let r = self.stage_frame(new, &mut seq, &mut written, &mut batch);
+            if matches!(r, Ok(PutOutcome { created: true, .. })) {
+                created.push(results.len());
+            }
+            results.push((ticket, r));
+        }
+        if !batch.is_empty() {
+            batch.put(
+                Table::Meta,
+                META_FRAME_SEQ.to_vec(),
+                seq.to_le_bytes().to_vec(),
+            );
+            if let Err(e) = self.engine.commit(batch) {
+                for i in created {
+                    results[i].1 = Err(shared_error(&e));
+                }
+            }
+        }
+        results
+    }
+
+    pub(super) fn stage_frame(
+        &self,
+        new: NewFrame,
+        seq: &mut u64,
+        written: &mut HashMap<FrameId, NodeId>,
+        batch: &mut Batch,
+    ) -> Result<PutOutcome> {
+        self.authorize(&new.agent_id, "put frames", Role::can_write)?;
+        let basis = new.basis.unwrap_or(new.node_id);
+        let frame_id = hash::frame_id(&basis, &new.content, &new.frame_type, &new.agent_id);
+        let Some(node_bytes) = self.engine.get(Table::Nodes, &new.node_id.0)? else {
+            return Err(Error::NoSuchNode {
+                id: new.node_id.to_hex(),
+            });
+        };
+        let node_path = NodeRecord::decode(new.node_id, &node_bytes)?.path;
+        // A FrameID does not cover the node, so the basis must: a basis that is a node's id
+        // names the node the frame is on (import and validate hold every frame to this).
+        if basis != new.node_id
+            && let Some(other) = self.engine.get(Table::Nodes, &basis.0)?
+        {
+            return Err(Error::BasisOfAnotherNode {
+                basis,
+                path: NodeRecord::decode(basis, &other)?.path,
+            });
+        }
+        let existing = match written.get(&frame_id) {
+            Some(node) => Some(*node),
+            None => self
+                .engine
+                .get(Table::Frames, &frame_id.0)?
+                .map(|v| Frame::decode(frame_id, &v))
+                .transpose()?
+                .map(|f| f.node_id),
+        };
+        if let Some(node) = existing {
+            if node != new.node_id {
+                return Err(Error::FrameConflict {
+                    frame_id,
+                    existing: node,
+                    requested: new.node_id,
+                });
+            }
+            return Ok(PutOutcome {
+                frame_id,
+                created: false,
+            });
+        }
+        *seq += 1;
+        let frame = Frame {
+            frame_id,
+            node_id: new.node_id,
+            frame_type: new.frame_type,
+            agent_id: new.agent_id,
+            basis,
+            content: new.content,
+            metadata: new.metadata,
+            seq: *seq,
+        };
+        batch.put(Table::Frames, frame_id.0.to_vec(), frame.encode());
+        batch.put(
+            Table::NodeFrames,
+            history_key(&frame.node_id, &frame.frame_type, frame.seq),
+            history_value(&frame),
+        );
+        batch.put(
+            Table::Heads,
+            head_key(&frame.node_id, &frame.frame_type),
+            frame_id.0.to_vec(),
+        );
+        batch.put(
+            Table::PathHeads,
+            path_head_key(&node_path, &frame.frame_type),
+            frame_id.0.to_vec(),
+        );
+        batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
+        written.insert(frame_id, frame.node_id);
+        Ok(PutOutcome {
+            frame_id,
+            created: true,
+        })
+    }
+
+    /// A frame by id.
+    pub fn frame(&self, id: &FrameId) -> Result<Option<Frame>> {
+        self.engine
+            .get(Table::Frames, &id.0)?
+            .map(|v| Frame::decode(*id, &v))
+            .transpose()
+    }
+
+    pub(super) fn frame_required(
+        &self,
+        id: &FrameId,
+        table: &'static str,
+        key: &[u8],
+    ) -> Result<Frame> {
+        self.frame(id)?
+            .ok_or_else(|| Error::corrupt(table, key, format!("frame {id} is missing")))
+    }
+
+    /// Every frame on a node (of one type, if given), oldest first.
+    pub fn frames_of(&self, node: &NodeId, frame_type: Option<&str>) -> Result<Vec<Frame>> {
+        self.frame_summaries(node, frame_type)?
+            .iter()
+            .map(|s| {
+                self.frame_required(
+                    &s.frame_id,
+                    "node_frames",
+                    &history_key(node, &s.frame_type, s.seq),
+                )
+            })
+            .collect()
+    }
+
+    /// What ordering and filtering need of every frame on a node (of one type, if given),
+    /// oldest first, read from the node's history index alone: no frame record is read, so a
+    /// view over a long history loads only the frames it selects.
+    pub fn frame_summaries(
+        &self,
+        node: &NodeId,
+        frame_type: Option<&str>,
+    ) -> Result<Vec<FrameSummary>> {
+        let mut prefix = node.0.to_vec();
+        if let Some(t) = frame_type {
+            prefix.extend_from_slice(t.as_bytes());
+            prefix.push(0);
+        }
+        let mut out = Vec::new();
+        let mut err = None;
+        self.engine.scan(Table::NodeFrames, &prefix, &mut |k, v| {
+            if !k.starts_with(&prefix) {
+                return false;
+            }
+            match FrameSummary::decode(k, v) {
+                Some(s) => {
+                    out.push(s);
+                    true
+                }
+                None => {
+                    err = Some(Error::corrupt("node_frames", k, "malformed history entry"));
+                    false
+                }
+            }
+        })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        out.sort_by_key(|s| s.seq);
+        Ok(out)
+    }
+
+    /// The head frame of (node, type).
+    pub fn head(&self, node: &NodeId, frame_type: &str) -> Result<Option<Frame>> {
+        self.indexed_frame(Table::Heads, &head_key(node, frame_type))
+    }
+
+    /// The head frame of every type on a node, by type.
+    pub fn heads(&self, node: &NodeId) -> Result<Vec<Frame>> {
+        self.indexed_frames(Table::Heads, &node.0)
+    }
+
+    /// The frame an index entry (a frame id as its value) points at.
+    pub(super) fn indexed_frame(&self, table: Table, key: &[u8]) -> Result<Option<Frame>> {
+        match self.engine.get(table, key)? {
+            None => Ok(None),
+            Some(v) => {
+                let id = Hash::from_slice(&v)
+                    .ok_or_else(|| Error::corrupt(table.name(), key, "value is not a frame id"))?;
+                self.frame_required(&id, table.name(), key).map(Some)
+            }
+        }
+    }
+
+    /// The frames the index entries under `prefix` point at, in key order.
+    pub(super) fn indexed_frames(&self, table: Table, prefix: &[u8]) -> Result<Vec<Frame>> {
+        let mut ids = Vec::new();
+        self.engine.scan(table, prefix, &mut |k, v| {
+            if !k.starts_with(prefix) {
+                return false;
+            }
+            ids.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        ids.iter()
+            .map(|(k, v)| {
+                let id = Hash::from_slice(v)
+                    .ok_or_else(|| Error::corrupt(table.name(), k, "value is not a frame id"))?;
+                self.frame_required(&id, table.name(), k)
+            })
+            .collect()
+    }
+
+    /// The latest frame of a type on any node that has been at `path` (any version of it).
+    pub fn path_head(&self, path: &str, frame_type: &str) -> Result<Option<Frame>> {
+        self.indexed_frame(
+            Table::PathHeads,
+            &path_head_key(&normalize_path(path), frame_type),
+        )
+    }
+
+    /// Every path that has had a frame on some version of its node, in path order.
+    pub fn paths_with_frames(&self) -> Result<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        let mut err = None;
+        self.engine.scan(Table::PathHeads, b"", &mut |k, _| {
+            let path = k
+                .iter()
+                .position(|&b| b == 0)
+                .and_then(|at| std::str::from_utf8(&k[..at]).ok());
+            let Some(path) = path else {
+                err = Some(Error::corrupt(
+                    "path_heads",
+                    k,
+                    "key is not a UTF-8 path, a 0 byte and a frame type",
+                ));
+                return false;
+            };
+            if out.last().map(String::as_str) != Some(path) {
+                out.push(path.to_owned());
+            }
+            true
+        })?;
+        err.map_or(Ok(out), Err)
+    }
+
+    /// The latest frame of every type on any version of the node at `path`, by type.
+    pub fn path_heads(&self, path: &str) -> Result<Vec<Frame>> {
+        let mut prefix = normalize_path(path).into_bytes();
+        prefix.push(0);
+        self.indexed_frames(Table::PathHeads, &prefix)
+    }
+
+    /// The frame recorded under memo `key` by [`Store::put_memos`], if any.
+    ///
+    /// Memos let a derivation find earlier work by what it was derived from, wherever that work
+    /// is attached: a file renamed, reverted or duplicated has the same inputs as before, so its
+    /// frame's content can be reused without running the producer again. The key is the
+    /// caller's hash of those inputs. A memo is a cache beside the frames, not part of them: it
+    /// is written after the frame, and a memo lost to a crash costs only a recomputation (frames
+    /// are never deleted, so a memo never dangles).
+    pub fn memo(&self, key: &Hash) -> Result<Option<FrameId>> {
+        self.engine
+            .get(Table::Memo, &key.0)?
+            .map(|v| codec::decode("memo", &key.0, &v, "a frame id", |r| r.hash()))
+            .transpose()
+    }
+
+    /// Records each (memo key, frame) in one commit; a later record of a key replaces it. Every
+    /// frame must exist.
+    pub fn put_memos(&self, memos: &[(Hash, FrameId)]) -> Result<()> {
+        if memos.is_empty() {
+            return Ok(());
+        }
+        let _guard = self.lock();
+        let mut batch = Batch::default();
+        for (key, frame) in memos {
+            if self.engine.get(Table::Frames, &frame.0)?.is_none() {
+                return Err(Error::NoSuchFrame { id: frame.to_hex() });
+            }
+            batch.put(Table::Memo, key.0.to_vec(), frame.0.to_vec());
+        }
+        self.engine.commit(batch)
+    }
+
+    /// The frames derived from a basis, by FrameID.
+    pub fn frames_with_basis(&self, basis: &Hash) -> Result<Vec<FrameId>> {
+        let mut out = Vec::new();
+        let mut err = None;
+        self.engine.scan(Table::Basis, &basis.0, &mut |k, _| {
+            if !k.starts_with(&basis.0) {
+                return false;
+            }
+            match Hash::from_slice(&k[32..]) {
+                Some(id) => {
+                    out.push(id);
+                    true
+                }
+                None => {
+                    err = Some(Error::corrupt(
+                        "basis",
+                        k,
+                        "key is not a basis and a frame id",
+                    ));
+                    false
+                }
+            }
+        })?;
+        err.map_or(Ok(out), Err)
+    }
+}

@@ -1,0 +1,88 @@
+//! `status`: what changed on disk since the last scan, read without writing anything.
+use super::*;
+
+/// The store against the disk, without writing anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusReport {
+    /// The root hash of the last scan.
+    pub root: NodeId,
+    /// Nodes in the last scan's tree.
+    pub nodes: u64,
+    /// Frames in the store.
+    pub frames: u64,
+    /// Leaves that differ on disk from the last scan, sorted by path.
+    pub changed_on_disk: Vec<(String, Change)>,
+    /// Entries skipped, with why.
+    pub warnings: Vec<String>,
+    /// Directories read from the disk; the others' entries were those of the last scan, whose
+    /// stat vouched for them (see the scan module's documentation).
+    pub dirs_read: u64,
+}
+
+impl Store {
+    /// Compares the disk with the last scan. Writes nothing: files whose stat changed are hashed
+    /// to tell a real change from a touch.
+    pub fn status(&self) -> Result<StatusReport> {
+        // The tree and the racy record must be the same scan's: not one from before and one
+        // from after a scan through this handle.
+        let _guard = self.lock();
+        let root = self.root()?.ok_or(Error::NotScanned)?;
+        let (stamp_prev, racy_prev) = self.racy_record()?;
+        let racy = racy_rule(stamp_prev, racy_prev.as_ref());
+        let (mut walked, prev) = self.walk_and_load(None, racy, self.ignore_record()?)?;
+        scan::hash_leaves(
+            &mut walked,
+            &HashConfig {
+                root: &self.workspace,
+                prev: &prev,
+                racy,
+                force: false,
+                progress: None,
+            },
+        );
+        let mut changes = Vec::new();
+        let mut seen_before = 0;
+        for leaf in &walked.leaves {
+            if leaf.reused {
+                // Same kind and stat as the last scan recorded: unchanged, no lookup needed.
+                seen_before += 1;
+                continue;
+            }
+            match prev.get(&leaf.path) {
+                None => changes.push((leaf.path.clone(), Change::Added)),
+                Some(p) if p.kind == NodeKind::Dir => {
+                    changes.push((leaf.path.clone(), Change::Added))
+                }
+                Some(p) => {
+                    seen_before += 1;
+                    if p.content_hash != leaf.content_hash || p.kind != leaf.kind {
+                        changes.push((leaf.path.clone(), Change::Modified));
+                    }
+                }
+            }
+        }
+        // Only when some leaf of the last scan was not met on disk is it worth finding which.
+        if seen_before < prev.values().filter(|e| e.kind.is_leaf()).count() {
+            let on_disk: std::collections::HashSet<&str> =
+                walked.leaves.iter().map(|l| l.path.as_str()).collect();
+            for (path, e) in &prev {
+                if e.kind.is_leaf() && !on_disk.contains(path.as_str()) {
+                    changes.push((path.clone(), Change::Deleted));
+                }
+            }
+        }
+        changes.sort();
+        let report = StatusReport {
+            root,
+            nodes: prev.len() as u64,
+            frames: self.engine.count(Table::Frames)?,
+            changed_on_disk: changes,
+            warnings: std::mem::take(&mut walked.warnings),
+            dirs_read: walked.dirs_read,
+        };
+        // Freeing a map and a list of every path is a hundred thousand frees: do it off the
+        // caller's path, on the pool.
+        rayon::spawn(move || drop((prev, walked)));
+        Ok(report)
+    }
+}

@@ -1,0 +1,734 @@
+//! The tree room: scanning the workspace (walk, plan, apply), the stat cache and its racy
+//! rule, the path-keyed tree table, and status.
+use super::*;
+
+/// The rule [`scan::hash_leaves`] trusts stats by: the racy paths when the store has them.
+pub(super) fn racy_rule(stamp: Option<i64>, paths: Option<&PathSet>) -> scan::Racy<'_> {
+    match paths {
+        Some(paths) => scan::Racy::Paths(paths),
+        None => scan::Racy::Since(stamp),
+    }
+}
+
+/// Reads what [`encode_racy`] wrote (or a stamp alone); `None` if it is malformed.
+pub(crate) fn decode_racy(v: &[u8]) -> Option<(Option<i64>, Option<PathSet>)> {
+    let mut r = Reader::new(v);
+    let stamp = r.i64()?;
+    if r.is_empty() {
+        return Some((Some(stamp), None));
+    }
+    let n = r.u64()?;
+    let mut paths = PathSet::default();
+    for _ in 0..n {
+        paths.insert(r.str()?.to_owned());
+    }
+    r.is_empty().then_some((Some(stamp), Some(paths)))
+}
+
+/// The scan stamp record: the stamp, then the racy paths in path order.
+pub(super) fn encode_racy(stamp: i64, racy: &PathSet) -> Vec<u8> {
+    let mut paths: Vec<&String> = racy.iter().collect();
+    paths.sort_unstable();
+    let mut w = Writer::default();
+    w.i64(stamp).u64(paths.len() as u64);
+    for p in paths {
+        w.str(p);
+    }
+    w.0
+}
+
+/// The meta record of [`Store::frame_seq`].
+pub(crate) fn decode_frame_seq(v: &[u8]) -> Result<u64> {
+    codec::decode(
+        "meta",
+        META_FRAME_SEQ,
+        v,
+        "a frame sequence (8 bytes)",
+        |r| r.u64(),
+    )
+}
+
+/// The meta record of [`Store::root`].
+pub(crate) fn decode_root(v: &[u8]) -> Result<NodeId> {
+    codec::decode("meta", META_ROOT, v, "a root hash (32 bytes)", |r| r.hash())
+}
+
+/// The meta record of the last scan's counts, as [`encode_counts`] wrote it.
+pub(crate) fn decode_counts(v: &[u8]) -> Result<(u64, u64)> {
+    codec::decode("meta", META_COUNTS, v, "two counts (16 bytes)", |r| {
+        Some((r.u64()?, r.u64()?))
+    })
+}
+
+pub(super) fn encode_counts(files: u64, dirs: u64) -> Vec<u8> {
+    let mut v = files.to_le_bytes().to_vec();
+    v.extend_from_slice(&dirs.to_le_bytes());
+    v
+}
+
+/// How to scan.
+#[derive(Clone, Copy, Default)]
+pub struct ScanOptions<'a> {
+    /// Hash every file, ignoring the stat cache.
+    pub force: bool,
+    /// Called now and then with how far the scan is.
+    pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
+}
+
+/// What a scan found and wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanReport {
+    /// The new root hash.
+    pub root: NodeId,
+    /// Leaves (files and symlinks).
+    pub files: u64,
+    /// Directories, the root included.
+    pub dirs: u64,
+    /// Paths whose node was added, changed or removed since the last scan, sorted: every
+    /// changed leaf, and every directory above one (its NodeID changes with its children).
+    pub changed_paths: Vec<String>,
+    /// Leaves whose content was hashed (the rest came from the stat cache).
+    pub hashed: u64,
+    /// Bytes hashed.
+    pub hashed_bytes: u64,
+    /// Directories whose NodeID was computed (the rest were unchanged).
+    pub dirs_recomputed: u64,
+    /// Store writes the scan committed.
+    pub writes: u64,
+    /// Entries skipped, with why.
+    pub warnings: Vec<String>,
+    /// Directories read from the disk; the others' entries were those of the last scan, whose
+    /// stat vouched for them (see the scan module's documentation).
+    pub dirs_read: u64,
+}
+
+impl ScanReport {
+    /// How many paths were added, changed or removed.
+    pub fn changed(&self) -> u64 {
+        self.changed_paths.len() as u64
+    }
+}
+
+/// How a path differs between the disk and the last scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    /// On disk, not in the last scan.
+    Added,
+    /// Both, with different content or kind.
+    Modified,
+    /// In the last scan, gone from disk.
+    Deleted,
+}
+
+impl Change {
+    /// The change as JSON spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Modified => "modified",
+            Change::Deleted => "deleted",
+        }
+    }
+}
+
+/// What a scan found before writing it: see [`Store::plan_scan`].
+pub struct ScanPlan {
+    /// The store folder of the handle that made it: a plan applies to that store only.
+    dir: PathBuf,
+    stamp: i64,
+    walked: scan::Walked,
+    prev: PathMap<TreeEntry>,
+    stamp_prev: Option<i64>,
+    racy_prev: Option<PathSet>,
+    /// The fingerprint of the outside ignore rules the last scan recorded (see
+    /// [`META_IGNORES`]).
+    ignores_prev: Option<Hash>,
+    /// What [`Store::scan_basis`] read when the plan was made.
+    basis: [Option<Vec<u8>>; 3],
+    unchanged: Option<ScanReport>,
+}
+
+impl ScanPlan {
+    /// The scan's report when the disk matches the last scan: there is nothing to write.
+    pub fn unchanged(&self) -> Option<&ScanReport> {
+        self.unchanged.as_ref()
+    }
+}
+
+impl std::fmt::Debug for ScanPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanPlan")
+            .field("leaves", &self.walked.leaves.len())
+            .field("unchanged", &self.unchanged)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    pub(super) fn skip_dirs(&self) -> Vec<PathBuf> {
+        let mut skip = vec![self.workspace.join(".merkle"), self.dir.clone()];
+        if let Ok(c) = self.dir.canonicalize() {
+            skip.push(c);
+        }
+        skip
+    }
+
+    /// Loads the last scan's tree, then walks the disk, reusing the tree's listings of the
+    /// directories that have not changed since (see [`scan::Listing`]), given the last scan's
+    /// racy entries and outside ignore rules. With `stamp`, the start of a scan, and the scan's
+    /// options, the walk records directory stats for the scan to write; without, it is status's
+    /// walk.
+    pub(super) fn walk_and_load(
+        &self,
+        scan: Option<(i64, &ScanOptions<'_>)>,
+        racy: scan::Racy<'_>,
+        ignores: Option<Hash>,
+    ) -> Result<(scan::Walked, PathMap<TreeEntry>)> {
+        let (stamp, force, progress) = match scan {
+            Some((stamp, opts)) => (Some(stamp), opts.force, opts.progress),
+            None => (None, false, None),
+        };
+        let prev = self.load_tree()?;
+        let walked = {
+            // A forced scan trusts nothing the last one recorded: every folder is read again.
+            let last =
+                (!prev.is_empty() && !force).then(|| scan::Listing::new(&prev, racy, ignores));
+
+            scan::walk(
+                &self.workspace,
+                &scan::WalkOptions {
+                    skip: self.skip_dirs(),
+                    progress,
+                    last: last.as_ref(),
+                    stamp,
+                    // A scan with nothing to go by hashes every file.
+                    hash_all: stamp.is_some() && (prev.is_empty() || force),
+                },
+            )
+        };
+        Ok((walked, prev))
+    }
+
+    /// The fingerprint of the ignore rules from outside the tree that the last full scan
+    /// walked under, when it recorded one.
+    pub(super) fn ignore_record(&self) -> Result<Option<Hash>> {
+        Ok(self
+            .engine
+            .get(Table::Meta, META_IGNORES)?
+            .and_then(|v| <[u8; 32]>::try_from(v.as_slice()).ok())
+            .map(Hash))
+    }
+
+    pub(super) fn load_tree(&self) -> Result<PathMap<TreeEntry>> {
+        // Sized up front: growing a map of every path rehashes it a dozen times.
+        let n = usize::try_from(self.engine.count(Table::Tree)?).unwrap_or(0);
+        let mut map = PathMap::with_capacity_and_hasher(n, Default::default());
+        let split = match n {
+            0..TREE_SPLIT_MIN => None,
+            _ => self.engine.get(Table::Meta, META_TREE_SPLIT)?,
+        };
+        let Some(split) = split else {
+            self.tree_entries("", |path, e| {
+                map.insert(path.to_owned(), e);
+            })?;
+            return Ok(map);
+        };
+        // Two halves side by side: reading and decoding the entries costs more than the map.
+        let (first, second) = rayon::join(
+            || {
+                self.tree_range(
+                    b"",
+                    |k| k < split.as_slice(),
+                    |path, e| {
+                        map.insert(path.to_owned(), e);
+                    },
+                )
+                .map(|()| map)
+            },
+            || {
+                let mut rest = Vec::with_capacity(n / 2);
+                self.tree_range(&split, |_| true, |path, e| rest.push((path.to_owned(), e)))
+                    .map(|()| rest)
+            },
+        );
+        let mut map = first?;
+        map.extend(second?);
+        Ok(map)
+    }
+
+    /// Visits the last scan's entries whose path starts with `prefix`, in path order.
+    pub(super) fn tree_entries(
+        &self,
+        prefix: &str,
+        visit: impl FnMut(&str, TreeEntry),
+    ) -> Result<()> {
+        self.tree_range(
+            prefix.as_bytes(),
+            |k| k.starts_with(prefix.as_bytes()),
+            visit,
+        )
+    }
+
+    /// Visits the last scan's entries from path `start` on, in path order, while `within`
+    /// holds for their path.
+    pub(super) fn tree_range(
+        &self,
+        start: &[u8],
+        within: impl Fn(&[u8]) -> bool,
+        mut visit: impl FnMut(&str, TreeEntry),
+    ) -> Result<()> {
+        let mut err = None;
+        self.engine.scan(Table::Tree, start, &mut |k, v| {
+            if !within(k) {
+                return false;
+            }
+            match (std::str::from_utf8(k), TreeEntry::decode(k, v)) {
+                (Ok(path), Ok(e)) => {
+                    visit(path, e);
+                    true
+                }
+                (Err(_), _) => {
+                    err = Some(Error::corrupt("tree", k, "path is not UTF-8"));
+                    false
+                }
+                (_, Err(e)) => {
+                    err = Some(e);
+                    false
+                }
+            }
+        })?;
+        err.map_or(Ok(()), Err)
+    }
+
+    /// The last scan's (files, directories), when it recorded them.
+    pub(super) fn tree_counts(&self) -> Result<Option<(u64, u64)>> {
+        self.engine
+            .get(Table::Meta, META_COUNTS)?
+            .map(|v| decode_counts(&v))
+            .transpose()
+    }
+
+    /// Scans the workspace and commits the new tree in one transaction: a crash mid-scan leaves
+    /// the previous tree intact. Only paths whose node changed are written.
+    pub fn scan(&self, opts: &ScanOptions<'_>) -> Result<ScanReport> {
+        let plan = self.plan_scan(opts)?;
+        self.apply_scan(plan, opts)
+    }
+
+    /// The meta records a scan's plan depends on: the root, the stamp record and the counts.
+    /// Every commit that changes the tree changes the stamp record or the root.
+    pub(super) fn scan_basis(&self) -> Result<[Option<Vec<u8>>; 3]> {
+        Ok([
+            self.engine.get(Table::Meta, META_ROOT)?,
+            self.engine.get(Table::Meta, META_STAMP)?,
+            self.engine.get(Table::Meta, META_COUNTS)?,
+        ])
+    }
+
+    /// The first half of [`Store::scan`], which writes nothing and works on a read-only handle:
+    /// walks the disk, hashes what the stat cache does not vouch for, and decides whether there
+    /// is anything to write. When there is not ([`ScanPlan::unchanged`]), that is the scan's
+    /// report, and the store need not be opened for writing at all (with redb, a writable open
+    /// and close are durable commits of their own). Otherwise [`Store::apply_scan`] on a
+    /// writable handle commits it.
+    pub fn plan_scan(&self, opts: &ScanOptions<'_>) -> Result<ScanPlan> {
+        let _guard = self.lock();
+        let basis = self.scan_basis()?;
+        let stamp = self.take_stamp()?;
+        let (stamp_prev, racy_prev) = self.racy_record()?;
+        let ignores_prev = self.ignore_record()?;
+        let racy = racy_rule(stamp_prev, racy_prev.as_ref());
+        let (mut walked, prev) = self.walk_and_load(Some((stamp, opts)), racy, ignores_prev)?;
+        scan::hash_leaves(
+            &mut walked,
+            &HashConfig {
+                root: &self.workspace,
+                prev: &prev,
+                racy,
+                force: opts.force,
+                progress: opts.progress,
+            },
+        );
+        let mut plan = ScanPlan {
+            dir: self.dir.clone(),
+            stamp,
+            walked,
+            prev,
+            stamp_prev,
+            racy_prev,
+            ignores_prev,
+            basis,
+            unchanged: None,
+        };
+        if let Some(report) = self.nothing_to_write(&plan)? {
+            plan.unchanged = Some(report);
+            // Freeing a map and a list of every path is a hundred thousand frees: do it off
+            // the caller's path, on the pool.
+            let (prev, walked) = (
+                std::mem::take(&mut plan.prev),
+                std::mem::take(&mut plan.walked),
+            );
+            rayon::spawn(move || drop((prev, walked)));
+        }
+        Ok(plan)
+    }
+
+    /// The report of a scan that has nothing to write, or `None`: every leaf's content came
+    /// from the stat cache, the walk met exactly the last scan's paths, nothing is racy, every
+    /// folder's stat that can vouch for its listing is the one recorded and the root and counts
+    /// are recorded. Then the tree [`build_tree`] would build is the last one,
+    /// entry for entry, and building it (a map of every path) is skipped.
+    pub(super) fn nothing_to_write(&self, plan: &ScanPlan) -> Result<Option<ScanReport>> {
+        let ScanPlan {
+            walked,
+            prev,
+            stamp,
+            stamp_prev,
+            racy_prev,
+            ignores_prev,
+            ..
+        } = plan;
+        let same_paths = walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
+            && walked.leaves.iter().all(|l| l.reused)
+            && walked
+                .dirs
+                .iter()
+                .map(|d| d.path.as_str())
+                .chain(std::iter::once(""))
+                .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir));
+        let settled = stamp_prev.is_some()
+            && racy_prev.as_ref().is_some_and(PathSet::is_empty)
+            && scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, *stamp).is_empty();
+        // A folder whose stat can now vouch for its listing where the one recorded does not
+        // (it changed for an ignored file, say) is worth a write: else it is read every time.
+        let listings_kept = walked
+            .dirs
+            .iter()
+            .map(|d| (d.path.as_str(), d.stat))
+            .chain(std::iter::once(("", walked.top)))
+            .all(|(path, stat)| {
+                !stat.is_recorded()
+                    || prev
+                        .get(path)
+                        .is_some_and(|e| stat.dir_record(e.stat.size) == e.stat)
+            });
+        if walked.hashed > 0
+            || !same_paths
+            || !settled
+            || !listings_kept
+            || *ignores_prev != walked.ignores
+        {
+            return Ok(None);
+        }
+        let root = prev.get("").expect("checked above").node_id;
+        let counts = (walked.leaves.len() as u64, walked.dirs.len() as u64 + 1);
+        if self.root()? != Some(root) || self.tree_counts()? != Some(counts) {
+            return Ok(None);
+        }
+        Ok(Some(ScanReport {
+            root,
+            files: counts.0,
+            dirs: counts.1,
+            changed_paths: Vec::new(),
+            hashed: 0,
+            hashed_bytes: 0,
+            dirs_recomputed: 0,
+            writes: 0,
+            warnings: walked.warnings.clone(),
+            dirs_read: walked.dirs_read,
+        }))
+    }
+
+    /// The second half of [`Store::scan`]: commits what `plan` found, in one transaction. The
+    /// plan may come from another handle on the same store (a read-only one); if the store's
+    /// tree moved since it was made, by a scan in this process or another (or the plan is
+    /// another store's), the scan is made again here.
+    pub fn apply_scan(&self, plan: ScanPlan, opts: &ScanOptions<'_>) -> Result<ScanReport> {
+        if let Some(report) = plan.unchanged {
+            return Ok(report);
+        }
+        let guard = self.lock();
+        if plan.dir != self.dir || self.scan_basis()? != plan.basis {
+            drop(guard);
+            let again = self.plan_scan(opts)?;
+            return self.apply_scan(again, opts);
+        }
+        let ScanPlan {
+            stamp,
+            mut walked,
+            prev,
+            stamp_prev,
+            racy_prev,
+            ignores_prev,
+            ..
+        } = plan;
+        let racy = scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, stamp);
+        let warnings = std::mem::take(&mut walked.warnings);
+        let mut built = match self.build_changes(&walked, &prev)? {
+            Some(changes) => changes,
+            None => build_tree(&walked, &prev),
+        };
+        let dirs_recomputed = built.records.iter().filter(|r| r.dir).count() as u64;
+        let records = std::mem::take(&mut built.records);
+        // Into a first tree every path is new: the sorted tree writes list the changed paths.
+        let first_tree = prev.is_empty();
+
+        // The writes of each table in key order (as the engine takes them fastest), made side
+        // by side: after a cold scan, every path and every node.
+        let ((tree_ops, node_ops), mut changed) = rayon::join(
+            || {
+                rayon::join(
+                    || {
+                        let mut ops: Vec<(Vec<u8>, Vec<u8>)> = built
+                            .entries
+                            .par_iter()
+                            .filter(|(path, entry)| prev.get(*path) != Some(entry))
+                            .map(|(path, entry)| (path.as_bytes().to_vec(), entry.encode()))
+                            .collect();
+                        ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                        ops
+                    },
+                    || {
+                        let mut ops: Vec<(Vec<u8>, Vec<u8>)> = records
+                            .into_par_iter()
+                            .map(|rec| (rec.id.0.to_vec(), rec.bytes))
+                            .collect();
+                        ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                        ops
+                    },
+                )
+            },
+            || {
+                if first_tree {
+                    return Vec::new();
+                }
+                built
+                    .entries
+                    .par_iter()
+                    .filter(|(path, entry)| {
+                        prev.get(*path).map(|o| o.node_id) != Some(entry.node_id)
+                    })
+                    .map(|(path, _)| (*path).to_owned())
+                    .collect::<Vec<String>>()
+            },
+        );
+        if first_tree {
+            changed = tree_ops
+                .par_iter()
+                .map(|(path, _)| String::from_utf8_lossy(path).into_owned())
+                .collect();
+        }
+        let mut batch = Batch::with_capacity(tree_ops.len() + node_ops.len() + 8);
+        if built.complete
+            && tree_ops.len() >= TREE_SPLIT_MIN
+            && 2 * tree_ops.len() >= built.entries.len()
+        {
+            let middle = tree_ops[tree_ops.len() / 2].0.clone();
+            batch.put(Table::Meta, META_TREE_SPLIT.to_vec(), middle);
+        }
+        for (key, value) in tree_ops {
+            batch.put(Table::Tree, key, value);
+        }
+        for (key, value) in node_ops {
+            batch.put(Table::Nodes, key, value);
+        }
+        if built.complete && !prev.is_empty() {
+            let now: std::collections::HashSet<&str, rustc_hash::FxBuildHasher> =
+                built.entries.iter().map(|(path, _)| *path).collect();
+            for path in prev.keys() {
+                if !now.contains(path.as_str()) {
+                    changed.push(path.clone());
+                    batch.delete(Table::Tree, path.clone().into_bytes());
+                }
+            }
+        }
+        let root_changed = self.root()? != Some(built.root);
+        if root_changed {
+            batch.put(Table::Meta, META_ROOT.to_vec(), built.root.0.to_vec());
+        }
+        if let Some(ignores) = walked.ignores.filter(|i| ignores_prev != Some(*i)) {
+            batch.put(Table::Meta, META_IGNORES.to_vec(), ignores.0.to_vec());
+        }
+        let counts = (walked.leaves.len() as u64, walked.dirs.len() as u64 + 1);
+        if self.tree_counts()? != Some(counts) {
+            batch.put(
+                Table::Meta,
+                META_COUNTS.to_vec(),
+                encode_counts(counts.0, counts.1),
+            );
+        }
+        // The racy record only changes with entries hashed in this scan; with none written and
+        // none racy there is nothing to record, and a no-op scan writes nothing at all.
+        if !batch.is_empty()
+            || walked.hashed > 0
+            || stamp_prev.is_none()
+            || racy_prev.as_ref() != Some(&racy)
+        {
+            batch.put(Table::Meta, META_STAMP.to_vec(), encode_racy(stamp, &racy));
+        }
+        let writes = batch.len() as u64;
+        if !batch.is_empty() {
+            self.engine.commit(batch)?;
+        }
+        let root = built.root;
+        let report = ScanReport {
+            root,
+            files: walked.leaves.len() as u64,
+            dirs: walked.dirs.len() as u64 + 1,
+            changed_paths: {
+                // A first tree's are in order already.
+                if !first_tree {
+                    changed.par_sort_unstable();
+                }
+                changed
+            },
+            hashed: walked.hashed,
+            hashed_bytes: walked.hashed_bytes,
+            dirs_recomputed,
+            writes,
+            warnings,
+            dirs_read: walked.dirs_read,
+        };
+        // As in `status`: free the maps of every path off the caller's path.
+        drop(built);
+        rayon::spawn(move || drop((prev, walked)));
+        Ok(report)
+    }
+
+    /// The new tree's changed entries when the walk met exactly the last scan's paths (nothing
+    /// added or removed, no leaf turned folder or back): only the leaves hashed again and the
+    /// folders above one whose node changed need new entries, and a folder's children are its
+    /// node record's, so the tree is not rebuilt path by path. `None` when the paths differ, or
+    /// a record does not match its entry; [`build_tree`] then builds the whole tree.
+    pub(super) fn build_changes<'w>(
+        &self,
+        walked: &'w scan::Walked,
+        prev: &PathMap<TreeEntry>,
+    ) -> Result<Option<Built<'w>>> {
+        let same_paths = walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
+            && walked
+                .leaves
+                .iter()
+                .all(|l| l.reused || prev.get(&l.path).is_some_and(|e| e.kind.is_leaf()))
+            && walked
+                .dirs
+                .iter()
+                .map(|d| d.path.as_str())
+                .chain(std::iter::once(""))
+                .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir));
+        if !same_paths {
+            return Ok(None);
+        }
+        // Each folder's stat as the walk saw it, to record beside its entry.
+        let dir_stats: std::collections::HashMap<&str, node::Stat, rustc_hash::FxBuildHasher> =
+            walked
+                .dirs
+                .iter()
+                .map(|d| (d.path.as_str(), d.stat))
+                .chain(std::iter::once(("", walked.top)))
+                .collect();
+        let mut entries: std::collections::HashMap<&str, TreeEntry, rustc_hash::FxBuildHasher> =
+            Default::default();
+        let mut records = Vec::new();
+        let mut dirty: Vec<&str> = Vec::new();
+        for leaf in walked.leaves.iter().filter(|l| !l.reused) {
+            let old = prev.get(&leaf.path);
+            let (entry, record) = leaf_entry(leaf, old);
+            records.extend(record);
+            if old.map(|o| o.node_id) != Some(entry.node_id) {
+                let mut path = leaf.path.as_str();
+                while !path.is_empty() {
+                    path = node::split(path).0;
+                    dirty.push(path);
+                }
+            }
+            if old != Some(&entry) {
+                entries.insert(&leaf.path, entry);
+            }
+        }
+        // Deepest first, so every child is done before its parent; the root last.
+        dirty.sort_unstable_by(|a, b| {
+            let depth = |p: &str| {
+                if p.is_empty() {
+                    0
+                } else {
+                    1 + p.matches('/').count()
+                }
+            };
+            depth(b).cmp(&depth(a)).then(a.cmp(b))
+        });
+        dirty.dedup();
+        for dir in dirty {
+            let old = prev.get(dir).expect("every folder was checked above");
+            let Some(record) = self.node(&old.node_id)? else {
+                return Ok(None);
+            };
+            if record.children.len() as u64 != old.stat.size {
+                return Ok(None);
+            }
+            let mut kids = Vec::with_capacity(record.children.len());
+            for child in &record.children {
+                let path = node::join(dir, &child.name);
+                match entries.get(path.as_str()).or_else(|| prev.get(&path)) {
+                    Some(e) => kids.push((child.name.as_str(), *e)),
+                    None => return Ok(None),
+                }
+            }
+            let stat = dir_stats.get(dir).copied().unwrap_or_default();
+            let (entry, record) = dir_entry(dir, stat, &mut kids);
+            records.push(record);
+            entries.insert(dir, entry);
+        }
+        // Folders whose stat alone changed: a new stat in the same entry.
+        for (dir, stat) in &dir_stats {
+            if entries.contains_key(dir) {
+                continue;
+            }
+            let old = prev.get(*dir).expect("every folder was checked above");
+            let stat = stat.dir_record(old.stat.size);
+            if stat != old.stat {
+                entries.insert(dir, TreeEntry { stat, ..*old });
+            }
+        }
+        let root = match entries.get("") {
+            Some(e) => e.node_id,
+            None => prev.get("").expect("checked above").node_id,
+        };
+        Ok(Some(Built {
+            root,
+            entries: entries.into_iter().collect(),
+            records,
+            complete: false,
+        }))
+    }
+
+    /// The last scan's start stamp and racy paths (see [`scan::Racy`]); a store written before
+    /// racy paths were recorded has the stamp alone. A damaged record is as none at all: every
+    /// file is hashed again, and the next scan writes a good record.
+    pub(super) fn racy_record(&self) -> Result<(Option<i64>, Option<PathSet>)> {
+        Ok(self
+            .engine
+            .get(Table::Meta, META_STAMP)?
+            .and_then(|v| decode_racy(&v))
+            .unwrap_or((None, None)))
+    }
+
+    /// Touches the stamp file and returns its mtime: the filesystem's own clock, which is the
+    /// clock file mtimes are compared with.
+    pub(super) fn take_stamp(&self) -> Result<i64> {
+        use std::io::Write;
+        let path = self.dir.join("scan-stamp");
+        // Overwritten in place, never truncated: ext4 starts writing back a file that is
+        // truncated and written again when it is closed, which every scan would wait on.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        file.write_all(b"the mtime of this file is the start of the last scan\n")
+            .map_err(|e| Error::io(&path, e))?;
+        let m = file.metadata().map_err(|e| Error::io(&path, e))?;
+        Ok(node::Stat::of(&m).mtime_ns)
+    }
+}
