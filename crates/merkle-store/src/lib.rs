@@ -19,6 +19,7 @@ pub mod engine;
 pub mod error;
 pub mod frame;
 pub mod hash;
+mod keys;
 pub mod node;
 mod scan;
 pub mod store;

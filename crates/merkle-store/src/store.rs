@@ -11,29 +11,16 @@ use std::sync::{Condvar, Mutex};
 use rayon::prelude::*;
 
 use crate::agent::{self, Agent, Role};
-use crate::codec::{self, Reader, Writer};
+use crate::codec::{self, Writer};
 
 use crate::engine::{Batch, Engine, EngineKind, Table};
 use crate::error::{Error, Result};
 use crate::frame::{self, Frame, NewFrame, PutOutcome};
 use crate::hash::{self, FrameId, Hash, NodeId};
+use crate::keys::*;
 use crate::node::{self, NodeKind, NodeRecord, PathMap, PathSet, TreeEntry};
 use crate::scan::{self, HashConfig, Progress};
-
-const META_ROOT: &[u8] = b"root";
-const META_STAMP: &[u8] = b"stamp";
-const META_FRAME_SEQ: &[u8] = b"frame_seq";
-/// The last scan's leaf and directory counts (two u64, little-endian), so that a targeted scan
-/// can report the whole tree's without counting it.
-const META_COUNTS: &[u8] = b"counts";
-/// The fingerprint (blake3) of the ignore rules from outside the tree that the directory stats
-/// of the tree were recorded under: a walk reuses no listing under other rules.
-const META_IGNORES: &[u8] = b"ignores";
-/// A path near the middle of the tree, at which a load of the whole tree splits its reading in
-/// two; any path will do, the middle does it fastest. Written when a scan writes most paths.
-const META_TREE_SPLIT: &[u8] = b"tree_split";
-/// Trees with fewer entries are loaded in one piece.
-const TREE_SPLIT_MIN: usize = 4096;
+pub use crate::validate::Problem;
 
 mod build;
 mod caches;
@@ -43,10 +30,6 @@ mod frames;
 mod rescan;
 mod status;
 mod tree;
-
-use self::build::*;
-use self::tree::*;
-pub(crate) use self::tree::{decode_counts, decode_frame_seq, decode_racy, decode_root};
 
 pub use derived::TreeFile;
 pub use exchange::{Import, ImportOptions, ImportReport, Refusal};
@@ -125,15 +108,6 @@ pub struct TreeNode {
     pub kind: NodeKind,
     /// Its NodeID.
     pub node_id: NodeId,
-}
-
-/// One inconsistency `validate` found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    /// The path of the node concerned, when known.
-    pub path: Option<String>,
-    /// What is wrong.
-    pub message: String,
 }
 
 impl Store {
@@ -513,40 +487,6 @@ impl Store {
 /// Whether a string can be a NodeID prefix: 8 to 64 hex digits.
 pub fn is_id_prefix(s: &str) -> bool {
     (8..=64).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_hexdigit())
-}
-
-pub(crate) fn head_key(node: &NodeId, frame_type: &str) -> Vec<u8> {
-    let mut k = node.0.to_vec();
-    k.extend_from_slice(frame_type.as_bytes());
-    k
-}
-
-pub(crate) fn path_head_key(path: &str, frame_type: &str) -> Vec<u8> {
-    let mut k = path.as_bytes().to_vec();
-    k.push(0);
-    k.extend_from_slice(frame_type.as_bytes());
-    k
-}
-
-/// A history entry's value: the frame id, then what views order and filter by.
-pub(crate) fn history_value(f: &Frame) -> Vec<u8> {
-    let mut v = f.frame_id.0.to_vec();
-    v.extend_from_slice(&f.metadata.created_at_ms.to_le_bytes());
-    v.extend_from_slice(f.agent_id.as_bytes());
-    v
-}
-
-pub(crate) fn history_key(node: &NodeId, frame_type: &str, seq: u64) -> Vec<u8> {
-    let mut k = head_key(node, frame_type);
-    k.push(0);
-    k.extend_from_slice(&seq.to_be_bytes());
-    k
-}
-
-pub(crate) fn basis_key(basis: &Hash, frame: &FrameId) -> Vec<u8> {
-    let mut k = basis.0.to_vec();
-    k.extend_from_slice(&frame.0);
-    k
 }
 
 /// Normalizes a user's workspace-relative path: `/` separators (a `\\` is one too), no `./`,

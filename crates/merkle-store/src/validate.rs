@@ -7,8 +7,19 @@ use crate::engine::{Engine, Table};
 use crate::error::Result;
 use crate::frame::Frame;
 use crate::hash::{self, FrameId, Hash, NodeId};
+use crate::keys::{
+    basis_key, decode_counts, decode_frame_seq, decode_racy, decode_root, head_key, history_key,
+    history_value, path_head_key,
+};
 use crate::node::{NodeKind, NodeRecord, TreeEntry};
-use crate::store::{Problem, basis_key, head_key, history_key, history_value, path_head_key};
+/// One inconsistency `validate` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The path of the node concerned, when known.
+    pub path: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
 
 struct Checker {
     problems: Vec<Problem>,
@@ -157,7 +168,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     }
     let root = match engine.get(Table::Meta, b"root")? {
         None => Ok(None),
-        Some(v) => crate::store::decode_root(&v).map(Some),
+        Some(v) => decode_root(&v).map(Some),
     };
     match (root, tree.get("")) {
         (Err(e), _) => c.at(Some(""), e.to_string()),
@@ -213,7 +224,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     }
     // The scan stamp and racy paths read back.
     if let Some(v) = engine.get(Table::Meta, b"stamp")?
-        && crate::store::decode_racy(&v).is_none()
+        && decode_racy(&v).is_none()
     {
         c.at(
             None,
@@ -224,7 +235,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     if let Some(v) = engine.get(Table::Meta, b"counts")? {
         let dirs = tree.values().filter(|e| e.kind == NodeKind::Dir).count() as u64;
         let leaves = tree.len() as u64 - dirs;
-        match crate::store::decode_counts(&v) {
+        match decode_counts(&v) {
             Ok(recorded) if recorded == (leaves, dirs) => {}
             Ok((l, d)) => c.at(
                 None,
@@ -239,7 +250,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     // Frames: ids re-derived, each indexed in history and basis, each on a known node.
     let seq_max = match engine.get(Table::Meta, b"frame_seq")? {
         None => 0,
-        Some(v) => match crate::store::decode_frame_seq(&v) {
+        Some(v) => match decode_frame_seq(&v) {
             Ok(seq) => seq,
             Err(e) => {
                 // Every frame would then be reported out of range; the damaged counter is the

@@ -370,7 +370,7 @@ impl Store {
         let mut entries: BTreeMap<String, TreeEntry> = BTreeMap::new();
         let mut records: Vec<super::StoredNode> = Vec::new();
         for leaf in &seen.leaves {
-            let (entry, record) = super::leaf_entry(leaf, prev.get(&leaf.path));
+            let (entry, record) = super::build::leaf_entry(leaf, prev.get(&leaf.path));
             entries.insert(leaf.path.clone(), entry);
             records.extend(record);
         }
@@ -465,7 +465,7 @@ impl Store {
                 Some(stat) => *stat,
                 None => last.entry(&dir)?.map(|e| e.stat).unwrap_or_default(),
             };
-            let (entry, record) = super::dir_entry(&dir, stat, &mut named);
+            let (entry, record) = super::build::dir_entry(&dir, stat, &mut named);
             if last.entry(&dir)?.map(|e| e.node_id) != Some(entry.node_id) {
                 dirs_recomputed += 1;
                 records.push(record);
@@ -521,14 +521,14 @@ impl Store {
             batch.put(
                 Table::Meta,
                 META_STAMP.to_vec(),
-                super::encode_racy(stamp, &racy),
+                super::tree::encode_racy(stamp, &racy),
             );
         }
         if (files, dirs) != self.tree_counts()?.unwrap_or_default() {
             batch.put(
                 Table::Meta,
                 META_COUNTS.to_vec(),
-                super::encode_counts(files, dirs),
+                super::tree::encode_counts(files, dirs),
             );
         }
         let writes = batch.len() as u64;

@@ -1,4 +1,5 @@
 //! `status`: what changed on disk since the last scan, read without writing anything.
+use super::tree::racy_rule;
 use super::*;
 
 /// The store against the disk, without writing anything.

@@ -1,5 +1,6 @@
 //! The tree room: scanning the workspace (walk, plan, apply), the stat cache and its racy
 //! rule, the path-keyed tree table, and status.
+use super::build::{Built, build_tree, dir_entry, leaf_entry};
 use super::*;
 
 /// The rule [`scan::hash_leaves`] trusts stats by: the racy paths when the store has them.
@@ -8,21 +9,6 @@ pub(super) fn racy_rule(stamp: Option<i64>, paths: Option<&PathSet>) -> scan::Ra
         Some(paths) => scan::Racy::Paths(paths),
         None => scan::Racy::Since(stamp),
     }
-}
-
-/// Reads what [`encode_racy`] wrote (or a stamp alone); `None` if it is malformed.
-pub(crate) fn decode_racy(v: &[u8]) -> Option<(Option<i64>, Option<PathSet>)> {
-    let mut r = Reader::new(v);
-    let stamp = r.i64()?;
-    if r.is_empty() {
-        return Some((Some(stamp), None));
-    }
-    let n = r.u64()?;
-    let mut paths = PathSet::default();
-    for _ in 0..n {
-        paths.insert(r.str()?.to_owned());
-    }
-    r.is_empty().then_some((Some(stamp), Some(paths)))
 }
 
 /// The scan stamp record: the stamp, then the racy paths in path order.
@@ -35,29 +21,6 @@ pub(super) fn encode_racy(stamp: i64, racy: &PathSet) -> Vec<u8> {
         w.str(p);
     }
     w.0
-}
-
-/// The meta record of [`Store::frame_seq`].
-pub(crate) fn decode_frame_seq(v: &[u8]) -> Result<u64> {
-    codec::decode(
-        "meta",
-        META_FRAME_SEQ,
-        v,
-        "a frame sequence (8 bytes)",
-        |r| r.u64(),
-    )
-}
-
-/// The meta record of [`Store::root`].
-pub(crate) fn decode_root(v: &[u8]) -> Result<NodeId> {
-    codec::decode("meta", META_ROOT, v, "a root hash (32 bytes)", |r| r.hash())
-}
-
-/// The meta record of the last scan's counts, as [`encode_counts`] wrote it.
-pub(crate) fn decode_counts(v: &[u8]) -> Result<(u64, u64)> {
-    codec::decode("meta", META_COUNTS, v, "two counts (16 bytes)", |r| {
-        Some((r.u64()?, r.u64()?))
-    })
 }
 
 pub(super) fn encode_counts(files: u64, dirs: u64) -> Vec<u8> {
