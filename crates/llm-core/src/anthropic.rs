@@ -1,5 +1,7 @@
 //! The Anthropic Messages API: building its requests, reading its answers and its SSE stream.
 
+mod batch;
+
 use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
@@ -9,15 +11,15 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::client::{LlmClient, StatsCell, UsageStats};
-use crate::config::ApiKey;
 use crate::error::{Error, Result};
 use crate::http::{
     HttpConfig, Outgoing, StreamParser, Transport, body_excerpt, classify_status, event_stream,
     headers_of_interest, merge_extra,
 };
+use crate::key::ApiKey;
 use crate::retry::RetryHints;
 use crate::sse::SseEvent;
-use crate::stream::{Event, EventStream};
+use crate::stream::{Event, EventStream, parse_arguments};
 use crate::types::{
     ContentBlock, ImageSource, MAX_CACHE_MARKS, Message, Request, Response, Role, StopReason,
     ToolCall, ToolChoice, Usage,
@@ -667,19 +669,6 @@ fn wire_index(data: &Value, event: &str) -> Result<u64> {
     data["index"]
         .as_u64()
         .ok_or_else(|| AnthropicStream::malformed(event, "no index"))
-}
-
-/// Parses complete tool arguments; empty arguments mean an empty object.
-pub(crate) fn parse_arguments(id: &str, name: &str, arguments: &str) -> Result<Value> {
-    if arguments.trim().is_empty() {
-        return Ok(Value::Object(Map::new()));
-    }
-    serde_json::from_str(arguments).map_err(|err| Error::MalformedToolArguments {
-        id: id.to_owned(),
-        tool: name.to_owned(),
-        raw: arguments.to_owned(),
-        details: err.to_string(),
-    })
 }
 
 impl StreamParser for AnthropicStream {

@@ -8,18 +8,12 @@
 //! caller polls [`BatchApi::status`] on its own schedule, and keeps the batch id to pick a job
 //! up again after a crash, since a batch runs on the provider whether or not anyone waits.
 
-mod anthropic;
-mod openai;
-
 use std::collections::HashSet;
 
-use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::http::{Classify, Outgoing, Transport, body_excerpt};
 use crate::types::{Request, Response};
 
 /// One call of a batch.
@@ -169,39 +163,4 @@ pub(crate) fn string_field(
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(|| Error::invalid_response(provider, format!("{what} has no `{name}`")))
-}
-
-/// One HTTP exchange of a batch API, with the transport's retries and limits: the whole body
-/// of a 2xx answer, or the provider's typed error.
-pub(crate) async fn exchange(
-    transport: &Transport,
-    method: reqwest::Method,
-    url: &str,
-    headers: HeaderMap,
-    body: Bytes,
-    classify: Classify,
-) -> Result<Bytes> {
-    let outgoing = Outgoing {
-        method,
-        url,
-        headers,
-        body,
-        estimated_tokens: 0,
-        classify,
-    };
-    let (response, started) = transport.send(&outgoing).await?;
-    transport.read_body(response, url, started).await
-}
-
-/// `body` as JSON, or an error saying what it should have been.
-pub(crate) fn json_body(provider: &'static str, body: &[u8], what: &str) -> Result<Value> {
-    serde_json::from_slice(body).map_err(|err| {
-        Error::invalid_response(
-            provider,
-            format!(
-                "{what} is not json ({err}): {}",
-                body_excerpt(&String::from_utf8_lossy(body))
-            ),
-        )
-    })
 }

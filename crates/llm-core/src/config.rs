@@ -1,7 +1,6 @@
 //! Choosing and configuring a provider: the settings an agent stores, resolved against the
 //! environment into a ready client.
 
-use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -10,30 +9,9 @@ use crate::anthropic::{ANTHROPIC_BASE_URL, AnthropicClient, AnthropicConfig};
 use crate::client::LlmClient;
 use crate::error::{Error, Result};
 use crate::http::HttpConfig;
+pub use crate::key::ApiKey;
+use crate::openai::responses::OpenAiApi;
 use crate::openai::{OPENAI_BASE_URL, OpenAiClient, OpenAiConfig};
-use crate::responses::OpenAiApi;
-
-/// A secret that never shows in `Debug` output, logs or error messages.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    pub fn new(key: impl Into<String>) -> Self {
-        Self(key.into())
-    }
-
-    /// The key itself, for the one place that puts it in a header.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

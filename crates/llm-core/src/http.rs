@@ -561,3 +561,42 @@ pub(crate) fn merge_extra(
         body.insert(key.clone(), value.clone());
     }
 }
+
+/// One HTTP exchange that is not a model call (the batch APIs'), with the transport's retries and limits: the whole body
+/// of a 2xx answer, or the provider's typed error.
+pub(crate) async fn exchange(
+    transport: &Transport,
+    method: reqwest::Method,
+    url: &str,
+    headers: HeaderMap,
+    body: Bytes,
+    classify: Classify,
+) -> Result<Bytes> {
+    let outgoing = Outgoing {
+        method,
+        url,
+        headers,
+        body,
+        estimated_tokens: 0,
+        classify,
+    };
+    let (response, started) = transport.send(&outgoing).await?;
+    transport.read_body(response, url, started).await
+}
+
+/// `body` as JSON, or an error saying what it should have been.
+pub(crate) fn json_body(
+    provider: &'static str,
+    body: &[u8],
+    what: &str,
+) -> Result<serde_json::Value> {
+    serde_json::from_slice(body).map_err(|err| {
+        Error::invalid_response(
+            provider,
+            format!(
+                "{what} is not json ({err}): {}",
+                body_excerpt(&String::from_utf8_lossy(body))
+            ),
+        )
+    })
+}

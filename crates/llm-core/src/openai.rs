@@ -2,7 +2,10 @@
 //! vLLM, LM Studio. Their quirks are absorbed here: tool-call deltas without id or index,
 //! tool calls ended with `finish_reason: "stop"`, usage-only final chunks with null choices.
 //! The same client speaks the Responses API instead when configured so
-//! ([`OpenAiApi::Responses`], in [`crate::responses`]).
+//! ([`OpenAiApi::Responses`], in [`responses`]).
+
+mod batch;
+pub mod responses;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -13,18 +16,18 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::anthropic::parse_arguments;
+use self::responses::{OpenAiApi, ResponsesStream};
 use crate::client::{LlmClient, UsageStats};
 use crate::clock::Rng;
-use crate::config::ApiKey;
 use crate::error::{Error, Result};
 use crate::http::{
     HttpConfig, Outgoing, StreamParser, Transport, body_excerpt, classify_status, event_stream,
     headers_of_interest, merge_extra,
 };
-use crate::responses::{OpenAiApi, ResponsesStream};
+use crate::key::ApiKey;
 use crate::retry::RetryHints;
 use crate::sse::SseEvent;
+use crate::stream::parse_arguments;
 use crate::stream::{Event, EventStream};
 use crate::types::{
     ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, ToolCall, ToolChoice,
@@ -164,7 +167,7 @@ impl OpenAiClient {
             (model, _) => model,
         };
         if self.api == OpenAiApi::Responses {
-            return crate::responses::request_body(request, model, stream);
+            return self::responses::request_body(request, model, stream);
         }
         let mut messages = Vec::new();
         if let Some(system) = &request.system {
@@ -253,9 +256,7 @@ impl OpenAiClient {
         let rng = &*self.transport.config.rng;
         match self.api {
             OpenAiApi::ChatCompletions => parse_response(self.name, &body, headers, rng),
-            OpenAiApi::Responses => {
-                crate::responses::parse_response(self.name, &body, headers, rng)
-            }
+            OpenAiApi::Responses => self::responses::parse_response(self.name, &body, headers, rng),
         }
     }
 }

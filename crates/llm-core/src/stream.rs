@@ -218,3 +218,16 @@ pub fn events_from_response(response: &Response) -> Vec<Event> {
     });
     events
 }
+
+/// Parses complete tool arguments; empty arguments mean an empty object.
+pub(crate) fn parse_arguments(id: &str, name: &str, arguments: &str) -> Result<Value> {
+    if arguments.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(arguments).map_err(|err| Error::MalformedToolArguments {
+        id: id.to_owned(),
+        tool: name.to_owned(),
+        raw: arguments.to_owned(),
+        details: err.to_string(),
+    })
+}

@@ -9,12 +9,13 @@ use reqwest::Method;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
-use super::{
+use super::{OpenAiClient, classify, parse_response};
+use crate::batch::{
     BatchApi, BatchCounts, BatchItem, BatchOutcome, BatchResult, BatchState, BatchStatus,
-    check_items, count, exchange, json_body, jsonl, string_field,
+    check_items, count, jsonl, string_field,
 };
 use crate::error::{Error, Result};
-use crate::openai::{OpenAiClient, classify, parse_response};
+use crate::http::{exchange, json_body};
 
 /// The endpoint every call of our batches goes to.
 const ENDPOINT: &str = "/v1/chat/completions";

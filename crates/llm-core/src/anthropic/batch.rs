@@ -12,12 +12,13 @@ use futures_util::future::BoxFuture;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{
+use super::{AnthropicClient, classify, parse_response, request_body};
+use crate::batch::{
     BatchApi, BatchCounts, BatchItem, BatchOutcome, BatchResult, BatchState, BatchStatus,
-    check_items, count, exchange, json_body, jsonl, string_field,
+    check_items, count, jsonl, string_field,
 };
-use crate::anthropic::{AnthropicClient, classify, parse_response, request_body};
 use crate::error::{Error, Result};
+use crate::http::{exchange, json_body};
 
 const PROVIDER: &str = "anthropic";
 

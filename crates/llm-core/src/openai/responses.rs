@@ -31,12 +31,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::anthropic::parse_arguments;
+use super::{WireError, mint_id, typed_error};
 use crate::clock::Rng;
 use crate::error::{Error, Result};
 use crate::http::{body_excerpt, merge_extra};
-use crate::openai::{WireError, mint_id, typed_error};
 use crate::retry::RetryHints;
+use crate::stream::parse_arguments;
 use crate::types::{
     ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, ToolCall, ToolChoice,
     Usage,

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::super::mint_id;
 use super::{ReasoningItem, WireFailure, WireResponse, WireSummary, summary_text, tool_input};
-use crate::anthropic::parse_arguments;
 use crate::clock::Rng;
 use crate::error::{Error, Result};
 use crate::http::{StreamParser, body_excerpt};
-use crate::openai::mint_id;
 use crate::sse::SseEvent;
 use crate::stream::Event;
+use crate::stream::parse_arguments;
 
 /// A function call being streamed.
 struct StreamTool {
