@@ -18,6 +18,7 @@ use rayon::prelude::*;
 
 use crate::current::current_frame;
 use crate::error::{Error, Result};
+use crate::memo::{file_memo_key, memo_key, memoized};
 use crate::regenerate::{
     DEFERRED, FrameProducer, META_PRODUCER_INPUT, produced_frame, producer_input, staleness,
 };
@@ -88,51 +89,6 @@ enum Planned {
     UpToDate,
     /// This frame, whether the producer ran (else its content was reused), and its memo key.
     Put(Box<merkle_store::NewFrame>, bool, Hash),
-}
-
-/// The memo key of a file frame: what its content was derived from (the producer, which names
-/// its model and prompt, and the file's content), its type and its agent. The same key anywhere
-/// in the tree (a renamed, reverted or duplicated file) means the same content.
-pub fn file_memo_key(producer_input: &str, frame_type: &str, agent: &str) -> Hash {
-    memo_key(b"file", &[producer_input, frame_type, agent])
-}
-
-/// Hashes `fields`, length-prefixed, under a domain for memo keys of `kind`.
-pub(crate) fn memo_key(kind: &[u8], fields: &[&str]) -> Hash {
-    let mut h = blake3::Hasher::new();
-    for b in [b"merkle/v1 memo".as_slice(), kind]
-        .into_iter()
-        .chain(fields.iter().map(|f| f.as_bytes()))
-    {
-        h.update(&(b.len() as u64).to_le_bytes());
-        h.update(b);
-    }
-    Hash(*h.finalize().as_bytes())
-}
-
-/// The frame memoized under `key` by `agent` for `frame_type`, if any.
-pub(crate) fn memoized(
-    store: &Store,
-    key: &Hash,
-    frame_type: &str,
-    agent: &str,
-) -> Result<Option<merkle_store::Frame>> {
-    let Some(id) = store.memo(key)? else {
-        return Ok(None);
-    };
-    let Some(frame) = store
-        .frame(&id)?
-        .filter(|f| f.frame_type == frame_type && f.agent_id == agent)
-    else {
-        return Ok(None);
-    };
-    // Content someone invalidated where it was made is not to be handed out elsewhere.
-    if let Some(node) = store.node(&frame.node_id)?
-        && crate::invalidation::pending(store, &node.path, &frame)?.is_some()
-    {
-        return Ok(None);
-    }
-    Ok(Some(frame))
 }
 
 /// Generates frames of `req.frame_type` for the files and directories in scope.

@@ -18,6 +18,7 @@ pub mod generate;
 pub mod graph;
 pub mod invalidation;
 pub mod map;
+pub mod memo;
 pub mod ops;
 pub mod regenerate;
 pub mod resolve;

@@ -21,18 +21,10 @@ use crate::error::{Error, Result};
 use crate::facts::{self, FactsSink};
 use crate::invalidation;
 use crate::map::Ranking;
+pub use crate::memo::Provenance;
 use crate::synthesis::{
     self, Concat, Filter, META_POLICY, Summary, SynthesisPolicy, SynthesisRequest,
 };
-
-/// The model behind a producer's or a policy's frames, for their metadata.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Provenance {
-    /// The provider (`anthropic`, `openai`, `sim`, `playback`, ...).
-    pub provider: Option<String>,
-    /// The model that answered.
-    pub model: Option<String>,
-}
 
 /// The error a producer or a synthesis policy answers for work it has handed to a batch that
 /// has not come back yet: [`crate::generate`] counts the node as deferred, not failed, and

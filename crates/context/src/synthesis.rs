@@ -80,8 +80,8 @@ pub trait SynthesisPolicy: Send + Sync {
     fn synthesize(&self, input: &SynthesisInput<'_>) -> Result<Vec<u8>, String>;
     /// Who writes this policy's frames, recorded in their metadata: a model's provider and
     /// name; nothing (the default) for a deterministic policy.
-    fn provenance(&self) -> crate::regenerate::Provenance {
-        crate::regenerate::Provenance::default()
+    fn provenance(&self) -> crate::memo::Provenance {
+        crate::memo::Provenance::default()
     }
     /// Whether the output depends on names: the directory's path and its children's. A policy
     /// that answers `false` must read only its children's kinds, frame types, agents and
@@ -696,12 +696,12 @@ fn prepare(
     let key = synthesis_memo_key(&inputs, written_type, req.agent);
     let reused = match reusable {
         Some(f) => Some(f),
-        None if !forced => crate::generate::memoized(store, &key, written_type, req.agent)?,
+        None if !forced => crate::memo::memoized(store, &key, written_type, req.agent)?,
         None => None,
     };
     // Who wrote the content: the reused frame's writer, or the policy's.
     let made_by = match &reused {
-        Some(f) => crate::regenerate::Provenance {
+        Some(f) => crate::memo::Provenance {
             provider: f.metadata.provider.clone(),
             model: f.metadata.model.clone(),
         },
@@ -790,7 +790,7 @@ fn synthesized_frame(
 /// type written and the agent. A revert below a directory brings its inputs back, and with
 /// them the earlier content.
 pub fn synthesis_memo_key(inputs: &str, written_type: &str, agent: &str) -> Hash {
-    crate::generate::memo_key(b"synthesis", &[inputs, written_type, agent])
+    crate::memo::memo_key(b"synthesis", &[inputs, written_type, agent])
 }
 
 /// A synthesis computed but not yet written.
@@ -803,7 +803,7 @@ struct Prepared {
     own_bytes: Option<usize>,
     policy_ran: bool,
     /// Who wrote the content.
-    made_by: crate::regenerate::Provenance,
+    made_by: crate::memo::Provenance,
     basis: Hash,
 }
 

@@ -62,7 +62,7 @@ pub enum Error {
     #[error("agent {agent:?} has role {role} and may not {action}")]
     Forbidden {
         agent: String,
-        role: crate::Role,
+        role: crate::role::Role,
         action: &'static str,
     },
     #[error(

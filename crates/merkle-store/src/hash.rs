@@ -111,7 +111,7 @@ impl Encoder {
 }
 
 /// The NodeID of a file or symlink: (kind, path, content hash).
-pub fn leaf_node_id(kind: crate::NodeKind, path: &str, content_hash: &Hash) -> NodeId {
+pub fn leaf_node_id(kind: crate::kind::NodeKind, path: &str, content_hash: &Hash) -> NodeId {
     Encoder::new(kind.as_str())
         .bytes(path.as_bytes())
         .hash(content_hash)
@@ -136,7 +136,7 @@ pub fn dir_node_id<'a>(
 /// A directory's content hash: its children's (name, kind, content hash), independent of where
 /// the directory lives, so that a moved or copied directory keeps its content hash.
 pub fn dir_content_hash<'a>(
-    children: impl ExactSizeIterator<Item = (&'a str, crate::NodeKind, &'a Hash)>,
+    children: impl ExactSizeIterator<Item = (&'a str, crate::kind::NodeKind, &'a Hash)>,
 ) -> Hash {
     let mut e = Encoder::new("dir-content");
     e.count(children.len());

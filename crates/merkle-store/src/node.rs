@@ -3,50 +3,7 @@
 use crate::codec::{Reader, Writer};
 use crate::error::{Error, Result};
 use crate::hash::{self, Hash, NodeId};
-
-/// What a node is on disk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum NodeKind {
-    /// A regular file.
-    File,
-    /// A directory.
-    Dir,
-    /// A symbolic link, recorded by its target and never followed.
-    Symlink,
-}
-
-impl NodeKind {
-    /// The kind as the CLI's JSON spells it, which is also the kind tag hashed into NodeIDs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NodeKind::File => "file",
-            NodeKind::Dir => "dir",
-            NodeKind::Symlink => "symlink",
-        }
-    }
-
-    fn code(self) -> u8 {
-        match self {
-            NodeKind::File => 1,
-            NodeKind::Dir => 2,
-            NodeKind::Symlink => 3,
-        }
-    }
-
-    fn from_code(c: u8) -> Option<NodeKind> {
-        match c {
-            1 => Some(NodeKind::File),
-            2 => Some(NodeKind::Dir),
-            3 => Some(NodeKind::Symlink),
-            _ => None,
-        }
-    }
-
-    /// Whether the node is a leaf (a file or a symlink).
-    pub fn is_leaf(self) -> bool {
-        self != NodeKind::Dir
-    }
-}
+pub use crate::kind::NodeKind;
 
 /// One child of a directory, as the directory's record lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
