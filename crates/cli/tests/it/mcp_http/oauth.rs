@@ -295,12 +295,17 @@ fn every_check_of_an_oauth_token_refuses_with_401_saying_which() {
         );
     }
 
-    // The same claims, well signed, pass: ES256 by kid, RS256 by kid, and a token with no kid
-    // (tried against each key that could have signed it).
+    // The same claims, well signed, pass: ES256 by kid, RS256 by kid, a token with no kid
+    // (tried against each key that could have signed it), and one for several audiences.
     for token in [
         sign("ec-1", Some("ec-1"), &good),
         sign("rsa-1", Some("rsa-1"), &good),
         sign("ec-1", None, &good),
+        sign(
+            "ec-1",
+            Some("ec-1"),
+            &with(&|c| c["aud"] = json!(["https://elsewhere.test", AUDIENCE])),
+        ),
     ] {
         let bearer = format!("bearer {token}");
         let answer = server.initialize(&[("authorization", &bearer)]);
