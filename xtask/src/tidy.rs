@@ -11,9 +11,9 @@
 //!   `cli` although its package is `merkle` (so that `cargo install` and `cargo uninstall` use
 //!   the command's name).
 //! - **One owner per heavy dependency.** reqwest only in llm-core, redb and sled only in
-//!   merkle-store, clap, tracing-subscriber, indicatif and rmcp only in cli, tree-sitter only in
-//!   outline, tokio's multi-threaded runtime only in cli, and no tokio at all in merkle-store,
-//!   llm-types or governance. Dev-dependencies are exempt: a test
+//!   merkle-store, clap, tracing-subscriber, indicatif, rmcp and jsonwebtoken only in cli,
+//!   tree-sitter only in outline, tokio's multi-threaded runtime only in cli, and no tokio at
+//!   all in merkle-store, llm-types or governance. Dev-dependencies are exempt: a test
 //!   may build a runtime or a client without the library carrying it to its users. xtask is not a
 //!   library and may use what it likes.
 //! - **Every `.rs` file under `crates/` and `xtask/` starts with a `//!` line** saying what it is
@@ -39,6 +39,7 @@ const OWNERS: &[(&str, &[&str])] = &[
     ("tracing-subscriber", &["cli"]),
     ("indicatif", &["cli"]),
     ("rmcp", &["cli"]),
+    ("jsonwebtoken", &["cli"]),
     ("tokio-postgres", &["remote"]),
     ("tree-sitter", &["outline"]),
     ("tantivy", &["retrieve"]),

@@ -20,6 +20,7 @@ mod llm;
 mod mcp;
 mod mcp_budget;
 mod mcp_http;
+mod mcp_oauth;
 mod output;
 mod remote_cmds;
 mod report;

@@ -63,6 +63,33 @@ pub(crate) struct McpArgs {
     /// as --agent. Repeatable: one per token
     #[arg(long, value_name = "NAME[=AGENT]", requires = "http")]
     token_env: Vec<String>,
+    /// With --http: take OAuth 2.1 access tokens (JWTs) issued by this authorization server
+    /// (their `iss`); needs --audience and --jwks-file or --jwks-url. A token acts as the
+    /// agent its `sub` names (see --agent-claim), which must be registered; its scopes
+    /// (merkle:read, merkle:write, merkle:synthesize) and the agent's role bound what it may do
+    #[arg(long, value_name = "URL", requires_all = ["http", "audience"])]
+    issuer: Option<String>,
+    /// With --issuer: the resource this server is (RFC 8707), which a token's `aud` must
+    /// name; clients know the server by it, so give the URL of the endpoint they reach (e.g.
+    /// https://merkle.example.com/mcp)
+    #[arg(long, value_name = "URI", requires = "issuer")]
+    audience: Option<String>,
+    /// With --issuer: the issuer's keys, a JWK Set in this file (read again when a token
+    /// names a key it lacks, at most once a minute)
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "issuer",
+        conflicts_with = "jwks_url"
+    )]
+    jwks_file: Option<PathBuf>,
+    /// With --issuer: the issuer's keys, a JWK Set fetched from this URL at start (and again
+    /// when a token names a key it lacks, at most once a minute)
+    #[arg(long, value_name = "URL", requires = "issuer")]
+    jwks_url: Option<String>,
+    /// With --issuer: the claim that names a token's merkle agent
+    #[arg(long, value_name = "NAME", requires = "issuer", default_value = "sub")]
+    agent_claim: String,
     /// With --http: serve an address that is not loopback without a token (anyone who
     /// reaches it reads, and as --agent writes, the store)
     #[arg(long, requires = "http")]
@@ -110,16 +137,18 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
         }),
     };
     if let Some(addr) = &args.http {
-        // Every agent's role, to refuse at the door a write a token's agent may not make.
-        let roles: std::collections::HashMap<String, merkle_store::Role> =
-            match crate::open(g, root, true) {
-                Ok(store) => store
-                    .agents()?
-                    .into_iter()
-                    .map(|a| (a.id, a.role))
-                    .collect(),
-                Err(_) => std::collections::HashMap::new(),
-            };
+        // Every agent's role, to refuse at the door a write a token's agent may not make; read
+        // again (one store handle at a time, as for any request) when a token names an agent
+        // registered since.
+        let roles = roles_of(g, root)?;
+        let shared = Arc::clone(&server.shared);
+        let reload_roles: crate::mcp_http::ReloadRoles = Arc::new(move || {
+            let _one = shared
+                .one_at_a_time
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            roles_of(&shared.global, &shared.root)
+        });
         let mut tokens = Vec::new();
         for spec in &args.token_env {
             let (name, agent) = match spec.split_once('=') {
@@ -141,18 +170,46 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
             }
             tokens.push(crate::mcp_http::Token { secret, agent });
         }
+        let oauth = match &args.issuer {
+            None => None,
+            Some(issuer) => {
+                let keys = match (&args.jwks_file, &args.jwks_url) {
+                    (Some(path), None) => crate::mcp_oauth::KeySource::File(path.clone()),
+                    (None, Some(url)) => crate::mcp_oauth::KeySource::Url(url.clone()),
+                    _ => crate::usage!(
+                        "--issuer {issuer}: give the issuer's keys with --jwks-file PATH or \
+                         --jwks-url URL"
+                    ),
+                };
+                let audience = args
+                    .audience
+                    .clone()
+                    .expect("clap requires --audience with --issuer");
+                if issuer.trim().is_empty() || audience.trim().is_empty() {
+                    crate::usage!("--issuer and --audience must not be empty");
+                }
+                Some(crate::mcp_oauth::OAuthConfig {
+                    issuer: issuer.clone(),
+                    audience,
+                    keys,
+                    agent_claim: args.agent_claim.clone(),
+                })
+            }
+        };
         let opts = crate::mcp_http::HttpOptions {
             addr: addr.clone(),
             tokens,
+            oauth,
             writes: crate::mcp_http::Writes {
                 roles,
+                reload_roles,
                 default_agent: args.agent.clone(),
                 audit: crate::governance_cmds::audit_path(root),
             },
             insecure_no_auth: args.insecure_no_auth,
             allowed_hosts: args.allowed_hosts.clone(),
         };
-        return crate::mcp_http::serve(server, &opts, g.json || args._json);
+        return crate::mcp_http::serve(server, opts, g.json || args._json);
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -166,6 +223,21 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
         running.waiting().await.context("serving MCP on stdio")?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Every registered agent's role; none before the first scan.
+fn roles_of(g: &Global, root: &Path) -> Result<crate::mcp_http::Roles> {
+    match crate::open(g, root, true) {
+        Ok(store) => Ok(store
+            .agents()?
+            .into_iter()
+            .map(|a| (a.id, a.role))
+            .collect()),
+        Err(e) => match e.downcast_ref::<merkle_store::Error>() {
+            Some(merkle_store::Error::NoStore { .. }) => Ok(crate::mcp_http::Roles::new()),
+            _ => Err(e),
+        },
+    }
 }
 
 /// What every request needs to open the store.

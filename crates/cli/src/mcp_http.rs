@@ -3,27 +3,38 @@
 //!
 //! - **Where.** `ADDR` defaults to `127.0.0.1:0` (a free port); the endpoint is `/mcp`, and its
 //!   URL goes to stderr (with `--json`, `{"url"}` on stdout), once the socket listens.
-//! - **Who.** With `--token-env NAME`, every request to `/mcp` must carry `Authorization:
-//!   Bearer <the variable's value>` (compared in constant time); otherwise the answer is 401
-//!   with `WWW-Authenticate: Bearer resource_metadata="<url of the metadata>"`, which is
-//!   published, unauthenticated, at `/.well-known/oauth-protected-resource/mcp` (RFC 9728).
-//!   The token never appears on the command line, and is never passed on. A bind to an address
-//!   that is not loopback without a token is refused at start (exit 2), unless
-//!   `--insecure-no-auth` says it is meant.
-//! - **As whom.** `--token-env NAME=AGENT` (repeatable) makes a token act as that agent (else
-//!   the server's `--agent`): the gate tells the handler (`x-merkle-agent`, any such header a
-//!   client sends is dropped), and refuses a write its role does not allow (`put_frame` needs a
-//!   writer, `synthesize` the synthesis role) with 403 `insufficient_scope`, recorded in the
-//!   workspace's audit log as blocked.
+//! - **Who.** With `--token-env NAME`, a request to `/mcp` may carry `Authorization: Bearer
+//!   <the variable's value>` (compared in constant time). With `--issuer URL --audience URI`
+//!   (and the issuer's keys), it may carry an OAuth access token, a JWT checked by
+//!   [`crate::mcp_oauth`]. A bearer that is one of the static tokens is that token; otherwise
+//!   it is checked as a JWT. With either configured, a request without a token is answered
+//!   401 with `WWW-Authenticate: Bearer resource_metadata="<url of the metadata>"`, one with a
+//!   bad token 401 `invalid_token` saying which check failed. The metadata (RFC 9728) is
+//!   published, unauthenticated, at `/.well-known/oauth-protected-resource/mcp`; with OAuth it
+//!   names the issuer and the scopes. A token never appears on the command line, and is never
+//!   passed on: the `Authorization` header is removed before the request reaches rmcp and the
+//!   handler. A bind to an address that is not loopback without authentication is refused at
+//!   start (exit 2), unless `--insecure-no-auth` says it is meant.
+//! - **As whom.** `--token-env NAME=AGENT` (repeatable) makes a static token act as that agent
+//!   (else the server's `--agent`); a JWT acts as the agent its `sub` (or `--agent-claim`)
+//!   names, which must be registered. The gate tells the handler (`x-merkle-agent`; any such
+//!   header a client sends is dropped).
+//! - **What.** A JWT's scopes bound what it may call: `merkle:read` every read tool and
+//!   resource, `merkle:write` `put_frame`, `merkle:synthesize` `synthesize` (`initialize`,
+//!   `ping` and notifications need none). On top of that, for JWTs and static tokens alike,
+//!   the agent's role bounds what it may write (`put_frame` needs a writer, `synthesize` the
+//!   synthesis role). Either refusal is 403 `insufficient_scope` naming the scope the call
+//!   needs, recorded in the workspace's audit log as blocked.
 //! - **Hosts.** rmcp checks each request's `Host` against the loopback names, the address
 //!   bound and each `--allowed-host` (against DNS rebinding): a foreign host gets 403.
 //! - **Stopping.** Ctrl-C or SIGTERM stops accepting connections; requests in flight get two
 //!   seconds to finish, then the sessions (and their event streams) are closed.
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
@@ -31,7 +42,6 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Full};
-use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::ServerHandler;
@@ -42,6 +52,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use crate::llm::Shutdown;
+use crate::mcp_oauth::{OAuthConfig, Verifier};
 use crate::usage;
 
 /// The MCP endpoint's path.
@@ -54,16 +65,31 @@ const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 /// The header that tells the handler which agent a request acts as.
 pub(crate) const AGENT_HEADER: &str = "x-merkle-agent";
 
+/// The scope of every read tool and resource.
+const SCOPE_READ: &str = "merkle:read";
+/// The scope of `put_frame`.
+const SCOPE_WRITE: &str = "merkle:write";
+/// The scope of `synthesize`, which writes directory frames from their children's.
+const SCOPE_SYNTHESIZE: &str = "merkle:synthesize";
+
 /// A bearer token the server takes, and the agent it acts as (`None`: the server's own).
 pub(crate) struct Token {
     pub(crate) secret: String,
     pub(crate) agent: Option<String>,
 }
 
+/// Each registered agent's role.
+pub(crate) type Roles = HashMap<String, merkle_store::Role>;
+
+/// Reads every registered agent's role from the store.
+pub(crate) type ReloadRoles = Arc<dyn Fn() -> Result<Roles> + Send + Sync>;
+
 /// What the gate must know of the workspace to refuse a write and record it.
 pub(crate) struct Writes {
     /// Each known agent's role, read at start.
-    pub(crate) roles: std::collections::HashMap<String, merkle_store::Role>,
+    pub(crate) roles: Roles,
+    /// Reads the roles again: a JWT may name an agent registered since the server started.
+    pub(crate) reload_roles: ReloadRoles,
     /// The agent a token without one acts as.
     pub(crate) default_agent: Option<String>,
     /// The workspace's audit log.
@@ -74,8 +100,11 @@ pub(crate) struct Writes {
 pub(crate) struct HttpOptions {
     /// `host:port` to bind.
     pub(crate) addr: String,
-    /// The bearer tokens requests may carry; none: no token is asked for.
+    /// The static bearer tokens requests may carry.
     pub(crate) tokens: Vec<Token>,
+    /// OAuth access tokens are taken too (with `tokens` empty and this `None`, no token is
+    /// asked for).
+    pub(crate) oauth: Option<OAuthConfig>,
     pub(crate) writes: Writes,
     /// A bind to a non-loopback address without a token is meant.
     pub(crate) insecure_no_auth: bool,
@@ -86,7 +115,7 @@ pub(crate) struct HttpOptions {
 type Body = BoxBody<Bytes, Infallible>;
 
 /// Serves `server` over Streamable HTTP until Ctrl-C or SIGTERM.
-pub(crate) fn serve<S>(server: S, opts: &HttpOptions, json: bool) -> Result<ExitCode>
+pub(crate) fn serve<S>(server: S, opts: HttpOptions, json: bool) -> Result<ExitCode>
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
@@ -97,11 +126,15 @@ where
             opts.addr
         );
     };
-    if !addr.ip().is_loopback() && opts.tokens.is_empty() && !opts.insecure_no_auth {
+    if !addr.ip().is_loopback()
+        && opts.tokens.is_empty()
+        && opts.oauth.is_none()
+        && !opts.insecure_no_auth
+    {
         usage!(
             "refusing to serve {addr} (not a loopback address) without authentication: give \
-             --token-env NAME, or --insecure-no-auth if anyone who can reach it may read and \
-             write the store"
+             --token-env NAME or --issuer URL --audience URI, or --insecure-no-auth if anyone \
+             who can reach it may read and write the store"
         );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -111,10 +144,15 @@ where
     runtime.block_on(run(server, addr, opts, json))
 }
 
-async fn run<S>(server: S, addr: SocketAddr, opts: &HttpOptions, json: bool) -> Result<ExitCode>
+async fn run<S>(server: S, addr: SocketAddr, opts: HttpOptions, json: bool) -> Result<ExitCode>
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
+    // The issuer's keys first: a server that cannot check tokens does not start.
+    let oauth = match opts.oauth {
+        Some(config) => Some(Verifier::start(config).await?),
+        None => None,
+    };
     let listener = TcpListener::bind(addr)
         .await
         .with_context(|| format!("listening on {addr}"))?;
@@ -136,17 +174,42 @@ where
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    // With OAuth, the resource is the audience its tokens are minted for, which is the URL
+    // clients know the server by (behind a proxy, not the address bound here); so is the
+    // metadata's, when the audience is an http(s) URL.
+    let (resource, metadata_url, metadata_paths) = match &oauth {
+        Some(v) => match well_known_of(v.audience()) {
+            Some((metadata_url, path)) => (
+                v.audience().to_owned(),
+                metadata_url,
+                vec![METADATA_PATH.to_owned(), path],
+            ),
+            None => (
+                v.audience().to_owned(),
+                format!("{base}{METADATA_PATH}"),
+                vec![METADATA_PATH.to_owned()],
+            ),
+        },
+        None => (
+            url.clone(),
+            format!("{base}{METADATA_PATH}"),
+            vec![METADATA_PATH.to_owned()],
+        ),
+    };
     let gate = Arc::new(Gate {
         tokens: opts
             .tokens
             .iter()
             .map(|t| (blake3::hash(t.secret.as_bytes()), t.agent.clone()))
             .collect(),
-        metadata_url: format!("{base}{METADATA_PATH}"),
-        resource: url.clone(),
-        roles: opts.writes.roles.clone(),
-        default_agent: opts.writes.default_agent.clone(),
-        audit: opts.writes.audit.clone(),
+        oauth,
+        metadata_url,
+        metadata_paths,
+        resource,
+        roles: RwLock::new(opts.writes.roles),
+        reload_roles: opts.writes.reload_roles,
+        default_agent: opts.writes.default_agent,
+        audit: opts.writes.audit,
         mcp: TowerToHyperService::new(mcp),
     });
 
@@ -203,15 +266,94 @@ where
 /// JSON-RPC message merkle takes).
 const MAX_BODY: usize = 16 << 20;
 
+/// The metadata URL and path for a resource that is an http(s) URL (RFC 9728 section 3.1:
+/// the well-known prefix between the host and the resource's path); `None` for any other URI.
+fn well_known_of(resource: &str) -> Option<(String, String)> {
+    let (scheme, rest) = resource.split_once("://")?;
+    if !(scheme == "http" || scheme == "https") || rest.contains(['?', '#']) {
+        return None;
+    }
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    if authority.is_empty() {
+        return None;
+    }
+    let path = format!(
+        "/.well-known/oauth-protected-resource{}",
+        if path.is_empty() {
+            String::new()
+        } else {
+            format!("/{}", path.trim_end_matches('/'))
+        }
+    );
+    Some((format!("{scheme}://{authority}{path}"), path))
+}
+
+/// Whom a request acts as, and what it may call, once its token is checked.
+struct Grant {
+    /// The agent named by its token; `None`: the server's `--agent`.
+    agent: Option<String>,
+    /// The scopes of an OAuth token; `None` (a static token, or no authentication): all.
+    scopes: Option<Vec<String>>,
+}
+
+/// The JSON-RPC call a request body makes, as far as the gate needs it.
+struct Call {
+    /// The tool for `tools/call`, else the method.
+    name: String,
+    /// The scope it needs; `None` for the session's own messages.
+    scope: Option<&'static str>,
+    /// The role it needs, for the tools that write.
+    role: Option<merkle_store::Role>,
+    arguments: serde_json::Value,
+}
+
+impl Call {
+    /// The call `body` makes; `None` when it makes none (a response to the server, or not a
+    /// JSON-RPC message at all, which rmcp refuses).
+    fn of(body: &Bytes) -> Option<Call> {
+        let message: serde_json::Value = serde_json::from_slice(body).ok()?;
+        let method = message.get("method")?.as_str()?;
+        let params = &message["params"];
+        if method == "tools/call" {
+            let tool = params["name"].as_str().unwrap_or_default();
+            let (scope, role) = match tool {
+                "put_frame" => (SCOPE_WRITE, Some(merkle_store::Role::Writer)),
+                "synthesize" => (SCOPE_SYNTHESIZE, Some(merkle_store::Role::Synthesis)),
+                _ => (SCOPE_READ, None),
+            };
+            return Some(Call {
+                name: tool.to_owned(),
+                scope: Some(scope),
+                role,
+                arguments: params["arguments"].clone(),
+            });
+        }
+        let session =
+            method == "initialize" || method == "ping" || method.starts_with("notifications/");
+        Some(Call {
+            name: method.to_owned(),
+            scope: (!session).then_some(SCOPE_READ),
+            role: None,
+            arguments: params.clone(),
+        })
+    }
+}
+
 /// What stands before the MCP service: the metadata, the token check, the endpoint's path,
-/// and the refusal of writes a token's agent may not make.
+/// and the refusal of calls a token's scopes or its agent's role do not allow.
 struct Gate<M> {
     /// The hashes of the tokens taken, with the agent each acts as, compared as hashes so the
-    /// comparison takes the same time whatever the token sent. Empty: no token is asked for.
+    /// comparison takes the same time whatever the token sent.
     tokens: Vec<(blake3::Hash, Option<String>)>,
+    /// Checks OAuth access tokens, when configured. Without it and without `tokens`, no token
+    /// is asked for.
+    oauth: Option<Verifier>,
     metadata_url: String,
+    /// Where the metadata is served (besides the bare well-known path).
+    metadata_paths: Vec<String>,
     resource: String,
-    roles: std::collections::HashMap<String, merkle_store::Role>,
+    roles: RwLock<Roles>,
+    reload_roles: ReloadRoles,
     default_agent: Option<String>,
     audit: std::path::PathBuf,
     mcp: M,
@@ -221,9 +363,15 @@ impl<M> Gate<M>
 where
     M: hyper::service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
 {
-    async fn answer(&self, req: Request<Incoming>) -> Response<Body> {
+    async fn answer<B>(&self, req: Request<B>) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let path = req.uri().path();
-        if path == METADATA_PATH || path == "/.well-known/oauth-protected-resource" {
+        if path == "/.well-known/oauth-protected-resource"
+            || self.metadata_paths.iter().any(|p| p == path)
+        {
             return self.metadata();
         }
         if path != ENDPOINT {
@@ -232,35 +380,23 @@ where
                 &format!("no such endpoint: use {ENDPOINT}"),
             );
         }
-        let mut agent = None;
-        if !self.tokens.is_empty() {
-            let sent = req
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "));
-            let Some(sent) = sent else {
-                // Without a token, the challenge alone; with a wrong one, why (RFC 6750).
-                return self.challenge(None);
-            };
-            let sent = blake3::hash(sent.trim().as_bytes());
-            // Every token compared, so the time says nothing of which one matched.
-            let mut found = None;
-            for (hash, as_agent) in &self.tokens {
-                if *hash == sent {
-                    found = Some(as_agent.clone());
-                }
-            }
-            let Some(as_agent) = found else {
-                return self.challenge(Some("invalid_token"));
-            };
-            agent = as_agent;
-        }
+        let grant = match self.authenticate(req.headers()).await {
+            Ok(grant) => grant,
+            Err(refusal) => return refusal,
+        };
         let (mut parts, body) = req.into_parts();
+        // The token stops here: neither rmcp nor the handler (which sees these headers) has
+        // any use for it.
+        parts.headers.remove(header::AUTHORIZATION);
         parts.headers.remove(AGENT_HEADER);
-        if let Some(agent) = &agent
-            && let Ok(v) = header::HeaderValue::from_str(agent)
-        {
+        if let Some(agent) = &grant.agent {
+            let Ok(v) = header::HeaderValue::from_str(agent) else {
+                // Never the server's own agent in its place.
+                return text(
+                    StatusCode::FORBIDDEN,
+                    &format!("the token's agent {agent:?} cannot be passed on in a header"),
+                );
+            };
             parts.headers.insert(AGENT_HEADER, v);
         }
         let body = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
@@ -272,8 +408,9 @@ where
                 );
             }
         };
-        let agent = agent.or_else(|| self.default_agent.clone());
-        if let Some(refusal) = self.refuse_write(agent.as_deref(), &body) {
+        if let Some(call) = Call::of(&body)
+            && let Some(refusal) = self.refuse(&grant, &call)
+        {
             return refusal;
         }
         match self
@@ -286,47 +423,130 @@ where
         }
     }
 
-    /// 403 for a tool call that writes as an agent whose role does not allow it, recorded in
-    /// the audit log; `None` for anything else.
-    fn refuse_write(&self, agent: Option<&str>, body: &Bytes) -> Option<Response<Body>> {
-        let message: serde_json::Value = serde_json::from_slice(body).ok()?;
-        if message["method"] != "tools/call" {
-            return None;
-        }
-        let tool = message["params"]["name"].as_str()?;
-        let needed = match tool {
-            "put_frame" => merkle_store::Role::Writer,
-            "synthesize" => merkle_store::Role::Synthesis,
-            _ => return None,
-        };
-        let role = agent.and_then(|a| self.roles.get(a)).copied();
-        if role.is_some_and(|r| r >= needed) {
-            return None;
-        }
-        let agent = agent.unwrap_or("(none)");
-        if let Ok(log) = governance::AuditLog::open(&self.audit, Box::new(governance::SystemClock))
-        {
-            let _ = log.append(&governance::Entry {
-                conversation: "mcp-http".to_owned(),
-                agent: agent.to_owned(),
-                role: role.unwrap_or(merkle_store::Role::Reader),
-                intent: None,
-                tool: tool.to_owned(),
-                args_hash: governance::args_hash(&message["params"]["arguments"]),
-                decision: governance::DecisionKind::Deny,
-                rule: "mcp-http: the token's agent may not write".to_owned(),
-                outcome: governance::Outcome::Blocked,
+    /// The grant of the request's token, or the answer that refuses it.
+    async fn authenticate(&self, headers: &http::HeaderMap) -> Result<Grant, Response<Body>> {
+        if self.tokens.is_empty() && self.oauth.is_none() {
+            return Ok(Grant {
+                agent: None,
+                scopes: None,
             });
         }
-        let mut response = text(
-            StatusCode::FORBIDDEN,
-            &format!(
-                "{tool} writes, and this token acts as {agent:?}, whose role does not allow it"
+        let sent = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                // The scheme is case-insensitive (RFC 9110 section 11.1).
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            })
+            .filter(|t| !t.is_empty());
+        let Some(sent) = sent else {
+            // Without a token, the challenge alone (RFC 6750 section 3.1).
+            return Err(self.challenge(None));
+        };
+        let hash = blake3::hash(sent.as_bytes());
+        // Every token compared, so the time says nothing of which one matched.
+        let mut found = None;
+        for (taken, as_agent) in &self.tokens {
+            if *taken == hash {
+                found = Some(as_agent.clone());
+            }
+        }
+        if let Some(agent) = found {
+            return Ok(Grant {
+                agent,
+                scopes: None,
+            });
+        }
+        let Some(oauth) = &self.oauth else {
+            return Err(self.challenge(Some("the token is not one this server takes")));
+        };
+        let claims = oauth
+            .verify(sent)
+            .await
+            .map_err(|why| self.challenge(Some(&why)))?;
+        if !self.is_registered(&claims.agent).await {
+            let agent = &claims.agent;
+            return Err(text(
+                StatusCode::FORBIDDEN,
+                &format!(
+                    "the token acts as {agent:?}, which is not a merkle agent: register it with \
+                     `merkle agent add {agent} --role reader` (or writer, or synthesis)"
+                ),
+            ));
+        }
+        Ok(Grant {
+            agent: Some(claims.agent),
+            scopes: Some(claims.scopes),
+        })
+    }
+
+    /// Whether `agent` is registered, reading the roles again when it is not yet known.
+    async fn is_registered(&self, agent: &str) -> bool {
+        if self.role_of(agent).is_some() {
+            return true;
+        }
+        // The store is read on tokio's blocking pool; a failure leaves the roles as they were.
+        let reload = Arc::clone(&self.reload_roles);
+        let reloaded = tokio::task::spawn_blocking(move || reload()).await;
+        match reloaded {
+            Ok(Ok(roles)) => {
+                let known = roles.contains_key(agent);
+                *self.roles.write().unwrap_or_else(|e| e.into_inner()) = roles;
+                known
+            }
+            Ok(Err(e)) => {
+                eprintln!("merkle mcp: reading the agents again failed: {e:#}");
+                false
+            }
+            Err(e) => {
+                eprintln!("merkle mcp: reading the agents again failed: {e}");
+                false
+            }
+        }
+    }
+
+    fn role_of(&self, agent: &str) -> Option<merkle_store::Role> {
+        self.roles
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(agent)
+            .copied()
+    }
+
+    /// 403 for a call the token's scopes, or its agent's role, do not allow, recorded in the
+    /// audit log; `None` for a call allowed.
+    fn refuse(&self, grant: &Grant, call: &Call) -> Option<Response<Body>> {
+        let agent = grant.agent.clone().or_else(|| self.default_agent.clone());
+        let role = agent.as_deref().and_then(|a| self.role_of(a));
+        let name = &call.name;
+        let shown = agent.as_deref().unwrap_or("(none)");
+        let (scope, rule, message) = match (call.scope, &grant.scopes) {
+            (Some(scope), Some(scopes)) if !scopes.iter().any(|s| s == scope) => (
+                scope,
+                format!("mcp-http: the token lacks the scope {scope}"),
+                format!(
+                    "{name} needs the scope {scope}, which this token (acting as {shown:?}) lacks"
+                ),
             ),
-        );
+            _ => {
+                let needed = call.role?;
+                if role.is_some_and(|r| r >= needed) {
+                    return None;
+                }
+                (
+                    call.scope.unwrap_or(SCOPE_WRITE),
+                    "mcp-http: the token's agent may not write".to_owned(),
+                    format!(
+                        "{name} writes, and this token acts as {shown:?}, whose role does not allow it"
+                    ),
+                )
+            }
+        };
+        self.audit_refusal(shown, role, call, rule);
+        let mut response = text(StatusCode::FORBIDDEN, &message);
         let value = format!(
-            "Bearer error=\"insufficient_scope\", scope=\"merkle:write\", \
-             resource_metadata=\"{}\"",
+            "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{}\"",
             self.metadata_url
         );
         if let Ok(v) = header::HeaderValue::from_str(&value) {
@@ -335,14 +555,43 @@ where
         Some(response)
     }
 
+    /// Records a refused call as blocked; a log that cannot be written does not change the
+    /// answer.
+    fn audit_refusal(
+        &self,
+        agent: &str,
+        role: Option<merkle_store::Role>,
+        call: &Call,
+        rule: String,
+    ) {
+        if let Ok(log) = governance::AuditLog::open(&self.audit, Box::new(governance::SystemClock))
+        {
+            let _ = log.append(&governance::Entry {
+                conversation: "mcp-http".to_owned(),
+                agent: agent.to_owned(),
+                role: role.unwrap_or(merkle_store::Role::Reader),
+                intent: None,
+                tool: call.name.clone(),
+                args_hash: governance::args_hash(&call.arguments),
+                decision: governance::DecisionKind::Deny,
+                rule,
+                outcome: governance::Outcome::Blocked,
+            });
+        }
+    }
+
     /// The Protected Resource Metadata (RFC 9728) of the endpoint.
     fn metadata(&self) -> Response<Body> {
-        let body = json!({
+        let mut body = json!({
             "resource": self.resource,
             "bearer_methods_supported": ["header"],
             "authorization_servers": [],
             "resource_name": "merkle",
         });
+        if let Some(oauth) = &self.oauth {
+            body["authorization_servers"] = json!([oauth.issuer()]);
+            body["scopes_supported"] = json!([SCOPE_READ, SCOPE_WRITE, SCOPE_SYNTHESIZE]);
+        }
         let mut response = Response::new(full(body.to_string()));
         response.headers_mut().insert(
             header::CONTENT_TYPE,
@@ -351,21 +600,48 @@ where
         response
     }
 
-    /// 401 with the challenge that names the metadata.
-    fn challenge(&self, error: Option<&str>) -> Response<Body> {
-        let mut value = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
-        if let Some(error) = error {
-            value.push_str(&format!(", error=\"{error}\""));
-        }
-        let mut response = text(
-            StatusCode::UNAUTHORIZED,
-            "this server needs a bearer token (Authorization: Bearer ...)",
-        );
+    /// 401 with the challenge that names the metadata: with no token, the challenge alone
+    /// (and, with OAuth, the scope to ask for first); with a bad one, `invalid_token` and why.
+    fn challenge(&self, invalid: Option<&str>) -> Response<Body> {
+        let metadata = &self.metadata_url;
+        let (value, message) = match invalid {
+            None => {
+                let mut value = format!("Bearer resource_metadata=\"{metadata}\"");
+                if self.oauth.is_some() {
+                    value.push_str(&format!(", scope=\"{SCOPE_READ}\""));
+                }
+                (
+                    value,
+                    "this server needs a bearer token (Authorization: Bearer ...)".to_owned(),
+                )
+            }
+            Some(why) => (
+                format!(
+                    "Bearer error=\"invalid_token\", error_description=\"{}\", \
+                     resource_metadata=\"{metadata}\"",
+                    quotable(why)
+                ),
+                format!("the bearer token is refused: {why}"),
+            ),
+        };
+        let mut response = text(StatusCode::UNAUTHORIZED, &message);
         if let Ok(v) = header::HeaderValue::from_str(&value) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
         response
     }
+}
+
+/// `text` with only the characters RFC 6750 allows in `error_description` (printable ASCII
+/// but `"` and `\`).
+fn quotable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' => '\'',
+            ' '..='~' => c,
+            _ => '?',
+        })
+        .collect()
 }
 
 fn full(body: String) -> Body {
@@ -380,4 +656,61 @@ fn text(status: StatusCode, message: &str) -> Response<Body> {
         header::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What reaches the MCP service is all the integration tests cannot see: the token must
+    /// not, and the agent header must be the gate's, not the client's.
+    #[tokio::test]
+    async fn the_token_is_not_passed_on_and_the_agent_header_is_the_gates() {
+        let seen = Arc::new(std::sync::Mutex::new(None));
+        let recorder = {
+            let seen = Arc::clone(&seen);
+            hyper::service::service_fn(move |req: Request<Full<Bytes>>| {
+                *seen.lock().expect("not poisoned") = Some(req.headers().clone());
+                async { Ok::<_, Infallible>(Response::new(full(String::new()))) }
+            })
+        };
+        let gate = Gate {
+            tokens: vec![(blake3::hash(b"the-secret"), Some("bob".to_owned()))],
+            oauth: None,
+            metadata_url: "http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp".to_owned(),
+            metadata_paths: vec![METADATA_PATH.to_owned()],
+            resource: "http://127.0.0.1:1/mcp".to_owned(),
+            roles: RwLock::new(Roles::new()),
+            reload_roles: Arc::new(|| Ok(Roles::new())),
+            default_agent: None,
+            audit: std::path::PathBuf::from("unused-audit.jsonl"),
+            mcp: recorder,
+        };
+        let request = Request::post(ENDPOINT)
+            .header(header::AUTHORIZATION, "Bearer the-secret")
+            .header(AGENT_HEADER, "mallory")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            )))
+            .expect("a request");
+        let answer = gate.answer(request).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        let headers = seen
+            .lock()
+            .expect("not poisoned")
+            .take()
+            .expect("the request reached the service");
+        assert_eq!(headers.get(header::AUTHORIZATION), None);
+        assert_eq!(
+            headers.get(AGENT_HEADER).and_then(|v| v.to_str().ok()),
+            Some("bob")
+        );
+        assert_eq!(
+            headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok()),
+            Some("application/json")
+        );
+    }
 }

@@ -1,5 +1,7 @@
 //! HTTP plumbing shared by the providers: timeouts, retries, rate limiting, metrics, and
-//! turning a streamed body into events.
+//! turning a streamed body into events; and [`fetch_json`], one plain GET of a JSON document
+//! for callers outside this crate that need one (the MCP server's OAuth key set), so that
+//! reqwest stays here.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -598,5 +600,84 @@ pub(crate) fn json_body(
                 body_excerpt(&String::from_utf8_lossy(body))
             ),
         )
+    })
+}
+
+/// Who [`fetch_json`]'s errors name as the party that answered.
+const FETCH: &str = "http";
+
+/// GETs the JSON document at `url` (http or https): one attempt, no retries, the whole
+/// exchange bounded by `timeout` and the body by `max_body_bytes`.
+///
+/// A status other than 2xx is the error its status means (with an excerpt of the body), a body
+/// past the cap is [`Error::TooLarge`], and one that is not JSON is [`Error::InvalidResponse`];
+/// every error names `url`. It sends no credentials and no cookies, and it builds a client for
+/// each call: it is meant for documents fetched now and then (a key set), not for a hot path.
+pub async fn fetch_json(
+    url: &str,
+    timeout: Duration,
+    max_body_bytes: usize,
+) -> Result<serde_json::Value> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(Error::Config {
+            details: format!("{url:?} is not an http or https URL"),
+        });
+    }
+    let http = reqwest::Client::builder()
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .build()
+        .map_err(|err| Error::Config {
+            details: format!("cannot build the http client for {url}: {err}"),
+        })?;
+    let failed = |err: reqwest::Error| {
+        if err.is_timeout() {
+            Error::Timeout {
+                provider: FETCH,
+                phase: TimeoutPhase::Request,
+                after: timeout,
+            }
+        } else {
+            Error::from_reqwest(FETCH, url, err)
+        }
+    };
+    let response = http
+        .get(url)
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(failed)?;
+    let status = response.status();
+    if !status.is_success() {
+        let body = match read_capped(response, ERROR_BODY_LIMIT).await {
+            Ok(Capped::Whole(body) | Capped::Cut(body)) => {
+                String::from_utf8_lossy(&body).into_owned()
+            }
+            Err(_) => String::new(),
+        };
+        let message = format!("GET {url}: {}", body_excerpt(&body));
+        return Err(classify_status(
+            FETCH,
+            status.as_u16(),
+            message,
+            &RetryHints::default(),
+        ));
+    }
+    let body = match read_capped(response, max_body_bytes)
+        .await
+        .map_err(failed)?
+    {
+        Capped::Whole(body) => body,
+        Capped::Cut(_) => {
+            return Err(Error::TooLarge {
+                provider: FETCH,
+                what: "the response body",
+                url: url.to_owned(),
+                limit: max_body_bytes,
+            });
+        }
+    };
+    serde_json::from_slice(&body).map_err(|err| {
+        Error::invalid_response(FETCH, format!("the body from {url} is not JSON: {err}"))
     })
 }

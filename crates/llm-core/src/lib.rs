@@ -15,6 +15,9 @@
 //!   the server's hints ([`RetryPolicy`]), a client-side [`RateLimiter`], metrics in
 //!   [`UsageStats`], all driven by an injectable [`Clock`] and [`Rng`] so tests never sleep.
 //!
+//! [`fetch_json`] GETs one JSON document, bounded in time and size, for crates that need a
+//! document from the network (the MCP server's OAuth key set) but may not carry reqwest.
+//!
 //! [`tokens`] counts tokens (exactly for OpenAI models, by a measured estimate otherwise) and
 //! [`decode_event_stream`] turns a recorded stream body into events without a network.
 //!
@@ -49,7 +52,7 @@ pub use client::{LlmClient, UsageStats};
 pub use clock::{Clock, ManualClock, Rng, SplitMix64, SystemClock};
 pub use config::{ApiKey, Provider, ProviderConfig};
 pub use error::{Error, ErrorKind, Result, TimeoutPhase};
-pub use http::HttpConfig;
+pub use http::{HttpConfig, fetch_json};
 /// The conversation types, from their own leaf crate.
 pub use llm_types as types;
 pub use openai::responses;

@@ -1,6 +1,7 @@
 //! `merkle mcp --http`: Streamable HTTP on loopback, spoken raw over TCP: the token check and
 //! its challenge, the published metadata, the Host check, the refusals at start, and a clean
-//! stop on SIGTERM. (crates/cli/tests/mcp drives the same server with the Python SDK.)
+//! stop on SIGTERM. (crates/cli/tests/mcp drives the same server with the Python SDK.) OAuth
+//! access tokens are in [`oauth`].
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -10,6 +11,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::Workspace;
+
+mod oauth;
 
 const TOKEN: &str = "s3cret-token-for-tests";
 const READER_TOKEN: &str = "reader-token-for-tests";
@@ -84,10 +87,16 @@ impl Server {
             .nth(1)
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
+        let session = head.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        });
         Answer {
             status,
             head: head.to_ascii_lowercase(),
             body: body.to_owned(),
+            session,
         }
     }
 
@@ -131,6 +140,8 @@ struct Answer {
     /// Lowercased.
     head: String,
     body: String,
+    /// The `mcp-session-id` the server gave, as given.
+    session: Option<String>,
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Integration tests of llm-core through its public interface, against a loopback server.
 
 mod anthropic;
+mod fetch;
 mod keys;
 mod limits;
 mod openai;
