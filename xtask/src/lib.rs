@@ -1,6 +1,7 @@
 //! The library behind `cargo xtask`, split from the binary so tests can call each task directly.
 //!
-//! - [`tidy`]: repository rules (dependency layering, heavy-dependency owners, `//!` lines).
+//! - [`tidy`]: repository rules (dependency layering, heavy-dependency owners, module circles
+//!   ([`modules`]), `//!` lines).
 //! - [`bench`], [`bench_context`]: benchmarks that run real binaries on a generated [`tree`];
 //!   [`bench_outline`]: the offline outline against universal-ctags on a real checkout, with
 //!   [`bench_index`]: the recall of `merkle search` and `merkle related` there;
@@ -12,5 +13,6 @@ pub mod bench_index;
 pub mod bench_localize;
 pub mod bench_outline;
 mod manifest;
+pub mod modules;
 pub mod tidy;
 pub mod tree;

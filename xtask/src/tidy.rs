@@ -1,6 +1,6 @@
 //! `cargo xtask tidy`: repository rules the compiler cannot see, checked from the files alone.
 //!
-//! Three rules, each reported as a [`Problem`] naming the file and line at fault:
+//! Four rules, each reported as a [`Problem`] naming the file and line at fault:
 //!
 //! - **Layering.** Every dependency edge between workspace crates (normal, dev and build) must be
 //!   listed in the fenced code block with info string `layering` in `ARCHITECTURE.md`, one
@@ -16,6 +16,7 @@
 //!   all in merkle-store, llm-types or governance. Dev-dependencies are exempt: a test
 //!   may build a runtime or a client without the library carrying it to its users. xtask is not a
 //!   library and may use what it likes.
+//! - **No import circles between the top-level modules of a crate** ([`crate::modules`]).
 //! - **Every `.rs` file under `crates/` and `xtask/` starts with a `//!` line** saying what it is
 //!   for. Folders named `target`, `fixtures` or starting with `.` are skipped: they hold build
 //!   output and test data, not code.
@@ -89,6 +90,9 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     let allowed = read_layering(root, &names, &mut problems)?;
     for krate in &crates {
         check_crate(krate, &workspace, &folders, &allowed, &mut problems);
+    }
+    for krate in &crates {
+        check_module_circles(root, &krate.name, &mut problems)?;
     }
     for dir in ["crates", "xtask"] {
         check_doc_lines(root, &root.join(dir), &mut problems)?;
@@ -406,6 +410,37 @@ fn check_crate(
             }
         }
     }
+}
+
+/// The module rule ([`crate::modules`]): no circle among a crate's top-level modules.
+fn check_module_circles(root: &Path, name: &str, problems: &mut Vec<Problem>) -> Result<()> {
+    let src = root.join("crates").join(name).join("src");
+    if !src.is_dir() {
+        return Ok(());
+    }
+    let edges = crate::modules::edges(&src)?;
+    let files: BTreeMap<(&str, &str), (&str, usize)> = edges
+        .iter()
+        .map(|(from, to, file, line)| ((from.as_str(), to.as_str()), (file.as_str(), *line)))
+        .collect();
+    let graph: Vec<(String, String, usize)> = edges
+        .iter()
+        .map(|(from, to, _, line)| (from.clone(), to.clone(), *line))
+        .collect();
+    if let Some((cycle, line)) = find_cycle(&graph) {
+        let n = cycle.len();
+        let (file, _) = files[&(cycle[n - 2].as_str(), cycle[n - 1].as_str())];
+        problems.push(Problem {
+            file: format!("crates/{name}/src/{file}"),
+            line: Some(line),
+            message: format!(
+                "the modules of `{name}` import each other in a circle: {}; move what they share \
+                 into a module below both",
+                cycle.join(" -> ")
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn check_doc_lines(root: &Path, dir: &Path, problems: &mut Vec<Problem>) -> Result<()> {

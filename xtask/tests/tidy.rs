@@ -319,3 +319,24 @@ fn a_manifest_that_is_not_toml_is_an_error_naming_the_line() {
         )
     );
 }
+
+#[test]
+fn modules_that_import_each_other_in_a_circle_are_named() {
+    let lib = "//! A crate.\nmod a;\nmod b;\nmod c;\npub use c::Shared;\n";
+    // a -> b by path, b -> c by a `crate::{...}` group, c -> a through the root's re-export of
+    // a's item; comments and tests import nothing.
+    let a = "//! A.\npub struct Thing;\nfn f() { crate::b::g() }\n// crate::c::never\n";
+    let b = "//! B.\nuse crate::{c, Shared as _};\npub fn g() {}\n";
+    let c = "//! C.\npub struct Shared;\nfn h(_: crate::Thing) {}\n#[cfg(test)]\nmod tests { use crate::b; }\n";
+    let lib_with_thing = format!("{lib}pub use a::Thing;\n");
+    check(
+        &[
+            ("crates/context/src/lib.rs", &lib_with_thing),
+            ("crates/context/src/a.rs", a),
+            ("crates/context/src/b.rs", b),
+            ("crates/context/src/c.rs", c),
+        ],
+        &["crates/context/src/c.rs:3: the modules of `context` import each other in a circle: \
+           a -> b -> c -> a; move what they share into a module below both"],
+    );
+}
