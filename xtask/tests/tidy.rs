@@ -336,7 +336,9 @@ fn modules_that_import_each_other_in_a_circle_are_named() {
             ("crates/context/src/b.rs", b),
             ("crates/context/src/c.rs", c),
         ],
-        &["crates/context/src/c.rs:3: the modules of `context` import each other in a circle: \
-           a -> b -> c -> a; move what they share into a module below both"],
+        &[
+            "crates/context/src/c.rs:3: the modules of `context` import each other in a circle: \
+           a -> b -> c -> a; move what they share into a module below both",
+        ],
     );
 }

@@ -36,6 +36,13 @@ use crate::error::Result;
 use crate::facts::{FACTS_VERSION, FileEntry, FileFacts, TreeFacts};
 use crate::graph::Graph;
 
+mod prior;
+pub use self::prior::prior;
+use self::prior::{KIND_WEIGHTS, kind_class, read_text, size_of};
+
+mod index;
+pub use self::index::{index_dir, sync_index};
+
 /// What a search keeps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Filter {
@@ -168,80 +175,6 @@ pub const W_NAMES: f32 = 2.0;
 pub const W_PATH_WORDS: f32 = 1.5;
 /// Files larger than this are indexed by path and names only.
 pub const MAX_TEXT_BYTES: u64 = 1 << 20;
-/// Files larger than this are huge (bundles, generated tables): the prior counts them less.
-const HUGE_BYTES: usize = 256 << 10;
-/// Code files smaller than this count for a little less (see [`prior`]).
-const SMALL_BYTES: usize = 5000;
-
-/// The folder of the index beside a store.
-pub fn index_dir(store: &Store) -> std::path::PathBuf {
-    store.dir().join("index")
-}
-
-/// A file's key in the index: what its document is derived from (its content, and the facts'
-/// version, whose names it holds).
-fn doc_key(f: &FileEntry) -> Key {
-    let mut h = blake3::Hasher::new();
-    h.update(b"retrieve-doc:v1\0");
-    h.update(FACTS_VERSION.as_bytes());
-    h.update(&f.content_hash.0);
-    *h.finalize().as_bytes()
-}
-
-/// The index in `dir`, brought in step with the tree `facts` describes: the files whose
-/// content changed since it was last brought in step are indexed again, in one commit.
-/// Returns the index and how many files were (re)indexed.
-pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextIndex, usize)> {
-    let mut index = TextIndex::open(dir)?;
-    // Borrowed paths: a no-op search compares 15k keys, and needs no copy of a path.
-    let tree: Vec<(&str, Key)> = facts
-        .files
-        .iter()
-        .map(|f| (f.path.as_str(), doc_key(f)))
-        .collect();
-    let changes = index.changes(&tree);
-    if changes.is_empty() {
-        return Ok((index, 0));
-    }
-    let added: Vec<&FileEntry> = changes.added.iter().map(|&i| &facts.files[i]).collect();
-    let added_facts = facts.facts_of(store, &added)?;
-    let docs: Vec<Doc> = changes
-        .added
-        .par_iter()
-        .zip(added_facts.par_iter())
-        .map(|(&i, ff)| file_doc(store, &facts.files[i], ff, tree[i].1))
-        .collect::<Result<_>>()?;
-    let n = docs.len();
-    index.update(&changes.removed, docs)?;
-    Ok((index, n))
-}
-
-/// A file's document: its path, its definitions' names (and [`def_token`]s) and its text
-/// (none for a symlink, a binary, a file over [`MAX_TEXT_BYTES`], or one that changed or
-/// vanished since the scan: the next rescan indexes it again).
-fn file_doc(store: &Store, f: &FileEntry, facts: &FileFacts, key: Key) -> Result<Doc> {
-    let mut names = String::new();
-    let mut defs: Vec<String> = Vec::new();
-    for s in &facts.symbols {
-        if matches!(s.kind, Kind::Heading | Kind::Key) {
-            continue;
-        }
-        if s.kind != Kind::Impl {
-            names.push_str(&s.name);
-            names.push(' ');
-        }
-        defs.push(def_token(kind_class(s.kind), &s.name));
-    }
-    defs.sort_unstable();
-    defs.dedup();
-    Ok(Doc {
-        path: f.path.clone(),
-        key,
-        names,
-        text: read_text(store, f)?.unwrap_or_default(),
-        defs,
-    })
-}
 
 /// A definition's token in the index (its `defs`): the class of its kind and its name as
 /// written, so that which files define a name, and as what, is read from the index.
@@ -682,151 +615,6 @@ fn has_kind_match(f: &FileFacts, k: Kind, words: &[(String, f32)]) -> bool {
             words.iter().any(|(w, _)| name.contains(w.as_str()))
         }
     })
-}
-
-fn size_of(store: &Store, f: &FileEntry) -> usize {
-    store
-        .node(&f.node_id)
-        .ok()
-        .flatten()
-        .map_or(0, |n| usize::try_from(n.size).unwrap_or(usize::MAX))
-}
-
-/// How much a file counts before the evidence for it: a file a fix is likely to touch is
-/// source code of the project itself. Tests, fixtures, docs, examples, benchmarks, vendored
-/// and generated files, files that are not code and huge files count for less.
-/// How much a definition of a name says a file is about it, by the class of its kind
-/// ([`kind_class`]): a type's or a function's more than a method's of the same name, a
-/// method's more than a variable's.
-const KIND_WEIGHTS: [f64; 4] = [1.0, 0.9, 0.6, 0.3];
-
-/// The class of a kind, an index into [`KIND_WEIGHTS`].
-fn kind_class(kind: Kind) -> usize {
-    match kind {
-        Kind::Struct
-        | Kind::Enum
-        | Kind::Union
-        | Kind::Type
-        | Kind::Trait
-        | Kind::Interface
-        | Kind::Class
-        | Kind::Module
-        | Kind::Namespace
-        | Kind::Macro => 0,
-        Kind::Function => 1,
-        Kind::Method => 2,
-        _ => 3,
-    }
-}
-
-pub fn prior(path: &str, language: Option<Language>, size: usize) -> f64 {
-    let lower = path.to_ascii_lowercase();
-    let mut folders: Vec<&str> = lower.split('/').collect();
-    let name = folders.pop().unwrap_or("");
-    let stem = name.split('.').next().unwrap_or(name);
-    let in_folder = |set: &[&str]| folders.iter().any(|d| set.contains(d));
-    let mut p: f64 = 1.0;
-    let test_name = stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("_tests")
-        || stem == "conftest"
-        || stem == "tests"
-        || name.contains(".test.")
-        || name.contains(".spec.")
-        || (name.ends_with(".java") && (stem.ends_with("test") || stem.ends_with("tests")));
-    if test_name
-        || in_folder(&[
-            "test",
-            "tests",
-            "testing",
-            "__tests__",
-            "spec",
-            "specs",
-            "e2e",
-            "testdata",
-            "test_data",
-            "fixtures",
-            "fixture",
-            "__snapshots__",
-            "snapshots",
-        ])
-    {
-        p = p.min(0.3);
-    }
-    if in_folder(&[
-        "doc",
-        "docs",
-        "documentation",
-        "example",
-        "examples",
-        "sample",
-        "samples",
-        "demo",
-        "demos",
-        "bench",
-        "benches",
-        "benchmarks",
-        "asv_bench",
-        "tutorial",
-        "tutorials",
-    ]) {
-        p = p.min(0.4);
-    }
-    if in_folder(&[
-        "vendor",
-        "vendored",
-        "_vendor",
-        "third_party",
-        "thirdparty",
-        "third-party",
-        "external",
-        "extern",
-        "node_modules",
-    ]) || name.ends_with(".min.js")
-        || stem.ends_with("_pb2")
-        || name.ends_with(".pb.go")
-        || name.ends_with(".lock")
-        || name == "package-lock.json"
-    {
-        p = p.min(0.3);
-    }
-    let code = language.is_some_and(|l| {
-        !matches!(
-            l,
-            Language::Markdown | Language::Json | Language::Toml | Language::Yaml
-        )
-    });
-    if !code {
-        p = p.min(0.5);
-    }
-    if size > HUGE_BYTES {
-        p = p.min(0.5);
-    }
-    // A small file is less often where a change lands than a file of substance (and BM25's
-    // length normalisation favours it): below SMALL_BYTES, code counts by a root of its size.
-    if code && size < SMALL_BYTES {
-        p *= (size.max(1) as f64 / SMALL_BYTES as f64).powf(0.2);
-    }
-    p
-}
-
-/// The text of a file as the store has it: none for a symlink, a binary (a NUL in its first
-/// 8 KiB), a file over [`MAX_TEXT_BYTES`], or one whose content changed or vanished since the
-/// scan. Only a damaged store is an error.
-fn read_text(store: &Store, f: &FileEntry) -> Result<Option<String>> {
-    let Some(node) = store.node(&f.node_id)? else {
-        return Ok(None);
-    };
-    if node.kind != NodeKind::File || node.size > MAX_TEXT_BYTES {
-        return Ok(None);
-    }
-    let Ok(bytes) = store.read_content(&node) else {
-        return Ok(None);
-    };
-    if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Ok(None);
-    }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// A file's definitions that best match the query, and the query words its text holds (the

@@ -1,0 +1,73 @@
+//! The full-text index beside a store: where it lives, and keeping it in step with the tree's
+//! files ([`sync_index`]).
+use super::*;
+
+/// The folder of the index beside a store.
+pub fn index_dir(store: &Store) -> std::path::PathBuf {
+    store.dir().join("index")
+}
+
+/// A file's key in the index: what its document is derived from (its content, and the facts'
+/// version, whose names it holds).
+fn doc_key(f: &FileEntry) -> Key {
+    let mut h = blake3::Hasher::new();
+    h.update(b"retrieve-doc:v1\0");
+    h.update(FACTS_VERSION.as_bytes());
+    h.update(&f.content_hash.0);
+    *h.finalize().as_bytes()
+}
+
+/// The index in `dir`, brought in step with the tree `facts` describes: the files whose
+/// content changed since it was last brought in step are indexed again, in one commit.
+/// Returns the index and how many files were (re)indexed.
+pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextIndex, usize)> {
+    let mut index = TextIndex::open(dir)?;
+    // Borrowed paths: a no-op search compares 15k keys, and needs no copy of a path.
+    let tree: Vec<(&str, Key)> = facts
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), doc_key(f)))
+        .collect();
+    let changes = index.changes(&tree);
+    if changes.is_empty() {
+        return Ok((index, 0));
+    }
+    let added: Vec<&FileEntry> = changes.added.iter().map(|&i| &facts.files[i]).collect();
+    let added_facts = facts.facts_of(store, &added)?;
+    let docs: Vec<Doc> = changes
+        .added
+        .par_iter()
+        .zip(added_facts.par_iter())
+        .map(|(&i, ff)| file_doc(store, &facts.files[i], ff, tree[i].1))
+        .collect::<Result<_>>()?;
+    let n = docs.len();
+    index.update(&changes.removed, docs)?;
+    Ok((index, n))
+}
+
+/// A file's document: its path, its definitions' names (and [`def_token`]s) and its text
+/// (none for a symlink, a binary, a file over [`MAX_TEXT_BYTES`], or one that changed or
+/// vanished since the scan: the next rescan indexes it again).
+fn file_doc(store: &Store, f: &FileEntry, facts: &FileFacts, key: Key) -> Result<Doc> {
+    let mut names = String::new();
+    let mut defs: Vec<String> = Vec::new();
+    for s in &facts.symbols {
+        if matches!(s.kind, Kind::Heading | Kind::Key) {
+            continue;
+        }
+        if s.kind != Kind::Impl {
+            names.push_str(&s.name);
+            names.push(' ');
+        }
+        defs.push(def_token(kind_class(s.kind), &s.name));
+    }
+    defs.sort_unstable();
+    defs.dedup();
+    Ok(Doc {
+        path: f.path.clone(),
+        key,
+        names,
+        text: read_text(store, f)?.unwrap_or_default(),
+        defs,
+    })
+}

@@ -1,0 +1,153 @@
+//! How much a file counts before the evidence for it ([`prior`]), how much a definition's kind
+//! says, and a file's text as search reads it.
+use super::*;
+
+/// Files larger than this are huge (bundles, generated tables): the prior counts them less.
+const HUGE_BYTES: usize = 256 << 10;
+/// Code files smaller than this count for a little less (see [`prior`]).
+const SMALL_BYTES: usize = 5000;
+
+pub(super) fn size_of(store: &Store, f: &FileEntry) -> usize {
+    store
+        .node(&f.node_id)
+        .ok()
+        .flatten()
+        .map_or(0, |n| usize::try_from(n.size).unwrap_or(usize::MAX))
+}
+
+/// How much a definition of a name says a file is about it, by the class of its kind
+/// ([`kind_class`]): a type's or a function's more than a method's of the same name, a
+/// method's more than a variable's.
+pub(super) const KIND_WEIGHTS: [f64; 4] = [1.0, 0.9, 0.6, 0.3];
+
+/// The class of a kind, an index into [`KIND_WEIGHTS`].
+pub(super) fn kind_class(kind: Kind) -> usize {
+    match kind {
+        Kind::Struct
+        | Kind::Enum
+        | Kind::Union
+        | Kind::Type
+        | Kind::Trait
+        | Kind::Interface
+        | Kind::Class
+        | Kind::Module
+        | Kind::Namespace
+        | Kind::Macro => 0,
+        Kind::Function => 1,
+        Kind::Method => 2,
+        _ => 3,
+    }
+}
+
+/// How much a file counts before the evidence for it: a file a fix is likely to touch is
+/// source code of the project itself. Tests, fixtures, docs, examples, benchmarks, vendored
+/// and generated files, files that are not code and huge files count for less.
+pub fn prior(path: &str, language: Option<Language>, size: usize) -> f64 {
+    let lower = path.to_ascii_lowercase();
+    let mut folders: Vec<&str> = lower.split('/').collect();
+    let name = folders.pop().unwrap_or("");
+    let stem = name.split('.').next().unwrap_or(name);
+    let in_folder = |set: &[&str]| folders.iter().any(|d| set.contains(d));
+    let mut p: f64 = 1.0;
+    let test_name = stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || stem == "conftest"
+        || stem == "tests"
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || (name.ends_with(".java") && (stem.ends_with("test") || stem.ends_with("tests")));
+    if test_name
+        || in_folder(&[
+            "test",
+            "tests",
+            "testing",
+            "__tests__",
+            "spec",
+            "specs",
+            "e2e",
+            "testdata",
+            "test_data",
+            "fixtures",
+            "fixture",
+            "__snapshots__",
+            "snapshots",
+        ])
+    {
+        p = p.min(0.3);
+    }
+    if in_folder(&[
+        "doc",
+        "docs",
+        "documentation",
+        "example",
+        "examples",
+        "sample",
+        "samples",
+        "demo",
+        "demos",
+        "bench",
+        "benches",
+        "benchmarks",
+        "asv_bench",
+        "tutorial",
+        "tutorials",
+    ]) {
+        p = p.min(0.4);
+    }
+    if in_folder(&[
+        "vendor",
+        "vendored",
+        "_vendor",
+        "third_party",
+        "thirdparty",
+        "third-party",
+        "external",
+        "extern",
+        "node_modules",
+    ]) || name.ends_with(".min.js")
+        || stem.ends_with("_pb2")
+        || name.ends_with(".pb.go")
+        || name.ends_with(".lock")
+        || name == "package-lock.json"
+    {
+        p = p.min(0.3);
+    }
+    let code = language.is_some_and(|l| {
+        !matches!(
+            l,
+            Language::Markdown | Language::Json | Language::Toml | Language::Yaml
+        )
+    });
+    if !code {
+        p = p.min(0.5);
+    }
+    if size > HUGE_BYTES {
+        p = p.min(0.5);
+    }
+    // A small file is less often where a change lands than a file of substance (and BM25's
+    // length normalisation favours it): below SMALL_BYTES, code counts by a root of its size.
+    if code && size < SMALL_BYTES {
+        p *= (size.max(1) as f64 / SMALL_BYTES as f64).powf(0.2);
+    }
+    p
+}
+
+/// The text of a file as the store has it: none for a symlink, a binary (a NUL in its first
+/// 8 KiB), a file over [`MAX_TEXT_BYTES`], or one whose content changed or vanished since the
+/// scan. Only a damaged store is an error.
+pub(super) fn read_text(store: &Store, f: &FileEntry) -> Result<Option<String>> {
+    let Some(node) = store.node(&f.node_id)? else {
+        return Ok(None);
+    };
+    if node.kind != NodeKind::File || node.size > MAX_TEXT_BYTES {
+        return Ok(None);
+    }
+    let Ok(bytes) = store.read_content(&node) else {
+        return Ok(None);
+    };
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Ok(None);
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}

@@ -1,0 +1,570 @@
+//! The outline's walk, language by language: which nodes of each grammar are items, and how
+//! their names, signatures and members are read.
+use super::*;
+
+impl<'s> Walk<'s> {
+    pub(super) fn rust(
+        &self,
+        n: Node<'_>,
+        anchor: Node<'_>,
+        scope: Scope,
+        depth: usize,
+        out: &mut Vec<Symbol>,
+    ) {
+        let body = n.child_by_field_name("body");
+        let function = if scope == Scope::Type {
+            Kind::Method
+        } else {
+            Kind::Function
+        };
+        let kind = match n.kind() {
+            "function_item" | "function_signature_item" => function,
+            "struct_item" => Kind::Struct,
+            "union_item" => Kind::Union,
+            "enum_item" => Kind::Enum,
+            "type_item" | "associated_type" => Kind::Type,
+            "const_item" => Kind::Constant,
+            "static_item" => Kind::Variable,
+            "macro_definition" => Kind::Macro,
+            "trait_item" => {
+                if let Some(name) = n.child_by_field_name("name") {
+                    let sym =
+                        self.symbol(Kind::Trait, n, self.text(name), Some(name), body, anchor);
+                    out.push(self.container(sym, body, Scope::Type, depth));
+                }
+                return;
+            }
+            "mod_item" => {
+                if let Some(name) = n.child_by_field_name("name") {
+                    let sym =
+                        self.symbol(Kind::Module, n, self.text(name), Some(name), body, anchor);
+                    out.push(self.container(sym, body, Scope::Top, depth));
+                }
+                return;
+            }
+            "impl_item" => {
+                let ty = self.field_text(n, "type").unwrap_or("");
+                let name = ty.split('<').next().unwrap_or(ty).trim();
+                let sym = self.symbol(Kind::Impl, n, name, None, body, anchor);
+                out.push(self.container(sym, body, Scope::Type, depth));
+                return;
+            }
+            "foreign_mod_item" => {
+                if let Some(b) = body {
+                    self.items(b, scope, depth + 1, out);
+                }
+                return;
+            }
+            _ => return,
+        };
+        self.named(kind, n, anchor, out);
+    }
+
+    pub(super) fn python(
+        &self,
+        n: Node<'_>,
+        anchor: Node<'_>,
+        scope: Scope,
+        depth: usize,
+        out: &mut Vec<Symbol>,
+    ) {
+        match n.kind() {
+            "function_definition" => {
+                let kind = if scope == Scope::Type {
+                    Kind::Method
+                } else {
+                    Kind::Function
+                };
+                self.named(kind, n, anchor, out);
+            }
+            "class_definition" => {
+                self.named_with_members(Kind::Class, n, anchor, Scope::Type, depth, out);
+            }
+            "decorated_definition" => {
+                if let Some(def) = n.child_by_field_name("definition") {
+                    self.python(def, anchor, scope, depth, out);
+                }
+            }
+            "expression_statement" => {
+                let Some(a) = n.named_child(0).filter(|a| a.kind() == "assignment") else {
+                    return;
+                };
+                let Some(left) = a.child_by_field_name("left") else {
+                    return;
+                };
+                let mut names = Vec::new();
+                identifiers(left, &mut names);
+                for name in names {
+                    let text = self.text(name);
+                    let kind = if scope == Scope::Type {
+                        Kind::Field
+                    } else if is_upper(text) {
+                        Kind::Constant
+                    } else {
+                        Kind::Variable
+                    };
+                    out.push(self.symbol(kind, a, text, Some(name), None, anchor));
+                }
+            }
+            "type_alias_statement" => {
+                if let Some(name) = n.named_child(0) {
+                    out.push(self.symbol(Kind::Type, n, self.text(name), Some(name), None, anchor));
+                }
+            }
+            "if_statement" | "try_statement" | "with_statement" | "elif_clause" | "else_clause"
+            | "except_clause" | "finally_clause" | "block" => {
+                let mut cursor = n.walk();
+                for c in n.named_children(&mut cursor) {
+                    self.python(c, c, scope, depth + 1, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn script(
+        &self,
+        n: Node<'_>,
+        anchor: Node<'_>,
+        depth: usize,
+        out: &mut Vec<Symbol>,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let kind = match n.kind() {
+            "function_declaration" | "generator_function_declaration" | "function_signature" => {
+                Kind::Function
+            }
+            "method_definition" | "method_signature" | "abstract_method_signature" => Kind::Method,
+            "public_field_definition" | "field_definition" | "property_signature" => Kind::Field,
+            "type_alias_declaration" => Kind::Type,
+            "enum_declaration" => Kind::Enum,
+            "class_declaration"
+            | "abstract_class_declaration"
+            | "class"
+            | "interface_declaration" => {
+                let kind = if n.kind() == "interface_declaration" {
+                    Kind::Interface
+                } else {
+                    Kind::Class
+                };
+                self.named_with_members(kind, n, anchor, Scope::Type, depth, out);
+                return;
+            }
+            "internal_module" | "module" => {
+                self.named_with_members(Kind::Namespace, n, anchor, Scope::Top, depth, out);
+                return;
+            }
+            "export_statement" => {
+                if let Some(d) = n.child_by_field_name("declaration") {
+                    self.script(d, anchor, depth + 1, out);
+                }
+                return;
+            }
+            // An immediately invoked function (`((module) => { ... })(...)`, `(function () {
+            // ... })()`): a bundle's or a UMD file's module scope, whose definitions are the
+            // file's own.
+            "call_expression" => {
+                let callee = n
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "parenthesized_expression")
+                    .and_then(|f| f.named_child(0))
+                    .filter(|f| {
+                        matches!(
+                            f.kind(),
+                            "arrow_function" | "function_expression" | "function"
+                        )
+                    });
+                if let Some(body) = callee
+                    .and_then(|f| f.child_by_field_name("body"))
+                    .filter(|b| b.kind() == "statement_block")
+                {
+                    self.script(body, anchor, depth + 1, out);
+                }
+                return;
+            }
+            "ambient_declaration" | "expression_statement" | "statement_block" => {
+                let mut cursor = n.walk();
+                for c in n.named_children(&mut cursor) {
+                    let inner_anchor = if n.kind() == "statement_block" {
+                        c
+                    } else {
+                        anchor
+                    };
+                    self.script(c, inner_anchor, depth + 1, out);
+                }
+                return;
+            }
+            "lexical_declaration" | "variable_declaration" => {
+                let constant = self.text(n).starts_with("const");
+                let mut cursor = n.walk();
+                for d in n.named_children(&mut cursor) {
+                    let Some(name) = d.child_by_field_name("name") else {
+                        continue;
+                    };
+                    let mut names = Vec::new();
+                    identifiers(name, &mut names);
+                    let value = d.child_by_field_name("value").map(|v| v.kind());
+                    let kind = match value {
+                        Some(
+                            "arrow_function"
+                            | "function_expression"
+                            | "function"
+                            | "generator_function",
+                        ) => Kind::Function,
+                        Some("class") => Kind::Class,
+                        _ if constant => Kind::Constant,
+                        _ => Kind::Variable,
+                    };
+                    for name in names {
+                        let sig = if names_count(d) == 1 { n } else { d };
+                        out.push(self.symbol(kind, sig, self.text(name), Some(name), None, anchor));
+                    }
+                }
+                return;
+            }
+            _ => return,
+        };
+        self.named(kind, n, anchor, out);
+    }
+
+    pub(super) fn go(&self, n: Node<'_>, anchor: Node<'_>, out: &mut Vec<Symbol>) {
+        match n.kind() {
+            "package_clause" => {
+                if let Some(name) = n.named_child(0) {
+                    // Its comment is the file's doc, shown once above.
+                    let mut sym =
+                        self.symbol(Kind::Package, n, self.text(name), Some(name), None, anchor);
+                    sym.doc = None;
+                    out.push(sym);
+                }
+            }
+            "function_declaration" => {
+                self.named(Kind::Function, n, anchor, out);
+            }
+            "method_declaration" => {
+                self.named(Kind::Method, n, anchor, out);
+            }
+            "type_declaration" | "const_declaration" | "var_declaration" | "var_spec_list" => {
+                let mut cursor = n.walk();
+                let specs: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
+                let single = specs.len() == 1 && n.kind() != "var_spec_list";
+                for spec in specs {
+                    // A lone spec reads best with its keyword (`type Store struct`); one of a
+                    // group with its own line.
+                    let (sig, anchor) = if single { (n, anchor) } else { (spec, spec) };
+                    let kind = match spec.kind() {
+                        "type_spec" | "type_alias" => {
+                            match spec.child_by_field_name("type").map(|t| t.kind()) {
+                                Some("struct_type") => Kind::Struct,
+                                Some("interface_type") => Kind::Interface,
+                                _ => Kind::Type,
+                            }
+                        }
+                        "const_spec" => Kind::Constant,
+                        "var_spec" => Kind::Variable,
+                        "var_spec_list" => {
+                            self.go(spec, spec, out);
+                            continue;
+                        }
+                        _ => continue,
+                    };
+                    let mut c = spec.walk();
+                    for name in spec.children_by_field_name("name", &mut c) {
+                        if name.kind() == "," {
+                            continue;
+                        }
+                        out.push(self.symbol(kind, sig, self.text(name), Some(name), None, anchor));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn java(
+        &self,
+        n: Node<'_>,
+        anchor: Node<'_>,
+        scope: Scope,
+        depth: usize,
+        out: &mut Vec<Symbol>,
+    ) {
+        let kind = match n.kind() {
+            "package_declaration" => {
+                if let Some(name) = n.named_child(0) {
+                    out.push(self.symbol(
+                        Kind::Package,
+                        n,
+                        self.text(name),
+                        Some(name),
+                        None,
+                        anchor,
+                    ));
+                }
+                return;
+            }
+            "class_declaration"
+            | "record_declaration"
+            | "enum_declaration"
+            | "interface_declaration"
+            | "annotation_type_declaration" => {
+                let kind = match n.kind() {
+                    "enum_declaration" => Kind::Enum,
+                    "interface_declaration" | "annotation_type_declaration" => Kind::Interface,
+                    _ => Kind::Class,
+                };
+                self.named_with_members(kind, n, anchor, Scope::Type, depth, out);
+                return;
+            }
+            "enum_body_declarations" => {
+                self.items(n, scope, depth + 1, out);
+                return;
+            }
+            "method_declaration"
+            | "constructor_declaration"
+            | "compact_constructor_declaration"
+            | "annotation_type_element_declaration" => Kind::Method,
+            "field_declaration" | "constant_declaration" => {
+                let modifiers = n
+                    .named_child(0)
+                    .filter(|m| m.kind() == "modifiers")
+                    .map_or("", |m| self.text(m));
+                let constant = n.kind() == "constant_declaration"
+                    || (modifiers.contains("static") && modifiers.contains("final"));
+                let kind = if constant {
+                    Kind::Constant
+                } else {
+                    Kind::Field
+                };
+                let mut cursor = n.walk();
+                for d in n.children_by_field_name("declarator", &mut cursor) {
+                    if let Some(name) = d.child_by_field_name("name") {
+                        out.push(self.symbol(kind, n, self.text(name), Some(name), None, anchor));
+                    }
+                }
+                return;
+            }
+            _ => return,
+        };
+        self.named(kind, n, anchor, out);
+    }
+
+    pub(super) fn c(
+        &self,
+        n: Node<'_>,
+        anchor: Node<'_>,
+        scope: Scope,
+        depth: usize,
+        out: &mut Vec<Symbol>,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let function = if scope == Scope::Type {
+            Kind::Method
+        } else {
+            Kind::Function
+        };
+        match n.kind() {
+            "preproc_def" | "preproc_function_def" => {
+                // One entry per macro: the branches of an `#if` define it again. An include
+                // guard (`#define FMT_FORMAT_H_`, no value) defines nothing to look for.
+                let name = self.field_text(n, "name").unwrap_or_default();
+                let guard = n.kind() == "preproc_def"
+                    && n.child_by_field_name("value").is_none()
+                    && ["_H", "_H_", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_"]
+                        .iter()
+                        .any(|s| name.ends_with(s));
+                let again = out.iter().any(|s| s.kind == Kind::Macro && s.name == name);
+                if !guard && !again {
+                    self.named(Kind::Macro, n, anchor, out);
+                }
+            }
+            // An ERROR node holds what parsed around what did not: a header whose macros the
+            // grammar cannot follow (fmt's `FMT_BEGIN_NAMESPACE`) can be one ERROR from its
+            // first declaration to its last, with every definition inside.
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
+            | "preproc_elifdef" | "declaration_list" | "ERROR" => {
+                let mut cursor = n.walk();
+                for c in n.named_children(&mut cursor) {
+                    self.c(c, c, scope, depth + 1, out);
+                }
+            }
+            "linkage_specification" => {
+                if let Some(b) = n.child_by_field_name("body") {
+                    self.c(
+                        b,
+                        if b.kind() == "declaration_list" {
+                            b
+                        } else {
+                            anchor
+                        },
+                        scope,
+                        depth + 1,
+                        out,
+                    );
+                }
+            }
+            "template_declaration" => {
+                let mut cursor = n.walk();
+                for c in n.named_children(&mut cursor) {
+                    if c.kind() != "template_parameter_list" {
+                        self.c(c, anchor, scope, depth + 1, out);
+                    }
+                }
+            }
+            "namespace_definition" => {
+                let name = n.child_by_field_name("name");
+                let text = name.map_or("(anonymous)", |x| self.text(x));
+                let body = n.child_by_field_name("body");
+                let sym = self.symbol(Kind::Namespace, n, text, name, body, anchor);
+                out.push(self.container(sym, body, Scope::Top, depth));
+            }
+            "struct_specifier" | "union_specifier" | "enum_specifier" | "class_specifier" => {
+                self.tagged(n, anchor, depth, out);
+            }
+            "function_definition" => {
+                if let Some(name) = n
+                    .child_by_field_name("declarator")
+                    .and_then(declarator_name)
+                {
+                    let body = n.child_by_field_name("body");
+                    out.push(self.symbol(function, n, self.text(name), Some(name), body, anchor));
+                }
+            }
+            "declaration" | "field_declaration" | "type_definition" => {
+                if let Some(t) = n.child_by_field_name("type") {
+                    self.tagged(t, anchor, depth, out);
+                }
+                let mut cursor = n.walk();
+                for d in n.children_by_field_name("declarator", &mut cursor) {
+                    let Some(name) = declarator_name(d) else {
+                        continue;
+                    };
+                    let kind = if n.kind() == "type_definition" {
+                        Kind::Type
+                    } else if is_function_declarator(d) {
+                        function
+                    } else if n.kind() == "field_declaration" {
+                        // Data members are the class's business; its methods are its interface.
+                        continue;
+                    } else {
+                        Kind::Variable
+                    };
+                    out.push(self.symbol(kind, n, self.text(name), Some(name), None, anchor));
+                }
+            }
+            "alias_declaration" => {
+                self.named(Kind::Type, n, anchor, out);
+            }
+            "concept_definition" => {
+                self.named(Kind::Type, n, anchor, out);
+            }
+            _ => {}
+        }
+    }
+
+    /// A struct, union, enum or class specifier that has a name and a body: a definition.
+    pub(super) fn tagged(
+        &self,
+        n: Node<'_>,
+        anchor: Node<'_>,
+        depth: usize,
+        out: &mut Vec<Symbol>,
+    ) {
+        let kind = match n.kind() {
+            "struct_specifier" => Kind::Struct,
+            "union_specifier" => Kind::Union,
+            "enum_specifier" => Kind::Enum,
+            "class_specifier" => Kind::Class,
+            _ => return,
+        };
+        let (Some(name), Some(body)) =
+            (n.child_by_field_name("name"), n.child_by_field_name("body"))
+        else {
+            return;
+        };
+        let sym = self.symbol(kind, n, self.text(name), Some(name), Some(body), anchor);
+        let members = self.lang == Language::Cpp && kind != Kind::Enum;
+        out.push(if members {
+            self.container(sym, Some(body), Scope::Type, depth)
+        } else {
+            sym
+        });
+    }
+}
+
+fn is_upper(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase()) && !name.chars().any(|c| c.is_ascii_lowercase())
+}
+/// The identifiers a pattern binds (`a`, `a, b`, `[a, b]`, `{ a, b: c }`).
+fn identifiers<'t>(n: Node<'t>, out: &mut Vec<Node<'t>>) {
+    match n.kind() {
+        "identifier" | "shorthand_property_identifier_pattern" => out.push(n),
+        "pattern_list" | "tuple_pattern" | "list_pattern" | "array_pattern" | "object_pattern"
+        | "pair_pattern" | "assignment_pattern" | "rest_pattern" => {
+            let mut cursor = n.walk();
+            let children: Vec<Node<'t>> = if n.kind() == "pair_pattern" {
+                n.child_by_field_name("value").into_iter().collect()
+            } else if n.kind() == "assignment_pattern" {
+                n.child_by_field_name("left").into_iter().collect()
+            } else {
+                n.named_children(&mut cursor).collect()
+            };
+            for c in children {
+                identifiers(c, out);
+            }
+        }
+        _ => {}
+    }
+}
+/// How many names a JavaScript declarator binds.
+fn names_count(declarator: Node<'_>) -> usize {
+    let mut names = Vec::new();
+    if let Some(n) = declarator.child_by_field_name("name") {
+        identifiers(n, &mut names);
+    }
+    names.len()
+}
+/// The name a C or C++ declarator declares, through pointers, arrays, parentheses and
+/// function parameter lists.
+fn declarator_name(mut d: Node<'_>) -> Option<Node<'_>> {
+    for _ in 0..MAX_DEPTH {
+        match d.kind() {
+            "identifier"
+            | "field_identifier"
+            | "type_identifier"
+            | "qualified_identifier"
+            | "destructor_name"
+            | "operator_name"
+            | "primitive_type" => return Some(d),
+            _ => {
+                d = d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child(0))?;
+            }
+        }
+    }
+    None
+}
+/// Whether a declarator declares a function (a prototype), not a variable.
+fn is_function_declarator(mut d: Node<'_>) -> bool {
+    for _ in 0..MAX_DEPTH {
+        match d.kind() {
+            "function_declarator" => return true,
+            "pointer_declarator" | "reference_declarator" | "attributed_declarator" => {
+                match d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child(0))
+                {
+                    Some(inner) => d = inner,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+    false
+}
