@@ -586,6 +586,19 @@ pub(crate) async fn exchange(
     transport.read_body(response, url, started).await
 }
 
+/// [`exchange`] with a JSON body, or none.
+pub(crate) async fn exchange_json(
+    transport: &Transport,
+    method: reqwest::Method,
+    url: &str,
+    headers: HeaderMap,
+    body: Option<serde_json::Value>,
+    classify: Classify,
+) -> Result<Bytes> {
+    let body = body.map_or_else(Bytes::new, |body| Bytes::from(body.to_string()));
+    exchange(transport, method, url, headers, body, classify).await
+}
+
 /// `body` as JSON, or an error saying what it should have been.
 pub(crate) fn json_body(
     provider: &'static str,

@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -18,7 +17,7 @@ use crate::batch::{
     check_items, count, jsonl, string_field,
 };
 use crate::error::{Error, Result};
-use crate::http::{exchange, json_body};
+use crate::http::{exchange_json, json_body};
 
 const PROVIDER: &str = "anthropic";
 
@@ -27,9 +26,13 @@ impl AnthropicClient {
         format!("{}/batches{rest}", self.url)
     }
 
-    async fn batch_call(&self, method: Method, url: &str, body: Option<Value>) -> Result<Bytes> {
-        let body = body.map_or_else(Bytes::new, |body| Bytes::from(body.to_string()));
-        exchange(
+    async fn batch_object(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<Value>,
+    ) -> Result<BatchStatus> {
+        let body = exchange_json(
             &self.transport,
             method,
             url,
@@ -37,16 +40,7 @@ impl AnthropicClient {
             body,
             classify,
         )
-        .await
-    }
-
-    async fn batch_object(
-        &self,
-        method: Method,
-        url: &str,
-        body: Option<Value>,
-    ) -> Result<BatchStatus> {
-        let body = self.batch_call(method, url, body).await?;
+        .await?;
         status_of(&json_body(PROVIDER, &body, "the message batch")?)
     }
 }
@@ -78,7 +72,15 @@ impl BatchApi for AnthropicClient {
     fn results<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<BatchResult>>> {
         Box::pin(async move {
             let url = self.batches_url(&format!("/{id}/results"));
-            let body = self.batch_call(Method::GET, &url, None).await?;
+            let body = exchange_json(
+                &self.transport,
+                Method::GET,
+                &url,
+                self.headers.clone(),
+                None,
+                classify,
+            )
+            .await?;
             jsonl(PROVIDER, &body)?.iter().map(result_of).collect()
         })
     }

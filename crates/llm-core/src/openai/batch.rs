@@ -15,7 +15,7 @@ use crate::batch::{
     check_items, count, jsonl, string_field,
 };
 use crate::error::{Error, Result};
-use crate::http::{exchange, json_body};
+use crate::http::{exchange, exchange_json, json_body};
 
 /// The endpoint every call of our batches goes to.
 const ENDPOINT: &str = "/v1/chat/completions";
@@ -30,9 +30,13 @@ impl OpenAiClient {
         format!("{base}/{rest}")
     }
 
-    async fn call(&self, method: Method, url: &str, body: Option<Value>) -> Result<Bytes> {
-        let body = body.map_or_else(Bytes::new, |body| Bytes::from(body.to_string()));
-        exchange(
+    async fn batch_object(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<Value>,
+    ) -> Result<(BatchStatus, Value)> {
+        let body = exchange_json(
             &self.transport,
             method,
             url,
@@ -40,16 +44,7 @@ impl OpenAiClient {
             body,
             classify,
         )
-        .await
-    }
-
-    async fn batch_object(
-        &self,
-        method: Method,
-        url: &str,
-        body: Option<Value>,
-    ) -> Result<(BatchStatus, Value)> {
-        let body = self.call(method, url, body).await?;
+        .await?;
         let batch = json_body(self.name, &body, "the batch")?;
         Ok((status_of(self.name, &batch)?, batch))
     }
@@ -98,7 +93,15 @@ impl OpenAiClient {
     /// The lines of the file `id`.
     async fn file_lines(&self, id: &str) -> Result<Vec<Value>> {
         let url = self.api_url(&format!("files/{id}/content"));
-        let body = self.call(Method::GET, &url, None).await?;
+        let body = exchange_json(
+            &self.transport,
+            Method::GET,
+            &url,
+            self.headers.clone(),
+            None,
+            classify,
+        )
+        .await?;
         jsonl(self.name, &body)
     }
 }

@@ -8,7 +8,9 @@ use llm_core::{
 };
 use serde_json::{Value, json};
 
-use super::wire::{Field, Sse, events_before_interruption, retry_after, string_list};
+use super::wire::{
+    Field, Sse, events_before_interruption, holds_tool_results, retry_after, string_list, text_of,
+};
 use crate::reply::{Answer, Failure, byte_pieces, word_pieces};
 
 /// What a request asks of the answer besides its content.
@@ -163,26 +165,6 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> 
             .unwrap_or(false),
     };
     Ok((request, options))
-}
-
-fn holds_tool_results(message: &Message) -> bool {
-    message
-        .content
-        .iter()
-        .any(|block| matches!(block, ContentBlock::ToolResult { .. }))
-}
-
-/// Text content: a string, or the text of a list of parts.
-fn text_of(field: &Field<'_>) -> Result<String, String> {
-    match field.value {
-        Value::String(text) => Ok(text.clone()),
-        _ => Ok(field
-            .array()?
-            .into_iter()
-            .filter_map(|part| part.optional("text").map(|text| text.string()))
-            .collect::<Result<Vec<_>, _>>()?
-            .join("\n")),
-    }
 }
 
 fn user_content(field: &Field<'_>) -> Result<Vec<ContentBlock>, String> {

@@ -15,7 +15,7 @@ use llm_core::{
 use serde_json::{Value, json};
 
 use super::openai::{Options, arguments, error_body};
-use super::wire::{Field, Sse};
+use super::wire::{Field, Sse, holds_tool_results, text_of};
 use crate::reply::{Answer, byte_pieces, half_way, word_pieces};
 
 /// Reads a Responses API body. Instructions and system or developer messages become the
@@ -210,26 +210,6 @@ fn read_item(
         }),
     }
     Ok(())
-}
-
-fn holds_tool_results(message: &Message) -> bool {
-    message
-        .content
-        .iter()
-        .any(|block| matches!(block, ContentBlock::ToolResult { .. }))
-}
-
-/// Text content: a string, or the text of a list of parts.
-fn text_of(field: &Field<'_>) -> Result<String, String> {
-    match field.value {
-        Value::String(text) => Ok(text.clone()),
-        _ => Ok(field
-            .array()?
-            .into_iter()
-            .filter_map(|part| part.optional("text").map(|text| text.string()))
-            .collect::<Result<Vec<_>, _>>()?
-            .join("\n")),
-    }
 }
 
 fn user_content(field: &Field<'_>) -> Result<Vec<ContentBlock>, String> {

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use llm_core::{ContentBlock, Message};
 use serde_json::Value;
 
 use crate::reply::half_way;
@@ -176,4 +177,25 @@ pub(crate) fn retry_after(after: Duration) -> Vec<(String, String)> {
         headers.push(("retry-after-ms".to_owned(), millis.to_string()));
     }
     headers
+}
+
+/// Whether a user message holds tool results (a later tool result or text joins it).
+pub(crate) fn holds_tool_results(message: &Message) -> bool {
+    message
+        .content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::ToolResult { .. }))
+}
+
+/// Text content: a string, or the text of a list of parts.
+pub(crate) fn text_of(field: &Field<'_>) -> Result<String, String> {
+    match field.value {
+        Value::String(text) => Ok(text.clone()),
+        _ => Ok(field
+            .array()?
+            .into_iter()
+            .filter_map(|part| part.optional("text").map(|text| text.string()))
+            .collect::<Result<Vec<_>, _>>()?
+            .join("\n")),
+    }
 }
