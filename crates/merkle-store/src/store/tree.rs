@@ -1,5 +1,36 @@
 //! The tree room: scanning the workspace (walk, plan, apply), the stat cache and its racy
 //! rule, the path-keyed tree table, and status.
+//!
+//! **A scan is one transaction**, and writes scale with what changed: a path-keyed `tree` table
+//! holds the last scan's entry per path (node, stat); unchanged files are not re-hashed (stat
+//! cache with a stricter-than-git racy rule: the stamp is the scan's start), unchanged
+//! directories are not recomputed, and only changed entries and new node records are written. A
+//! folder is not even read when its stat (mtime, ctime, inode, taken before the last scan read
+//! it and older than that scan's start) is unchanged, every `.gitignore` above it and in it is
+//! the same unchanged file of the tree and the ignore rules from outside the tree (the
+//! `.gitignore`s above the root, `.git/info/exclude`, `core.excludesFile`, found where git
+//! finds it without the `ignore` crate's regex) have the same content (a blake3 fingerprint in
+//! `meta`): git's untracked cache. Its entries are then the tree's, each stat'ed by name
+//! relative to the open folder (an `O_PATH` handle); no ignore rule is compiled or matched. A
+//! `.gitignore` that ignores itself is no file of the tree, so the folders below it are always
+//! read, and a forced scan reads every folder. A folder vouches for nothing when its listing
+//! had a warning or lost a leaf that could not be hashed (it would never be looked for again),
+//! when its times are whole milliseconds and not two seconds older than the scan (a coarse file
+//! system's clock is not the stamp's), and off Unix (no ctime, no inode). A scan that finds a
+//! folder's stat able to vouch where the recorded one is not (changed by an ignored file)
+//! writes it. A scan is planned first (`Store::plan_scan`, which writes nothing and works on a
+//! read-only handle) and committed second (`Store::apply_scan`, which scans again if the tree
+//! moved in between): the CLI opens the store for writing only when the plan has something to
+//! write, so a no-op scan costs what `status` costs (with redb a writable open and close are
+//! durable commits of their own). When the walk met exactly the last scan's paths, only re-
+//! hashed leaves and the folders above a changed node are recomputed (a folder's children from
+//! its node record), never a map of every path; batches are committed in key order. A whole-
+//! tree build (a cold scan, or paths added or removed) finds each folder's children by index
+//! into the walk and builds a depth of folders at a time on the pool; redb writes a big batch's
+//! tables on a thread each (one transaction, a B-tree per table), and loads an empty table
+//! given only new keys in order (a cold scan's) through a cursor at its end, which packs whole
+//! leaves instead of descending the B-tree per key. Files under 1 MiB are read in pieces into a
+//! worker's buffer rather than memory-mapped (unmapping flushes the other cores' TLBs).
 use super::build::{Built, build_tree, dir_entry, leaf_entry};
 use super::*;
 
