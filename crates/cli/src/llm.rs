@@ -311,8 +311,8 @@ impl ModelArgs {
 #[derive(Subcommand, Debug)]
 pub(crate) enum SimCommand {
     /// Serve the Anthropic Messages, OpenAI chat completions and Responses APIs on 127.0.0.1,
-    /// answering from a script, a recording or a pattern file; prints the URL, serves until
-    /// Ctrl-C
+    /// with their batch APIs (Message Batches; files and batches), answering from a script, a
+    /// recording or a pattern file; prints the URL, serves until Ctrl-C
     Serve(ServeArgs),
 }
 
