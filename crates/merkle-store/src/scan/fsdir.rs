@@ -3,6 +3,10 @@
 //! the kernel resolves one name per call instead of a whole path from `/` (on a tree of small
 //! files, path lookups were a tenth of a cold scan). On Unix through rustix's system calls
 //! (std cannot open or stat relative to a directory); elsewhere through std, by path.
+//!
+//! Each folder is opened by its name from the open folder that holds it (shared by its
+//! siblings' tasks, closed once they are open), its stat taken before its entries are read, and
+//! its listing ends only when `getdents64` returns nothing, on every file system.
 use std::ffi::OsStr;
 #[cfg(not(unix))]
 use std::ffi::OsString;

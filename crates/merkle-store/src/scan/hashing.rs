@@ -1,6 +1,11 @@
 //! Hashing what the walk found: files in their directory as it reads them, the rest afterwards
 //! (large ones from a memory map), symlink targets, and the racy-stat rule that says which
 //! stats cannot be trusted.
+//!
+//! When every file is to be hashed (no last scan, or `--force`), the walk hashes each file
+//! under 1 MiB as it meets it: opened by name (`O_NOFOLLOW | O_NONBLOCK`, so neither a symlink
+//! nor a FIFO that took a file's place is followed or waited on), its stat from the open file,
+//! read once.
 use super::*;
 
 /// Hashes the files `(name, path)` of `dir` as [`WalkOptions::hash_all`] says, into `found`:

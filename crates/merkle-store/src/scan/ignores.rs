@@ -1,6 +1,11 @@
 //! Ignore rules: the rules in force in a directory, .gitignore files compiled and chained, and
 //! the ignore sources from outside the tree (ancestors' .gitignore, .git/info/exclude,
 //! core.excludesFile), read as git reads them.
+//!
+//! Each ignore file's matcher is built with "." as its root and given paths relative to its own
+//! folder (the `ignore` crate's own prefix stripping compares paths component by component, per
+//! entry and file), so a matcher depends on the file's content alone and files of the same
+//! content share one within a walk.
 use super::*;
 
 /// The ignore rules in force in a directory, as far as reusing and recording listings goes.
