@@ -3,13 +3,13 @@
 //! chunk when `stream_options.include_usage` asks) and errors framed as OpenAI frames them.
 
 use llm_core::{
-    ContentBlock, ImageSource, Message, Request, Role, StopReason, Tool, ToolCall, ToolChoice,
-    Usage,
+    ContentBlock, ImageSource, Message, Request, Role, StopReason, ToolCall, ToolChoice, Usage,
 };
 use serde_json::{Value, json};
 
 use super::wire::{
-    Field, Sse, events_before_interruption, holds_tool_results, retry_after, string_list, text_of,
+    Field, Sse, events_before_interruption, function_tool, holds_tool_results, retry_after,
+    string_list, text_of, tool_choice_mode,
 };
 use crate::reply::{Answer, Failure, byte_pieces, word_pieces};
 
@@ -101,31 +101,12 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> 
     if let Some(tools) = body.optional("tools") {
         for tool in tools.array()? {
             let function = tool.required("function")?;
-            request.tools.push(Tool {
-                name: function.required("name")?.string()?,
-                description: function
-                    .optional("description")
-                    .map(|d| d.string())
-                    .transpose()?
-                    .unwrap_or_default(),
-                input_schema: function
-                    .optional("parameters")
-                    .map_or_else(|| json!({"type": "object"}), |p| p.value.clone()),
-            });
+            request.tools.push(function_tool(&function)?);
         }
     }
     if let Some(choice) = body.optional("tool_choice") {
         request.tool_choice = Some(match choice.value {
-            Value::String(mode) => match mode.as_str() {
-                "auto" => ToolChoice::Auto,
-                "required" => ToolChoice::Any,
-                "none" => ToolChoice::None,
-                other => {
-                    return Err(choice.error(&format!(
-                        "tool choice `{other}`, expected auto, required or none"
-                    )));
-                }
-            },
+            Value::String(mode) => tool_choice_mode(&choice, mode)?,
             _ => ToolChoice::Tool {
                 name: choice.required("function")?.required("name")?.string()?,
             },

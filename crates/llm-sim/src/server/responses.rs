@@ -10,12 +10,12 @@
 
 use llm_core::{
     ContentBlock, ImageSource, Message, ReasoningItem, Request, ResponseSchema, Role, StopReason,
-    Tool, ToolCall, ToolChoice, Usage,
+    ToolCall, ToolChoice, Usage,
 };
 use serde_json::{Value, json};
 
 use super::openai::{Options, arguments, error_body};
-use super::wire::{Field, Sse, holds_tool_results, text_of};
+use super::wire::{Field, Sse, function_tool, holds_tool_results, text_of, tool_choice_mode};
 use crate::reply::{Answer, byte_pieces, half_way, word_pieces};
 
 /// Reads a Responses API body. Instructions and system or developer messages become the
@@ -50,31 +50,12 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> 
             if tool.required("type")?.string()? != "function" {
                 continue;
             }
-            request.tools.push(Tool {
-                name: tool.required("name")?.string()?,
-                description: tool
-                    .optional("description")
-                    .map(|d| d.string())
-                    .transpose()?
-                    .unwrap_or_default(),
-                input_schema: tool
-                    .optional("parameters")
-                    .map_or_else(|| json!({"type": "object"}), |p| p.value.clone()),
-            });
+            request.tools.push(function_tool(&tool)?);
         }
     }
     if let Some(choice) = body.optional("tool_choice") {
         request.tool_choice = Some(match choice.value {
-            Value::String(mode) => match mode.as_str() {
-                "auto" => ToolChoice::Auto,
-                "required" => ToolChoice::Any,
-                "none" => ToolChoice::None,
-                other => {
-                    return Err(choice.error(&format!(
-                        "tool choice `{other}`, expected auto, required or none"
-                    )));
-                }
-            },
+            Value::String(mode) => tool_choice_mode(&choice, mode)?,
             _ => match choice.required("type")?.string()?.as_str() {
                 "function" => ToolChoice::Tool {
                     name: choice.required("name")?.string()?,

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use llm_core::{ContentBlock, Message};
-use serde_json::Value;
+use llm_core::{ContentBlock, Message, Tool, ToolChoice};
+use serde_json::{Value, json};
 
 use crate::reply::half_way;
 
@@ -198,4 +198,33 @@ pub(crate) fn text_of(field: &Field<'_>) -> Result<String, String> {
             .collect::<Result<Vec<_>, _>>()?
             .join("\n")),
     }
+}
+
+/// A function tool as both OpenAI formats write it: `name`, `description`, `parameters`.
+pub(crate) fn function_tool(function: &Field<'_>) -> Result<Tool, String> {
+    Ok(Tool {
+        name: function.required("name")?.string()?,
+        description: function
+            .optional("description")
+            .map(|d| d.string())
+            .transpose()?
+            .unwrap_or_default(),
+        input_schema: function
+            .optional("parameters")
+            .map_or_else(|| json!({"type": "object"}), |p| p.value.clone()),
+    })
+}
+
+/// A tool choice both OpenAI formats give as a string: `auto`, `required` or `none`.
+pub(crate) fn tool_choice_mode(choice: &Field<'_>, mode: &str) -> Result<ToolChoice, String> {
+    Ok(match mode {
+        "auto" => ToolChoice::Auto,
+        "required" => ToolChoice::Any,
+        "none" => ToolChoice::None,
+        other => {
+            return Err(choice.error(&format!(
+                "tool choice `{other}`, expected auto, required or none"
+            )));
+        }
+    })
 }

@@ -6,16 +6,13 @@ folder, and stops it at the end. Run: pip install anthropic openai pytest && pyt
 crates/llm-sim/tests/sdk
 """
 
-import contextlib
 import json
-import os
-import pathlib
-import subprocess
 
 import anthropic
 import openai
 
-REPO = pathlib.Path(__file__).resolve().parents[4]
+from sim_server import serve
+
 
 # Calls are answered in submission order: a success, a server error, a timeout (which a batch
 # reports as expired), another success.
@@ -28,32 +25,6 @@ responses:
   - content: The fourth file holds the tests.
     usage: {input_tokens: 25, output_tokens: 7}
 """
-
-
-def merkle_bin():
-    if "MERKLE_BIN" in os.environ:
-        return os.environ["MERKLE_BIN"]
-    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    return str(target / "debug" / "merkle")
-
-
-@contextlib.contextmanager
-def serve(tmp_path, script):
-    path = tmp_path / "script.yaml"
-    path.write_text(script)
-    process = subprocess.Popen(
-        [merkle_bin(), "sim", "serve", "--script", str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), (url, process.stderr.read())
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def prompt(n):

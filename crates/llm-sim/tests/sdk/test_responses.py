@@ -10,16 +10,13 @@ The binary is $MERKLE_BIN, else target/debug/merkle under $CARGO_TARGET_DIR or t
 repository. Run: pip install openai pytest && pytest crates/llm-sim/tests/sdk
 """
 
-import contextlib
 import json
-import os
-import pathlib
-import subprocess
 
 import openai
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[4]
+from sim_server import serve
+
 
 TOOLS = [
     {
@@ -43,32 +40,6 @@ responses:
   - content: "All done: the function is shorter. Ünïcödé survives too."
     usage: {input_tokens: 40, output_tokens: 12, cache_read_input_tokens: 4}
 """
-
-
-def merkle_bin():
-    if "MERKLE_BIN" in os.environ:
-        return os.environ["MERKLE_BIN"]
-    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    return str(target / "debug" / "merkle")
-
-
-@contextlib.contextmanager
-def serve(tmp_path, script):
-    path = tmp_path / "script.yaml"
-    path.write_text(script)
-    process = subprocess.Popen(
-        [merkle_bin(), "sim", "serve", "--script", str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), (url, process.stderr.read())
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def client(url):
