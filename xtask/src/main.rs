@@ -56,6 +56,11 @@ tasks:
                         Anthropic server: one batch, no direct call, the frames of a direct
                         generate at 0.5x the cost, and a kill -9 while it waits then a rerun
                         that picks the same batch up
+  bench mcp --repo PATH [--merkle PATH] [--clients N] [--secs S]  N (default 50) MCP
+                        clients at once on one `merkle mcp --http` over a real tree for S
+                        (default 60) seconds, calling get_node and search: calls a second,
+                        p50 and p99 latency, every answer checked against the CLI's (target:
+                        no error, p99 of get_node under 20 ms)
   bench llm             llm-core: SSE decoding throughput (10 MB streams) and per-request
                         client overhead against a local server vs a bare HTTP exchange
   bench agent           agent-loop: per-turn overhead with an instant model (on disk and on
@@ -134,6 +139,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "agent"] => bench_agent(),
         ["bench", "agent-cost"] => bench_agent_cost(),
         ["bench", "batch", rest @ ..] => bench_batch(rest),
+        ["bench", "mcp", rest @ ..] => bench_mcp(rest),
         ["bench", "remote", rest @ ..] => bench_remote(rest),
         ["record", rest @ ..] => record(rest),
         [] | ["help"] => {
@@ -488,6 +494,93 @@ fn bench_batch(args: &[&str]) -> Result<ExitCode> {
                 && killed["resumed"] == true
                 && killed["frames_identical"] == true
         )
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the CLI's MCP load example in release mode: many sessions at once on one HTTP server
+/// over a real tree, every answer checked against the CLI's.
+fn bench_mcp(args: &[&str]) -> Result<ExitCode> {
+    let (mut repo, mut merkle) = (None, None);
+    let (mut clients, mut secs) = ("50".to_owned(), "60".to_owned());
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = || {
+            it.next()
+                .map(|v| v.to_string())
+                .ok_or_else(|| Usage(format!("{arg} needs a value")))
+        };
+        match *arg {
+            "--repo" => repo = Some(value()?),
+            "--merkle" => merkle = Some(value()?),
+            "--clients" => clients = value()?,
+            "--secs" => secs = value()?,
+            other => return Err(Usage(format!("unknown option {other}")).into()),
+        }
+    }
+    let Some(repo) = repo else {
+        return Err(Usage("bench mcp needs --repo PATH (a real tree)".to_owned()).into());
+    };
+    let merkle = match merkle {
+        Some(path) => PathBuf::from(path),
+        None => xtask::bench::build_merkle(workspace_root())?,
+    };
+    let merkle = merkle.to_string_lossy().into_owned();
+    let json = run_bench_example_with(
+        "merkle",
+        "mcp_bench",
+        &[
+            "--merkle",
+            &merkle,
+            "--repo",
+            &repo,
+            "--clients",
+            &clients,
+            "--secs",
+            &secs,
+        ],
+    )?;
+    let doc: serde_json::Value = serde_json::from_str(&json)?;
+    let check = |ok: bool| if ok { "PASS" } else { "MISS" };
+    println!(
+        "bench mcp (release, Streamable HTTP on loopback): {} clients for {:.0} s on {repo}\n",
+        doc["clients"],
+        doc["seconds"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "{:<10} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
+        "tool", "calls", "errors", "wrong", "p50 ms", "p99 ms", "max ms"
+    );
+    let mut clean = true;
+    for tool in ["get_node", "search"] {
+        let t = &doc[tool];
+        let ms = |k: &str| t[k].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{tool:<10} {:>8} {:>8} {:>8} {:>9.2} {:>9.2} {:>9.2}",
+            t["calls"].as_u64().unwrap_or(0),
+            t["errors"].as_u64().unwrap_or(0),
+            t["wrong"].as_u64().unwrap_or(0),
+            ms("p50_ms"),
+            ms("p99_ms"),
+            ms("max_ms")
+        );
+        if let Some(problem) = t["first_problem"].as_str() {
+            println!("  first problem: {problem}");
+        }
+        clean &= t["errors"] == 0 && t["wrong"] == 0 && t["calls"].as_u64().unwrap_or(0) > 0;
+    }
+    let p99 = doc["get_node"]["p99_ms"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "\nthroughput: {:.0} calls/s",
+        doc["calls_per_second"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "every call answered, every answer the CLI's: {}",
+        check(clean)
+    );
+    println!(
+        "p99 of get_node {p99:.2} ms (target < 20 ms): {}",
+        check(p99 < 20.0)
     );
     Ok(ExitCode::SUCCESS)
 }

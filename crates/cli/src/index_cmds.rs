@@ -87,13 +87,25 @@ pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedA
 
 /// The files related to the file at workspace path `path`, in the tree as it is on disk.
 pub(crate) fn related_of(store: &Store, path: &str) -> Result<Vec<Related>> {
-    TreeFacts::on_current_tree(store, |facts| {
-        facts
-            .contains(path)
-            .then(|| Graph::of_tree(store, facts).map(|g| g.related(path)))
-            .transpose()
-    })?
-    .map_or_else(|| not_a_file(store, path), Ok)
+    TreeFacts::on_current_tree(store, |facts| file_related(store, facts, path))?
+        .map_or_else(|| not_a_file(store, path), Ok)
+}
+
+/// The imports and importers of the file at `path` in the tree `facts` describes; an error
+/// saying what `path` is when it is no file of that tree.
+pub(crate) fn related_in(store: &Store, facts: &TreeFacts, path: &str) -> Result<Vec<Related>> {
+    file_related(store, facts, path)?.map_or_else(|| not_a_file(store, path), Ok)
+}
+
+fn file_related(
+    store: &Store,
+    facts: &TreeFacts,
+    path: &str,
+) -> context::Result<Option<Vec<Related>>> {
+    facts
+        .contains(path)
+        .then(|| Graph::of_tree(store, facts).map(|g| g.related(path)))
+        .transpose()
 }
 
 /// The error for a path that names no file of the tree: a directory, or nothing.

@@ -21,6 +21,7 @@ mod mcp;
 mod mcp_budget;
 mod mcp_http;
 mod mcp_oauth;
+mod mcp_store;
 mod output;
 mod remote_cmds;
 mod report;

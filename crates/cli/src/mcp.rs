@@ -20,7 +20,7 @@
 //! `_meta` names the root hash of the tree it answered for (`merkle/root`).
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -41,6 +41,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::context_cmds;
+use crate::mcp_store::{Access, NoStore};
 use crate::output::{self, frame_json};
 use crate::{Global, display_path};
 use crate::{index_cmds, mcp_budget};
@@ -133,7 +134,10 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
             global: g.clone(),
             root: root.to_path_buf(),
             agent: args.agent.clone(),
-            one_at_a_time: Mutex::new(()),
+            access: Access::new(g, root),
+            heavy: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+            ),
         }),
     };
     if let Some(addr) = &args.http {
@@ -143,11 +147,15 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
         let roles = roles_of(g, root)?;
         let shared = Arc::clone(&server.shared);
         let reload_roles: crate::mcp_http::ReloadRoles = Arc::new(move || {
-            let _one = shared
-                .one_at_a_time
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            roles_of(&shared.global, &shared.root)
+            shared
+                .access
+                .read(NoStore::Answer(Default::default()), |store| {
+                    Ok(store
+                        .agents()?
+                        .into_iter()
+                        .map(|a| (a.id, a.role))
+                        .collect())
+                })
         });
         let mut tokens = Vec::new();
         for spec in &args.token_env {
@@ -245,9 +253,12 @@ struct Shared {
     global: Global,
     root: PathBuf,
     agent: Option<String>,
-    /// Held while a request has the store open: one handle at a time in this process, so two
-    /// concurrent requests never meet each other's lock.
-    one_at_a_time: Mutex<()>,
+    /// The store as requests reach it, fresh.
+    access: Access,
+    /// Taken by a search (or task context, or related) while it runs: they are many times the
+    /// work of a read of one node, and left to run all at once they would take every core
+    /// from the reads.
+    heavy: tokio::sync::Semaphore,
 }
 
 #[derive(Clone)]
@@ -517,92 +528,86 @@ fn arguments<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> 
     serde_json::from_value(args).map_err(|e| format!("{tool}: invalid arguments: {e}"))
 }
 
+/// How a read tool makes sure it answers for the files as they are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fresh {
+    /// It needs no rescan (it compares the disk with the store itself, or lists frames).
+    AsStored,
+    /// A rescan of what changed first.
+    Tree,
+    /// That, and the search caches in step; one of the heavy reads (see [`Shared::heavy`]).
+    Search,
+}
+
 impl MerkleMcp {
-    /// Runs `f` on the store, opened read-only unless `write`, on the blocking pool; a failure
-    /// becomes its message.
-    async fn on_store<T: Send + 'static>(
-        &self,
-        write: bool,
-        f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
-    ) -> Result<T, String> {
-        self.on_store_or(write, None, f).await
-    }
-
-    /// [`MerkleMcp::on_store`], answering `missing` when given and there is no store yet.
-    async fn on_store_or<T: Send + 'static>(
-        &self,
-        write: bool,
-        missing: Option<T>,
-        f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
-    ) -> Result<T, String> {
-        self.one_at_a_time(move |shared| {
-            let store = match crate::open(&shared.global, &shared.root, !write) {
-                Ok(store) => store,
-                Err(e) => match (missing, e.downcast_ref::<merkle_store::Error>()) {
-                    (Some(answer), Some(merkle_store::Error::NoStore { .. })) => {
-                        return Ok(answer);
-                    }
-                    _ => return Err(e),
-                },
-            };
-            f(&store, shared)
-        })
-        .await
-    }
-
-    /// Runs `f` on tokio's blocking pool while no other request of this process touches the
-    /// store; a failure becomes its message.
-    async fn one_at_a_time<T: Send + 'static>(
+    /// Runs `f` on tokio's blocking pool; a failure becomes its message.
+    async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Shared) -> Result<T> + Send + 'static,
     ) -> Result<T, String> {
         let shared = Arc::clone(&self.shared);
-        tokio::task::spawn_blocking(move || {
-            let _one = shared
-                .one_at_a_time
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            f(&shared)
-        })
-        .await
-        .map_err(|e| format!("the request failed: {e}"))?
-        .map_err(|e| format!("{e:#}"))
+        tokio::task::spawn_blocking(move || f(&shared))
+            .await
+            .map_err(|e| format!("the request failed: {e}"))?
+            .map_err(|e| format!("{e:#}"))
     }
 
-    /// Rescans the workspace (a no-op costs what `merkle status` costs, and writes nothing), so
-    /// that a read answers for the files as they are now, however long the server has run. A
-    /// workspace without a store is left without one.
-    async fn rescan(&self) -> Result<(), String> {
-        self.one_at_a_time(|shared| {
-            crate::scan_existing(
-                &shared.global,
-                &shared.root,
-                &merkle_store::ScanOptions::default(),
-            )
-            .map(drop)
-            .context("rescanning the workspace")
+    /// Runs `f` on the shared read-only handle, made `fresh` first; with no store yet, answers
+    /// `missing` when given, else fails saying how to make one.
+    async fn read<T: Send + 'static>(
+        &self,
+        fresh: Fresh,
+        missing: Option<T>,
+        f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let _turn = match fresh {
+            Fresh::Search => Some(
+                self.shared
+                    .heavy
+                    .acquire()
+                    .await
+                    .map_err(|e| format!("the request failed: {e}"))?,
+            ),
+            _ => None,
+        };
+        self.blocking(move |shared| {
+            match fresh {
+                Fresh::AsStored => {}
+                Fresh::Tree => shared.access.fresh()?,
+                Fresh::Search => shared.access.fresh_for_search()?,
+            }
+            let no_store = missing.map_or(NoStore::Fail, NoStore::Answer);
+            shared.access.read(no_store, |store| f(store, shared))
         })
         .await
     }
 
-    /// A tool's answer: the JSON document as text and the root of the tree it answered for,
-    /// or a tool error naming what failed.
+    /// A read tool's answer (see [`MerkleMcp::read`]).
     async fn answer(
         &self,
-        write: bool,
+        fresh: Fresh,
         f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
     ) -> Result<Answered, String> {
-        let (json, root) = self
-            .on_store(write, move |store, shared| {
-                let json = f(store, shared)?;
-                Ok((json, store.root()?.map(|r| r.to_hex())))
-            })
-            .await?;
-        Ok(Answered {
-            text: serde_json::to_string_pretty(&json)
-                .expect("a serde_json::Value always serializes"),
-            root,
+        self.read(fresh, None, move |store, shared| {
+            Answered::of(store, &f(store, shared)?)
         })
+        .await
+    }
+
+    /// A write tool's answer: `f` on the store opened for writing, alone, after a rescan of
+    /// what changed (a frame attaches to the file as it is now).
+    async fn write(
+        &self,
+        f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
+    ) -> Result<Answered, String> {
+        self.blocking(move |shared| {
+            shared.access.fresh()?;
+            shared.access.write(|| {
+                let store = crate::open(&shared.global, &shared.root, false)?;
+                Answered::of(&store, &f(&store, shared)?)
+            })
+        })
+        .await
     }
 }
 
@@ -611,6 +616,16 @@ impl MerkleMcp {
 struct Answered {
     text: String,
     root: Option<String>,
+}
+
+impl Answered {
+    fn of(store: &Store, json: &Value) -> Result<Answered> {
+        Ok(Answered {
+            text: serde_json::to_string_pretty(json)
+                .expect("a serde_json::Value always serializes"),
+            root: store.root()?.map(|r| r.to_hex()),
+        })
+    }
 }
 
 /// The agent `tool` writes as: the one the request's token acts as, else the server's; an
@@ -628,8 +643,7 @@ fn writer(shared: &Shared, tool: &str, as_agent: Option<String>) -> Result<Strin
 impl MerkleMcp {
     async fn get_node(&self, args: Value) -> Result<Answered, String> {
         let p: GetNodeParams = arguments("get_node", args)?;
-        self.rescan().await?;
-        self.answer(false, move |store, shared| {
+        self.answer(Fresh::Tree, move |store, shared| {
             let node = store.resolve(&p.path)?;
             let request = ViewRequest {
                 view: p.view,
@@ -653,8 +667,7 @@ impl MerkleMcp {
 
     async fn list_frames(&self, args: Value) -> Result<Answered, String> {
         let p: ListFramesParams = arguments("list_frames", args)?;
-        self.rescan().await?;
-        self.answer(false, move |store, _| {
+        self.answer(Fresh::Tree, move |store, _| {
             let node = store.resolve(&p.path)?;
             let frames = store.frames_of(&node.node_id, p.frame_type.as_deref())?;
             Ok(Value::Array(frames.iter().map(frame_json).collect()))
@@ -665,9 +678,7 @@ impl MerkleMcp {
     async fn put_frame(&self, args: Value, as_agent: Option<String>) -> Result<Answered, String> {
         let p: PutFrameParams = arguments("put_frame", args)?;
         let agent = writer(&self.shared, "put_frame", as_agent)?;
-        // The frame attaches to the file as it is now.
-        self.rescan().await?;
-        self.answer(true, move |store, _| {
+        self.write(move |store, _| {
             let node = store.resolve(&p.path)?;
             let frame = NewFrame::new(node.node_id, &p.frame_type, &agent, p.content.into_bytes());
             let put = store
@@ -686,8 +697,7 @@ impl MerkleMcp {
     async fn synthesize(&self, args: Value, as_agent: Option<String>) -> Result<Answered, String> {
         let p: SynthesizeParams = arguments("synthesize", args)?;
         let agent = writer(&self.shared, "synthesize", as_agent)?;
-        self.rescan().await?;
-        self.answer(true, move |store, _| {
+        self.write(move |store, _| {
             let dir = store.resolve(&p.path)?;
             let done = context::ops::synthesize_dir(
                 store,
@@ -710,16 +720,20 @@ impl MerkleMcp {
         if p.query.trim().is_empty() {
             return Err("search: the query is empty".to_owned());
         }
-        // Writable: it rescans and caches the facts of files it parses.
-        self.answer(true, move |store, _| {
+        self.answer(Fresh::Search, move |store, shared| {
             let filter = index_cmds::search_filter(p.kind.as_deref())
                 .map_err(|e| anyhow::anyhow!("search: {e}"))?;
-            let hits = index_cmds::run_search(
+            let tree = shared.access.searchable(store)?;
+            let hits = context::search(
                 store,
-                &p.query,
-                p.limit.unwrap_or(20),
-                filter,
-                context::search::Ranking::Fused,
+                &tree.facts,
+                &tree.index,
+                &context::SearchRequest {
+                    query: &p.query,
+                    limit: p.limit.unwrap_or(20),
+                    filter,
+                    ranking: context::search::Ranking::Fused,
+                },
             )?;
             Ok(Value::Array(hits.iter().map(context::Hit::json).collect()))
         })
@@ -736,9 +750,18 @@ impl MerkleMcp {
         if budget == 0 || files == 0 {
             return Err("context: budget and files must be at least 1".to_owned());
         }
-        // Writable: it rescans and keeps the search index.
-        self.answer(true, move |store, _| {
-            let b = index_cmds::run_context(store, &p.task, budget, files)?;
+        self.answer(Fresh::Search, move |store, shared| {
+            let tree = shared.access.searchable(store)?;
+            let b = context::bundle::bundle_in(
+                store,
+                &tree.facts,
+                &tree.index,
+                &context::bundle::BundleRequest {
+                    task: &p.task,
+                    budget,
+                    files,
+                },
+            )?;
             Ok(b.json(budget))
         })
         .await
@@ -746,9 +769,10 @@ impl MerkleMcp {
 
     async fn related(&self, args: Value) -> Result<Answered, String> {
         let p: RelatedParams = arguments("related", args)?;
-        self.answer(true, move |store, _| {
+        self.answer(Fresh::Search, move |store, shared| {
             let path = merkle_store::normalize_path(&p.path);
-            let related = index_cmds::related_of(store, &path)?;
+            let tree = shared.access.searchable(store)?;
+            let related = index_cmds::related_in(store, &tree.facts, &path)?;
             Ok(Value::Array(
                 related.iter().map(context::Related::json).collect(),
             ))
@@ -757,7 +781,7 @@ impl MerkleMcp {
     }
 
     async fn status(&self) -> Result<Answered, String> {
-        self.answer(false, |store, _| {
+        self.answer(Fresh::AsStored, |store, _| {
             let report = store.status()?;
             let stale = context::stale_frames(store)?;
             Ok(output::status_json(
@@ -879,7 +903,7 @@ impl ServerHandler for MerkleMcp {
         // Editors list resources on connect: a workspace never scanned has none, which is no
         // error.
         let mut paths = self
-            .on_store_or(false, Some(Vec::new()), |store, _| {
+            .read(Fresh::AsStored, Some(Vec::new()), |store, _| {
                 Ok(store.paths_with_frames()?)
             })
             .await
@@ -935,11 +959,8 @@ impl ServerHandler for MerkleMcp {
                     None,
                 )
             })?;
-        self.rescan()
-            .await
-            .map_err(|e| ErrorData::internal_error(e, None))?;
         let json = self
-            .on_store(false, move |store, _| {
+            .read(Fresh::Tree, None, move |store, _| {
                 let node = store.node_at(&path)?;
                 let frames = store.path_heads(&path)?;
                 if node.is_none() && frames.is_empty() {

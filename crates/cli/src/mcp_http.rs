@@ -231,6 +231,10 @@ where
                 // A failed accept (a client that went away, out of descriptors) ends only that
                 // connection.
                 let Ok((stream, _)) = accepted else { continue };
+                // An answer goes out in several writes (headers, then each event of its
+                // stream): without this, Nagle's algorithm holds the last one back until the
+                // client's delayed ACK, 40 ms a call.
+                let _ = stream.set_nodelay(true);
                 let gate = Arc::clone(&gate);
                 connections.spawn(async move {
                     let service = hyper::service::service_fn(move |req| {

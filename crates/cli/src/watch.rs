@@ -209,7 +209,11 @@ fn stop_on_signal(tx: Sender<Wake>, interrupt: Option<Arc<AtomicBool>>) -> Resul
 /// Adds the paths `event` names, relative to `root`, to `touched`; an event that needs a full
 /// rescan (the watcher's queue overflowed), names no path or one outside the workspace makes it
 /// `None`: look at everything.
-fn note_paths(touched: &mut Option<BTreeSet<String>>, event: &notify::Event, root: &Path) {
+pub(crate) fn note_paths(
+    touched: &mut Option<BTreeSet<String>>,
+    event: &notify::Event,
+    root: &Path,
+) {
     let Some(set) = touched else {
         return;
     };
@@ -334,7 +338,7 @@ fn text_line(r: &ScanReport, generated: Option<String>) -> String {
 /// folders too) are not changes, and neither is anything under the store, the workspace's
 /// `.merkle` or a `.git` (but its `info/exclude`, which decides what is ignored), or watch
 /// would wake itself up forever.
-fn is_relevant(event: &notify::Event, root: &Path, store_dir: &Path) -> bool {
+pub(crate) fn is_relevant(event: &notify::Event, root: &Path, store_dir: &Path) -> bool {
     if event.need_rescan() {
         return true;
     }

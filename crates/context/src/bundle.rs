@@ -10,11 +10,12 @@
 //! that does not fit what is left of the budget is left out whole (its file is then named in
 //! [`Bundle::omitted`] if nothing of it fitted).
 use merkle_store::{NodeKind, Store};
+use retrieve::TextIndex;
 
 use crate::error::Result;
 use crate::facts::TreeFacts;
 use crate::regenerate::{FrameProducer, Outline};
-use crate::search::{Hit, Ranking, SearchRequest, search_tree};
+use crate::search::{Hit, Ranking, SearchRequest, index_dir, search, sync_index};
 
 /// The most lines of one definition in a bundle.
 pub const MAX_SECTION_LINES: usize = 150;
@@ -148,11 +149,24 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.len().div_ceil(4)
 }
 
-/// The context of `req.task` in the tree `facts` describes (see the module documentation).
+/// The context of `req.task` in the tree `facts` describes (see the module documentation),
+/// with the index beside the store brought in step first.
 pub fn bundle(store: &Store, facts: &TreeFacts, req: &BundleRequest<'_>) -> Result<Bundle> {
-    let hits = search_tree(
+    let (index, _) = sync_index(store, facts, &index_dir(store))?;
+    bundle_in(store, facts, &index, req)
+}
+
+/// [`bundle`] with `index` already in step with `facts` (by the caller, who may share it).
+pub fn bundle_in(
+    store: &Store,
+    facts: &TreeFacts,
+    index: &TextIndex,
+    req: &BundleRequest<'_>,
+) -> Result<Bundle> {
+    let hits = search(
         store,
         facts,
+        index,
         &SearchRequest {
             query: req.task,
             limit: req.files,

@@ -152,6 +152,8 @@ impl TreeFacts {
     }
 
     fn build(store: &Store, keep: bool, part: Part) -> Result<TreeFacts> {
+        // A read-only handle cannot keep what it derives.
+        let keep = keep && !store.is_read_only();
         // The root the listing is of: read around it, so a scan landing in between leaves none.
         let before = store.root()?;
         let tree = store.tree_files()?;

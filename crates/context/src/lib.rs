@@ -38,6 +38,7 @@ pub use regenerate::{
     DEFERRED, FrameProducer, Outline, Producers, Provenance, RegenerateRequest, RegenerateScope,
     Regenerated, Stale, language, produce, regenerate, stale_frames, staleness,
 };
+pub use retrieve::TextIndex;
 pub use search::{Hit, SearchRequest, SymbolHit, index_dir, search, search_tree, sync_index};
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,

@@ -56,6 +56,8 @@ pub struct Store {
     workspace: PathBuf,
     dir: PathBuf,
     engine: Box<dyn Engine>,
+    /// Opened with [`OpenOptions::read_only`]: every write fails.
+    read_only: bool,
     /// Serializes read-check-write sequences of writers in this process; other processes are
     /// kept out by the engine's own lock.
     write_lock: Mutex<()>,
@@ -160,6 +162,7 @@ impl Store {
             workspace,
             dir,
             engine,
+            read_only: opts.read_only,
             write_lock: Mutex::new(()),
             group: Mutex::new(Group::default()),
             group_done: Condvar::new(),
@@ -175,6 +178,12 @@ impl Store {
     /// The store folder.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Whether this handle was opened read-only ([`OpenOptions::read_only`]): a cache that a
+    /// reader would fill is then left as it is.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// Makes the next read see every commit so far. Reads share one snapshot until this handle

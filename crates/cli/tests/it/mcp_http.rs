@@ -322,3 +322,99 @@ fn a_readers_token_cannot_write_and_the_refusal_is_audited() {
     assert_eq!(unknown.code, 2, "{unknown}");
     assert!(unknown.stderr.contains("\"nobody\""), "{unknown}");
 }
+
+impl Server {
+    /// A session, initialized and ready for calls.
+    fn session(&self) -> String {
+        let session = self.initialize(&[]).session.expect("an mcp-session-id");
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let sent = self.exchange(
+            "POST",
+            "/mcp",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+            &note.to_string(),
+        );
+        assert_eq!(sent.status, 202, "{}", sent.body);
+        session
+    }
+
+    /// Calls `tool` in `session`: whether it failed, and its text.
+    fn call(&self, session: &str, tool: &str, arguments: Value) -> (bool, String) {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        });
+        let answer = self.exchange(
+            "POST",
+            "/mcp",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("mcp-session-id", session),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+            &body.to_string(),
+        );
+        assert_eq!(answer.status, 200, "{tool}: {}", answer.body);
+        let reply: Value = answer
+            .body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m["id"] == 2)
+            .unwrap_or_else(|| panic!("{tool}: no reply in {}", answer.body));
+        let result = &reply["result"];
+        let text = result["content"][0]["text"].as_str().unwrap_or("");
+        (result["isError"] == true, text.to_owned())
+    }
+}
+
+#[test]
+fn sessions_read_and_write_at_once_and_each_answers_for_the_files_as_they_are() {
+    let ws = Workspace::scanned();
+    ws.ok(&["agent", "add", "bot", "--role", "writer"]);
+    let server = Server::start(&ws, &["--agent", "bot"]);
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let (server, ws) = (&server, &ws);
+            s.spawn(move || {
+                let session = server.session();
+                // A file no one scanned, written while the other sessions read and write.
+                let path = format!("src/late_{i}.rs");
+                ws.write(&path, &format!("pub fn late_arrival_{i}() {{}}\n"));
+                let (failed, text) = server.call(
+                    &session,
+                    "put_frame",
+                    json!({"path": path, "type": "notes", "content": format!("note {i}")}),
+                );
+                assert!(!failed, "put_frame {i}: {text}");
+                for _ in 0..3 {
+                    let (failed, text) = server.call(&session, "get_node", json!({"path": path}));
+                    assert!(!failed, "get_node {i}: {text}");
+                    let node: Value = serde_json::from_str(&text).expect("JSON");
+                    assert_eq!(node["frames"][0]["content"], json!(format!("note {i}")));
+                    let (failed, text) = server.call(
+                        &session,
+                        "search",
+                        json!({"query": format!("late_arrival_{i}")}),
+                    );
+                    assert!(!failed, "search {i}: {text}");
+                    let hits: Value = serde_json::from_str(&text).expect("JSON");
+                    assert_eq!(hits[0]["path"], json!(path), "{hits}");
+                }
+            });
+        }
+    });
+    // Every frame was put on the file as it is.
+    let status = ws.json(&["status"]);
+    assert_eq!(status["changed_on_disk"], json!([]), "{status}");
+    for i in 0..8 {
+        let frames = ws.json(&["list-frames", &format!("src/late_{i}.rs")]);
+        assert_eq!(frames.as_array().map(Vec::len), Some(1), "{frames}");
+    }
+}
