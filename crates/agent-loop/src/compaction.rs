@@ -10,6 +10,9 @@
 //! first compaction is still listed after the third.
 //!
 //! Everything here is pure; the turn loop makes the model call and writes the result.
+//!
+//! At most one compaction runs per request, and the replaced messages go to `archive.jsonl`
+//! before the transcript is rewritten.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

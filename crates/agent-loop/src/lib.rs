@@ -21,6 +21,15 @@
 //!
 //! Boundary: no async runtime of its own. Storage and tools block and run on the caller's
 //! task, in order; only the model call is awaited. The binary builds the runtime.
+//!
+//! Governance decides every call in the dispatcher (`agent.rs`), before it runs: the governor
+//! counts it (a loop stop ends the request) and decides it (deny: an error result naming the rule; ask: the
+//! approver, or a denial when there is none). A tool that runs is on the audit log (`started`)
+//! before it runs and with its outcome after, so a call that kills the process is still on
+//! record (`audit show` marks it cut off); a call that does not run has one record. A stop is
+//! recorded in the transcript as a text block with the typed reason as JSON. The system prompt
+//! lists every tool, so it stays byte-stable as the intent changes; a request's tool list is
+//! what the intent allows now.
 pub mod agent;
 pub mod batch;
 pub mod compaction;

@@ -11,6 +11,21 @@
 //! if it ranks by it ([`SynthesisPolicy::with_tree`]: the map's import weights, from those
 //! facts). Directories then go through [`synthesize_each`] a level at a time (deepest first;
 //! one commit per level), which reuses content the same two ways.
+//!
+//! A policy that ranks by the tree ([`SynthesisPolicy::with_tree`]) is asked between the files
+//! and the directories, after `keep_derived`, so the map's facts are all cached; `regenerate`
+//! asks it once per recorded policy id (`map:v2:B:imports:*` names the ranking, not the counts of
+//! then). What it returns must depend on the tree alone: from a checkpoint with nothing changed
+//! it is not asked, and when it comes out other than the policy the root's frame was made with,
+//! every directory is looked at, not only those above a change (an edit in `app/` can reorder
+//! `src/`).
+//!
+//! A whole-tree generation starts from a checkpoint (`Store::checkpoint`, named for the type,
+//! agent, producer and policy, taken before it reads the tree), recorded only when every node
+//! ended up to date and the store's frame sequence grew by exactly the frames it created. While
+//! the sequence is unchanged no frame anywhere changed, so only the nodes that differ from the
+//! checkpoint's root (`Store::changed_since`, which skips equal subtrees) can be out of date; a
+//! frame created since (an invalidation, a hand-written frame) means a visit of every node.
 use std::sync::Arc;
 
 use merkle_store::{Hash, NodeKind, NodeRecord, Role, Store};

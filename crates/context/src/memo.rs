@@ -2,6 +2,13 @@
 //! policy, its inputs, type and agent), the frame a key finds, and who made it
 //! ([`Provenance`], for the frame's metadata). `generate`, `regenerate` and `synthesis` all
 //! read and write memos through here.
+//!
+//! A memo key names what a frame was derived from wherever it is attached: for a file the
+//! producer id (which names model and prompt), the content, type and agent; for a directory its
+//! synthesis inputs, type and agent. A hit's content is reused, so a renamed, duplicated or
+//! reverted file costs no producer run. The frame's basis stays its node, so a FrameID never
+//! collides between two files with the same content; the memo index is a cache beside the
+//! frames.
 use merkle_store::{Hash, Store};
 
 use crate::error::Result;

@@ -4,6 +4,13 @@
 //! `rescan.rs`: paths; `status.rs`), frames (`frames.rs`: put, heads, history, memos, basis;
 //! `exchange.rs`: import and export) and caches (`derived.rs`, `caches.rs`: checkpoints and
 //! notes; remote markers in `exchange.rs`).
+//!
+//! Writers are serialized in this process by a write lock (concurrent `put_frame`s share one
+//! group commit) and across processes by redb's single-writer lock (a second writer gets
+//! [`Error::StoreInUse`]; readers in other processes follow). Reads share one snapshot per
+//! handle until it commits ([`Store::refresh`]). Writers of derived frames hold
+//! [`Store::derivation_lock`] from re-reading their inputs to the put, so a derivation from
+//! superseded inputs never becomes the head.
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};

@@ -418,3 +418,51 @@ fn sessions_read_and_write_at_once_and_each_answers_for_the_files_as_they_are() 
         assert_eq!(frames.as_array().map(Vec::len), Some(1), "{frames}");
     }
 }
+
+#[test]
+fn the_2026_07_28_protocol_is_served_without_sessions() {
+    let ws = Workspace::scanned();
+    let server = Server::start(&ws, &[]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let post = |method: &str, name: Option<&str>, params: Value| {
+        let mut headers = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", method),
+        ];
+        headers.extend(name.map(|n| ("mcp-name", n)));
+        let body = json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": params});
+        let answer = server.exchange("POST", "/mcp", &headers, &body.to_string());
+        assert_eq!(answer.status, 200, "{method}: {}", answer.body);
+        assert_eq!(answer.session, None, "{method}: no session in 2026-07-28");
+        answer
+            .body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .chain(std::iter::once(answer.body.as_str()))
+            .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .unwrap_or_else(|| panic!("{method}: no JSON in {}", answer.body))
+    };
+    let discovered = post("server/discover", None, json!({"_meta": meta}));
+    let versions = &discovered["result"]["supportedVersions"];
+    for v in ["2025-11-25", "2026-07-28"] {
+        assert!(
+            versions.as_array().is_some_and(|a| a.contains(&json!(v))),
+            "{discovered}"
+        );
+    }
+    let called = post(
+        "tools/call",
+        Some("get_node"),
+        json!({"name": "get_node", "arguments": {"path": "src"}, "_meta": meta}),
+    );
+    let text = called["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{called}"));
+    let node: Value = serde_json::from_str(text).expect("JSON");
+    assert_eq!(node["node"]["path"], json!("src"), "{node}");
+}
