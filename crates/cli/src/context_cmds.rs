@@ -120,27 +120,7 @@ pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {
         text.push_str("\n\n");
         text.push_str(&output::node_text(n));
     }
-    out.value(node_context_json(c), text);
-}
-
-/// The document of `merkle --json get-node` (and the MCP `get_node` tool).
-pub(crate) fn node_context_json(c: &NodeContext) -> Value {
-    let frames: Vec<Value> = c
-        .frames
-        .iter()
-        .map(|f| {
-            let mut j = output::frame_json(&f.frame);
-            j["source"] = json!(f.source.as_str());
-            j["path"] = json!(f.path);
-            j
-        })
-        .collect();
-    json!({
-        "node": output::node_json(&c.node),
-        "frames": frames,
-        "frame_count": c.frame_count,
-        "skipped": c.skipped,
-    })
+    out.value(context::ops::node_context_json(c), text);
 }
 
 /// The synthesis policy flags.

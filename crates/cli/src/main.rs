@@ -818,15 +818,8 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             frame.metadata.provider = provider.clone();
             frame.metadata.model = model.clone();
             frame.metadata.extra.extend(meta.iter().cloned());
-            let put = store.put_frame(frame)?;
-            out.value(
-                serde_json::json!({
-                    "frame_id": put.frame_id.to_hex(),
-                    "node_id": target.node_id.to_hex(),
-                    "created": put.created,
-                }),
-                put.frame_id.to_hex(),
-            );
+            let put = context::ops::put_frame(&store, &target, frame)?;
+            out.value(put.json(), put.frame_id.to_hex());
         }
         Command::GetNode { node, view } => {
             let store = open(g, &root, true)?;

@@ -660,7 +660,7 @@ impl MerkleMcp {
             let view =
                 request.compose(&shared.root, &mut |path| Ok(store.resolve(path)?.node_id))?;
             let composed = context::get_node(store, &node, &view)?;
-            Ok(context_cmds::node_context_json(&composed))
+            Ok(context::ops::node_context_json(&composed))
         })
         .await
     }
@@ -681,15 +681,9 @@ impl MerkleMcp {
         self.write(move |store, _| {
             let node = store.resolve(&p.path)?;
             let frame = NewFrame::new(node.node_id, &p.frame_type, &agent, p.content.into_bytes());
-            let put = store
-                .put_frame(frame)
+            let put = context::ops::put_frame(store, &node, frame)
                 .with_context(|| format!("put_frame on {:?}", display_path(&node.path)))?;
-            Ok(json!({
-                "frame_id": put.frame_id.to_hex(),
-                "node_id": node.node_id.to_hex(),
-                "path": node.path,
-                "created": put.created,
-            }))
+            Ok(put.json())
         })
         .await
     }

@@ -284,43 +284,7 @@ pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {
     );
 }
 
-pub(crate) fn node_json(n: &NodeRecord) -> Value {
-    json!({
-        "path": n.path,
-        "kind": n.kind.as_str(),
-        "node_id": n.node_id.to_hex(),
-        "content_hash": n.content_hash.to_hex(),
-        "size": n.size,
-        "children": n.children.iter().map(|c| json!({
-            "name": c.name,
-            "path": n.child_path(&c.name),
-            "kind": c.kind.as_str(),
-            "node_id": c.node_id.to_hex(),
-        })).collect::<Vec<_>>(),
-    })
-}
-
-pub(crate) fn frame_json(f: &Frame) -> Value {
-    let (content, encoding) = match f.text() {
-        Some(t) => (t.to_owned(), "utf-8"),
-        None => (base64(&f.content), "base64"),
-    };
-    json!({
-        "frame_id": f.frame_id.to_hex(),
-        "node_id": f.node_id.to_hex(),
-        "frame_type": f.frame_type,
-        "agent_id": f.agent_id,
-        "basis": f.basis.to_hex(),
-        "content": content,
-        "content_encoding": encoding,
-        "metadata": {
-            "created_at": rfc3339(f.metadata.created_at_ms),
-            "provider": f.metadata.provider,
-            "model": f.metadata.model,
-            "extra": f.metadata.extra,
-        },
-    })
-}
+pub(crate) use context::ops::{frame_json, node_json};
 
 /// A frame as text. Its basis and metadata (synthesis inputs, policy ids) are internals that
 /// only `verbose` (`-v`) shows; `--json` always has them.
@@ -424,46 +388,11 @@ pub(crate) fn tree_nodes(out: &mut Out, nodes: &[TreeNode]) {
 /// RFC 3339 UTC time with milliseconds, from milliseconds since the Unix epoch.
 pub(crate) use merkle_store::time::rfc3339_millis as rfc3339;
 
-/// Standard base64 with padding, for binary frame content in JSON.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                s.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
-
-    #[test]
-    fn base64_matches_rfc4648_vectors() {
-        for (input, want) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(input.as_bytes()), want);
-        }
-    }
 
     #[test]
     fn rates_are_whole_and_grouped_and_time_left_follows_the_average() {

@@ -2,10 +2,12 @@
 //! request and an answer with its one JSON shape, so that a front end only parses, calls and
 //! renders. (Search, the task bundle, related files and get-node's views have theirs in their
 //! own modules: [`crate::search`], [`crate::bundle`], [`crate::graph`],
-//! [`crate::views_file::ViewRequest`].)
+//! [`crate::views_file::ViewRequest`].) A node is named the same way from every front end:
+//! [`Store::resolve`] (a workspace path, or a NodeID prefix), after the front end's own
+//! reading of its argument (the CLI's is relative to the current folder).
 use std::sync::Arc;
 
-use merkle_store::{NodeRecord, Store};
+use merkle_store::{Frame, FrameId, NewFrame, NodeId, NodeRecord, Store};
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
@@ -13,6 +15,7 @@ use crate::synthesis::{
     Concat, Filter, Summary, SynthesisPolicy, SynthesisRequest, Synthesized, synthesize,
     synthesize_recursive,
 };
+use crate::view::NodeContext;
 
 /// The synthesis policies by name.
 pub const POLICIES: [&str; 4] = ["concat", "summary", "filter", "map"];
@@ -88,5 +91,141 @@ pub fn synthesized_json(done: &[Synthesized], recursive: bool) -> Value {
             "written": done.iter().filter(|s| s.created).count(),
             "unchanged": done.iter().filter(|s| !s.created).count(),
         }),
+    }
+}
+
+/// A put frame: what `put-frame` answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Put {
+    pub frame_id: FrameId,
+    pub node_id: NodeId,
+    /// The node's workspace path.
+    pub path: String,
+    /// False when an identical frame was already there (the put changed nothing).
+    pub created: bool,
+}
+
+impl Put {
+    /// Its one JSON shape.
+    pub fn json(&self) -> Value {
+        json!({
+            "frame_id": self.frame_id.to_hex(),
+            "node_id": self.node_id.to_hex(),
+            "path": self.path,
+            "created": self.created,
+        })
+    }
+}
+
+/// Puts `frame` (made for `node`) into the store.
+pub fn put_frame(store: &Store, node: &NodeRecord, frame: NewFrame) -> Result<Put> {
+    let put = store.put_frame(frame)?;
+    Ok(Put {
+        frame_id: put.frame_id,
+        node_id: node.node_id,
+        path: node.path.clone(),
+        created: put.created,
+    })
+}
+
+/// A node's record as every front end shows it: its ids, kind, size and children.
+pub fn node_json(n: &NodeRecord) -> Value {
+    json!({
+        "path": n.path,
+        "kind": n.kind.as_str(),
+        "node_id": n.node_id.to_hex(),
+        "content_hash": n.content_hash.to_hex(),
+        "size": n.size,
+        "children": n.children.iter().map(|c| json!({
+            "name": c.name,
+            "path": n.child_path(&c.name),
+            "kind": c.kind.as_str(),
+            "node_id": c.node_id.to_hex(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A frame as every front end shows it: its content as text when it is UTF-8, else base64
+/// (`content_encoding` says which).
+pub fn frame_json(f: &Frame) -> Value {
+    let (content, encoding) = match f.text() {
+        Some(t) => (t.to_owned(), "utf-8"),
+        None => (base64(&f.content), "base64"),
+    };
+    json!({
+        "frame_id": f.frame_id.to_hex(),
+        "node_id": f.node_id.to_hex(),
+        "frame_type": f.frame_type,
+        "agent_id": f.agent_id,
+        "basis": f.basis.to_hex(),
+        "content": content,
+        "content_encoding": encoding,
+        "metadata": {
+            "created_at": merkle_store::time::rfc3339_millis(f.metadata.created_at_ms),
+            "provider": f.metadata.provider,
+            "model": f.metadata.model,
+            "extra": f.metadata.extra,
+        },
+    })
+}
+
+/// What get-node answers: the node, the frames its view selected (each with its source and
+/// the path it is on), how many passed the filters, and the sources it could not read.
+pub fn node_context_json(c: &NodeContext) -> Value {
+    let frames: Vec<Value> = c
+        .frames
+        .iter()
+        .map(|f| {
+            let mut j = frame_json(&f.frame);
+            j["source"] = json!(f.source.as_str());
+            j["path"] = json!(f.path);
+            j
+        })
+        .collect();
+    json!({
+        "node": node_json(&c.node),
+        "frames": frames,
+        "frame_count": c.frame_count,
+        "skipped": c.skipped,
+    })
+}
+
+/// Standard base64 with padding (RFC 4648), for binary frame content in JSON.
+pub fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                s.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), want);
+        }
     }
 }

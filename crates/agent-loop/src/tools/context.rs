@@ -14,7 +14,6 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use context::synthesis::{Concat, SynthesisRequest, synthesize, synthesize_recursive};
 use context::views_file::ViewRequest;
 use context::{ContextView, get_node};
 use merkle_store::{NewFrame, NodeKind, NodeRecord, ScanOptions, Store};
@@ -69,7 +68,8 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
             let frame_type = str_field(input, "put_frame", "type")?;
             let content = str_field(input, "put_frame", "content")?;
             let frame = NewFrame::new(node.node_id, frame_type, &who, content.as_bytes().to_vec());
-            let put = s.put_frame(frame).map_err(|e| handler("put_frame", e))?;
+            let put =
+                context::ops::put_frame(&s, &node, frame).map_err(|e| handler("put_frame", e))?;
             Ok(format!(
                 "{} frame {} (type {frame_type}) on {}",
                 if put.created { "put" } else { "already had" },
@@ -97,18 +97,17 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
         }),
         move |input| {
             let dir = current_node(&s, str_field(input, "synthesize", "path")?)?;
-            let frame_type = str_field(input, "synthesize", "type")?;
-            let request = SynthesisRequest {
-                frame_type,
-                agent: &who,
-                policy: &Concat,
-                now_ms: now_ms(),
-            };
-            let written = if input.get("recursive").and_then(Value::as_bool) == Some(true) {
-                synthesize_recursive(&s, &dir, &request)
-            } else {
-                synthesize(&s, &dir, &request).map(|one| vec![one])
-            }
+            let written = context::ops::synthesize_dir(
+                &s,
+                &dir,
+                &context::ops::Synthesize {
+                    frame_type: str_field(input, "synthesize", "type")?,
+                    agent: &who,
+                    policy: "concat",
+                    contains: None,
+                    recursive: input.get("recursive").and_then(Value::as_bool) == Some(true),
+                },
+            )
             .map_err(|e| handler("synthesize", e))?;
             let mut out = String::new();
             for w in &written {
@@ -353,19 +352,16 @@ fn get_node_tool(store: &Store, input: &Value) -> Result<String> {
     Ok(out)
 }
 
-/// The node at `path` after an incremental rescan, so that edits made by other tools are seen.
-fn current_node(store: &Store, path: &str) -> Result<NodeRecord> {
+/// The node `spec` names (a workspace path or a NodeID prefix, as for every front end:
+/// [`Store::resolve`]) after an incremental rescan, so that edits made by other tools are seen.
+fn current_node(store: &Store, spec: &str) -> Result<NodeRecord> {
     store
         .scan(&ScanOptions::default())
         .map_err(|e| handler("scan", e))?;
-    let path = path.trim_start_matches("./").trim_end_matches('/');
-    let path = if path == "." { "" } else { path };
-    store
-        .node_at(path)
-        .map_err(|e| handler("get_node", e))?
-        .ok_or_else(|| Error::NoSuchPath {
-            path: path.to_owned(),
-        })
+    store.resolve(spec).map_err(|e| match e {
+        merkle_store::Error::NoSuchPath { path } => Error::NoSuchPath { path },
+        e => handler("get_node", e),
+    })
 }
 
 fn strings(input: &Value, field: &str) -> Option<Vec<String>> {
@@ -394,10 +390,4 @@ fn handler(tool: &str, e: impl std::fmt::Display) -> Error {
         tool: tool.to_owned(),
         message: e.to_string(),
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -690,3 +690,46 @@ fn search_symbols_and_related_files_answer_json_and_see_edits() {
             .contains("empty")
     );
 }
+
+/// The context tools name nodes as the CLI and the MCP server do (`Store::resolve`): a path in
+/// any spelling (`./`, `..`, a trailing `/`) or a NodeID prefix is the same node; and a frame
+/// put through them is what the store holds for it.
+#[test]
+fn context_tools_name_nodes_as_every_front_end_does() {
+    let mut fx = fixture();
+    let store = Arc::new(
+        merkle_store::Store::open(&fx.ws, &merkle_store::OpenOptions::default()).expect("store"),
+    );
+    store
+        .scan(&merkle_store::ScanOptions::default())
+        .expect("scan");
+    store
+        .add_agent("bot", merkle_store::Role::Synthesis)
+        .expect("agent");
+    for tool in agent_loop::tools::context::context_tools(&store, "bot") {
+        fx.tools.register(tool).expect("register");
+    }
+    let lib = store.resolve("src/lib.rs").expect("lib.rs");
+    let put = fx.ok(
+        "put_frame",
+        json!({"path": "./notes/../src/lib.rs", "type": "notes", "content": "the answer"}),
+    );
+    assert!(put.ends_with("(type notes) on src/lib.rs"), "{put}");
+    let heads = store.heads(&lib.node_id).expect("heads");
+    assert_eq!(heads.len(), 1);
+    assert_eq!(heads[0].content, b"the answer");
+    let prefix = &lib.node_id.to_hex()[..12];
+    for spelling in ["src/lib.rs", "./src/lib.rs", "src/./lib.rs", prefix] {
+        let node = fx.ok("get_node", json!({"path": spelling}));
+        assert!(
+            node.starts_with("src/lib.rs (file") && node.contains("the answer"),
+            "{spelling}: {node}"
+        );
+    }
+    let dir = fx.ok("get_node", json!({"path": "src/"}));
+    assert!(dir.starts_with("src (directory"), "{dir}");
+    let missing = fx.err("get_node", json!({"path": "src/nope.rs"}));
+    assert!(missing.contains("src/nope.rs"), "{missing}");
+    let synthesized = fx.ok("synthesize", json!({"path": "src", "type": "notes"}));
+    assert!(synthesized.starts_with("src notes frame "), "{synthesized}");
+}
