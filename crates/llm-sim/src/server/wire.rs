@@ -1,4 +1,5 @@
-//! Pieces both wire formats share: reading JSON bodies with errors that name the field,
+//! Pieces the wire formats share: reading JSON bodies with errors that name the field (the
+//! OpenAI formats; Anthropic bodies decode into llm-core's `wire` types),
 //! server-sent events, and retry headers.
 
 use std::time::Duration;
