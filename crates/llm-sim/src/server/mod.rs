@@ -262,7 +262,7 @@ async fn answer(
                 },
             )
         }),
-        Api::OpenAi => json().and_then(|body| openai::parse_request(&body)),
+        Api::OpenAi => openai::parse_body(&request.body),
         Api::Responses => json().and_then(|body| responses::parse_request(&body)),
     };
     let (llm_request, options) = match parsed {
