@@ -7,8 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::client::{LlmClient, StatsCell, UsageStats};
 use crate::error::{Error, Result};
@@ -23,6 +22,12 @@ use crate::stream::{Event, EventStream, parse_arguments};
 use crate::types::{
     ContentBlock, ImageSource, MAX_CACHE_MARKS, Message, Request, Response, Role, StopReason,
     ToolCall, ToolChoice, Usage,
+};
+use crate::wire::anthropic::{
+    BlockDelta, BlockParam, CacheControl, ContentBlockParam, ErrorBody, ErrorObject,
+    ImageSourceParam, MessageParam, MessagesRequest, MessagesResponse, Metadata, ResponseBlock,
+    RoleParam, StreamEvent, TextBlockParam, TextOrBlocks, TextType, ThinkingParam, ToolChoiceParam,
+    ToolParam, WireUsage,
 };
 
 const PROVIDER: &str = "anthropic";
@@ -185,141 +190,139 @@ pub(crate) fn request_body(
         n => n,
     };
     let marks = request.cache.limited(MAX_CACHE_MARKS);
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model));
-    body.insert("max_tokens".into(), json!(max_tokens));
-    let mut messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
+    let mut messages: Vec<MessageParam> = request.messages.iter().map(wire_message).collect();
     for &i in &marks.messages {
         // The breakpoint goes on the message's last block (one that thinking left empty has
         // none to carry it).
-        if let Some(block) = messages
-            .get_mut(i)
-            .and_then(|m| m["content"].as_array_mut())
-            .and_then(|blocks| blocks.last_mut())
+        if let Some(MessageParam {
+            content: TextOrBlocks::Blocks(blocks),
+            ..
+        }) = messages.get_mut(i)
+            && let Some(block) = blocks.last_mut()
         {
-            block["cache_control"] = ephemeral();
+            block.cache_control = Some(CacheControl::ephemeral());
         }
     }
-    body.insert("messages".into(), Value::Array(messages));
-    if let Some(system) = &request.system {
-        let system = if marks.system {
-            json!([{"type": "text", "text": system, "cache_control": ephemeral()}])
+    let system = request.system.as_ref().map(|system| {
+        if marks.system {
+            TextOrBlocks::Blocks(vec![TextBlockParam {
+                kind: TextType::Text,
+                text: system.clone(),
+                cache_control: Some(CacheControl::ephemeral()),
+            }])
         } else {
-            json!(system)
-        };
-        body.insert("system".into(), system);
-    }
+            TextOrBlocks::Text(system.clone())
+        }
+    });
+    let custom_tool = |name: &str, description: &str, schema: &Value| ToolParam {
+        kind: None,
+        name: name.to_owned(),
+        description: Some(description.to_owned()),
+        input_schema: Some(schema.clone()),
+        cache_control: None,
+    };
     // Structured outputs: one more tool whose input is the answer, forced.
     let answer_tool = request.response_schema.as_ref().map(|schema| {
-        json!({
-            "name": schema.name,
-            "description": "Give the answer as this tool's input, which follows the schema.",
-            "input_schema": schema.schema,
-        })
+        custom_tool(
+            &schema.name,
+            "Give the answer as this tool's input, which follows the schema.",
+            &schema.schema,
+        )
     });
-    if !request.tools.is_empty() || answer_tool.is_some() {
-        let mut tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.input_schema,
-                })
-            })
-            .chain(answer_tool)
-            .collect();
-        if marks.tools
-            && let Some(last) = tools.last_mut()
-        {
-            last["cache_control"] = ephemeral();
-        }
-        body.insert("tools".into(), Value::Array(tools));
+    let mut tools: Vec<ToolParam> = request
+        .tools
+        .iter()
+        .map(|tool| custom_tool(&tool.name, &tool.description, &tool.input_schema))
+        .chain(answer_tool)
+        .collect();
+    if marks.tools
+        && let Some(last) = tools.last_mut()
+    {
+        last.cache_control = Some(CacheControl::ephemeral());
     }
-    if let Some(schema) = &request.response_schema {
-        body.insert(
-            "tool_choice".into(),
-            json!({"type": "tool", "name": schema.name}),
-        );
-    } else if let Some(choice) = &request.tool_choice {
-        let choice = match choice {
-            ToolChoice::Auto => json!({"type": "auto"}),
-            ToolChoice::Any => json!({"type": "any"}),
-            ToolChoice::None => json!({"type": "none"}),
-            ToolChoice::Tool { name } => json!({"type": "tool", "name": name}),
-        };
-        body.insert("tool_choice".into(), choice);
-    }
-    if let Some(thinking) = request.thinking {
-        body.insert(
-            "thinking".into(),
-            json!({"type": "enabled", "budget_tokens": thinking.budget_tokens}),
-        );
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(top_p) = request.top_p {
-        body.insert("top_p".into(), json!(top_p));
-    }
-    if !request.stop_sequences.is_empty() {
-        body.insert("stop_sequences".into(), json!(request.stop_sequences));
-    }
-    if let Some(user_id) = request.metadata.get("user_id") {
-        body.insert("metadata".into(), json!({"user_id": user_id}));
-    }
-    if stream {
-        body.insert("stream".into(), json!(true));
-    }
-    merge_extra(&mut body, &request.extra);
-    Ok(Value::Object(body))
-}
-
-/// A cache breakpoint's `cache_control`: the default five-minute cache.
-fn ephemeral() -> Value {
-    json!({"type": "ephemeral"})
-}
-
-fn wire_message(message: &Message) -> Value {
-    let role = match message.role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
+    let tool_choice = match (&request.response_schema, &request.tool_choice) {
+        (Some(schema), _) => Some(ToolChoiceParam::Tool {
+            name: schema.name.clone(),
+        }),
+        (None, choice) => choice.as_ref().map(|choice| match choice {
+            ToolChoice::Auto => ToolChoiceParam::Auto,
+            ToolChoice::Any => ToolChoiceParam::Any,
+            ToolChoice::None => ToolChoiceParam::None,
+            ToolChoice::Tool { name } => ToolChoiceParam::Tool { name: name.clone() },
+        }),
     };
-    let content: Vec<Value> = message.content.iter().filter_map(wire_block).collect();
-    json!({"role": role, "content": content})
+    let body = MessagesRequest {
+        model: model.to_owned(),
+        max_tokens,
+        system,
+        messages,
+        tools,
+        tool_choice,
+        thinking: request.thinking.map(|thinking| ThinkingParam::Enabled {
+            budget_tokens: thinking.budget_tokens,
+        }),
+        temperature: request.temperature,
+        top_p: request.top_p,
+        stop_sequences: request.stop_sequences.clone(),
+        metadata: request.metadata.get("user_id").map(|user_id| Metadata {
+            user_id: Some(user_id.clone()),
+        }),
+        stream,
+    };
+    // Through a `Value`, whose keys serde_json keeps sorted, so the bytes sent do not
+    // depend on the order of the struct's fields; `extra` then overrides any of them.
+    let mut body = serde_json::to_value(&body).map_err(|err| Error::Config {
+        details: format!("the anthropic request for model {model:?} does not encode: {err}"),
+    })?;
+    if let Value::Object(body) = &mut body {
+        merge_extra(body, &request.extra);
+    }
+    Ok(body)
 }
 
-fn wire_block(block: &ContentBlock) -> Option<Value> {
+fn wire_message(message: &Message) -> MessageParam {
+    let role = match message.role {
+        Role::User => RoleParam::User,
+        Role::Assistant => RoleParam::Assistant,
+    };
+    let content = message
+        .content
+        .iter()
+        .filter_map(wire_block)
+        .map(ContentBlockParam::from)
+        .collect();
+    MessageParam {
+        role,
+        content: TextOrBlocks::Blocks(content),
+    }
+}
+
+fn wire_block(block: &ContentBlock) -> Option<BlockParam> {
     Some(match block {
-        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
-        ContentBlock::Image { source } => {
-            let source = match source {
-                ImageSource::Base64 { media_type, data } => {
-                    json!({"type": "base64", "media_type": media_type, "data": data})
-                }
-                ImageSource::Url { url } => json!({"type": "url", "url": url}),
-            };
-            json!({"type": "image", "source": source})
-        }
-        ContentBlock::ToolUse(call) => {
-            json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
-        }
+        ContentBlock::Text { text } => BlockParam::Text { text: text.clone() },
+        ContentBlock::Image { source } => BlockParam::Image {
+            source: match source {
+                ImageSource::Base64 { media_type, data } => ImageSourceParam::Base64 {
+                    media_type: media_type.clone(),
+                    data: data.clone(),
+                },
+                ImageSource::Url { url } => ImageSourceParam::Url { url: url.clone() },
+            },
+        },
+        ContentBlock::ToolUse(call) => BlockParam::ToolUse {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            input: call.input.clone(),
+        },
         ContentBlock::ToolResult {
             tool_use_id,
             content,
             is_error,
-        } => {
-            let mut result = json!({
-                "type": "tool_result",
-                "tool_use_id": tool_use_id,
-                "content": content,
-            });
-            if *is_error {
-                result["is_error"] = json!(true);
-            }
-            result
-        }
+        } => BlockParam::ToolResult {
+            tool_use_id: tool_use_id.clone(),
+            content: Some(TextOrBlocks::Text(content.clone())),
+            is_error: *is_error,
+        },
         // Anthropic rejects thinking it did not sign (e.g. another provider's reasoning).
         ContentBlock::Thinking {
             signature: None, ..
@@ -327,85 +330,39 @@ fn wire_block(block: &ContentBlock) -> Option<Value> {
         ContentBlock::Thinking {
             text,
             signature: Some(signature),
-        } => json!({"type": "thinking", "thinking": text, "signature": signature}),
+        } => BlockParam::Thinking {
+            thinking: text.clone(),
+            signature: Some(signature.clone()),
+        },
         ContentBlock::RedactedThinking { data } => {
-            json!({"type": "redacted_thinking", "data": data})
+            BlockParam::RedactedThinking { data: data.clone() }
         }
     })
 }
 
-#[derive(Deserialize)]
-struct WireMessage {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: String,
-    #[serde(default)]
-    content: Vec<WireBlock>,
-    #[serde(default)]
-    stop_reason: Option<String>,
-    #[serde(default)]
-    usage: WireUsage,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum WireBlock {
-    Text {
-        text: String,
-    },
-    Thinking {
-        thinking: String,
-        #[serde(default)]
-        signature: Option<String>,
-    },
-    RedactedThinking {
-        data: String,
-    },
-    ToolUse {
-        id: String,
-        name: String,
-        #[serde(default)]
-        input: Value,
-    },
-    /// Server tools and block types newer than this code: not ours to interpret.
-    #[serde(other)]
-    Unknown,
-}
-
-#[derive(Deserialize, Default)]
-struct WireUsage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    cache_creation_input_tokens: Option<u64>,
-    cache_read_input_tokens: Option<u64>,
-}
-
-impl WireUsage {
-    /// Overwrites the counts this report carries; message_delta repeats only some.
-    fn merge_into(&self, usage: &mut Usage) {
-        let fields = [
-            (self.input_tokens, &mut usage.input_tokens),
-            (self.output_tokens, &mut usage.output_tokens),
-            (
-                self.cache_creation_input_tokens,
-                &mut usage.cache_creation_input_tokens,
-            ),
-            (
-                self.cache_read_input_tokens,
-                &mut usage.cache_read_input_tokens,
-            ),
-        ];
-        for (reported, total) in fields {
-            if let Some(reported) = reported {
-                *total = reported;
-            }
+/// Overwrites the counts `reported` carries; message_delta repeats only some.
+fn merge_usage(reported: &WireUsage, usage: &mut Usage) {
+    let fields = [
+        (reported.input_tokens, &mut usage.input_tokens),
+        (reported.output_tokens, &mut usage.output_tokens),
+        (
+            reported.cache_creation_input_tokens,
+            &mut usage.cache_creation_input_tokens,
+        ),
+        (
+            reported.cache_read_input_tokens,
+            &mut usage.cache_read_input_tokens,
+        ),
+    ];
+    for (reported, total) in fields {
+        if let Some(reported) = reported {
+            *total = reported;
         }
     }
 }
 
 pub(crate) fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> Result<Response> {
-    let message: WireMessage = serde_json::from_slice(body).map_err(|err| {
+    let message: MessagesResponse = serde_json::from_slice(body).map_err(|err| {
         Error::invalid_response(
             PROVIDER,
             format!(
@@ -418,23 +375,25 @@ pub(crate) fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> 
         .content
         .into_iter()
         .filter_map(|block| match block {
-            WireBlock::Text { text } => Some(ContentBlock::Text { text }),
-            WireBlock::Thinking {
+            ResponseBlock::Text { text } => Some(ContentBlock::Text { text }),
+            ResponseBlock::Thinking {
                 thinking,
                 signature,
             } => Some(ContentBlock::Thinking {
                 text: thinking,
                 signature,
             }),
-            WireBlock::RedactedThinking { data } => Some(ContentBlock::RedactedThinking { data }),
-            WireBlock::ToolUse { id, name, input } => {
+            ResponseBlock::RedactedThinking { data } => {
+                Some(ContentBlock::RedactedThinking { data })
+            }
+            ResponseBlock::ToolUse { id, name, input } => {
                 Some(ContentBlock::ToolUse(ToolCall { id, name, input }))
             }
-            WireBlock::Unknown => None,
+            ResponseBlock::Unknown => None,
         })
         .collect();
     let mut usage = Usage::default();
-    message.usage.merge_into(&mut usage);
+    merge_usage(&message.usage.unwrap_or_default(), &mut usage);
     Ok(Response {
         content,
         stop_reason: message
@@ -448,27 +407,13 @@ pub(crate) fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> 
     })
 }
 
-/// Anthropic's error body: `{"type": "error", "error": {"type": ..., "message": ...}}`.
-#[derive(Deserialize)]
-struct WireErrorBody {
-    error: WireError,
-}
-
-#[derive(Deserialize)]
-struct WireError {
-    #[serde(rename = "type", default)]
-    kind: String,
-    #[serde(default)]
-    message: String,
-}
-
 pub(crate) fn classify(
     _provider: &'static str,
     status: u16,
     body: &str,
     hints: &RetryHints,
 ) -> Error {
-    match serde_json::from_str::<WireErrorBody>(body) {
+    match serde_json::from_str::<ErrorBody>(body) {
         Ok(parsed) => typed_error(Some(status), &parsed.error, hints),
         Err(_) => classify_status(PROVIDER, status, body_excerpt(body), hints),
     }
@@ -476,7 +421,7 @@ pub(crate) fn classify(
 
 /// The error an Anthropic error object means; `status` is `None` for one that arrived in
 /// the stream after HTTP 200.
-fn typed_error(status: Option<u16>, error: &WireError, hints: &RetryHints) -> Error {
+fn typed_error(status: Option<u16>, error: &ErrorObject, hints: &RetryHints) -> Error {
     let message = error.message.clone();
     let lower = message.to_ascii_lowercase();
     match error.kind.as_str() {
@@ -561,37 +506,25 @@ impl AnthropicStream {
         }
     }
 
-    fn malformed(event: &str, detail: impl std::fmt::Display) -> Error {
-        Error::invalid_response(PROVIDER, format!("malformed {event} event: {detail}"))
-    }
-
-    fn block_start(&mut self, data: &Value, out: &mut VecDeque<Event>) -> Result<()> {
-        let index = wire_index(data, "content_block_start")?;
-        let block = &data["content_block"];
-        let text_field = |field: &str| block[field].as_str().unwrap_or_default().to_owned();
-        let state = match block["type"].as_str().unwrap_or_default() {
-            "text" => {
-                let text = text_field("text");
+    fn block_start(&mut self, index: u64, block: ResponseBlock, out: &mut VecDeque<Event>) {
+        let state = match block {
+            ResponseBlock::Text { text } => {
                 if !text.is_empty() {
                     out.push_back(Event::TextDelta { text });
                 }
                 Block::Text
             }
-            "thinking" => {
-                let text = text_field("thinking");
-                if !text.is_empty() {
-                    out.push_back(Event::ThinkingDelta { text });
+            ResponseBlock::Thinking { thinking, .. } => {
+                if !thinking.is_empty() {
+                    out.push_back(Event::ThinkingDelta { text: thinking });
                 }
                 Block::Thinking
             }
-            "redacted_thinking" => {
-                out.push_back(Event::RedactedThinking {
-                    data: text_field("data"),
-                });
+            ResponseBlock::RedactedThinking { data } => {
+                out.push_back(Event::RedactedThinking { data });
                 Block::Other
             }
-            "tool_use" => {
-                let (id, name) = (text_field("id"), text_field("name"));
+            ResponseBlock::ToolUse { id, name, .. } => {
                 let tool_index = self.tools_started;
                 self.tools_started += 1;
                 out.push_back(Event::ToolCallStart {
@@ -606,51 +539,51 @@ impl AnthropicStream {
                     arguments: String::new(),
                 }
             }
-            _ => Block::Other,
+            ResponseBlock::Unknown => Block::Other,
         };
         self.blocks.insert(index, state);
-        Ok(())
     }
 
-    fn block_delta(&mut self, data: &Value, out: &mut VecDeque<Event>) -> Result<()> {
-        let index = wire_index(data, "content_block_delta")?;
-        let delta = &data["delta"];
-        let field = |name: &str| delta[name].as_str().unwrap_or_default().to_owned();
-        match delta["type"].as_str().unwrap_or_default() {
-            "text_delta" => out.push_back(Event::TextDelta {
-                text: field("text"),
-            }),
-            "thinking_delta" => out.push_back(Event::ThinkingDelta {
-                text: field("thinking"),
-            }),
-            "signature_delta" => out.push_back(Event::ThinkingSignature {
-                signature: field("signature"),
-            }),
-            "input_json_delta" => {
-                let fragment = field("partial_json");
+    fn block_delta(
+        &mut self,
+        index: u64,
+        delta: BlockDelta,
+        out: &mut VecDeque<Event>,
+    ) -> Result<()> {
+        match delta {
+            BlockDelta::TextDelta { text } => out.push_back(Event::TextDelta { text }),
+            BlockDelta::ThinkingDelta { thinking } => {
+                out.push_back(Event::ThinkingDelta { text: thinking });
+            }
+            BlockDelta::SignatureDelta { signature } => {
+                out.push_back(Event::ThinkingSignature { signature });
+            }
+            BlockDelta::InputJsonDelta { partial_json } => {
                 let Some(Block::Tool {
                     index, arguments, ..
                 }) = self.blocks.get_mut(&index)
                 else {
-                    return Err(Self::malformed(
-                        "content_block_delta",
-                        format!("input_json_delta for block {index}, which is not a tool call"),
+                    return Err(Error::invalid_response(
+                        PROVIDER,
+                        format!(
+                            "malformed content_block_delta event: input_json_delta for block \
+                             {index}, which is not a tool call"
+                        ),
                     ));
                 };
-                arguments.push_str(&fragment);
+                arguments.push_str(&partial_json);
                 out.push_back(Event::ToolCallDelta {
                     index: *index,
-                    arguments: fragment,
+                    arguments: partial_json,
                 });
             }
             // Citations and delta types newer than this code.
-            _ => {}
+            BlockDelta::Unknown => {}
         }
         Ok(())
     }
 
-    fn block_stop(&mut self, data: &Value, out: &mut VecDeque<Event>) -> Result<()> {
-        let index = wire_index(data, "content_block_stop")?;
+    fn block_stop(&mut self, index: u64, out: &mut VecDeque<Event>) -> Result<()> {
         if let Some(Block::Tool {
             index,
             id,
@@ -665,68 +598,64 @@ impl AnthropicStream {
     }
 }
 
-fn wire_index(data: &Value, event: &str) -> Result<u64> {
-    data["index"]
-        .as_u64()
-        .ok_or_else(|| AnthropicStream::malformed(event, "no index"))
-}
-
 impl StreamParser for AnthropicStream {
+    /// Reads the event by its data's `type`, which the API always sends and which matches
+    /// the SSE event name.
     fn on_event(&mut self, event: SseEvent, out: &mut VecDeque<Event>) -> Result<bool> {
-        let data: Value = serde_json::from_str(&event.data).map_err(|err| {
+        let data: StreamEvent = serde_json::from_str(&event.data).map_err(|err| {
             Error::invalid_response(
                 PROVIDER,
                 format!(
-                    "stream data is not json ({err}): {}",
+                    "malformed stream event ({err}): {}",
                     body_excerpt(&event.data)
                 ),
             )
         })?;
-        let name = match event.event.as_str() {
-            "" => data["type"].as_str().unwrap_or_default().to_owned(),
-            name => name.to_owned(),
-        };
-        match name.as_str() {
-            "message_start" => {
-                let message = &data["message"];
+        match data {
+            StreamEvent::MessageStart { message } => {
                 out.push_back(Event::Start {
-                    id: message["id"].as_str().map(str::to_owned),
-                    model: message["model"].as_str().unwrap_or_default().to_owned(),
+                    id: message.id,
+                    model: message.model,
                     request_id: self.headers.get("request-id").cloned(),
                     headers: std::mem::take(&mut self.headers),
                 });
-                if let Ok(usage) = WireUsage::deserialize(&message["usage"]) {
-                    usage.merge_into(&mut self.usage);
+                if let Some(usage) = message.usage {
+                    merge_usage(&usage, &mut self.usage);
                     out.push_back(Event::Usage(self.usage));
                 }
             }
-            "content_block_start" => self.block_start(&data, out)?,
-            "content_block_delta" => self.block_delta(&data, out)?,
-            "content_block_stop" => self.block_stop(&data, out)?,
-            "message_delta" => {
-                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
-                    self.stop_reason = Some(StopReason::parse(reason));
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => self.block_start(index, content_block, out),
+            StreamEvent::ContentBlockDelta { index, delta } => {
+                self.block_delta(index, delta, out)?
+            }
+            StreamEvent::ContentBlockStop { index } => self.block_stop(index, out)?,
+            StreamEvent::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(StopReason::parse(&reason));
                 }
-                if let Ok(usage) = WireUsage::deserialize(&data["usage"]) {
-                    usage.merge_into(&mut self.usage);
+                if let Some(usage) = usage {
+                    merge_usage(&usage, &mut self.usage);
                     out.push_back(Event::Usage(self.usage));
                 }
             }
-            "message_stop" => {
+            StreamEvent::MessageStop => {
                 out.push_back(Event::Stop {
                     reason: self.stop_reason.take().unwrap_or_default(),
                 });
                 return Ok(true);
             }
-            "error" => {
-                let error = WireError::deserialize(&data["error"]).unwrap_or(WireError {
+            StreamEvent::Error { error } => {
+                let error = error.unwrap_or_else(|| ErrorObject {
                     kind: String::new(),
                     message: body_excerpt(&event.data),
                 });
                 return Err(typed_error(None, &error, &RetryHints::default()));
             }
             // `ping` keeps the connection alive; unknown events are for newer clients.
-            _ => {}
+            StreamEvent::Ping | StreamEvent::Unknown => {}
         }
         Ok(false)
     }

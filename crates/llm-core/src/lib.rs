@@ -18,6 +18,9 @@
 //! [`fetch_json`] GETs one JSON document, bounded in time and size, for crates that need a
 //! document from the network (the MCP server's OAuth key set) but may not carry reqwest.
 //!
+//! [`wire`] holds each wire format's JSON as serde types, shared with the simulator in
+//! `llm-sim` so that what the client sends and what the fake server reads are one definition.
+//!
 //! [`tokens`] counts tokens (exactly for OpenAI models, by a measured estimate otherwise) and
 //! [`decode_event_stream`] turns a recorded stream body into events without a network.
 //!
@@ -43,6 +46,7 @@ pub mod stream;
 pub mod structured;
 pub mod text;
 pub mod tokens;
+pub mod wire;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use batch::{

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use self::responses::{OpenAiApi, ResponsesStream};
 use crate::client::{LlmClient, UsageStats};
@@ -34,6 +34,11 @@ use crate::stream::parse_arguments;
 use crate::types::{
     ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, ToolCall, ToolChoice,
     Usage,
+};
+use crate::wire::openai::{
+    ChatCompletion, ChatMessage, ChatRequest, ChatTool, ChatToolChoice, ChatUsage, ContentPart,
+    FunctionCall, FunctionDefinition, ImageUrl, JsonSchemaFormat, ResponseFormat, StreamOptions,
+    TextOrBlocks, ToolCall as WireToolCall,
 };
 
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -173,78 +178,76 @@ impl OpenAiClient {
         }
         let mut messages = Vec::new();
         if let Some(system) = &request.system {
-            messages.push(json!({"role": "system", "content": system}));
+            messages.push(ChatMessage::System {
+                content: TextOrBlocks::Text(system.clone()),
+            });
         }
         for message in &request.messages {
             wire_messages(message, &mut messages);
         }
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
-        body.insert("messages".into(), Value::Array(messages));
         let max_tokens = match request.max_tokens {
             0 => DEFAULT_MAX_TOKENS,
             n => n,
         };
-        let max_tokens_field = match self.max_tokens_field {
-            MaxTokensField::MaxTokens => "max_tokens",
-            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        let (max_tokens, max_completion_tokens) = match self.max_tokens_field {
+            MaxTokensField::MaxTokens => (Some(max_tokens), None),
+            MaxTokensField::MaxCompletionTokens => (None, Some(max_tokens)),
         };
-        body.insert(max_tokens_field.into(), json!(max_tokens));
-        if !request.tools.is_empty() {
-            let tools = request
+        let body = ChatRequest {
+            model: model.to_owned(),
+            messages,
+            max_tokens,
+            max_completion_tokens,
+            tools: request
                 .tools
                 .iter()
-                .map(|tool| {
-                    json!({"type": "function", "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.input_schema,
-                    }})
+                .map(|tool| ChatTool {
+                    kind: "function".to_owned(),
+                    function: FunctionDefinition {
+                        name: tool.name.clone(),
+                        description: Some(tool.description.clone()),
+                        parameters: Some(tool.input_schema.clone()),
+                    },
                 })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
-        }
-        if let Some(choice) = &request.tool_choice {
-            let choice = match choice {
-                ToolChoice::Auto => json!("auto"),
-                ToolChoice::Any => json!("required"),
-                ToolChoice::None => json!("none"),
-                ToolChoice::Tool { name } => {
-                    json!({"type": "function", "function": {"name": name}})
+                .collect(),
+            tool_choice: request.tool_choice.as_ref().map(|choice| match choice {
+                ToolChoice::Auto => ChatToolChoice::Auto,
+                ToolChoice::Any => ChatToolChoice::Required,
+                ToolChoice::None => ChatToolChoice::None,
+                ToolChoice::Tool { name } => ChatToolChoice::Function { name: name.clone() },
+            }),
+            temperature: request.temperature,
+            top_p: request.top_p,
+            stop: request.stop_sequences.clone(),
+            user: request.metadata.get("user_id").cloned(),
+            response_format: request.response_schema.as_ref().map(|schema| {
+                ResponseFormat::JsonSchema {
+                    json_schema: JsonSchemaFormat {
+                        name: schema.name.clone(),
+                        schema: schema.schema.clone(),
+                        strict: Some(true),
+                    },
                 }
-            };
-            body.insert("tool_choice".into(), choice);
+            }),
+            // OpenAI caches prefixes by itself; a stable key keeps a conversation on one cache.
+            prompt_cache_key: request.cache_key.clone(),
+            stream,
+            stream_options: stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
+        };
+        // Through a `Value`, whose keys serde_json keeps sorted, so the bytes sent do not
+        // depend on the order of the struct's fields; `extra` then overrides any of them.
+        let mut body = serde_json::to_value(&body).map_err(|err| Error::Config {
+            details: format!(
+                "the {} request for model {model:?} does not encode: {err}",
+                self.name
+            ),
+        })?;
+        if let Value::Object(body) = &mut body {
+            merge_extra(body, &request.extra);
         }
-        if let Some(temperature) = request.temperature {
-            body.insert("temperature".into(), json!(temperature));
-        }
-        if let Some(top_p) = request.top_p {
-            body.insert("top_p".into(), json!(top_p));
-        }
-        if !request.stop_sequences.is_empty() {
-            body.insert("stop".into(), json!(request.stop_sequences));
-        }
-        if let Some(user_id) = request.metadata.get("user_id") {
-            body.insert("user".into(), json!(user_id));
-        }
-        if let Some(schema) = &request.response_schema {
-            body.insert(
-                "response_format".into(),
-                json!({"type": "json_schema", "json_schema": {
-                    "name": schema.name, "schema": schema.schema, "strict": true,
-                }}),
-            );
-        }
-        // OpenAI caches prefixes by itself; a stable key keeps a conversation on one cache.
-        if let Some(key) = &request.cache_key {
-            body.insert("prompt_cache_key".into(), json!(key));
-        }
-        if stream {
-            body.insert("stream".into(), json!(true));
-            body.insert("stream_options".into(), json!({"include_usage": true}));
-        }
-        merge_extra(&mut body, &request.extra);
-        Ok(Value::Object(body))
+        Ok(body)
     }
 
     async fn complete_inner(&self, request: &Request) -> Result<Response> {
@@ -317,7 +320,7 @@ impl LlmClient for OpenAiClient {
 
 /// Appends the chat messages for one of ours: tool results become `tool` messages, which
 /// must directly follow the assistant message that called the tools.
-fn wire_messages(message: &Message, out: &mut Vec<Value>) {
+fn wire_messages(message: &Message, out: &mut Vec<ChatMessage>) {
     match message.role {
         Role::User => {
             let mut parts = Vec::new();
@@ -335,12 +338,13 @@ fn wire_messages(message: &Message, out: &mut Vec<Value>) {
                         } else {
                             content.clone()
                         };
-                        out.push(
-                            json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}),
-                        );
+                        out.push(ChatMessage::Tool {
+                            tool_call_id: tool_use_id.clone(),
+                            content: TextOrBlocks::Text(content),
+                        });
                     }
                     ContentBlock::Text { text } => {
-                        parts.push(json!({"type": "text", "text": text}));
+                        parts.push(ContentPart::Text { text: text.clone() });
                     }
                     ContentBlock::Image { source } => {
                         text_only = false;
@@ -350,7 +354,9 @@ fn wire_messages(message: &Message, out: &mut Vec<Value>) {
                             }
                             ImageSource::Url { url } => url.clone(),
                         };
-                        parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                        parts.push(ContentPart::ImageUrl {
+                            image_url: ImageUrl { url, detail: None },
+                        });
                     }
                     // Reasoning and tool calls are the assistant's; a user message has none.
                     _ => {}
@@ -360,17 +366,20 @@ fn wire_messages(message: &Message, out: &mut Vec<Value>) {
                 return;
             }
             let content = if text_only {
-                Value::String(
+                TextOrBlocks::Text(
                     parts
                         .iter()
-                        .filter_map(|part| part["text"].as_str())
+                        .filter_map(|part| match part {
+                            ContentPart::Text { text } => Some(text.as_str()),
+                            _ => None,
+                        })
                         .collect::<Vec<_>>()
                         .join("\n"),
                 )
             } else {
-                Value::Array(parts)
+                TextOrBlocks::Blocks(parts)
             };
-            out.push(json!({"role": "user", "content": content}));
+            out.push(ChatMessage::User { content });
         }
         Role::Assistant => {
             let mut text = String::new();
@@ -378,119 +387,46 @@ fn wire_messages(message: &Message, out: &mut Vec<Value>) {
             for block in &message.content {
                 match block {
                     ContentBlock::Text { text: part } => text.push_str(part),
-                    ContentBlock::ToolUse(call) => tool_calls.push(json!({
-                        "id": call.id,
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": call.input.to_string()},
-                    })),
+                    ContentBlock::ToolUse(call) => tool_calls.push(WireToolCall {
+                        id: Some(call.id.clone()),
+                        kind: "function".to_owned(),
+                        function: FunctionCall {
+                            name: call.name.clone(),
+                            arguments: Value::String(call.input.to_string()),
+                        },
+                    }),
                     // Chat completions take no reasoning back.
                     _ => {}
                 }
             }
-            let mut wire = json!({"role": "assistant"});
-            wire["content"] = if text.is_empty() && !tool_calls.is_empty() {
-                Value::Null
+            let content = if text.is_empty() && !tool_calls.is_empty() {
+                None
             } else {
-                Value::String(text)
+                Some(TextOrBlocks::Text(text))
             };
-            if !tool_calls.is_empty() {
-                wire["tool_calls"] = Value::Array(tool_calls);
-            }
-            out.push(wire);
+            out.push(ChatMessage::Assistant {
+                content,
+                tool_calls,
+            });
         }
     }
 }
 
-#[derive(Deserialize)]
-struct WireCompletion {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    choices: Option<Vec<WireChoice>>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-}
-
-#[derive(Deserialize)]
-struct WireChoice {
-    message: WireMessage,
-    #[serde(default)]
-    finish_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireMessage {
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    refusal: Option<String>,
-    /// DeepSeek and vLLM call it `reasoning_content`, Ollama and others `reasoning`.
-    #[serde(default, alias = "reasoning")]
-    reasoning_content: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<WireToolCall>>,
-}
-
-#[derive(Deserialize)]
-struct WireToolCall {
-    #[serde(default)]
-    id: Option<String>,
-    function: WireFunction,
-}
-
-#[derive(Deserialize)]
-struct WireFunction {
-    #[serde(default)]
-    name: String,
-    /// A JSON string per the spec; some servers send the object itself.
-    #[serde(default)]
-    arguments: Value,
-}
-
-#[derive(Deserialize, Default)]
-struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: u64,
-    #[serde(default)]
-    completion_tokens: u64,
-    #[serde(default)]
-    prompt_tokens_details: Option<PromptDetails>,
-    #[serde(default)]
-    completion_tokens_details: Option<CompletionDetails>,
-}
-
-#[derive(Deserialize, Default)]
-struct PromptDetails {
-    #[serde(default)]
-    cached_tokens: Option<u64>,
-}
-
-#[derive(Deserialize, Default)]
-struct CompletionDetails {
-    #[serde(default)]
-    reasoning_tokens: Option<u64>,
-}
-
-impl WireUsage {
-    fn to_usage(&self) -> Usage {
-        let cached = self
-            .prompt_tokens_details
-            .as_ref()
-            .and_then(|details| details.cached_tokens)
-            .unwrap_or(0);
-        Usage {
-            input_tokens: self.prompt_tokens.saturating_sub(cached),
-            output_tokens: self.completion_tokens,
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: cached,
-            reasoning_tokens: self
-                .completion_tokens_details
-                .as_ref()
-                .and_then(|details| details.reasoning_tokens)
-                .unwrap_or(0),
-        }
+/// Our usage for the wire's: `prompt_tokens` counts cached tokens too, ours does not.
+fn to_usage(usage: &ChatUsage) -> Usage {
+    let cached = usage
+        .prompt_tokens_details
+        .and_then(|details| details.cached_tokens)
+        .unwrap_or(0);
+    Usage {
+        input_tokens: usage.prompt_tokens.saturating_sub(cached),
+        output_tokens: usage.completion_tokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: cached,
+        reasoning_tokens: usage
+            .completion_tokens_details
+            .and_then(|details| details.reasoning_tokens)
+            .unwrap_or(0),
     }
 }
 
@@ -520,7 +456,7 @@ pub(crate) fn parse_response(
     headers: BTreeMap<String, String>,
     rng: &dyn Rng,
 ) -> Result<Response> {
-    let completion: WireCompletion = serde_json::from_slice(body).map_err(|err| {
+    let completion: ChatCompletion = serde_json::from_slice(body).map_err(|err| {
         Error::invalid_response(
             provider,
             format!(
@@ -531,7 +467,8 @@ pub(crate) fn parse_response(
     })?;
     let choice = completion
         .choices
-        .and_then(|choices| choices.into_iter().next())
+        .into_iter()
+        .next()
         .ok_or_else(|| Error::invalid_response(provider, "the completion has no choices"))?;
     let message = choice.message;
     let mut content = Vec::new();
@@ -549,7 +486,7 @@ pub(crate) fn parse_response(
     {
         content.push(ContentBlock::Text { text });
     }
-    let tool_calls = message.tool_calls.unwrap_or_default();
+    let tool_calls = message.tool_calls;
     let has_tool_calls = !tool_calls.is_empty();
     for call in tool_calls {
         let id = call
@@ -570,10 +507,7 @@ pub(crate) fn parse_response(
     Ok(Response {
         content,
         stop_reason: stop_reason(choice.finish_reason.as_deref(), has_tool_calls, refused),
-        usage: completion
-            .usage
-            .map(|usage| usage.to_usage())
-            .unwrap_or_default(),
+        usage: completion.usage.as_ref().map(to_usage).unwrap_or_default(),
         model: completion.model.unwrap_or_default(),
         id: completion.id,
         request_id: headers.get("x-request-id").cloned(),

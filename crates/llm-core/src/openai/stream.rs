@@ -6,6 +6,7 @@ use super::*;
 use crate::http::StreamParser;
 use crate::sse::SseEvent;
 use crate::stream::Event;
+use crate::wire::openai::{ChatChunk, ToolCallDelta};
 
 struct StreamTool {
     /// The server's id, or a minted one once the call starts without one.
@@ -29,56 +30,6 @@ pub(crate) struct OpenAiStream {
     usage: Option<Usage>,
 }
 
-#[derive(Deserialize)]
-struct WireChunk {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    choices: Option<Vec<WireChunkChoice>>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-}
-
-#[derive(Deserialize)]
-struct WireChunkChoice {
-    #[serde(default)]
-    delta: Option<WireDelta>,
-    #[serde(default)]
-    finish_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireDelta {
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    refusal: Option<String>,
-    #[serde(default, alias = "reasoning")]
-    reasoning_content: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<WireToolDelta>>,
-}
-
-#[derive(Deserialize)]
-struct WireToolDelta {
-    #[serde(default)]
-    index: Option<u64>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    function: Option<WireFunctionDelta>,
-}
-
-#[derive(Deserialize)]
-struct WireFunctionDelta {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    arguments: Option<String>,
-}
-
 impl OpenAiStream {
     pub(crate) fn new(
         provider: &'static str,
@@ -98,7 +49,7 @@ impl OpenAiStream {
     }
 
     /// Which of our tool calls a delta continues, or a new one.
-    fn tool_position(&mut self, delta: &WireToolDelta) -> usize {
+    fn tool_position(&mut self, delta: &ToolCallDelta) -> usize {
         let new_id_differs = |tool: &StreamTool| match (&delta.id, &tool.id) {
             (Some(new), Some(old)) => new != old,
             _ => false,
@@ -126,7 +77,7 @@ impl OpenAiStream {
         }
     }
 
-    fn on_tool_delta(&mut self, delta: WireToolDelta, out: &mut VecDeque<Event>) {
+    fn on_tool_delta(&mut self, delta: ToolCallDelta, out: &mut VecDeque<Event>) {
         let position = self.tool_position(&delta);
         let rng = Arc::clone(&self.rng);
         let tool = &mut self.tools[position];
@@ -236,7 +187,7 @@ impl StreamParser for OpenAiStream {
                 &RetryHints::default(),
             ));
         }
-        let chunk = WireChunk::deserialize(&value).map_err(|err| {
+        let chunk = ChatChunk::deserialize(&value).map_err(|err| {
             Error::invalid_response(
                 self.provider,
                 format!(
@@ -248,10 +199,10 @@ impl StreamParser for OpenAiStream {
         if !self.started {
             self.emit_start(chunk.id, chunk.model, out);
         }
-        if let Some(usage) = chunk.usage {
-            self.usage = Some(usage.to_usage());
+        if let Some(usage) = chunk.usage.flatten() {
+            self.usage = Some(to_usage(&usage));
         }
-        let Some(choice) = chunk.choices.and_then(|choices| choices.into_iter().next()) else {
+        let Some(choice) = chunk.choices.into_iter().next() else {
             return Ok(false);
         };
         if let Some(delta) = choice.delta {
@@ -261,11 +212,11 @@ impl StreamParser for OpenAiStream {
             if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
                 out.push_back(Event::TextDelta { text });
             }
-            if let Some(text) = delta.refusal.filter(|text| !text.is_empty()) {
+            if let Some(text) = delta.refusal.flatten().filter(|text| !text.is_empty()) {
                 self.refused = true;
                 out.push_back(Event::TextDelta { text });
             }
-            for tool_delta in delta.tool_calls.unwrap_or_default() {
+            for tool_delta in delta.tool_calls {
                 self.on_tool_delta(tool_delta, out);
             }
         }

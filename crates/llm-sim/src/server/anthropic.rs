@@ -3,112 +3,103 @@
 //! them.
 
 use llm_core::types::MAX_CACHE_MARKS;
+use llm_core::wire::anthropic::{
+    BlockDelta, BlockParam, ErrorBody, ImageSourceParam, MessageDelta, MessagesRequest,
+    MessagesResponse, ResponseBlock, RoleParam, StreamEvent, TextOrBlocks, ThinkingParam,
+    ToolChoiceParam, WireUsage,
+};
 use llm_core::{
     ContentBlock, ImageSource, Message, Request, Role, Thinking, Tool, ToolCall, ToolChoice, Usage,
 };
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::wire::{Field, Sse, events_before_interruption, string_list};
+use super::wire::{Sse, events_before_interruption};
 use crate::reply::{Answer, Failure, byte_pieces, word_pieces};
 
-/// Reads a Messages API body: the request and whether it asks for a stream.
+/// Reads a Messages API body, as sent: the request and whether it asks for a stream.
+pub(crate) fn parse_body(body: &[u8]) -> Result<(Request, bool), String> {
+    let wire = serde_json::from_slice(body).map_err(|err| match err.classify() {
+        serde_json::error::Category::Data => err.to_string(),
+        _ => format!("the body is not json: {err}"),
+    })?;
+    from_wire(wire)
+}
+
+/// Reads a Messages API body already parsed, as a batch holds one: the request and whether
+/// it asks for a stream.
 pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
-    let body = Field::root(body)?;
-    let mut request = Request::new(body.required("model")?.string()?);
-    request.max_tokens = body.required("max_tokens")?.u32()?;
+    from_wire(MessagesRequest::deserialize(body).map_err(|err| err.to_string())?)
+}
+
+fn from_wire(body: MessagesRequest) -> Result<(Request, bool), String> {
+    let mut request = Request::new(body.model);
+    request.max_tokens = body.max_tokens;
     // Blocks (and tools) that carry a cache breakpoint.
     let mut marked = 0;
-    if let Some(system) = body.optional("system") {
-        request.system = Some(match system.value {
-            Value::String(text) => text.clone(),
-            _ => {
-                let blocks = system.array()?;
-                marked += blocks.iter().filter(|b| cached(b)).count();
-                request.cache.system = blocks.iter().any(cached);
+    if let Some(system) = body.system {
+        request.system = Some(match system {
+            TextOrBlocks::Text(text) => text,
+            TextOrBlocks::Blocks(blocks) => {
+                let cached = blocks.iter().filter(|b| b.cache_control.is_some()).count();
+                marked += cached;
+                request.cache.system = cached > 0;
                 blocks
                     .into_iter()
-                    .map(|block| block.required("text")?.string())
-                    .collect::<Result<Vec<_>, _>>()?
+                    .map(|block| block.text)
+                    .collect::<Vec<_>>()
                     .join("\n\n")
             }
         });
     }
-    for message in body.required("messages")?.array()? {
-        let role = match message.required("role")?.string()?.as_str() {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            other => {
-                return Err(message.error(&format!("role `{other}`, expected user or assistant")));
-            }
+    for message in body.messages {
+        let role = match message.role {
+            RoleParam::User => Role::User,
+            RoleParam::Assistant => Role::Assistant,
         };
-        let content_field = message.required("content")?;
-        let content = match content_field.value {
-            Value::String(text) => vec![ContentBlock::text(text.clone())],
-            _ => {
-                let blocks = content_field.array()?;
-                marked += blocks.iter().filter(|b| cached(b)).count();
-                if blocks.iter().any(cached) {
+        let content = match message.content {
+            TextOrBlocks::Text(text) => vec![ContentBlock::text(text)],
+            TextOrBlocks::Blocks(blocks) => {
+                let cached = blocks.iter().filter(|b| b.cache_control.is_some()).count();
+                marked += cached;
+                if cached > 0 {
                     request.cache.messages.push(request.messages.len());
                 }
                 blocks
                     .into_iter()
-                    .filter_map(|block| parse_block(&block).transpose())
-                    .collect::<Result<_, _>>()?
+                    .filter_map(|block| content_block(block.block))
+                    .collect()
             }
         };
         request.messages.push(Message { role, content });
     }
-    if let Some(tools) = body.optional("tools") {
-        for tool in tools.array()? {
-            // Server tools (web search, ...) have a `type` and no schema: nothing to simulate.
-            marked += usize::from(cached(&tool));
-            request.cache.tools |= cached(&tool);
-            let Some(schema) = tool.optional("input_schema") else {
-                continue;
-            };
-            request.tools.push(Tool {
-                name: tool.required("name")?.string()?,
-                description: tool
-                    .optional("description")
-                    .map(|d| d.string())
-                    .transpose()?
-                    .unwrap_or_default(),
-                input_schema: schema.value.clone(),
-            });
-        }
-    }
-    if let Some(choice) = body.optional("tool_choice") {
-        request.tool_choice = Some(match choice.required("type")?.string()?.as_str() {
-            "auto" => ToolChoice::Auto,
-            "any" => ToolChoice::Any,
-            "none" => ToolChoice::None,
-            "tool" => ToolChoice::Tool {
-                name: choice.required("name")?.string()?,
-            },
-            other => {
-                return Err(
-                    choice.error(&format!("type `{other}`, expected auto, any, none or tool"))
-                );
-            }
+    for tool in body.tools {
+        marked += usize::from(tool.cache_control.is_some());
+        request.cache.tools |= tool.cache_control.is_some();
+        // Server tools (web search, ...) have a `type` and no schema: nothing to simulate.
+        let Some(input_schema) = tool.input_schema else {
+            continue;
+        };
+        request.tools.push(Tool {
+            name: tool.name,
+            description: tool.description.unwrap_or_default(),
+            input_schema,
         });
     }
-    if let Some(thinking) = body.optional("thinking")
-        && thinking.required("type")?.string()? == "enabled"
-    {
-        request.thinking = Some(Thinking {
-            budget_tokens: thinking.required("budget_tokens")?.u32()?,
-        });
+    request.tool_choice = body.tool_choice.map(|choice| match choice {
+        ToolChoiceParam::Auto => ToolChoice::Auto,
+        ToolChoiceParam::Any => ToolChoice::Any,
+        ToolChoiceParam::None => ToolChoice::None,
+        ToolChoiceParam::Tool { name } => ToolChoice::Tool { name },
+    });
+    if let Some(ThinkingParam::Enabled { budget_tokens }) = body.thinking {
+        request.thinking = Some(Thinking { budget_tokens });
     }
-    request.temperature = body.optional("temperature").map(|t| t.f32()).transpose()?;
-    request.top_p = body.optional("top_p").map(|t| t.f32()).transpose()?;
-    if let Some(stop) = body.optional("stop_sequences") {
-        request.stop_sequences = string_list(&stop)?;
-    }
-    if let Some(user_id) = body
-        .optional("metadata")
-        .and_then(|metadata| metadata.optional("user_id"))
-    {
-        request.metadata.insert("user_id".into(), user_id.string()?);
+    request.temperature = body.temperature;
+    request.top_p = body.top_p;
+    request.stop_sequences = body.stop_sequences;
+    if let Some(user_id) = body.metadata.and_then(|metadata| metadata.user_id) {
+        request.metadata.insert("user_id".into(), user_id);
     }
     if marked > MAX_CACHE_MARKS {
         // As the API answers it: every block with a breakpoint counts.
@@ -117,85 +108,55 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, bool), String> {
              {marked}."
         ));
     }
-    let stream = body
-        .optional("stream")
-        .map(|s| s.bool())
-        .transpose()?
-        .unwrap_or(false);
-    Ok((request, stream))
-}
-
-/// Whether a block (or a tool) carries a cache breakpoint.
-fn cached(block: &Field<'_>) -> bool {
-    block.optional("cache_control").is_some()
+    Ok((request, body.stream))
 }
 
 /// One content block; `None` for block types the simulation has no use for.
-fn parse_block(block: &Field<'_>) -> Result<Option<ContentBlock>, String> {
-    Ok(Some(match block.required("type")?.string()?.as_str() {
-        "text" => ContentBlock::text(block.required("text")?.string()?),
-        "image" => {
-            let source = block.required("source")?;
-            ContentBlock::Image {
-                source: match source.required("type")?.string()?.as_str() {
-                    "base64" => ImageSource::Base64 {
-                        media_type: source.required("media_type")?.string()?,
-                        data: source.required("data")?.string()?,
-                    },
-                    _ => ImageSource::Url {
-                        url: source.required("url")?.string()?,
-                    },
-                },
-            }
+fn content_block(block: BlockParam) -> Option<ContentBlock> {
+    Some(match block {
+        BlockParam::Text { text } => ContentBlock::text(text),
+        BlockParam::Image { source } => ContentBlock::Image {
+            source: match source {
+                ImageSourceParam::Base64 { media_type, data } => {
+                    ImageSource::Base64 { media_type, data }
+                }
+                ImageSourceParam::Url { url } => ImageSource::Url { url },
+            },
+        },
+        BlockParam::ToolUse { id, name, input } => {
+            ContentBlock::ToolUse(ToolCall { id, name, input })
         }
-        "tool_use" => ContentBlock::ToolUse(ToolCall {
-            id: block.required("id")?.string()?,
-            name: block.required("name")?.string()?,
-            input: block.required("input")?.value.clone(),
-        }),
-        "tool_result" => {
-            let content = match block.optional("content") {
+        BlockParam::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => ContentBlock::ToolResult {
+            tool_use_id,
+            // Blocks count by their text; images and documents have none to give.
+            content: match content {
                 None => String::new(),
-                Some(content) => match content.value {
-                    Value::String(text) => text.clone(),
-                    _ => content
-                        .array()?
-                        .into_iter()
-                        .filter_map(|part| part.optional("text").map(|text| text.string()))
-                        .collect::<Result<Vec<_>, _>>()?
-                        .join("\n"),
-                },
-            };
-            ContentBlock::ToolResult {
-                tool_use_id: block.required("tool_use_id")?.string()?,
-                content,
-                is_error: block
-                    .optional("is_error")
-                    .map(|e| e.bool())
-                    .transpose()?
-                    .unwrap_or(false),
-            }
-        }
-        "thinking" => ContentBlock::Thinking {
-            text: block.required("thinking")?.string()?,
-            signature: block
-                .optional("signature")
-                .map(|s| s.string())
-                .transpose()?,
+                Some(TextOrBlocks::Text(text)) => text,
+                Some(TextOrBlocks::Blocks(blocks)) => blocks
+                    .into_iter()
+                    .filter_map(|block| match block.block {
+                        BlockParam::Text { text } => Some(text),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            },
+            is_error,
         },
-        "redacted_thinking" => ContentBlock::RedactedThinking {
-            data: block.required("data")?.string()?,
+        BlockParam::Thinking {
+            thinking,
+            signature,
+        } => ContentBlock::Thinking {
+            text: thinking,
+            signature,
         },
-        _ => return Ok(None),
-    }))
-}
-
-fn message_id(answer: &Answer, call: u64) -> String {
-    answer
-        .response
-        .id
-        .clone()
-        .unwrap_or_else(|| format!("msg_sim_{call}"))
+        BlockParam::RedactedThinking { data } => ContentBlock::RedactedThinking { data },
+        BlockParam::Unknown => return None,
+    })
 }
 
 /// The signature a thinking block carries on the wire: Anthropic signs every one.
@@ -205,13 +166,14 @@ fn signature(signature: Option<&String>) -> String {
         .unwrap_or_else(|| "sim-signature".to_owned())
 }
 
-fn usage_json(usage: &Usage, output_tokens: u64) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "output_tokens": output_tokens,
-    })
+/// Usage as a message reports it; `message_start` reports one output token so far.
+fn wire_usage(usage: &Usage, output_tokens: u64) -> WireUsage {
+    WireUsage {
+        input_tokens: Some(usage.input_tokens),
+        cache_creation_input_tokens: Some(usage.cache_creation_input_tokens),
+        cache_read_input_tokens: Some(usage.cache_read_input_tokens),
+        output_tokens: Some(output_tokens),
+    }
 }
 
 /// The `input` of a tool call on the wire: raw argument text, when injected, goes out as a
@@ -223,43 +185,73 @@ fn tool_input(answer: &Answer, position: usize, input: &Value) -> Value {
     }
 }
 
+/// The JSON of a wire value. Through a `Value`, whose keys serde_json keeps sorted, so the
+/// bytes sent do not depend on the order of the struct's fields.
+fn to_json(wire: &impl Serialize) -> Value {
+    serde_json::to_value(wire).expect("the server builds no variant that cannot be encoded")
+}
+
+fn event(event: &StreamEvent) -> Sse {
+    Sse::named(event.name(), to_json(event))
+}
+
+/// A message as a whole answer has it (`stop_reason` set) or as `message_start` announces it.
+fn wire_message(answer: &Answer, call: u64, content: Vec<ResponseBlock>) -> MessagesResponse {
+    let response = &answer.response;
+    MessagesResponse {
+        id: Some(
+            response
+                .id
+                .clone()
+                .unwrap_or_else(|| format!("msg_sim_{call}")),
+        ),
+        kind: "message".to_owned(),
+        role: "assistant".to_owned(),
+        model: response.model.clone(),
+        content,
+        stop_reason: None,
+        stop_sequence: None,
+        usage: None,
+    }
+}
+
 /// A non-streamed message.
 pub(crate) fn message(answer: &Answer, call: u64) -> Value {
     let response = &answer.response;
     let mut position = 0;
-    let content: Vec<Value> = response
+    let content = response
         .content
         .iter()
         .filter_map(|block| {
             Some(match block {
-                ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+                ContentBlock::Text { text } => ResponseBlock::Text { text: text.clone() },
                 ContentBlock::Thinking {
                     text,
                     signature: signed,
-                } => json!({
-                    "type": "thinking", "thinking": text, "signature": signature(signed.as_ref()),
-                }),
+                } => ResponseBlock::Thinking {
+                    thinking: text.clone(),
+                    signature: Some(signature(signed.as_ref())),
+                },
                 ContentBlock::RedactedThinking { data } => {
-                    json!({"type": "redacted_thinking", "data": data})
+                    ResponseBlock::RedactedThinking { data: data.clone() }
                 }
                 ContentBlock::ToolUse(call) => {
                     let input = tool_input(answer, position, &call.input);
                     position += 1;
-                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input})
+                    ResponseBlock::ToolUse {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        input,
+                    }
                 }
                 ContentBlock::Image { .. } | ContentBlock::ToolResult { .. } => return None,
             })
         })
         .collect();
-    json!({
-        "id": message_id(answer, call),
-        "type": "message",
-        "role": "assistant",
-        "model": response.model,
-        "content": content,
-        "stop_reason": response.stop_reason.as_str(),
-        "stop_sequence": null,
-        "usage": usage_json(&response.usage, response.usage.output_tokens),
+    to_json(&MessagesResponse {
+        stop_reason: Some(response.stop_reason.as_str().to_owned()),
+        usage: Some(wire_usage(&response.usage, response.usage.output_tokens)),
+        ..wire_message(answer, call, content)
     })
 }
 
@@ -267,89 +259,85 @@ pub(crate) fn message(answer: &Answer, call: u64) -> Value {
 /// with an `error` event half way through its content.
 pub(crate) fn stream(answer: &Answer, call: u64) -> Vec<Sse> {
     let response = &answer.response;
-    let mut events = vec![Sse::named(
-        "message_start",
-        json!({"type": "message_start", "message": {
-            "id": message_id(answer, call),
-            "type": "message",
-            "role": "assistant",
-            "model": response.model,
-            "content": [],
-            "stop_reason": null,
-            "stop_sequence": null,
-            "usage": usage_json(&response.usage, 1),
-        }}),
-    )];
+    let mut events = vec![event(&StreamEvent::MessageStart {
+        message: MessagesResponse {
+            usage: Some(wire_usage(&response.usage, 1)),
+            ..wire_message(answer, call, Vec::new())
+        },
+    })];
     let mut body = Vec::new();
     let mut position = 0;
     let mut index = 0;
     for block in &response.content {
-        let start = |content_block: Value| {
-            Sse::named(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": index, "content_block": content_block}),
-            )
+        let start = |content_block| {
+            event(&StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            })
         };
-        let delta = |delta: Value| {
-            Sse::named(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": index, "delta": delta}),
-            )
-        };
+        let delta = |delta| event(&StreamEvent::ContentBlockDelta { index, delta });
         match block {
             ContentBlock::Text { text } => {
-                body.push(start(json!({"type": "text", "text": ""})));
-                body.extend(
-                    word_pieces(text)
-                        .map(|piece| delta(json!({"type": "text_delta", "text": piece}))),
-                );
+                body.push(start(ResponseBlock::Text {
+                    text: String::new(),
+                }));
+                body.extend(word_pieces(text).map(|piece| {
+                    delta(BlockDelta::TextDelta {
+                        text: piece.to_owned(),
+                    })
+                }));
             }
             ContentBlock::Thinking {
                 text,
                 signature: signed,
             } => {
-                body.push(start(
-                    json!({"type": "thinking", "thinking": "", "signature": ""}),
-                ));
-                body.extend(
-                    word_pieces(text)
-                        .map(|piece| delta(json!({"type": "thinking_delta", "thinking": piece}))),
-                );
-                body.push(delta(json!({
-                    "type": "signature_delta", "signature": signature(signed.as_ref()),
-                })));
+                body.push(start(ResponseBlock::Thinking {
+                    thinking: String::new(),
+                    signature: Some(String::new()),
+                }));
+                body.extend(word_pieces(text).map(|piece| {
+                    delta(BlockDelta::ThinkingDelta {
+                        thinking: piece.to_owned(),
+                    })
+                }));
+                body.push(delta(BlockDelta::SignatureDelta {
+                    signature: signature(signed.as_ref()),
+                }));
             }
             ContentBlock::RedactedThinking { data } => {
-                body.push(start(json!({"type": "redacted_thinking", "data": data})));
+                body.push(start(ResponseBlock::RedactedThinking {
+                    data: data.clone(),
+                }));
             }
             ContentBlock::ToolUse(tool) => {
-                body.push(start(json!({
-                    "type": "tool_use", "id": tool.id, "name": tool.name, "input": {},
-                })));
+                body.push(start(ResponseBlock::ToolUse {
+                    id: tool.id.clone(),
+                    name: tool.name.clone(),
+                    input: Value::Object(serde_json::Map::new()),
+                }));
                 let arguments = answer
                     .raw_arguments
                     .get(&position)
                     .cloned()
                     .unwrap_or_else(|| tool.input.to_string());
                 position += 1;
-                body.push(delta(
-                    json!({"type": "input_json_delta", "partial_json": ""}),
-                ));
+                body.push(delta(BlockDelta::InputJsonDelta {
+                    partial_json: String::new(),
+                }));
                 body.extend(byte_pieces(&arguments, 16).map(|piece| {
-                    delta(json!({"type": "input_json_delta", "partial_json": piece}))
+                    delta(BlockDelta::InputJsonDelta {
+                        partial_json: piece.to_owned(),
+                    })
                 }));
             }
             ContentBlock::Image { .. } | ContentBlock::ToolResult { .. } => continue,
         }
-        body.push(Sse::named(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": index}),
-        ));
+        body.push(event(&StreamEvent::ContentBlockStop { index }));
         index += 1;
     }
     // Anthropic pings once early, after the first block starts.
     if !body.is_empty() {
-        body.insert(1, Sse::named("ping", json!({"type": "ping"})));
+        body.insert(1, event(&StreamEvent::Ping));
     }
     if let Some(failure) = &answer.interrupted {
         events.extend(events_before_interruption(body));
@@ -358,15 +346,17 @@ pub(crate) fn stream(answer: &Answer, call: u64) -> Vec<Sse> {
         return events;
     }
     events.extend(body);
-    events.push(Sse::named(
-        "message_delta",
-        json!({
-            "type": "message_delta",
-            "delta": {"stop_reason": response.stop_reason.as_str(), "stop_sequence": null},
-            "usage": {"output_tokens": response.usage.output_tokens},
+    events.push(event(&StreamEvent::MessageDelta {
+        delta: MessageDelta {
+            stop_reason: Some(response.stop_reason.as_str().to_owned()),
+            stop_sequence: None,
+        },
+        usage: Some(WireUsage {
+            output_tokens: Some(response.usage.output_tokens),
+            ..WireUsage::default()
         }),
-    ));
-    events.push(Sse::named("message_stop", json!({"type": "message_stop"})));
+    }));
+    events.push(event(&StreamEvent::MessageStop));
     events
 }
 
@@ -390,7 +380,7 @@ pub(crate) fn error_body(failure: &Failure) -> (u16, Vec<(String, String)>, Valu
 }
 
 pub(crate) fn error_json(kind: &str, message: &str) -> Value {
-    json!({"type": "error", "error": {"type": kind, "message": message}})
+    to_json(&ErrorBody::new(kind, message))
 }
 
 /// Response headers every answer carries.

@@ -247,21 +247,24 @@ async fn answer(
         respond_json(connection, 405, Vec::new(), &body, close).await?;
         return Ok(true);
     }
-    let parsed = serde_json::from_slice::<Value>(&request.body)
-        .map_err(|err| format!("the body is not json: {err}"))
-        .and_then(|body| match api {
-            Api::Anthropic => anthropic::parse_request(&body).map(|(request, stream)| {
-                (
-                    request,
-                    openai::Options {
-                        stream,
-                        include_usage: true,
-                    },
-                )
-            }),
-            Api::OpenAi => openai::parse_request(&body),
-            Api::Responses => responses::parse_request(&body),
-        });
+    let json = || {
+        serde_json::from_slice::<Value>(&request.body)
+            .map_err(|err| format!("the body is not json: {err}"))
+    };
+    let parsed = match api {
+        // Read straight into the wire types, so that an error names the line and column.
+        Api::Anthropic => anthropic::parse_body(&request.body).map(|(request, stream)| {
+            (
+                request,
+                openai::Options {
+                    stream,
+                    include_usage: true,
+                },
+            )
+        }),
+        Api::OpenAi => openai::parse_body(&request.body),
+        Api::Responses => json().and_then(|body| responses::parse_request(&body)),
+    };
     let (llm_request, options) = match parsed {
         Ok(parsed) => parsed,
         Err(message) => {

@@ -2,15 +2,20 @@
 //! /v1/chat/completions` bodies and writing completions, chunk streams (with the final usage
 //! chunk when `stream_options.include_usage` asks) and errors framed as OpenAI frames them.
 
-use llm_core::{
-    ContentBlock, ImageSource, Message, Request, Role, StopReason, ToolCall, ToolChoice, Usage,
+use llm_core::wire::openai::{
+    ChatChunk, ChatCompletion, ChatMessage, ChatRequest, ChatToolChoice, ChatUsage, Choice,
+    ChunkChoice, CompletionTokensDetails, ContentPart, Delta, ErrorBody, ErrorObject, FunctionCall,
+    FunctionDelta, PromptTokensDetails, ResponseFormat, ResponseMessage, TextOrBlocks,
+    ToolCall as WireToolCall, ToolCallDelta,
 };
+use llm_core::{
+    ContentBlock, ImageSource, Message, Request, Role, StopReason, Tool, ToolCall, ToolChoice,
+    Usage,
+};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::wire::{
-    Field, Sse, events_before_interruption, function_tool, holds_tool_results, retry_after,
-    string_list, text_of, tool_choice_mode,
-};
+use super::wire::{Sse, events_before_interruption, holds_tool_results, retry_after};
 use crate::reply::{Answer, Failure, byte_pieces, word_pieces};
 
 /// What a request asks of the answer besides its content.
@@ -20,22 +25,32 @@ pub(crate) struct Options {
     pub include_usage: bool,
 }
 
-/// Reads a chat completions body. System and developer messages become the system prompt;
-/// `tool` messages become tool results of the user message they start.
+/// Reads a chat completions body, as sent. System and developer messages become the system
+/// prompt; `tool` messages become tool results of the user message they start.
+pub(crate) fn parse_body(body: &[u8]) -> Result<(Request, Options), String> {
+    let wire = serde_json::from_slice(body).map_err(|err| match err.classify() {
+        serde_json::error::Category::Data => err.to_string(),
+        _ => format!("the body is not json: {err}"),
+    })?;
+    from_wire(wire)
+}
+
+/// Reads a chat completions body already parsed, as a batch holds one.
 pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> {
-    let body = Field::root(body)?;
-    let mut request = Request::new(body.required("model")?.string()?);
-    let max_tokens = body
-        .optional("max_completion_tokens")
-        .or_else(|| body.optional("max_tokens"));
-    request.max_tokens = max_tokens.map(|m| m.u32()).transpose()?.unwrap_or(0);
+    from_wire(ChatRequest::deserialize(body).map_err(|err| err.to_string())?)
+}
+
+fn from_wire(body: ChatRequest) -> Result<(Request, Options), String> {
+    let mut request = Request::new(body.model);
+    request.max_tokens = body.max_completion_tokens.or(body.max_tokens).unwrap_or(0);
     let mut system: Vec<String> = Vec::new();
-    for message in body.required("messages")?.array()? {
-        let role = message.required("role")?.string()?;
-        match role.as_str() {
-            "system" | "developer" => system.push(text_of(&message.required("content")?)?),
-            "user" => {
-                let content = user_content(&message.required("content")?)?;
+    for message in body.messages {
+        match message {
+            ChatMessage::System { content } | ChatMessage::Developer { content } => {
+                system.push(text_of(content));
+            }
+            ChatMessage::User { content } => {
+                let content = user_content(content);
                 match request.messages.last_mut() {
                     // Text after tool results belongs to the same turn.
                     Some(last) if last.role == Role::User && holds_tool_results(last) => {
@@ -47,35 +62,39 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> 
                     }),
                 }
             }
-            "assistant" => {
+            ChatMessage::Assistant {
+                content: text,
+                tool_calls,
+            } => {
                 let mut content = Vec::new();
-                if let Some(text) = message.optional("content") {
-                    let text = text_of(&text)?;
-                    if !text.is_empty() {
-                        content.push(ContentBlock::text(text));
-                    }
+                if let Some(text) = text.map(text_of).filter(|text| !text.is_empty()) {
+                    content.push(ContentBlock::text(text));
                 }
-                if let Some(calls) = message.optional("tool_calls") {
-                    for call in calls.array()? {
-                        let function = call.required("function")?;
-                        let arguments = function.required("arguments")?.string()?;
-                        content.push(ContentBlock::ToolUse(ToolCall {
-                            id: call.required("id")?.string()?,
-                            name: function.required("name")?.string()?,
-                            input: serde_json::from_str(&arguments)
-                                .unwrap_or(Value::String(arguments)),
-                        }));
-                    }
+                for call in tool_calls {
+                    let input = match call.function.arguments {
+                        Value::String(arguments) => {
+                            serde_json::from_str(&arguments).unwrap_or(Value::String(arguments))
+                        }
+                        other => other,
+                    };
+                    content.push(ContentBlock::ToolUse(ToolCall {
+                        id: call.id.unwrap_or_default(),
+                        name: call.function.name,
+                        input,
+                    }));
                 }
                 request.messages.push(Message {
                     role: Role::Assistant,
                     content,
                 });
             }
-            "tool" => {
+            ChatMessage::Tool {
+                tool_call_id,
+                content,
+            } => {
                 let result = ContentBlock::ToolResult {
-                    tool_use_id: message.required("tool_call_id")?.string()?,
-                    content: text_of(&message.required("content")?)?,
+                    tool_use_id: tool_call_id,
+                    content: text_of(content),
                     is_error: false,
                 };
                 match request.messages.last_mut() {
@@ -88,77 +107,78 @@ pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> 
                     }),
                 }
             }
-            other => {
-                return Err(message.error(&format!(
-                    "role `{other}`, expected system, developer, user, assistant or tool"
-                )));
-            }
         }
     }
     if !system.is_empty() {
         request.system = Some(system.join("\n\n"));
     }
-    if let Some(tools) = body.optional("tools") {
-        for tool in tools.array()? {
-            let function = tool.required("function")?;
-            request.tools.push(function_tool(&function)?);
-        }
-    }
-    if let Some(choice) = body.optional("tool_choice") {
-        request.tool_choice = Some(match choice.value {
-            Value::String(mode) => tool_choice_mode(&choice, mode)?,
-            _ => ToolChoice::Tool {
-                name: choice.required("function")?.required("name")?.string()?,
-            },
-        });
-    }
-    request.temperature = body.optional("temperature").map(|t| t.f32()).transpose()?;
-    request.top_p = body.optional("top_p").map(|t| t.f32()).transpose()?;
-    if let Some(stop) = body.optional("stop") {
-        request.stop_sequences = string_list(&stop)?;
-    }
-    if let Some(format) = body.optional("response_format")
-        && format.required("type")?.string()? == "json_schema"
-    {
-        let spec = format.required("json_schema")?;
+    request.tools = body
+        .tools
+        .into_iter()
+        .map(|tool| Tool {
+            name: tool.function.name,
+            description: tool.function.description.unwrap_or_default(),
+            input_schema: tool
+                .function
+                .parameters
+                .unwrap_or_else(|| json!({"type": "object"})),
+        })
+        .collect();
+    request.tool_choice = body.tool_choice.map(|choice| match choice {
+        ChatToolChoice::Auto => ToolChoice::Auto,
+        ChatToolChoice::Required => ToolChoice::Any,
+        ChatToolChoice::None => ToolChoice::None,
+        ChatToolChoice::Function { name } => ToolChoice::Tool { name },
+    });
+    request.temperature = body.temperature;
+    request.top_p = body.top_p;
+    request.stop_sequences = body.stop;
+    if let Some(ResponseFormat::JsonSchema { json_schema }) = body.response_format {
         request.response_schema = Some(llm_core::ResponseSchema {
-            name: spec.required("name")?.string()?,
-            schema: spec.required("schema")?.value.clone(),
+            name: json_schema.name,
+            schema: json_schema.schema,
         });
     }
-    if let Some(key) = body.optional("prompt_cache_key") {
-        request.cache_key = Some(key.string()?);
-    }
-    if let Some(user) = body.optional("user") {
-        request.metadata.insert("user_id".into(), user.string()?);
+    request.cache_key = body.prompt_cache_key;
+    if let Some(user) = body.user {
+        request.metadata.insert("user_id".into(), user);
     }
     let options = Options {
-        stream: body
-            .optional("stream")
-            .map(|s| s.bool())
-            .transpose()?
-            .unwrap_or(false),
+        stream: body.stream,
         include_usage: body
-            .optional("stream_options")
-            .and_then(|options| options.optional("include_usage"))
-            .map(|include| include.bool())
-            .transpose()?
-            .unwrap_or(false),
+            .stream_options
+            .is_some_and(|options| options.include_usage),
     };
     Ok((request, options))
 }
 
-fn user_content(field: &Field<'_>) -> Result<Vec<ContentBlock>, String> {
-    if let Value::String(text) = field.value {
-        return Ok(vec![ContentBlock::text(text.clone())]);
+/// Text content: a string, or the text of its text parts, one per line.
+fn text_of(content: TextOrBlocks<ContentPart>) -> String {
+    match content {
+        TextOrBlocks::Text(text) => text,
+        TextOrBlocks::Blocks(parts) => parts
+            .into_iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(text),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
     }
-    let mut blocks = Vec::new();
-    for part in field.array()? {
-        match part.required("type")?.string()?.as_str() {
-            "text" => blocks.push(ContentBlock::text(part.required("text")?.string()?)),
-            "image_url" => {
-                let url = part.required("image_url")?.required("url")?.string()?;
-                let source = match url
+}
+
+fn user_content(content: TextOrBlocks<ContentPart>) -> Vec<ContentBlock> {
+    let parts = match content {
+        TextOrBlocks::Text(text) => return vec![ContentBlock::text(text)],
+        TextOrBlocks::Blocks(parts) => parts,
+    };
+    parts
+        .into_iter()
+        .filter_map(|part| match part {
+            ContentPart::Text { text } => Some(ContentBlock::text(text)),
+            ContentPart::ImageUrl { image_url } => {
+                let source = match image_url
+                    .url
                     .strip_prefix("data:")
                     .and_then(|rest| rest.split_once(";base64,"))
                 {
@@ -166,15 +186,14 @@ fn user_content(field: &Field<'_>) -> Result<Vec<ContentBlock>, String> {
                         media_type: media_type.to_owned(),
                         data: data.to_owned(),
                     },
-                    None => ImageSource::Url { url },
+                    None => ImageSource::Url { url: image_url.url },
                 };
-                blocks.push(ContentBlock::Image { source });
+                Some(ContentBlock::Image { source })
             }
             // Audio and files: nothing the simulation reads.
-            _ => {}
-        }
-    }
-    Ok(blocks)
+            ContentPart::Unknown => None,
+        })
+        .collect()
 }
 
 fn finish_reason(reason: &StopReason) -> &'static str {
@@ -190,22 +209,25 @@ fn completion_id(call: u64) -> String {
     format!("chatcmpl-sim{call}")
 }
 
-fn usage_json(usage: &Usage) -> Value {
+fn wire_usage(usage: &Usage) -> ChatUsage {
     // OpenAI counts cached input inside prompt_tokens.
     let prompt =
         usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
-    json!({
-        "prompt_tokens": prompt,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": prompt + usage.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cache_read_input_tokens, "audio_tokens": 0},
-        "completion_tokens_details": {
-            "reasoning_tokens": usage.reasoning_tokens,
-            "audio_tokens": 0,
-            "accepted_prediction_tokens": 0,
-            "rejected_prediction_tokens": 0,
-        },
-    })
+    ChatUsage {
+        prompt_tokens: prompt,
+        completion_tokens: usage.output_tokens,
+        total_tokens: prompt + usage.output_tokens,
+        prompt_tokens_details: Some(PromptTokensDetails {
+            cached_tokens: Some(usage.cache_read_input_tokens),
+            audio_tokens: Some(0),
+        }),
+        completion_tokens_details: Some(CompletionTokensDetails {
+            reasoning_tokens: Some(usage.reasoning_tokens),
+            audio_tokens: Some(0),
+            accepted_prediction_tokens: Some(0),
+            rejected_prediction_tokens: Some(0),
+        }),
+    }
 }
 
 pub(crate) fn arguments(answer: &Answer, position: usize, input: &Value) -> String {
@@ -216,49 +238,56 @@ pub(crate) fn arguments(answer: &Answer, position: usize, input: &Value) -> Stri
         .unwrap_or_else(|| input.to_string())
 }
 
+/// The JSON of a wire value. Through a `Value`, whose keys serde_json keeps sorted, so the
+/// bytes sent do not depend on the order of the struct's fields.
+fn to_json(wire: &impl Serialize) -> Value {
+    serde_json::to_value(wire).expect("the server builds no variant that cannot be encoded")
+}
+
 /// A non-streamed completion. Thinking goes out as `reasoning_content`, as DeepSeek and
 /// vLLM send it; OpenAI's own models never show it.
 pub(crate) fn completion(answer: &Answer, call: u64, created: u64) -> Value {
     let response = &answer.response;
     let text = response.text();
-    let tool_calls: Vec<Value> = response
+    let tool_calls: Vec<WireToolCall> = response
         .tool_calls()
         .iter()
         .enumerate()
-        .map(|(position, tool)| {
-            json!({
-                "id": tool.id,
-                "type": "function",
-                "function": {"name": tool.name, "arguments": arguments(answer, position, &tool.input)},
-            })
+        .map(|(position, tool)| WireToolCall {
+            id: Some(tool.id.clone()),
+            kind: "function".to_owned(),
+            function: FunctionCall {
+                name: tool.name.clone(),
+                arguments: Value::String(arguments(answer, position, &tool.input)),
+            },
         })
         .collect();
-    let mut message = json!({
-        "role": "assistant",
-        "content": if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { Value::String(text) },
-        "refusal": null,
-        "annotations": [],
-    });
-    if !tool_calls.is_empty() {
-        message["tool_calls"] = Value::Array(tool_calls);
-    }
-    if let Some(thinking) = response.thinking() {
-        message["reasoning_content"] = Value::String(thinking);
-    }
-    json!({
-        "id": completion_id(call),
-        "object": "chat.completion",
-        "created": created,
-        "model": response.model,
-        "choices": [{
-            "index": 0,
-            "message": message,
-            "logprobs": null,
-            "finish_reason": finish_reason(&response.stop_reason),
+    let content = if text.is_empty() && !tool_calls.is_empty() {
+        None
+    } else {
+        Some(text)
+    };
+    to_json(&ChatCompletion {
+        id: Some(completion_id(call)),
+        object: "chat.completion".to_owned(),
+        created,
+        model: Some(response.model.clone()),
+        choices: vec![Choice {
+            index: 0,
+            message: ResponseMessage {
+                role: "assistant".to_owned(),
+                content,
+                refusal: None,
+                annotations: Vec::new(),
+                tool_calls,
+                reasoning_content: response.thinking(),
+            },
+            logprobs: None,
+            finish_reason: Some(finish_reason(&response.stop_reason).to_owned()),
         }],
-        "usage": usage_json(&response.usage),
-        "service_tier": "default",
-        "system_fingerprint": null,
+        usage: Some(wire_usage(&response.usage)),
+        service_tier: Some("default".to_owned()),
+        system_fingerprint: None,
     })
 }
 
@@ -266,53 +295,91 @@ pub(crate) fn completion(answer: &Answer, call: u64, created: u64) -> Value {
 /// an error object half way through its content instead.
 pub(crate) fn stream(answer: &Answer, call: u64, created: u64, options: Options) -> Vec<Sse> {
     let response = &answer.response;
-    let chunk = |delta: Value, finish: Option<&str>| {
-        let mut chunk = json!({
-            "id": completion_id(call),
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": response.model,
-            "service_tier": "default",
-            "system_fingerprint": null,
-            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
-        });
-        if options.include_usage {
-            chunk["usage"] = Value::Null;
-        }
-        Sse::data(chunk)
+    let chunk = |choices: Vec<ChunkChoice>, usage: Option<ChatUsage>| {
+        Sse::data(to_json(&ChatChunk {
+            id: Some(completion_id(call)),
+            object: "chat.completion.chunk".to_owned(),
+            created,
+            model: Some(response.model.clone()),
+            service_tier: Some("default".to_owned()),
+            system_fingerprint: None,
+            choices,
+            usage: options.include_usage.then_some(usage),
+        }))
     };
-    let mut events = vec![chunk(
-        json!({"role": "assistant", "content": "", "refusal": null}),
+    let delta = |delta: Delta, finish: Option<&str>| {
+        chunk(
+            vec![ChunkChoice {
+                index: 0,
+                delta: Some(delta),
+                logprobs: None,
+                finish_reason: finish.map(str::to_owned),
+            }],
+            None,
+        )
+    };
+    let mut events = vec![delta(
+        Delta {
+            role: Some("assistant".to_owned()),
+            content: Some(String::new()),
+            refusal: Some(None),
+            ..Delta::default()
+        },
         None,
     )];
     let mut body = Vec::new();
     let mut position = 0;
     for block in &response.content {
         match block {
-            ContentBlock::Text { text } => {
-                body.extend(word_pieces(text).map(|piece| chunk(json!({"content": piece}), None)))
-            }
-            ContentBlock::Thinking { text, .. } => body.extend(
-                word_pieces(text).map(|piece| chunk(json!({"reasoning_content": piece}), None)),
-            ),
+            ContentBlock::Text { text } => body.extend(word_pieces(text).map(|piece| {
+                delta(
+                    Delta {
+                        content: Some(piece.to_owned()),
+                        ..Delta::default()
+                    },
+                    None,
+                )
+            })),
+            ContentBlock::Thinking { text, .. } => body.extend(word_pieces(text).map(|piece| {
+                delta(
+                    Delta {
+                        reasoning_content: Some(piece.to_owned()),
+                        ..Delta::default()
+                    },
+                    None,
+                )
+            })),
             ContentBlock::ToolUse(tool) => {
                 let index = position;
                 position += 1;
-                body.push(chunk(
-                    json!({"tool_calls": [{
-                        "index": index,
-                        "id": tool.id,
-                        "type": "function",
-                        "function": {"name": tool.name, "arguments": ""},
-                    }]}),
-                    None,
-                ));
-                let arguments = arguments(answer, index, &tool.input);
-                body.extend(byte_pieces(&arguments, 16).map(|piece| {
-                    chunk(
-                        json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                let tool_delta = |call: ToolCallDelta| {
+                    delta(
+                        Delta {
+                            tool_calls: vec![call],
+                            ..Delta::default()
+                        },
                         None,
                     )
+                };
+                body.push(tool_delta(ToolCallDelta {
+                    index: Some(index as u64),
+                    id: Some(tool.id.clone()),
+                    kind: Some("function".to_owned()),
+                    function: Some(FunctionDelta {
+                        name: Some(tool.name.clone()),
+                        arguments: Some(String::new()),
+                    }),
+                }));
+                let arguments = arguments(answer, index, &tool.input);
+                body.extend(byte_pieces(&arguments, 16).map(|piece| {
+                    tool_delta(ToolCallDelta {
+                        index: Some(index as u64),
+                        function: Some(FunctionDelta {
+                            name: None,
+                            arguments: Some(piece.to_owned()),
+                        }),
+                        ..ToolCallDelta::default()
+                    })
                 }));
             }
             _ => {}
@@ -325,18 +392,12 @@ pub(crate) fn stream(answer: &Answer, call: u64, created: u64, options: Options)
         return events;
     }
     events.extend(body);
-    events.push(chunk(json!({}), Some(finish_reason(&response.stop_reason))));
+    events.push(delta(
+        Delta::default(),
+        Some(finish_reason(&response.stop_reason)),
+    ));
     if options.include_usage {
-        events.push(Sse::data(json!({
-            "id": completion_id(call),
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": response.model,
-            "service_tier": "default",
-            "system_fingerprint": null,
-            "choices": [],
-            "usage": usage_json(&response.usage),
-        })));
+        events.push(chunk(Vec::new(), Some(wire_usage(&response.usage))));
     }
     events.push(Sse::done());
     events
@@ -370,7 +431,14 @@ pub(crate) fn error_body(failure: &Failure) -> (u16, Vec<(String, String)>, Valu
 }
 
 pub(crate) fn error_json(message: &str, kind: &str, code: Option<&str>) -> Value {
-    json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
+    to_json(&ErrorBody {
+        error: ErrorObject {
+            message: message.to_owned(),
+            kind: Some(kind.to_owned()),
+            param: None,
+            code: code.map(|code| Value::String(code.to_owned())),
+        },
+    })
 }
 
 /// Response headers every answer carries.

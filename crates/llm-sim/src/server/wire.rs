@@ -1,4 +1,5 @@
-//! Pieces both wire formats share: reading JSON bodies with errors that name the field,
+//! Pieces the wire formats share: reading JSON bodies with errors that name the field (the
+//! Responses API; Anthropic and chat completions bodies decode into llm-core's `wire` types),
 //! server-sent events, and retry headers.
 
 use std::time::Duration;
@@ -107,14 +108,6 @@ impl<'a> Field<'a> {
                 path: format!("{}[{index}]", self.path),
             })
             .collect())
-    }
-}
-
-/// A string or a list of strings, as `stop` fields take.
-pub(crate) fn string_list(field: &Field<'_>) -> Result<Vec<String>, String> {
-    match field.value {
-        Value::String(text) => Ok(vec![text.clone()]),
-        _ => field.array()?.iter().map(Field::string).collect(),
     }
 }
 

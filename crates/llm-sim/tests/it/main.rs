@@ -9,6 +9,7 @@ mod failures;
 mod patterns;
 mod playback;
 mod responses;
+mod roundtrip;
 mod script_errors;
 mod scripted;
 mod secrets;

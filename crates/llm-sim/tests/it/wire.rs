@@ -134,6 +134,15 @@ async fn bad_requests_get_each_apis_error_shape() {
             "/v1/messages",
             r#"{"model":"m","max_tokens":1,"messages":[{"role":"system","content":"x"}]}"#,
         ),
+        post(
+            "/v1/messages",
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":7}]}"#,
+        ),
+        post(
+            "/v1/messages",
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"text"}]}]}"#,
+        ),
+        post("/v1/messages", "not json"),
         post("/v1/chat/completions", "not json"),
         post(
             "/v1/chat/completions",
