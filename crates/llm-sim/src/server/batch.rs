@@ -126,8 +126,13 @@ fn secs(time: SystemTime) -> u64 {
         .map_or(0, |since| since.as_secs())
 }
 
+/// RFC 3339 with milliseconds, as the batch API writes its times: through the workspace's one
+/// date formatter.
 fn rfc3339(time: SystemTime) -> String {
-    chrono::DateTime::<chrono::Utc>::from(time).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    let ms = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+    merkle_store::time::rfc3339_millis(ms)
 }
 
 /// The batch or file route `request` asks for, answered; `None` for other paths.
