@@ -451,6 +451,10 @@ fn error_kind(e: &anyhow::Error) -> &'static str {
         if let Some(s) = c.downcast_ref::<merkle_store::Error>() {
             return store_error_kind(s);
         }
+        // The shared operations (context::ops) fail with the store's error inside context's.
+        if let Some(context::Error::Store(s)) = c.downcast_ref::<context::Error>() {
+            return store_error_kind(s);
+        }
     }
     "error"
 }

@@ -13,7 +13,6 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use merkle_store::hash::{dir_node_id, leaf_node_id};
 use merkle_store::{NodeKind, PathTree, Store, TreeNode, diff_trees};
 use serde_json::{Value, json};
 
@@ -143,61 +142,13 @@ fn git_tree(root: &Path, rev: &str) -> Result<PathTree> {
         }
     }
     let hashes = blob_hashes(root, leaves.iter().map(|(_, _, id)| id.as_str()))?;
-    let mut tree = PathTree::new();
-    let mut children: BTreeMap<String, Vec<(String, merkle_store::NodeId)>> = BTreeMap::new();
-    children.insert(String::new(), Vec::new());
-    for ((path, kind, _), hash) in leaves.into_iter().zip(hashes) {
-        let id = leaf_node_id(kind, &path, &hash);
-        let (parent, name) = path.rsplit_once('/').unwrap_or(("", &path));
-        children
-            .entry(parent.to_owned())
-            .or_default()
-            .push((name.to_owned(), id));
-        // Every ancestor directory exists, even one holding only directories.
-        let mut dir = parent;
-        while !dir.is_empty() {
-            children.entry(dir.to_owned()).or_default();
-            dir = dir.rsplit_once('/').map_or("", |(p, _)| p);
-        }
-        tree.insert(
-            path.clone(),
-            TreeNode {
-                path,
-                kind,
-                node_id: id,
-            },
-        );
-    }
-    // Deepest directories first, so each one's children are known when it is hashed.
-    let mut dirs: Vec<String> = children.keys().cloned().collect();
-    dirs.sort_by_key(|d| {
-        std::cmp::Reverse(if d.is_empty() {
-            0
-        } else {
-            d.matches('/').count() + 1
-        })
-    });
-    for dir in dirs {
-        let mut kids = children.remove(&dir).unwrap_or_default();
-        kids.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let id = dir_node_id(&dir, kids.iter().map(|(n, id)| (n.as_str(), id)));
-        if !dir.is_empty() {
-            let (parent, name) = dir.rsplit_once('/').unwrap_or(("", &dir));
-            children
-                .entry(parent.to_owned())
-                .or_default()
-                .push((name.to_owned(), id));
-        }
-        tree.insert(
-            dir.clone(),
-            TreeNode {
-                path: dir,
-                kind: NodeKind::Dir,
-                node_id: id,
-            },
-        );
-    }
-    Ok(tree)
+    Ok(merkle_store::store::tree_of_leaves(
+        leaves
+            .into_iter()
+            .zip(hashes)
+            .map(|((path, kind, _), hash)| (path, kind, hash))
+            .collect(),
+    ))
 }
 
 /// The content hashes of git blobs, in the order given, through one `git cat-file --batch`;

@@ -138,6 +138,7 @@ conformance!(
     agents_keep_their_settings_across_role_changes_and_a_reopen,
     derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
     tree_files_lists_the_leaves_with_their_content_hashes,
+    a_tree_built_from_its_leaves_is_the_scanned_tree,
     notes_are_kept_replaced_and_removed_by_name_across_a_reopen,
 );
 
@@ -210,6 +211,29 @@ fn tree_files_lists_the_leaves_with_their_content_hashes(engine: EngineKind) {
         hash::content_hash(b"pub fn answer() -> u32 { 42 }\n")
     );
     assert_eq!(lib.node_id, f.node("src/lib.rs").node_id);
+}
+
+/// `tree_of_leaves` (what `report` builds a git revision's tree with) gives every node the
+/// NodeID a scan of the same files gave, the root's included.
+fn a_tree_built_from_its_leaves_is_the_scanned_tree(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    let root = f.scan().root;
+    let leaves = f
+        .store
+        .tree_files()
+        .expect("tree files")
+        .into_iter()
+        .map(|t| (t.path, t.kind, t.content_hash))
+        .collect();
+    let built = merkle_store::store::tree_of_leaves(leaves);
+    let scanned = f.store.tree_at(&root).expect("tree");
+    // A scan also records empty directories, which no leaf implies.
+    let scanned: merkle_store::PathTree = scanned
+        .into_iter()
+        .filter(|(path, _)| built.contains_key(path))
+        .collect();
+    assert_eq!(built, scanned);
+    assert_eq!(built[""].node_id, root);
 }
 
 fn scan_records_the_tree_and_honours_gitignore(engine: EngineKind) {

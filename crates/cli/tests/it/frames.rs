@@ -183,7 +183,7 @@ fn putting_the_same_frame_twice_is_idempotent() {
     let frame_id = from_file["frame_id"].clone();
     assert_eq!(
         from_file,
-        json!({"frame_id": frame_id, "node_id": node_id, "created": true})
+        json!({"frame_id": frame_id, "node_id": node_id, "path": "src/util/mod.rs", "created": true})
     );
     let from_stdin = put_ok(
         &ws,
@@ -194,7 +194,7 @@ fn putting_the_same_frame_twice_is_idempotent() {
     );
     assert_eq!(
         from_stdin,
-        json!({"frame_id": frame_id, "node_id": node_id, "created": false})
+        json!({"frame_id": frame_id, "node_id": node_id, "path": "src/util/mod.rs", "created": false})
     );
     // Without --json, put-frame prints the FrameID alone.
     let text = ws.ok(&[

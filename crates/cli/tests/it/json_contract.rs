@@ -99,7 +99,10 @@ fn json_field_names_are_stable() {
         &["path", "kind", "node_id"],
     );
     let frame = run_put(&ws);
-    assert_eq!(keys(&frame), ["created", "frame_id", "node_id"].into());
+    assert_eq!(
+        keys(&frame),
+        ["created", "frame_id", "node_id", "path"].into()
+    );
 
     let frame_keys = [
         "frame_id",

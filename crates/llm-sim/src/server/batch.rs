@@ -131,7 +131,9 @@ fn secs(time: SystemTime) -> u64 {
 fn rfc3339(time: SystemTime) -> String {
     let ms = time
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        });
     merkle_store::time::rfc3339_millis(ms)
 }
 
