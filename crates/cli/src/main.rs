@@ -551,6 +551,14 @@ fn tune_allocator() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn tune_allocator() {}
 
+/// Whether `e` says there is no store (none was ever made here).
+pub(crate) fn is_no_store(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<merkle_store::Error>(),
+        Some(merkle_store::Error::NoStore { .. })
+    )
+}
+
 /// A full scan that opens an existing store for writing only when there is something to write:
 /// with redb a writable open and close are durable commits of their own, so a no-op scan made
 /// on a read-only handle costs what `merkle status` costs. A plan made read-only is committed
@@ -574,14 +582,7 @@ pub(crate) fn scan_existing(
 ) -> Result<Option<merkle_store::ScanReport>> {
     let reader = match open(g, root, true) {
         Ok(store) => store,
-        Err(e)
-            if matches!(
-                e.downcast_ref::<merkle_store::Error>(),
-                Some(merkle_store::Error::NoStore { .. })
-            ) =>
-        {
-            return Ok(None);
-        }
+        Err(e) if is_no_store(&e) => return Ok(None),
         Err(e) => return Err(e),
     };
     let plan = reader.plan_scan(opts)?;

@@ -30,7 +30,7 @@ use anyhow::{Context as _, Result};
 use merkle_store::{ScanOptions, Store};
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
-use crate::Global;
+use crate::{Global, is_no_store};
 
 /// How long a request waits for its barrier's event before it rescans everything instead.
 const BARRIER_WAIT: Duration = Duration::from_secs(2);
@@ -288,13 +288,6 @@ impl Drop for WriteDone<'_> {
         self.0.handles().writing = false;
         self.0.turn.notify_all();
     }
-}
-
-pub(crate) fn is_no_store(e: &anyhow::Error) -> bool {
-    matches!(
-        e.downcast_ref::<merkle_store::Error>(),
-        Some(merkle_store::Error::NoStore { .. })
-    )
 }
 
 /// The watcher, and what it has seen.
