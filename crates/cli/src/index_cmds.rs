@@ -8,11 +8,11 @@ use anyhow::{Context, Result};
 use clap::Args;
 use context::search::{Filter, Ranking, SearchRequest};
 use context::{Graph, Hit, Related, TreeFacts};
-use merkle_store::{NodeKind, Store};
+use merkle_store::{NodeKind, ScanOptions, Store};
 use serde_json::Value;
 
 use crate::output::Out;
-use crate::{usage, workspace_path};
+use crate::{Global, usage, workspace_path};
 
 #[derive(Args, Debug)]
 pub(crate) struct RelatedArgs {
@@ -58,9 +58,10 @@ pub(crate) enum RankingArg {
     Plain,
 }
 
-pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedArgs) -> Result<()> {
+pub(crate) fn related(out: &mut Out, g: &Global, root: &Path, args: &RelatedArgs) -> Result<()> {
     let path = workspace_path(root, &args.path)?;
-    let related = related_of(store, &path)?;
+    let related = on_tree_as_it_is(g, root, |store, facts| file_related(store, facts, &path))?
+        .map_or_else(|| not_a_file(&crate::open(g, root, true)?, &path), Ok)?;
     let text = if related.is_empty() {
         format!("{path}: no imports and no importers in the workspace")
     } else {
@@ -86,11 +87,6 @@ pub(crate) fn related(out: &mut Out, store: &Store, root: &Path, args: &RelatedA
 }
 
 /// The files related to the file at workspace path `path`, in the tree as it is on disk.
-pub(crate) fn related_of(store: &Store, path: &str) -> Result<Vec<Related>> {
-    TreeFacts::on_current_tree(store, |facts| file_related(store, facts, path))?
-        .map_or_else(|| not_a_file(store, path), Ok)
-}
-
 /// The imports and importers of the file at `path` in the tree `facts` describes; an error
 /// saying what `path` is when it is no file of that tree.
 pub(crate) fn related_in(store: &Store, facts: &TreeFacts, path: &str) -> Result<Vec<Related>> {
@@ -136,28 +132,6 @@ pub(crate) fn search_filter(kind: Option<&str>) -> Result<Option<Filter>> {
     }
 }
 
-/// The hits of a search over the current tree.
-pub(crate) fn run_search(
-    store: &Store,
-    query: &str,
-    limit: usize,
-    filter: Option<Filter>,
-    ranking: Ranking,
-) -> Result<Vec<Hit>> {
-    Ok(TreeFacts::on_current_tree(store, |facts| {
-        context::search_tree(
-            store,
-            facts,
-            &SearchRequest {
-                query,
-                limit,
-                filter,
-                ranking,
-            },
-        )
-    })?)
-}
-
 /// What a query shows of itself in a message: its first line, at most 60 characters.
 fn query_label(query: &str) -> String {
     let first = query.trim().lines().next().unwrap_or("");
@@ -180,34 +154,29 @@ fn query_text(arg: &str) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// A task's bundle over the current tree.
-pub(crate) fn run_context(
-    store: &Store,
-    task: &str,
-    budget: usize,
-    files: usize,
-) -> Result<context::bundle::Bundle> {
-    Ok(TreeFacts::on_current_tree(store, |facts| {
-        context::bundle::bundle(
-            store,
-            facts,
-            &context::bundle::BundleRequest {
-                task,
-                budget,
-                files,
-            },
-        )
-    })?)
-}
-
-pub(crate) fn context_cmd(out: &mut Out, store: &Store, args: &ContextArgs) -> Result<()> {
+pub(crate) fn context_cmd(
+    out: &mut Out,
+    g: &Global,
+    root: &Path,
+    args: &ContextArgs,
+) -> Result<()> {
     let task = query_text(&args.task)?;
     if task.trim().is_empty() {
         usage!("the task is empty");
     }
     let budget = usize::try_from(args.budget).unwrap_or(usize::MAX);
     let files = usize::try_from(args.files).unwrap_or(usize::MAX);
-    let b = run_context(store, &task, budget, files)?;
+    let b = on_tree_as_it_is(g, root, |store, facts| {
+        context::bundle::bundle(
+            store,
+            facts,
+            &context::bundle::BundleRequest {
+                task: &task,
+                budget,
+                files,
+            },
+        )
+    })?;
     let text = if b.files.is_empty() && b.omitted.is_empty() {
         format!("no file matches {}", query_label(&task))
     } else {
@@ -217,7 +186,7 @@ pub(crate) fn context_cmd(out: &mut Out, store: &Store, args: &ContextArgs) -> R
     Ok(())
 }
 
-pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<()> {
+pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) -> Result<()> {
     let query = query_text(&args.query)?;
     if query.trim().is_empty() {
         usage!("the search query is empty");
@@ -228,7 +197,18 @@ pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<
         RankingArg::Plain => Ranking::Plain,
     };
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
-    let hits = run_search(store, &query, limit, filter, ranking)?;
+    let hits = on_tree_as_it_is(g, root, |store, facts| {
+        context::search_tree(
+            store,
+            facts,
+            &SearchRequest {
+                query: &query,
+                limit,
+                filter,
+                ranking,
+            },
+        )
+    })?;
     let text = if hits.is_empty() {
         if context::search::has_terms(&query) {
             format!("no file matches {}", query_label(&query))
@@ -256,4 +236,43 @@ pub(crate) fn search(out: &mut Out, store: &Store, args: &SearchArgs) -> Result<
     };
     out.value(Value::Array(hits.iter().map(Hit::json).collect()), text);
     Ok(())
+}
+
+/// `work`'s answer for the tree as it is on disk. Where nothing changed since the last scan
+/// (the usual case) and the import graph is kept for that scan, it runs on a read-only handle
+/// beside the rescan's plan, which writes nothing: a writable open and close of the store are
+/// durable commits of their own, four `fdatasync`s a search. Otherwise the store is opened for
+/// writing, rescanned, and the caches `work` fills (facts, the graph) are kept.
+fn on_tree_as_it_is<T: Send>(
+    g: &Global,
+    root: &Path,
+    work: impl Fn(&Store, &TreeFacts) -> context::Result<T> + Sync,
+) -> Result<T> {
+    if let Ok(reader) = crate::open(g, root, true)
+        && let Some(scanned) = reader.root()?
+        && Graph::kept_for(&reader) == Some(scanned)
+    {
+        let (plan, first) = std::thread::scope(|s| {
+            let plan = s.spawn(|| reader.plan_scan(&ScanOptions::default()));
+            // An error here may be the tree changing under it: the writable path says.
+            let first = TreeFacts::listing(&reader)
+                .and_then(|facts| Ok((facts.root, work(&reader, &facts)?)))
+                .ok();
+            let plan = match plan.join() {
+                Ok(plan) => plan,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            (plan, first)
+        });
+        if plan?.unchanged().is_some()
+            && let Some((Some(listed), answer)) = first
+            && listed == scanned
+        {
+            return Ok(answer);
+        }
+    }
+    let store = crate::open_existing(g, root)?;
+    Ok(TreeFacts::on_current_tree(&store, |facts| {
+        work(&store, facts)
+    })?)
 }

@@ -854,18 +854,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             context_cmds::invalidate(out, &store, &root, args)?;
         }
         Command::Views(cmd) => context_cmds::views(out, &root, cmd)?,
-        Command::Related(args) => {
-            let store = open_existing(g, &root)?;
-            index_cmds::related(out, &store, &root, args)?;
-        }
-        Command::Context(args) => {
-            let store = open_existing(g, &root)?;
-            index_cmds::context_cmd(out, &store, args)?;
-        }
-        Command::Search(args) => {
-            let store = open_existing(g, &root)?;
-            index_cmds::search(out, &store, args)?;
-        }
+        Command::Related(args) => index_cmds::related(out, g, &root, args)?,
+        Command::Context(args) => index_cmds::context_cmd(out, g, &root, args)?,
+        Command::Search(args) => index_cmds::search(out, g, &root, args)?,
         Command::ListFrames { node, frame_type } => {
             let store = open(g, &root, true)?;
             let rec = resolve(&store, &root, node)?;
