@@ -142,7 +142,7 @@ fn git_tree(root: &Path, rev: &str) -> Result<PathTree> {
         }
     }
     let hashes = blob_hashes(root, leaves.iter().map(|(_, _, id)| id.as_str()))?;
-    Ok(merkle_store::store::tree_of_leaves(
+    Ok(merkle_store::tree_of_leaves(
         leaves
             .into_iter()
             .zip(hashes)

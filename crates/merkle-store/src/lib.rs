@@ -29,7 +29,7 @@ pub mod time;
 mod validate;
 
 pub use agent::{Agent, Role};
-pub use diff::{PathTree, TreeDiff, diff_trees};
+pub use diff::{PathTree, TreeDiff, diff_trees, tree_of_leaves};
 pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use frame::{Frame, FrameMetadata, NewFrame, PutOutcome};

@@ -38,7 +38,6 @@ mod rescan;
 mod status;
 mod tree;
 
-pub use build::tree_of_leaves;
 pub use derived::TreeFile;
 pub use exchange::{Import, ImportOptions, ImportReport, Refusal};
 pub use frames::FrameSummary;

@@ -225,7 +225,7 @@ fn a_tree_built_from_its_leaves_is_the_scanned_tree(engine: EngineKind) {
         .into_iter()
         .map(|t| (t.path, t.kind, t.content_hash))
         .collect();
-    let built = merkle_store::store::tree_of_leaves(leaves);
+    let built = merkle_store::tree_of_leaves(leaves);
     let scanned = f.store.tree_at(&root).expect("tree");
     // A scan also records empty directories, which no leaf implies.
     let scanned: merkle_store::PathTree = scanned

@@ -1,70 +1,7 @@
 //! The one tree builder: a walk and the last scan's entries into a tree of entries and node
-//! records, the unchanged directories kept; and [`tree_of_leaves`], the same NodeIDs for a
-//! tree known only by its leaves and their content hashes (a git revision, for `report`).
+//! records, the unchanged directories kept. (A tree known only by its leaves and their content
+//! hashes, a git revision's for `report`, is built by [`crate::diff::tree_of_leaves`].)
 use super::*;
-use crate::diff::PathTree;
-use crate::hash::{dir_node_id, leaf_node_id};
-
-/// The tree whose leaves (files and symlinks) are `leaves`, each with its content hash: every
-/// directory above them, the root (`""`) included, with the NodeIDs a scan of the same files
-/// gives. A directory exists only as the parent of a leaf, so an empty one is not there.
-pub fn tree_of_leaves(leaves: Vec<(String, NodeKind, Hash)>) -> PathTree {
-    let mut tree = PathTree::new();
-    let mut children: BTreeMap<String, Vec<(String, NodeId)>> = BTreeMap::new();
-    children.insert(String::new(), Vec::new());
-    for (path, kind, hash) in leaves {
-        let id = leaf_node_id(kind, &path, &hash);
-        let (parent, name) = path.rsplit_once('/').unwrap_or(("", &path));
-        children
-            .entry(parent.to_owned())
-            .or_default()
-            .push((name.to_owned(), id));
-        // Every ancestor directory exists, even one holding only directories.
-        let mut dir = parent;
-        while !dir.is_empty() {
-            children.entry(dir.to_owned()).or_default();
-            dir = dir.rsplit_once('/').map_or("", |(p, _)| p);
-        }
-        tree.insert(
-            path.clone(),
-            TreeNode {
-                path,
-                kind,
-                node_id: id,
-            },
-        );
-    }
-    // Deepest directories first, so each one's children are known when it is hashed.
-    let mut dirs: Vec<String> = children.keys().cloned().collect();
-    dirs.sort_by_key(|d| {
-        std::cmp::Reverse(if d.is_empty() {
-            0
-        } else {
-            d.matches('/').count() + 1
-        })
-    });
-    for dir in dirs {
-        let mut kids = children.remove(&dir).unwrap_or_default();
-        kids.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let id = dir_node_id(&dir, kids.iter().map(|(n, id)| (n.as_str(), id)));
-        if !dir.is_empty() {
-            let (parent, name) = dir.rsplit_once('/').unwrap_or(("", &dir));
-            children
-                .entry(parent.to_owned())
-                .or_default()
-                .push((name.to_owned(), id));
-        }
-        tree.insert(
-            dir.clone(),
-            TreeNode {
-                path: dir,
-                kind: NodeKind::Dir,
-                node_id: id,
-            },
-        );
-    }
-    tree
-}
 
 /// The tree a walk describes: an entry per path (or, not `complete`, only the entries that
 /// differ from the last scan's), and records for the nodes that changed. Paths are the walk's
