@@ -381,42 +381,32 @@ pub(crate) fn views(out: &mut Out, root: &Path, cmd: &ViewsCommand) -> Result<()
     Ok(())
 }
 
-/// Stale frames for `status`, counted by type.
-pub(crate) fn stale_json(stale: &[context::Stale]) -> (Value, String) {
+/// The stale frames as `status` prints them: counted by type, then each one; empty when none.
+pub(crate) fn stale_text(stale: &[context::Stale]) -> String {
+    if stale.is_empty() {
+        return String::new();
+    }
     let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
     for s in stale {
         *by_type.entry(&s.frame_type).or_default() += 1;
     }
-    let text = if stale.is_empty() {
-        String::new()
-    } else {
-        let mut t = format!(
-            "{} ({}); `merkle regenerate PATH` recomputes {}:",
-            output::count(stale.len() as u64, "stale frame"),
-            by_type
-                .iter()
-                .map(|(t, n)| format!("{t}: {n}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if stale.len() == 1 { "it" } else { "them" }
-        );
-        for s in stale {
-            t.push_str(&format!(
-                "\n  {} {} ({})",
-                s.frame_type,
-                display_path(&s.path),
-                s.reason
-            ));
-        }
-        t
-    };
-    (
-        json!({
-            "stale": by_type,
-            "stale_frames": stale.iter().map(|s| json!({
-                "path": s.path, "frame_type": s.frame_type, "frame_id": s.frame_id.to_hex(), "reason": s.reason,
-            })).collect::<Vec<_>>(),
-        }),
-        text,
-    )
+    let mut t = format!(
+        "{} ({}); `merkle regenerate PATH` recomputes {}:",
+        output::count(stale.len() as u64, "stale frame"),
+        by_type
+            .iter()
+            .map(|(t, n)| format!("{t}: {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if stale.len() == 1 { "it" } else { "them" }
+    );
+    for s in stale {
+        t.push_str(&format!(
+            "\n  {} {} ({})",
+            s.frame_type,
+            display_path(&s.path),
+            s.reason
+        ));
+    }
+    t
 }

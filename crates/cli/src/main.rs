@@ -704,10 +704,10 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }
         Command::Status => {
             let store = open(g, &root, true)?;
-            let report = store.status()?;
-            let stale = context::stale_frames(&store)?;
+            let status = context::ops::status(&store)?;
             let remotes = remote_cmds::unpushed(g, &store)?;
-            output::status(out, g, &report, context_cmds::stale_json(&stale), remotes);
+            let stale = context_cmds::stale_text(&status.stale);
+            output::status(out, g, &status, stale, remotes);
         }
         Command::Validate => {
             let store = open(g, &root, true)?;

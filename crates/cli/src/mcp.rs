@@ -40,7 +40,6 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::context_cmds;
 use crate::mcp_store::{Access, NoStore};
 use crate::output::{self, frame_json};
 use crate::{Global, display_path};
@@ -776,12 +775,7 @@ impl MerkleMcp {
 
     async fn status(&self) -> Result<Answered, String> {
         self.answer(Fresh::AsStored, |store, _| {
-            let report = store.status()?;
-            let stale = context::stale_frames(store)?;
-            Ok(output::status_json(
-                &report,
-                context_cmds::stale_json(&stale).0,
-            ))
+            Ok(context::ops::status(store)?.json())
         })
         .await
     }

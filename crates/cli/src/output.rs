@@ -6,7 +6,7 @@
 //! `agent_id`, `basis`, `content`, `metadata` for frames; `ok`, `problems` for validate.
 use std::io::Write;
 
-use merkle_store::{Frame, NodeRecord, Problem, ScanReport, StatusReport, TreeNode};
+use merkle_store::{Frame, NodeRecord, Problem, ScanReport, TreeNode};
 use serde_json::{Value, json};
 
 use crate::{Global, display_path};
@@ -202,10 +202,11 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
 pub(crate) fn status(
     out: &mut Out,
     g: &Global,
-    r: &StatusReport,
-    stale: (Value, String),
+    status: &context::ops::Status,
+    stale_text: String,
     remotes: (Value, String),
 ) {
+    let r = &status.report;
     warnings(g, &r.warnings);
     let mut text = format!(
         "root {}\n{}, {}",
@@ -229,7 +230,6 @@ pub(crate) fn status(
             text.push_str(&format!("\n  {mark} {path}"));
         }
     }
-    let (stale_json, stale_text) = stale;
     if !stale_text.is_empty() {
         text.push('\n');
         text.push_str(&stale_text);
@@ -239,27 +239,9 @@ pub(crate) fn status(
         text.push('\n');
         text.push_str(&remotes_text);
     }
-    let mut json = status_json(r, stale_json);
+    let mut json = status.json();
     json["remotes"] = remotes_json;
     out.value(json, text);
-}
-
-/// The status document of `merkle --json status` (and the MCP `status` tool): the report's
-/// fields merged with the stale-frame fields.
-pub(crate) fn status_json(r: &StatusReport, stale_json: Value) -> Value {
-    let mut json = json!({
-            "root": r.root.to_hex(),
-            "nodes": r.nodes,
-            "frames": r.frames,
-            "changed_on_disk": r.changed_on_disk.iter().map(|(p, _)| p).collect::<Vec<_>>(),
-            "changes": r.changed_on_disk.iter().map(|(p, c)| json!({"path": p, "change": c.as_str()})).collect::<Vec<_>>(),
-            "warnings": r.warnings,
-            "dirs_read": r.dirs_read,
-    });
-    if let (Some(obj), Value::Object(extra)) = (json.as_object_mut(), stale_json) {
-        obj.extend(extra);
-    }
-    json
 }
 
 pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {

@@ -6,7 +6,6 @@
 //! own NodeID functions, so it needs no scan and no checkout; it holds git's tracked files only,
 //! so untracked files of the workspace show as added.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -37,20 +36,17 @@ pub(crate) fn report(store: &Store, root: &Path, args: &ReportArgs, json_flag: b
     let dirs = current.len() - files;
     let (_, frames) = store.counts()?;
     let stale = context::stale_frames(store)?;
-    let mut stale_by_type: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &stale {
-        *stale_by_type.entry(s.frame_type.as_str()).or_default() += 1;
-    }
     let mut document = json!({
         "root": root_id.to_hex(),
         "files": files,
         "dirs": dirs,
         "frames": frames,
-        "stale": stale_by_type,
-        "stale_frames": stale.iter().map(|s| json!({
-            "path": s.path, "frame_type": s.frame_type, "frame_id": s.frame_id.to_hex(), "reason": s.reason,
-        })).collect::<Vec<_>>(),
     });
+    if let (Some(doc), Value::Object(stale)) =
+        (document.as_object_mut(), context::ops::stale_json(&stale))
+    {
+        doc.extend(stale);
+    }
     if let Some(since) = &args.since {
         let (old_root, old) = since_tree(store, root, since)?;
         let diff = diff_trees(&old, &current);

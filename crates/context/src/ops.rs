@@ -7,10 +7,11 @@
 //! reading of its argument (the CLI's is relative to the current folder).
 use std::sync::Arc;
 
-use merkle_store::{Frame, FrameId, NewFrame, NodeId, NodeRecord, Store};
+use merkle_store::{Frame, FrameId, NewFrame, NodeId, NodeRecord, StatusReport, Store};
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
+use crate::regenerate::{Stale, stale_frames};
 use crate::synthesis::{
     Concat, Filter, Summary, SynthesisPolicy, SynthesisRequest, Synthesized, synthesize,
     synthesize_recursive,
@@ -187,6 +188,56 @@ pub fn node_context_json(c: &NodeContext) -> Value {
         "frames": frames,
         "frame_count": c.frame_count,
         "skipped": c.skipped,
+    })
+}
+
+/// What `status` answers: the tree against the disk, and the frames gone stale.
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub report: StatusReport,
+    pub stale: Vec<Stale>,
+}
+
+impl Status {
+    /// Its one JSON shape: the report's fields and [`stale_json`]'s.
+    pub fn json(&self) -> Value {
+        let r = &self.report;
+        let mut json = json!({
+            "root": r.root.to_hex(),
+            "nodes": r.nodes,
+            "frames": r.frames,
+            "changed_on_disk": r.changed_on_disk.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            "changes": r.changed_on_disk.iter().map(|(p, c)| json!({"path": p, "change": c.as_str()})).collect::<Vec<_>>(),
+            "warnings": r.warnings,
+            "dirs_read": r.dirs_read,
+        });
+        if let (Some(obj), Value::Object(stale)) = (json.as_object_mut(), stale_json(&self.stale)) {
+            obj.extend(stale);
+        }
+        json
+    }
+}
+
+/// The store's tree against the disk, and its stale frames.
+pub fn status(store: &Store) -> Result<Status> {
+    Ok(Status {
+        report: store.status()?,
+        stale: stale_frames(store)?,
+    })
+}
+
+/// Stale frames as `status` and `report` show them: how many of each type (`stale`) and each
+/// one (`stale_frames`: path, type, FrameID and why).
+pub fn stale_json(stale: &[Stale]) -> Value {
+    let mut by_type: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for s in stale {
+        *by_type.entry(&s.frame_type).or_default() += 1;
+    }
+    json!({
+        "stale": by_type,
+        "stale_frames": stale.iter().map(|s| json!({
+            "path": s.path, "frame_type": s.frame_type, "frame_id": s.frame_id.to_hex(), "reason": s.reason,
+        })).collect::<Vec<_>>(),
     })
 }
 
