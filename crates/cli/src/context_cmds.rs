@@ -85,7 +85,14 @@ pub(crate) fn view(store: &Store, root: &Path, request: &ViewRequest) -> Result<
     Ok(request.compose(root, &mut resolver)?)
 }
 
-pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {
+/// `get-node`'s answer, read from the tree of `root`; `stale`: files changed on disk since
+/// that scan and could not be scanned in.
+pub(crate) fn print_node_context(
+    out: &mut Out,
+    c: &NodeContext,
+    root: Option<merkle_store::NodeId>,
+    stale: bool,
+) {
     // The context first; the node's ids and its children's under -v.
     let n = &c.node;
     let mut text = match n.children.len() {
@@ -120,7 +127,16 @@ pub(crate) fn print_node_context(out: &mut Out, c: &NodeContext) {
         text.push_str("\n\n");
         text.push_str(&output::node_text(n));
     }
-    out.value(context::ops::node_context_json(c), text);
+    if stale {
+        text.push_str(
+            "\n\nstale: files changed on disk since the last scan, and another process holds \
+             the store for writing; this is the last scan's tree",
+        );
+    }
+    out.value(
+        context::ops::read_from(context::ops::node_context_json(c), root, stale),
+        text,
+    );
 }
 
 /// The synthesis policy flags.

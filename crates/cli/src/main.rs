@@ -521,6 +521,42 @@ fn open_with(g: &Global, root: &Path, read_only: bool, existing: bool) -> Result
     }
 }
 
+/// The store read-only, answering for the files as they are on disk: the rescan is planned
+/// read-only (what `merkle status` costs), and what changed is scanned in through a writer.
+/// When another process holds the store for writing, that is not waited for: the store is
+/// read as its last scan left it, and `true` says it is stale. A store never scanned is left
+/// so (the command then says how to start).
+fn open_current(g: &Global, root: &Path) -> Result<(Store, bool)> {
+    let reader = open(g, root, true)?;
+    if reader.root()?.is_none() {
+        return Ok((reader, false));
+    }
+    let opts = ScanOptions::default();
+    let plan = reader.plan_scan(&opts)?;
+    if plan.unchanged().is_some() {
+        return Ok((reader, false));
+    }
+    drop(reader);
+    let writer = Store::open(
+        root,
+        &OpenOptions {
+            store_dir: g.store.clone(),
+            engine: g.engine.as_deref().and_then(EngineKind::parse),
+            read_only: false,
+            existing: true,
+        },
+    );
+    let stale = match writer {
+        Ok(writer) => {
+            writer.apply_scan(plan, &opts)?;
+            false
+        }
+        Err(merkle_store::Error::StoreInUse { .. }) => true,
+        Err(e) => return Err(e.into()),
+    };
+    Ok((open(g, root, true)?, stale))
+}
+
 /// The store for a command that reads the workspace but keeps caches of its own (a rescan, the
 /// search index): opened for writing, but never created. Run where no store is (in `$HOME`,
 /// say), such a command says how to start rather than scan everything below.
@@ -827,11 +863,11 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             out.value(put.json(), put.frame_id.to_hex());
         }
         Command::GetNode { node, view } => {
-            let store = open(g, &root, true)?;
+            let (store, stale) = open_current(g, &root)?;
             let rec = resolve(&store, &root, node)?;
             let view = context_cmds::view(&store, &root, &view.request())?;
             let composed = context::get_node(&store, &rec, &view)?;
-            context_cmds::print_node_context(out, &composed);
+            context_cmds::print_node_context(out, &composed, store.root()?, stale);
         }
         Command::Synthesize(args) => {
             let store = open(g, &root, false)?;

@@ -659,7 +659,9 @@ impl MerkleMcp {
             let view =
                 request.compose(&shared.root, &mut |path| Ok(store.resolve(path)?.node_id))?;
             let composed = context::get_node(store, &node, &view)?;
-            Ok(context::ops::node_context_json(&composed))
+            // Fresh: the watcher's rescan ran first.
+            let json = context::ops::node_context_json(&composed);
+            Ok(context::ops::read_from(json, store.root()?, false))
         })
         .await
     }

@@ -241,6 +241,16 @@ pub fn stale_json(stale: &[Stale]) -> Value {
     })
 }
 
+/// `answer` marked with the tree it was read from: its `root`, and `stale` when files changed
+/// on disk since that scan and could not be scanned in (another process held the store for
+/// writing). The freshness rule of every read: it answers for the files as they are on disk,
+/// or says that it does not.
+pub fn read_from(mut answer: Value, root: Option<NodeId>, stale: bool) -> Value {
+    answer["root"] = json!(root.map(|r| r.to_hex()));
+    answer["stale"] = json!(stale);
+    answer
+}
+
 /// Standard base64 with padding (RFC 4648), for binary frame content in JSON.
 pub fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

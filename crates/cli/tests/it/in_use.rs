@@ -77,7 +77,13 @@ fn a_second_writer_is_refused_and_readers_follow_the_writer() {
             b"written while held\n".to_vec(),
         ))
         .expect("putting a frame");
+    // README.md changed on disk and the writer keeps the rescan out: the last scan's tree,
+    // said to be stale, without waiting for the writer.
     let seen = ws.json(&["get-node", "README.md"]);
+    assert_eq!(
+        (&seen["stale"], &seen["root"]),
+        (&json!(true), &root_before)
+    );
     assert_eq!(
         (
             &seen["frames"][0]["frame_id"],
@@ -96,8 +102,10 @@ fn a_second_writer_is_refused_and_readers_follow_the_writer() {
     assert_eq!(ws.json(&["status"])["frames"], json!(1));
     assert_eq!(ws.json(&["validate"]), json!({"ok": true, "problems": []}));
 
-    // Once the writer is gone, writing works again.
+    // Once the writer is gone, writing works again, and a read scans the change in first.
     drop(held);
+    let fresh = ws.json(&["get-node", "README.md"]);
+    assert_eq!(fresh["stale"], json!(false));
     let r = ws.run(&["scan"]);
     assert_eq!(
         r,

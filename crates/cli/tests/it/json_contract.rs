@@ -125,7 +125,7 @@ fn json_field_names_are_stable() {
     let node = ws.json(&["get-node", "src"]);
     assert_eq!(
         keys(&node),
-        ["node", "frames", "frame_count", "skipped"].into()
+        ["node", "frames", "frame_count", "skipped", "root", "stale"].into()
     );
     let mut composed_keys: std::collections::BTreeSet<&str> = frame_keys.into();
     composed_keys.extend(["source", "path"]);
