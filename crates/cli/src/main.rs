@@ -557,6 +557,19 @@ fn open_current(g: &Global, root: &Path) -> Result<(Store, bool)> {
     Ok((open(g, root, true)?, stale))
 }
 
+/// [`open_current`] for a command whose answer has no room to say it is stale (a list): a
+/// warning on stderr says so instead.
+fn open_current_or_warn(g: &Global, root: &Path) -> Result<Store> {
+    let (store, stale) = open_current(g, root)?;
+    if stale && !g.quiet {
+        eprintln!(
+            "warning: files changed on disk since the last scan, and another process holds the \
+             store for writing: this answers for the last scan's tree"
+        );
+    }
+    Ok(store)
+}
+
 /// The store for a command that reads the workspace but keeps caches of its own (a rescan, the
 /// search index): opened for writing, but never created. Run where no store is (in `$HOME`,
 /// say), such a command says how to start rather than scan everything below.
@@ -894,13 +907,13 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Context(args) => index_cmds::context_cmd(out, g, &root, args)?,
         Command::Search(args) => index_cmds::search(out, g, &root, args)?,
         Command::ListFrames { node, frame_type } => {
-            let store = open(g, &root, true)?;
+            let store = open_current_or_warn(g, &root)?;
             let rec = resolve(&store, &root, node)?;
             let frames = store.frames_of(&rec.node_id, frame_type.as_deref())?;
             output::frames(out, &frames);
         }
         Command::GetHead { node, frame_type } => {
-            let store = open(g, &root, true)?;
+            let store = open_current_or_warn(g, &root)?;
             let rec = resolve(&store, &root, node)?;
             let Some(head) = store.head(&rec.node_id, frame_type)? else {
                 bail!(

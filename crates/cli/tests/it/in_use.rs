@@ -84,6 +84,15 @@ fn a_second_writer_is_refused_and_readers_follow_the_writer() {
         (&seen["stale"], &seen["root"]),
         (&json!(true), &root_before)
     );
+    // A list has no room to say so: a warning does, and the list is the last scan's.
+    let frames = ws.run(&["--json", "list-frames", "README.md"]);
+    assert_eq!(frames.code, 0, "{frames}");
+    assert!(
+        frames
+            .stderr
+            .contains("this answers for the last scan's tree"),
+        "{frames}"
+    );
     assert_eq!(
         (
             &seen["frames"][0]["frame_id"],
