@@ -139,6 +139,7 @@ conformance!(
     derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
     tree_files_lists_the_leaves_with_their_content_hashes,
     a_tree_built_from_its_leaves_is_the_scanned_tree,
+    status_names_the_folders_no_file_change_implies,
     notes_are_kept_replaced_and_removed_by_name_across_a_reopen,
 );
 
@@ -234,6 +235,41 @@ fn a_tree_built_from_its_leaves_is_the_scanned_tree(engine: EngineKind) {
         .collect();
     assert_eq!(built, scanned);
     assert_eq!(built[""].node_id, root);
+}
+
+/// A scan records folders, empty or not; `status` names the ones that came or went with no
+/// file change beneath them to say so (an empty one, one whose files are all ignored), so that
+/// it is clean exactly when a scan would keep the root.
+fn status_names_the_folders_no_file_change_implies(engine: EngineKind) {
+    use merkle_store::Change;
+    let f = Fixture::new(engine);
+    f.scan();
+    std::fs::create_dir_all(f.path("empty/deeper")).expect("mkdir");
+    std::fs::create_dir_all(f.path("hidden")).expect("mkdir");
+    std::fs::write(f.path("hidden/.gitignore"), "*\n").expect("write");
+    std::fs::write(f.path("hidden/data.bin"), "x").expect("write");
+    std::fs::create_dir_all(f.path("fresh")).expect("mkdir");
+    std::fs::write(f.path("fresh/new.txt"), "new\n").expect("write");
+    let status = f.store.status().expect("status");
+    assert_eq!(
+        status.changed_on_disk,
+        [
+            ("empty".to_owned(), Change::Added),
+            ("empty/deeper".to_owned(), Change::Added),
+            ("fresh/new.txt".to_owned(), Change::Added),
+            ("hidden".to_owned(), Change::Added),
+        ]
+    );
+    assert!(f.scan().changed() > 0);
+    assert_eq!(f.store.status().expect("status").changed_on_disk, []);
+    std::fs::remove_dir_all(f.path("empty")).expect("rmdir");
+    assert_eq!(
+        f.store.status().expect("status").changed_on_disk,
+        [
+            ("empty".to_owned(), Change::Deleted),
+            ("empty/deeper".to_owned(), Change::Deleted),
+        ]
+    );
 }
 
 fn scan_records_the_tree_and_honours_gitignore(engine: EngineKind) {

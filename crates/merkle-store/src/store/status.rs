@@ -11,7 +11,9 @@ pub struct StatusReport {
     pub nodes: u64,
     /// Frames in the store.
     pub frames: u64,
-    /// Leaves that differ on disk from the last scan, sorted by path.
+    /// Leaves that differ on disk from the last scan, and folders added or removed that no
+    /// such leaf implies (one that is empty, or whose files are all ignored: a scan records it
+    /// all the same), sorted by path. Empty exactly when a scan would keep the root.
     pub changed_on_disk: Vec<(String, Change)>,
     /// Entries skipped, with why.
     pub warnings: Vec<String>,
@@ -72,6 +74,7 @@ impl Store {
                 }
             }
         }
+        folder_changes(&walked, &prev, &mut changes);
         changes.sort();
         let report = StatusReport {
             root,
@@ -86,4 +89,61 @@ impl Store {
         rayon::spawn(move || drop((prev, walked)));
         Ok(report)
     }
+}
+
+/// Adds to `changes` the folders that appeared or went away with no leaf change beneath them
+/// to say so (`changes` holds the leaves' changes). A hash lookup per folder on disk; the
+/// last scan's folders are looked through only when some of them were not met.
+fn folder_changes(
+    walked: &scan::Walked,
+    prev: &PathMap<TreeEntry>,
+    changes: &mut Vec<(String, Change)>,
+) {
+    let is_dir = |path: &str| prev.get(path).is_some_and(|e| e.kind == NodeKind::Dir);
+    let mut met = 0;
+    let mut new: Vec<&str> = Vec::new();
+    for dir in &walked.dirs {
+        if is_dir(&dir.path) {
+            met += 1;
+        } else {
+            new.push(&dir.path);
+        }
+    }
+    let before = prev
+        .iter()
+        .filter(|(path, e)| e.kind == NodeKind::Dir && !path.is_empty())
+        .count();
+    if new.is_empty() && met == before {
+        return;
+    }
+    // The folders above a changed leaf: a change of theirs is already said.
+    let mut implied: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for (path, _) in changes.iter() {
+        let mut at = path.as_str();
+        while let Some((parent, _)) = at.rsplit_once('/') {
+            if !implied.insert(parent) {
+                break;
+            }
+            at = parent;
+        }
+    }
+    let mut found: Vec<(String, Change)> = new
+        .into_iter()
+        .filter(|d| !implied.contains(d))
+        .map(|d| (d.to_owned(), Change::Added))
+        .collect();
+    if met < before {
+        let on_disk: std::collections::HashSet<&str> =
+            walked.dirs.iter().map(|d| d.path.as_str()).collect();
+        for (path, e) in prev {
+            if e.kind == NodeKind::Dir
+                && !path.is_empty()
+                && !on_disk.contains(path.as_str())
+                && !implied.contains(path.as_str())
+            {
+                found.push((path.clone(), Change::Deleted));
+            }
+        }
+    }
+    changes.extend(found);
 }
