@@ -866,6 +866,10 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                 std::fs::read(file).with_context(|| format!("reading frame content from {file}"))?
             };
             let store = open(g, &root, false)?;
+            // The frame attaches to the file as it is now, as from MCP and the agent's tools.
+            if store.root()?.is_some() {
+                store.scan(&ScanOptions::default())?;
+            }
             let target = resolve(&store, &root, node)?;
             let mut frame = NewFrame::new(target.node_id, frame_type, agent, content);
             frame.basis = *basis;

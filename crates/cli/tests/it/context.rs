@@ -192,17 +192,18 @@ fn an_edit_makes_frames_stale_and_regenerate_reports_what_it_did() {
         ])
     );
     // A new summary for the file makes its parent's inputs change; --up bounds propagation.
-    std::fs::write(ws.path("new-summary.txt"), "x: now bbb\n").expect("write");
+    // (Its content from a file outside the workspace: put-frame scans the workspace first.)
+    let summary = ws.tmp.path().join("new-summary.txt");
+    std::fs::write(&summary, "x: now bbb\n").expect("write");
     ws.ok(&[
         "put-frame",
         "src/util/x.rs",
-        "new-summary.txt",
+        summary.to_str().expect("a UTF-8 temporary path"),
         "--type",
         "summary",
         "--agent",
         "syn",
     ]);
-    std::fs::remove_file(ws.path("new-summary.txt")).expect("remove");
     let r = ws.json(&["regenerate", "src/util/x.rs", "--up", "1"]);
     assert_eq!(
         r["counts"],

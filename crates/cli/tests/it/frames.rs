@@ -557,3 +557,24 @@ fn an_agent_stores_its_model_s_price_and_the_list_prices_are_shown() {
     let r = ws.run(&["agent", "add", "x", "--role", "reader", "--price", "1,2"]);
     assert_eq!(r.code, 2, "--price goes with --provider: {r}");
 }
+
+/// put-frame scans the workspace first, as MCP's and the agent's put_frame do: a frame put
+/// after an edit, with no scan between, attaches to the file as it is now.
+#[test]
+fn a_frame_put_after_an_edit_attaches_to_the_edited_file() {
+    let ws = Workspace::scanned();
+    ws.ok(&["agent", "add", "alice", "--role", "writer"]);
+    let before = ws.node_id("src/util/mod.rs");
+    ws.write("src/util/mod.rs", "pub mod edited;\n");
+    let put = put_ok(
+        &ws,
+        "src/util/mod.rs",
+        "notes",
+        "alice",
+        b"after the edit\n",
+    );
+    let after = ws.node_id("src/util/mod.rs");
+    assert_ne!(after, before);
+    assert_eq!(put["node_id"], after, "{put}");
+    assert_eq!(ws.json(&["status"])["changed_on_disk"], json!([]));
+}
