@@ -929,7 +929,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             out.value(frame_json(&head), text);
         }
         Command::ListNodes { path, recursive } => {
-            let store = open(g, &root, true)?;
+            let store = open_current_or_warn(g, &root)?;
             let path = match path {
                 Some(p) => workspace_path(&root, p)?,
                 None => String::new(),
