@@ -418,31 +418,48 @@ fn bench_llm() -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs the CLI's batch example in release mode on a real tree: `generate --batch` against a
-/// direct generate, and a batched run killed while it waits, then resumed.
-fn bench_batch(args: &[&str]) -> Result<ExitCode> {
-    let mut repo = None;
-    let mut merkle = None;
+/// `--name value` pairs of `args`, each name one of `known`.
+fn flag_values<'a>(
+    args: &[&'a str],
+    known: &[&str],
+) -> Result<std::collections::HashMap<&'a str, &'a str>> {
+    let mut flags = std::collections::HashMap::new();
     let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = || {
-            it.next()
-                .ok_or_else(|| Usage(format!("{arg} needs a value")))
-        };
-        match *arg {
-            "--repo" => repo = Some(value()?.to_string()),
-            "--merkle" => merkle = Some(value()?.to_string()),
-            other => return Err(Usage(format!("unknown option {other}")).into()),
+    while let Some(&arg) = it.next() {
+        if !known.contains(&arg) {
+            return Err(Usage(format!("unknown option {arg}")).into());
         }
+        let value = it
+            .next()
+            .ok_or_else(|| Usage(format!("{arg} needs a value")))?;
+        flags.insert(arg, *value);
     }
-    let Some(repo) = repo else {
-        return Err(Usage("bench batch needs --repo PATH (a real tree)".to_owned()).into());
-    };
-    let merkle = match merkle {
+    Ok(flags)
+}
+
+/// The `--repo` a real-tree bench needs.
+fn repo_flag(flags: &std::collections::HashMap<&str, &str>, bench: &str) -> Result<String> {
+    match flags.get("--repo") {
+        Some(repo) => Ok((*repo).to_owned()),
+        None => Err(Usage(format!("bench {bench} needs --repo PATH (a real tree)")).into()),
+    }
+}
+
+/// The merkle binary: `--merkle`, else a release build of this workspace's.
+fn merkle_flag(flags: &std::collections::HashMap<&str, &str>) -> Result<String> {
+    let merkle = match flags.get("--merkle") {
         Some(path) => PathBuf::from(path),
         None => xtask::bench::build_merkle(workspace_root())?,
     };
-    let merkle = merkle.to_string_lossy().into_owned();
+    Ok(merkle.to_string_lossy().into_owned())
+}
+
+/// Runs the CLI's batch example in release mode on a real tree: `generate --batch` against a
+/// direct generate, and a batched run killed while it waits, then resumed.
+fn bench_batch(args: &[&str]) -> Result<ExitCode> {
+    let flags = flag_values(args, &["--repo", "--merkle"])?;
+    let repo = repo_flag(&flags, "batch")?;
+    let merkle = merkle_flag(&flags)?;
     let json = run_bench_example_with(
         "merkle",
         "batch_bench",
@@ -501,31 +518,11 @@ fn bench_batch(args: &[&str]) -> Result<ExitCode> {
 /// Runs the CLI's MCP load example in release mode: many sessions at once on one HTTP server
 /// over a real tree, every answer checked against the CLI's.
 fn bench_mcp(args: &[&str]) -> Result<ExitCode> {
-    let (mut repo, mut merkle) = (None, None);
-    let (mut clients, mut secs) = ("50".to_owned(), "60".to_owned());
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = || {
-            it.next()
-                .map(|v| v.to_string())
-                .ok_or_else(|| Usage(format!("{arg} needs a value")))
-        };
-        match *arg {
-            "--repo" => repo = Some(value()?),
-            "--merkle" => merkle = Some(value()?),
-            "--clients" => clients = value()?,
-            "--secs" => secs = value()?,
-            other => return Err(Usage(format!("unknown option {other}")).into()),
-        }
-    }
-    let Some(repo) = repo else {
-        return Err(Usage("bench mcp needs --repo PATH (a real tree)".to_owned()).into());
-    };
-    let merkle = match merkle {
-        Some(path) => PathBuf::from(path),
-        None => xtask::bench::build_merkle(workspace_root())?,
-    };
-    let merkle = merkle.to_string_lossy().into_owned();
+    let flags = flag_values(args, &["--repo", "--merkle", "--clients", "--secs"])?;
+    let repo = repo_flag(&flags, "mcp")?;
+    let merkle = merkle_flag(&flags)?;
+    let clients = flags.get("--clients").copied().unwrap_or("50");
+    let secs = flags.get("--secs").copied().unwrap_or("60");
     let json = run_bench_example_with(
         "merkle",
         "mcp_bench",
@@ -535,9 +532,9 @@ fn bench_mcp(args: &[&str]) -> Result<ExitCode> {
             "--repo",
             &repo,
             "--clients",
-            &clients,
+            clients,
             "--secs",
-            &secs,
+            secs,
         ],
     )?;
     let doc: serde_json::Value = serde_json::from_str(&json)?;

@@ -502,14 +502,19 @@ fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
     open_with(g, root, read_only, false)
 }
 
-/// [`open`], and with `existing` a store that is not there is an error, not a new store.
-fn open_with(g: &Global, root: &Path, read_only: bool, existing: bool) -> Result<Store> {
-    let opts = OpenOptions {
+/// How `g` asks for the store to be opened.
+fn open_options(g: &Global, read_only: bool, existing: bool) -> OpenOptions {
+    OpenOptions {
         store_dir: g.store.clone(),
         engine: g.engine.as_deref().and_then(EngineKind::parse),
         read_only,
         existing,
-    };
+    }
+}
+
+/// [`open`], and with `existing` a store that is not there is an error, not a new store.
+fn open_with(g: &Global, root: &Path, read_only: bool, existing: bool) -> Result<Store> {
+    let opts = open_options(g, read_only, existing);
     let give_up = std::time::Instant::now() + STORE_IN_USE_WAIT;
     loop {
         match Store::open(root, &opts) {
@@ -537,15 +542,8 @@ fn open_current(g: &Global, root: &Path) -> Result<(Store, bool)> {
         return Ok((reader, false));
     }
     drop(reader);
-    let writer = Store::open(
-        root,
-        &OpenOptions {
-            store_dir: g.store.clone(),
-            engine: g.engine.as_deref().and_then(EngineKind::parse),
-            read_only: false,
-            existing: true,
-        },
-    );
+    // Once, not waited for: a writer elsewhere makes this read stale, not slow.
+    let writer = Store::open(root, &open_options(g, false, true));
     let stale = match writer {
         Ok(writer) => {
             writer.apply_scan(plan, &opts)?;

@@ -143,18 +143,15 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
         // Every agent's role, to refuse at the door a write a token's agent may not make; read
         // again (one store handle at a time, as for any request) when a token names an agent
         // registered since.
-        let roles = roles_of(g, root)?;
+        let roles = server
+            .shared
+            .access
+            .read(NoStore::Answer(Default::default()), roles_in)?;
         let shared = Arc::clone(&server.shared);
         let reload_roles: crate::mcp_http::ReloadRoles = Arc::new(move || {
             shared
                 .access
-                .read(NoStore::Answer(Default::default()), |store| {
-                    Ok(store
-                        .agents()?
-                        .into_iter()
-                        .map(|a| (a.id, a.role))
-                        .collect())
-                })
+                .read(NoStore::Answer(Default::default()), roles_in)
         });
         let mut tokens = Vec::new();
         for spec in &args.token_env {
@@ -232,19 +229,13 @@ pub(crate) fn serve(g: &Global, root: &Path, args: &McpArgs) -> Result<ExitCode>
     })
 }
 
-/// Every registered agent's role; none before the first scan.
-fn roles_of(g: &Global, root: &Path) -> Result<crate::mcp_http::Roles> {
-    match crate::open(g, root, true) {
-        Ok(store) => Ok(store
-            .agents()?
-            .into_iter()
-            .map(|a| (a.id, a.role))
-            .collect()),
-        Err(e) => match e.downcast_ref::<merkle_store::Error>() {
-            Some(merkle_store::Error::NoStore { .. }) => Ok(crate::mcp_http::Roles::new()),
-            _ => Err(e),
-        },
-    }
+/// Every registered agent's role (none before the first scan: [`NoStore::Answer`]).
+fn roles_in(store: &Store) -> Result<crate::mcp_http::Roles> {
+    Ok(store
+        .agents()?
+        .into_iter()
+        .map(|a| (a.id, a.role))
+        .collect())
 }
 
 /// What every request needs to open the store.
