@@ -356,6 +356,20 @@ pub fn search(
             s.named_by.push(m.replace('/', "."));
         }
     }
+    // A snake_case name whose words spell a module path (`autodoc_typehints`, a setting of
+    // `ext/autodoc/typehints.py`) names that module, as a dotted name would.
+    for (id, _) in &idents {
+        let parts: Vec<&str> = id.split('_').filter(|p| !p.is_empty()).collect();
+        if parts.len() < 2 || id.contains('.') {
+            continue;
+        }
+        let found = lookup.by_module_exact(&parts.join("/").to_lowercase());
+        for p in &found {
+            let s = scores.entry(p).or_default();
+            s.path = s.path.max(W_MODULE / found.len() as f64);
+            s.named_by.push(id.clone());
+        }
+    }
     for (id, _) in &idents {
         let lower = id.to_lowercase();
         if lower.len() < 3 {
@@ -765,23 +779,28 @@ impl<'a> PathLookup<'a> {
         best
     }
 
+    /// The files whose module path ends with `frag` at a folder boundary (nothing dropped).
+    fn by_module_exact(&self, frag: &str) -> Vec<&'a str> {
+        let mut found: Vec<&str> = self
+            .modules
+            .iter()
+            .filter(|(m, _)| {
+                m.ends_with(frag)
+                    && (m.len() == frag.len() || m.as_bytes()[m.len() - frag.len() - 1] == b'/')
+            })
+            .flat_map(|(_, ps)| ps.iter().copied())
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
     /// The files a dotted module names (as a path fragment): the module itself, or the module
     /// that holds the name after its last dot.
     fn by_module(&self, fragment: &str) -> Vec<&'a str> {
         let mut frag = fragment;
         for _ in 0..2 {
-            let found: Vec<&str> = self
-                .modules
-                .iter()
-                .filter(|(m, _)| {
-                    m.ends_with(frag)
-                        && (m.len() == frag.len() || m.as_bytes()[m.len() - frag.len() - 1] == b'/')
-                })
-                .flat_map(|(_, ps)| ps.iter().copied())
-                .collect();
+            let found = self.by_module_exact(frag);
             if !found.is_empty() {
-                let mut found = found;
-                found.sort_unstable();
                 return found;
             }
             match frag.rsplit_once('/') {

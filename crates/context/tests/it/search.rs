@@ -181,3 +181,20 @@ fn a_listing_answers_as_the_loaded_facts_do_and_the_current_tree_sees_an_unscann
     assert_eq!(paths(&hits)[..1], ["src/murmurs.rs"]);
     assert_eq!(hits[0].symbols[0].name, "murmur");
 }
+
+#[test]
+fn a_snake_case_name_that_spells_a_module_path_names_that_module() {
+    let fx = Fixture::new();
+    let hits = run(
+        &fx,
+        "the util_strings setting gives the wrong answer",
+        3,
+        Ranking::Fused,
+    );
+    assert_eq!(hits[0].path, "src/util/strings.rs", "{hits:#?}");
+    assert!(
+        hits[0].why.iter().any(|w| w == "path: util_strings"),
+        "{:?}",
+        hits[0].why
+    );
+}
