@@ -890,7 +890,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }
         Command::Report(args) => {
             let store = open(g, &root, true)?;
-            report::report(&store, &root, args, g.json)?;
+            report::report(&store, args, g.json)?;
         }
         Command::Generate(args) => {
             let store = open(g, &root, false)?;
