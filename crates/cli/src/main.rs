@@ -451,8 +451,14 @@ fn error_kind(e: &anyhow::Error) -> &'static str {
         if let Some(s) = c.downcast_ref::<merkle_store::Error>() {
             return store_error_kind(s);
         }
-        // The shared operations (context::ops) fail with the store's error inside context's.
+        // The shared operations (context::ops) fail with the store's error inside context's,
+        // and agent-loop's (generate) with context's inside theirs.
         if let Some(context::Error::Store(s)) = c.downcast_ref::<context::Error>() {
+            return store_error_kind(s);
+        }
+        if let Some(agent_loop::Error::Context(context::Error::Store(s))) =
+            c.downcast_ref::<agent_loop::Error>()
+        {
             return store_error_kind(s);
         }
     }
