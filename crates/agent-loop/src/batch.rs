@@ -175,8 +175,8 @@ pub struct BatchRun<'a> {
     pub progress: &'a (dyn Fn(&BatchEvent) + Sync),
 }
 
-/// What a batched generation did besides its generations.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a batched generation did besides its generations (its JSON is `generate`'s `batch`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Batched {
     /// The batches whose results were used, in order.
     pub batches: Vec<String>,

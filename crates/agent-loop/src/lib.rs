@@ -17,7 +17,9 @@
 //! - [`price`]: what a call costs, and the list prices of common models;
 //! - [`agent`]: the turn loop, [`Agent::process_turn`], with governance deciding every call;
 //! - [`producer`]: frames written by a model, for `generate` and `synthesize`;
-//! - [`batch`]: a generation's model calls sent as provider batches (`generate --batch`).
+//! - [`batch`]: a generation's model calls sent as provider batches (`generate --batch`);
+//! - [`generate`]: `generate` as one operation for every front end: the producer and policy
+//!   built once, the rescan, direct, batched or dry runs, and the counts as one JSON document.
 //!
 //! Boundary: no async runtime of its own. Storage and tools block and run on the caller's
 //! task, in order; only the model call is awaited. The binary builds the runtime.
@@ -35,6 +37,7 @@ pub mod batch;
 pub mod compaction;
 pub mod conversation;
 pub mod error;
+pub mod generate;
 pub mod price;
 pub mod producer;
 pub mod prompt;

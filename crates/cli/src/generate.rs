@@ -1,26 +1,20 @@
 //! `merkle generate`, and the generation `merkle watch --generate` runs after each rescan: the
-//! flags that choose a producer and a policy, the [`Generator`] built from them once (with a
-//! model: its client, rate limiter and running totals), and the report.
+//! flags that choose a producer and a policy, the [`Generator`] built from them once (the
+//! library's, [`agent_loop::generate`], with the model's client and the runtime it runs on),
+//! the progress bars, and the report. What a generation does is the library's.
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use context::{Concat, FrameProducer, Map, Outline, Summary, SynthesisPolicy};
 use merkle_store::Store;
-use serde_json::{Value, json};
 
-use agent_loop::batch::BatchQueue;
-use agent_loop::producer::{
-    DIR_TEMPLATE, FILE_TEMPLATE, LlmProducer, LlmSettings, LlmStats, LlmSynthesis,
-};
+use agent_loop::batch::BatchEvent;
+use agent_loop::generate::{self as op, Answer, Batching, DirPolicy};
 
-use crate::output::Out;
+use crate::output::{Out, count};
 use crate::resolve;
-
-mod batch;
-use batch::{dry_run, generate_batched};
 
 /// What `generate` covers, and how.
 #[derive(Args, Debug)]
@@ -101,46 +95,23 @@ pub(crate) struct GenerateWith {
     price: Option<agent_loop::Price>,
 }
 
-/// The agent `generate` writes as when none is given; registered with the synthesis role.
-pub(crate) const GENERATE_AGENT: &str = "merkle";
-
 impl GenerateWith {
     /// The writing agent's record, if registered: it may hold the model to use.
     pub(crate) fn stored_agent(&self, store: &Store) -> Result<Option<merkle_store::Agent>> {
-        Ok(store.agent(self.agent.as_deref().unwrap_or(GENERATE_AGENT))?)
+        Ok(store.agent(self.agent.as_deref().unwrap_or(op::DEFAULT_AGENT))?)
     }
 }
 
-/// A model's part of a [`Generator`].
-struct ModelRun {
-    /// The runtime the producers block on from context's worker threads; kept for as long as
-    /// the generator.
-    runtime: tokio::runtime::Runtime,
-    setup: llm_sim::Setup,
-    /// The model asked for, for estimates; empty: the provider's default.
-    model: String,
-    stats: Arc<LlmStats>,
-    /// Set to stop making calls: those in flight finish and their frames are put.
-    interrupt: Arc<AtomicBool>,
+/// The library's generator, and with a model what the CLI keeps for it: the runtime its calls
+/// block on and the client's setup (which writes a recording at the end).
+pub(crate) struct Generator {
+    pub(crate) frames: op::Generator,
+    model: Option<ModelRun>,
 }
 
-/// A producer and a policy, built once from [`GenerateWith`] and run as often as needed: with a
-/// model, one client (so its rate limiter and retries see every call) and one running count of
-/// calls, tokens and cost.
-pub(crate) struct Generator {
-    frame_type: String,
-    agent: Option<String>,
-    producer: Arc<dyn FrameProducer>,
-    policy: Arc<dyn SynthesisPolicy>,
-    /// Files in flight at once; `None`: one per core (the offline producer computes).
-    threads: Option<usize>,
-    model: Option<ModelRun>,
-    /// `--max-tokens` and `--max-input-tokens`, for estimates.
-    max_tokens: u32,
-    max_input_tokens: u64,
-    price: Option<agent_loop::Price>,
-    /// Replace other producers' frames even without a model (`--replace`).
-    replace: bool,
+struct ModelRun {
+    runtime: tokio::runtime::Runtime,
+    setup: llm_sim::Setup,
 }
 
 impl Generator {
@@ -151,7 +122,7 @@ impl Generator {
         with: &GenerateWith,
         stored: Option<&merkle_store::Agent>,
         quiet: bool,
-        batch: Option<Arc<BatchQueue>>,
+        batching: Batching,
     ) -> Result<Generator> {
         let model_args = with.model.or_stored(stored);
         let use_model = !with.offline && model_args.is_configured();
@@ -161,32 +132,37 @@ impl Generator {
                  the offline outline producer"
             );
         }
-        let mut generator = Generator {
+        let mut config = op::GenerateConfig {
             frame_type: with.frame_type.clone(),
             agent: with.agent.clone(),
-            producer: Arc::new(Outline::default()),
-            policy: Arc::new(Map::by_imports()),
-            threads: None,
             model: None,
-            max_tokens: with.max_tokens,
+            policy: with.policy.as_deref().map(|name| match name {
+                "map" => DirPolicy::Map,
+                "concat" => DirPolicy::Concat,
+                "summary" => DirPolicy::Summary,
+                // clap allows no other name
+                _ => DirPolicy::Llm,
+            }),
+            replace: with.replace,
             max_input_tokens: with.max_input_tokens,
+            max_tokens: with.max_tokens,
             price: crate::agent_cmds::resolve_price(
                 with.price,
                 stored,
                 model_args.model.as_deref().unwrap_or_default(),
             ),
-            replace: with.replace,
+            batching,
         };
         if !use_model {
-            if with.policy.as_deref() == Some("llm") {
+            if config.policy == Some(DirPolicy::Llm) {
                 crate::usage!(
                     "--policy llm needs a model: pass --provider, --script or --playback"
                 );
             }
-            if let Some(policy) = deterministic_policy(with.policy.as_deref()) {
-                generator.policy = policy;
-            }
-            return Ok(generator);
+            return Ok(Generator {
+                frames: op::Generator::new(config)?,
+                model: None,
+            });
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -203,61 +179,35 @@ impl Generator {
                  model; a model's run replaces them, and so does `generate --offline --replace`"
             );
         }
-        let stats = Arc::new(LlmStats::new(generator.price));
-        let interrupt = Arc::new(AtomicBool::new(false));
-        let settings = LlmSettings {
-            client: Arc::clone(&setup.client),
+        let read = |path: &Option<PathBuf>| -> Result<Option<String>> {
+            path.as_ref()
+                .map(|p| {
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("reading template {}", p.display()))
+                })
+                .transpose()
+        };
+        config.model = Some(op::ModelConfig {
+            client: std::sync::Arc::clone(&setup.client),
             runtime: runtime.handle().clone(),
-            model: model_args.model.clone().unwrap_or_default(),
             provider: setup.provider.clone(),
-            max_input_tokens: with.max_input_tokens,
-            max_tokens: with.max_tokens,
-            stats: Arc::clone(&stats),
-            interrupt: Arc::clone(&interrupt),
-            batch,
-        };
-        let read = |path: &Option<PathBuf>, default: &str| -> Result<String> {
-            match path {
-                Some(p) => std::fs::read_to_string(p)
-                    .with_context(|| format!("reading template {}", p.display())),
-                None => Ok(default.to_owned()),
-            }
-        };
-        generator.producer = Arc::new(LlmProducer {
-            settings: settings.clone(),
-            frame_type: with.frame_type.clone(),
-            template: read(&with.template, FILE_TEMPLATE)?,
-        });
-        generator.policy = match deterministic_policy(with.policy.as_deref()) {
-            Some(policy) => policy,
-            None => Arc::new(LlmSynthesis {
-                settings,
-                template: read(&with.dir_template, DIR_TEMPLATE)?,
-            }),
-        };
-        generator.threads = Some(with.concurrency.max(1));
-        generator.model = Some(ModelRun {
-            runtime,
-            setup,
             model: model_args.model.clone().unwrap_or_default(),
-            stats,
-            interrupt,
+            file_template: read(&with.template)?,
+            dir_template: read(&with.dir_template)?,
+            concurrency: with.concurrency,
         });
-        Ok(generator)
-    }
-
-    /// The flag that stops new model calls, when a model makes the frames.
-    pub(crate) fn interrupt(&self) -> Option<Arc<AtomicBool>> {
-        self.model.as_ref().map(|m| Arc::clone(&m.interrupt))
+        Ok(Generator {
+            frames: op::Generator::new(config)?,
+            model: Some(ModelRun { runtime, setup }),
+        })
     }
 
     /// On Ctrl-C, stop new model calls and let those in flight finish (a second Ctrl-C ends
     /// the process at once). For `generate`; `watch` sets the flag from its own listener.
     fn stop_calls_on_ctrl_c(&self) {
-        let Some(model) = &self.model else {
+        let (Some(model), Some(flag)) = (&self.model, self.frames.interrupt()) else {
             return;
         };
-        let flag = Arc::clone(&model.interrupt);
         model.runtime.spawn(async move {
             if let Ok(shutdown) = crate::llm::Shutdown::listen() {
                 shutdown.wait().await;
@@ -274,119 +224,6 @@ impl Generator {
         });
     }
 
-    /// The producer's id, which names the model and prompt (or the offline outline).
-    pub(crate) fn producer_id(&self) -> String {
-        self.producer.id()
-    }
-
-    /// The model calls made so far, with their tokens and cost.
-    pub(crate) fn stats(&self) -> Option<&LlmStats> {
-        self.model.as_ref().map(|m| m.stats.as_ref())
-    }
-
-    /// Generates frames for `path` (a path argument, relative to the current directory; `None`:
-    /// the workspace root, wherever the command runs), the whole subtree when `recursive`, with
-    /// a progress bar on stderr unless `quiet`. An interruption is an error that says the
-    /// finished frames are saved.
-    pub(crate) fn run(
-        &self,
-        store: &Store,
-        root: &Path,
-        path: Option<&str>,
-        recursive: bool,
-        quiet: bool,
-    ) -> Result<context::Generated> {
-        let node = match path {
-            Some(path) => resolve(store, root, path)?,
-            None => store.resolve("")?,
-        };
-        self.run_with(store, recursive, quiet, |req| {
-            context::generate(store, &node, req)
-        })
-    }
-
-    fn run_with(
-        &self,
-        store: &Store,
-        recursive: bool,
-        quiet: bool,
-        generate: impl FnOnce(&context::GenerateRequest<'_>) -> context::Result<context::Generated>,
-    ) -> Result<context::Generated> {
-        let agent = match &self.agent {
-            Some(agent) => agent.clone(),
-            None => {
-                if store.agent(GENERATE_AGENT)?.is_none() {
-                    store.add_agent(GENERATE_AGENT, merkle_store::Role::Synthesis)?;
-                }
-                GENERATE_AGENT.to_owned()
-            }
-        };
-        let bar = (!quiet).then(|| {
-            let b = indicatif::ProgressBar::with_draw_target(
-                None,
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            b.set_style(
-                crate::output::steady_style(
-                    "generating [{bar:30}] {pos}/{len} files ({rate}) {left} {msg}",
-                )
-                .progress_chars("=> "),
-            );
-            b
-        });
-        let tick = |done: usize, total: usize| {
-            if let Some(b) = &bar {
-                b.set_length(total as u64);
-                b.set_position(done as u64);
-                if let Some(stats) = self.stats() {
-                    let usage = stats.usage();
-                    b.set_message(format!(
-                        "{}, {}{}",
-                        crate::output::count(stats.calls(), "call"),
-                        crate::output::count(usage.input_tokens + usage.output_tokens, "token"),
-                        stats
-                            .cost_usd()
-                            .map(|c| format!(", ~${c:.4}"))
-                            .unwrap_or_default()
-                    ));
-                }
-            }
-        };
-        let report = generate(&context::GenerateRequest {
-            frame_type: &self.frame_type,
-            agent: &agent,
-            producer: self.producer.as_ref(),
-            policy: self.policy.as_ref(),
-            recursive,
-            now_ms: merkle_store::frame::now_ms(),
-            progress: Some(&tick),
-            // A model asked for replaces what another producer (the offline outline,
-            // another model or prompt) made; an offline run leaves model-written frames
-            // alone.
-            replace_other_producers: self.model.is_some() || self.replace,
-            threads: self.threads,
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        if let Some(model) = &self.model
-            && model.interrupt.load(Ordering::SeqCst)
-        {
-            let calls = model.stats.calls();
-            bail!(
-                "interrupted: the {} that finished {} saved; run the same generate again to \
-                 resume",
-                crate::output::count(calls, "model call"),
-                if calls == 1 {
-                    "has its frame"
-                } else {
-                    "have their frames"
-                }
-            );
-        }
-        Ok(report?)
-    }
-
     /// Writes the recording, if the model runs are recorded; returns its path.
     pub(crate) fn finish(self) -> Result<Option<PathBuf>> {
         match self.model {
@@ -400,13 +237,119 @@ impl Generator {
     }
 }
 
-/// The directory policy `--policy` names when it needs no model.
-fn deterministic_policy(name: Option<&str>) -> Option<Arc<dyn SynthesisPolicy>> {
-    match name {
-        Some("map") => Some(Arc::new(Map::by_imports())),
-        Some("concat") => Some(Arc::new(Concat)),
-        Some("summary") => Some(Arc::new(Summary::default())),
-        _ => None,
+/// The progress of `generate` on stderr: a bar per pass over the files (with the model's calls,
+/// tokens and cost so far) and, batching, one for the batch in flight; nothing when quiet.
+struct Bars<'a> {
+    generator: &'a Generator,
+    quiet: bool,
+    files: Mutex<Option<indicatif::ProgressBar>>,
+    batch: Option<indicatif::ProgressBar>,
+}
+
+impl<'a> Bars<'a> {
+    fn new(generator: &'a Generator, quiet: bool, batching: Batching) -> Bars<'a> {
+        let batch = (!quiet && matches!(batching, Batching::Batches { .. })).then(|| {
+            bar(crate::output::steady_style(
+                "batch [{bar:30}] {pos}/{len} calls {elapsed} {msg}",
+            ))
+        });
+        Bars {
+            generator,
+            quiet,
+            files: Mutex::new(None),
+            batch,
+        }
+    }
+
+    fn files_bar(&self) -> std::sync::MutexGuard<'_, Option<indicatif::ProgressBar>> {
+        self.files.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn bar(style: indicatif::ProgressStyle) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    b.set_style(style.progress_chars("=> "));
+    b
+}
+
+impl op::Progress for Bars<'_> {
+    fn starting(&self) {
+        self.generator.stop_calls_on_ctrl_c();
+    }
+
+    fn pass_started(&self) {
+        if !self.quiet {
+            *self.files_bar() = Some(bar(crate::output::steady_style(
+                "generating [{bar:30}] {pos}/{len} files ({rate}) {left} {msg}",
+            )));
+        }
+    }
+
+    fn files(&self, done: usize, total: usize) {
+        let guard = self.files_bar();
+        let Some(b) = guard.as_ref() else {
+            return;
+        };
+        b.set_length(total as u64);
+        b.set_position(done as u64);
+        if let Some(stats) = self.generator.frames.stats() {
+            let usage = stats.usage();
+            b.set_message(format!(
+                "{}, {}{}",
+                count(stats.calls(), "call"),
+                count(usage.input_tokens + usage.output_tokens, "token"),
+                stats
+                    .cost_usd()
+                    .map(|c| format!(", ~${c:.4}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+
+    fn pass_ended(&self) {
+        if let Some(b) = self.files_bar().take() {
+            b.finish_and_clear();
+        }
+    }
+
+    fn batch(&self, event: &BatchEvent) {
+        let Some(b) = &self.batch else {
+            return;
+        };
+        // Said on stderr whether or not it is a terminal (a hidden bar prints nothing).
+        let say = |line: String| b.suspend(|| eprintln!("{line}"));
+        match event {
+            BatchEvent::Submitted { id, calls } => {
+                say(format!(
+                    "sent batch {id} of {}",
+                    count(*calls as u64, "call")
+                ));
+            }
+            BatchEvent::Resumed { id } => {
+                say(format!("picking up batch {id}, sent by an earlier run"));
+            }
+            BatchEvent::Status(status) => {
+                let c = status.counts;
+                let total = c.processing + c.succeeded + c.errored + c.expired + c.canceled;
+                b.set_length(total);
+                b.set_position(total - c.processing);
+                b.set_message(format!(
+                    "{}: {} succeeded, {} errored, {} expired",
+                    status.id, c.succeeded, c.errored, c.expired
+                ));
+            }
+            BatchEvent::Answered { id, answers } => {
+                say(format!(
+                    "batch {id}: {} answered{}",
+                    count(answers.succeeded as u64, "call"),
+                    if answers.failed > 0 {
+                        format!(", {} failed (sent again once)", answers.failed)
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
     }
 }
 
@@ -417,177 +360,150 @@ pub(crate) fn generate(
     a: &GenerateArgs,
     quiet: bool,
 ) -> Result<()> {
-    // Generate works on the tree as it is now: rescan first (incremental, cheap when nothing
-    // changed).
-    store.scan(&merkle_store::ScanOptions::default())?;
-    let queue = (a.batch || a.dry_run).then(|| Arc::new(BatchQueue::default()));
+    let batching = if a.dry_run {
+        Batching::DryRun
+    } else if a.batch {
+        Batching::Batches { poll: a.poll }
+    } else {
+        Batching::Off
+    };
     let generator = Generator::new(
         &a.with,
         a.with.stored_agent(store)?.as_ref(),
         quiet,
-        queue.clone(),
+        batching,
     )?;
-    let covered = match &a.path {
-        Some(p) => resolve(store, root, p)?,
-        None => store.resolve("")?,
+    let target = |store: &Store| match &a.path {
+        Some(p) => resolve(store, root, p),
+        None => Ok(store.resolve("")?),
     };
-    if let Some(queue) = &queue {
-        let batches = generator
-            .model
-            .as_ref()
-            .and_then(|m| m.setup.client.batches());
-        if batches.is_none() {
-            crate::usage!(
-                "--batch and --dry-run need a provider with a batch API: --provider anthropic or \
-                 openai (or an OpenAI-compatible server that serves /v1/batches); {} has none",
-                generator
-                    .model
-                    .as_ref()
-                    .map_or("the offline producer", |m| m.setup.provider.as_str())
-            );
-        }
-        if a.dry_run {
-            let report = generator.run(store, root, a.path.as_deref(), a.recursive, quiet)?;
-            return dry_run(
-                out,
-                store,
-                &generator,
-                queue,
-                &covered,
-                a.recursive,
-                &report,
-            );
-        }
+    let bars = Bars::new(&generator, quiet, batching);
+    let answer = op::generate(
+        store,
+        &generator.frames,
+        &op::Request {
+            target: &target,
+            recursive: a.recursive,
+            progress: &bars,
+        },
+    );
+    if let Some(b) = &bars.batch {
+        b.finish_and_clear();
     }
-    generator.stop_calls_on_ctrl_c();
-    let mut batched = None;
-    let mut result = match &queue {
-        Some(queue) => {
-            generate_batched(store, root, a, &generator, queue, quiet).map(|(report, done)| {
-                batched = Some(done);
-                report
-            })
-        }
-        None => generator.run(store, root, a.path.as_deref(), a.recursive, quiet),
-    };
-    // A file that changed under the run failed to read: rescan and run once more, which reads
-    // it again (everything else is up to date by now and costs nothing).
-    if let Ok(first) = &result
-        && queue.is_none()
-        && !first.failed.is_empty()
-        && store.scan(&merkle_store::ScanOptions::default())?.changed() > 0
+    if let Err(e) = &answer
+        && let Some(agent_loop::Error::NoBatchApi { provider }) = e.downcast_ref()
     {
-        result = generator
-            .run(store, root, a.path.as_deref(), a.recursive, quiet)
-            .map(|second| merged(first, second));
+        crate::usage!(
+            "--batch and --dry-run need a provider with a batch API: --provider anthropic or \
+             openai (or an OpenAI-compatible server that serves /v1/batches); {} has none",
+            provider.as_deref().unwrap_or("the offline producer")
+        );
     }
-    let (mut json, mut text) = match &result {
-        Ok(report) => generated_json(report, &generator),
-        Err(_) => (Value::Null, String::new()),
+    // What the model calls made is recorded even when the run was interrupted; a dry run's
+    // calls are only counted, and it records nothing.
+    if !a.dry_run
+        && let Some(path) = generator.finish()?
+    {
+        eprintln!("recorded to {}", path.display());
+    }
+    let done = match answer? {
+        Answer::DryRun(estimate) => {
+            print_estimate(out, &estimate);
+            return Ok(());
+        }
+        Answer::Generated(done) => done,
     };
-    // What was covered, so that a run from a subfolder cannot be mistaken for the whole tree.
-    json["path"] = json!(covered.path);
-    json["recursive"] = json!(a.recursive);
-    text = format!(
-        "covered: {}{}\n{text}",
-        crate::display_path(&covered.path),
-        match (covered.kind, a.recursive) {
+    out.value(done.json(), generation_text(&done));
+    // The failures are the error's, on stderr: said once.
+    if !done.counts.failed.is_empty() {
+        bail!(
+            "{} failed:\n  {}",
+            count(done.counts.failed.len() as u64, "file"),
+            done.counts.failed.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+/// A generation's counts in one line (`generate`'s, and `watch`'s after each rescan); the
+/// failed files are the caller's to show.
+pub(crate) fn counts_text(c: &op::Counts) -> String {
+    format!(
+        "files: {} produced, {} reused, directories: {} synthesized, {} reused; {} up to date",
+        c.produced, c.reused, c.synthesized, c.synthesis_reused, c.up_to_date
+    )
+}
+
+/// What `generate` prints without `--json`.
+fn generation_text(done: &op::Generation) -> String {
+    let mut text = format!(
+        "covered: {}{}\n{}",
+        crate::display_path(&done.path),
+        match (done.kind, done.recursive) {
             (merkle_store::NodeKind::Dir, true) => " and everything below it",
             (merkle_store::NodeKind::Dir, false) => " (its own files; --recursive for all below)",
             _ => "",
-        }
+        },
+        counts_text(&done.counts)
     );
-    // What the model calls made is recorded even when the run was interrupted.
-    let producer = generator.producer_id();
-    let llm = generator
-        .stats()
-        .map(|s| (s.calls(), s.usage(), s.cost_usd()));
-    if let Some(path) = generator.finish()? {
-        eprintln!("recorded to {}", path.display());
-    }
-    let report = result?;
-    json["producer"] = json!(producer);
-    if let Some(done) = &batched {
-        json["batch"] = json!({"batches": done.batches, "resumed": done.resumed});
+    if let Some(batch) = &done.batch {
         text.push_str(&format!(
             "\nbatches: {}{}",
-            if done.batches.is_empty() {
+            if batch.batches.is_empty() {
                 "none needed".to_owned()
             } else {
-                done.batches.join(", ")
+                batch.batches.join(", ")
             },
-            if done.resumed {
+            if batch.resumed {
                 " (the first picked up from an earlier run)"
             } else {
                 ""
             }
         ));
     }
-    if let Some((calls, usage, cost)) = llm {
-        json["llm"] = json!({
-            "calls": calls,
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cost_usd": cost,
-        });
+    if let Some(llm) = &done.llm {
         text.push_str(&format!(
-            "\nmodel calls: {calls}, tokens: {} in, {} out{}",
-            usage.input_tokens,
-            usage.output_tokens,
-            cost.map(|c| format!(", about ${c:.4}")).unwrap_or_default()
+            "\nmodel calls: {}, tokens: {} in, {} out{}",
+            llm.calls,
+            llm.input_tokens,
+            llm.output_tokens,
+            llm.cost_usd
+                .map(|c| format!(", about ${c:.4}"))
+                .unwrap_or_default()
         ));
     }
-    // The failures are the error's, on stderr: said once.
-    out.value(json, text);
-    if !report.failed.is_empty() {
-        bail!(
-            "{} failed:\n  {}",
-            crate::output::count(report.failed.len() as u64, "file"),
-            report.failed.join("\n  ")
-        );
-    }
-    Ok(())
+    text
 }
 
-/// Two runs of a generation as one: the counts of both, the failures of the second (which
-/// tried the first's failures again).
-fn merged(first: &context::Generated, second: context::Generated) -> context::Generated {
-    context::Generated {
-        produced: first.produced + second.produced,
-        reused: first.reused + second.reused,
-        up_to_date: first.up_to_date,
-        synthesized: first.synthesized + second.synthesized,
-        synthesis_reused: first.synthesis_reused + second.synthesis_reused,
-        failed: second.failed,
-        visited: first.visited,
-        created: first.created + second.created,
-        deferred: second.deferred,
-    }
-}
-
-/// A generation's counts: the JSON document (`generate`'s, and `watch`'s `generated`) and a
-/// one-line summary; the failed files are the caller's to show.
-pub(crate) fn generated_json(
-    report: &context::Generated,
-    generator: &Generator,
-) -> (Value, String) {
+/// Prints what a batched generation would send.
+fn print_estimate(out: &mut Out, e: &op::Estimate) {
     let text = format!(
-        "files: {} produced, {} reused, directories: {} synthesized, {} reused; {} up to date",
-        report.produced,
-        report.reused,
-        report.synthesized,
-        report.synthesis_reused,
-        report.up_to_date
+        "would send {} ({} for files, {} for directories) to {}{}: about {} input tokens and \
+         at most {} output tokens\n{}\nnothing was sent{}",
+        count(e.calls.total as u64, "call"),
+        e.calls.files,
+        e.calls.directories,
+        e.provider,
+        if e.model.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", e.model)
+        },
+        e.input_tokens,
+        e.output_tokens_at_most,
+        match e.cost_usd {
+            Some(op::Cost { direct, batch }) =>
+                format!("cost: up to about ${direct:.4} called directly, ${batch:.4} as a batch"),
+            None => "pass --price IN,OUT (dollars per million tokens) for a cost".to_owned(),
+        },
+        if e.written > 0 {
+            format!(
+                "; {} that needed no call were written",
+                count(e.written as u64, "frame")
+            )
+        } else {
+            String::new()
+        }
     );
-    let json = json!({
-        "produced": report.produced,
-        "reused": report.reused,
-        "synthesized": report.synthesized,
-        "synthesis_reused": report.synthesis_reused,
-        "up_to_date": report.up_to_date,
-        "visited": report.visited,
-        "failed": report.failed,
-        "producer": generator.producer_id(),
-    });
-    (json, text)
+    out.value(e.json(), text);
 }

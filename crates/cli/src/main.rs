@@ -451,8 +451,14 @@ fn error_kind(e: &anyhow::Error) -> &'static str {
         if let Some(s) = c.downcast_ref::<merkle_store::Error>() {
             return store_error_kind(s);
         }
-        // The shared operations (context::ops) fail with the store's error inside context's.
+        // The shared operations (context::ops) fail with the store's error inside context's,
+        // and agent-loop's (generate) with context's inside theirs.
         if let Some(context::Error::Store(s)) = c.downcast_ref::<context::Error>() {
+            return store_error_kind(s);
+        }
+        if let Some(agent_loop::Error::Context(context::Error::Store(s))) =
+            c.downcast_ref::<agent_loop::Error>()
+        {
             return store_error_kind(s);
         }
     }
@@ -890,7 +896,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }
         Command::Report(args) => {
             let store = open(g, &root, true)?;
-            report::report(&store, &root, args, g.json)?;
+            report::report(&store, args, g.json)?;
         }
         Command::Generate(args) => {
             let store = open(g, &root, false)?;

@@ -1,19 +1,13 @@
 //! `merkle report`: the state of the context for CI, and what changed since a root hash or a git
-//! revision, as Markdown (for a pull request comment) or JSON.
-//!
-//! A root hash names any tree a scan recorded (node records are never deleted). A git revision
-//! is hashed here from git's objects (`git ls-tree` and `git cat-file --batch`) with merkle's
-//! own NodeID functions, so it needs no scan and no checkout; it holds git's tracked files only,
-//! so untracked files of the workspace show as added.
+//! revision, as Markdown (for a pull request comment) or JSON. The document is
+//! [`context::ops::report`]'s; this renders it.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::io::Write;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
-use merkle_store::{NodeKind, PathTree, Store, TreeNode, diff_trees};
-use serde_json::{Value, json};
+use merkle_store::Store;
+use serde_json::Value;
 
 #[derive(Args, Debug)]
 pub(crate) struct ReportArgs {
@@ -29,50 +23,8 @@ pub(crate) struct ReportArgs {
 /// Lines of each list the Markdown shows; JSON has them all.
 const MD_LIMIT: usize = 100;
 
-pub(crate) fn report(store: &Store, root: &Path, args: &ReportArgs, json_flag: bool) -> Result<()> {
-    let root_id = store.root()?.ok_or(merkle_store::Error::NotScanned)?;
-    let current = store.tree_at(&root_id)?;
-    let files = current.values().filter(|n| n.kind.is_leaf()).count();
-    let dirs = current.len() - files;
-    let (_, frames) = store.counts()?;
-    let stale = context::stale_frames(store)?;
-    let mut document = json!({
-        "root": root_id.to_hex(),
-        "files": files,
-        "dirs": dirs,
-        "frames": frames,
-    });
-    if let (Some(doc), Value::Object(stale)) =
-        (document.as_object_mut(), context::ops::stale_json(&stale))
-    {
-        doc.extend(stale);
-    }
-    if let Some(since) = &args.since {
-        let (old_root, old) = since_tree(store, root, since)?;
-        let diff = diff_trees(&old, &current);
-        let mut frames_added = Vec::new();
-        for n in diff.added.iter().chain(diff.changed.iter().map(|(_, n)| n)) {
-            for f in store.heads(&n.node_id)? {
-                frames_added.push(json!({
-                    "path": n.path, "frame_type": f.frame_type, "agent_id": f.agent_id,
-                    "frame_id": f.frame_id.to_hex(),
-                }));
-            }
-        }
-        let paths = |nodes: &mut dyn Iterator<Item = &TreeNode>| -> Vec<Value> {
-            nodes
-                .map(|n| json!({"path": n.path, "kind": n.kind.as_str()}))
-                .collect()
-        };
-        document["since"] = json!({
-            "given": since,
-            "root": old_root,
-            "added": paths(&mut diff.added.iter()),
-            "removed": paths(&mut diff.removed.iter()),
-            "changed": paths(&mut diff.changed.iter().map(|(_, n)| n)),
-            "frames_added": frames_added,
-        });
-    }
+pub(crate) fn report(store: &Store, args: &ReportArgs, json_flag: bool) -> Result<()> {
+    let document = context::ops::report(store, args.since.as_deref())?.json();
     let mut stdout = std::io::stdout().lock();
     if json_flag || args.format == "json" {
         writeln!(
@@ -84,111 +36,6 @@ pub(crate) fn report(store: &Store, root: &Path, args: &ReportArgs, json_flag: b
         write!(stdout, "{}", markdown(&document))?;
     }
     Ok(())
-}
-
-/// The tree `since` names, and its root hash.
-fn since_tree(store: &Store, root: &Path, since: &str) -> Result<(String, PathTree)> {
-    if merkle_store::is_id_prefix(since)
-        && let Ok(node) = store.resolve_prefix(since)
-        && node.path.is_empty()
-    {
-        return Ok((node.node_id.to_hex(), store.tree_at(&node.node_id)?));
-    }
-    let tree = git_tree(root, since)?;
-    let root_id = tree
-        .get("")
-        .map(|n| n.node_id.to_hex())
-        .context("the revision's tree has no root")?;
-    Ok((root_id, tree))
-}
-
-/// The tree of git revision `rev` below the workspace root, hashed as a scan would hash it.
-fn git_tree(root: &Path, rev: &str) -> Result<PathTree> {
-    let listed = Command::new("git")
-        .args(["ls-tree", "-r", "-z", rev])
-        .current_dir(root)
-        .output()
-        .context("running git ls-tree (is git installed?)")?;
-    if !listed.status.success() {
-        bail!(
-            "{rev:?} is neither a root hash of this store nor a git revision: {}",
-            String::from_utf8_lossy(&listed.stderr).trim()
-        );
-    }
-    // "<mode> SP <type> SP <object> TAB <path>" NUL-terminated; submodules (commits) are skipped.
-    let mut leaves: Vec<(String, NodeKind, String)> = Vec::new();
-    for entry in listed.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {
-        let entry = std::str::from_utf8(entry).context("git printed a non-UTF-8 path")?;
-        let (meta, path) = entry
-            .split_once('\t')
-            .context("unexpected git ls-tree line")?;
-        let mut fields = meta.split(' ');
-        let (mode, kind, object) = (fields.next(), fields.next(), fields.next());
-        match (mode, kind, object) {
-            // Scans never enter the store folder, so its tracked files (a committed
-            // views.yaml) are not part of the tree either.
-            _ if path == ".merkle" || path.starts_with(".merkle/") => {}
-            (Some("120000"), Some("blob"), Some(id)) => {
-                leaves.push((path.to_owned(), NodeKind::Symlink, id.to_owned()));
-            }
-            (Some(_), Some("blob"), Some(id)) => {
-                leaves.push((path.to_owned(), NodeKind::File, id.to_owned()));
-            }
-            _ => {}
-        }
-    }
-    let hashes = blob_hashes(root, leaves.iter().map(|(_, _, id)| id.as_str()))?;
-    Ok(merkle_store::tree_of_leaves(
-        leaves
-            .into_iter()
-            .zip(hashes)
-            .map(|((path, kind, _), hash)| (path, kind, hash))
-            .collect(),
-    ))
-}
-
-/// The content hashes of git blobs, in the order given, through one `git cat-file --batch`;
-/// each blob is hashed as it streams by, so memory stays at one read buffer.
-fn blob_hashes<'a>(
-    root: &Path,
-    ids: impl Iterator<Item = &'a str>,
-) -> Result<Vec<merkle_store::Hash>> {
-    let ids: Vec<&str> = ids.collect();
-    let mut child = Command::new("git")
-        .args(["cat-file", "--batch"])
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("running git cat-file")?;
-    let mut stdin = child.stdin.take().context("git's stdin")?;
-    let request: String = ids.iter().map(|id| format!("{id}\n")).collect();
-    // Written from another thread: git answers as it reads, and both pipes must keep moving.
-    let writer = std::thread::spawn(move || stdin.write_all(request.as_bytes()));
-    let mut out = BufReader::new(child.stdout.take().context("git's stdout")?);
-    let mut contents = Vec::with_capacity(ids.len());
-    for id in &ids {
-        let mut header = String::new();
-        out.read_line(&mut header)?;
-        let size: usize = header
-            .split(' ')
-            .nth(2)
-            .and_then(|s| s.trim().parse().ok())
-            .with_context(|| format!("git cat-file could not read {id}: {}", header.trim()))?;
-        let mut hasher = blake3::Hasher::new();
-        let copied = std::io::copy(&mut (&mut out).take(size as u64), &mut hasher)?;
-        if copied != size as u64 {
-            bail!("git cat-file ended in the middle of {id}");
-        }
-        let mut newline = [0u8; 1];
-        out.read_exact(&mut newline)?;
-        contents.push(merkle_store::Hash(*hasher.finalize().as_bytes()));
-    }
-    writer
-        .join()
-        .map_err(|_| anyhow::anyhow!("writing to git cat-file panicked"))??;
-    child.wait()?;
-    Ok(contents)
 }
 
 fn markdown(d: &Value) -> String {

@@ -40,6 +40,7 @@ use serde_json::{Value, json};
 use crate::Global;
 use crate::generate::{self, GenerateWith, Generator};
 use crate::llm::Shutdown;
+use agent_loop::generate::{Batching, Counts, Quiet};
 
 /// The `watch` flags.
 #[derive(Args, Debug)]
@@ -79,14 +80,19 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     let generator = if args.generate {
         // The writing agent may hold the model to use.
         let stored = args.with.stored_agent(&crate::open(g, root, false)?)?;
-        Some(Generator::new(&args.with, stored.as_ref(), g.quiet, None)?)
+        Some(Generator::new(
+            &args.with,
+            stored.as_ref(),
+            g.quiet,
+            Batching::Off,
+        )?)
     } else {
         None
     };
     let (tx, rx) = mpsc::channel();
     stop_on_signal(
         tx.clone(),
-        generator.as_ref().and_then(Generator::interrupt),
+        generator.as_ref().and_then(|g| g.frames.interrupt()),
     )?;
     // Watching starts before the first scan, so that nothing changed during it goes unseen.
     // Symlinks are not followed, as scans do not follow them: through a linked folder, events
@@ -260,8 +266,10 @@ fn rescan(
     // looks only at the nodes that changed since the last one.
     let generated = match generator {
         Some(generator) => {
-            let calls = generator.stats().map(|s| (s.calls(), s.usage()));
-            let generated = generator.run(&store, root, None, true, true)?;
+            let calls = generator.frames.stats().map(|s| (s.calls(), s.usage()));
+            let generated = generator
+                .frames
+                .run(&store, &store.resolve("")?, true, &Quiet)?;
             Some((generated, calls, generator))
         }
         None => None,
@@ -279,9 +287,10 @@ fn rescan(
     }
     let generated = match generated {
         Some((done, before, generator)) => {
-            let (mut json, mut text) = generate::generated_json(&done, generator);
+            let counts = Counts::new(&done, generator.frames.producer_id());
+            let (mut json, mut text) = (counts.json(), generate::counts_text(&counts));
             // This rescan's model calls: the totals now, less those before it.
-            if let (Some(stats), Some((calls, usage))) = (generator.stats(), before) {
+            if let (Some(stats), Some((calls, usage))) = (generator.frames.stats(), before) {
                 let (calls, input, output) = (
                     stats.calls() - calls,
                     stats.usage().input_tokens - usage.input_tokens,

@@ -32,6 +32,13 @@ pub enum Error {
         path: String,
         message: String,
     },
+    /// git, which `report` runs to read a revision's tree, failed or answered what it could
+    /// not read.
+    #[error("{message}")]
+    Git {
+        message: String,
+        source: Option<std::io::Error>,
+    },
 }
 
 /// The context crate's result type.

@@ -1,6 +1,8 @@
 //! Operations the front ends share (the CLI, the MCP server, the agent's tools): each a typed
 //! request and an answer with its one JSON shape, so that a front end only parses, calls and
-//! renders. (Search, the task bundle, related files and get-node's views have theirs in their
+//! renders. [`report`] (counts, stale frames, and changes since a root or a git revision) is in
+//! `ops/report.rs`; `generate`, which needs a model's client, is agent-loop's
+//! (`agent_loop::generate`). (Search, the task bundle, related files and get-node's views have theirs in their
 //! own modules: [`crate::search`], [`crate::bundle`], [`crate::graph`],
 //! [`crate::views_file::ViewRequest`].) A node is named the same way from every front end:
 //! [`Store::resolve`] (a workspace path, or a NodeID prefix), after the front end's own
@@ -17,6 +19,9 @@ use crate::synthesis::{
     synthesize_recursive,
 };
 use crate::view::NodeContext;
+
+mod report;
+pub use report::{AddedFrame, Report, Since, report};
 
 /// The synthesis policies by name.
 pub const POLICIES: [&str; 4] = ["concat", "summary", "filter", "map"];

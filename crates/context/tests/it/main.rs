@@ -6,6 +6,7 @@ mod fixture;
 mod generate;
 mod map;
 mod regenerate;
+mod report;
 mod resolve;
 mod search;
 mod synthesis;
