@@ -40,10 +40,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::mcp_budget;
 use crate::mcp_store::{Access, NoStore};
 use crate::output::{self, frame_json};
 use crate::{Global, display_path};
-use crate::{index_cmds, mcp_budget};
 use context::views_file::ViewRequest;
 
 /// `merkle mcp`.
@@ -707,7 +707,7 @@ impl MerkleMcp {
             return Err("search: the query is empty".to_owned());
         }
         self.answer(Fresh::Search, move |store, shared| {
-            let filter = index_cmds::search_filter(p.kind.as_deref())
+            let filter = context::ops::search_filter(p.kind.as_deref())
                 .map_err(|e| anyhow::anyhow!("search: {e}"))?;
             let tree = shared.access.searchable(store)?;
             let hits = context::search(
@@ -758,7 +758,7 @@ impl MerkleMcp {
         self.answer(Fresh::Search, move |store, shared| {
             let path = merkle_store::normalize_path(&p.path);
             let tree = shared.access.searchable(store)?;
-            let related = index_cmds::related_in(store, &tree.facts, &path)?;
+            let related = context::ops::related_in(store, &tree.facts, &path)?;
             Ok(Value::Array(
                 related.iter().map(context::Related::json).collect(),
             ))

@@ -30,15 +30,16 @@ use anyhow::{Context as _, Result};
 use merkle_store::{ScanOptions, Store};
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
-use crate::{Global, is_no_store};
+use context::ops::Workspace;
+
+use crate::Global;
 
 /// How long a request waits for its barrier's event before it rescans everything instead.
 const BARRIER_WAIT: Duration = Duration::from_secs(2);
 
 /// The store of one workspace, as the requests of one server reach it.
 pub(crate) struct Access {
-    global: Global,
-    root: PathBuf,
+    workspace: Workspace,
     handles: Mutex<Handles>,
     turn: Condvar,
     watch: Option<Watch>,
@@ -79,8 +80,9 @@ pub(crate) enum NoStore<T> {
 impl Access {
     /// The store of `root` as `g` opens it, watched for changes when a watcher can start.
     pub(crate) fn new(g: &Global, root: &Path) -> Access {
+        let workspace = crate::workspace(g, root);
         let watch = if cfg!(target_os = "linux") {
-            match Watch::start(g, root) {
+            match Watch::start(&workspace) {
                 Ok(watch) => Some(watch),
                 Err(e) => {
                     if !g.quiet {
@@ -95,8 +97,7 @@ impl Access {
             None
         };
         Access {
-            global: g.clone(),
-            root: root.to_path_buf(),
+            workspace,
             handles: Mutex::new(Handles::default()),
             turn: Condvar::new(),
             watch,
@@ -123,16 +124,18 @@ impl Access {
             }
             let store = match &h.reader {
                 Some(store) => Arc::clone(store),
-                None => match crate::open(&self.global, &self.root, true) {
+                None => match self.workspace.reader() {
                     Ok(store) => {
                         let store = Arc::new(store);
                         h.reader = Some(Arc::clone(&store));
                         store
                     }
                     Err(e) => {
-                        return match (no_store, is_no_store(&e)) {
-                            (NoStore::Answer(answer), true) => Ok(answer),
-                            _ => Err(e),
+                        return match (no_store, e) {
+                            (NoStore::Answer(answer), merkle_store::Error::NoStore { .. }) => {
+                                Ok(answer)
+                            }
+                            (_, e) => Err(e.into()),
                         };
                     }
                 },
@@ -198,10 +201,10 @@ impl Access {
             return Ok(());
         }
         let warmed = self.write(|| {
-            let store = match crate::open_existing(&self.global, &self.root) {
+            let store = match self.workspace.existing_writer() {
                 Ok(store) => store,
-                Err(e) if is_no_store(&e) => return Ok(()),
-                Err(e) => return Err(e),
+                Err(merkle_store::Error::NoStore { .. }) => return Ok(()),
+                Err(e) => return Err(e.into()),
             };
             let facts = context::TreeFacts::listing(&store)?;
             self.synced_index(&store, &facts)?;
@@ -251,16 +254,16 @@ impl Access {
     fn rescan(&self, touched: Option<&BTreeSet<String>>) -> Result<()> {
         let opts = ScanOptions::default();
         match touched {
-            None => crate::scan_existing(&self.global, &self.root, &opts).map(drop),
+            None => Ok(self.workspace.scan_existing(&opts).map(drop)?),
             Some(paths) if paths.is_empty() => Ok(()),
-            Some(paths) => match crate::open_existing(&self.global, &self.root) {
+            Some(paths) => match self.workspace.existing_writer() {
                 Ok(store) => {
                     let paths: Vec<String> = paths.iter().cloned().collect();
                     store.scan_paths(&paths, &opts)?;
                     Ok(())
                 }
-                Err(e) if is_no_store(&e) => Ok(()),
-                Err(e) => Err(e),
+                Err(merkle_store::Error::NoStore { .. }) => Ok(()),
+                Err(e) => Err(e.into()),
             },
         }
     }
@@ -310,20 +313,15 @@ struct Seen {
 }
 
 impl Watch {
-    fn start(g: &Global, root: &Path) -> Result<Watch> {
+    fn start(workspace: &Workspace) -> Result<Watch> {
+        let root = &workspace.root;
         let barriers = std::env::temp_dir().join(format!("merkle-mcp-{}", std::process::id()));
         // Left by a server of the same process id that was killed.
         let _ = std::fs::remove_dir_all(&barriers);
         std::fs::create_dir_all(&barriers)
             .with_context(|| format!("creating {}", barriers.display()))?;
         let barriers = barriers.canonicalize().unwrap_or(barriers);
-        let store_dir = match &g.store {
-            Some(dir) if dir.is_absolute() => dir.clone(),
-            Some(dir) => std::env::current_dir()
-                .context("the current folder")?
-                .join(dir),
-            None => root.join(".merkle"),
-        };
+        let store_dir = workspace.store_dir()?;
         let store_dir = store_dir.canonicalize().unwrap_or(store_dir);
         let seen = Arc::new((
             Mutex::new(Seen {

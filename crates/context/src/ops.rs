@@ -18,6 +18,12 @@ use crate::synthesis::{
 };
 use crate::view::NodeContext;
 
+mod find;
+mod workspace;
+
+pub use find::{file_related, not_a_file, related_in, search_filter};
+pub use workspace::{Current, STORE_IN_USE_WAIT, Workspace};
+
 /// The synthesis policies by name.
 pub const POLICIES: [&str; 4] = ["concat", "summary", "filter", "map"];
 

@@ -11,3 +11,4 @@ mod search;
 mod synthesis;
 mod view;
 mod views_file;
+mod workspace;
