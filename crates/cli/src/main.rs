@@ -18,11 +18,7 @@ mod generate;
 mod governance_cmds;
 mod index_cmds;
 mod llm;
-mod mcp;
-mod mcp_budget;
-mod mcp_http;
-mod mcp_oauth;
-mod mcp_store;
+mod mcp_cmd;
 mod output;
 mod remote_cmds;
 mod report;
@@ -164,7 +160,7 @@ enum Command {
     /// `merkle --json`, each within its max_tokens, with a cursor to continue a cut answer);
     /// resources: merkle://node/{path} for every path with frames. The store is opened per
     /// request, so other merkle commands keep working while the server runs.
-    Mcp(mcp::McpArgs),
+    Mcp(mcp_cmd::McpArgs),
     /// Add, list, remove and initialise PostgreSQL remotes for team-shared context
     #[command(subcommand)]
     Remote(remote_cmds::RemoteCommand),
@@ -632,7 +628,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Conversations(cmd) => return agent_cmds::run_conversations(g, &root, cmd),
         Command::Sim(cmd) => return llm::run_sim(cmd, g.json),
         Command::Watch(args) => return watch::run(g, &root, args),
-        Command::Mcp(args) => return mcp::serve(g, &root, args),
+        Command::Mcp(args) => return mcp_cmd::serve(g, &root, args),
         Command::Remote(cmd) => return remote_cmds::run_remote(g, &root, cmd, out),
         Command::Push(args) => return remote_cmds::push(g, &root, args, out),
         Command::Pull(args) => return remote_cmds::pull(g, &root, args, out),

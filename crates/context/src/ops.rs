@@ -21,7 +21,7 @@ use crate::view::NodeContext;
 mod find;
 mod workspace;
 
-pub use find::{file_related, not_a_file, related_in, search_filter};
+pub use find::{display_path, file_related, not_a_file, related_in, search_filter};
 pub use workspace::{Current, STORE_IN_USE_WAIT, Workspace};
 
 /// The synthesis policies by name.

@@ -39,11 +39,16 @@ pub fn not_a_file(store: &Store, path: &str) -> Error {
     match store.node_at(path) {
         Err(e) => e.into(),
         Ok(Some(n)) if n.kind == NodeKind::Dir => Error::NotAFile {
-            path: if path.is_empty() { "." } else { path }.to_owned(),
+            path: display_path(path).to_owned(),
         },
         Ok(_) => merkle_store::Error::NoSuchPath {
             path: path.to_owned(),
         }
         .into(),
     }
+}
+
+/// A node path for messages: the root shows as `.`.
+pub fn display_path(path: &str) -> &str {
+    if path.is_empty() { "." } else { path }
 }

@@ -26,13 +26,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use context::ops::Workspace;
 use merkle_store::{ScanOptions, Store};
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
-use context::ops::Workspace;
-
-use crate::Global;
+use crate::error::{Error, Result};
+use crate::events;
 
 /// How long a request waits for its barrier's event before it rescans everything instead.
 const BARRIER_WAIT: Duration = Duration::from_secs(2);
@@ -78,16 +77,17 @@ pub(crate) enum NoStore<T> {
 }
 
 impl Access {
-    /// The store of `root` as `g` opens it, watched for changes when a watcher can start.
-    pub(crate) fn new(g: &Global, root: &Path) -> Access {
-        let workspace = crate::workspace(g, root);
+    /// The store of `workspace`, watched for changes when a watcher can start (else, unless
+    /// `quiet`, a warning says so).
+    pub(crate) fn new(workspace: Workspace, quiet: bool) -> Access {
         let watch = if cfg!(target_os = "linux") {
             match Watch::start(&workspace) {
                 Ok(watch) => Some(watch),
                 Err(e) => {
-                    if !g.quiet {
+                    if !quiet {
                         eprintln!(
-                            "warning: {e:#}; every request rescans the workspace first instead"
+                            "warning: {}; every request rescans the workspace first instead",
+                            e.chain()
                         );
                     }
                     None
@@ -105,6 +105,11 @@ impl Access {
             index: Mutex::new(()),
             searchable: Mutex::new(None),
         }
+    }
+
+    /// The workspace whose store this is.
+    pub(crate) fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 
     fn handles(&self) -> MutexGuard<'_, Handles> {
@@ -191,7 +196,7 @@ impl Access {
             self.caches_behind.store(true, Ordering::SeqCst);
             Ok(())
         })
-        .context("rescanning the workspace")
+        .map_err(|e| e.during("rescanning the workspace"))
     }
 
     /// [`Access::fresh`], and the search caches in step with the tree.
@@ -214,7 +219,7 @@ impl Access {
         if warmed.is_err() {
             self.caches_behind.store(true, Ordering::SeqCst);
         }
-        warmed.context("bringing the search index in step")
+        warmed.map_err(|e| e.during("bringing the search index in step"))
     }
 
     /// The listing of `store`'s tree and its search index in step: kept from an earlier
@@ -315,11 +320,16 @@ struct Seen {
 impl Watch {
     fn start(workspace: &Workspace) -> Result<Watch> {
         let root = &workspace.root;
-        let barriers = std::env::temp_dir().join(format!("merkle-mcp-{}", std::process::id()));
+        // A folder of each server's own, also when a process serves more than one.
+        static SERVERS: AtomicU64 = AtomicU64::new(0);
+        let n = SERVERS.fetch_add(1, Ordering::Relaxed);
+        let barriers = std::env::temp_dir().join(format!("merkle-mcp-{}-{n}", std::process::id()));
         // Left by a server of the same process id that was killed.
         let _ = std::fs::remove_dir_all(&barriers);
-        std::fs::create_dir_all(&barriers)
-            .with_context(|| format!("creating {}", barriers.display()))?;
+        std::fs::create_dir_all(&barriers).map_err(|e| Error::Io {
+            what: format!("creating {}", barriers.display()),
+            source: e,
+        })?;
         let barriers = barriers.canonicalize().unwrap_or(barriers);
         let store_dir = workspace.store_dir()?;
         let store_dir = store_dir.canonicalize().unwrap_or(store_dir);
@@ -345,10 +355,10 @@ impl Watch {
                             cond.notify_all();
                         }
                     }
-                    Ok(e) if !crate::watch::is_relevant(e, &watch_root, &store_dir) => {}
+                    Ok(e) if !events::is_relevant(e, &watch_root, &store_dir) => {}
                     Ok(e) => {
                         seen.pending = true;
-                        crate::watch::note_paths(&mut seen.touched, e, &watch_root);
+                        events::note_paths(&mut seen.touched, e, &watch_root);
                     }
                     Err(_) => {
                         seen.pending = true;
@@ -358,13 +368,22 @@ impl Watch {
             },
             notify::Config::default().with_follow_symlinks(false),
         )
-        .context("starting the file watcher")?;
+        .map_err(|e| Error::Watcher {
+            what: "starting the file watcher".to_owned(),
+            source: e,
+        })?;
         watcher
             .watch(root, RecursiveMode::Recursive)
-            .with_context(|| format!("watching {} for changes", root.display()))?;
+            .map_err(|e| Error::Watcher {
+                what: format!("watching {} for changes", root.display()),
+                source: e,
+            })?;
         watcher
             .watch(&barriers, RecursiveMode::NonRecursive)
-            .with_context(|| format!("watching {}", barriers.display()))?;
+            .map_err(|e| Error::Watcher {
+                what: format!("watching {}", barriers.display()),
+                source: e,
+            })?;
         Ok(Watch {
             _watcher: watcher,
             barriers,
