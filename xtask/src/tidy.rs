@@ -11,9 +11,9 @@
 //!   `cli` although its package is `merkle` (so that `cargo install` and `cargo uninstall` use
 //!   the command's name).
 //! - **One owner per heavy dependency.** reqwest only in llm-core, redb and sled only in
-//!   merkle-store, clap, tracing-subscriber, indicatif, rmcp and jsonwebtoken only in cli,
-//!   tree-sitter only in outline, tokio's multi-threaded runtime only in cli, and no tokio at
-//!   all in merkle-store, llm-types or governance. Dev-dependencies are exempt: a test
+//!   merkle-store, clap, tracing-subscriber and indicatif only in cli, rmcp and jsonwebtoken
+//!   only in mcp, tree-sitter only in outline, tokio's multi-threaded runtime only in cli, and
+//!   no tokio at all in merkle-store, llm-types or governance. Dev-dependencies are exempt: a test
 //!   may build a runtime or a client without the library carrying it to its users. xtask is not a
 //!   library and may use what it likes.
 //! - **No import circles between the top-level modules of a crate** ([`crate::modules`]).
@@ -39,8 +39,8 @@ const OWNERS: &[(&str, &[&str])] = &[
     ("clap", &["cli"]),
     ("tracing-subscriber", &["cli"]),
     ("indicatif", &["cli"]),
-    ("rmcp", &["cli"]),
-    ("jsonwebtoken", &["cli"]),
+    ("rmcp", &["mcp"]),
+    ("jsonwebtoken", &["mcp"]),
     ("tokio-postgres", &["remote"]),
     ("tree-sitter", &["outline"]),
     ("tantivy", &["retrieve"]),

@@ -1,14 +1,13 @@
 //! `merkle related`, `merkle search` and `merkle context`: the related-files graph, search and
 //! a task's bundle over the tree's facts (context's `facts`, `graph`, `search` and `bundle`),
-//! each answering for the tree as it is on disk ([`TreeFacts::on_current_tree`]: the rescan
-//! beside a first try on the last scan).
+//! each answering for the tree as it is on disk ([`context::ops::Workspace::on_current_tree`]:
+//! the rescan beside a first try on the last scan).
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use context::search::{Filter, Ranking, SearchRequest};
-use context::{Graph, Hit, Related, TreeFacts};
-use merkle_store::{NodeKind, ScanOptions, Store};
+use context::search::{Ranking, SearchRequest};
+use context::{Hit, Related, ops};
 use serde_json::Value;
 
 use crate::output::Out;
@@ -60,8 +59,17 @@ pub(crate) enum RankingArg {
 
 pub(crate) fn related(out: &mut Out, g: &Global, root: &Path, args: &RelatedArgs) -> Result<()> {
     let path = workspace_path(root, &args.path)?;
-    let related = on_tree_as_it_is(g, root, |store, facts| file_related(store, facts, &path))?
-        .map_or_else(|| not_a_file(&crate::open(g, root, true)?, &path), Ok)?;
+    let related = crate::workspace(g, root)
+        .on_current_tree(|store, facts| ops::file_related(store, facts, &path))?
+        .map_or_else(
+            || {
+                Err(usage_of(ops::not_a_file(
+                    &crate::open(g, root, true)?,
+                    &path,
+                )))
+            },
+            Ok,
+        )?;
     let text = if related.is_empty() {
         format!("{path}: no imports and no importers in the workspace")
     } else {
@@ -86,49 +94,14 @@ pub(crate) fn related(out: &mut Out, g: &Global, root: &Path, args: &RelatedArgs
     Ok(())
 }
 
-/// The files related to the file at workspace path `path`, in the tree as it is on disk.
-/// The imports and importers of the file at `path` in the tree `facts` describes; an error
-/// saying what `path` is when it is no file of that tree.
-pub(crate) fn related_in(store: &Store, facts: &TreeFacts, path: &str) -> Result<Vec<Related>> {
-    file_related(store, facts, path)?.map_or_else(|| not_a_file(store, path), Ok)
-}
-
-fn file_related(
-    store: &Store,
-    facts: &TreeFacts,
-    path: &str,
-) -> context::Result<Option<Vec<Related>>> {
-    facts
-        .contains(path)
-        .then(|| Graph::of_tree(store, facts).map(|g| g.related(path)))
-        .transpose()
-}
-
-/// The error for a path that names no file of the tree: a directory, or nothing.
-fn not_a_file(store: &Store, path: &str) -> Result<Vec<Related>> {
-    match store.node_at(path)? {
-        Some(n) if n.kind == NodeKind::Dir => usage!(
-            "{:?} is a directory: related lists the imports of a file",
-            crate::display_path(path)
-        ),
-        _ => Err(merkle_store::Error::NoSuchPath {
-            path: path.to_owned(),
+/// A context error that is the caller's (a path that is a directory, an unknown `--type`) as
+/// a usage error.
+fn usage_of(e: context::Error) -> anyhow::Error {
+    match e {
+        context::Error::NotAFile { .. } | context::Error::UnknownFilter { .. } => {
+            anyhow::Error::new(crate::Usage(e.to_string()))
         }
-        .into()),
-    }
-}
-
-/// The `--type` of a search, checked.
-pub(crate) fn search_filter(kind: Option<&str>) -> Result<Option<Filter>> {
-    match kind {
-        None => Ok(None),
-        Some(t) => match Filter::parse(t) {
-            Some(f) => Ok(Some(f)),
-            None => usage!(
-                "--type {t:?} is neither a kind of definition (function, method, struct, class, \
-                 ...) nor a language (rust, python, typescript, ...)"
-            ),
-        },
+        e => e.into(),
     }
 }
 
@@ -166,7 +139,7 @@ pub(crate) fn context_cmd(
     }
     let budget = usize::try_from(args.budget).unwrap_or(usize::MAX);
     let files = usize::try_from(args.files).unwrap_or(usize::MAX);
-    let b = on_tree_as_it_is(g, root, |store, facts| {
+    let b = crate::workspace(g, root).on_current_tree(|store, facts| {
         context::bundle::bundle(
             store,
             facts,
@@ -191,13 +164,13 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
     if query.trim().is_empty() {
         usage!("the search query is empty");
     }
-    let filter = search_filter(args.kind.as_deref())?;
+    let filter = ops::search_filter(args.kind.as_deref()).map_err(usage_of)?;
     let ranking = match args.ranking {
         RankingArg::Fused => Ranking::Fused,
         RankingArg::Plain => Ranking::Plain,
     };
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
-    let hits = on_tree_as_it_is(g, root, |store, facts| {
+    let hits = crate::workspace(g, root).on_current_tree(|store, facts| {
         context::search_tree(
             store,
             facts,
@@ -236,43 +209,4 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
     };
     out.value(Value::Array(hits.iter().map(Hit::json).collect()), text);
     Ok(())
-}
-
-/// `work`'s answer for the tree as it is on disk. Where nothing changed since the last scan
-/// (the usual case) and the import graph is kept for that scan, it runs on a read-only handle
-/// beside the rescan's plan, which writes nothing: a writable open and close of the store are
-/// durable commits of their own, four `fdatasync`s a search. Otherwise the store is opened for
-/// writing, rescanned, and the caches `work` fills (facts, the graph) are kept.
-fn on_tree_as_it_is<T: Send>(
-    g: &Global,
-    root: &Path,
-    work: impl Fn(&Store, &TreeFacts) -> context::Result<T> + Sync,
-) -> Result<T> {
-    if let Ok(reader) = crate::open(g, root, true)
-        && let Some(scanned) = reader.root()?
-        && Graph::kept_for(&reader) == Some(scanned)
-    {
-        let (plan, first) = std::thread::scope(|s| {
-            let plan = s.spawn(|| reader.plan_scan(&ScanOptions::default()));
-            // An error here may be the tree changing under it: the writable path says.
-            let first = TreeFacts::listing(&reader)
-                .and_then(|facts| Ok((facts.root, work(&reader, &facts)?)))
-                .ok();
-            let plan = match plan.join() {
-                Ok(plan) => plan,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            (plan, first)
-        });
-        if plan?.unchanged().is_some()
-            && let Some((Some(listed), answer)) = first
-            && listed == scanned
-        {
-            return Ok(answer);
-        }
-    }
-    let store = crate::open_existing(g, root)?;
-    Ok(TreeFacts::on_current_tree(&store, |facts| {
-        work(&store, facts)
-    })?)
 }

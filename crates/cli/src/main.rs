@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
+use context::ops::Workspace;
 use merkle_store::{EngineKind, NewFrame, NodeRecord, OpenOptions, Role, ScanOptions, Store};
 
 mod agent_cmds;
@@ -17,11 +18,7 @@ mod generate;
 mod governance_cmds;
 mod index_cmds;
 mod llm;
-mod mcp;
-mod mcp_budget;
-mod mcp_http;
-mod mcp_oauth;
-mod mcp_store;
+mod mcp_cmd;
 mod output;
 mod remote_cmds;
 mod report;
@@ -163,7 +160,7 @@ enum Command {
     /// `merkle --json`, each within its max_tokens, with a cursor to continue a cut answer);
     /// resources: merkle://node/{path} for every path with frames. The store is opened per
     /// request, so other merkle commands keep working while the server runs.
-    Mcp(mcp::McpArgs),
+    Mcp(mcp_cmd::McpArgs),
     /// Add, list, remove and initialise PostgreSQL remotes for team-shared context
     #[command(subcommand)]
     Remote(remote_cmds::RemoteCommand),
@@ -500,85 +497,40 @@ fn find_root(arg: Option<&Path>) -> Result<PathBuf> {
         .to_path_buf())
 }
 
-/// How long a writer waits for a store that another process holds (`merkle watch` holds it
-/// only for a rescan) before giving up with the store's "in use" error.
-const STORE_IN_USE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// The workspace at `root` with the store the global options name.
+pub(crate) fn workspace(g: &Global, root: &Path) -> Workspace {
+    Workspace::new(
+        root,
+        OpenOptions {
+            store_dir: g.store.clone(),
+            engine: g.engine.as_deref().and_then(EngineKind::parse),
+            ..OpenOptions::default()
+        },
+    )
+}
 
+/// The store read-only, or for writing (created where there is none, waiting a little for
+/// another process's writer): [`Workspace::reader`], [`Workspace::writer`].
 fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
-    open_with(g, root, read_only, false)
+    let ws = workspace(g, root);
+    Ok(if read_only {
+        ws.reader()?
+    } else {
+        ws.writer()?
+    })
 }
 
-/// How `g` asks for the store to be opened.
-fn open_options(g: &Global, read_only: bool, existing: bool) -> OpenOptions {
-    OpenOptions {
-        store_dir: g.store.clone(),
-        engine: g.engine.as_deref().and_then(EngineKind::parse),
-        read_only,
-        existing,
-    }
-}
-
-/// [`open`], and with `existing` a store that is not there is an error, not a new store.
-fn open_with(g: &Global, root: &Path, read_only: bool, existing: bool) -> Result<Store> {
-    let opts = open_options(g, read_only, existing);
-    let give_up = std::time::Instant::now() + STORE_IN_USE_WAIT;
-    loop {
-        match Store::open(root, &opts) {
-            Err(merkle_store::Error::StoreInUse { .. }) if std::time::Instant::now() < give_up => {
-                std::thread::sleep(std::time::Duration::from_millis(25));
-            }
-            opened => return Ok(opened?),
-        }
-    }
-}
-
-/// The store read-only, answering for the files as they are on disk: the rescan is planned
-/// read-only (what `merkle status` costs), and what changed is scanned in through a writer.
-/// When another process holds the store for writing, that is not waited for: the store is
-/// read as its last scan left it, and `true` says it is stale. A store never scanned is left
-/// so (the command then says how to start).
-fn open_current(g: &Global, root: &Path) -> Result<(Store, bool)> {
-    let reader = open(g, root, true)?;
-    if reader.root()?.is_none() {
-        return Ok((reader, false));
-    }
-    let opts = ScanOptions::default();
-    let plan = reader.plan_scan(&opts)?;
-    if plan.unchanged().is_some() {
-        return Ok((reader, false));
-    }
-    drop(reader);
-    // Once, not waited for: a writer elsewhere makes this read stale, not slow.
-    let writer = Store::open(root, &open_options(g, false, true));
-    let stale = match writer {
-        Ok(writer) => {
-            writer.apply_scan(plan, &opts)?;
-            false
-        }
-        Err(merkle_store::Error::StoreInUse { .. }) => true,
-        Err(e) => return Err(e.into()),
-    };
-    Ok((open(g, root, true)?, stale))
-}
-
-/// [`open_current`] for a command whose answer has no room to say it is stale (a list): a
-/// warning on stderr says so instead.
+/// [`Workspace::current`] for a command whose answer has no room to say it is stale (a list):
+/// a warning on stderr says so instead.
 fn open_current_or_warn(g: &Global, root: &Path) -> Result<Store> {
-    let (store, stale) = open_current(g, root)?;
-    if stale && !g.quiet {
+    let current = workspace(g, root).current()?;
+    if current.stale && !g.quiet {
         eprintln!(
             "warning: files changed on disk since the last scan, and another process holds the \
              store for writing: this answers for the last scan's tree"
         );
     }
-    Ok(store)
-}
-
-/// The store for a command that reads the workspace but keeps caches of its own (a rescan, the
-/// search index): opened for writing, but never created. Run where no store is (in `$HOME`,
-/// say), such a command says how to start rather than scan everything below.
-fn open_existing(g: &Global, root: &Path) -> Result<Store> {
-    open_with(g, root, false, true)
+    Ok(current.store)
 }
 
 /// glibc's allocator starts out serving every allocation over 128 KiB with a fresh memory map
@@ -603,48 +555,6 @@ fn tune_allocator() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn tune_allocator() {}
-
-/// Whether `e` says there is no store (none was ever made here).
-pub(crate) fn is_no_store(e: &anyhow::Error) -> bool {
-    matches!(
-        e.downcast_ref::<merkle_store::Error>(),
-        Some(merkle_store::Error::NoStore { .. })
-    )
-}
-
-/// A full scan that opens an existing store for writing only when there is something to write:
-/// with redb a writable open and close are durable commits of their own, so a no-op scan made
-/// on a read-only handle costs what `merkle status` costs. A plan made read-only is committed
-/// through a writable handle, which makes the scan again if the store moved in between.
-pub(crate) fn scan_all(
-    g: &Global,
-    root: &Path,
-    opts: &ScanOptions<'_>,
-) -> Result<merkle_store::ScanReport> {
-    match scan_existing(g, root, opts)? {
-        Some(report) => Ok(report),
-        None => Ok(open(g, root, false)?.scan(opts)?),
-    }
-}
-
-/// [`scan_all`] where a store is; `None` (and no store made) where none is.
-pub(crate) fn scan_existing(
-    g: &Global,
-    root: &Path,
-    opts: &ScanOptions<'_>,
-) -> Result<Option<merkle_store::ScanReport>> {
-    let reader = match open(g, root, true) {
-        Ok(store) => store,
-        Err(e) if is_no_store(&e) => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let plan = reader.plan_scan(opts)?;
-    if let Some(report) = plan.unchanged() {
-        return Ok(Some(report.clone()));
-    }
-    drop(reader);
-    Ok(Some(open(g, root, false)?.apply_scan(plan, opts)?))
-}
 
 /// Turns a path argument into a workspace path: relative to the current directory when that is
 /// inside the workspace (as git does), else relative to the root. `..` is resolved lexically
@@ -724,7 +634,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Conversations(cmd) => return agent_cmds::run_conversations(g, &root, cmd),
         Command::Sim(cmd) => return llm::run_sim(cmd, g.json),
         Command::Watch(args) => return watch::run(g, &root, args),
-        Command::Mcp(args) => return mcp::serve(g, &root, args),
+        Command::Mcp(args) => return mcp_cmd::serve(g, &root, args),
         Command::Remote(cmd) => return remote_cmds::run_remote(g, &root, cmd, out),
         Command::Push(args) => return remote_cmds::push(g, &root, args, out),
         Command::Pull(args) => return remote_cmds::pull(g, &root, args, out),
@@ -748,7 +658,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             } else if *force {
                 open(g, &root, false)?.scan(&opts)?
             } else {
-                scan_all(g, &root, &opts)?
+                workspace(g, &root).scan(&opts)?
             };
             if let Some(b) = bar {
                 b.finish_and_clear();
@@ -884,7 +794,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             out.value(put.json(), put.frame_id.to_hex());
         }
         Command::GetNode { node, view } => {
-            let (store, stale) = open_current(g, &root)?;
+            let context::ops::Current { store, stale } = workspace(g, &root).current()?;
             let rec = resolve(&store, &root, node)?;
             let view = context_cmds::view(&store, &root, &view.request())?;
             let composed = context::get_node(&store, &rec, &view)?;

@@ -266,7 +266,7 @@ pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {
     );
 }
 
-pub(crate) use context::ops::{frame_json, node_json};
+pub(crate) use context::ops::frame_json;
 
 /// A frame as text. Its basis and metadata (synthesis inputs, policy ids) are internals that
 /// only `verbose` (`-v`) shows; `--json` always has them.

@@ -23,7 +23,7 @@
 //! SIGTERM into a clean stop once the rescan in flight (if any) has finished.
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,9 +32,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use mcp::events::{is_relevant, note_paths};
 use merkle_store::{ScanOptions, ScanReport};
-use notify::event::{AccessKind, AccessMode};
-use notify::{EventKind, RecursiveMode, Watcher};
+use notify::{RecursiveMode, Watcher};
 use serde_json::{Value, json};
 
 use crate::Global;
@@ -212,42 +212,6 @@ fn stop_on_signal(tx: Sender<Wake>, interrupt: Option<Arc<AtomicBool>>) -> Resul
     Ok(())
 }
 
-/// Adds the paths `event` names, relative to `root`, to `touched`; an event that needs a full
-/// rescan (the watcher's queue overflowed), names no path or one outside the workspace makes it
-/// `None`: look at everything.
-pub(crate) fn note_paths(
-    touched: &mut Option<BTreeSet<String>>,
-    event: &notify::Event,
-    root: &Path,
-) {
-    let Some(set) = touched else {
-        return;
-    };
-    if event.need_rescan() || event.paths.is_empty() {
-        *touched = None;
-        return;
-    }
-    for path in &event.paths {
-        let relative = path.strip_prefix(root).ok().and_then(|rel| {
-            rel.components()
-                .map(|c| match c {
-                    Component::Normal(name) => name.to_str(),
-                    _ => None,
-                })
-                .collect::<Option<Vec<&str>>>()
-        });
-        match relative {
-            Some(parts) => {
-                set.insert(parts.join("/"));
-            }
-            None => {
-                *touched = None;
-                return;
-            }
-        }
-    }
-}
-
 /// One rescan: open the store for writing, scan (only what `touched` can have changed, when
 /// given), generate, print one line, and let the store go. Returns the store folder, whose own
 /// writes the watch loop ignores.
@@ -341,32 +305,6 @@ fn text_line(r: &ScanReport, generated: Option<String>) -> String {
         line.push_str(&text);
     }
     line
-}
-
-/// Whether an event may mean the tree changed. Reads (scans and generation open files and
-/// folders too) are not changes, and neither is anything under the store, the workspace's
-/// `.merkle` or a `.git` (but its `info/exclude`, which decides what is ignored), or watch
-/// would wake itself up forever.
-pub(crate) fn is_relevant(event: &notify::Event, root: &Path, store_dir: &Path) -> bool {
-    if event.need_rescan() {
-        return true;
-    }
-    if let EventKind::Access(kind) = event.kind
-        && kind != AccessKind::Close(AccessMode::Write)
-    {
-        return false;
-    }
-    // An event naming no path may be about anything.
-    event.paths.is_empty()
-        || event.paths.iter().any(|p| {
-            let rel = p.strip_prefix(root).unwrap_or(p);
-            !p.starts_with(store_dir)
-                && !rel.starts_with(".merkle")
-                && (rel == Path::new(".git/info/exclude")
-                    || !rel
-                        .components()
-                        .any(|c| matches!(c, Component::Normal(name) if name == ".git")))
-        })
 }
 
 fn is_in_use(e: &anyhow::Error) -> bool {

@@ -26,6 +26,15 @@ pub enum Error {
         path: String,
         message: String,
     },
+    /// A search's type that is neither a kind of definition nor a language.
+    #[error(
+        "--type {kind:?} is neither a kind of definition (function, method, struct, class, ...) \
+         nor a language (rust, python, typescript, ...)"
+    )]
+    UnknownFilter { kind: String },
+    /// Related files asked for a directory (`path` as messages show it: the root is `.`).
+    #[error("{path:?} is a directory: related lists the imports of a file")]
+    NotAFile { path: String },
     #[error("synthesis policy {policy} failed on {path:?}: {message}")]
     Policy {
         policy: String,

@@ -20,8 +20,13 @@ use crate::synthesis::{
 };
 use crate::view::NodeContext;
 
+mod find;
 mod report;
+mod workspace;
+
+pub use find::{display_path, file_related, not_a_file, related_in, search_filter};
 pub use report::{AddedFrame, Report, Since, report};
+pub use workspace::{Current, STORE_IN_USE_WAIT, Workspace};
 
 /// The synthesis policies by name.
 pub const POLICIES: [&str; 4] = ["concat", "summary", "filter", "map"];

@@ -119,6 +119,28 @@ pub struct TreeNode {
     pub node_id: NodeId,
 }
 
+/// The store folder that [`Store::open`] opens for `workspace` with `opts`: `opts.store_dir`
+/// (a relative one from the current folder), else `<workspace>/.merkle`. Nothing is created;
+/// for a caller that must know the folder without opening it (a file watcher ignoring the
+/// store's own writes).
+pub fn store_dir(workspace: &Path, opts: &OpenOptions) -> Result<PathBuf> {
+    let workspace = workspace
+        .canonicalize()
+        .map_err(|e| Error::io(workspace, e))?;
+    dir_in(&workspace, opts)
+}
+
+/// [`store_dir`] of a canonical workspace path.
+fn dir_in(workspace: &Path, opts: &OpenOptions) -> Result<PathBuf> {
+    Ok(match &opts.store_dir {
+        Some(d) if d.is_absolute() => d.clone(),
+        Some(d) => std::env::current_dir()
+            .map_err(|e| Error::io(d, e))?
+            .join(d),
+        None => workspace.join(".merkle"),
+    })
+}
+
 impl Store {
     /// Opens (creating if needed, unless read-only or [`OpenOptions::existing`]) the store of
     /// `workspace`.
@@ -126,13 +148,7 @@ impl Store {
         let workspace = workspace
             .canonicalize()
             .map_err(|e| Error::io(workspace, e))?;
-        let dir = match &opts.store_dir {
-            Some(d) if d.is_absolute() => d.clone(),
-            Some(d) => std::env::current_dir()
-                .map_err(|e| Error::io(d, e))?
-                .join(d),
-            None => workspace.join(".merkle"),
-        };
+        let dir = dir_in(&workspace, opts)?;
         let holds = |e: EngineKind| e.data_path(&dir).exists();
         let engine = match opts.engine {
             // Opening a folder that holds the other engine's data would create a second,

@@ -66,6 +66,7 @@ pub(crate) fn signature(raw: &str, name: &str) -> String {
 /// (`template <typename C> class basic_string_view { ...`, in a C++ header whose macros it
 /// could not follow), the name that text declares: the identifier after its first `class`,
 /// `struct`, `union`, `enum` or `namespace`, else its last identifier.
+#[cfg(feature = "syntax")]
 pub(crate) fn declared_name(name: &str) -> &str {
     // Only a run of declaration text: `operator new` and `hash<std::pair<A, B>>` are names.
     let run = name.contains(['\n', '{', ';']) || name.starts_with("template");

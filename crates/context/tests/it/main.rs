@@ -12,3 +12,4 @@ mod search;
 mod synthesis;
 mod view;
 mod views_file;
+mod workspace;

@@ -26,19 +26,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use context::ops::Workspace;
 use merkle_store::{ScanOptions, Store};
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
-use crate::{Global, is_no_store};
+use crate::error::{Error, Result};
+use crate::events;
 
 /// How long a request waits for its barrier's event before it rescans everything instead.
 const BARRIER_WAIT: Duration = Duration::from_secs(2);
 
 /// The store of one workspace, as the requests of one server reach it.
 pub(crate) struct Access {
-    global: Global,
-    root: PathBuf,
+    workspace: Workspace,
     handles: Mutex<Handles>,
     turn: Condvar,
     watch: Option<Watch>,
@@ -77,15 +77,17 @@ pub(crate) enum NoStore<T> {
 }
 
 impl Access {
-    /// The store of `root` as `g` opens it, watched for changes when a watcher can start.
-    pub(crate) fn new(g: &Global, root: &Path) -> Access {
+    /// The store of `workspace`, watched for changes when a watcher can start (else, unless
+    /// `quiet`, a warning says so).
+    pub(crate) fn new(workspace: Workspace, quiet: bool) -> Access {
         let watch = if cfg!(target_os = "linux") {
-            match Watch::start(g, root) {
+            match Watch::start(&workspace) {
                 Ok(watch) => Some(watch),
                 Err(e) => {
-                    if !g.quiet {
+                    if !quiet {
                         eprintln!(
-                            "warning: {e:#}; every request rescans the workspace first instead"
+                            "warning: {}; every request rescans the workspace first instead",
+                            e.chain()
                         );
                     }
                     None
@@ -95,8 +97,7 @@ impl Access {
             None
         };
         Access {
-            global: g.clone(),
-            root: root.to_path_buf(),
+            workspace,
             handles: Mutex::new(Handles::default()),
             turn: Condvar::new(),
             watch,
@@ -104,6 +105,11 @@ impl Access {
             index: Mutex::new(()),
             searchable: Mutex::new(None),
         }
+    }
+
+    /// The workspace whose store this is.
+    pub(crate) fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 
     fn handles(&self) -> MutexGuard<'_, Handles> {
@@ -123,16 +129,18 @@ impl Access {
             }
             let store = match &h.reader {
                 Some(store) => Arc::clone(store),
-                None => match crate::open(&self.global, &self.root, true) {
+                None => match self.workspace.reader() {
                     Ok(store) => {
                         let store = Arc::new(store);
                         h.reader = Some(Arc::clone(&store));
                         store
                     }
                     Err(e) => {
-                        return match (no_store, is_no_store(&e)) {
-                            (NoStore::Answer(answer), true) => Ok(answer),
-                            _ => Err(e),
+                        return match (no_store, e) {
+                            (NoStore::Answer(answer), merkle_store::Error::NoStore { .. }) => {
+                                Ok(answer)
+                            }
+                            (_, e) => Err(e.into()),
                         };
                     }
                 },
@@ -188,7 +196,7 @@ impl Access {
             self.caches_behind.store(true, Ordering::SeqCst);
             Ok(())
         })
-        .context("rescanning the workspace")
+        .map_err(|e| e.during("rescanning the workspace"))
     }
 
     /// [`Access::fresh`], and the search caches in step with the tree.
@@ -198,10 +206,10 @@ impl Access {
             return Ok(());
         }
         let warmed = self.write(|| {
-            let store = match crate::open_existing(&self.global, &self.root) {
+            let store = match self.workspace.existing_writer() {
                 Ok(store) => store,
-                Err(e) if is_no_store(&e) => return Ok(()),
-                Err(e) => return Err(e),
+                Err(merkle_store::Error::NoStore { .. }) => return Ok(()),
+                Err(e) => return Err(e.into()),
             };
             let facts = context::TreeFacts::listing(&store)?;
             self.synced_index(&store, &facts)?;
@@ -211,7 +219,7 @@ impl Access {
         if warmed.is_err() {
             self.caches_behind.store(true, Ordering::SeqCst);
         }
-        warmed.context("bringing the search index in step")
+        warmed.map_err(|e| e.during("bringing the search index in step"))
     }
 
     /// The listing of `store`'s tree and its search index in step: kept from an earlier
@@ -251,16 +259,16 @@ impl Access {
     fn rescan(&self, touched: Option<&BTreeSet<String>>) -> Result<()> {
         let opts = ScanOptions::default();
         match touched {
-            None => crate::scan_existing(&self.global, &self.root, &opts).map(drop),
+            None => Ok(self.workspace.scan_existing(&opts).map(drop)?),
             Some(paths) if paths.is_empty() => Ok(()),
-            Some(paths) => match crate::open_existing(&self.global, &self.root) {
+            Some(paths) => match self.workspace.existing_writer() {
                 Ok(store) => {
                     let paths: Vec<String> = paths.iter().cloned().collect();
                     store.scan_paths(&paths, &opts)?;
                     Ok(())
                 }
-                Err(e) if is_no_store(&e) => Ok(()),
-                Err(e) => Err(e),
+                Err(merkle_store::Error::NoStore { .. }) => Ok(()),
+                Err(e) => Err(e.into()),
             },
         }
     }
@@ -310,20 +318,20 @@ struct Seen {
 }
 
 impl Watch {
-    fn start(g: &Global, root: &Path) -> Result<Watch> {
-        let barriers = std::env::temp_dir().join(format!("merkle-mcp-{}", std::process::id()));
+    fn start(workspace: &Workspace) -> Result<Watch> {
+        let root = &workspace.root;
+        // A folder of each server's own, also when a process serves more than one.
+        static SERVERS: AtomicU64 = AtomicU64::new(0);
+        let n = SERVERS.fetch_add(1, Ordering::Relaxed);
+        let barriers = std::env::temp_dir().join(format!("merkle-mcp-{}-{n}", std::process::id()));
         // Left by a server of the same process id that was killed.
         let _ = std::fs::remove_dir_all(&barriers);
-        std::fs::create_dir_all(&barriers)
-            .with_context(|| format!("creating {}", barriers.display()))?;
+        std::fs::create_dir_all(&barriers).map_err(|e| Error::Io {
+            what: format!("creating {}", barriers.display()),
+            source: e,
+        })?;
         let barriers = barriers.canonicalize().unwrap_or(barriers);
-        let store_dir = match &g.store {
-            Some(dir) if dir.is_absolute() => dir.clone(),
-            Some(dir) => std::env::current_dir()
-                .context("the current folder")?
-                .join(dir),
-            None => root.join(".merkle"),
-        };
+        let store_dir = workspace.store_dir()?;
         let store_dir = store_dir.canonicalize().unwrap_or(store_dir);
         let seen = Arc::new((
             Mutex::new(Seen {
@@ -347,10 +355,10 @@ impl Watch {
                             cond.notify_all();
                         }
                     }
-                    Ok(e) if !crate::watch::is_relevant(e, &watch_root, &store_dir) => {}
+                    Ok(e) if !events::is_relevant(e, &watch_root, &store_dir) => {}
                     Ok(e) => {
                         seen.pending = true;
-                        crate::watch::note_paths(&mut seen.touched, e, &watch_root);
+                        events::note_paths(&mut seen.touched, e, &watch_root);
                     }
                     Err(_) => {
                         seen.pending = true;
@@ -360,13 +368,22 @@ impl Watch {
             },
             notify::Config::default().with_follow_symlinks(false),
         )
-        .context("starting the file watcher")?;
+        .map_err(|e| Error::Watcher {
+            what: "starting the file watcher".to_owned(),
+            source: e,
+        })?;
         watcher
             .watch(root, RecursiveMode::Recursive)
-            .with_context(|| format!("watching {} for changes", root.display()))?;
+            .map_err(|e| Error::Watcher {
+                what: format!("watching {} for changes", root.display()),
+                source: e,
+            })?;
         watcher
             .watch(&barriers, RecursiveMode::NonRecursive)
-            .with_context(|| format!("watching {}", barriers.display()))?;
+            .map_err(|e| Error::Watcher {
+                what: format!("watching {}", barriers.display()),
+                source: e,
+            })?;
         Ok(Watch {
             _watcher: watcher,
             barriers,

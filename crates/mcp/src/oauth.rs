@@ -1,4 +1,4 @@
-//! OAuth 2.1 access tokens for `merkle mcp --http --issuer URL --audience URI`: the JWTs an
+//! OAuth 2.1 access tokens (`merkle mcp --http --issuer URL --audience URI`): the JWTs an
 //! authorization server issues, checked here as a resource server checks them.
 //!
 //! - **Keys.** The issuer's JSON Web Key Set comes from `--jwks-file` or `--jwks-url` (fetched
@@ -20,13 +20,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 
-/// Where the issuer's keys are.
-pub(crate) enum KeySource {
+use crate::error::{Error, Result};
+
+/// Where the issuer's keys are (messages name them by the CLI's flags, `--jwks-file` and
+/// `--jwks-url`, as the server's operator knows them).
+#[derive(Clone, Debug)]
+pub enum KeySource {
     File(PathBuf),
     Url(String),
 }
@@ -41,15 +44,17 @@ impl KeySource {
     }
 }
 
-/// What `--issuer` and its companions configure.
-pub(crate) struct OAuthConfig {
+/// The authorization server whose access tokens are taken (`--issuer` and its companions).
+#[derive(Clone, Debug)]
+pub struct OAuthConfig {
     /// `iss` must equal this.
-    pub(crate) issuer: String,
-    /// `aud` must contain this.
-    pub(crate) audience: String,
-    pub(crate) keys: KeySource,
-    /// The claim that names the token's merkle agent.
-    pub(crate) agent_claim: String,
+    pub issuer: String,
+    /// `aud` must contain this: the resource this server is (RFC 8707).
+    pub audience: String,
+    /// The issuer's keys.
+    pub keys: KeySource,
+    /// The claim that names the token's merkle agent (usually `sub`).
+    pub agent_claim: String,
 }
 
 /// What a token that passed every check grants.
@@ -213,7 +218,10 @@ impl Verifier {
             }
             Err(e) => {
                 // The keys held stay; the operator learns why the new ones did not come.
-                eprintln!("merkle mcp: reading the key set again failed: {e:#}");
+                eprintln!(
+                    "merkle mcp: reading the key set again failed: {}",
+                    e.chain()
+                );
                 Err(
                     "the token's key (kid) is not in the issuer's key set, which could not be \
                      read again"
@@ -285,23 +293,33 @@ fn is_taken(alg: Algorithm) -> bool {
 async fn load(source: &KeySource) -> Result<Vec<Key>> {
     let doc = match source {
         KeySource::File(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("{}: reading the key set", source.describe()))?;
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: the key set is not JSON", source.describe()))?
+            let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+                what: format!("{}: reading the key set", source.describe()),
+                source: e,
+            })?;
+            serde_json::from_str(&text).map_err(|e| Error::Json {
+                what: format!("{}: the key set is not JSON", source.describe()),
+                source: e,
+            })?
         }
         KeySource::Url(url) => llm_core::fetch_json(url, FETCH_TIMEOUT, MAX_JWKS_BYTES)
             .await
-            .with_context(|| format!("{}: fetching the key set", source.describe()))?,
+            .map_err(|e| Error::Fetch {
+                what: format!("{}: fetching the key set", source.describe()),
+                source: e,
+            })?,
     };
-    key_set(&doc).with_context(|| source.describe())
+    key_set(&doc).map_err(|message| Error::KeySet {
+        from: source.describe(),
+        message,
+    })
 }
 
 /// The usable keys of a JWK Set (RFC 7517); keys of a kind or use this server does not take
-/// are passed over, and a set with none left is an error.
-fn key_set(doc: &Value) -> Result<Vec<Key>> {
+/// are passed over, and a set with none left is an error (what is wrong with it).
+fn key_set(doc: &Value) -> Result<Vec<Key>, &'static str> {
     let Some(listed) = doc.get("keys").and_then(Value::as_array) else {
-        anyhow::bail!("not a JWK Set: it has no \"keys\" list");
+        return Err("not a JWK Set: it has no \"keys\" list");
     };
     let mut keys = Vec::new();
     for value in listed {
@@ -345,9 +363,9 @@ fn key_set(doc: &Value) -> Result<Vec<Key>> {
         });
     }
     if keys.is_empty() {
-        anyhow::bail!(
+        return Err(
             "the key set has no key to verify signatures with (RSA, EC P-256 or P-384, or \
-             Ed25519, with no other use)"
+             Ed25519, with no other use)",
         );
     }
     Ok(keys)

@@ -1,12 +1,13 @@
-//! `merkle mcp --http`: the same MCP server over Streamable HTTP (rmcp's tower service on
+//! The same MCP server over Streamable HTTP (`merkle mcp --http`: rmcp's tower service on
 //! hyper's HTTP/1.1 connections), so that one long-lived server can serve many clients.
 //!
-//! - **Where.** `ADDR` defaults to `127.0.0.1:0` (a free port); the endpoint is `/mcp`, and its
-//!   URL goes to stderr (with `--json`, `{"url"}` on stdout), once the socket listens.
+//! - **Where.** The address configured (the CLI's default: `127.0.0.1:0`, a free port); the
+//!   endpoint is `/mcp`, and its URL goes to the caller once the socket listens (the CLI prints
+//!   it to stderr, and with `--json` `{"url"}` to stdout).
 //! - **Who.** With `--token-env NAME`, a request to `/mcp` may carry `Authorization: Bearer
 //!   <the variable's value>` (compared in constant time). With `--issuer URL --audience URI`
 //!   (and the issuer's keys), it may carry an OAuth access token, a JWT checked by
-//!   [`crate::mcp_oauth`]. A bearer that is one of the static tokens is that token; otherwise
+//!   [`crate::oauth`]. A bearer that is one of the static tokens is that token; otherwise
 //!   it is checked as a JWT. With either configured, a request without a token is answered
 //!   401 with `WWW-Authenticate: Bearer resource_metadata="<url of the metadata>"`, one with a
 //!   bad token 401 `invalid_token` saying which check failed. The metadata (RFC 9728) is
@@ -14,7 +15,7 @@
 //!   names the issuer and the scopes. A token never appears on the command line, and is never
 //!   passed on: the `Authorization` header is removed before the request reaches rmcp and the
 //!   handler. A bind to an address that is not loopback without authentication is refused at
-//!   start (exit 2), unless `--insecure-no-auth` says it is meant.
+//!   start ([`crate::Error::Unauthenticated`]), unless `--insecure-no-auth` says it is meant.
 //! - **As whom.** `--token-env NAME=AGENT` (repeatable) makes a static token act as that agent
 //!   (else the server's `--agent`); a JWT acts as the agent its `sub` (or `--agent-claim`)
 //!   names, which must be registered. The gate tells the handler (`x-merkle-agent`; any such
@@ -27,17 +28,15 @@
 //!   needs, recorded in the workspace's audit log as blocked.
 //! - **Hosts.** rmcp checks each request's `Host` against the loopback names, the address
 //!   bound and each `--allowed-host` (against DNS rebinding): a foreign host gets 403.
-//! - **Stopping.** Ctrl-C or SIGTERM stops accepting connections; requests in flight get two
-//!   seconds to finish, then the sessions (and their event streams) are closed.
+//! - **Stopping.** When the caller's shutdown future completes (the CLI's: Ctrl-C or SIGTERM),
+//!   the server stops accepting connections; requests in flight get two seconds to finish, then
+//!   the sessions (and their event streams) are closed.
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::io::Write as _;
-use std::net::SocketAddr;
-use std::process::ExitCode;
+use std::future::Future;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
@@ -51,12 +50,12 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
-use crate::llm::Shutdown;
-use crate::mcp_oauth::{OAuthConfig, Verifier};
-use crate::usage;
+use crate::config::{HttpConfig, StaticToken};
+use crate::error::{Error, Result};
+use crate::oauth::Verifier;
 
 /// The MCP endpoint's path.
-pub(crate) const ENDPOINT: &str = "/mcp";
+pub const ENDPOINT: &str = "/mcp";
 
 /// Where the protected resource's metadata is published (RFC 9728: the well-known prefix
 /// before the resource's path).
@@ -72,19 +71,13 @@ const SCOPE_WRITE: &str = "merkle:write";
 /// The scope of `synthesize`, which writes directory frames from their children's.
 const SCOPE_SYNTHESIZE: &str = "merkle:synthesize";
 
-/// A bearer token the server takes, and the agent it acts as (`None`: the server's own).
-pub(crate) struct Token {
-    pub(crate) secret: String,
-    pub(crate) agent: Option<String>,
-}
-
 /// Each registered agent's role.
 pub(crate) type Roles = HashMap<String, merkle_store::Role>;
 
 /// Reads every registered agent's role from the store.
 pub(crate) type ReloadRoles = Arc<dyn Fn() -> Result<Roles> + Send + Sync>;
 
-/// What the gate must know of the workspace to refuse a write and record it.
+/// What the gate must know of the workspace's agents to refuse a write.
 pub(crate) struct Writes {
     /// Each known agent's role, read at start.
     pub(crate) roles: Roles,
@@ -92,71 +85,49 @@ pub(crate) struct Writes {
     pub(crate) reload_roles: ReloadRoles,
     /// The agent a token without one acts as.
     pub(crate) default_agent: Option<String>,
-    /// The workspace's audit log.
-    pub(crate) audit: std::path::PathBuf,
-}
-
-/// How the HTTP server is to run.
-pub(crate) struct HttpOptions {
-    /// `host:port` to bind.
-    pub(crate) addr: String,
-    /// The static bearer tokens requests may carry.
-    pub(crate) tokens: Vec<Token>,
-    /// OAuth access tokens are taken too (with `tokens` empty and this `None`, no token is
-    /// asked for).
-    pub(crate) oauth: Option<OAuthConfig>,
-    pub(crate) writes: Writes,
-    /// A bind to a non-loopback address without a token is meant.
-    pub(crate) insecure_no_auth: bool,
-    /// Hosts (or `host:port`) accepted in `Host` besides the loopback names and the address.
-    pub(crate) allowed_hosts: Vec<String>,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
 
-/// Serves `server` over Streamable HTTP until Ctrl-C or SIGTERM.
-pub(crate) fn serve<S>(server: S, opts: HttpOptions, json: bool) -> Result<ExitCode>
-where
-    S: ServerHandler + Clone + Send + Sync + 'static,
-{
-    let Ok(addr) = opts.addr.parse::<SocketAddr>() else {
-        usage!(
-            "--http {:?} is not an address to listen on: give IP:PORT, e.g. 127.0.0.1:8080 \
-             (port 0: a free one)",
-            opts.addr
-        );
-    };
-    if !addr.ip().is_loopback()
-        && opts.tokens.is_empty()
-        && opts.oauth.is_none()
-        && !opts.insecure_no_auth
+/// Refuses a configuration that would serve an address that is not loopback to anyone who
+/// reaches it, unless it says that is meant.
+pub(crate) fn check(config: &HttpConfig) -> Result<()> {
+    if !config.addr.ip().is_loopback()
+        && config.tokens.is_empty()
+        && config.oauth.is_none()
+        && !config.insecure_no_auth
     {
-        usage!(
-            "refusing to serve {addr} (not a loopback address) without authentication: give \
-             --token-env NAME or --issuer URL --audience URI, or --insecure-no-auth if anyone \
-             who can reach it may read and write the store"
-        );
+        return Err(Error::Unauthenticated { addr: config.addr });
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(run(server, addr, opts, json))
+    Ok(())
 }
 
-async fn run<S>(server: S, addr: SocketAddr, opts: HttpOptions, json: bool) -> Result<ExitCode>
+/// Serves `server` over Streamable HTTP until `shutdown` completes; `listening` is told the
+/// endpoint's URL once the socket listens.
+pub(crate) async fn serve<S>(
+    server: S,
+    config: HttpConfig,
+    writes: Writes,
+    shutdown: impl Future<Output = ()>,
+    listening: impl FnOnce(&str) -> std::io::Result<()>,
+) -> Result<()>
 where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
+    let addr = config.addr;
     // The issuer's keys first: a server that cannot check tokens does not start.
-    let oauth = match opts.oauth {
-        Some(config) => Some(Verifier::start(config).await?),
+    let oauth = match config.oauth {
+        Some(oauth) => Some(Verifier::start(oauth).await?),
         None => None,
     };
-    let listener = TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("listening on {addr}"))?;
-    let local = listener.local_addr().context("the address listened on")?;
+    let listener = TcpListener::bind(addr).await.map_err(|e| Error::Io {
+        what: format!("listening on {addr}"),
+        source: e,
+    })?;
+    let local = listener.local_addr().map_err(|e| Error::Io {
+        what: "the address listened on".to_owned(),
+        source: e,
+    })?;
     let base = format!("http://{local}");
     let url = format!("{base}{ENDPOINT}");
 
@@ -166,13 +137,13 @@ where
     if !local.ip().is_unspecified() {
         hosts.push(local.ip().to_string());
     }
-    hosts.extend(opts.allowed_hosts.iter().cloned());
-    let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
-    let cancel = config.cancellation_token.clone();
+    hosts.extend(config.allowed_hosts.iter().cloned());
+    let service_config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
+    let cancel = service_config.cancellation_token.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
-        config,
+        service_config,
     );
     // With OAuth, the resource is the audience its tokens are minted for, which is the URL
     // clients know the server by (behind a proxy, not the address bound here); so is the
@@ -197,33 +168,28 @@ where
         ),
     };
     let gate = Arc::new(Gate {
-        tokens: opts
+        tokens: config
             .tokens
             .iter()
-            .map(|t| (blake3::hash(t.secret.as_bytes()), t.agent.clone()))
+            .map(|t: &StaticToken| (blake3::hash(t.secret.as_bytes()), t.agent.clone()))
             .collect(),
         oauth,
         metadata_url,
         metadata_paths,
         resource,
-        roles: RwLock::new(opts.writes.roles),
-        reload_roles: opts.writes.reload_roles,
-        default_agent: opts.writes.default_agent,
-        audit: opts.writes.audit,
+        roles: RwLock::new(writes.roles),
+        reload_roles: writes.reload_roles,
+        default_agent: writes.default_agent,
+        audit: config.audit_log,
         mcp: TowerToHyperService::new(mcp),
     });
 
-    // Listening for signals before the URL goes out, so a harness that stops us as soon as it
-    // has read it still gets a clean stop.
-    let shutdown = Shutdown::listen()?;
-    eprintln!("merkle mcp: serving MCP over Streamable HTTP at {url}");
-    if json {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "{}", json!({"url": url})).and_then(|()| stdout.flush())?;
-    }
+    // The caller listens for its stop before the URL goes out, so a harness that stops us as
+    // soon as it has read it still gets a clean stop.
+    listening(&url).map_err(Error::Announce)?;
 
     let mut connections = JoinSet::new();
-    let stop = shutdown.wait();
+    let stop = shutdown;
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -263,7 +229,7 @@ where
         .await;
         connections.abort_all();
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The most bytes of a request body the gate reads (rmcp's own cap is larger than any
@@ -500,7 +466,7 @@ where
                 known
             }
             Ok(Err(e)) => {
-                eprintln!("merkle mcp: reading the agents again failed: {e:#}");
+                eprintln!("merkle mcp: reading the agents again failed: {}", e.chain());
                 false
             }
             Err(e) => {

@@ -1,0 +1,201 @@
+//! A workspace's store as every front end opens it, and the freshness rule of its reads.
+//!
+//! One [`Workspace`] (the root and where its store is) opens the store the same way for the
+//! CLI, the MCP server and whoever else reads it: a writer waits a little for a store that
+//! another process holds ([`STORE_IN_USE_WAIT`]: `merkle watch` holds it only for a rescan),
+//! and a read that must answer for the files as they are on disk plans its rescan on a
+//! read-only handle first, since with redb a writable open and close are durable commits of
+//! their own: a read that finds nothing changed (the usual case) costs what `merkle status`
+//! costs and writes nothing.
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use merkle_store::{OpenOptions, ScanOptions, ScanReport, Store};
+
+use crate::error::Result;
+use crate::facts::TreeFacts;
+use crate::graph::Graph;
+
+/// How long a writer waits for a store that another process holds before giving up with the
+/// store's "in use" error.
+pub const STORE_IN_USE_WAIT: Duration = Duration::from_secs(2);
+
+/// How often a waiting writer tries again.
+const RETRY_EVERY: Duration = Duration::from_millis(25);
+
+/// A workspace and its store, as the front ends open it.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    /// The workspace root.
+    pub root: PathBuf,
+    /// Where the store is and which engine (`store_dir`, `engine`); each way of opening sets
+    /// `read_only` and `existing` itself.
+    pub options: OpenOptions,
+}
+
+/// A store opened to answer for the files as they are on disk ([`Workspace::current`]).
+#[derive(Debug)]
+pub struct Current {
+    /// A read-only handle.
+    pub store: Store,
+    /// The files changed since the last scan, and another process held the store for
+    /// writing: the store answers for the last scan's tree.
+    pub stale: bool,
+}
+
+impl Workspace {
+    /// The workspace at `root` whose store `options` names.
+    pub fn new(root: impl Into<PathBuf>, options: OpenOptions) -> Workspace {
+        Workspace {
+            root: root.into(),
+            options,
+        }
+    }
+
+    /// The store folder, as [`Store::open`] finds it (nothing is opened or created).
+    pub fn store_dir(&self) -> merkle_store::Result<PathBuf> {
+        merkle_store::store_dir(&self.root, &self.options)
+    }
+
+    /// The store, read-only (the store must exist).
+    pub fn reader(&self) -> merkle_store::Result<Store> {
+        self.open(true, false)
+    }
+
+    /// The store for writing, created where there is none; waits up to
+    /// [`STORE_IN_USE_WAIT`] for another process's writer.
+    pub fn writer(&self) -> merkle_store::Result<Store> {
+        self.open(false, false)
+    }
+
+    /// The store for a read that keeps caches of its own (a rescan, the search index): opened
+    /// for writing, but never created. Run where no store is (in `$HOME`, say), such a read
+    /// says how to start rather than scan everything below.
+    pub fn existing_writer(&self) -> merkle_store::Result<Store> {
+        self.open(false, true)
+    }
+
+    fn options(&self, read_only: bool, existing: bool) -> OpenOptions {
+        OpenOptions {
+            read_only,
+            existing,
+            ..self.options.clone()
+        }
+    }
+
+    fn open(&self, read_only: bool, existing: bool) -> merkle_store::Result<Store> {
+        let opts = self.options(read_only, existing);
+        let give_up = Instant::now() + STORE_IN_USE_WAIT;
+        loop {
+            match Store::open(&self.root, &opts) {
+                Err(merkle_store::Error::StoreInUse { .. }) if Instant::now() < give_up => {
+                    std::thread::sleep(RETRY_EVERY);
+                }
+                opened => return opened,
+            }
+        }
+    }
+
+    /// The store read-only, answering for the files as they are on disk: the rescan is
+    /// planned read-only, and what changed is scanned in through a writer. When another
+    /// process holds the store for writing, that is not waited for: the store is read as its
+    /// last scan left it, and [`Current::stale`] says so. A store never scanned is left so
+    /// (the caller then says how to start).
+    pub fn current(&self) -> merkle_store::Result<Current> {
+        let reader = self.reader()?;
+        if reader.root()?.is_none() {
+            return Ok(Current {
+                store: reader,
+                stale: false,
+            });
+        }
+        let opts = ScanOptions::default();
+        let plan = reader.plan_scan(&opts)?;
+        if plan.unchanged().is_some() {
+            return Ok(Current {
+                store: reader,
+                stale: false,
+            });
+        }
+        drop(reader);
+        // Once, not waited for: a writer elsewhere makes this read stale, not slow.
+        let stale = match Store::open(&self.root, &self.options(false, true)) {
+            Ok(writer) => {
+                writer.apply_scan(plan, &opts)?;
+                false
+            }
+            Err(merkle_store::Error::StoreInUse { .. }) => true,
+            Err(e) => return Err(e),
+        };
+        Ok(Current {
+            store: self.reader()?,
+            stale,
+        })
+    }
+
+    /// A full scan that opens an existing store for writing only when there is something to
+    /// write (a no-op scan made on a read-only handle costs what `merkle status` costs); where
+    /// no store is, one is made. A plan made read-only is committed through a writable handle,
+    /// which makes the scan again if the store moved in between.
+    pub fn scan(&self, opts: &ScanOptions<'_>) -> merkle_store::Result<ScanReport> {
+        match self.scan_existing(opts)? {
+            Some(report) => Ok(report),
+            None => self.writer()?.scan(opts),
+        }
+    }
+
+    /// [`Workspace::scan`] where a store is; `None` (and no store made) where none is.
+    pub fn scan_existing(
+        &self,
+        opts: &ScanOptions<'_>,
+    ) -> merkle_store::Result<Option<ScanReport>> {
+        let reader = match self.reader() {
+            Ok(store) => store,
+            Err(merkle_store::Error::NoStore { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let plan = reader.plan_scan(opts)?;
+        if let Some(report) = plan.unchanged() {
+            return Ok(Some(report.clone()));
+        }
+        drop(reader);
+        Ok(Some(self.writer()?.apply_scan(plan, opts)?))
+    }
+
+    /// `work`'s answer for the tree as it is on disk (the store must exist). Where nothing
+    /// changed since the last scan (the usual case) and the import graph is kept for that
+    /// scan, it runs on a read-only handle beside the rescan's plan, which writes nothing.
+    /// Otherwise the store is opened for writing and `work` runs through
+    /// [`TreeFacts::on_current_tree`], which rescans and keeps the caches `work` fills (facts,
+    /// the graph). An error of the read-only try is not returned: it may be the tree changing
+    /// under it, and the writable path says.
+    pub fn on_current_tree<T: Send>(
+        &self,
+        work: impl Fn(&Store, &TreeFacts) -> Result<T> + Sync,
+    ) -> Result<T> {
+        if let Ok(reader) = self.reader()
+            && let Some(scanned) = reader.root()?
+            && Graph::kept_for(&reader) == Some(scanned)
+        {
+            let (plan, first) = std::thread::scope(|s| {
+                let plan = s.spawn(|| reader.plan_scan(&ScanOptions::default()));
+                let first = TreeFacts::listing(&reader)
+                    .and_then(|facts| Ok((facts.root, work(&reader, &facts)?)))
+                    .ok();
+                let plan = match plan.join() {
+                    Ok(plan) => plan,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                };
+                (plan, first)
+            });
+            if plan?.unchanged().is_some()
+                && let Some((Some(listed), answer)) = first
+                && listed == scanned
+            {
+                return Ok(answer);
+            }
+        }
+        let store = self.existing_writer()?;
+        TreeFacts::on_current_tree(&store, |facts| work(&store, facts))
+    }
+}

@@ -1,0 +1,457 @@
+//! The MCP handler: the store served over the Model Context Protocol, on stdio or (through
+//! [`crate::streamable_http`]) Streamable HTTP, for any MCP client (an editor, another agent)
+//! to read and write context frames. The tools themselves are in `server/tools.rs`.
+//!
+//! The tools mirror the CLI and answer with the documents of `merkle --json`: `get_node` (a
+//! view of a node's frames), `list_frames`, `put_frame`, `synthesize`, `search`, `related` and
+//! `status`. Resources
+//! `merkle://node/{path}` hold the latest frame of each type on a path, one resource per path
+//! that has frames. Paths are workspace-relative whatever the server's current directory is,
+//! since a client rarely knows where it started the server.
+//!
+//! The store is opened for each request (read-only unless the request writes) and closed before
+//! the answer goes out, so the server never holds the store's write lock while it waits for the
+//! client, and other `merkle` commands keep working beside it. Requests touch the store one at a
+//! time, on tokio's blocking pool. Writes are made as the server's agent (the CLI's `--agent`,
+//! or `MERKLE_AGENT`), or over HTTP as the request's token's, so merkle-store's role checks
+//! apply: a reader's `put_frame` is refused.
+//! Every failure is a tool error (`isError`) whose message names the input; the server keeps
+//! serving. Every tool but `status` rescans first (a no-op costs what `merkle status` costs and
+//! writes nothing), so a long-lived server answers for the files as they are; every result's
+//! `_meta` names the root hash of the tree it answered for (`merkle/root`).
+use std::sync::Arc;
+
+use merkle_store::Store;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use crate::budget;
+use crate::error::{Error, Result};
+use crate::store::{Access, NoStore};
+use context::ops::{display_path, frame_json, node_json};
+
+mod tools;
+
+use tools::tools;
+
+const NODE_URI: &str = "merkle://node/";
+
+/// Resources per page of `resources/list`.
+const RESOURCES_PAGE: usize = 500;
+
+/// The cursor of the page after the one ending at `path`.
+fn cursor_after(path: &str) -> String {
+    merkle_store::hash::to_hex(path.as_bytes())
+}
+
+/// The path a cursor names, if it is one of ours.
+fn path_after(cursor: &str) -> Option<String> {
+    if !cursor.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..cursor.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(cursor.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+/// What every request needs to open the store.
+pub(crate) struct Shared {
+    agent: Option<String>,
+    /// The store as requests reach it, fresh.
+    access: Access,
+    /// Taken by a search (or task context, or related) while it runs: they are many times the
+    /// work of a read of one node, and left to run all at once they would take every core
+    /// from the reads.
+    heavy: tokio::sync::Semaphore,
+}
+
+impl Shared {
+    /// What the requests of a server writing as `agent` (if any) share.
+    pub(crate) fn new(access: Access, agent: Option<String>) -> Shared {
+        Shared {
+            agent,
+            access,
+            heavy: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+            ),
+        }
+    }
+
+    /// The store as requests reach it.
+    pub(crate) fn access(&self) -> &Access {
+        &self.access
+    }
+}
+
+/// The handler: a clone per session, all sharing one [`Shared`].
+#[derive(Clone)]
+pub(crate) struct MerkleMcp {
+    shared: Arc<Shared>,
+}
+
+impl MerkleMcp {
+    pub(crate) fn new(shared: Arc<Shared>) -> MerkleMcp {
+        MerkleMcp { shared }
+    }
+}
+
+/// How a read tool makes sure it answers for the files as they are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fresh {
+    /// It needs no rescan (it compares the disk with the store itself, or lists frames).
+    AsStored,
+    /// A rescan of what changed first.
+    Tree,
+    /// That, and the search caches in step; one of the heavy reads (see [`Shared::heavy`]).
+    Search,
+}
+
+impl MerkleMcp {
+    /// Runs `f` on tokio's blocking pool; a failure becomes its message.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Shared) -> Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let shared = Arc::clone(&self.shared);
+        tokio::task::spawn_blocking(move || f(&shared))
+            .await
+            .map_err(|e| format!("the request failed: {e}"))?
+            .map_err(|e| e.chain())
+    }
+
+    /// Runs `f` on the shared read-only handle, made `fresh` first; with no store yet, answers
+    /// `missing` when given, else fails saying how to make one.
+    async fn read<T: Send + 'static>(
+        &self,
+        fresh: Fresh,
+        missing: Option<T>,
+        f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let _turn = match fresh {
+            Fresh::Search => Some(
+                self.shared
+                    .heavy
+                    .acquire()
+                    .await
+                    .map_err(|e| format!("the request failed: {e}"))?,
+            ),
+            _ => None,
+        };
+        self.blocking(move |shared| {
+            match fresh {
+                Fresh::AsStored => {}
+                Fresh::Tree => shared.access.fresh()?,
+                Fresh::Search => shared.access.fresh_for_search()?,
+            }
+            let no_store = missing.map_or(NoStore::Fail, NoStore::Answer);
+            shared.access.read(no_store, |store| f(store, shared))
+        })
+        .await
+    }
+
+    /// A read tool's answer (see [`MerkleMcp::read`]).
+    async fn answer(
+        &self,
+        fresh: Fresh,
+        f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
+    ) -> Result<Answered, String> {
+        self.read(fresh, None, move |store, shared| {
+            Answered::of(store, &f(store, shared)?)
+        })
+        .await
+    }
+
+    /// A write tool's answer: `f` on the store opened for writing, alone, after a rescan of
+    /// what changed (a frame attaches to the file as it is now).
+    async fn write(
+        &self,
+        f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
+    ) -> Result<Answered, String> {
+        self.blocking(move |shared| {
+            shared.access.fresh()?;
+            shared.access.write(|| {
+                let store = shared.access.workspace().writer()?;
+                Answered::of(&store, &f(&store, shared)?)
+            })
+        })
+        .await
+    }
+}
+
+/// A tool's answer: its text, and the root hash of the tree it answered for (none before the
+/// first scan), which the result's `_meta` carries as `merkle/root`.
+struct Answered {
+    text: String,
+    root: Option<String>,
+}
+
+impl Answered {
+    fn of(store: &Store, json: &Value) -> Result<Answered> {
+        Ok(Answered {
+            text: serde_json::to_string_pretty(json)
+                .expect("a serde_json::Value always serializes"),
+            root: store.root()?.map(|r| r.to_hex()),
+        })
+    }
+}
+
+/// The agent `tool` writes as: the one the request's token acts as, else the server's; an
+/// error saying how to configure one when there is neither.
+fn writer(shared: &Shared, tool: &str, as_agent: Option<String>) -> Result<String, String> {
+    as_agent.or_else(|| shared.agent.clone()).ok_or_else(|| {
+        format!(
+            "{tool} writes as an agent and none is configured: start the server with \
+             `merkle mcp --agent ID` (or MERKLE_AGENT=ID)"
+        )
+    })
+}
+
+impl ServerHandler for MerkleMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("merkle", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "merkle keeps immutable, attributed context frames (summaries, notes) on the files \
+             and directories of a workspace. Nodes are workspace paths (\"\" or \".\" is the \
+             root) or NodeIDs. Find files with search and related; read with get_node, \
+             list_frames, status and the \
+             merkle://node/{path} resources; write with put_frame and synthesize.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools().into_iter().find(|t| t.name == name)
+    }
+
+    /// An unknown tool is a protocol error; everything that goes wrong inside a tool, bad
+    /// arguments included, is a tool error the model can read and act on.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // Over HTTP, the agent the request's token acts as (the gate set it; stdio has none).
+        let as_agent = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.headers.get(crate::streamable_http::AGENT_HEADER))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let mut args = Value::Object(request.arguments.unwrap_or_default());
+        let (max_tokens, cursor) = match budget::take(&mut args) {
+            Ok(budget) => budget,
+            Err(message) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "{}: {message}",
+                    request.name
+                ))])
+                .into());
+            }
+        };
+        let answer = match request.name.as_ref() {
+            "get_node" => self.get_node(args).await,
+            "list_frames" => self.list_frames(args).await,
+            "put_frame" => self.put_frame(args, as_agent).await,
+            "synthesize" => self.synthesize(args, as_agent).await,
+            "search" => self.search(args).await,
+            "context" => self.context(args).await,
+            "related" => self.related(args).await,
+            "status" => self.status().await,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool {other:?}: merkle has get_node, list_frames, put_frame, \
+                         synthesize, search, context, related and status"
+                    ),
+                    None,
+                ));
+            }
+        };
+        let answer = answer
+            .and_then(|a| budget::fit(&a.text, max_tokens, cursor).map(|fitted| (fitted, a.root)));
+        Ok(match answer {
+            Ok(((text, note), root)) => {
+                let mut blocks = vec![ContentBlock::text(text)];
+                blocks.extend(note.map(ContentBlock::text));
+                let mut result = CallToolResult::success(blocks);
+                if let Some(root) = root {
+                    let mut meta = rmcp::model::MetaObject::new();
+                    meta.0.insert("merkle/root".to_owned(), Value::String(root));
+                    result.meta = Some(meta);
+                }
+                result
+            }
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        }
+        .into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        // A page at a time, in path order; the cursor names the last path of the page before
+        // (hex, so that it is opaque and any path fits).
+        let after = match request.and_then(|r| r.cursor) {
+            Some(cursor) => Some(path_after(&cursor).ok_or_else(|| {
+                ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
+            })?),
+            None => None,
+        };
+        // Editors list resources on connect: a workspace never scanned has none, which is no
+        // error.
+        let mut paths = self
+            .read(Fresh::AsStored, Some(Vec::new()), |store, _| {
+                Ok(store.paths_with_frames()?)
+            })
+            .await
+            .map_err(|e| ErrorData::internal_error(e, None))?;
+        paths.sort_unstable();
+        let start = after.map_or(0, |a| paths.partition_point(|p| *p <= a));
+        let end = paths.len().min(start + RESOURCES_PAGE);
+        let next_cursor = (end < paths.len()).then(|| cursor_after(&paths[end - 1]));
+        let mut result = ListResourcesResult::with_all_items(
+            paths[start..end]
+                .iter()
+                .map(|p| {
+                    Resource::new(node_uri(p), display_path(p))
+                        .with_description(format!(
+                            "the latest frame of each type on {}",
+                            display_path(p)
+                        ))
+                        .with_mime_type("application/json")
+                })
+                .collect(),
+        );
+        result.next_cursor = next_cursor;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(format!("{NODE_URI}{{+path}}"), "node")
+                .with_description(
+                    "a node's record and the latest frame of each type on its path (the root: \
+                     an empty path)",
+                )
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let path = uri
+            .strip_prefix(NODE_URI)
+            .and_then(percent_decode)
+            .ok_or_else(|| {
+                ErrorData::resource_not_found(
+                    format!("{uri:?} is not a merkle node resource ({NODE_URI}PATH)"),
+                    None,
+                )
+            })?;
+        let json = self
+            .read(Fresh::Tree, None, move |store, _| {
+                let node = store.node_at(&path)?;
+                let frames = store.path_heads(&path)?;
+                if node.is_none() && frames.is_empty() {
+                    return Err(Error::Request(format!(
+                        "no node and no frames at path {:?}",
+                        merkle_store::normalize_path(&path)
+                    )));
+                }
+                Ok(json!({
+                    "node": node.as_ref().map(node_json),
+                    "frames": frames.iter().map(frame_json).collect::<Vec<_>>(),
+                }))
+            })
+            .await
+            .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e}"), None))?;
+        let text =
+            serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes");
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type("application/json"),
+        ])
+        .into())
+    }
+}
+
+/// The resource URI of a workspace path: every byte but unreserved characters and `/`
+/// percent-encoded, so any path makes a valid URI.
+fn node_uri(path: &str) -> String {
+    let mut uri = NODE_URI.to_owned();
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// The path a resource URI spells, undoing [`node_uri`]'s encoding; `None` if it is malformed.
+fn percent_decode(s: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut rest = s.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        if b == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else {
+            bytes.push(b);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_uris_round_trip_through_percent_encoding() {
+        for path in ["", "src/main.rs", "a dir/ü%.txt", "x?#y"] {
+            let uri = node_uri(path);
+            assert!(!uri[NODE_URI.len()..].contains([' ', '?', '#']), "{uri}");
+            assert_eq!(
+                percent_decode(&uri[NODE_URI.len()..]).as_deref(),
+                Some(path)
+            );
+        }
+        assert_eq!(percent_decode("bad%zz"), None);
+        assert_eq!(percent_decode("cut%4"), None);
+    }
+}
