@@ -145,7 +145,8 @@ pub(crate) fn request_body(request: &Request, model: &str, stream: bool) -> Resu
         0 => DEFAULT_MAX_TOKENS,
         n => n,
     };
-    let reasoning = request.thinking.is_some() || request.extra.contains_key("reasoning");
+    // Models that do not reason refuse the include, so only a request for reasoning has it.
+    let asks_reasoning = request.thinking.is_some() || request.extra.contains_key("reasoning");
     let body = ResponsesRequest {
         model: model.to_owned(),
         instructions: request.system.clone(),
@@ -186,7 +187,7 @@ pub(crate) fn request_body(request: &Request, model: &str, stream: bool) -> Resu
             effort: None,
             summary: Some("auto".to_owned()),
         }),
-        include: if reasoning {
+        include: if asks_reasoning {
             vec!["reasoning.encrypted_content".to_owned()]
         } else {
             Vec::new()
