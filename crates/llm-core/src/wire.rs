@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod responses;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -15,7 +16,8 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 /// Content the APIs take either as a plain string or as a list of blocks (Anthropic's system
-/// prompt, message content and tool result content; a chat message's content parts).
+/// prompt, message content and tool result content; a chat message's content parts; the
+/// Responses API's input, an input message's content and a function call's output).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TextOrBlocks<B> {
     Text(String),

@@ -1,6 +1,7 @@
 //! The OpenAI Responses API (`POST /v1/responses`), the second mode of [`OpenAiClient`]
 //! ([`OpenAiApi::Responses`]): a [`Request`] as input items, and the response object and its
-//! stream of named events read back into our types.
+//! stream of named events read back into our types, all through the wire types of
+//! [`crate::wire::responses`], which the fake server in `llm-sim` reads and writes too.
 //!
 //! Requests are stateless (`store: false`): the whole conversation goes out each turn, as it
 //! does with chat completions, and what the API would otherwise keep on its side travels in
@@ -40,6 +41,11 @@ use crate::stream::parse_arguments;
 use crate::types::{
     ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, ToolCall, ToolChoice,
     Usage,
+};
+use crate::wire::responses::{
+    InputContent, InputItem, InputRole, OutputContent, OutputItem, ReasoningOptions, ResponseError,
+    ResponseObject, ResponseUsage, ResponsesRequest, SummaryText, TextFormat, TextOptions,
+    TextOrBlocks, ToolChoiceParam, ToolParam,
 };
 
 pub(crate) use self::stream::ResponsesStream;
@@ -135,82 +141,74 @@ pub(crate) fn request_body(request: &Request, model: &str, stream: bool) -> Resu
     for message in &request.messages {
         input_items(message, &mut input);
     }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model));
-    if let Some(system) = &request.system {
-        body.insert("instructions".into(), json!(system));
-    }
-    body.insert("input".into(), Value::Array(input));
     let max_tokens = match request.max_tokens {
         0 => DEFAULT_MAX_TOKENS,
         n => n,
     };
-    body.insert("max_output_tokens".into(), json!(max_tokens));
-    body.insert("store".into(), json!(false));
-    if !request.tools.is_empty() {
+    // Models that do not reason refuse the include, so only a request for reasoning has it.
+    let asks_reasoning = request.thinking.is_some() || request.extra.contains_key("reasoning");
+    let body = ResponsesRequest {
+        model: model.to_owned(),
+        instructions: request.system.clone(),
+        input: Some(TextOrBlocks::Blocks(input)),
+        max_output_tokens: Some(max_tokens),
+        store: Some(false),
         // Strict schemas are the API's default here, not chat's; a tool's schema is sent as
         // chat sends it, so the same tools work in both modes.
-        let tools = request
+        tools: request
             .tools
             .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                    "strict": false,
-                })
+            .map(|tool| ToolParam::Function {
+                name: tool.name.clone(),
+                description: Some(tool.description.clone()),
+                parameters: Some(tool.input_schema.clone()),
+                strict: Some(false),
             })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+            .collect(),
+        tool_choice: request.tool_choice.as_ref().map(|choice| match choice {
+            ToolChoice::Auto => ToolChoiceParam::Auto,
+            ToolChoice::Any => ToolChoiceParam::Required,
+            ToolChoice::None => ToolChoiceParam::None,
+            ToolChoice::Tool { name } => ToolChoiceParam::Function { name: name.clone() },
+        }),
+        temperature: request.temperature,
+        top_p: request.top_p,
+        user: request.metadata.get("user_id").cloned(),
+        text: request.response_schema.as_ref().map(|schema| TextOptions {
+            format: Some(TextFormat::JsonSchema {
+                name: schema.name.clone(),
+                schema: schema.schema.clone(),
+                strict: Some(true),
+                description: None,
+            }),
+        }),
+        prompt_cache_key: request.cache_key.clone(),
+        reasoning: request.thinking.as_ref().map(|_| ReasoningOptions {
+            effort: None,
+            summary: Some("auto".to_owned()),
+        }),
+        include: if asks_reasoning {
+            vec!["reasoning.encrypted_content".to_owned()]
+        } else {
+            Vec::new()
+        },
+        stream,
+    };
+    // Through a `Value`, whose keys serde_json keeps sorted, so the bytes sent do not depend
+    // on the order of the struct's fields; `extra` then overrides any of them.
+    let mut body = serde_json::to_value(&body).map_err(|err| Error::Config {
+        details: format!("the responses request for model {model:?} does not encode: {err}"),
+    })?;
+    if let Value::Object(body) = &mut body {
+        merge_extra(body, &request.extra);
     }
-    if let Some(choice) = &request.tool_choice {
-        let choice = match choice {
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::Any => json!("required"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Tool { name } => json!({"type": "function", "name": name}),
-        };
-        body.insert("tool_choice".into(), choice);
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(top_p) = request.top_p {
-        body.insert("top_p".into(), json!(top_p));
-    }
-    if let Some(user_id) = request.metadata.get("user_id") {
-        body.insert("user".into(), json!(user_id));
-    }
-    if let Some(schema) = &request.response_schema {
-        body.insert(
-            "text".into(),
-            json!({"format": {
-                "type": "json_schema", "name": schema.name, "schema": schema.schema, "strict": true,
-            }}),
-        );
-    }
-    if let Some(key) = &request.cache_key {
-        body.insert("prompt_cache_key".into(), json!(key));
-    }
-    if request.thinking.is_some() {
-        body.insert("reasoning".into(), json!({"summary": "auto"}));
-    }
-    if request.thinking.is_some() || request.extra.contains_key("reasoning") {
-        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
-    }
-    if stream {
-        body.insert("stream".into(), json!(true));
-    }
-    merge_extra(&mut body, &request.extra);
-    Ok(Value::Object(body))
+    Ok(body)
 }
 
 /// Appends the input items for one of our messages. A user message's tool results come
 /// first, as `function_call_output` items right after the calls they answer; an assistant
 /// message keeps its order of reasoning, text and calls.
-fn input_items(message: &Message, out: &mut Vec<Value>) {
+fn input_items(message: &Message, out: &mut Vec<InputItem>) {
     match message.role {
         Role::User => {
             let mut parts = Vec::new();
@@ -226,12 +224,13 @@ fn input_items(message: &Message, out: &mut Vec<Value>) {
                         } else {
                             content.clone()
                         };
-                        out.push(json!({
-                            "type": "function_call_output", "call_id": tool_use_id, "output": output,
-                        }));
+                        out.push(InputItem::FunctionCallOutput {
+                            call_id: tool_use_id.clone(),
+                            output: TextOrBlocks::Text(output),
+                        });
                     }
                     ContentBlock::Text { text } => {
-                        parts.push(json!({"type": "input_text", "text": text}));
+                        parts.push(InputContent::InputText { text: text.clone() });
                     }
                     ContentBlock::Image { source } => {
                         let url = match source {
@@ -240,16 +239,21 @@ fn input_items(message: &Message, out: &mut Vec<Value>) {
                             }
                             ImageSource::Url { url } => url.clone(),
                         };
-                        parts.push(
-                            json!({"type": "input_image", "image_url": url, "detail": "auto"}),
-                        );
+                        parts.push(InputContent::InputImage {
+                            image_url: Some(url),
+                            file_id: None,
+                            detail: Some("auto".to_owned()),
+                        });
                     }
                     // Reasoning and tool calls are the assistant's; a user message has none.
                     _ => {}
                 }
             }
             if !parts.is_empty() {
-                out.push(json!({"type": "message", "role": "user", "content": parts}));
+                out.push(InputItem::Message {
+                    role: InputRole::User,
+                    content: TextOrBlocks::Blocks(parts),
+                });
             }
         }
         Role::Assistant => {
@@ -265,23 +269,20 @@ fn input_items(message: &Message, out: &mut Vec<Value>) {
                         signature: Some(signature),
                     } => ReasoningItem::from_signature(signature)
                         .and_then(|item| Some((item.id, item.encrypted_content?)))
-                        .map(|(id, encrypted)| {
-                            let summary: Vec<Value> = [summary]
+                        .map(|(id, encrypted)| InputItem::Reasoning {
+                            id,
+                            summary: [summary]
                                 .into_iter()
                                 .filter(|text| !text.is_empty())
-                                .map(|text| json!({"type": "summary_text", "text": text}))
-                                .collect();
-                            json!({
-                                "type": "reasoning", "id": id, "summary": summary,
-                                "encrypted_content": encrypted,
-                            })
+                                .map(|text| SummaryText::new(text.as_str()))
+                                .collect(),
+                            encrypted_content: Some(encrypted),
                         }),
-                    ContentBlock::ToolUse(call) => Some(json!({
-                        "type": "function_call",
-                        "call_id": call.id,
-                        "name": call.name,
-                        "arguments": call.input.to_string(),
-                    })),
+                    ContentBlock::ToolUse(call) => Some(InputItem::FunctionCall {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.input.to_string(),
+                    }),
                     _ => None,
                 };
                 if let Some(item) = item {
@@ -295,185 +296,69 @@ fn input_items(message: &Message, out: &mut Vec<Value>) {
 }
 
 /// The assistant's text so far as one message item, if there is any.
-fn flush_text(text: &mut String, out: &mut Vec<Value>) {
+fn flush_text(text: &mut String, out: &mut Vec<InputItem>) {
     if !text.is_empty() {
         let text = std::mem::take(text);
-        out.push(json!({
-            "type": "message", "role": "assistant",
-            "content": [{"type": "output_text", "text": text}],
-        }));
+        out.push(InputItem::Message {
+            role: InputRole::Assistant,
+            content: TextOrBlocks::Blocks(vec![InputContent::OutputText { text }]),
+        });
     }
 }
 
-#[derive(Deserialize, Default)]
-struct WireResponse {
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    status: Option<String>,
-    #[serde(default)]
-    output: Vec<WireItem>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-    #[serde(default)]
-    incomplete_details: Option<WireIncomplete>,
-    #[serde(default)]
-    error: Option<WireFailure>,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum WireItem {
-    Message {
-        #[serde(default)]
-        content: Vec<WirePart>,
-    },
-    FunctionCall {
-        #[serde(default)]
-        call_id: String,
-        #[serde(default)]
-        name: String,
-        /// A JSON string per the spec; some servers send the object itself.
-        #[serde(default)]
-        arguments: Value,
-    },
-    Reasoning {
-        #[serde(default)]
-        id: String,
-        #[serde(default)]
-        summary: Vec<WireSummary>,
-        #[serde(default)]
-        encrypted_content: Option<String>,
-    },
-    /// Built-in tools' items (web search, code interpreter, ...): nothing we model.
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum WirePart {
-    OutputText {
-        #[serde(default)]
-        text: String,
-    },
-    Refusal {
-        #[serde(default)]
-        refusal: String,
-    },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-struct WireSummary {
-    #[serde(default)]
-    text: String,
-}
-
-#[derive(Deserialize, Default)]
-struct WireUsage {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    input_tokens_details: Option<WireInputDetails>,
-    #[serde(default)]
-    output_tokens: u64,
-    #[serde(default)]
-    output_tokens_details: Option<WireOutputDetails>,
-}
-
-#[derive(Deserialize)]
-struct WireInputDetails {
-    #[serde(default)]
-    cached_tokens: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct WireOutputDetails {
-    #[serde(default)]
-    reasoning_tokens: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct WireIncomplete {
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-/// A failed response's `error`, and the body of an `error` event.
-#[derive(Deserialize, Default)]
-struct WireFailure {
-    #[serde(default)]
-    code: Option<String>,
-    #[serde(default)]
-    message: String,
-}
-
-impl WireUsage {
-    /// Ours counts cached input apart from `input_tokens`; OpenAI's includes it.
-    fn to_usage(&self) -> Usage {
-        let cached = self
-            .input_tokens_details
-            .as_ref()
-            .and_then(|details| details.cached_tokens)
-            .unwrap_or(0);
-        Usage {
-            input_tokens: self.input_tokens.saturating_sub(cached),
-            output_tokens: self.output_tokens,
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: cached,
-            reasoning_tokens: self
-                .output_tokens_details
-                .as_ref()
-                .and_then(|details| details.reasoning_tokens)
-                .unwrap_or(0),
-        }
+/// Ours counts cached input apart from `input_tokens`; OpenAI's includes it.
+fn to_usage(usage: &ResponseUsage) -> Usage {
+    let cached = usage
+        .input_tokens_details
+        .and_then(|details| details.cached_tokens)
+        .unwrap_or(0);
+    Usage {
+        input_tokens: usage.input_tokens.saturating_sub(cached),
+        output_tokens: usage.output_tokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: cached,
+        reasoning_tokens: usage
+            .output_tokens_details
+            .and_then(|details| details.reasoning_tokens)
+            .unwrap_or(0),
     }
 }
 
-impl WireResponse {
-    fn stop_reason(&self, has_tool_calls: bool, refused: bool) -> StopReason {
-        if refused {
-            return StopReason::Refusal;
-        }
-        let incomplete = self
-            .incomplete_details
-            .as_ref()
-            .and_then(|details| details.reason.as_deref());
-        match self.status.as_deref() {
-            Some("incomplete") => match incomplete {
-                Some("max_output_tokens") => StopReason::MaxTokens,
-                Some("content_filter") => StopReason::Refusal,
-                other => StopReason::Other(other.unwrap_or("incomplete").to_owned()),
-            },
-            None | Some("completed") if has_tool_calls => StopReason::ToolUse,
-            None | Some("completed") => StopReason::EndTurn,
-            Some(other) => StopReason::Other(other.to_owned()),
-        }
-    }
+/// The usage a response object reports, none when it has none.
+fn usage(response: &ResponseObject) -> Usage {
+    response.usage.as_ref().map(to_usage).unwrap_or_default()
+}
 
-    fn usage(&self) -> Usage {
-        self.usage
-            .as_ref()
-            .map(WireUsage::to_usage)
-            .unwrap_or_default()
+/// Our stop reason for a finished response: its status, and why it is incomplete.
+fn stop_reason(response: &ResponseObject, has_tool_calls: bool, refused: bool) -> StopReason {
+    if refused {
+        return StopReason::Refusal;
+    }
+    let incomplete = response
+        .incomplete_details
+        .as_ref()
+        .and_then(|details| details.reason.as_deref());
+    match response.status.as_deref() {
+        Some("incomplete") => match incomplete {
+            Some("max_output_tokens") => StopReason::MaxTokens,
+            Some("content_filter") => StopReason::Refusal,
+            other => StopReason::Other(other.unwrap_or("incomplete").to_owned()),
+        },
+        None | Some("completed") if has_tool_calls => StopReason::ToolUse,
+        None | Some("completed") => StopReason::EndTurn,
+        Some(other) => StopReason::Other(other.to_owned()),
     }
 }
 
-impl WireFailure {
-    /// The error this failure means; the code doubles as the kind OpenAI's error objects
-    /// carry, which is what [`typed_error`] reads.
-    fn into_error(self, provider: &'static str) -> Error {
-        let error = WireError {
-            message: self.message,
-            kind: self.code.clone(),
-            code: self.code.map(Value::String),
-        };
-        typed_error(provider, None, error, &RetryHints::default())
-    }
+/// The error a failed response's `error` (or an `error` event) means; the code doubles as
+/// the kind OpenAI's error objects carry, which is what [`typed_error`] reads.
+fn failure_error(provider: &'static str, failure: ResponseError) -> Error {
+    let error = WireError {
+        message: failure.message,
+        kind: failure.code.clone(),
+        code: failure.code.map(Value::String),
+    };
+    typed_error(provider, None, error, &RetryHints::default())
 }
 
 /// The thinking block a reasoning item becomes: none when it holds neither summary nor
@@ -497,7 +382,7 @@ fn reasoning_block(
 }
 
 /// A reasoning item's summary parts, joined by a blank line.
-fn summary_text(summary: &[WireSummary]) -> String {
+fn summary_text(summary: &[SummaryText]) -> String {
     summary
         .iter()
         .map(|part| part.text.as_str())
@@ -531,7 +416,7 @@ pub(crate) fn parse_response(
     headers: BTreeMap<String, String>,
     rng: &dyn Rng,
 ) -> Result<Response> {
-    let wire: WireResponse = serde_json::from_slice(body).map_err(|err| {
+    let response: ResponseObject = serde_json::from_slice(body).map_err(|err| {
         Error::invalid_response(
             provider,
             format!(
@@ -540,29 +425,32 @@ pub(crate) fn parse_response(
             ),
         )
     })?;
-    if wire.status.as_deref() == Some("failed") {
-        return Err(wire.error.unwrap_or_default().into_error(provider));
+    if response.status.as_deref() == Some("failed") {
+        return Err(failure_error(provider, response.error.unwrap_or_default()));
     }
     let mut content = Vec::new();
     let (mut refused, mut has_tool_calls) = (false, false);
-    for item in &wire.output {
+    for item in &response.output {
         match item {
-            WireItem::Message { content: parts } => {
+            OutputItem::Message { content: parts, .. } => {
                 for part in parts {
                     match part {
-                        WirePart::OutputText { text } => push_text(&mut content, text.clone()),
-                        WirePart::Refusal { refusal } => {
+                        OutputContent::OutputText { text, .. } => {
+                            push_text(&mut content, text.clone());
+                        }
+                        OutputContent::Refusal { refusal } => {
                             refused = true;
                             push_text(&mut content, refusal.clone());
                         }
-                        WirePart::Other => {}
+                        OutputContent::Other => {}
                     }
                 }
             }
-            WireItem::FunctionCall {
+            OutputItem::FunctionCall {
                 call_id,
                 name,
                 arguments,
+                ..
             } => {
                 has_tool_calls = true;
                 let id = match call_id.as_str() {
@@ -576,7 +464,7 @@ pub(crate) fn parse_response(
                     input,
                 }));
             }
-            WireItem::Reasoning {
+            OutputItem::Reasoning {
                 id,
                 summary,
                 encrypted_content,
@@ -585,15 +473,15 @@ pub(crate) fn parse_response(
                 summary_text(summary),
                 encrypted_content.clone(),
             )),
-            WireItem::Other => {}
+            OutputItem::Other => {}
         }
     }
     Ok(Response {
         content,
-        stop_reason: wire.stop_reason(has_tool_calls, refused),
-        usage: wire.usage(),
-        model: wire.model.unwrap_or_default(),
-        id: wire.id,
+        stop_reason: stop_reason(&response, has_tool_calls, refused),
+        usage: usage(&response),
+        model: response.model.unwrap_or_default(),
+        id: response.id,
         request_id: headers.get("x-request-id").cloned(),
         headers,
     })

@@ -11,10 +11,10 @@ use llm_core::wire::anthropic::{
 use llm_core::{
     ContentBlock, ImageSource, Message, Request, Role, Thinking, Tool, ToolCall, ToolChoice, Usage,
 };
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::wire::{Sse, events_before_interruption};
+use super::wire::{Sse, events_before_interruption, to_json};
 use crate::reply::{Answer, Failure, byte_pieces, word_pieces};
 
 /// Reads a Messages API body, as sent: the request and whether it asks for a stream.
@@ -183,12 +183,6 @@ fn tool_input(answer: &Answer, position: usize, input: &Value) -> Value {
         Some(raw) if serde_json::from_str::<Value>(raw).is_err() => Value::String(raw.clone()),
         _ => input.clone(),
     }
-}
-
-/// The JSON of a wire value. Through a `Value`, whose keys serde_json keeps sorted, so the
-/// bytes sent do not depend on the order of the struct's fields.
-fn to_json(wire: &impl Serialize) -> Value {
-    serde_json::to_value(wire).expect("the server builds no variant that cannot be encoded")
 }
 
 fn event(event: &StreamEvent) -> Sse {

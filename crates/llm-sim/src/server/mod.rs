@@ -247,10 +247,6 @@ async fn answer(
         respond_json(connection, 405, Vec::new(), &body, close).await?;
         return Ok(true);
     }
-    let json = || {
-        serde_json::from_slice::<Value>(&request.body)
-            .map_err(|err| format!("the body is not json: {err}"))
-    };
     let parsed = match api {
         // Read straight into the wire types, so that an error names the line and column.
         Api::Anthropic => anthropic::parse_body(&request.body).map(|(request, stream)| {
@@ -263,7 +259,7 @@ async fn answer(
             )
         }),
         Api::OpenAi => openai::parse_body(&request.body),
-        Api::Responses => json().and_then(|body| responses::parse_request(&body)),
+        Api::Responses => responses::parse_body(&request.body),
     };
     let (llm_request, options) = match parsed {
         Ok(parsed) => parsed,

@@ -12,10 +12,10 @@ use llm_core::{
     ContentBlock, ImageSource, Message, Request, Role, StopReason, Tool, ToolCall, ToolChoice,
     Usage,
 };
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::wire::{Sse, events_before_interruption, holds_tool_results, retry_after};
+use super::wire::{Sse, events_before_interruption, holds_tool_results, retry_after, to_json};
 use crate::reply::{Answer, Failure, byte_pieces, word_pieces};
 
 /// What a request asks of the answer besides its content.
@@ -238,12 +238,6 @@ pub(crate) fn arguments(answer: &Answer, position: usize, input: &Value) -> Stri
         .unwrap_or_else(|| input.to_string())
 }
 
-/// The JSON of a wire value. Through a `Value`, whose keys serde_json keeps sorted, so the
-/// bytes sent do not depend on the order of the struct's fields.
-fn to_json(wire: &impl Serialize) -> Value {
-    serde_json::to_value(wire).expect("the server builds no variant that cannot be encoded")
-}
-
 /// A non-streamed completion. Thinking goes out as `reasoning_content`, as DeepSeek and
 /// vLLM send it; OpenAI's own models never show it.
 pub(crate) fn completion(answer: &Answer, call: u64, created: u64) -> Value {
@@ -405,6 +399,13 @@ pub(crate) fn stream(answer: &Answer, call: u64, created: u64, options: Options)
 
 /// Status, extra headers and body of a failed call. Overloaded is 503 here: OpenAI has no 529.
 pub(crate) fn error_body(failure: &Failure) -> (u16, Vec<(String, String)>, Value) {
+    let (status, headers, error) = error_object(failure);
+    (status, headers, to_json(&ErrorBody { error }))
+}
+
+/// Status, extra headers and error object of a failed call (the Responses API's stream
+/// sends the object's fields in its `error` event).
+pub(crate) fn error_object(failure: &Failure) -> (u16, Vec<(String, String)>, ErrorObject) {
     match failure {
         Failure::RateLimited {
             retry_after: after,
@@ -412,33 +413,33 @@ pub(crate) fn error_body(failure: &Failure) -> (u16, Vec<(String, String)>, Valu
         } => (
             429,
             retry_after(*after),
-            error_json(message, "requests", Some("rate_limit_exceeded")),
+            error(message, "requests", Some("rate_limit_exceeded")),
         ),
-        Failure::Overloaded { message } => {
-            (503, Vec::new(), error_json(message, "server_error", None))
+        Failure::Overloaded { message } => (503, Vec::new(), error(message, "server_error", None)),
+        Failure::Server { status, message } => {
+            (*status, Vec::new(), error(message, "server_error", None))
         }
-        Failure::Server { status, message } => (
-            *status,
-            Vec::new(),
-            error_json(message, "server_error", None),
-        ),
         Failure::Timeout => (
             504,
             Vec::new(),
-            error_json("request timed out", "server_error", None),
+            error("request timed out", "server_error", None),
         ),
     }
 }
 
 pub(crate) fn error_json(message: &str, kind: &str, code: Option<&str>) -> Value {
     to_json(&ErrorBody {
-        error: ErrorObject {
-            message: message.to_owned(),
-            kind: Some(kind.to_owned()),
-            param: None,
-            code: code.map(|code| Value::String(code.to_owned())),
-        },
+        error: error(message, kind, code),
     })
+}
+
+fn error(message: &str, kind: &str, code: Option<&str>) -> ErrorObject {
+    ErrorObject {
+        message: message.to_owned(),
+        kind: Some(kind.to_owned()),
+        param: None,
+        code: code.map(|code| Value::String(code.to_owned())),
+    }
 }
 
 /// Response headers every answer carries.

@@ -1,6 +1,7 @@
 //! The OpenAI Responses API as the fake server speaks it: reading `POST /v1/responses` bodies
 //! (instructions and input items) and writing response objects and their named event streams,
-//! sequence numbers included, as OpenAI frames them. Errors are chat completions' objects.
+//! sequence numbers included, as OpenAI frames them, all with llm-core's
+//! `wire::responses` types. Errors are chat completions' objects.
 //!
 //! The server stores nothing, as with `store: false`: a conversation comes whole in `input`,
 //! and an `item_reference` or `previous_response_id` is nothing it can resolve. A thinking
@@ -8,174 +9,240 @@
 //! when llm-core made it ([`ReasoningItem`]), else are minted, so the item a client sends
 //! back reads as the same block.
 
+use llm_core::wire::responses::{
+    ContentAt, EchoedReasoning, IncompleteDetails, InputContent, InputItem, InputRole,
+    InputTokensDetails, ItemAt, OutputContent, OutputItem, OutputTokensDetails, ResponseEvent,
+    ResponseObject, ResponseUsage, ResponsesRequest, StreamEvent, SummaryAt, SummaryText,
+    TextFormat, TextOptions, TextOrBlocks, ToolChoiceParam, ToolParam,
+};
 use llm_core::{
     ContentBlock, ImageSource, Message, ReasoningItem, Request, ResponseSchema, Role, StopReason,
-    ToolCall, ToolChoice, Usage,
+    Tool, ToolCall, ToolChoice, Usage,
 };
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::openai::{Options, arguments, error_body};
-use super::wire::{Field, Sse, function_tool, holds_tool_results, text_of, tool_choice_mode};
+use super::openai::{Options, arguments, error_object};
+use super::wire::{Sse, holds_tool_results, to_json};
 use crate::reply::{Answer, byte_pieces, half_way, word_pieces};
 
-/// Reads a Responses API body. Instructions and system or developer messages become the
-/// system prompt; function call outputs become tool results of the user message they start.
-pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> {
-    let body = Field::root(body)?;
-    let mut request = Request::new(body.required("model")?.string()?);
-    request.max_tokens = body
-        .optional("max_output_tokens")
-        .map(|m| m.u32())
-        .transpose()?
-        .unwrap_or(0);
-    let mut system = Vec::new();
-    if let Some(instructions) = body.optional("instructions") {
-        system.push(instructions.string()?);
-    }
-    if let Some(input) = body.optional("input") {
-        if let Value::String(text) = input.value {
-            request.messages.push(Message::user(text.clone()));
-        } else {
-            for item in input.array()? {
-                read_item(&item, &mut request.messages, &mut system)?;
+/// Reads a Responses API body, as sent. Instructions and system or developer messages become
+/// the system prompt; function call outputs become tool results of the user message they
+/// start.
+pub(crate) fn parse_body(body: &[u8]) -> Result<(Request, Options), String> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|err| format!("the body is not json: {err}"))?;
+    let wire = ResponsesRequest::deserialize(&value).map_err(|err| fault(body, &value, &err))?;
+    let mut request = Request::new(wire.model);
+    request.max_tokens = wire.max_output_tokens.unwrap_or(0);
+    let mut system: Vec<String> = wire.instructions.into_iter().collect();
+    match wire.input {
+        None => {}
+        Some(TextOrBlocks::Text(text)) => request.messages.push(Message::user(text)),
+        Some(TextOrBlocks::Blocks(items)) => {
+            for item in items {
+                read_item(item, &mut request.messages, &mut system);
             }
         }
     }
     if !system.is_empty() {
         request.system = Some(system.join("\n\n"));
     }
-    if let Some(tools) = body.optional("tools") {
-        for tool in tools.array()? {
+    request.tools = wire
+        .tools
+        .into_iter()
+        .filter_map(|tool| match tool {
+            ToolParam::Function {
+                name,
+                description,
+                parameters,
+                ..
+            } => Some(Tool {
+                name,
+                description: description.unwrap_or_default(),
+                input_schema: parameters.unwrap_or_else(|| json!({"type": "object"})),
+            }),
             // Built-in tools (web search, file search, ...) are nothing the simulation runs.
-            if tool.required("type")?.string()? != "function" {
-                continue;
-            }
-            request.tools.push(function_tool(&tool)?);
-        }
-    }
-    if let Some(choice) = body.optional("tool_choice") {
-        request.tool_choice = Some(match choice.value {
-            Value::String(mode) => tool_choice_mode(&choice, mode)?,
-            _ => match choice.required("type")?.string()?.as_str() {
-                "function" => ToolChoice::Tool {
-                    name: choice.required("name")?.string()?,
-                },
-                other => {
-                    return Err(choice.error(&format!("tool choice type `{other}`")));
-                }
-            },
-        });
-    }
-    request.temperature = body.optional("temperature").map(|t| t.f32()).transpose()?;
-    request.top_p = body.optional("top_p").map(|t| t.f32()).transpose()?;
-    if let Some(format) = body
-        .optional("text")
-        .and_then(|text| text.optional("format"))
-        && format.required("type")?.string()? == "json_schema"
+            ToolParam::Other => None,
+        })
+        .collect();
+    request.tool_choice = wire.tool_choice.map(|choice| match choice {
+        ToolChoiceParam::Auto => ToolChoice::Auto,
+        ToolChoiceParam::Required => ToolChoice::Any,
+        ToolChoiceParam::None => ToolChoice::None,
+        ToolChoiceParam::Function { name } => ToolChoice::Tool { name },
+    });
+    request.temperature = wire.temperature;
+    request.top_p = wire.top_p;
+    if let Some(TextFormat::JsonSchema { name, schema, .. }) =
+        wire.text.and_then(|text| text.format)
     {
-        request.response_schema = Some(ResponseSchema {
-            name: format.required("name")?.string()?,
-            schema: format.required("schema")?.value.clone(),
-        });
+        request.response_schema = Some(ResponseSchema { name, schema });
     }
-    if let Some(key) = body.optional("prompt_cache_key") {
-        request.cache_key = Some(key.string()?);
+    request.cache_key = wire.prompt_cache_key;
+    if let Some(user) = wire.user {
+        request.metadata.insert("user_id".into(), user);
     }
-    if let Some(user) = body.optional("user") {
-        request.metadata.insert("user_id".into(), user.string()?);
-    }
-    let stream = body
-        .optional("stream")
-        .map(|s| s.bool())
-        .transpose()?
-        .unwrap_or(false);
     // A stream always ends with the whole response, usage included.
     let options = Options {
-        stream,
+        stream: wire.stream,
         include_usage: true,
     };
     Ok((request, options))
 }
 
-/// Adds one input item to the conversation: the assistant's items join its last message, a
-/// user's text joins the tool results just before it.
-fn read_item(
-    item: &Field<'_>,
-    messages: &mut Vec<Message>,
-    system: &mut Vec<String>,
-) -> Result<(), String> {
-    // An item without a type is a message (the API's "easy" input message).
-    let kind = match item.optional("type") {
-        Some(kind) => kind.string()?,
-        None => "message".to_owned(),
+const ITEM_TYPES: [&str; 4] = [
+    "message",
+    "function_call",
+    "function_call_output",
+    "reasoning",
+];
+const ROLES: [&str; 4] = ["system", "developer", "user", "assistant"];
+
+/// What is wrong with a body that does not decode, said as the API says it: the input item,
+/// content part, tool, tool choice or text format at fault by its path
+/// (`input[0].content[1]`), which each decode on their own; else a missing model, else
+/// serde's message with its line and column.
+fn fault(body: &[u8], value: &Value, err: &serde_json::Error) -> String {
+    if !value.is_object() {
+        return "the body must be a json object".to_owned();
+    }
+    let list = |key| {
+        value
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
     };
-    let (role, blocks) = match kind.as_str() {
-        "message" => {
-            let content = item.required("content")?;
-            match item.required("role")?.string()?.as_str() {
-                "system" | "developer" => {
-                    system.push(text_of(&content)?);
-                    return Ok(());
-                }
-                "user" => (Role::User, user_content(&content)?),
-                "assistant" => {
-                    let text = text_of(&content)?;
-                    let blocks = if text.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec![ContentBlock::text(text)]
-                    };
-                    (Role::Assistant, blocks)
-                }
-                other => {
-                    return Err(item.error(&format!(
-                        "role `{other}`, expected system, developer, user or assistant"
-                    )));
-                }
+    for (index, item) in list("input").enumerate() {
+        if let Err(err) = InputItem::deserialize(item) {
+            return item_fault(&format!("input[{index}]"), item, &err);
+        }
+    }
+    for (index, tool) in list("tools").enumerate() {
+        if let Err(err) = ToolParam::deserialize(tool) {
+            return at(&format!("tools[{index}]"), &err);
+        }
+    }
+    let set = |pointer| value.pointer(pointer).filter(|value| !value.is_null());
+    if let Some(Err(err)) = set("/tool_choice").map(ToolChoiceParam::deserialize) {
+        return at("tool_choice", &err);
+    }
+    if let Some(Err(err)) = set("/text/format").map(TextFormat::deserialize) {
+        return at("text.format", &err);
+    }
+    if set("/model").is_none() {
+        return "model: field required".to_owned();
+    }
+    // Decoded again from the bytes, whose errors tell the line and column.
+    serde_json::from_slice::<ResponsesRequest>(body)
+        .err()
+        .map_or_else(|| err.to_string(), |err| err.to_string())
+}
+
+/// What is wrong with an input item: a content part (or output part) of it, an item type or
+/// role the server does not take, or the item's own error.
+fn item_fault(path: &str, item: &Value, err: &serde_json::Error) -> String {
+    for key in ["content", "output"] {
+        let parts = item
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for (index, part) in parts.enumerate() {
+            if let Err(err) = InputContent::deserialize(part) {
+                return at(&format!("{path}.{key}[{index}]"), &err);
             }
         }
-        "function_call" => {
-            let arguments = item.required("arguments")?.string()?;
+    }
+    let kind = item.get("type").and_then(Value::as_str);
+    if let Some(kind) = kind.filter(|kind| !ITEM_TYPES.contains(kind)) {
+        return format!(
+            "{path}: unexpected item type `{kind}` (this server stores nothing to refer to), \
+             expected message, function_call, function_call_output or reasoning"
+        );
+    }
+    let message = kind.is_none_or(|kind| kind == "message");
+    let role = item.get("role").and_then(Value::as_str);
+    if let Some(role) = role.filter(|role| message && !ROLES.contains(role)) {
+        return format!(
+            "{path}: unexpected role `{role}`, expected system, developer, user or assistant"
+        );
+    }
+    at(path, err)
+}
+
+/// An error of the object at `path`: a missing field (of that object: those its parts miss
+/// were looked for first) as `path.field: field required`.
+fn at(path: &str, err: &serde_json::Error) -> String {
+    match missing_field(err) {
+        Some(field) => format!("{path}.{field}: field required"),
+        None => format!("{path}: {err}"),
+    }
+}
+
+/// The field a serde "missing field" error names.
+fn missing_field(err: &serde_json::Error) -> Option<String> {
+    let message = err.to_string();
+    let (field, _) = message.strip_prefix("missing field `")?.split_once('`')?;
+    Some(field.to_owned())
+}
+
+/// Adds one input item to the conversation: the assistant's items join its last message, a
+/// user's text joins the tool results just before it.
+fn read_item(item: InputItem, messages: &mut Vec<Message>, system: &mut Vec<String>) {
+    let (role, blocks) = match item {
+        InputItem::Message { role, content } => match role {
+            InputRole::System | InputRole::Developer => {
+                system.push(text_of(content));
+                return;
+            }
+            InputRole::User => (Role::User, user_content(content)),
+            InputRole::Assistant => {
+                let text = text_of(content);
+                let blocks = if text.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![ContentBlock::text(text)]
+                };
+                (Role::Assistant, blocks)
+            }
+        },
+        InputItem::FunctionCall {
+            call_id,
+            name,
+            arguments,
+        } => {
             let call = ToolCall {
-                id: item.required("call_id")?.string()?,
-                name: item.required("name")?.string()?,
+                id: call_id,
+                name,
                 input: serde_json::from_str(&arguments).unwrap_or(Value::String(arguments)),
             };
             (Role::Assistant, vec![ContentBlock::ToolUse(call)])
         }
-        "function_call_output" => {
+        InputItem::FunctionCallOutput { call_id, output } => {
             let result = ContentBlock::ToolResult {
-                tool_use_id: item.required("call_id")?.string()?,
-                content: text_of(&item.required("output")?)?,
+                tool_use_id: call_id,
+                content: text_of(output),
                 is_error: false,
             };
             (Role::User, vec![result])
         }
-        "reasoning" => {
-            let summary = item
-                .required("summary")?
-                .array()?
-                .iter()
-                .map(|part| part.required("text")?.string())
-                .collect::<Result<Vec<_>, _>>()?;
+        InputItem::Reasoning {
+            id,
+            summary,
+            encrypted_content,
+        } => {
+            let summary: Vec<String> = summary.into_iter().map(|part| part.text).collect();
             let reasoning = ReasoningItem {
-                id: item.required("id")?.string()?,
-                encrypted_content: item
-                    .optional("encrypted_content")
-                    .map(|content| content.string())
-                    .transpose()?,
+                id,
+                encrypted_content,
             };
             let thinking = ContentBlock::Thinking {
                 text: summary.join("\n\n"),
                 signature: Some(reasoning.signature()),
             };
             (Role::Assistant, vec![thinking])
-        }
-        other => {
-            return Err(item.error(&format!(
-                "item type `{other}` (this server stores nothing to refer to), expected \
-                 message, function_call, function_call_output or reasoning"
-            )));
         }
     };
     match messages.last_mut() {
@@ -190,23 +257,37 @@ fn read_item(
             content: blocks,
         }),
     }
-    Ok(())
 }
 
-fn user_content(field: &Field<'_>) -> Result<Vec<ContentBlock>, String> {
-    if let Value::String(text) = field.value {
-        return Ok(vec![ContentBlock::text(text.clone())]);
+/// Text content: a string, or the text of its text parts, one per line.
+fn text_of(content: TextOrBlocks<InputContent>) -> String {
+    match content {
+        TextOrBlocks::Text(text) => text,
+        TextOrBlocks::Blocks(parts) => parts
+            .into_iter()
+            .filter_map(|part| match part {
+                InputContent::InputText { text } | InputContent::OutputText { text } => Some(text),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
     }
-    let mut blocks = Vec::new();
-    for part in field.array()? {
-        match part.required("type")?.string()?.as_str() {
-            "input_text" => blocks.push(ContentBlock::text(part.required("text")?.string()?)),
-            "input_image" => {
-                // An image by file id is nothing the simulation reads.
-                let Some(url) = part.optional("image_url") else {
-                    continue;
-                };
-                let url = url.string()?;
+}
+
+fn user_content(content: TextOrBlocks<InputContent>) -> Vec<ContentBlock> {
+    let parts = match content {
+        TextOrBlocks::Text(text) => return vec![ContentBlock::text(text)],
+        TextOrBlocks::Blocks(parts) => parts,
+    };
+    parts
+        .into_iter()
+        .filter_map(|part| match part {
+            InputContent::InputText { text } => Some(ContentBlock::text(text)),
+            // An image by file id is nothing the simulation reads.
+            InputContent::InputImage {
+                image_url: Some(url),
+                ..
+            } => {
                 let source = match url
                     .strip_prefix("data:")
                     .and_then(|rest| rest.split_once(";base64,"))
@@ -217,13 +298,12 @@ fn user_content(field: &Field<'_>) -> Result<Vec<ContentBlock>, String> {
                     },
                     None => ImageSource::Url { url },
                 };
-                blocks.push(ContentBlock::Image { source });
+                Some(ContentBlock::Image { source })
             }
-            // Files and audio: nothing the simulation reads.
-            _ => {}
-        }
-    }
-    Ok(blocks)
+            // Files, audio, and the assistant's parts: nothing the simulation reads here.
+            _ => None,
+        })
+        .collect()
 }
 
 /// One output item of an answer, before it is framed whole or streamed.
@@ -249,55 +329,64 @@ enum Item {
 impl Item {
     /// The item as `response.output_item.added` shows it (`done` false: nothing generated
     /// yet) or as the finished response holds it.
-    fn json(&self, done: bool) -> Value {
+    fn wire(&self, done: bool) -> OutputItem {
         let status = if done { "completed" } else { "in_progress" };
         match self {
             Self::Reasoning {
                 id,
                 summary,
                 encrypted_content,
-            } => {
-                let summary = if done && !summary.is_empty() {
-                    json!([{"type": "summary_text", "text": summary}])
+            } => OutputItem::Reasoning {
+                id: id.clone(),
+                summary: if done && !summary.is_empty() {
+                    vec![SummaryText::new(summary.as_str())]
                 } else {
-                    json!([])
-                };
-                let encrypted = if done {
-                    json!(encrypted_content)
-                } else {
-                    Value::Null
-                };
-                json!({"type": "reasoning", "id": id, "summary": summary,
-                    "encrypted_content": encrypted})
-            }
-            Self::Message { id, text, refusal } => {
-                let content = if done {
+                    Vec::new()
+                },
+                encrypted_content: done.then(|| encrypted_content.clone()),
+            },
+            Self::Message { id, text, refusal } => OutputItem::Message {
+                id: id.clone(),
+                status: status.to_owned(),
+                role: "assistant".to_owned(),
+                content: if done {
                     vec![part(text, *refusal)]
                 } else {
                     Vec::new()
-                };
-                json!({"type": "message", "id": id, "status": status, "role": "assistant",
-                    "content": content})
-            }
+                },
+            },
             Self::Call {
                 id,
                 call_id,
                 name,
                 arguments,
-            } => json!({
-                "type": "function_call", "id": id, "call_id": call_id, "name": name,
-                "arguments": if done { arguments.as_str() } else { "" }, "status": status,
-            }),
+            } => OutputItem::FunctionCall {
+                id: id.clone(),
+                call_id: call_id.clone(),
+                name: name.clone(),
+                arguments: Value::String(if done {
+                    arguments.clone()
+                } else {
+                    String::new()
+                }),
+                status: status.to_owned(),
+            },
         }
     }
 }
 
 /// A message's content part: its text, or a refusal.
-fn part(text: &str, refusal: bool) -> Value {
+fn part(text: &str, refusal: bool) -> OutputContent {
     if refusal {
-        json!({"type": "refusal", "refusal": text})
+        OutputContent::Refusal {
+            refusal: text.to_owned(),
+        }
     } else {
-        json!({"type": "output_text", "text": text, "annotations": [], "logprobs": []})
+        OutputContent::OutputText {
+            text: text.to_owned(),
+            annotations: Vec::new(),
+            logprobs: Vec::new(),
+        }
     }
 }
 
@@ -342,62 +431,73 @@ fn items(answer: &Answer, call: u64) -> Vec<Item> {
     items
 }
 
-fn usage_json(usage: &Usage) -> Value {
+fn wire_usage(usage: &Usage) -> ResponseUsage {
     // OpenAI counts cached input inside input_tokens.
     let input = usage.total_input();
-    json!({
-        "input_tokens": input,
-        "input_tokens_details": {"cached_tokens": usage.cache_read_input_tokens},
-        "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
-        "total_tokens": input + usage.output_tokens,
-    })
+    ResponseUsage {
+        input_tokens: input,
+        input_tokens_details: Some(InputTokensDetails {
+            cached_tokens: Some(usage.cache_read_input_tokens),
+        }),
+        output_tokens: usage.output_tokens,
+        output_tokens_details: Some(OutputTokensDetails {
+            reasoning_tokens: Some(usage.reasoning_tokens),
+        }),
+        total_tokens: input + usage.output_tokens,
+    }
 }
 
 /// The response object: `done` with its output and usage, else as it starts.
-fn object(answer: &Answer, call: u64, created: u64, done: bool) -> Value {
+fn object(answer: &Answer, call: u64, created: u64, done: bool) -> ResponseObject {
     let response = &answer.response;
     let incomplete = response.stop_reason == StopReason::MaxTokens;
-    let (status, details) = match (done, incomplete) {
-        (false, _) => ("in_progress", Value::Null),
-        (true, true) => ("incomplete", json!({"reason": "max_output_tokens"})),
-        (true, false) => ("completed", Value::Null),
+    let (status, incomplete_details) = match (done, incomplete) {
+        (false, _) => ("in_progress", None),
+        (true, true) => (
+            "incomplete",
+            Some(IncompleteDetails {
+                reason: Some("max_output_tokens".to_owned()),
+            }),
+        ),
+        (true, false) => ("completed", None),
     };
     let (output, usage) = if done {
-        let output: Vec<Value> = items(answer, call).iter().map(|i| i.json(true)).collect();
-        (json!(output), usage_json(&response.usage))
+        let output = items(answer, call).iter().map(|i| i.wire(true)).collect();
+        (output, Some(wire_usage(&response.usage)))
     } else {
-        (json!([]), Value::Null)
+        (Vec::new(), None)
     };
-    json!({
-        "id": format!("resp_sim{call}"),
-        "object": "response",
-        "created_at": created,
-        "status": status,
-        "error": null,
-        "incomplete_details": details,
-        "instructions": null,
-        "max_output_tokens": null,
-        "model": response.model,
-        "output": output,
-        "parallel_tool_calls": true,
-        "previous_response_id": null,
-        "reasoning": {"effort": null, "summary": null},
-        "store": false,
-        "temperature": 1.0,
-        "text": {"format": {"type": "text"}},
-        "tool_choice": "auto",
-        "tools": [],
-        "top_p": 1.0,
-        "truncation": "disabled",
-        "usage": usage,
-        "metadata": {},
-    })
+    ResponseObject {
+        id: Some(format!("resp_sim{call}")),
+        object: "response".to_owned(),
+        created_at: created,
+        status: Some(status.to_owned()),
+        error: None,
+        incomplete_details,
+        model: Some(response.model.clone()),
+        output,
+        usage,
+        instructions: None,
+        max_output_tokens: None,
+        metadata: Default::default(),
+        parallel_tool_calls: true,
+        previous_response_id: None,
+        reasoning: EchoedReasoning::default(),
+        store: false,
+        temperature: 1.0,
+        text: Some(TextOptions {
+            format: Some(TextFormat::Text),
+        }),
+        tool_choice: Some(ToolChoiceParam::Auto),
+        tools: Vec::new(),
+        top_p: 1.0,
+        truncation: "disabled".to_owned(),
+    }
 }
 
 /// A whole response object.
 pub(crate) fn response(answer: &Answer, call: u64, created: u64) -> Value {
-    object(answer, call, created, true)
+    to_json(&object(answer, call, created, true))
 }
 
 /// The named events of a streamed response, ending with `response.completed` (or
@@ -405,109 +505,125 @@ pub(crate) fn response(answer: &Answer, call: u64, created: u64) -> Value {
 /// its deltas instead.
 pub(crate) fn stream(answer: &Answer, call: u64, created: u64) -> Vec<Sse> {
     let mut events = vec![
-        (
-            "response.created",
-            json!({"response": object(answer, call, created, false)}),
-        ),
-        (
-            "response.in_progress",
-            json!({"response": object(answer, call, created, false)}),
-        ),
+        ResponseEvent::Created {
+            response: object(answer, call, created, false),
+        },
+        ResponseEvent::InProgress {
+            response: object(answer, call, created, false),
+        },
     ];
     let mut body = Vec::new();
     for (index, item) in items(answer, call).iter().enumerate() {
-        item_events(item, index, &mut body);
+        item_events(item, index as u64, &mut body);
     }
     if let Some(failure) = &answer.interrupted {
-        events.extend(half_way(body, |(name, _)| name.ends_with(".delta")));
-        let (_, _, error) = error_body(failure);
-        let error = &error["error"];
-        let code = if error["code"].is_null() {
-            &error["type"]
-        } else {
-            &error["code"]
-        };
-        events.push((
-            "error",
-            json!({"code": code, "message": error["message"], "param": null}),
-        ));
+        events.extend(half_way(body, |event| event.name().ends_with(".delta")));
+        let (_, _, error) = error_object(failure);
+        let code = error
+            .code
+            .as_ref()
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or(error.kind);
+        events.push(ResponseEvent::Error {
+            code,
+            message: error.message,
+            param: None,
+            error: None,
+        });
     } else {
         events.extend(body);
-        let last = if answer.response.stop_reason == StopReason::MaxTokens {
-            "response.incomplete"
+        let response = object(answer, call, created, true);
+        events.push(if answer.response.stop_reason == StopReason::MaxTokens {
+            ResponseEvent::Incomplete { response }
         } else {
-            "response.completed"
-        };
-        events.push((
-            last,
-            json!({"response": object(answer, call, created, true)}),
-        ));
+            ResponseEvent::Completed { response }
+        });
     }
     events
         .into_iter()
         .enumerate()
-        .map(|(sequence, (name, mut data))| {
-            data["type"] = json!(name);
-            data["sequence_number"] = json!(sequence);
-            Sse::named(name, data)
+        .map(|(sequence, event)| {
+            let name = event.name();
+            let event = StreamEvent {
+                sequence_number: sequence as u64,
+                event,
+            };
+            Sse::named(name, to_json(&event))
         })
         .collect()
 }
 
 /// The events that build one output item: added, its parts and deltas, done.
-fn item_events(item: &Item, index: usize, out: &mut Vec<(&'static str, Value)>) {
-    out.push((
-        "response.output_item.added",
-        json!({"output_index": index, "item": item.json(false)}),
-    ));
+fn item_events(item: &Item, output_index: u64, out: &mut Vec<ResponseEvent>) {
+    out.push(ResponseEvent::OutputItemAdded {
+        output_index,
+        item: item.wire(false),
+    });
     match item {
         Item::Reasoning { id, summary, .. } if !summary.is_empty() => {
-            let at = json!({"item_id": id, "output_index": index, "summary_index": 0});
-            let empty = json!({"type": "summary_text", "text": ""});
-            out.push((
-                "response.reasoning_summary_part.added",
-                with(&at, "part", empty),
-            ));
-            for piece in word_pieces(summary) {
-                let delta = with(&at, "delta", json!(piece));
-                out.push(("response.reasoning_summary_text.delta", delta));
-            }
-            let done = with(&at, "text", json!(summary));
-            out.push(("response.reasoning_summary_text.done", done));
-            let whole = json!({"type": "summary_text", "text": summary});
-            out.push((
-                "response.reasoning_summary_part.done",
-                with(&at, "part", whole),
-            ));
+            let at = SummaryAt {
+                item_id: id.clone(),
+                output_index,
+                summary_index: 0,
+            };
+            out.push(ResponseEvent::ReasoningSummaryPartAdded {
+                at: at.clone(),
+                part: SummaryText::new(""),
+            });
+            out.extend(word_pieces(summary).map(|piece| {
+                ResponseEvent::ReasoningSummaryTextDelta {
+                    at: at.clone(),
+                    delta: piece.to_owned(),
+                }
+            }));
+            out.push(ResponseEvent::ReasoningSummaryTextDone {
+                at: at.clone(),
+                text: summary.clone(),
+            });
+            out.push(ResponseEvent::ReasoningSummaryPartDone {
+                at,
+                part: SummaryText::new(summary.as_str()),
+            });
         }
         Item::Reasoning { .. } => {}
         Item::Message { id, text, refusal } => {
-            let at = json!({"item_id": id, "output_index": index, "content_index": 0});
-            out.push((
-                "response.content_part.added",
-                with(&at, "part", part("", *refusal)),
-            ));
-            let (delta, done, key) = if *refusal {
-                ("response.refusal.delta", "response.refusal.done", "refusal")
-            } else {
-                (
-                    "response.output_text.delta",
-                    "response.output_text.done",
-                    "text",
-                )
+            let at = ContentAt {
+                item_id: id.clone(),
+                output_index,
+                content_index: 0,
             };
+            out.push(ResponseEvent::ContentPartAdded {
+                at: at.clone(),
+                part: part("", *refusal),
+            });
             for piece in word_pieces(text) {
-                let mut event = with(&at, "delta", json!(piece));
-                if !refusal {
-                    event["logprobs"] = json!([]);
-                }
-                out.push((delta, event));
+                let (at, delta) = (at.clone(), piece.to_owned());
+                out.push(if *refusal {
+                    ResponseEvent::RefusalDelta { at, delta }
+                } else {
+                    ResponseEvent::OutputTextDelta {
+                        at,
+                        delta,
+                        logprobs: Vec::new(),
+                    }
+                });
             }
-            out.push((done, with(&at, key, json!(text))));
-            out.push((
-                "response.content_part.done",
-                with(&at, "part", part(text, *refusal)),
-            ));
+            out.push(if *refusal {
+                ResponseEvent::RefusalDone {
+                    at: at.clone(),
+                    refusal: text.clone(),
+                }
+            } else {
+                ResponseEvent::OutputTextDone {
+                    at: at.clone(),
+                    text: text.clone(),
+                }
+            });
+            out.push(ResponseEvent::ContentPartDone {
+                at,
+                part: part(text, *refusal),
+            });
         }
         Item::Call {
             id,
@@ -515,28 +631,25 @@ fn item_events(item: &Item, index: usize, out: &mut Vec<(&'static str, Value)>) 
             arguments,
             ..
         } => {
-            let at = json!({"item_id": id, "output_index": index});
-            for piece in byte_pieces(arguments, 16) {
-                let delta = with(&at, "delta", json!(piece));
-                out.push(("response.function_call_arguments.delta", delta));
-            }
-            let done = with(
-                &with(&at, "arguments", json!(arguments)),
-                "name",
-                json!(name),
-            );
-            out.push(("response.function_call_arguments.done", done));
+            let at = ItemAt {
+                item_id: id.clone(),
+                output_index,
+            };
+            out.extend(byte_pieces(arguments, 16).map(|piece| {
+                ResponseEvent::FunctionCallArgumentsDelta {
+                    at: at.clone(),
+                    delta: piece.to_owned(),
+                }
+            }));
+            out.push(ResponseEvent::FunctionCallArgumentsDone {
+                at,
+                arguments: arguments.clone(),
+                name: name.clone(),
+            });
         }
     }
-    out.push((
-        "response.output_item.done",
-        json!({"output_index": index, "item": item.json(true)}),
-    ));
-}
-
-/// `at` with one more field.
-fn with(at: &Value, key: &str, value: Value) -> Value {
-    let mut value_at = at.clone();
-    value_at[key] = value;
-    value_at
+    out.push(ResponseEvent::OutputItemDone {
+        output_index,
+        item: item.wire(true),
+    });
 }

@@ -1,18 +1,20 @@
-//! One definition per wire format (Anthropic Messages, OpenAI chat completions), checked end
-//! to end: what llm-core's client encodes, the fake server decodes to the same request, and what the server encodes, whole or as an
-//! event stream, the client decodes to the same response.
+//! One definition per wire format (Anthropic Messages, OpenAI chat completions, the OpenAI
+//! Responses API), checked end to end: what llm-core's client encodes, the fake server decodes
+//! to the same request, and what the server encodes, whole or as an event stream, the client
+//! decodes to the same response.
 
 use std::collections::BTreeMap;
 
 use llm_core::{
-    CacheMarks, ContentBlock, HttpConfig, ImageSource, LlmClient, Message, Request, Response,
-    ResponseSchema, Role, StopReason, Thinking, Tool, ToolCall, ToolChoice, Usage, collect,
+    CacheMarks, ContentBlock, HttpConfig, ImageSource, LlmClient, Message, ReasoningItem, Request,
+    Response, ResponseSchema, Role, StopReason, Thinking, Tool, ToolCall, ToolChoice, Usage,
+    collect,
 };
 use llm_sim::{Answer, FakeServer, Reply, Strategy};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::support::{anthropic, clock, http, openai};
+use crate::support::{anthropic, clock, http, openai, responses};
 
 /// Answers every call with the same response.
 #[derive(Debug)]
@@ -84,6 +86,18 @@ fn openai_decoded(call: u64, response: &Response) -> Response {
     let request_id = format!("req_sim_{call}");
     Response {
         id: Some(format!("chatcmpl-sim{call}")),
+        request_id: Some(request_id.clone()),
+        headers: BTreeMap::from([("x-request-id".to_owned(), request_id)]),
+        ..response.clone()
+    }
+}
+
+/// What the Responses API client reads back: the response, with the server's response id
+/// and request id.
+fn responses_decoded(call: u64, response: &Response) -> Response {
+    let request_id = format!("req_sim_{call}");
+    Response {
+        id: Some(format!("resp_sim{call}")),
         request_id: Some(request_id.clone()),
         headers: BTreeMap::from([("x-request-id".to_owned(), request_id)]),
         ..response.clone()
@@ -454,5 +468,128 @@ async fn chat_completions_requests_arrive_as_the_client_built_them() {
 async fn chat_completions_answers_arrive_as_the_server_built_them() {
     for response in openai_responses() {
         check_response(openai, &response, openai_decoded).await;
+    }
+}
+
+/// A thinking block as the Responses API client makes one of a reasoning item.
+fn reasoning(text: &str, id: &str) -> ContentBlock {
+    let item = ReasoningItem {
+        id: id.into(),
+        encrypted_content: Some(format!("gAAAA-{id}")),
+    };
+    ContentBlock::Thinking {
+        text: text.into(),
+        signature: Some(item.signature()),
+    }
+}
+
+/// Requests that between them use every field the Responses API carries for one of ours:
+/// the chat completions cases less stop sequences (it takes none), and reasoning items sent
+/// back. Thinking is carried only as the client's own reasoning items (it sends no other
+/// back) and `Request::thinking` not at all (it asks for a summary, which a request does not
+/// echo).
+fn responses_requests() -> Vec<Request> {
+    let mut requests: Vec<Request> = openai_requests()
+        .into_iter()
+        .filter(|request| request.stop_sequences.is_empty())
+        .collect();
+
+    let mut sampling = Request::new("model-test").user("count").max_tokens(100);
+    sampling.temperature = Some(0.7);
+    sampling.top_p = Some(0.9);
+    sampling.metadata.insert("user_id".into(), "u-1".into());
+    sampling.cache_key = Some("conversation-1".into());
+
+    let mut reasoned = Request::new("model-test")
+        .system("think first")
+        .user("read it")
+        .max_tokens(100);
+    reasoned.tools = vec![tool("read_file")];
+    reasoned.messages.push(Message {
+        role: Role::Assistant,
+        content: vec![
+            reasoning("The file first.", "rs_1"),
+            ContentBlock::text("Reading."),
+            reasoning("", "rs_2"),
+            ContentBlock::ToolUse(call("call_1", "read_file", json!({"path": "a.rs"}))),
+        ],
+    });
+    reasoned.messages.push(Message {
+        role: Role::User,
+        content: vec![
+            ContentBlock::ToolResult {
+                tool_use_id: "call_1".into(),
+                content: "fn main() {}".into(),
+                is_error: false,
+            },
+            ContentBlock::text("shorter,"),
+            ContentBlock::text("please"),
+        ],
+    });
+
+    requests.extend([sampling, reasoned]);
+    requests
+}
+
+/// Answers with text, tool calls, reasoning items, cached and reasoning usage, and each stop
+/// reason a response's status tells apart.
+fn responses_answers() -> Vec<Response> {
+    let tool_calls = Response {
+        content: vec![
+            ContentBlock::text("Reading."),
+            ContentBlock::ToolUse(call("call_1", "read_file", json!({"path": "src/lib.rs"}))),
+            ContentBlock::ToolUse(call("call_2", "list", json!({}))),
+        ],
+        stop_reason: StopReason::ToolUse,
+        ..answer("")
+    };
+    let calls_only = Response {
+        content: vec![ContentBlock::ToolUse(call("call_1", "list", json!({})))],
+        stop_reason: StopReason::ToolUse,
+        ..answer("")
+    };
+    let reasoned = Response {
+        content: vec![
+            reasoning("First this, then that.", "rs_1"),
+            ContentBlock::text("The answer."),
+            reasoning("", "rs_2"),
+            ContentBlock::ToolUse(call("call_1", "list", json!({}))),
+        ],
+        stop_reason: StopReason::ToolUse,
+        usage: Usage {
+            input_tokens: 12,
+            output_tokens: 40,
+            cache_read_input_tokens: 4096,
+            reasoning_tokens: 30,
+            ..Usage::default()
+        },
+        ..answer("")
+    };
+    let mut answers = vec![
+        answer("Hello there, how are you?"),
+        tool_calls,
+        calls_only,
+        reasoned,
+    ];
+    for reason in [StopReason::MaxTokens, StopReason::Refusal] {
+        answers.push(Response {
+            stop_reason: reason,
+            ..answer("cut")
+        });
+    }
+    answers
+}
+
+#[tokio::test]
+async fn responses_api_requests_arrive_as_the_client_built_them() {
+    for request in responses_requests() {
+        check_request(responses, &request).await;
+    }
+}
+
+#[tokio::test]
+async fn responses_api_answers_arrive_as_the_server_built_them() {
+    for response in responses_answers() {
+        check_response(responses, &response, responses_decoded).await;
     }
 }

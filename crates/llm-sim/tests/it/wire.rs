@@ -124,6 +124,70 @@ async fn openai_responses_events_and_errors() {
     settings().bind(|| insta::assert_snapshot!(out));
 }
 
+/// The message of an error body.
+fn error_message(answer: &str) -> String {
+    let (_, body) = answer.split_once("\n\n").expect("a body");
+    let body: serde_json::Value = serde_json::from_str(body.trim()).expect("a json body");
+    body["error"]["message"]
+        .as_str()
+        .expect("a message")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_bad_responses_body_is_refused_naming_where_it_is_wrong() {
+    let server = server().await;
+    let cases = [
+        ("[]", "the body must be a json object"),
+        (r#"{"input": "hi"}"#, "model: field required"),
+        (
+            r#"{"model": 5}"#,
+            "invalid type: integer `5`, expected a string at line 1 column 11",
+        ),
+        (
+            r#"{"model": "m", "input": [{"role": "robot", "content": "x"}]}"#,
+            "input[0]: unexpected role `robot`, expected system, developer, user or assistant",
+        ),
+        (
+            r#"{"model": "m", "input": [{"type": "function_call", "name": "n", "arguments": "{}"}]}"#,
+            "input[0].call_id: field required",
+        ),
+        (
+            r#"{"model": "m", "input": [{"type": "function_call", "call_id": "c", "name": "n", "arguments": {}}]}"#,
+            "input[0]: invalid type: map, expected a string",
+        ),
+        (
+            r#"{"model": "m", "input": [{"role": "user", "content": [{"text": "x"}]}]}"#,
+            "input[0].content[0].type: field required",
+        ),
+        (
+            r#"{"model": "m", "input": [{"type": "function_call_output", "call_id": "c", "output": [{"type": "input_text"}]}]}"#,
+            "input[0].output[0].text: field required",
+        ),
+        (
+            r#"{"model": "m", "tools": [{"type": "function"}]}"#,
+            "tools[0].name: field required",
+        ),
+        (
+            r#"{"model": "m", "tool_choice": "any"}"#,
+            "tool_choice: unknown variant `any`, expected one of `auto`, `required`, `none`",
+        ),
+        (
+            r#"{"model": "m", "text": {"format": {"type": "json_schema", "name": "x"}}}"#,
+            "text.format.schema: field required",
+        ),
+    ];
+    let mut messages = Vec::new();
+    for (body, _) in cases {
+        let answer = exchange(&server, &post("/v1/responses", body)).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        messages.push(error_message(&answer));
+    }
+    let expected: Vec<_> = cases.iter().map(|(_, message)| *message).collect();
+    assert_eq!(messages, expected);
+    assert_eq!(server.served().len(), 0);
+}
+
 #[tokio::test]
 async fn bad_requests_get_each_apis_error_shape() {
     let server = server().await;

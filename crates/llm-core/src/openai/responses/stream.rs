@@ -4,17 +4,19 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::super::mint_id;
-use super::{ReasoningItem, WireFailure, WireResponse, WireSummary, summary_text, tool_input};
+use super::{ReasoningItem, failure_error, stop_reason, summary_text, tool_input, usage};
 use crate::clock::Rng;
 use crate::error::{Error, Result};
 use crate::http::{StreamParser, body_excerpt};
 use crate::sse::SseEvent;
 use crate::stream::Event;
 use crate::stream::parse_arguments;
+use crate::wire::responses::{
+    ItemAt, OutputItem, ResponseError, ResponseEvent, ResponseObject, StreamEvent, SummaryAt,
+};
 
 /// A function call being streamed.
 struct StreamTool {
@@ -67,39 +69,41 @@ impl ResponsesStream {
         )
     }
 
-    fn start(&mut self, response: Option<&Value>, out: &mut VecDeque<Event>) {
+    fn start(&mut self, response: Option<&ResponseObject>, out: &mut VecDeque<Event>) {
         self.started = true;
-        let field = |name: &str| {
-            response
-                .and_then(|response| response[name].as_str())
-                .map(str::to_owned)
-        };
         out.push_back(Event::Start {
-            id: field("id"),
-            model: field("model").unwrap_or_default(),
+            id: response.and_then(|response| response.id.clone()),
+            model: response
+                .and_then(|response| response.model.clone())
+                .unwrap_or_default(),
             request_id: self.headers.get("x-request-id").cloned(),
             headers: std::mem::take(&mut self.headers),
         });
     }
 
-    fn start_tool(&mut self, output_index: u64, item: &Value, out: &mut VecDeque<Event>) {
+    fn start_tool(
+        &mut self,
+        output_index: u64,
+        call_id: &str,
+        name: &str,
+        out: &mut VecDeque<Event>,
+    ) {
         let index = self.tools.len();
-        let id = match item["call_id"].as_str() {
-            Some(id) if !id.is_empty() => id.to_owned(),
-            _ => mint_id(&*self.rng),
+        let id = match call_id {
+            "" => mint_id(&*self.rng),
+            id => id.to_owned(),
         };
-        let name = item["name"].as_str().unwrap_or_default().to_owned();
         out.push_back(Event::ToolCallStart {
             index,
             id: id.clone(),
-            name: name.clone(),
+            name: name.to_owned(),
         });
         self.tools.insert(
             output_index,
             StreamTool {
                 index,
                 id,
-                name,
+                name: name.to_owned(),
                 arguments: String::new(),
                 ended: false,
             },
@@ -109,22 +113,27 @@ impl ResponsesStream {
     fn on_item_done(
         &mut self,
         output_index: u64,
-        item: &Value,
+        item: OutputItem,
         out: &mut VecDeque<Event>,
     ) -> Result<()> {
-        match item["type"].as_str() {
-            Some("function_call") => {
+        match item {
+            OutputItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
                 if !self.tools.contains_key(&output_index) {
-                    self.start_tool(output_index, item, out);
+                    self.start_tool(output_index, &call_id, &name, out);
                 }
                 let tool = self
                     .tools
                     .get_mut(&output_index)
                     .expect("the call was started just above if it was not before");
-                let arguments = match &item["arguments"] {
+                let arguments = match arguments {
                     Value::String(text) if text.is_empty() => Value::String(tool.arguments.clone()),
                     Value::Null => Value::String(tool.arguments.clone()),
-                    arguments => arguments.clone(),
+                    arguments => arguments,
                 };
                 let input = tool_input(&tool.id, &tool.name, arguments)?;
                 tool.ended = true;
@@ -133,23 +142,24 @@ impl ResponsesStream {
                     input,
                 });
             }
-            Some("reasoning") => {
+            OutputItem::Reasoning {
+                id,
+                summary,
+                encrypted_content,
+            } => {
                 let streamed = self
                     .summary_part
                     .take()
                     .is_some_and(|(index, _)| index == output_index);
-                let summary: Vec<WireSummary> =
-                    serde_json::from_value(item["summary"].clone()).unwrap_or_default();
                 let text = summary_text(&summary);
                 // A server that sent no summary deltas still said the summary here.
                 if !streamed && !text.is_empty() {
                     out.push_back(Event::ThinkingDelta { text: text.clone() });
                 }
-                // As [`reasoning_block`] decides for a whole response.
-                let encrypted_content = item["encrypted_content"].as_str().map(str::to_owned);
+                // As [`super::reasoning_block`] decides for a whole response.
                 if streamed || !text.is_empty() || encrypted_content.is_some() {
                     let item = ReasoningItem {
-                        id: item["id"].as_str().unwrap_or_default().to_owned(),
+                        id,
                         encrypted_content,
                     };
                     out.push_back(Event::ThinkingSignature {
@@ -157,19 +167,16 @@ impl ResponsesStream {
                     });
                 }
             }
-            _ => {}
+            OutputItem::Message { .. } | OutputItem::Other => {}
         }
         Ok(())
     }
 
-    fn on_summary_delta(&mut self, data: &Value, out: &mut VecDeque<Event>) {
-        let Some(delta) = data["delta"].as_str().filter(|delta| !delta.is_empty()) else {
+    fn on_summary_delta(&mut self, at: &SummaryAt, delta: &str, out: &mut VecDeque<Event>) {
+        if delta.is_empty() {
             return;
-        };
-        let part = (
-            data["output_index"].as_u64().unwrap_or(0),
-            data["summary_index"].as_u64().unwrap_or(0),
-        );
+        }
+        let part = (at.output_index, at.summary_index);
         let text = match self.summary_part {
             Some((item, index)) if item == part.0 && index != part.1 => format!("\n\n{delta}"),
             _ => delta.to_owned(),
@@ -178,7 +185,7 @@ impl ResponsesStream {
         out.push_back(Event::ThinkingDelta { text });
     }
 
-    fn finish(&mut self, response: WireResponse, out: &mut VecDeque<Event>) -> Result<()> {
+    fn finish(&mut self, response: &ResponseObject, out: &mut VecDeque<Event>) -> Result<()> {
         for tool in self.tools.values_mut().filter(|tool| !tool.ended) {
             let input = parse_arguments(&tool.id, &tool.name, &tool.arguments)?;
             tool.ended = true;
@@ -187,9 +194,9 @@ impl ResponsesStream {
                 input,
             });
         }
-        out.push_back(Event::Usage(response.usage()));
+        out.push_back(Event::Usage(usage(response)));
         out.push_back(Event::Stop {
-            reason: response.stop_reason(!self.tools.is_empty(), self.refused),
+            reason: stop_reason(response, !self.tools.is_empty(), self.refused),
         });
         Ok(())
     }
@@ -197,70 +204,76 @@ impl ResponsesStream {
 
 impl StreamParser for ResponsesStream {
     fn on_event(&mut self, event: SseEvent, out: &mut VecDeque<Event>) -> Result<bool> {
-        let data: Value = serde_json::from_str(&event.data)
+        let mut data: Value = serde_json::from_str(&event.data)
             .map_err(|err| self.invalid(&format!("is not json ({err})"), &event.data))?;
-        let kind = match data["type"].as_str() {
-            Some(kind) if !kind.is_empty() => kind.to_owned(),
-            _ => event.event.clone(),
-        };
-        if kind == "error" {
-            let error = if data["error"].is_object() {
-                &data["error"]
-            } else {
-                &data
-            };
-            let failure = WireFailure::deserialize(error).map_err(|err| {
-                self.invalid(&format!("error is not an error ({err})"), &event.data)
-            })?;
-            return Err(failure.into_error(self.provider));
+        // The type names the event; a server that leaves it out names it in the SSE line.
+        if let Value::Object(fields) = &mut data
+            && fields
+                .get("type")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+        {
+            fields.insert("type".to_owned(), Value::from(event.event.as_str()));
+        }
+        let StreamEvent { event: data, .. } = serde_json::from_value(data)
+            .map_err(|err| self.invalid(&format!("is malformed ({err})"), &event.data))?;
+        if let ResponseEvent::Error {
+            code,
+            message,
+            error,
+            ..
+        } = data
+        {
+            let failure = error.unwrap_or(ResponseError { code, message });
+            return Err(failure_error(self.provider, failure));
         }
         if !self.started {
-            let response = (kind == "response.created").then_some(&data["response"]);
+            let response = match &data {
+                ResponseEvent::Created { response } => Some(response),
+                _ => None,
+            };
             self.start(response, out);
         }
-        let output_index = data["output_index"].as_u64().unwrap_or(0);
-        match kind.as_str() {
-            "response.output_item.added" if data["item"]["type"] == "function_call" => {
-                self.start_tool(output_index, &data["item"], out);
-            }
-            "response.function_call_arguments.delta" => {
-                let delta = data["delta"].as_str().unwrap_or_default();
+        match data {
+            ResponseEvent::OutputItemAdded {
+                output_index,
+                item: OutputItem::FunctionCall { call_id, name, .. },
+            } => self.start_tool(output_index, &call_id, &name, out),
+            ResponseEvent::FunctionCallArgumentsDelta {
+                at: ItemAt { output_index, .. },
+                delta,
+            } => {
                 if let Some(tool) = self.tools.get_mut(&output_index)
                     && !delta.is_empty()
                 {
-                    tool.arguments.push_str(delta);
+                    tool.arguments.push_str(&delta);
                     out.push_back(Event::ToolCallDelta {
                         index: tool.index,
-                        arguments: delta.to_owned(),
+                        arguments: delta,
                     });
                 }
             }
-            "response.output_text.delta" | "response.refusal.delta" => {
-                self.refused |= kind == "response.refusal.delta";
-                if let Some(text) = data["delta"].as_str().filter(|text| !text.is_empty()) {
-                    out.push_back(Event::TextDelta {
-                        text: text.to_owned(),
-                    });
-                }
+            ResponseEvent::OutputTextDelta { delta, .. } => text_delta(delta, out),
+            ResponseEvent::RefusalDelta { delta, .. } => {
+                self.refused = true;
+                text_delta(delta, out);
             }
-            "response.reasoning_summary_text.delta" => self.on_summary_delta(&data, out),
-            "response.output_item.done" => self.on_item_done(output_index, &data["item"], out)?,
-            "response.completed" | "response.incomplete" => {
-                let response = WireResponse::deserialize(&data["response"]).map_err(|err| {
-                    self.invalid(&format!("{kind} holds no response ({err})"), &event.data)
-                })?;
-                self.finish(response, out)?;
+            ResponseEvent::ReasoningSummaryTextDelta { at, delta } => {
+                self.on_summary_delta(&at, &delta, out);
+            }
+            ResponseEvent::OutputItemDone { output_index, item } => {
+                self.on_item_done(output_index, item, out)?;
+            }
+            ResponseEvent::Completed { response } | ResponseEvent::Incomplete { response } => {
+                self.finish(&response, out)?;
                 return Ok(true);
             }
-            "response.failed" => {
-                let failure = WireResponse::deserialize(&data["response"])
-                    .ok()
-                    .and_then(|response| response.error)
-                    .unwrap_or_else(|| WireFailure {
-                        code: None,
-                        message: "the response failed".to_owned(),
-                    });
-                return Err(failure.into_error(self.provider));
+            ResponseEvent::Failed { response } => {
+                let failure = response.error.unwrap_or_else(|| ResponseError {
+                    code: None,
+                    message: "the response failed".to_owned(),
+                });
+                return Err(failure_error(self.provider, failure));
             }
             // Lifecycle and `.done` events repeat what the deltas said.
             _ => {}
@@ -273,5 +286,12 @@ impl StreamParser for ResponsesStream {
             provider: self.provider,
             details: "the connection closed before response.completed".to_owned(),
         })
+    }
+}
+
+/// Text or refusal text, as the answer's text.
+fn text_delta(text: String, out: &mut VecDeque<Event>) {
+    if !text.is_empty() {
+        out.push_back(Event::TextDelta { text });
     }
 }
