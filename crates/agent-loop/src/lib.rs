@@ -15,6 +15,7 @@
 //! - [`compaction`]: the summary message and its ledger, built from data, when a conversation
 //!   outgrows the window;
 //! - [`price`]: what a call costs, and the list prices of common models;
+//! - [`agent_model`]: an agent's own model as the store keeps it, checked and shown one way;
 //! - [`agent`]: the turn loop, [`Agent::process_turn`], with governance deciding every call;
 //! - [`producer`]: frames written by a model, for `generate` and `synthesize`;
 //! - [`batch`]: a generation's model calls sent as provider batches (`generate --batch`);
@@ -33,6 +34,7 @@
 //! lists every tool, so it stays byte-stable as the intent changes; a request's tool list is
 //! what the intent allows now.
 pub mod agent;
+pub mod agent_model;
 pub mod batch;
 pub mod compaction;
 pub mod conversation;

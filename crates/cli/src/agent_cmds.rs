@@ -119,7 +119,7 @@ pub(crate) fn resolve_price(
 ) -> Option<Price> {
     flag.or_else(|| {
         agent
-            .and_then(|a| a.settings.get(crate::llm::AGENT_PRICE))
+            .and_then(|a| a.settings.get(agent_loop::agent_model::PRICE))
             .and_then(|stored| Price::parse(stored).ok())
     })
     .or_else(|| Price::for_model(model))

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use agent_loop::agent_model;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use futures_util::StreamExt;
@@ -51,25 +52,6 @@ pub(crate) struct CompleteArgs {
     schema: Option<PathBuf>,
 }
 
-/// The agent settings (`merkle_store::Agent::settings`) that hold an agent's own model.
-pub(crate) const AGENT_PROVIDER: &str = "provider";
-pub(crate) const AGENT_MODEL: &str = "model";
-/// The agent's price, `IN,OUT,READ,WRITE` dollars per million tokens.
-pub(crate) const AGENT_PRICE: &str = "price";
-pub(crate) const AGENT_BASE_URL: &str = "base_url";
-/// The name of the variable holding the agent's key, never the key.
-pub(crate) const AGENT_API_KEY_ENV: &str = "api_key_env";
-/// The API an OpenAI-style provider speaks (`--api`).
-pub(crate) const AGENT_API: &str = "api";
-
-/// The providers `--provider` names.
-pub(crate) const PROVIDERS: [&str; 5] =
-    ["anthropic", "openai", "ollama", "openai-compatible", "sim"];
-
-/// The APIs `--api` names, and the providers that speak them.
-pub(crate) const APIS: [&str; 2] = ["chat", "responses"];
-pub(crate) const OPENAI_STYLE: [&str; 3] = ["openai", "ollama", "openai-compatible"];
-
 /// Which model answers: a provider, or the simulator (a script, a recording to play back).
 ///
 /// The provider and the mode are separate choices: `--provider` (or `--script`, which means
@@ -82,7 +64,7 @@ pub(crate) struct ModelArgs {
     /// MERKLE_LLM_PROVIDER, else anthropic]. MERKLE_LLM_MODE wins over it: record records
     /// this provider, playback and simulated replace it; --record and --playback win over
     /// MERKLE_LLM_MODE
-    #[arg(long, value_parser = PROVIDERS)]
+    #[arg(long, value_parser = agent_model::PROVIDERS)]
     pub(crate) provider: Option<String>,
     /// The model [default: MERKLE_LLM_MODEL, else the provider's default]
     #[arg(long)]
@@ -95,7 +77,7 @@ pub(crate) struct ModelArgs {
     /// The API an OpenAI-style provider (openai, ollama, openai-compatible) speaks: chat
     /// (chat completions) or responses (OpenAI's Responses API, which carries reasoning
     /// between turns) [default: MERKLE_LLM_API, else chat]
-    #[arg(long, value_parser = APIS)]
+    #[arg(long, value_parser = agent_model::APIS)]
     pub(crate) api: Option<String>,
     /// The environment variable holding the provider's key (its name, not the key), for any
     /// provider: a keyed vLLM, LiteLLM, OpenRouter or Groq server [default:
@@ -185,16 +167,19 @@ impl ModelArgs {
         let chosen = self.provider.is_some() || self.script.is_some() || self.playback.is_some();
         let switched =
             environment(llm_sim::factory::MODE_VAR).is_some_and(|v| !v.trim().is_empty());
-        match stored(AGENT_PROVIDER) {
+        match stored(agent_model::PROVIDER) {
             Some(provider) if !chosen && !switched => ModelArgs {
                 provider: Some(provider),
-                model: self.model.clone().or_else(|| stored(AGENT_MODEL)),
-                base_url: self.base_url.clone().or_else(|| stored(AGENT_BASE_URL)),
-                api: self.api.clone().or_else(|| stored(AGENT_API)),
+                model: self.model.clone().or_else(|| stored(agent_model::MODEL)),
+                base_url: self
+                    .base_url
+                    .clone()
+                    .or_else(|| stored(agent_model::BASE_URL)),
+                api: self.api.clone().or_else(|| stored(agent_model::API)),
                 api_key_env: self
                     .api_key_env
                     .clone()
-                    .or_else(|| stored(AGENT_API_KEY_ENV)),
+                    .or_else(|| stored(agent_model::API_KEY_ENV)),
                 from_agent: true,
                 ..self.clone()
             },
@@ -280,10 +265,10 @@ impl ModelArgs {
             } else {
                 self.provider.as_deref()
             };
-            if let Some(provider) = provider.filter(|p| !OPENAI_STYLE.contains(p)) {
+            if let Some(provider) = provider.filter(|p| !agent_model::OPENAI_STYLE.contains(p)) {
                 crate::usage!(
                     "--api {api} is for the providers that speak OpenAI's APIs ({}), not {provider}",
-                    OPENAI_STYLE.join(", ")
+                    agent_model::OPENAI_STYLE.join(", ")
                 );
             }
         }
@@ -568,7 +553,7 @@ mod tests {
         let agent = merkle_store::Agent {
             id: "local".to_owned(),
             role: merkle_store::Role::Synthesis,
-            settings: BTreeMap::from([(AGENT_PROVIDER.to_owned(), "ollama".to_owned())]),
+            settings: BTreeMap::from([(agent_model::PROVIDER.to_owned(), "ollama".to_owned())]),
         };
         let own = ModelArgs::default().or_stored_in(Some(&agent), elsewhere);
         assert_eq!(own.provider.as_deref(), Some("ollama"));

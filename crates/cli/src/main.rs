@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use agent_loop::agent_model;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use context::ops::Workspace;
@@ -219,7 +220,7 @@ enum AgentCommand {
         /// The agent's own provider, used by `generate`, `watch --generate`, `run` and `chat`
         /// acting as it when they are given no provider (MERKLE_LLM_MODE still switches the
         /// whole process) [default: keep the agent's, if any]
-        #[arg(long, value_parser = llm::PROVIDERS)]
+        #[arg(long, value_parser = agent_model::PROVIDERS)]
         provider: Option<String>,
         /// The agent's model (with --provider) [default: the provider's]
         #[arg(long, requires = "provider")]
@@ -229,7 +230,7 @@ enum AgentCommand {
         base_url: Option<String>,
         /// The API the agent's provider speaks (with an OpenAI-style --provider): chat or
         /// responses [default: chat]
-        #[arg(long, requires = "provider", value_parser = llm::APIS)]
+        #[arg(long, requires = "provider", value_parser = agent_model::APIS)]
         api: Option<String>,
         /// The environment variable that will hold the agent's key (with --provider): its
         /// name is stored, never the key, and read at each run
@@ -287,85 +288,9 @@ fn parse_base_url(url: &str) -> Result<String, String> {
     Ok(url.to_owned())
 }
 
-/// The settings that give an agent its own model, checked now rather than at its first call.
-fn agent_model_settings(
-    provider: &str,
-    model: Option<&str>,
-    base_url: Option<&str>,
-    api: Option<&str>,
-    api_key_env: Option<&str>,
-    price: Option<&str>,
-) -> Result<BTreeMap<String, String>> {
-    if provider == "openai-compatible" && base_url.is_none() {
-        usage!("--provider openai-compatible needs --base-url (the server's OpenAI-style API)");
-    }
-    if let Some(api) = api.filter(|_| !llm::OPENAI_STYLE.contains(&provider)) {
-        usage!(
-            "--api {api} is for the providers that speak OpenAI's APIs ({}), not {provider}",
-            llm::OPENAI_STYLE.join(", ")
-        );
-    }
-    if model.is_some_and(|m| m.trim().is_empty()) {
-        usage!("--model is empty");
-    }
-    let mut settings = BTreeMap::new();
-    settings.insert(llm::AGENT_PROVIDER.to_owned(), provider.to_owned());
-    for (key, value) in [
-        (llm::AGENT_MODEL, model),
-        (llm::AGENT_BASE_URL, base_url),
-        (llm::AGENT_API, api),
-        (llm::AGENT_API_KEY_ENV, api_key_env),
-    ] {
-        if let Some(value) = value {
-            settings.insert(key.to_owned(), value.to_owned());
-        }
-    }
-    if let Some(price) = price {
-        settings.insert(llm::AGENT_PRICE.to_owned(), price.to_owned());
-    }
-    Ok(settings)
-}
-
 /// A `--price` as an agent stores it: every rate written out.
 fn price_text(text: &str) -> Result<String, String> {
     agent_cmds::parse_price(text).map(|price| price.to_text())
-}
-
-/// An agent as `agent add` and `agent list` print it with `--json`.
-fn agent_json(a: &merkle_store::Agent) -> serde_json::Value {
-    let setting = |key: &str| a.settings.get(key);
-    serde_json::json!({
-        "agent_id": a.id,
-        "role": a.role.as_str(),
-        "provider": setting(llm::AGENT_PROVIDER),
-        "model": setting(llm::AGENT_MODEL),
-        "base_url": setting(llm::AGENT_BASE_URL),
-        "api": setting(llm::AGENT_API),
-        "api_key_env": setting(llm::AGENT_API_KEY_ENV),
-        "price": setting(llm::AGENT_PRICE),
-    })
-}
-
-/// An agent's own model as `provider [model] [base URL] [(api A)] [(key from $NAME)]`, if it
-/// has one.
-fn agent_model_text(a: &merkle_store::Agent) -> Option<String> {
-    let parts: Vec<&str> = [llm::AGENT_PROVIDER, llm::AGENT_MODEL, llm::AGENT_BASE_URL]
-        .iter()
-        .filter_map(|key| a.settings.get(*key).map(String::as_str))
-        .collect();
-    let api = match a.settings.get(llm::AGENT_API) {
-        Some(api) => format!(" (api {api})"),
-        None => String::new(),
-    };
-    let key = match a.settings.get(llm::AGENT_API_KEY_ENV) {
-        Some(variable) => format!(" (key from ${variable})"),
-        None => String::new(),
-    };
-    let price = match a.settings.get(llm::AGENT_PRICE) {
-        Some(price) => format!(" at ${price} per million tokens"),
-        None => String::new(),
-    };
-    (!parts.is_empty()).then(|| format!("{}{api}{key}{price}", parts.join(" ")))
 }
 
 fn main() -> ExitCode {
@@ -693,14 +618,18 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }) => {
             let role = Role::parse(role).context("role")?;
             let settings = match provider {
-                Some(provider) => Some(agent_model_settings(
-                    provider,
-                    model.as_deref(),
-                    base_url.as_deref(),
-                    api.as_deref(),
-                    api_key_env.as_deref(),
-                    price.as_deref(),
-                )?),
+                Some(provider) => Some(
+                    agent_model::NewModel {
+                        provider,
+                        model: model.as_deref(),
+                        base_url: base_url.as_deref(),
+                        api: api.as_deref(),
+                        api_key_env: api_key_env.as_deref(),
+                        price: price.as_deref(),
+                    }
+                    .settings()
+                    .map_err(Usage)?,
+                ),
                 None if *no_provider => Some(BTreeMap::new()),
                 None => None,
             };
@@ -710,13 +639,13 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
                 store.set_agent_settings(id, settings)?;
             }
             let agent = store.agent(id)?.context("the agent was just registered")?;
-            let text = match agent_model_text(&agent) {
+            let text = match agent_model::model_text(&agent) {
                 Some(model) => {
                     format!("agent {id} registered as {role}, with its own model: {model}")
                 }
                 None => format!("agent {id} registered as {role}"),
             };
-            out.value(agent_json(&agent), text);
+            out.value(agent_model::agent_json(&agent), text);
         }
         Command::Agent(AgentCommand::Prices) => {
             let prices: Vec<(&str, agent_loop::Price)> = agent_loop::Price::list().collect();
@@ -750,10 +679,10 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Agent(AgentCommand::List) => {
             let store = open(g, &root, true)?;
             let agents = store.agents()?;
-            let json = agents.iter().map(agent_json).collect();
+            let json = agents.iter().map(agent_model::agent_json).collect();
             let text = agents
                 .iter()
-                .map(|a| match agent_model_text(a) {
+                .map(|a| match agent_model::model_text(a) {
                     Some(model) => format!("{}\t{}\t{model}", a.id, a.role),
                     None => format!("{}\t{}", a.id, a.role),
                 })
