@@ -24,6 +24,20 @@ pub enum TextOrBlocks<B> {
     Blocks(Vec<B>),
 }
 
+impl<B> TextOrBlocks<B> {
+    /// The text: the string, or the text `text` finds in each block, one block a line.
+    pub fn joined_text(self, text: impl Fn(B) -> Option<String>) -> String {
+        match self {
+            Self::Text(t) => t,
+            Self::Blocks(blocks) => blocks
+                .into_iter()
+                .filter_map(text)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
 impl<B: Serialize> Serialize for TextOrBlocks<B> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {

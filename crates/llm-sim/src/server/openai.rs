@@ -154,17 +154,10 @@ fn from_wire(body: ChatRequest) -> Result<(Request, Options), String> {
 
 /// Text content: a string, or the text of its text parts, one per line.
 fn text_of(content: TextOrBlocks<ContentPart>) -> String {
-    match content {
-        TextOrBlocks::Text(text) => text,
-        TextOrBlocks::Blocks(parts) => parts
-            .into_iter()
-            .filter_map(|part| match part {
-                ContentPart::Text { text } => Some(text),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+    content.joined_text(|part| match part {
+        ContentPart::Text { text } => Some(text),
+        _ => None,
+    })
 }
 
 fn user_content(content: TextOrBlocks<ContentPart>) -> Vec<ContentBlock> {

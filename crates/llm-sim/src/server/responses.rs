@@ -261,17 +261,10 @@ fn read_item(item: InputItem, messages: &mut Vec<Message>, system: &mut Vec<Stri
 
 /// Text content: a string, or the text of its text parts, one per line.
 fn text_of(content: TextOrBlocks<InputContent>) -> String {
-    match content {
-        TextOrBlocks::Text(text) => text,
-        TextOrBlocks::Blocks(parts) => parts
-            .into_iter()
-            .filter_map(|part| match part {
-                InputContent::InputText { text } | InputContent::OutputText { text } => Some(text),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+    content.joined_text(|part| match part {
+        InputContent::InputText { text } | InputContent::OutputText { text } => Some(text),
+        _ => None,
+    })
 }
 
 fn user_content(content: TextOrBlocks<InputContent>) -> Vec<ContentBlock> {
