@@ -15,7 +15,6 @@
 //! the offline outline producer, which hands the facts of each file it parses to a
 //! [`FactsSink`] that `generate` empties into the cache. After a first offline generation,
 //! [`TreeFacts::load`] parses nothing.
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use merkle_store::{Hash, NodeKind, Store};
@@ -74,10 +73,10 @@ pub struct FileEntry {
 /// ([`TreeFacts::facts_of`]).
 #[derive(Clone, Debug, Default)]
 pub struct TreeFacts {
+    /// Sorted by path.
     pub files: Vec<FileEntry>,
     /// How many files were parsed now, their facts missing from the cache.
     pub derived: usize,
-    index: HashMap<String, usize>,
     /// The root of the scan these are the facts of, when every file's facts were had (none
     /// changed on disk since) and no scan landed while they were read: what data derived
     /// from all of them may be kept under ([`crate::Graph::of_tree`]). For a listing, the
@@ -184,15 +183,13 @@ impl TreeFacts {
                 }
             }
         }
-        let index = files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.clone(), i))
-            .collect();
+        // The store lists its tree in path order; `file` looks paths up in that order.
+        if !files.is_sorted_by(|a, b| a.path <= b.path) {
+            files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        }
         Ok(TreeFacts {
             files,
             derived,
-            index,
             root: root.filter(|_| complete),
             part,
             keep,
@@ -214,14 +211,20 @@ impl TreeFacts {
             .collect())
     }
 
+    fn position(&self, path: &str) -> Option<usize> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+    }
+
     /// The entry of the file at `path`.
     pub fn file(&self, path: &str) -> Option<&FileEntry> {
-        self.index.get(path).map(|&i| &self.files[i])
+        self.position(path).map(|i| &self.files[i])
     }
 
     /// Whether the tree has a file at `path`.
     pub fn contains(&self, path: &str) -> bool {
-        self.index.contains_key(path)
+        self.position(path).is_some()
     }
 }
 

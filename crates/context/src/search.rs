@@ -11,6 +11,7 @@
 //! | definitions | the query's code identifiers that the file defines, each by how rare a definition of that name is (idf) and by its kind (a class over a method), divided by the best file's | [`W_DEFS`] |
 //! | path | the file is one the query points at: a path or a traceback frame ([`W_PATH`], the deepest frames most), a bare file name (half that), a dotted module ([`W_MODULE`]), a code identifier ([`W_STEM`]) or a word ([`W_WORD_STEM`]) naming its file | |
 //! | graph | a share of the evidence of the best [`GRAPH_SEEDS`] files, given to the files they import and that import them | [`W_GRAPH`] |
+//! | proximity | of the [`PROXIMITY_FILES`] best files so far, the most of the query that one function or method holds: its distinct words, each by idf times its weight in the query, over the definition's length in lines to the power [`PROXIMITY_LENGTH`], divided by the best file's (task queries only) | [`W_PROXIMITY`] |
 //!
 //! and multiplies the sum by a prior ([`prior`]): tests, fixtures, docs and examples, vendored
 //! and generated files, files that are not code, huge files and, a little, small ones count
@@ -166,6 +167,14 @@ pub const W_GRAPH: f64 = 0.25;
 /// How many of the best files share their evidence with the files they import and that
 /// import them.
 pub const GRAPH_SEEDS: usize = 32;
+/// Weight of the proximity signal: the query's words met together in one function say more
+/// than the same words spread over a file.
+pub const W_PROXIMITY: f64 = 0.7;
+/// How many of the best files (by every other signal) the proximity signal reads.
+pub const PROXIMITY_FILES: usize = 30;
+/// A definition's share of the query is divided by its length in lines to this power: a
+/// longer function holds more words by chance.
+pub const PROXIMITY_LENGTH: f64 = 0.3;
 /// BM25's average field lengths are taken as this many times what they are: a fix lands in
 /// big files more often than BM25's length normalisation assumes.
 pub const LENGTH_SCALE: f64 = 3.0;
@@ -258,7 +267,7 @@ pub fn search(
             }
         }
     }
-    let terms = select_terms(index, &words)?;
+    let (terms, telling) = select_terms(index, &words)?;
     let bm25: HashMap<String, f64> = index
         .search_scaled(&terms, LENGTH_SCALE)?
         .into_iter()
@@ -322,7 +331,20 @@ pub fn search(
     }
 
     // Paths the query points at.
-    let lookup = PathLookup::new(facts);
+    // The file names worth looking up: code identifiers of three letters or more and words of
+    // four or more (see below).
+    let names: std::collections::HashSet<String> = idents
+        .iter()
+        .map(|(id, _)| id.to_lowercase())
+        .filter(|id| id.len() >= 3)
+        .chain(
+            words
+                .iter()
+                .filter(|(w, _)| w.len() >= 4)
+                .map(|(w, _)| w.clone()),
+        )
+        .collect();
+    let lookup = PathLookup::new(facts, &names);
     // A path with a line is a traceback frame or a compiler's message: the later ones are
     // nearer where the error was raised. A bare file name says less than a path.
     let framed = q.paths.iter().filter(|r| r.line.is_some()).count();
@@ -419,6 +441,10 @@ pub fn search(
                 }
             }
         }
+    }
+
+    if !short {
+        proximity(store, facts, &mut scores, &telling, &in_scope)?;
     }
 
     // Ordered by evidence, then the prior applied: a prior is at most 1, so once the evidence
@@ -541,6 +567,8 @@ struct Signals {
     bare: f64,
     graph: f64,
     near: Option<String>,
+    /// [`W_PROXIMITY`] times the file's share of the query in one definition.
+    proximity: f64,
 }
 
 impl Signals {
@@ -549,7 +577,7 @@ impl Signals {
     }
 
     fn total(&self) -> f64 {
-        self.base() + self.graph
+        self.base() + self.graph + self.proximity
     }
 
     /// The file's score under `prior`. For a lookup (a short query: a name or two), a
@@ -584,9 +612,16 @@ impl Signals {
     }
 }
 
+/// Query words, each with its weight in the query times its idf.
+type Telling = Vec<(String, f64)>;
+
 /// The query's words worth sending to BM25, each in the three fields: the [`MAX_TERMS`] with
-/// the largest weight times idf over the text field; words no file holds are dropped.
-fn select_terms(index: &TextIndex, words: &[(String, f32)]) -> Result<Vec<WeightedTerm>> {
+/// the largest weight times idf over the text field; words no file holds are dropped. With
+/// them, each such word with its weight times idf.
+fn select_terms(
+    index: &TextIndex,
+    words: &[(String, f32)],
+) -> Result<(Vec<WeightedTerm>, Telling)> {
     let mut scored: Vec<(f64, &str, f32)> = Vec::new();
     for (w, weight) in words {
         let mut df = 0;
@@ -605,6 +640,10 @@ fn select_terms(index: &TextIndex, words: &[(String, f32)]) -> Result<Vec<Weight
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     scored.truncate(MAX_TERMS);
     let mut terms = Vec::with_capacity(scored.len() * 3);
+    let telling = scored
+        .iter()
+        .map(|(x, t, _)| ((*t).to_owned(), *x))
+        .collect();
     for (_, token, weight) in scored {
         for (field, w) in [
             (Field3::Text, 1.0),
@@ -618,7 +657,104 @@ fn select_terms(index: &TextIndex, words: &[(String, f32)]) -> Result<Vec<Weight
             });
         }
     }
-    Ok(terms)
+    Ok((terms, telling))
+}
+
+/// The proximity signal ([`W_PROXIMITY`]) of the [`PROXIMITY_FILES`] best files so far (by
+/// every other signal, before the prior), read from their text: for each, the function or
+/// method holding the most of `telling` (distinct words, each by its weight), over its length
+/// in lines to the power [`PROXIMITY_LENGTH`]; divided by the best file's.
+fn proximity(
+    store: &Store,
+    facts: &TreeFacts,
+    scores: &mut HashMap<&str, Signals>,
+    telling: &[(String, f64)],
+    in_scope: &(impl Fn(&FileEntry) -> bool + Sync),
+) -> Result<()> {
+    let mut best: Vec<(f64, &FileEntry)> = scores
+        .iter()
+        .filter_map(|(p, s)| facts.file(p).map(|f| (s.total(), f)))
+        .filter(|(x, f)| *x > 0.0 && in_scope(f))
+        .collect();
+    best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+    best.truncate(PROXIMITY_FILES);
+    let files: Vec<&FileEntry> = best.into_iter().map(|b| b.1).collect();
+    let their = facts.facts_of(store, &files)?;
+    let ids: HashMap<&str, usize> = telling
+        .iter()
+        .enumerate()
+        .map(|(i, (w, _))| (w.as_str(), i))
+        .collect();
+    let held: Vec<f64> = files
+        .par_iter()
+        .zip(their.par_iter())
+        .map(|(f, ff)| {
+            let Some(text) = read_text(store, f)? else {
+                return Ok(0.0);
+            };
+            let lines = line_terms(&text, &ids);
+            let mut seen = vec![false; telling.len()];
+            let mut most: f64 = 0.0;
+            for s in &ff.symbols {
+                if !matches!(s.kind, Kind::Function | Kind::Method) {
+                    continue;
+                }
+                let start = s.line.max(1) - 1;
+                let end = s.end_line.max(s.line).min(lines.len());
+                if end <= start {
+                    continue;
+                }
+                seen.fill(false);
+                let mut sum = 0.0;
+                for &i in lines[start..end].iter().flatten() {
+                    if !std::mem::replace(&mut seen[i], true) {
+                        sum += telling[i].1;
+                    }
+                }
+                most = most.max(sum / ((end - start) as f64).powf(PROXIMITY_LENGTH));
+            }
+            Ok(most)
+        })
+        .collect::<Result<_>>()?;
+    let top = held.iter().copied().fold(0.0, f64::max);
+    if top > 0.0 {
+        for (f, h) in files.iter().zip(held) {
+            if let Some(s) = scores.get_mut(f.path.as_str()) {
+                s.proximity = W_PROXIMITY * h / top;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// For each line of `text` (as [`str::lines`] cuts them), the ids (in `ids`) of the words its
+/// tokens are, one per occurrence. A token of an ASCII line is a piece of that line in
+/// lowercase, so such a line is tokenized only where some word occurs in it that way.
+fn line_terms(text: &str, ids: &HashMap<&str, usize>) -> Vec<Vec<usize>> {
+    let lower = text.to_ascii_lowercase();
+    let mut at: Vec<usize> = ids
+        .keys()
+        .flat_map(|w| memchr::memmem::find_iter(lower.as_bytes(), w.as_bytes()))
+        .collect();
+    at.sort_unstable();
+    let mut next = 0;
+    text.lines()
+        .map(|line| {
+            let start = line.as_ptr() as usize - text.as_ptr() as usize;
+            while next < at.len() && at[next] < start {
+                next += 1;
+            }
+            let mut found = Vec::new();
+            if (next < at.len() && at[next] < start + line.len()) || !line.is_ascii() {
+                retrieve::tokenize::tokens(line, |t, _, _, _| {
+                    if let Some(&i) = ids.get(t) {
+                        found.push(i);
+                    }
+                });
+            }
+            found
+        })
+        .collect()
 }
 
 /// Whether `f` has a definition of kind `k` whose name holds a word of the query.
@@ -643,17 +779,17 @@ fn best_symbols(
     kind: Option<Kind>,
 ) -> (Vec<SymbolHit>, Vec<String>) {
     // Query words per line.
+    let words: Vec<(&str, f32)> = weights.iter().map(|(w, x)| (*w, *x)).collect();
+    let ids: HashMap<&str, usize> = words.iter().enumerate().map(|(i, w)| (w.0, i)).collect();
     let mut line_weight: Vec<f64> = Vec::new();
-    let mut matched: HashMap<&str, f32> = HashMap::new();
+    let mut matched = vec![false; words.len()];
     if let Some(text) = content {
-        for line in text.lines() {
+        for line in line_terms(text, &ids) {
             let mut w = 0.0;
-            retrieve::tokenize::tokens(line, |t, _, _, _| {
-                if let Some((k, x)) = weights.get_key_value(t) {
-                    w += f64::from(*x);
-                    matched.insert(k, *x);
-                }
-            });
+            for i in line {
+                w += f64::from(words[i].1);
+                matched[i] = true;
+            }
             line_weight.push(w);
         }
     }
@@ -696,7 +832,11 @@ fn best_symbols(
             signature: s.signature.clone(),
         })
         .collect();
-    let mut words: Vec<(&str, f32)> = matched.into_iter().collect();
+    let mut words: Vec<(&str, f32)> = words
+        .into_iter()
+        .zip(matched)
+        .filter_map(|(w, m)| m.then_some(w))
+        .collect();
     words.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     (
         symbols,
@@ -711,17 +851,19 @@ fn best_symbols(
 /// The tree's paths, looked up by what a query may say of them.
 struct PathLookup<'a> {
     paths: Vec<&'a str>,
-    /// file name without extension, lowercase -> paths
+    /// file name without extension, lowercase -> paths, for the names asked for
     stems: HashMap<String, Vec<&'a str>>,
-    /// path without extension (and without a trailing `/__init__`, `/mod`, `/index`) -> paths
-    modules: HashMap<&'a str, Vec<&'a str>>,
+    /// (path without extension (and without a trailing `/__init__`, `/mod`, `/index`), path)
+    modules: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> PathLookup<'a> {
-    fn new(facts: &'a TreeFacts) -> PathLookup<'a> {
+    /// The lookup of `facts`' paths, with the file names among `names` (lowercase).
+    fn new(facts: &'a TreeFacts, names: &std::collections::HashSet<String>) -> PathLookup<'a> {
         let mut stems: HashMap<String, Vec<&str>> = HashMap::new();
-        let mut modules: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut modules = Vec::new();
         let mut paths = Vec::with_capacity(facts.files.len());
+        let mut lower = String::new();
         for f in &facts.files {
             let p = f.path.as_str();
             paths.push(p);
@@ -730,7 +872,11 @@ impl<'a> PathLookup<'a> {
             }
             let name = p.rsplit('/').next().unwrap_or(p);
             let stem = name.split('.').next().unwrap_or(name);
-            stems.entry(stem.to_lowercase()).or_default().push(p);
+            lower.clear();
+            lower.extend(stem.chars().flat_map(char::to_lowercase));
+            if names.contains(&lower) {
+                stems.entry(lower.clone()).or_default().push(p);
+            }
             let no_ext = match p.rfind('.') {
                 Some(i) if i > p.rfind('/').map_or(0, |j| j + 1) => &p[..i],
                 _ => p,
@@ -739,7 +885,7 @@ impl<'a> PathLookup<'a> {
                 .iter()
                 .find_map(|s| no_ext.strip_suffix(s))
                 .unwrap_or(no_ext);
-            modules.entry(module).or_default().push(p);
+            modules.push((module, p));
         }
         PathLookup {
             paths,
@@ -788,7 +934,7 @@ impl<'a> PathLookup<'a> {
                 m.ends_with(frag)
                     && (m.len() == frag.len() || m.as_bytes()[m.len() - frag.len() - 1] == b'/')
             })
-            .flat_map(|(_, ps)| ps.iter().copied())
+            .map(|(_, p)| *p)
             .collect();
         found.sort_unstable();
         found
@@ -809,5 +955,32 @@ impl<'a> PathLookup<'a> {
             }
         }
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_terms_finds_what_tokenizing_every_line_finds() {
+        let text = "fn resolveRedirects() {\n  // nothing here\r\n  let \u{212A}elvin = HTTPServer::new();\n\n  redirects(kelvin); // naïve redirects\n}";
+        let words = ["redirects", "kelvin", "server", "http", "resolveredirects"];
+        let ids: HashMap<&str, usize> = words.iter().enumerate().map(|(i, w)| (*w, i)).collect();
+        let every: Vec<Vec<usize>> = text
+            .lines()
+            .map(|line| {
+                let mut found = Vec::new();
+                retrieve::tokenize::tokens(line, |t, _, _, _| {
+                    if let Some(&i) = ids.get(t) {
+                        found.push(i);
+                    }
+                });
+                found
+            })
+            .collect();
+        assert_eq!(line_terms(text, &ids), every);
+        assert_eq!(every[2], vec![1, 3, 2], "the Kelvin sign lowercases to k");
+        assert_eq!(every[4], vec![0, 1, 0]);
     }
 }

@@ -198,3 +198,36 @@ fn a_snake_case_name_that_spells_a_module_path_names_that_module() {
         hits[0].why
     );
 }
+
+#[test]
+fn a_task_s_words_met_in_one_function_outrank_the_same_words_spread_over_a_file() {
+    let fx = Fixture::new();
+    let body = |words: [&str; 4]| {
+        ["alpha", "beta", "gamma", "delta"]
+            .iter()
+            .zip(words)
+            .map(|(name, text)| format!("pub fn {name}() -> &'static str {{\n    \"{text}\"\n}}\n"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // The same words and names, but `spread.rs` is a byte larger (which the prior
+    // for small files favours, and the tie would go to it by path too).
+    fx.edit(
+        "src/spread.rs",
+        &body(["ledger ", "reconcile ", "balance ", "drift "]),
+    );
+    fx.edit(
+        "src/together.rs",
+        &body(["ledger reconcile balance drift", "", "", ""]),
+    );
+    let query = "the ledger does not reconcile: the balance shows a drift after a day";
+    assert_eq!(
+        paths(&run(&fx, query, 2, Ranking::Fused)),
+        ["src/together.rs", "src/spread.rs"]
+    );
+    // Plain BM25 cannot tell them apart: a tie, by path.
+    assert_eq!(
+        paths(&run(&fx, query, 2, Ranking::Plain)),
+        ["src/spread.rs", "src/together.rs"]
+    );
+}
