@@ -171,7 +171,7 @@ pub const GRAPH_SEEDS: usize = 32;
 /// than the same words spread over a file.
 pub const W_PROXIMITY: f64 = 0.7;
 /// How many of the best files (by every other signal) the proximity signal reads.
-pub const PROXIMITY_FILES: usize = 30;
+pub const PROXIMITY_FILES: usize = 16;
 /// A definition's share of the query is divided by its length in lines to this power: a
 /// longer function holds more words by chance.
 pub const PROXIMITY_LENGTH: f64 = 0.3;
@@ -685,9 +685,11 @@ fn proximity(
         .enumerate()
         .map(|(i, (w, _))| (w.as_str(), i))
         .collect();
+    // On this thread: the pool is busy with the rescan running beside, and a job sent there
+    // waits for all of it.
     let held: Vec<f64> = files
-        .par_iter()
-        .zip(their.par_iter())
+        .iter()
+        .zip(&their)
         .map(|(f, ff)| {
             let Some(text) = read_text(store, f)? else {
                 return Ok(0.0);
