@@ -120,7 +120,7 @@ pub struct Hit {
     pub score: f64,
     /// Its best-matching definitions, best first (at most [`MAX_SYMBOLS`]).
     pub symbols: Vec<SymbolHit>,
-    /// What matched: `path: ...`, `defines: ...`, `words: ...`, `near: ...`.
+    /// What matched: `path: ...`, `defines: ...`, `words: ...`, `together in: ...`, `near: ...`.
     pub why: Vec<String>,
 }
 
@@ -569,6 +569,8 @@ struct Signals {
     near: Option<String>,
     /// [`W_PROXIMITY`] times the file's share of the query in one definition.
     proximity: f64,
+    /// That definition, where it holds two of the query's words or more.
+    together: Option<String>,
 }
 
 impl Signals {
@@ -604,6 +606,9 @@ impl Signals {
         }
         if !words.is_empty() {
             out.push(format!("words: {}", words.join(", ")));
+        }
+        if let Some(n) = &self.together {
+            out.push(format!("together in: {n}"));
         }
         if let Some(n) = &self.near {
             out.push(format!("near: {n}"));
@@ -669,7 +674,7 @@ fn proximity(
     facts: &TreeFacts,
     scores: &mut HashMap<&str, Signals>,
     telling: &[(String, f64)],
-    in_scope: &(impl Fn(&FileEntry) -> bool + Sync),
+    in_scope: &impl Fn(&FileEntry) -> bool,
 ) -> Result<()> {
     let mut best: Vec<(f64, &FileEntry)> = scores
         .iter()
@@ -687,16 +692,16 @@ fn proximity(
         .collect();
     // On this thread: the pool is busy with the rescan running beside, and a job sent there
     // waits for all of it.
-    let held: Vec<f64> = files
+    let held: Vec<(f64, Option<&str>)> = files
         .iter()
         .zip(&their)
         .map(|(f, ff)| {
             let Some(text) = read_text(store, f)? else {
-                return Ok(0.0);
+                return Ok((0.0, None));
             };
             let lines = line_terms(&text, &ids);
             let mut seen = vec![false; telling.len()];
-            let mut most: f64 = 0.0;
+            let mut most: (f64, Option<&str>) = (0.0, None);
             for s in &ff.symbols {
                 if !matches!(s.kind, Kind::Function | Kind::Method) {
                     continue;
@@ -707,22 +712,28 @@ fn proximity(
                     continue;
                 }
                 seen.fill(false);
-                let mut sum = 0.0;
+                let (mut sum, mut distinct) = (0.0, 0);
                 for &i in lines[start..end].iter().flatten() {
                     if !std::mem::replace(&mut seen[i], true) {
                         sum += telling[i].1;
+                        distinct += 1;
                     }
                 }
-                most = most.max(sum / ((end - start) as f64).powf(PROXIMITY_LENGTH));
+                let share = sum / ((end - start) as f64).powf(PROXIMITY_LENGTH);
+                if share > most.0 {
+                    // Named in `why` where it holds two words or more.
+                    most = (share, (distinct > 1).then_some(s.name.as_str()));
+                }
             }
             Ok(most)
         })
         .collect::<Result<_>>()?;
-    let top = held.iter().copied().fold(0.0, f64::max);
+    let top = held.iter().map(|h| h.0).fold(0.0, f64::max);
     if top > 0.0 {
-        for (f, h) in files.iter().zip(held) {
+        for (f, (h, name)) in files.iter().zip(held) {
             if let Some(s) = scores.get_mut(f.path.as_str()) {
                 s.proximity = W_PROXIMITY * h / top;
+                s.together = name.map(str::to_owned);
             }
         }
     }

@@ -221,9 +221,17 @@ fn a_task_s_words_met_in_one_function_outrank_the_same_words_spread_over_a_file(
         &body(["ledger reconcile balance drift", "", "", ""]),
     );
     let query = "the ledger does not reconcile: the balance shows a drift after a day";
-    assert_eq!(
-        paths(&run(&fx, query, 2, Ranking::Fused)),
-        ["src/together.rs", "src/spread.rs"]
+    let hits = run(&fx, query, 2, Ranking::Fused);
+    assert_eq!(paths(&hits), ["src/together.rs", "src/spread.rs"]);
+    assert!(
+        hits[0].why.iter().any(|w| w == "together in: alpha"),
+        "{:?}",
+        hits[0].why
+    );
+    assert!(
+        !hits[1].why.iter().any(|w| w.starts_with("together in")),
+        "one word a function: {:?}",
+        hits[1].why
     );
     // Plain BM25 cannot tell them apart: a tie, by path.
     assert_eq!(
