@@ -591,8 +591,8 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             output::scan(out, g, &report);
         }
         Command::Status => {
+            let status = workspace(g, &root).status()?;
             let store = open(g, &root, true)?;
-            let status = context::ops::status(&store)?;
             let remotes = remote_cmds::unpushed(g, &store)?;
             let stale = context_cmds::stale_text(&status.stale);
             output::status(out, g, &status, stale, remotes);

@@ -36,7 +36,8 @@ pub use invalidation::invalidate;
 pub use map::{ChildWeights, ImportWeights, Map, Ranking};
 pub use regenerate::{
     DEFERRED, FrameProducer, Outline, Producers, Provenance, RegenerateRequest, RegenerateScope,
-    Regenerated, Stale, language, produce, regenerate, stale_frames, staleness,
+    Regenerated, Stale, keep_stale_frames, language, produce, regenerate, stale_frames,
+    stale_frames_keyed, staleness,
 };
 pub use retrieve::TextIndex;
 pub use search::{Hit, SearchRequest, SymbolHit, index_dir, search, search_tree, sync_index};

@@ -133,6 +133,23 @@ impl Workspace {
         })
     }
 
+    /// `status` ([`crate::ops::status`]) on a read-only handle. A stale-frame list worked out
+    /// rather than read where an earlier status kept it is kept for the next one through a
+    /// writer opened once, not waited for; one that cannot be kept (another process's writer,
+    /// a read-only file system) costs the next status its time, nothing else.
+    pub fn status(&self) -> Result<crate::ops::Status> {
+        let reader = self.reader()?;
+        let report = reader.status()?;
+        let (stale, unkept) = crate::regenerate::stale_frames_keyed(&reader)?;
+        if let Some(key) = unkept {
+            drop(reader);
+            if let Ok(writer) = Store::open(&self.root, &self.options(false, true)) {
+                let _ = crate::regenerate::keep_stale_frames(&writer, &key, &stale);
+            }
+        }
+        Ok(crate::ops::Status { report, stale })
+    }
+
     /// A full scan that opens an existing store for writing only when there is something to
     /// write (a no-op scan made on a read-only handle costs what `merkle status` costs); where
     /// no store is, one is made. A plan made read-only is committed through a writable handle,

@@ -615,3 +615,52 @@ fn a_synthesis_from_superseded_children_never_becomes_the_head() {
     assert_eq!(stale(&fx), Vec::<String>::new());
     assert_eq!(fx.store.validate().expect("validate"), vec![]);
 }
+
+/// The stale-frame list is kept for the tree and the heads it was worked out for, read back
+/// while neither moves, and worked out again after an edit (the tree moves) or a new frame (the
+/// heads move).
+#[test]
+fn a_stale_frame_list_is_kept_for_its_tree_and_heads() {
+    let fx = Fixture::with_outlines();
+    let keyed = || context::stale_frames_keyed(&fx.store).expect("stale frames");
+    let (first, key) = keyed();
+    let key = key.expect("worked out, nothing kept yet");
+    assert_eq!(first, vec![]);
+    // A list kept under that key is what the next read answers, read rather than worked out.
+    let planted = vec![context::Stale {
+        path: "src".into(),
+        frame_type: OUTLINE.into(),
+        frame_id: fx.node("src").node_id,
+        reason: "invalidated",
+    }];
+    context::keep_stale_frames(&fx.store, &key, &planted).expect("keep");
+    assert_eq!(keyed(), (planted, None));
+    // An edit moves the tree: worked out again, and `stale_frames` keeps it.
+    edit_mod_outline(&fx);
+    assert!(keyed().1.is_some());
+    let after_edit = stale(&fx);
+    assert!(
+        after_edit.contains(&format!("{}: node changed", label(MOD, OUTLINE))),
+        "{after_edit:?}"
+    );
+    assert_eq!(keyed().1, None);
+    assert_eq!(stale(&fx), after_edit);
+    // A new frame moves the heads: the file's frame is current again.
+    context::produce(
+        &fx.store,
+        &fx.node(MOD),
+        OUTLINE,
+        WRITER,
+        &Outline::default(),
+        T0,
+    )
+    .expect("produce");
+    assert!(keyed().1.is_some());
+    assert!(
+        !stale(&fx)
+            .iter()
+            .any(|s| s.starts_with(&label(MOD, OUTLINE))),
+        "{:?}",
+        stale(&fx)
+    );
+}

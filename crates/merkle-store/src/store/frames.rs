@@ -357,6 +357,26 @@ impl Store {
         )
     }
 
+    /// A hash of every head the store records, by node and by path (the head index tables,
+    /// keys and values): it changes exactly when some head does. With the tree's root, all
+    /// that which frames are current depends on (a frame never changes once written).
+    pub fn heads_digest(&self) -> Result<Hash> {
+        let _guard = self.lock();
+        let mut h = blake3::Hasher::new();
+        h.update(b"merkle/heads-digest/v1");
+        for table in [Table::Heads, Table::PathHeads] {
+            h.update(table.name().as_bytes());
+            self.engine.scan(table, b"", &mut |k, v| {
+                h.update(&(k.len() as u64).to_le_bytes());
+                h.update(k);
+                h.update(&(v.len() as u64).to_le_bytes());
+                h.update(v);
+                true
+            })?;
+        }
+        Ok(Hash(*h.finalize().as_bytes()))
+    }
+
     /// Every path that has had a frame on some version of its node, in path order.
     pub fn paths_with_frames(&self) -> Result<Vec<String>> {
         let mut out: Vec<String> = Vec::new();
