@@ -1,0 +1,216 @@
+//! What a file's lines hold of a query: the proximity signal (one definition holding much of
+//! a task's words) and the definitions a hit lists.
+use super::*;
+
+/// The proximity signal ([`W_PROXIMITY`]) of the [`PROXIMITY_FILES`] best files so far (by
+/// every other signal, before the prior), read from their text: for each, the function or
+/// method holding the most of `telling` (distinct words, each by its weight), over its length
+/// in lines to the power [`PROXIMITY_LENGTH`]; divided by the best file's.
+pub(super) fn proximity(
+    store: &Store,
+    facts: &TreeFacts,
+    scores: &mut HashMap<&str, Signals>,
+    telling: &[(String, f64)],
+    in_scope: &impl Fn(&FileEntry) -> bool,
+) -> Result<()> {
+    let mut best: Vec<(f64, &FileEntry)> = scores
+        .iter()
+        .filter_map(|(p, s)| facts.file(p).map(|f| (s.total(), f)))
+        .filter(|(x, f)| *x > 0.0 && in_scope(f))
+        .collect();
+    best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+    best.truncate(PROXIMITY_FILES);
+    let files: Vec<&FileEntry> = best.into_iter().map(|b| b.1).collect();
+    let their = facts.facts_of(store, &files)?;
+    let ids: HashMap<&str, usize> = telling
+        .iter()
+        .enumerate()
+        .map(|(i, (w, _))| (w.as_str(), i))
+        .collect();
+    // On this thread: the pool is busy with the rescan running beside, and a job sent there
+    // waits for all of it.
+    let held: Vec<(f64, Option<&str>)> = files
+        .iter()
+        .zip(&their)
+        .map(|(f, ff)| {
+            let Some(text) = read_text(store, f)? else {
+                return Ok((0.0, None));
+            };
+            let lines = line_terms(&text, &ids);
+            let mut seen = vec![false; telling.len()];
+            let mut most: (f64, Option<&str>) = (0.0, None);
+            for s in &ff.symbols {
+                if !matches!(s.kind, Kind::Function | Kind::Method) {
+                    continue;
+                }
+                let start = s.line.max(1) - 1;
+                let end = s.end_line.max(s.line).min(lines.len());
+                if end <= start {
+                    continue;
+                }
+                seen.fill(false);
+                let (mut sum, mut distinct) = (0.0, 0);
+                for &i in lines[start..end].iter().flatten() {
+                    if !std::mem::replace(&mut seen[i], true) {
+                        sum += telling[i].1;
+                        distinct += 1;
+                    }
+                }
+                let share = sum / ((end - start) as f64).powf(PROXIMITY_LENGTH);
+                if share > most.0 {
+                    // Named in `why` where it holds two words or more.
+                    most = (share, (distinct > 1).then_some(s.name.as_str()));
+                }
+            }
+            Ok(most)
+        })
+        .collect::<Result<_>>()?;
+    let top = held.iter().map(|h| h.0).fold(0.0, f64::max);
+    if top > 0.0 {
+        for (f, (h, name)) in files.iter().zip(held) {
+            if let Some(s) = scores.get_mut(f.path.as_str()) {
+                s.proximity = W_PROXIMITY * h / top;
+                s.together = name.map(str::to_owned);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// For each line of `text` (as [`str::lines`] cuts them), the ids (in `ids`) of the words its
+/// tokens are, one per occurrence. A token of an ASCII line is a piece of that line in
+/// lowercase, so such a line is tokenized only where some word occurs in it that way.
+fn line_terms(text: &str, ids: &HashMap<&str, usize>) -> Vec<Vec<usize>> {
+    let lower = text.to_ascii_lowercase();
+    let mut at: Vec<usize> = ids
+        .keys()
+        .flat_map(|w| memchr::memmem::find_iter(lower.as_bytes(), w.as_bytes()))
+        .collect();
+    at.sort_unstable();
+    let mut next = 0;
+    text.lines()
+        .map(|line| {
+            let start = line.as_ptr() as usize - text.as_ptr() as usize;
+            while next < at.len() && at[next] < start {
+                next += 1;
+            }
+            let mut found = Vec::new();
+            if (next < at.len() && at[next] < start + line.len()) || !line.is_ascii() {
+                retrieve::tokenize::tokens(line, |t, _, _, _| {
+                    if let Some(&i) = ids.get(t) {
+                        found.push(i);
+                    }
+                });
+            }
+            found
+        })
+        .collect()
+}
+
+/// A file's definitions that best match the query, and the query words its text holds (the
+/// heaviest first, at most eight). A definition the query names comes first; then those whose
+/// lines hold the most query words, by weight, per square root of their length, innermost
+/// definitions winning ties.
+pub(super) fn best_symbols(
+    f: &FileFacts,
+    content: Option<&str>,
+    idents: &HashMap<&str, usize>,
+    weights: &HashMap<&str, f32>,
+    kind: Option<Kind>,
+) -> (Vec<SymbolHit>, Vec<String>) {
+    // Query words per line.
+    let words: Vec<(&str, f32)> = weights.iter().map(|(w, x)| (*w, *x)).collect();
+    let ids: HashMap<&str, usize> = words.iter().enumerate().map(|(i, w)| (w.0, i)).collect();
+    let mut line_weight: Vec<f64> = Vec::new();
+    let mut matched = vec![false; words.len()];
+    if let Some(text) = content {
+        for line in line_terms(text, &ids) {
+            let mut w = 0.0;
+            for i in line {
+                w += f64::from(words[i].1);
+                matched[i] = true;
+            }
+            line_weight.push(w);
+        }
+    }
+    let mut prefix = vec![0.0; line_weight.len() + 1];
+    for (i, w) in line_weight.iter().enumerate() {
+        prefix[i + 1] = prefix[i] + w;
+    }
+    let mut scored: Vec<(f64, &crate::facts::FactSymbol)> = f
+        .symbols
+        .iter()
+        .filter(|s| kind.is_none_or(|k| s.kind == k))
+        .filter(|s| !matches!(s.kind, Kind::Key | Kind::Impl))
+        .filter_map(|s| {
+            let start = s.line.clamp(1, prefix.len().max(1)) - 1;
+            let end = s.end_line.max(s.line).min(prefix.len().saturating_sub(1));
+            let body = if end > start {
+                prefix[end] - prefix[start]
+            } else {
+                0.0
+            };
+            let len = (end.saturating_sub(start) + 1) as f64;
+            // A definition the query names outranks any other; among those, the innermost.
+            let score = if idents.contains_key(s.name.as_str()) {
+                1e6 / len
+            } else {
+                body / len.sqrt()
+            };
+            (score > 0.0).then_some((score, s))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.line.cmp(&b.1.line)));
+    let symbols = scored
+        .into_iter()
+        .take(MAX_SYMBOLS)
+        .map(|(_, s)| SymbolHit {
+            name: s.name.clone(),
+            kind: s.kind,
+            line_start: s.line,
+            line_end: s.end_line.max(s.line),
+            signature: s.signature.clone(),
+        })
+        .collect();
+    let mut words: Vec<(&str, f32)> = words
+        .into_iter()
+        .zip(matched)
+        .filter_map(|(w, m)| m.then_some(w))
+        .collect();
+    words.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    (
+        symbols,
+        words
+            .into_iter()
+            .take(8)
+            .map(|(w, _)| w.to_owned())
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_terms_finds_what_tokenizing_every_line_finds() {
+        let text = "fn resolveRedirects() {\n  // nothing here\r\n  let \u{212A}elvin = HTTPServer::new();\n\n  redirects(kelvin); // naïve redirects\n}";
+        let words = ["redirects", "kelvin", "server", "http", "resolveredirects"];
+        let ids: HashMap<&str, usize> = words.iter().enumerate().map(|(i, w)| (*w, i)).collect();
+        let every: Vec<Vec<usize>> = text
+            .lines()
+            .map(|line| {
+                let mut found = Vec::new();
+                retrieve::tokenize::tokens(line, |t, _, _, _| {
+                    if let Some(&i) = ids.get(t) {
+                        found.push(i);
+                    }
+                });
+                found
+            })
+            .collect();
+        assert_eq!(line_terms(text, &ids), every);
+        assert_eq!(every[2], vec![1, 3, 2], "the Kelvin sign lowercases to k");
+        assert_eq!(every[4], vec![0, 1, 0]);
+    }
+}
