@@ -447,6 +447,9 @@ pub fn staleness(store: &Store, node: &NodeRecord, frame: &Frame) -> Result<Opti
 
 /// The derived-record namespace of kept stale-frame lists.
 const STALE_NAMESPACE: &str = "stale-frames";
+/// The one record of that namespace: the last list kept, after the key it was kept for (one
+/// list, not one per tree the workspace has been at).
+const STALE_RECORD: Hash = Hash([0; 32]);
 
 const NODE_CHANGED: &str = "node changed";
 const CHILDREN_CHANGED: &str = "children changed";
@@ -487,8 +490,9 @@ pub fn stale_frames(store: &Store) -> Result<Vec<Stale>> {
 pub fn stale_frames_keyed(store: &Store) -> Result<(Vec<Stale>, Option<Hash>)> {
     let key = stale_key(store)?;
     if let Some(key) = &key
-        && let Some(bytes) = store.derived(STALE_NAMESPACE, key)?
-        && let Some(kept) = decode_stale(&bytes)
+        && let Some(bytes) = store.derived(STALE_NAMESPACE, &STALE_RECORD)?
+        && let Some(list) = bytes.strip_prefix(&key.0[..])
+        && let Some(kept) = decode_stale(list)
     {
         return Ok((kept, None));
     }
@@ -497,14 +501,16 @@ pub fn stale_frames_keyed(store: &Store) -> Result<(Vec<Stale>, Option<Hash>)> {
     Ok((stale, unmoved))
 }
 
-/// Keeps `stale`, the list worked out for `key` ([`stale_frames_keyed`]), for the next read.
+/// Keeps `stale`, the list worked out for `key` ([`stale_frames_keyed`]), for the next read, in
+/// place of the list kept before.
 pub fn keep_stale_frames(store: &Store, key: &Hash, stale: &[Stale]) -> Result<()> {
     let list: Vec<serde_json::Value> = stale
         .iter()
         .map(|s| serde_json::json!([s.path, s.frame_type, s.frame_id.to_hex(), s.reason]))
         .collect();
-    let bytes = serde_json::to_vec(&list).expect("a list of strings encodes");
-    Ok(store.put_derived(STALE_NAMESPACE, &[(*key, bytes)])?)
+    let mut bytes = key.0.to_vec();
+    serde_json::to_writer(&mut bytes, &list).expect("a list of strings encodes");
+    Ok(store.put_derived(STALE_NAMESPACE, &[(STALE_RECORD, bytes)])?)
 }
 
 /// A kept list, or `None` when it does not read as one (then it is worked out again).
