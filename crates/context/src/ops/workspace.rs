@@ -139,8 +139,16 @@ impl Workspace {
     /// a read-only file system) costs the next status its time, nothing else.
     pub fn status(&self) -> Result<crate::ops::Status> {
         let reader = self.reader()?;
-        let report = reader.status()?;
-        let (stale, unkept) = crate::regenerate::stale_frames_keyed(&reader)?;
+        // The walk beside the stale frames: one is the disk's time, the other the store's.
+        let (report, stale) = std::thread::scope(|s| {
+            let report = s.spawn(|| reader.status());
+            let stale = crate::regenerate::stale_frames_keyed(&reader);
+            match report.join() {
+                Ok(report) => (report, stale),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        let (report, (stale, unkept)) = (report?, stale?);
         if let Some(key) = unkept {
             drop(reader);
             if let Ok(writer) = Store::open(&self.root, &self.options(false, true)) {
