@@ -44,7 +44,7 @@ use self::prior::{KIND_WEIGHTS, kind_class, read_text, size_of};
 mod index;
 pub use self::index::{index_dir, sync_index};
 mod lines;
-use self::lines::{best_symbols, proximity};
+use self::lines::{ReadFiles, best_symbols, proximity};
 mod paths;
 use self::paths::PathLookup;
 
@@ -447,9 +447,11 @@ pub fn search(
         }
     }
 
-    if !short {
-        proximity(store, facts, &mut scores, &telling, &in_scope)?;
-    }
+    let mut read = if short {
+        ReadFiles::new()
+    } else {
+        proximity(store, facts, &mut scores, &telling, &in_scope)?
+    };
 
     // Ordered by evidence, then the prior applied: a prior is at most 1, so once the evidence
     // left is below the `limit`-th score, nothing further can enter (the result is the one a
@@ -496,13 +498,22 @@ pub fn search(
         Some(Filter::Kind(k)) => Some(k),
         _ => None,
     };
-    let files: Vec<&FileEntry> = ranked.iter().map(|r| r.1).collect();
-    let their = facts.facts_of(store, &files)?;
+    // The hits proximity has not read already.
+    let unread: Vec<&FileEntry> = ranked
+        .iter()
+        .map(|r| r.1)
+        .filter(|f| !read.contains_key(f.path.as_str()))
+        .collect();
+    let their = facts.facts_of(store, &unread)?;
+    for (f, ff) in unread.into_iter().zip(their) {
+        read.insert(f.path.as_str(), (ff, read_text(store, f)?));
+    }
     ranked
         .into_iter()
-        .zip(their)
-        .map(|((score, f, s), ff)| {
-            let content = read_text(store, f)?;
+        .map(|(score, f, s)| {
+            let (ff, content) = read
+                .remove(f.path.as_str())
+                .expect("every hit was read above");
             let (symbols, matched) =
                 best_symbols(&ff, content.as_deref(), &ident_set, &term_weights, kind);
             Ok(Hit {

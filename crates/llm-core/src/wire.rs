@@ -99,3 +99,44 @@ pub(crate) fn one_or_many<'de, D: Deserializer<'de>>(
         },
     )
 }
+
+/// The tool-choice modes both OpenAI APIs write as a bare string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChoiceMode {
+    Auto,
+    Required,
+    None,
+}
+
+/// A tool choice as both OpenAI APIs write it: a mode string, or an object of shape `N` (which
+/// differs between the two) naming one function.
+pub(crate) fn tool_choice<'de, D, N>(deserializer: D) -> Result<Result<ChoiceMode, N>, D::Error>
+where
+    D: Deserializer<'de>,
+    N: Deserialize<'de>,
+{
+    struct ChoiceVisitor<N>(PhantomData<N>);
+
+    impl<'de, N: Deserialize<'de>> Visitor<'de> for ChoiceVisitor<N> {
+        type Value = Result<ChoiceMode, N>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("auto, required, none or a named function")
+        }
+
+        fn visit_str<E: de::Error>(self, mode: &str) -> Result<Self::Value, E> {
+            match mode {
+                "auto" => Ok(Ok(ChoiceMode::Auto)),
+                "required" => Ok(Ok(ChoiceMode::Required)),
+                "none" => Ok(Ok(ChoiceMode::None)),
+                other => Err(E::unknown_variant(other, &["auto", "required", "none"])),
+            }
+        }
+
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            N::deserialize(de::value::MapAccessDeserializer::new(map)).map(Err)
+        }
+    }
+
+    deserializer.deserialize_any(ChoiceVisitor(PhantomData))
+}

@@ -2,17 +2,20 @@
 //! a task's words) and the definitions a hit lists.
 use super::*;
 
+/// The facts and text of files a search has read, by path: read once for proximity and the hits.
+pub(super) type ReadFiles<'a> = HashMap<&'a str, (FileFacts, Option<String>)>;
+
 /// The proximity signal ([`W_PROXIMITY`]) of the [`PROXIMITY_FILES`] best files so far (by
 /// every other signal, before the prior), read from their text: for each, the function or
 /// method holding the most of `telling` (distinct words, each by its weight), over its length
 /// in lines to the power [`PROXIMITY_LENGTH`]; divided by the best file's.
-pub(super) fn proximity(
+pub(super) fn proximity<'a>(
     store: &Store,
-    facts: &TreeFacts,
+    facts: &'a TreeFacts,
     scores: &mut HashMap<&str, Signals>,
     telling: &[(String, f64)],
     in_scope: &impl Fn(&FileEntry) -> bool,
-) -> Result<()> {
+) -> Result<ReadFiles<'a>> {
     let mut best: Vec<(f64, &FileEntry)> = scores
         .iter()
         .filter_map(|(p, s)| facts.file(p).map(|f| (s.total(), f)))
@@ -29,14 +32,18 @@ pub(super) fn proximity(
         .collect();
     // On this thread: the pool is busy with the rescan running beside, and a job sent there
     // waits for all of it.
-    let held: Vec<(f64, Option<&str>)> = files
+    let texts: Vec<Option<String>> = files
         .iter()
-        .zip(&their)
-        .map(|(f, ff)| {
-            let Some(text) = read_text(store, f)? else {
-                return Ok((0.0, None));
+        .map(|f| read_text(store, f))
+        .collect::<Result<_>>()?;
+    let held: Vec<(f64, Option<String>)> = their
+        .iter()
+        .zip(&texts)
+        .map(|(ff, text)| {
+            let Some(text) = text else {
+                return (0.0, None);
             };
-            let lines = line_terms(&text, &ids);
+            let lines = line_terms(text, &ids);
             let mut seen = vec![false; telling.len()];
             let mut most: (f64, Option<&str>) = (0.0, None);
             for s in &ff.symbols {
@@ -62,19 +69,23 @@ pub(super) fn proximity(
                     most = (share, (distinct > 1).then_some(s.name.as_str()));
                 }
             }
-            Ok(most)
+            (most.0, most.1.map(str::to_owned))
         })
-        .collect::<Result<_>>()?;
+        .collect();
     let top = held.iter().map(|h| h.0).fold(0.0, f64::max);
     if top > 0.0 {
         for (f, (h, name)) in files.iter().zip(held) {
             if let Some(s) = scores.get_mut(f.path.as_str()) {
                 s.proximity = W_PROXIMITY * h / top;
-                s.together = name.map(str::to_owned);
+                s.together = name;
             }
         }
     }
-    Ok(())
+    Ok(files
+        .into_iter()
+        .map(|f| f.path.as_str())
+        .zip(their.into_iter().zip(texts))
+        .collect())
 }
 
 /// For each line of `text` (as [`str::lines`] cuts them), the ids (in `ids`) of the words its

@@ -8,14 +8,12 @@
 //! `service_tier`, ...) are not decoded at all, so that a server sending odd values there is
 //! not refused for them.
 
-use std::fmt;
-
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::Deserializer;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 pub use super::TextOrBlocks;
-use super::{nullable, one_or_many};
+use super::{ChoiceMode, nullable, one_or_many, tool_choice};
 
 /// The body of `POST /chat/completions`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,34 +203,14 @@ impl Serialize for ChatToolChoice {
 
 impl<'de> Deserialize<'de> for ChatToolChoice {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ChoiceVisitor;
-
-        impl<'de> Visitor<'de> for ChoiceVisitor {
-            type Value = ChatToolChoice;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("auto, required, none or a named function")
-            }
-
-            fn visit_str<E: de::Error>(self, mode: &str) -> Result<Self::Value, E> {
-                match mode {
-                    "auto" => Ok(ChatToolChoice::Auto),
-                    "required" => Ok(ChatToolChoice::Required),
-                    "none" => Ok(ChatToolChoice::None),
-                    other => Err(E::unknown_variant(other, &["auto", "required", "none"])),
-                }
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                let named =
-                    NamedToolChoice::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(ChatToolChoice::Function {
-                    name: named.function.name,
-                })
-            }
-        }
-
-        deserializer.deserialize_any(ChoiceVisitor)
+        Ok(match tool_choice::<_, NamedToolChoice>(deserializer)? {
+            Ok(ChoiceMode::Auto) => Self::Auto,
+            Ok(ChoiceMode::Required) => Self::Required,
+            Ok(ChoiceMode::None) => Self::None,
+            Err(named) => Self::Function {
+                name: named.function.name,
+            },
+        })
     }
 }
 

@@ -13,14 +13,13 @@
 //! decoded at all, so that a server sending odd values there is not refused for them.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use super::TextOrBlocks;
-use super::nullable;
+use super::{ChoiceMode, nullable, tool_choice};
 
 /// The body of `POST /responses`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -253,32 +252,12 @@ impl Serialize for ToolChoiceParam {
 
 impl<'de> Deserialize<'de> for ToolChoiceParam {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ChoiceVisitor;
-
-        impl<'de> Visitor<'de> for ChoiceVisitor {
-            type Value = ToolChoiceParam;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("auto, required, none or a named function")
-            }
-
-            fn visit_str<E: de::Error>(self, mode: &str) -> Result<Self::Value, E> {
-                match mode {
-                    "auto" => Ok(ToolChoiceParam::Auto),
-                    "required" => Ok(ToolChoiceParam::Required),
-                    "none" => Ok(ToolChoiceParam::None),
-                    other => Err(E::unknown_variant(other, &["auto", "required", "none"])),
-                }
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                let named =
-                    NamedToolChoice::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(ToolChoiceParam::Function { name: named.name })
-            }
-        }
-
-        deserializer.deserialize_any(ChoiceVisitor)
+        Ok(match tool_choice::<_, NamedToolChoice>(deserializer)? {
+            Ok(ChoiceMode::Auto) => Self::Auto,
+            Ok(ChoiceMode::Required) => Self::Required,
+            Ok(ChoiceMode::None) => Self::None,
+            Err(named) => Self::Function { name: named.name },
+        })
     }
 }
 
