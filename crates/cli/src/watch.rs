@@ -16,6 +16,10 @@
 //! after a generation that left a file without its frame, or once another writer created a
 //! frame, the next one looks at the whole tree again.
 //!
+//! While it runs, watch answers other commands that ask whether its last rescan is still the
+//! tree on disk ([`context::ops::watched`]): a search, `context` or `related` that it vouches
+//! for reads the store without walking the tree first.
+//!
 //! The store is opened for writing only for the span of one rescan (open, scan, generate, drop),
 //! so between rescans every other `merkle` command works as if watch were not running, and a
 //! writer that starts during a rescan waits for it in [`crate::open`]. Plain threads and a std
@@ -23,7 +27,7 @@
 //! SIGTERM into a clean stop once the rescan in flight (if any) has finished.
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,8 +36,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use context::ops::watched::Monitor;
 use mcp::events::{is_relevant, note_paths};
-use merkle_store::{ScanOptions, ScanReport};
+use merkle_store::{NodeId, ScanOptions, ScanReport};
 use notify::{RecursiveMode, Watcher};
 use serde_json::{Value, json};
 
@@ -64,7 +69,9 @@ pub(crate) struct WatchArgs {
 
 /// What wakes the watch loop.
 enum Wake {
-    File(notify::Result<notify::Event>),
+    /// A file event, and whether it may mean the tree changed (decided once, in the watcher's
+    /// callback, so that the loop and the [`Monitor`] count the same changes).
+    File(notify::Result<notify::Event>, bool),
     Stop,
 }
 
@@ -94,13 +101,31 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
         tx.clone(),
         generator.as_ref().and_then(|g| g.frames.interrupt()),
     )?;
+    // The store's own writes are not changes. A store in a folder of its own outside
+    // `.merkle` is known by its path.
+    let store_dir = crate::workspace(g, root).store_dir()?;
+    let store_dir = store_dir.canonicalize().unwrap_or(store_dir);
+    // Counts changes from before the first scan, and once the store is there answers readers
+    // that ask whether the last rescan is still the tree on disk.
+    let mut monitor = Monitor::new(&store_dir);
+    let observer = monitor.observer();
     // Watching starts before the first scan, so that nothing changed during it goes unseen.
     // Symlinks are not followed, as scans do not follow them: through a linked folder, events
     // would name a path the tree does not hold instead of the real one.
+    let watched = (root.to_path_buf(), store_dir.clone());
     let mut watcher = notify::RecommendedWatcher::new(
-        move |event| {
+        move |event: notify::Result<notify::Event>| {
+            let change = match &event {
+                // A reader's cookie: every event before it has been counted.
+                Ok(e) if e.paths.iter().any(|p| observer.cookie(p)) => return,
+                Ok(e) => is_relevant(e, &watched.0, &watched.1),
+                Err(_) => true,
+            };
+            if change {
+                observer.changed();
+            }
             // The loop only stops listening when watch ends.
-            let _ = tx.send(Wake::File(event));
+            let _ = tx.send(Wake::File(event, change));
         },
         notify::Config::default().with_follow_symlinks(false),
     )
@@ -111,7 +136,15 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
 
     // The first rescan's errors (an agent without the synthesis role, a store held for long)
     // end the command, where they are seen; later ones are reported and retried.
-    let store_dir = rescan(g, root, generator.as_ref(), None)?;
+    let scanned = rescan(g, root, generator.as_ref(), None)?;
+    monitor.rescanned(0, scanned);
+    // Only a store inside the watched tree: its cookies must come back as file events.
+    if store_dir.starts_with(root)
+        && let Err(e) = monitor.serve()
+        && !g.quiet
+    {
+        eprintln!("warning: other commands will check the files themselves: {e}");
+    }
     let mut rescans = 1;
     // The paths the events since the last rescan named; `None`: look at everything (an event
     // named none, or events may have been lost).
@@ -133,8 +166,10 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
                     (due, first_event) = (None, None);
                     let paths: Option<Vec<String>> =
                         touched.as_ref().map(|t| t.iter().cloned().collect());
+                    let taken = monitor.changes_taken();
                     match rescan(g, root, generator.as_ref(), paths.as_deref()) {
-                        Ok(_) => {
+                        Ok(scanned) => {
+                            monitor.rescanned(taken, scanned);
                             rescans += 1;
                             in_use_reported = false;
                             touched = Some(BTreeSet::new());
@@ -156,8 +191,9 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
         };
         match wake {
             None | Some(Wake::Stop) => break,
-            Some(Wake::File(Ok(event))) if !is_relevant(&event, root, &store_dir) => {}
-            Some(Wake::File(result)) => {
+            Some(Wake::File(_, false)) => {}
+            Some(Wake::File(result, true)) => {
+                monitor.taken();
                 match &result {
                     Err(e) => {
                         if !g.quiet {
@@ -213,14 +249,13 @@ fn stop_on_signal(tx: Sender<Wake>, interrupt: Option<Arc<AtomicBool>>) -> Resul
 }
 
 /// One rescan: open the store for writing, scan (only what `touched` can have changed, when
-/// given), generate, print one line, and let the store go. Returns the store folder, whose own
-/// writes the watch loop ignores.
+/// given), generate, print one line, and let the store go. Returns the root it scanned.
 fn rescan(
     g: &Global,
     root: &Path,
     generator: Option<&Generator>,
     touched: Option<&[String]>,
-) -> Result<PathBuf> {
+) -> Result<NodeId> {
     let store = crate::open(g, root, false)?;
     let report = match touched {
         Some(paths) => store.scan_paths(paths, &ScanOptions::default())?,
@@ -238,7 +273,6 @@ fn rescan(
         }
         None => None,
     };
-    let store_dir = store.dir().to_path_buf();
     drop(store);
 
     if !g.quiet {
@@ -287,8 +321,7 @@ fn rescan(
     writeln!(stdout, "{line}")
         .and_then(|()| stdout.flush())
         .context("writing to standard output")?;
-    // A store in a folder of its own outside `.merkle` is ignored by its path.
-    Ok(store_dir.canonicalize().unwrap_or(store_dir))
+    Ok(report.root)
 }
 
 fn text_line(r: &ScanReport, generated: Option<String>) -> String {

@@ -22,6 +22,7 @@ use crate::view::NodeContext;
 
 mod find;
 mod report;
+pub mod watched;
 mod workspace;
 
 pub use find::{display_path, file_related, not_a_file, related_in, search_filter};

@@ -254,3 +254,65 @@ fn watch_refuses_a_model_without_generate() {
         )
     );
 }
+
+/// What the watch in `ws` vouches for, asked as every read asks it; it may take a moment after
+/// a rescan: polled until `want` or a deadline.
+fn vouched_until(ws: &Workspace, want: Option<&str>) -> Option<String> {
+    let store = ws.root.join(".merkle");
+    let deadline = std::time::Instant::now() + LINE_DEADLINE;
+    loop {
+        let got = context::ops::watched::vouched_root(&store).map(|r| r.to_hex());
+        if got.as_deref() == want || std::time::Instant::now() > deadline {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn reads_skip_their_walk_while_watch_vouches_and_never_miss_an_edit() {
+    let ws = Workspace::fixture();
+    let watch = Watch::start(&ws, &["--json", "watch"]);
+    let first = str_field(&watch.next(), "root");
+    assert_eq!(vouched_until(&ws, Some(&first)), Some(first.clone()));
+    let hits = ws.json(&["search", "ccc"]);
+    assert_eq!(hits, json!([]), "{hits}");
+
+    // An edit made just before the question: the watch has not rescanned it, and its cookie
+    // comes back through the file watcher after the edit's events, so it cannot vouch.
+    ws.write("src/util/x.rs", "ccc\n");
+    assert_eq!(
+        context::ops::watched::vouched_root(&ws.root.join(".merkle")),
+        None
+    );
+    // A search right away walks the tree itself and finds the edit.
+    let hits = ws.json(&["search", "ccc"]);
+    assert_eq!(hits[0]["path"], json!("src/util/x.rs"), "{hits}");
+    let root = str_field(&ws.json(&["status"]), "root");
+    assert_ne!(root, first);
+
+    // Once the watch has rescanned, it vouches for the tree on disk, and reads answer for it.
+    assert_eq!(vouched_until(&ws, Some(&root)), Some(root.clone()));
+    let node = ws.json(&["get-node", "src/util/x.rs"]);
+    assert_eq!(node["node"]["node_id"], json!(ws.node_id("src/util/x.rs")));
+    let hits = ws.json(&["search", "ccc"]);
+    assert_eq!(hits[0]["path"], json!("src/util/x.rs"), "{hits}");
+
+    // Stopped, it answers nothing and leaves no socket behind.
+    let mut watch = watch;
+    let pid = watch.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("running kill")
+            .success()
+    );
+    let exit = watch.child.wait().expect("waiting for watch");
+    assert_eq!(exit.code(), Some(0), "stderr:\n{}", watch.stderr());
+    assert!(!ws.root.join(".merkle").join("watch.sock").exists());
+    assert_eq!(
+        context::ops::watched::vouched_root(&ws.root.join(".merkle")),
+        None
+    );
+}

@@ -103,7 +103,12 @@ impl Workspace {
     /// (the caller then says how to start).
     pub fn current(&self) -> merkle_store::Result<Current> {
         let reader = self.reader()?;
-        if reader.root()?.is_none() {
+        // Never scanned (left so), or a running `merkle watch` vouches for the last scan.
+        let fresh = match reader.root()? {
+            None => true,
+            Some(root) => watch_vouches_for(&reader, root),
+        };
+        if fresh {
             return Ok(Current {
                 store: reader,
                 stale: false,
@@ -202,6 +207,13 @@ impl Workspace {
             && let Some(scanned) = reader.root()?
             && Graph::kept_for(&reader) == Some(scanned)
         {
+            if watch_vouches_for(&reader, scanned)
+                && let Ok(facts) = TreeFacts::listing(&reader)
+                && facts.root == Some(scanned)
+                && let Ok(answer) = work(&reader, &facts)
+            {
+                return Ok(answer);
+            }
             let (plan, first) = std::thread::scope(|s| {
                 let plan = s.spawn(|| reader.plan_scan(&ScanOptions::default()));
                 let first = TreeFacts::listing(&reader)
@@ -223,4 +235,10 @@ impl Workspace {
         let store = self.existing_writer()?;
         TreeFacts::on_current_tree(&store, |facts| work(&store, facts))
     }
+}
+
+/// Whether a running `merkle watch` vouches that the files on disk are the tree at `root`
+/// ([`crate::ops::watched`]), which spares a read its walk.
+fn watch_vouches_for(store: &Store, root: merkle_store::NodeId) -> bool {
+    crate::ops::watched::vouched_root(store.dir()) == Some(root)
 }

@@ -1,0 +1,344 @@
+//! What a running `merkle watch` vouches for, so that a read need not walk the tree to know it
+//! is fresh (as git's fsmonitor spares `git status` its walk).
+//!
+//! The watch serves a Unix socket in the store folder ([`SOCKET`]). A reader connects and
+//! sends `sync`; the watch creates a cookie file in the store folder and waits until its own
+//! file watcher reports that file. A file watcher reports events in order, so by then every
+//! change made before the reader asked has been seen. The watch answers `clean ROOT` when it
+//! has rescanned every change it has seen and that rescan left the tree at ROOT, else `dirty`.
+//! A reader skips its walk only when the store's root is ROOT ([`vouched_root`]): any failure
+//! (no watch, a socket left by one that was killed, a slow or odd answer) means the walk, as
+//! without a watch.
+//!
+//! The watch counts the changes its file watcher reports ([`Observer::changed`], called in the
+//! watcher's callback, in event order) and, separately, the changes its loop has taken in
+//! ([`Monitor::taken`]): the same events, counted in the same order on the other side of a
+//! channel. A rescan made with `taken` changes in hand is clean once it is done
+//! ([`Monitor::rescanned`]) as long as no further change has been reported meanwhile.
+//!
+//! Only on Unix: elsewhere no watch answers, and every read walks.
+
+use std::collections::HashSet;
+#[cfg(unix)]
+use std::io::{BufRead, BufReader, Write};
+#[cfg(unix)]
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use merkle_store::NodeId;
+
+/// The socket's file name in the store folder.
+pub const SOCKET: &str = "watch.sock";
+/// The start of a cookie's file name in the store folder.
+const COOKIE: &str = "watch-cookie-";
+/// How long a reader waits for the watch's answer before walking the tree itself.
+pub const ASK_TIMEOUT: Duration = Duration::from_millis(500);
+/// How long the watch waits for its cookie to come back through its file watcher before it
+/// answers `dirty`.
+const COOKIE_WAIT: Duration = Duration::from_millis(400);
+
+/// The root a running watch vouches for: every file as it is on disk now is in that tree.
+/// `None` when no watch answers for this store folder, or it has changes not yet rescanned.
+#[cfg(unix)]
+pub fn vouched_root(store_dir: &Path) -> Option<NodeId> {
+    let mut stream = UnixStream::connect(store_dir.join(SOCKET)).ok()?;
+    stream.set_read_timeout(Some(ASK_TIMEOUT)).ok()?;
+    stream.set_write_timeout(Some(ASK_TIMEOUT)).ok()?;
+    stream.write_all(b"sync\n").ok()?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).ok()?;
+    NodeId::from_hex(line.trim_end().strip_prefix("clean ")?)
+}
+
+/// No watch answers off Unix.
+#[cfg(not(unix))]
+pub fn vouched_root(_store_dir: &Path) -> Option<NodeId> {
+    None
+}
+
+#[derive(Default)]
+struct State {
+    /// Changes the file watcher has reported.
+    seen: u64,
+    /// The last finished rescan: how many changes it had taken in, and the root it made.
+    clean: Option<(u64, NodeId)>,
+    /// Cookies made and not yet reported back.
+    waiting: HashSet<u64>,
+    next_cookie: u64,
+}
+
+type Shared = Arc<(Mutex<State>, Condvar)>;
+
+fn lock(shared: &Shared) -> MutexGuard<'_, State> {
+    // A panic elsewhere leaves counts, never a broken invariant: carry on with them.
+    shared
+        .0
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The part of a [`Monitor`] a file watcher's callback holds.
+#[derive(Clone)]
+pub struct Observer {
+    shared: Shared,
+    dir: PathBuf,
+    prefix: String,
+}
+
+impl Observer {
+    /// Called for every event the watch counts as a change of the tree, in the order the file
+    /// watcher reports them, before the event is passed on.
+    pub fn changed(&self) {
+        lock(&self.shared).seen += 1;
+    }
+
+    /// Whether `path` is one of this monitor's cookies (by its file name, which names this
+    /// process); the reader waiting for it is woken.
+    pub fn cookie(&self, path: &Path) -> bool {
+        let Some(id) = path.file_name().and_then(|name| {
+            name.to_str()?
+                .strip_prefix(&self.prefix)?
+                .parse::<u64>()
+                .ok()
+        }) else {
+            return false;
+        };
+        if lock(&self.shared).waiting.remove(&id) {
+            self.shared.1.notify_all();
+        }
+        true
+    }
+}
+
+/// A watch's side: the socket it answers on, removed when dropped.
+pub struct Monitor {
+    observer: Observer,
+    socket: PathBuf,
+    stop: Arc<AtomicBool>,
+    serving: bool,
+    taken: u64,
+}
+
+impl Monitor {
+    /// A monitor for the store in `store_dir`, counting changes from now on; it answers
+    /// readers once [`Monitor::serve`] is called.
+    pub fn new(store_dir: &Path) -> Monitor {
+        Monitor {
+            observer: Observer {
+                shared: Shared::default(),
+                dir: store_dir.to_path_buf(),
+                prefix: format!("{COOKIE}{}-", std::process::id()),
+            },
+            socket: store_dir.join(SOCKET),
+            stop: Arc::new(AtomicBool::new(false)),
+            serving: false,
+            taken: 0,
+        }
+    }
+
+    /// Starts answering on the socket in the store folder, which must exist and which the
+    /// file watcher must cover (the cookies are made there). An error when another watch
+    /// answers there already, or the socket cannot be made (a path too long for a socket's
+    /// address, say); a socket left by a watch that was killed is replaced.
+    #[cfg(unix)]
+    pub fn serve(&mut self) -> std::io::Result<()> {
+        if UnixStream::connect(&self.socket).is_ok() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AddrInUse,
+                format!("another merkle watch answers at {}", self.socket.display()),
+            ));
+        }
+        match std::fs::remove_file(&self.socket) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        let listener = UnixListener::bind(&self.socket)?;
+        let (serving, stopping) = (self.observer.clone(), self.stop.clone());
+        std::thread::Builder::new()
+            .name("watch-socket".to_owned())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    if stopping.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let serving = serving.clone();
+                    // One thread a reader: an answer may wait for its cookie.
+                    let _ = std::thread::Builder::new()
+                        .name("watch-answer".to_owned())
+                        .spawn(move || answer(&serving, stream));
+                }
+            })?;
+        self.serving = true;
+        Ok(())
+    }
+
+    /// Off Unix there is no socket to answer on.
+    #[cfg(not(unix))]
+    pub fn serve(&mut self) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// The handle for the file watcher's callback.
+    pub fn observer(&self) -> Observer {
+        self.observer.clone()
+    }
+
+    /// The watch's loop has taken in one more change (one the callback counted with
+    /// [`Observer::changed`]).
+    pub fn taken(&mut self) {
+        self.taken += 1;
+    }
+
+    /// A rescan made with every change taken in so far is done and left the tree at `root`.
+    /// (Call [`Monitor::changes_taken`] when the rescan starts, and pass its count here.)
+    pub fn rescanned(&self, taken: u64, root: NodeId) {
+        lock(&self.observer.shared).clean = Some((taken, root));
+    }
+
+    /// How many changes the loop has taken in so far.
+    pub fn changes_taken(&self) -> u64 {
+        self.taken
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        if !self.serving {
+            return;
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the listener so that it sees `stop`.
+        #[cfg(unix)]
+        let _ = UnixStream::connect(&self.socket);
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// Answers one reader: a cookie through the file watcher, then `clean ROOT` or `dirty`.
+#[cfg(unix)]
+fn answer(observer: &Observer, stream: UnixStream) {
+    let _ = stream.set_read_timeout(Some(ASK_TIMEOUT));
+    let mut line = String::new();
+    let mut reader = BufReader::new(&stream);
+    if reader.read_line(&mut line).is_err() || line.trim_end() != "sync" {
+        return;
+    }
+    let id = {
+        let mut state = lock(&observer.shared);
+        state.next_cookie += 1;
+        let id = state.next_cookie;
+        state.waiting.insert(id);
+        id
+    };
+    let cookie = observer.dir.join(format!("{}{id}", observer.prefix));
+    let made = std::fs::File::create(&cookie).is_ok();
+    let deadline = Instant::now() + COOKIE_WAIT;
+    let mut state = lock(&observer.shared);
+    while made && state.waiting.contains(&id) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        state = match observer.shared.1.wait_timeout(state, left) {
+            Ok((state, _)) => state,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+    }
+    let reported = !state.waiting.remove(&id);
+    let reply = match state.clean {
+        Some((taken, root)) if made && reported && taken == state.seen => {
+            format!("clean {}\n", root.to_hex())
+        }
+        _ => "dirty\n".to_owned(),
+    };
+    drop(state);
+    let _ = std::fs::remove_file(&cookie);
+    let _ = (&stream).write_all(reply.as_bytes());
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A stand-in for the file watcher: reports every cookie that appears in `dir`.
+    fn report_cookies(dir: PathBuf, observer: Observer, stop: Arc<AtomicBool>) {
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    observer.cookie(&entry.path());
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+    }
+
+    #[test]
+    fn a_watch_vouches_only_for_a_rescan_that_took_every_change() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let root = NodeId::from_hex(&"ab".repeat(32)).expect("a hash");
+        assert_eq!(vouched_root(dir.path()), None, "no watch");
+        let mut monitor = Monitor::new(dir.path());
+        monitor.serve().expect("serving");
+        let stop = Arc::new(AtomicBool::new(false));
+        report_cookies(dir.path().to_path_buf(), monitor.observer(), stop.clone());
+        assert_eq!(vouched_root(dir.path()), None, "nothing rescanned yet");
+
+        monitor.rescanned(monitor.changes_taken(), root);
+        assert_eq!(vouched_root(dir.path()), Some(root));
+
+        // A change reported, not yet taken in and rescanned.
+        monitor.observer().changed();
+        assert_eq!(vouched_root(dir.path()), None);
+        let taken = {
+            monitor.taken();
+            monitor.changes_taken()
+        };
+        // Another change during the rescan.
+        monitor.observer().changed();
+        monitor.rescanned(taken, root);
+        assert_eq!(vouched_root(dir.path()), None);
+        monitor.taken();
+        monitor.rescanned(monitor.changes_taken(), root);
+        assert_eq!(vouched_root(dir.path()), Some(root));
+
+        // Cookies are cleaned up; a second watch is refused; the socket goes with the watch.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("listing the folder")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from(SOCKET)]);
+        let second = Monitor::new(dir.path()).serve().err().map(|e| e.kind());
+        assert_eq!(second, Some(std::io::ErrorKind::AddrInUse));
+        drop(monitor);
+        stop.store(true, Ordering::SeqCst);
+        assert!(!dir.path().join(SOCKET).exists());
+        assert_eq!(vouched_root(dir.path()), None);
+    }
+
+    #[test]
+    fn a_cookie_never_reported_means_dirty_and_a_dead_socket_is_replaced() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let root = NodeId::from_hex(&"cd".repeat(32)).expect("a hash");
+        // A socket file no one answers on, as a killed watch leaves it.
+        drop(UnixListener::bind(dir.path().join(SOCKET)).expect("binding"));
+        assert_eq!(vouched_root(dir.path()), None);
+        let mut monitor = Monitor::new(dir.path());
+        monitor.serve().expect("serving");
+        monitor.rescanned(0, root);
+        // No file watcher reports the cookie: the watch cannot know it has seen every change.
+        let started = Instant::now();
+        assert_eq!(vouched_root(dir.path()), None);
+        assert!(started.elapsed() < ASK_TIMEOUT + Duration::from_millis(200));
+        // A stranger's answer is no answer.
+        let mut stream = UnixStream::connect(dir.path().join(SOCKET)).expect("connecting");
+        stream.write_all(b"hello\n").expect("writing");
+        let mut line = String::new();
+        let _ = BufReader::new(stream).read_line(&mut line);
+        assert_eq!(line, "");
+    }
+}
