@@ -41,6 +41,9 @@ pub const IDENT: &str = "merkle_ident";
 /// What an index was built by; a commit naming another version is rebuilt.
 pub const VERSION: &str = "retrieve:v2";
 
+/// The file that says which tree the index was last found to hold ([`TextIndex::mark_in_step`]).
+const IN_STEP: &str = "in-step";
+
 /// A document's key: whatever identifies what was indexed (a content hash).
 pub type Key = [u8; 32];
 
@@ -129,38 +132,104 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
+/// What the index holds: each path's key and slot, sorted by path, the paths in one buffer, so
+/// that opening an index costs no allocation per file (a no-op search opens one of 15k files).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Manifest {
     next_slot: u64,
-    /// path -> (key, slot)
-    entries: HashMap<String, (Key, u64)>,
+    /// Every path, one after another.
+    paths: String,
+    /// Sorted by path.
+    entries: Vec<Entry>,
+    /// (slot, index into `entries`), sorted by slot: the way back from a hit.
+    by_slot: Vec<(u64, u32)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    /// Where its path is in [`Manifest::paths`].
+    start: u32,
+    end: u32,
+    key: Key,
+    slot: u64,
 }
 
 impl Manifest {
-    /// slot -> path, the way back from a hit.
-    fn slots(&self) -> HashMap<u64, String> {
+    /// From (path, key, slot) in any order.
+    fn new(next_slot: u64, mut all: Vec<(String, Key, u64)>) -> Manifest {
+        all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut m = Manifest {
+            next_slot,
+            paths: String::with_capacity(all.iter().map(|e| e.0.len()).sum()),
+            entries: Vec::with_capacity(all.len()),
+            by_slot: Vec::new(),
+        };
+        for (path, key, slot) in all {
+            m.push(&path, key, slot);
+        }
+        m.index_slots();
+        m
+    }
+
+    fn push(&mut self, path: &str, key: Key, slot: u64) {
+        let start = self.paths.len() as u32;
+        self.paths.push_str(path);
+        self.entries.push(Entry {
+            start,
+            end: self.paths.len() as u32,
+            key,
+            slot,
+        });
+    }
+
+    fn index_slots(&mut self) {
+        self.by_slot = (0u32..)
+            .zip(&self.entries)
+            .map(|(i, e)| (e.slot, i))
+            .collect();
+        self.by_slot.sort_unstable();
+    }
+
+    fn path(&self, e: &Entry) -> &str {
+        &self.paths[e.start as usize..e.end as usize]
+    }
+
+    fn get(&self, path: &str) -> Option<&Entry> {
+        self.entries
+            .binary_search_by(|e| self.path(e).cmp(path))
+            .ok()
+            .map(|i| &self.entries[i])
+    }
+
+    fn path_of_slot(&self, slot: u64) -> Option<&str> {
+        let i = self.by_slot.binary_search_by_key(&slot, |s| s.0).ok()?;
+        Some(self.path(&self.entries[self.by_slot[i].1 as usize]))
+    }
+
+    /// Every (path, key, slot), for an update to change.
+    fn to_map(&self) -> HashMap<String, (Key, u64)> {
         self.entries
             .iter()
-            .map(|(p, (_, slot))| (*slot, p.clone()))
+            .map(|e| (self.path(e).to_owned(), (e.key, e.slot)))
             .collect()
     }
 
     fn encode(&self) -> Vec<u8> {
-        let mut paths: Vec<&String> = self.entries.keys().collect();
-        paths.sort();
-        let mut out = Vec::with_capacity(16 + paths.len() * 96);
+        let mut out = Vec::with_capacity(16 + self.entries.len() * 96);
         out.extend_from_slice(&self.next_slot.to_le_bytes());
-        out.extend_from_slice(&(paths.len() as u64).to_le_bytes());
-        for p in paths {
-            let (key, slot) = &self.entries[p];
+        out.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
+        for e in &self.entries {
+            let p = self.path(e);
             out.extend_from_slice(&(p.len() as u32).to_le_bytes());
             out.extend_from_slice(p.as_bytes());
-            out.extend_from_slice(key);
-            out.extend_from_slice(&slot.to_le_bytes());
+            out.extend_from_slice(&e.key);
+            out.extend_from_slice(&e.slot.to_le_bytes());
         }
         out
     }
 
+    /// The manifest [`Manifest::encode`] wrote; `None` for anything else (its paths out of
+    /// order included).
     fn decode(mut b: &[u8]) -> Option<Manifest> {
         fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
             let (head, rest) = b.split_at_checked(n)?;
@@ -173,18 +242,32 @@ impl Manifest {
         let next_slot = u64_of(&mut b)?;
         let n = u64_of(&mut b)?;
         // Each entry takes at least 44 bytes: a larger count is damage.
-        if n > (b.len() / 44) as u64 {
+        if n > (b.len() / 44) as u64 || b.len() > u32::MAX as usize {
             return None;
         }
-        let mut entries = HashMap::with_capacity(n as usize);
+        let mut m = Manifest {
+            next_slot,
+            paths: String::with_capacity(b.len() - n as usize * 44),
+            entries: Vec::with_capacity(n as usize),
+            by_slot: Vec::new(),
+        };
+        let mut last: Option<Entry> = None;
         for _ in 0..n {
             let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
-            let path = std::str::from_utf8(take(&mut b, len)?).ok()?.to_owned();
+            let path = std::str::from_utf8(take(&mut b, len)?).ok()?;
+            if last.is_some_and(|l| m.path(&l) >= path) {
+                return None;
+            }
             let key: Key = take(&mut b, 32)?.try_into().ok()?;
             let slot = u64_of(&mut b)?;
-            entries.insert(path, (key, slot));
+            m.push(path, key, slot);
+            last = m.entries.last().copied();
         }
-        b.is_empty().then_some(Manifest { next_slot, entries })
+        if !b.is_empty() {
+            return None;
+        }
+        m.index_slots();
+        Some(m)
     }
 }
 
@@ -201,8 +284,6 @@ pub struct TextIndex {
     manifest: Manifest,
     /// The manifest's hash, as the last commit names it.
     manifest_hash: Option<String>,
-    /// slot -> path
-    slots: HashMap<u64, String>,
 }
 
 impl std::fmt::Debug for TextIndex {
@@ -282,7 +363,6 @@ impl TextIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| tantivy_err(dir, e))?;
-        let slots = manifest.slots();
         Ok(Some(TextIndex {
             dir: dir.to_owned(),
             index,
@@ -290,7 +370,6 @@ impl TextIndex {
             fields,
             manifest,
             manifest_hash,
-            slots,
         }))
     }
 
@@ -308,10 +387,10 @@ impl TextIndex {
         let mut changes = Changes::default();
         let mut present = 0;
         for (i, (path, key)) in tree.iter().enumerate() {
-            match self.manifest.entries.get(*path) {
-                Some((k, _)) => {
+            match self.manifest.get(path) {
+                Some(e) => {
                     present += 1;
-                    if k != key {
+                    if e.key != *key {
                         changes.added.push(i);
                     }
                 }
@@ -324,13 +403,40 @@ impl TextIndex {
             changes.removed = self
                 .manifest
                 .entries
-                .keys()
-                .filter(|p| !paths.contains(p.as_str()))
-                .cloned()
+                .iter()
+                .map(|e| self.manifest.path(e))
+                .filter(|p| !paths.contains(p))
+                .map(str::to_owned)
                 .collect();
-            changes.removed.sort();
         }
         changes
+    }
+
+    /// Whether the index was found to hold exactly the tree `tree` names (a key the caller
+    /// derives from the tree and from how it makes documents), by [`TextIndex::mark_in_step`]:
+    /// a search of an unchanged tree need not compare every file's key.
+    pub fn in_step_with(&self, tree: &Key) -> bool {
+        fs::read(self.dir.join(IN_STEP)).is_ok_and(|b| b == self.in_step_line(tree).as_bytes())
+    }
+
+    /// Records that the index holds exactly the tree `tree` names (as [`TextIndex::changes`]
+    /// found it). Only a hint: a crash or a failed write leaves the next search to compare.
+    pub fn mark_in_step(&self, tree: &Key) -> Result<()> {
+        let path = self.dir.join(IN_STEP);
+        // A file of this process's own, renamed into place: a reader sees one line or another.
+        let tmp = self
+            .dir
+            .join(format!("{IN_STEP}.{}.tmp", std::process::id()));
+        fs::write(&tmp, self.in_step_line(tree)).map_err(|e| io_err(&tmp, e))?;
+        fs::rename(&tmp, &path).map_err(|e| io_err(&path, e))
+    }
+
+    fn in_step_line(&self, tree: &Key) -> String {
+        format!(
+            "{VERSION} {} {}\n",
+            self.manifest_hash.as_deref().unwrap_or("-"),
+            blake3::Hash::from_bytes(*tree).to_hex()
+        )
     }
 
     /// Removes `removed` and (re)indexes `added` in one commit. Waits up to ten seconds for
@@ -344,19 +450,20 @@ impl TextIndex {
             .map_or(1, |n| n.get())
             .min(4);
         let mut writer = self.writer(threads)?;
-        let mut manifest = self.manifest.clone();
+        let mut entries = self.manifest.to_map();
+        let mut next_slot = self.manifest.next_slot;
         let f = self.fields;
         for path in removed {
-            if let Some((_, slot)) = manifest.entries.remove(path) {
+            if let Some((_, slot)) = entries.remove(path) {
                 writer.delete_term(Term::from_field_u64(f.slot, slot));
             }
         }
         for doc in added {
-            if let Some((_, slot)) = manifest.entries.get(&doc.path) {
+            if let Some((_, slot)) = entries.get(&doc.path) {
                 writer.delete_term(Term::from_field_u64(f.slot, *slot));
             }
-            let slot = manifest.next_slot;
-            manifest.next_slot += 1;
+            let slot = next_slot;
+            next_slot += 1;
             let mut d = TantivyDocument::default();
             d.add_u64(f.slot, slot);
             d.add_text(f.path, &doc.path);
@@ -366,8 +473,15 @@ impl TextIndex {
                 d.add_text(f.defs, t);
             }
             writer.add_document(d).map_err(|e| tantivy_err(&dir, e))?;
-            manifest.entries.insert(doc.path, (doc.key, slot));
+            entries.insert(doc.path, (doc.key, slot));
         }
+        let manifest = Manifest::new(
+            next_slot,
+            entries
+                .into_iter()
+                .map(|(path, (key, slot))| (path, key, slot))
+                .collect(),
+        );
         let bytes = manifest.encode();
         let hash = blake3::hash(&bytes).to_hex().to_string();
         let file = manifest_file(&dir, &hash);
@@ -385,7 +499,6 @@ impl TextIndex {
             let _ = fs::remove_file(manifest_file(&dir, &old));
         }
         self.reader.reload().map_err(|e| tantivy_err(&dir, e))?;
-        self.slots = manifest.slots();
         self.manifest = manifest;
         Ok(())
     }
@@ -446,9 +559,10 @@ impl TextIndex {
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
                     if alive.is_none_or(|a| a.is_alive(doc))
-                        && let Some(path) = slots.first(doc).and_then(|s| self.slots.get(&s))
+                        && let Some(path) =
+                            slots.first(doc).and_then(|s| self.manifest.path_of_slot(s))
                     {
-                        paths.push(path.clone());
+                        paths.push(path.to_owned());
                     }
                     doc = postings.advance();
                 }
@@ -503,8 +617,8 @@ impl TextIndex {
         Ok(found
             .into_iter()
             .filter_map(|(slot, score)| {
-                self.slots.get(&slot).map(|p| Scored {
-                    path: p.clone(),
+                self.manifest.path_of_slot(slot).map(|p| Scored {
+                    path: p.to_owned(),
                     score,
                 })
             })
@@ -603,5 +717,76 @@ impl SegmentCollector for SegmentScores {
 
     fn harvest(self) -> Self::Fruit {
         self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(b: u8) -> Key {
+        [b; 32]
+    }
+
+    #[test]
+    fn a_manifest_reads_back_what_it_wrote_and_nothing_out_of_order() {
+        let m = Manifest::new(
+            9,
+            vec![
+                ("src/z.rs".to_owned(), key(1), 4),
+                ("a.md".to_owned(), key(2), 8),
+                ("src/a b.rs".to_owned(), key(3), 0),
+            ],
+        );
+        let back = Manifest::decode(&m.encode()).expect("decodes");
+        assert_eq!(back, m);
+        let paths: Vec<&str> = back.entries.iter().map(|e| back.path(e)).collect();
+        assert_eq!(paths, ["a.md", "src/a b.rs", "src/z.rs"]);
+        assert_eq!(
+            back.get("src/z.rs").map(|e| (e.key, e.slot)),
+            Some((key(1), 4))
+        );
+        assert_eq!(back.get("src"), None);
+        assert_eq!(back.path_of_slot(8), Some("a.md"));
+        assert_eq!(back.path_of_slot(5), None);
+        assert_eq!(back.to_map().len(), 3);
+
+        // The same entries written in another order are damage, as is a byte too many.
+        let mut swapped = Manifest::default();
+        swapped.push("b", key(1), 0);
+        swapped.push("a", key(2), 1);
+        assert_eq!(Manifest::decode(&swapped.encode()), None);
+        let mut longer = m.encode();
+        longer.push(0);
+        assert_eq!(Manifest::decode(&longer), None);
+        assert_eq!(Manifest::decode(&[]), None);
+    }
+
+    #[test]
+    fn an_index_is_in_step_only_with_the_tree_marked_for_its_manifest() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut index = TextIndex::open(dir.path()).expect("opens");
+        let (t1, t2) = (key(7), key(8));
+        assert!(!index.in_step_with(&t1));
+        index.mark_in_step(&t1).expect("marks");
+        assert!(index.in_step_with(&t1));
+        assert!(!index.in_step_with(&t2));
+        // A commit names another manifest: the mark no longer holds.
+        let doc = Doc {
+            path: "a.rs".to_owned(),
+            key: key(1),
+            names: String::new(),
+            text: "fn main() {}".to_owned(),
+            defs: Vec::new(),
+        };
+        index.update(&[], vec![doc]).expect("updates");
+        assert!(!index.in_step_with(&t1));
+        index.mark_in_step(&t2).expect("marks");
+        let reopened = TextIndex::open(dir.path()).expect("opens");
+        assert!(reopened.in_step_with(&t2));
+        assert_eq!(reopened.len(), 1);
+        // A damaged mark is no mark.
+        std::fs::write(dir.path().join(IN_STEP), b"garbage").expect("writes");
+        assert!(!reopened.in_step_with(&t2));
     }
 }

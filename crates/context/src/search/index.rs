@@ -17,11 +17,27 @@ fn doc_key(f: &FileEntry) -> Key {
     *h.finalize().as_bytes()
 }
 
+/// What an index holding exactly the tree at `root` was found to hold, as
+/// [`TextIndex::mark_in_step`] records it: the tree, and how its documents are made
+/// ([`doc_key`]'s own key).
+fn in_step_key(root: &merkle_store::NodeId) -> Key {
+    let mut h = blake3::Hasher::new();
+    h.update(b"retrieve-tree:v1\0");
+    h.update(FACTS_VERSION.as_bytes());
+    h.update(&root.0);
+    *h.finalize().as_bytes()
+}
+
 /// The index in `dir`, brought in step with the tree `facts` describes: the files whose
 /// content changed since it was last brought in step are indexed again, in one commit.
 /// Returns the index and how many files were (re)indexed.
 pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextIndex, usize)> {
     let mut index = TextIndex::open(dir)?;
+    // A tree the index was found to hold needs no comparison of every file's key.
+    let in_step = facts.root.map(|root| in_step_key(&root));
+    if in_step.is_some_and(|k| index.in_step_with(&k)) {
+        return Ok((index, 0));
+    }
     // Borrowed paths: a no-op search compares 15k keys, and needs no copy of a path.
     let tree: Vec<(&str, Key)> = facts
         .files
@@ -30,6 +46,11 @@ pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextI
         .collect();
     let changes = index.changes(&tree);
     if changes.is_empty() {
+        if let Some(k) = in_step {
+            // A hint for the next search; one not kept (a read-only folder) costs it the
+            // comparison above, nothing else.
+            let _ = index.mark_in_step(&k);
+        }
         return Ok((index, 0));
     }
     let added: Vec<&FileEntry> = changes.added.iter().map(|&i| &facts.files[i]).collect();
@@ -42,6 +63,9 @@ pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextI
         .collect::<Result<_>>()?;
     let n = docs.len();
     index.update(&changes.removed, docs)?;
+    if let Some(k) = in_step {
+        let _ = index.mark_in_step(&k);
+    }
     Ok((index, n))
 }
 
