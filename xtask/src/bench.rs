@@ -428,7 +428,7 @@ pub(crate) fn timed(cmd: &mut Command) -> Result<(Duration, String)> {
 }
 
 /// A git command in `tree`, isolated from the user's and the system's configuration.
-fn git(tree: &Path) -> Command {
+pub(crate) fn git(tree: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.current_dir(tree)
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -464,7 +464,7 @@ fn fresh_git(tree: &Path) -> Result<()> {
     fs::write(tree.join(".git/info/exclude"), "/.merkle/\n").context("writing .git/info/exclude")
 }
 
-fn remove_dir_if_present(dir: &Path) -> Result<()> {
+pub(crate) fn remove_dir_if_present(dir: &Path) -> Result<()> {
     match fs::remove_dir_all(dir) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {
             Err(e).with_context(|| format!("removing {}", dir.display()))
@@ -788,7 +788,7 @@ fn peak_rss(store: &Path, mut scan: Command, notes: &mut Vec<String>) -> Result<
 /// [`settle`]; returns both steps' samples and outputs. A machine that other work shares moves
 /// both of a pair alike, which a ratio of medians then mostly cancels.
 #[allow(clippy::type_complexity)]
-fn interleaved(
+pub(crate) fn interleaved(
     runs: usize,
     labels: [&str; 2],
     mut a: impl FnMut(usize) -> Result<(Duration, String)>,

@@ -50,6 +50,14 @@ tasks:
                         searched as it is by later runs (for comparing rankings quickly)
       --out FILE        per-instance results, one JSON object a line
       --merkle PATH     as for bench scan
+  bench search --repo PATH --query TEXT [--query TEXT ...] [options]  a whole `merkle
+                        search` process after a no-op on a clone of a real checkout (scanned
+                        and generated offline) against `git grep -l` of the query's longest
+                        word, interleaved: with the search checking the disk itself, and with
+                        `merkle watch` running and vouching for its rescan (target <= 50 ms
+                        and <= 0.5x git grep)
+      --runs N          timed runs of each (default 11)
+      --keep DIR, --merkle PATH   as for bench scan
   bench agent-cost      agent-loop: billable input of a 30-call agent session with and
                         without prompt caching, through the simulator (target <= 0.3x)
   bench batch --repo PATH [--merkle PATH]  generate --batch on a real tree against the fake
@@ -135,6 +143,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "context", rest @ ..] => bench_context(rest),
         ["bench", "outline", rest @ ..] => bench_outline(rest),
         ["bench", "localize", rest @ ..] => bench_localize(rest),
+        ["bench", "search", rest @ ..] => bench_search(rest),
         ["bench", "llm"] => bench_llm(),
         ["bench", "agent"] => bench_agent(),
         ["bench", "agent-cost"] => bench_agent_cost(),
@@ -435,6 +444,51 @@ fn flag_values<'a>(
         flags.insert(arg, *value);
     }
     Ok(flags)
+}
+
+fn bench_search(args: &[&str]) -> Result<ExitCode> {
+    let mut queries = Vec::new();
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(&flag) = it.next() {
+        if flag == "--query" {
+            let Some(&q) = it.next() else {
+                bail!(Usage("`--query` needs a value".to_owned()));
+            };
+            if q.trim().is_empty() {
+                bail!(Usage(
+                    "`--query` needs a query, not an empty one".to_owned()
+                ));
+            }
+            queries.push(q.to_owned());
+        } else {
+            rest.push(flag);
+        }
+    }
+    let flags = flag_values(&rest, &["--repo", "--merkle", "--runs", "--keep"])?;
+    let repo = repo_flag(&flags, "search")?;
+    if queries.is_empty() {
+        bail!(Usage(
+            "bench search needs at least one --query TEXT".to_owned()
+        ));
+    }
+    let runs =
+        match flags.get("--runs") {
+            Some(v) => v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                Usage(format!("`--runs` wants a number of at least 1, got `{v}`"))
+            })?,
+            None => 11,
+        };
+    let config = xtask::bench_search::SearchConfig {
+        repo: PathBuf::from(repo),
+        merkle: PathBuf::from(merkle_flag(&flags)?),
+        queries,
+        runs,
+        keep: flags.get("--keep").map(PathBuf::from),
+    };
+    let rows = xtask::bench_search::run(&config)?;
+    print!("{}", xtask::bench_search::report(&config, &rows));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The `--repo` a real-tree bench needs.
