@@ -830,6 +830,25 @@ fn repo_edit_target(dir: &Path, files: &[String], i: usize) -> Result<PathBuf> {
         .with_context(|| format!("no text file to edit among the {n} files of the checkout"))
 }
 
+/// Clones the checkout at `repo` into `tree` (the checkout itself is never written), whose git
+/// is told to ignore merkle's store.
+pub(crate) fn clone_checkout(repo: &Path, tree: &Path) -> Result<()> {
+    progress(&format!(
+        "cloning {} into {} (the checkout itself is never written)",
+        repo.display(),
+        tree.display()
+    ));
+    timed(
+        git(Path::new("."))
+            .args(["clone", "-q", "--no-hardlinks"])
+            .arg(repo)
+            .arg(tree),
+    )
+    .with_context(|| format!("--repo {}: cloning it (it needs a commit)", repo.display()))?;
+    let exclude = tree.join(".git/info/exclude");
+    fs::write(&exclude, "/.merkle/\n").with_context(|| format!("writing {}", exclude.display()))
+}
+
 /// `--repo`: the comparisons of issue #15 on a clone of a real checkout, each merkle step
 /// interleaved with its baseline.
 fn run_repo(config: &ScanConfig, repo: &Path) -> Result<ScanReport> {
@@ -846,20 +865,7 @@ fn run_repo(config: &ScanConfig, repo: &Path) -> Result<ScanReport> {
     }
     let work = work_dir(config.keep.as_deref())?;
     let tree_dir = work.path.as_path();
-    progress(&format!(
-        "cloning {} into {} (the checkout itself is never written)",
-        repo.display(),
-        tree_dir.display()
-    ));
-    timed(
-        git(Path::new("."))
-            .args(["clone", "-q", "--no-hardlinks"])
-            .arg(&repo)
-            .arg(tree_dir),
-    )
-    .with_context(|| format!("--repo {}: cloning it (it needs a commit)", repo.display()))?;
-    let exclude = tree_dir.join(".git/info/exclude");
-    fs::write(&exclude, "/.merkle/\n").with_context(|| format!("writing {}", exclude.display()))?;
+    clone_checkout(&repo, tree_dir)?;
 
     let mut notes = Vec::new();
     let mut measures = Vec::new();

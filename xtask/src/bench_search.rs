@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{git, interleaved, median, ms, progress, timed, work_dir};
+use crate::bench::{clone_checkout, git, interleaved, median, ms, progress, timed, work_dir};
 
 /// What to measure.
 pub struct SearchConfig {
@@ -57,20 +57,7 @@ pub fn run(config: &SearchConfig) -> Result<Vec<QueryRow>> {
         .with_context(|| format!("--repo {}", config.repo.display()))?;
     let work = work_dir(config.keep.as_deref())?;
     let tree = work.path.as_path();
-    progress(&format!(
-        "cloning {} into {} (the checkout itself is never written)",
-        repo.display(),
-        tree.display()
-    ));
-    timed(
-        git(Path::new("."))
-            .args(["clone", "-q", "--no-hardlinks"])
-            .arg(&repo)
-            .arg(tree),
-    )
-    .with_context(|| format!("--repo {}: cloning it (it needs a commit)", repo.display()))?;
-    std::fs::write(tree.join(".git/info/exclude"), "/.merkle/\n")
-        .context("writing .git/info/exclude")?;
+    clone_checkout(&repo, tree)?;
     let merkle = |args: &[&str]| {
         let mut cmd = Command::new(&config.merkle);
         cmd.arg("--root").arg(tree).args(args);
