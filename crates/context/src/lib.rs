@@ -36,7 +36,7 @@ pub use invalidation::invalidate;
 pub use map::{ChildWeights, ImportWeights, Map, Ranking};
 pub use regenerate::{
     DEFERRED, FrameProducer, Outline, Producers, Provenance, RegenerateRequest, RegenerateScope,
-    Regenerated, Stale, keep_stale_frames, language, produce, regenerate, stale_frames,
+    Regenerated, Stale, StaleKey, keep_stale_frames, language, produce, regenerate, stale_frames,
     stale_frames_keyed, staleness,
 };
 pub use retrieve::TextIndex;

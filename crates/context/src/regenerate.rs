@@ -22,6 +22,9 @@ use crate::facts::{self, FactsSink};
 use crate::invalidation;
 use crate::map::Ranking;
 pub use crate::memo::Provenance;
+mod stale_list;
+pub use self::stale_list::{StaleKey, keep_stale_frames, stale_frames, stale_frames_keyed};
+
 use crate::synthesis::{
     self, Concat, Filter, META_POLICY, Summary, SynthesisPolicy, SynthesisRequest,
 };
@@ -445,109 +448,11 @@ pub fn staleness(store: &Store, node: &NodeRecord, frame: &Frame) -> Result<Opti
     }
 }
 
-/// The derived-record namespace of kept stale-frame lists.
-const STALE_NAMESPACE: &str = "stale-frames";
-/// The one record of that namespace: the last list kept, after the key it was kept for (one
-/// list, not one per tree the workspace has been at).
-const STALE_RECORD: Hash = Hash([0; 32]);
-
 const NODE_CHANGED: &str = "node changed";
 const CHILDREN_CHANGED: &str = "children changed";
 const INVALIDATED: &str = "invalidated";
 /// The reasons a frame is stale, as [`staleness`] gives them.
-const STALE_REASONS: [&str; 3] = [NODE_CHANGED, CHILDREN_CHANGED, INVALIDATED];
-
-/// What a stale-frame list is kept under: the tree's root and every head the store records,
-/// all that the list is a function of (frames never change once written). `None` before the
-/// first scan.
-fn stale_key(store: &Store) -> Result<Option<Hash>> {
-    let Some(root) = store.root()? else {
-        return Ok(None);
-    };
-    let heads = store.heads_digest()?;
-    let mut h = blake3::Hasher::new();
-    h.update(b"merkle/stale-frames/v1");
-    h.update(&root.0);
-    h.update(&heads.0);
-    Ok(Some(Hash(*h.finalize().as_bytes())))
-}
-
-/// Every stale frame in the current tree, by path then type. Read from where an earlier call
-/// kept it for the same tree and heads; else worked out, and kept when `store` is writable.
-pub fn stale_frames(store: &Store) -> Result<Vec<Stale>> {
-    let (stale, unkept) = stale_frames_keyed(store)?;
-    if let Some(key) = unkept
-        && !store.is_read_only()
-    {
-        keep_stale_frames(store, &key, &stale)?;
-    }
-    Ok(stale)
-}
-
-/// [`stale_frames`] without keeping anything: with the key to keep the list under
-/// ([`keep_stale_frames`]) when it was worked out rather than read, and the tree and heads did
-/// not move meanwhile.
-pub fn stale_frames_keyed(store: &Store) -> Result<(Vec<Stale>, Option<Hash>)> {
-    let key = stale_key(store)?;
-    if let Some(key) = &key
-        && let Some(bytes) = store.derived(STALE_NAMESPACE, &STALE_RECORD)?
-        && let Some(list) = bytes.strip_prefix(&key.0[..])
-        && let Some(kept) = decode_stale(list)
-    {
-        return Ok((kept, None));
-    }
-    let stale = work_out_stale_frames(store)?;
-    let unmoved = key.filter(|k| stale_key(store).ok().flatten().as_ref() == Some(k));
-    Ok((stale, unmoved))
-}
-
-/// Keeps `stale`, the list worked out for `key` ([`stale_frames_keyed`]), for the next read, in
-/// place of the list kept before.
-pub fn keep_stale_frames(store: &Store, key: &Hash, stale: &[Stale]) -> Result<()> {
-    let list: Vec<serde_json::Value> = stale
-        .iter()
-        .map(|s| serde_json::json!([s.path, s.frame_type, s.frame_id.to_hex(), s.reason]))
-        .collect();
-    let mut bytes = key.0.to_vec();
-    serde_json::to_writer(&mut bytes, &list).expect("a list of strings encodes");
-    Ok(store.put_derived(STALE_NAMESPACE, &[(STALE_RECORD, bytes)])?)
-}
-
-/// A kept list, or `None` when it does not read as one (then it is worked out again).
-fn decode_stale(bytes: &[u8]) -> Option<Vec<Stale>> {
-    let list: Vec<(String, String, String, String)> = serde_json::from_slice(bytes).ok()?;
-    list.into_iter()
-        .map(|(path, frame_type, id, reason)| {
-            Some(Stale {
-                path,
-                frame_type,
-                frame_id: Hash::from_hex(&id)?,
-                reason: STALE_REASONS.into_iter().find(|r| *r == reason)?,
-            })
-        })
-        .collect()
-}
-
-/// Every stale frame in the current tree, by path then type, worked out frame by frame.
-fn work_out_stale_frames(store: &Store) -> Result<Vec<Stale>> {
-    let mut out = Vec::new();
-    for path in store.paths_with_frames()? {
-        let Some(rec) = store.node_at(&path)? else {
-            continue;
-        };
-        for f in frames_at(store, &rec)? {
-            if let Some(reason) = staleness(store, &rec, &f)? {
-                out.push(Stale {
-                    path: path.clone(),
-                    frame_type: f.frame_type.clone(),
-                    frame_id: f.frame_id,
-                    reason,
-                });
-            }
-        }
-    }
-    Ok(out)
-}
+pub(crate) const STALE_REASONS: [&str; 3] = [NODE_CHANGED, CHILDREN_CHANGED, INVALIDATED];
 
 /// The paths a scope covers, deepest first so children come before parents.
 fn scope_paths(store: &Store, node: &NodeRecord, scope: &RegenerateScope) -> Result<Vec<String>> {

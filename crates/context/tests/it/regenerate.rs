@@ -664,3 +664,66 @@ fn a_stale_frame_list_is_kept_for_its_tree_and_heads() {
         stale(&fx)
     );
 }
+
+/// The stale frames worked out whole, frame by frame, as the test's own oracle.
+fn stale_worked_out(fx: &Fixture) -> Vec<context::Stale> {
+    let mut out = Vec::new();
+    for path in fx.store.paths_with_frames().expect("paths with frames") {
+        let Some(rec) = fx.store.node_at(&path).expect("node_at") else {
+            continue;
+        };
+        let frames = context::current::current_frames(&fx.store, &rec.node_id, &path)
+            .expect("current frames");
+        for f in frames {
+            if let Some(reason) = context::staleness(&fx.store, &rec, &f).expect("staleness") {
+                out.push(context::Stale {
+                    path: path.clone(),
+                    frame_type: f.frame_type.clone(),
+                    frame_id: f.frame_id,
+                    reason,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.path, &a.frame_type).cmp(&(&b.path, &b.frame_type)));
+    out
+}
+
+/// A list kept for one tree is brought up to the next by the paths that changed between them
+/// (an edit, a folder removed, a file added) and is the list worked out whole each time.
+#[test]
+fn a_kept_stale_list_follows_the_tree_by_what_changed() {
+    let fx = Fixture::with_outlines();
+    assert_eq!(
+        stale_frames(&fx.store).expect("kept for the first tree"),
+        vec![]
+    );
+
+    edit_mod_outline(&fx);
+    let (after_edit, unkept) = context::stale_frames_keyed(&fx.store).expect("stale frames");
+    assert_eq!(after_edit, stale_worked_out(&fx));
+    let paths: Vec<&str> = after_edit.iter().map(|s| s.path.as_str()).collect();
+    assert!(
+        paths.contains(&MOD) && paths.contains(&"src/util"),
+        "{paths:?}"
+    );
+    context::keep_stale_frames(&fx.store, &unkept.expect("a new tree"), &after_edit).expect("keep");
+
+    // The folder that held the stale file goes: its entries leave the list.
+    std::fs::remove_dir_all(fx.dir.path().join("src/util")).expect("remove src/util");
+    fx.rescan();
+    let (after_removal, unkept) = context::stale_frames_keyed(&fx.store).expect("stale frames");
+    assert_eq!(after_removal, stale_worked_out(&fx));
+    assert!(
+        !after_removal.iter().any(|s| s.path.starts_with("src/util")),
+        "{after_removal:?}"
+    );
+    context::keep_stale_frames(&fx.store, &unkept.expect("a new tree"), &after_removal)
+        .expect("keep");
+
+    // A new file, with no frame of its own, changes the folders above it.
+    fx.edit("docs/new.md", "# New\n");
+    let (after_add, _) = context::stale_frames_keyed(&fx.store).expect("stale frames");
+    assert_eq!(after_add, stale_worked_out(&fx));
+    assert!(after_add.iter().any(|s| s.path == "docs"), "{after_add:?}");
+}
