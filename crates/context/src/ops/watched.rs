@@ -95,9 +95,12 @@ impl Observer {
         lock(&self.shared).seen += 1;
     }
 
-    /// Whether `path` is one of this monitor's cookies (by its file name, which names this
-    /// process); the reader waiting for it is woken.
+    /// Whether `path` is one of this monitor's cookies: in the store folder, named for this
+    /// process. The reader waiting for it is woken.
     pub fn cookie(&self, path: &Path) -> bool {
+        if path.parent() != Some(self.dir.as_path()) {
+            return false;
+        }
         let Some(id) = path.file_name().and_then(|name| {
             name.to_str()?
                 .strip_prefix(&self.prefix)?
