@@ -69,9 +69,9 @@ pub(crate) struct WatchArgs {
 
 /// What wakes the watch loop.
 enum Wake {
-    /// A file event, and whether it may mean the tree changed (decided once, in the watcher's
-    /// callback, so that the loop and the [`Monitor`] count the same changes).
-    File(notify::Result<notify::Event>, bool),
+    /// A file event that may mean the tree changed (decided once, in the watcher's callback,
+    /// so that the loop and the [`Monitor`] count the same changes).
+    File(notify::Result<notify::Event>),
     Stop,
 }
 
@@ -121,11 +121,13 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
                 Ok(e) => is_relevant(e, &watched.0, &watched.1),
                 Err(_) => true,
             };
-            if change {
-                observer.changed();
+            // Reads (every file another process opens is an event) never wake the loop.
+            if !change {
+                return;
             }
+            observer.changed();
             // The loop only stops listening when watch ends.
-            let _ = tx.send(Wake::File(event, change));
+            let _ = tx.send(Wake::File(event));
         },
         notify::Config::default().with_follow_symlinks(false),
     )
@@ -191,8 +193,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
         };
         match wake {
             None | Some(Wake::Stop) => break,
-            Some(Wake::File(_, false)) => {}
-            Some(Wake::File(result, true)) => {
+            Some(Wake::File(result)) => {
                 monitor.taken();
                 match &result {
                     Err(e) => {
