@@ -10,6 +10,7 @@
 //! | text | BM25 over the path ([`W_PATH_WORDS`]), definition names ([`W_NAMES`]) and text, of the query's [`MAX_TERMS`] most telling words, with lengths softened ([`LENGTH_SCALE`]), divided by the best file's | [`W_TEXT`] |
 //! | definitions | the query's code identifiers that the file defines, each by how rare a definition of that name is (idf) and by its kind (a class over a method), divided by the best file's | [`W_DEFS`] |
 //! | path | the file is one the query points at: a path or a traceback frame ([`W_PATH`], the deepest frames most), a bare file name (half that), a dotted module ([`W_MODULE`]), a code identifier ([`W_STEM`]) or a word ([`W_WORD_STEM`]) naming its file | |
+//! | message | an error message the query quotes (an exception's, a panic's, an `error:` line, a text in double quotes), cut to its longest run of plain words and found as written in a file's text: the file that prints it ([`retrieve::phrases`]) | [`W_MESSAGE`], shared by the files that hold it |
 //! | graph | a share of the evidence of the best [`GRAPH_SEEDS`] files, given to the files they import and that import them | [`W_GRAPH`] |
 //! | proximity | of the [`PROXIMITY_FILES`] best files so far, the most of the query that one function or method holds: its distinct words, each by idf times its weight in the query, over the definition's length in lines to the power [`PROXIMITY_LENGTH`], divided by the best file's (task queries only) | [`W_PROXIMITY`] |
 //!
@@ -124,7 +125,8 @@ pub struct Hit {
     pub score: f64,
     /// Its best-matching definitions, best first (at most [`MAX_SYMBOLS`]).
     pub symbols: Vec<SymbolHit>,
-    /// What matched: `path: ...`, `defines: ...`, `words: ...`, `together in: ...`, `near: ...`.
+    /// What matched: `path: ...`, `defines: ...`, `says: ...`, `words: ...`, `together in: ...`,
+    /// `near: ...`.
     pub why: Vec<String>,
 }
 
@@ -170,6 +172,11 @@ pub const W_MODULE: f64 = 0.8;
 pub const W_STEM: f64 = 0.3;
 /// Weight of a word of the query that names a file (`pretty` for `pretty.py`).
 pub const W_WORD_STEM: f64 = 0.2;
+/// Weight of a message the query quotes found as written in a file (shared by the files that
+/// hold it): the file that prints the error.
+pub const W_MESSAGE: f64 = 0.5;
+/// How many files holding every word of a quoted message are read to find it as written.
+pub const MESSAGE_CANDIDATES: usize = 32;
 /// Weight of the graph signal.
 pub const W_GRAPH: f64 = 0.25;
 /// How many of the best files share their evidence with the files they import and that
@@ -434,6 +441,30 @@ pub fn search(
         }
     }
 
+    // Messages the task quotes (an error as a program printed it), found as written: the
+    // file that prints it.
+    if !short {
+        for message in retrieve::phrases::messages(req.query) {
+            let mut tokens = retrieve::tokenize::token_strings(&message);
+            tokens.sort_unstable();
+            tokens.dedup();
+            let mut found: Vec<&str> = Vec::new();
+            for path in index.holding_all(&tokens, MESSAGE_CANDIDATES)? {
+                if let Some(f) = facts.file(&path).filter(|f| in_scope(f))
+                    && let Some(text) = read_text(store, f)?
+                    && memchr::memmem::find(text.as_bytes(), message.as_bytes()).is_some()
+                {
+                    found.push(f.path.as_str());
+                }
+            }
+            for p in &found {
+                let s = scores.entry(p).or_default();
+                s.says = s.says.max(W_MESSAGE / found.len() as f64);
+                s.said.push(message.clone());
+            }
+        }
+    }
+
     // Graph: a share of the strongest neighbour's evidence.
     let graph = Graph::of_tree(store, facts)?;
     let mut strong: Vec<(&str, f64)> = scores.iter().map(|(p, s)| (*p, s.base())).collect();
@@ -590,11 +621,15 @@ struct Signals {
     proximity: f64,
     /// That definition, where it holds two of the query's words or more.
     together: Option<String>,
+    /// [`W_MESSAGE`], shared by the files that hold a message the query quotes, as written.
+    says: f64,
+    /// Those messages.
+    said: Vec<String>,
 }
 
 impl Signals {
     fn base(&self) -> f64 {
-        W_TEXT * self.text + W_DEFS * self.defs + self.path + self.bare + self.stem
+        W_TEXT * self.text + W_DEFS * self.defs + self.path + self.bare + self.stem + self.says
     }
 
     fn total(&self) -> f64 {
@@ -619,6 +654,9 @@ impl Signals {
         }
         if !self.defined.is_empty() {
             out.push(format!("defines: {}", self.defined.join(", ")));
+        }
+        if !self.said.is_empty() {
+            out.push(format!("says: {}", self.said.join(" | ")));
         }
         if self.stem > 0.0 {
             out.push("file name".to_owned());

@@ -449,6 +449,33 @@ impl TextIndex {
         self.search_scaled(terms, 1.0)
     }
 
+    /// The files whose text holds every one of `tokens` (as the identifier tokenizer makes
+    /// them), at most `limit`, those whose text holds them most first.
+    pub fn holding_all(&self, tokens: &[String], limit: usize) -> Result<Vec<String>> {
+        if tokens.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = tokens
+            .iter()
+            .map(|t| {
+                let term = Term::from_field_text(self.fields.text, t);
+                let q: Box<dyn Query> =
+                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                (Occur::Must, q)
+            })
+            .collect();
+        let searcher = self.reader.searcher();
+        let mut found = searcher
+            .search(&BooleanQuery::new(clauses), &AllScores)
+            .map_err(|e| tantivy_err(&self.dir, e))?;
+        found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(found
+            .into_iter()
+            .filter_map(|(slot, _)| self.manifest.path_of_slot(slot).map(str::to_owned))
+            .take(limit)
+            .collect())
+    }
+
     /// As [`TextIndex::search`], with each field's average length taken as `length_scale`
     /// times what it is: above 1, a long file is held less against its matches (BM25's
     /// length normalisation softened; a fix is more often in a big file than BM25 assumes).

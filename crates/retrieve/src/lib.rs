@@ -9,6 +9,7 @@
 //! store); merkle-store does not know it.
 pub mod error;
 pub mod index;
+pub mod phrases;
 pub mod query;
 pub mod tokenize;
 

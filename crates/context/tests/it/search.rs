@@ -239,3 +239,36 @@ fn a_task_s_words_met_in_one_function_outrank_the_same_words_spread_over_a_file(
         ["src/spread.rs", "src/together.rs"]
     );
 }
+
+/// An error message the task quotes is found as written: the file that prints it comes first
+/// and says so, though other files hold the same words apart.
+#[test]
+fn a_quoted_error_message_finds_the_file_that_prints_it() {
+    let fx = Fixture::new();
+    fx.edit(
+        "src/util/strings.rs",
+        "pub fn shout(s: &str) -> String {\n    if s.is_empty() {\n        \
+         panic!(\"cannot shout an empty string\");\n    }\n    s.to_uppercase()\n}\n",
+    );
+    fx.edit(
+        "docs/guide.md",
+        "# Guide\n\nAn empty string: we cannot shout it, and never an empty one.\n",
+    );
+    let query = "Running the tool crashes:\n```\nthread 'main' panicked at 'cannot shout an \
+                 empty string'\n```\nwith no input at all.";
+    let hits = run(&fx, query, 3, Ranking::Fused);
+    assert_eq!(hits[0].path, "src/util/strings.rs", "{hits:?}");
+    assert!(
+        hits[0]
+            .why
+            .contains(&"says: cannot shout an empty string".to_owned()),
+        "{:?}",
+        hits[0].why
+    );
+    assert!(
+        hits.iter()
+            .filter(|h| h.path == "docs/guide.md")
+            .all(|h| !h.why.iter().any(|w| w.starts_with("says:"))),
+        "{hits:?}"
+    );
+}

@@ -1,0 +1,159 @@
+//! Messages a task quotes: what a program printed when it failed (an exception's message, a
+//! panic's, an `error:` line) and text the task puts in double quotes, each cut to the longest
+//! run of it that the source printing it would hold as written ([`messages`]).
+
+/// The most messages one query yields.
+pub const MAX_MESSAGES: usize = 8;
+/// A run shorter than this many words says too little to look for.
+const MIN_WORDS: usize = 3;
+/// A quoted text longer than this is not a message.
+const MAX_QUOTED: usize = 200;
+
+/// The literal runs of the messages `text` quotes, first seen first, each once: for every
+/// line that reports an error (`ValueError: ...`, `panic: ...`, `panicked at '...'`,
+/// `error: ...`, `Exception in thread "main" java.lang.X: ...`) its message, and every text in
+/// double quotes of three words or more outside fenced code blocks; each cut at the words that look like values a
+/// program fills in (numbers, one letter, quoted or bracketed things), keeping the longest run
+/// of at least three plain words: `Velocity of point Q has not been defined in ReferenceFrame A`
+/// gives `has not been defined in ReferenceFrame`.
+pub fn messages(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |message: &str| {
+        if let Some(run) = longest_run(message)
+            && out.len() < MAX_MESSAGES
+            && !out.contains(&run)
+        {
+            out.push(run);
+        }
+    };
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if let Some(message) = error_message(line.trim()) {
+            add(message);
+        }
+        // In a code block, quotes hold the code's own strings (a traceback's source lines),
+        // which the files the block names already say.
+        if !in_code {
+            for quoted in quoted(line) {
+                add(quoted);
+            }
+        }
+    }
+    out
+}
+
+/// The message of a line that reports an error, if it is one.
+fn error_message(line: &str) -> Option<&str> {
+    if let Some(rest) = line.strip_prefix("panic: ") {
+        return Some(rest);
+    }
+    if let Some(at) = line.find("panicked at '") {
+        let rest = &line[at + "panicked at '".len()..];
+        return Some(rest.rsplit_once('\'').map_or(rest, |(m, _)| m));
+    }
+    if let Some(rest) = line.strip_prefix("error: ").or_else(|| {
+        line.strip_prefix("error[")
+            .and_then(|r| r.split_once("]: ").map(|(_, m)| m))
+    }) {
+        return Some(rest);
+    }
+    // `ValueError: ...`, `sympy.polys.PolynomialError: ...`, `... java.lang.IllegalStateException: ...`
+    let (head, message) = line.split_once(": ")?;
+    let name = head.rsplit(['.', ' ']).next()?;
+    ["Error", "Exception", "Warning"]
+        .iter()
+        .any(|end| name.ends_with(end) && name.chars().all(|c| c.is_ascii_alphanumeric()))
+        .then_some(message)
+}
+
+/// The texts in double quotes on one line.
+fn quoted(line: &str) -> impl Iterator<Item = &str> {
+    line.split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|q| q.len() <= MAX_QUOTED && q.split_whitespace().count() >= MIN_WORDS)
+}
+
+/// Whether a word is one a message is written with, not a value filled in.
+fn is_plain(word: &str) -> bool {
+    let w = word.trim_end_matches([',', '.', ';', ':', '!', '?']);
+    w.len() >= 2
+        && w.chars()
+            .all(|c| c.is_alphabetic() || matches!(c, '-' | '\'' | '_'))
+        && !w.starts_with(['\'', '-'])
+        && !w.ends_with('\'')
+}
+
+/// The longest run of plain words in `message` (at least [`MIN_WORDS`]), as written.
+fn longest_run(message: &str) -> Option<String> {
+    let mut best: Option<(usize, usize, usize)> = None; // (words, start, end) in bytes
+    let mut run: Option<(usize, usize, usize)> = None;
+    let mut offset = 0;
+    for word in message.split(' ') {
+        let (start, end) = (offset, offset + word.len());
+        offset = end + 1;
+        if !word.is_empty() && is_plain(word) {
+            run = Some(match run {
+                Some((n, s, _)) => (n + 1, s, end),
+                None => (1, start, end),
+            });
+            if let Some(r) = run
+                && r.0 >= MIN_WORDS
+                && best.is_none_or(|b| r.0 > b.0)
+            {
+                best = Some(r);
+            }
+        } else {
+            run = None;
+        }
+    }
+    best.map(|(_, s, e)| message[s..e].trim_end_matches([',', ';', ':']).to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::messages;
+
+    #[test]
+    fn error_lines_and_quotes_give_the_runs_a_source_would_hold() {
+        let text = "Calling it fails:\n\
+            ```\n\
+            Traceback (most recent call last):\n\
+              File \"x.py\", line 3, in <module>\n\
+            ValueError: Velocity of point Q has not been defined in ReferenceFrame A\n\
+            sympy.polys.polyerrors.PolynomialError: Piecewise generators do not make sense\n\
+            ```\n\
+            thread 'main' panicked at 'called `Option::unwrap()` on a `None` value', src/main.rs:2:5\n\
+            panic: runtime error: index out of range [5] with length 3\n\
+            error[E0308]: mismatched types in this call\n\
+            Exception in thread \"main\" java.lang.IllegalStateException: Expected BEGIN_OBJECT but was STRING\n\
+            The docs say \"use the binary mode for files\" and \"x\".\n\
+            ```\n\
+                \"\"\"Returns the printer's representation\"\"\"\n\
+            ```\n";
+        assert_eq!(
+            messages(text),
+            [
+                "has not been defined in ReferenceFrame",
+                "Piecewise generators do not make sense",
+                "runtime error: index out of range",
+                "mismatched types in this call",
+                "Expected BEGIN_OBJECT but was STRING",
+                "use the binary mode for files",
+            ]
+        );
+    }
+
+    #[test]
+    fn short_or_value_only_messages_give_nothing() {
+        assert_eq!(
+            messages("KeyError: 'x'\nIndexError: 3\nplain words only"),
+            Vec::<String>::new()
+        );
+        assert_eq!(messages(""), Vec::<String>::new());
+    }
+}
