@@ -221,6 +221,35 @@ fn is_lookup(query: &str) -> bool {
             }))
 }
 
+/// Each error message `query` quotes ([`retrieve::phrases::messages`]) with the files of
+/// `facts` whose text holds it as written: of the [`MESSAGE_CANDIDATES`] best holding all its
+/// words.
+fn quoted_messages<'f>(
+    store: &Store,
+    facts: &'f TreeFacts,
+    index: &TextIndex,
+    query: &str,
+    in_scope: &impl Fn(&FileEntry) -> bool,
+) -> Result<Vec<(String, Vec<&'f str>)>> {
+    let mut out = Vec::new();
+    for message in retrieve::phrases::messages(query) {
+        let mut tokens = retrieve::tokenize::token_strings(&message);
+        tokens.sort_unstable();
+        tokens.dedup();
+        let mut found: Vec<&str> = Vec::new();
+        for path in index.holding_all(&tokens, MESSAGE_CANDIDATES)? {
+            if let Some(f) = facts.file(&path).filter(|f| in_scope(f))
+                && let Some(text) = read_text(store, f)?
+                && memchr::memmem::find(text.as_bytes(), message.as_bytes()).is_some()
+            {
+                found.push(f.path.as_str());
+            }
+        }
+        out.push((message, found));
+    }
+    Ok(out)
+}
+
 /// Whether a query gives a search anything to look for: a lookup always does; a longer one
 /// when it holds a word that is not a stop word, an identifier or a path. A query without
 /// matches that has none of them says so.
@@ -444,19 +473,7 @@ pub fn search(
     // Messages the task quotes (an error as a program printed it), found as written: the
     // file that prints it.
     if !short {
-        for message in retrieve::phrases::messages(req.query) {
-            let mut tokens = retrieve::tokenize::token_strings(&message);
-            tokens.sort_unstable();
-            tokens.dedup();
-            let mut found: Vec<&str> = Vec::new();
-            for path in index.holding_all(&tokens, MESSAGE_CANDIDATES)? {
-                if let Some(f) = facts.file(&path).filter(|f| in_scope(f))
-                    && let Some(text) = read_text(store, f)?
-                    && memchr::memmem::find(text.as_bytes(), message.as_bytes()).is_some()
-                {
-                    found.push(f.path.as_str());
-                }
-            }
+        for (message, found) in quoted_messages(store, facts, index, req.query, &in_scope)? {
             for p in &found {
                 let s = scores.entry(p).or_default();
                 s.says = s.says.max(W_MESSAGE / found.len() as f64);
