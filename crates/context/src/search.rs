@@ -47,7 +47,7 @@ pub use self::index::{index_dir, sync_index};
 mod lines;
 use self::lines::{ReadFiles, best_symbols, proximity};
 mod paths;
-use self::paths::PathLookup;
+use self::paths::path_signals;
 
 /// What a search keeps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,6 +221,64 @@ fn is_lookup(query: &str) -> bool {
             }))
 }
 
+/// The definitions signal: each identifier of the query by how rare a definition of that name
+/// is (idf) and how often the query names it, the files defining it read from the index (its
+/// `defs`), by the weight of the kind; divided by the best file's.
+fn definition_signals<'f>(
+    index: &TextIndex,
+    facts: &'f TreeFacts,
+    idents: &[(String, usize)],
+    ident_set: &HashMap<&str, usize>,
+    in_scope: &impl Fn(&FileEntry) -> bool,
+    scores: &mut HashMap<&'f str, Signals>,
+) -> Result<()> {
+    let mut tokens = Vec::with_capacity(idents.len() * KIND_WEIGHTS.len());
+    for (name, _) in idents {
+        for class in 0..KIND_WEIGHTS.len() {
+            tokens.push(def_token(class, name));
+        }
+    }
+    let holding = index.holding(&tokens)?;
+    let mut defined_in: HashMap<&str, Vec<(&FileEntry, f64)>> = HashMap::new();
+    for (i, (name, _)) in idents.iter().enumerate() {
+        let mut seen: HashMap<&str, (&FileEntry, f64)> = HashMap::new();
+        for (class, w) in KIND_WEIGHTS.iter().enumerate() {
+            for path in &holding[i * KIND_WEIGHTS.len() + class] {
+                if let Some(f) = facts.file(path).filter(|f| in_scope(f)) {
+                    let e = seen.entry(f.path.as_str()).or_insert((f, 0.0));
+                    e.1 = e.1.max(*w);
+                }
+            }
+        }
+        if !seen.is_empty() {
+            let mut files: Vec<(&FileEntry, f64)> = seen.into_values().collect();
+            files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+            defined_in.insert(name.as_str(), files);
+        }
+    }
+    let n_files = facts.files.len().max(1) as f64;
+    let mut defs_raw: HashMap<&str, (f64, Vec<&str>)> = HashMap::new();
+    for (name, files) in &defined_in {
+        let idf = (1.0 + n_files / files.len() as f64).ln();
+        let times = ident_set.get(name).copied().unwrap_or(1) as f64;
+        let w = idf * (1.0 + times.ln());
+        for (f, kw) in files {
+            let e = defs_raw.entry(f.path.as_str()).or_default();
+            e.0 += w * kw;
+            e.1.push(name);
+        }
+    }
+    let top_defs = defs_raw.values().map(|d| d.0).fold(0.0, f64::max);
+    for (path, (w, names)) in defs_raw {
+        let s = scores.entry(path).or_default();
+        s.defs = w / top_defs.max(f64::MIN_POSITIVE);
+        let mut names: Vec<String> = names.into_iter().map(str::to_owned).collect();
+        names.sort_unstable();
+        s.defined = names;
+    }
+    Ok(())
+}
+
 /// Each error message `query` quotes ([`retrieve::phrases::messages`]) with the files of
 /// `facts` whose text holds it as written: of the [`MESSAGE_CANDIDATES`] best holding all its
 /// words.
@@ -329,146 +387,10 @@ pub fn search(
     // Definitions: each identifier of the query by how rare a definition of that name is,
     // the files defining it read from the index (its `defs`), by the weight of the kind.
     let ident_set: HashMap<&str, usize> = idents.iter().map(|(i, n)| (i.as_str(), *n)).collect();
-    let mut tokens = Vec::with_capacity(idents.len() * KIND_WEIGHTS.len());
-    for (name, _) in &idents {
-        for class in 0..KIND_WEIGHTS.len() {
-            tokens.push(def_token(class, name));
-        }
-    }
-    let holding = index.holding(&tokens)?;
-    let mut defined_in: HashMap<&str, Vec<(&FileEntry, f64)>> = HashMap::new();
-    for (i, (name, _)) in idents.iter().enumerate() {
-        let mut seen: HashMap<&str, (&FileEntry, f64)> = HashMap::new();
-        for (class, w) in KIND_WEIGHTS.iter().enumerate() {
-            for path in &holding[i * KIND_WEIGHTS.len() + class] {
-                if let Some(f) = facts.file(path).filter(|f| in_scope(f)) {
-                    let e = seen.entry(f.path.as_str()).or_insert((f, 0.0));
-                    e.1 = e.1.max(*w);
-                }
-            }
-        }
-        if !seen.is_empty() {
-            let mut files: Vec<(&FileEntry, f64)> = seen.into_values().collect();
-            files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
-            defined_in.insert(name.as_str(), files);
-        }
-    }
-    let n_files = facts.files.len().max(1) as f64;
-    let mut defs_raw: HashMap<&str, (f64, Vec<&str>)> = HashMap::new();
-    for (name, files) in &defined_in {
-        let idf = (1.0 + n_files / files.len() as f64).ln();
-        let times = ident_set.get(name).copied().unwrap_or(1) as f64;
-        let w = idf * (1.0 + times.ln());
-        for (f, kw) in files {
-            let e = defs_raw.entry(f.path.as_str()).or_default();
-            e.0 += w * kw;
-            e.1.push(name);
-        }
-    }
-    let top_defs = defs_raw.values().map(|d| d.0).fold(0.0, f64::max);
-    for (path, (w, names)) in defs_raw {
-        let s = scores.entry(path).or_default();
-        s.defs = w / top_defs.max(f64::MIN_POSITIVE);
-        let mut names: Vec<String> = names.into_iter().map(str::to_owned).collect();
-        names.sort_unstable();
-        s.defined = names;
-    }
+    definition_signals(index, facts, &idents, &ident_set, &in_scope, &mut scores)?;
 
     // Paths the query points at.
-    // The file names worth looking up: code identifiers of three letters or more and words of
-    // four or more (see below).
-    let names: std::collections::HashSet<String> = idents
-        .iter()
-        .map(|(id, _)| id.to_lowercase())
-        .filter(|id| id.len() >= 3)
-        .chain(
-            words
-                .iter()
-                .filter(|(w, _)| w.len() >= 4)
-                .map(|(w, _)| w.clone()),
-        )
-        .collect();
-    let lookup = PathLookup::new(facts, &names);
-    // A path with a line is a traceback frame or a compiler's message: the later ones are
-    // nearer where the error was raised. A bare file name says less than a path.
-    let framed = q.paths.iter().filter(|r| r.line.is_some()).count();
-    let mut frame = 0;
-    for r in &q.paths {
-        let found = lookup.by_suffix(&r.path);
-        let mut w = W_PATH / found.len().max(1) as f64;
-        if r.line.is_some() {
-            frame += 1;
-            w *= 1.0 - 0.5 * (1.0 - frame as f64 / framed as f64);
-        }
-        let bare = !r.path.contains('/');
-        if bare {
-            w *= 0.5;
-        }
-        for p in &found {
-            let s = scores.entry(p).or_default();
-            if bare {
-                s.bare = s.bare.max(w);
-            } else {
-                s.path = s.path.max(w);
-            }
-            s.named_by.push(r.path.clone());
-        }
-    }
-    for m in &q.modules {
-        let found = lookup.by_module(m);
-        for p in &found {
-            let s = scores.entry(p).or_default();
-            s.path = s.path.max(W_MODULE / found.len() as f64);
-            s.named_by.push(m.replace('/', "."));
-        }
-    }
-    // A snake_case name whose words spell a module path (`autodoc_typehints`, a setting of
-    // `ext/autodoc/typehints.py`) names that module, as a dotted name would.
-    for (id, _) in &idents {
-        let parts: Vec<&str> = id.split('_').filter(|p| !p.is_empty()).collect();
-        if parts.len() < 2 || id.contains('.') {
-            continue;
-        }
-        let found = lookup.by_module_exact(&parts.join("/").to_lowercase());
-        for p in &found {
-            let s = scores.entry(p).or_default();
-            s.path = s.path.max(W_MODULE / found.len() as f64);
-            s.named_by.push(id.clone());
-        }
-    }
-    for (id, _) in &idents {
-        let lower = id.to_lowercase();
-        if lower.len() < 3 {
-            continue;
-        }
-        if let Some(paths) = lookup.stems.get(lower.as_str()) {
-            for p in paths {
-                let s = scores.entry(p).or_default();
-                s.stem = W_STEM;
-            }
-        }
-    }
-    // A word of the query that is a file's name: a topic (`pretty printing`, `formatting`),
-    // counted by its weight in the query and shared among the files of that name.
-    {
-        let top_w = words
-            .iter()
-            .map(|(_, w)| *w)
-            .fold(0.0f32, f32::max)
-            .max(1.0);
-        for (w, qw) in &words {
-            if w.len() < 4 {
-                continue;
-            }
-            if let Some(paths) = lookup.stems.get(w.as_str()) {
-                let share = W_WORD_STEM * f64::from(*qw / top_w) / (paths.len() as f64).sqrt();
-                for p in paths {
-                    let s = scores.entry(p).or_default();
-                    s.stem = s.stem.max(share);
-                }
-            }
-        }
-    }
+    path_signals(facts, &q, &idents, &words, &mut scores);
 
     // Messages the task quotes (an error as a program printed it), found as written: the
     // file that prints it.

@@ -114,3 +114,109 @@ impl<'a> PathLookup<'a> {
         Vec::new()
     }
 }
+
+/// The path signals: the files the query points at by path or traceback frame, by dotted
+/// module, by a snake_case name spelling a module path, by a code identifier or a word naming
+/// the file.
+pub(super) fn path_signals<'f>(
+    facts: &'f TreeFacts,
+    q: &TaskQuery,
+    idents: &[(String, usize)],
+    words: &[(String, f32)],
+    scores: &mut HashMap<&'f str, Signals>,
+) {
+    // The file names worth looking up: code identifiers of three letters or more and words of
+    // four or more (see below).
+    let names: std::collections::HashSet<String> = idents
+        .iter()
+        .map(|(id, _)| id.to_lowercase())
+        .filter(|id| id.len() >= 3)
+        .chain(
+            words
+                .iter()
+                .filter(|(w, _)| w.len() >= 4)
+                .map(|(w, _)| w.clone()),
+        )
+        .collect();
+    let lookup = PathLookup::new(facts, &names);
+    // A path with a line is a traceback frame or a compiler's message: the later ones are
+    // nearer where the error was raised. A bare file name says less than a path.
+    let framed = q.paths.iter().filter(|r| r.line.is_some()).count();
+    let mut frame = 0;
+    for r in &q.paths {
+        let found = lookup.by_suffix(&r.path);
+        let mut w = W_PATH / found.len().max(1) as f64;
+        if r.line.is_some() {
+            frame += 1;
+            w *= 1.0 - 0.5 * (1.0 - frame as f64 / framed as f64);
+        }
+        let bare = !r.path.contains('/');
+        if bare {
+            w *= 0.5;
+        }
+        for p in &found {
+            let s = scores.entry(p).or_default();
+            if bare {
+                s.bare = s.bare.max(w);
+            } else {
+                s.path = s.path.max(w);
+            }
+            s.named_by.push(r.path.clone());
+        }
+    }
+    for m in &q.modules {
+        let found = lookup.by_module(m);
+        for p in &found {
+            let s = scores.entry(p).or_default();
+            s.path = s.path.max(W_MODULE / found.len() as f64);
+            s.named_by.push(m.replace('/', "."));
+        }
+    }
+    // A snake_case name whose words spell a module path (`autodoc_typehints`, a setting of
+    // `ext/autodoc/typehints.py`) names that module, as a dotted name would.
+    for (id, _) in idents {
+        let parts: Vec<&str> = id.split('_').filter(|p| !p.is_empty()).collect();
+        if parts.len() < 2 || id.contains('.') {
+            continue;
+        }
+        let found = lookup.by_module_exact(&parts.join("/").to_lowercase());
+        for p in &found {
+            let s = scores.entry(p).or_default();
+            s.path = s.path.max(W_MODULE / found.len() as f64);
+            s.named_by.push(id.clone());
+        }
+    }
+    for (id, _) in idents {
+        let lower = id.to_lowercase();
+        if lower.len() < 3 {
+            continue;
+        }
+        if let Some(paths) = lookup.stems.get(lower.as_str()) {
+            for p in paths {
+                let s = scores.entry(p).or_default();
+                s.stem = W_STEM;
+            }
+        }
+    }
+    // A word of the query that is a file's name: a topic (`pretty printing`, `formatting`),
+    // counted by its weight in the query and shared among the files of that name.
+    {
+        let top_w = words
+            .iter()
+            .map(|(_, w)| *w)
+            .fold(0.0f32, f32::max)
+            .max(1.0);
+        for (w, qw) in words {
+            if w.len() < 4 {
+                continue;
+            }
+            if let Some(paths) = lookup.stems.get(w.as_str()) {
+                let share = W_WORD_STEM * f64::from(*qw / top_w) / (paths.len() as f64).sqrt();
+                for p in paths {
+                    let s = scores.entry(p).or_default();
+                    s.stem = s.stem.max(share);
+                }
+            }
+        }
+    }
+}
