@@ -591,9 +591,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
             output::scan(out, g, &report);
         }
         Command::Status => {
-            let status = workspace(g, &root).status()?;
-            let store = open(g, &root, true)?;
-            let remotes = remote_cmds::unpushed(g, &store)?;
+            let ws = workspace(g, &root);
+            let status = ws.status()?;
+            let remotes = remote_cmds::unpushed(g, &ws)?;
             let stale = context_cmds::stale_text(&status.stale);
             output::status(out, g, &status, stale, remotes);
         }

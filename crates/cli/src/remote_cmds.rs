@@ -472,10 +472,10 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
 /// connects.
 pub(crate) fn unpushed(
     g: &Global,
-    store: &merkle_store::Store,
+    ws: &context::ops::Workspace,
 ) -> Result<(serde_json::Value, String)> {
     // A remotes file that does not read is a warning here: status reports the store.
-    let remotes = match remote::Remotes::load(store.dir()) {
+    let remotes = match remote::Remotes::load(&ws.store_dir()?) {
         Ok(r) => r,
         Err(e) => {
             if !g.quiet && !g.json {
@@ -486,7 +486,13 @@ pub(crate) fn unpushed(
     };
     let mut json = Vec::new();
     let mut text = Vec::new();
+    // The store is opened only when there is a remote to count for (most workspaces have none).
+    let mut store = None;
     for (name, _) in remotes.entries() {
+        let store = match &mut store {
+            Some(store) => store,
+            None => store.insert(ws.reader()?),
+        };
         let n = remote::unpushed(store, name)?;
         json.push(json!({"name": name, "unpushed": n}));
         text.push(if n == 0 {

@@ -285,13 +285,12 @@ impl TextIndex {
     /// Records that the index holds exactly the tree `tree` names (as [`TextIndex::changes`]
     /// found it). Only a hint: a crash or a failed write leaves the next search to compare.
     pub fn mark_in_step(&self, tree: &Key) -> Result<()> {
-        let path = self.dir.join(IN_STEP);
-        // A file of this process's own, renamed into place: a reader sees one line or another.
-        let tmp = self
-            .dir
-            .join(format!("{IN_STEP}.{}.tmp", std::process::id()));
-        fs::write(&tmp, self.in_step_line(tree)).map_err(|e| io_err(&tmp, e))?;
-        fs::rename(&tmp, &path).map_err(|e| io_err(&path, e))
+        // Not synced: a mark lost in a crash only costs a search the comparison.
+        write_renamed(
+            &self.dir.join(IN_STEP),
+            self.in_step_line(tree).as_bytes(),
+            false,
+        )
     }
 
     fn in_step_line(&self, tree: &Key) -> String {
@@ -518,11 +517,21 @@ impl TextIndex {
 
 /// Writes `bytes` to `path` and syncs it, through a temporary file renamed into place.
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_renamed(path, bytes, true)
+}
+
+/// Writes `bytes` to `path` through a temporary file of this process's own, renamed into place
+/// (a reader sees the old content or the new, whoever else writes it), synced first if `sync`.
+fn write_renamed(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     use std::io::Write;
-    let tmp = path.with_extension("tmp");
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
     let mut f = fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
     f.write_all(bytes).map_err(|e| io_err(&tmp, e))?;
-    f.sync_all().map_err(|e| io_err(&tmp, e))?;
+    if sync {
+        f.sync_all().map_err(|e| io_err(&tmp, e))?;
+    }
     fs::rename(&tmp, path).map_err(|e| io_err(path, e))?;
     Ok(())
 }
