@@ -272,3 +272,25 @@ fn a_quoted_error_message_finds_the_file_that_prints_it() {
         "{hits:?}"
     );
 }
+
+/// A task's first line, when more follow, is its title (an issue's, a commit's subject): its
+/// words count again on their own, so the file the title names outranks one that only more of
+/// the body's words name; the same lines with the title last do not.
+#[test]
+fn a_task_s_title_counts_above_its_body() {
+    let fx = Fixture::new();
+    fx.edit(
+        "src/evict.rs",
+        "pub fn evict() -> &'static str {\n    \"eviction keeps stale entries\"\n}\n",
+    );
+    fx.edit(
+        "src/render.rs",
+        "pub fn render() -> &'static str {\n    \"table rows colour width\"\n}\n",
+    );
+    let title = "Eviction keeps stale entries";
+    let body = "When the table is drawn, its rows lose their colour and their width.";
+    let hits = run(&fx, &format!("{title}\n\n{body}"), 2, Ranking::Fused);
+    assert_eq!(paths(&hits), ["src/evict.rs", "src/render.rs"]);
+    let hits = run(&fx, &format!("{body}\n\n{title}"), 2, Ranking::Fused);
+    assert_eq!(paths(&hits), ["src/render.rs", "src/evict.rs"]);
+}
