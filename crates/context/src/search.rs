@@ -41,7 +41,7 @@ use crate::graph::Graph;
 
 mod prior;
 pub use self::prior::prior;
-use self::prior::{KIND_WEIGHTS, kind_class, read_text, size_of};
+use self::prior::{KIND_WEIGHTS, kind_class, prior_asked, read_text, size_of};
 
 mod index;
 pub use self::index::{index_dir, sync_index};
@@ -164,12 +164,20 @@ pub const W_TEXT: f64 = 1.5;
 /// sets, 0.3 of the text signal's weight moved acc@5, acc@10 and MRR up on both
 /// (`docs/benchmarks.md`).
 pub const W_TITLE: f64 = 0.45;
+/// A word's other forms ([`retrieve::query::word_forms`]) are looked for with this share of
+/// its weight. Measured on the dev set and the six held-out sets, 0.5 moved acc@5, acc@10 and
+/// MRR up or left them on both (`docs/benchmarks.md`).
+pub const W_FORMS: f32 = 0.5;
 /// Weight of the definitions signal.
 pub const W_DEFS: f64 = 0.5;
 /// Weight of the definitions signal when the query is a lookup (a name, or two or three words
 /// one of which is written as code: [`is_lookup`]), where
 /// the prior does not apply to it.
 pub const W_LOOKUP_DEFS: f64 = 2.0;
+/// The most words of a question ([`is_question`]): a folder a question names by one of its
+/// words (`test runner reporter` and `cli/tools/test/`) is what it asks about, and the prior
+/// does not hold that folder against a file ([`prior_asked`]).
+pub const QUESTION_WORDS: usize = 12;
 /// Weight of a path the query names (a traceback frame, `src/x.py`, `x.py:12`).
 pub const W_PATH: f64 = 1.5;
 /// Weight of a dotted module name that names the file (`sympy.printing.latex`).
@@ -250,6 +258,12 @@ fn title_of(query: &str) -> Option<&str> {
     let mut lines = query.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next()?;
     lines.next().map(|_| first)
+}
+
+/// Whether a query is a question: one line of at most [`QUESTION_WORDS`] words (`how is the
+/// LSP started`, `test runner reporter`), each of them meant, unlike an issue's body.
+fn is_question(query: &str) -> bool {
+    !query.trim().contains('\n') && query.split_whitespace().count() <= QUESTION_WORDS
 }
 
 /// The definitions signal: each identifier of the query by how rare a definition of that name
@@ -375,6 +389,7 @@ pub fn search(
 
     let q = TaskQuery::parse(req.query);
     let short = is_lookup(req.query);
+    let question = !short && is_question(req.query);
     // A short query is a name or two: every identifier in it is one to look for whole.
     let mut idents: Vec<(String, usize)> = q.idents.clone();
     if short {
@@ -400,6 +415,17 @@ pub fn search(
             }
         }
     }
+    // Other forms of each plain word (`started`: `start`; `reporter`: `reporters`), weighted
+    // less: the index holds words as written.
+    let mut forms: Vec<(String, f32)> = Vec::new();
+    for (w, weight) in &words {
+        for form in retrieve::query::word_forms(w) {
+            if !words.iter().chain(&forms).any(|(t, _)| *t == form) {
+                forms.push((form, weight * W_FORMS));
+            }
+        }
+    }
+    words.extend(forms);
     let (terms, telling) = select_terms(index, &words)?;
     let mut scores: HashMap<&str, Signals> = HashMap::new();
     for (f, x) in text_signal(index, facts, &terms)? {
@@ -479,6 +505,8 @@ pub fn search(
         }
         let prior = if s.path > 0.0 {
             1.0
+        } else if question {
+            prior_asked(&f.path, &words, f.language, size_of(store, f))
         } else {
             prior(&f.path, f.language, size_of(store, f))
         };

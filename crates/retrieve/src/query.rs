@@ -543,10 +543,48 @@ pub fn plain_tokens(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Other forms of an English word, by its endings alone (no dictionary): its plural or
+/// singular, and its stem without `-ed` or `-ing` (with and without an `e`): `started` gives
+/// `start` and `starte`, `reporter` gives `reporters`. Only for words of four lowercase ASCII
+/// letters or more; forms shorter than three letters are left out. A search keeps those the
+/// index holds.
+pub fn word_forms(word: &str) -> Vec<String> {
+    if word.len() < 4 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return Vec::new();
+    }
+    let mut out = vec![format!("{word}s")];
+    for suffix in ["s", "es"] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            out.push(stem.to_owned());
+        }
+    }
+    for suffix in ["ed", "ing"] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            out.push(stem.to_owned());
+            out.push(format!("{stem}e"));
+        }
+    }
+    out.retain(|f| f.len() >= 3 && f != word);
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn word_forms_are_plurals_singulars_and_stems() {
+        assert_eq!(word_forms("started"), ["starteds", "start", "starte"]);
+        assert_eq!(word_forms("reporter"), ["reporters"]);
+        assert_eq!(word_forms("matches"), ["matchess", "matche", "match"]);
+        assert_eq!(word_forms("parsing"), ["parsings", "pars", "parse"]);
+        // Short words, code and other scripts have none.
+        assert!(word_forms("run").is_empty());
+        assert!(word_forms("HTTPServer").is_empty());
+        assert!(word_forms("año").is_empty());
+    }
 
     #[test]
     fn stop_words_are_sorted_for_the_binary_search() {

@@ -39,6 +39,25 @@ pub(super) fn kind_class(kind: Kind) -> usize {
     }
 }
 
+/// [`prior`] for a question ([`super::is_question`]) of `words`: a folder the question names
+/// by a word (`test` in `test runner reporter`) is what it asks about, not held against the
+/// file (`cli/tools/test/reporters/pretty.rs` counts as `cli/tools/reporters/pretty.rs`).
+pub(super) fn prior_asked(
+    path: &str,
+    words: &[(String, f32)],
+    language: Option<Language>,
+    size: usize,
+) -> f64 {
+    let (folders, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let asked = |d: &str| words.iter().any(|(w, _)| w.eq_ignore_ascii_case(d));
+    if !folders.split('/').any(asked) {
+        return prior(path, language, size);
+    }
+    let mut kept: Vec<&str> = folders.split('/').filter(|d| !asked(d)).collect();
+    kept.push(name);
+    prior(&kept.join("/"), language, size)
+}
+
 /// How much a file counts before the evidence for it: a file a fix is likely to touch is
 /// source code of the project itself. Tests, fixtures, docs, examples, benchmarks, vendored
 /// and generated files, files that are not code and huge files count for less.

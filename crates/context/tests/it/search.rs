@@ -294,3 +294,42 @@ fn a_task_s_title_counts_above_its_body() {
     let hits = run(&fx, &format!("{body}\n\n{title}"), 2, Ranking::Fused);
     assert_eq!(paths(&hits), ["src/render.rs", "src/evict.rs"]);
 }
+
+/// A word is looked for in its other forms too (`started`: `start`), and a folder a question
+/// names by a word (`test`) is what it asks about: the prior does not hold it against a file.
+#[test]
+fn a_question_finds_other_word_forms_and_the_folder_it_names() {
+    let fx = Fixture::new();
+    fx.edit(
+        "src/launch.rs",
+        "pub fn launch() {\n    // start the daemon here\n}\n",
+    );
+    // The same words and size but `start`, and first by path in a tie.
+    fx.edit(
+        "src/halt.rs",
+        "pub fn halted() {\n    // sleep the daemon here\n}\n",
+    );
+    let hits = run(&fx, "where is the daemon started", 2, Ranking::Fused);
+    assert_eq!(paths(&hits), ["src/launch.rs", "src/halt.rs"]);
+    assert!(
+        hits[0].why.contains(&"words: daemon, start".to_owned()),
+        "{:?}",
+        hits[0].why
+    );
+
+    let text = "pub fn summary() -> &'static str {\n    \"the reporter prints a summary\"\n}\n";
+    for dir in ["src/test", "src/report"] {
+        std::fs::create_dir_all(fx.dir.path().join(dir)).expect("mkdir");
+    }
+    fx.edit("src/test/summary.rs", text);
+    fx.edit("src/report/summary.rs", text);
+    assert_eq!(
+        paths(&run(&fx, "test reporter summary", 2, Ranking::Fused)),
+        ["src/test/summary.rs", "src/report/summary.rs"]
+    );
+    // Not named, the test folder counts for less.
+    assert_eq!(
+        paths(&run(&fx, "reporter summary printed", 2, Ranking::Fused)),
+        ["src/report/summary.rs", "src/test/summary.rs"]
+    );
+}
