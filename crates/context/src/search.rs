@@ -417,10 +417,12 @@ pub fn search(
     }
     // Other forms of each plain word (`started`: `start`; `reporter`: `reporters`), weighted
     // less: the index holds words as written.
+    let mut seen: std::collections::HashSet<String> =
+        words.iter().map(|(w, _)| w.clone()).collect();
     let mut forms: Vec<(String, f32)> = Vec::new();
     for (w, weight) in &words {
         for form in retrieve::query::word_forms(w) {
-            if !words.iter().chain(&forms).any(|(t, _)| *t == form) {
+            if seen.insert(form.clone()) {
                 forms.push((form, weight * W_FORMS));
             }
         }

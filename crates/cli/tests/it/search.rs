@@ -150,6 +150,29 @@ fn odd_queries_get_an_answer_not_a_panic() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Twenty thousand distinct words (each with its other forms, `-s`, `-ed`, `-ing`), a
+    // pass over the words for each word would take minutes.
+    let letters = |mut i: usize| {
+        let mut w = String::from("q");
+        while i > 0 {
+            w.push(char::from(b'a' + (i % 26) as u8));
+            i /= 26;
+        }
+        w
+    };
+    let distinct: String = (0..20_000)
+        .map(|i| format!("{}{} ", letters(i), ["", "s", "ed", "ing"][i % 4]))
+        .collect();
+    let out = ws
+        .cmd(&["--json", "search", "-"])
+        .write_stdin(distinct)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Bytes that are not UTF-8.
     let out = ws
         .cmd(&["--json", "search", "-"])
