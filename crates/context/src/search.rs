@@ -21,8 +21,9 @@
 //! of the query and the tree alone: `limit` only cuts it.
 //!
 //! In each file, the definitions listed are those the query names, then those whose lines
-//! hold the most of the query's words (function-level localisation), each with its line span;
-//! `why` says which signals and words matched.
+//! hold the most of the query's words (function-level localisation; a class or a function
+//! that holds functions is left to them), each with its line span; `why` says which signals
+//! and words matched.
 //!
 //! [`Ranking::Plain`] is the baseline a benchmark compares against: BM25 over the text field
 //! alone, the query cut into plain lowercase words, no priors, no graph, no definitions.

@@ -148,6 +148,20 @@ pub(super) fn best_symbols(
     for (i, w) in line_weight.iter().enumerate() {
         prefix[i + 1] = prefix[i] + w;
     }
+    // Where the file's functions and methods begin: a definition holding one is a container
+    // (a class, a module), listed when the query names it but not for its words, since its
+    // functions are the lines to read.
+    let mut starts: Vec<usize> = f
+        .symbols
+        .iter()
+        .filter(|s| matches!(s.kind, Kind::Function | Kind::Method))
+        .map(|s| s.line)
+        .collect();
+    starts.sort_unstable();
+    let holds_a_function = |line: usize, end: usize| {
+        let i = starts.partition_point(|&l| l <= line);
+        starts.get(i).is_some_and(|&l| l <= end)
+    };
     let mut scored: Vec<(f64, &crate::facts::FactSymbol)> = f
         .symbols
         .iter()
@@ -165,6 +179,8 @@ pub(super) fn best_symbols(
             // A definition the query names outranks any other; among those, the innermost.
             let score = if idents.contains_key(s.name.as_str()) {
                 1e6 / len
+            } else if holds_a_function(s.line, s.end_line) {
+                0.0
             } else {
                 body / len.sqrt()
             };

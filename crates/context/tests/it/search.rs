@@ -333,3 +333,31 @@ fn a_question_finds_other_word_forms_and_the_folder_it_names() {
         ["src/report/summary.rs", "src/test/summary.rs"]
     );
 }
+
+/// A class is listed for its words only through its methods: they are the lines to read.
+/// Named, it is listed first.
+#[test]
+fn a_class_s_methods_are_listed_for_the_words_they_hold_not_the_class() {
+    let fx = Fixture::new();
+    fx.edit(
+        "src/ledger.py",
+        "class Ledger:\n    def reconcile(self):\n        return \"reconcile the balance\"\n\n    \
+         def close(self):\n        return \"close the books\"\n",
+    );
+    let names = |query: &str| -> Vec<String> {
+        let hits = run(&fx, query, 5, Ranking::Fused);
+        let hit = hits
+            .iter()
+            .find(|h| h.path == "src/ledger.py")
+            .expect("the ledger is found");
+        hit.symbols.iter().map(|s| s.name.clone()).collect()
+    };
+    assert_eq!(
+        names("the balance does not reconcile and the books never close"),
+        ["reconcile", "close"]
+    );
+    assert_eq!(
+        names("`Ledger` does not reconcile the balance and the books never close")[0],
+        "Ledger"
+    );
+}
