@@ -261,6 +261,22 @@ fn title_of(query: &str) -> Option<&str> {
     lines.next().map(|_| first)
 }
 
+/// Adds the other forms of each of `words` (`started`: `start`; `reporter`: `reporters`) that
+/// it does not hold, at [`W_FORMS`] of the word's weight: the index holds words as written.
+fn add_word_forms(words: &mut Vec<(String, f32)>) {
+    let mut seen: std::collections::HashSet<String> =
+        words.iter().map(|(w, _)| w.clone()).collect();
+    let mut forms: Vec<(String, f32)> = Vec::new();
+    for (w, weight) in words.iter() {
+        for form in retrieve::query::word_forms(w) {
+            if seen.insert(form.clone()) {
+                forms.push((form, weight * W_FORMS));
+            }
+        }
+    }
+    words.extend(forms);
+}
+
 /// Whether a query is a question: one line of at most [`QUESTION_WORDS`] words (`how is the
 /// LSP started`, `test runner reporter`), each of them meant, unlike an issue's body.
 fn is_question(query: &str) -> bool {
@@ -416,19 +432,7 @@ pub fn search(
             }
         }
     }
-    // Other forms of each plain word (`started`: `start`; `reporter`: `reporters`), weighted
-    // less: the index holds words as written.
-    let mut seen: std::collections::HashSet<String> =
-        words.iter().map(|(w, _)| w.clone()).collect();
-    let mut forms: Vec<(String, f32)> = Vec::new();
-    for (w, weight) in &words {
-        for form in retrieve::query::word_forms(w) {
-            if seen.insert(form.clone()) {
-                forms.push((form, weight * W_FORMS));
-            }
-        }
-    }
-    words.extend(forms);
+    add_word_forms(&mut words);
     let (terms, telling) = select_terms(index, &words)?;
     let mut scores: HashMap<&str, Signals> = HashMap::new();
     for (f, x) in text_signal(index, facts, &terms)? {
