@@ -280,7 +280,7 @@ fn add_word_forms(words: &mut Vec<(String, f32)>) {
 /// Whether a query is a question: one line of at most [`QUESTION_WORDS`] words (`how is the
 /// LSP started`, `test runner reporter`), each of them meant, unlike an issue's body.
 fn is_question(query: &str) -> bool {
-    !query.trim().contains('\n') && query.split_whitespace().count() <= QUESTION_WORDS
+    title_of(query).is_none() && query.split_whitespace().count() <= QUESTION_WORDS
 }
 
 /// The definitions signal: each identifier of the query by how rare a definition of that name

@@ -564,8 +564,7 @@ pub fn word_forms(word: &str) -> Vec<String> {
             out.push(format!("{stem}e"));
         }
     }
-    out.retain(|f| f.len() >= 3 && f != word);
-    out.dedup();
+    out.retain(|f| f.len() >= 3);
     out
 }
 

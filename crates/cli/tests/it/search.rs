@@ -4,7 +4,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use crate::Workspace;
+use crate::{Workspace, run};
 
 fn workspace() -> Workspace {
     let ws = Workspace::empty();
@@ -142,16 +142,8 @@ fn odd_queries_get_an_answer_not_a_panic() {
     // distinct words (each with its other forms, `-s`, `-ed`, `-ing`: a pass over the words for
     // each word would take minutes); bytes that are not UTF-8.
     let answers = |input: Vec<u8>| {
-        let out = ws
-            .cmd(&["--json", "search", "-"])
-            .write_stdin(input)
-            .output()
-            .expect("runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let r = run(ws.cmd(&["--json", "search", "-"]).write_stdin(input));
+        assert_eq!(r.code, 0, "{r}");
     };
     answers("store the open cache ".repeat(50_000).into_bytes());
     let letters = |mut i: usize| {
