@@ -15,6 +15,7 @@
 //! the offline outline producer, which hands the facts of each file it parses to a
 //! [`FactsSink`] that `generate` empties into the cache. After a first offline generation,
 //! [`TreeFacts::load`] parses nothing.
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use merkle_store::{Hash, NodeKind, Store};
@@ -86,6 +87,18 @@ pub struct TreeFacts {
     part: Part,
     /// Whether facts derived now are kept in the store's cache.
     keep: bool,
+    /// Each path's position in `files`, by the path's hash, made on the first lookup: a
+    /// search looks up every file an index hit names (thousands for a common word), and a
+    /// binary search compares long shared prefixes at each of its steps. A position is taken
+    /// only when the file there has the path asked for; anything else is searched for, so the
+    /// table is never the authority.
+    by_path: std::sync::OnceLock<HashMap<u64, u32, rustc_hash::FxBuildHasher>>,
+}
+
+/// The hash [`TreeFacts`] finds a path's position by.
+fn path_hash(path: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(path)
 }
 
 impl TreeFacts {
@@ -193,6 +206,7 @@ impl TreeFacts {
             root: root.filter(|_| complete),
             part,
             keep,
+            by_path: std::sync::OnceLock::new(),
         })
     }
 
@@ -212,6 +226,20 @@ impl TreeFacts {
     }
 
     fn position(&self, path: &str) -> Option<usize> {
+        let table = self.by_path.get_or_init(|| {
+            let mut table = HashMap::with_capacity_and_hasher(self.files.len(), Default::default());
+            for (i, f) in self.files.iter().enumerate() {
+                if let Ok(i) = u32::try_from(i) {
+                    table.entry(path_hash(&f.path)).or_insert(i);
+                }
+            }
+            table
+        });
+        if let Some(&i) = table.get(&path_hash(path))
+            && self.files.get(i as usize).is_some_and(|f| f.path == path)
+        {
+            return Some(i as usize);
+        }
         self.files
             .binary_search_by(|f| f.path.as_str().cmp(path))
             .ok()

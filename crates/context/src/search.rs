@@ -547,22 +547,58 @@ pub fn search(
     for (f, ff) in unread.into_iter().zip(their) {
         read.insert(f.path.as_str(), (ff, read_text(store, f)?));
     }
-    ranked
+    let hits: Vec<_> = ranked
         .into_iter()
         .map(|(score, f, s)| {
             let (ff, content) = read
                 .remove(f.path.as_str())
                 .expect("every hit was read above");
+            (score, f, s, ff, content)
+        })
+        .collect();
+    let hit =
+        |(score, f, s, ff, content): &(f64, &FileEntry, &Signals, FileFacts, Option<String>)| {
             let (symbols, matched) =
-                best_symbols(&ff, content.as_deref(), &ident_set, &term_weights, kind);
-            Ok(Hit {
+                best_symbols(ff, content.as_deref(), &ident_set, &term_weights, kind);
+            Hit {
                 path: f.path.clone(),
-                score: round(score),
+                score: round(*score),
                 symbols,
                 why: s.why(&matched),
-            })
-        })
-        .collect()
+            }
+        };
+    Ok(on_two_threads(&hits, hit))
+}
+
+/// `work` of each of `items`, in order, the odd ones on a second thread (a thread of its own,
+/// not the pool's: the pool may be busy with the rescan that runs beside a search).
+fn on_two_threads<I: Sync, T: Send>(items: &[I], work: impl Fn(&I) -> T + Sync) -> Vec<T> {
+    if items.len() < 4 {
+        return items.iter().map(&work).collect();
+    }
+    let (even, odd) = std::thread::scope(|scope| {
+        let odd = scope.spawn(|| {
+            items
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .map(&work)
+                .collect::<Vec<T>>()
+        });
+        let even: Vec<T> = items.iter().step_by(2).map(&work).collect();
+        let odd = match odd.join() {
+            Ok(odd) => odd,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (even, odd)
+    });
+    let mut out = Vec::with_capacity(items.len());
+    let mut odd = odd.into_iter();
+    for e in even {
+        out.push(e);
+        out.extend(odd.next());
+    }
+    out
 }
 
 /// [`Ranking::Plain`]: BM25 over the text field of the query's plain words, nothing else.

@@ -37,6 +37,26 @@ fn facts_are_derived_once_per_content_and_a_one_file_edit_derives_one() {
 }
 
 #[test]
+fn a_path_is_found_as_itself_and_nothing_else_is() {
+    let fx = Fixture::new();
+    let mut facts = TreeFacts::listing(&fx.store).expect("listing");
+    let paths: Vec<String> = facts.files.iter().map(|f| f.path.clone()).collect();
+    assert!(paths.len() > 3, "{paths:?}");
+    for p in &paths {
+        assert_eq!(facts.file(p).map(|f| f.path.as_str()), Some(p.as_str()));
+    }
+    for absent in ["", "src", "src/lib.r", "src/lib.rs/", "nowhere.rs"] {
+        assert!(facts.file(absent).is_none(), "{absent}");
+    }
+    // `files` is public: a caller that drops an entry finds the rest where they now are.
+    facts.files.remove(0);
+    assert!(facts.file(&paths[0]).is_none());
+    for p in &paths[1..] {
+        assert_eq!(facts.file(p).map(|f| f.path.as_str()), Some(p.as_str()));
+    }
+}
+
+#[test]
 fn related_lists_imports_then_importers_and_follows_edits() {
     let fx = Fixture::new();
     assert_eq!(
