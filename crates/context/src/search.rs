@@ -290,7 +290,6 @@ fn definition_signals<'f>(
     index: &TextIndex,
     facts: &'f TreeFacts,
     idents: &[(String, usize)],
-    ident_set: &HashMap<&str, usize>,
     in_scope: &impl Fn(&FileEntry) -> bool,
     scores: &mut HashMap<&'f str, Signals>,
 ) -> Result<()> {
@@ -301,8 +300,8 @@ fn definition_signals<'f>(
         }
     }
     let holding = index.holding(&tokens)?;
-    let mut defined_in: HashMap<&str, Vec<(&FileEntry, f64)>> = HashMap::new();
-    for (i, (name, _)) in idents.iter().enumerate() {
+    let mut defined_in: HashMap<&str, (usize, Vec<(&FileEntry, f64)>)> = HashMap::new();
+    for (i, (name, times)) in idents.iter().enumerate() {
         let mut seen: HashMap<&str, (&FileEntry, f64)> = HashMap::new();
         for (class, w) in KIND_WEIGHTS.iter().enumerate() {
             for path in &holding[i * KIND_WEIGHTS.len() + class] {
@@ -315,15 +314,14 @@ fn definition_signals<'f>(
         if !seen.is_empty() {
             let mut files: Vec<(&FileEntry, f64)> = seen.into_values().collect();
             files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
-            defined_in.insert(name.as_str(), files);
+            defined_in.insert(name.as_str(), (*times, files));
         }
     }
     let n_files = facts.files.len().max(1) as f64;
     let mut defs_raw: HashMap<&str, (f64, Vec<&str>)> = HashMap::new();
-    for (name, files) in &defined_in {
+    for (name, (times, files)) in &defined_in {
         let idf = (1.0 + n_files / files.len() as f64).ln();
-        let times = ident_set.get(name).copied().unwrap_or(1) as f64;
-        let w = idf * (1.0 + times.ln());
+        let w = idf * (1.0 + (*times as f64).ln());
         for (f, kw) in files {
             let e = defs_raw.entry(f.path.as_str()).or_default();
             e.0 += w * kw;
@@ -449,8 +447,7 @@ pub fn search(
 
     // Definitions: each identifier of the query by how rare a definition of that name is,
     // the files defining it read from the index (its `defs`), by the weight of the kind.
-    let ident_set: HashMap<&str, usize> = idents.iter().map(|(i, n)| (i.as_str(), *n)).collect();
-    definition_signals(index, facts, &idents, &ident_set, &in_scope, &mut scores)?;
+    definition_signals(index, facts, &idents, &in_scope, &mut scores)?;
 
     // Paths the query points at.
     path_signals(facts, &q, &idents, &words, &mut scores);
@@ -528,6 +525,7 @@ pub fn search(
     }
     ranked.truncate(req.limit);
 
+    let ident_set: HashMap<&str, usize> = idents.iter().map(|(i, n)| (i.as_str(), *n)).collect();
     let term_weights: HashMap<&str, f32> = terms
         .iter()
         .filter(|t| t.field == Field3::Text)
