@@ -300,7 +300,9 @@ fn definition_signals<'f>(
         }
     }
     let holding = index.holding(&tokens)?;
-    let mut defined_in: HashMap<&str, (usize, Vec<(&FileEntry, f64)>)> = HashMap::new();
+    // Each name's count in the query, and the files defining it with the weight of the kind.
+    type Defining<'f> = (usize, Vec<(&'f FileEntry, f64)>);
+    let mut defined_in: HashMap<&str, Defining> = HashMap::new();
     for (i, (name, times)) in idents.iter().enumerate() {
         let mut seen: HashMap<&str, (&FileEntry, f64)> = HashMap::new();
         for (class, w) in KIND_WEIGHTS.iter().enumerate() {
