@@ -913,6 +913,52 @@ fn a_noop_scan_plan_on_a_read_only_handle_leaves_the_redb_file_as_it_was() {
     );
 }
 
+/// A file written in the clock tick of the last scan (an mtime not before its start) is hashed
+/// again by every plan, which then has its bookkeeping to write; the plan says whether the tree
+/// is the same, so a reader need not wait for a writer to know the files are the last scan's.
+#[test]
+fn a_plan_that_hashes_a_racy_file_again_says_whether_the_tree_is_the_same() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_tree(dir.path());
+    let readme = dir.path().join("README.md");
+    let ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let set_ahead = || {
+        std::fs::File::options()
+            .write(true)
+            .open(&readme)
+            .and_then(|file| file.set_modified(ahead))
+            .expect("set mtime");
+    };
+    set_ahead();
+    open(dir.path(), EngineKind::Redb)
+        .scan(&ScanOptions::default())
+        .expect("scan");
+    let plan = || {
+        read_only(dir.path())
+            .plan_scan(&ScanOptions::default())
+            .expect("plan")
+    };
+    let same = plan();
+    assert!(same.unchanged().is_none(), "a racy file is hashed again");
+    assert!(same.same_tree());
+    // The same size, stat and tick, another content: a different tree.
+    let before = std::fs::read(&readme).expect("read");
+    let mut edited = before.clone();
+    edited[2] ^= 0x20;
+    std::fs::write(&readme, &edited).expect("edit");
+    set_ahead();
+    assert!(!plan().same_tree());
+    std::fs::write(&readme, &before).expect("restore");
+    set_ahead();
+    assert!(plan().same_tree());
+    // A new file, or one gone, is another tree.
+    std::fs::write(dir.path().join("new.txt"), "new\n").expect("write");
+    assert!(!plan().same_tree());
+    std::fs::remove_file(dir.path().join("new.txt")).expect("remove");
+    std::fs::remove_file(dir.path().join("docs/guide.md")).expect("remove");
+    assert!(!plan().same_tree());
+}
+
 /// A first scan's changed paths are every path of the tree, the root's "" first, in byte order
 /// as every scan's are.
 #[test]

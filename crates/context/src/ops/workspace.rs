@@ -99,7 +99,7 @@ impl Workspace {
     /// The store read-only, answering for the files as they are on disk: the rescan is
     /// planned read-only, and what changed is scanned in through a writer. When another
     /// process holds the store for writing, that is not waited for: the store is read as its
-    /// last scan left it, and [`Current::stale`] says so. A store never scanned is left so
+    /// last scan left it, and [`Current::stale`] says so where a file changed since. A store never scanned is left so
     /// (the caller then says how to start).
     pub fn current(&self) -> merkle_store::Result<Current> {
         let reader = self.reader()?;
@@ -123,13 +123,15 @@ impl Workspace {
             });
         }
         drop(reader);
-        // Once, not waited for: a writer elsewhere makes this read stale, not slow.
+        // Once, not waited for: a writer elsewhere makes this read stale, not slow (and not
+        // stale where the files are the last scan's, only its bookkeeping to be written).
+        let same_tree = plan.same_tree();
         let stale = match Store::open(&self.root, &self.options(false, true)) {
             Ok(writer) => {
                 writer.apply_scan(plan, &opts)?;
                 false
             }
-            Err(merkle_store::Error::StoreInUse { .. }) => true,
+            Err(merkle_store::Error::StoreInUse { .. }) => !same_tree,
             Err(e) => return Err(e),
         };
         Ok(Current {
@@ -192,9 +194,11 @@ impl Workspace {
         Ok(Some(self.writer()?.apply_scan(plan, opts)?))
     }
 
-    /// `work`'s answer for the tree as it is on disk (the store must exist). Where nothing
+    /// `work`'s answer for the tree as it is on disk (the store must exist). Where no file
     /// changed since the last scan (the usual case) and the import graph is kept for that
-    /// scan, it runs on a read-only handle beside the rescan's plan, which writes nothing.
+    /// scan, it runs on a read-only handle beside the rescan's plan, which writes nothing
+    /// (or, where the plan has bookkeeping to keep, keeps it through a writer opened once,
+    /// not waited for).
     /// Otherwise the store is opened for writing and `work` runs through
     /// [`TreeFacts::on_current_tree`], which rescans and keeps the caches `work` fills (facts,
     /// the graph). An error of the read-only try is not returned: it may be the tree changing
@@ -225,10 +229,18 @@ impl Workspace {
                 };
                 (plan, first)
             });
-            if plan?.unchanged().is_some()
+            let plan = plan?;
+            if plan.same_tree()
                 && let Some((Some(listed), answer)) = first
                 && listed == scanned
             {
+                // The files are the last scan's; a file written in that scan's clock tick,
+                // found the same, is settled for the next read where no writer is held.
+                if plan.unchanged().is_none()
+                    && let Ok(writer) = Store::open(&self.root, &self.options(false, true))
+                {
+                    let _ = writer.apply_scan(plan, &ScanOptions::default());
+                }
                 return Ok(answer);
             }
         }

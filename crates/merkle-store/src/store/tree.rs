@@ -34,6 +34,25 @@
 use super::build::{Built, build_tree, dir_entry, leaf_entry};
 use super::*;
 
+/// Whether `walked` met exactly the paths of `prev` (the last scan's tree), each leaf where
+/// `same_leaf` holds for it. With a leaf the same where its kind and content are, the tree
+/// [`build_tree`] would build is `prev` (a leaf's node is its kind, path and content; a
+/// folder's, its children's).
+fn same_paths(
+    walked: &scan::Walked,
+    prev: &PathMap<TreeEntry>,
+    same_leaf: impl Fn(&scan::Leaf) -> bool,
+) -> bool {
+    walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
+        && walked.leaves.iter().all(same_leaf)
+        && walked
+            .dirs
+            .iter()
+            .map(|d| d.path.as_str())
+            .chain(std::iter::once(""))
+            .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir))
+}
+
 /// The rule [`scan::hash_leaves`] trusts stats by: the racy paths when the store has them.
 pub(super) fn racy_rule(stamp: Option<i64>, paths: Option<&PathSet>) -> scan::Racy<'_> {
     match paths {
@@ -140,12 +159,22 @@ pub struct ScanPlan {
     /// What [`Store::scan_basis`] read when the plan was made.
     basis: [Option<Vec<u8>>; 3],
     unchanged: Option<ScanReport>,
+    /// See [`ScanPlan::same_tree`].
+    same_tree: bool,
 }
 
 impl ScanPlan {
     /// The scan's report when the disk matches the last scan: there is nothing to write.
     pub fn unchanged(&self) -> Option<&ScanReport> {
         self.unchanged.as_ref()
+    }
+
+    /// Whether committing the plan leaves the tree as the last scan left it (the same paths,
+    /// each file of the same kind and content), so that what it would write is the scan's
+    /// bookkeeping alone: a file written in the clock tick of the last scan, hashed again and
+    /// found the same, or a folder's stat. True where [`ScanPlan::unchanged`] is some.
+    pub fn same_tree(&self) -> bool {
+        self.same_tree
     }
 }
 
@@ -353,6 +382,7 @@ impl Store {
             ignores_prev,
             basis,
             unchanged: None,
+            same_tree: true,
         };
         if let Some(report) = self.nothing_to_write(&plan)? {
             plan.unchanged = Some(report);
@@ -363,6 +393,12 @@ impl Store {
                 std::mem::take(&mut plan.walked),
             );
             rayon::spawn(move || drop((prev, walked)));
+        } else {
+            let (walked, prev) = (&plan.walked, &plan.prev);
+            plan.same_tree = same_paths(walked, prev, |l| {
+                prev.get(&l.path)
+                    .is_some_and(|e| e.kind == l.kind && e.content_hash == l.content_hash)
+            }) && prev.get("").map(|e| e.node_id) == self.root()?;
         }
         Ok(plan)
     }
@@ -382,14 +418,8 @@ impl Store {
             ignores_prev,
             ..
         } = plan;
-        let same_paths = walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
-            && walked.leaves.iter().all(|l| l.reused)
-            && walked
-                .dirs
-                .iter()
-                .map(|d| d.path.as_str())
-                .chain(std::iter::once(""))
-                .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir));
+        // A reused leaf's kind and content are its entry's.
+        let same_paths = same_paths(walked, prev, |l| l.reused);
         let settled = stamp_prev.is_some()
             && racy_prev.as_ref().is_some_and(PathSet::is_empty)
             && scan::racy_after(&PathSet::default(), &walked.leaves, |_| false, *stamp).is_empty();
