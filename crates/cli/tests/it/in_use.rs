@@ -77,8 +77,19 @@ fn a_second_writer_is_refused_and_readers_follow_the_writer() {
             b"written while held\n".to_vec(),
         ))
         .expect("putting a frame");
+    // README.md was touched, not changed: a read that hashes it again finds the last scan's
+    // files, which are not stale, and does not wait for the writer.
+    let touched = ws.json(&["get-node", "README.md"]);
+    assert_eq!(
+        (&touched["stale"], &touched["root"]),
+        (&json!(false), &root_before)
+    );
     // README.md changed on disk and the writer keeps the rescan out: the last scan's tree,
     // said to be stale, without waiting for the writer.
+    let readme = ws.root.join("README.md");
+    let mut edited = std::fs::read_to_string(&readme).expect("reading README.md");
+    edited.push_str("edited while the store is held\n");
+    std::fs::write(&readme, edited).expect("editing README.md");
     let seen = ws.json(&["get-node", "README.md"]);
     assert_eq!(
         (&seen["stale"], &seen["root"]),
@@ -115,6 +126,7 @@ fn a_second_writer_is_refused_and_readers_follow_the_writer() {
     drop(held);
     let fresh = ws.json(&["get-node", "README.md"]);
     assert_eq!(fresh["stale"], json!(false));
+    assert_ne!(fresh["root"], root_before);
     let r = ws.run(&["scan"]);
     assert_eq!(
         r,
@@ -122,7 +134,7 @@ fn a_second_writer_is_refused_and_readers_follow_the_writer() {
             code: 0,
             stdout: format!(
                 "root {}\n10 files, 4 dirs, 0 changed\n",
-                root_before.as_str().expect("a hex root")
+                fresh["root"].as_str().expect("a hex root")
             ),
             stderr: String::new()
         }
