@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 use context::ops::watched::Monitor;
-use mcp::events::{is_relevant, note_paths};
+use mcp::events::{is_relevant, note_paths, watcher_config};
 use merkle_store::{NodeId, ScanOptions, ScanReport};
 use notify::{RecursiveMode, Watcher};
 use serde_json::{Value, json};
@@ -110,8 +110,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     let mut monitor = Monitor::new(&store_dir);
     let observer = monitor.observer();
     // Watching starts before the first scan, so that nothing changed during it goes unseen.
-    // Symlinks are not followed, as scans do not follow them: through a linked folder, events
-    // would name a path the tree does not hold instead of the real one.
+    // Symlinks are not followed, and reads are not events (`watcher_config`).
     let watched = (root.to_path_buf(), store_dir.clone());
     let mut watcher = notify::RecommendedWatcher::new(
         move |event: notify::Result<notify::Event>| {
@@ -121,7 +120,8 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
                 Ok(e) => is_relevant(e, &watched.0, &watched.1),
                 Err(_) => true,
             };
-            // Reads (every file another process opens is an event) never wake the loop.
+            // Reads are not asked of the kernel (`watcher_config`); a store's own writes
+            // never wake the loop.
             if !change {
                 return;
             }
@@ -129,7 +129,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
             // The loop only stops listening when watch ends.
             let _ = tx.send(Wake::File(event));
         },
-        notify::Config::default().with_follow_symlinks(false),
+        watcher_config(),
     )
     .context("starting the file watcher")?;
     watcher

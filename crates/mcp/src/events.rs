@@ -7,6 +7,18 @@ use std::path::{Component, Path};
 use notify::EventKind;
 use notify::event::{AccessKind, AccessMode};
 
+/// The file watcher's settings for both watchers: symlinks not followed (scans do not follow
+/// them: through a linked folder, events would name a path the tree does not hold), and only
+/// the events that can change the tree asked of the kernel. A read (open, close without
+/// writing) is never sent: with it, every file another process reads (a `git grep`, a build)
+/// was an event to deliver and drop, which made those reads a third slower and could overflow
+/// the kernel's queue, costing a full rescan.
+pub fn watcher_config() -> notify::Config {
+    notify::Config::default()
+        .with_follow_symlinks(false)
+        .with_event_kinds(notify::EventKindMask::CORE | notify::EventKindMask::ACCESS_CLOSE)
+}
+
 /// Adds the paths `event` names, relative to `root`, to `touched`; an event that needs a full
 /// rescan (the watcher's queue overflowed), names no path or one outside the workspace makes it
 /// `None`: look at everything.

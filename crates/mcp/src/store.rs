@@ -366,7 +366,7 @@ impl Watch {
                     }
                 }
             },
-            notify::Config::default().with_follow_symlinks(false),
+            events::watcher_config(),
         )
         .map_err(|e| Error::Watcher {
             what: "starting the file watcher".to_owned(),

@@ -91,3 +91,58 @@ fn the_paths_an_event_names_are_noted_until_one_asks_for_everything() {
         assert_eq!(touched, None);
     }
 }
+
+/// The watchers' settings ask the kernel for no read events: a file read, then a file made,
+/// gives the made file's event with nothing before it about the read one (inotify keeps its
+/// events in order), while a write to the read file is an event.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_watcher_hears_of_writes_and_not_of_reads() {
+    use notify::Watcher;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::write(root.join("read.txt"), "read me\n").expect("write");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut watcher = notify::RecommendedWatcher::new(
+        move |e: notify::Result<Event>| {
+            let _ = tx.send(e);
+        },
+        mcp::events::watcher_config(),
+    )
+    .expect("watcher");
+    watcher
+        .watch(&root, notify::RecursiveMode::Recursive)
+        .expect("watch");
+    // Every event up to the one naming `marker`, which must come.
+    let until = |marker: &Path| -> Vec<Event> {
+        let mut seen = Vec::new();
+        loop {
+            let e = rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the marker's event came")
+                .expect("no watcher error");
+            let done = e.paths.iter().any(|p| p == marker);
+            seen.push(e);
+            if done {
+                return seen;
+            }
+        }
+    };
+    let read = root.join("read.txt");
+    assert_eq!(std::fs::read_to_string(&read).expect("read"), "read me\n");
+    std::fs::write(root.join("marker-1"), "").expect("marker");
+    let seen = until(&root.join("marker-1"));
+    assert!(
+        !seen.iter().any(|e| e.paths.contains(&read)),
+        "a read was an event: {seen:?}"
+    );
+    std::fs::write(&read, "written\n").expect("write");
+    std::fs::write(root.join("marker-2"), "").expect("marker");
+    let seen = until(&root.join("marker-2"));
+    assert!(
+        seen.iter()
+            .any(|e| e.paths.contains(&read) && is_relevant(e, &root, Path::new(STORE))),
+        "a write was no event: {seen:?}"
+    );
+}
