@@ -12,10 +12,11 @@ const MAX_QUOTED: usize = 200;
 /// The literal runs of the messages `text` quotes, first seen first, each once: for every
 /// line that reports an error (`ValueError: ...`, `panic: ...`, `panicked at '...'`,
 /// `error: ...`, `Exception in thread "main" java.lang.X: ...`) its message, and every text in
-/// double quotes of three words or more outside fenced code blocks; each cut at the words that look like values a
-/// program fills in (numbers, one letter, quoted or bracketed things), keeping the longest run
-/// of at least three plain words: `Velocity of point Q has not been defined in ReferenceFrame A`
-/// gives `has not been defined in ReferenceFrame`.
+/// double quotes of three words or more outside fenced code blocks (` ``` ` or `~~~`); each
+/// cut at the words that look like values a program fills in (numbers, one letter, quoted or
+/// bracketed things), keeping the longest run of at least three plain words: `Velocity of
+/// point Q has not been defined in ReferenceFrame A` gives `has not been defined in
+/// ReferenceFrame`.
 pub fn messages(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |message: &str| {
@@ -28,7 +29,7 @@ pub fn messages(text: &str) -> Vec<String> {
     };
     let mut in_code = false;
     for line in text.lines() {
-        if line.trim_start().starts_with("```") {
+        if crate::query::is_fence(line) {
             in_code = !in_code;
             continue;
         }
@@ -134,7 +135,10 @@ mod tests {
             The docs say \"use the binary mode for files\" and \"x\".\n\
             ```\n\
                 \"\"\"Returns the printer's representation\"\"\"\n\
-            ```\n";
+            ```\n\
+            ~~~\n\
+            log(\"a string of the code shown\")\n\
+            ~~~\n";
         assert_eq!(
             messages(text),
             [

@@ -411,6 +411,12 @@ impl TaskQuery {
     }
 }
 
+/// Whether a line opens or closes a fenced code block (` ``` ` or `~~~`, Markdown's two).
+pub(crate) fn is_fence(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    trimmed.starts_with("```") || trimmed.starts_with("~~~")
+}
+
 /// The byte ranges of a text that are code: backticked spans, fenced blocks, lines of an
 /// interactive session (`>>> `, `... `, `In [1]:`) and lines indented four spaces or a tab.
 fn code_spans(text: &str) -> Vec<(usize, usize)> {
@@ -421,7 +427,7 @@ fn code_spans(text: &str) -> Vec<(usize, usize)> {
         let start = offset;
         offset += line.len();
         let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+        if is_fence(line) {
             fenced = !fenced;
             continue;
         }
