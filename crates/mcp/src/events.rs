@@ -9,8 +9,8 @@ use notify::event::{AccessKind, AccessMode};
 
 /// The file watcher's settings for both watchers: symlinks not followed (scans do not follow
 /// them: through a linked folder, events would name a path the tree does not hold), and only
-/// the events that can change the tree asked of the kernel. A read (open, close without
-/// writing) is never sent: with it, every file another process reads (a `git grep`, a build)
+/// the events that can change the tree asked of the kernel. A read (an open, a close without
+/// writing) is never sent: before, every file another process opened (a `git grep`, a build)
 /// was an event to deliver and drop, which made those reads a third slower and could overflow
 /// the kernel's queue, costing a full rescan.
 pub fn watcher_config() -> notify::Config {

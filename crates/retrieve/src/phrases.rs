@@ -27,10 +27,9 @@ pub fn messages(text: &str) -> Vec<String> {
             out.push(run);
         }
     };
-    let mut in_code = false;
+    let mut fences = crate::query::Fences::default();
     for line in text.lines() {
-        if crate::query::is_fence(line) {
-            in_code = !in_code;
+        if fences.is_fence(line) {
             continue;
         }
         if let Some(message) = error_message(line.trim()) {
@@ -38,7 +37,7 @@ pub fn messages(text: &str) -> Vec<String> {
         }
         // In a code block, quotes hold the code's own strings (a traceback's source lines),
         // which the files the block names already say.
-        if !in_code {
+        if !fences.inside() {
             for quoted in quoted(line) {
                 add(quoted);
             }
@@ -138,6 +137,8 @@ mod tests {
             ```\n\
             ~~~\n\
             log(\"a string of the code shown\")\n\
+            ```\n\
+            log(\"still the code of that block\")\n\
             ~~~\n";
         assert_eq!(
             messages(text),

@@ -411,27 +411,49 @@ impl TaskQuery {
     }
 }
 
-/// Whether a line opens or closes a fenced code block (` ``` ` or `~~~`, Markdown's two).
-pub(crate) fn is_fence(line: &str) -> bool {
-    let trimmed = line.trim_start();
-    trimmed.starts_with("```") || trimmed.starts_with("~~~")
+/// Which fenced code block a text is in, line by line: Markdown's ` ``` ` and `~~~`, a block
+/// closed only by the fence that opened it (a `~~~` line inside a ` ``` ` block is code).
+#[derive(Default)]
+pub(crate) struct Fences {
+    open: Option<&'static str>,
+}
+
+impl Fences {
+    /// Whether `line` opens or closes a block (it is then neither code nor text); the state
+    /// follows it.
+    pub(crate) fn is_fence(&mut self, line: &str) -> bool {
+        let trimmed = line.trim_start();
+        let Some(fence) = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f)) else {
+            return false;
+        };
+        match self.open {
+            None => self.open = Some(fence),
+            Some(open) if open == fence => self.open = None,
+            Some(_) => return false,
+        }
+        true
+    }
+
+    /// Whether the lines since the last fence are inside a block.
+    pub(crate) fn inside(&self) -> bool {
+        self.open.is_some()
+    }
 }
 
 /// The byte ranges of a text that are code: backticked spans, fenced blocks, lines of an
 /// interactive session (`>>> `, `... `, `In [1]:`) and lines indented four spaces or a tab.
 fn code_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
-    let mut fenced = false;
+    let mut fences = Fences::default();
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         let start = offset;
         offset += line.len();
         let trimmed = line.trim_start();
-        if is_fence(line) {
-            fenced = !fenced;
+        if fences.is_fence(line) {
             continue;
         }
-        if fenced
+        if fences.inside()
             || trimmed.starts_with(">>> ")
             || trimmed.starts_with("... ")
             || trimmed.starts_with("In [")

@@ -235,7 +235,9 @@ impl Workspace {
                 && listed == scanned
             {
                 // The files are the last scan's; a file written in that scan's clock tick,
-                // found the same, is settled for the next read where no writer is held.
+                // found the same, is settled for the next read where no writer is held (the
+                // reader let go first: an engine may refuse a writer beside it in-process).
+                drop(reader);
                 if plan.unchanged().is_none()
                     && let Ok(writer) = Store::open(&self.root, &self.options(false, true))
                 {
