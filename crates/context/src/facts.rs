@@ -143,11 +143,7 @@ impl TreeFacts {
             let first = TreeFacts::listing(store)
                 .and_then(|facts| Ok((facts.root, work(&facts)?)))
                 .ok();
-            let scanned = match scan.join() {
-                Ok(r) => r,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            (scanned, first)
+            (crate::joined(scan), first)
         });
         scanned?;
         if let Some((Some(root), answer)) = first

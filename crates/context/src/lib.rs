@@ -51,3 +51,11 @@ pub use view::{
 };
 pub use views_file::ViewsFile;
 pub use window::{Estimator, Overflow, Selection, newest_that_fit, select_messages};
+
+/// What a scoped thread returned; its panic, if it panicked, goes on in the caller.
+pub(crate) fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    match handle.join() {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}

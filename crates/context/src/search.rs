@@ -586,11 +586,7 @@ fn on_two_threads<I: Sync, T: Send>(items: &[I], work: impl Fn(&I) -> T + Sync) 
                 .collect::<Vec<T>>()
         });
         let even: Vec<T> = items.iter().step_by(2).map(&work).collect();
-        let odd = match odd.join() {
-            Ok(odd) => odd,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        (even, odd)
+        (even, crate::joined(odd))
     });
     let mut out = Vec::with_capacity(items.len());
     let mut odd = odd.into_iter();

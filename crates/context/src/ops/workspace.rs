@@ -75,6 +75,12 @@ impl Workspace {
         self.open(false, true)
     }
 
+    /// The existing store for writing, opened once and not waited for: for a read that keeps
+    /// what it worked out where it can, and where another writer holds the store does not.
+    fn writer_if_free(&self) -> merkle_store::Result<Store> {
+        Store::open(&self.root, &self.options(false, true))
+    }
+
     fn options(&self, read_only: bool, existing: bool) -> OpenOptions {
         OpenOptions {
             read_only,
@@ -126,7 +132,7 @@ impl Workspace {
         // Once, not waited for: a writer elsewhere makes this read stale, not slow (and not
         // stale where the files are the last scan's, only its bookkeeping to be written).
         let same_tree = plan.same_tree();
-        let stale = match Store::open(&self.root, &self.options(false, true)) {
+        let stale = match self.writer_if_free() {
             Ok(writer) => {
                 writer.apply_scan(plan, &opts)?;
                 false
@@ -150,15 +156,12 @@ impl Workspace {
         let (report, stale) = std::thread::scope(|s| {
             let report = s.spawn(|| reader.status());
             let stale = crate::regenerate::stale_frames_keyed(&reader);
-            match report.join() {
-                Ok(report) => (report, stale),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
+            (crate::joined(report), stale)
         });
         let (report, (stale, unkept)) = (report?, stale?);
         if let Some(key) = unkept {
             drop(reader);
-            if let Ok(writer) = Store::open(&self.root, &self.options(false, true)) {
+            if let Ok(writer) = self.writer_if_free() {
                 let _ = crate::regenerate::keep_stale_frames(&writer, &key, &stale);
             }
         }
@@ -223,11 +226,7 @@ impl Workspace {
                 let first = TreeFacts::listing(&reader)
                     .and_then(|facts| Ok((facts.root, work(&reader, &facts)?)))
                     .ok();
-                let plan = match plan.join() {
-                    Ok(plan) => plan,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                };
-                (plan, first)
+                (crate::joined(plan), first)
             });
             let plan = plan?;
             if plan.same_tree()
@@ -239,7 +238,7 @@ impl Workspace {
                 // reader let go first: an engine may refuse a writer beside it in-process).
                 drop(reader);
                 if plan.unchanged().is_none()
-                    && let Ok(writer) = Store::open(&self.root, &self.options(false, true))
+                    && let Ok(writer) = self.writer_if_free()
                 {
                     let _ = writer.apply_scan(plan, &ScanOptions::default());
                 }
