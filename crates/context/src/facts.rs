@@ -221,7 +221,8 @@ impl TreeFacts {
             .collect())
     }
 
-    fn position(&self, path: &str) -> Option<usize> {
+    /// The position in `files` of the file at `path`.
+    pub fn position(&self, path: &str) -> Option<usize> {
         let table = self.by_path.get_or_init(|| {
             let mut table = HashMap::with_capacity_and_hasher(self.files.len(), Default::default());
             for (i, f) in self.files.iter().enumerate() {

@@ -50,6 +50,8 @@ mod lines;
 use self::lines::{ReadFiles, best_symbols, proximity};
 mod paths;
 use self::paths::path_signals;
+mod signals;
+use self::signals::{Scores, Signals};
 
 /// What a search keeps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,19 +239,19 @@ fn is_lookup(query: &str) -> bool {
 }
 
 /// BM25 of `terms` (lengths softened by [`LENGTH_SCALE`]) for each file of `facts` that holds
-/// one, divided by the best file's.
-fn text_signal<'f>(
+/// one, divided by the best file's: the file's position in the listing, and its score.
+fn text_signal(
     index: &TextIndex,
-    facts: &'f TreeFacts,
+    facts: &TreeFacts,
     terms: &[WeightedTerm],
-) -> Result<Vec<(&'f FileEntry, f64)>> {
+) -> Result<Vec<(usize, f64)>> {
     let bm25 = index.search_scaled(terms, LENGTH_SCALE)?;
     let top = bm25.iter().map(|s| f64::from(s.score)).fold(0.0, f64::max);
     Ok(bm25
         .into_iter()
         .filter_map(|s| {
-            let f = facts.file(&s.path)?;
-            Some((f, f64::from(s.score) / top.max(f64::MIN_POSITIVE)))
+            let at = facts.position(&s.path)?;
+            Some((at, f64::from(s.score) / top.max(f64::MIN_POSITIVE)))
         })
         .collect())
 }
@@ -291,7 +293,7 @@ fn definition_signals<'f>(
     facts: &'f TreeFacts,
     idents: &[(String, usize)],
     in_scope: &impl Fn(&FileEntry) -> bool,
-    scores: &mut HashMap<&'f str, Signals>,
+    scores: &mut Scores<'f>,
 ) -> Result<()> {
     let mut tokens = Vec::with_capacity(idents.len() * KIND_WEIGHTS.len());
     for (name, _) in idents {
@@ -332,7 +334,7 @@ fn definition_signals<'f>(
     }
     let top_defs = defs_raw.values().map(|d| d.0).fold(0.0, f64::max);
     for (path, (w, names)) in defs_raw {
-        let s = scores.entry(path).or_default();
+        let Some(s) = scores.of(path) else { continue };
         s.defs = w / top_defs.max(f64::MIN_POSITIVE);
         let mut names: Vec<String> = names.into_iter().map(str::to_owned).collect();
         names.sort_unstable();
@@ -434,16 +436,22 @@ pub fn search(
     }
     add_word_forms(&mut words);
     let (terms, telling) = select_terms(index, &words)?;
-    let mut scores: HashMap<&str, Signals> = HashMap::new();
-    for (f, x) in text_signal(index, facts, &terms)? {
-        scores.entry(f.path.as_str()).or_default().text = x;
+    let mut scores = Scores::new(facts);
+    let text = text_signal(index, facts, &terms)?;
+    scores.reserve(text.len());
+    for (at, x) in text {
+        if let Some(s) = scores.at(at) {
+            s.text = x;
+        }
     }
     // The title: a task's first line, when more follow, says what the rest is about (an
     // issue's title, a commit's subject); its words are matched again on their own.
     if !short && let Some(title) = title_of(req.query) {
         let (title_terms, _) = select_terms(index, &TaskQuery::parse(title).words)?;
-        for (f, x) in text_signal(index, facts, &title_terms)? {
-            scores.entry(f.path.as_str()).or_default().title = x;
+        for (at, x) in text_signal(index, facts, &title_terms)? {
+            if let Some(s) = scores.at(at) {
+                s.title = x;
+            }
         }
     }
 
@@ -459,7 +467,7 @@ pub fn search(
     if !short {
         for (message, found) in quoted_messages(store, facts, index, req.query, &in_scope)? {
             for p in &found {
-                let s = scores.entry(p).or_default();
+                let Some(s) = scores.of(p) else { continue };
                 s.says = s.says.max(W_MESSAGE / found.len() as f64);
                 s.said.push(message.clone());
             }
@@ -468,17 +476,20 @@ pub fn search(
 
     // Graph: a share of the strongest neighbour's evidence.
     let graph = Graph::of_tree(store, facts)?;
-    let mut strong: Vec<(&str, f64)> = scores.iter().map(|(p, s)| (*p, s.base())).collect();
-    strong.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    strong.truncate(GRAPH_SEEDS);
+    let mut strong: Vec<(&str, f64)> = scores
+        .iter()
+        .map(|(f, s)| (f.path.as_str(), s.base()))
+        .collect();
+    first_of(&mut strong, GRAPH_SEEDS, |a, b| {
+        b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))
+    });
     for (p, b) in strong {
         for r in graph.related(p) {
-            if let Some(f) = facts.file(&r.path) {
-                let s = scores.entry(f.path.as_str()).or_default();
-                if b * W_GRAPH > s.graph {
-                    s.graph = b * W_GRAPH;
-                    s.near = Some(p.to_owned());
-                }
+            if let Some(s) = scores.of(&r.path)
+                && b * W_GRAPH > s.graph
+            {
+                s.graph = b * W_GRAPH;
+                s.near = Some(p.to_owned());
             }
         }
     }
@@ -494,7 +505,7 @@ pub fn search(
     // prior on every file gives, without a size lookup per file).
     let mut candidates: Vec<(f64, &FileEntry, &Signals)> = scores
         .iter()
-        .filter_map(|(p, s)| facts.file(p).map(|f| (s.score(1.0, short), f, s)))
+        .map(|(f, s)| (s.score(1.0, short), f, s))
         .filter(|(upper, f, _)| *upper > 0.0 && in_scope(f))
         .collect();
     if let Some(Filter::Kind(k)) = req.filter {
@@ -503,9 +514,11 @@ pub fn search(
         let mut keep = their.iter().map(|ff| has_kind_match(ff, k, &words));
         candidates.retain(|_| keep.next().unwrap_or(false));
     }
-    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+    // A heap: of thousands of files (a common word), a few dozen are taken.
+    let mut candidates: std::collections::BinaryHeap<Candidate> =
+        candidates.into_iter().map(Candidate).collect();
     let mut ranked: Vec<(f64, &FileEntry, &Signals)> = Vec::new();
-    for (upper, f, s) in candidates {
+    while let Some(Candidate((upper, f, s))) = candidates.pop() {
         if ranked.len() >= req.limit && upper < ranked[req.limit - 1].0 {
             break;
         }
@@ -569,6 +582,44 @@ pub fn search(
         };
     Ok(on_two_threads(&hits, hit))
 }
+
+/// The first `n` of `items` in the order `cmp` gives, in that order (the rest dropped unsorted).
+fn first_of<T>(items: &mut Vec<T>, n: usize, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    if n == 0 {
+        items.clear();
+        return;
+    }
+    if items.len() > n {
+        items.select_nth_unstable_by(n - 1, &cmp);
+        items.truncate(n);
+    }
+    items.sort_by(cmp);
+}
+
+/// A file to rank with its score before the prior, the most it can score: the greatest is the
+/// highest score, ties going to the first path.
+struct Candidate<'f>((f64, &'f FileEntry, &'f Signals));
+
+impl Ord for Candidate<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let (a, b) = (&self.0, &other.0);
+        a.0.total_cmp(&b.0).then_with(|| b.1.path.cmp(&a.1.path))
+    }
+}
+
+impl PartialOrd for Candidate<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Candidate<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Candidate<'_> {}
 
 /// `work` of each of `items`, in order, the odd ones on a second thread (a thread of its own,
 /// not the pool's: the pool may be busy with the rescan that runs beside a search).
@@ -638,84 +689,6 @@ fn plain(
 
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
-}
-
-/// The evidence for one file.
-#[derive(Clone, Debug, Default)]
-struct Signals {
-    text: f64,
-    /// The text signal of the query's title alone ([`W_TITLE`]).
-    title: f64,
-    defs: f64,
-    defined: Vec<String>,
-    path: f64,
-    named_by: Vec<String>,
-    stem: f64,
-    /// A bare file name the query names (no folder): counted like a path, but the prior holds.
-    bare: f64,
-    graph: f64,
-    near: Option<String>,
-    /// [`W_PROXIMITY`] times the file's share of the query in one definition.
-    proximity: f64,
-    /// That definition, where it holds two of the query's words or more.
-    together: Option<String>,
-    /// [`W_MESSAGE`], shared by the files that hold a message the query quotes, as written.
-    says: f64,
-    /// Those messages.
-    said: Vec<String>,
-}
-
-impl Signals {
-    fn base(&self) -> f64 {
-        W_TEXT * self.text
-            + W_TITLE * self.title
-            + W_DEFS * self.defs
-            + self.path
-            + self.bare
-            + self.stem
-            + self.says
-    }
-
-    fn total(&self) -> f64 {
-        self.base() + self.graph + self.proximity
-    }
-
-    /// The file's score under `prior`. For a lookup (a short query: a name or two), a
-    /// definition of the name decides and the prior does not hold it back: the one file that
-    /// defines `DIR_MANIFEST_CACHE` is the answer even when it is a test helper or a bundle.
-    fn score(&self, prior: f64, lookup: bool) -> f64 {
-        if lookup {
-            (self.total() - W_DEFS * self.defs) * prior + W_LOOKUP_DEFS * self.defs
-        } else {
-            self.total() * prior
-        }
-    }
-
-    fn why(&self, words: &[String]) -> Vec<String> {
-        let mut out = Vec::new();
-        if !self.named_by.is_empty() {
-            out.push(format!("path: {}", self.named_by.join(", ")));
-        }
-        if !self.defined.is_empty() {
-            out.push(format!("defines: {}", self.defined.join(", ")));
-        }
-        if !self.said.is_empty() {
-            out.push(format!("says: {}", self.said.join(" | ")));
-        }
-        if self.stem > 0.0 {
-            out.push("file name".to_owned());
-        }
-        if !words.is_empty() {
-            out.push(format!("words: {}", words.join(", ")));
-        }
-        if let Some(n) = &self.together {
-            out.push(format!("together in: {n}"));
-        }
-        if let Some(n) = &self.near {
-            out.push(format!("near: {n}"));
-        }
-        out
-    }
 }
 
 /// Query words, each with its weight in the query times its idf.

@@ -12,17 +12,18 @@ pub(super) type ReadFiles<'a> = HashMap<&'a str, (FileFacts, Option<String>)>;
 pub(super) fn proximity<'a>(
     store: &Store,
     facts: &'a TreeFacts,
-    scores: &mut HashMap<&str, Signals>,
+    scores: &mut Scores<'a>,
     telling: &[(String, f64)],
     in_scope: &impl Fn(&FileEntry) -> bool,
 ) -> Result<ReadFiles<'a>> {
     let mut best: Vec<(f64, &FileEntry)> = scores
         .iter()
-        .filter_map(|(p, s)| facts.file(p).map(|f| (s.total(), f)))
+        .map(|(f, s)| (s.total(), f))
         .filter(|(x, f)| *x > 0.0 && in_scope(f))
         .collect();
-    best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
-    best.truncate(PROXIMITY_FILES);
+    first_of(&mut best, PROXIMITY_FILES, |a, b| {
+        b.0.total_cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path))
+    });
     let files: Vec<&FileEntry> = best.into_iter().map(|b| b.1).collect();
     let their = facts.facts_of(store, &files)?;
     let ids: HashMap<&str, usize> = telling
@@ -75,7 +76,7 @@ pub(super) fn proximity<'a>(
     let top = held.iter().map(|h| h.0).fold(0.0, f64::max);
     if top > 0.0 {
         for (f, (h, name)) in files.iter().zip(held) {
-            if let Some(s) = scores.get_mut(f.path.as_str()) {
+            if let Some(s) = scores.found(&f.path) {
                 s.proximity = W_PROXIMITY * h / top;
                 s.together = name;
             }

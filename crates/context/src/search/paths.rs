@@ -123,7 +123,7 @@ pub(super) fn path_signals<'f>(
     q: &TaskQuery,
     idents: &[(String, usize)],
     words: &[(String, f32)],
-    scores: &mut HashMap<&'f str, Signals>,
+    scores: &mut Scores<'f>,
 ) {
     // The file names worth looking up: code identifiers of three letters or more and words of
     // four or more (see below).
@@ -155,7 +155,7 @@ pub(super) fn path_signals<'f>(
             w *= 0.5;
         }
         for p in &found {
-            let s = scores.entry(p).or_default();
+            let Some(s) = scores.of(p) else { continue };
             if bare {
                 s.bare = s.bare.max(w);
             } else {
@@ -167,7 +167,7 @@ pub(super) fn path_signals<'f>(
     for m in &q.modules {
         let found = lookup.by_module(m);
         for p in &found {
-            let s = scores.entry(p).or_default();
+            let Some(s) = scores.of(p) else { continue };
             s.path = s.path.max(W_MODULE / found.len() as f64);
             s.named_by.push(m.replace('/', "."));
         }
@@ -181,7 +181,7 @@ pub(super) fn path_signals<'f>(
         }
         let found = lookup.by_module_exact(&parts.join("/").to_lowercase());
         for p in &found {
-            let s = scores.entry(p).or_default();
+            let Some(s) = scores.of(p) else { continue };
             s.path = s.path.max(W_MODULE / found.len() as f64);
             s.named_by.push(id.clone());
         }
@@ -193,7 +193,7 @@ pub(super) fn path_signals<'f>(
         }
         if let Some(paths) = lookup.stems.get(lower.as_str()) {
             for p in paths {
-                let s = scores.entry(p).or_default();
+                let Some(s) = scores.of(p) else { continue };
                 s.stem = W_STEM;
             }
         }
@@ -213,7 +213,7 @@ pub(super) fn path_signals<'f>(
             if let Some(paths) = lookup.stems.get(w.as_str()) {
                 let share = W_WORD_STEM * f64::from(*qw / top_w) / (paths.len() as f64).sqrt();
                 for p in paths {
-                    let s = scores.entry(p).or_default();
+                    let Some(s) = scores.of(p) else { continue };
                     s.stem = s.stem.max(share);
                 }
             }
