@@ -52,6 +52,19 @@ pub use view::{
 pub use views_file::ViewsFile;
 pub use window::{Estimator, Overflow, Selection, newest_that_fit, select_messages};
 
+/// `there` on a thread of its own (not the pool's: the pool may be busy with a rescan, and a
+/// job sent there waits for all of it) beside `here` on this one; both answers.
+pub(crate) fn beside<A: Send, B>(
+    there: impl FnOnce() -> A + Send,
+    here: impl FnOnce() -> B,
+) -> (A, B) {
+    std::thread::scope(|scope| {
+        let there = scope.spawn(there);
+        let here = here();
+        (joined(there), here)
+    })
+}
+
 /// What a scoped thread returned; its panic, if it panicked, goes on in the caller.
 pub(crate) fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
     match handle.join() {

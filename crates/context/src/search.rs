@@ -436,46 +436,57 @@ pub fn search(
     }
     add_word_forms(&mut words);
     let (terms, telling) = select_terms(index, &words)?;
-    let mut scores = Scores::new(facts);
-    let text = text_signal(index, facts, &terms)?;
-    scores.reserve(text.len());
-    for (at, x) in text {
-        if let Some(s) = scores.at(at) {
-            s.text = x;
-        }
-    }
-    // The title: a task's first line, when more follow, says what the rest is about (an
-    // issue's title, a commit's subject); its words are matched again on their own.
-    if !short && let Some(title) = title_of(req.query) {
-        let (title_terms, _) = select_terms(index, &TaskQuery::parse(title).words)?;
-        for (at, x) in text_signal(index, facts, &title_terms)? {
-            if let Some(s) = scores.at(at) {
-                s.title = x;
+    // The import graph (a record of thousands of edges to decode) is read beside the
+    // evidence it spreads.
+    let (graph, scores) = crate::beside(
+        || Graph::of_tree(store, facts),
+        || -> Result<Scores> {
+            let mut scores = Scores::new(facts);
+            let text = text_signal(index, facts, &terms)?;
+            scores.reserve(text.len());
+            for (at, x) in text {
+                if let Some(s) = scores.at(at) {
+                    s.text = x;
+                }
             }
-        }
-    }
-
-    // Definitions: each identifier of the query by how rare a definition of that name is,
-    // the files defining it read from the index (its `defs`), by the weight of the kind.
-    definition_signals(index, facts, &idents, &in_scope, &mut scores)?;
-
-    // Paths the query points at.
-    path_signals(facts, &q, &idents, &words, &mut scores);
-
-    // Messages the task quotes (an error as a program printed it), found as written: the
-    // file that prints it.
-    if !short {
-        for (message, found) in quoted_messages(store, facts, index, req.query, &in_scope)? {
-            for p in &found {
-                let Some(s) = scores.of(p) else { continue };
-                s.says = s.says.max(W_MESSAGE / found.len() as f64);
-                s.said.push(message.clone());
+            // The title: a task's first line, when more follow, says what the rest is about
+            // (an issue's title, a commit's subject); its words are matched again on their own.
+            if !short && let Some(title) = title_of(req.query) {
+                let (title_terms, _) = select_terms(index, &TaskQuery::parse(title).words)?;
+                for (at, x) in text_signal(index, facts, &title_terms)? {
+                    if let Some(s) = scores.at(at) {
+                        s.title = x;
+                    }
+                }
             }
-        }
-    }
+
+            // Definitions: each identifier of the query by how rare a definition of that name
+            // is, the files defining it read from the index (its `defs`), by the weight of the
+            // kind.
+            definition_signals(index, facts, &idents, &in_scope, &mut scores)?;
+
+            // Paths the query points at.
+            path_signals(facts, &q, &idents, &words, &mut scores);
+
+            // Messages the task quotes (an error as a program printed it), found as written:
+            // the file that prints it.
+            if !short {
+                for (message, found) in quoted_messages(store, facts, index, req.query, &in_scope)?
+                {
+                    for p in &found {
+                        let Some(s) = scores.of(p) else { continue };
+                        s.says = s.says.max(W_MESSAGE / found.len() as f64);
+                        s.said.push(message.clone());
+                    }
+                }
+            }
+            Ok(scores)
+        },
+    );
+    let mut scores = scores?;
+    let graph = graph?;
 
     // Graph: a share of the strongest neighbour's evidence.
-    let graph = Graph::of_tree(store, facts)?;
     let mut strong: Vec<(&str, f64)> = scores
         .iter()
         .map(|(f, s)| (f.path.as_str(), s.base()))

@@ -138,6 +138,7 @@ conformance!(
     agents_keep_their_settings_across_role_changes_and_a_reopen,
     derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
     tree_files_lists_the_leaves_with_their_content_hashes,
+    a_large_tree_is_listed_whole_and_in_order_when_read_in_halves,
     a_tree_built_from_its_leaves_is_the_scanned_tree,
     status_names_the_folders_no_file_change_implies,
     notes_are_kept_replaced_and_removed_by_name_across_a_reopen,
@@ -212,6 +213,41 @@ fn tree_files_lists_the_leaves_with_their_content_hashes(engine: EngineKind) {
         hash::content_hash(b"pub fn answer() -> u32 { 42 }\n")
     );
     assert_eq!(lib.node_id, f.node("src/lib.rs").node_id);
+}
+
+/// A scan that writes a large tree keeps a middle path, and the listing is read in two halves
+/// side by side: every file, once, in path order; and again after most of the tree is
+/// removed, the middle path then stale.
+fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    f.scan();
+    let listed = |f: &Fixture| -> Vec<String> {
+        let files = f.store.tree_files().expect("tree files");
+        files.into_iter().map(|t| t.path).collect()
+    };
+    let small = listed(&f);
+    let with = |dirs: std::ops::Range<usize>| -> Vec<String> {
+        let mut all = small.clone();
+        for d in dirs {
+            all.extend((0..100).map(|i| format!("big/d{d:02}/f{i:03}.txt")));
+        }
+        all.sort();
+        all
+    };
+    for d in 0..50 {
+        let dir = f.path(&format!("big/d{d:02}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for i in 0..100 {
+            std::fs::write(dir.join(format!("f{i:03}.txt")), format!("{d} {i}\n")).expect("write");
+        }
+    }
+    f.scan();
+    assert_eq!(listed(&f), with(0..50));
+    for d in 5..50 {
+        std::fs::remove_dir_all(f.path(&format!("big/d{d:02}"))).expect("rm");
+    }
+    f.scan();
+    assert_eq!(listed(&f), with(0..5));
 }
 
 /// `tree_of_leaves` (what `report` builds a git revision's tree with) gives every node the

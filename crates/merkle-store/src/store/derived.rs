@@ -12,7 +12,7 @@ use crate::codec::{self, Writer};
 use crate::engine::{Batch, Table};
 use crate::error::{Error, Result};
 use crate::hash::{Hash, NodeId};
-use crate::node::NodeKind;
+use crate::node::{NodeKind, TreeEntry};
 
 /// A leaf of the current tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,17 +77,42 @@ impl Store {
         if self.root()?.is_none() {
             return Err(Error::NotScanned);
         }
-        let mut out = Vec::new();
-        self.tree_entries("", |path, e| {
-            if e.kind.is_leaf() {
-                out.push(TreeFile {
-                    path: path.to_owned(),
-                    kind: e.kind,
-                    node_id: e.node_id,
-                    content_hash: e.content_hash,
-                });
-            }
-        })?;
+        let leaf = |path: &str, e: TreeEntry| {
+            e.kind.is_leaf().then(|| TreeFile {
+                path: path.to_owned(),
+                kind: e.kind,
+                node_id: e.node_id,
+                content_hash: e.content_hash,
+            })
+        };
+        let Some(split) = self.tree_split()? else {
+            let mut out = Vec::new();
+            self.tree_entries("", |path, e| out.extend(leaf(path, e)))?;
+            return Ok(out);
+        };
+        // Two halves side by side (reading and decoding the entries is the cost), the second
+        // on a thread of its own: the pool may be busy with a rescan's walk.
+        let (first, second) = std::thread::scope(|scope| {
+            let second = scope.spawn(|| {
+                let mut out = Vec::new();
+                self.tree_range(&split, |_| true, |path, e| out.extend(leaf(path, e)))
+                    .map(|()| out)
+            });
+            let mut out = Vec::new();
+            let first = self
+                .tree_range(
+                    b"",
+                    |k| k < split.as_slice(),
+                    |path, e| out.extend(leaf(path, e)),
+                )
+                .map(|()| out);
+            let second = second
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (first, second)
+        });
+        let mut out = first?;
+        out.extend(second?);
         Ok(out)
     }
 }

@@ -242,13 +242,20 @@ impl Store {
             .map(Hash))
     }
 
+    /// A path near the middle of the tree, kept by a scan that wrote most of a large tree: a
+    /// reader of every entry reads the two halves side by side. Any key splits the table
+    /// correctly; a stale one only less evenly.
+    pub(super) fn tree_split(&self) -> Result<Option<Vec<u8>>> {
+        self.engine.get(Table::Meta, META_TREE_SPLIT)
+    }
+
     pub(super) fn load_tree(&self) -> Result<PathMap<TreeEntry>> {
         // Sized up front: growing a map of every path rehashes it a dozen times.
         let n = usize::try_from(self.engine.count(Table::Tree)?).unwrap_or(0);
         let mut map = PathMap::with_capacity_and_hasher(n, Default::default());
         let split = match n {
             0..TREE_SPLIT_MIN => None,
-            _ => self.engine.get(Table::Meta, META_TREE_SPLIT)?,
+            _ => self.tree_split()?,
         };
         let Some(split) = split else {
             self.tree_entries("", |path, e| {
