@@ -76,7 +76,7 @@ pub(super) fn proximity<'a>(
     let top = held.iter().map(|h| h.0).fold(0.0, f64::max);
     if top > 0.0 {
         for (f, (h, name)) in files.iter().zip(held) {
-            if let Some(s) = scores.found(&f.path) {
+            if let Some(s) = scores.get_mut(&f.path) {
                 s.proximity = W_PROXIMITY * h / top;
                 s.together = name;
             }

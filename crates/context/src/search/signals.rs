@@ -113,6 +113,7 @@ impl<'f> Scores<'f> {
         let slot = self.slot.get_mut(position)?;
         if *slot == NONE {
             *slot = self.found.len();
+            // `slot` has one place per file of the listing, so `position` is one of its files.
             self.found
                 .push((&self.facts.files[position], Signals::default()));
         }
@@ -127,7 +128,7 @@ impl<'f> Scores<'f> {
     }
 
     /// The evidence for the file at `path`, if a signal found it.
-    pub(super) fn found(&mut self, path: &str) -> Option<&mut Signals> {
+    pub(super) fn get_mut(&mut self, path: &str) -> Option<&mut Signals> {
         let slot = *self.slot.get(self.facts.position(path)?)?;
         self.found.get_mut(slot).map(|(_, s)| s)
     }
