@@ -25,11 +25,13 @@ use crate::node::{self, NodeKind, PathMap, PathSet, Stat, TreeEntry};
 mod fsdir;
 mod hashing;
 mod ignores;
+mod verify;
 
 pub(crate) use self::hashing::{HashConfig, Racy, hash_leaves, racy_after, symlink_target};
 use self::hashing::{display, flush, hash_in_dir, last_change};
 pub(crate) use self::ignores::IgnoreSources;
 use self::ignores::{Base, IgnoreChain, Matcher, Rules, gitignore_from, ignored};
+pub(crate) use self::verify::Checker;
 
 /// Files at least this large are hashed from a memory map with all cores.
 const RAYON_MIN: u64 = 1 << 20;

@@ -139,6 +139,7 @@ conformance!(
     derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
     tree_files_lists_the_leaves_with_their_content_hashes,
     a_large_tree_is_listed_whole_and_in_order_when_read_in_halves,
+    the_disk_is_vouched_for_only_while_it_holds_the_scanned_tree,
     a_tree_built_from_its_leaves_is_the_scanned_tree,
     status_names_the_folders_no_file_change_implies,
     notes_are_kept_replaced_and_removed_by_name_across_a_reopen,
@@ -248,6 +249,61 @@ fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineK
     }
     f.scan();
     assert_eq!(listed(&f), with(0..5));
+}
+
+/// `unchanged_on_disk` vouches for the last scan's tree exactly while a scan would find
+/// nothing changed: after an edit, a new file, a removed file, a new folder or a touch it says
+/// no until a scan records the disk again; a file racy in the scan that recorded it, and a tree
+/// never scanned, are never vouched for.
+fn the_disk_is_vouched_for_only_while_it_holds_the_scanned_tree(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    let vouched = |f: &Fixture| f.store.unchanged_on_disk().expect("check");
+    assert_eq!(vouched(&f), None);
+    let scanned = |f: &Fixture| {
+        common::settle(f.dir.path());
+        f.scan().root
+    };
+    let root = scanned(&f);
+    assert_eq!(vouched(&f), Some(root));
+    let set_mtime = |f: &Fixture, path: &str, secs: u64| {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        std::fs::File::options()
+            .write(true)
+            .open(f.path(path))
+            .and_then(|file| file.set_modified(t))
+            .expect("set mtime");
+    };
+    type Change<'a> = (&'a str, &'a dyn Fn(&Fixture));
+    let changes: [Change; 5] = [
+        ("an edit", &|f| {
+            std::fs::write(f.path("src/lib.rs"), "pub fn answer() -> u32 { 43 }\n").expect("edit")
+        }),
+        ("a new file", &|f| {
+            std::fs::write(f.path("src/util/deep/new.txt"), "new\n").expect("write")
+        }),
+        ("a removed file", &|f| {
+            std::fs::remove_file(f.path("docs/guide.md")).expect("remove")
+        }),
+        ("a new folder", &|f| {
+            std::fs::create_dir(f.path("src/util/empty")).expect("mkdir")
+        }),
+        ("a touch", &|f| set_mtime(f, "README.md", 1_700_000_000)),
+    ];
+    for (what, change) in changes {
+        change(&f);
+        assert_eq!(vouched(&f), None, "after {what}");
+        let root = scanned(&f);
+        assert_eq!(vouched(&f), Some(root), "after a scan of {what}");
+    }
+    // An mtime not older than the scan that recorded it could hide a same-size edit.
+    let hour_ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let secs = hour_ahead
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_secs();
+    set_mtime(&f, "README.md", secs);
+    scanned(&f);
+    assert_eq!(vouched(&f), None);
 }
 
 /// `tree_of_leaves` (what `report` builds a git revision's tree with) gives every node the

@@ -199,9 +199,10 @@ impl Workspace {
 
     /// `work`'s answer for the tree as it is on disk (the store must exist). Where no file
     /// changed since the last scan (the usual case) and the import graph is kept for that
-    /// scan, it runs on a read-only handle beside the rescan's plan, which writes nothing
-    /// (or, where the plan has bookkeeping to keep, keeps it through a writer opened once,
-    /// not waited for).
+    /// scan, it runs on a read-only handle beside a check of the last scan's stats
+    /// ([`Store::unchanged_on_disk`]), or, where a stat differs, before the rescan's plan,
+    /// which writes nothing (or, where the plan has bookkeeping to keep, keeps it through a
+    /// writer opened once, not waited for).
     /// Otherwise the store is opened for writing and `work` runs through
     /// [`TreeFacts::on_current_tree`], which rescans and keeps the caches `work` fills (facts,
     /// the graph). An error of the read-only try is not returned: it may be the tree changing
@@ -221,28 +222,38 @@ impl Workspace {
             {
                 return Ok(answer);
             }
-            let (plan, first) = std::thread::scope(|s| {
-                let plan = s.spawn(|| reader.plan_scan(&ScanOptions::default()));
-                let first = TreeFacts::listing(&reader)
-                    .and_then(|facts| Ok((facts.root, work(&reader, &facts)?)))
-                    .ok();
-                (crate::joined(plan), first)
-            });
-            let plan = plan?;
-            if plan.same_tree()
-                && let Some((Some(listed), answer)) = first
+            // First the stats of the last scan's tree checked beside the answer, then, when
+            // they differ (an edit, or a file only touched), the rescan's plan.
+            let (same, first) = crate::beside(
+                || reader.unchanged_on_disk(),
+                || {
+                    TreeFacts::listing(&reader)
+                        .and_then(|facts| Ok((facts.root, work(&reader, &facts)?)))
+                        .ok()
+                },
+            );
+            if let Some((Some(listed), answer)) = first
                 && listed == scanned
             {
-                // The files are the last scan's; a file written in that scan's clock tick,
-                // found the same, is settled for the next read where no writer is held (the
-                // reader let go first: an engine may refuse a writer beside it in-process).
-                drop(reader);
-                if plan.unchanged().is_none()
-                    && let Ok(writer) = self.writer_if_free()
+                if let Ok(Some(same)) = same
+                    && same == scanned
                 {
-                    let _ = writer.apply_scan(plan, &ScanOptions::default());
+                    return Ok(answer);
                 }
-                return Ok(answer);
+                let plan = reader.plan_scan(&ScanOptions::default())?;
+                if plan.same_tree() {
+                    // The files are the last scan's; a file written in that scan's clock
+                    // tick, found the same, is settled for the next read where no writer is
+                    // held (the reader let go first: an engine may refuse a writer beside it
+                    // in-process).
+                    drop(reader);
+                    if plan.unchanged().is_none()
+                        && let Ok(writer) = self.writer_if_free()
+                    {
+                        let _ = writer.apply_scan(plan, &ScanOptions::default());
+                    }
+                    return Ok(answer);
+                }
             }
         }
         let store = self.existing_writer()?;

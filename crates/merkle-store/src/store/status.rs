@@ -23,6 +23,58 @@ pub struct StatusReport {
 }
 
 impl Store {
+    /// The last scan's root when the disk still holds its tree, as far as stats tell: every
+    /// folder's stat is the one the scan recorded (so no entry came or went), every file's and
+    /// symlink's stat is the one recorded and a file's is not racy, and the ignore rules from
+    /// outside the tree are those it was walked under; the rules a scan's walk reuses the last
+    /// listing and hash by, so a scan now would find nothing changed. `None` when anything
+    /// differs or cannot be vouched for (a folder whose stat was not recorded, a racy file):
+    /// a scan, or its plan, then says what changed. Writes nothing and builds nothing: the
+    /// recorded tree is read once, in two halves side by side, each entry stat'ed from its open
+    /// folder, the first that differs ending the read.
+    pub fn unchanged_on_disk(&self) -> Result<Option<NodeId>> {
+        let _guard = self.lock();
+        let Some(root) = self.root()? else {
+            return Ok(None);
+        };
+        let ignores = scan::IgnoreSources::read(&self.workspace).fingerprint;
+        if self.ignore_record()? != Some(ignores) {
+            return Ok(None);
+        }
+        let (stamp, racy_paths) = self.racy_record()?;
+        let racy = racy_rule(stamp, racy_paths.as_ref());
+        // Whether every entry from `start` up to `end` holds.
+        let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
+            let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+                return Ok(false);
+            };
+            let holds = std::cell::Cell::new(true);
+            self.tree_range(
+                start,
+                |k| holds.get() && end.is_none_or(|end| k < end),
+                |path, e| holds.set(checker.holds(path, &e)),
+            )?;
+            Ok(holds.get())
+        };
+        let holds = match self.tree_split()? {
+            None => check(b"", None)?,
+            Some(split) => {
+                // The second half on a thread of its own: the pool may be busy.
+                let (first, second) = std::thread::scope(|scope| {
+                    let second = scope.spawn(|| check(&split, None));
+                    let first = check(b"", Some(&split));
+                    let second = second
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (first, second)
+                });
+                first? && second?
+            }
+        };
+        // A scan through another handle may have landed meanwhile: the answer is for one tree.
+        Ok((holds && self.root()? == Some(root)).then_some(root))
+    }
+
     /// Compares the disk with the last scan. Writes nothing: files whose stat changed are hashed
     /// to tell a real change from a touch.
     pub fn status(&self) -> Result<StatusReport> {
