@@ -102,17 +102,22 @@ impl Workspace {
         }
     }
 
-    /// The store read-only, answering for the files as they are on disk: the rescan is
-    /// planned read-only, and what changed is scanned in through a writer. When another
+    /// The store read-only, answering for the files as they are on disk: where the last scan's
+    /// stats do not vouch for it ([`Store::unchanged_on_disk`]) the rescan is planned
+    /// read-only, and what changed is scanned in through a writer. When another
     /// process holds the store for writing, that is not waited for: the store is read as its
     /// last scan left it, and [`Current::stale`] says so where a file changed since. A store
     /// never scanned is left so (the caller then says how to start).
     pub fn current(&self) -> merkle_store::Result<Current> {
         let reader = self.reader()?;
-        // Never scanned (left so), or a running `merkle watch` vouches for the last scan.
+        // Never scanned (left so), or a running `merkle watch` or the last scan's own stats
+        // vouch for it.
         let fresh = match reader.root()? {
             None => true,
-            Some(root) => watch_vouches_for(&reader, root),
+            Some(root) => {
+                watch_vouches_for(&reader, root)
+                    || matches!(reader.unchanged_on_disk(), Ok(Some(same)) if same == root)
+            }
         };
         if fresh {
             return Ok(Current {
