@@ -252,9 +252,9 @@ fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineK
 }
 
 /// `unchanged_on_disk` vouches for the last scan's tree exactly while a scan would find
-/// nothing changed: after an edit, a new file, a removed file, a new folder or a touch it says
-/// no until a scan records the disk again; a file racy in the scan that recorded it, and a tree
-/// never scanned, are never vouched for.
+/// nothing changed: after an edit, a new file (at the root or below), a removed file, a new
+/// folder or a touch it says no until a scan records the disk again; a file racy in the scan
+/// that recorded it, and a tree never scanned, are never vouched for.
 fn the_disk_is_vouched_for_only_while_it_holds_the_scanned_tree(engine: EngineKind) {
     let f = Fixture::new(engine);
     let vouched = |f: &Fixture| f.store.unchanged_on_disk().expect("check");
@@ -274,7 +274,10 @@ fn the_disk_is_vouched_for_only_while_it_holds_the_scanned_tree(engine: EngineKi
             .expect("set mtime");
     };
     type Change<'a> = (&'a str, &'a dyn Fn(&Fixture));
-    let changes: [Change; 5] = [
+    let changes: [Change; 6] = [
+        ("a new file at the root", &|f| {
+            std::fs::write(f.path("NEW.md"), "new\n").expect("write")
+        }),
         ("an edit", &|f| {
             std::fs::write(f.path("src/lib.rs"), "pub fn answer() -> u32 { 43 }\n").expect("edit")
         }),
