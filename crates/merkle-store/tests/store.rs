@@ -218,7 +218,7 @@ fn tree_files_lists_the_leaves_with_their_content_hashes(engine: EngineKind) {
 
 /// A scan that writes a large tree keeps a middle path, and the listing is read in two halves
 /// side by side: every file, once, in path order; and again after most of the tree is
-/// removed, the middle path then stale.
+/// removed, the middle path then stale. The stat check reads the same halves.
 fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineKind) {
     let f = Fixture::new(engine);
     f.scan();
@@ -242,8 +242,22 @@ fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineK
             std::fs::write(dir.join(format!("f{i:03}.txt")), format!("{d} {i}\n")).expect("write");
         }
     }
-    f.scan();
+    common::settle(f.dir.path());
+    let root = f.scan().root;
     assert_eq!(listed(&f), with(0..50));
+    // The stat check reads the same two halves: an edit in either is seen.
+    assert_eq!(f.store.unchanged_on_disk().expect("check"), Some(root));
+    for path in ["big/d00/f000.txt", "big/d49/f099.txt"] {
+        std::fs::write(f.path(path), "edited\n").expect("edit");
+        assert_eq!(f.store.unchanged_on_disk().expect("check"), None, "{path}");
+        common::settle(f.dir.path());
+        let root = f.scan().root;
+        assert_eq!(
+            f.store.unchanged_on_disk().expect("check"),
+            Some(root),
+            "{path}"
+        );
+    }
     for d in 5..50 {
         std::fs::remove_dir_all(f.path(&format!("big/d{d:02}"))).expect("rm");
     }

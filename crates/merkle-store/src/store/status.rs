@@ -43,18 +43,24 @@ impl Store {
         }
         let (stamp, racy_paths) = self.racy_record()?;
         let racy = racy_rule(stamp, racy_paths.as_ref());
-        // Whether every entry from `start` up to `end` holds.
+        // Whether every entry from `start` up to `end` holds; the first that does not ends
+        // both halves' reads.
+        let differs = std::sync::atomic::AtomicBool::new(false);
         let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
+            use std::sync::atomic::Ordering::Relaxed;
             let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
                 return Ok(false);
             };
-            let holds = std::cell::Cell::new(true);
             self.tree_range(
                 start,
-                |k| holds.get() && end.is_none_or(|end| k < end),
-                |path, e| holds.set(checker.holds(path, &e)),
+                |k| !differs.load(Relaxed) && end.is_none_or(|end| k < end),
+                |path, e| {
+                    if !checker.holds(path, &e) {
+                        differs.store(true, Relaxed);
+                    }
+                },
             )?;
-            Ok(holds.get())
+            Ok(!differs.load(Relaxed))
         };
         let holds = match self.tree_split()? {
             None => check(b"", None)?,
