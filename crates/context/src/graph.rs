@@ -7,6 +7,7 @@
 //! root (or the facts' or the graph's format) is not that one: one record, replaced, never a
 //! record per tree.
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use merkle_store::Store;
 use rayon::prelude::*;
@@ -69,19 +70,21 @@ fn cache_key() -> merkle_store::Hash {
     merkle_store::Hash(*blake3::hash(b"the last graph").as_bytes())
 }
 
-/// One resolved import: the importer's line and specifier.
+/// One resolved import: the importer's line and specifier. Paths and specifiers are shared
+/// (an edge is in both maps, a path in many edges): a kept graph of a large tree is decoded on
+/// every read, and a copy of each would be most of that.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Edge {
-    path: String,
+    path: Arc<str>,
     line: usize,
-    specifier: String,
+    specifier: Arc<str>,
 }
 
 /// Imports and importers of every file of a tree.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
-    imports: BTreeMap<String, Vec<Edge>>,
-    imported_by: BTreeMap<String, Vec<Edge>>,
+    imports: BTreeMap<Arc<str>, Vec<Edge>>,
+    imported_by: BTreeMap<Arc<str>, Vec<Edge>>,
 }
 
 impl Graph {
@@ -145,13 +148,13 @@ impl Graph {
                     if targets.is_empty() {
                         continue;
                     }
-                    let spec = match &import.name {
-                        Some(n) => format!("{} import {n}", import.spec),
-                        None => import.spec.clone(),
+                    let spec: Arc<str> = match &import.name {
+                        Some(n) => format!("{} import {n}", import.spec).into(),
+                        None => import.spec.as_str().into(),
                     };
                     for target in targets {
                         out.push(Edge {
-                            path: target,
+                            path: target.into(),
                             line: import.line,
                             specifier: spec.clone(),
                         });
@@ -162,22 +165,19 @@ impl Graph {
             .collect();
         let mut graph = Graph::default();
         for (path, edges) in resolved.into_iter().filter(|(_, e)| !e.is_empty()) {
+            let path: Arc<str> = path.into();
             for e in &edges {
                 graph
                     .imported_by
                     .entry(e.path.clone())
                     .or_default()
                     .push(Edge {
-                        path: path.to_owned(),
+                        path: path.clone(),
                         line: e.line,
                         specifier: e.specifier.clone(),
                     });
             }
-            graph
-                .imports
-                .entry(path.to_owned())
-                .or_default()
-                .extend(edges);
+            graph.imports.entry(path).or_default().extend(edges);
         }
         for edges in graph
             .imports
@@ -248,8 +248,8 @@ impl Graph {
         put_u32(out, edges);
         for (from, list) in &self.imports {
             for e in list {
-                put_u32(out, index[from.as_str()] as usize);
-                put_u32(out, index[e.path.as_str()] as usize);
+                put_u32(out, index[&**from] as usize);
+                put_u32(out, index[&*e.path] as usize);
                 put_u32(out, e.line);
                 put_u32(out, e.specifier.len());
                 out.extend_from_slice(e.specifier.as_bytes());
@@ -264,14 +264,14 @@ impl Graph {
             *bytes = rest;
             Some(u32::from_le_bytes(*head) as usize)
         }
-        fn str_of(bytes: &mut &[u8]) -> Option<String> {
+        fn str_of(bytes: &mut &[u8]) -> Option<Arc<str>> {
             let n = u32_of(bytes)?;
             let (head, rest) = bytes.split_at_checked(n)?;
             *bytes = rest;
-            String::from_utf8(head.to_vec()).ok()
+            std::str::from_utf8(head).ok().map(Arc::from)
         }
         let n = u32_of(&mut bytes)?;
-        let paths: Vec<String> = (0..n).map(|_| str_of(&mut bytes)).collect::<Option<_>>()?;
+        let paths: Vec<Arc<str>> = (0..n).map(|_| str_of(&mut bytes)).collect::<Option<_>>()?;
         let edges = u32_of(&mut bytes)?;
         let mut graph = Graph::default();
         for _ in 0..edges {
@@ -306,10 +306,10 @@ impl Graph {
                 .into_iter()
                 .flatten()
                 .map(move |e| Related {
-                    path: e.path.clone(),
+                    path: e.path.to_string(),
                     relation,
                     line: e.line,
-                    specifier: e.specifier.clone(),
+                    specifier: e.specifier.to_string(),
                 })
                 .collect::<Vec<_>>()
         };
@@ -322,7 +322,7 @@ impl Graph {
     pub fn importer_counts(&self) -> BTreeMap<&str, usize> {
         self.imported_by
             .iter()
-            .map(|(p, e)| (p.as_str(), e.len()))
+            .map(|(p, e)| (&**p, e.len()))
             .collect()
     }
 }
