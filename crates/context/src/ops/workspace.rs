@@ -114,10 +114,7 @@ impl Workspace {
         // vouch for it.
         let fresh = match reader.root()? {
             None => true,
-            Some(root) => {
-                watch_vouches_for(&reader, root)
-                    || matches!(reader.unchanged_on_disk(), Ok(Some(same)) if same == root)
-            }
+            Some(root) => watch_vouches_for(&reader, root) || stats_vouch_for(&reader, root),
         };
         if fresh {
             return Ok(Current {
@@ -229,8 +226,8 @@ impl Workspace {
             }
             // First the stats of the last scan's tree checked beside the answer, then, when
             // they differ (an edit, or a file only touched), the rescan's plan.
-            let (same, first) = crate::beside(
-                || reader.unchanged_on_disk(),
+            let (vouched, first) = crate::beside(
+                || stats_vouch_for(&reader, scanned),
                 || {
                     TreeFacts::listing(&reader)
                         .and_then(|facts| Ok((facts.root, work(&reader, &facts)?)))
@@ -240,9 +237,7 @@ impl Workspace {
             if let Some((Some(listed), answer)) = first
                 && listed == scanned
             {
-                if let Ok(Some(same)) = same
-                    && same == scanned
-                {
+                if vouched {
                     return Ok(answer);
                 }
                 let plan = reader.plan_scan(&ScanOptions::default())?;
@@ -264,6 +259,12 @@ impl Workspace {
         let store = self.existing_writer()?;
         TreeFacts::on_current_tree(&store, |facts| work(&store, facts))
     }
+}
+
+/// Whether the last scan's recorded stats still hold for the disk and vouch for the tree at
+/// `root` ([`Store::unchanged_on_disk`]): the walk a read would otherwise plan is spared.
+fn stats_vouch_for(store: &Store, root: merkle_store::NodeId) -> bool {
+    matches!(store.unchanged_on_disk(), Ok(Some(same)) if same == root)
 }
 
 /// Whether a running `merkle watch` vouches that the files on disk are the tree at `root`

@@ -85,34 +85,16 @@ impl Store {
                 content_hash: e.content_hash,
             })
         };
-        let Some(split) = self.tree_split()? else {
+        // Reading and decoding the entries is the cost: two halves side by side.
+        let halves = self.tree_halves(|start, end| {
             let mut out = Vec::new();
-            self.tree_entries("", |path, e| out.extend(leaf(path, e)))?;
-            return Ok(out);
-        };
-        // Two halves side by side (reading and decoding the entries is the cost), the second
-        // on a thread of its own: the pool may be busy with a rescan's walk.
-        let (first, second) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| {
-                let mut out = Vec::new();
-                self.tree_range(&split, |_| true, |path, e| out.extend(leaf(path, e)))
-                    .map(|()| out)
-            });
-            let mut out = Vec::new();
-            let first = self
-                .tree_range(
-                    b"",
-                    |k| k < split.as_slice(),
-                    |path, e| out.extend(leaf(path, e)),
-                )
-                .map(|()| out);
-            let second = second
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (first, second)
-        });
-        let mut out = first?;
-        out.extend(second?);
-        Ok(out)
+            self.tree_range(
+                start,
+                |k| end.is_none_or(|end| k < end),
+                |path, e| out.extend(leaf(path, e)),
+            )
+            .map(|()| out)
+        })?;
+        Ok(halves.concat())
     }
 }

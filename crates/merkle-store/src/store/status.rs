@@ -44,7 +44,7 @@ impl Store {
         let (stamp, racy_paths) = self.racy_record()?;
         let racy = racy_rule(stamp, racy_paths.as_ref());
         // Whether every entry from `start` up to `end` holds; the first that does not ends
-        // both halves' reads.
+        // both halves' reads ([`Store::tree_halves`]).
         let differs = std::sync::atomic::AtomicBool::new(false);
         let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
             use std::sync::atomic::Ordering::Relaxed;
@@ -62,21 +62,7 @@ impl Store {
             )?;
             Ok(!differs.load(Relaxed))
         };
-        let holds = match self.tree_split()? {
-            None => check(b"", None)?,
-            Some(split) => {
-                // The second half on a thread of its own: the pool may be busy.
-                let (first, second) = std::thread::scope(|scope| {
-                    let second = scope.spawn(|| check(&split, None));
-                    let first = check(b"", Some(&split));
-                    let second = second
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                    (first, second)
-                });
-                first? && second?
-            }
-        };
+        let holds = self.tree_halves(check)?.into_iter().all(|h| h);
         // A scan through another handle may have landed meanwhile: the answer is for one tree.
         Ok((holds && self.root()? == Some(root)).then_some(root))
     }

@@ -249,6 +249,28 @@ impl Store {
         self.engine.get(Table::Meta, META_TREE_SPLIT)
     }
 
+    /// `read(start, end)` over the tree, in the two halves the kept middle path makes
+    /// ([`Store::tree_split`]) side by side, the second on a thread of its own (the pool may be
+    /// busy with a rescan's walk); over the whole tree at once where none is kept. The answers
+    /// in path order; `end` is where a half stops (`None`: the table's end).
+    pub(super) fn tree_halves<T: Send>(
+        &self,
+        read: impl Fn(&[u8], Option<&[u8]>) -> Result<T> + Sync,
+    ) -> Result<Vec<T>> {
+        let Some(split) = self.tree_split()? else {
+            return Ok(vec![read(b"", None)?]);
+        };
+        let (first, second) = std::thread::scope(|scope| {
+            let second = scope.spawn(|| read(&split, None));
+            let first = read(b"", Some(&split));
+            let second = second
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (first, second)
+        });
+        Ok(vec![first?, second?])
+    }
+
     pub(super) fn load_tree(&self) -> Result<PathMap<TreeEntry>> {
         // Sized up front: growing a map of every path rehashes it a dozen times.
         let n = usize::try_from(self.engine.count(Table::Tree)?).unwrap_or(0);
