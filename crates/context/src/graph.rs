@@ -61,13 +61,19 @@ impl Related {
 /// The derived-table namespace of the cached graph: bump its version when resolution changes
 /// (the facts' version is part of it too).
 /// `graph:v2`: script aliases (import maps, `tsconfig.json` paths) resolve.
+/// `graph:v3`: the root the graph is of is kept under a key of its own.
 fn graph_cache() -> String {
-    format!("graph:v2:{}", crate::facts::FACTS_VERSION)
+    format!("graph:v3:{}", crate::facts::FACTS_VERSION)
 }
 
 /// The one key the kept graph is under (its record names its root).
 fn cache_key() -> merkle_store::Hash {
     merkle_store::Hash(*blake3::hash(b"the last graph").as_bytes())
+}
+
+/// The key of the root the kept graph is of (written with it): told without reading the graph.
+fn root_key() -> merkle_store::Hash {
+    merkle_store::Hash(*blake3::hash(b"the last graph's root").as_bytes())
 }
 
 /// One resolved import: the importer's line and specifier. Paths and specifiers are shared
@@ -212,15 +218,18 @@ impl Graph {
             let mut record = root.0.to_vec();
             graph.encode(&mut record);
             // A store that cannot take it (read-only) builds the graph again next time.
-            let _ = store.put_derived(&graph_cache(), &[(key, record)]);
+            let _ = store.put_derived(
+                &graph_cache(),
+                &[(key, record), (root_key(), root.0.to_vec())],
+            );
         }
         Ok(graph)
     }
 
     /// The tree root the kept graph was built for, if one is kept.
     pub fn kept_for(store: &Store) -> Option<merkle_store::NodeId> {
-        let bytes = store.derived(&graph_cache(), &cache_key()).ok()??;
-        merkle_store::Hash::from_slice(bytes.get(..32)?)
+        let bytes = store.derived(&graph_cache(), &root_key()).ok()??;
+        merkle_store::Hash::from_slice(&bytes)
     }
 
     /// The imports as bytes: the paths once, then (importer, imported, line, specifier) by

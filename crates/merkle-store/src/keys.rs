@@ -19,6 +19,16 @@ pub(crate) const META_IGNORES: &[u8] = b"ignores";
 /// A path near the middle of the tree, at which a load of the whole tree splits its reading in
 /// two; any path will do, the middle does it fastest. Written when a scan writes most paths.
 pub(crate) const META_TREE_SPLIT: &[u8] = b"tree_split";
+/// How many commits have written the tree (a little-endian u64, absent: none counted): with
+/// the root, the stamp and the counts, what names one state of the tree table, which the kept
+/// snapshot of it says it is of ([`META_TREE_SNAPSHOT`]).
+pub(crate) const META_TREE_GEN: &[u8] = b"tree_gen";
+/// The whole tree table kept as one record, with the state of the table it was read from
+/// (see `store/snapshot.rs`): a cache, written by a writable handle that read the table.
+pub(crate) const META_TREE_SNAPSHOT: &[u8] = b"tree_snapshot";
+/// The state of the tree table the kept snapshot is of (32 bytes), written with it: whether
+/// it is of the table as it is, told without reading it.
+pub(crate) const META_TREE_SNAPSHOT_OF: &[u8] = b"tree_snapshot_of";
 /// Trees with fewer entries are loaded in one piece.
 pub(crate) const TREE_SPLIT_MIN: usize = 4096;
 

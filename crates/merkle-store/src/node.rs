@@ -253,6 +253,12 @@ impl TreeEntry {
     /// a remote keeps, so that a pull re-derives the NodeID from exactly what was stored.
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer::with_capacity(1 + 32 + 32 + 5 * 8);
+        self.write(&mut w);
+        w.0
+    }
+
+    /// Appends [`TreeEntry::encode`]'s bytes to `w`.
+    pub(crate) fn write(&self, w: &mut Writer) {
         w.u8(self.kind.code())
             .hash(&self.node_id)
             .hash(&self.content_hash)
@@ -261,30 +267,33 @@ impl TreeEntry {
             .i64(self.stat.ctime_ns)
             .u64(self.stat.ino)
             .u64(u64::from(self.stat.mode));
-        w.0
     }
 
     pub(crate) fn decode(path: &[u8], bytes: &[u8]) -> Result<TreeEntry> {
-        let bad = || Error::corrupt("tree", path, "truncated or malformed tree entry");
         let mut r = Reader::new(bytes);
-        let e = TreeEntry {
-            kind: r.u8().and_then(NodeKind::from_code).ok_or_else(bad)?,
-            node_id: r.hash().ok_or_else(bad)?,
-            content_hash: r.hash().ok_or_else(bad)?,
-            stat: Stat {
-                size: r.u64().ok_or_else(bad)?,
-                mtime_ns: r.i64().ok_or_else(bad)?,
-                ctime_ns: r.i64().ok_or_else(bad)?,
-                ino: r.u64().ok_or_else(bad)?,
-                mode: r
-                    .u64()
-                    .and_then(|m| u32::try_from(m).ok())
-                    .ok_or_else(bad)?,
-            },
-        };
-        if !r.is_empty() {
-            return Err(bad());
+        match TreeEntry::read(&mut r) {
+            Some(e) if r.is_empty() => Ok(e),
+            _ => Err(Error::corrupt(
+                "tree",
+                path,
+                "truncated or malformed tree entry",
+            )),
         }
-        Ok(e)
+    }
+
+    /// Reads what [`TreeEntry::write`] wrote; `None` if it is malformed.
+    pub(crate) fn read(r: &mut Reader<'_>) -> Option<TreeEntry> {
+        Some(TreeEntry {
+            kind: r.u8().and_then(NodeKind::from_code)?,
+            node_id: r.hash()?,
+            content_hash: r.hash()?,
+            stat: Stat {
+                size: r.u64()?,
+                mtime_ns: r.i64()?,
+                ctime_ns: r.i64()?,
+                ino: r.u64()?,
+                mode: r.u64().and_then(|m| u32::try_from(m).ok())?,
+            },
+        })
     }
 }

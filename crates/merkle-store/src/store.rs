@@ -35,6 +35,7 @@ mod derived;
 mod exchange;
 mod frames;
 mod rescan;
+mod snapshot;
 mod status;
 mod tree;
 

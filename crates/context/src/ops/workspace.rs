@@ -216,6 +216,7 @@ impl Workspace {
         if let Ok(reader) = self.reader()
             && let Some(scanned) = reader.root()?
             && Graph::kept_for(&reader) == Some(scanned)
+            && reader.tree_kept().unwrap_or(false)
         {
             if watch_vouches_for(&reader, scanned)
                 && let Ok(facts) = TreeFacts::listing(&reader)

@@ -31,48 +31,23 @@ pub(super) fn proximity<'a>(
         .enumerate()
         .map(|(i, (w, _))| (w.as_str(), i))
         .collect();
-    // On this thread: the pool is busy with the rescan running beside, and a job sent there
-    // waits for all of it.
-    let texts: Vec<Option<String>> = files
-        .iter()
-        .map(|f| read_text(store, f))
-        .collect::<Result<_>>()?;
-    let held: Vec<(f64, Option<String>)> = their
-        .iter()
-        .zip(&texts)
-        .map(|(ff, text)| {
-            let Some(text) = text else {
-                return (0.0, None);
-            };
-            let lines = line_terms(text, &ids);
-            let mut seen = vec![false; telling.len()];
-            let mut most: (f64, Option<&str>) = (0.0, None);
-            for s in &ff.symbols {
-                if !matches!(s.kind, Kind::Function | Kind::Method) {
-                    continue;
-                }
-                let start = s.line.max(1) - 1;
-                let end = s.end_line.max(s.line).min(lines.len());
-                if end <= start {
-                    continue;
-                }
-                seen.fill(false);
-                let (mut sum, mut distinct) = (0.0, 0);
-                for &i in lines[start..end].iter().flatten() {
-                    if !std::mem::replace(&mut seen[i], true) {
-                        sum += telling[i].1;
-                        distinct += 1;
-                    }
-                }
-                let share = sum / ((end - start) as f64).powf(PROXIMITY_LENGTH);
-                if share > most.0 {
-                    // Named in `why` where it holds two words or more.
-                    most = (share, (distinct > 1).then_some(s.name.as_str()));
-                }
-            }
-            (most.0, most.1.map(str::to_owned))
-        })
-        .collect();
+    // Each file read and weighed on one of two threads of their own (the pool may be busy with
+    // a rescan running beside); a watch vouching for the tree leaves the second core idle here.
+    let pairs: Vec<(&FileEntry, &FileFacts)> = files.iter().copied().zip(&their).collect();
+    let weighed = on_two_threads(&pairs, |(f, ff)| -> Result<_> {
+        let text = read_text(store, f)?;
+        let held = text
+            .as_deref()
+            .map_or((0.0, None), |text| most_held(ff, text, &ids, telling));
+        Ok((text, held))
+    });
+    let mut texts = Vec::with_capacity(files.len());
+    let mut held = Vec::with_capacity(files.len());
+    for w in weighed {
+        let (text, h) = w?;
+        texts.push(text);
+        held.push(h);
+    }
     let top = held.iter().map(|h| h.0).fold(0.0, f64::max);
     if top > 0.0 {
         for (f, (h, name)) in files.iter().zip(held) {
@@ -87,6 +62,44 @@ pub(super) fn proximity<'a>(
         .map(|f| f.path.as_str())
         .zip(their.into_iter().zip(texts))
         .collect())
+}
+
+/// Of the functions and methods of `ff` (a file holding `text`), the most of the words of
+/// `telling` (their ids in `ids`) that one holds, each by its weight, over its length in lines
+/// to the power [`PROXIMITY_LENGTH`]; with its name where it holds two words or more.
+fn most_held(
+    ff: &FileFacts,
+    text: &str,
+    ids: &HashMap<&str, usize>,
+    telling: &[(String, f64)],
+) -> (f64, Option<String>) {
+    let lines = line_terms(text, ids);
+    let mut seen = vec![false; telling.len()];
+    let mut most: (f64, Option<&str>) = (0.0, None);
+    for s in &ff.symbols {
+        if !matches!(s.kind, Kind::Function | Kind::Method) {
+            continue;
+        }
+        let start = s.line.max(1) - 1;
+        let end = s.end_line.max(s.line).min(lines.len());
+        if end <= start {
+            continue;
+        }
+        seen.fill(false);
+        let (mut sum, mut distinct) = (0.0, 0);
+        for &i in lines[start..end].iter().flatten() {
+            if !std::mem::replace(&mut seen[i], true) {
+                sum += telling[i].1;
+                distinct += 1;
+            }
+        }
+        let share = sum / ((end - start) as f64).powf(PROXIMITY_LENGTH);
+        if share > most.0 {
+            // Named in `why` where it holds two words or more.
+            most = (share, (distinct > 1).then_some(s.name.as_str()));
+        }
+    }
+    (most.0, most.1.map(str::to_owned))
 }
 
 /// For each line of `text` (as [`str::lines`] cuts them), the ids (in `ids`) of the words its

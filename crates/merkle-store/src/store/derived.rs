@@ -8,6 +8,7 @@
 //! and a renamed file costs nothing. Like memos it is a cache: losing a record costs a
 //! recomputation, and a store written before the table existed reads it as empty.
 use super::Store;
+use super::snapshot::Records;
 use crate::codec::{self, Writer};
 use crate::engine::{Batch, Table};
 use crate::error::{Error, Result};
@@ -48,10 +49,13 @@ impl Store {
         let k = derived_key(namespace, key)?;
         self.engine
             .get(Table::Derived, &k)?
-            .map(|v| {
-                codec::decode("derived", &k, &v, "a derived record", |r| {
-                    r.bytes().map(<[u8]>::to_vec)
-                })
+            .map(|mut v| {
+                let n = codec::decode("derived", &k, &v, "a derived record", |r| {
+                    r.bytes().map(<[u8]>::len)
+                })?;
+                // The bytes kept in place: a record may be megabytes (a kept graph).
+                v.drain(..v.len() - n);
+                Ok(v)
             })
             .transpose()
     }
@@ -72,12 +76,14 @@ impl Store {
         self.engine.commit(batch)
     }
 
-    /// Every file and symlink of the last scan's tree, in path order, with its content hash.
+    /// Every file and symlink of the last scan's tree, in path order, with its content hash:
+    /// from the kept snapshot of the tree where it is of the table as it is, else read from
+    /// the table (and, through a writable handle, kept).
     pub fn tree_files(&self) -> Result<Vec<TreeFile>> {
         if self.root()?.is_none() {
             return Err(Error::NotScanned);
         }
-        let leaf = |path: &str, e: TreeEntry| {
+        let leaf = |path: &str, e: &TreeEntry| {
             e.kind.is_leaf().then(|| TreeFile {
                 path: path.to_owned(),
                 kind: e.kind,
@@ -85,16 +91,43 @@ impl Store {
                 content_hash: e.content_hash,
             })
         };
+        if let Some(snapshot) = self.tree_snapshot()? {
+            let mut out = Vec::new();
+            let read = snapshot.visit(snapshot.whole(), |path, e| {
+                out.extend(leaf(path, &e));
+                true
+            });
+            if read.is_some() {
+                return Ok(out);
+            }
+        }
+        let keep = !self.is_read_only();
+        let state = self.tree_state()?;
         // Reading and decoding the entries is the cost: two halves side by side.
         let halves = self.tree_halves(|start, end| {
             let mut out = Vec::new();
+            let mut records = Records::default();
             self.tree_range(
                 start,
                 |k| end.is_none_or(|end| k < end),
-                |path, e| out.extend(leaf(path, e)),
+                |path, e| {
+                    if keep {
+                        records.push(path, &e);
+                    }
+                    out.extend(leaf(path, &e));
+                },
             )
-            .map(|()| out)
+            .map(|()| (out, records))
         })?;
-        Ok(halves.concat())
+        let mut files = Vec::new();
+        let mut kept = [Records::default(), Records::default()];
+        for (i, (out, records)) in halves.into_iter().enumerate() {
+            files.extend(out);
+            kept[i] = records;
+        }
+        if keep {
+            self.keep_tree(state, kept);
+        }
+        Ok(files)
     }
 }

@@ -45,24 +45,47 @@ impl Store {
         let racy = racy_rule(stamp, racy_paths.as_ref());
         // Whether every entry from `start` up to `end` holds; the first that does not ends
         // both halves' reads ([`Store::tree_halves`]).
+        use std::sync::atomic::Ordering::Relaxed;
         let differs = std::sync::atomic::AtomicBool::new(false);
-        let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
-            use std::sync::atomic::Ordering::Relaxed;
-            let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
-                return Ok(false);
-            };
-            self.tree_range(
-                start,
-                |k| !differs.load(Relaxed) && end.is_none_or(|end| k < end),
-                |path, e| {
-                    if !checker.holds(path, &e) {
+        let holds = if let Some(snapshot) = self.tree_snapshot()? {
+            // The kept tree: its halves side by side.
+            let check = |half: (usize, usize)| {
+                let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+                    return false;
+                };
+                let read = snapshot.visit(half, |path, e| {
+                    if !differs.load(Relaxed) && !checker.holds(path, &e) {
                         differs.store(true, Relaxed);
                     }
-                },
-            )?;
-            Ok(!differs.load(Relaxed))
+                    !differs.load(Relaxed)
+                });
+                read.is_some() && !differs.load(Relaxed)
+            };
+            let [first, second] = snapshot.halves();
+            let (a, b) = std::thread::scope(|scope| {
+                let b = scope.spawn(|| check(second));
+                let a = check(first);
+                (a, b.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            });
+            a && b
+        } else {
+            let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
+                let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+                    return Ok(false);
+                };
+                self.tree_range(
+                    start,
+                    |k| !differs.load(Relaxed) && end.is_none_or(|end| k < end),
+                    |path, e| {
+                        if !checker.holds(path, &e) {
+                            differs.store(true, Relaxed);
+                        }
+                    },
+                )?;
+                Ok(!differs.load(Relaxed))
+            };
+            self.tree_halves(check)?.into_iter().all(|h| h)
         };
-        let holds = self.tree_halves(check)?.into_iter().all(|h| h);
         // A scan through another handle may have landed meanwhile: the answer is for one tree.
         Ok((holds && self.root()? == Some(root)).then_some(root))
     }

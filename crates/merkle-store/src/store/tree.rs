@@ -621,6 +621,8 @@ impl Store {
         }
         let writes = batch.len() as u64;
         if !batch.is_empty() {
+            // The table moves to a new state: a snapshot kept of it is of the last one.
+            self.count_tree_write(&mut batch)?;
             self.engine.commit(batch)?;
         }
         let root = built.root;
