@@ -384,3 +384,37 @@ fn a_header_the_grammar_cannot_follow_still_outlines_its_definitions() {
     );
     assert!(text.contains("more macros"), "{text}");
 }
+
+/// A line that only invokes a macro (fmt's `FMT_BEGIN_EXPORT` before a template) is read by
+/// the grammar as a function, with no parameter list, whose body is what follows: no function
+/// of that name is outlined; the definitions after it are, and functions named in capitals
+/// with parameters still are.
+#[test]
+#[cfg(feature = "cpp")]
+fn a_macro_invoked_before_a_definition_is_not_a_function() {
+    let src = "FMT_BEGIN_NAMESPACE\nFMT_BEGIN_EXPORT\n\n\
+               template <typename T> struct printf_formatter {\n  printf_formatter() = delete;\n};\n\n\
+               template <typename Char> class basic_printf_context {\n public:\n  void advance_to(int) {}\n};\n\
+               FMT_END_EXPORT\nFMT_END_NAMESPACE\n\
+               int FMT_CDECL main(int argc, char** argv) { return 0; }\n\
+               void RESET(void) {}\n";
+    let outline = outline::Parser::new()
+        .outline(Language::Cpp, src)
+        .expect("outlines");
+    let mut names = Vec::new();
+    let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
+    while let Some(s) = stack.pop() {
+        names.push((s.name.as_str(), s.kind, s.line));
+        stack.extend(s.children.iter());
+    }
+    let has = |n: &str| names.iter().any(|s| s.0 == n);
+    assert!(
+        !has("FMT_BEGIN_EXPORT") && !has("FMT_BEGIN_NAMESPACE"),
+        "{names:?}"
+    );
+    assert!(
+        has("basic_printf_context") && has("advance_to"),
+        "{names:?}"
+    );
+    assert!(has("RESET") && has("main"), "{names:?}");
+}

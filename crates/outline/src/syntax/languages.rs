@@ -426,10 +426,18 @@ impl<'s> Walk<'s> {
                 self.tagged(n, anchor, depth, out);
             }
             "function_definition" => {
-                if let Some(name) = n
-                    .child_by_field_name("declarator")
-                    .and_then(declarator_name)
-                {
+                let declarator = n.child_by_field_name("declarator");
+                if !declarator.is_some_and(is_function_declarator) {
+                    // No parameter list: a line that only invokes a macro (fmt's
+                    // `FMT_BEGIN_EXPORT`) read as a function whose body is the definition
+                    // after it. What it holds is outlined instead.
+                    let mut cursor = n.walk();
+                    for c in n.named_children(&mut cursor) {
+                        self.c(c, c, scope, depth + 1, out);
+                    }
+                    return;
+                }
+                if let Some(name) = declarator.and_then(declarator_name) {
                     let body = n.child_by_field_name("body");
                     out.push(self.symbol(function, n, self.text(name), Some(name), body, anchor));
                 }
