@@ -30,8 +30,9 @@ impl Store {
     /// listing and hash by, so a scan now would find nothing changed. `None` when anything
     /// differs or cannot be vouched for (a folder whose stat was not recorded, a racy file):
     /// a scan, or its plan, then says what changed. Writes nothing and builds nothing: the
-    /// recorded tree is read once, in two halves side by side, each entry stat'ed from its open
-    /// folder, the first that differs ending the read.
+    /// recorded tree (its one record where kept, [`Store::tree_kept`]) is read once, in two
+    /// halves side by side, each entry stat'ed from its open folder, the first that differs
+    /// ending the read.
     pub fn unchanged_on_disk(&self) -> Result<Option<NodeId>> {
         let _guard = self.lock();
         let Some(root) = self.root()? else {
@@ -43,18 +44,17 @@ impl Store {
         }
         let (stamp, racy_paths) = self.racy_record()?;
         let racy = racy_rule(stamp, racy_paths.as_ref());
-        // Whether every entry from `start` up to `end` holds; the first that does not ends
-        // both halves' reads ([`Store::tree_halves`]).
+        // The first entry that does not hold ends both halves' reads.
         use std::sync::atomic::Ordering::Relaxed;
         let differs = std::sync::atomic::AtomicBool::new(false);
         let holds = if let Some(snapshot) = self.tree_snapshot()? {
-            // The kept tree: its halves side by side.
+            // The tree kept as one record: its halves side by side.
             let check = |half: (usize, usize)| {
                 let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
                     return false;
                 };
                 let read = snapshot.visit(half, |path, e| {
-                    if !differs.load(Relaxed) && !checker.holds(path, &e) {
+                    if !checker.holds(path, &e) {
                         differs.store(true, Relaxed);
                     }
                     !differs.load(Relaxed)
@@ -62,13 +62,20 @@ impl Store {
                 read.is_some() && !differs.load(Relaxed)
             };
             let [first, second] = snapshot.halves();
-            let (a, b) = std::thread::scope(|scope| {
-                let b = scope.spawn(|| check(second));
-                let a = check(first);
-                (a, b.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            });
-            a && b
+            if second.0 == second.1 {
+                check(first)
+            } else {
+                std::thread::scope(|scope| {
+                    let second = scope.spawn(|| check(second));
+                    let first = check(first);
+                    let second = second
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    first && second
+                })
+            }
         } else {
+            // The table: each half from `start` up to `end` ([`Store::tree_halves`]).
             let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
                 let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
                     return Ok(false);
