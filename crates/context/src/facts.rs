@@ -26,9 +26,10 @@ use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
 /// `facts:v6`: a C/C++ macro invocation the grammar reads as a function without parameters is
-/// no function. `facts:v4`: each symbol's last line too (`facts:v3` had its first line only), so a search
-/// names the lines of a definition. `facts:v3`: from the skimmed parse, with the imports inside
-/// skipped bodies read by hand, and with enum variants and type fields among the symbols.
+/// no function. `facts:v4`: each symbol's last line too (`facts:v3` had its first line only),
+/// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
+/// imports inside skipped bodies read by hand, and with enum variants and type fields among
+/// the symbols.
 pub const FACTS_VERSION: &str = "facts:v6";
 
 /// The store namespace facts are kept under.
