@@ -119,15 +119,10 @@ impl Store {
             )
             .map(|()| (out, records))
         })?;
-        let mut files = Vec::new();
-        let mut kept = [Records::default(), Records::default()];
-        for (i, (out, records)) in halves.into_iter().enumerate() {
-            files.extend(out);
-            kept[i] = records;
-        }
+        let (files, records): (Vec<Vec<TreeFile>>, Vec<Records>) = halves.into_iter().unzip();
         if keep {
-            self.keep_tree(state, kept);
+            self.keep_tree(state, &records);
         }
-        Ok(files)
+        Ok(files.concat())
     }
 }

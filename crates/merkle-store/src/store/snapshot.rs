@@ -140,18 +140,20 @@ impl Store {
         }))
     }
 
-    /// Keeps `halves` (every entry of the table, in path order, the second half possibly
-    /// empty) as the snapshot of the table in `state`, where it is still in that state and
-    /// this handle can write. A cache: a failure to keep it is not an error.
-    pub(super) fn keep_tree(&self, state: Hash, halves: [Records; 2]) {
+    /// Keeps `halves` (every entry of the table, in path order, in one or two halves) as the
+    /// snapshot of the table in `state`, where it is still in that state and this handle can
+    /// write. A cache: a failure to keep it is not an error.
+    pub(super) fn keep_tree(&self, state: Hash, halves: &[Records]) {
         if self.is_read_only() {
             return;
         }
-        let [first, second] = halves;
-        let mut w = Writer::with_capacity(1 + 32 + 8 + first.0.0.len() + second.0.0.len());
-        w.u8(FORMAT).hash(&state).u64(first.0.0.len() as u64);
-        w.0.extend_from_slice(&first.0.0);
-        w.0.extend_from_slice(&second.0.0);
+        let len: usize = halves.iter().map(|h| h.0.0.len()).sum();
+        let middle = halves.first().map_or(0, |h| h.0.0.len());
+        let mut w = Writer::with_capacity(1 + 32 + 8 + len);
+        w.u8(FORMAT).hash(&state).u64(middle as u64);
+        for half in halves {
+            w.0.extend_from_slice(&half.0.0);
+        }
         // Under the write lock: no commit of this handle lands between the check and the put.
         let _guard = self.lock();
         if !matches!(self.tree_state(), Ok(now) if now == state) {

@@ -44,49 +44,43 @@ impl Store {
         }
         let (stamp, racy_paths) = self.racy_record()?;
         let racy = racy_rule(stamp, racy_paths.as_ref());
-        // The first entry that does not hold ends both halves' reads.
+        // Whether an entry holds on disk; the first that does not ends both halves' reads.
         use std::sync::atomic::Ordering::Relaxed;
         let differs = std::sync::atomic::AtomicBool::new(false);
-        let holds = if let Some(snapshot) = self.tree_snapshot()? {
+        let checker = || scan::Checker::new(&self.workspace, racy).ok();
+        let holds = |checker: &mut scan::Checker, path: &str, e: &TreeEntry| {
+            if !checker.holds(path, e) {
+                differs.store(true, Relaxed);
+            }
+            !differs.load(Relaxed)
+        };
+        let all_hold = if let Some(snapshot) = self.tree_snapshot()? {
             // The tree kept as one record: its halves side by side.
             let check = |half: (usize, usize)| {
-                let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+                let Some(mut checker) = checker() else {
                     return false;
                 };
-                let read = snapshot.visit(half, |path, e| {
-                    if !checker.holds(path, &e) {
-                        differs.store(true, Relaxed);
-                    }
-                    !differs.load(Relaxed)
-                });
+                let read = snapshot.visit(half, |path, e| holds(&mut checker, path, &e));
                 read.is_some() && !differs.load(Relaxed)
             };
             let [first, second] = snapshot.halves();
             if second.0 == second.1 {
                 check(first)
             } else {
-                std::thread::scope(|scope| {
-                    let second = scope.spawn(|| check(second));
-                    let first = check(first);
-                    let second = second
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                    first && second
-                })
+                let (first, second) = super::tree::side_by_side(|| check(first), || check(second));
+                first && second
             }
         } else {
             // The table: each half from `start` up to `end` ([`Store::tree_halves`]).
             let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
-                let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+                let Some(mut checker) = checker() else {
                     return Ok(false);
                 };
                 self.tree_range(
                     start,
                     |k| !differs.load(Relaxed) && end.is_none_or(|end| k < end),
                     |path, e| {
-                        if !checker.holds(path, &e) {
-                            differs.store(true, Relaxed);
-                        }
+                        holds(&mut checker, path, &e);
                     },
                 )?;
                 Ok(!differs.load(Relaxed))
@@ -94,7 +88,7 @@ impl Store {
             self.tree_halves(check)?.into_iter().all(|h| h)
         };
         // A scan through another handle may have landed meanwhile: the answer is for one tree.
-        Ok((holds && self.root()? == Some(root)).then_some(root))
+        Ok((all_hold && self.root()? == Some(root)).then_some(root))
     }
 
     /// Compares the disk with the last scan. Writes nothing: files whose stat changed are hashed

@@ -260,14 +260,7 @@ impl Store {
         let Some(split) = self.tree_split()? else {
             return Ok(vec![read(b"", None)?]);
         };
-        let (first, second) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| read(&split, None));
-            let first = read(b"", Some(&split));
-            let second = second
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (first, second)
-        });
+        let (first, second) = side_by_side(|| read(b"", Some(&split)), || read(&split, None));
         Ok(vec![first?, second?])
     }
 
@@ -786,4 +779,20 @@ impl Store {
         let m = file.metadata().map_err(|e| Error::io(&path, e))?;
         Ok(node::Stat::of(&m).mtime_ns)
     }
+}
+
+/// `first` here and `second` on a thread of its own (not the pool's, which may be busy with a
+/// rescan's walk), side by side; a panic of `second` goes on here.
+pub(super) fn side_by_side<A, B: Send>(
+    first: impl FnOnce() -> A,
+    second: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    std::thread::scope(|scope| {
+        let second = scope.spawn(second);
+        let first = first();
+        let second = second
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (first, second)
+    })
 }
