@@ -122,8 +122,4 @@ impl<'a> Reader<'a> {
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-    /// How many bytes are left to read.
-    pub(crate) fn remaining(&self) -> usize {
-        self.0.len()
-    }
 }

@@ -21,14 +21,15 @@ pub(crate) const META_IGNORES: &[u8] = b"ignores";
 pub(crate) const META_TREE_SPLIT: &[u8] = b"tree_split";
 /// How many commits have written the tree (a little-endian u64, absent: none counted): with
 /// the root, the stamp and the counts, what names one state of the tree table, which the kept
-/// snapshot of it says it is of ([`META_TREE_SNAPSHOT`]).
+/// kept tree says it is of ([`META_TREE_KEPT_OF`]).
 pub(crate) const META_TREE_GEN: &[u8] = b"tree_gen";
-/// The whole tree table kept as one record, with the state of the table it was read from
-/// (see `store/snapshot.rs`): a cache, written by a writable handle that read the table.
-pub(crate) const META_TREE_SNAPSHOT: &[u8] = b"tree_snapshot";
-/// The state of the tree table the kept snapshot is of (32 bytes), written with it: whether
-/// it is of the table as it is, told without reading it.
-pub(crate) const META_TREE_SNAPSHOT_OF: &[u8] = b"tree_snapshot_of";
+/// The state of the tree table the kept tree is of (32 bytes), written with it: whether it is
+/// of the table as it is, told without reading it (see `store/snapshot.rs`).
+pub(crate) const META_TREE_KEPT_OF: &[u8] = b"tree_kept_of";
+/// Where a store of an earlier version kept the tree table as one record and its state, among
+/// the meta table's small values (each of their reads read it too): removed when the tree is
+/// kept again, now in a table of its own.
+pub(crate) const META_TREE_KEPT_BEFORE: [&[u8]; 2] = [b"tree_snapshot", b"tree_snapshot_of"];
 /// Trees with fewer entries are loaded in one piece.
 pub(crate) const TREE_SPLIT_MIN: usize = 4096;
 

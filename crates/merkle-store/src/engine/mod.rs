@@ -70,11 +70,15 @@ pub enum Table {
     /// Namespace ++ 0 ++ key hash -> bytes: data derived from content by a caller (a parse's
     /// symbols and imports), whose meaning the store does not know (see `Store::derived`).
     Derived,
+    /// Name -> a cache read in one piece (the tree table's two halves, see
+    /// `store/snapshot.rs`): large values in a table of their own, so that a point read of
+    /// another table's small values does not read them too.
+    Kept,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 11] = [
+    pub const ALL: [Table; 12] = [
         Table::Meta,
         Table::Nodes,
         Table::Tree,
@@ -86,6 +90,7 @@ impl Table {
         Table::PathHeads,
         Table::Memo,
         Table::Derived,
+        Table::Kept,
     ];
 
     /// The table's name on disk.
@@ -102,6 +107,7 @@ impl Table {
             Table::PathHeads => "path_heads",
             Table::Memo => "memo",
             Table::Derived => "derived",
+            Table::Kept => "kept",
         }
     }
 }
@@ -147,6 +153,14 @@ pub trait Engine: Send + Sync {
     fn name(&self) -> &'static str;
     /// Reads one value.
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Reads one value where the engine holds it, without a copy: `visit` is given it, or
+    /// `None` where there is none.
+    fn visit_value(
+        &self,
+        table: Table,
+        key: &[u8],
+        visit: &mut dyn FnMut(Option<&[u8]>),
+    ) -> Result<()>;
     /// Visits entries whose key is `>= start`, in key order, until `visit` returns false.
     fn scan(
         &self,

@@ -210,6 +210,24 @@ impl Engine for RedbEngine {
         })
     }
 
+    fn visit_value(
+        &self,
+        table: Table,
+        key: &[u8],
+        visit: &mut dyn FnMut(Option<&[u8]>),
+    ) -> Result<()> {
+        self.guarded(|at| {
+            let tables = self.tables(at)?;
+            let Some(t) = Self::table(&tables, table) else {
+                visit(None);
+                return Ok(());
+            };
+            let v = t.get(key).map_err(|e| at.engine(e))?;
+            visit(v.as_ref().map(|g| g.value()));
+            Ok(())
+        })
+    }
+
     fn scan(
         &self,
         table: Table,

@@ -65,6 +65,20 @@ impl Engine for SledEngine {
         Ok(v.map(|v| v.to_vec()))
     }
 
+    fn visit_value(
+        &self,
+        table: Table,
+        key: &[u8],
+        visit: &mut dyn FnMut(Option<&[u8]>),
+    ) -> Result<()> {
+        let v = self
+            .tree(table)
+            .get(key)
+            .map_err(|e| engine_error(&self.store, e))?;
+        visit(v.as_deref());
+        Ok(())
+    }
+
     fn scan(
         &self,
         table: Table,

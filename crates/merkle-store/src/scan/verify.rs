@@ -40,18 +40,29 @@ impl<'a> Checker<'a> {
                 && self.open[0].1.stat().is_ok_and(|s| s.same_dir(&entry.stat));
         }
         let (parent, name) = node::split(path);
-        let Some(dir) = self.folder(parent) else {
+        if self.folder(parent).is_none() {
+            return false;
+        }
+        let Some((_, dir)) = self.open.last() else {
             return false;
         };
+        if entry.kind == NodeKind::Dir {
+            // Opened rather than stat'ed by name, its stat taken from the open folder: its
+            // entries follow in path order and are looked up from it, so its name is looked
+            // up once, not once for the stat and once for the opening.
+            let Ok(opened) = self.root.handle(path, Some(dir)) else {
+                return false;
+            };
+            let same = opened.stat().is_ok_and(|s| s.same_dir(&entry.stat));
+            self.open.push((path.to_owned(), opened));
+            return same;
+        }
         let Ok((kind, stat)) = dir.stat_at(OsStr::new(name)) else {
             return false;
         };
         kind == Some(entry.kind)
-            && match entry.kind {
-                NodeKind::Dir => stat.same_dir(&entry.stat),
-                NodeKind::Symlink => stat == entry.stat,
-                NodeKind::File => stat == entry.stat && self.racy.trusts(path, &stat),
-            }
+            && stat == entry.stat
+            && (entry.kind != NodeKind::File || self.racy.trusts(path, &stat))
     }
 
     /// Folder `path`, open: the folders open that are not above it closed, those below the

@@ -91,13 +91,17 @@ impl Store {
                 content_hash: e.content_hash,
             })
         };
-        if let Some(snapshot) = self.tree_snapshot()? {
+        if let Some(kept) = self.kept()? {
             let mut out = Vec::new();
-            let read = snapshot.visit(snapshot.whole(), |path, e| {
-                out.extend(leaf(path, &e));
-                true
-            });
-            if read.is_some() {
+            let mut whole = true;
+            for half in 0..2 {
+                let read = self.visit_kept_half(kept, half, |path, e| {
+                    out.extend(leaf(path, &e));
+                    true
+                })?;
+                whole &= read.is_some();
+            }
+            if whole {
                 return Ok(out);
             }
         }

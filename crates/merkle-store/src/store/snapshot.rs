@@ -1,11 +1,13 @@
-//! The tree table kept as one record ([`META_TREE_SNAPSHOT`]): every entry of the last scan's
-//! tree in path order, as the table holds it, under the state of the table it was read from.
-//! A read of the whole tree ([`Store::tree_files`], [`Store::unchanged_on_disk`]) takes it in
-//! one piece where it is of the table as it is now, instead of walking the table's pages entry
-//! by entry: on a 15,000-file tree, most of a search's listing. A writable handle that had to
-//! walk the table keeps one; a scan that writes the tree moves the table to a new state
-//! ([`META_TREE_GEN`]), so the kept one is no longer read. A cache: one of another state, or
-//! one that does not read, is not used.
+//! The tree table kept in two records, one per half ([`Table::Kept`]): every entry of the last
+//! scan's tree in path order, as the table holds it, under the state of the table it was read
+//! from ([`META_TREE_KEPT_OF`]). A read of the whole tree ([`Store::tree_files`],
+//! [`Store::unchanged_on_disk`]) takes them where they are of the table as it is now, each
+//! read where the engine holds it (no copy), instead of walking the table's pages entry by
+//! entry: on a 15,000-file tree, most of a search's listing. They are a table's only values,
+//! megabytes each: among the meta table's small values they were read with each of those.
+//! A writable handle that had to walk the table keeps them; a scan that writes the tree moves
+//! the table to a new state ([`META_TREE_GEN`]), so the kept ones are no longer read. A cache:
+//! one of another state, or one that does not read, is not used.
 use super::Store;
 use crate::codec::{Reader, Writer};
 use crate::engine::{Batch, Table};
@@ -14,47 +16,17 @@ use crate::hash::Hash;
 use crate::keys::*;
 use crate::node::TreeEntry;
 
-/// The record's format; one of another is not read.
-const FORMAT: u8 = 1;
+/// The records' format; one of another is not read.
+const FORMAT: u8 = 2;
 
-/// The kept tree, of the table as it is.
-pub(super) struct Snapshot {
-    bytes: Vec<u8>,
-    /// Where the entries begin, and where the second half of them does.
-    body: usize,
-    middle: usize,
-}
+/// The keys of the two halves of the kept tree in [`Table::Kept`]: each half a record of its
+/// own, so that each of a whole-tree read's two threads reads its own.
+const HALVES: [&[u8]; 2] = [b"tree:0", b"tree:1"];
 
-impl Snapshot {
-    /// The entries between byte offsets `from` and `to` ([`Snapshot::halves`]), in path order,
-    /// while `visit` returns true. `None` when one does not read (the record is damaged).
-    pub(super) fn visit(
-        &self,
-        (from, to): (usize, usize),
-        mut visit: impl FnMut(&str, TreeEntry) -> bool,
-    ) -> Option<()> {
-        let mut r = Reader::new(self.bytes.get(from..to)?);
-        while !r.is_empty() {
-            let path = r.str()?;
-            let entry = TreeEntry::read(&mut r)?;
-            if !visit(path, entry) {
-                break;
-            }
-        }
-        Some(())
-    }
-
-    /// The byte ranges of the first and the second half of the entries (the second empty for
-    /// a tree read in one piece).
-    pub(super) fn halves(&self) -> [(usize, usize); 2] {
-        [(self.body, self.middle), (self.middle, self.bytes.len())]
-    }
-
-    /// Every entry, in path order.
-    pub(super) fn whole(&self) -> (usize, usize) {
-        (self.body, self.bytes.len())
-    }
-}
+/// The state of the table the kept tree is of, where it is of the table as it is now: its
+/// halves may be read ([`Store::visit_kept_half`]).
+#[derive(Clone, Copy)]
+pub(super) struct Kept(Hash);
 
 /// The entries of one half of the table as the snapshot records them ([`Store::keep_tree`]).
 #[derive(Default)]
@@ -102,70 +74,73 @@ impl Store {
         Ok(())
     }
 
-    /// Whether the tree table is kept as one record of it as it is now: a whole-tree read of
-    /// this handle then takes that record instead of walking the table.
+    /// Whether the tree table is kept as it is now: a whole-tree read of this handle then
+    /// takes the kept tree instead of walking the table.
     pub fn tree_kept(&self) -> Result<bool> {
-        self.kept_of(&self.tree_state()?)
+        Ok(self.kept()?.is_some())
     }
 
-    /// Whether the kept snapshot is of the table in `state`.
-    fn kept_of(&self, state: &Hash) -> Result<bool> {
-        let of = self.engine.get(Table::Meta, META_TREE_SNAPSHOT_OF)?;
-        Ok(of.is_some_and(|of| of == state.0))
-    }
-
-    /// The kept snapshot, when it is of the table as it is now and reads.
-    pub(super) fn tree_snapshot(&self) -> Result<Option<Snapshot>> {
+    /// The kept tree, where it is of the table as it is now.
+    pub(super) fn kept(&self) -> Result<Option<Kept>> {
         let state = self.tree_state()?;
-        if !self.kept_of(&state)? {
-            return Ok(None);
-        }
-        let Some(bytes) = self.engine.get(Table::Meta, META_TREE_SNAPSHOT)? else {
-            return Ok(None);
-        };
-        let mut r = Reader::new(&bytes);
-        let header = (|| {
-            (r.u8()? == FORMAT).then_some(())?;
-            (r.hash()? == state).then_some(())?;
-            r.u64().and_then(|m| usize::try_from(m).ok())
-        })();
-        let body = bytes.len() - r.remaining();
-        let Some(middle) = header.map(|m| body + m).filter(|m| *m <= bytes.len()) else {
-            return Ok(None);
-        };
-        Ok(Some(Snapshot {
-            bytes,
-            body,
-            middle,
-        }))
+        let of = self.engine.get(Table::Meta, META_TREE_KEPT_OF)?;
+        Ok(of.is_some_and(|of| of == state.0).then_some(Kept(state)))
+    }
+
+    /// The entries of half `half` (0 or 1) of the kept tree, in path order, while `visit`
+    /// returns true, read where the engine holds them. `None` when the half is missing, of
+    /// another state or does not read (a damaged record).
+    pub(super) fn visit_kept_half(
+        &self,
+        kept: Kept,
+        half: usize,
+        mut visit: impl FnMut(&str, TreeEntry) -> bool,
+    ) -> Result<Option<()>> {
+        let mut read = None;
+        let key = HALVES.get(half).copied().unwrap_or_default();
+        self.engine.visit_value(Table::Kept, key, &mut |bytes| {
+            let Some(bytes) = bytes else { return };
+            let mut r = Reader::new(bytes);
+            read = (|| {
+                (r.u8()? == FORMAT && r.hash()? == kept.0).then_some(())?;
+                while !r.is_empty() {
+                    let path = r.str()?;
+                    let entry = TreeEntry::read(&mut r)?;
+                    if !visit(path, entry) {
+                        break;
+                    }
+                }
+                Some(())
+            })();
+        })?;
+        Ok(read)
     }
 
     /// Keeps `halves` (every entry of the table, in path order, in one or two halves) as the
-    /// snapshot of the table in `state`, where it is still in that state and this handle can
+    /// kept tree of the table in `state`, where it is still in that state and this handle can
     /// write. A cache: a failure to keep it is not an error.
     pub(super) fn keep_tree(&self, state: Hash, halves: &[Records]) {
         if self.is_read_only() {
             return;
         }
-        let len: usize = halves.iter().map(|h| h.0.0.len()).sum();
-        let middle = halves.first().map_or(0, |h| h.0.0.len());
-        let mut w = Writer::with_capacity(1 + 32 + 8 + len);
-        w.u8(FORMAT).hash(&state).u64(middle as u64);
-        for half in halves {
-            w.0.extend_from_slice(&half.0.0);
+        let mut batch = Batch::default();
+        for (i, key) in HALVES.iter().enumerate() {
+            let body = halves.get(i).map_or(&[][..], |h| &h.0.0[..]);
+            let mut w = Writer::with_capacity(1 + 32 + body.len());
+            w.u8(FORMAT).hash(&state);
+            w.0.extend_from_slice(body);
+            batch.put(Table::Kept, key.to_vec(), w.0);
+        }
+        batch.put(Table::Meta, META_TREE_KEPT_OF.to_vec(), state.0.to_vec());
+        // Where a store of an earlier version kept it, among the meta table's small values.
+        for key in META_TREE_KEPT_BEFORE {
+            batch.delete(Table::Meta, key.to_vec());
         }
         // Under the write lock: no commit of this handle lands between the check and the put.
         let _guard = self.lock();
         if !matches!(self.tree_state(), Ok(now) if now == state) {
             return;
         }
-        let mut batch = Batch::default();
-        batch.put(Table::Meta, META_TREE_SNAPSHOT.to_vec(), w.0);
-        batch.put(
-            Table::Meta,
-            META_TREE_SNAPSHOT_OF.to_vec(),
-            state.0.to_vec(),
-        );
         let _ = self.engine.commit(batch);
     }
 }

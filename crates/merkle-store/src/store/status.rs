@@ -54,22 +54,18 @@ impl Store {
             }
             !differs.load(Relaxed)
         };
-        let all_hold = if let Some(snapshot) = self.tree_snapshot()? {
-            // The tree kept as one record: its halves side by side.
-            let check = |half: (usize, usize)| {
+        let all_hold = if let Some(kept) = self.kept()? {
+            // The tree kept in two halves: side by side, each read by its own thread.
+            let check = |half: usize| {
                 let Some(mut checker) = checker() else {
                     return false;
                 };
-                let read = snapshot.visit(half, |path, e| holds(&mut checker, path, &e));
-                read.is_some() && !differs.load(Relaxed)
+                let read =
+                    self.visit_kept_half(kept, half, |path, e| holds(&mut checker, path, &e));
+                matches!(read, Ok(Some(()))) && !differs.load(Relaxed)
             };
-            let [first, second] = snapshot.halves();
-            if second.0 == second.1 {
-                check(first)
-            } else {
-                let (first, second) = super::tree::side_by_side(|| check(first), || check(second));
-                first && second
-            }
+            let (first, second) = super::tree::side_by_side(|| check(0), || check(1));
+            first && second
         } else {
             // The table: each half from `start` up to `end` ([`Store::tree_halves`]).
             let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
