@@ -6,7 +6,7 @@
 //! store's derived table beside the tree root it was built for, and builds again only when the
 //! root (or the facts' or the graph's format) is not that one: one record, replaced, never a
 //! record per tree.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use merkle_store::Store;
@@ -226,6 +226,18 @@ impl Graph {
         Ok(graph)
     }
 
+    /// The kept graph's record, where it is kept for the tree of `facts`: a reader that asks
+    /// of a few files reads their edges from it ([`KeptEdges::neighbours`]) rather than
+    /// decoding the whole graph (thousands of paths and edges). `None` where none is kept for
+    /// that tree.
+    pub fn kept_edges(store: &Store, facts: &TreeFacts) -> Option<KeptEdges> {
+        let root = facts.root?;
+        let bytes = store.derived(&graph_cache(), &cache_key()).ok()??;
+        bytes
+            .starts_with(root.0.as_slice())
+            .then_some(KeptEdges { bytes })
+    }
+
     /// The tree root the kept graph was built for, if one is kept.
     pub fn kept_for(store: &Store) -> Option<merkle_store::NodeId> {
         let bytes = store.derived(&graph_cache(), &root_key()).ok()??;
@@ -308,6 +320,16 @@ impl Graph {
         Some(graph)
     }
 
+    /// For each of `paths`, the files it imports and those that import it, each by path (a
+    /// neighbour [`Graph::related`] lists once per edge, in no order). One file's
+    /// neighbours, all of them read once from the record.
+    pub fn neighbours(&self, paths: &[&str]) -> Vec<Vec<String>> {
+        paths
+            .iter()
+            .map(|p| self.related(p).into_iter().map(|r| r.path).collect())
+            .collect()
+    }
+
     /// The files `path` imports, then the files that import it, each by path.
     pub fn related(&self, path: &str) -> Vec<Related> {
         let out = |relation, edges: Option<&Vec<Edge>>| {
@@ -333,5 +355,60 @@ impl Graph {
             .iter()
             .map(|(p, e)| (&**p, e.len()))
             .collect()
+    }
+}
+
+/// The kept graph's record ([`Graph::kept_edges`]): its root, then its paths and edges as
+/// [`Graph::encode`] wrote them.
+pub struct KeptEdges {
+    bytes: Vec<u8>,
+}
+
+impl KeptEdges {
+    /// [`Graph::neighbours`] of the graph the record holds, read from it in one pass: the
+    /// paths found by position, the edges run through, nothing built. `None` when it does not
+    /// read (a cache: the caller builds the graph).
+    pub fn neighbours(&self, paths: &[&str]) -> Option<Vec<Vec<String>>> {
+        fn u32_of(bytes: &mut &[u8]) -> Option<usize> {
+            let (head, rest) = bytes.split_first_chunk::<4>()?;
+            *bytes = rest;
+            Some(u32::from_le_bytes(*head) as usize)
+        }
+        fn bytes_of<'a>(bytes: &mut &'a [u8]) -> Option<&'a [u8]> {
+            let n = u32_of(bytes)?;
+            let (head, rest) = bytes.split_at_checked(n)?;
+            *bytes = rest;
+            Some(head)
+        }
+        let mut bytes = self.bytes.get(32..)?;
+        let asked: HashMap<&[u8], usize> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.as_bytes(), i))
+            .collect();
+        // Each path of the record, and which of `paths` it is.
+        let n = u32_of(&mut bytes)?;
+        let mut names: Vec<(&[u8], Option<usize>)> = Vec::with_capacity(n.min(bytes.len() / 4));
+        for _ in 0..n {
+            let name = bytes_of(&mut bytes)?;
+            names.push((name, asked.get(name).copied()));
+        }
+        let mut out = vec![Vec::new(); paths.len()];
+        let text = |name: &[u8]| std::str::from_utf8(name).ok().map(str::to_owned);
+        for _ in 0..u32_of(&mut bytes)? {
+            let (from, to) = (
+                names.get(u32_of(&mut bytes)?)?,
+                names.get(u32_of(&mut bytes)?)?,
+            );
+            let _line = u32_of(&mut bytes)?;
+            let _specifier = bytes_of(&mut bytes)?;
+            if let Some(i) = from.1 {
+                out[i].push(text(to.0)?);
+            }
+            if let Some(i) = to.1 {
+                out[i].push(text(from.0)?);
+            }
+        }
+        bytes.is_empty().then_some(out)
     }
 }

@@ -436,10 +436,10 @@ pub fn search(
     }
     add_word_forms(&mut words);
     let (terms, telling) = select_terms(index, &words)?;
-    // The import graph (a record of thousands of edges to decode) is read beside the
-    // evidence it spreads.
-    let (graph, scores) = crate::beside(
-        || Graph::of_tree(store, facts),
+    // The kept import graph's record is read beside the evidence it spreads; only the
+    // strongest files' edges are taken from it.
+    let (kept, scores) = crate::beside(
+        || Graph::kept_edges(store, facts),
         || -> Result<Scores> {
             let mut scores = Scores::new(facts);
             let text = text_signal(index, facts, &terms)?;
@@ -484,7 +484,6 @@ pub fn search(
         },
     );
     let mut scores = scores?;
-    let graph = graph?;
 
     // Graph: a share of the strongest neighbour's evidence.
     let mut strong: Vec<(&str, f64)> = scores
@@ -494,9 +493,15 @@ pub fn search(
     first_of(&mut strong, GRAPH_SEEDS, |a, b| {
         b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))
     });
-    for (p, b) in strong {
-        for r in graph.related(p) {
-            if let Some(s) = scores.of(&r.path)
+    let seeds: Vec<&str> = strong.iter().map(|s| s.0).collect();
+    let near = match kept.and_then(|k| k.neighbours(&seeds)) {
+        Some(near) => near,
+        // None kept for this tree (or it does not read): built, and kept where it can be.
+        None => Graph::of_tree(store, facts)?.neighbours(&seeds),
+    };
+    for ((p, b), near) in strong.into_iter().zip(near) {
+        for r in near {
+            if let Some(s) = scores.of(&r)
                 && b * W_GRAPH > s.graph
             {
                 s.graph = b * W_GRAPH;

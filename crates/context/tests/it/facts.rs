@@ -132,6 +132,24 @@ fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
     // It was kept, for this tree.
     assert!(facts.root.is_some());
     assert_eq!(Graph::kept_for(&fx.store), facts.root);
+    // The kept record gives each file's neighbours as the graph does, read from it in one
+    // pass; a path the tree lacks has none.
+    let paths: Vec<&str> = facts
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(["no/such/file.rs"])
+        .collect();
+    let sorted = |mut near: Vec<Vec<String>>| {
+        near.iter_mut().for_each(|n| n.sort());
+        near
+    };
+    let from_record = Graph::kept_edges(&fx.store, &facts)
+        .expect("kept for this tree")
+        .neighbours(&paths)
+        .expect("the record reads");
+    assert_eq!(sorted(from_record), sorted(built.neighbours(&paths)));
+    assert!(built.neighbours(&paths).iter().any(|n| !n.is_empty()));
 
     fx.edit(
         "src/main.rs",
@@ -140,6 +158,10 @@ fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
     std::fs::write(fx.dir.path().join("Cargo.toml"), "[package]\n").expect("write");
     fx.rescan();
     let facts = TreeFacts::load(&fx.store).expect("facts");
+    assert!(
+        Graph::kept_edges(&fx.store, &facts).is_none(),
+        "the record kept is of the tree before the edit"
+    );
     let after = Graph::of_tree(&fx.store, &facts).expect("graph");
     assert_eq!(Graph::kept_for(&fx.store), facts.root);
     assert_eq!(
