@@ -151,8 +151,6 @@ impl Batch {
 pub trait Engine: Send + Sync {
     /// The engine's name, as `--engine` spells it.
     fn name(&self) -> &'static str;
-    /// Reads one value.
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Reads one value where the engine holds it, without a copy: `visit` is given it, or
     /// `None` where there is none.
     fn visit_value(
@@ -161,6 +159,12 @@ pub trait Engine: Send + Sync {
         key: &[u8],
         visit: &mut dyn FnMut(Option<&[u8]>),
     ) -> Result<()>;
+    /// Reads one value, copied out.
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut value = None;
+        self.visit_value(table, key, &mut |v| value = v.map(<[u8]>::to_vec))?;
+        Ok(value)
+    }
     /// Visits entries whose key is `>= start`, in key order, until `visit` returns false.
     fn scan(
         &self,

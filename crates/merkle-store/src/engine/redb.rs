@@ -199,17 +199,6 @@ impl Engine for RedbEngine {
         "redb"
     }
 
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.guarded(|at| {
-            let tables = self.tables(at)?;
-            let Some(t) = Self::table(&tables, table) else {
-                return Ok(None);
-            };
-            let v = t.get(key).map_err(|e| at.engine(e))?;
-            Ok(v.map(|g| g.value().to_vec()))
-        })
-    }
-
     fn visit_value(
         &self,
         table: Table,

@@ -57,14 +57,6 @@ impl Engine for SledEngine {
         "sled"
     }
 
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let v = self
-            .tree(table)
-            .get(key)
-            .map_err(|e| engine_error(&self.store, e))?;
-        Ok(v.map(|v| v.to_vec()))
-    }
-
     fn visit_value(
         &self,
         table: Table,

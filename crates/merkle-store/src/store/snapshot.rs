@@ -28,7 +28,7 @@ const HALVES: [&[u8]; 2] = [b"tree:0", b"tree:1"];
 #[derive(Clone, Copy)]
 pub(super) struct Kept(Hash);
 
-/// The entries of one half of the table as the snapshot records them ([`Store::keep_tree`]).
+/// The entries of one half of the table as the kept tree records them ([`Store::keep_tree`]).
 #[derive(Default)]
 pub(super) struct Records(Writer);
 
