@@ -92,17 +92,19 @@ impl Store {
             })
         };
         if let Some(kept) = self.kept()? {
-            let mut out = Vec::new();
-            let mut whole = true;
-            for half in 0..2 {
+            // Its two halves side by side, as the table's are.
+            let half = |half: usize| -> Result<Option<Vec<TreeFile>>> {
+                let mut out = Vec::new();
                 let read = self.visit_kept_half(kept, half, |path, e| {
                     out.extend(leaf(path, &e));
                     true
                 })?;
-                whole &= read.is_some();
-            }
-            if whole {
-                return Ok(out);
+                Ok(read.map(|()| out))
+            };
+            let (first, second) = super::tree::side_by_side(|| half(0), || half(1));
+            if let (Some(mut first), Some(second)) = (first?, second?) {
+                first.extend(second);
+                return Ok(first);
             }
         }
         let keep = !self.is_read_only();
