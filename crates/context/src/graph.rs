@@ -280,17 +280,9 @@ impl Graph {
 
     /// What [`Graph::encode`] wrote; `None` for bytes it did not write.
     fn decode(mut bytes: &[u8]) -> Option<Graph> {
-        fn u32_of(bytes: &mut &[u8]) -> Option<usize> {
-            let (head, rest) = bytes.split_first_chunk::<4>()?;
-            *bytes = rest;
-            Some(u32::from_le_bytes(*head) as usize)
-        }
-        fn str_of(bytes: &mut &[u8]) -> Option<Arc<str>> {
-            let n = u32_of(bytes)?;
-            let (head, rest) = bytes.split_at_checked(n)?;
-            *bytes = rest;
-            std::str::from_utf8(head).ok().map(Arc::from)
-        }
+        let str_of = |bytes: &mut &[u8]| -> Option<Arc<str>> {
+            std::str::from_utf8(bytes_of(bytes)?).ok().map(Arc::from)
+        };
         let n = u32_of(&mut bytes)?;
         let paths: Vec<Arc<str>> = (0..n).map(|_| str_of(&mut bytes)).collect::<Option<_>>()?;
         let edges = u32_of(&mut bytes)?;
@@ -369,17 +361,6 @@ impl KeptEdges {
     /// paths found by position, the edges run through, nothing built. `None` when it does not
     /// read (a cache: the caller builds the graph).
     pub fn neighbours(&self, paths: &[&str]) -> Option<Vec<Vec<String>>> {
-        fn u32_of(bytes: &mut &[u8]) -> Option<usize> {
-            let (head, rest) = bytes.split_first_chunk::<4>()?;
-            *bytes = rest;
-            Some(u32::from_le_bytes(*head) as usize)
-        }
-        fn bytes_of<'a>(bytes: &mut &'a [u8]) -> Option<&'a [u8]> {
-            let n = u32_of(bytes)?;
-            let (head, rest) = bytes.split_at_checked(n)?;
-            *bytes = rest;
-            Some(head)
-        }
         let mut bytes = self.bytes.get(32..)?;
         let asked: HashMap<&[u8], usize> = paths
             .iter()
@@ -411,4 +392,20 @@ impl KeptEdges {
         }
         bytes.is_empty().then_some(out)
     }
+}
+
+/// A little-endian u32 of [`Graph::encode`]'s record, read off the front of `bytes`.
+fn u32_of(bytes: &mut &[u8]) -> Option<usize> {
+    let (head, rest) = bytes.split_first_chunk::<4>()?;
+    *bytes = rest;
+    Some(u32::from_le_bytes(*head) as usize)
+}
+
+/// A length-prefixed run of [`Graph::encode`]'s record (a path, a specifier), read off the
+/// front of `bytes`.
+fn bytes_of<'a>(bytes: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let n = u32_of(bytes)?;
+    let (head, rest) = bytes.split_at_checked(n)?;
+    *bytes = rest;
+    Some(head)
 }

@@ -200,8 +200,8 @@ impl Workspace {
     }
 
     /// `work`'s answer for the tree as it is on disk (the store must exist). Where no file
-    /// changed since the last scan (the usual case) and the import graph and the tree's one
-    /// record ([`Store::tree_kept`]) are kept for that scan, it runs on a read-only handle
+    /// changed since the last scan (the usual case) and the import graph and the tree's kept
+    /// records ([`Store::tree_kept`]) are kept for that scan, it runs on a read-only handle
     /// beside a check of the last scan's stats
     /// ([`Store::unchanged_on_disk`]), or, where a stat differs, before the rescan's plan,
     /// which writes nothing (or, where the plan has bookkeeping to keep, keeps it through a

@@ -77,7 +77,7 @@ impl Store {
     }
 
     /// Every file and symlink of the last scan's tree, in path order, with its content hash:
-    /// from the kept snapshot of the tree where it is of the table as it is, else read from
+    /// from the kept tree where it is of the table as it is, else read from
     /// the table (and, through a writable handle, kept).
     pub fn tree_files(&self) -> Result<Vec<TreeFile>> {
         if self.root()?.is_none() {
