@@ -7,7 +7,9 @@
 //! out from a bare mirror (`MIRRORS/owner+name/repo`, as the search tool's `fetch` leaves it,
 //! or `MIRRORS/owner+name` itself) with `git archive`, into one folder per repository that
 //! keeps its `.merkle` between instances (so the store, the facts and the index are updated
-//! as a user's would be after a checkout). Then `merkle scan`, `merkle generate --recursive
+//! as a user's would be after a checkout), with a `.git` that shares the mirror's objects and
+//! whose HEAD is the base commit (the history a checkout has: commits up to the base, never
+//! the fix). Then `merkle scan`, `merkle generate --recursive
 //! --offline`, and `merkle --json search - --limit K` with the issue text on standard input,
 //! once fused and once `--ranking plain`.
 //!
@@ -111,12 +113,12 @@ fn mirror(mirrors: &Path, repo: &str) -> Result<PathBuf> {
     )
 }
 
-/// Lays out `commit` of `git_dir` in `tree`, replacing everything but `.merkle`.
+/// Lays out `commit` of `git_dir` in `tree`, replacing everything but `.merkle` and `.git`.
 fn checkout(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
     fs::create_dir_all(tree).with_context(|| format!("creating {}", tree.display()))?;
     for entry in fs::read_dir(tree).with_context(|| format!("reading {}", tree.display()))? {
         let entry = entry?;
-        if entry.file_name() == ".merkle" {
+        if entry.file_name() == ".merkle" || entry.file_name() == ".git" {
             continue;
         }
         let path = entry.path();
@@ -147,6 +149,51 @@ fn checkout(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
         bail!("git archive {commit} | tar -x failed ({git}, {tar})");
     }
     Ok(())
+}
+
+/// Gives `tree` the history a checkout of `commit` has, as a user's would: a git folder that
+/// shares the mirror's objects (`git clone --shared`), its HEAD at `commit`. A search reads
+/// the commits HEAD reaches, so the fix (a later commit) is never among them.
+fn with_history(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
+    let dot_git = tree.join(".git");
+    let git = |args: &[&std::ffi::OsStr]| -> Result<()> {
+        let out = Command::new("git")
+            .args(args)
+            .output()
+            .context("running git")?;
+        if !out.status.success() {
+            bail!(
+                "git {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(())
+    };
+    if !dot_git.join("objects").is_dir() {
+        git(&[
+            "clone".as_ref(),
+            "-q".as_ref(),
+            "--shared".as_ref(),
+            "--bare".as_ref(),
+            git_dir.as_os_str(),
+            dot_git.as_os_str(),
+        ])?;
+        git(&[
+            "--git-dir".as_ref(),
+            dot_git.as_os_str(),
+            "config".as_ref(),
+            "core.bare".as_ref(),
+            "false".as_ref(),
+        ])?;
+    }
+    git(&[
+        "--git-dir".as_ref(),
+        dot_git.as_os_str(),
+        "update-ref".as_ref(),
+        "--no-deref".as_ref(),
+        "HEAD".as_ref(),
+        commit.as_ref(),
+    ])
 }
 
 /// Runs `merkle ARGS` in `tree` with `stdin`; its wall time and stdout.
@@ -400,10 +447,12 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
             if !ready {
                 checkout(&git_dir, &inst.commit, &tree)?;
             }
+            with_history(&git_dir, &inst.commit, &tree)?;
             (tree, Some((marker, ready)))
         } else {
             let tree = work.join(inst.repo.replace('/', "+"));
             checkout(&git_dir, &inst.commit, &tree)?;
+            with_history(&git_dir, &inst.commit, &tree)?;
             (tree, None)
         };
         let start = Instant::now();
@@ -417,8 +466,14 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
             )?;
         }
         // The first search after a checkout brings the index in step (the changed files
-        // indexed again): part of the preparation, not of a query's time.
-        merkle(&config.merkle, &tree, &["search", "index"], None)?;
+        // indexed again), and the first task's the history read for its HEAD: part of the
+        // preparation, not of a query's time.
+        merkle(
+            &config.merkle,
+            &tree,
+            &["search", "-"],
+            Some("index\nhistory"),
+        )?;
         prepare.push(start.elapsed());
         if let Some((marker, false)) = &ready {
             fs::write(marker, &inst.commit)

@@ -12,6 +12,7 @@
 //! | definitions | the query's code identifiers that the file defines, each by how rare a definition of that name is (idf) and by its kind (a class over a method), divided by the best file's | [`W_DEFS`] |
 //! | path | the file is one the query points at: a path or a traceback frame ([`W_PATH`], the deepest frames most), a bare file name (half that), a dotted module ([`W_MODULE`]), a code identifier ([`W_STEM`]) or a word ([`W_WORD_STEM`]) naming its file | |
 //! | message | an error message the query quotes (an exception's, a panic's, an `error:` line, a text in double quotes), cut to its longest run of plain words and found as written in a file's text: the file that prints it ([`retrieve::phrases`]) | [`W_MESSAGE`], shared by the files that hold it |
+//! | history | the files changed by the past commits (of the workspace's git history) whose messages are most like the task, each by those commits' BM25, divided by the best file's (tasks only: a title and more lines) | [`W_HISTORY`] |
 //! | graph | a share of the evidence of the best [`GRAPH_SEEDS`] files, given to the files they import and that import them | [`W_GRAPH`] |
 //! | proximity | of the [`PROXIMITY_FILES`] best files so far, the most of the query that one function or method holds: its distinct words, each by idf times its weight in the query, over the definition's length in lines to the power [`PROXIMITY_LENGTH`], divided by the best file's (task queries only) | [`W_PROXIMITY`] |
 //!
@@ -44,6 +45,7 @@ mod prior;
 pub use self::prior::prior;
 use self::prior::{KIND_WEIGHTS, kind_class, prior_asked, read_text, size_of};
 
+pub mod history;
 mod index;
 pub use self::index::{index_dir, sync_index};
 mod lines;
@@ -129,8 +131,8 @@ pub struct Hit {
     pub score: f64,
     /// Its best-matching definitions, best first (at most [`MAX_SYMBOLS`]).
     pub symbols: Vec<SymbolHit>,
-    /// What matched: `path: ...`, `defines: ...`, `says: ...`, `words: ...`, `together in: ...`,
-    /// `near: ...`.
+    /// What matched: `path: ...`, `defines: ...`, `says: ...`, `words: ...`, `fixed before:
+    /// ...`, `together in: ...`, `near: ...`.
     pub why: Vec<String>,
 }
 
@@ -192,6 +194,8 @@ pub const W_WORD_STEM: f64 = 0.2;
 /// Weight of a message the query quotes found as written in a file (shared by the files that
 /// hold it): the file that prints the error.
 pub const W_MESSAGE: f64 = 0.5;
+/// Weight of the files that the task's most similar past commits changed ([`history`]).
+pub const W_HISTORY: f64 = 0.2;
 /// How many files holding every word of a quoted message are read to find it as written.
 pub const MESSAGE_CANDIDATES: usize = 32;
 /// Weight of the graph signal.
@@ -438,8 +442,19 @@ pub fn search(
     let (terms, telling) = select_terms(index, &words)?;
     // The kept import graph's record is read beside the evidence it spreads; only the
     // strongest files' edges are taken from it.
-    let (kept, scores) = crate::beside(
-        || Graph::kept_edges(store, facts),
+    // A task (an issue, a commit message: a title and more lines) is matched against the
+    // messages of the workspace's past commits on the same thread.
+    let task = !short && title_of(req.query).is_some();
+    let ((kept, past), scores) = crate::beside(
+        || {
+            let kept = Graph::kept_edges(store, facts);
+            let past = if task {
+                history::past_fixes(store, &words)
+            } else {
+                Ok(HashMap::new())
+            };
+            (kept, past)
+        },
         || -> Result<Scores> {
             let mut scores = Scores::new(facts);
             let text = text_signal(index, facts, &terms)?;
@@ -484,6 +499,17 @@ pub fn search(
         },
     );
     let mut scores = scores?;
+    let mut past: Vec<(String, history::PastFix)> = past?.into_iter().collect();
+    past.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (path, fix) in past {
+        if let Some(s) = scores
+            .of(&path)
+            .filter(|_| facts.file(&path).is_some_and(in_scope))
+        {
+            s.history = W_HISTORY * fix.share;
+            s.fixed_before = Some(fix.subject);
+        }
+    }
 
     // Graph: a share of the strongest neighbour's evidence.
     let mut strong: Vec<(&str, f64)> = scores

@@ -8,7 +8,10 @@
 //! - `defs`: tokens the caller makes of its definitions, each kept as written (looked up
 //!   exactly by [`TextIndex::holding`]: which files define a name, without reading them);
 //! - `slot`: a number that names the document in the manifest (fast and indexed, so hits are
-//!   mapped to paths without reading stored documents, and a document is deleted by it).
+//!   mapped to paths without reading stored documents, and a document is deleted by it);
+//! - `len_path`, `len_names`, `len_text`: how many tokens each field holds (fast), so that
+//!   BM25's statistics leave out a replaced or removed document before tantivy merges it away:
+//!   a ranking is the same whether the index was built at once or updated edit by edit.
 //!
 //! # Staying in step, and crashes
 //! The manifest (path -> key, slot) says what the index holds. It is written to a file named by
@@ -38,7 +41,7 @@ use crate::tokenize::IdentTokenizer;
 pub const IDENT: &str = "merkle_ident";
 
 /// What an index was built by; a commit naming another version is rebuilt.
-pub const VERSION: &str = "retrieve:v2";
+pub const VERSION: &str = "retrieve:v3";
 
 /// The file that says which tree the index was last found to hold ([`TextIndex::mark_in_step`]).
 const IN_STEP: &str = "in-step";
@@ -101,6 +104,9 @@ impl Changes {
 #[derive(Clone, Copy, Debug)]
 struct Fields {
     slot: Field,
+    len_path: Field,
+    len_names: Field,
+    len_text: Field,
     path: Field,
     names: Field,
     text: Field,
@@ -116,6 +122,9 @@ fn schema() -> (Schema, Fields) {
     );
     let fields = Fields {
         slot: b.add_u64_field("slot", INDEXED | FAST),
+        len_path: b.add_u64_field("len_path", FAST),
+        len_names: b.add_u64_field("len_names", FAST),
+        len_text: b.add_u64_field("len_text", FAST),
         path: b.add_text_field("path", words.clone()),
         names: b.add_text_field("names", words.clone()),
         text: b.add_text_field("text", words),
@@ -328,6 +337,9 @@ impl TextIndex {
             next_slot += 1;
             let mut d = TantivyDocument::default();
             d.add_u64(f.slot, slot);
+            d.add_u64(f.len_path, token_count(&doc.path));
+            d.add_u64(f.len_names, token_count(&doc.names));
+            d.add_u64(f.len_text, token_count(&doc.text));
             d.add_text(f.path, &doc.path);
             d.add_text(f.names, &doc.names);
             d.add_text(f.text, &doc.text);
@@ -386,13 +398,12 @@ impl TextIndex {
         }
     }
 
-    /// How many documents hold `token` in `field`, and how many documents there are.
+    /// How many documents hold `token` in `field`, and how many documents there are (neither
+    /// counting a replaced or removed document tantivy has not merged away yet).
     pub fn doc_freq(&self, field: Field3, token: &str) -> Result<(u64, u64)> {
         let searcher = self.reader.searcher();
         let term = Term::from_field_text(self.field(field), token);
-        let df = searcher
-            .doc_freq(&term)
-            .map_err(|e| tantivy_err(&self.dir, e))?;
+        let df = alive_doc_freq(&searcher, &term).map_err(|e| tantivy_err(&self.dir, e))?;
         Ok((df, searcher.num_docs()))
     }
 
@@ -498,6 +509,7 @@ impl TextIndex {
         let searcher = self.reader.searcher();
         let stats = ScaledLengths {
             searcher: &searcher,
+            fields: self.fields,
             scale: length_scale,
         };
         let found = searcher
@@ -553,24 +565,77 @@ fn clear(dir: &Path) -> Result<()> {
 }
 
 /// The searcher's statistics, with every field's token count scaled.
+/// BM25's statistics over the documents alive (tantivy's own count a replaced or removed
+/// document until its segment is merged), the average lengths scaled.
 struct ScaledLengths<'a> {
     searcher: &'a tantivy::Searcher,
+    fields: Fields,
     scale: f64,
 }
 
 impl Bm25StatisticsProvider for ScaledLengths<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        let n = self.searcher.total_num_tokens(field)?;
+        let lengths = if field == self.fields.path {
+            "len_path"
+        } else if field == self.fields.names {
+            "len_names"
+        } else {
+            "len_text"
+        };
+        let mut n = 0u64;
+        for segment in self.searcher.segment_readers() {
+            n += segment.inverted_index(field)?.total_num_tokens();
+            if let Some(alive) = segment.alive_bitset() {
+                // Less what the deleted documents held: their own token counts.
+                let column = segment.fast_fields().u64(lengths)?;
+                for doc in 0..segment.max_doc() {
+                    if !alive.is_alive(doc) {
+                        n = n.saturating_sub(column.first(doc).unwrap_or(0));
+                    }
+                }
+            }
+        }
         Ok((n as f64 * self.scale).round() as u64)
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        self.searcher.total_num_docs()
+        Ok(self.searcher.num_docs())
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        Bm25StatisticsProvider::doc_freq(self.searcher, term)
+        alive_doc_freq(self.searcher, term)
     }
+}
+
+/// How many documents alive hold `term`: a segment without deletions answers from its term
+/// dictionary, one with them by its postings.
+fn alive_doc_freq(searcher: &tantivy::Searcher, term: &Term) -> tantivy::Result<u64> {
+    let mut n = 0u64;
+    for segment in searcher.segment_readers() {
+        let inverted = segment.inverted_index(term.field())?;
+        let Some(alive) = segment.alive_bitset() else {
+            n += u64::from(inverted.doc_freq(term)?);
+            continue;
+        };
+        let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
+            continue;
+        };
+        let mut doc = postings.doc();
+        while doc != TERMINATED {
+            if alive.is_alive(doc) {
+                n += 1;
+            }
+            doc = postings.advance();
+        }
+    }
+    Ok(n)
+}
+
+/// How many tokens the identifier tokenizer makes of `text`: what tantivy counts of a field.
+fn token_count(text: &str) -> u64 {
+    let mut n = 0u64;
+    crate::tokenize::tokens(text, |_, _, _, _| n += 1);
+    n
 }
 
 /// Every matching document's slot and score.
@@ -653,5 +718,65 @@ mod tests {
         // A damaged mark is no mark.
         std::fs::write(dir.path().join(IN_STEP), b"garbage").expect("writes");
         assert!(!reopened.in_step_with(&t2));
+    }
+
+    #[test]
+    fn an_updated_index_ranks_as_one_built_at_once() {
+        let doc = |path: &str, text: &str| Doc {
+            path: path.to_owned(),
+            key: key(path.len() as u8),
+            names: path.to_owned(),
+            text: text.to_owned(),
+            defs: Vec::new(),
+        };
+        let terms: Vec<WeightedTerm> = ["parser", "widget", "overflow"]
+            .iter()
+            .flat_map(|t| {
+                [Field3::Text, Field3::Names].map(|field| WeightedTerm {
+                    field,
+                    token: (*t).to_owned(),
+                    weight: 1.0,
+                })
+            })
+            .collect();
+        let scores = |index: &TextIndex| {
+            let mut found = index.search_scaled(&terms, 3.0).expect("searches");
+            found.sort_by(|a, b| a.path.cmp(&b.path));
+            found
+        };
+        let edited = tempfile::tempdir().expect("a temporary folder");
+        let mut index = TextIndex::open(edited.path()).expect("opens");
+        let long = "widget parser widget overflow ".repeat(50);
+        index
+            .update(
+                &[],
+                vec![
+                    doc("a.rs", "fn parser() { widget }"),
+                    doc("b.rs", &long),
+                    doc("c.rs", "overflow overflow"),
+                ],
+            )
+            .expect("updates");
+        // b.rs replaced, c.rs removed: their old documents stay in the segment, deleted.
+        index
+            .update(&["c.rs".to_owned()], vec![doc("b.rs", "a widget")])
+            .expect("updates");
+        let fresh = tempfile::tempdir().expect("a temporary folder");
+        let mut at_once = TextIndex::open(fresh.path()).expect("opens");
+        at_once
+            .update(
+                &[],
+                vec![
+                    doc("a.rs", "fn parser() { widget }"),
+                    doc("b.rs", "a widget"),
+                ],
+            )
+            .expect("updates");
+        assert_eq!(scores(&index), scores(&at_once));
+        assert_eq!(index.doc_freq(Field3::Text, "widget").expect("df"), (2, 2));
+        assert_eq!(
+            index.doc_freq(Field3::Text, "overflow").expect("df"),
+            (0, 2)
+        );
     }
 }

@@ -25,6 +25,10 @@ pub(super) struct Signals {
     pub(super) says: f64,
     /// Those messages.
     pub(super) said: Vec<String>,
+    /// [`W_HISTORY`] times the file's share of the task's most similar past commits.
+    pub(super) history: f64,
+    /// The subject of the most similar past commit that changed the file.
+    pub(super) fixed_before: Option<String>,
 }
 
 impl Signals {
@@ -36,6 +40,7 @@ impl Signals {
             + self.bare
             + self.stem
             + self.says
+            + self.history
     }
 
     pub(super) fn total(&self) -> f64 {
@@ -69,6 +74,9 @@ impl Signals {
         }
         if !words.is_empty() {
             out.push(format!("words: {}", words.join(", ")));
+        }
+        if let Some(subject) = &self.fixed_before {
+            out.push(format!("fixed before: {subject}"));
         }
         if let Some(n) = &self.together {
             out.push(format!("together in: {n}"));

@@ -361,3 +361,90 @@ fn a_class_s_methods_are_listed_for_the_words_they_hold_not_the_class() {
         "Ledger"
     );
 }
+
+/// Runs git in `dir` with a fixed author, and answers its output.
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=merkle",
+            "-c",
+            "user.email=merkle@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fixed_before(hits: &[Hit]) -> Vec<(&str, &str)> {
+    hits.iter()
+        .flat_map(|h| {
+            h.why
+                .iter()
+                .filter_map(|w| w.strip_prefix("fixed before: "))
+                .map(|w| (h.path.as_str(), w))
+        })
+        .collect()
+}
+
+#[test]
+fn a_task_like_a_past_fix_finds_the_files_that_fix_changed_and_only_heads_history_counts() {
+    let fx = Fixture::new();
+    let dir = fx.dir.path();
+    let task = "Accented greeting comes out garbled\nThe loud greeting prints accented letters \
+                garbled when it runs.";
+    // Not a git checkout: no history, and no error.
+    let plain = run(&fx, task, 10, Ranking::Fused);
+    assert_eq!(fixed_before(&plain), Vec::<(&str, &str)>::new());
+
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "src", "docs"]);
+    git(dir, &["commit", "-q", "-m", "Start the library"]);
+    fx.edit(
+        "src/main.rs",
+        "fn main() {\n    println!(\"{}!\", fixture::answer());\n}\n",
+    );
+    git(
+        dir,
+        &[
+            "commit",
+            "-q",
+            "-am",
+            "Fix garbled accented letters in the loud greeting",
+        ],
+    );
+    let with_history = run(&fx, task, 10, Ranking::Fused);
+    assert_eq!(
+        fixed_before(&with_history),
+        vec![(
+            "src/main.rs",
+            "Fix garbled accented letters in the loud greeting"
+        )]
+    );
+    assert_eq!(with_history[0].path, "src/main.rs");
+    // Kept for this HEAD in the store folder, and read from there.
+    let kept = std::fs::read_to_string(fx.store.dir().join("history")).expect("history kept");
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    assert!(kept.starts_with(&format!("merkle-history v1 {}", head.trim())));
+    assert_eq!(run(&fx, task, 10, Ranking::Fused), with_history);
+
+    // An older checkout never sees a later fix.
+    git(dir, &["checkout", "-q", "HEAD~1"]);
+    fx.rescan();
+    let older = run(&fx, task, 10, Ranking::Fused);
+    assert_eq!(fixed_before(&older), Vec::<(&str, &str)>::new());
+    // A lookup (a name, not a task) never reads the history.
+    assert_eq!(
+        fixed_before(&run(&fx, "greeting", 10, Ranking::Fused)),
+        Vec::<(&str, &str)>::new()
+    );
+}

@@ -1,0 +1,287 @@
+//! Past fixes: a task is often like one the workspace's history already holds, and the files
+//! that commit changed are where this one lands too (bug localisation by similar past reports,
+//! as BugLocator does). The commits of the workspace's git history (HEAD's, merges left out, at
+//! most [`MAX_COMMITS`] of the newest) are read once per HEAD into a file in the store folder
+//! ([`FILE`]): each commit's subject, the files it changed below the workspace, and its
+//! message's words; then, per task, the [`TOP_COMMITS`] commits whose messages are most like
+//! the task (BM25 over the messages) give each file they changed their score, shared by the
+//! files they changed (over the square root of how many), divided by the best file's.
+//!
+//! Only what HEAD reaches is read, so a checkout of an older commit never sees later fixes. A
+//! workspace that is not a git checkout, or a machine without git, has no history: the signal
+//! is left out, never an error.
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use merkle_store::Store;
+
+use crate::error::Result;
+
+/// The file in the store folder that holds the history read at one HEAD.
+pub const FILE: &str = "history";
+/// What the file begins with, then HEAD's commit id.
+const MAGIC: &str = "merkle-history v1";
+/// The most commits read, newest first: a long history's old commits say little of today's
+/// files, and the file stays a few megabytes.
+pub const MAX_COMMITS: usize = 100_000;
+/// How many of the most similar commits give their files evidence.
+pub const TOP_COMMITS: usize = 30;
+
+/// What a task's past fixes say of one file: its share (the best file's is 1) and the subject
+/// of the most similar commit that changed it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PastFix {
+    pub share: f64,
+    pub subject: String,
+}
+
+/// HEAD's commit id in the workspace's git checkout; `None` when it is none (or git is not
+/// installed).
+fn head(workspace: &Path) -> Option<String> {
+    let out = Command::new("git")
+        .args(["rev-parse", "--verify", "-q", "HEAD"])
+        .current_dir(workspace)
+        .output()
+        .ok()?;
+    let id = String::from_utf8(out.stdout).ok()?;
+    let id = id.trim();
+    (out.status.success() && !id.is_empty()).then(|| id.to_owned())
+}
+
+/// The history file's text for HEAD `head`, read from git: `None` when git cannot read it.
+fn read_git(workspace: &Path, head: &str) -> Option<String> {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--no-merges",
+            "--relative",
+            "--name-only",
+            "--format=%x1e%s%x1f%B%x1f",
+        ])
+        .arg(format!("--max-count={MAX_COMMITS}"))
+        .arg(head)
+        .arg("--")
+        .current_dir(workspace)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let log = String::from_utf8_lossy(&out.stdout);
+    Some(encode(head, &log))
+}
+
+/// The history file for git's log `log` (commits as `RS subject US message US` and then the
+/// names of the files changed, a line each): a header, a line per commit (`words TAB subject
+/// TAB files separated by US`), then a line per word (`word TAB commit numbers`), in order.
+fn encode(head: &str, log: &str) -> String {
+    let mut commits = String::new();
+    let mut postings: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut n: u32 = 0;
+    for chunk in log.split('\x1e').filter(|c| !c.is_empty()) {
+        let mut parts = chunk.splitn(3, '\x1f');
+        let (Some(subject), Some(message), Some(names)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        // A name git had to quote (a tab, a newline, a quote in it) is left out.
+        let files: Vec<&str> = names
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty() && !l.starts_with('"'))
+            .collect();
+        if files.is_empty() {
+            continue;
+        }
+        let mut words = retrieve::tokenize::token_strings(message);
+        words.retain(|w| {
+            !retrieve::query::is_stop_word(w) && !w.bytes().all(|b| b.is_ascii_digit())
+        });
+        words.sort_unstable();
+        words.dedup();
+        let subject: String = subject
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let _ = writeln!(
+            commits,
+            "{}\t{}\t{}",
+            words.len(),
+            subject.trim(),
+            files.join("\x1f")
+        );
+        for w in words {
+            postings.entry(w).or_default().push(n);
+        }
+        n += 1;
+    }
+    let mut words: Vec<(String, Vec<u32>)> = postings.into_iter().collect();
+    words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut out = format!("{MAGIC} {head}\n{n}\n{commits}");
+    for (w, list) in words {
+        out.push_str(&w);
+        out.push('\t');
+        for (i, c) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            let _ = write!(out, "{c}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The history file's text for the workspace's HEAD: read from the store folder when it was
+/// written for this HEAD, else from git and written there (as the text index is, by a
+/// read-only handle of the store too: the file is a cache of git's). `None` when the workspace
+/// has no history.
+fn history_text(store: &Store) -> Option<String> {
+    let head = head(store.workspace())?;
+    let path = store.dir().join(FILE);
+    if let Ok(text) = fs::read_to_string(&path)
+        && text
+            .lines()
+            .next()
+            .is_some_and(|l| l.strip_prefix(MAGIC).map(str::trim) == Some(head.as_str()))
+    {
+        return Some(text);
+    }
+    let text = read_git(store.workspace(), &head)?;
+    // Through a file of this process's own, renamed into place: a reader sees the old file or
+    // the new. A failed write costs the next search the read again, nothing else.
+    let tmp = store
+        .dir()
+        .join(format!("{FILE}.{}.tmp", std::process::id()));
+    if fs::write(&tmp, &text).is_ok() && fs::rename(&tmp, &path).is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    Some(text)
+}
+
+/// Each file the task's most similar past commits changed, with its share and the subject of
+/// the most similar of them; empty when the workspace has no history. `words` are the task's
+/// words with their weights.
+pub fn past_fixes(store: &Store, words: &[(String, f32)]) -> Result<HashMap<String, PastFix>> {
+    let Some(text) = history_text(store) else {
+        return Ok(HashMap::new());
+    };
+    Ok(score(&text, words))
+}
+
+/// [`past_fixes`] over a history file's text.
+fn score(text: &str, words: &[(String, f32)]) -> HashMap<String, PastFix> {
+    let mut lines = text.lines();
+    let _header = lines.next();
+    let n: usize = lines.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    let commits: Vec<&str> = lines.by_ref().take(n).collect();
+    if commits.len() < n || n == 0 {
+        return HashMap::new();
+    }
+    let wanted: HashMap<&str, f32> = words.iter().map(|(w, x)| (w.as_str(), *x)).collect();
+    // Each commit's BM25 over the task's words (a word counts once in a message).
+    let lengths: Vec<f64> = commits
+        .iter()
+        .map(|c| {
+            c.split('\t')
+                .next()
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(0.0)
+        })
+        .collect();
+    let average = (lengths.iter().sum::<f64>() / n as f64).max(1.0);
+    let mut scores = vec![0.0f64; n];
+    for line in lines {
+        let Some((word, list)) = line.split_once('\t') else {
+            continue;
+        };
+        let Some(&weight) = wanted.get(word) else {
+            continue;
+        };
+        let holding: Vec<usize> = list
+            .split(' ')
+            .filter_map(|c| c.parse().ok())
+            .filter(|&c: &usize| c < n)
+            .collect();
+        let df = holding.len() as f64;
+        let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+        for c in holding {
+            scores[c] += idf * f64::from(weight);
+        }
+    }
+    let mut best: Vec<(f64, usize)> = scores
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s > 0.0)
+        .map(|(c, s)| {
+            let norm = 1.2 * (0.25 + 0.75 * lengths[c] / average) + 1.0;
+            (s * 2.2 / norm, c)
+        })
+        .collect();
+    best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    best.truncate(TOP_COMMITS);
+    let mut out: HashMap<String, PastFix> = HashMap::new();
+    for (s, c) in best {
+        let mut fields = commits[c].splitn(3, '\t');
+        let (_, Some(subject), Some(files)) = (fields.next(), fields.next(), fields.next()) else {
+            continue;
+        };
+        let files: Vec<&str> = files.split('\x1f').collect();
+        let share = s / (files.len() as f64).sqrt();
+        for f in files {
+            // The most similar commits come first: the first subject met is theirs.
+            let e = out.entry(f.to_owned()).or_insert_with(|| PastFix {
+                share: 0.0,
+                subject: subject.to_owned(),
+            });
+            e.share += share;
+        }
+    }
+    let top = out.values().map(|p| p.share).fold(0.0, f64::max);
+    for p in out.values_mut() {
+        p.share /= top.max(f64::MIN_POSITIVE);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log() -> String {
+        [
+            "\x1eAdd the parser\x1fAdd the parser\n\nIt reads widgets.\x1f\n\nsrc/parser.py\nsrc/util.py\n",
+            "\x1eFix overflow in widget parsing\x1fFix overflow in widget parsing\n\nLong widgets overflowed the buffer.\x1f\n\nsrc/parser.py\n",
+            "\x1eDocs\x1fDocs\x1f\n\nREADME.md\n\"odd\\tname\"\n",
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn the_most_similar_commits_files_lead() {
+        let text = encode("abc", &log());
+        assert!(text.starts_with("merkle-history v1 abc\n3\n"));
+        let found = score(
+            &text,
+            &[("overflow".to_owned(), 1.0), ("widgets".to_owned(), 1.0)],
+        );
+        assert_eq!(found["src/parser.py"].share, 1.0);
+        assert_eq!(
+            found["src/parser.py"].subject,
+            "Fix overflow in widget parsing"
+        );
+        assert!(found["src/util.py"].share < 1.0);
+        assert!(!found.contains_key("README.md"));
+        assert!(score(&text, &[("nothing".to_owned(), 1.0)]).is_empty());
+        // A quoted name is left out; a file that is not one is not taken for one.
+        assert!(score(&text, &[("docs".to_owned(), 1.0)]).contains_key("README.md"));
+        assert_eq!(score(&text, &[("docs".to_owned(), 1.0)]).len(), 1);
+        assert!(score("garbage", &[("overflow".to_owned(), 1.0)]).is_empty());
+    }
+}
