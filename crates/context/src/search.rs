@@ -451,7 +451,7 @@ pub fn search(
             let past = if task {
                 history::past_fixes(store, &words)
             } else {
-                Ok(HashMap::new())
+                HashMap::new()
             };
             (kept, past)
         },
@@ -499,12 +499,11 @@ pub fn search(
         },
     );
     let mut scores = scores?;
-    let mut past: Vec<(String, history::PastFix)> = past?.into_iter().collect();
+    let mut past: Vec<(String, history::PastFix)> = past.into_iter().collect();
     past.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     for (path, fix) in past {
-        if let Some(s) = scores
-            .of(&path)
-            .filter(|_| facts.file(&path).is_some_and(in_scope))
+        if facts.file(&path).is_some_and(in_scope)
+            && let Some(s) = scores.of(&path)
         {
             s.history = W_HISTORY * fix.share;
             s.fixed_before = Some(fix.subject);

@@ -18,8 +18,6 @@ use std::process::Command;
 
 use merkle_store::Store;
 
-use crate::error::Result;
-
 /// The file in the store folder that holds the history read at one HEAD.
 pub const FILE: &str = "history";
 /// What the file begins with, then HEAD's commit id.
@@ -168,11 +166,11 @@ fn history_text(store: &Store) -> Option<String> {
 /// Each file the task's most similar past commits changed, with its share and the subject of
 /// the most similar of them; empty when the workspace has no history. `words` are the task's
 /// words with their weights.
-pub fn past_fixes(store: &Store, words: &[(String, f32)]) -> Result<HashMap<String, PastFix>> {
-    let Some(text) = history_text(store) else {
-        return Ok(HashMap::new());
-    };
-    Ok(score(&text, words))
+pub fn past_fixes(store: &Store, words: &[(String, f32)]) -> HashMap<String, PastFix> {
+    match history_text(store) {
+        Some(text) => score(&text, words),
+        None => HashMap::new(),
+    }
 }
 
 /// [`past_fixes`] over a history file's text.
