@@ -434,11 +434,28 @@ fn a_task_like_a_past_fix_finds_the_files_that_fix_changed_and_only_heads_histor
     // Kept for this HEAD in the store folder, and read from there.
     let kept = std::fs::read_to_string(fx.store.dir().join("history")).expect("history kept");
     let head = git(dir, &["rev-parse", "HEAD"]);
-    assert!(kept.starts_with(&format!("merkle-history v1 {}", head.trim())));
+    assert!(kept.starts_with(&format!("merkle-history v2 {}", head.trim())));
     assert_eq!(run(&fx, task, 10, Ranking::Fused), with_history);
 
+    // A commit more: the kept file takes the commits since, and is what a whole read makes.
+    fx.edit(
+        "src/util/strings.rs",
+        "pub fn shout(s: &str) -> String {\n    s.to_uppercase() + \"!\"\n}\n",
+    );
+    git(
+        dir,
+        &["commit", "-q", "-am", "Shout with an exclamation mark"],
+    );
+    let after = run(&fx, task, 10, Ranking::Fused);
+    let added = std::fs::read_to_string(fx.store.dir().join("history")).expect("history kept");
+    assert!(added.contains("\tShout with an exclamation mark\tsrc/util/strings.rs\n"));
+    std::fs::remove_file(fx.store.dir().join("history")).expect("remove");
+    assert_eq!(run(&fx, task, 10, Ranking::Fused), after);
+    let whole = std::fs::read_to_string(fx.store.dir().join("history")).expect("history kept");
+    assert_eq!(added, whole);
+
     // An older checkout never sees a later fix.
-    git(dir, &["checkout", "-q", "HEAD~1"]);
+    git(dir, &["checkout", "-q", "HEAD~2"]);
     fx.rescan();
     let older = run(&fx, task, 10, Ranking::Fused);
     assert_eq!(fixed_before(&older), Vec::<(&str, &str)>::new());
