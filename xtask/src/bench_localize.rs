@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::Value as Json;
 
-use crate::bench::{median, ms, progress};
+use crate::bench::{git, median, ms, progress, timed};
 
 /// What the bench is run with.
 #[derive(Debug, Clone)]
@@ -155,45 +155,24 @@ fn checkout(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
 /// shares the mirror's objects (`git clone --shared`), its HEAD at `commit`. A search reads
 /// the commits HEAD reaches, so the fix (a later commit) is never among them.
 fn with_history(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
-    let dot_git = tree.join(".git");
-    let git = |args: &[&std::ffi::OsStr]| -> Result<()> {
-        let out = Command::new("git")
-            .args(args)
-            .output()
-            .context("running git")?;
-        if !out.status.success() {
-            bail!(
-                "git {args:?} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        Ok(())
-    };
-    if !dot_git.join("objects").is_dir() {
-        git(&[
-            "clone".as_ref(),
-            "-q".as_ref(),
-            "--shared".as_ref(),
-            "--bare".as_ref(),
-            git_dir.as_os_str(),
-            dot_git.as_os_str(),
-        ])?;
-        git(&[
-            "--git-dir".as_ref(),
-            dot_git.as_os_str(),
-            "config".as_ref(),
-            "core.bare".as_ref(),
-            "false".as_ref(),
-        ])?;
+    if !tree.join(".git/objects").is_dir() {
+        timed(
+            git(tree)
+                .args(["clone", "-q", "--shared", "--bare"])
+                .arg(git_dir)
+                .arg(".git"),
+        )?;
+        timed(git(tree).args(["--git-dir", ".git", "config", "core.bare", "false"]))?;
     }
-    git(&[
-        "--git-dir".as_ref(),
-        dot_git.as_os_str(),
-        "update-ref".as_ref(),
-        "--no-deref".as_ref(),
-        "HEAD".as_ref(),
-        commit.as_ref(),
-    ])
+    timed(git(tree).args([
+        "--git-dir",
+        ".git",
+        "update-ref",
+        "--no-deref",
+        "HEAD",
+        commit,
+    ]))?;
+    Ok(())
 }
 
 /// Runs `merkle ARGS` in `tree` with `stdin`; its wall time and stdout.

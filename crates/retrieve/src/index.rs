@@ -113,6 +113,22 @@ struct Fields {
     defs: Field,
 }
 
+/// The fast fields holding how many tokens a document's path, names and text hold.
+const LENGTHS: [&str; 3] = ["len_path", "len_names", "len_text"];
+
+impl Fields {
+    /// The fast field holding how many tokens text field `field` holds in a document.
+    fn lengths_of(&self, field: Field) -> &'static str {
+        if field == self.path {
+            LENGTHS[0]
+        } else if field == self.names {
+            LENGTHS[1]
+        } else {
+            LENGTHS[2]
+        }
+    }
+}
+
 fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let words = TextOptions::default().set_indexing_options(
@@ -122,9 +138,9 @@ fn schema() -> (Schema, Fields) {
     );
     let fields = Fields {
         slot: b.add_u64_field("slot", INDEXED | FAST),
-        len_path: b.add_u64_field("len_path", FAST),
-        len_names: b.add_u64_field("len_names", FAST),
-        len_text: b.add_u64_field("len_text", FAST),
+        len_path: b.add_u64_field(LENGTHS[0], FAST),
+        len_names: b.add_u64_field(LENGTHS[1], FAST),
+        len_text: b.add_u64_field(LENGTHS[2], FAST),
         path: b.add_text_field("path", words.clone()),
         names: b.add_text_field("names", words.clone()),
         text: b.add_text_field("text", words),
@@ -575,13 +591,7 @@ struct ScaledLengths<'a> {
 
 impl Bm25StatisticsProvider for ScaledLengths<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        let lengths = if field == self.fields.path {
-            "len_path"
-        } else if field == self.fields.names {
-            "len_names"
-        } else {
-            "len_text"
-        };
+        let lengths = self.fields.lengths_of(field);
         let mut n = 0u64;
         for segment in self.searcher.segment_readers() {
             n += segment.inverted_index(field)?.total_num_tokens();

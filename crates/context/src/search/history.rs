@@ -186,6 +186,13 @@ fn encode(head: &str, mut commits: Vec<Commit>) -> String {
     out
 }
 
+/// A commit's line of the history file ([`encode`]): its time, id, number of words, subject
+/// and files (separated by US).
+fn commit_fields(line: &str) -> Option<[&str; 5]> {
+    let mut f = line.splitn(5, '\t');
+    Some([f.next()?, f.next()?, f.next()?, f.next()?, f.next()?])
+}
+
 /// The HEAD a history file was read at and its commits; `None` for a file that does not read.
 fn decode(text: &str) -> Option<(&str, Vec<Commit>)> {
     let mut lines = text.lines();
@@ -193,12 +200,7 @@ fn decode(text: &str) -> Option<(&str, Vec<Commit>)> {
     let n: usize = lines.next()?.parse().ok()?;
     let mut commits = Vec::with_capacity(n);
     for line in lines.by_ref().take(n) {
-        let mut f = line.splitn(5, '\t');
-        let (Some(time), Some(id), Some(_), Some(subject), Some(files)) =
-            (f.next(), f.next(), f.next(), f.next(), f.next())
-        else {
-            return None;
-        };
+        let [time, id, _, subject, files] = commit_fields(line)?;
         commits.push(Commit {
             time: time.parse().ok()?,
             id: id.to_owned(),
@@ -286,9 +288,8 @@ fn score(text: &str, words: &[(String, f32)]) -> HashMap<String, PastFix> {
     let lengths: Vec<f64> = commits
         .iter()
         .map(|c| {
-            c.split('\t')
-                .nth(2)
-                .and_then(|l| l.parse().ok())
+            commit_fields(c)
+                .and_then(|[_, _, words, ..]| words.parse().ok())
                 .unwrap_or(0.0)
         })
         .collect();
@@ -325,8 +326,7 @@ fn score(text: &str, words: &[(String, f32)]) -> HashMap<String, PastFix> {
     best.truncate(TOP_COMMITS);
     let mut out: HashMap<String, PastFix> = HashMap::new();
     for (s, c) in best {
-        let mut fields = commits[c].splitn(5, '\t').skip(3);
-        let (Some(subject), Some(files)) = (fields.next(), fields.next()) else {
+        let Some([_, _, _, subject, files]) = commit_fields(commits[c]) else {
             continue;
         };
         let files: Vec<&str> = files.split('\x1f').collect();
