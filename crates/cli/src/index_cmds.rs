@@ -182,6 +182,12 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
             },
         )
     })?;
+    // Every hit carries it: said once.
+    if g.verbose
+        && let Some(why) = hits.iter().find_map(|h| h.history_missing.as_deref())
+    {
+        eprintln!("warning: past fixes left out of the ranking: {why}");
+    }
     let text = if hits.is_empty() {
         if context::search::has_terms(&query) {
             format!("no file matches {}", query_label(&query))

@@ -46,6 +46,8 @@ pub use self::prior::prior;
 use self::prior::{KIND_WEIGHTS, kind_class, prior_asked, read_text, size_of};
 
 pub mod history;
+mod hit;
+pub use self::hit::{Hit, SymbolHit};
 mod index;
 pub use self::index::{index_dir, sync_index};
 mod lines;
@@ -111,48 +113,6 @@ pub struct SearchRequest<'a> {
     pub limit: usize,
     pub filter: Option<Filter>,
     pub ranking: Ranking,
-}
-
-/// A definition in a hit, with its lines.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SymbolHit {
-    pub name: String,
-    pub kind: Kind,
-    pub line_start: usize,
-    pub line_end: usize,
-    pub signature: String,
-}
-
-/// A file and why it matched.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Hit {
-    pub path: String,
-    /// Its fused score (higher is better; comparable within one search only).
-    pub score: f64,
-    /// Its best-matching definitions, best first (at most [`MAX_SYMBOLS`]).
-    pub symbols: Vec<SymbolHit>,
-    /// What matched: `path: ...`, `defines: ...`, `says: ...`, `words: ...`, `fixed before:
-    /// ...`, `together in: ...`, `near: ...`.
-    pub why: Vec<String>,
-}
-
-impl Hit {
-    /// The hit as every front end answers it: `{path, score, symbols: [{name, kind,
-    /// line_start, line_end, signature}], why}`.
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "path": self.path,
-            "score": self.score,
-            "symbols": self.symbols.iter().map(|s| serde_json::json!({
-                "name": s.name,
-                "kind": s.kind.noun(),
-                "line_start": s.line_start,
-                "line_end": s.line_end,
-                "signature": s.signature,
-            })).collect::<Vec<_>>(),
-            "why": self.why,
-        })
-    }
 }
 
 /// The most definitions a hit lists.
@@ -451,7 +411,7 @@ pub fn search(
             let past = if task {
                 history::past_fixes(store, &words)
             } else {
-                HashMap::new()
+                Ok(HashMap::new())
             };
             (kept, past)
         },
@@ -499,6 +459,10 @@ pub fn search(
         },
     );
     let mut scores = scores?;
+    let (past, history_missing) = match past {
+        Ok(past) => (past, None),
+        Err(history::Unread(why)) => (HashMap::new(), Some(why)),
+    };
     let mut past: Vec<(String, history::PastFix)> = past.into_iter().collect();
     past.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     for (path, fix) in past {
@@ -619,6 +583,7 @@ pub fn search(
                 score: round(*score),
                 symbols,
                 why: s.why(&matched),
+                history_missing: history_missing.clone(),
             }
         };
     Ok(on_two_threads(&hits, hit))
@@ -724,6 +689,7 @@ fn plain(
             score: round(score),
             symbols: Vec::new(),
             why: vec!["bm25".to_owned()],
+            history_missing: None,
         })
         .collect())
 }

@@ -1,6 +1,10 @@
 //! `merkle search`: files ranked for a query (a name, a question, an issue with a traceback)
 //! from the full-text index and the tree's definitions, `--limit`, `--type`, `--ranking`, the
-//! JSON, an edit seen without a scan, and bad input answered, never a panic or a hang.
+//! JSON, an edit seen without a scan, bad input answered, never a panic or a hang, and past
+//! fixes read from a partial clone's history without fetching.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -273,4 +277,165 @@ fn a_few_plain_words_are_a_topic_and_a_code_word_a_lookup() {
         paths(&ws.json(&["search", "format_markdown"]))[0],
         "cli/tools/fmt.rs"
     );
+}
+
+/// Runs git in `dir` with a fixed author and the workspace's own home, and answers its output.
+fn git(ws: &Workspace, dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", ws.tmp.path().join("home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("running git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A task like the last commit of [`cloned`]'s origin.
+const TASK: &str = "Accented greeting comes out garbled\nThe loud greeting prints accented \
+                    letters garbled when it runs.";
+
+/// The workspace as a partial clone (`git clone --filter=FILTER`) of a repository beside it,
+/// scanned, and that repository. Its history moves a file and rewrites it (a rename git finds
+/// only by reading both blobs), then fixes the greeting; the clone holds no object of the
+/// past that its checkout does not need, and its remote can still be reached.
+fn cloned(filter: &str) -> (Workspace, PathBuf) {
+    let ws = Workspace::empty();
+    let origin = ws.tmp.path().join("origin");
+    let write = |rel: &str, content: &str| {
+        let p = origin.join(rel);
+        std::fs::create_dir_all(p.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(p, content).expect("write");
+    };
+    write(
+        "src/greeting.py",
+        "def greet(name):\n    return 'hello ' + name\n",
+    );
+    write(
+        "src/farewell.py",
+        "def farewell(name):\n    return 'bye ' + name\n",
+    );
+    write("docs/notes.md", "Notes on how the project is laid out.\n");
+    git(&ws, ws.tmp.path(), &["init", "-q", "origin"]);
+    git(&ws, &origin, &["config", "uploadpack.allowFilter", "true"]);
+    git(&ws, &origin, &["add", "."]);
+    git(&ws, &origin, &["commit", "-q", "-m", "Start"]);
+    std::fs::remove_file(origin.join("docs/notes.md")).expect("remove");
+    write(
+        "docs/layout.md",
+        "The layout: one module a feature, tests beside.\n",
+    );
+    git(&ws, &origin, &["add", "-A", "."]);
+    git(
+        &ws,
+        &origin,
+        &["commit", "-q", "-m", "Move the notes to a layout page"],
+    );
+    write(
+        "src/greeting.py",
+        "def greet(name):\n    return ('hello ' + name).upper()\n",
+    );
+    git(
+        &ws,
+        &origin,
+        &[
+            "commit",
+            "-q",
+            "-am",
+            "Fix garbled accented letters in the loud greeting",
+        ],
+    );
+    let url = format!("file://{}", origin.display());
+    let into = ws.root.to_string_lossy().into_owned();
+    let filter = format!("--filter={filter}");
+    git(
+        &ws,
+        ws.tmp.path(),
+        &["clone", "-q", "--no-local", &filter, &url, &into],
+    );
+    ws.ok(&["scan"]);
+    (ws, origin)
+}
+
+/// Whether the workspace's git holds object `id`, asked without fetching it.
+fn holds(ws: &Workspace, id: &str) -> bool {
+    Command::new("git")
+        .args(["cat-file", "-e", id])
+        .current_dir(&ws.root)
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .expect("running git")
+        .success()
+}
+
+/// A clone without the blobs of the past (`--filter=blob:none`, or a mirror without its large
+/// files) keeps its past fixes: the history is read from commits and trees alone, and a
+/// search fetches nothing from the remote (issue #44).
+#[test]
+fn a_blobless_clone_keeps_its_past_fixes_and_fetches_nothing() {
+    let (ws, origin) = cloned("blob:none");
+    let moved = git(&ws, &origin, &["rev-parse", "HEAD~2:docs/notes.md"]);
+    assert!(!holds(&ws, &moved), "the clone holds no blob of the past");
+    let hits = ws.json(&["search", TASK]);
+    let first = hits[0].as_object().expect("a hit");
+    assert_eq!(first["path"], "src/greeting.py");
+    assert!(
+        first["why"]
+            .as_array()
+            .expect("why")
+            .contains(&"fixed before: Fix garbled accented letters in the loud greeting".into()),
+        "{hits:#}"
+    );
+    assert!(
+        hits.as_array()
+            .expect("hits")
+            .iter()
+            .all(|h| h.get("history_missing").is_none()),
+        "{hits:#}"
+    );
+    assert!(!holds(&ws, &moved), "the search fetched a blob");
+}
+
+/// A history git cannot read without the remote (a clone without the trees of the past,
+/// `--filter=tree:0`) is not fetched: the search goes on without it, and says why in every
+/// hit's `history_missing` and, under `-v`, once on stderr.
+#[test]
+fn a_history_git_cannot_read_is_named_and_never_fetched() {
+    let (ws, origin) = cloned("tree:0");
+    let old_tree = git(&ws, &origin, &["rev-parse", "HEAD~1^{tree}"]);
+    assert!(
+        !holds(&ws, &old_tree),
+        "the clone holds no tree of the past"
+    );
+    let hits = ws.json(&["search", TASK]);
+    let hits = hits.as_array().expect("hits");
+    assert_eq!(hits[0]["path"], "src/greeting.py");
+    let why = hits[0]["history_missing"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no history_missing in {hits:#?}"))
+        .to_owned();
+    assert!(why.starts_with("git log failed: fatal: "), "{why}");
+    for h in hits {
+        assert_eq!(h["history_missing"], why.as_str());
+        assert!(!h["why"].to_string().contains("fixed before"), "{h:#}");
+    }
+    assert!(!holds(&ws, &old_tree), "the search fetched a tree");
+    let verbose = ws.run(&["-v", "search", TASK]);
+    assert_eq!(
+        (verbose.code, verbose.stderr),
+        (
+            0,
+            format!("warning: past fixes left out of the ranking: {why}\n")
+        )
+    );
+    // A lookup never reads the history, and so has nothing to say of it.
+    let lookup = ws.json(&["search", "greet"]);
+    assert_eq!(lookup[0].get("history_missing"), None);
 }

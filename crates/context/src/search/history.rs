@@ -14,6 +14,14 @@
 //! Only what HEAD reaches is read, so a checkout of an older commit never sees later fixes. A
 //! workspace that is not a git checkout, or a machine without git, has no history: the signal
 //! is left out, never an error.
+//!
+//! The history is read from commits and trees alone, never a file's content: renames are not
+//! looked for (`--no-renames`; a renamed file is listed under its old name and its new, the
+//! old one no file of the tree), since finding them reads the blobs of every added and deleted
+//! file, and an object store may lack some (a partial clone, `--filter=blob:none`; a mirror
+//! without its large files). Nor does a read ever reach a remote: a partial clone's missing
+//! objects are not fetched ([`git`]). When git still cannot read the history (a tree is
+//! missing), the search goes on without it and says why ([`Unread`]).
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs;
@@ -24,8 +32,9 @@ use merkle_store::Store;
 
 /// The file in the store folder that holds the history read at one HEAD.
 pub const FILE: &str = "history";
-/// What the file begins with, then HEAD's commit id.
-const MAGIC: &str = "merkle-history v2";
+/// What the file begins with, then HEAD's commit id. v3: renames are not looked for, so a
+/// renamed file is listed under both its names (v2 listed the new one alone).
+const MAGIC: &str = "merkle-history v3";
 /// The most commits read, newest first: a long history's old commits say little of today's
 /// files, and the file stays a few megabytes.
 pub const MAX_COMMITS: usize = 100_000;
@@ -40,12 +49,28 @@ pub struct PastFix {
     pub subject: String,
 }
 
+/// Why the workspace's git history could not be read: git's own words (`git log failed:
+/// fatal: unable to read tree ...`). A search goes on without the history signal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unread(pub String);
+
+/// git, run in `workspace` so that reading the history never reaches a remote: a partial
+/// clone's missing objects are not fetched (`GIT_NO_LAZY_FETCH`, git 2.44 on; before it,
+/// every transport refused, `protocol.allow=never`), and nothing asks for a password.
+fn git(workspace: &Path) -> Command {
+    let mut git = Command::new("git");
+    git.args(["-c", "protocol.allow=never"])
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .current_dir(workspace);
+    git
+}
+
 /// HEAD's commit id in the workspace's git checkout; `None` when it is none (or git is not
 /// installed).
 fn head(workspace: &Path) -> Option<String> {
-    let out = Command::new("git")
+    let out = git(workspace)
         .args(["rev-parse", "--verify", "-q", "HEAD"])
-        .current_dir(workspace)
         .output()
         .ok()?;
     let id = String::from_utf8(out.stdout).ok()?;
@@ -67,14 +92,15 @@ struct Commit {
 }
 
 /// The commits of `range` (`HEAD`, or `OLD..NEW` for those since OLD) that changed a file below
-/// the workspace, merges left out, at most [`MAX_COMMITS`]: `None` when git cannot read them.
-fn git_log(workspace: &Path, range: &str) -> Option<Vec<Commit>> {
-    let out = Command::new("git")
+/// the workspace, merges left out, at most [`MAX_COMMITS`]; why not when git cannot read them.
+fn git_log(workspace: &Path, range: &str) -> Result<Vec<Commit>, Unread> {
+    let out = git(workspace)
         .args([
             "-c",
             "core.quotePath=false",
             "log",
             "--no-merges",
+            "--no-renames",
             "--relative",
             "--name-only",
             "--format=%x1e%ct %H%x1f%s%x1f%B%x1f",
@@ -82,19 +108,24 @@ fn git_log(workspace: &Path, range: &str) -> Option<Vec<Commit>> {
         .arg(format!("--max-count={MAX_COMMITS}"))
         .arg(range)
         .arg("--")
-        .current_dir(workspace)
         .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| parse_log(&String::from_utf8_lossy(&out.stdout)))
+        .map_err(|e| Unread(format!("git log could not run: {e}")))?;
+    if !out.status.success() {
+        // git's last line is its reason (`fatal: ...`), after any warnings.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let reason = stderr.lines().map(str::trim).rfind(|l| !l.is_empty());
+        return Err(Unread(format!(
+            "git log failed: {}",
+            reason.map_or_else(|| out.status.to_string(), str::to_owned)
+        )));
+    }
+    Ok(parse_log(&String::from_utf8_lossy(&out.stdout)))
 }
 
 /// Whether commit `old` is one `new` reaches.
 fn is_ancestor(workspace: &Path, old: &str, new: &str) -> bool {
-    Command::new("git")
+    git(workspace)
         .args(["merge-base", "--is-ancestor", old, new])
-        .current_dir(workspace)
         .output()
         .is_ok_and(|out| out.status.success())
 }
@@ -226,17 +257,19 @@ fn decode(text: &str) -> Option<(&str, Vec<Commit>)> {
 /// The history file's text for the workspace's HEAD: read from the store folder when it was
 /// written for this HEAD, else from git and written there (as the text index is, by a
 /// read-only handle of the store too: the file is a cache of git's). `None` when the workspace
-/// has no history.
-fn history_text(store: &Store) -> Option<String> {
+/// has no history; why not when git cannot read it.
+fn history_text(store: &Store) -> Result<Option<String>, Unread> {
     let workspace = store.workspace();
-    let head = head(workspace)?;
+    let Some(head) = head(workspace) else {
+        return Ok(None);
+    };
     let path = store.dir().join(FILE);
     let kept = fs::read_to_string(&path).ok();
     let kept_head = kept
         .as_deref()
         .and_then(|t| t.lines().next()?.strip_prefix(MAGIC).map(str::trim));
     if kept_head == Some(head.as_str()) {
-        return kept;
+        return Ok(kept);
     }
     // HEAD moved on from the kept file's: only the commits since are read from git. Else (a
     // checkout of another branch, an older commit) the whole history is.
@@ -245,7 +278,7 @@ fn history_text(store: &Store) -> Option<String> {
         .and_then(decode)
         .filter(|(old, _)| is_ancestor(workspace, old, &head))
         .and_then(|(old, mut commits)| {
-            commits.extend(git_log(workspace, &format!("{old}..{head}"))?);
+            commits.extend(git_log(workspace, &format!("{old}..{head}")).ok()?);
             Some(commits)
         });
     let commits = match since {
@@ -261,17 +294,20 @@ fn history_text(store: &Store) -> Option<String> {
     if fs::write(&tmp, &text).is_ok() && fs::rename(&tmp, &path).is_err() {
         let _ = fs::remove_file(&tmp);
     }
-    Some(text)
+    Ok(Some(text))
 }
 
 /// Each file the task's most similar past commits changed, with its share and the subject of
-/// the most similar of them; empty when the workspace has no history. `words` are the task's
-/// words with their weights.
-pub fn past_fixes(store: &Store, words: &[(String, f32)]) -> HashMap<String, PastFix> {
-    match history_text(store) {
+/// the most similar of them; empty when the workspace has no history, and why when git could
+/// not read it. `words` are the task's words with their weights.
+pub fn past_fixes(
+    store: &Store,
+    words: &[(String, f32)],
+) -> Result<HashMap<String, PastFix>, Unread> {
+    Ok(match history_text(store)? {
         Some(text) => score(&text, words),
         None => HashMap::new(),
-    }
+    })
 }
 
 /// [`past_fixes`] over a history file's text.
@@ -363,7 +399,7 @@ mod tests {
     #[test]
     fn the_most_similar_commits_files_lead() {
         let text = encode("abc", parse_log(&log()));
-        assert!(text.starts_with("merkle-history v2 abc\n3\n300\tccc\t1\tDocs\tREADME.md\n"));
+        assert!(text.starts_with("merkle-history v3 abc\n3\n300\tccc\t1\tDocs\tREADME.md\n"));
         let found = score(
             &text,
             &[("overflow".to_owned(), 1.0), ("widgets".to_owned(), 1.0)],
@@ -396,7 +432,7 @@ mod tests {
         let (_, mut reversed) = decode(&kept).expect("decodes");
         reversed.insert(0, all[0].clone());
         assert_eq!(encode("ccc", reversed), whole);
-        assert_eq!(decode("merkle-history v2 x\n2\n1\ta\t0\ts\tf\n"), None);
+        assert_eq!(decode("merkle-history v3 x\n2\n1\ta\t0\ts\tf\n"), None);
         assert_eq!(decode("garbage"), None);
     }
 }

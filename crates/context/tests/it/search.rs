@@ -434,7 +434,7 @@ fn a_task_like_a_past_fix_finds_the_files_that_fix_changed_and_only_heads_histor
     // Kept for this HEAD in the store folder, and read from there.
     let kept = std::fs::read_to_string(fx.store.dir().join("history")).expect("history kept");
     let head = git(dir, &["rev-parse", "HEAD"]);
-    assert!(kept.starts_with(&format!("merkle-history v2 {}", head.trim())));
+    assert!(kept.starts_with(&format!("merkle-history v3 {}", head.trim())));
     assert_eq!(run(&fx, task, 10, Ranking::Fused), with_history);
 
     // A commit more: the kept file takes the commits since, and is what a whole read makes.
@@ -464,4 +464,80 @@ fn a_task_like_a_past_fix_finds_the_files_that_fix_changed_and_only_heads_histor
         fixed_before(&run(&fx, "greeting", 10, Ranking::Fused)),
         Vec::<(&str, &str)>::new()
     );
+}
+
+/// Removes object `id` from the loose objects of the git checkout at `dir`, as a mirror without
+/// its large files, or a partial clone, lacks it.
+fn remove_object(dir: &std::path::Path, id: &str) {
+    let (fan, rest) = id.trim().split_at(2);
+    std::fs::remove_file(dir.join(".git/objects").join(fan).join(rest)).expect("a loose object");
+}
+
+/// Each hit's `history_missing`.
+fn history_missing(hits: &[Hit]) -> Vec<Option<&str>> {
+    hits.iter().map(|h| h.history_missing.as_deref()).collect()
+}
+
+/// A blob git cannot read loses no past fix: the history is read from commits and trees alone
+/// (finding a rename would read the blobs of the files moved). A tree it cannot read leaves
+/// the history out, and each hit says why (issue #44).
+#[test]
+fn past_fixes_are_read_without_a_blob_and_a_history_git_cannot_read_is_named() {
+    let fx = Fixture::new();
+    let dir = fx.dir.path();
+    // The answer is in the files' text: a search without history finds them still.
+    let task = "Accented greeting comes out garbled\nThe loud greeting prints the answer with \
+                accented letters garbled.";
+    fx.edit("docs/notes.md", "Notes on how the fixture is laid out.\n");
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "src", "docs"]);
+    git(dir, &["commit", "-q", "-m", "Start the library"]);
+    let first_tree = git(dir, &["rev-parse", "HEAD^{tree}"]);
+    // Moved and rewritten: a rename only the two blobs' contents could tell.
+    let notes = git(dir, &["rev-parse", "HEAD:docs/notes.md"]);
+    std::fs::remove_file(dir.join("docs/notes.md")).expect("remove");
+    fx.edit("docs/layout.md", "The layout: one module a feature.\n");
+    git(dir, &["add", "-A", "docs"]);
+    git(
+        dir,
+        &["commit", "-q", "-m", "Move the notes to a layout page"],
+    );
+    fx.edit(
+        "src/main.rs",
+        "fn main() {\n    println!(\"{}!\", fixture::answer());\n}\n",
+    );
+    git(
+        dir,
+        &[
+            "commit",
+            "-q",
+            "-am",
+            "Fix garbled accented letters in the loud greeting",
+        ],
+    );
+    remove_object(dir, &notes);
+    let hits = run(&fx, task, 10, Ranking::Fused);
+    assert_eq!(
+        fixed_before(&hits),
+        vec![(
+            "src/main.rs",
+            "Fix garbled accented letters in the loud greeting"
+        )]
+    );
+    assert_eq!(history_missing(&hits), vec![None; hits.len()]);
+
+    // A tree of the past gone too, and the history read again: none, and each hit says why.
+    remove_object(dir, &first_tree);
+    std::fs::remove_file(fx.store.dir().join("history")).expect("remove");
+    let hits = run(&fx, task, 10, Ranking::Fused);
+    assert_eq!(fixed_before(&hits), Vec::<(&str, &str)>::new());
+    let why = hits[0].history_missing.clone().expect("history_missing");
+    assert!(
+        why.starts_with("git log failed: fatal: ") && why.contains(first_tree.trim()),
+        "{why}"
+    );
+    assert_eq!(history_missing(&hits), vec![Some(why.as_str()); hits.len()]);
+    // Not a task: the history is not read, and nothing is said of it.
+    let lookup = run(&fx, "greeting", 10, Ranking::Fused);
+    assert_eq!(history_missing(&lookup), vec![None; lookup.len()]);
 }

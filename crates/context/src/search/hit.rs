@@ -1,0 +1,55 @@
+//! A search's answer: the files found, each with its best definitions and why it matched, as
+//! every front end renders it ([`Hit::json`]).
+use outline::Kind;
+
+/// A definition in a hit, with its lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolHit {
+    pub name: String,
+    pub kind: Kind,
+    pub line_start: usize,
+    pub line_end: usize,
+    pub signature: String,
+}
+
+/// A file and why it matched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub path: String,
+    /// Its fused score (higher is better; comparable within one search only).
+    pub score: f64,
+    /// Its best-matching definitions, best first (at most [`super::MAX_SYMBOLS`]).
+    pub symbols: Vec<SymbolHit>,
+    /// What matched: `path: ...`, `defines: ...`, `says: ...`, `words: ...`, `fixed before:
+    /// ...`, `together in: ...`, `near: ...`.
+    pub why: Vec<String>,
+    /// Why the history signal is missing from this search's ranking: the workspace's git
+    /// history could not be read ([`super::history::Unread`]). `None` when it was read or not
+    /// asked for (a lookup, [`super::Ranking::Plain`], a workspace that is not a git checkout).
+    /// Every hit of a search says the same, as a search's answer is its list of hits.
+    pub history_missing: Option<String>,
+}
+
+impl Hit {
+    /// The hit as every front end answers it: `{path, score, symbols: [{name, kind,
+    /// line_start, line_end, signature}], why}`, and `history_missing` when the history signal
+    /// is.
+    pub fn json(&self) -> serde_json::Value {
+        let mut json = serde_json::json!({
+            "path": self.path,
+            "score": self.score,
+            "symbols": self.symbols.iter().map(|s| serde_json::json!({
+                "name": s.name,
+                "kind": s.kind.noun(),
+                "line_start": s.line_start,
+                "line_end": s.line_end,
+                "signature": s.signature,
+            })).collect::<Vec<_>>(),
+            "why": self.why,
+        });
+        if let Some(why) = &self.history_missing {
+            json["history_missing"] = why.as_str().into();
+        }
+        json
+    }
+}
