@@ -1,7 +1,8 @@
 //! Operations the front ends share (the CLI, the MCP server, the agent's tools): each a typed
 //! request and an answer with its one JSON shape, so that a front end only parses, calls and
 //! renders. [`report`] (counts, stale frames, and changes since a root or a git revision) is in
-//! `ops/report.rs`; `generate`, which needs a model's client, is agent-loop's
+//! `ops/report.rs`; each remote's count of frames not pushed to it, which [`Status`] carries, in
+//! `ops/remotes.rs`; `generate`, which needs a model's client, is agent-loop's
 //! (`agent_loop::generate`). (Search, the task bundle, related files and get-node's views have theirs in their
 //! own modules: [`crate::search`], [`crate::bundle`], [`crate::graph`],
 //! [`crate::views_file::ViewRequest`].) A node is named the same way from every front end:
@@ -21,11 +22,14 @@ use crate::synthesis::{
 use crate::view::NodeContext;
 
 mod find;
+mod remotes;
 mod report;
 pub mod watched;
 mod workspace;
 
 pub use find::{display_path, file_related, not_a_file, related_in, search_filter};
+pub use remotes::Unpushed;
+use remotes::unpushed;
 pub use report::{AddedFrame, Report, Since, report};
 pub use workspace::{Current, STORE_IN_USE_WAIT, Workspace};
 
@@ -202,15 +206,31 @@ pub fn node_context_json(c: &NodeContext) -> Value {
     })
 }
 
-/// What `status` answers: the tree against the disk, and the frames gone stale.
+/// What `status` answers: the tree against the disk, the frames gone stale, and each remote's
+/// count of frames not pushed to it. Every front end's `status` is this one answer.
 #[derive(Clone, Debug)]
 pub struct Status {
+    /// The tree against the disk; its warnings include a remotes file that cannot be read.
     pub report: StatusReport,
     pub stale: Vec<Stale>,
+    pub remotes: Vec<Unpushed>,
 }
 
 impl Status {
-    /// Its one JSON shape: the report's fields and [`stale_json`]'s.
+    /// What status answers for `store`, given the tree against the disk and the stale frames
+    /// (which [`Workspace::status`] works out side by side): the remotes read here.
+    pub(crate) fn of(store: &Store, mut report: StatusReport, stale: Vec<Stale>) -> Result<Status> {
+        let (remotes, warning) = unpushed(store)?;
+        report.warnings.extend(warning);
+        Ok(Status {
+            report,
+            stale,
+            remotes,
+        })
+    }
+
+    /// Its one JSON shape: the report's fields, [`stale_json`]'s, and `remotes`
+    /// (`[{name, unpushed}]`).
     pub fn json(&self) -> Value {
         let r = &self.report;
         let mut json = json!({
@@ -221,6 +241,7 @@ impl Status {
             "changes": r.changed_on_disk.iter().map(|(p, c)| json!({"path": p, "change": c.as_str()})).collect::<Vec<_>>(),
             "warnings": r.warnings,
             "dirs_read": r.dirs_read,
+            "remotes": self.remotes.iter().map(Unpushed::json).collect::<Vec<_>>(),
         });
         if let (Some(obj), Value::Object(stale)) = (json.as_object_mut(), stale_json(&self.stale)) {
             obj.extend(stale);
@@ -229,12 +250,9 @@ impl Status {
     }
 }
 
-/// The store's tree against the disk, and its stale frames.
+/// The store's tree against the disk, its stale frames and its remotes' counts.
 pub fn status(store: &Store) -> Result<Status> {
-    Ok(Status {
-        report: store.status()?,
-        stale: stale_frames(store)?,
-    })
+    Status::of(store, store.status()?, stale_frames(store)?)
 }
 
 /// Stale frames as `status` and `report` show them: how many of each type (`stale`) and each

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 
 use crate::{Workspace, parse, run, str_field};
 
+mod status;
+
 /// How long one answer may take before the test fails rather than hangs.
 const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
 

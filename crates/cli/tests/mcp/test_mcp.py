@@ -133,6 +133,8 @@ def test_tools_and_resources_through_the_sdk(workspace, mode):
             status = await client.call_tool("status", {})
             assert not status.is_error, status
             assert json.loads(text_of(status))["frames"] == 2
+            # The same document `merkle --json status` prints, remotes and all.
+            assert json.loads(text_of(status)) == json.loads(merkle(workspace, "--json", "status"))
 
             resources = await client.list_resources()
             uris = sorted(str(r.uri) for r in resources.resources)

@@ -161,13 +161,14 @@ impl Workspace {
             (crate::joined(report), stale)
         });
         let (report, (stale, unkept)) = (report?, stale?);
+        let status = crate::ops::Status::of(&reader, report, stale)?;
         if let Some(key) = unkept {
             drop(reader);
             if let Ok(writer) = self.writer_if_free() {
-                let _ = crate::regenerate::keep_stale_frames(&writer, &key, &stale);
+                let _ = crate::regenerate::keep_stale_frames(&writer, &key, &status.stale);
             }
         }
-        Ok(crate::ops::Status { report, stale })
+        Ok(status)
     }
 
     /// A full scan that opens an existing store for writing only when there is something to
