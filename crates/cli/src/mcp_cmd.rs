@@ -16,7 +16,8 @@ use crate::{Global, usage};
 #[derive(Args, Debug)]
 pub(crate) struct McpArgs {
     /// The agent that put_frame and synthesize write as (registered with `merkle agent add`);
-    /// without one the server only reads
+    /// without one the server only reads. If it is not registered, a warning on stderr says so
+    /// and the server only reads until it is (tools/list shows no write tool meanwhile)
     #[arg(long, env = "MERKLE_AGENT")]
     agent: Option<String>,
     /// Serve Streamable HTTP at ADDR (IP:PORT; port 0 takes a free one) on the endpoint

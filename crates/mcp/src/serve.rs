@@ -29,22 +29,35 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Checks `config` and readies the store. Over HTTP, every agent's role is read now, to
-    /// refuse at the door a write a token's agent may not make (and read again, one store
-    /// handle at a time as for any request, when a token names an agent registered since); a
-    /// static token that acts as an unknown agent is [`Error::UnknownTokenAgent`], and an
-    /// address that is not loopback, without authentication and without
-    /// [`HttpConfig::insecure_no_auth`], is [`Error::Unauthenticated`].
+    /// Checks `config` and readies the store. The server's agent (`--agent`) need not be
+    /// registered: unless `quiet`, a warning on stderr says it is not and how to register it,
+    /// and until it is the server only reads (it lists no write tool, and a write is the tool's
+    /// error). Over HTTP, every agent's role is read now, to refuse at the door a write a
+    /// token's agent may not make (and read again, one store handle at a time as for any
+    /// request, when a token names an agent registered since); a static token that acts as an
+    /// unknown agent is [`Error::UnknownTokenAgent`], and an address that is not loopback,
+    /// without authentication and without [`HttpConfig::insecure_no_auth`], is
+    /// [`Error::Unauthenticated`].
     pub fn new(config: ServeConfig) -> Result<Server> {
         let access = Access::new(config.workspace, config.quiet);
         let shared = Arc::new(Shared::new(access, config.agent.clone()));
         let handler = MerkleMcp::new(Arc::clone(&shared));
+        let roles = shared
+            .access()
+            .read(NoStore::Answer(Roles::default()), roles_in)?;
+        if let Some(agent) = &config.agent
+            && !roles.contains_key(agent)
+            && !config.quiet
+        {
+            eprintln!(
+                "warning: no agent {agent:?} in this workspace, so `merkle mcp --agent {agent}` \
+                 only reads until there is: register it with `merkle agent add {agent} --role \
+                 writer` (or synthesis)"
+            );
+        }
         let http = match config.http {
             None => None,
             Some(http) => {
-                let roles = shared
-                    .access()
-                    .read(NoStore::Answer(Roles::default()), roles_in)?;
                 let reload = Arc::clone(&shared);
                 let reload_roles: streamable_http::ReloadRoles = Arc::new(move || {
                     reload

@@ -14,14 +14,16 @@
 //! client, and other `merkle` commands keep working beside it. Requests touch the store one at a
 //! time, on tokio's blocking pool. Writes are made as the server's agent (the CLI's `--agent`,
 //! or `MERKLE_AGENT`), or over HTTP as the request's token's, so merkle-store's role checks
-//! apply: a reader's `put_frame` is refused.
+//! apply: a reader's `put_frame` is refused. `tools/list` shows only the writes that agent's
+//! role allows (none without an agent, or for one not registered), read from the store at each
+//! listing, so an agent registered while the server runs can write from the next one on.
 //! Every failure is a tool error (`isError`) whose message names the input; the server keeps
 //! serving. Every tool but `status` rescans first (a no-op costs what `merkle status` costs and
 //! writes nothing), so a long-lived server answers for the files as they are; every result's
 //! `_meta` names the root hash of the tree it answered for (`merkle/root`).
 use std::sync::Arc;
 
-use merkle_store::Store;
+use merkle_store::{Role, Store};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -207,12 +209,58 @@ impl Answered {
 /// The agent `tool` writes as: the one the request's token acts as, else the server's; an
 /// error saying how to configure one when there is neither.
 fn writer(shared: &Shared, tool: &str, as_agent: Option<String>) -> Result<String, String> {
-    as_agent.or_else(|| shared.agent.clone()).ok_or_else(|| {
-        format!(
-            "{tool} writes as an agent and none is configured: start the server with \
-             `merkle mcp --agent ID` (or MERKLE_AGENT=ID)"
-        )
-    })
+    as_agent
+        .or_else(|| shared.agent.clone())
+        .ok_or_else(|| no_agent(tool))
+}
+
+/// Why `tool`, which writes, cannot: no agent to write as.
+pub(crate) fn no_agent(tool: &str) -> String {
+    format!(
+        "{tool} writes as an agent and none is configured: start the server with \
+         `merkle mcp --agent ID` (or MERKLE_AGENT=ID)"
+    )
+}
+
+/// The role a tool needs of the agent it writes as; `None` for a tool that only reads.
+pub(crate) fn role_needed(tool: &str) -> Option<Role> {
+    match tool {
+        "put_frame" => Some(Role::Writer),
+        "synthesize" => Some(Role::Synthesis),
+        _ => None,
+    }
+}
+
+/// Over HTTP, the agent the request's token acts as (the gate set it); stdio has none.
+fn token_agent(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.headers.get(crate::streamable_http::AGENT_HEADER))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Over HTTP, the gate's refusal of the call for its agent's role, if it refused it.
+fn refused(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<crate::streamable_http::Refused>())
+        .map(|refused| refused.0.clone())
+}
+
+impl MerkleMcp {
+    /// The role of the agent a request writes as (its token's, else the server's); `None`
+    /// without one, for one not registered, or with no store yet. A store that cannot be read
+    /// counts as none: the listing then offers reads alone.
+    async fn writer_role(&self, as_agent: Option<String>) -> Option<Role> {
+        let agent = as_agent.or_else(|| self.shared.agent.clone())?;
+        self.read(Fresh::AsStored, Some(None), move |store, _| {
+            Ok(store.agent(&agent)?.map(|a| a.role))
+        })
+        .await
+        .ok()
+        .flatten()
+    }
 }
 
 impl ServerHandler for MerkleMcp {
@@ -233,12 +281,19 @@ impl ServerHandler for MerkleMcp {
         )
     }
 
+    /// Every read, and the writes the request's agent may make.
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        let role = self.writer_role(token_agent(&context.extensions)).await;
+        let allowed = |tool: &Tool| {
+            role_needed(&tool.name).is_none_or(|needed| role.is_some_and(|r| r >= needed))
+        };
+        Ok(ListToolsResult::with_all_items(
+            tools().into_iter().filter(allowed).collect(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -252,13 +307,10 @@ impl ServerHandler for MerkleMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // Over HTTP, the agent the request's token acts as (the gate set it; stdio has none).
-        let as_agent = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.headers.get(crate::streamable_http::AGENT_HEADER))
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        if let Some(message) = refused(&context.extensions) {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
+        }
+        let as_agent = token_agent(&context.extensions);
         let mut args = Value::Object(request.arguments.unwrap_or_default());
         let (max_tokens, cursor) = match budget::take(&mut args) {
             Ok(budget) => budget,

@@ -24,8 +24,11 @@
 //!   resource, `merkle:write` `put_frame`, `merkle:synthesize` `synthesize` (`initialize`,
 //!   `ping` and notifications need none). On top of that, for JWTs and static tokens alike,
 //!   the agent's role bounds what it may write (`put_frame` needs a writer, `synthesize` the
-//!   synthesis role). Either refusal is 403 `insufficient_scope` naming the scope the call
-//!   needs, recorded in the workspace's audit log as blocked.
+//!   synthesis role). A scope refused is 403 `insufficient_scope` naming the scope the call
+//!   needs (for the client to ask for it), with a JSON-RPC error in the body that says why; a
+//!   role refused is the tool's own error (`isError`, as on stdio: no token would change it),
+//!   which the handler answers without running the tool ([`Refused`]). Either is recorded in
+//!   the workspace's audit log as blocked.
 //! - **Hosts.** rmcp checks each request's `Host` against the loopback names, the address
 //!   bound and each `--allowed-host` (against DNS rebinding): a foreign host gets 403.
 //! - **Stopping.** When the caller's shutdown future completes (the CLI's: Ctrl-C or SIGTERM),
@@ -70,6 +73,11 @@ const SCOPE_READ: &str = "merkle:read";
 const SCOPE_WRITE: &str = "merkle:write";
 /// The scope of `synthesize`, which writes directory frames from their children's.
 const SCOPE_SYNTHESIZE: &str = "merkle:synthesize";
+
+/// The reason the gate refused a tool call for its agent's role, passed to the handler in the
+/// request's extensions: it answers this as the tool's error and runs nothing.
+#[derive(Clone, Debug)]
+pub(crate) struct Refused(pub(crate) String);
 
 /// Each registered agent's role.
 pub(crate) type Roles = HashMap<String, merkle_store::Role>;
@@ -145,28 +153,7 @@ where
         Arc::new(LocalSessionManager::default()),
         service_config,
     );
-    // With OAuth, the resource is the audience its tokens are minted for, which is the URL
-    // clients know the server by (behind a proxy, not the address bound here); so is the
-    // metadata's, when the audience is an http(s) URL.
-    let (resource, metadata_url, metadata_paths) = match &oauth {
-        Some(v) => match well_known_of(v.audience()) {
-            Some((metadata_url, path)) => (
-                v.audience().to_owned(),
-                metadata_url,
-                vec![METADATA_PATH.to_owned(), path],
-            ),
-            None => (
-                v.audience().to_owned(),
-                format!("{base}{METADATA_PATH}"),
-                vec![METADATA_PATH.to_owned()],
-            ),
-        },
-        None => (
-            url.clone(),
-            format!("{base}{METADATA_PATH}"),
-            vec![METADATA_PATH.to_owned()],
-        ),
-    };
+    let (resource, metadata_url, metadata_paths) = resource_of(oauth.as_ref(), &base, &url);
     let gate = Arc::new(Gate {
         tokens: config
             .tokens
@@ -232,6 +219,30 @@ where
     Ok(())
 }
 
+/// The resource the server is, the URL of its metadata, and the paths the metadata is served
+/// at, for a server at `base` whose endpoint is `url`. With OAuth, the resource is the
+/// audience its tokens are minted for, which is the URL clients know the server by (behind a
+/// proxy, not the address bound here); so is the metadata's, when the audience is an http(s)
+/// URL.
+fn resource_of(oauth: Option<&Verifier>, base: &str, url: &str) -> (String, String, Vec<String>) {
+    let local = || format!("{base}{METADATA_PATH}");
+    match oauth {
+        Some(v) => match well_known_of(v.audience()) {
+            Some((metadata_url, path)) => (
+                v.audience().to_owned(),
+                metadata_url,
+                vec![METADATA_PATH.to_owned(), path],
+            ),
+            None => (
+                v.audience().to_owned(),
+                local(),
+                vec![METADATA_PATH.to_owned()],
+            ),
+        },
+        None => (url.to_owned(), local(), vec![METADATA_PATH.to_owned()]),
+    }
+}
+
 /// The most bytes of a request body the gate reads (rmcp's own cap is larger than any
 /// JSON-RPC message merkle takes).
 const MAX_BODY: usize = 16 << 20;
@@ -268,6 +279,8 @@ struct Grant {
 
 /// The JSON-RPC call a request body makes, as far as the gate needs it.
 struct Call {
+    /// The request's id; `None` for a notification.
+    id: Option<serde_json::Value>,
     /// The tool for `tools/call`, else the method.
     name: String,
     /// The scope it needs; `None` for the session's own messages.
@@ -284,29 +297,44 @@ impl Call {
         let message: serde_json::Value = serde_json::from_slice(body).ok()?;
         let method = message.get("method")?.as_str()?;
         let params = &message["params"];
+        let id = message.get("id").cloned();
         if method == "tools/call" {
             let tool = params["name"].as_str().unwrap_or_default();
-            let (scope, role) = match tool {
-                "put_frame" => (SCOPE_WRITE, Some(merkle_store::Role::Writer)),
-                "synthesize" => (SCOPE_SYNTHESIZE, Some(merkle_store::Role::Synthesis)),
-                _ => (SCOPE_READ, None),
+            let scope = match tool {
+                "put_frame" => SCOPE_WRITE,
+                "synthesize" => SCOPE_SYNTHESIZE,
+                _ => SCOPE_READ,
             };
             return Some(Call {
+                id,
                 name: tool.to_owned(),
                 scope: Some(scope),
-                role,
+                role: crate::server::role_needed(tool),
                 arguments: params["arguments"].clone(),
             });
         }
         let session =
             method == "initialize" || method == "ping" || method.starts_with("notifications/");
         Some(Call {
+            id,
             name: method.to_owned(),
             scope: (!session).then_some(SCOPE_READ),
             role: None,
             arguments: params.clone(),
         })
     }
+}
+
+/// Why the gate refuses a call.
+enum Refusal {
+    /// The token lacks the scope the call needs: 403 `insufficient_scope`, for the client to
+    /// ask for it.
+    Scope {
+        scope: &'static str,
+        message: String,
+    },
+    /// The agent's role does not allow the write: the tool's error ([`Refused`]).
+    Role(String),
 }
 
 /// What stands before the MCP service: the metadata, the token check, the endpoint's path,
@@ -378,10 +406,16 @@ where
                 );
             }
         };
-        if let Some(call) = Call::of(&body)
-            && let Some(refusal) = self.refuse(&grant, &call)
-        {
-            return refusal;
+        if let Some(call) = Call::of(&body) {
+            match self.refusal(&grant, &call).await {
+                None => {}
+                Some(Refusal::Scope { scope, message }) => {
+                    return self.insufficient_scope(scope, call.id.as_ref(), &message);
+                }
+                Some(Refusal::Role(message)) => {
+                    parts.extensions.insert(Refused(message));
+                }
+            }
         }
         match self
             .mcp
@@ -484,37 +518,70 @@ where
             .copied()
     }
 
-    /// 403 for a call the token's scopes, or its agent's role, do not allow, recorded in the
-    /// audit log; `None` for a call allowed.
-    fn refuse(&self, grant: &Grant, call: &Call) -> Option<Response<Body>> {
+    /// Why `call` is refused for the token's scopes or its agent's role, recorded in the audit
+    /// log; `None` for a call allowed. An agent not known is looked for again, in case it was
+    /// registered since the roles were read.
+    async fn refusal(&self, grant: &Grant, call: &Call) -> Option<Refusal> {
         let agent = grant.agent.clone().or_else(|| self.default_agent.clone());
-        let role = agent.as_deref().and_then(|a| self.role_of(a));
         let name = &call.name;
         let shown = agent.as_deref().unwrap_or("(none)");
-        let (scope, rule, message) = match (call.scope, &grant.scopes) {
-            (Some(scope), Some(scopes)) if !scopes.iter().any(|s| s == scope) => (
-                scope,
+        if let (Some(scope), Some(scopes)) = (call.scope, &grant.scopes)
+            && !scopes.iter().any(|s| s == scope)
+        {
+            let role = agent.as_deref().and_then(|a| self.role_of(a));
+            self.audit_refusal(
+                shown,
+                role,
+                call,
                 format!("mcp-http: the token lacks the scope {scope}"),
-                format!(
+            );
+            return Some(Refusal::Scope {
+                scope,
+                message: format!(
                     "{name} needs the scope {scope}, which this token (acting as {shown:?}) lacks"
                 ),
-            ),
-            _ => {
-                let needed = call.role?;
-                if role.is_some_and(|r| r >= needed) {
-                    return None;
-                }
-                (
-                    call.scope.unwrap_or(SCOPE_WRITE),
-                    "mcp-http: the token's agent may not write".to_owned(),
-                    format!(
-                        "{name} writes, and this token acts as {shown:?}, whose role does not allow it"
-                    ),
-                )
-            }
+            });
+        }
+        let needed = call.role?;
+        let role = match &agent {
+            Some(a) if self.is_registered(a).await => self.role_of(a),
+            _ => None,
         };
-        self.audit_refusal(shown, role, call, rule);
-        let mut response = text(StatusCode::FORBIDDEN, &message);
+        if role.is_some_and(|r| r >= needed) {
+            return None;
+        }
+        let message = match (&agent, role) {
+            (None, _) => crate::server::no_agent(name),
+            (Some(a), None) => format!(
+                "{name} refused: the request acts as {a:?}, which is not a merkle agent: \
+                 register it with `merkle agent add {a} --role {needed}`"
+            ),
+            (Some(a), Some(r)) => format!(
+                "{name} refused: the request acts as {a:?}, whose role {r} does not allow it \
+                 ({name} needs the {needed} role)"
+            ),
+        };
+        self.audit_refusal(
+            shown,
+            role,
+            call,
+            "mcp-http: the token's agent may not write".to_owned(),
+        );
+        Some(Refusal::Role(message))
+    }
+
+    /// 403 `insufficient_scope` naming `scope`, and in its body the JSON-RPC error (for the
+    /// request `id`) that says why, which clients show (plain text for a notification).
+    fn insufficient_scope(
+        &self,
+        scope: &str,
+        id: Option<&serde_json::Value>,
+        message: &str,
+    ) -> Response<Body> {
+        let mut response = match id {
+            Some(id) => jsonrpc_error(StatusCode::FORBIDDEN, id, message),
+            None => text(StatusCode::FORBIDDEN, message),
+        };
         let value = format!(
             "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{}\"",
             self.metadata_url
@@ -522,7 +589,7 @@ where
         if let Ok(v) = header::HeaderValue::from_str(&value) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
-        Some(response)
+        response
     }
 
     /// Records a refused call as blocked; a log that cannot be written does not change the
@@ -616,6 +683,22 @@ fn quotable(text: &str) -> String {
 
 fn full(body: String) -> Body {
     Full::new(Bytes::from(body)).boxed()
+}
+
+/// A JSON-RPC error answering the request `id`, at `status`.
+fn jsonrpc_error(status: StatusCode, id: &serde_json::Value, message: &str) -> Response<Body> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": rmcp::model::ErrorCode::INVALID_REQUEST.0, "message": message},
+    });
+    let mut response = Response::new(full(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 fn text(status: StatusCode, message: &str) -> Response<Body> {

@@ -244,7 +244,7 @@ fn a_bind_beyond_loopback_without_a_token_and_a_missing_token_are_refused_at_sta
 }
 
 #[test]
-fn a_readers_token_cannot_write_and_the_refusal_is_audited() {
+fn a_readers_token_cannot_write_its_refusal_says_why_and_is_audited() {
     let ws = Workspace::scanned();
     ws.ok(&["agent", "add", "eve", "--role", "reader"]);
     ws.ok(&["agent", "add", "bot", "--role", "synthesis"]);
@@ -259,36 +259,35 @@ fn a_readers_token_cannot_write_and_the_refusal_is_audited() {
             "MERKLE_TEST_READER_TOKEN=eve",
         ],
     );
-    let call = |token: &str, tool: &str| {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"path": "README.md", "type": "notes", "content": "x"}},
-        });
-        let bearer = format!("Bearer {token}");
-        server.exchange(
-            "POST",
-            "/mcp",
-            &[
-                ("authorization", &bearer),
-                ("content-type", "application/json"),
-                ("accept", "application/json, text/event-stream"),
-            ],
-            &body.to_string(),
+    let note = json!({"path": "README.md", "type": "notes", "content": "x"});
+    let reader = format!("Bearer {READER_TOKEN}");
+    let reader = [("authorization", reader.as_str())];
+    let session = server.session_with(&reader);
+    // A reader's token is shown the reads alone.
+    assert_eq!(server.tool_names(&session, &reader), READS);
+    // A write is the tool's error, saying who may not and why (as on stdio), not a bare 403.
+    assert_eq!(
+        server.call_with(&session, &reader, "put_frame", note.clone()),
+        (
+            true,
+            "put_frame refused: the request acts as \"eve\", whose role reader does not allow \
+             it (put_frame needs the writer role)"
+                .to_owned()
         )
-    };
-    let refused = call(READER_TOKEN, "put_frame");
-    assert_eq!(refused.status, 403, "{}", refused.body);
-    assert!(
-        refused.head.contains("error=\"insufficient_scope\""),
-        "{}",
-        refused.head
     );
-    assert!(refused.body.contains("\"eve\""), "{}", refused.body);
-    assert_eq!(call(READER_TOKEN, "synthesize").status, 403);
-    // The server's own agent (the plain token) may write: the gate lets it through to MCP.
-    assert_ne!(call(TOKEN, "put_frame").status, 403);
+    let (failed, text) = server.call_with(&session, &reader, "synthesize", json!({"path": "src"}));
+    assert!(failed && text.contains("synthesis role"), "{text}");
     // Reads pass the gate whatever the token.
-    assert_ne!(call(READER_TOKEN, "get_node").status, 403);
+    let (failed, text) = server.call_with(&session, &reader, "get_node", json!({"path": "."}));
+    assert!(!failed, "{text}");
+
+    // The server's own agent (the plain token) is shown the writes, and makes them.
+    let writer = format!("Bearer {TOKEN}");
+    let writer = [("authorization", writer.as_str())];
+    let session = server.session_with(&writer);
+    assert_eq!(server.tool_names(&session, &writer), ALL_TOOLS);
+    let (failed, text) = server.call_with(&session, &writer, "put_frame", note);
+    assert!(!failed, "{text}");
 
     let audit = std::fs::read_to_string(ws.root.join(".merkle/audit.jsonl")).expect("audit log");
     let records: Vec<Value> = audit
@@ -323,51 +322,99 @@ fn a_readers_token_cannot_write_and_the_refusal_is_audited() {
     assert!(unknown.stderr.contains("\"nobody\""), "{unknown}");
 }
 
+/// The tools that only read, in the order `tools/list` shows them.
+const READS: [&str; 6] = [
+    "get_node",
+    "list_frames",
+    "search",
+    "context",
+    "related",
+    "status",
+];
+
+/// Every tool, in the order `tools/list` shows them.
+const ALL_TOOLS: [&str; 8] = [
+    "get_node",
+    "list_frames",
+    "put_frame",
+    "synthesize",
+    "search",
+    "context",
+    "related",
+    "status",
+];
+
 impl Server {
     /// A session, initialized and ready for calls.
     fn session(&self) -> String {
-        let session = self.initialize(&[]).session.expect("an mcp-session-id");
+        self.session_with(&[])
+    }
+
+    /// A session opened with `auth` (the headers that authenticate it), ready for calls.
+    fn session_with(&self, auth: &[(&str, &str)]) -> String {
+        let session = self.initialize(auth).session.expect("an mcp-session-id");
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let sent = self.exchange(
-            "POST",
-            "/mcp",
-            &[
-                ("content-type", "application/json"),
-                ("accept", "application/json, text/event-stream"),
-                ("mcp-session-id", &session),
-                ("mcp-protocol-version", "2025-11-25"),
-            ],
-            &note.to_string(),
-        );
+        let sent = self.post(&session, auth, &note);
         assert_eq!(sent.status, 202, "{}", sent.body);
         session
     }
 
-    /// Calls `tool` in `session`: whether it failed, and its text.
-    fn call(&self, session: &str, tool: &str, arguments: Value) -> (bool, String) {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        });
-        let answer = self.exchange(
-            "POST",
-            "/mcp",
-            &[
-                ("content-type", "application/json"),
-                ("accept", "application/json, text/event-stream"),
-                ("mcp-session-id", session),
-                ("mcp-protocol-version", "2025-11-25"),
-            ],
-            &body.to_string(),
-        );
-        assert_eq!(answer.status, 200, "{tool}: {}", answer.body);
-        let reply: Value = answer
+    /// One message posted in `session`, with `auth`.
+    fn post(&self, session: &str, auth: &[(&str, &str)], message: &Value) -> Answer {
+        let mut headers = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-session-id", session),
+            ("mcp-protocol-version", "2025-11-25"),
+        ];
+        headers.extend_from_slice(auth);
+        self.exchange("POST", "/mcp", &headers, &message.to_string())
+    }
+
+    /// The reply to the request `method` in `session` (id 2), made with `auth`.
+    fn request(&self, session: &str, auth: &[(&str, &str)], method: &str, params: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params});
+        let answer = self.post(session, auth, &body);
+        assert_eq!(answer.status, 200, "{method}: {}", answer.body);
+        answer
             .body
             .lines()
             .filter_map(|l| l.strip_prefix("data:"))
             .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
             .find(|m| m["id"] == 2)
-            .unwrap_or_else(|| panic!("{tool}: no reply in {}", answer.body));
+            .unwrap_or_else(|| panic!("{method}: no reply in {}", answer.body))
+    }
+
+    /// The names `tools/list` shows in `session`.
+    fn tool_names(&self, session: &str, auth: &[(&str, &str)]) -> Vec<String> {
+        let listed = self.request(session, auth, "tools/list", json!({}));
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// Calls `tool` in `session`: whether it failed, and its text.
+    fn call(&self, session: &str, tool: &str, arguments: Value) -> (bool, String) {
+        self.call_with(session, &[], tool, arguments)
+    }
+
+    /// Calls `tool` in `session` with `auth`: whether it failed, and its text.
+    fn call_with(
+        &self,
+        session: &str,
+        auth: &[(&str, &str)],
+        tool: &str,
+        arguments: Value,
+    ) -> (bool, String) {
+        let reply = self.request(
+            session,
+            auth,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
         let result = &reply["result"];
         let text = result["content"][0]["text"].as_str().unwrap_or("");
         (result["isError"] == true, text.to_owned())

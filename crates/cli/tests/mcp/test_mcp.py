@@ -270,16 +270,25 @@ def test_streamable_http_a_readers_token_cannot_write(workspace):
         async def as_token(token, tool, args):
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
             async with Client(streamable_http_client(url, http_client=http)) as client:
-                return await client.call_tool(tool, args)
+                listed = sorted(t.name for t in (await client.list_tools()).tools)
+                return listed, await client.call_tool(tool, args)
 
         note = {"path": "README.md", "type": "notes", "content": "n"}
-        # The reader's token reads, and its write is refused before it reaches the store.
-        got = anyio.run(as_token, reader, "get_node", {"path": "README.md"})
+        # The reader's token reads, and is shown no tool that writes.
+        listed, got = anyio.run(as_token, reader, "get_node", {"path": "README.md"})
         assert not got.is_error, got
-        with pytest.raises(BaseException):
-            anyio.run(as_token, reader, "put_frame", note)
-        put = anyio.run(as_token, writer, "put_frame", note)
+        assert listed == ["context", "get_node", "list_frames", "related", "search", "status"]
+        # Its write is refused before it reaches the store, and the client is told why: a tool
+        # error naming the agent and its role, not a bare HTTP error.
+        listed, refused = anyio.run(as_token, reader, "put_frame", note)
+        assert refused.is_error, refused
+        assert text_of(refused) == (
+            'put_frame refused: the request acts as "eve", whose role reader does not allow it '
+            "(put_frame needs the writer role)"
+        )
+        listed, put = anyio.run(as_token, writer, "put_frame", note)
         assert not put.is_error, put
+        assert "put_frame" in listed and "synthesize" in listed
         records = [json.loads(l) for l in (workspace / ".merkle" / "audit.jsonl").read_text().splitlines()]
         assert [(r["agent"], r["tool"], r["outcome"]) for r in records] == [
             ("eve", "put_frame", "blocked")
