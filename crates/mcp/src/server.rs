@@ -264,11 +264,15 @@ impl MerkleMcp {
 }
 
 impl ServerHandler for MerkleMcp {
+    /// The capabilities declared are those served: tools, resources, and prompts, of which
+    /// there are none (rmcp answers `prompts/list` with an empty list, and a server that
+    /// answers it must declare it: SEP-2575).
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_prompts()
                 .build(),
         )
         .with_server_info(Implementation::new("merkle", env!("CARGO_PKG_VERSION")))
@@ -423,14 +427,17 @@ impl ServerHandler for MerkleMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
+        // The error names the URI in its data too (SEP-2164), for a client to match it.
+        let not_found = |message: String| {
+            ErrorData::resource_not_found(message, Some(json!({"uri": uri.as_str()})))
+        };
         let path = uri
             .strip_prefix(NODE_URI)
             .and_then(percent_decode)
             .ok_or_else(|| {
-                ErrorData::resource_not_found(
-                    format!("{uri:?} is not a merkle node resource ({NODE_URI}PATH)"),
-                    None,
-                )
+                not_found(format!(
+                    "{uri:?} is not a merkle node resource ({NODE_URI}PATH)"
+                ))
             })?;
         let json = self
             .read(Fresh::Tree, None, move |store, _| {
@@ -448,7 +455,7 @@ impl ServerHandler for MerkleMcp {
                 }))
             })
             .await
-            .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e}"), None))?;
+            .map_err(|e| not_found(format!("{uri}: {e}")))?;
         let text =
             serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes");
         Ok(ReadResourceResult::new(vec![

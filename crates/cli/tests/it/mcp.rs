@@ -158,8 +158,9 @@ fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
             &result["serverInfo"]["name"],
             result["capabilities"]["tools"].is_object(),
             result["capabilities"]["resources"].is_object(),
+            result["capabilities"]["prompts"].is_object(),
         ),
-        (&json!("2025-06-18"), &json!("merkle"), true, true),
+        (&json!("2025-06-18"), &json!("merkle"), true, true, true),
         "{init}"
     );
     server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));

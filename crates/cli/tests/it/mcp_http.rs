@@ -495,6 +495,14 @@ fn the_2026_07_28_protocol_is_served_without_sessions() {
             .unwrap_or_else(|| panic!("{method}: no JSON in {}", answer.body))
     };
     let discovered = post("server/discover", None, json!({"_meta": meta}));
+    // What is served is declared: prompts/list answers (an empty list), so prompts is a
+    // capability (SEP-2575), beside tools and resources.
+    let capabilities = &discovered["result"]["capabilities"];
+    for served in ["tools", "resources", "prompts"] {
+        assert!(capabilities[served].is_object(), "{served}: {discovered}");
+    }
+    let prompts = post("prompts/list", None, json!({"_meta": meta}));
+    assert_eq!(prompts["result"]["prompts"], json!([]), "{prompts}");
     let versions = &discovered["result"]["supportedVersions"];
     for v in ["2025-11-25", "2026-07-28"] {
         assert!(
