@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{ms, progress, settle, timed, work_dir};
+use crate::bench_proc::{ms, progress, settle, timed, work_dir};
 use crate::tree::{Tree, TreeSpec};
 
 /// How to run the context benchmark.

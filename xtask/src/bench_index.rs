@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::bench::timed;
 use crate::bench_outline::Tag;
+use crate::bench_proc::timed;
 use serde_json::Value as Json;
 
 /// How many names the search recall samples.
@@ -275,9 +275,9 @@ pub(crate) fn report(
     merkle: &dyn Fn(&[&str]) -> Command,
 ) -> Result<()> {
     use std::fmt::Write as _;
-    crate::bench::progress("merkle search over names ctags finds once");
+    crate::bench_proc::progress("merkle search over names ctags finds once");
     let s = search_recall(tags, languages, merkle)?;
-    crate::bench::progress("merkle related over relative script imports");
+    crate::bench_proc::progress("merkle related over relative script imports");
     let r = related_recall(repo, files, merkle)?;
     let pass = |ok: bool| if ok { "PASS" } else { "MISS" };
     let ratio = |a: usize, b: usize| if b == 0 { 1.0 } else { a as f64 / b as f64 };

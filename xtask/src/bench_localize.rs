@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::Value as Json;
 
-use crate::bench::{git, median, ms, progress, timed};
+use crate::bench_proc::{git, median, ms, progress, timed};
 
 /// What the bench is run with.
 #[derive(Debug, Clone)]
@@ -400,7 +400,7 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
     let work = match &config.work {
         Some(dir) => dir.clone(),
         None => {
-            temp = crate::bench::work_dir(None)?;
+            temp = crate::bench_proc::work_dir(None)?;
             temp.path.clone()
         }
     };

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{ms, progress, settle, timed, work_dir};
+use crate::bench_proc::{ms, progress, settle, timed, work_dir};
 use serde_json::Value as Json;
 
 /// How to run the outline benchmark.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{clone_checkout, git, interleaved, median, ms, progress, timed, work_dir};
+use crate::bench_proc::{clone_checkout, git, interleaved, median, ms, progress, timed, work_dir};
 
 /// What to measure.
 pub struct SearchConfig {

@@ -12,6 +12,7 @@ pub mod bench_context;
 pub mod bench_index;
 pub mod bench_localize;
 pub mod bench_outline;
+pub mod bench_proc;
 pub mod bench_search;
 mod manifest;
 pub mod modules;

@@ -196,7 +196,7 @@ fn bench_scan(args: &[&str]) -> Result<ExitCode> {
     }
     let merkle = match merkle {
         Some(path) => path,
-        None => bench::build_merkle(workspace_root())?,
+        None => xtask::bench_proc::build_merkle(workspace_root())?,
     };
     let report = bench::run_scan(&ScanConfig {
         files,
@@ -247,7 +247,7 @@ fn bench_context(args: &[&str]) -> Result<ExitCode> {
     }
     config.merkle = match merkle {
         Some(path) => path,
-        None => bench::build_merkle(workspace_root())?,
+        None => xtask::bench_proc::build_merkle(workspace_root())?,
     };
     print!("{}", xtask::bench_context::run_context(&config)?);
     Ok(ExitCode::SUCCESS)
@@ -301,7 +301,7 @@ fn bench_outline(args: &[&str]) -> Result<ExitCode> {
     let repo = xtask::bench_outline::checkout(path)?;
     let merkle = match merkle {
         Some(path) => path,
-        None => bench::build_merkle(workspace_root())?,
+        None => xtask::bench_proc::build_merkle(workspace_root())?,
     };
     let config = xtask::bench_outline::OutlineConfig {
         repo,
@@ -352,7 +352,7 @@ fn bench_localize(args: &[&str]) -> Result<ExitCode> {
     };
     let merkle = match merkle {
         Some(path) => path,
-        None => bench::build_merkle(workspace_root())?,
+        None => xtask::bench_proc::build_merkle(workspace_root())?,
     };
     if per_instance && work.is_none() {
         bail!(Usage("--per-instance needs --keep DIR".to_owned()));
@@ -503,7 +503,7 @@ fn repo_flag(flags: &std::collections::HashMap<&str, &str>, bench: &str) -> Resu
 fn merkle_flag(flags: &std::collections::HashMap<&str, &str>) -> Result<String> {
     let merkle = match flags.get("--merkle") {
         Some(path) => PathBuf::from(path),
-        None => xtask::bench::build_merkle(workspace_root())?,
+        None => xtask::bench_proc::build_merkle(workspace_root())?,
     };
     Ok(merkle.to_string_lossy().into_owned())
 }

@@ -18,8 +18,9 @@
 //!   library and may use what it likes.
 //! - **No import circles between the top-level modules of a crate** ([`crate::modules`]).
 //! - **Every `.rs` file under `crates/` and `xtask/` starts with a `//!` line** saying what it is
-//!   for. Folders named `target`, `fixtures` or starting with `.` are skipped: they hold build
-//!   output and test data, not code.
+//!   for, and one outside a `tests` folder (libraries and binaries alike) has at most
+//!   [`MAX_FILE_LINES`] lines. Folders named `target`, `fixtures` or starting with `.` are
+//!   skipped: they hold build output and test data, not code.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -50,11 +51,20 @@ const OWNERS: &[(&str, &[&str])] = &[
 const TOKIO_RUNTIME_FEATURES: &[&str] = &["rt-multi-thread", "full"];
 const RUNTIME_OWNER: &str = "cli";
 
+/// Crates that must not reach merkle-store through their normal dependencies, directly or
+/// not: the simulator would otherwise build the store, redb and blake3 for a date.
+const STORE_FREE: &[&str] = &["llm-sim", "llm-core", "llm-types", "merkle-hash"];
+const STORE: &str = "merkle-store";
+
 /// Crates that must not depend on tokio at all: storage, the conversation types and the
 /// governance rules know nothing of async.
 const NO_ASYNC: &[&str] = &["merkle-store", "llm-types", "governance"];
 
 const ARCHITECTURE: &str = "ARCHITECTURE.md";
+
+/// The most lines a Rust file outside the tests may have: past that it holds more than one
+/// job, and a reader can no longer keep it in mind.
+pub const MAX_FILE_LINES: usize = 800;
 
 /// One broken rule. `file` is relative to the checked root, with `/` separators.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -91,11 +101,12 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     for krate in &crates {
         check_crate(krate, &workspace, &folders, &allowed, &mut problems);
     }
+    check_store_free(&crates, &workspace, &folders, &mut problems);
     for krate in &crates {
         check_module_circles(root, &krate.name, &mut problems)?;
     }
     for dir in ["crates", "xtask"] {
-        check_doc_lines(root, &root.join(dir), &mut problems)?;
+        check_rust_files(root, &root.join(dir), &mut problems)?;
     }
     problems.sort();
     Ok(problems)
@@ -412,6 +423,53 @@ fn check_crate(
     }
 }
 
+/// The [`STORE_FREE`] rule: none of those crates reaches the store through normal
+/// dependencies.
+fn check_store_free(
+    crates: &[Crate],
+    workspace: &Manifest,
+    folders: &BTreeMap<&str, &str>,
+    problems: &mut Vec<Problem>,
+) {
+    let normal_deps = |krate: &Crate| -> Vec<String> {
+        krate
+            .manifest
+            .deps
+            .iter()
+            .filter(|((kind, _), _)| *kind != DepKind::Dev)
+            .filter_map(|(_, dep)| folders.get(resolve(dep, workspace).0.as_str()))
+            .map(|to| (*to).to_owned())
+            .collect()
+    };
+    let edges: BTreeMap<&str, Vec<String>> = crates
+        .iter()
+        .map(|c| (c.name.as_str(), normal_deps(c)))
+        .collect();
+    for krate in crates
+        .iter()
+        .filter(|c| STORE_FREE.contains(&c.name.as_str()))
+    {
+        let mut seen = BTreeSet::new();
+        let mut next = vec![krate.name.clone()];
+        while let Some(at) = next.pop() {
+            if seen.insert(at.clone()) {
+                next.extend(edges.get(at.as_str()).into_iter().flatten().cloned());
+            }
+        }
+        if seen.contains(STORE) {
+            problems.push(Problem {
+                file: krate.file.clone(),
+                line: None,
+                message: format!(
+                    "`{}` reaches `{STORE}` through its dependencies; it must build without the \
+                     store (what it needs of it belongs in merkle-hash)",
+                    krate.name
+                ),
+            });
+        }
+    }
+}
+
 /// The module rule ([`crate::modules`]): no circle among a crate's top-level modules.
 fn check_module_circles(root: &Path, name: &str, problems: &mut Vec<Problem>) -> Result<()> {
     let src = root.join("crates").join(name).join("src");
@@ -443,7 +501,8 @@ fn check_module_circles(root: &Path, name: &str, problems: &mut Vec<Problem>) ->
     Ok(())
 }
 
-fn check_doc_lines(root: &Path, dir: &Path, problems: &mut Vec<Problem>) -> Result<()> {
+/// The `//!` rule and, outside `tests` folders, the file length rule.
+fn check_rust_files(root: &Path, dir: &Path, problems: &mut Vec<Problem>) -> Result<()> {
     if !dir.is_dir() {
         return Ok(());
     }
@@ -454,7 +513,7 @@ fn check_doc_lines(root: &Path, dir: &Path, problems: &mut Vec<Problem>) -> Resu
             .unwrap_or_default();
         if path.is_dir() {
             if !(file_name.starts_with('.') || file_name == "target" || file_name == "fixtures") {
-                check_doc_lines(root, &path, problems)?;
+                check_rust_files(root, &path, problems)?;
             }
         } else if file_name.ends_with(".rs") {
             let text = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
@@ -464,6 +523,21 @@ fn check_doc_lines(root: &Path, dir: &Path, problems: &mut Vec<Problem>) -> Resu
                     line: Some(1),
                     message: "a Rust file must start with a `//!` line saying what it is for"
                         .to_owned(),
+                });
+            }
+            let lines = text.split(|&b| b == b'\n').count() - usize::from(text.ends_with(b"\n"));
+            let in_tests = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .components()
+                .any(|c| c.as_os_str() == "tests");
+            if lines > MAX_FILE_LINES && !in_tests {
+                problems.push(Problem {
+                    file: rel(root, &path),
+                    line: Some(MAX_FILE_LINES + 1),
+                    message: format!(
+                        "{lines} lines, over the limit of {MAX_FILE_LINES}: split the file by job"
+                    ),
                 });
             }
         }

@@ -209,6 +209,34 @@ fn heavy_dependencies_have_one_owner() {
 }
 
 #[test]
+fn the_simulator_reaches_no_store_even_through_another_crate() {
+    // Through context it reaches the store; its tests may use the store directly.
+    let architecture = ARCHITECTURE.replace(
+        "cli -> merkle-store\n",
+        "cli -> merkle-store\nllm-sim -> context\nllm-sim -> merkle-store (dev)\n",
+    );
+    check(
+        &[
+            ("ARCHITECTURE.md", &architecture),
+            (
+                "crates/llm-sim/Cargo.toml",
+                &manifest(
+                    "llm-sim",
+                    "[dependencies]\ncontext.workspace = true\n\n[dev-dependencies]\n\
+                     merkle-store.workspace = true\n",
+                ),
+            ),
+            ("crates/llm-sim/src/lib.rs", "//! The simulator.\n"),
+        ],
+        &[
+            "crates/llm-sim/Cargo.toml: `llm-sim` reaches `merkle-store` through its \
+             dependencies; it must build without the store (what it needs of it belongs in \
+             merkle-hash)",
+        ],
+    );
+}
+
+#[test]
 fn runtime_features_through_workspace_and_features_table() {
     let context = "[features]\nfast = [\"tokio?/full\"]\n\n\
                    [dependencies]\nmerkle-store.workspace = true\n\
@@ -254,6 +282,27 @@ fn rust_files_start_with_a_doc_line() {
             "crates/context/src/view.rs:1: a Rust file must start with a `//!` line saying what \
              it is for",
             "xtask/src/empty.rs:1: a Rust file must start with a `//!` line saying what it is for",
+        ],
+    );
+}
+
+#[test]
+fn a_rust_file_outside_the_tests_has_at_most_800_lines() {
+    let long = format!("//! Long.\n{}", "fn f() {}\n".repeat(800));
+    let limit = format!("//! At the limit.\n{}", "fn f() {}\n".repeat(799));
+    check(
+        &[
+            ("crates/cli/src/main.rs", &long),
+            ("crates/context/src/view.rs", &limit),
+            ("crates/context/src/search/rank.rs", &long),
+            ("crates/context/tests/it/long.rs", &long),
+            ("xtask/src/bench.rs", &long),
+        ],
+        &[
+            "crates/cli/src/main.rs:801: 801 lines, over the limit of 800: split the file by job",
+            "crates/context/src/search/rank.rs:801: 801 lines, over the limit of 800: split the \
+             file by job",
+            "xtask/src/bench.rs:801: 801 lines, over the limit of 800: split the file by job",
         ],
     );
 }

@@ -290,7 +290,10 @@ impl BatchRun<'_> {
                     return Err(Error::BatchWaitInterrupted { id: id.to_owned() });
                 }
                 let nap = (self.poll - slept).min(Duration::from_millis(100));
-                self.runtime.block_on(tokio::time::sleep(nap));
+                // The sleep is made inside the runtime: `tokio::time::sleep` built outside it
+                // panics (no reactor), and this thread is not one of the runtime's.
+                self.runtime
+                    .block_on(async move { tokio::time::sleep(nap).await });
                 slept += nap;
             }
         }

@@ -58,16 +58,16 @@ pub(crate) struct AgentArgs {
     #[arg(long)]
     approve: bool,
     /// The most tokens per response (reserved out of the context window)
-    #[arg(value_parser = clap::value_parser!(u32).range(1..), long, default_value_t = 8192)]
+    #[arg(value_parser = crate::at_least_one::<u32>, long, default_value_t = 8192)]
     max_tokens: u32,
     /// The model's context window in tokens; older messages are compacted beyond it
-    #[arg(value_parser = clap::value_parser!(u64).range(1..), long, default_value_t = 200_000)]
+    #[arg(value_parser = crate::at_least_one::<u64>, long, default_value_t = 200_000)]
     context_window: u64,
     /// Model calls per request at most
-    #[arg(value_parser = clap::value_parser!(u32).range(1..), long, default_value_t = 200)]
+    #[arg(value_parser = crate::at_least_one::<u32>, long, default_value_t = 200)]
     max_model_calls: u32,
     /// A command's time limit when the model gives none, in seconds
-    #[arg(value_parser = clap::value_parser!(u64).range(1..), long, default_value_t = 120)]
+    #[arg(value_parser = crate::at_least_one::<u64>, long, default_value_t = 120)]
     command_timeout: u64,
     /// Offer every tool in each request and name the ones the intent allows in an OpenAI
     /// `allowed_tools` tool choice (for OpenAI-compatible servers that support it), instead of

@@ -24,7 +24,7 @@ pub(crate) struct ViewArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) view: Option<String>,
     /// At most this many frames
-    #[arg(value_parser = crate::positive, long, value_name = "N")]
+    #[arg(value_parser = crate::at_least_one::<usize>, long, value_name = "N")]
     pub(crate) max_frames: Option<usize>,
     /// Only frames of this type (repeatable)
     #[arg(long = "type", value_name = "TYPE")]
@@ -104,11 +104,15 @@ pub(crate) fn print_node_context(
             if k == 1 { "child" } else { "children" }
         ),
     };
-    text.push_str(&format!(
-        "\n{} of {}",
-        c.frames.len(),
-        output::count(c.frame_count as u64, "frame")
-    ));
+    if c.frame_count == 0 {
+        text.push_str("\nno frames yet: `merkle generate -r` gives every file and folder one");
+    } else {
+        text.push_str(&format!(
+            "\n{} of {}",
+            c.frames.len(),
+            output::count(c.frame_count as u64, "frame")
+        ));
+    }
     for f in &c.frames {
         text.push_str("\n\n");
         if f.path != c.node.path {

@@ -68,14 +68,14 @@ pub(crate) struct GenerateWith {
     #[arg(long)]
     pub(crate) replace: bool,
     /// Model calls in flight at once (each still passes llm-core's rate limiter)
-    #[arg(value_parser = crate::positive, long, default_value_t = 8)]
+    #[arg(value_parser = crate::at_least_one::<usize>, long, default_value_t = 8)]
     concurrency: usize,
     /// The most tokens of a file (or of a directory's children's frames) sent to the model; the
     /// rest is cut with a marker
-    #[arg(value_parser = clap::value_parser!(u64).range(1..), long, default_value_t = 8_000)]
+    #[arg(value_parser = crate::at_least_one::<u64>, long, default_value_t = 8_000)]
     max_input_tokens: u64,
     /// The most tokens of one frame
-    #[arg(value_parser = clap::value_parser!(u32).range(1..), long, default_value_t = 400)]
+    #[arg(value_parser = crate::at_least_one::<u32>, long, default_value_t = 400)]
     max_tokens: u32,
     /// A prompt template for files ({type}, {language}, {content}, and {path}, though a template
     /// that names the path makes every rename cost a call) [default: built in, which names no

@@ -25,7 +25,7 @@ pub(crate) struct SearchArgs {
     /// message (`-` reads it from standard input)
     query: String,
     /// At most this many files
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 20, value_parser = crate::at_least_one::<u64>)]
     limit: u64,
     /// Only definitions of this kind (function, method, struct, class, interface, trait, enum,
     /// type, constant, variable, module, macro, ...), or only files of this language (rust,
@@ -44,10 +44,10 @@ pub(crate) struct ContextArgs {
     /// standard input)
     task: String,
     /// The most tokens the bundle may hold (estimated at 4 bytes a token)
-    #[arg(long, default_value_t = 8_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 8_000, value_parser = crate::at_least_one::<u64>)]
     budget: u64,
     /// At most this many files, best first
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = crate::at_least_one::<u64>)]
     files: u64,
 }
 

@@ -39,7 +39,7 @@ pub(crate) struct CompleteArgs {
     #[command(flatten)]
     model: ModelArgs,
     /// The most tokens to generate [default: the request's, else 4096]
-    #[arg(value_parser = clap::value_parser!(u32).range(1..), long)]
+    #[arg(value_parser = crate::at_least_one::<u32>, long)]
     max_tokens: Option<u32>,
     /// Print the text as it arrives
     #[arg(long, conflicts_with = "schema")]
@@ -309,6 +309,10 @@ pub(crate) struct ServeArgs {
     /// The port [default: any free port]
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// How many reads of a batch answer that it is still in progress before one finds it
+    /// ended, as a real service's batch runs for minutes (0: ended as soon as created)
+    #[arg(long, value_name = "N", default_value_t = llm_sim::DEFAULT_BATCH_POLLS)]
+    batch_polls: u32,
 }
 
 pub(crate) fn run_llm(cmd: &LlmCommand, json: bool) -> Result<ExitCode> {
@@ -330,6 +334,7 @@ pub(crate) fn run_sim(cmd: &SimCommand, json: bool) -> Result<ExitCode> {
         .context("starting the async runtime")?;
     runtime.block_on(async {
         let server = FakeServer::start(&format!("127.0.0.1:{}", args.port), strategy).await?;
+        server.set_batch_polls(args.batch_polls);
         // Listening before the address goes out, so a harness that stops us as soon as it
         // has read it still gets a clean exit.
         let shutdown = Shutdown::listen()?;

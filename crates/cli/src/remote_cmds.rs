@@ -225,15 +225,27 @@ pub(crate) fn run_remote(
                     "remote_id": report.id,
                     "readers": report.readers,
                     "writers": report.writers,
+                    "created_roles": report.created,
                 }),
-                format!(
-                    "remote {} ready: schema {} (id {})",
-                    target.name, target.schema, report.id
-                ),
+                init_text(&target, &report),
             );
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `remote init` says: the remote, and each role it had to create.
+fn init_text(target: &remote::Remote, report: &remote::schema::InitReport) -> String {
+    let mut text = format!(
+        "remote {} ready: schema {} (id {})",
+        target.name, target.schema, report.id
+    );
+    for role in &report.created {
+        text.push_str(&format!(
+            "\ncreated role {role} (NOLOGIN: `GRANT {role} TO USER` gives a user its privileges)"
+        ));
+    }
+    text
 }
 
 /// Where a push, pull or check is, on stderr: a bar on a terminal; on anything else (a CI
@@ -370,9 +382,9 @@ fn transfer<R>(
 }
 
 pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> Result<ExitCode> {
+    // The remote first: a command that has none to talk to must not create a store.
+    let target = remote::Remotes::load(&store_dir(g, root))?.resolve(args.name.as_deref(), &env)?;
     let store = open(g, root, args.dry_run)?;
-    let remotes = remote::Remotes::load(store.dir())?;
-    let target = remotes.resolve(args.name.as_deref(), &env)?;
     let report = transfer(
         g,
         &target,
@@ -409,16 +421,17 @@ pub(crate) fn push(g: &Global, root: &Path, args: &PushArgs, out: &mut Out) -> R
 }
 
 pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> Result<ExitCode> {
-    let store = open(g, root, args.dry_run)?;
-    let remotes = remote::Remotes::load(store.dir())?;
-    let target = remotes.resolve(args.name.as_deref(), &env)?;
+    let target = remote::Remotes::load(&store_dir(g, root))?.resolve(args.name.as_deref(), &env)?;
     // The candidates are the frames at the local tree's paths (and the frames are shown on
-    // it): the tree as it is now (a dry run, which writes nothing, takes the last scan's).
-    if !args.dry_run {
+    // it): the tree as it is now, for a dry run too, so that it says what the pull will do
+    // (the scan writes the tree where the disk changed, never a pulled row).
+    let store = if args.dry_run {
+        fresh_reader(g, root)?
+    } else {
+        let store = open(g, root, false)?;
         store.scan(&merkle_store::ScanOptions::default())?;
-    } else if store.root()?.is_none() && !args.all {
-        return Err(merkle_store::Error::NotScanned.into());
-    }
+        store
+    };
     let report = transfer(
         g,
         &target,
@@ -465,6 +478,20 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
         },
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The store read-only, for the tree as it is on disk: a never-scanned copy is scanned first,
+/// a scanned one rescanned only where the disk changed (so that an unchanged tree is not
+/// written at all).
+fn fresh_reader(g: &Global, root: &Path) -> Result<merkle_store::Store> {
+    let ws = crate::workspace(g, root);
+    let current = ws.current()?.store;
+    if current.root()?.is_some() {
+        return Ok(current);
+    }
+    drop(current);
+    ws.scan(&merkle_store::ScanOptions::default())?;
+    Ok(ws.reader()?)
 }
 
 /// Each remote's count of frames not yet pushed to it, for `merkle status`: `--json` gets

@@ -63,7 +63,7 @@ pub(crate) struct WatchArgs {
     #[arg(long, value_name = "N", default_value_t = 300)]
     debounce_ms: u64,
     /// Stop after this many rescans, the first one included (for scripts and tests)
-    #[arg(value_parser = clap::value_parser!(u64).range(1..), long, value_name = "N")]
+    #[arg(value_parser = crate::at_least_one::<u64>, long, value_name = "N")]
     exit_after: Option<u64>,
 }
 

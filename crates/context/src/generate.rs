@@ -14,7 +14,7 @@
 //!
 //! A policy that ranks by the tree ([`SynthesisPolicy::with_tree`]) is asked between the files
 //! and the directories, after `keep_derived`, so the map's facts are all cached; `regenerate`
-//! asks it once per recorded policy id (`map:v2:B:imports:*` names the ranking, not the counts of
+//! asks it once per recorded policy id (`map:v3:B:imports:*` names the ranking, not the counts of
 //! then). What it returns must depend on the tree alone: from a checkpoint with nothing changed
 //! it is not asked, and when it comes out other than the policy the root's frame was made with,
 //! every directory is looked at, not only those above a change (an edit in `app/` can reorder

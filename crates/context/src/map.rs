@@ -80,8 +80,8 @@ impl std::fmt::Debug for Ranking {
     }
 }
 
-/// The offline directory map policy (`map:v2:BYTES`, ranked by weights
-/// `map:v2:BYTES:WEIGHTS`).
+/// The offline directory map policy (`map:v3:BYTES`, ranked by weights
+/// `map:v3:BYTES:WEIGHTS`).
 #[derive(Clone, Debug)]
 pub struct Map {
     /// The most bytes of a directory's frame.
@@ -165,7 +165,7 @@ impl ChildWeights for ImportWeights {
 
 /// The policy id's prefix: the version of what a map writes for given children. Bump it when
 /// that changes.
-pub const MAP_VERSION: &str = "map:v2";
+pub const MAP_VERSION: &str = "map:v3";
 
 /// Component lines shown under a directory's entry.
 const COMPONENTS: usize = 6;
@@ -300,6 +300,40 @@ fn left_out(children: &[Child], room: usize) -> String {
     } else {
         format!("+ {} more\n", children.len())
     }
+}
+
+/// The description of a file no grammar outlines, from its first lines: prose in a README
+/// (not a title, its underline, markup or a directive), else the leading comment's prose.
+/// Never code, a shebang, or a directive to a tool: a description is a sentence or nothing.
+fn fallback_description(lines: &[&str], readme: bool) -> Option<String> {
+    let prose = |text: &str| {
+        let text = text.trim();
+        let words = text
+            .split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphabetic));
+        (words.count() >= 3 && !outline::is_directive(text)).then(|| text.to_owned())
+    };
+    if readme {
+        const MARKUP: [&str; 9] = ["..", "=", "-", "#!", "[!", "<", ":", "|", "*"];
+        return lines
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !MARKUP.iter().any(|m| l.starts_with(m)))
+            .find_map(|l| prose(l.trim_start_matches('#')));
+    }
+    // The comment at the top of the file, up to its first line of code.
+    const COMMENTS: [&str; 5] = ["#", "//", "--", ";", "rem "];
+    lines
+        .iter()
+        .map(|l| l.trim())
+        .take_while(|l| COMMENTS.iter().any(|c| l.starts_with(c)))
+        .filter(|l| !l.starts_with("#!"))
+        .find_map(|l| {
+            prose(
+                l.trim_start_matches(['#', '/', '-', ';'])
+                    .trim_start_matches("rem "),
+            )
+        })
 }
 
 /// Which group a child ranks in: READMEs, entry points, code and directories, the rest.
@@ -538,13 +572,20 @@ impl Child {
         self.stats.bytes = self.bytes;
         self.group = group(name, kind, language);
         let mut symbols = Vec::new();
+        let mut fallback = Vec::new();
         for (i, line) in lines.enumerate() {
             if let Some(sig) = top_level_signature(line) {
                 symbols.push((rank(language, sig), symbols.len(), label(sig)));
+            } else if let Some(first) = line.strip_prefix("  ") {
+                // The fallback's lines of a file no grammar outlines, indented.
+                fallback.push(first);
             } else if i == 0 && !line.trim().is_empty() && !line.starts_with("+ ") {
-                // The doc line, or (indented) the fallback's first line of the file.
+                // The doc line: the outline took it from a docstring or a doc comment.
                 self.description = Some(line.trim().to_owned());
             }
+        }
+        if self.description.is_none() {
+            self.description = fallback_description(&fallback, self.group == 0);
         }
         symbols.retain(|(rank, _, label)| *rank < SKIP && !label.is_empty());
         self.symbol_count = symbols.len();

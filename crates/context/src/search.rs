@@ -586,7 +586,12 @@ pub fn search(
                 history_missing: history_missing.clone(),
             }
         };
-    Ok(on_two_threads(&hits, hit))
+    let mut hits = on_two_threads(&hits, hit);
+    // A filter by kind keeps only files that show a definition of that kind.
+    if kind.is_some() {
+        hits.retain(|h| !h.symbols.is_empty());
+    }
+    Ok(hits)
 }
 
 /// The first `n` of `items` in the order `cmp` gives, in that order (the rest dropped unsorted).

@@ -43,6 +43,6 @@ pub use playback::{Playback, PlaybackOrder, Scrubber, canonical_request};
 pub use record::RecordingClient;
 pub use reply::{Answer, Failure, Reply};
 pub use script::{FailureSpec, Metadata, MidStreamError, Script, Step, ToolCallSpec, UsageSpec};
-pub use server::{Api, FakeServer, Served};
+pub use server::{Api, DEFAULT_BATCH_POLLS, FakeServer, Served};
 pub use source::{load_strategy, parse_strategy};
 pub use strategy::{Digest, Matcher, Pattern, Patterns, Scripted, Strategy};

@@ -25,7 +25,7 @@ pub mod node;
 mod role;
 mod scan;
 pub mod store;
-pub mod time;
+pub use merkle_hash::time;
 mod validate;
 
 pub use agent::{Agent, Role};

@@ -11,7 +11,8 @@ pub(crate) fn cap(s: &str, max: usize) -> String {
 }
 
 /// A declaration's text as one line: whitespace runs collapsed, leading attributes, decorators
-/// and annotations dropped, trailing punctuation that opens a body trimmed, cut to
+/// and annotations dropped, trailing punctuation that opens a body trimmed (never a comma
+/// inside brackets), cut to
 /// [`crate::MAX_SIGNATURE`], and always naming `name`.
 pub(crate) fn signature(raw: &str, name: &str) -> String {
     let mut one = String::with_capacity(raw.len().min(256));
@@ -42,8 +43,10 @@ pub(crate) fn signature(raw: &str, name: &str) -> String {
     }
     let s = s.trim_end_matches([' ', ';', ',', ':', '=', '{']);
     let tidied;
-    let s = if s.contains("( ") || s.contains(" )") || s.contains(",)") {
-        tidied = s.replace("( ", "(").replace(" )", ")").replace(",)", ")");
+    // A comma before a closing bracket stays: in Python `("serializer",)` is a tuple and
+    // `("serializer")` a string.
+    let s = if s.contains("( ") || s.contains(" )") {
+        tidied = s.replace("( ", "(").replace(" )", ")");
         tidied.as_str()
     } else {
         s
@@ -140,7 +143,7 @@ pub(crate) fn doc_lines(raw: &str) -> impl Iterator<Item = &str> {
 /// Whether a comment line is a directive to a tool (a linter, a formatter, a compiler, an
 /// editor) or a byline, rather than prose: `deno-lint-ignore-file`, `eslint-disable`,
 /// `@ts-check`, `go:build`, `-*- coding -*-`, `Author: ...`. Never a description.
-pub(crate) fn is_directive(line: &str) -> bool {
+pub fn is_directive(line: &str) -> bool {
     let l = line.trim();
     let lower = l.to_ascii_lowercase();
     const PREFIXES: [&str; 27] = [

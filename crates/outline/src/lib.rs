@@ -57,6 +57,7 @@ mod skim;
 mod syntax;
 mod text;
 
+pub use clean::is_directive;
 pub use error::{Error, Result};
 pub use imports::{Import, ImportKind};
 pub use render::{RenderConfig, render};
@@ -64,7 +65,7 @@ pub use render::{RenderConfig, render};
 /// The version of what this crate writes for a given input. Bump it when an outline or its
 /// rendering changes for some file, so that callers who memoize by it produce their outlines
 /// again.
-pub const FORMAT: &str = "v4";
+pub const FORMAT: &str = "v5";
 
 /// A language the outline reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

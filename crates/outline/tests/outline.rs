@@ -42,6 +42,19 @@ fixture!(json, "package.json");
 fixture!(toml, "store.toml");
 fixture!(yaml, "config.yaml");
 
+/// A comma before a closing bracket is kept: `("serializer",)` is a tuple in Python and
+/// `("serializer")` a string.
+#[test]
+#[cfg(feature = "python")]
+fn an_outline_keeps_a_comma_before_a_closing_bracket() {
+    let source = "class Tagged:\n    __slots__ = (\"serializer\",)\n\n    \
+                  def wrap(\n        self,\n        value,\n    ):\n        return value\n";
+    let outline = outline::outline(Language::Python, source).expect("parses");
+    let text = render(&outline, &RenderConfig::default());
+    assert!(text.contains("__slots__ = (\"serializer\",)"), "{text}");
+    assert!(text.contains("def wrap(self, value,)"), "{text}");
+}
+
 fn symbol(kind: Kind, name: &str, line: usize, children: Vec<Symbol>) -> Symbol {
     Symbol {
         kind,

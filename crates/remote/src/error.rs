@@ -61,6 +61,14 @@ pub enum Error {
         action: &'static str,
         grant: &'static str,
     },
+    #[error(
+        "remote {name:?}: role {role:?} does not exist, and {user:?} may not create roles: create it first (`CREATE ROLE {role} NOLOGIN`, then `GRANT {role} TO` each user), or run init as a user with CREATEROLE"
+    )]
+    NoSuchRole {
+        name: String,
+        role: String,
+        user: String,
+    },
     #[error("remote {name:?}: {context}: {message}")]
     Database {
         name: String,

@@ -71,6 +71,9 @@ pub struct InitReport {
     pub readers: Vec<String>,
     /// The roles granted writing.
     pub writers: Vec<String>,
+    /// The roles that did not exist and were created (as NOLOGIN group roles: a user gets
+    /// one's privileges with `GRANT ROLE TO user`).
+    pub created: Vec<String>,
 }
 
 /// Creates the remote's schema and tables where missing (safe to run again) and grants each
@@ -90,7 +93,11 @@ pub async fn init(
         .transaction()
         .await
         .map_err(|e| Error::db(&name, "starting init", &e))?;
+    let created = missing_roles(&tx, &name, readers.iter().chain(writers)).await?;
     let mut sql = INIT_SQL.replace("{schema}", &schema);
+    for role in &created {
+        sql.push_str(&format!("CREATE ROLE {} NOLOGIN;\n", quote(role)));
+    }
     for role in readers {
         sql.push_str(
             &READER_SQL
@@ -119,7 +126,50 @@ pub async fn init(
         id,
         readers: readers.to_vec(),
         writers: writers.to_vec(),
+        created,
     })
+}
+
+/// The roles among `roles` that do not exist yet, each once, in order: init creates them
+/// where the connected user may create roles (CREATEROLE or superuser), and otherwise stops
+/// naming the first, before anything is written.
+async fn missing_roles(
+    tx: &tokio_postgres::Transaction<'_>,
+    name: &str,
+    roles: impl Iterator<Item = &String>,
+) -> Result<Vec<String>> {
+    let mut missing: Vec<String> = Vec::new();
+    for role in roles {
+        let exists = tx
+            .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[role])
+            .await
+            .map_err(|e| Error::db(name, "looking up a role", &e))?
+            .is_some();
+        if !exists && !missing.contains(role) {
+            missing.push(role.clone());
+        }
+    }
+    let Some(first) = missing.first() else {
+        return Ok(missing);
+    };
+    let row = tx
+        .query_one(
+            "SELECT current_user::text, rolcreaterole OR rolsuper FROM pg_roles \
+             WHERE rolname = current_user",
+            &[],
+        )
+        .await
+        .map_err(|e| Error::db(name, "reading the user's privileges", &e))?;
+    let (user, may_create): (String, bool) = (row.get(0), row.get(1));
+    if may_create {
+        Ok(missing)
+    } else {
+        Err(Error::NoSuchRole {
+            name: name.to_owned(),
+            role: first.clone(),
+            user,
+        })
+    }
 }
 
 fn check_role(role: &str) -> Result<()> {

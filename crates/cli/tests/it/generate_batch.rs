@@ -1,7 +1,8 @@
 //! `merkle generate --batch` against the fake Anthropic and OpenAI servers, on a real tree (this
 //! repository's own files): no direct model call, the same frames as a direct generate at half
-//! the cost, a dry run that sends nothing, and a run killed while it waits that picks its batch
-//! up again instead of sending another.
+//! the cost, a dry run that sends nothing, a batch that stays in progress for several reads (as
+//! a real service's does), and a run killed while it waits that picks its batch up again
+//! instead of sending another.
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -16,7 +17,7 @@ use crate::{Workspace, parse, run};
 
 struct Server {
     /// Runs the fake server; kept for as long as it serves.
-    _runtime: tokio::runtime::Runtime,
+    runtime: tokio::runtime::Runtime,
     fake: FakeServer,
 }
 
@@ -30,10 +31,7 @@ impl Server {
         let fake = runtime
             .block_on(FakeServer::start("127.0.0.1:0", Box::new(Digest)))
             .expect("the fake server starts");
-        Server {
-            _runtime: runtime,
-            fake,
-        }
+        Server { runtime, fake }
     }
 
     fn direct_calls(&self) -> usize {
@@ -228,7 +226,8 @@ fn a_run_killed_while_it_waits_picks_its_batch_up_and_sends_nothing_twice() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("starting merkle generate --batch");
-    // Once it says it sent the batch, the batch is kept in the store: kill it mid-wait.
+    // Once it says it sent the batch, the batch is kept in the store; once it has read the
+    // batch's state twice it is asleep between two reads: kill it there.
     let stderr = child.stderr.take().expect("piped stderr");
     let mut lines = BufReader::new(stderr).lines();
     let sent = lines
@@ -238,6 +237,15 @@ fn a_run_killed_while_it_waits_picks_its_batch_up_and_sends_nothing_twice() {
     assert!(
         sent.is_some(),
         "generate --batch never said it sent a batch"
+    );
+    let read_twice = server.runtime.block_on(async {
+        let reads = server.fake.wait_for_batch_reads(2);
+        tokio::time::timeout(std::time::Duration::from_secs(120), reads).await
+    });
+    let state = child.try_wait().expect("the child's state");
+    assert!(
+        read_twice.is_ok() && state.is_none(),
+        "generate --batch stopped waiting: {state:?}"
     );
     child.kill().expect("kill -9");
     child.wait().expect("reaped");
@@ -252,6 +260,21 @@ fn a_run_killed_while_it_waits_picks_its_batch_up_and_sends_nothing_twice() {
         (&json!(first), &json!(true))
     );
     assert_eq!(heads(&ws), heads(&direct_ws));
+}
+
+#[test]
+fn a_batch_still_in_progress_for_several_reads_is_waited_for() {
+    // A real service's batch runs for minutes: here it answers in progress to three reads.
+    for api in ["anthropic", "openai"] {
+        let server = Server::start();
+        server.fake.set_batch_polls(3);
+        let direct_ws = Workspace::fixture();
+        generate(&direct_ws, &server, api, &[]);
+        let batch_ws = Workspace::fixture();
+        let batched = generate(&batch_ws, &server, api, &["--batch"]);
+        assert_eq!(server.fake.batch_ids().len(), 4, "{api}: {batched}");
+        assert_eq!(heads(&batch_ws), heads(&direct_ws), "{api}");
+    }
 }
 
 #[test]
@@ -305,10 +328,7 @@ fn failed_calls_go_in_the_next_batch_once_and_then_fail_their_file() {
             Box::new(Failing { flaky: 2 }),
         ))
         .expect("the fake server starts");
-    let server = Server {
-        _runtime: runtime,
-        fake,
-    };
+    let server = Server { runtime, fake };
     let ws = Workspace::fixture();
     let retried = generate(&ws, &server, "anthropic", &["--policy", "map", "--batch"]);
     // The two failed calls went again in a second batch, and succeeded there.

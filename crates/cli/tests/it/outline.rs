@@ -69,7 +69,7 @@ fn a_source_files_frame_is_its_outline_and_an_edit_reparses_one_file() {
     let first = offline_generate(&ws);
     assert_eq!(
         (&first["producer"], &first["produced"]),
-        (&json!("outline:v4:8:2048"), &json!(3)),
+        (&json!("outline:v5:8:2048"), &json!(3)),
         "{first}"
     );
     insta::assert_snapshot!("outline_store_rs", head(&ws, "src/store.rs"));
@@ -234,7 +234,7 @@ fn synthesize_policy_map_writes_the_map_generate_writes() {
     assert!(
         frame["metadata"]["extra"]["synthesis.policy"]
             .as_str()
-            .is_some_and(|p| p.starts_with("map:v2:4096:imports:")),
+            .is_some_and(|p| p.starts_with("map:v3:4096:imports:")),
         "{frame}"
     );
 }

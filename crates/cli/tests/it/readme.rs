@@ -106,3 +106,52 @@ fn the_quick_tour_and_the_agent_example_run_twice_as_written() {
     );
     run_twice(&ws, &ws.root, &agent);
 }
+
+/// Byte counts as `N bytes`: they change with every edit, the README's own included.
+fn without_byte_counts(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(" bytes") {
+        let number = rest[..at].trim_end_matches(|c: char| c.is_ascii_digit() || c == ',');
+        let digits = &rest[number.len()..at];
+        out.push_str(number);
+        out.push_str(if digits.is_empty() { "" } else { "N" });
+        out.push_str(" bytes");
+        rest = &rest[at + " bytes".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn the_readme_s_sample_map_is_this_repository_s() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).expect("README.md");
+    let (_, rest) = readme
+        .split_once("An excerpt of this repository's")
+        .expect("README.md shows a sample map");
+    let (_, rest) = rest.split_once("```text\n").expect("a ```text block");
+    let (sample, _) = rest.split_once("\n```").expect("a closed block");
+    let ws = Workspace::empty();
+    copy_repository(&repository(), &ws.root);
+    std::fs::create_dir_all(ws.path(".git")).expect("creating .git");
+    ws.ok(&["-q", "generate", "--recursive", "--offline"]);
+    let map: Vec<String> = ws
+        .ok(&["get-node", "."])
+        .lines()
+        // The frame's text, as `get-node` indents it.
+        .map(|line| without_byte_counts(line.strip_prefix("    ").unwrap_or(line)))
+        .collect();
+    // Every line the excerpt shows is the map's, in the map's order ("..." elides the rest).
+    let mut at = 0;
+    for line in sample.lines().filter(|l| *l != "...") {
+        let line = without_byte_counts(line);
+        match map[at..].iter().position(|m| *m == line) {
+            Some(found) => at += found + 1,
+            None => panic!(
+                "README.md's sample map shows {line:?}, which `merkle get-node .` does not (in \
+                 that order); the map:\n{}",
+                map.join("\n")
+            ),
+        }
+    }
+}

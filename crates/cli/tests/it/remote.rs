@@ -229,6 +229,28 @@ impl Pg {
         role
     }
 
+    /// A role's name for this test, dropped at its end, that the test does not create.
+    fn planned_role(&mut self, suffix: &str) -> String {
+        let role = format!("{}_{suffix}", self.schema);
+        self.sql(&format!("DROP ROLE IF EXISTS {role}"));
+        self.roles.push(role.clone());
+        role
+    }
+
+    /// Which of `roles` exist, by name, each with whether it may log in.
+    fn roles_named(&self, roles: &[&str]) -> Vec<(String, bool)> {
+        let names: Vec<String> = roles.iter().map(|r| (*r).to_owned()).collect();
+        let rows = self
+            .runtime
+            .block_on(self.client.query(
+                "SELECT rolname::text, rolcanlogin FROM pg_roles WHERE rolname = ANY($1) \
+                 ORDER BY rolname",
+                &[&names],
+            ))
+            .expect("reading pg_roles");
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+    }
+
     /// The server's URL as `role`.
     fn url_as(&self, role: &str) -> String {
         let url = server_url();
@@ -894,4 +916,80 @@ fn a_password_in_a_url_is_never_stored() {
         !file.contains("s3cret") && !file.contains("again"),
         "{file}"
     );
+}
+
+#[test]
+fn push_and_pull_outside_a_workspace_create_no_store() {
+    let ws = Workspace::empty();
+    for args in [
+        &["push"][..],
+        &["pull"],
+        &["pull", "--dry-run"],
+        &["push", "--dry-run"],
+    ] {
+        let r = ws.run(args);
+        assert_eq!(r.code, 1, "{args:?}: {r}");
+        assert!(
+            r.stderr.contains("no remote is configured"),
+            "{args:?}: {r}"
+        );
+        assert!(!ws.path(".merkle").exists(), "{args:?} created a store");
+    }
+}
+
+#[test]
+fn a_dry_run_pull_into_a_never_scanned_copy_says_what_the_pull_then_does() {
+    let pg = Pg::new("drynew");
+    let a = Workspace::fixture();
+    pg.add_remote(&a, &server_url());
+    a.ok(&["remote", "init"]);
+    a.ok(&["generate", "--recursive", "--offline"]);
+    a.ok(&["push"]);
+
+    // A fresh copy: a remote added (which makes the store), never scanned.
+    let b = Workspace::fixture();
+    pg.add_remote(&b, &server_url());
+    let planned = b.json(&["pull", "--dry-run"]);
+    assert_eq!(planned["dry_run"], json!(true), "{planned}");
+    assert_eq!(
+        b.json(&["status"])["frames"],
+        json!(0),
+        "a dry run stores no frame"
+    );
+    let pulled = b.json(&["pull"]);
+    assert_eq!(planned["pulled"], pulled["pulled"], "{planned} vs {pulled}");
+    assert_eq!(pulled["pulled"]["frames"], json!(pg.count("frames")));
+}
+
+#[test]
+fn init_creates_missing_roles_where_the_user_may_and_names_them_where_it_may_not() {
+    let mut pg = Pg::new("roles");
+    let owner = pg.role("owner");
+    pg.sql(&format!("GRANT CREATE ON DATABASE test TO {owner}"));
+    let (ci, dev) = (pg.planned_role("ci"), pg.planned_role("dev"));
+    let ws = Workspace::fixture();
+
+    // A user without CREATEROLE: refused before anything is written, naming the role.
+    pg.add_remote(&ws, &pg.url_as(&owner));
+    let r = ws.run(&["remote", "init", "--writer", &ci, "--reader", &dev]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains(&format!("role {dev:?} does not exist"))
+            && r.stderr.contains("CREATEROLE"),
+        "{r}"
+    );
+    assert_eq!(pg.roles_named(&[&ci, &dev]), Vec::<(String, bool)>::new());
+    ws.ok(&["remote", "remove", "origin"]);
+
+    // A user who may create roles: they are made as group roles, and said.
+    pg.add_remote(&ws, &server_url());
+    let init = ws.json(&["remote", "init", "--writer", &ci, "--reader", &dev]);
+    assert_eq!(init["created_roles"], json!([dev, ci]), "{init}");
+    assert_eq!(
+        pg.roles_named(&[&ci, &dev]),
+        vec![(ci.clone(), false), (dev.clone(), false)]
+    );
+    // Run again, nothing is created: the roles exist.
+    let again = ws.json(&["remote", "init", "--writer", &ci, "--reader", &dev]);
+    assert_eq!(again["created_roles"], json!([]), "{again}");
 }

@@ -132,6 +132,40 @@ fn type_filters_by_kind_or_language_and_bad_input_is_a_usage_error() {
     }
 }
 
+/// `--type class` keeps a file only where it shows a class: a class holding methods is what
+/// was asked for (flask's `testing.py` was kept with an empty symbol list).
+#[test]
+fn a_filter_by_kind_keeps_only_files_showing_a_definition_of_that_kind() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/testing.py",
+        "from .sessions import Client\n\n\nclass FlaskClient(Client):\n    \
+         \"\"\"Works like a regular client.\"\"\"\n\n    def open(self, path):\n        \
+         return self.request(path)\n\n    def session_transaction(self):\n        \
+         return self.session\n",
+    );
+    ws.write(
+        "src/helpers.py",
+        "def get_client(app):\n    \"\"\"The client of an app.\"\"\"\n    return app.client\n",
+    );
+    ws.ok(&["scan"]);
+    let hits = ws.json(&["search", "client", "--type", "class"]);
+    assert_eq!(paths(&hits), ["src/testing.py"], "{hits}");
+    assert_eq!(hits[0]["symbols"][0]["name"], "FlaskClient", "{hits}");
+    for hit in hits.as_array().expect("hits") {
+        let kinds: Vec<&Value> = hit["symbols"]
+            .as_array()
+            .expect("symbols")
+            .iter()
+            .map(|s| &s["kind"])
+            .collect();
+        assert!(
+            !kinds.is_empty() && kinds.iter().all(|k| *k == "class"),
+            "{hit}"
+        );
+    }
+}
+
 #[test]
 fn odd_queries_get_an_answer_not_a_panic() {
     let ws = workspace();

@@ -31,6 +31,9 @@ fn usage_errors_exit_2() {
             &["-q", "-v", "status"],
             &["frobnicate"],
             &[],
+            &["scan", "no/such/dir"],
+            &["search", "x", "--limit", "0"],
+            &["context", "x", "--budget", "zero"],
         ],
     );
     // Nothing was created: a usage error never opens the store.
@@ -147,6 +150,58 @@ fn help_and_version_exit_0() {
     ws.settings().bind(|| insta::assert_snapshot!("help", help));
 }
 
+#[test]
+fn the_help_lists_first_what_a_newcomer_runs_first_and_ends_with_an_example() {
+    let ws = Workspace::fixture();
+    let help = ws.ok(&["--help"]);
+    let commands: Vec<&str> = help
+        .split("\nCommands:\n")
+        .nth(1)
+        .expect("a command list")
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.strip_prefix("  ").filter(|l| !l.starts_with(' ')))
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    let first = [
+        "scan", "generate", "get-node", "search", "context", "related", "mcp",
+    ];
+    assert_eq!(&commands[..first.len()], &first, "{help}");
+    let tail: Vec<&str> = help.trim_end().lines().rev().take(4).collect();
+    assert_eq!(tail[3], "Start here:", "{help}");
+    assert!(
+        tail[..3].iter().all(|l| l.starts_with("  merkle ")),
+        "{help}"
+    );
+    // run's help names every exit code it has.
+    let run = ws
+        .ok(&["run", "--help"])
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for code in ["exit 0", "3 escalated", "4 stopped", "5 completed"] {
+        assert!(run.contains(code), "{code}: {run}");
+    }
+    // get-node's help promises what it shows: the ids only under -v.
+    let get_node = ws.ok(&["get-node", "--help"]);
+    assert!(
+        get_node.contains("with -v its NodeID and content hash"),
+        "{get_node}"
+    );
+}
+
+#[test]
+fn scan_of_a_path_that_was_deleted_since_the_last_scan_drops_it() {
+    let ws = Workspace::scanned();
+    std::fs::remove_file(ws.path("src/lib.rs")).expect("rm");
+    ws.ok(&["scan", "src/lib.rs"]);
+    let listed = ws.ok(&["list-nodes", "src"]);
+    assert!(!listed.contains("lib.rs"), "{listed}");
+    let r = ws.run(&["scan", "src/lib.rs"]);
+    assert_eq!(r.code, 2, "now gone from disk and tree: {r}");
+    assert!(r.stderr.contains("\"src/lib.rs\" does not exist"), "{r}");
+}
+
 /// Counts of one read in the singular: `1 file`, `1 line`, `1 stale frame`, never `1 files`.
 #[test]
 fn counts_of_one_are_singular() {
@@ -210,7 +265,10 @@ fn get_node_shows_context_first_and_ids_under_verbose() {
     let ws = Workspace::scanned();
     let text = ws.ok(&["get-node", "src"]);
     assert!(
-        text.starts_with("src (dir, 4 children)\n0 of 0 frames"),
+        text.starts_with(
+            "src (dir, 4 children)\nno frames yet: `merkle generate -r` gives every file and \
+             folder one"
+        ),
         "{text}"
     );
     assert!(!text.contains("node_id"), "{text}");

@@ -193,7 +193,8 @@ pub(super) fn best_symbols(
             // A definition the query names outranks any other; among those, the innermost.
             let score = if idents.contains_key(s.name.as_str()) {
                 1e6 / len
-            } else if holds_a_function(s.line, s.end_line) {
+            } else if kind.is_none() && holds_a_function(s.line, s.end_line) {
+                // Asked for a kind (`--type class`), a container is what was asked for.
                 0.0
             } else {
                 body / len.sqrt()

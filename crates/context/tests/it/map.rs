@@ -168,7 +168,7 @@ fn weights_rank_before_size() {
         ranking: Ranking::Weights(Arc::new(Codec)),
         ..Map::default()
     };
-    assert_eq!(weighted.id(), "map:v2:4096:refs-test");
+    assert_eq!(weighted.id(), "map:v3:4096:refs-test");
     let src = &maps(&store, &weighted, &["src"])[0];
     let order: Vec<&str> = src
         .lines()
@@ -218,20 +218,20 @@ fn a_map_ranked_by_imports_puts_what_is_imported_before_what_is_bigger() {
         .expect("read")
         .expect("a map");
     let policy = &frame.metadata.extra[context::synthesis::META_POLICY];
-    assert!(policy.starts_with("map:v2:4096:imports:"), "{policy}");
+    assert!(policy.starts_with("map:v3:4096:imports:"), "{policy}");
     assert_eq!(
         Map::by_imports().id(),
-        "map:v2:4096:imports",
+        "map:v3:4096:imports",
         "before it reads a tree"
     );
     // `regenerate` makes it again from the id its frames record, with the weights of then.
     let again = context::regenerate::builtin_policy(policy).expect("a built-in policy");
-    assert_eq!(again.id(), "map:v2:4096:imports");
+    assert_eq!(again.id(), "map:v3:4096:imports");
     // A map of an earlier version is made again as the current one.
     let older = context::regenerate::builtin_policy("map:v1:4096:imports:0123456789abcdef");
     assert_eq!(
         older.map(|p| p.id()).as_deref(),
-        Some("map:v2:4096:imports")
+        Some("map:v3:4096:imports")
     );
 }
 
@@ -292,5 +292,61 @@ fn source_folders_rank_before_tests_fixtures_and_docs() {
         order,
         ["src/", "tools/", "tests/", "fixtures/", "docs/"],
         "{root}"
+    );
+}
+
+/// A description is a sentence from a docstring, a comment or a README, else nothing: never
+/// an import, a directive, markup or a shebang (a flask-shaped tree, whose package entry point
+/// only imports and whose docs start with an rst directive).
+#[test]
+fn descriptions_are_prose_or_nothing() {
+    let (_dir, store) = workspace(&[
+        (
+            "README.rst",
+            "Flask\n=====\n\n.. image:: logo.png\n\nFlask is a lightweight web application framework.\n",
+        ),
+        (
+            "src/flask/__init__.py",
+            "from __future__ import annotations\n\nfrom . import json as json\nfrom .app import Flask as Flask\n",
+        ),
+        (
+            "src/flask/app.py",
+            "\"\"\"The application object.\"\"\"\n\n\nclass Flask:\n    pass\n",
+        ),
+        (
+            "docs/index.rst",
+            ".. rst-class:: hide-header\n\nWelcome to Flask\n================\n",
+        ),
+        (
+            "scripts/release.sh",
+            "#!/bin/bash\n# Builds the release archives and signs them.\nset -e\n",
+        ),
+        ("scripts/clean.sh", "#!/bin/sh\nrm -rf build\n"),
+    ]);
+    let frames = maps(
+        &store,
+        &Map::default(),
+        &["", "src/flask", "docs", "scripts"],
+    );
+    let all = frames.join("\n");
+    for wrong in [
+        "import",
+        "rst-class",
+        "#!",
+        "rm -rf",
+        "=====",
+        "Welcome to Flask",
+    ] {
+        assert!(!all.contains(wrong), "{wrong:?} in a description:\n{all}");
+    }
+    assert!(
+        frames[0].starts_with("Flask is a lightweight web application framework.\n"),
+        "{}",
+        frames[0]
+    );
+    assert!(
+        frames[3].contains("release.sh: Builds the release archives and signs them."),
+        "{}",
+        frames[3]
     );
 }

@@ -4,10 +4,12 @@
 //!
 //! A batch's calls are answered by the strategy when the batch is created, in submission
 //! order, as if each had come on its own (the prompt cache and structured answers apply), and
-//! are numbered among the server's calls ([`super::Served::batch`] names the batch). A batch
-//! ends as soon as it is created, unless the server holds batches
-//! ([`super::FakeServer::hold_batches`]): then it stays in progress until released or
-//! cancelled, which is how a test kills a client in the middle of its wait. A strategy's
+//! are numbered among the server's calls ([`super::Served::batch`] names the batch). As a real
+//! service's, a batch is still in progress when a client first looks: it answers in progress
+//! to the first [`DEFAULT_POLLS`] reads of it ([`super::FakeServer::set_batch_polls`] changes
+//! how many; 0 ends batches as they are created), and ended from the next one on. While the
+//! server holds batches ([`super::FakeServer::hold_batches`]) they stay in progress until
+//! released or cancelled, which is how a test kills a client in the middle of its wait. A strategy's
 //! timeout makes a call expire; its other failures make it errored, with the error body the
 //! service would have sent.
 
@@ -38,8 +40,10 @@ impl Routed {
     }
 }
 
+/// How many reads of a new batch answer that it is still in progress, unless set otherwise.
+pub const DEFAULT_POLLS: u32 = 2;
+
 /// What the server keeps of batches and files.
-#[derive(Default)]
 pub(super) struct Book {
     next: u64,
     /// In creation order.
@@ -47,6 +51,20 @@ pub(super) struct Book {
     files: BTreeMap<String, File>,
     /// New batches stay in progress while set.
     pub hold: bool,
+    /// How many reads of a new batch find it in progress.
+    pub polls: u32,
+}
+
+impl Default for Book {
+    fn default() -> Self {
+        Book {
+            next: 0,
+            batches: Vec::new(),
+            files: BTreeMap::new(),
+            hold: false,
+            polls: DEFAULT_POLLS,
+        }
+    }
 }
 
 impl Book {
@@ -71,6 +89,18 @@ impl Book {
     fn batch(&mut self, id: &str) -> Option<&mut Batch> {
         self.batches.iter_mut().find(|b| b.id == id)
     }
+
+    /// A client reads batch `id`: one poll fewer before it ends, unless batches are held.
+    fn poll(&mut self, id: &str) {
+        let hold = self.hold;
+        let Some(batch) = self.batch(id).filter(|b| b.running() && !hold) else {
+            return;
+        };
+        match batch.polls_left.checked_sub(1) {
+            Some(left) => batch.polls_left = left,
+            None => batch.ended = Some(SystemTime::now()),
+        }
+    }
 }
 
 struct File {
@@ -87,6 +117,8 @@ struct Batch {
     created: SystemTime,
     ended: Option<SystemTime>,
     cancelled: Option<SystemTime>,
+    /// Reads still to answer in progress before the batch ends.
+    polls_left: u32,
     items: Vec<Item>,
     /// OpenAI: the input file, and the errors of one that could not be read.
     input_file: Option<String>,
@@ -134,7 +166,7 @@ fn rfc3339(time: SystemTime) -> String {
         .map_or(0, |since| {
             u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
         });
-    merkle_store::time::rfc3339_millis(ms)
+    merkle_hash::time::rfc3339_millis(ms)
 }
 
 /// The batch or file route `request` asks for, answered; `None` for other paths.
@@ -196,7 +228,11 @@ pub(super) fn route(shared: &Shared, request: &HttpRequest) -> Option<Routed> {
         ("GET", ["batches", id]) => {
             let mut book = lock(&shared.book);
             match book.batch(id).filter(|b| b.api == Api::OpenAi) {
-                Some(_) => Routed::json(200, &openai_batch(&mut book, id)),
+                Some(_) => {
+                    book.poll(id);
+                    shared.batch_reads.send_modify(|reads| *reads += 1);
+                    Routed::json(200, &openai_batch(&mut book, id))
+                }
                 None => missing(Api::OpenAi, "batch", id),
             }
         }
@@ -336,13 +372,15 @@ fn create(
         .collect();
     let mut book = lock(&shared.book);
     let now = SystemTime::now();
-    let ended = (!book.hold).then_some(now);
+    let ended = (!book.hold && book.polls == 0).then_some(now);
+    let polls_left = book.polls;
     book.batches.push(Batch {
         id: id.clone(),
         api,
         created: now,
         ended,
         cancelled: None,
+        polls_left,
         items,
         input_file,
         failed: Vec::new(),
@@ -413,7 +451,12 @@ fn anthropic_one(
         return missing(Api::Anthropic, "message batch", id);
     };
     match (method, rest) {
-        ("GET", []) => Routed::json(200, &anthropic_batch(batch, request)),
+        ("GET", []) => {
+            book.poll(id);
+            shared.batch_reads.send_modify(|reads| *reads += 1);
+            let batch = book.batch(id).expect("looked up above");
+            Routed::json(200, &anthropic_batch(batch, request))
+        }
         ("POST", ["cancel"]) => {
             if batch.running() {
                 let now = SystemTime::now();

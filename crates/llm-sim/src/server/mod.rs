@@ -24,6 +24,8 @@ mod openai;
 mod responses;
 mod wire;
 
+pub use batch::DEFAULT_POLLS as DEFAULT_BATCH_POLLS;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
@@ -71,6 +73,8 @@ struct Shared {
     book: Mutex<batch::Book>,
     /// How many batches have been created.
     batches: watch::Sender<usize>,
+    /// How many times a client has read one batch's state.
+    batch_reads: watch::Sender<usize>,
 }
 
 /// A running fake API server; it stops when dropped.
@@ -105,6 +109,7 @@ impl FakeServer {
             cache: Mutex::default(),
             book: Mutex::default(),
             batches: watch::Sender::new(0),
+            batch_reads: watch::Sender::new(0),
         });
         let task = tokio::spawn(accept(listener, Arc::clone(&shared)));
         Ok(Self {
@@ -150,6 +155,21 @@ impl FakeServer {
         if !hold {
             book.release();
         }
+    }
+
+    /// How many reads of a batch created from now on answer that it is still in progress
+    /// before one finds it ended ([`DEFAULT_BATCH_POLLS`] unless set; 0 ends each batch as
+    /// it is created).
+    pub fn set_batch_polls(&self, polls: u32) {
+        lock(&self.shared.book).polls = polls;
+    }
+
+    /// Waits until clients have read a batch's state `count` times in all: for a test that
+    /// must act while a client waits between two reads.
+    pub async fn wait_for_batch_reads(&self, count: usize) {
+        let mut reads = self.shared.batch_reads.subscribe();
+        // The sender lives in `shared`, which `self` holds, so the wait cannot fail.
+        let _ = reads.wait_for(|reads| *reads >= count).await;
     }
 
     /// Waits until `count` batches have been created.

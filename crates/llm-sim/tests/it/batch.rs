@@ -1,6 +1,6 @@
 //! llm-core's batch clients end to end against the fake server's batch APIs: a batch's
 //! answers are the ones direct calls get, failures come back as errored and expired results,
-//! a held batch stays in progress until released, and a cancelled one ends with its calls
+//! a batch answers in progress to its first reads, a held batch stays in progress until released, and a cancelled one ends with its calls
 //! canceled.
 
 use llm_core::{BatchItem, BatchOutcome, BatchState, LlmClient};
@@ -68,6 +68,14 @@ async fn a_batch_answers_as_direct_calls_would_with_failures_as_results() {
         let created = batches.submit(&items()).await.expect("batch created");
         assert_eq!(created.state, BatchState::InProgress, "{api:?}");
         assert_eq!(server.batch_ids(), vec![created.id.clone()], "{api:?}");
+        // As on the real service, the batch is still running when first read.
+        let mut states = Vec::new();
+        for _ in 0..=llm_sim::DEFAULT_BATCH_POLLS {
+            states.push(batches.status(&created.id).await.expect("status").state);
+        }
+        let mut running = vec![BatchState::InProgress; llm_sim::DEFAULT_BATCH_POLLS as usize];
+        running.push(BatchState::Ended);
+        assert_eq!(states, running, "{api:?}");
         let status = batches.status(&created.id).await.expect("status");
         assert_eq!(status.state, BatchState::Ended, "{api:?}");
         assert_eq!(status.counts.succeeded, 2, "{api:?}");

@@ -31,6 +31,15 @@ def prompt(n):
     return f"Summarize file {n}."
 
 
+def poll(retrieve, running):
+    """Reads a batch until it is no longer `running`, as a client of the real service must:
+    the server keeps a batch in progress for its first reads (`--batch-polls`, 2 by default)."""
+    reads = [retrieve() for _ in range(10)]
+    states = [running(batch) for batch in reads]
+    assert states[:3] == [True, True, False], states
+    return reads[2]
+
+
 def test_anthropic_message_batches_create_retrieve_results_list_delete(tmp_path):
     with serve(tmp_path, ANSWERS) as url:
         client = anthropic.Anthropic(api_key="sk-ant-test", base_url=url, max_retries=0)
@@ -51,7 +60,10 @@ def test_anthropic_message_batches_create_retrieve_results_list_delete(tmp_path)
         assert batch.processing_status == "in_progress"
         assert batch.request_counts.processing == 4
 
-        done = client.messages.batches.retrieve(batch.id)
+        done = poll(
+            lambda: client.messages.batches.retrieve(batch.id),
+            lambda b: b.processing_status == "in_progress",
+        )
         assert done.processing_status == "ended"
         assert done.ended_at is not None and done.created_at <= done.ended_at
         counts = done.request_counts
@@ -80,8 +92,8 @@ def test_anthropic_message_batches_create_retrieve_results_list_delete(tmp_path)
 
 
 def test_anthropic_cancel_before_the_batch_ends(tmp_path):
-    # A script that has run out still answers; the cancel comes after the create, and an
-    # already-ended batch stays ended.
+    # A script that has run out still answers; the cancel comes while the batch is still in
+    # progress, as it is at first on the real service.
     with serve(tmp_path, ANSWERS) as url:
         client = anthropic.Anthropic(api_key="sk-ant-test", base_url=url, max_retries=0)
         batch = client.messages.batches.create(
@@ -128,7 +140,10 @@ def test_openai_files_and_batches_from_upload_to_output_and_error_files(tmp_path
             completion_window="24h",
         )
         assert batch.status == "validating"
-        done = client.batches.retrieve(batch.id)
+        done = poll(
+            lambda: client.batches.retrieve(batch.id),
+            lambda b: b.status in ("validating", "in_progress", "finalizing"),
+        )
         assert done.status == "completed"
         assert (done.request_counts.total, done.request_counts.completed) == (4, 2)
         assert [b.id for b in client.batches.list()] == [batch.id]

@@ -1,7 +1,7 @@
 //! UTC times as text, from milliseconds since the Unix epoch: the one date formatter of the
 //! workspace (frames' `created_at`, audit records, conversation ids, the agent's prompt, the
-//! fake batch API's times), here because every crate that prints a time already depends on
-//! the store.
+//! fake batch API's times), in the leaf crate so that any crate can print a time without
+//! depending on the store (which re-exports it as `merkle_store::time`).
 //!
 //! Days become a civil date by Howard Hinnant's algorithm, so no date crate is needed for one
 //! format. Times are given, never read here: callers inject their clocks.
