@@ -199,13 +199,7 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
     );
 }
 
-pub(crate) fn status(
-    out: &mut Out,
-    g: &Global,
-    status: &context::ops::Status,
-    stale_text: String,
-    remotes: (Value, String),
-) {
+pub(crate) fn status(out: &mut Out, g: &Global, status: &context::ops::Status, stale_text: String) {
     let r = &status.report;
     warnings(g, &r.warnings);
     let mut text = format!(
@@ -234,14 +228,18 @@ pub(crate) fn status(
         text.push('\n');
         text.push_str(&stale_text);
     }
-    let (remotes_json, remotes_text) = remotes;
-    if !remotes_text.is_empty() {
-        text.push('\n');
-        text.push_str(&remotes_text);
+    for remote in &status.remotes {
+        let (name, n) = (&remote.name, remote.unpushed);
+        text.push_str(&if n == 0 {
+            format!("\nremote {name}: everything pushed")
+        } else {
+            format!(
+                "\nremote {name}: {} not pushed (`merkle push {name}`)",
+                count(n, "frame")
+            )
+        });
     }
-    let mut json = status.json();
-    json["remotes"] = remotes_json;
-    out.value(json, text);
+    out.value(status.json(), text);
 }
 
 pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {

@@ -10,7 +10,7 @@ use merkle_store::{NewFrame, ScanOptions};
 use crate::output::{self, Out, frame_json};
 use crate::{
     Global, Usage, context_cmds, display_path, open, open_current_or_warn, parse_hash,
-    parse_key_value, remote_cmds, resolve, workspace, workspace_path,
+    parse_key_value, resolve, workspace, workspace_path,
 };
 
 #[derive(Args, Debug)]
@@ -147,9 +147,8 @@ fn check_scan_paths(g: &Global, root: &Path, given: &[String], paths: &[String])
 pub(crate) fn status(g: &Global, root: &Path, out: &mut Out) -> Result<()> {
     let ws = workspace(g, root);
     let status = ws.status()?;
-    let remotes = remote_cmds::unpushed(g, &ws)?;
     let stale = context_cmds::stale_text(&status.stale);
-    output::status(out, g, &status, stale, remotes);
+    output::status(out, g, &status, stale);
     Ok(())
 }
 

@@ -39,5 +39,5 @@ pub use scan::Progress;
 pub use store::{
     Change, FrameSummary, Import, ImportOptions, ImportReport, OpenOptions, Problem, Refusal,
     ScanOptions, ScanPlan, ScanReport, StatusReport, Store, TreeFile, TreeNode, is_id_prefix,
-    lexical_path, normalize_path, store_dir,
+    lexical_path, normalize_path, pushed_marker, store_dir,
 };

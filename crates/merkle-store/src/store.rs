@@ -41,7 +41,7 @@ mod status;
 mod tree;
 
 pub use derived::TreeFile;
-pub use exchange::{Import, ImportOptions, ImportReport, Refusal};
+pub use exchange::{Import, ImportOptions, ImportReport, Refusal, pushed_marker};
 pub use frames::FrameSummary;
 pub use status::StatusReport;
 pub use tree::{Change, ScanOptions, ScanPlan, ScanReport};

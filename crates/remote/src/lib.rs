@@ -44,7 +44,7 @@ pub use config::{Remote, Remotes};
 pub use connect::{Session, connect};
 pub use error::{Error, Result};
 pub use pull::{PullOptions, PullReport, pull};
-pub use push::{PushOptions, PushReport, forget_pushed, push, unpushed};
+pub use push::{PushOptions, PushReport, forget_pushed, push};
 
 /// Counts of what a push or pull moved.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -60,7 +60,7 @@ pub(crate) fn marker_name(remote_id: &str) -> String {
 /// The same position kept under the remote's name, which `merkle status` reads without
 /// connecting (the id-keyed marker is what a push trusts).
 fn name_marker(remote_name: &str) -> String {
-    format!("remote-name:{remote_name}:pushed")
+    merkle_store::pushed_marker(remote_name)
 }
 
 /// Records that the store's frames up to `seq` are on the session's remote (`marker` is its
@@ -76,14 +76,6 @@ pub(crate) fn mark_pushed(store: &Store, session: &Session, marker: &str, seq: u
 /// the next push.
 pub fn forget_pushed(store: &Store, remote_name: &str) -> Result<()> {
     Ok(store.set_marker(&name_marker(remote_name), 0)?)
-}
-
-/// How many frames were appended to `store` (written here, or pulled from elsewhere) since
-/// its last push to the remote named `remote_name`: all of them when it was never pushed to.
-/// Read from the store alone, without connecting.
-pub fn unpushed(store: &Store, remote_name: &str) -> Result<u64> {
-    let pushed = store.marker(&name_marker(remote_name))?.unwrap_or(0);
-    Ok(store.frame_seq()?.saturating_sub(pushed))
 }
 
 /// Pushes `store`'s frames, with their nodes, memos and agents, to the session's remote.

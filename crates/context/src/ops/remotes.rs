@@ -2,7 +2,7 @@
 //! read from the store alone, without connecting.
 //!
 //! The remotes are the `remote` crate's: it writes `<store>/remotes.json` and, after each push,
-//! the store's marker `remote-name:<name>:pushed`. This reads the names in that file and those
+//! the store's marker for it ([`merkle_store::pushed_marker`], read by `Store::pushed_to`). This reads the names in that file and those
 //! markers and nothing else, so that every front end's `status` (the CLI's, the MCP server's)
 //! answers them through [`crate::ops::Status`] without depending on the crate that owns
 //! PostgreSQL. The CLI's tests pin the two together: `merkle status` after `merkle push`
@@ -59,7 +59,7 @@ pub(crate) fn unpushed(store: &Store) -> Result<(Vec<Unpushed>, Option<String>)>
     let counts = names
         .into_iter()
         .map(|name| {
-            let pushed = store.marker(&format!("remote-name:{name}:pushed"))?;
+            let pushed = store.pushed_to(&name)?;
             Ok(Unpushed {
                 unpushed: top.saturating_sub(pushed.unwrap_or(0)),
                 name,

@@ -419,6 +419,13 @@ impl Store {
         Ok(self.engine.get(Table::Frames, &id.0)?.is_some())
     }
 
+    /// The frames of this store that the remote named `remote_name` holds: those up to this
+    /// position in the frame sequence, as the last push to it recorded (`None`: never pushed
+    /// to). Its count of frames not pushed is [`Store::frame_seq`] less this.
+    pub fn pushed_to(&self, remote_name: &str) -> Result<Option<u64>> {
+        self.marker(&pushed_marker(remote_name))
+    }
+
     /// The number a caller keeps under `name` (a push's position in the frame sequence, per
     /// remote), if any. The store keeps markers and never reads them.
     pub fn marker(&self, name: &str) -> Result<Option<u64>> {
@@ -442,4 +449,10 @@ fn marker_key(name: &str) -> Vec<u8> {
     let mut key = b"marker:".to_vec();
     key.extend_from_slice(name.as_bytes());
     key
+}
+
+/// The marker a push to the remote named `remote_name` keeps its position under: one name for
+/// the `remote` crate, which writes it, and `status`, which reads it.
+pub fn pushed_marker(remote_name: &str) -> String {
+    format!("remote-name:{remote_name}:pushed")
 }
