@@ -62,8 +62,9 @@ impl Related {
 /// (the facts' version is part of it too).
 /// `graph:v2`: script aliases (import maps, `tsconfig.json` paths) resolve.
 /// `graph:v3`: the root the graph is of is kept under a key of its own.
+/// `graph:v4`: Python's absolute imports never resolve from inside a package.
 fn graph_cache() -> String {
-    format!("graph:v3:{}", crate::facts::FACTS_VERSION)
+    format!("graph:v4:{}", crate::facts::FACTS_VERSION)
 }
 
 /// The one key the kept graph is under (its record names its root).

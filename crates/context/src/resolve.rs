@@ -9,8 +9,11 @@
 //!   `use other_crate::x` resolves in the workspace crate of that name (its `[lib] name`, else
 //!   its package name with `-` as `_`). `self::*` (as `use super::*` in an inline `mod tests`
 //!   reads) is the file itself.
-//! - **Python**: relative imports from the file's package; absolute ones from the workspace
-//!   root, `src/`, or any folder above the file (the first that holds the module).
+//! - **Python**: relative imports from the file's package; absolute ones from `sys.path`-like
+//!   roots only: the workspace root, `src/`, and each folder above the file that is not itself
+//!   a package (no `__init__.py`: the folder holding a top-level package, or a script's own
+//!   folder), the first that holds the module. Never from inside a package: in `src/flask/`,
+//!   `import typing` is the standard library's, not `src/flask/typing.py`.
 //! - **JavaScript/TypeScript**: relative specifiers (`./`, `../`), with the extensions and
 //!   `index` files the resolvers try, and a `.js` written for a `.ts` source; bare ones
 //!   through the aliases of the nearest folder above with one that matches: an import map's
@@ -466,7 +469,10 @@ fn python(set: &PathSet, from: &str, spec: &str, name_: Option<&str>) -> Option<
     let mut roots = vec![String::new(), "src".to_owned()];
     let mut d = dir(from);
     while !d.is_empty() {
-        roots.push(d.to_owned());
+        // A package's folder is never on sys.path (Python 3 has no implicit relative import).
+        if !set.contains(&join(d, "__init__.py")) {
+            roots.push(d.to_owned());
+        }
         d = dir(d);
     }
     roots.iter().find_map(|r| within(r))

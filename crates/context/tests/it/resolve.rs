@@ -157,6 +157,90 @@ fn python() {
     check("pkg/a.py", Python, "os", None, &[]);
 }
 
+/// A tree shaped like flask's: a package under `src/` whose modules share names with the
+/// standard library's (`typing.py`, `json/`, `logging.py`), its tests, and a scripts folder.
+const FLASK: &[&str] = &[
+    "src/flask/__init__.py",
+    "src/flask/app.py",
+    "src/flask/typing.py",
+    "src/flask/logging.py",
+    "src/flask/json/__init__.py",
+    "src/flask/json/provider.py",
+    "tests/test_basic.py",
+    "scripts/release.py",
+    "scripts/helpers.py",
+];
+
+/// Python 3 resolves an absolute import from `sys.path`'s roots, never from the importing
+/// file's package: inside `src/flask/`, `import typing` is the standard library's.
+#[test]
+fn python_absolute_imports_never_resolve_inside_a_package() {
+    use ImportKind::{Python, PythonFrom};
+    let set = PathSet::new(FLASK.iter().copied());
+    let check = |from: &str, kind: ImportKind, spec: &str, name: Option<&str>, want: &[&str]| {
+        let import = Import {
+            kind,
+            spec: spec.to_owned(),
+            name: name.map(str::to_owned),
+            line: 1,
+        };
+        assert_eq!(
+            resolve(&set, from, &import),
+            want.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "{from}: {kind:?} {spec} {name:?}"
+        );
+    };
+    for stdlib in ["typing", "json", "logging", "json.decoder"] {
+        check("src/flask/app.py", Python, stdlib, None, &[]);
+        check("src/flask/json/provider.py", Python, stdlib, None, &[]);
+    }
+    check("src/flask/app.py", PythonFrom, "typing", Some("Any"), &[]);
+    // Into the package: relative, or by the package's own name.
+    check(
+        "src/flask/app.py",
+        PythonFrom,
+        ".",
+        Some("typing"),
+        &["src/flask/typing.py"],
+    );
+    check(
+        "src/flask/app.py",
+        PythonFrom,
+        ".json",
+        Some("provider"),
+        &["src/flask/json/provider.py"],
+    );
+    check(
+        "src/flask/app.py",
+        PythonFrom,
+        "flask",
+        Some("json"),
+        &["src/flask/json/__init__.py"],
+    );
+    check(
+        "src/flask/app.py",
+        Python,
+        "flask.logging",
+        None,
+        &["src/flask/logging.py"],
+    );
+    check(
+        "tests/test_basic.py",
+        Python,
+        "flask",
+        None,
+        &["src/flask/__init__.py"],
+    );
+    // A script's own folder is on its path.
+    check(
+        "scripts/release.py",
+        Python,
+        "helpers",
+        None,
+        &["scripts/helpers.py"],
+    );
+}
+
 #[test]
 fn scripts() {
     use ImportKind::Script;
