@@ -487,26 +487,20 @@ where
 
     /// Whether `agent` is registered, reading the roles again when it is not yet known.
     async fn is_registered(&self, agent: &str) -> bool {
-        if self.role_of(agent).is_some() {
-            return true;
+        if self.role_of(agent).is_none() {
+            self.reload_roles().await;
         }
-        // The store is read on tokio's blocking pool; a failure leaves the roles as they were.
+        self.role_of(agent).is_some()
+    }
+
+    /// Reads every agent's role from the store again, on tokio's blocking pool; a failure
+    /// leaves the roles as they were.
+    async fn reload_roles(&self) {
         let reload = Arc::clone(&self.reload_roles);
-        let reloaded = tokio::task::spawn_blocking(move || reload()).await;
-        match reloaded {
-            Ok(Ok(roles)) => {
-                let known = roles.contains_key(agent);
-                *self.roles.write().unwrap_or_else(|e| e.into_inner()) = roles;
-                known
-            }
-            Ok(Err(e)) => {
-                eprintln!("merkle mcp: reading the agents again failed: {}", e.chain());
-                false
-            }
-            Err(e) => {
-                eprintln!("merkle mcp: reading the agents again failed: {e}");
-                false
-            }
+        match tokio::task::spawn_blocking(move || reload()).await {
+            Ok(Ok(roles)) => *self.roles.write().unwrap_or_else(|e| e.into_inner()) = roles,
+            Ok(Err(e)) => eprintln!("merkle mcp: reading the agents again failed: {}", e.chain()),
+            Err(e) => eprintln!("merkle mcp: reading the agents again failed: {e}"),
         }
     }
 
@@ -519,8 +513,9 @@ where
     }
 
     /// Why `call` is refused for the token's scopes or its agent's role, recorded in the audit
-    /// log; `None` for a call allowed. An agent not known is looked for again, in case it was
-    /// registered since the roles were read.
+    /// log; `None` for a call allowed. Before a write is refused for the role, the roles are
+    /// read again, in case the agent was registered, or given another role, since; so the
+    /// gate refuses what `tools/list` (which reads them each time) does not offer.
     async fn refusal(&self, grant: &Grant, call: &Call) -> Option<Refusal> {
         let agent = grant.agent.clone().or_else(|| self.default_agent.clone());
         let name = &call.name;
@@ -543,11 +538,15 @@ where
             });
         }
         let needed = call.role?;
-        let role = match &agent {
-            Some(a) if self.is_registered(a).await => self.role_of(a),
-            _ => None,
-        };
-        if role.is_some_and(|r| r >= needed) {
+        let allows = |role: Option<merkle_store::Role>| role.is_some_and(|r| r >= needed);
+        let mut role = agent.as_deref().and_then(|a| self.role_of(a));
+        if let Some(a) = agent.as_deref()
+            && !allows(role)
+        {
+            self.reload_roles().await;
+            role = self.role_of(a);
+        }
+        if allows(role) {
             return None;
         }
         let message = match (&agent, role) {

@@ -313,6 +313,18 @@ fn a_readers_token_cannot_write_its_refusal_says_why_and_is_audited() {
         ]
     );
 
+    // Given the writer role while the server runs, eve is offered put_frame, and may make it.
+    ws.ok(&["agent", "add", "eve", "--role", "writer"]);
+    let session = server.session_with(&reader);
+    assert!(
+        server
+            .tool_names(&session, &reader)
+            .contains(&"put_frame".to_owned())
+    );
+    let note = json!({"path": "README.md", "type": "notes", "content": "eve's"});
+    let (failed, text) = server.call_with(&session, &reader, "put_frame", note);
+    assert!(!failed, "{text}");
+
     // A token naming an agent that does not exist is refused at start.
     let unknown = crate::run(
         ws.cmd(&["mcp", "--http", "--token-env", "MERKLE_TEST_TOKEN=nobody"])
