@@ -14,6 +14,8 @@
 //!   rescan first, and searches keep the tree's listing and index per root).
 //! - `streamable_http.rs`: the same handler over Streamable HTTP behind a gate for tokens, scopes and
 //!   agents' roles; `oauth.rs` checks access tokens (JWTs) against the issuer's key set.
+//! - `writes.rs`: what writing takes, which the handler and the HTTP gate both go by (the role
+//!   each tool needs, the agent a request acts as, a refusal passed from the gate).
 //! - `budget.rs`: every tool's answer within its `max_tokens`, with a cursor.
 //! - [`events`]: which file events may change the tree, shared with `merkle watch`.
 mod budget;
@@ -25,6 +27,7 @@ mod serve;
 mod server;
 mod store;
 mod streamable_http;
+mod writes;
 
 pub use config::{HttpConfig, ServeConfig, StaticToken};
 pub use error::{Error, Result};

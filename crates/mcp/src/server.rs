@@ -37,6 +37,7 @@ use serde_json::{Value, json};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::store::{Access, NoStore};
+use crate::writes::{AGENT_HEADER, Refused, no_agent, role_needed};
 use context::ops::{display_path, frame_json, node_json};
 
 mod tools;
@@ -214,28 +215,11 @@ fn writer(shared: &Shared, tool: &str, as_agent: Option<String>) -> Result<Strin
         .ok_or_else(|| no_agent(tool))
 }
 
-/// Why `tool`, which writes, cannot: no agent to write as.
-pub(crate) fn no_agent(tool: &str) -> String {
-    format!(
-        "{tool} writes as an agent and none is configured: start the server with \
-         `merkle mcp --agent ID` (or MERKLE_AGENT=ID)"
-    )
-}
-
-/// The role a tool needs of the agent it writes as; `None` for a tool that only reads.
-pub(crate) fn role_needed(tool: &str) -> Option<Role> {
-    match tool {
-        "put_frame" => Some(Role::Writer),
-        "synthesize" => Some(Role::Synthesis),
-        _ => None,
-    }
-}
-
 /// Over HTTP, the agent the request's token acts as (the gate set it); stdio has none.
 fn token_agent(extensions: &rmcp::model::Extensions) -> Option<String> {
     extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.headers.get(crate::streamable_http::AGENT_HEADER))
+        .and_then(|parts| parts.headers.get(AGENT_HEADER))
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
 }
@@ -244,7 +228,7 @@ fn token_agent(extensions: &rmcp::model::Extensions) -> Option<String> {
 fn refused(extensions: &rmcp::model::Extensions) -> Option<String> {
     extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<crate::streamable_http::Refused>())
+        .and_then(|parts| parts.extensions.get::<Refused>())
         .map(|refused| refused.0.clone())
 }
 

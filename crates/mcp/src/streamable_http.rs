@@ -27,7 +27,7 @@
 //!   synthesis role). A scope refused is 403 `insufficient_scope` naming the scope the call
 //!   needs (for the client to ask for it), with a JSON-RPC error in the body that says why; a
 //!   role refused is the tool's own error (`isError`, as on stdio: no token would change it),
-//!   which the handler answers without running the tool ([`Refused`]). Either is recorded in
+//!   which the handler answers without running the tool (`writes::Refused`). Either is recorded in
 //!   the workspace's audit log as blocked.
 //! - **Hosts.** rmcp checks each request's `Host` against the loopback names, the address
 //!   bound and each `--allowed-host` (against DNS rebinding): a foreign host gets 403.
@@ -56,6 +56,7 @@ use tokio::task::JoinSet;
 use crate::config::{HttpConfig, StaticToken};
 use crate::error::{Error, Result};
 use crate::oauth::Verifier;
+use crate::writes::{AGENT_HEADER, Refused, no_agent, role_needed};
 
 /// The MCP endpoint's path.
 pub const ENDPOINT: &str = "/mcp";
@@ -64,20 +65,12 @@ pub const ENDPOINT: &str = "/mcp";
 /// before the resource's path).
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
-/// The header that tells the handler which agent a request acts as.
-pub(crate) const AGENT_HEADER: &str = "x-merkle-agent";
-
 /// The scope of every read tool and resource.
 const SCOPE_READ: &str = "merkle:read";
 /// The scope of `put_frame`.
 const SCOPE_WRITE: &str = "merkle:write";
 /// The scope of `synthesize`, which writes directory frames from their children's.
 const SCOPE_SYNTHESIZE: &str = "merkle:synthesize";
-
-/// The reason the gate refused a tool call for its agent's role, passed to the handler in the
-/// request's extensions: it answers this as the tool's error and runs nothing.
-#[derive(Clone, Debug)]
-pub(crate) struct Refused(pub(crate) String);
 
 /// Each registered agent's role.
 pub(crate) type Roles = HashMap<String, merkle_store::Role>;
@@ -309,7 +302,7 @@ impl Call {
                 id,
                 name: tool.to_owned(),
                 scope: Some(scope),
-                role: crate::server::role_needed(tool),
+                role: role_needed(tool),
                 arguments: params["arguments"].clone(),
             });
         }
@@ -550,7 +543,7 @@ where
             return None;
         }
         let message = match (&agent, role) {
-            (None, _) => crate::server::no_agent(name),
+            (None, _) => no_agent(name),
             (Some(a), None) => format!(
                 "{name} refused: the request acts as {a:?}, which is not a merkle agent: \
                  register it with `merkle agent add {a} --role {needed}`"
