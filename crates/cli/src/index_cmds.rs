@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::Args;
 use context::search::{Ranking, SearchRequest};
-use context::{Hit, Related, ops};
+use context::{FunctionHit, Hit, Related, ops};
 use serde_json::Value;
 
 use crate::output::Out;
@@ -36,6 +36,10 @@ pub(crate) struct SearchArgs {
     /// `plain` (BM25 over file text alone: the baseline the fused ranking is measured against)
     #[arg(long, value_enum, default_value = "fused")]
     ranking: RankingArg,
+    /// List the definitions themselves, best first across files (path, name, kind, lines,
+    /// score and why; at most --limit), rather than files
+    #[arg(long)]
+    functions: bool,
 }
 
 #[derive(Args, Debug)]
@@ -170,18 +174,24 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
         RankingArg::Plain => Ranking::Plain,
     };
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
-    let hits = crate::workspace(g, root).on_current_tree(|store, facts| {
-        context::search_tree(
-            store,
-            facts,
-            &SearchRequest {
-                query: &query,
-                limit,
-                filter,
-                ranking,
-            },
-        )
-    })?;
+    let req = SearchRequest {
+        query: &query,
+        limit,
+        filter,
+        ranking,
+        symbols: context::search::MAX_SYMBOLS,
+    };
+    if args.functions {
+        let found = crate::workspace(g, root)
+            .on_current_tree(|store, facts| context::search_functions_tree(store, facts, &req))?;
+        out.value(
+            Value::Array(found.iter().map(FunctionHit::json).collect()),
+            functions_text(&found, &query),
+        );
+        return Ok(());
+    }
+    let hits = crate::workspace(g, root)
+        .on_current_tree(|store, facts| context::search_tree(store, facts, &req))?;
     // Every hit carries it: said once.
     if g.verbose
         && let Some(why) = hits.iter().find_map(|h| h.history_missing.as_deref())
@@ -215,4 +225,30 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
     };
     out.value(Value::Array(hits.iter().map(Hit::json).collect()), text);
     Ok(())
+}
+
+/// `search --functions` as text: one line a definition (`path:start-end name (kind) score`),
+/// then why its file matched.
+fn functions_text(found: &[FunctionHit], query: &str) -> String {
+    if found.is_empty() {
+        return format!("no definition matches {}", query_label(query));
+    }
+    let mut lines = Vec::new();
+    for f in found {
+        let s = &f.symbol;
+        lines.push(format!(
+            "{}:{}-{} {} ({}) {}",
+            f.path,
+            s.line_start,
+            s.line_end,
+            s.name,
+            s.kind.noun(),
+            f.score
+        ));
+        lines.push(format!("  {}", s.signature));
+        if !f.why.is_empty() {
+            lines.push(format!("  why: {}", f.why.join("; ")));
+        }
+    }
+    lines.join("\n")
 }

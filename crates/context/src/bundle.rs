@@ -172,6 +172,7 @@ pub fn bundle_in(
             limit: req.files,
             filter: None,
             ranking: Ranking::Fused,
+            symbols: crate::search::MAX_SYMBOLS,
         },
     )?;
     let mut out = Bundle {

@@ -40,7 +40,10 @@ pub use regenerate::{
     stale_frames_keyed, staleness,
 };
 pub use retrieve::TextIndex;
-pub use search::{Hit, SearchRequest, SymbolHit, index_dir, search, search_tree, sync_index};
+pub use search::{
+    FunctionHit, Hit, SearchRequest, SymbolHit, index_dir, search, search_functions,
+    search_functions_tree, search_tree, sync_index,
+};
 pub use synthesis::{
     ChildFrame, Concat, Filter, Summary, SynthesisInput, SynthesisPolicy, SynthesisRequest,
     Synthesized, synthesize, synthesize_each, synthesize_recursive,

@@ -195,14 +195,17 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
          traceback), best first. Answers JSON: [{path, score, symbols: [{name, kind, \
          line_start, line_end, signature}], why}]. \
          Optional: limit (default 20), type: a kind of definition (function, method, struct, \
-         class, ...) or a language (rust, python, typescript, ...). For text inside function \
-         bodies use search.",
+         class, ...) or a language (rust, python, typescript, ...), functions: true to list \
+         the definitions themselves best first across files ([{path, name, kind, line_start, \
+         line_end, signature, score, why}], at most limit). For text inside function bodies \
+         use search.",
         json!({
             "type": "object",
             "properties": {
                 "query": {"type": "string", "minLength": 1},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 200},
                 "type": {"type": "string"},
+                "functions": {"type": "boolean"},
             },
             "required": ["query"],
             "additionalProperties": false,
@@ -229,19 +232,23 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
                 .get("limit")
                 .and_then(Value::as_u64)
                 .map_or(20, |n| usize::try_from(n).unwrap_or(usize::MAX));
-            let hits = on_current_tree(&s, TOOL, |facts| {
-                context::search_tree(
-                    &s,
-                    facts,
-                    &context::SearchRequest {
-                        query,
-                        limit,
-                        filter,
-                        ranking: context::search::Ranking::Fused,
-                    },
-                )
+            let functions = input.get("functions").and_then(Value::as_bool) == Some(true);
+            let json: Vec<Value> = on_current_tree(&s, TOOL, |facts| {
+                let req = context::SearchRequest {
+                    query,
+                    limit,
+                    filter,
+                    ranking: context::search::Ranking::Fused,
+                    symbols: context::search::MAX_SYMBOLS,
+                };
+                Ok(if functions {
+                    let found = context::search_functions_tree(&s, facts, &req)?;
+                    found.iter().map(context::FunctionHit::json).collect()
+                } else {
+                    let hits = context::search_tree(&s, facts, &req)?;
+                    hits.iter().map(context::Hit::json).collect()
+                })
             })?;
-            let json: Vec<Value> = hits.iter().map(context::Hit::json).collect();
             Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
         },
     )

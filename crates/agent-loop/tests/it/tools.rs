@@ -644,6 +644,18 @@ fn search_symbols_and_related_files_answer_json_and_see_edits() {
             .is_some_and(|w| w.contains(&json!("defines: answer"))),
         "{hits}"
     );
+    // With functions, the definitions themselves, best first across files.
+    let found: Value = serde_json::from_str(&fx.ok(
+        "search_symbols",
+        json!({"query": "answer", "functions": true, "limit": 2}),
+    ))
+    .expect("JSON");
+    assert_eq!(
+        (&found[0]["path"], &found[0]["name"], &found[0]["kind"]),
+        (&json!("src/lib.rs"), &json!("answer"), &json!("function")),
+        "{found}"
+    );
+    assert!(found.as_array().is_some_and(|f| f.len() <= 2), "{found}");
     // The tool rescans: a file written since is searchable.
     fs::write(fx.ws.join("src/ledger.rs"), "pub struct Ledger;\n").expect("write");
     let hits: Value = serde_json::from_str(&fx.ok(

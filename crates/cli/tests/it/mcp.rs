@@ -271,6 +271,16 @@ fn search_and_related_answer_what_the_cli_prints_and_see_edits() {
         ws.json(&["search", "answer", "--type", "function"])
     );
 
+    let (is_error, text) = server.call(
+        "search",
+        json!({"query": "answer Store", "functions": true, "limit": 4}),
+    );
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        parse(&text),
+        ws.json(&["search", "answer Store", "--functions", "--limit", "4"])
+    );
+
     let (is_error, text) = server.call("related", json!({"path": "src/util/mod.rs"}));
     assert!(!is_error, "{text}");
     assert_eq!(parse(&text), ws.json(&["related", "src/util/mod.rs"]));

@@ -166,6 +166,74 @@ fn a_filter_by_kind_keeps_only_files_showing_a_definition_of_that_kind() {
     }
 }
 
+/// `search --functions` lists definitions best first across files: a file's best keeps its
+/// file's place, a weaker one falls behind the next file's best, and a file's definitions are
+/// not cut at the five a file hit lists.
+#[test]
+fn functions_are_ranked_across_files_past_the_five_a_file_lists() {
+    let ws = Workspace::empty();
+    let mut many = String::new();
+    for i in 0..8 {
+        many.push_str(&format!(
+            "pub fn retry_{i}(n: u32) -> u32 {{\n    // retry the request\n    n + {i}\n}}\n\n"
+        ));
+    }
+    ws.write("src/retry.rs", &many);
+    ws.write(
+        "src/backoff.rs",
+        "/// Waits before a retry.\npub fn backoff_retry(n: u32) -> u32 {\n    n * 2\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let found = ws.json(&[
+        "search",
+        "retry the request",
+        "--functions",
+        "--limit",
+        "50",
+    ]);
+    let listed = found.as_array().expect("a list");
+    let names: Vec<&str> = listed
+        .iter()
+        .map(|f| f["name"].as_str().expect("a name"))
+        .collect();
+    for i in 0..8 {
+        assert!(names.contains(&format!("retry_{i}").as_str()), "{found}");
+    }
+    assert!(names.contains(&"backoff_retry"), "{found}");
+    let scores: Vec<f64> = listed
+        .iter()
+        .map(|f| f["score"].as_f64().expect("a score"))
+        .collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "best first: {scores:?}"
+    );
+    let first = &listed[0];
+    for field in [
+        "path",
+        "name",
+        "kind",
+        "line_start",
+        "line_end",
+        "signature",
+        "score",
+        "why",
+    ] {
+        assert!(first.get(field).is_some(), "{field}: {first}");
+    }
+    let cut = ws.json(&["search", "retry the request", "--functions", "--limit", "3"]);
+    assert_eq!(cut.as_array().map(Vec::len), Some(3));
+    assert_eq!(cut[0], found[0]);
+    let text = ws.ok(&["search", "retry the request", "--functions", "--limit", "1"]);
+    assert!(text.starts_with("src/retry.rs:"), "{text}");
+    // The file list still lists at most five of a file's definitions.
+    let files = ws.json(&["search", "retry the request"]);
+    assert!(
+        files[0]["symbols"].as_array().is_some_and(|s| s.len() <= 5),
+        "{files}"
+    );
+}
+
 #[test]
 fn odd_queries_get_an_answer_not_a_panic() {
     let ws = workspace();

@@ -3,13 +3,16 @@
 use outline::Kind;
 
 /// A definition in a hit, with its lines.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SymbolHit {
     pub name: String,
     pub kind: Kind,
     pub line_start: usize,
     pub line_end: usize,
     pub signature: String,
+    /// How well it matches against the file's best definition (1 for that one): a function
+    /// search weighs the file's score by it.
+    pub score: f64,
 }
 
 /// A file and why it matched.
@@ -52,4 +55,58 @@ impl Hit {
         }
         json
     }
+}
+
+/// A definition found by a function search, across files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionHit {
+    pub path: String,
+    pub symbol: SymbolHit,
+    /// Its file's score times its own against the file's best definition (comparable within
+    /// one search only).
+    pub score: f64,
+    /// What matched in its file.
+    pub why: Vec<String>,
+}
+
+impl FunctionHit {
+    /// `{path, name, kind, line_start, line_end, signature, score, why}`.
+    pub fn json(&self) -> serde_json::Value {
+        let s = &self.symbol;
+        serde_json::json!({
+            "path": self.path,
+            "name": s.name,
+            "kind": s.kind.noun(),
+            "line_start": s.line_start,
+            "line_end": s.line_end,
+            "signature": s.signature,
+            "score": self.score,
+            "why": self.why,
+        })
+    }
+}
+
+/// The definitions `hits` list, best first across files, at most `limit`: each scored by its
+/// file's score times its own against its file's best, so a file's best definition keeps the
+/// file's place and a second-rate one falls behind the next files' best (ties: path, line).
+pub fn functions(hits: &[Hit], limit: usize) -> Vec<FunctionHit> {
+    let mut found: Vec<FunctionHit> = hits
+        .iter()
+        .flat_map(|h| {
+            h.symbols.iter().map(|s| FunctionHit {
+                path: h.path.clone(),
+                symbol: s.clone(),
+                score: (h.score * s.score * 1e4).round() / 1e4,
+                why: h.why.clone(),
+            })
+        })
+        .collect();
+    found.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+            .then_with(|| a.symbol.line_start.cmp(&b.symbol.line_start))
+    });
+    found.truncate(limit);
+    found
 }

@@ -142,6 +142,7 @@ pub(super) fn best_symbols(
     idents: &HashMap<&str, usize>,
     weights: &HashMap<&str, f32>,
     kind: Option<Kind>,
+    max: usize,
 ) -> (Vec<SymbolHit>, Vec<String>) {
     // Query words per line.
     let words: Vec<(&str, f32)> = weights.iter().map(|(w, x)| (*w, *x)).collect();
@@ -203,15 +204,17 @@ pub(super) fn best_symbols(
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.line.cmp(&b.1.line)));
+    let best = scored.first().map_or(1.0, |s| s.0);
     let symbols = scored
         .into_iter()
-        .take(MAX_SYMBOLS)
-        .map(|(_, s)| SymbolHit {
+        .take(max)
+        .map(|(score, s)| SymbolHit {
             name: s.name.clone(),
             kind: s.kind,
             line_start: s.line,
             line_end: s.end_line.max(s.line),
             signature: s.signature.clone(),
+            score: score / best,
         })
         .collect();
     let mut words: Vec<(&str, f32)> = words

@@ -14,6 +14,7 @@ fn run(fx: &Fixture, query: &str, limit: usize, ranking: Ranking) -> Vec<Hit> {
         limit,
         filter: None,
         ranking,
+        symbols: context::search::MAX_SYMBOLS,
     };
     search(&fx.store, &facts, &index, &req).expect("search")
 }
@@ -156,6 +157,7 @@ fn a_listing_answers_as_the_loaded_facts_do_and_the_current_tree_sees_an_unscann
             limit: 10,
             filter,
             ranking: Ranking::Fused,
+            symbols: context::search::MAX_SYMBOLS,
         };
         let a = search(&fx.store, &full, &index, &req).expect("search");
         let b = search(&fx.store, &listing, &index, &req).expect("search");
@@ -173,6 +175,7 @@ fn a_listing_answers_as_the_loaded_facts_do_and_the_current_tree_sees_an_unscann
         limit: 5,
         filter: None,
         ranking: Ranking::Fused,
+        symbols: context::search::MAX_SYMBOLS,
     };
     let hits = TreeFacts::on_current_tree(&fx.store, |facts| {
         context::search_tree(&fx.store, facts, &req)

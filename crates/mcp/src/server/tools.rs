@@ -103,6 +103,10 @@ struct SearchParams {
     /// this language (rust, python, typescript, ...)
     #[serde(rename = "type")]
     kind: Option<String>,
+    /// List the definitions themselves, best first across files (`merkle search
+    /// --functions`): [{path, name, kind, line_start, line_end, signature, score, why}], at
+    /// most limit
+    functions: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -369,18 +373,20 @@ impl MerkleMcp {
             let filter = context::ops::search_filter(p.kind.as_deref())
                 .map_err(|e| Error::Request(format!("search: {e}")))?;
             let tree = shared.access.searchable(store)?;
-            let hits = context::search(
-                store,
-                &tree.facts,
-                &tree.index,
-                &context::SearchRequest {
-                    query: &p.query,
-                    limit: p.limit.unwrap_or(20),
-                    filter,
-                    ranking: context::search::Ranking::Fused,
-                },
-            )?;
-            Ok(Value::Array(hits.iter().map(context::Hit::json).collect()))
+            let req = context::SearchRequest {
+                query: &p.query,
+                limit: p.limit.unwrap_or(20),
+                filter,
+                ranking: context::search::Ranking::Fused,
+                symbols: context::search::MAX_SYMBOLS,
+            };
+            Ok(Value::Array(if p.functions == Some(true) {
+                let found = context::search_functions(store, &tree.facts, &tree.index, &req)?;
+                found.iter().map(context::FunctionHit::json).collect()
+            } else {
+                let hits = context::search(store, &tree.facts, &tree.index, &req)?;
+                hits.iter().map(context::Hit::json).collect()
+            }))
         })
         .await
     }
