@@ -47,7 +47,10 @@ use self::prior::{KIND_WEIGHTS, kind_class, prior_asked, read_text, size_of};
 
 pub mod history;
 mod hit;
-pub use self::hit::{FunctionHit, Hit, SymbolHit, functions};
+pub use self::hit::{
+    FUNCTION_FILES, FUNCTION_SYMBOLS, FunctionHit, Hit, SymbolHit, functions, search_functions,
+    search_functions_tree,
+};
 mod index;
 pub use self::index::{index_dir, sync_index};
 mod lines;
@@ -344,38 +347,6 @@ fn quoted_messages<'f>(
 pub fn has_terms(query: &str) -> bool {
     let q = TaskQuery::parse(query);
     is_lookup(query) || !q.words.is_empty() || !q.idents.is_empty() || !q.paths.is_empty()
-}
-
-/// How many files a function search ranks the definitions of, at least.
-pub const FUNCTION_FILES: usize = 20;
-/// How many definitions of each file a function search weighs.
-pub const FUNCTION_SYMBOLS: usize = 20;
-
-/// The definitions `req.query` is about across files, best first, at most `req.limit`
-/// ([`functions`] over a search of at least [`FUNCTION_FILES`] files, each with up to
-/// [`FUNCTION_SYMBOLS`] definitions): what `search --functions` answers on every front end.
-pub fn search_functions(
-    store: &Store,
-    facts: &TreeFacts,
-    index: &TextIndex,
-    req: &SearchRequest<'_>,
-) -> Result<Vec<FunctionHit>> {
-    let files = SearchRequest {
-        limit: req.limit.max(FUNCTION_FILES),
-        symbols: req.symbols.max(FUNCTION_SYMBOLS),
-        ..*req
-    };
-    Ok(functions(&search(store, facts, index, &files)?, req.limit))
-}
-
-/// [`search_functions`] with the index beside the store brought in step first.
-pub fn search_functions_tree(
-    store: &Store,
-    facts: &TreeFacts,
-    req: &SearchRequest<'_>,
-) -> Result<Vec<FunctionHit>> {
-    let (index, _) = sync_index(store, facts, &index_dir(store))?;
-    search_functions(store, facts, &index, req)
 }
 
 /// [`search`] over the tree `facts` describes, with the index beside the store brought in

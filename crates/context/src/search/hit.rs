@@ -1,6 +1,12 @@
 //! A search's answer: the files found, each with its best definitions and why it matched, as
-//! every front end renders it ([`Hit::json`]).
+//! every front end renders it ([`Hit::json`]); or the definitions themselves across files
+//! ([`search_functions`], [`FunctionHit::json`]).
+use merkle_store::Store;
 use outline::Kind;
+
+use super::{SearchRequest, TextIndex, index_dir, search, sync_index};
+use crate::Result;
+use crate::facts::TreeFacts;
 
 /// A definition in a hit, with its lines.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,4 +115,36 @@ pub fn functions(hits: &[Hit], limit: usize) -> Vec<FunctionHit> {
     });
     found.truncate(limit);
     found
+}
+
+/// How many files a function search ranks the definitions of, at least.
+pub const FUNCTION_FILES: usize = 20;
+/// How many definitions of each file a function search weighs.
+pub const FUNCTION_SYMBOLS: usize = 20;
+
+/// The definitions `req.query` is about across files, best first, at most `req.limit`
+/// ([`functions`] over a search of at least [`FUNCTION_FILES`] files, each with up to
+/// [`FUNCTION_SYMBOLS`] definitions): what `search --functions` answers on every front end.
+pub fn search_functions(
+    store: &Store,
+    facts: &TreeFacts,
+    index: &TextIndex,
+    req: &SearchRequest<'_>,
+) -> Result<Vec<FunctionHit>> {
+    let files = SearchRequest {
+        limit: req.limit.max(FUNCTION_FILES),
+        symbols: req.symbols.max(FUNCTION_SYMBOLS),
+        ..*req
+    };
+    Ok(functions(&search(store, facts, index, &files)?, req.limit))
+}
+
+/// [`search_functions`] with the index beside the store brought in step first.
+pub fn search_functions_tree(
+    store: &Store,
+    facts: &TreeFacts,
+    req: &SearchRequest<'_>,
+) -> Result<Vec<FunctionHit>> {
+    let (index, _) = sync_index(store, facts, &index_dir(store))?;
+    search_functions(store, facts, &index, req)
 }
