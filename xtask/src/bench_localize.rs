@@ -21,6 +21,12 @@
 //! merge, `Merge pull request #N`, or its squashed commit, `(#N)`, N from the instance id);
 //! acc@5 counts an instance when every gold function is among the definitions the top 5 files
 //! list (a softer figure: at least one), over the instances whose headers name one.
+//!
+//! Where an instance gives its gold patch (`patch`), also the figures from it
+//! ([`crate::bench_localize_figures`]): function acc@5, acc@10 and any@10 of the fused
+//! ranking's definitions, and the line recall of `merkle --json context - --budget N` (the issue text
+//! on standard input) at 4000, 8000 and 16000 tokens, beside the top plain-ranked files
+//! pasted from their start into the same budget.
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
@@ -31,6 +37,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::Value as Json;
 
+use crate::bench_localize_figures::{Answers, BUDGETS, GoldFigures, GoldTally, evaluate};
+use crate::bench_localize_gold::ranked_definitions;
 use crate::bench_proc::{git, median, ms, progress, timed};
 
 /// What the bench is run with.
@@ -57,6 +65,8 @@ struct Instance {
     commit: String,
     text: String,
     gold: Vec<String>,
+    /// The fix as a unified diff, where the instance gives it.
+    patch: Option<String>,
 }
 
 fn instances(path: &Path) -> Result<Vec<Instance>> {
@@ -94,6 +104,7 @@ fn instances(path: &Path) -> Result<Vec<Instance>> {
             commit: field("base_commit")?,
             text: field("problem_statement")?,
             gold,
+            patch: field("patch").ok(),
         });
     }
     Ok(out)
@@ -315,21 +326,16 @@ impl FnTally {
         if gold.is_empty() {
             return;
         }
-        let mut listed: Vec<(&str, &str)> = Vec::new();
-        for hit in hits.as_array().into_iter().flatten().take(5) {
-            let path = hit.get("path").and_then(Json::as_str).unwrap_or_default();
-            for s in hit
-                .get("symbols")
-                .and_then(Json::as_array)
+        let top5 = Json::Array(
+            hits.as_array()
                 .into_iter()
                 .flatten()
-            {
-                if let Some(name) = s.get("name").and_then(Json::as_str) {
-                    listed.push((path, name));
-                }
-            }
-        }
-        let found = |(f, n): &(String, String)| listed.contains(&(f.as_str(), n.as_str()));
+                .take(5)
+                .cloned()
+                .collect(),
+        );
+        let listed = ranked_definitions(&top5);
+        let found = |(f, n): &(String, String)| listed.iter().any(|d| d.path == *f && d.name == *n);
         self.n += 1;
         self.all5 += usize::from(gold.iter().all(found));
         self.any5 += usize::from(gold.iter().any(found));
@@ -381,8 +387,7 @@ impl Tally {
     }
 }
 
-fn paths_of(json: &str) -> Result<Vec<String>> {
-    let v: Json = serde_json::from_str(json).context("merkle search's JSON")?;
+fn paths_of(v: &Json) -> Result<Vec<String>> {
     Ok(v.as_array()
         .context("merkle search printed no array")?
         .iter()
@@ -390,7 +395,210 @@ fn paths_of(json: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Runs the bench; the report, a Markdown table.
+/// The run's figures so far.
+#[derive(Debug, Default)]
+struct Run {
+    fused: Tally,
+    plain: Tally,
+    functions: FnTally,
+    /// Instances whose fix the mirror holds, and those whose fix it does not.
+    fixes: usize,
+    no_fix: usize,
+    /// Scan, generate and index update per checkout.
+    prepare: Vec<Duration>,
+    gold: GoldTally,
+}
+
+/// Lays out `inst`'s tree (or finds it laid out, with `--per-instance`) and brings merkle's
+/// store and index in step with it; the tree.
+fn prepare(
+    config: &LocalizeConfig,
+    work: &Path,
+    git_dir: &Path,
+    inst: &Instance,
+    run: &mut Run,
+) -> Result<PathBuf> {
+    let (tree, ready) = if config.per_instance {
+        let tree = work.join(&inst.id);
+        let marker = work.join(format!("{}.ready", inst.id));
+        let ready = fs::read_to_string(&marker).is_ok_and(|c| c.trim() == inst.commit);
+        if !ready {
+            checkout(git_dir, &inst.commit, &tree)?;
+        }
+        with_history(git_dir, &inst.commit, &tree)?;
+        (tree, Some((marker, ready)))
+    } else {
+        let tree = work.join(inst.repo.replace('/', "+"));
+        checkout(git_dir, &inst.commit, &tree)?;
+        with_history(git_dir, &inst.commit, &tree)?;
+        (tree, None)
+    };
+    let start = Instant::now();
+    if !matches!(ready, Some((_, true))) {
+        merkle(&config.merkle, &tree, &["scan"], None)?;
+        merkle(
+            &config.merkle,
+            &tree,
+            &["generate", "--recursive", "--offline"],
+            None,
+        )?;
+    }
+    // The first search after a checkout brings the index in step (the changed files
+    // indexed again), and the first task's the history read for its HEAD: part of the
+    // preparation, not of a query's time.
+    merkle(
+        &config.merkle,
+        &tree,
+        &["search", "-"],
+        Some("index\nhistory"),
+    )?;
+    run.prepare.push(start.elapsed());
+    if let Some((marker, false)) = &ready {
+        fs::write(marker, &inst.commit).with_context(|| format!("writing {}", marker.display()))?;
+    }
+    Ok(tree)
+}
+
+/// `merkle --json search` of the issue's text (`--ranking plain` where `plain`): its time
+/// and its JSON.
+fn search(bin: &Path, tree: &Path, inst: &Instance, plain: bool) -> Result<(Duration, Json)> {
+    let mut args = vec!["--json", "search", "-", "--limit", "10"];
+    if plain {
+        args.extend(["--ranking", "plain"]);
+    }
+    let (time, out) = merkle(bin, tree, &args, Some(&inst.text))?;
+    let json = serde_json::from_str(&out).context("merkle search's JSON")?;
+    Ok((time, json))
+}
+
+/// `merkle --json context` of the issue's text at each of [`BUDGETS`].
+fn bundles(bin: &Path, tree: &Path, inst: &Instance) -> Result<Vec<Json>> {
+    BUDGETS
+        .iter()
+        .map(|budget| {
+            let budget = budget.to_string();
+            let args = ["--json", "context", "-", "--budget", budget.as_str()];
+            let (_, out) = merkle(bin, tree, &args, Some(&inst.text))?;
+            serde_json::from_str(&out).context("merkle context's JSON")
+        })
+        .collect()
+}
+
+/// The 1-based ranks of `gold` in `ranked`, `-` for none, comma-separated.
+fn ranks_of(ranked: &[String], gold: &[String]) -> String {
+    gold.iter()
+        .map(|g| {
+            ranked
+                .iter()
+                .position(|p| p == g)
+                .map_or("-".to_owned(), |k| (k + 1).to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Searches `inst`'s prepared tree, scores the answers into `run` and says so; the
+/// instance's `--out` line.
+fn measure(
+    config: &LocalizeConfig,
+    tree: &Path,
+    git_dir: &Path,
+    attributes: &Path,
+    inst: &Instance,
+    run: &mut Run,
+    counter: &str,
+) -> Result<Json> {
+    let (tf, fused_json) = search(&config.merkle, tree, inst, false)?;
+    let ranked = paths_of(&fused_json)?;
+    run.fused.add(&ranked, &inst.gold, tf);
+    let gold_fns = gold_functions(git_dir, inst, attributes)?;
+    match &gold_fns {
+        Some(g) => {
+            run.fixes += 1;
+            run.functions.add(&fused_json, g);
+        }
+        None => run.no_fix += 1,
+    }
+    let (tp, plain_json) = search(&config.merkle, tree, inst, true)?;
+    let plain_ranked = paths_of(&plain_json)?;
+    run.plain.add(&plain_ranked, &inst.gold, tp);
+    let figures = match &inst.patch {
+        Some(patch) => {
+            let bundles = bundles(&config.merkle, tree, inst)?;
+            let answers = Answers {
+                fused: &fused_json,
+                plain: &plain_json,
+                bundles: &bundles,
+            };
+            Some(evaluate(tree, patch, &inst.gold, &answers))
+        }
+        None => None,
+    };
+    if let Some(f) = &figures {
+        run.gold.add(f);
+    }
+    progress(&format!(
+        "{counter} {}: fused {} plain {} ({} + {}){}",
+        inst.id,
+        ranks_of(&ranked, &inst.gold),
+        ranks_of(&plain_ranked, &inst.gold),
+        ms(tf),
+        ms(tp),
+        figures
+            .as_ref()
+            .map_or(String::new(), |f| format!("; {}", f.progress()))
+    ));
+    Ok(serde_json::json!({
+        "instance_id": inst.id,
+        "gold_files": inst.gold,
+        "gold_functions": gold_fns,
+        "fused": fused_json,
+        "plain": plain_ranked,
+        "fused_ms": tf.as_secs_f64() * 1000.0,
+        "plain_ms": tp.as_secs_f64() * 1000.0,
+        "patch": figures.as_ref().map(GoldFigures::json),
+    }))
+}
+
+/// The run's figures as Markdown.
+fn report(config: &LocalizeConfig, instances: usize, run: &Run) -> Result<String> {
+    let mut report = String::new();
+    writeln!(
+        report,
+        "{instances} instances from {}; scan + offline generate + index update per checkout: \
+         median {}\n",
+        config.instances.display(),
+        ms(median(&run.prepare))
+    )?;
+    writeln!(
+        report,
+        "| ranking | n | acc@1 | acc@5 | acc@10 | MRR | median time per search |"
+    )?;
+    writeln!(report, "|---|---|---|---|---|---|---|")?;
+    writeln!(report, "{}", run.fused.row("merkle search (fused)"))?;
+    writeln!(
+        report,
+        "{}",
+        run.plain.row("plain BM25 (`--ranking plain`)")
+    )?;
+    let functions = &run.functions;
+    let pct = |k: usize| 100.0 * k as f64 / functions.n.max(1) as f64;
+    writeln!(
+        report,
+        "\nFunction level (fused; the fix found in the mirror for {} instances, not for \
+         {}; its hunk headers name a function for {}): acc@5 {:.1}% (every gold function \
+         among the definitions the top 5 files list), {:.1}% (at least one)",
+        run.fixes,
+        run.no_fix,
+        functions.n,
+        pct(functions.all5),
+        pct(functions.any5)
+    )?;
+    report.push_str(&run.gold.report());
+    Ok(report)
+}
+
+/// Runs the bench; the report, Markdown tables.
 pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
     let mut all = instances(&config.instances)?;
     if let Some(n) = config.take {
@@ -408,146 +616,28 @@ pub fn run_localize(config: &LocalizeConfig) -> Result<String> {
         Some(p) => Some(fs::File::create(p).with_context(|| format!("creating {}", p.display()))?),
         None => None,
     };
-    let (mut fused, mut plain) = (Tally::default(), Tally::default());
-    let mut functions = FnTally::default();
-    let (mut fixes, mut no_fix) = (0usize, 0usize);
     // git's Python function context for the fixes' hunk headers.
     fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let attributes = work.join(".python-funcname.attributes");
     fs::write(&attributes, "*.py diff=python\n")
         .with_context(|| format!("writing {}", attributes.display()))?;
-    let mut prepare = Vec::new();
+    let mut run = Run::default();
     for (i, inst) in all.iter().enumerate() {
         let git_dir = mirror(&config.mirrors, &inst.repo)?;
-        let (tree, ready) = if config.per_instance {
-            let tree = work.join(&inst.id);
-            let marker = work.join(format!("{}.ready", inst.id));
-            let ready = fs::read_to_string(&marker).is_ok_and(|c| c.trim() == inst.commit);
-            if !ready {
-                checkout(&git_dir, &inst.commit, &tree)?;
-            }
-            with_history(&git_dir, &inst.commit, &tree)?;
-            (tree, Some((marker, ready)))
-        } else {
-            let tree = work.join(inst.repo.replace('/', "+"));
-            checkout(&git_dir, &inst.commit, &tree)?;
-            with_history(&git_dir, &inst.commit, &tree)?;
-            (tree, None)
-        };
-        let start = Instant::now();
-        if !matches!(ready, Some((_, true))) {
-            merkle(&config.merkle, &tree, &["scan"], None)?;
-            merkle(
-                &config.merkle,
-                &tree,
-                &["generate", "--recursive", "--offline"],
-                None,
-            )?;
-        }
-        // The first search after a checkout brings the index in step (the changed files
-        // indexed again), and the first task's the history read for its HEAD: part of the
-        // preparation, not of a query's time.
-        merkle(
-            &config.merkle,
+        let tree = prepare(config, &work, &git_dir, inst, &mut run)?;
+        let counter = format!("{}/{}", i + 1, all.len());
+        let line = measure(
+            config,
             &tree,
-            &["search", "-"],
-            Some("index\nhistory"),
+            &git_dir,
+            &attributes,
+            inst,
+            &mut run,
+            &counter,
         )?;
-        prepare.push(start.elapsed());
-        if let Some((marker, false)) = &ready {
-            fs::write(marker, &inst.commit)
-                .with_context(|| format!("writing {}", marker.display()))?;
-        }
-        let (tf, json) = merkle(
-            &config.merkle,
-            &tree,
-            &["--json", "search", "-", "--limit", "10"],
-            Some(&inst.text),
-        )?;
-        let ranked = paths_of(&json)?;
-        fused.add(&ranked, &inst.gold, tf);
-        let gold_fns = gold_functions(&git_dir, inst, &attributes)?;
-        match &gold_fns {
-            Some(g) => {
-                fixes += 1;
-                functions.add(&serde_json::from_str::<Json>(&json)?, g);
-            }
-            None => no_fix += 1,
-        }
-        let (tp, plain_json) = merkle(
-            &config.merkle,
-            &tree,
-            &[
-                "--json",
-                "search",
-                "-",
-                "--limit",
-                "10",
-                "--ranking",
-                "plain",
-            ],
-            Some(&inst.text),
-        )?;
-        let plain_ranked = paths_of(&plain_json)?;
-        plain.add(&plain_ranked, &inst.gold, tp);
-        let rank = |r: &[String]| {
-            inst.gold
-                .iter()
-                .map(|g| {
-                    r.iter()
-                        .position(|p| p == g)
-                        .map_or("-".to_owned(), |k| (k + 1).to_string())
-                })
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        progress(&format!(
-            "{}/{} {}: fused {} plain {} ({} + {})",
-            i + 1,
-            all.len(),
-            inst.id,
-            rank(&ranked),
-            rank(&plain_ranked),
-            ms(tf),
-            ms(tp)
-        ));
         if let Some(f) = out.as_mut() {
-            let line = serde_json::json!({
-                "instance_id": inst.id,
-                "gold_files": inst.gold,
-                "gold_functions": gold_fns,
-                "fused": serde_json::from_str::<Json>(&json)?,
-                "plain": plain_ranked,
-                "fused_ms": tf.as_secs_f64() * 1000.0,
-                "plain_ms": tp.as_secs_f64() * 1000.0,
-            });
             writeln!(f, "{line}")?;
         }
     }
-    let mut report = String::new();
-    writeln!(
-        report,
-        "{} instances from {}; scan + offline generate + index update per checkout: median {}\n",
-        all.len(),
-        config.instances.display(),
-        ms(median(&prepare))
-    )?;
-    writeln!(
-        report,
-        "| ranking | n | acc@1 | acc@5 | acc@10 | MRR | median time per search |"
-    )?;
-    writeln!(report, "|---|---|---|---|---|---|---|")?;
-    writeln!(report, "{}", fused.row("merkle search (fused)"))?;
-    writeln!(report, "{}", plain.row("plain BM25 (`--ranking plain`)"))?;
-    let pct = |k: usize| 100.0 * k as f64 / functions.n.max(1) as f64;
-    writeln!(
-        report,
-        "\nFunction level (fused; the fix found in the mirror for {fixes} instances, not for \
-         {no_fix}; its hunk headers name a function for {}): acc@5 {:.1}% (every gold function \
-         among the definitions the top 5 files list), {:.1}% (at least one)",
-        functions.n,
-        pct(functions.all5),
-        pct(functions.any5)
-    )?;
-    Ok(report)
+    report(config, all.len(), &run)
 }

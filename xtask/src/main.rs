@@ -42,7 +42,11 @@ tasks:
                         instance (repo, base_commit, problem_statement, gold_files), the tree
                         at its base commit from a bare mirror, scan, offline generate, then
                         `merkle search` with the issue text, fused and `--ranking plain`
-                        (BM25); acc@1/@5/@10, MRR and time per search
+                        (BM25); acc@1/@5/@10, MRR and time per search. Where an instance
+                        gives its gold `patch`: function acc@5/@10 and any@10 of the fused
+                        search's definitions, and the share of the patch's lines that
+                        `merkle context` shows at 4000/8000/16000 tokens, against the top
+                        plain-ranked files pasted into the same budget
       --mirrors DIR     bare mirrors as DIR/owner+name[/repo] (default ../.mirror)
       --take N          only the first N instances
       --keep DIR        lay the trees out in DIR and keep them (reused by a later run)

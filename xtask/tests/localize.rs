@@ -4,25 +4,36 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use xtask::bench_localize::{LocalizeConfig, run_localize};
 
 /// `scan` and `generate` succeed; `search -` ranks `src/a.py` first when the issue (stdin)
-/// says "alpha" unless `--ranking plain` is asked, and `src/b.py` first otherwise. The tree
-/// must hold the commit's files: `src/a.py` is checked for.
+/// says "alpha" unless `--ranking plain` is asked, and `src/b.py` first otherwise; `context
+/// -` shows alpha's source for "alpha" (its outline at 4000 tokens), else b.py's outline. The
+/// tree must hold the commit's files: `src/a.py` is checked for.
 const FAKE_MERKLE: &str = r#"#!/bin/sh
 case "$*" in
 scan|"generate --recursive --offline"|"search index") exit 0 ;;
 esac
 test -f src/a.py || { echo "no tree" >&2; exit 3; }
 text=$(cat)
+outline='{"kind":"outline","name":null,"line_start":1,"line_end":2,"text":"Python\n1: def alpha()"}'
 case "$*" in
+*context*)
+    case "$text" in
+    *alpha*)
+        case "$*" in
+        *"--budget 4000"*) printf '%s\n' '{"tokens":10,"files":[{"path":"src/a.py","sections":['"$outline"']}]}' ;;
+        *) printf '%s\n' '{"tokens":20,"files":[{"path":"src/a.py","sections":[{"kind":"definition","name":"alpha","line_start":1,"line_end":2,"text":"def alpha():\n    pass"}]}]}' ;;
+        esac ;;
+    *) printf '%s\n' '{"tokens":20,"files":[{"path":"src/b.py","sections":['"$outline"']}]}' ;;
+    esac ;;
 *plain*) echo '[{"path":"src/b.py"},{"path":"src/a.py"}]' ;;
 *)
     case "$text" in
-    *alpha*) echo '[{"path":"src/a.py","symbols":[{"name":"alpha"}]},{"path":"src/b.py"}]' ;;
+    *alpha*) echo '[{"path":"src/a.py","symbols":[{"name":"alpha","line_start":1,"line_end":2}]},{"path":"src/b.py"}]' ;;
     *) echo '[{"path":"src/b.py"},{"path":"src/a.py"}]' ;;
     esac ;;
 esac
@@ -50,10 +61,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-#[test]
-fn both_rankings_are_scored_against_the_gold_files() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let src = dir.path().join("src-repo");
+/// A repository with two files at its first commit, and the fix of o__r-1 (pull request #1:
+/// a branch that changes alpha) merged after it, as a bare mirror under `dir/mirrors`; the
+/// first commit.
+fn mirror_with_a_fix(dir: &Path) -> String {
+    let src = dir.join("src-repo");
     fs::create_dir_all(src.join("src")).expect("mkdir");
     fs::write(src.join("src/a.py"), "def alpha():\n    pass\n").expect("write");
     fs::write(src.join("src/b.py"), "def beta(): pass\n").expect("write");
@@ -61,7 +73,6 @@ fn both_rankings_are_scored_against_the_gold_files() {
     git(&src, &["add", "-A"]);
     git(&src, &["commit", "-qm", "one"]);
     let commit = git(&src, &["rev-parse", "HEAD"]);
-    // The fix of o__r-1, pull request #1: a branch that changes alpha, merged.
     git(&src, &["checkout", "-qb", "fix"]);
     fs::write(src.join("src/a.py"), "def alpha():\n    return 1\n").expect("write");
     git(&src, &["commit", "-qam", "fix alpha"]);
@@ -77,18 +88,22 @@ fn both_rankings_are_scored_against_the_gold_files() {
             "fix",
         ],
     );
-    let mirrors = dir.path().join("mirrors");
-    fs::create_dir_all(mirrors.join("o+r")).expect("mkdir");
+    fs::create_dir_all(dir.join("mirrors/o+r")).expect("mkdir");
     git(
-        dir.path(),
+        dir,
         &["clone", "-q", "--bare", "src-repo", "mirrors/o+r/repo"],
     );
+    commit
+}
 
-    let instances = dir.path().join("instances.jsonl");
-    let line = |id: &str, text: &str, gold: &str| {
+/// Two instances at `commit`, in `dir/instances.jsonl`, with their gold patches: alpha's body
+/// changed; a line added after beta, outside it.
+fn write_instances(dir: &Path, commit: &str) -> PathBuf {
+    let instances = dir.join("instances.jsonl");
+    let line = |id: &str, text: &str, gold: &str, patch: &str| {
         serde_json::json!({
             "instance_id": id, "repo": "o/r", "base_commit": commit,
-            "problem_statement": text, "gold_files": [gold],
+            "problem_statement": text, "gold_files": [gold], "patch": patch,
         })
         .to_string()
     };
@@ -96,11 +111,30 @@ fn both_rankings_are_scored_against_the_gold_files() {
         &instances,
         format!(
             "{}\n{}\n",
-            line("o__r-1", "alpha is broken", "src/a.py"),
-            line("o__r-2", "beta too", "src/b.py")
+            line(
+                "o__r-1",
+                "alpha is broken",
+                "src/a.py",
+                "--- a/src/a.py\n+++ b/src/a.py\n@@ -2 +2 @@ def alpha():\n-    pass\n+    return 1\n"
+            ),
+            line(
+                "o__r-2",
+                "beta too",
+                "src/b.py",
+                "--- a/src/b.py\n+++ b/src/b.py\n@@ -1,0 +2 @@\n+X = 1\n"
+            )
         ),
     )
     .expect("write instances");
+    instances
+}
+
+#[test]
+fn both_rankings_are_scored_against_the_gold_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let commit = mirror_with_a_fix(dir.path());
+    let instances = write_instances(dir.path(), &commit);
+    let mirrors = dir.path().join("mirrors");
     let merkle = dir.path().join("fake-merkle");
     fs::write(&merkle, FAKE_MERKLE).expect("write fake merkle");
     fs::set_permissions(&merkle, fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -132,7 +166,35 @@ fn both_rankings_are_scored_against_the_gold_files() {
         ),
         "{report}"
     );
+    // From the gold patches: alpha found first by the fused ranking; o__r-2 changes no
+    // definition. Lines: the bundles show alpha's line from 8000 tokens on, never beta's; the
+    // plain files pasted (b.py, then a.py, 85 bytes) show both.
+    assert!(
+        report.contains(
+            "(1 of 2 instances with a patch change a line inside a definition; the rest only \
+             lines outside every one)"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("| merkle search (fused) | 1 | 100.0% | 100.0% | 100.0% |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| 4000 | 0.0% | 0.0% | 10 | 100.0% | 100.0% | 22 |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| 16000 | 50.0% | 50.0% | 20 | 100.0% | 100.0% | 22 |"),
+        "{report}"
+    );
     let results = fs::read_to_string(&out).expect("results");
+    assert!(
+        results.contains(
+            r#""functions":[{"line_end":2,"line_start":1,"name":"alpha","path":"src/a.py","rank":1}]"#
+        ),
+        "{results}"
+    );
     assert_eq!(results.lines().count(), 2);
     assert!(
         results.contains(r#""gold_functions":[["src/a.py","alpha"]]"#),
