@@ -140,10 +140,32 @@ fn checkout(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
         }
         .with_context(|| format!("removing {}", path.display()))?;
     }
-    let mut archive = Command::new("git")
-        .arg("--git-dir")
-        .arg(git_dir)
-        .args(["archive", commit])
+    if extract(git_dir, commit, tree, &[])? {
+        return Ok(());
+    }
+    // A snapshot mirror may lack its largest files' blobs (data, generated single headers),
+    // on which `git archive` fails: the tree is laid out without them.
+    let absent = absent_files(git_dir, commit)?;
+    if absent.is_empty() || !extract(git_dir, commit, tree, &absent)? {
+        bail!("git archive {commit} | tar -x failed");
+    }
+    progress(&format!(
+        "{commit}: laid out without {} files the mirror lacks ({})",
+        absent.len(),
+        absent.join(", ")
+    ));
+    Ok(())
+}
+
+/// `git archive COMMIT | tar -x` into `tree`, leaving out `exclude`; whether both succeeded.
+fn extract(git_dir: &Path, commit: &str, tree: &Path, exclude: &[String]) -> Result<bool> {
+    let mut cmd = Command::new("git");
+    cmd.arg("--git-dir").arg(git_dir).args(["archive", commit]);
+    if !exclude.is_empty() {
+        cmd.args(["--", "."]);
+        cmd.args(exclude.iter().map(|p| format!(":(exclude,literal){p}")));
+    }
+    let mut archive = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -155,11 +177,53 @@ fn checkout(git_dir: &Path, commit: &str, tree: &Path) -> Result<()> {
         .stdin(stdout)
         .status()
         .context("running tar")?;
-    let git = archive.wait()?;
-    if !git.success() || !tar.success() {
-        bail!("git archive {commit} | tar -x failed ({git}, {tar})");
-    }
-    Ok(())
+    Ok(archive.wait()?.success() && tar.success())
+}
+
+/// The files of `commit` whose blobs `git_dir` does not hold.
+fn absent_files(git_dir: &Path, commit: &str) -> Result<Vec<String>> {
+    let listing = Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["ls-tree", "-r", "-z", commit])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running git ls-tree")?;
+    // `MODE blob OID\tPATH`, NUL-terminated.
+    let blobs: Vec<(String, String)> = listing
+        .stdout
+        .split(|&b| b == 0)
+        .filter_map(|entry| {
+            let entry = String::from_utf8_lossy(entry);
+            let (meta, path) = entry.split_once('\t')?;
+            let mut meta = meta.split(' ').skip(1);
+            let (kind, id) = (meta.next()?, meta.next()?);
+            (kind == "blob").then(|| (id.to_owned(), path.to_owned()))
+        })
+        .collect();
+    let mut check = Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["cat-file", "--batch-check"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("running git cat-file")?;
+    let mut input = check.stdin.take().context("git cat-file's stdin")?;
+    let ids: String = blobs.iter().map(|(id, _)| format!("{id}\n")).collect();
+    // Written beside the reading, so that neither pipe fills while the other waits.
+    let writer = std::thread::spawn(move || input.write_all(ids.as_bytes()));
+    let out = check.wait_with_output()?;
+    writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("writing to git cat-file panicked"))??;
+    let answers = String::from_utf8_lossy(&out.stdout);
+    Ok(blobs
+        .into_iter()
+        .zip(answers.lines())
+        .filter(|(_, answer)| answer.ends_with(" missing"))
+        .map(|((_, path), _)| path)
+        .collect())
 }
 
 /// Gives `tree` the history a checkout of `commit` has, as a user's would: a git folder that

@@ -453,8 +453,10 @@ pub fn brace_definitions(text: &str, dialect: Dialect) -> Vec<Definition> {
             Block::Function(i) | Block::Type(i) => Some(i),
             Block::Through | Block::Opaque => None,
         };
-        // A declaration without a body defines a function only.
-        if !body && !matches!(block, Block::Function(_)) {
+        // A declaration without a body defines a function only, and one not named in
+        // capitals: a macro's use (`FOO(x);`) or a Java enum's constants (`A(1), B(2);`).
+        let declared = matches!(block, Block::Function(i) if !shouting(&toks[i].text));
+        if !body && !declared {
             return (true, None);
         }
         let def = named.map(|i| {

@@ -61,14 +61,17 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// A repository with two files at its first commit, and the fix of o__r-1 (pull request #1:
-/// a branch that changes alpha) merged after it, as a bare mirror under `dir/mirrors`; the
-/// first commit.
+/// A repository with three files at its first commit, and the fix of o__r-1 (pull request
+/// #1: a branch that changes alpha) merged after it, as a bare mirror under `dir/mirrors`
+/// that lacks the blob of one file (`data/big.json`, as a snapshot leaves its largest files
+/// out); the first commit.
 fn mirror_with_a_fix(dir: &Path) -> String {
     let src = dir.join("src-repo");
     fs::create_dir_all(src.join("src")).expect("mkdir");
+    fs::create_dir_all(src.join("data")).expect("mkdir");
     fs::write(src.join("src/a.py"), "def alpha():\n    pass\n").expect("write");
     fs::write(src.join("src/b.py"), "def beta(): pass\n").expect("write");
+    fs::write(src.join("data/big.json"), "[1, 2, 3]\n").expect("write");
     git(&src, &["init", "-q"]);
     git(&src, &["add", "-A"]);
     git(&src, &["commit", "-qm", "one"]);
@@ -93,6 +96,10 @@ fn mirror_with_a_fix(dir: &Path) -> String {
         dir,
         &["clone", "-q", "--bare", "src-repo", "mirrors/o+r/repo"],
     );
+    let big = git(&src, &["rev-parse", "HEAD:data/big.json"]);
+    let (fan, rest) = big.split_at(2);
+    fs::remove_file(dir.join("mirrors/o+r/repo/objects").join(fan).join(rest))
+        .expect("the blob is a loose object of the mirror");
     commit
 }
 
@@ -201,6 +208,7 @@ fn both_rankings_are_scored_against_the_gold_files() {
         "{results}"
     );
     assert!(dir.path().join("work/o+r/src/a.py").is_file());
+    assert!(!dir.path().join("work/o+r/data/big.json").exists());
 
     // A missing mirror is named.
     let err = run_localize(&LocalizeConfig {

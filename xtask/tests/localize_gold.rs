@@ -238,14 +238,24 @@ public class B extends A implements I {
     }
 
     abstract int count();
+
+    public enum Feature implements FormatFeature
+    {
+        WRITE_XML_DECLARATION(false),
+        WRITE_XML_1_1(false);
+
+        Feature(boolean d) { }
+    }
 }
 "#,
         &[
-            ("B", 4, 17),
+            ("B", 4, 25),
             ("toString", 8, 10),
             ("Inner", 12, 14),
             ("f", 13, 13),
             ("count", 16, 16),
+            ("Feature", 18, 24),
+            ("Feature", 23, 23),
         ],
     );
     check_defs(
