@@ -36,6 +36,18 @@ const TREE: &[&str] = &[
 fn check(from: &str, kind: ImportKind, spec: &str, name: Option<&str>, expected: &[&str]) {
     let mut set = PathSet::new(TREE.iter().copied());
     set.add_go_module("go", "example.com/m");
+    check_in(&set, from, kind, spec, name, expected);
+}
+
+/// [`check`] against `set`.
+fn check_in(
+    set: &PathSet,
+    from: &str,
+    kind: ImportKind,
+    spec: &str,
+    name: Option<&str>,
+    expected: &[&str],
+) {
     let import = Import {
         kind,
         spec: spec.to_owned(),
@@ -43,7 +55,7 @@ fn check(from: &str, kind: ImportKind, spec: &str, name: Option<&str>, expected:
         line: 1,
     };
     assert_eq!(
-        resolve(&set, from, &import),
+        resolve(set, from, &import),
         expected.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         "{from}: {kind:?} {spec} {name:?}"
     );
@@ -177,18 +189,8 @@ const FLASK: &[&str] = &[
 fn python_absolute_imports_never_resolve_inside_a_package() {
     use ImportKind::{Python, PythonFrom};
     let set = PathSet::new(FLASK.iter().copied());
-    let check = |from: &str, kind: ImportKind, spec: &str, name: Option<&str>, want: &[&str]| {
-        let import = Import {
-            kind,
-            spec: spec.to_owned(),
-            name: name.map(str::to_owned),
-            line: 1,
-        };
-        assert_eq!(
-            resolve(&set, from, &import),
-            want.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            "{from}: {kind:?} {spec} {name:?}"
-        );
+    let check = |from: &str, kind, spec: &str, name: Option<&str>, want: &[&str]| {
+        check_in(&set, from, kind, spec, name, want);
     };
     for stdlib in ["typing", "json", "logging", "json.decoder"] {
         check("src/flask/app.py", Python, stdlib, None, &[]);
