@@ -39,6 +39,7 @@ use serde_json::Value as Json;
 
 use crate::bench_localize_figures::{Answers, BUDGETS, GoldFigures, GoldTally, evaluate};
 use crate::bench_localize_gold::ranked_definitions;
+use crate::bench_localize_plain::plain_functions;
 use crate::bench_proc::{git, median, ms, progress, timed};
 
 /// What the bench is run with.
@@ -589,9 +590,15 @@ fn measure(
     let figures = match &inst.patch {
         Some(patch) => {
             let bundles = bundles(&config.merkle, tree, inst)?;
+            let args = ["--json", "search", "--functions", "-", "--limit", "10"];
+            let (_, out) = merkle(&config.merkle, tree, &args, Some(&inst.text))?;
+            let functions = serde_json::from_str(&out).context("merkle search's JSON")?;
+            let plain_functions = plain_functions(tree, &inst.text, 10)?;
             let answers = Answers {
                 fused: &fused_json,
                 plain: &plain_json,
+                functions: &functions,
+                plain_functions: &plain_functions,
                 bundles: &bundles,
             };
             Some(evaluate(tree, patch, &inst.gold, &answers))

@@ -11,7 +11,8 @@ use serde_json::{Value as Json, json};
 
 use crate::bench_localize_defs::definitions;
 use crate::bench_localize_gold::{
-    FileDefinition, PatchFile, Shown, enclosing, parse_patch, ranked_definitions, ranks,
+    FileDefinition, PatchFile, Shown, enclosing, listed_functions, parse_patch, ranked_definitions,
+    ranks,
 };
 
 /// The budgets (estimated tokens) bundles are asked for and pasted files cut at.
@@ -32,9 +33,11 @@ pub struct Recall {
 pub struct GoldFigures {
     /// The gold functions, in patch order.
     pub functions: Vec<FileDefinition>,
-    /// Each one's 0-based rank among the fused search's definitions (a plain search lists
-    /// none).
+    /// Each one's 0-based rank among the fused search's definitions (its hits' `symbols`,
+    /// hit after hit), in `search --functions`, and in the plain BM25 over definitions.
     pub ranks: Vec<Option<usize>>,
+    pub function_ranks: Vec<Option<usize>>,
+    pub plain_ranks: Vec<Option<usize>>,
     /// Gold lines, and the sites mapped to no definition.
     pub lines: usize,
     pub outside: usize,
@@ -48,6 +51,10 @@ pub struct GoldFigures {
 pub struct Answers<'a> {
     pub fused: &'a Json,
     pub plain: &'a Json,
+    /// `merkle --json search --functions`.
+    pub functions: &'a Json,
+    /// The plain function baseline ([`crate::bench_localize_plain`]).
+    pub plain_functions: &'a [FileDefinition],
     /// `merkle --json context` at each of [`BUDGETS`].
     pub bundles: &'a [Json],
 }
@@ -168,6 +175,8 @@ pub fn evaluate(
         .collect();
     GoldFigures {
         ranks: ranks(&ranked_definitions(answers.fused), &functions),
+        function_ranks: ranks(&listed_functions(answers.functions), &functions),
+        plain_ranks: ranks(answers.plain_functions, &functions),
         functions,
         lines: lines.len(),
         outside,
@@ -181,7 +190,7 @@ impl GoldFigures {
     /// (1-based), and the lines each bundle and paste showed.
     pub fn progress(&self) -> String {
         let ranks: Vec<String> = self
-            .ranks
+            .function_ranks
             .iter()
             .map(|r| r.map_or("-".to_owned(), |k| (k + 1).to_string()))
             .collect();
@@ -217,6 +226,10 @@ impl GoldFigures {
                     "path": f.path, "name": f.name, "line_start": f.line, "line_end": f.end,
                     "rank": rank.map(|k| k + 1),
                 }))
+                .collect::<Vec<_>>(),
+            "function_ranks": self.function_ranks.iter().map(|r| r.map(|k| k + 1))
+                .collect::<Vec<_>>(),
+            "plain_function_ranks": self.plain_ranks.iter().map(|r| r.map(|k| k + 1))
                 .collect::<Vec<_>>(),
             "lines": self.lines,
             "sites_outside_definitions": self.outside,
@@ -267,6 +280,8 @@ pub struct GoldTally {
     with_functions: usize,
     with_lines: usize,
     ranks: RankTally,
+    function_ranks: RankTally,
+    plain_ranks: RankTally,
     bundles: Vec<RecallTally>,
     pasted: Vec<RecallTally>,
 }
@@ -277,6 +292,8 @@ impl GoldTally {
         if !f.functions.is_empty() {
             self.with_functions += 1;
             self.ranks.add(&f.ranks);
+            self.function_ranks.add(&f.function_ranks);
+            self.plain_ranks.add(&f.plain_ranks);
         }
         if f.lines > 0 {
             self.with_lines += 1;
@@ -295,19 +312,27 @@ impl GoldTally {
     /// The figures as Markdown: a sentence and a table for each.
     pub fn report(&self) -> String {
         let pct = |k: usize, n: usize| format!("{:.1}%", 100.0 * k as f64 / n.max(1) as f64);
-        let (n, t) = (self.with_functions, &self.ranks);
+        let n = self.with_functions;
         let mut out = format!(
             "\nFunction level from the gold patch ({n} of {} instances with a patch change a \
-             line inside a definition; the rest only lines outside every one): the gold \
-             functions among the first k definitions the hits list, hit after hit (a plain \
-             search lists none)\n\n\
-             | ranking | n | acc@5 | acc@10 | any@10 |\n|---|---|---|---|---|\n\
-             | merkle search (fused) | {n} | {} | {} | {} |\n",
+             line inside a definition; the rest only lines outside every one): all gold \
+             functions among the first k of a ranking (acc@k), at least one among the first 10 \
+             (any@10)\n\n\
+             | ranking | n | acc@5 | acc@10 | any@10 |\n|---|---|---|---|---|\n",
             self.patched,
-            pct(t.at5, n),
-            pct(t.at10, n),
-            pct(t.any10, n)
         );
+        for (name, t) in [
+            ("`merkle search --functions`", &self.function_ranks),
+            ("`merkle search` hits' symbols, hit after hit", &self.ranks),
+            ("plain BM25 over definitions", &self.plain_ranks),
+        ] {
+            out.push_str(&format!(
+                "| {name} | {n} | {} | {} | {} |\n",
+                pct(t.at5, n),
+                pct(t.at10, n),
+                pct(t.any10, n)
+            ));
+        }
         let m = self.with_lines;
         out.push_str(&format!(
             "\nLine recall ({m} instances): the share of the lines the gold patch removes, \

@@ -208,6 +208,28 @@ pub fn ranked_definitions(hits: &Json) -> Vec<FileDefinition> {
     out
 }
 
+/// The definitions `merkle --json search --functions` lists, in order.
+pub fn listed_functions(found: &Json) -> Vec<FileDefinition> {
+    let text = |f: &Json, k: &str| {
+        f.get(k)
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let num = |f: &Json, k: &str| f.get(k).and_then(Json::as_u64).unwrap_or(0) as usize;
+    found
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| FileDefinition {
+            path: text(f, "path"),
+            name: text(f, "name"),
+            line: num(f, "line_start"),
+            end: num(f, "line_end"),
+        })
+        .collect()
+}
+
 /// Whether two names are one definition's: equal, or one the other qualified (`A::f`, `A.f`)
 /// or with a word before it (merkle's `json_pointer operator/` for a C++ friend operator).
 fn same_name(a: &str, b: &str) -> bool {

@@ -16,6 +16,7 @@ pub mod bench_localize;
 pub mod bench_localize_defs;
 pub mod bench_localize_figures;
 pub mod bench_localize_gold;
+pub mod bench_localize_plain;
 pub mod bench_outline;
 pub mod bench_proc;
 pub mod bench_search;

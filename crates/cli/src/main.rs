@@ -20,6 +20,7 @@ mod index_cmds;
 mod llm;
 mod mcp_cmd;
 mod output;
+mod refs_cmd;
 mod remote_cmds;
 mod report;
 mod tree_cmds;
@@ -98,6 +99,11 @@ enum Command {
     /// (Rust mod/use, Python, JS/TS relative imports, Go packages, C/C++ includes, Java);
     /// rescans first
     Related(index_cmds::RelatedArgs),
+    /// Show where a definition is, the definitions that call or name it and those it calls,
+    /// from tree-sitter's identifiers resolved by name and imports (no language server: calls
+    /// through dynamic dispatch, macros that build names and reflection are not seen); rescans
+    /// first
+    Refs(refs_cmd::RefsArgs),
     /// Serve the Model Context Protocol over stdio (or Streamable HTTP with --http), for editors
     /// and agents to read and write frames
     ///
@@ -490,6 +496,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         }
         Command::Views(cmd) => context_cmds::views(out, &root, cmd)?,
         Command::Related(args) => index_cmds::related(out, g, &root, args)?,
+        Command::Refs(args) => refs_cmd::refs(out, g, &root, args)?,
         Command::Context(args) => index_cmds::context_cmd(out, g, &root, args)?,
         Command::Search(args) => index_cmds::search(out, g, &root, args)?,
         Command::ListFrames(args) => tree_cmds::list_frames(g, &root, args, out)?,

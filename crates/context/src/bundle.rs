@@ -1,26 +1,40 @@
-//! A task's context within a token budget: the files a search finds for the task and, in each,
-//! the source of the definitions that matched (a file with none: its outline), best first,
-//! until the budget is spent. What `merkle context`, the MCP `context` tool and the agent's
-//! `task_context` tool give, ready to paste into a prompt.
+//! A task's context within a token budget: the definitions a search finds for the task,
+//! ranked across files by function score ([`crate::search::functions`]), each file's
+//! module-level lines (its imports and constants) after its best definition, and an outline
+//! for a found file with no definition that matched; taken best first while they fit. What
+//! `merkle context`, the MCP `context` tool and the agent's `task_context` tool give, ready to
+//! paste into a prompt.
 //!
 //! Tokens are estimated at four bytes each, as the LLM producers count them; the budget bounds
 //! the estimate of the Markdown of the files and their sections (headings and fences
-//! included; the bundle's first line and its list of files left out are not counted). Nothing is cut mid-line: a definition longer than
-//! [`MAX_SECTION_LINES`] keeps its first lines and says how many it left out, and a section
-//! that does not fit what is left of the budget is left out whole (its file is then named in
-//! [`Bundle::omitted`] if nothing of it fitted).
+//! included; the bundle's first line and its list of files left out are not counted). Nothing
+//! is cut mid-line: a definition longer than [`MAX_SECTION_LINES`] shows its first lines and a
+//! window around the lines holding most of the task's words; a definition scoring below
+//! [`RELATIVE_CUT`] of the best is never shown, a piece that does not fit what is left of the
+//! budget is left out whole (its file is named in [`Bundle::omitted`] if nothing of it
+//! fitted), and a line is shown once. The same tree and task give the same bytes.
 use merkle_store::{NodeKind, Store};
 use retrieve::TextIndex;
 
 use crate::error::Result;
 use crate::facts::TreeFacts;
 use crate::regenerate::{FrameProducer, Outline};
-use crate::search::{Hit, Ranking, SearchRequest, index_dir, search, sync_index};
+use crate::search::{
+    FUNCTION_SYMBOLS, Hit, Ranking, SearchRequest, functions, index_dir, search, sync_index,
+};
 
-/// The most lines of one definition in a bundle.
+/// The most lines of one definition a bundle shows: a longer one shows its first
+/// [`HEAD_LINES`] and a window of the rest around the lines that match.
 pub const MAX_SECTION_LINES: usize = 150;
-/// The most definitions of one file in a bundle.
-pub const MAX_SECTIONS: usize = 3;
+/// The first lines of a long definition a bundle shows (its signature and opening).
+pub const HEAD_LINES: usize = 12;
+/// A definition scoring below this share of the best one is never shown.
+pub const RELATIVE_CUT: f64 = 0.05;
+/// A file's module-level lines (imports, constants) weigh this share of its best definition.
+pub const MODULE_SHARE: f64 = 0.5;
+/// The most module-level lines of one file a bundle shows: those just before its first
+/// definition.
+pub const MODULE_LINES: usize = 40;
 
 /// What to bundle.
 #[derive(Clone, Copy, Debug)]
@@ -36,11 +50,12 @@ pub struct BundleRequest<'a> {
 /// A piece of a file in a bundle.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Section {
-    /// `definition` (a matched definition's source) or `outline` (the file's outline).
+    /// `definition` (a matched definition's source, or a run of it), `module` (the file's
+    /// module-level lines before its first definition) or `outline` (the file's outline).
     pub kind: &'static str,
     /// The definition's name; `None` for an outline.
     pub name: Option<String>,
-    /// The 1-based lines it covers (an outline covers the whole file).
+    /// The 1-based lines it shows (an outline covers the whole file).
     pub line_start: usize,
     pub line_end: usize,
     /// Its text: the source lines as they are, or the outline.
@@ -132,12 +147,17 @@ fn file_heading(path: &str, why: &[String]) -> String {
 /// A section in the Markdown: its name and lines, then its text in a fence longer than any run
 /// of backticks in it (a Markdown file's own fences, a doc comment's example).
 fn section_markdown(path: &str, s: &Section) -> String {
-    let (label, tag) = match &s.name {
-        Some(name) => (
+    let lang = || crate::language(path).to_ascii_lowercase();
+    let (label, tag) = match (&s.name, s.kind) {
+        (Some(name), _) => (
             format!("{name}, lines {}-{}:", s.line_start, s.line_end),
-            crate::language(path).to_ascii_lowercase(),
+            lang(),
         ),
-        None => ("outline:".to_owned(), "text".to_owned()),
+        (None, "module") => (
+            format!("module level, lines {}-{}:", s.line_start, s.line_end),
+            lang(),
+        ),
+        (None, _) => ("outline:".to_owned(), "text".to_owned()),
     };
     let longest = s.text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat((longest + 1).max(3));
@@ -172,95 +192,252 @@ pub fn bundle_in(
             limit: req.files,
             filter: None,
             ranking: Ranking::Fused,
-            symbols: crate::search::MAX_SYMBOLS,
+            symbols: FUNCTION_SYMBOLS,
         },
     )?;
+    let mut files: Vec<Filling> = Vec::with_capacity(hits.len());
+    for hit in &hits {
+        files.push(Filling::read(store, facts, hit)?);
+    }
     let mut out = Bundle {
         files: Vec::new(),
         tokens: 0,
         omitted: Vec::new(),
     };
-    for hit in hits {
-        let sections = sections_of(store, &hit)?;
-        let mut kept = Vec::new();
-        // What the file's heading costs in the Markdown, charged with its first section.
-        let heading = estimate_tokens(&file_heading(&hit.path, &hit.why));
-        for s in sections {
-            let cost = estimate_tokens(&section_markdown(&hit.path, &s))
-                + if kept.is_empty() { heading } else { 0 };
+    let mut taken = 0;
+    for piece in pieces(&hits, &files) {
+        let file = &mut files[piece.file];
+        for s in file.uncovered(&piece) {
+            // What the file's heading costs in the Markdown, charged with its first section.
+            let heading = if file.sections.is_empty() {
+                estimate_tokens(&file_heading(&hits[piece.file].path, &hits[piece.file].why))
+            } else {
+                0
+            };
+            let cost = estimate_tokens(&section_markdown(&hits[piece.file].path, &s)) + heading;
             if out.tokens + cost <= req.budget {
                 out.tokens += cost;
-                kept.push(s);
+                file.take(s, taken);
+                taken += 1;
             }
         }
-        if kept.is_empty() {
-            out.omitted.push(hit.path);
-        } else {
-            out.files.push(BundleFile {
-                path: hit.path,
-                score: hit.score,
-                why: hit.why,
-                sections: kept,
-            });
+    }
+    // Files in the order of their best piece taken; within a file, sections by line.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| (files[i].first.unwrap_or(usize::MAX), i));
+    for i in order {
+        let hit = &hits[i];
+        let mut sections = std::mem::take(&mut files[i].sections);
+        if sections.is_empty() {
+            out.omitted.push(hit.path.clone());
+            continue;
         }
+        sections.sort_by_key(|s| s.line_start);
+        out.files.push(BundleFile {
+            path: hit.path.clone(),
+            score: hit.score,
+            why: hit.why.clone(),
+            sections,
+        });
     }
     Ok(out)
 }
 
-/// What a hit offers: its matched definitions' source, best first, none overlapping another
-/// already taken; a file without one, its outline.
-fn sections_of(store: &Store, hit: &Hit) -> Result<Vec<Section>> {
-    let Some(node) = store.node_at(&hit.path)? else {
-        return Ok(Vec::new());
-    };
-    if node.kind != NodeKind::File {
-        return Ok(Vec::new());
-    }
-    // A file that changed or vanished since the scan is left out, not an error.
-    let Ok(content) = store.read_content(&node) else {
-        return Ok(Vec::new());
-    };
-    let Ok(text) = std::str::from_utf8(&content) else {
-        return Ok(Vec::new());
-    };
-    let lines: Vec<&str> = text.lines().collect();
-    let mut taken: Vec<(usize, usize)> = Vec::new();
+/// Something a bundle may show of a file: a definition (the lines of its span, cut around its
+/// focus where long), the file's module-level lines, or its outline.
+#[derive(Clone, Debug)]
+struct Piece {
+    /// Its file's place in the hits.
+    file: usize,
+    score: f64,
+    kind: &'static str,
+    name: Option<String>,
+    /// The 1-based lines it would show (one span, or a head and a window for a long
+    /// definition), in order.
+    spans: Vec<(usize, usize)>,
+}
+
+/// What a bundle may show, best first: the hits' definitions by function score across files
+/// (none far below the best: [`RELATIVE_CUT`]); each file's module-level lines just after its
+/// best definition, weighed at [`MODULE_SHARE`] of it; an outline for a file with no
+/// definition that matched, last.
+fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
+    let ranked = functions(hits, usize::MAX);
+    let best = ranked.first().map_or(0.0, |f| f.score);
     let mut out = Vec::new();
-    for s in &hit.symbols {
-        if out.len() == MAX_SECTIONS {
+    let mut module_taken = vec![false; hits.len()];
+    for f in ranked {
+        if f.score < best * RELATIVE_CUT {
             break;
         }
-        let (start, end) = (s.line_start.max(1), s.line_end.min(lines.len()));
-        // One span of source once: a definition that overlaps what is shown of one taken is
-        // left out (a method past the part of its class that is shown is not).
-        if start > end || taken.iter().any(|&(a, b)| a <= end && start <= b) {
+        let Some(i) = hits.iter().position(|h| h.path == f.path) else {
             continue;
-        }
-        let shown = end.min(start + MAX_SECTION_LINES - 1);
-        taken.push((start, shown));
-        let mut body = lines[start - 1..shown].join("\n");
-        if shown < end {
-            body.push_str(&format!("\n… {} more lines", end - shown));
-        }
-        out.push(Section {
+        };
+        let s = &f.symbol;
+        out.push(Piece {
+            file: i,
+            score: f.score,
             kind: "definition",
             name: Some(s.name.clone()),
-            line_start: start,
-            line_end: end,
-            text: body,
+            spans: spans_of(s.line_start, s.line_end, s.focus),
         });
+        if !std::mem::replace(&mut module_taken[i], true)
+            && let Some(span) = files[i].module
+        {
+            out.push(Piece {
+                file: i,
+                score: f.score * MODULE_SHARE,
+                kind: "module",
+                name: None,
+                spans: vec![span],
+            });
+        }
     }
-    if out.is_empty() {
-        let outline = Outline::default()
-            .produce(&node, &content)
-            .unwrap_or_default();
-        out.push(Section {
-            kind: "outline",
-            name: None,
-            line_start: 1,
-            line_end: lines.len().max(1),
-            text: String::from_utf8_lossy(&outline).trim_end().to_owned(),
-        });
+    for (i, (hit, file)) in hits.iter().zip(files).enumerate() {
+        if hit.symbols.is_empty() && file.lines > 0 {
+            out.push(Piece {
+                file: i,
+                score: 0.0,
+                kind: "outline",
+                name: None,
+                spans: vec![(1, file.lines)],
+            });
+        }
     }
-    Ok(out)
+    // Stable: the function ranking's order holds among equal scores.
+    out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    out
+}
+
+/// The lines of a definition spanning `start..=end` a bundle shows: all of them, or for one
+/// longer than [`MAX_SECTION_LINES`], its first [`HEAD_LINES`] and a window of the rest
+/// around `focus` (the line holding most of the task's words), as one span where they meet.
+fn spans_of(start: usize, end: usize, focus: Option<usize>) -> Vec<(usize, usize)> {
+    let start = start.max(1);
+    let end = end.max(start);
+    if end - start < MAX_SECTION_LINES {
+        return vec![(start, end)];
+    }
+    let head = (start, start + HEAD_LINES - 1);
+    let room = MAX_SECTION_LINES - HEAD_LINES;
+    let focus = focus.unwrap_or(start).clamp(start, end);
+    let from = focus.saturating_sub(room / 3).max(head.1 + 1);
+    let from = from.min(end + 1 - room);
+    let window = (from, from + room - 1);
+    if window.0 == head.1 + 1 {
+        vec![(head.0, window.1)]
+    } else {
+        vec![head, window]
+    }
+}
+
+/// A hit's file as a bundle fills it: its lines, its module-level span, what is taken.
+struct Filling {
+    text: Option<String>,
+    /// Its line count.
+    lines: usize,
+    /// Its outline (produced only for a file with no matched definition).
+    outline: Option<String>,
+    /// The module-level lines before its first definition (the last [`MODULE_LINES`]), if any.
+    module: Option<(usize, usize)>,
+    /// Lines shown already, 1-based (index 0 unused).
+    covered: Vec<bool>,
+    sections: Vec<Section>,
+    /// The place of the first piece taken of it, among all pieces taken.
+    first: Option<usize>,
+}
+
+impl Filling {
+    fn read(store: &Store, facts: &TreeFacts, hit: &Hit) -> Result<Filling> {
+        let mut out = Filling {
+            text: None,
+            lines: 0,
+            outline: None,
+            module: None,
+            covered: Vec::new(),
+            sections: Vec::new(),
+            first: None,
+        };
+        let Some(node) = store.node_at(&hit.path)? else {
+            return Ok(out);
+        };
+        if node.kind != NodeKind::File {
+            return Ok(out);
+        }
+        // A file that changed or vanished since the scan is left out, not an error.
+        let Ok(content) = store.read_content(&node) else {
+            return Ok(out);
+        };
+        let Ok(text) = String::from_utf8(content.to_vec()) else {
+            return Ok(out);
+        };
+        out.lines = text.lines().count();
+        out.covered = vec![false; out.lines + 1];
+        if hit.symbols.is_empty() {
+            let outline = Outline::default()
+                .produce(&node, &content)
+                .unwrap_or_default();
+            out.outline = Some(String::from_utf8_lossy(&outline).trim_end().to_owned());
+        } else if let Some(entry) = facts.file(&hit.path) {
+            let first = facts.facts_of(store, &[entry])?.into_iter().next();
+            let first_def = first.iter().flat_map(|f| &f.symbols).map(|s| s.line).min();
+            if let Some(line) = first_def.filter(|&l| l > 1) {
+                let end = line - 1;
+                out.module = Some(((end + 1).saturating_sub(MODULE_LINES).max(1), end));
+            }
+        }
+        out.text = Some(text);
+        Ok(out)
+    }
+
+    /// The sections `piece` would add: its spans less the lines shown already, as runs.
+    fn uncovered(&self, piece: &Piece) -> Vec<Section> {
+        let Some(text) = &self.text else {
+            return Vec::new();
+        };
+        if piece.kind == "outline" {
+            return vec![Section {
+                kind: "outline",
+                name: None,
+                line_start: 1,
+                line_end: self.lines.max(1),
+                text: self.outline.clone().unwrap_or_default(),
+            }];
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let mut out = Vec::new();
+        for &(a, b) in &piece.spans {
+            let b = b.min(self.lines);
+            let mut at = a;
+            while at <= b {
+                if self.covered[at] {
+                    at += 1;
+                    continue;
+                }
+                let from = at;
+                while at <= b && !self.covered[at] {
+                    at += 1;
+                }
+                out.push(Section {
+                    kind: piece.kind,
+                    name: piece.name.clone(),
+                    line_start: from,
+                    line_end: at - 1,
+                    text: lines[from - 1..at - 1].join("\n"),
+                });
+            }
+        }
+        out
+    }
+
+    /// Takes `s` into the bundle, as the `order`-th section taken of any file.
+    fn take(&mut self, s: Section, order: usize) {
+        if s.kind != "outline" {
+            for l in s.line_start..=s.line_end.min(self.lines) {
+                self.covered[l] = true;
+            }
+        }
+        self.first.get_or_insert(order);
+        self.sections.push(s);
+    }
 }

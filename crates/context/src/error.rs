@@ -35,6 +35,14 @@ pub enum Error {
     /// Related files asked for a directory (`path` as messages show it: the root is `.`).
     #[error("{path:?} is a directory: related lists the imports of a file")]
     NotAFile { path: String },
+    /// References asked for something that is no name (`refs`).
+    #[error(
+        "{target:?} is no symbol name: refs takes a name (`parse`, `Type::name`, `Class.name`) or PATH:LINE"
+    )]
+    NotASymbol { target: String },
+    /// References asked for `PATH:LINE` where no definition spans that line.
+    #[error("{path}:{line}: no definition spans that line")]
+    NoDefinitionAt { path: String, line: usize },
     #[error("synthesis policy {policy} failed on {path:?}: {message}")]
     Policy {
         policy: String,

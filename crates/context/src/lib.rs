@@ -20,6 +20,7 @@ pub mod invalidation;
 pub mod map;
 pub mod memo;
 pub mod ops;
+pub mod refs;
 pub mod regenerate;
 pub mod resolve;
 pub mod search;

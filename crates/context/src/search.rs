@@ -43,7 +43,8 @@ use crate::graph::Graph;
 
 mod prior;
 pub use self::prior::prior;
-use self::prior::{KIND_WEIGHTS, kind_class, prior_asked, read_text, size_of};
+pub(crate) use self::prior::read_text;
+use self::prior::{KIND_WEIGHTS, kind_class, prior_asked, size_of};
 
 pub mod history;
 mod hit;
@@ -54,7 +55,7 @@ pub use self::hit::{
 mod index;
 pub use self::index::{index_dir, sync_index};
 mod lines;
-use self::lines::{ReadFiles, best_symbols, proximity};
+use self::lines::{Asked, ReadFiles, best_symbols, proximity};
 mod paths;
 use self::paths::path_signals;
 mod signals;
@@ -190,6 +191,18 @@ pub const MAX_TEXT_BYTES: u64 = 1 << 20;
 /// written, so that which files define a name, and as what, is read from the index.
 fn def_token(class: usize, name: &str) -> String {
     format!("{class}:{name}")
+}
+
+/// The files defining `name` (as written), as any kind, read from the index's `defs`; in
+/// path order.
+pub(crate) fn files_defining(index: &TextIndex, name: &str) -> Result<Vec<String>> {
+    let tokens: Vec<String> = (0..KIND_WEIGHTS.len())
+        .map(|class| def_token(class, name))
+        .collect();
+    let mut files: Vec<String> = index.holding(&tokens)?.into_iter().flatten().collect();
+    files.sort_unstable();
+    files.dedup();
+    Ok(files)
 }
 
 /// Whether a query is a lookup, a name or two rather than a task: one word, or two or three
@@ -581,14 +594,13 @@ pub fn search(
         .collect();
     let hit =
         |(score, f, s, ff, content): &(f64, &FileEntry, &Signals, FileFacts, Option<String>)| {
-            let (symbols, matched) = best_symbols(
-                ff,
-                content.as_deref(),
-                &ident_set,
-                &term_weights,
+            let asked = Asked {
+                idents: &ident_set,
+                weights: &term_weights,
+                said: &s.said,
                 kind,
-                req.symbols,
-            );
+            };
+            let (symbols, matched) = best_symbols(ff, content.as_deref(), &asked, req.symbols);
             Hit {
                 path: f.path.clone(),
                 score: round(*score),

@@ -318,12 +318,13 @@ impl ServerHandler for MerkleMcp {
             "search" => self.search(args).await,
             "context" => self.context(args).await,
             "related" => self.related(args).await,
+            "refs" => self.refs(args).await,
             "status" => self.status().await,
             other => {
                 return Err(ErrorData::invalid_params(
                     format!(
                         "unknown tool {other:?}: merkle has get_node, list_frames, put_frame, \
-                         synthesize, search, context, related and status"
+                         synthesize, search, context, related, refs and status"
                     ),
                     None,
                 ));

@@ -50,6 +50,8 @@ mod error;
 mod imports;
 #[cfg(feature = "syntax")]
 mod members;
+#[cfg(feature = "syntax")]
+mod references;
 mod render;
 #[cfg(feature = "syntax")]
 mod skim;
@@ -238,6 +240,17 @@ pub struct Symbol {
     pub children: Vec<Symbol>,
 }
 
+/// Where a file names an identifier ([`Parsed::references`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    pub name: String,
+    /// 1-based line and column (in bytes) where it begins.
+    pub line: usize,
+    pub column: usize,
+    /// Whether it names what a call calls (`f(x)`, `a.f(x)`, `T::f(x)`, `f!(x)`, `new F()`).
+    pub call: bool,
+}
+
 /// The longest signature kept, in bytes; longer ones are cut with `…`.
 pub const MAX_SIGNATURE: usize = 140;
 /// The longest doc line kept, in bytes.
@@ -358,6 +371,27 @@ impl Parsed<'_> {
             return members::members(self.language, tree.tree.root_node(), self.source);
         }
         Vec::new()
+    }
+
+    /// Where the file names one of `names` (every identifier when `names` is empty), in
+    /// source order: identifiers, fields and properties, types, never a declaration's own name
+    /// nor a comment or a string. A skimmed parse ([`Parser::skim`]) has no bodies to look
+    /// in: parse the whole file ([`Parser::parse`]) for a function's references. Empty for
+    /// the languages read by hand and for builds without the language's grammar.
+    pub fn references(&self, names: &[&str]) -> Vec<Reference> {
+        #[cfg(feature = "syntax")]
+        if let Some(tree) = &self.tree {
+            return references::references(tree.tree.root_node(), self.source, names);
+        }
+        let _ = names;
+        Vec::new()
+    }
+
+    /// The calls of the file: its [`Parsed::references`] that name what a call calls.
+    pub fn calls(&self) -> Vec<Reference> {
+        let mut all = self.references(&[]);
+        all.retain(|r| r.call);
+        all
     }
 
     /// The tree-sitter syntax tree; `None` for the languages read by hand. A skimmed parse's

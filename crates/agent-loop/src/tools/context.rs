@@ -1,8 +1,9 @@
 //! The context tools: `get_node` reads a bounded view of a node's frames, `put_frame` attaches
 //! a frame to a node, `synthesize` derives a directory's frame from its children's,
 //! `search_symbols` ranks files for a query (`merkle search`), `task_context` gathers a task's
-//! code within a token budget (`merkle context`) and `related_files` lists a file's imports
-//! and importers (`merkle related`). `search_symbols` is named apart from the built-in
+//! code within a token budget (`merkle context`), `related_files` lists a file's imports
+//! and importers (`merkle related`) and `refs` a definition's callers and callees (`merkle
+//! refs`). `search_symbols` is named apart from the built-in
 //! `search`, which greps file text.
 //!
 //! They act on the workspace's store as the run's agent, so merkle-store's role checks apply:
@@ -23,7 +24,8 @@ use crate::error::{Error, Result};
 use crate::tools::ToolDefinition;
 use crate::tools::builtin::{optional_str, str_field};
 
-/// `get_node`, `put_frame`, `synthesize`, `search_symbols` and `related_files` on `store`,
+/// `get_node`, `put_frame`, `synthesize`, `search_symbols`, `task_context`, `related_files`
+/// and `refs` on `store`,
 /// acting as `agent`.
 pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
     let s = Arc::clone(store);
@@ -131,6 +133,7 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
         search_symbols_tool(store),
         task_context_tool(store),
         related_files_tool(store),
+        refs_tool(store),
     ]
 }
 
@@ -279,6 +282,33 @@ fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
             .ok_or_else(|| Error::NoSuchPath { path: path.clone() })?;
             let json: Vec<Value> = related.iter().map(context::Related::json).collect();
             Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
+        },
+    )
+}
+
+/// `refs`: a definition's callers and callees, as `merkle --json refs` answers it.
+fn refs_tool(store: &Arc<Store>) -> ToolDefinition {
+    let s = Arc::clone(store);
+    ToolDefinition::new(
+        "refs",
+        "Where a definition is, the definitions that call or name it (callers) and those it \
+         calls (callees), read from the syntax tree and resolved by name and imports (dynamic \
+         dispatch, macros that build names and reflection are not seen). target: a name \
+         (`parse`, `Type::name`, `Class.name`) or PATH:LINE. Answers JSON: {name, \
+         definitions, callers, callees}, each [{path, name, kind, line_start, line_end, \
+         lines, candidates}].",
+        json!({
+            "type": "object",
+            "properties": {"target": {"type": "string"}},
+            "required": ["target"],
+            "additionalProperties": false,
+        }),
+        move |input| {
+            const TOOL: &str = "refs";
+            let target = str_field(input, TOOL, "target")?.trim().to_owned();
+            let found = on_current_tree(&s, TOOL, |facts| context::refs::refs(&s, facts, &target))?;
+            Ok(serde_json::to_string_pretty(&found.json())
+                .expect("a serde_json::Value always serializes"))
         },
     )
 }

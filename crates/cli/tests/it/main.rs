@@ -31,6 +31,7 @@ mod mcp_http;
 mod model_config;
 mod outline;
 mod readme;
+mod refs;
 mod related;
 mod remote;
 mod report;

@@ -182,6 +182,7 @@ fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
             "search",
             "context",
             "related",
+            "refs",
             "status"
         ]
     );
@@ -529,7 +530,7 @@ fn every_tool_input_schema_passes_a_strict_json_schema_check() {
     server.handshake();
     let tools = server.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().expect("tools").clone();
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 9);
     let mut problems = Vec::new();
     for tool in &tools {
         let name = str_field(tool, "name");

@@ -335,17 +335,18 @@ fn a_readers_token_cannot_write_its_refusal_says_why_and_is_audited() {
 }
 
 /// The tools that only read, in the order `tools/list` shows them.
-const READS: [&str; 6] = [
+const READS: [&str; 7] = [
     "get_node",
     "list_frames",
     "search",
     "context",
     "related",
+    "refs",
     "status",
 ];
 
 /// Every tool, in the order `tools/list` shows them.
-const ALL_TOOLS: [&str; 8] = [
+const ALL_TOOLS: [&str; 9] = [
     "get_node",
     "list_frames",
     "put_frame",
@@ -353,6 +354,7 @@ const ALL_TOOLS: [&str; 8] = [
     "search",
     "context",
     "related",
+    "refs",
     "status",
 ];
 

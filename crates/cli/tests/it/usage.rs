@@ -164,7 +164,7 @@ fn the_help_lists_first_what_a_newcomer_runs_first_and_ends_with_an_example() {
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     let first = [
-        "scan", "generate", "get-node", "search", "context", "related", "mcp",
+        "scan", "generate", "get-node", "search", "context", "related", "refs", "mcp",
     ];
     assert_eq!(&commands[..first.len()], &first, "{help}");
     let tail: Vec<&str> = help.trim_end().lines().rev().take(4).collect();

@@ -78,6 +78,7 @@ def test_tools_and_resources_through_the_sdk(workspace, mode):
                 "get_node",
                 "list_frames",
                 "put_frame",
+                "refs",
                 "related",
                 "search",
                 "status",
@@ -277,7 +278,9 @@ def test_streamable_http_a_readers_token_cannot_write(workspace):
         # The reader's token reads, and is shown no tool that writes.
         listed, got = anyio.run(as_token, reader, "get_node", {"path": "README.md"})
         assert not got.is_error, got
-        assert listed == ["context", "get_node", "list_frames", "related", "search", "status"]
+        assert listed == [
+            "context", "get_node", "list_frames", "refs", "related", "search", "status"
+        ]
         # Its write is refused before it reaches the store, and the client is told why: a tool
         # error naming the agent and its role, not a bare HTTP error.
         listed, refused = anyio.run(as_token, reader, "put_frame", note)

@@ -19,6 +19,9 @@ pub struct SymbolHit {
     /// How well it matches against the file's best definition (1 for that one): a function
     /// search weighs the file's score by it.
     pub score: f64,
+    /// The line of it holding the most of the query's words (the first such), if any: where a
+    /// bundle cuts a long definition around.
+    pub focus: Option<usize>,
 }
 
 /// A file and why it matched.
@@ -102,7 +105,7 @@ pub fn functions(hits: &[Hit], limit: usize) -> Vec<FunctionHit> {
             h.symbols.iter().map(|s| FunctionHit {
                 path: h.path.clone(),
                 symbol: s.clone(),
-                score: (h.score * s.score * 1e4).round() / 1e4,
+                score: (h.score * s.score.powf(tune("C", 1.0)) * 1e4).round() / 1e4,
                 why: h.why.clone(),
             })
         })
@@ -147,4 +150,12 @@ pub fn search_functions_tree(
 ) -> Result<Vec<FunctionHit>> {
     let (index, _) = sync_index(store, facts, &index_dir(store))?;
     search_functions(store, facts, &index, req)
+}
+
+/// A tuning knob (temporary).
+pub fn tune(name: &str, default: f64) -> f64 {
+    std::env::var(format!("MERKLE_TUNE_{name}"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }

@@ -132,40 +132,66 @@ fn line_terms(text: &str, ids: &HashMap<&str, usize>) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// What a definition's lines hold of a query, for ranking it against its file's others.
+pub(super) struct Asked<'q> {
+    /// Identifiers the query names, as written.
+    pub idents: &'q HashMap<&'q str, usize>,
+    /// The query's words with their weights.
+    pub weights: &'q HashMap<&'q str, f32>,
+    /// Messages the query quotes that this file holds, as written.
+    pub said: &'q [String],
+    /// Only definitions of this kind.
+    pub kind: Option<Kind>,
+}
+
+/// How much more a definition the query names, or one holding a message it quotes, counts
+/// than the best match by words alone.
+pub const NAMED: f64 = 2.0;
+/// How much a definition's name made of the query's words counts, against the best match of
+/// its lines.
+pub const NAME_WORDS: f64 = 0.5;
+/// BM25's saturation of a word's repeats in a definition and the weight of its length
+/// (in lines, against [`TYPICAL_LINES`]).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+const TYPICAL_LINES: f64 = 25.0;
+
 /// A file's definitions that best match the query, and the query words its text holds (the
-/// heaviest first, at most eight). A definition the query names comes first; then those whose
-/// lines hold the most query words, by weight, per square root of their length, innermost
-/// definitions winning ties.
+/// heaviest first, at most eight). Each definition is weighed by what it holds: its lines'
+/// query words (each distinct word by its weight, its repeats saturating, long definitions
+/// weighed down, as BM25 does), against the file's best; the query's words in its name
+/// ([`NAME_WORDS`]); and [`NAMED`] more where the query names it or where it holds a message
+/// the query quotes. A container (a class, a module) holding functions is listed only when
+/// the query names it, since its functions are the lines to read.
 pub(super) fn best_symbols(
     f: &FileFacts,
     content: Option<&str>,
-    idents: &HashMap<&str, usize>,
-    weights: &HashMap<&str, f32>,
-    kind: Option<Kind>,
+    asked: &Asked<'_>,
     max: usize,
 ) -> (Vec<SymbolHit>, Vec<String>) {
-    // Query words per line.
-    let words: Vec<(&str, f32)> = weights.iter().map(|(w, x)| (*w, *x)).collect();
+    let words: Vec<(&str, f32)> = asked.weights.iter().map(|(w, x)| (*w, *x)).collect();
     let ids: HashMap<&str, usize> = words.iter().enumerate().map(|(i, w)| (w.0, i)).collect();
-    let mut line_weight: Vec<f64> = Vec::new();
+    let lines = content.map_or_else(Vec::new, |text| line_terms(text, &ids));
     let mut matched = vec![false; words.len()];
-    if let Some(text) = content {
-        for line in line_terms(text, &ids) {
-            let mut w = 0.0;
-            for i in line {
-                w += f64::from(words[i].1);
-                matched[i] = true;
-            }
-            line_weight.push(w);
-        }
+    for &i in lines.iter().flatten() {
+        matched[i] = true;
     }
-    let mut prefix = vec![0.0; line_weight.len() + 1];
-    for (i, w) in line_weight.iter().enumerate() {
-        prefix[i + 1] = prefix[i] + w;
-    }
-    // Where the file's functions and methods begin: a definition holding one is a container
-    // (a class, a module), listed when the query names it but not for its words, since its
-    // functions are the lines to read.
+    let line_weight: Vec<f64> = lines
+        .iter()
+        .map(|l| l.iter().map(|&i| f64::from(words[i].1)).sum())
+        .collect();
+    // The 1-based line of `start..end` (0-based) holding the most query weight, the first
+    // such; `None` where none holds any.
+    let focus = |start: usize, end: usize| {
+        (start..end)
+            .filter(|&i| line_weight[i] > 0.0)
+            .fold(None, |best: Option<usize>, i| match best {
+                Some(b) if line_weight[b] >= line_weight[i] => Some(b),
+                _ => Some(i),
+            })
+            .map(|i| i + 1)
+    };
+    let says = content.map_or_else(Vec::new, |text| lines_saying(text, asked.said));
     let mut starts: Vec<usize> = f
         .symbols
         .iter()
@@ -177,60 +203,131 @@ pub(super) fn best_symbols(
         let i = starts.partition_point(|&l| l <= line);
         starts.get(i).is_some_and(|&l| l <= end)
     };
-    let mut scored: Vec<(f64, &crate::facts::FactSymbol)> = f
+    let mut tf = vec![0u32; words.len()];
+    let weighed: Vec<(f64, f64, bool, Option<usize>, &crate::facts::FactSymbol)> = f
         .symbols
         .iter()
-        .filter(|s| kind.is_none_or(|k| s.kind == k))
+        .filter(|s| asked.kind.is_none_or(|k| s.kind == k))
         .filter(|s| !matches!(s.kind, Kind::Key | Kind::Impl))
-        .filter_map(|s| {
-            let start = s.line.clamp(1, prefix.len().max(1)) - 1;
-            let end = s.end_line.max(s.line).min(prefix.len().saturating_sub(1));
-            let body = if end > start {
-                prefix[end] - prefix[start]
-            } else {
-                0.0
-            };
-            let len = (end.saturating_sub(start) + 1) as f64;
-            // A definition the query names outranks any other; among those, the innermost.
-            let score = if idents.contains_key(s.name.as_str()) {
-                1e6 / len
-            } else if kind.is_none() && holds_a_function(s.line, s.end_line) {
-                // Asked for a kind (`--type class`), a container is what was asked for.
-                0.0
-            } else {
-                body / len.sqrt()
-            };
-            (score > 0.0).then_some((score, s))
+        .map(|s| {
+            let start = s.line.clamp(1, lines.len().max(1)) - 1;
+            let end = s.end_line.max(s.line).min(lines.len());
+            let body = body_weight(&lines[start..end.max(start)], &words, &mut tf);
+            let named = asked.idents.contains_key(s.name.as_str())
+                || says
+                    .iter()
+                    .any(|&l| l >= s.line && l <= s.end_line.max(s.line));
+            // Asked for a kind (`--type class`), a container is what was asked for.
+            let container = asked.kind.is_none() && holds_a_function(s.line, s.end_line);
+            let at = focus(start, end.max(start));
+            if container {
+                return (0.0, 0.0, named, at, s);
+            }
+            (body, name_weight(&s.name, asked.weights), named, at, s)
         })
         .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.line.cmp(&b.1.line)));
+    let best_body = weighed.iter().map(|w| w.0).fold(0.0, f64::max);
+    let best_name = weighed.iter().map(|w| w.1).fold(0.0, f64::max);
+    let mut scored: Vec<(f64, usize, Option<usize>, &crate::facts::FactSymbol)> = weighed
+        .into_iter()
+        .filter_map(|(body, name, named, at, s)| {
+            let len = s.end_line.max(s.line) - s.line + 1;
+            let score = if best_body > 0.0 {
+                body / best_body
+            } else {
+                0.0
+            } + if best_name > 0.0 {
+                super::hit::tune("NAME", NAME_WORDS) * name / best_name
+            } else {
+                0.0
+            } + if named {
+                super::hit::tune("NAMED", NAMED)
+            } else {
+                0.0
+            };
+            (score > 0.0).then_some((score, len, at, s))
+        })
+        .collect();
+    // Innermost (shortest) first among equals, then by line.
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.cmp(&b.1))
+            .then_with(|| a.3.line.cmp(&b.3.line))
+    });
     let best = scored.first().map_or(1.0, |s| s.0);
     let symbols = scored
         .into_iter()
         .take(max)
-        .map(|(score, s)| SymbolHit {
+        .map(|(score, _, at, s)| SymbolHit {
             name: s.name.clone(),
             kind: s.kind,
             line_start: s.line,
             line_end: s.end_line.max(s.line),
             signature: s.signature.clone(),
             score: score / best,
+            focus: at,
         })
         .collect();
+    (symbols, heaviest_matched(words, &matched))
+}
+
+/// The weight of the query words `lines` hold (per line, the ids of `words` in it): each
+/// distinct word by its weight, its repeats saturating and the whole weighed down by length,
+/// as BM25 weighs a document. `tf` is scratch space of one count per word.
+fn body_weight(lines: &[Vec<usize>], words: &[(&str, f32)], tf: &mut [u32]) -> f64 {
+    tf.fill(0);
+    for &i in lines.iter().flatten() {
+        tf[i] += 1;
+    }
+    let norm = K1
+        * (1.0 - super::hit::tune("B", B)
+            + super::hit::tune("B", B) * lines.len() as f64
+                / super::hit::tune("TYP", TYPICAL_LINES));
+    tf.iter()
+        .zip(words)
+        .filter(|(n, _)| **n > 0)
+        .map(|(&n, w)| f64::from(w.1) * f64::from(n) * (K1 + 1.0) / (f64::from(n) + norm))
+        .sum()
+}
+
+/// The weight of the query words a definition's name is made of (`_print_Matrix`: `print`,
+/// `matrix`), the whole name counted once.
+fn name_weight(name: &str, weights: &HashMap<&str, f32>) -> f64 {
+    let mut seen: Vec<String> = Vec::new();
+    let mut sum = 0.0;
+    retrieve::tokenize::tokens(name, |t, _, _, _| {
+        if !seen.iter().any(|s| s == t) {
+            sum += weights.get(t).map_or(0.0, |w| f64::from(*w));
+            seen.push(t.to_owned());
+        }
+    });
+    sum
+}
+
+/// The 1-based lines of `text` on which one of `messages` begins.
+fn lines_saying(text: &str, messages: &[String]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for m in messages.iter().filter(|m| !m.is_empty()) {
+        for at in memchr::memmem::find_iter(text.as_bytes(), m.as_bytes()) {
+            out.push(1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count());
+        }
+    }
+    out
+}
+
+/// The words of `words` that `matched` marks, heaviest first, at most eight.
+fn heaviest_matched(words: Vec<(&str, f32)>, matched: &[bool]) -> Vec<String> {
     let mut words: Vec<(&str, f32)> = words
         .into_iter()
         .zip(matched)
         .filter_map(|(w, m)| m.then_some(w))
         .collect();
     words.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    (
-        symbols,
-        words
-            .into_iter()
-            .take(8)
-            .map(|(w, _)| w.to_owned())
-            .collect(),
-    )
+    words
+        .into_iter()
+        .take(8)
+        .map(|(w, _)| w.to_owned())
+        .collect()
 }
 
 #[cfg(test)]

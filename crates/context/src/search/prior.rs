@@ -155,7 +155,7 @@ pub fn prior(path: &str, language: Option<Language>, size: usize) -> f64 {
 /// The text of a file as the store has it: none for a symlink, a binary (a NUL in its first
 /// 8 KiB), a file over [`MAX_TEXT_BYTES`], or one whose content changed or vanished since the
 /// scan. Only a damaged store is an error.
-pub(super) fn read_text(store: &Store, f: &FileEntry) -> Result<Option<String>> {
+pub(crate) fn read_text(store: &Store, f: &FileEntry) -> Result<Option<String>> {
     let Some(node) = store.node(&f.node_id)? else {
         return Ok(None);
     };

@@ -120,6 +120,15 @@ struct RelatedParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(crate = "rmcp::schemars")]
+struct RefsParams {
+    /// The definition: a name (`parse`, `Type::name`, `Class.name`) or PATH:LINE (the
+    /// definition spanning that line of that workspace file)
+    target: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
 struct ContextParams {
     /// The task: an issue's text, a traceback, a question or a symbol name
     task: String,
@@ -189,6 +198,17 @@ pub(super) fn tools() -> Vec<Tool> {
              `merkle --json related` prints them: [{path, relation: imports | imported_by, \
              line, specifier}]. Rescans first.",
             input_schema::<RelatedParams>(),
+        )
+        .with_annotations(reads()),
+        Tool::new(
+            "refs",
+            "Where a definition is, the definitions that call or name it and those it calls, \
+             as `merkle --json refs` prints them: {name, definitions, callers, callees}, each \
+             [{path, name, kind, line_start, line_end, lines, candidates}] (lines: where it is \
+             named; candidates: among how many same-named definitions it was resolved). From \
+             tree-sitter's identifiers resolved by name and imports: dynamic dispatch, macros \
+             that build names and reflection are not seen. Rescans first.",
+            input_schema::<RefsParams>(),
         )
         .with_annotations(reads()),
         Tool::new(
@@ -427,6 +447,16 @@ impl MerkleMcp {
             Ok(Value::Array(
                 related.iter().map(context::Related::json).collect(),
             ))
+        })
+        .await
+    }
+
+    pub(super) async fn refs(&self, args: Value) -> Result<Answered, String> {
+        let p: RefsParams = arguments("refs", args)?;
+        self.answer(Fresh::Search, move |store, shared| {
+            let tree = shared.access.searchable(store)?;
+            let found = context::refs::refs_in(store, &tree.facts, &tree.index, p.target.trim())?;
+            Ok(found.json())
         })
         .await
     }

@@ -10,12 +10,13 @@ use super::Server;
 use crate::{Workspace, str_field};
 
 /// The tools that only read, in the order `tools/list` shows them.
-const READS: [&str; 6] = [
+const READS: [&str; 7] = [
     "get_node",
     "list_frames",
     "search",
     "context",
     "related",
+    "refs",
     "status",
 ];
 

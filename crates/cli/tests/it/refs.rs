@@ -1,0 +1,211 @@
+//! `merkle refs`: a definition's callers and callees from tree-sitter's identifiers. On this
+//! repository's own checkout, the callers of functions with unique names are exactly the uses
+//! `git grep -w` finds; on a small workspace, callees, `PATH:LINE`, names defined twice and the
+//! errors.
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use crate::{Workspace, ok, parse};
+
+/// Functions of this repository whose names nothing else defines, with callers in one file or
+/// several, in sources, tests and macros; none named in a string or by a local of its own.
+const UNIQUE: [&str; 20] = [
+    "db_err",
+    "rfc3339",
+    "builtin_policy",
+    "store_digest",
+    "synthesize_each",
+    "head_key",
+    "strip_attributes",
+    "read_layering",
+    "cap_output",
+    "of_bundle",
+    "put_memos",
+    "write_renamed",
+    "would_push",
+    "search_symbols_tool",
+    "skip_literal",
+    "parse_arguments",
+    "first_paragraph",
+    "resolve_prefix",
+    "password_for",
+    "tantivy_err",
+];
+
+/// The lines of Rust files `git grep -w NAME` finds in `root`, less comment lines and the
+/// definition's own (`fn NAME`): (path, line).
+fn grep_uses(root: &Path, name: &str) -> BTreeSet<(String, u64)> {
+    let out = Command::new("git")
+        .args(["grep", "-n", "-w", name, "--", "*.rs"])
+        .current_dir(root)
+        .output()
+        .expect("this test compares with git grep: it needs git installed");
+    let text = String::from_utf8(out.stdout).expect("git grep prints UTF-8 here");
+    let definition = format!("fn {name}");
+    text.lines()
+        .filter_map(|l| {
+            let (path, rest) = l.split_once(':')?;
+            let (line, code) = rest.split_once(':')?;
+            let code = code.trim_start();
+            let comment = code.starts_with("//") || code.starts_with('*');
+            (!comment && !code.contains(&definition))
+                .then(|| (path.to_owned(), line.parse().expect("a line number")))
+        })
+        .collect()
+}
+
+/// The lines `refs --json` names as uses by its callers: (path, line).
+fn caller_lines(refs: &Value) -> BTreeSet<(String, u64)> {
+    refs["callers"]
+        .as_array()
+        .expect("callers")
+        .iter()
+        .flat_map(|c| {
+            let path = c["path"].as_str().expect("a path").to_owned();
+            c["lines"]
+                .as_array()
+                .expect("lines")
+                .iter()
+                .map(move |l| (path.clone(), l.as_u64().expect("a line")))
+        })
+        .collect()
+}
+
+#[test]
+fn the_callers_of_unique_functions_are_the_uses_git_grep_finds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the workspace root exists");
+    let store = tempfile::tempdir().expect("creating a temporary store folder");
+    let merkle = |args: &[&str]| {
+        let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("merkle");
+        cmd.arg("--root")
+            .arg(&root)
+            .arg("--store")
+            .arg(store.path())
+            .args(args)
+            .current_dir(&root);
+        ok(&mut cmd)
+    };
+    merkle(&["scan"]);
+    for name in UNIQUE {
+        let refs = parse(&merkle(&["--json", "refs", name]));
+        let defs = refs["definitions"].as_array().expect("definitions");
+        assert_eq!(defs.len(), 1, "{name} is defined once: {refs:#}");
+        let grep = grep_uses(&root, name);
+        assert!(!grep.is_empty(), "{name} has callers");
+        assert_eq!(caller_lines(&refs), grep, "the callers of {name}");
+    }
+}
+
+/// A workspace where `helper` is defined twice and `run` calls the one its file imports.
+fn workspace() -> Workspace {
+    let ws = Workspace::empty();
+    ws.write(
+        "app/main.py",
+        "from app.util import helper\n\n\ndef run(x):\n    # helper in a comment is no use\n    return helper(x) + len('helper')\n\n\ndef other():\n    run(1)\n",
+    );
+    ws.write("app/__init__.py", "");
+    ws.write("app/util.py", "def helper(x):\n    return x\n");
+    ws.write(
+        "lib/util.py",
+        "def helper(y):\n    return y\n\n\ndef use():\n    return helper(2)\n",
+    );
+    ws.ok(&["scan"]);
+    ws
+}
+
+#[test]
+fn refs_resolves_a_name_through_imports_and_lists_callees() {
+    let ws = workspace();
+    let refs = ws.json(&["refs", "helper"]);
+    let defs: Vec<&str> = refs["definitions"]
+        .as_array()
+        .expect("definitions")
+        .iter()
+        .map(|d| d["path"].as_str().expect("a path"))
+        .collect();
+    assert_eq!(defs, ["app/util.py", "lib/util.py"]);
+    let callers: Vec<(String, Value, Value)> = refs["callers"]
+        .as_array()
+        .expect("callers")
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().expect("path").to_owned(),
+                c["name"].clone(),
+                c["lines"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        callers,
+        [
+            (
+                "app/main.py".to_owned(),
+                Value::Null,
+                serde_json::json!([1])
+            ),
+            (
+                "app/main.py".to_owned(),
+                "run".into(),
+                serde_json::json!([6])
+            ),
+            (
+                "lib/util.py".to_owned(),
+                "use".into(),
+                serde_json::json!([6])
+            ),
+        ],
+        "{refs:#}"
+    );
+
+    // PATH:LINE names one definition: only the uses resolved to it are its callers.
+    let one = ws.json(&["refs", "lib/util.py:2"]);
+    assert_eq!(
+        one["definitions"].as_array().map(Vec::len),
+        Some(1),
+        "{one:#}"
+    );
+    let callers: Vec<&str> = one["callers"]
+        .as_array()
+        .expect("callers")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap_or("(module)"))
+        .collect();
+    assert_eq!(callers, ["use"], "{one:#}");
+
+    // `run` calls `helper` of app/util.py, the one its file imports, for certain.
+    let run = ws.json(&["refs", "run"]);
+    let callees = run["callees"].as_array().expect("callees");
+    assert_eq!(callees.len(), 1, "{run:#}");
+    assert_eq!(callees[0]["path"], "app/util.py");
+    assert_eq!(callees[0]["candidates"], 1);
+    assert_eq!(run["callers"][0]["name"], "other", "{run:#}");
+
+    let text = ws.ok(&["refs", "helper"]);
+    assert!(text.starts_with("definitions of helper (2):\n"), "{text}");
+    assert!(text.contains("app/main.py:4-6 run (line 6)"), "{text}");
+}
+
+#[test]
+fn refs_names_what_it_cannot_read() {
+    let ws = workspace();
+    let r = ws.run(&["refs", "app/main.py:2"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("app/main.py:2: no definition spans that line"),
+        "{r}"
+    );
+    let r = ws.run(&["refs", "not a name"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("is no symbol name"), "{r}");
+    let help = ws.ok(&["refs", "--help"]);
+    assert!(help.contains("PATH:LINE"), "{help}");
+}

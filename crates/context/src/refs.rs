@@ -1,0 +1,354 @@
+//! References without a language server: where a definition is, which definitions name it
+//! (its callers) and which definitions it calls (its callees), read from tree-sitter's
+//! identifiers ([`outline::Parsed::references`]) and resolved by name through the workspace's
+//! definitions (the index's `defs`) and the file's imports. What `merkle refs`, the MCP `refs`
+//! tool and the agent's `refs` tool answer.
+//!
+//! A name defined in several files is resolved, for a caller, to the definitions in its own
+//! file, else to those in files it imports, else to all; each caller and callee says among how
+//! many definitions it was resolved (`candidates`, 1: certain). What it cannot see: calls
+//! through dynamic dispatch (a trait object, a callback, `getattr`), names a macro builds,
+//! reflection, and files over 1 MiB (indexed by path and names only).
+use std::collections::BTreeMap;
+
+use merkle_store::Store;
+use outline::Kind;
+use retrieve::TextIndex;
+
+use crate::error::{Error, Result};
+use crate::facts::{FactSymbol, FileEntry, FileFacts, TreeFacts};
+use crate::graph::{Graph, Relation};
+use crate::search::{files_defining, index_dir, read_text, sync_index};
+
+/// A definition, or a definition where a name is used, with the lines that use it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Site {
+    pub path: String,
+    /// The definition's name; `None` for a file's module level (an import, a top-level call).
+    pub name: Option<String>,
+    pub kind: Option<Kind>,
+    /// Its 1-based lines (a module-level site: the lines that use the name).
+    pub line_start: usize,
+    pub line_end: usize,
+    /// The lines where it names the target (callers) or its callee (callees); empty for a
+    /// definition.
+    pub lines: Vec<usize>,
+    /// Among how many definitions of the name this one was resolved (1: certain).
+    pub candidates: usize,
+}
+
+impl Site {
+    /// `{path, name, kind, line_start, line_end, lines, candidates}`.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "path": self.path,
+            "name": self.name,
+            "kind": self.kind.map(|k| k.noun()),
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "lines": self.lines,
+            "candidates": self.candidates,
+        })
+    }
+}
+
+/// A definition's references.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refs {
+    /// The name looked up.
+    pub name: String,
+    /// Its definitions in the workspace (the one at `PATH:LINE` when asked so).
+    pub definitions: Vec<Site>,
+    /// The definitions (or module levels) naming it, by path and line.
+    pub callers: Vec<Site>,
+    /// The definitions its definitions call, by first use.
+    pub callees: Vec<Site>,
+}
+
+impl Refs {
+    /// `{name, definitions, callers, callees}`, each a list of [`Site::json`].
+    pub fn json(&self) -> serde_json::Value {
+        let list = |s: &[Site]| s.iter().map(Site::json).collect::<Vec<_>>();
+        serde_json::json!({
+            "name": self.name,
+            "definitions": list(&self.definitions),
+            "callers": list(&self.callers),
+            "callees": list(&self.callees),
+        })
+    }
+}
+
+/// The references of `target` (a name, `Type::name`, `Class.name`, or `PATH:LINE` for the
+/// definition spanning that line) in the tree `facts` describes, the index beside the store
+/// brought in step first.
+pub fn refs(store: &Store, facts: &TreeFacts, target: &str) -> Result<Refs> {
+    let (index, _) = sync_index(store, facts, &index_dir(store))?;
+    refs_in(store, facts, &index, target)
+}
+
+/// [`refs`] with `index` already in step with `facts`.
+pub fn refs_in(store: &Store, facts: &TreeFacts, index: &TextIndex, target: &str) -> Result<Refs> {
+    let (name, definitions) = match at_line(store, facts, target)? {
+        Some((name, site)) => (name, vec![site]),
+        None => {
+            let name = target
+                .rsplit(['.', ':'])
+                .next()
+                .unwrap_or(target)
+                .trim_end_matches("()")
+                .to_owned();
+            let defs = definitions_of(store, facts, index, &name)?;
+            (name, defs)
+        }
+    };
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    {
+        return Err(Error::NotASymbol {
+            target: target.to_owned(),
+        });
+    }
+    let all = definitions_of(store, facts, index, &name)?;
+    let graph = Graph::of_tree(store, facts)?;
+    let callers = callers(store, facts, index, &name, &definitions, &all, &graph)?;
+    let callees = callees(store, facts, index, &definitions, &graph)?;
+    Ok(Refs {
+        name,
+        definitions,
+        callers,
+        callees,
+    })
+}
+
+/// `PATH:LINE` read as the innermost definition of the file at `PATH` spanning `LINE`: its
+/// name and site; `None` when `target` is not of that form or names no file.
+fn at_line(store: &Store, facts: &TreeFacts, target: &str) -> Result<Option<(String, Site)>> {
+    let Some((path, line)) = target.rsplit_once(':') else {
+        return Ok(None);
+    };
+    let (Some(entry), Ok(line)) = (facts.file(path), line.parse::<usize>()) else {
+        return Ok(None);
+    };
+    let ff = facts_one(store, facts, entry)?;
+    let Some(s) = innermost(&ff.symbols, line) else {
+        return Err(Error::NoDefinitionAt {
+            path: path.to_owned(),
+            line,
+        });
+    };
+    Ok(Some((s.name.clone(), site_of(path, s, 1))))
+}
+
+fn facts_one(store: &Store, facts: &TreeFacts, entry: &FileEntry) -> Result<FileFacts> {
+    Ok(facts
+        .facts_of(store, &[entry])?
+        .into_iter()
+        .next()
+        .unwrap_or_default())
+}
+
+/// The innermost definition of `symbols` spanning `line` (no field or impl block).
+fn innermost(symbols: &[FactSymbol], line: usize) -> Option<&FactSymbol> {
+    symbols
+        .iter()
+        .filter(|s| !matches!(s.kind, Kind::Key | Kind::Impl))
+        .filter(|s| s.line <= line && line <= s.end_line.max(s.line))
+        .min_by_key(|s| (s.end_line.max(s.line) - s.line, std::cmp::Reverse(s.line)))
+}
+
+fn site_of(path: &str, s: &FactSymbol, candidates: usize) -> Site {
+    Site {
+        path: path.to_owned(),
+        name: Some(s.name.clone()),
+        kind: Some(s.kind),
+        line_start: s.line,
+        line_end: s.end_line.max(s.line),
+        lines: Vec::new(),
+        candidates,
+    }
+}
+
+/// Every definition of `name` in the workspace, by path and line.
+fn definitions_of(
+    store: &Store,
+    facts: &TreeFacts,
+    index: &TextIndex,
+    name: &str,
+) -> Result<Vec<Site>> {
+    let mut out = Vec::new();
+    for path in files_defining(index, name)? {
+        let Some(entry) = facts.file(&path) else {
+            continue;
+        };
+        for s in facts_one(store, facts, entry)?.symbols.iter() {
+            if s.name == name && !matches!(s.kind, Kind::Impl) {
+                out.push(site_of(&path, s, 1));
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.path, a.line_start).cmp(&(&b.path, b.line_start)));
+    Ok(out)
+}
+
+/// Of `all` (the definitions of a name), those a use in `path` resolves to: in `path` itself,
+/// else in the files it imports, else all of them.
+fn resolve<'a>(path: &str, all: &'a [Site], graph: &Graph) -> Vec<&'a Site> {
+    let own: Vec<&Site> = all.iter().filter(|d| d.path == path).collect();
+    if !own.is_empty() || all.len() <= 1 {
+        return if own.is_empty() {
+            all.iter().collect()
+        } else {
+            own
+        };
+    }
+    let imported: Vec<String> = graph
+        .related(path)
+        .into_iter()
+        .filter(|r| r.relation == Relation::Imports)
+        .map(|r| r.path)
+        .collect();
+    let via: Vec<&Site> = all.iter().filter(|d| imported.contains(&d.path)).collect();
+    if via.is_empty() {
+        all.iter().collect()
+    } else {
+        via
+    }
+}
+
+/// The definitions (or module levels) of the workspace naming `name`, where that use resolves
+/// to one of `targets`.
+fn callers(
+    store: &Store,
+    facts: &TreeFacts,
+    index: &TextIndex,
+    name: &str,
+    targets: &[Site],
+    all: &[Site],
+    graph: &Graph,
+) -> Result<Vec<Site>> {
+    let token = name.to_lowercase();
+    let mut out = Vec::new();
+    let mut parser = outline::Parser::new();
+    let mut files = index.holding_all(&[token], usize::MAX)?;
+    files.sort_unstable();
+    for path in files {
+        let Some(entry) = facts.file(&path) else {
+            continue;
+        };
+        let Some(language) = entry.language else {
+            continue;
+        };
+        let resolved = resolve(&path, all, graph);
+        let aimed = resolved.iter().any(|d| targets.contains(d));
+        if !aimed && !targets.is_empty() {
+            continue;
+        }
+        let Some(text) = read_text(store, entry)? else {
+            continue;
+        };
+        let Ok(parsed) = parser.parse(language, &text) else {
+            continue;
+        };
+        let ff = facts_one(store, facts, entry)?;
+        // The definition's own name is no use of it.
+        let declared: Vec<usize> = all
+            .iter()
+            .filter(|d| d.path == path)
+            .map(|d| d.line_start)
+            .collect();
+        let mut by_site: BTreeMap<(usize, usize), Site> = BTreeMap::new();
+        for r in parsed.references(&[name]) {
+            if declared.contains(&r.line) {
+                continue;
+            }
+            let site = match innermost(&ff.symbols, r.line) {
+                Some(s) => site_of(&path, s, resolved.len()),
+                None => Site {
+                    path: path.clone(),
+                    name: None,
+                    kind: None,
+                    line_start: r.line,
+                    line_end: r.line,
+                    lines: Vec::new(),
+                    candidates: resolved.len(),
+                },
+            };
+            let key = (site.line_start, site.line_end);
+            let e = by_site.entry(key).or_insert(site);
+            if !e.lines.contains(&r.line) {
+                e.lines.push(r.line);
+            }
+        }
+        out.extend(by_site.into_values());
+    }
+    Ok(out)
+}
+
+/// The definitions `defs` call: each call in their lines resolved by name through the
+/// workspace's definitions, in order of first use (a name defined nowhere, a local or a
+/// library's, is left out).
+fn callees(
+    store: &Store,
+    facts: &TreeFacts,
+    index: &TextIndex,
+    defs: &[Site],
+    graph: &Graph,
+) -> Result<Vec<Site>> {
+    let mut parser = outline::Parser::new();
+    let mut out: Vec<Site> = Vec::new();
+    for d in defs {
+        let Some(entry) = facts.file(&d.path) else {
+            continue;
+        };
+        let (Some(language), Some(text)) = (entry.language, read_text(store, entry)?) else {
+            continue;
+        };
+        let Ok(parsed) = parser.parse(language, &text) else {
+            continue;
+        };
+        let mut uses: Vec<(String, usize)> = Vec::new();
+        for r in parsed.calls() {
+            if r.line >= d.line_start && r.line <= d.line_end {
+                uses.push((r.name, r.line));
+            }
+        }
+        for (name, line) in uses {
+            if d.name.as_deref() == Some(name.as_str()) && line == d.line_start {
+                continue;
+            }
+            if let Some(known) = out
+                .iter_mut()
+                .find(|s| s.name.as_deref() == Some(name.as_str()))
+            {
+                if !known.lines.contains(&line) {
+                    known.lines.push(line);
+                }
+                continue;
+            }
+            let mut all = definitions_of(store, facts, index, &name)?;
+            all.retain(|s| s.kind.is_some_and(callable));
+            let resolved = resolve(&d.path, &all, graph);
+            let n = resolved.len();
+            for s in resolved {
+                let mut s = s.clone();
+                s.lines = vec![line];
+                s.candidates = n;
+                out.push(s);
+            }
+        }
+    }
+    // The certain first, then by first use.
+    out.sort_by_key(|s| (s.candidates, s.lines.first().copied()));
+    Ok(out)
+}
+
+/// Whether a call can call a definition of this kind: a function, a method, a macro, or a
+/// class or struct (a constructor: `Foo(...)`, `new Foo()`).
+fn callable(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Function | Kind::Method | Kind::Macro | Kind::Class | Kind::Struct
+    )
+}
