@@ -107,7 +107,7 @@ enum Command {
     /// Serve the Model Context Protocol over stdio (or Streamable HTTP with --http), for editors
     /// and agents to read and write frames
     ///
-    /// Tools: get_node, list_frames, put_frame, synthesize, search, context, related, status (answering the JSON of
+    /// Tools: get_node, list_frames, put_frame, synthesize, search, context, related, refs, status (answering the JSON of
     /// `merkle --json`, each within its max_tokens, with a cursor to continue a cut answer);
     /// resources: merkle://node/{path} for every path with frames. The store is opened per
     /// request, so other merkle commands keep working while the server runs.

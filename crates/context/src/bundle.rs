@@ -214,12 +214,19 @@ pub fn bundle_in(
             } else {
                 0
             };
-            let cost = estimate_tokens(&section_markdown(&hits[piece.file].path, &s)) + heading;
-            if out.tokens + cost <= req.budget {
-                out.tokens += cost;
-                file.take(s, taken);
-                taken += 1;
-            }
+            let path = &hits[piece.file].path;
+            let cost = estimate_tokens(&section_markdown(path, &s)) + heading;
+            let room = req.budget.saturating_sub(out.tokens + heading);
+            let s = if out.tokens + cost <= req.budget {
+                s
+            } else if let Some(cut) = shrunk(path, &s, piece.focus, room) {
+                cut
+            } else {
+                continue;
+            };
+            out.tokens += estimate_tokens(&section_markdown(path, &s)) + heading;
+            file.take(s, taken);
+            taken += 1;
         }
     }
     // Files in the order of their best piece taken; within a file, sections by line.
@@ -255,6 +262,8 @@ struct Piece {
     /// The 1-based lines it would show (one span, or a head and a window for a long
     /// definition), in order.
     spans: Vec<(usize, usize)>,
+    /// The line a reader should see first, if any (a definition's).
+    focus: Option<usize>,
 }
 
 /// What a bundle may show, best first: the hits' definitions by function score across files
@@ -280,6 +289,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
             kind: "definition",
             name: Some(s.name.clone()),
             spans: spans_of(s.line_start, s.line_end, s.focus),
+            focus: s.focus,
         });
         if !std::mem::replace(&mut module_taken[i], true)
             && let Some(span) = files[i].module
@@ -290,6 +300,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 kind: "module",
                 name: None,
                 spans: vec![span],
+                focus: None,
             });
         }
     }
@@ -301,6 +312,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 kind: "outline",
                 name: None,
                 spans: vec![(1, file.lines)],
+                focus: None,
             });
         }
     }
@@ -329,6 +341,48 @@ fn spans_of(start: usize, end: usize, focus: Option<usize>) -> Vec<(usize, usize
     } else {
         vec![head, window]
     }
+}
+
+/// The fewest lines a definition cut to fit what is left of the budget shows.
+pub const MIN_CUT_LINES: usize = 8;
+
+/// `s`, a definition's section that does not fit, cut to the lines around `focus` (else its
+/// first lines) that fit in `room` tokens, a third of them before it; `None` when fewer than
+/// [`MIN_CUT_LINES`] would, or for an outline or module lines.
+fn shrunk(path: &str, s: &Section, focus: Option<usize>, room: usize) -> Option<Section> {
+    if s.kind != "definition" {
+        return None;
+    }
+    let lines: Vec<&str> = s.text.split('\n').collect();
+    let empty = Section {
+        text: String::new(),
+        ..s.clone()
+    };
+    // The label and fences, then a line's bytes and its newline each.
+    let fixed = section_markdown(path, &empty).len() + 8;
+    let room_bytes = (room * 4).checked_sub(fixed)?;
+    let at = focus.map_or(0, |f| f.clamp(s.line_start, s.line_end) - s.line_start);
+    let (mut lo, mut hi, mut bytes) = (at, at, 0);
+    loop {
+        let before = at - lo < (hi - at) / 2;
+        let grow_lo = lo > 0 && (before || hi == lines.len());
+        let next = if grow_lo { lo - 1 } else { hi };
+        if next >= lines.len() || bytes + lines[next].len() + 1 > room_bytes {
+            break;
+        }
+        bytes += lines[next].len() + 1;
+        if grow_lo {
+            lo -= 1;
+        } else {
+            hi += 1;
+        }
+    }
+    (hi - lo >= MIN_CUT_LINES).then(|| Section {
+        line_start: s.line_start + lo,
+        line_end: s.line_start + hi - 1,
+        text: lines[lo..hi].join("\n"),
+        ..s.clone()
+    })
 }
 
 /// A hit's file as a bundle fills it: its lines, its module-level span, what is taken.

@@ -598,6 +598,7 @@ pub fn search(
                 idents: &ident_set,
                 weights: &term_weights,
                 said: &s.said,
+                framed: &s.framed,
                 kind,
             };
             let (symbols, matched) = best_symbols(ff, content.as_deref(), &asked, req.symbols);

@@ -3,8 +3,8 @@
 //! to read and write context frames. The tools themselves are in `server/tools.rs`.
 //!
 //! The tools mirror the CLI and answer with the documents of `merkle --json`: `get_node` (a
-//! view of a node's frames), `list_frames`, `put_frame`, `synthesize`, `search`, `related` and
-//! `status`. Resources
+//! view of a node's frames), `list_frames`, `put_frame`, `synthesize`, `search`, `context`,
+//! `related`, `refs` and `status`. Resources
 //! `merkle://node/{path}` hold the latest frame of each type on a path, one resource per path
 //! that has frames. Paths are workspace-relative whatever the server's current directory is,
 //! since a client rarely knows where it started the server.

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 mod address;
 mod agent;
+mod bundle;
 mod context;
 mod damage;
 mod frames;

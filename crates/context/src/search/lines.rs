@@ -140,6 +140,8 @@ pub(super) struct Asked<'q> {
     pub weights: &'q HashMap<&'q str, f32>,
     /// Messages the query quotes that this file holds, as written.
     pub said: &'q [String],
+    /// Lines of this file the query points at (traceback frames, `path:line`).
+    pub framed: &'q [usize],
     /// Only definitions of this kind.
     pub kind: Option<Kind>,
 }
@@ -160,8 +162,8 @@ const TYPICAL_LINES: f64 = 25.0;
 /// heaviest first, at most eight). Each definition is weighed by what it holds: its lines'
 /// query words (each distinct word by its weight, its repeats saturating, long definitions
 /// weighed down, as BM25 does), against the file's best; the query's words in its name
-/// ([`NAME_WORDS`]); and [`NAMED`] more where the query names it or where it holds a message
-/// the query quotes. A container (a class, a module) holding functions is listed only when
+/// ([`NAME_WORDS`]); and [`NAMED`] more where the query names it, where it holds a message
+/// the query quotes or a line a traceback frame of the query points at. A container (a class, a module) holding functions is listed only when
 /// the query names it, since its functions are the lines to read.
 pub(super) fn best_symbols(
     f: &FileFacts,
@@ -180,9 +182,19 @@ pub(super) fn best_symbols(
         .iter()
         .map(|l| l.iter().map(|&i| f64::from(words[i].1)).sum())
         .collect();
-    // The 1-based line of `start..end` (0-based) holding the most query weight, the first
-    // such; `None` where none holds any.
+    let says = content.map_or_else(Vec::new, |text| lines_saying(text, asked.said));
+    // The 1-based line of `start..end` (0-based) a reader should see first: one that prints a
+    // message the query quotes, else one a traceback frame points at, else the one holding the
+    // most query weight (the first such); `None` where none holds any.
     let focus = |start: usize, end: usize| {
+        let within = |l: &&usize| **l > start && **l <= end;
+        if let Some(&l) = says
+            .iter()
+            .find(within)
+            .or(asked.framed.iter().find(within))
+        {
+            return Some(l);
+        }
         (start..end)
             .filter(|&i| line_weight[i] > 0.0)
             .fold(None, |best: Option<usize>, i| match best {
@@ -191,7 +203,6 @@ pub(super) fn best_symbols(
             })
             .map(|i| i + 1)
     };
-    let says = content.map_or_else(Vec::new, |text| lines_saying(text, asked.said));
     let mut starts: Vec<usize> = f
         .symbols
         .iter()
@@ -213,10 +224,10 @@ pub(super) fn best_symbols(
             let start = s.line.clamp(1, lines.len().max(1)) - 1;
             let end = s.end_line.max(s.line).min(lines.len());
             let body = body_weight(&lines[start..end.max(start)], &words, &mut tf);
+            let spans = |l: &usize| *l >= s.line && *l <= s.end_line.max(s.line);
             let named = asked.idents.contains_key(s.name.as_str())
-                || says
-                    .iter()
-                    .any(|&l| l >= s.line && l <= s.end_line.max(s.line));
+                || says.iter().any(spans)
+                || asked.framed.iter().any(spans);
             // Asked for a kind (`--type class`), a container is what was asked for.
             let container = asked.kind.is_none() && holds_a_function(s.line, s.end_line);
             let at = focus(start, end.max(start));

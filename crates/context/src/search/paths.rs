@@ -162,6 +162,7 @@ pub(super) fn path_signals<'f>(
                 s.path = s.path.max(w);
             }
             s.named_by.push(r.path.clone());
+            s.framed.extend(r.line);
         }
     }
     for m in &q.modules {

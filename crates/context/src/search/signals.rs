@@ -12,6 +12,8 @@ pub(super) struct Signals {
     pub(super) defined: Vec<String>,
     pub(super) path: f64,
     pub(super) named_by: Vec<String>,
+    /// The lines of it the query points at (a traceback frame, `path:line`).
+    pub(super) framed: Vec<usize>,
     pub(super) stem: f64,
     /// A bare file name the query names (no folder): counted like a path, but the prior holds.
     pub(super) bare: f64,

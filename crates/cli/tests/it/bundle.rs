@@ -1,0 +1,109 @@
+//! `merkle context` fills its budget by function score across files: the definitions a task is
+//! about (a long one cut around the lines that match), the module-level lines of their file,
+//! sections of a file in line order, the same bytes for the same tree and task.
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use crate::Workspace;
+
+/// `app/limits.py`: imports and a constant, a long `check_limit` whose error lies deep inside,
+/// and a function the task is not about; `app/report.py` calls it.
+fn workspace() -> Workspace {
+    let ws = Workspace::empty();
+    let mut limits = String::from(
+        "\"\"\"Limits on widgets.\"\"\"\nimport os\nfrom app.report import render\n\nLIMIT = 10\n\n\ndef check_limit(widgets):\n    \"\"\"Checks the widgets against LIMIT.\"\"\"\n",
+    );
+    for i in 0..200 {
+        limits.push_str(&format!("    step_{i} = len(widgets) + {i}\n"));
+    }
+    limits.push_str("    if len(widgets) > LIMIT:\n        raise ValueError(\"limit exceeded for widget batch\")\n    return True\n\n\ndef unrelated():\n    return os.getcwd()\n");
+    ws.write("app/__init__.py", "");
+    ws.write("app/limits.py", &limits);
+    ws.write(
+        "app/report.py",
+        "def render(rows):\n    return '\\n'.join(rows)\n",
+    );
+    ws.ok(&["scan"]);
+    ws
+}
+
+const TASK: &str = "check_limit raises \"limit exceeded for widget batch\" too early\n\nWith eleven widgets the LIMIT check fails in check_limit.\n";
+
+/// The lines of `path` in the workspace, 1-based `from..=to`, joined.
+fn lines_of(ws: &Workspace, path: &str, from: u64, to: u64) -> String {
+    let text = std::fs::read_to_string(ws.path(path)).expect("reading a file of the workspace");
+    text.lines()
+        .skip(from as usize - 1)
+        .take((to - from + 1) as usize)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn context_shows_the_function_around_the_lines_that_match_and_its_module_lines() {
+    let ws = workspace();
+    let doc = ws.json(&["context", TASK, "--budget", "3000"]);
+    let first = &doc["files"][0];
+    assert_eq!(first["path"], "app/limits.py", "{doc:#}");
+    let sections = first["sections"].as_array().expect("sections");
+    // Every section is exactly its lines of the file.
+    for s in sections {
+        let (a, b) = (
+            s["line_start"].as_u64().unwrap(),
+            s["line_end"].as_u64().unwrap(),
+        );
+        assert_eq!(s["text"], lines_of(&ws, "app/limits.py", a, b), "{s:#}");
+    }
+    let kinds: Vec<(&str, Value)> = sections
+        .iter()
+        .map(|s| (s["kind"].as_str().unwrap(), s["name"].clone()))
+        .collect();
+    // In line order: the module level (imports), the constant the task names, then
+    // check_limit's head and the window around its raise (it is longer than 150 lines);
+    // `unrelated` holds none of the task.
+    assert_eq!(
+        kinds,
+        [
+            ("module", Value::Null),
+            ("definition", "LIMIT".into()),
+            ("definition", "check_limit".into()),
+            ("definition", "check_limit".into()),
+        ],
+        "{doc:#}"
+    );
+    assert!(sections[0]["text"].as_str().unwrap().contains("import os"));
+    assert_eq!(
+        sections[2]["line_start"], 8,
+        "the head starts at its def line"
+    );
+    let window = sections[3]["text"].as_str().unwrap();
+    assert!(
+        window.contains("raise ValueError(\"limit exceeded for widget batch\")"),
+        "{window}"
+    );
+    let shown: u64 = sections[2..]
+        .iter()
+        .map(|s| s["line_end"].as_u64().unwrap() - s["line_start"].as_u64().unwrap() + 1)
+        .sum();
+    assert_eq!(shown, 150, "a long definition shows 150 of its lines");
+
+    // The same tree and task give the same bytes.
+    let again = ws.ok(&["context", TASK, "--budget", "3000"]);
+    assert_eq!(ws.ok(&["context", TASK, "--budget", "3000"]), again);
+    assert!(again.contains("module level, lines 1-4:"), "{again}");
+    assert!(again.contains("check_limit, lines 8-19:"), "{again}");
+}
+
+#[test]
+fn a_small_budget_takes_the_best_function_first() {
+    let ws = workspace();
+    let doc = ws.json(&["context", TASK, "--budget", "1200"]);
+    let sections = doc["files"][0]["sections"].as_array().expect("sections");
+    // What fits first is check_limit, its head and as much of the lines around its raise as
+    // fits (the window cut to the budget), before the module lines.
+    let names: Vec<&Value> = sections.iter().map(|s| &s["name"]).collect();
+    assert_eq!(names, ["check_limit", "check_limit"], "{doc:#}");
+    let cut = sections[1]["text"].as_str().unwrap();
+    assert!(cut.contains("limit exceeded for widget batch"), "{cut}");
+    assert!(doc["tokens"].as_u64().unwrap() <= 1200, "{doc:#}");
+}
