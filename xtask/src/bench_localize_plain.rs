@@ -100,11 +100,11 @@ fn rank(docs: Vec<Doc>, query: &str, limit: usize) -> Vec<FileDefinition> {
             let score = d
                 .counts
                 .iter()
-                .map(|(w, &tf)| {
+                .filter_map(|(w, &tf)| {
                     let df = df[w.as_str()];
                     let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                     let tf = f64::from(tf);
-                    asked[w] * idf * tf * (K1 + 1.0) / (tf + norm)
+                    Some(asked.get(w)? * idf * tf * (K1 + 1.0) / (tf + norm))
                 })
                 .sum::<f64>();
             (score, d)

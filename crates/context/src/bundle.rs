@@ -291,6 +291,21 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
             spans: spans_of(s.line_start, s.line_end, s.focus),
             focus: s.focus,
         });
+        // The head of the type holding it (its attributes, fields), once.
+        if let Some((name, span)) = files[i].head_of_container(s.line_start)
+            && !out
+                .iter()
+                .any(|p: &Piece| p.file == i && p.kind == "definition" && p.spans == [span])
+        {
+            out.push(Piece {
+                file: i,
+                score: f.score * MODULE_SHARE,
+                kind: "definition",
+                name: Some(name),
+                spans: vec![span],
+                focus: None,
+            });
+        }
         if !std::mem::replace(&mut module_taken[i], true)
             && let Some(span) = files[i].module
         {
@@ -341,6 +356,25 @@ fn spans_of(start: usize, end: usize, focus: Option<usize>) -> Vec<(usize, usize
     } else {
         vec![head, window]
     }
+}
+
+/// Of `symbols`, those holding another (not a field or a key): name, first and last line, and
+/// the first line of the first one they hold.
+fn containers(symbols: &[crate::facts::FactSymbol]) -> Vec<(String, usize, usize, usize)> {
+    use outline::Kind;
+    let inner =
+        |s: &crate::facts::FactSymbol| !matches!(s.kind, Kind::Field | Kind::Key | Kind::Variant);
+    symbols
+        .iter()
+        .filter_map(|c| {
+            let first = symbols
+                .iter()
+                .filter(|s| inner(s) && s.line > c.line && s.line <= c.end_line)
+                .map(|s| s.line)
+                .min()?;
+            Some((c.name.clone(), c.line, c.end_line, first))
+        })
+        .collect()
 }
 
 /// The fewest lines a definition cut to fit what is left of the budget shows.
@@ -394,6 +428,9 @@ struct Filling {
     outline: Option<String>,
     /// The module-level lines before its first definition (the last [`MODULE_LINES`]), if any.
     module: Option<(usize, usize)>,
+    /// Its definitions that hold others (classes, structs, impls), with where their first
+    /// inner definition starts.
+    containers: Vec<(String, usize, usize, usize)>,
     /// Lines shown already, 1-based (index 0 unused).
     covered: Vec<bool>,
     sections: Vec<Section>,
@@ -408,6 +445,7 @@ impl Filling {
             lines: 0,
             outline: None,
             module: None,
+            containers: Vec::new(),
             covered: Vec::new(),
             sections: Vec::new(),
             first: None,
@@ -434,6 +472,8 @@ impl Filling {
             out.outline = Some(String::from_utf8_lossy(&outline).trim_end().to_owned());
         } else if let Some(entry) = facts.file(&hit.path) {
             let first = facts.facts_of(store, &[entry])?.into_iter().next();
+            let symbols: &[crate::facts::FactSymbol] = first.as_ref().map_or(&[], |f| &f.symbols);
+            out.containers = containers(symbols);
             let first_def = first.iter().flat_map(|f| &f.symbols).map(|s| s.line).min();
             if let Some(line) = first_def.filter(|&l| l > 1) {
                 let end = line - 1;
@@ -442,6 +482,19 @@ impl Filling {
         }
         out.text = Some(text);
         Ok(out)
+    }
+
+    /// The head of the innermost definition holding the one starting at `line` (a class's name
+    /// and attributes, up to its first inner definition, at most [`HEAD_LINES`] + 8 lines).
+    fn head_of_container(&self, line: usize) -> Option<(String, (usize, usize))> {
+        self.containers
+            .iter()
+            .filter(|(_, start, end, _)| *start < line && line <= *end)
+            .max_by_key(|(_, start, _, _)| *start)
+            .map(|(name, start, _, inner)| {
+                let end = (inner - 1).min(start + HEAD_LINES + 7);
+                (name.clone(), (*start, end.max(*start)))
+            })
     }
 
     /// The sections `piece` would add: its spans less the lines shown already, as runs.
@@ -471,6 +524,10 @@ impl Filling {
                 let from = at;
                 while at <= b && !self.covered[at] {
                     at += 1;
+                }
+                // A run of blank lines shows nothing.
+                if lines[from - 1..at - 1].iter().all(|l| l.trim().is_empty()) {
+                    continue;
                 }
                 out.push(Section {
                     kind: piece.kind,

@@ -107,3 +107,38 @@ fn a_small_budget_takes_the_best_function_first() {
     assert!(cut.contains("limit exceeded for widget batch"), "{cut}");
     assert!(doc["tokens"].as_u64().unwrap() <= 1200, "{doc:#}");
 }
+
+#[test]
+fn a_method_comes_with_the_head_of_its_class() {
+    let ws = Workspace::empty();
+    ws.write(
+        "shop/cart.py",
+        "class Cart:\n    \"\"\"A cart.\"\"\"\n    currency = \"EUR\"\n    max_items = 3\n\n    def other(self):\n        return 1\n\n    def add_item(self, item):\n        if len(self.items) >= self.max_items:\n            raise OverflowError(\"cart is full\")\n        self.items.append(item)\n",
+    );
+    ws.ok(&["scan"]);
+    let doc = ws.json(&[
+        "context",
+        "add_item raises \"cart is full\" below max_items\n\nfix it",
+        "--budget",
+        "2000",
+    ]);
+    let sections = doc["files"][0]["sections"].as_array().expect("sections");
+    let spans: Vec<(&str, u64, u64)> = sections
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap_or("-"),
+                s["line_start"].as_u64().unwrap(),
+                s["line_end"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // The class's head (its name and attributes, up to its first method, less the attribute
+    // the task names, shown as it ranks; a blank line alone is not shown), then the method;
+    // `other` holds nothing of the task.
+    assert_eq!(
+        spans,
+        [("Cart", 1, 3), ("max_items", 4, 4), ("add_item", 9, 12)],
+        "{doc:#}"
+    );
+}

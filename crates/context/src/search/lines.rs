@@ -224,16 +224,17 @@ pub(super) fn best_symbols(
             let start = s.line.clamp(1, lines.len().max(1)) - 1;
             let end = s.end_line.max(s.line).min(lines.len());
             let body = body_weight(&lines[start..end.max(start)], &words, &mut tf);
-            let spans = |l: &usize| *l >= s.line && *l <= s.end_line.max(s.line);
-            let named = asked.idents.contains_key(s.name.as_str())
-                || says.iter().any(spans)
-                || asked.framed.iter().any(spans);
             // Asked for a kind (`--type class`), a container is what was asked for.
             let container = asked.kind.is_none() && holds_a_function(s.line, s.end_line);
             let at = focus(start, end.max(start));
             if container {
-                return (0.0, 0.0, named, at, s);
+                // Only by name: the lines it holds are its functions'.
+                return (0.0, 0.0, asked.idents.contains_key(s.name.as_str()), at, s);
             }
+            let spans = |l: &usize| *l >= s.line && *l <= s.end_line.max(s.line);
+            let named = asked.idents.contains_key(s.name.as_str())
+                || says.iter().any(spans)
+                || asked.framed.iter().any(spans);
             (body, name_weight(&s.name, asked.weights), named, at, s)
         })
         .collect();
