@@ -96,8 +96,9 @@ impl FunctionHit {
 }
 
 /// The definitions `hits` list, best first across files, at most `limit`: each scored by its
-/// file's score times its own against its file's best, so a file's best definition keeps the
-/// file's place and a second-rate one falls behind the next files' best (ties: path, line).
+/// file's score times its own against its file's best to the power [`FUNCTION_DEPTH`], so a
+/// file's best definition keeps the file's place and a second-rate one falls behind the next
+/// files' best (ties: path, line).
 pub fn functions(hits: &[Hit], limit: usize) -> Vec<FunctionHit> {
     let mut found: Vec<FunctionHit> = hits
         .iter()
@@ -105,7 +106,7 @@ pub fn functions(hits: &[Hit], limit: usize) -> Vec<FunctionHit> {
             h.symbols.iter().map(|s| FunctionHit {
                 path: h.path.clone(),
                 symbol: s.clone(),
-                score: (h.score * s.score.powf(tune("C", 1.0)) * 1e4).round() / 1e4,
+                score: (h.score * s.score.powf(FUNCTION_DEPTH) * 1e4).round() / 1e4,
                 why: h.why.clone(),
             })
         })
@@ -119,6 +120,11 @@ pub fn functions(hits: &[Hit], limit: usize) -> Vec<FunctionHit> {
     found.truncate(limit);
     found
 }
+
+/// How a definition's score against its file's best weighs in a function search: its file's
+/// score times that share to this power. Under 1, a file's second and third definitions stay
+/// near its best, ahead of weaker files' best ones (the fix is most often in the first file).
+pub const FUNCTION_DEPTH: f64 = 0.5;
 
 /// How many files a function search ranks the definitions of, at least.
 pub const FUNCTION_FILES: usize = 20;
@@ -150,12 +156,4 @@ pub fn search_functions_tree(
 ) -> Result<Vec<FunctionHit>> {
     let (index, _) = sync_index(store, facts, &index_dir(store))?;
     search_functions(store, facts, &index, req)
-}
-
-/// A tuning knob (temporary).
-pub fn tune(name: &str, default: f64) -> f64 {
-    std::env::var(format!("MERKLE_TUNE_{name}"))
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }

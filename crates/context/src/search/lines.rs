@@ -214,6 +214,18 @@ pub(super) fn best_symbols(
         let i = starts.partition_point(|&l| l <= line);
         starts.get(i).is_some_and(|&l| l <= end)
     };
+    // Which lines lie inside a function or method: a container's own lines are the rest.
+    let mut in_function = vec![false; lines.len()];
+    for s in f
+        .symbols
+        .iter()
+        .filter(|s| matches!(s.kind, Kind::Function | Kind::Method))
+    {
+        let end = s.end_line.max(s.line).min(lines.len());
+        for l in &mut in_function[s.line.clamp(1, end.max(1)) - 1..end] {
+            *l = true;
+        }
+    }
     let mut tf = vec![0u32; words.len()];
     let weighed: Vec<(f64, f64, bool, Option<usize>, &crate::facts::FactSymbol)> = f
         .symbols
@@ -228,8 +240,13 @@ pub(super) fn best_symbols(
             let container = asked.kind.is_none() && holds_a_function(s.line, s.end_line);
             let at = focus(start, end.max(start));
             if container {
-                // Only by name: the lines it holds are its functions'.
-                return (0.0, 0.0, asked.idents.contains_key(s.name.as_str()), at, s);
+                // Its own lines (attributes, fields), not its functions'; named only by name.
+                let own: Vec<Vec<usize>> = (start..end.max(start))
+                    .filter(|&i| !in_function[i])
+                    .map(|i| lines[i].clone())
+                    .collect();
+                let body = body_weight(&own, &words, &mut tf);
+                return (body, 0.0, asked.idents.contains_key(s.name.as_str()), at, s);
             }
             let spans = |l: &usize| *l >= s.line && *l <= s.end_line.max(s.line);
             let named = asked.idents.contains_key(s.name.as_str())
@@ -240,7 +257,7 @@ pub(super) fn best_symbols(
         .collect();
     let best_body = weighed.iter().map(|w| w.0).fold(0.0, f64::max);
     let best_name = weighed.iter().map(|w| w.1).fold(0.0, f64::max);
-    let mut scored: Vec<(f64, usize, Option<usize>, &crate::facts::FactSymbol)> = weighed
+    let mut scored: Vec<Scored<'_>> = weighed
         .into_iter()
         .filter_map(|(body, name, named, at, s)| {
             let len = s.end_line.max(s.line) - s.line + 1;
@@ -249,17 +266,17 @@ pub(super) fn best_symbols(
             } else {
                 0.0
             } + if best_name > 0.0 {
-                super::hit::tune("NAME", NAME_WORDS) * name / best_name
+                NAME_WORDS * name / best_name
             } else {
                 0.0
-            } + if named {
-                super::hit::tune("NAMED", NAMED)
-            } else {
-                0.0
-            };
-            (score > 0.0).then_some((score, len, at, s))
+            } + if named { NAMED } else { 0.0 };
+            Some((score, len, at, s))
         })
         .collect();
+    if let Some(text) = content {
+        called_gain(&mut scored, text);
+    }
+    scored.retain(|s| s.0 > 0.0);
     // Innermost (shortest) first among equals, then by line.
     scored.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
@@ -283,6 +300,53 @@ pub(super) fn best_symbols(
     (symbols, heaviest_matched(words, &matched))
 }
 
+/// How much of its caller's score a function gains that one of its file's best functions
+/// calls by name.
+pub const CALLEE_SHARE: f64 = 0.7;
+/// How many of a file's best functions pass their score on to what they call.
+const CALLERS: usize = 5;
+
+/// A file's definitions as [`best_symbols`] scores them: score, length, focus, definition.
+type Scored<'f> = (f64, usize, Option<usize>, &'f crate::facts::FactSymbol);
+
+/// Raises each function of `scored` (a file holding `text`) that one of the file's
+/// [`CALLERS`] best functions calls by name (`name(`) to [`CALLEE_SHARE`] of that caller's
+/// score, where it scored less: the helper doing the work is read with what calls it.
+fn called_gain(scored: &mut [Scored<'_>], text: &str) {
+    let is_fn = |s: &crate::facts::FactSymbol| matches!(s.kind, Kind::Function | Kind::Method);
+    let mut callers: Vec<(f64, usize, usize)> = scored
+        .iter()
+        .filter(|s| s.0 > 0.0 && is_fn(s.3))
+        .map(|s| (s.0, s.3.line, s.3.end_line.max(s.3.line)))
+        .collect();
+    callers.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    callers.truncate(CALLERS);
+    if callers.is_empty() {
+        return;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let share = CALLEE_SHARE;
+    for (score, start, end) in callers {
+        let body = lines
+            .get(start.saturating_sub(1)..end.min(lines.len()))
+            .unwrap_or_default();
+        for line in body {
+            for id in retrieve::tokenize::identifiers(line) {
+                let after = line[id.offset + id.text.len()..].trim_start();
+                if !after.starts_with('(') {
+                    continue;
+                }
+                for s in scored
+                    .iter_mut()
+                    .filter(|s| s.3.name == id.text && is_fn(s.3) && s.3.line != start)
+                {
+                    s.0 = s.0.max(share * score);
+                }
+            }
+        }
+    }
+}
+
 /// The weight of the query words `lines` hold (per line, the ids of `words` in it): each
 /// distinct word by its weight, its repeats saturating and the whole weighed down by length,
 /// as BM25 weighs a document. `tf` is scratch space of one count per word.
@@ -291,10 +355,7 @@ fn body_weight(lines: &[Vec<usize>], words: &[(&str, f32)], tf: &mut [u32]) -> f
     for &i in lines.iter().flatten() {
         tf[i] += 1;
     }
-    let norm = K1
-        * (1.0 - super::hit::tune("B", B)
-            + super::hit::tune("B", B) * lines.len() as f64
-                / super::hit::tune("TYP", TYPICAL_LINES));
+    let norm = K1 * (1.0 - B + B * lines.len() as f64 / TYPICAL_LINES);
     tf.iter()
         .zip(words)
         .filter(|(n, _)| **n > 0)
@@ -302,17 +363,21 @@ fn body_weight(lines: &[Vec<usize>], words: &[(&str, f32)], tf: &mut [u32]) -> f
         .sum()
 }
 
-/// The weight of the query words a definition's name is made of (`_print_Matrix`: `print`,
-/// `matrix`), the whole name counted once.
+/// The weight of the query words a definition's name is made of (`_print_MatrixSymbol`:
+/// `print`, `matrix`, `symbol`, and `matrixsymbol` as the query writes it whole), each once.
 fn name_weight(name: &str, weights: &HashMap<&str, f32>) -> f64 {
     let mut seen: Vec<String> = Vec::new();
     let mut sum = 0.0;
-    retrieve::tokenize::tokens(name, |t, _, _, _| {
+    let mut add = |t: &str| {
         if !seen.iter().any(|s| s == t) {
             sum += weights.get(t).map_or(0.0, |w| f64::from(*w));
             seen.push(t.to_owned());
         }
-    });
+    };
+    retrieve::tokenize::tokens(name, |t, _, _, _| add(t));
+    for chunk in name.split('_').filter(|c| c.len() > 1) {
+        add(&chunk.to_lowercase());
+    }
     sum
 }
 
