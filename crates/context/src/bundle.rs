@@ -283,12 +283,18 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
             continue;
         };
         let s = &f.symbol;
+        // A type holding definitions shows its head (its attributes); its functions rank on
+        // their own.
+        let spans = match files[i].head_of(s.line_start) {
+            Some(head) => vec![head],
+            None => spans_of(s.line_start, s.line_end, s.focus),
+        };
         out.push(Piece {
             file: i,
             score: f.score,
             kind: "definition",
             name: Some(s.name.clone()),
-            spans: spans_of(s.line_start, s.line_end, s.focus),
+            spans,
             focus: s.focus,
         });
         // The head of the type holding it (its attributes, fields), once.
@@ -356,6 +362,13 @@ fn spans_of(start: usize, end: usize, focus: Option<usize>) -> Vec<(usize, usize
     } else {
         vec![head, window]
     }
+}
+
+/// A container's head: from its first line to before its first inner definition, at most
+/// [`HEAD_LINES`] + 8 lines.
+fn head_span(start: usize, inner: usize) -> (usize, usize) {
+    let end = (inner - 1).min(start + HEAD_LINES + 7);
+    (start, end.max(start))
 }
 
 /// Of `symbols`, those holding another (not a field or a key): name, first and last line, and
@@ -491,10 +504,16 @@ impl Filling {
             .iter()
             .filter(|(_, start, end, _)| *start < line && line <= *end)
             .max_by_key(|(_, start, _, _)| *start)
-            .map(|(name, start, _, inner)| {
-                let end = (inner - 1).min(start + HEAD_LINES + 7);
-                (name.clone(), (*start, end.max(*start)))
-            })
+            .map(|(name, start, _, inner)| (name.clone(), head_span(*start, *inner)))
+    }
+
+    /// The head of the definition starting at `line` where it holds others, as
+    /// [`Filling::head_of_container`] gives it.
+    fn head_of(&self, line: usize) -> Option<(usize, usize)> {
+        self.containers
+            .iter()
+            .find(|(_, start, _, _)| *start == line)
+            .map(|(_, start, _, inner)| head_span(*start, *inner))
     }
 
     /// The sections `piece` would add: its spans less the lines shown already, as runs.

@@ -142,3 +142,53 @@ fn a_method_comes_with_the_head_of_its_class() {
         "{doc:#}"
     );
 }
+
+/// The names `search --functions` lists for `query`, best first.
+fn function_names(ws: &Workspace, query: &str) -> Vec<String> {
+    ws.json(&["search", "--functions", query, "--limit", "5"])
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|f| f["name"].as_str().expect("a name").to_owned())
+        .collect()
+}
+
+/// What weighs a definition in `search --functions`: a message it prints that the task quotes,
+/// a line of it a traceback points at, a call from the function the task names, the words of
+/// its name; a class by its attributes, not its methods.
+#[test]
+fn functions_are_weighed_by_what_points_at_them() {
+    let ws = Workspace::empty();
+    ws.write(
+        "pay/ledger.py",
+        "class Ledger:\n    rounding = 'bankers'\n    currency_code = 'EUR'\n\n    def balance(self, entries):\n        total = sum(e.amount for e in entries)\n        return self._round(total)\n\n    def _round(self, total):\n        return int(total)\n\n    def audit(self, entries):\n        for e in entries:\n            if e.amount < 0:\n                raise ValueError('negative amount in ledger entry')\n        return True\n\n    def report(self, entries):\n        lines = [str(e.amount) for e in entries]\n        return '\\n'.join(lines)\n",
+    );
+    ws.ok(&["scan"]);
+    // The quoted message: the function that raises it first, though `balance` and `report`
+    // hold the other words.
+    let quoted = function_names(
+        &ws,
+        "Ledger fails on refunds\n\nEntries: ValueError: \"negative amount in ledger entry\" when a refund amount is in the entries.",
+    );
+    assert_eq!(quoted[0], "audit", "{quoted:?}");
+    // A traceback line points into `report`.
+    let traced = function_names(
+        &ws,
+        "report crashes\n\nTraceback (most recent call last):\n  File \"pay/ledger.py\", line 19, in report\nTypeError: amount",
+    );
+    assert_eq!(traced[0], "report", "{traced:?}");
+    // `balance` is named; `_round`, which it calls, holds none of the task's words but comes
+    // next, before `report` and `audit`, which hold one each.
+    let called = function_names(
+        &ws,
+        "balance of entries is wrong\n\nLedger.balance() gives 3 for the entries 1.5 and 1.5",
+    );
+    assert_eq!(&called[..2], ["balance", "_round"], "{called:?}");
+    // The class's own lines hold `rounding`: the attribute, then the class, are listed for
+    // it, before `_round`, whose name holds a word of it.
+    let attribute = function_names(
+        &ws,
+        "which rounding mode\n\nthe rounding is not configurable",
+    );
+    assert_eq!(&attribute[..2], ["rounding", "Ledger"], "{attribute:?}");
+}
