@@ -277,14 +277,22 @@ pub(super) fn best_symbols(
         called_gain(&mut scored, text);
     }
     scored.retain(|s| s.0 > 0.0);
-    // Innermost (shortest) first among equals, then by line.
+    (
+        first_symbols(scored, max),
+        heaviest_matched(words, &matched),
+    )
+}
+
+/// The first `max` of `scored`, best first (the innermost, the shortest, first among equals,
+/// then by line), each scored against the best.
+fn first_symbols(mut scored: Vec<Scored<'_>>, max: usize) -> Vec<SymbolHit> {
     scored.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
             .then_with(|| a.1.cmp(&b.1))
             .then_with(|| a.3.line.cmp(&b.3.line))
     });
     let best = scored.first().map_or(1.0, |s| s.0);
-    let symbols = scored
+    scored
         .into_iter()
         .take(max)
         .map(|(score, _, at, s)| SymbolHit {
@@ -296,8 +304,7 @@ pub(super) fn best_symbols(
             score: score / best,
             focus: at,
         })
-        .collect();
-    (symbols, heaviest_matched(words, &matched))
+        .collect()
 }
 
 /// How much of its caller's score a function gains that one of its file's best functions
