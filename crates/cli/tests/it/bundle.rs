@@ -184,11 +184,10 @@ fn functions_are_weighed_by_what_points_at_them() {
         "balance of entries is wrong\n\nLedger.balance() gives 3 for the entries 1.5 and 1.5",
     );
     assert_eq!(&called[..2], ["balance", "_round"], "{called:?}");
-    // The class's own lines hold `rounding`: the attribute, then the class, are listed for
-    // it, before `_round`, whose name holds a word of it.
-    let attribute = function_names(
-        &ws,
-        "which rounding mode\n\nthe rounding is not configurable",
-    );
-    assert_eq!(&attribute[..2], ["rounding", "Ledger"], "{attribute:?}");
+    // The class's own lines hold `currency_code`: the class is listed for it (an attribute
+    // is listed only where the query names it as code).
+    let attribute = function_names(&ws, "which currency code\n\nthe currency is fixed");
+    assert_eq!(attribute[0], "Ledger", "{attribute:?}");
+    let named = function_names(&ws, "which `currency_code`\n\nthe currency is fixed");
+    assert_eq!(named[0], "currency_code", "{named:?}");
 }

@@ -232,6 +232,13 @@ pub(super) fn best_symbols(
         .iter()
         .filter(|s| asked.kind.is_none_or(|k| s.kind == k))
         .filter(|s| !matches!(s.kind, Kind::Key | Kind::Impl))
+        // A field or a variant is listed where the query names it, or where asked for by
+        // kind; otherwise its type's head shows it.
+        .filter(|s| {
+            !matches!(s.kind, Kind::Field | Kind::Variant)
+                || asked.kind.is_some()
+                || asked.idents.contains_key(s.name.as_str())
+        })
         .map(|s| {
             let start = s.line.clamp(1, lines.len().max(1)) - 1;
             let end = s.end_line.max(s.line).min(lines.len());
