@@ -214,6 +214,7 @@ pub(super) fn best_symbols(
         let i = starts.partition_point(|&l| l <= line);
         starts.get(i).is_some_and(|&l| l <= end)
     };
+    let text_lines: Vec<&str> = content.map_or_else(Vec::new, |t| t.lines().collect());
     // Which lines lie inside a function or method: a container's own lines are the rest.
     let mut in_function = vec![false; lines.len()];
     for s in f
@@ -242,7 +243,9 @@ pub(super) fn best_symbols(
         .map(|s| {
             let start = s.line.clamp(1, lines.len().max(1)) - 1;
             let end = s.end_line.max(s.line).min(lines.len());
-            let body = body_weight(&lines[start..end.max(start)], &words, &mut tf);
+            // Its doc comment, above it, says what it does in words.
+            let doc = doc_start(&text_lines, start);
+            let body = body_weight(&lines[doc..end.max(start)], &words, &mut tf);
             // Asked for a kind (`--type class`), a container is what was asked for.
             let container = asked.kind.is_none() && holds_a_function(s.line, s.end_line);
             let at = focus(start, end.max(start));
@@ -259,7 +262,14 @@ pub(super) fn best_symbols(
             let named = asked.idents.contains_key(s.name.as_str())
                 || says.iter().any(spans)
                 || asked.framed.iter().any(spans);
-            (body, name_weight(&s.name, asked.weights), named, at, s)
+            let kind = kind_share(s.kind);
+            (
+                body * kind,
+                name_weight(&s.name, asked.weights) * kind,
+                named,
+                at,
+                s,
+            )
         })
         .collect();
     let best_body = weighed.iter().map(|w| w.0).fold(0.0, f64::max);
@@ -359,6 +369,35 @@ fn called_gain(scored: &mut [Scored<'_>], text: &str) {
             }
         }
     }
+}
+
+/// How much a definition of `kind` holding the query's words counts against a function
+/// holding as many: the lines to change are most often a function's; a type's or a
+/// constant's words are often its documentation's.
+fn kind_share(kind: Kind) -> f64 {
+    match kind {
+        Kind::Function | Kind::Method => 1.0,
+        Kind::Class | Kind::Struct | Kind::Enum | Kind::Union | Kind::Trait | Kind::Interface => {
+            0.8
+        }
+        _ => 0.6,
+    }
+}
+
+/// The first (0-based) of the comment, attribute and decorator lines right above line `at`
+/// (0-based) of `lines`: a definition's doc comment (`///`, `/** */`, `#`), its attributes and
+/// decorators; `at` where there are none.
+fn doc_start(lines: &[&str], at: usize) -> usize {
+    let mut start = at.min(lines.len());
+    while start > 0 {
+        let l = lines[start - 1].trim_start();
+        let above = ["//", "/*", "*", "#", "@"].iter().any(|p| l.starts_with(p));
+        if !above || l.is_empty() {
+            break;
+        }
+        start -= 1;
+    }
+    start
 }
 
 /// The weight of the query words `lines` hold (per line, the ids of `words` in it): each
