@@ -49,14 +49,14 @@ fn context_shows_the_function_around_the_lines_that_match_and_its_module_lines()
     // Every section is exactly its lines of the file.
     for s in sections {
         let (a, b) = (
-            s["line_start"].as_u64().unwrap(),
-            s["line_end"].as_u64().unwrap(),
+            s["line_start"].as_u64().expect("a number"),
+            s["line_end"].as_u64().expect("a number"),
         );
         assert_eq!(s["text"], lines_of(&ws, "app/limits.py", a, b), "{s:#}");
     }
     let kinds: Vec<(&str, Value)> = sections
         .iter()
-        .map(|s| (s["kind"].as_str().unwrap(), s["name"].clone()))
+        .map(|s| (s["kind"].as_str().expect("a string"), s["name"].clone()))
         .collect();
     // In line order: the module level (imports), the constant the task names, then
     // check_limit's head and the window around its raise (it is longer than 150 lines);
@@ -71,19 +71,27 @@ fn context_shows_the_function_around_the_lines_that_match_and_its_module_lines()
         ],
         "{doc:#}"
     );
-    assert!(sections[0]["text"].as_str().unwrap().contains("import os"));
+    assert!(
+        sections[0]["text"]
+            .as_str()
+            .expect("a string")
+            .contains("import os")
+    );
     assert_eq!(
         sections[2]["line_start"], 8,
         "the head starts at its def line"
     );
-    let window = sections[3]["text"].as_str().unwrap();
+    let window = sections[3]["text"].as_str().expect("a string");
     assert!(
         window.contains("raise ValueError(\"limit exceeded for widget batch\")"),
         "{window}"
     );
     let shown: u64 = sections[2..]
         .iter()
-        .map(|s| s["line_end"].as_u64().unwrap() - s["line_start"].as_u64().unwrap() + 1)
+        .map(|s| {
+            s["line_end"].as_u64().expect("a number") - s["line_start"].as_u64().expect("a number")
+                + 1
+        })
         .sum();
     assert_eq!(shown, 150, "a long definition shows 150 of its lines");
 
@@ -103,9 +111,9 @@ fn a_small_budget_takes_the_best_function_first() {
     // fits (the window cut to the budget), before the module lines.
     let names: Vec<&Value> = sections.iter().map(|s| &s["name"]).collect();
     assert_eq!(names, ["check_limit", "check_limit"], "{doc:#}");
-    let cut = sections[1]["text"].as_str().unwrap();
+    let cut = sections[1]["text"].as_str().expect("a string");
     assert!(cut.contains("limit exceeded for widget batch"), "{cut}");
-    assert!(doc["tokens"].as_u64().unwrap() <= 1200, "{doc:#}");
+    assert!(doc["tokens"].as_u64().expect("a number") <= 1200, "{doc:#}");
 }
 
 #[test]
@@ -128,8 +136,8 @@ fn a_method_comes_with_the_head_of_its_class() {
         .map(|s| {
             (
                 s["name"].as_str().unwrap_or("-"),
-                s["line_start"].as_u64().unwrap(),
-                s["line_end"].as_u64().unwrap(),
+                s["line_start"].as_u64().expect("a number"),
+                s["line_end"].as_u64().expect("a number"),
             )
         })
         .collect();

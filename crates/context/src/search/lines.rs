@@ -276,7 +276,7 @@ pub(super) fn best_symbols(
     let best_name = weighed.iter().map(|w| w.1).fold(0.0, f64::max);
     let mut scored: Vec<Scored<'_>> = weighed
         .into_iter()
-        .filter_map(|(body, name, named, at, s)| {
+        .map(|(body, name, named, at, s)| {
             let len = s.end_line.max(s.line) - s.line + 1;
             let score = if best_body > 0.0 {
                 body / best_body
@@ -287,7 +287,7 @@ pub(super) fn best_symbols(
             } else {
                 0.0
             } + if named { NAMED } else { 0.0 };
-            Some((score, len, at, s))
+            (score, len, at, s)
         })
         .collect();
     if let Some(text) = content {
