@@ -175,7 +175,7 @@ async fn a_tool_outside_the_intent_is_blocked_by_the_intent_matrix() {
             "sim_1_1",
             "blocked by governance rule intents.ANALYZE: write_file is not allowed under \
              intent ANALYZE, which allows read_file, list_dir, search, get_node, \
-             search_symbols, task_context, related_files; select another intent if the task needs it"
+             search_symbols, task_context, related_files, refs; select another intent if the task needs it"
         )
     );
     assert!(!gov.run.ws.join("out.txt").exists());

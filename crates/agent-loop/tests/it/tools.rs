@@ -701,6 +701,19 @@ fn search_symbols_and_related_files_answer_json_and_see_edits() {
         fx.err("task_context", json!({"task": " "}))
             .contains("empty")
     );
+
+    // refs: where `answer` is and who calls it, as `merkle --json refs` answers it.
+    let refs: Value =
+        serde_json::from_str(&fx.ok("refs", json!({"target": "answer"}))).expect("JSON");
+    assert_eq!(
+        refs["definitions"][0]["path"],
+        json!("src/lib.rs"),
+        "{refs:#}"
+    );
+    assert!(
+        fx.err("refs", json!({"target": "not a name"}))
+            .contains("no symbol name")
+    );
 }
 
 /// The context tools name nodes as the CLI and the MCP server do (`Store::resolve`): a path in

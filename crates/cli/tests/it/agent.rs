@@ -253,7 +253,7 @@ responses:
         json!(
             "blocked by governance rule intents.ANALYZE: write_file is not allowed under intent \
              ANALYZE, which allows read_file, list_dir, search, get_node, search_symbols, \
-             task_context, related_files; select another intent if the task needs it"
+             task_context, related_files, refs; select another intent if the task needs it"
         )
     );
     assert!(!ws.path("notes.md").exists());

@@ -306,6 +306,18 @@ fn search_and_related_answer_what_the_cli_prints_and_see_edits() {
     let (is_error, text) = server.call("context", json!({"task": "x", "budget": 0}));
     assert!(is_error && text.contains("at least 1"), "{text}");
 
+    // A definition's callers and callees: what `merkle --json refs` prints.
+    let (is_error, text) = server.call("refs", json!({"target": "answer"}));
+    assert!(!is_error, "{text}");
+    let refs = parse(&text);
+    assert_eq!(refs, ws.json(&["refs", "answer"]));
+    assert_eq!(
+        refs["definitions"][0]["path"], "src/util/mod.rs",
+        "{refs:#}"
+    );
+    let (is_error, text) = server.call("refs", json!({"target": "src/util/mod.rs:9"}));
+    assert!(is_error && text.contains("src/util/mod.rs:9"), "{text}");
+
     // Errors name the input at fault.
     let (is_error, text) = server.call("search", json!({"query": "x", "type": "gadget"}));
     assert!(is_error && text.contains("\"gadget\""), "{text}");
