@@ -34,6 +34,15 @@ fn is_call(leaf: Node<'_>) -> bool {
             "call_expression" | "call" => return is_field(p, "function", n),
             "method_invocation" => return is_field(p, "name", n),
             "macro_invocation" => return is_field(p, "macro", n),
+            // Inside a macro's arguments (`assert_eq!(f(x), y)`) there is no syntax tree, only
+            // tokens: a name followed by a parenthesized group is called.
+            "token_tree" => {
+                return n.id() == leaf.id()
+                    && n.next_sibling().is_some_and(|s| {
+                        s.kind() == "token_tree" && s.start_byte() == n.end_byte()
+                            || s.kind() == "("
+                    });
+            }
             "new_expression" => return is_field(p, "constructor", n),
             "object_creation_expression" => return is_field(p, "type", n),
             "generic_function" if is_field(p, "function", n) => n = p,

@@ -431,3 +431,59 @@ fn a_macro_invoked_before_a_definition_is_not_a_function() {
     );
     assert!(has("RESET") && has("main"), "{names:?}");
 }
+
+/// What JavaScript binds as a function by assignment (Express's `app.render = function
+/// render(...)`, `exports.parse = ...`, a prototype's method) or as an object's property is a
+/// definition, in a whole parse and a skimmed one alike.
+#[test]
+#[cfg(feature = "javascript")]
+fn script_assignments_and_object_properties_holding_functions_are_definitions() {
+    let source = "var app = exports = module.exports = {};\n\n/** Renders. */\napp.render = function render(name, callback) {\n  return callback(name);\n};\n\nexports.parse = (s) => s.trim();\n\nRouter.prototype.route = function route(path) {\n  return path;\n};\n\nmodule.exports.helpers = {\n  escape(s) { return s; },\n  quote: function (s) { return s; },\n  size: 3,\n};\n";
+    let mut parser = outline::Parser::new();
+    let whole = parser
+        .parse(Language::JavaScript, source)
+        .expect("parses")
+        .outline();
+    let skimmed = parser
+        .outline(Language::JavaScript, source)
+        .expect("parses");
+    assert_eq!(whole, skimmed);
+    let found: Vec<(Kind, &str, usize, usize)> = skimmed
+        .symbols
+        .iter()
+        .map(|s| (s.kind, s.name.as_str(), s.line, s.end_line))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (Kind::Variable, "app", 1, 1),
+            (Kind::Function, "render", 4, 6),
+            (Kind::Function, "parse", 8, 8),
+            (Kind::Method, "route", 10, 12),
+            (Kind::Method, "escape", 15, 15),
+            (Kind::Method, "quote", 16, 16),
+        ]
+    );
+    assert_eq!(skimmed.symbols[1].doc.as_deref(), Some("Renders."));
+}
+
+/// A whole parse's references: identifiers, never a declaration's own name, a comment or a
+/// string; a call's callee marked as one.
+#[test]
+#[cfg(feature = "rust")]
+fn references_are_identifiers_outside_comments_and_strings() {
+    let source = "fn helper() {}\n// helper in a comment\nfn main() {\n    let s = \"helper\";\n    helper();\n    crate::helper();\n    let f = helper;\n    x.helper();\n    println!(\"{}\", helper());\n}\n";
+    let mut parser = outline::Parser::new();
+    let parsed = parser.parse(Language::Rust, source).expect("parses");
+    let found: Vec<(usize, bool)> = parsed
+        .references(&["helper"])
+        .iter()
+        .map(|r| (r.line, r.call))
+        .collect();
+    assert_eq!(
+        found,
+        [(5, true), (6, true), (7, false), (8, true), (9, true)]
+    );
+    let calls: Vec<String> = parsed.calls().into_iter().map(|r| r.name).collect();
+    assert_eq!(calls, ["helper", "helper", "helper", "println", "helper"]);
+}

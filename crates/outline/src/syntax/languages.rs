@@ -221,12 +221,89 @@ impl<'s> Walk<'s> {
                         let sig = if names_count(d) == 1 { n } else { d };
                         out.push(self.symbol(kind, sig, self.text(name), Some(name), None, anchor));
                     }
+                    if let Some(object) = d
+                        .child_by_field_name("value")
+                        .filter(|v| v.kind() == "object")
+                    {
+                        self.script_object(object, out);
+                    }
                 }
+                return;
+            }
+            "assignment_expression" => {
+                self.script_assignment(n, anchor, out);
                 return;
             }
             _ => return,
         };
         self.named(kind, n, anchor, out);
+    }
+
+    /// What an assignment binds as a function or a class (`app.render = function render()
+    /// {...}`, `exports.parse = (s) => ...`, `Foo.prototype.bar = function () {...}`: named by
+    /// the property assigned), and the functions of an object it assigns (`module.exports = {
+    /// ... }`).
+    fn script_assignment(&self, n: Node<'_>, anchor: Node<'_>, out: &mut Vec<Symbol>) {
+        let (Some(left), Some(right)) = (
+            n.child_by_field_name("left"),
+            n.child_by_field_name("right"),
+        ) else {
+            return;
+        };
+        let name = match left.kind() {
+            "identifier" => Some(left),
+            "member_expression" => left.child_by_field_name("property"),
+            _ => None,
+        };
+        match right.kind() {
+            "arrow_function"
+            | "function_expression"
+            | "function"
+            | "generator_function"
+            | "class" => {
+                let Some(name) = name else { return };
+                let kind = if right.kind() == "class" {
+                    Kind::Class
+                } else if self.text(left).contains(".prototype.") {
+                    Kind::Method
+                } else {
+                    Kind::Function
+                };
+                out.push(self.symbol(kind, n, self.text(name), Some(name), None, anchor));
+            }
+            "object" => self.script_object(right, out),
+            _ => {}
+        }
+    }
+
+    /// The functions an object literal holds: `{ get() {...}, post: function () {...}, put:
+    /// () => ... }`, each a method named by its key.
+    fn script_object(&self, object: Node<'_>, out: &mut Vec<Symbol>) {
+        let mut cursor = object.walk();
+        for c in object.named_children(&mut cursor) {
+            match c.kind() {
+                "method_definition" => {
+                    self.named(Kind::Method, c, c, out);
+                }
+                "pair" => {
+                    let (Some(key), Some(value)) =
+                        (c.child_by_field_name("key"), c.child_by_field_name("value"))
+                    else {
+                        continue;
+                    };
+                    if matches!(
+                        value.kind(),
+                        "arrow_function"
+                            | "function_expression"
+                            | "function"
+                            | "generator_function"
+                    ) {
+                        out.push(self.symbol(Kind::Method, c, self.text(key), Some(key), None, c));
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     pub(super) fn go(&self, n: Node<'_>, anchor: Node<'_>, out: &mut Vec<Symbol>) {
