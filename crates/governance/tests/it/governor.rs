@@ -77,7 +77,7 @@ fn a_tool_outside_the_intent_is_blocked_and_an_allowed_one_runs() {
     assert_eq!(
         gov.selection_text(),
         "intent ANALYZE selected; it allows read_file, list_dir, search, get_node, \
-         search_symbols, task_context, related_files"
+         search_symbols, task_context, related_files, refs"
     );
     let write = call("write_file", json!({"path": "src/lib.rs", "content": "x"}));
     assert_eq!(
@@ -86,7 +86,7 @@ fn a_tool_outside_the_intent_is_blocked_and_an_allowed_one_runs() {
             Some(
                 "blocked by governance rule intents.ANALYZE: write_file is not allowed under \
                  intent ANALYZE, which allows read_file, list_dir, search, get_node, \
-                 search_symbols, task_context, related_files; select another intent if the task needs it"
+                 search_symbols, task_context, related_files, refs; select another intent if the task needs it"
                     .to_owned()
             ),
             Decision::Allow {

@@ -18,6 +18,7 @@ fn builtin_matrix_is_the_spec_matrix_extended_to_our_tools() {
         "search_symbols",
         "task_context",
         "related_files",
+        "refs",
     ];
     let want: BTreeMap<Intent, Vec<&str>> = BTreeMap::from([
         (Intent::Plan, vec![]),
@@ -276,7 +277,7 @@ fn builtin_decisions() {
                 deny(
                     "intents.DEBUG",
                     "put_frame is not allowed under intent DEBUG, which allows read_file, \
-                     list_dir, search, get_node, search_symbols, task_context, related_files; select another \
+                     list_dir, search, get_node, search_symbols, task_context, related_files, refs; select another \
                      intent if the task needs it",
                 ),
             ),
@@ -507,8 +508,8 @@ fn select_active_intent_tool_lists_what_the_role_may_select() {
          other tool runs until an intent is selected, and only the tools of the selected intent \
          run. Select again to change intent; the intent resets with every new request.\n\
          PLAN: no tools\n\
-         ANALYZE: read_file, list_dir, search, get_node, search_symbols, task_context, related_files\n\
-         DEBUG: read_file, list_dir, search, get_node, search_symbols, task_context, related_files\n\
-         READ_FILE: read_file, list_dir, search, get_node, search_symbols, task_context, related_files"
+         ANALYZE: read_file, list_dir, search, get_node, search_symbols, task_context, related_files, refs\n\
+         DEBUG: read_file, list_dir, search, get_node, search_symbols, task_context, related_files, refs\n\
+         READ_FILE: read_file, list_dir, search, get_node, search_symbols, task_context, related_files, refs"
     );
 }
