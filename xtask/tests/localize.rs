@@ -30,6 +30,11 @@ case "$*" in
         esac ;;
     *) printf '%s\n' '{"tokens":20,"files":[{"path":"src/b.py","sections":['"$outline"']}]}' ;;
     esac ;;
+*--functions*)
+    case "$text" in
+    *alpha*) echo '[{"path":"src/a.py","name":"alpha","line_start":1,"line_end":2}]' ;;
+    *) echo '[]' ;;
+    esac ;;
 *plain*) echo '[{"path":"src/b.py"},{"path":"src/a.py"}]' ;;
 *)
     case "$text" in
@@ -183,10 +188,15 @@ fn both_rankings_are_scored_against_the_gold_files() {
         ),
         "{report}"
     );
-    assert!(
-        report.contains("| merkle search (fused) | 1 | 100.0% | 100.0% | 100.0% |"),
-        "{report}"
-    );
+    // Ranked by `search --functions`, by the hits' symbols, and by the plain BM25 over the
+    // checkout's definitions (alpha is the one holding the word).
+    for row in [
+        "| `merkle search --functions` | 1 | 100.0% | 100.0% | 100.0% |",
+        "| `merkle search` hits' symbols, hit after hit | 1 | 100.0% | 100.0% | 100.0% |",
+        "| plain BM25 over definitions | 1 | 100.0% | 100.0% | 100.0% |",
+    ] {
+        assert!(report.contains(row), "{row}\n{report}");
+    }
     assert!(
         report.contains("| 4000 | 0.0% | 0.0% | 10 | 100.0% | 100.0% | 22 |"),
         "{report}"

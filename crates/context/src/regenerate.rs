@@ -191,7 +191,7 @@ pub fn language(path: &str) -> &'static str {
 }
 
 impl FrameProducer for Outline {
-    /// `outline:v5:8:2048`: the outline crate's format version (bumped when any outline
+    /// `outline:v6:8:2048`: the outline crate's format version (bumped when any outline
     /// changes), the fallback's line count and its byte bound. Version 1 was `outline:8`.
     fn id(&self) -> String {
         format!(

@@ -287,6 +287,7 @@ async fn over_http_a_write_the_agents_role_refuses_is_unlisted_and_a_tool_error_
             "search",
             "context",
             "related",
+            "refs",
             "status"
         ]
     );
