@@ -91,9 +91,10 @@ enum Command {
     /// symbol name, a question, an issue's text or a traceback; full-text BM25 fused with
     /// exact definitions, paths, the import graph and priors; rescans first
     Search(index_cmds::SearchArgs),
-    /// Gather a task's context within a token budget: the files `search` finds for it and, in
-    /// each, the source of the matched definitions (else the file's outline), as Markdown to
-    /// paste into a prompt (rescans first; never creates a store)
+    /// Gather a task's context within a token budget: the definitions `search --functions`
+    /// ranks for it across files, best first, with their files' imports and their classes'
+    /// heads (else a file's outline), as Markdown to paste into a prompt (rescans first; never
+    /// creates a store)
     Context(index_cmds::ContextArgs),
     /// List a file's imports and the files that import it, resolved in the workspace
     /// (Rust mod/use, Python, JS/TS relative imports, Go packages, C/C++ includes, Java);

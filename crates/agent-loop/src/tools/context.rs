@@ -143,10 +143,10 @@ fn task_context_tool(store: &Arc<Store>) -> ToolDefinition {
     let s = Arc::clone(store);
     ToolDefinition::new(
         "task_context",
-        "Gather the code a task needs, within a token budget: the files found for the task \
-         (an issue, a traceback, a question, a symbol name) and, in each, the source of the \
-         matching definitions with their line numbers (else the file's outline), best first. \
-         Answers Markdown. Optional: budget in tokens (default 8000), files (default 10).",
+        "Gather the code a task needs, within a token budget: the definitions ranked for the \
+         task (an issue, a traceback, a question, a symbol name) across the files found for \
+         it, best first, with their line numbers, their files' imports and their classes' \
+         heads (else a file's outline). Answers Markdown. Optional: budget in tokens (default 8000), files (default 10).",
         json!({
             "type": "object",
             "properties": {

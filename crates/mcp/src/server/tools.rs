@@ -185,10 +185,10 @@ pub(super) fn tools() -> Vec<Tool> {
         Tool::new(
             "context",
             "A task's context within a token budget, as `merkle --json context` prints it: the \
-             files search finds for the task and, in each, the source of the matched \
-             definitions (else the file's outline): {budget, tokens, files: [{path, score, \
-             why, sections: [{kind, name, line_start, line_end, text}]}], omitted}. Rescans \
-             first.",
+             definitions search ranks for the task across files, best first, with their \
+             files' imports and their classes' heads (else a file's outline): {budget, tokens, \
+             files: [{path, score, why, sections: [{kind, name, line_start, line_end, \
+             text}]}], omitted}. Rescans first.",
             input_schema::<ContextParams>(),
         )
         .with_annotations(reads()),
