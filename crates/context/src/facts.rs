@@ -26,7 +26,7 @@ use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
 /// `facts:v7`: JavaScript's and TypeScript's functions bound by assignment (`app.render =
-/// function ...`) and held by object properties. `facts:v6`: a C/C++ macro invocation the grammar reads as a function without parameters is
+/// function ...`) and held by object properties; Rust functions inside a macro's block. `facts:v6`: a C/C++ macro invocation the grammar reads as a function without parameters is
 /// no function. `facts:v4`: each symbol's last line too (`facts:v3` had its first line only),
 /// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
 /// imports inside skipped bodies read by hand, and with enum variants and type fields among

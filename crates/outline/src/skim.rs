@@ -242,8 +242,10 @@ fn braces(language: Language, s: &[u8], hidden: &mut Vec<Hidden>) -> Option<Vec<
             b'/' if script && regex_may_follow(last) => i = regex(s, i)?,
             b'{' => {
                 let module_scope = script && blocks.is_empty() && head.first == b'(';
+                // A Rust macro's block (`cfg_rt! { pub fn spawn() {...} }`) may hold items.
+                let macro_block = rust && last == b'!';
                 let skip = skip_depth > 0
-                    || (head.tokens && !head.container && !module_scope)
+                    || (head.tokens && !head.container && !module_scope && !macro_block)
                     || head.function;
                 if skip {
                     if skip_depth == 0 {

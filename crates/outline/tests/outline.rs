@@ -487,3 +487,42 @@ fn references_are_identifiers_outside_comments_and_strings() {
     let calls: Vec<String> = parsed.calls().into_iter().map(|r| r.name).collect();
     assert_eq!(calls, ["helper", "helper", "helper", "println", "helper"]);
 }
+
+/// Rust functions inside a macro's block (tokio's `cfg_rt! { pub fn spawn() {...} }`) are
+/// definitions, read from its tokens, in a whole parse and a skimmed one alike; a macro's
+/// definition (`macro_rules!`) holds none.
+#[test]
+#[cfg(feature = "rust")]
+fn rust_functions_inside_a_macro_block_are_definitions() {
+    let source = "cfg_rt! {\n    /// Spawns.\n    pub fn spawn<T>(t: T) -> u32 {\n        let x = { 1 };\n        x\n    }\n\n    pub(crate) async fn other() {}\n}\n\nmacro_rules! make {\n    ($n:ident) => { fn $n() {} };\n}\n\nimpl Runtime {\n    cfg_fs! {\n        fn open(&self) {}\n    }\n}\n";
+    let mut parser = outline::Parser::new();
+    let whole = parser
+        .parse(Language::Rust, source)
+        .expect("parses")
+        .outline();
+    let skimmed = parser.outline(Language::Rust, source).expect("parses");
+    assert_eq!(whole, skimmed);
+    let mut found = Vec::new();
+    fn collect(symbols: &[Symbol], out: &mut Vec<(Kind, String, usize, usize)>) {
+        for s in symbols {
+            out.push((s.kind, s.name.clone(), s.line, s.end_line));
+            collect(&s.children, out);
+        }
+    }
+    collect(&skimmed.symbols, &mut found);
+    let found: Vec<(Kind, &str, usize, usize)> = found
+        .iter()
+        .map(|(k, n, a, b)| (*k, n.as_str(), *a, *b))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (Kind::Function, "spawn", 3, 6),
+            (Kind::Function, "other", 8, 8),
+            (Kind::Macro, "make", 11, 13),
+            (Kind::Impl, "Runtime", 15, 19),
+            (Kind::Method, "open", 17, 17),
+        ]
+    );
+    assert_eq!(skimmed.symbols[0].signature, "pub fn spawn<T>(t: T) -> u32");
+}

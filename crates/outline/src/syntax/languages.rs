@@ -49,6 +49,10 @@ impl<'s> Walk<'s> {
                 out.push(self.container(sym, body, Scope::Type, depth));
                 return;
             }
+            "macro_invocation" => {
+                self.macro_functions(n, function, out);
+                return;
+            }
             "foreign_mod_item" => {
                 if let Some(b) = body {
                     self.items(b, scope, depth + 1, out);
@@ -237,6 +241,64 @@ impl<'s> Walk<'s> {
             _ => return,
         };
         self.named(kind, n, anchor, out);
+    }
+
+    /// The functions a Rust macro's block holds (`cfg_rt! { pub fn spawn() {...} }`), read
+    /// from its tokens as `fn NAME ... {...}`: no syntax tree says more inside a macro.
+    fn macro_functions(&self, n: Node<'_>, kind: Kind, out: &mut Vec<Symbol>) {
+        let mut cursor = n.walk();
+        let Some(tree) = n
+            .named_children(&mut cursor)
+            .find(|c| c.kind() == "token_tree")
+        else {
+            return;
+        };
+        let mut cursor = tree.walk();
+        let tokens: Vec<Node<'_>> = tree.children(&mut cursor).collect();
+        for (i, t) in tokens.iter().enumerate() {
+            let Some(name) = tokens
+                .get(i + 1)
+                .filter(|x| t.kind() == "fn" && x.kind() == "identifier")
+            else {
+                continue;
+            };
+            let body = tokens[i + 2..].iter().find(|x| {
+                matches!(x.kind(), ";" | "fn")
+                    || (x.kind() == "token_tree" && self.text(**x).starts_with('{'))
+            });
+            let Some(body) = body.filter(|x| x.kind() == "token_tree") else {
+                continue;
+            };
+            // Its qualifiers before `fn`: `pub`, `pub(crate)`, `async`, `const`, `unsafe`, ...
+            let mut from = i;
+            loop {
+                let before = |k: usize| from >= k && matches!(tokens[from - k].kind(), "pub");
+                if from > 0
+                    && matches!(
+                        tokens[from - 1].kind(),
+                        "pub" | "async" | "const" | "unsafe" | "extern" | "default"
+                    )
+                {
+                    from -= 1;
+                } else if from > 1 && tokens[from - 1].kind() == "token_tree" && before(2) {
+                    from -= 2;
+                } else {
+                    break;
+                }
+            }
+            let head = &self.src[tokens[from].start_byte()..body.start_byte()];
+            let head = head.split_whitespace().collect::<Vec<_>>().join(" ");
+            let name_text = self.text(*name);
+            out.push(Symbol {
+                kind,
+                name: name_text.to_owned(),
+                signature: clean::signature(&head, name_text),
+                doc: None,
+                line: name.start_position().row + 1,
+                end_line: self.skimmed.end_row(*body) + 1,
+                children: Vec::new(),
+            });
+        }
     }
 
     /// What an assignment binds as a function or a class (`app.render = function render()
