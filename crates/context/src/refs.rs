@@ -308,13 +308,18 @@ fn callees(
         let Ok(parsed) = parser.parse(language, &text) else {
             continue;
         };
-        let mut uses: Vec<(String, usize)> = Vec::new();
+        // A call through `.` in these languages calls a method.
+        let methods_only = matches!(
+            language,
+            outline::Language::Rust | outline::Language::Java | outline::Language::Cpp
+        );
+        let mut uses: Vec<(String, usize, bool)> = Vec::new();
         for r in parsed.calls() {
             if r.line >= d.line_start && r.line <= d.line_end {
-                uses.push((r.name, r.line));
+                uses.push((r.name, r.line, r.member && methods_only));
             }
         }
-        for (name, line) in uses {
+        for (name, line, method) in uses {
             if d.name.as_deref() == Some(name.as_str()) && line == d.line_start {
                 continue;
             }
@@ -328,7 +333,10 @@ fn callees(
                 continue;
             }
             let mut all = definitions_of(store, facts, index, &name)?;
-            all.retain(|s| s.kind.is_some_and(callable));
+            all.retain(|s| {
+                s.kind
+                    .is_some_and(|k| callable(k) && (!method || k == Kind::Method))
+            });
             let resolved = resolve(&d.path, &all, graph);
             let n = resolved.len();
             for s in resolved {

@@ -249,6 +249,9 @@ pub struct Reference {
     pub column: usize,
     /// Whether it names what a call calls (`f(x)`, `a.f(x)`, `T::f(x)`, `f!(x)`, `new F()`).
     pub call: bool,
+    /// Whether it is the member of an access (`a.f`, `a->f`, `obj.m()`): in Rust, Java and
+    /// C++ a call of one calls a method, never a free function.
+    pub member: bool,
 }
 
 /// The longest signature kept, in bytes; longer ones are cut with `…`.

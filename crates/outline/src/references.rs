@@ -25,6 +25,25 @@ fn is_field(parent: Node<'_>, field: &str, n: Node<'_>) -> bool {
         .is_some_and(|f| f.id() == n.id())
 }
 
+/// Whether `leaf` is the member of an access (`a.f`, `a->f`, `obj.m()` in Java).
+fn is_member(leaf: Node<'_>) -> bool {
+    leaf.parent().is_some_and(|p| match p.kind() {
+        "field_expression"
+        | "member_expression"
+        | "attribute"
+        | "selector_expression"
+        | "field_access" => {
+            is_field(p, "field", leaf)
+                || is_field(p, "property", leaf)
+                || is_field(p, "attribute", leaf)
+        }
+        "method_invocation" => {
+            p.child_by_field_name("object").is_some() && is_field(p, "name", leaf)
+        }
+        _ => false,
+    })
+}
+
 /// Whether `leaf` names what a call calls: the function of a call (`f(x)`, `a.b.f(x)`,
 /// `T::f(x)`, `obj.f()` in Java, `f!(x)`, `new F()`), through the accesses whose member it is.
 fn is_call(leaf: Node<'_>) -> bool {
@@ -84,6 +103,7 @@ pub(crate) fn references(root: Node<'_>, source: &str, names: &[&str]) -> Vec<Re
                     line: node.start_position().row + 1,
                     column: node.start_position().column + 1,
                     call: is_call(node),
+                    member: is_member(node),
                 });
             }
         }

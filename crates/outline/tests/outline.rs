@@ -486,6 +486,14 @@ fn references_are_identifiers_outside_comments_and_strings() {
     );
     let calls: Vec<String> = parsed.calls().into_iter().map(|r| r.name).collect();
     assert_eq!(calls, ["helper", "helper", "helper", "println", "helper"]);
+    // Only `x.helper()` is a member's call: a method, never the free function.
+    let members: Vec<usize> = parsed
+        .references(&["helper"])
+        .iter()
+        .filter(|r| r.member)
+        .map(|r| r.line)
+        .collect();
+    assert_eq!(members, [8]);
 }
 
 /// Rust functions inside a macro's block (tokio's `cfg_rt! { pub fn spawn() {...} }`) are

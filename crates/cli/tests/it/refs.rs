@@ -218,3 +218,20 @@ fn refs_names_what_it_cannot_read() {
     let help = ws.ok(&["refs", "--help"]);
     assert!(help.contains("PATH:LINE"), "{help}");
 }
+
+/// In Rust a call through `.` calls a method: `items.first()` is no call of a free function
+/// `first`, while `first(&items)` is.
+#[test]
+fn a_method_call_is_not_resolved_to_a_free_function() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/lib.rs",
+        "pub fn first(items: &[u32]) -> u32 {\n    items[0]\n}\n\npub fn head(items: &[u32]) -> Option<&u32> {\n    items.first()\n}\n\npub fn lead(items: &[u32]) -> u32 {\n    first(items)\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let head = ws.json(&["refs", "head"]);
+    assert_eq!(head["callees"], serde_json::json!([]), "{head:#}");
+    let lead = ws.json(&["refs", "lead"]);
+    assert_eq!(lead["callees"][0]["name"], "first", "{lead:#}");
+    assert_eq!(lead["callees"][0]["candidates"], 1, "{lead:#}");
+}
