@@ -377,15 +377,19 @@ fn containers(symbols: &[crate::facts::FactSymbol]) -> Vec<(String, usize, usize
     use outline::Kind;
     let inner =
         |s: &crate::facts::FactSymbol| !matches!(s.kind, Kind::Field | Kind::Key | Kind::Variant);
+    // Where the inner definitions start, sorted: each symbol's first inner one is looked up,
+    // not searched for among all of them.
+    let mut starts: Vec<usize> = symbols
+        .iter()
+        .filter(|s| inner(s))
+        .map(|s| s.line)
+        .collect();
+    starts.sort_unstable();
     symbols
         .iter()
         .filter_map(|c| {
-            let first = symbols
-                .iter()
-                .filter(|s| inner(s) && s.line > c.line && s.line <= c.end_line)
-                .map(|s| s.line)
-                .min()?;
-            Some((c.name.clone(), c.line, c.end_line, first))
+            let first = *starts.get(starts.partition_point(|&l| l <= c.line))?;
+            (first <= c.end_line).then(|| (c.name.clone(), c.line, c.end_line, first))
         })
         .collect()
 }
@@ -444,6 +448,8 @@ struct Filling {
     /// Its definitions that hold others (classes, structs, impls), with where their first
     /// inner definition starts.
     containers: Vec<(String, usize, usize, usize)>,
+    /// Where each of its lines is in its text (byte ranges, as [`str::lines`] cuts them).
+    line_spans: Vec<(usize, usize)>,
     /// Lines shown already, 1-based (index 0 unused).
     covered: Vec<bool>,
     sections: Vec<Section>,
@@ -459,6 +465,7 @@ impl Filling {
             outline: None,
             module: None,
             containers: Vec::new(),
+            line_spans: Vec::new(),
             covered: Vec::new(),
             sections: Vec::new(),
             first: None,
@@ -476,7 +483,14 @@ impl Filling {
         let Ok(text) = String::from_utf8(content.to_vec()) else {
             return Ok(out);
         };
-        out.lines = text.lines().count();
+        out.line_spans = text
+            .lines()
+            .map(|l| {
+                let at = l.as_ptr() as usize - text.as_ptr() as usize;
+                (at, at + l.len())
+            })
+            .collect();
+        out.lines = out.line_spans.len();
         out.covered = vec![false; out.lines + 1];
         if hit.symbols.is_empty() {
             let outline = Outline::default()
@@ -530,7 +544,10 @@ impl Filling {
                 text: self.outline.clone().unwrap_or_default(),
             }];
         }
-        let lines: Vec<&str> = text.lines().collect();
+        let line = |n: usize| {
+            let (a, b) = self.line_spans[n - 1];
+            &text[a..b]
+        };
         let mut out = Vec::new();
         for &(a, b) in &piece.spans {
             let b = b.min(self.lines);
@@ -545,7 +562,7 @@ impl Filling {
                     at += 1;
                 }
                 // A run of blank lines shows nothing.
-                if lines[from - 1..at - 1].iter().all(|l| l.trim().is_empty()) {
+                if (from..at).all(|n| line(n).trim().is_empty()) {
                     continue;
                 }
                 out.push(Section {
@@ -553,7 +570,7 @@ impl Filling {
                     name: piece.name.clone(),
                     line_start: from,
                     line_end: at - 1,
-                    text: lines[from - 1..at - 1].join("\n"),
+                    text: (from..at).map(line).collect::<Vec<_>>().join("\n"),
                 });
             }
         }

@@ -203,30 +203,12 @@ pub(super) fn best_symbols(
             })
             .map(|i| i + 1)
     };
-    let mut starts: Vec<usize> = f
-        .symbols
-        .iter()
-        .filter(|s| matches!(s.kind, Kind::Function | Kind::Method))
-        .map(|s| s.line)
-        .collect();
-    starts.sort_unstable();
+    let (starts, in_function) = function_lines(f, lines.len());
     let holds_a_function = |line: usize, end: usize| {
         let i = starts.partition_point(|&l| l <= line);
         starts.get(i).is_some_and(|&l| l <= end)
     };
     let text_lines: Vec<&str> = content.map_or_else(Vec::new, |t| t.lines().collect());
-    // Which lines lie inside a function or method: a container's own lines are the rest.
-    let mut in_function = vec![false; lines.len()];
-    for s in f
-        .symbols
-        .iter()
-        .filter(|s| matches!(s.kind, Kind::Function | Kind::Method))
-    {
-        let end = s.end_line.max(s.line).min(lines.len());
-        for l in &mut in_function[s.line.clamp(1, end.max(1)) - 1..end] {
-            *l = true;
-        }
-    }
     let mut tf = vec![0u32; words.len()];
     let weighed: Vec<(f64, f64, bool, Option<usize>, &crate::facts::FactSymbol)> = f
         .symbols
@@ -290,14 +272,32 @@ pub(super) fn best_symbols(
             (score, len, at, s)
         })
         .collect();
-    if let Some(text) = content {
-        called_gain(&mut scored, text);
-    }
+    called_gain(&mut scored, &text_lines);
     scored.retain(|s| s.0 > 0.0);
     (
         first_symbols(scored, max),
         heaviest_matched(words, &matched),
     )
+}
+
+/// Where the functions and methods of `f` (a file of `n` lines) start, sorted, and for each
+/// 0-based line whether one spans it: a container's own lines are the rest.
+fn function_lines(f: &FileFacts, n: usize) -> (Vec<usize>, Vec<bool>) {
+    let functions = || {
+        f.symbols
+            .iter()
+            .filter(|s| matches!(s.kind, Kind::Function | Kind::Method))
+    };
+    let mut starts: Vec<usize> = functions().map(|s| s.line).collect();
+    starts.sort_unstable();
+    let mut inside = vec![false; n];
+    for s in functions() {
+        let end = s.end_line.max(s.line).min(n);
+        for l in &mut inside[s.line.clamp(1, end.max(1)) - 1..end] {
+            *l = true;
+        }
+    }
+    (starts, inside)
 }
 
 /// The first `max` of `scored`, best first (the innermost, the shortest, first among equals,
@@ -333,10 +333,10 @@ const CALLERS: usize = 5;
 /// A file's definitions as [`best_symbols`] scores them: score, length, focus, definition.
 type Scored<'f> = (f64, usize, Option<usize>, &'f crate::facts::FactSymbol);
 
-/// Raises each function of `scored` (a file holding `text`) that one of the file's
+/// Raises each function of `scored` (a file of `lines`) that one of the file's
 /// [`CALLERS`] best functions calls by name (`name(`) to [`CALLEE_SHARE`] of that caller's
 /// score, where it scored less: the helper doing the work is read with what calls it.
-fn called_gain(scored: &mut [Scored<'_>], text: &str) {
+fn called_gain(scored: &mut [Scored<'_>], lines: &[&str]) {
     let is_fn = |s: &crate::facts::FactSymbol| matches!(s.kind, Kind::Function | Kind::Method);
     let mut callers: Vec<(f64, usize, usize)> = scored
         .iter()
@@ -348,7 +348,6 @@ fn called_gain(scored: &mut [Scored<'_>], text: &str) {
     if callers.is_empty() {
         return;
     }
-    let lines: Vec<&str> = text.lines().collect();
     let share = CALLEE_SHARE;
     for (score, start, end) in callers {
         let body = lines
