@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::bench_outline::Tag;
 use crate::bench_proc::timed;
+use crate::ctags::Tag;
 use serde_json::Value as Json;
 
 /// How many names the search recall samples.

@@ -18,6 +18,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::bench_proc::{ms, progress, settle, timed, work_dir};
+use crate::ctags::{Tag, read_tags};
 use serde_json::Value as Json;
 
 /// How to run the outline benchmark.
@@ -45,30 +46,8 @@ const LANGUAGES: &[&str] = &[
     "C++",
 ];
 
-/// ctags kinds that name what a file imports, not what it defines: left out of the baseline.
-const IMPORT_KINDS: &[(&str, &str)] = &[
-    ("Python", "namespace"),
-    ("Python", "unknown"),
-    ("Go", "packageName"),
-    ("Go", "unknown"),
-];
-
 /// The frame type the bench generates.
 const FRAME_TYPE: &str = "outline-bench";
-
-/// One ctags tag.
-pub(crate) struct Tag {
-    pub(crate) name: String,
-    pub(crate) kind: String,
-    pub(crate) language: String,
-    top_level: bool,
-    /// Its scope (`Outer.inner`), empty at top level.
-    pub(crate) scope: String,
-    /// The kind of its scope (`class`, `function`, ...), empty at top level.
-    pub(crate) scope_kind: String,
-    /// Whether its line is indented: ctags tags some locals of functions without a scope.
-    pub(crate) indented: bool,
-}
 
 /// Recall counts for one language.
 #[derive(Default)]
@@ -281,34 +260,6 @@ fn ratio(a: usize, b: usize) -> f64 {
     if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
 
-/// ctags' JSON lines, tags grouped by path.
-fn read_tags(out: &str) -> Result<BTreeMap<String, Vec<Tag>>> {
-    let mut tags: BTreeMap<String, Vec<Tag>> = BTreeMap::new();
-    for line in out.lines().filter(|l| !l.trim().is_empty()) {
-        let tag = serde_json::from_str::<Json>(line)
-            .with_context(|| format!("reading ctags' line {line}"))?;
-        if tag.get("_type").and_then(Json::as_str) != Some("tag") {
-            continue;
-        }
-        let field = |k: &str| tag.get(k).and_then(Json::as_str).unwrap_or("").to_owned();
-        let (language, kind) = (field("language"), field("kind"));
-        if IMPORT_KINDS.contains(&(language.as_str(), kind.as_str())) {
-            continue;
-        }
-        let path = field("path");
-        tags.entry(path).or_default().push(Tag {
-            name: field("name"),
-            kind,
-            language,
-            top_level: tag.get("scope").is_none(),
-            scope: field("scope"),
-            scope_kind: field("scopeKind"),
-            indented: field("pattern").starts_with("/^ ") || field("pattern").starts_with("/^\t"),
-        });
-    }
-    Ok(tags)
-}
-
 /// Each tagged file's frame content, read one folder at a time (a file's view with its
 /// siblings holds the folder's frames).
 fn read_frames(
@@ -384,17 +335,5 @@ mod tests {
         assert!(!names("12: pub fn reopen() -> Store", "open"));
         assert!(names("3: ## Install guide", "Install guide"));
         assert!(!names("", "x"));
-    }
-
-    #[test]
-    fn ctags_lines_group_by_path_and_mark_scoped_tags() {
-        let out = r#"{"_type": "tag", "name": "Store", "path": "a.rs", "language": "Rust", "line": 3, "kind": "struct"}
-{"_type": "tag", "name": "open", "path": "a.rs", "language": "Rust", "line": 5, "kind": "method", "scope": "Store", "scopeKind": "implementation"}
-{"_type": "ptag", "name": "JSON_OUTPUT_VERSION", "path": "0.0"}
-"#;
-        let tags = read_tags(out).expect("valid lines");
-        let a = &tags["a.rs"];
-        assert_eq!(a.len(), 2);
-        assert!(a[0].top_level && !a[1].top_level);
     }
 }

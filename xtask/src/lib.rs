@@ -20,6 +20,7 @@ pub mod bench_localize_plain;
 pub mod bench_outline;
 pub mod bench_proc;
 pub mod bench_search;
+mod ctags;
 mod manifest;
 pub mod modules;
 pub mod tidy;
