@@ -5,22 +5,40 @@
 //! - [`storage`]: durable JSON and JSON Lines files, with recovery from torn and corrupt
 //!   lines that always reports what it did;
 //! - [`conversation`]: [`ConversationStore`], one folder per conversation under
-//!   `<workspace>/.merkle/conversations/`, messages in memory and on disk, repaired on load;
+//!   `<workspace>/.merkle/conversations/<id>/` (`metadata.json`, `transcript.jsonl`,
+//!   `archive.jsonl`), messages in memory and on disk, repaired on load;
 //! - [`prompt`]: identity files from the agent's home folder assembled into a byte-stable
 //!   system prompt;
 //! - [`window`]: token estimates and the budget, and `context::select_messages` over llm-core
 //!   messages;
-//! - [`tools`]: the tool registry and the built-in tools, confined to the workspace;
+//! - [`tools`]: the tool registry (with schema checks) and the built-in tools, confined to the
+//!   workspace: file, search and command tools; `tools/context.rs` (get_node, put_frame,
+//!   synthesize, search_symbols, task_context, related_files and refs on the store as the run's
+//!   agent) and `tools/control.rs` (complete, escalate);
 //! - [`time`]: UTC timestamps as text, from an injected clock;
-//! - [`compaction`]: the summary message and its ledger, built from data, when a conversation
-//!   outgrows the window;
-//! - [`price`]: what a call costs, and the list prices of common models;
-//! - [`agent_model`]: an agent's own model as the store keeps it, checked and shown one way;
-//! - [`agent`]: the turn loop, [`Agent::process_turn`], with governance deciding every call;
-//! - [`producer`]: frames written by a model, for `generate` and `synthesize`;
-//! - [`batch`]: a generation's model calls sent as provider batches (`generate --batch`);
-//! - [`generate`]: `generate` as one operation for every front end: the producer and policy
-//!   built once, the rescan, direct, batched or dry runs, and the counts as one JSON document.
+//! - [`compaction`]: the summary message and its ledger ([`Ledger`]), built from data, when a
+//!   conversation outgrows the window;
+//! - [`price`]: what a call costs ([`Price`], with cache and batch discounts), and the list
+//!   prices of common models;
+//! - [`agent_model`]: an agent's own model as the store keeps it in the agent's settings (the
+//!   keys, the checks a new one passes, its JSON and its line of text), for `agent add` and
+//!   `agent list`;
+//! - [`agent`]: the turn loop, [`Agent::process_turn`] (and `retry`, `abort`; [`AgentConfig`];
+//!   [`Governance`]: a governor, an audit log and an [`Approver`] for asks), with governance
+//!   deciding every call;
+//! - [`producer`]: frames written by a model, for `generate` and `synthesize`, through context's
+//!   traits;
+//! - [`batch`]: a generation's model calls sent as provider batches (`generate --batch`): the
+//!   producers answer from a `BatchQueue` or queue the call and answer `context::DEFERRED`;
+//!   `BatchRun` repeats generate, submit, wait, answer until nothing is queued, keeping the batch
+//!   in flight as a store note so that a killed run resumes it;
+//! - [`generate`]: `generate` as one operation for every front end (here rather than in
+//!   `context::ops` because a model's producers need llm-core): a `Generator` built once from a
+//!   `GenerateConfig` (the offline outline, or a model's client on a runtime handle the caller
+//!   owns); it rescans, runs directly, in batches or as a dry run (`generate/batched.rs`),
+//!   retries files that changed under the run, and answers with the counts as
+//!   `merkle --json generate`'s document; progress and interruption are the caller's, through
+//!   the `Progress` trait and an interrupt flag.
 //!
 //! Boundary: no async runtime of its own. Storage and tools block and run on the caller's
 //! task, in order; only the model call is awaited. The binary builds the runtime.
@@ -33,6 +51,29 @@
 //! recorded in the transcript as a text block with the typed reason as JSON. The system prompt
 //! lists every tool, so it stays byte-stable as the intent changes; a request's tool list is
 //! what the intent allows now.
+//!
+//! # Invariants
+//!
+//! - **A message is in memory only after it is on disk**; a crash loses at most the message in
+//!   flight; a torn last line is cut back before the next append; a corrupt line in the middle is
+//!   never dropped silently (the file is quarantined to `.corrupt` and the user told).
+//! - **The model's message is durable before any of its calls runs, and the results are durable
+//!   (one user message) before the next model call.** On load, and before a turn, a tool call
+//!   without a result gets an `interrupted` error result, so the next request is valid.
+//! - **Each request marks its stable prefix for the provider's cache** (`cache_marks`: tools,
+//!   system prompt, the previous request's last message, the newest; at most four sent) and
+//!   carries the conversation id as its cache key, unless `AgentConfig::prompt_cache` is off.
+//! - **Compaction is data-first**: the ledger comes from the transcript, the model writes only
+//!   the narrative, and replaced messages are archived first.
+//! - **File tools are confined by file descriptors, not string prefixes**: each path component
+//!   is opened beneath the workspace without following symlinks (`O_NOFOLLOW`, `..` refused at
+//!   the root); `.git` and `.merkle` are never writable by tools.
+//! - **Tool failures are results, never crashes**: unknown tools, schema-invalid arguments,
+//!   handler errors and panics come back to the model as error results, capped in size.
+//! - **Context tools rescan first** (incremental), so a frame attaches to the node as the file
+//!   tools left it.
+//! - **Model-written frames go through context's traits** (`producer.rs`), and their ids name the
+//!   model and prompt, so the same ones are memoized.
 pub mod agent;
 pub mod agent_model;
 pub mod batch;

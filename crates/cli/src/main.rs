@@ -2,6 +2,46 @@
 //!
 //! Every command prints a readable report by default and a stable JSON document with `--json`;
 //! errors go to stderr and name the input at fault. Exit codes: 0 ok, 1 failure, 2 usage error.
+//!
+//! The package is named `merkle` so that `cargo install --path crates/cli` and `cargo uninstall
+//! merkle` name the command; the layering block and `cargo xtask tidy` name the crate by its
+//! folder, `cli`. Logic a library user would want does not live here; the JSON field names are a
+//! documented contract (`output.rs` and the README). Every command opens the store through
+//! context's `Workspace`, which `main.rs` makes from the global options, and reads follow its
+//! freshness rule (ARCHITECTURE.md, "Freshness").
+//!
+//! - `tree_cmds.rs`: `scan`, `status`, `validate`, `put-frame`, `get-node`, `list-frames`,
+//!   `get-head`, `list-nodes` (node reads through `Workspace::current`, saying `stale` when
+//!   another process held the writer; `put-frame` scans first through the writer it opens
+//!   anyway); `context_cmds.rs`: `get-node` with views, `synthesize`, `regenerate`, `invalidate`,
+//!   `views`; `agents.rs`: `merkle agent`.
+//! - `agent_cmds.rs`: `run`, `chat` and `conversations`. A run opens the store writable and
+//!   rescans, registers the default agent, builds the client (`llm_sim::build`, with a scrubber
+//!   that turns the workspace path and dates into placeholders so that recordings replay
+//!   elsewhere), loads the policy and appends a `(policy)` record naming it (and its blake3) to
+//!   the audit log before the first call.
+//! - `generate.rs`: `generate` picks the offline outline producer unless a model is asked for (a
+//!   provider flag, `MERKLE_LLM_MODE`, or the writing agent's stored model): a key in the
+//!   environment alone never spends money. It turns the flags into agent-loop's `GenerateConfig`
+//!   once (with a model: its client and the runtime it runs on, both kept here) for `generate` and
+//!   for every rescan of `watch --generate`, draws the progress bars (indicatif), listens for
+//!   Ctrl-C, and renders `agent_loop::generate`'s answer.
+//! - `watch.rs`: notify events, debounced, rescan the paths they name (`Store::scan_paths`; a
+//!   full scan first and whenever events may have been lost), optionally run `generate`, answer
+//!   readers whether the last rescan is still the tree on disk (`context::ops::watched`), and
+//!   hold the store only for the length of each rescan.
+//! - `index_cmds.rs`: `related`, `search` and `context`, and `refs_cmd.rs`: `refs`, each over
+//!   `Workspace::on_current_tree`, then context's facts, graph, `search_tree` or `bundle`.
+//! - `report.rs`: `context::ops::report` as Markdown or JSON; `mcp_cmd.rs`: `merkle mcp`, its
+//!   flags read into `mcp::ServeConfig`, the runtime built (one thread for stdio, many for HTTP),
+//!   the signals that stop HTTP, and the server's errors mapped (a configuration it refuses is a
+//!   usage error naming the flags); `remote_cmds.rs`, `governance_cmds.rs`, `llm.rs`: `remote`,
+//!   `push`, `pull`, `policy`, `audit`, `llm complete`, `sim serve`.
+//!
+//! This crate alone builds the tokio runtime. On linux-gnu `main` first sets two of glibc's
+//! documented allocator parameters (`mallopt`: allocations up to 32 MiB from the heap, grown
+//! 32 MiB at a time); `tune_allocator` is the one function of the workspace allowed `unsafe`.
+//! The global rayon pool starts when a command first needs it.
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

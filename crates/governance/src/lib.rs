@@ -9,7 +9,7 @@
 //! append-only, hash-chained [`AuditLog`]; and a [`LoopGuard`] ends a request that repeats itself
 //! or outgrows its caps with a typed [`LoopStop`].
 //!
-//! It knows nothing of LLM providers, HTTP or storage engines: it reads `llm-core`'s [`Tool`]
+//! It knows nothing of LLM providers, HTTP or storage engines: it reads `llm-types`' [`Tool`]
 //! and [`ToolCall`] types and `merkle-store`'s roles, and does no IO but reading a policy file
 //! and the audit log's own files. Everything else is synchronous and pure, so the agent loop's
 //! dispatcher calls it inline:
@@ -35,6 +35,26 @@
 //! assert!(matches!(gov.decide(&select), Decision::Allow { .. }));
 //! assert!(matches!(gov.decide(&read), Decision::Allow { .. }));
 //! ```
+//!
+//! Where things are: `intent.rs` (the seven intents, the `select_active_intent` tool),
+//! `policy.rs` (the YAML policy; the built-in default is `src/default.yaml`, the same as
+//! `fixtures/policy/default.yaml`), `governor.rs` ([`Governor::decide`], resets,
+//! `allowed_tools`), `loop_guard.rs` (typed [`LoopStop`]s), [`audit`], and [`table`] (the text
+//! tables of the policy grid and of the CLI's audit log).
+//!
+//! # Invariants
+//!
+//! - **No tool but the control tools runs before an intent is selected** in the current request;
+//!   the intent resets on a new request, a retry and an abort.
+//! - **Deny beats ask beats allow**, whatever order rules are written in; an `ask` without an
+//!   interactive prompt or a pre-approval is a denial.
+//! - **Role caps are built in**: a reader can never select CODE, WRITE_FILE or EXECUTE, whatever
+//!   the policy says.
+//! - **A policy's examples are checked when it loads**; a contradiction is a load error naming
+//!   the example.
+//! - **The audit log is hash-chained** (each record hashes the previous hash and its canonical
+//!   JSON), and a head file (`audit.head`, replaced atomically after each durable append) makes
+//!   truncation at the end detectable; `verify` names the first bad record.
 //!
 //! [`Tool`]: llm_types::Tool
 //! [`ToolCall`]: llm_types::ToolCall

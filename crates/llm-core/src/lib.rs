@@ -28,6 +28,36 @@
 //! does not build a tokio runtime (callers bring one, with the time driver enabled) and it
 //! reads no environment variables itself ([`ProviderConfig::connect`] takes a lookup).
 //! Secrets live in [`ApiKey`], which never prints.
+//!
+//! # Batches
+//!
+//! The batch APIs ([`BatchApi`], through `LlmClient::batches`: Anthropic Message Batches, and
+//! OpenAI's Batch API over an uploaded JSONL file) submit, poll, read and cancel; they never
+//! wait. Every cut of text at a byte budget in the workspace is std's `str::floor_char_boundary`
+//! ([`text`] for error excerpts).
+//!
+//! # Invariants
+//!
+//! - **A stream collects into exactly what `complete` returns**; a stream that ends without its
+//!   terminal event, or an `error` event after HTTP 200, is a typed error, never a short answer.
+//! - **Keys never leave their wrapper**: [`ApiKey`] is redacted in Debug and errors, never
+//!   serialized (stored settings keep `api_key_env`, the variable's name), and
+//!   `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` are sent only to their provider's own host unless
+//!   `api_key_env` names them.
+//! - **What a server sends is bounded**: a body (`max_body_bytes`), one stream event
+//!   (`max_event_bytes`) and an error body are capped, a `retry-after` too long for a `Duration`
+//!   is an unbounded wait that is not waited for, and a JSON answer to a stream request is named
+//!   for its content type; none of these panics or grows memory without bound.
+//! - **Time is injected** ([`Clock`], [`Rng`]): retries (honouring `retry-after`,
+//!   `retry-after-ms`, `x-should-retry`), backoff and the token-bucket rate limiter are tested
+//!   without sleeping.
+//! - **One definition per wire format**: every format is in [`wire`] (Anthropic Messages, OpenAI
+//!   chat completions, the Responses API), the client and the fake server encode and decode it
+//!   with the same types, and a round-trip test (llm-sim's `tests/it/roundtrip.rs`) holds them to
+//!   it. Answers decode leniently (compatible servers send less than the providers); the
+//!   Responses API's input and output items are separate types, as in its reference, so that the
+//!   fake server still reads a request's items as strictly as the API does.
+//! - No tokio runtime is built here (only the `sync` and `time` features); `cli` builds it.
 
 pub mod anthropic;
 pub mod batch;

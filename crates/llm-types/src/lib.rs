@@ -7,6 +7,10 @@
 //! reads a [`Request`] from JSON, `--json` prints a [`Response`], and the simulator records
 //! both. Their JSON shape is ours (close to Anthropic's), not any provider's wire format; the
 //! providers translate in their own modules.
+//!
+//! [`schema`] checks an answer against a response schema (the strict subset providers accept).
+//! llm-core's `structured.rs` reads a structured answer back from either provider's form and
+//! checks it there.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -3,7 +3,8 @@
 //! This crate is the storage heart of merkle, and deliberately small in what it knows: files,
 //! directories, hashes, frames, agents and an embedded key-value engine. It knows nothing of LLMs,
 //! async runtimes, networks or command lines; everything above it (context views, synthesis,
-//! agents) works through [`Store`].
+//! agents) works through [`Store`]. It is synchronous: callers in async code use it from blocking
+//! tasks.
 //!
 //! - A scan ([`Store::scan`]) walks the workspace honouring .gitignore and commits a Merkle tree
 //!   in one transaction: every file and directory gets a NodeID (see [`hash`] for the exact
@@ -12,6 +13,67 @@
 //!   registered agent, with a head per (node, frame type) and a basis index moved in the same
 //!   transaction.
 //! - The engine is redb by default, or sled with the `sled` feature; see [`engine`].
+//!
+//! # Where things are
+//!
+//! `store.rs` is the thin handle (opening, node addressing, agents); behind it three rooms:
+//!
+//! - the tree: `store/tree.rs` (a scan planned, then applied), `store/build.rs` (the one tree
+//!   builder), `store/rescan.rs` ([`Store::scan_paths`]), `store/status.rs`, `store/snapshot.rs`
+//!   (the tree's kept records), and the walk in `scan/` (`fsdir.rs`, `ignores.rs`, `verify.rs`);
+//! - frames: `store/frames.rs` (frames, heads and memos) and `store/exchange.rs` (import and
+//!   export, for the `remote` crate);
+//! - caches: `store/derived.rs` (derived data) and `store/caches.rs` (checkpoints and notes).
+//!
+//! `keys.rs` holds the record layouts the rooms write, `codec.rs` their bounds-checked binary
+//! encoding, and `validate.rs` checks them. [`diff`] reads any recorded root as a path map and
+//! compares two. [`time`] is the workspace's one date formatter, re-exported from merkle-hash.
+//!
+//! # Invariants
+//!
+//! - **Identities are exact contracts**: NodeIDs, FrameIDs and content hashes as
+//!   `docs/node-identity.md` specifies them ([`hash`]), pinned by `tests/golden.rs`; a content
+//!   hash is what `b3sum` prints.
+//! - **Frames are append-only**: no API mutates or deletes one, an identical put is a no-op, and
+//!   heads, history and the basis index move in the append's transaction. Every write names a
+//!   registered agent whose role allows it (reader < writer < synthesis).
+//! - **Durable before acknowledged.** Every commit returns only after the engine synced.
+//!   Concurrent `put_frame` callers are group-committed: one transaction for whatever queued up
+//!   while the previous one committed.
+//! - **A scan is one transaction, and its writes scale with what changed**: unchanged files are
+//!   not re-hashed (a stricter-than-git racy rule), unchanged folders not read (git's untracked
+//!   cache), and a no-op scan, planned on a read-only handle, writes nothing (`store/tree.rs`).
+//!   Whether it would be a no-op is known cheaper still by the same rules: the recorded tree's
+//!   stats checked entry by entry, nothing built ([`Store::unchanged_on_disk`], `scan/verify.rs`).
+//! - **A targeted scan builds what a full scan would** ([`Store::scan_paths`]):
+//!   `tests/rescan.rs` checks it against full scans over seeded random changes.
+//! - **The walk** honours .gitignore like `git ls-files --cached --others --exclude-standard`
+//!   (`scan/ignores.rs`); `.git` and the store are never entered; symlinks are recorded by target,
+//!   never followed. It reaches the disk relative to open folders (`scan/fsdir.rs`): one name per
+//!   system call, never a path from `/`; a listing ends only when the kernel returns nothing.
+//! - **A whole-tree read takes two records, not the table's pages** (`store/snapshot.rs`): a
+//!   writable handle that lists the tree keeps its two halves as two records under the table's
+//!   state (root, stamp, counts and a count of the commits that wrote the tree), in a table of
+//!   their own (`kept`: megabytes among the meta table's small values were read with each of
+//!   them); the listing and the stat check's two threads read them where the engine holds them
+//!   (no copy) while the table is in that state. A cache: any other state reads the table.
+//! - **Derived data is a cache the store does not read** (`store/derived.rs`): (namespace, key)
+//!   -> opaque bytes; context keeps each file's facts there by content.
+//! - **Memos are a cache** ([`Store::memo`], `put_memos`): inputs hash -> a frame, written after
+//!   the frame, never dangling (frames are never deleted), checked by `validate`.
+//! - **Notes are not a cache** ([`Store::note`], `set_note`): a caller's record of work in flight
+//!   elsewhere (the batch a `generate --batch` waits for); losing one could pay for the work twice.
+//! - **Heads after an import follow one rule** (`store/exchange.rs`, [`Store::import`]): an
+//!   imported frame becomes a head only if its (`created_at`, FrameID) is greater; a local put
+//!   always does. `validate` checks that no frame appended after a head outranks it.
+//! - **A damaged store is an error, never a panic or a default**: records decode through `codec`
+//!   (`Corrupt` names table and key), redb's panics become `Damaged` (`engine`), and a folder of
+//!   the other engine is `EngineMismatch`.
+//! - **Engines implement one small trait** (`engine::Engine`: a value read, an ordered scan, an
+//!   atomic durable batch commit, a count, a name). redb is the default (single-writer mode:
+//!   read-only handles in other processes follow the writer; a second writer gets `StoreInUse`);
+//!   sled is behind the `sled` feature. `tests/store.rs` is one conformance suite run against every
+//!   engine built in.
 pub mod agent;
 mod codec;
 pub mod diff;

@@ -43,6 +43,23 @@
 //! scope, within [`RenderConfig::max_bytes`]. Shallow symbols come first: every top-level
 //! definition before any member, members before their members. What does not fit is counted,
 //! never dropped silently: `+ 37 more methods in impl Store`.
+//!
+//! # Imports
+//!
+//! [`Parsed::imports`] (`imports.rs`) gives the import specifiers as written: Rust `mod` and
+//! `use crate::|self::|super::` (brace groups expanded, inline modules taken into account), Python
+//! `import`/`from`, JS/TS `import`/`export ... from`/`require`/`import()`, Go import paths, C/C++
+//! quoted includes, Java imports. Resolving them needs paths, which this crate never sees
+//! (context's `resolve.rs` does it).
+//!
+//! # What else holds
+//!
+//! - [`FORMAT`] is bumped whenever any outline's text changes, since callers memoize by content.
+//! - The grammar features are turned on through `context`'s and `cli`'s `grammars` feature;
+//!   without one, [`Language::from_path`] does not name that language and the caller falls back.
+//! - A skimmed parse gives the outline a whole parse gives (`tests/outline.rs`), and the same
+//!   imports (`tests/imports.rs` checks both parses).
+//! - [`render`] always writes the first line and the note of what it left out, counted by kind.
 use std::fmt;
 
 mod clean;

@@ -31,6 +31,12 @@
 //!
 //! The crate is async (tokio-postgres over rustls); it spawns the connection's task on the
 //! caller's runtime and builds none. The store is called synchronously between awaits.
+//!
+//! **Concurrency and secrets.** A push copies into temporary tables, then inserts in key order
+//! with `ON CONFLICT DO NOTHING`, so concurrent pushers neither deadlock nor fail; its mark in the
+//! store (per remote id) moves only after the commit. No credential is stored, logged or printed:
+//! URLs are shown through `config::redact`. Reads never touch the remote, and the store does not
+//! depend on this crate (it offers `frames_after`, `memos`, `import` and the marks).
 pub mod check;
 pub mod config;
 mod connect;
