@@ -611,8 +611,19 @@ pub fn verify(path: &Path) -> Result<VerifyReport> {
         head: HeadState::NotChecked,
         failure: None,
     };
+    match check_chain(&bytes, &mut report) {
+        Ok(before_last) => check_head(path, &before_last, &mut report),
+        Err(failure) => report.failure = Some(failure),
+    }
+    Ok(report)
+}
+
+/// Checks each line of the log in `bytes` in turn, counting the good records and keeping the
+/// last one's hash in `report`: the hash of the record before the last when all are good, else
+/// the first failure.
+fn check_chain(bytes: &[u8], report: &mut VerifyReport) -> Result<String, Failure> {
     let torn = !bytes.is_empty() && !bytes.ends_with(b"\n");
-    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     let lines: Vec<&[u8]> = if bytes.is_empty() {
         Vec::new()
     } else {
@@ -629,42 +640,50 @@ pub fn verify(path: &Path) -> Result<VerifyReport> {
         };
         if torn && i + 1 == lines.len() {
             let seq = serde_json::from_slice::<Record>(line).ok().map(|r| r.seq);
-            report.failure = Some(fail(seq, Problem::Torn));
-            return Ok(report);
+            return Err(fail(seq, Problem::Torn));
         }
         let record: Record = match serde_json::from_slice(line) {
             Ok(r) => r,
             Err(e) => {
                 let message = e.to_string();
-                report.failure = Some(fail(None, Problem::NotARecord { message }));
-                return Ok(report);
+                return Err(fail(None, Problem::NotARecord { message }));
             }
         };
-        let seq = Some(record.seq);
-        let problem = if record.seq != report.records + 1 {
-            Some(Problem::Seq {
-                expected: report.records + 1,
-                found: record.seq,
-            })
-        } else if record.prev_hash != report.last_hash {
-            Some(Problem::PrevHash {
-                expected: report.last_hash.clone(),
-                found: record.prev_hash.clone(),
-            })
-        } else {
-            let computed = record.compute_hash();
-            (computed != record.hash).then(|| Problem::Hash {
-                expected: computed,
-                found: record.hash.clone(),
-            })
-        };
-        if let Some(problem) = problem {
-            report.failure = Some(fail(seq, problem));
-            return Ok(report);
+        if let Some(problem) = record_problem(&record, report) {
+            return Err(fail(Some(record.seq), problem));
         }
         report.records += 1;
         before_last = std::mem::replace(&mut report.last_hash, record.hash);
     }
+    Ok(before_last)
+}
+
+/// What is wrong with `record` as the next after the `report.records` good ones: its seq, its
+/// link to the last one's hash, then its own hash.
+fn record_problem(record: &Record, report: &VerifyReport) -> Option<Problem> {
+    if record.seq != report.records + 1 {
+        Some(Problem::Seq {
+            expected: report.records + 1,
+            found: record.seq,
+        })
+    } else if record.prev_hash != report.last_hash {
+        Some(Problem::PrevHash {
+            expected: report.last_hash.clone(),
+            found: record.prev_hash.clone(),
+        })
+    } else {
+        let computed = record.compute_hash();
+        (computed != record.hash).then(|| Problem::Hash {
+            expected: computed,
+            found: record.hash.clone(),
+        })
+    }
+}
+
+/// Checks the head file of the log at `path` against the end of a whole chain (`report`'s last
+/// record, or `before_last` for a head one record behind), and sets the head's state and any
+/// failure in `report`.
+fn check_head(path: &Path, before_last: &str, report: &mut VerifyReport) {
     let next_line = report.records + 1;
     let head_failure = |problem: Problem, seq: Option<u64>| Failure {
         line: next_line,
@@ -681,7 +700,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport> {
                 },
                 None,
             ));
-            return Ok(report);
+            return;
         }
     };
     let last = report.records;
@@ -715,7 +734,6 @@ pub fn verify(path: &Path) -> Result<VerifyReport> {
             ));
         }
     }
-    Ok(report)
 }
 
 /// The records of the log at `path`, in order, without checking the chain (that is

@@ -205,146 +205,13 @@ impl Policy {
     /// Parses a policy, checks it and runs its examples; `file` names it in errors, with the
     /// line at fault where it can be found.
     pub fn parse(file: &str, text: &str) -> Result<Policy> {
-        let policy: Policy = serde_yaml::from_str(text).map_err(|e| {
-            let message = e.to_string();
-            match e.location() {
-                Some(loc) => Error::Policy {
-                    at: format!("{file}:{}", loc.line()),
-                    message: message
-                        .strip_suffix(&format!(" at line {} column {}", loc.line(), loc.column()))
-                        .unwrap_or(&message)
-                        .to_owned(),
-                },
-                None => Error::Policy {
-                    at: file.to_owned(),
-                    message,
-                },
-            }
-        })?;
-        // `nth` picks among equal keys: 1 names the second of two rules with one name.
-        let at_nth = |section: &str, key: &str, value: Option<&str>, nth: usize| match locate(
-            text, section, key, value, nth,
-        ) {
-            Some(line) => format!("{file}:{line}"),
-            None => file.to_owned(),
-        };
-        let at = |section: &str, key: &str, value: Option<&str>| at_nth(section, key, value, 0);
-        let invalid = |at: String, message: String| Err(Error::Policy { at, message });
-
-        if policy.version != VERSION {
-            return invalid(
-                at("version", "version", None),
-                format!(
-                    "unsupported version {}: this merkle reads version {VERSION}",
-                    policy.version
-                ),
-            );
-        }
-        for (intent, tools) in &policy.intents {
-            if let Some(tool) = tools.iter().find(|t| is_control_tool(t)) {
-                return invalid(
-                    at("intents", intent.as_str(), None),
-                    format!(
-                        "intents.{intent} lists the control tool {tool}, which is always allowed"
-                    ),
-                );
-            }
-        }
-        let mut names = BTreeSet::new();
-        for rule in &policy.rules {
-            let here = || at("rules", "name", Some(&rule.name));
-            let name = &rule.name;
-            if name.is_empty() {
-                return invalid(
-                    at("rules", "name", Some("")),
-                    "a rule has no name".to_owned(),
-                );
-            }
-            if is_builtin_rule(name) {
-                return invalid(
-                    here(),
-                    format!("rule name {name:?} is reserved for a built-in rule"),
-                );
-            }
-            if !names.insert(name.as_str()) {
-                return invalid(
-                    at_nth("rules", "name", Some(name), 1),
-                    format!("two rules are named {name:?}"),
-                );
-            }
-            if rule.tools.is_empty() {
-                return invalid(here(), format!("rule {name:?} lists no tools"));
-            }
-            if let Some(tool) = rule.tools.iter().find(|t| is_control_tool(t)) {
-                return invalid(
-                    here(),
-                    format!("rule {name:?} names the control tool {tool}, which is always allowed"),
-                );
-            }
-            if let Some((arg, _)) = rule.args.iter().find(|(_, p)| p.is_empty()) {
-                return invalid(
-                    here(),
-                    format!("rule {name:?}: args.{arg} lists no patterns"),
-                );
-            }
-        }
-        let limits = &policy.limits;
-        for (key, value) in [
-            ("repeat_calls", limits.repeat_calls),
-            ("repeat_errors", limits.repeat_errors),
-        ] {
-            if value.is_some_and(|k| k < 2) {
-                return invalid(
-                    at("limits", key, None),
-                    format!("limits.{key} must be 2 or more (or null for no limit)"),
-                );
-            }
-        }
-        for (key, zero) in [
-            ("max_tool_calls", limits.max_tool_calls == Some(0)),
-            ("max_tokens", limits.max_tokens == Some(0)),
-            (
-                "max_cost_usd",
-                limits
-                    .max_cost_usd
-                    .is_some_and(|c| !(c.is_finite() && c > 0.0)),
-            ),
-        ] {
-            if zero {
-                return invalid(
-                    at("limits", key, None),
-                    format!("limits.{key} must be more than 0 (or null for no limit)"),
-                );
-            }
-        }
-        let mut names = BTreeSet::new();
-        for example in &policy.examples {
-            let here = || at("examples", "name", Some(&example.name));
-            if !names.insert(example.name.as_str()) {
-                return invalid(
-                    at_nth("examples", "name", Some(&example.name), 1),
-                    format!("two examples are named {:?}", example.name),
-                );
-            }
-            let decision =
-                policy.evaluate(example.role, example.intent, &example.tool, &example.args);
-            let rule_differs = example
-                .rule
-                .as_deref()
-                .is_some_and(|r| r != decision.rule());
-            if decision.kind() != example.expect || rule_differs {
-                return Err(Error::Example {
-                    at: here(),
-                    example: example.name.clone(),
-                    expected: match &example.rule {
-                        Some(rule) => format!("{} (rule {rule})", example.expect),
-                        None => example.expect.to_string(),
-                    },
-                    actual: decision.kind().to_string(),
-                    rule: decision.rule().to_owned(),
-                });
-            }
-        }
+        let policy = read_yaml(file, text)?;
+        let source = Source { file, text };
+        source.check_version(&policy)?;
+        source.check_intents(&policy)?;
+        source.check_rules(&policy.rules)?;
+        source.check_limits(&policy.limits)?;
+        source.check_examples(&policy)?;
         Ok(policy)
     }
 
@@ -572,6 +439,196 @@ impl Policy {
         ));
         out.push_str(&format!("examples: {} (all pass)\n", self.examples.len()));
         out
+    }
+}
+
+/// Reads a policy's YAML; a syntax or shape error names the line it is at.
+fn read_yaml(file: &str, text: &str) -> Result<Policy> {
+    serde_yaml::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        match e.location() {
+            Some(loc) => Error::Policy {
+                at: format!("{file}:{}", loc.line()),
+                message: message
+                    .strip_suffix(&format!(" at line {} column {}", loc.line(), loc.column()))
+                    .unwrap_or(&message)
+                    .to_owned(),
+            },
+            None => Error::Policy {
+                at: file.to_owned(),
+                message,
+            },
+        }
+    })
+}
+
+/// A policy's source, for the checks that run once it has parsed: each error names the line
+/// at fault where it can be found.
+struct Source<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+/// The error of a policy that parsed but fails a check.
+fn invalid(at: String, message: String) -> Result<()> {
+    Err(Error::Policy { at, message })
+}
+
+impl Source<'_> {
+    /// Where the `nth` key `key` (with `value`, when given) of `section` is: `file:line`, or
+    /// the file alone. `nth` picks among equal keys: 1 names the second of two rules with one
+    /// name.
+    fn at_nth(&self, section: &str, key: &str, value: Option<&str>, nth: usize) -> String {
+        match locate(self.text, section, key, value, nth) {
+            Some(line) => format!("{}:{line}", self.file),
+            None => self.file.to_owned(),
+        }
+    }
+
+    /// Where the first key `key` (with `value`, when given) of `section` is.
+    fn at(&self, section: &str, key: &str, value: Option<&str>) -> String {
+        self.at_nth(section, key, value, 0)
+    }
+
+    /// Checks that the policy is in the one version of the format this crate reads.
+    fn check_version(&self, policy: &Policy) -> Result<()> {
+        if policy.version != VERSION {
+            return invalid(
+                self.at("version", "version", None),
+                format!(
+                    "unsupported version {}: this merkle reads version {VERSION}",
+                    policy.version
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks that no intent lists a control tool, which is always allowed.
+    fn check_intents(&self, policy: &Policy) -> Result<()> {
+        for (intent, tools) in &policy.intents {
+            if let Some(tool) = tools.iter().find(|t| is_control_tool(t)) {
+                return invalid(
+                    self.at("intents", intent.as_str(), None),
+                    format!(
+                        "intents.{intent} lists the control tool {tool}, which is always allowed"
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that every rule has a name of its own, not a built-in rule's, lists tools but no
+    /// control tool, and gives each argument it names a pattern.
+    fn check_rules(&self, rules: &[Rule]) -> Result<()> {
+        let mut names = BTreeSet::new();
+        for rule in rules {
+            let here = || self.at("rules", "name", Some(&rule.name));
+            let name = &rule.name;
+            if name.is_empty() {
+                return invalid(
+                    self.at("rules", "name", Some("")),
+                    "a rule has no name".to_owned(),
+                );
+            }
+            if is_builtin_rule(name) {
+                return invalid(
+                    here(),
+                    format!("rule name {name:?} is reserved for a built-in rule"),
+                );
+            }
+            if !names.insert(name.as_str()) {
+                return invalid(
+                    self.at_nth("rules", "name", Some(name), 1),
+                    format!("two rules are named {name:?}"),
+                );
+            }
+            if rule.tools.is_empty() {
+                return invalid(here(), format!("rule {name:?} lists no tools"));
+            }
+            if let Some(tool) = rule.tools.iter().find(|t| is_control_tool(t)) {
+                return invalid(
+                    here(),
+                    format!("rule {name:?} names the control tool {tool}, which is always allowed"),
+                );
+            }
+            if let Some((arg, _)) = rule.args.iter().find(|(_, p)| p.is_empty()) {
+                return invalid(
+                    here(),
+                    format!("rule {name:?}: args.{arg} lists no patterns"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that the repeat limits are 2 or more and the others more than 0 (each may be
+    /// null for no limit).
+    fn check_limits(&self, limits: &Limits) -> Result<()> {
+        for (key, value) in [
+            ("repeat_calls", limits.repeat_calls),
+            ("repeat_errors", limits.repeat_errors),
+        ] {
+            if value.is_some_and(|k| k < 2) {
+                return invalid(
+                    self.at("limits", key, None),
+                    format!("limits.{key} must be 2 or more (or null for no limit)"),
+                );
+            }
+        }
+        for (key, zero) in [
+            ("max_tool_calls", limits.max_tool_calls == Some(0)),
+            ("max_tokens", limits.max_tokens == Some(0)),
+            (
+                "max_cost_usd",
+                limits
+                    .max_cost_usd
+                    .is_some_and(|c| !(c.is_finite() && c > 0.0)),
+            ),
+        ] {
+            if zero {
+                return invalid(
+                    self.at("limits", key, None),
+                    format!("limits.{key} must be more than 0 (or null for no limit)"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the examples, which must have names of their own: each must get the decision (and
+    /// rule, when given) it expects.
+    fn check_examples(&self, policy: &Policy) -> Result<()> {
+        let mut names = BTreeSet::new();
+        for example in &policy.examples {
+            let here = || self.at("examples", "name", Some(&example.name));
+            if !names.insert(example.name.as_str()) {
+                return invalid(
+                    self.at_nth("examples", "name", Some(&example.name), 1),
+                    format!("two examples are named {:?}", example.name),
+                );
+            }
+            let decision =
+                policy.evaluate(example.role, example.intent, &example.tool, &example.args);
+            let rule_differs = example
+                .rule
+                .as_deref()
+                .is_some_and(|r| r != decision.rule());
+            if decision.kind() != example.expect || rule_differs {
+                return Err(Error::Example {
+                    at: here(),
+                    example: example.name.clone(),
+                    expected: match &example.rule {
+                        Some(rule) => format!("{} (rule {rule})", example.expect),
+                        None => example.expect.to_string(),
+                    },
+                    actual: decision.kind().to_string(),
+                    rule: decision.rule().to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 }
 

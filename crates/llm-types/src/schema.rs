@@ -8,7 +8,7 @@
 //! and `$ref` to `#/$defs/...` or `#/definitions/...`. Keywords it does not know (`format`,
 //! `pattern`, `description`, ...) constrain nothing here.
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A JSON Schema the answer must follow, with the name providers want for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,7 +20,7 @@ pub struct ResponseSchema {
 }
 
 /// The property names an object schema's `required` lists.
-pub fn required(schema: &serde_json::Map<String, Value>) -> impl Iterator<Item = &str> {
+pub fn required(schema: &Map<String, Value>) -> impl Iterator<Item = &str> {
     schema
         .get("required")
         .and_then(Value::as_array)
@@ -81,7 +81,6 @@ fn check(
             Ok(())
         };
     };
-    let fail = |path: &[String], what: String| Err(format!("at {}: {what}", at(path)));
     if let Some(reference) = s.get("$ref").and_then(Value::as_str) {
         let Some(target) = resolve(root, reference) else {
             return fail(
@@ -91,6 +90,25 @@ fn check(
         };
         check(root, target, value, path)?;
     }
+    check_kind(s, value, path)?;
+    check_choices(root, s, value, path)?;
+    check_range(s, value, path)?;
+    if let Some(items) = value.as_array() {
+        check_items(root, s, items, path)?;
+    }
+    if let Some(object) = value.as_object() {
+        check_properties(root, s, object, path)?;
+    }
+    Ok(())
+}
+
+/// The error for `value` at `path`: `at /path: what`.
+fn fail(path: &[String], what: String) -> Result<(), String> {
+    Err(format!("at {}: {what}", at(path)))
+}
+
+/// Checks the schema's `type`, `enum` and `const`.
+fn check_kind(s: &Map<String, Value>, value: &Value, path: &[String]) -> Result<(), String> {
     match s.get("type") {
         Some(Value::String(ty)) if !is_type(value, ty) => {
             return fail(path, format!("expected {ty}, found {}", type_of(value)));
@@ -121,6 +139,16 @@ fn check(
     {
         return fail(path, format!("expected {constant}, found {value}"));
     }
+    Ok(())
+}
+
+/// Checks the schema's `anyOf` and `oneOf` (how many of the schemas match), then `allOf`.
+fn check_choices(
+    root: &Value,
+    s: &Map<String, Value>,
+    value: &Value,
+    path: &mut Vec<String>,
+) -> Result<(), String> {
     for key in ["anyOf", "oneOf"] {
         if let Some(options) = s.get(key).and_then(Value::as_array) {
             let matching = options
@@ -140,6 +168,11 @@ fn check(
             check(root, option, value, path)?;
         }
     }
+    Ok(())
+}
+
+/// Checks a number against the schema's bounds and a string's length against its limits.
+fn check_range(s: &Map<String, Value>, value: &Value, path: &[String]) -> Result<(), String> {
     let number = |key: &str| s.get(key).and_then(Value::as_f64);
     if let Some(x) = value.as_f64()
         && (number("minimum").is_some_and(|m| x < m)
@@ -156,46 +189,65 @@ fn check(
             return fail(path, format!("a string of {n} characters is out of range"));
         }
     }
-    if let Some(items) = value.as_array() {
-        let n = items.len() as u64;
-        if count("minItems").is_some_and(|m| n < m) || count("maxItems").is_some_and(|m| n > m) {
-            return fail(path, format!("{n} items is out of range"));
-        }
-        let prefix = s.get("prefixItems").and_then(Value::as_array);
-        for (i, item) in items.iter().enumerate() {
-            let item_schema = prefix.and_then(|p| p.get(i)).or_else(|| {
-                s.get("items")
-                    .filter(|it| it.is_object() || it.is_boolean())
-            });
-            if let Some(item_schema) = item_schema {
-                path.push(i.to_string());
-                check(root, item_schema, item, path)?;
-                path.pop();
-            }
-        }
+    Ok(())
+}
+
+/// Checks an array's length against the schema's limits, then each item against its
+/// `prefixItems` schema or else `items`.
+fn check_items(
+    root: &Value,
+    s: &Map<String, Value>,
+    items: &[Value],
+    path: &mut Vec<String>,
+) -> Result<(), String> {
+    let count = |key: &str| s.get(key).and_then(Value::as_u64);
+    let n = items.len() as u64;
+    if count("minItems").is_some_and(|m| n < m) || count("maxItems").is_some_and(|m| n > m) {
+        return fail(path, format!("{n} items is out of range"));
     }
-    if let Some(object) = value.as_object() {
-        let properties = s.get("properties").and_then(Value::as_object);
-        for name in required(s) {
-            if !object.contains_key(name) {
-                return fail(path, format!("the required property {name:?} is missing"));
-            }
-        }
-        for (name, v) in object {
-            path.push(name.clone());
-            match properties.and_then(|p| p.get(name)) {
-                Some(property) => check(root, property, v, path)?,
-                None => match s.get("additionalProperties") {
-                    Some(Value::Bool(false)) => {
-                        path.pop();
-                        return fail(path, format!("the property {name:?} is not allowed"));
-                    }
-                    Some(extra @ Value::Object(_)) => check(root, extra, v, path)?,
-                    _ => {}
-                },
-            }
+    let prefix = s.get("prefixItems").and_then(Value::as_array);
+    for (i, item) in items.iter().enumerate() {
+        let item_schema = prefix.and_then(|p| p.get(i)).or_else(|| {
+            s.get("items")
+                .filter(|it| it.is_object() || it.is_boolean())
+        });
+        if let Some(item_schema) = item_schema {
+            path.push(i.to_string());
+            check(root, item_schema, item, path)?;
             path.pop();
         }
+    }
+    Ok(())
+}
+
+/// Checks that an object has the properties the schema requires, then each property against
+/// its schema in `properties` or else `additionalProperties`.
+fn check_properties(
+    root: &Value,
+    s: &Map<String, Value>,
+    object: &Map<String, Value>,
+    path: &mut Vec<String>,
+) -> Result<(), String> {
+    let properties = s.get("properties").and_then(Value::as_object);
+    for name in required(s) {
+        if !object.contains_key(name) {
+            return fail(path, format!("the required property {name:?} is missing"));
+        }
+    }
+    for (name, v) in object {
+        path.push(name.clone());
+        match properties.and_then(|p| p.get(name)) {
+            Some(property) => check(root, property, v, path)?,
+            None => match s.get("additionalProperties") {
+                Some(Value::Bool(false)) => {
+                    path.pop();
+                    return fail(path, format!("the property {name:?} is not allowed"));
+                }
+                Some(extra @ Value::Object(_)) => check(root, extra, v, path)?,
+                _ => {}
+            },
+        }
+        path.pop();
     }
     Ok(())
 }

@@ -39,7 +39,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use self::http::{Connection, HttpRequest, ReadError};
 use crate::cache::PromptCache;
 use crate::error::{Error, Result};
-use crate::reply::{Failure, Reply};
+use crate::reply::{Answer, Failure, Reply};
 use crate::strategy::Strategy;
 
 /// Which API a request came through.
@@ -239,76 +239,25 @@ async fn answer(
             .await?;
         return Ok(true);
     }
-    let path = request.path.trim_end_matches('/');
-    let api = match path {
-        "/v1/messages" => Api::Anthropic,
-        "/v1/chat/completions" | "/chat/completions" => Api::OpenAi,
-        "/v1/responses" | "/responses" => Api::Responses,
-        _ => {
-            let message = format!("no route for {} {}", request.method, request.path);
-            let body = if path.starts_with("/v1/messages") {
-                anthropic::error_json("not_found_error", &message)
-            } else {
-                openai::error_json(&message, "invalid_request_error", None)
-            };
+    let api = match model_api(&request) {
+        Ok(api) => api,
+        Err(body) => {
             respond_json(connection, 404, Vec::new(), &body, close).await?;
             return Ok(true);
         }
     };
-    let invalid = |message: &str| match api {
-        Api::Anthropic => anthropic::error_json("invalid_request_error", message),
-        Api::OpenAi | Api::Responses => openai::error_json(message, "invalid_request_error", None),
-    };
-    if request.method != "POST" {
-        let body = invalid(&format!(
-            "{} takes POST, not {}",
-            request.path, request.method
-        ));
-        respond_json(connection, 405, Vec::new(), &body, close).await?;
-        return Ok(true);
-    }
-    let parsed = match api {
-        // Read straight into the wire types, so that an error names the line and column.
-        Api::Anthropic => anthropic::parse_body(&request.body).map(|(request, stream)| {
-            (
-                request,
-                openai::Options {
-                    stream,
-                    include_usage: true,
-                },
-            )
-        }),
-        Api::OpenAi => openai::parse_body(&request.body),
-        Api::Responses => responses::parse_body(&request.body),
-    };
-    let (llm_request, options) = match parsed {
+    let (llm_request, options) = match parse_model_request(api, &request) {
         Ok(parsed) => parsed,
-        Err(message) => {
-            respond_json(connection, 400, Vec::new(), &invalid(&message), close).await?;
+        Err((status, body)) => {
+            respond_json(connection, status, Vec::new(), &body, close).await?;
             return Ok(true);
         }
     };
-    let call = {
-        let mut served = lock(&shared.served);
-        let call = served.len() as u64 + 1;
-        served.push(Served {
-            call,
-            api,
-            streamed: options.stream,
-            request: llm_request.clone(),
-            batch: None,
-        });
-        call
-    };
-    shared.received.send_modify(|received| *received += 1);
+    let call = record_call(shared, api, &llm_request, options.stream);
     let reply = lock(&shared.strategy).reply(call, &llm_request);
     let mut headers = match api {
         Api::Anthropic => anthropic::headers(call),
         Api::OpenAi | Api::Responses => openai::headers(call),
-    };
-    let failure = |failure: &Failure| match api {
-        Api::Anthropic => anthropic::error_body(failure),
-        Api::OpenAi | Api::Responses => openai::error_body(failure),
     };
     let answer = match reply {
         // A fault of the simulation (a playback miss): retrying cannot help.
@@ -328,9 +277,7 @@ async fn answer(
             return Ok(false);
         }
         Ok(Reply::Failure(failed)) => {
-            let (status, extra, body) = failure(&failed);
-            headers.extend(extra);
-            respond_json(connection, status, headers, &body, close).await?;
+            respond_failure(connection, api, headers, &failed, close).await?;
             return Ok(true);
         }
         Ok(Reply::Answer(mut answer)) => {
@@ -339,35 +286,131 @@ async fn answer(
             answer
         }
     };
+    deliver(connection, api, call, options, headers, &answer, close).await?;
+    Ok(true)
+}
+
+/// The model API a request's path names, or the 404 body for a path that names none.
+fn model_api(request: &HttpRequest) -> Result<Api, Value> {
+    let path = request.path.trim_end_matches('/');
+    match path {
+        "/v1/messages" => Ok(Api::Anthropic),
+        "/v1/chat/completions" | "/chat/completions" => Ok(Api::OpenAi),
+        "/v1/responses" | "/responses" => Ok(Api::Responses),
+        _ => {
+            let message = format!("no route for {} {}", request.method, request.path);
+            Err(if path.starts_with("/v1/messages") {
+                anthropic::error_json("not_found_error", &message)
+            } else {
+                openai::error_json(&message, "invalid_request_error", None)
+            })
+        }
+    }
+}
+
+/// Checks a model request's method and reads its body in `api`'s wire format: the request
+/// and what it asks of the answer, or the status and error body to send instead.
+fn parse_model_request(
+    api: Api,
+    request: &HttpRequest,
+) -> Result<(Request, openai::Options), (u16, Value)> {
+    let invalid = |message: &str| match api {
+        Api::Anthropic => anthropic::error_json("invalid_request_error", message),
+        Api::OpenAi | Api::Responses => openai::error_json(message, "invalid_request_error", None),
+    };
+    if request.method != "POST" {
+        let body = invalid(&format!(
+            "{} takes POST, not {}",
+            request.path, request.method
+        ));
+        return Err((405, body));
+    }
+    let parsed = match api {
+        // Read straight into the wire types, so that an error names the line and column.
+        Api::Anthropic => anthropic::parse_body(&request.body).map(|(request, stream)| {
+            (
+                request,
+                openai::Options {
+                    stream,
+                    include_usage: true,
+                },
+            )
+        }),
+        Api::OpenAi => openai::parse_body(&request.body),
+        Api::Responses => responses::parse_body(&request.body),
+    };
+    parsed.map_err(|message| (400, invalid(&message)))
+}
+
+/// Numbers a call in arrival order, records it as served and wakes those waiting for it.
+fn record_call(shared: &Shared, api: Api, request: &Request, streamed: bool) -> u64 {
+    let call = {
+        let mut served = lock(&shared.served);
+        let call = served.len() as u64 + 1;
+        served.push(Served {
+            call,
+            api,
+            streamed,
+            request: request.clone(),
+            batch: None,
+        });
+        call
+    };
+    shared.received.send_modify(|received| *received += 1);
+    call
+}
+
+/// Sends an injected failure's status, headers and error body as `api`'s service sends them.
+async fn respond_failure(
+    connection: &mut Connection,
+    api: Api,
+    mut headers: Vec<(String, String)>,
+    failed: &Failure,
+    close: bool,
+) -> std::io::Result<()> {
+    let (status, extra, body) = match api {
+        Api::Anthropic => anthropic::error_body(failed),
+        Api::OpenAi | Api::Responses => openai::error_body(failed),
+    };
+    headers.extend(extra);
+    respond_json(connection, status, headers, &body, close).await
+}
+
+/// Sends a model's answer to call number `call`, whole or as server-sent events, in `api`'s
+/// format; an answer interrupted before its end fails whole when it is not streamed.
+async fn deliver(
+    connection: &mut Connection,
+    api: Api,
+    call: u64,
+    options: openai::Options,
+    headers: Vec<(String, String)>,
+    answer: &Answer,
+    close: bool,
+) -> std::io::Result<()> {
     let created = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |since| since.as_secs());
     if !options.stream {
         if let Some(failed) = &answer.interrupted {
-            let (status, extra, body) = failure(failed);
-            headers.extend(extra);
-            respond_json(connection, status, headers, &body, close).await?;
-            return Ok(true);
+            return respond_failure(connection, api, headers, failed, close).await;
         }
         let body = match api {
-            Api::Anthropic => anthropic::message(&answer, call),
-            Api::OpenAi => openai::completion(&answer, call, created),
-            Api::Responses => responses::response(&answer, call, created),
+            Api::Anthropic => anthropic::message(answer, call),
+            Api::OpenAi => openai::completion(answer, call, created),
+            Api::Responses => responses::response(answer, call, created),
         };
-        respond_json(connection, 200, headers, &body, close).await?;
-        return Ok(true);
+        return respond_json(connection, 200, headers, &body, close).await;
     }
     let events = match api {
-        Api::Anthropic => anthropic::stream(&answer, call),
-        Api::OpenAi => openai::stream(&answer, call, created, options),
-        Api::Responses => responses::stream(&answer, call, created),
+        Api::Anthropic => anthropic::stream(answer, call),
+        Api::OpenAi => openai::stream(answer, call, created, options),
+        Api::Responses => responses::stream(answer, call, created),
     };
     connection.start_stream(&headers).await?;
     for event in events {
         connection.chunk(&event.to_bytes()).await?;
     }
-    connection.end_stream().await?;
-    Ok(true)
+    connection.end_stream().await
 }
 
 async fn respond_json(
