@@ -183,90 +183,17 @@ mod syntax {
                 return;
             }
             match (self.lang, n.kind()) {
-                (Language::Rust, "mod_item") => {
-                    let name = n.child_by_field_name("name").map(|c| self.text(c));
-                    match (name, n.child_by_field_name("body")) {
-                        (Some(name), None) => {
-                            let mut path = mods.clone();
-                            path.push(name.to_owned());
-                            self.push(out, ImportKind::RustMod, &path.join("::"), n);
-                        }
-                        (Some(name), Some(body)) => {
-                            mods.push(name.to_owned());
-                            self.children(body, mods, depth, out);
-                            mods.pop();
-                        }
-                        _ => {}
-                    }
-                    return;
-                }
-                (Language::Rust, "use_declaration") => {
-                    if let Some(arg) = n.child_by_field_name("argument") {
-                        let mut paths = Vec::new();
-                        expand_use(&compact(self.text(arg)), "", &mut paths);
-                        for p in paths {
-                            if let Some(p) = rust_relative(&p, mods) {
-                                self.push(out, ImportKind::RustUse, &p, n);
-                            }
-                        }
-                    }
-                    return;
-                }
+                (Language::Rust, "mod_item") => return self.rust_mod(n, mods, depth, out),
+                (Language::Rust, "use_declaration") => return self.rust_use(n, mods, out),
                 // Function bodies hold no `mod` and rarely a `use` that names another file.
                 (Language::Rust, "function_item") => return,
-                (Language::Python, "import_statement") => {
-                    let mut cursor = n.walk();
-                    for name in n.children_by_field_name("name", &mut cursor) {
-                        let module = match name.kind() {
-                            "aliased_import" => name.child_by_field_name("name"),
-                            _ => Some(name),
-                        };
-                        if let Some(m) = module {
-                            self.push(out, ImportKind::Python, self.text(m), n);
-                        }
-                    }
-                    return;
-                }
-                (Language::Python, "import_from_statement") => {
-                    let Some(module) = n.child_by_field_name("module_name") else {
-                        return;
-                    };
-                    let spec = compact(self.text(module));
-                    let mut cursor = n.walk();
-                    let mut any = false;
-                    for name in n.children_by_field_name("name", &mut cursor) {
-                        let name = match name.kind() {
-                            "aliased_import" => name.child_by_field_name("name"),
-                            _ => Some(name),
-                        };
-                        if let Some(name) = name {
-                            any = true;
-                            out.push((
-                                n.start_byte(),
-                                Import {
-                                    kind: ImportKind::PythonFrom,
-                                    spec: spec.clone(),
-                                    name: Some(self.text(name).to_owned()),
-                                    line: n.start_position().row + 1,
-                                },
-                            ));
-                        }
-                    }
-                    if !any {
-                        self.push(out, ImportKind::PythonFrom, &spec, n);
-                    }
-                    return;
-                }
+                (Language::Python, "import_statement") => return self.python_import(n, out),
+                (Language::Python, "import_from_statement") => return self.python_from(n, out),
                 (
                     Language::JavaScript | Language::TypeScript | Language::Tsx,
                     "import_statement" | "export_statement",
                 ) => {
-                    let source = n.child_by_field_name("source").or_else(|| {
-                        let mut cursor = n.walk();
-                        n.named_children(&mut cursor)
-                            .find(|c| c.kind() == "import_require_clause")
-                            .and_then(|c| c.child_by_field_name("source"))
-                    });
+                    let source = script_source(n);
                     if let Some(s) = source {
                         self.push(out, ImportKind::Script, unquote(self.text(s)), n);
                         return;
@@ -275,21 +202,7 @@ mod syntax {
                 (
                     Language::JavaScript | Language::TypeScript | Language::Tsx,
                     "call_expression",
-                ) => {
-                    let callee = n.child_by_field_name("function");
-                    let is_import = callee.is_some_and(|f| {
-                        f.kind() == "import"
-                            || (f.kind() == "identifier" && self.text(f) == "require")
-                    });
-                    if is_import
-                        && let Some(arg) = n
-                            .child_by_field_name("arguments")
-                            .and_then(|a| a.named_child(0))
-                            .filter(|a| a.kind() == "string")
-                    {
-                        self.push(out, ImportKind::Script, unquote(self.text(arg)), n);
-                    }
-                }
+                ) => self.script_call(n, out),
                 (Language::Go, "import_spec") => {
                     if let Some(p) = n.child_by_field_name("path") {
                         self.push(out, ImportKind::Go, unquote(self.text(p)), n);
@@ -310,20 +223,122 @@ mod syntax {
                     return;
                 }
                 (Language::C | Language::Cpp, "function_definition") => return,
-                (Language::Java, "import_declaration") => {
-                    let t = self.text(n);
-                    let t = t.trim_start_matches("import").trim_end_matches(';');
-                    let t = compact(t);
-                    let t = t.strip_prefix("static ").unwrap_or(&t);
-                    self.push(out, ImportKind::Java, t, n);
-                    return;
-                }
+                (Language::Java, "import_declaration") => return self.java_import(n, out),
                 (Language::Java, "class_declaration" | "interface_declaration") => return,
                 _ => {}
             }
             if may_hold_imports(self.lang, n.kind()) {
                 self.children(n, mods, depth, out);
             }
+        }
+
+        /// A Rust `mod`: a declared one (`mod x;`) is an import of its file; an inline one
+        /// (`mod x { }`) is walked with its name added to `mods`.
+        fn rust_mod(
+            &self,
+            n: Node<'_>,
+            mods: &mut Vec<String>,
+            depth: usize,
+            out: &mut Vec<(usize, Import)>,
+        ) {
+            let name = n.child_by_field_name("name").map(|c| self.text(c));
+            match (name, n.child_by_field_name("body")) {
+                (Some(name), None) => {
+                    let mut path = mods.clone();
+                    path.push(name.to_owned());
+                    self.push(out, ImportKind::RustMod, &path.join("::"), n);
+                }
+                (Some(name), Some(body)) => {
+                    mods.push(name.to_owned());
+                    self.children(body, mods, depth, out);
+                    mods.pop();
+                }
+                _ => {}
+            }
+        }
+
+        /// A Rust `use`: each path its tree expands to that a resolver can follow.
+        fn rust_use(&self, n: Node<'_>, mods: &[String], out: &mut Vec<(usize, Import)>) {
+            if let Some(arg) = n.child_by_field_name("argument") {
+                let mut paths = Vec::new();
+                expand_use(&compact(self.text(arg)), "", &mut paths);
+                for p in paths {
+                    if let Some(p) = rust_relative(&p, mods) {
+                        self.push(out, ImportKind::RustUse, &p, n);
+                    }
+                }
+            }
+        }
+
+        /// A Python `import a.b, c as d`: one import per module named (an alias's module).
+        fn python_import(&self, n: Node<'_>, out: &mut Vec<(usize, Import)>) {
+            let mut cursor = n.walk();
+            for name in n.children_by_field_name("name", &mut cursor) {
+                let module = match name.kind() {
+                    "aliased_import" => name.child_by_field_name("name"),
+                    _ => Some(name),
+                };
+                if let Some(m) = module {
+                    self.push(out, ImportKind::Python, self.text(m), n);
+                }
+            }
+        }
+
+        /// A Python `from M import a, b`: one import per name, or the module alone when no
+        /// name is read (`import *`).
+        fn python_from(&self, n: Node<'_>, out: &mut Vec<(usize, Import)>) {
+            let Some(module) = n.child_by_field_name("module_name") else {
+                return;
+            };
+            let spec = compact(self.text(module));
+            let mut cursor = n.walk();
+            let mut any = false;
+            for name in n.children_by_field_name("name", &mut cursor) {
+                let name = match name.kind() {
+                    "aliased_import" => name.child_by_field_name("name"),
+                    _ => Some(name),
+                };
+                if let Some(name) = name {
+                    any = true;
+                    out.push((
+                        n.start_byte(),
+                        Import {
+                            kind: ImportKind::PythonFrom,
+                            spec: spec.clone(),
+                            name: Some(self.text(name).to_owned()),
+                            line: n.start_position().row + 1,
+                        },
+                    ));
+                }
+            }
+            if !any {
+                self.push(out, ImportKind::PythonFrom, &spec, n);
+            }
+        }
+
+        /// A script's `require('x')` or `import('x')` with a string literal argument.
+        fn script_call(&self, n: Node<'_>, out: &mut Vec<(usize, Import)>) {
+            let callee = n.child_by_field_name("function");
+            let is_import = callee.is_some_and(|f| {
+                f.kind() == "import" || (f.kind() == "identifier" && self.text(f) == "require")
+            });
+            if is_import
+                && let Some(arg) = n
+                    .child_by_field_name("arguments")
+                    .and_then(|a| a.named_child(0))
+                    .filter(|a| a.kind() == "string")
+            {
+                self.push(out, ImportKind::Script, unquote(self.text(arg)), n);
+            }
+        }
+
+        /// A Java `import a.b.C;` or `import static a.b.C.m;`: the path, `static` taken off.
+        fn java_import(&self, n: Node<'_>, out: &mut Vec<(usize, Import)>) {
+            let t = self.text(n);
+            let t = t.trim_start_matches("import").trim_end_matches(';');
+            let t = compact(t);
+            let t = t.strip_prefix("static ").unwrap_or(&t);
+            self.push(out, ImportKind::Java, t, n);
         }
 
         fn children(
@@ -338,6 +353,17 @@ mod syntax {
                 self.node(c, mods, depth + 1, out);
             }
         }
+    }
+
+    /// The source string a script's `import`/`export ... from 'x'` (or `import x =
+    /// require('x')`) names; `None` for a statement that names none (`export const x = 1`).
+    fn script_source(n: Node<'_>) -> Option<Node<'_>> {
+        n.child_by_field_name("source").or_else(|| {
+            let mut cursor = n.walk();
+            n.named_children(&mut cursor)
+                .find(|c| c.kind() == "import_require_clause")
+                .and_then(|c| c.child_by_field_name("source"))
+        })
     }
 
     /// Whether an import may sit below a node of this kind (one that is not an import itself).

@@ -22,6 +22,11 @@ use tree_sitter::{Point, Range};
 
 use crate::Language;
 
+mod python;
+
+pub(crate) use python::py_string;
+use python::python;
+
 /// Bodies shorter than this are parsed: a range costs more than the bytes it saves.
 const MIN_SKIP: usize = 32;
 
@@ -184,204 +189,268 @@ struct Head {
 /// In scripts, every `require` and `import` word inside a block or value array it may skip is
 /// noted in `hidden` (the caller keeps those that end up skipped).
 fn braces(language: Language, s: &[u8], hidden: &mut Vec<Hidden>) -> Option<Vec<(usize, usize)>> {
-    let words = containers(language);
-    let rust = language == Language::Rust;
-    let script = matches!(
+    let mut lex = Braces {
+        s,
         language,
-        Language::JavaScript | Language::TypeScript | Language::Tsx
-    );
-    let mut skipped = Vec::new();
-    // Open blocks: whether each is skipped; a template literal's `${` is a skipped block too.
-    let mut blocks: Vec<Block> = Vec::new();
-    // How many skipped blocks are open (the outermost one's start is `skip_from`).
-    let mut skip_depth = 0usize;
-    let mut skip_from = 0usize;
-    let mut head = Head::default();
-    let mut parens = 0i32;
-    // The last significant byte, for telling a regex from a division in scripts.
-    let mut last = b';';
-    let mut i = 0;
-    while i < s.len() {
+        words: containers(language),
+        rust: language == Language::Rust,
+        script: matches!(
+            language,
+            Language::JavaScript | Language::TypeScript | Language::Tsx
+        ),
+        hidden,
+        skipped: Vec::new(),
+        blocks: Vec::new(),
+        skip_depth: 0,
+        skip_from: 0,
+        head: Head::default(),
+        parens: 0,
+        last: b';',
+        i: 0,
+    };
+    while lex.i < s.len() {
+        lex.step()?;
+    }
+    lex.blocks.is_empty().then_some(lex.skipped)
+}
+
+/// Where [`braces`] is in a file, and what it has found.
+struct Braces<'s, 'h> {
+    s: &'s [u8],
+    language: Language,
+    /// The language's container words.
+    words: &'static [&'static [u8]],
+    rust: bool,
+    script: bool,
+    hidden: &'h mut Vec<Hidden>,
+    /// The bodies found so far.
+    skipped: Vec<(usize, usize)>,
+    /// Open blocks: whether each is skipped; a template literal's `${` is a skipped block too.
+    blocks: Vec<Block>,
+    /// How many skipped blocks are open (the outermost one's start is `skip_from`).
+    skip_depth: usize,
+    skip_from: usize,
+    head: Head,
+    parens: i32,
+    /// The last significant byte, for telling a regex from a division in scripts.
+    last: u8,
+    /// The next byte to read.
+    i: usize,
+}
+
+impl Braces<'_, '_> {
+    /// Reads what starts at `i`: whitespace and comments are passed over; a token counts in
+    /// the head (outside skipped blocks) and is read by [`Braces::token`].
+    fn step(&mut self) -> Option<()> {
+        let (s, i) = (self.s, self.i);
         let b = s[i];
-        match b {
-            b'\n' | b' ' | b'\t' | b'\r' => {
-                i += 1;
-                continue;
-            }
-            _ => {}
+        if matches!(b, b'\n' | b' ' | b'\t' | b'\r') {
+            self.i += 1;
+            return Some(());
         }
         if b == b'/' && s.get(i + 1) == Some(&b'/') {
-            while i < s.len() && s[i] != b'\n' {
-                i += 1;
+            while self.i < s.len() && s[self.i] != b'\n' {
+                self.i += 1;
             }
-            continue;
+            return Some(());
         }
         if b == b'/' && s.get(i + 1) == Some(&b'*') {
-            i = block_comment(s, i, rust)?;
-            continue;
+            self.i = block_comment(s, i, self.rust)?;
+            return Some(());
         }
-        if skip_depth == 0 && !matches!(b, b'{' | b'}' | b';') {
-            if !head.tokens {
-                head.first = b;
+        if self.skip_depth == 0 && !matches!(b, b'{' | b'}' | b';') {
+            if !self.head.tokens {
+                self.head.first = b;
             }
-            head.tokens = true;
+            self.head.tokens = true;
         }
+        self.last = self.token(b)?;
+        Some(())
+    }
+
+    /// Reads the token that starts with the significant byte `b` at `i`, and returns what the
+    /// next token is to see as the last significant byte.
+    fn token(&mut self, b: u8) -> Option<u8> {
+        let (s, i) = (self.s, self.i);
+        let top = self.skip_depth == 0 && self.parens <= 0;
         match b {
-            b'"' => i = quoted(s, i, b'"')?,
-            b'\'' if rust => i = rust_quote(s, i),
-            b'\'' => i = quoted(s, i, b'\'')?,
-            b'`' if script => {
-                let opened;
-                (i, opened) = template(s, i + 1)?;
-                if opened {
-                    blocks.push(Block::Template);
-                    skip_depth += 1;
-                }
-            }
-            b'`' if language == Language::Go => i = quoted(s, i, b'`')?,
-            b'/' if script && regex_may_follow(last) => i = regex(s, i)?,
-            b'{' => {
-                let module_scope = script && blocks.is_empty() && head.first == b'(';
-                // A Rust macro's block (`cfg_rt! { pub fn spawn() {...} }`) may hold items.
-                let macro_block = rust && last == b'!';
-                let skip = skip_depth > 0
-                    || (head.tokens && !head.container && !module_scope && !macro_block)
-                    || head.function;
-                if skip {
-                    if skip_depth == 0 {
-                        skip_from = i + 1;
-                    }
-                    skip_depth += 1;
-                }
-                blocks.push(if skip { Block::Skipped } else { Block::Walked });
-                head = Head::default();
-                parens = 0;
-                i += 1;
-            }
-            b'}' => {
-                match blocks.pop()? {
-                    Block::Walked => {}
-                    Block::Skipped => {
-                        skip_depth -= 1;
-                        if skip_depth == 0 && i - skip_from >= MIN_SKIP {
-                            skipped.push((skip_from, i));
-                        }
-                    }
-                    Block::Template => {
-                        // The end of a `${...}`: back into the template literal.
-                        skip_depth -= 1;
-                        let opened;
-                        (i, opened) = template(s, i + 1)?;
-                        if opened {
-                            blocks.push(Block::Template);
-                            skip_depth += 1;
-                        }
-                        last = b'`';
-                        continue;
-                    }
-                }
-                head = Head::default();
-                parens = 0;
-                i += 1;
-            }
+            b'"' => self.i = quoted(s, i, b'"')?,
+            b'\'' if self.rust => self.i = rust_quote(s, i),
+            b'\'' => self.i = quoted(s, i, b'\'')?,
+            b'`' if self.script => self.template_text(i + 1)?,
+            b'`' if self.language == Language::Go => self.i = quoted(s, i, b'`')?,
+            b'/' if self.script && regex_may_follow(self.last) => self.i = regex(s, i)?,
+            b'{' => self.open(),
+            b'}' => return self.close(),
             b';' => {
-                if skip_depth == 0 && parens <= 0 {
-                    head = Head::default();
+                if top {
+                    self.head = Head::default();
                 }
-                i += 1;
+                self.i += 1;
             }
-            b'[' if skip_depth == 0 && parens <= 0 && head.assigned => {
-                // A value's array (a table of data): its inside is skipped like a body.
-                let end = group_end(s, i, rust, script.then_some(&mut *hidden))?;
-                if end - (i + 1) >= MIN_SKIP {
-                    skipped.push((i + 1, end));
-                }
-                i = end + 1;
-                last = b']';
-                continue;
-            }
-            b'=' if skip_depth == 0
-                && parens <= 0
+            b'[' if top && self.head.assigned => return self.value_array(),
+            b'=' if top
                 && !matches!(s.get(i + 1), Some(b'=' | b'>'))
-                && !matches!(last, b'=' | b'!' | b'<' | b'>') =>
+                && !matches!(self.last, b'=' | b'!' | b'<' | b'>') =>
             {
-                head.assigned = true;
-                i += 1;
+                self.head.assigned = true;
+                self.i += 1;
             }
             b'(' | b'[' => {
-                parens += 1;
-                i += 1;
+                self.parens += 1;
+                self.i += 1;
             }
             b')' | b']' => {
-                parens -= 1;
-                i += 1;
+                self.parens -= 1;
+                self.i += 1;
             }
             b if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 => {
-                let start = i;
-                while i < s.len()
-                    && (s[i].is_ascii_alphanumeric()
-                        || s[i] == b'_'
-                        || s[i] == b'$'
-                        || s[i] >= 0x80)
-                {
-                    i += 1;
-                }
-                let word = &s[start..i];
-                // Rust's raw strings: a prefix, then `#`s or a quote.
-                if rust
-                    && matches!(word, b"r" | b"br" | b"cr")
-                    && matches!(s.get(i), Some(b'"' | b'#'))
-                {
-                    i = rust_raw(s, i)?;
-                } else if skip_depth == 0 && parens <= 0 {
-                    if words.contains(&word) {
-                        head.container = true;
-                    }
-                    if rust && word == b"fn" {
-                        head.function = true;
-                    }
-                } else if script
-                    && skip_depth > 0
-                    && last != b'.'
-                    && matches!(word, b"require" | b"import")
-                {
-                    hidden.push(Hidden::Call(start));
-                }
-                // After a keyword that an expression follows, a `/` opens a regex.
-                let operand = script
-                    && matches!(
-                        word,
-                        b"return"
-                            | b"typeof"
-                            | b"case"
-                            | b"in"
-                            | b"of"
-                            | b"instanceof"
-                            | b"new"
-                            | b"delete"
-                            | b"void"
-                            | b"throw"
-                            | b"yield"
-                            | b"await"
-                            | b"else"
-                            | b"do"
-                    );
-                last = if operand { b'=' } else { b'a' };
-                continue;
+                return self.word();
             }
             b if b.is_ascii_digit() => {
-                while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'.' || s[i] == b'_')
+                let mut j = i;
+                while j < s.len() && (s[j].is_ascii_alphanumeric() || s[j] == b'.' || s[j] == b'_')
                 {
-                    i += 1;
+                    j += 1;
                 }
-                last = b'0';
-                continue;
+                self.i = j;
+                return Some(b'0');
             }
-            _ => i += 1,
+            _ => self.i += 1,
         }
-        last = b;
+        Some(b)
     }
-    blocks.is_empty().then_some(skipped)
+
+    /// Reads a template literal's text from `from`; a `${` it stops at opens a skipped block.
+    fn template_text(&mut self, from: usize) -> Option<()> {
+        let opened;
+        (self.i, opened) = template(self.s, from)?;
+        if opened {
+            self.blocks.push(Block::Template);
+            self.skip_depth += 1;
+        }
+        Some(())
+    }
+
+    /// A `{`: the block is skipped when inside a skipped one, when its head names no
+    /// container (nor is a script's module scope or a Rust macro's block), or when it is a
+    /// Rust function's; a new head begins.
+    fn open(&mut self) {
+        let head = &self.head;
+        let module_scope = self.script && self.blocks.is_empty() && head.first == b'(';
+        // A Rust macro's block (`cfg_rt! { pub fn spawn() {...} }`) may hold items.
+        let macro_block = self.rust && self.last == b'!';
+        let skip = self.skip_depth > 0
+            || (head.tokens && !head.container && !module_scope && !macro_block)
+            || head.function;
+        if skip {
+            if self.skip_depth == 0 {
+                self.skip_from = self.i + 1;
+            }
+            self.skip_depth += 1;
+        }
+        self.blocks
+            .push(if skip { Block::Skipped } else { Block::Walked });
+        self.head = Head::default();
+        self.parens = 0;
+        self.i += 1;
+    }
+
+    /// A `}`: closes its block (noting a skipped outermost body long enough to skip), or
+    /// ends a template literal's `${` and reads on in the literal. `None` when no block is
+    /// open.
+    fn close(&mut self) -> Option<u8> {
+        let i = self.i;
+        match self.blocks.pop()? {
+            Block::Walked => {}
+            Block::Skipped => {
+                self.skip_depth -= 1;
+                if self.skip_depth == 0 && i - self.skip_from >= MIN_SKIP {
+                    self.skipped.push((self.skip_from, i));
+                }
+            }
+            Block::Template => {
+                // The end of a `${...}`: back into the template literal.
+                self.skip_depth -= 1;
+                self.template_text(i + 1)?;
+                return Some(b'`');
+            }
+        }
+        self.head = Head::default();
+        self.parens = 0;
+        self.i += 1;
+        Some(b'}')
+    }
+
+    /// A `[` after a head's `=`: a value's array (a table of data), whose inside is skipped
+    /// like a body.
+    fn value_array(&mut self) -> Option<u8> {
+        let i = self.i;
+        let calls = self.script.then_some(&mut *self.hidden);
+        let end = group_end(self.s, i, self.rust, calls)?;
+        if end - (i + 1) >= MIN_SKIP {
+            self.skipped.push((i + 1, end));
+        }
+        self.i = end + 1;
+        Some(b']')
+    }
+
+    /// A word: outside skipped blocks and brackets a container word or Rust's `fn` marks the
+    /// head; in a script's skipped block a `require` or `import` is noted; a Rust raw string's
+    /// prefix reads its string. Returns `=` after a keyword that an expression follows (so a
+    /// `/` opens a regex), else `a`.
+    fn word(&mut self) -> Option<u8> {
+        let s = self.s;
+        let start = self.i;
+        let mut i = start;
+        while i < s.len()
+            && (s[i].is_ascii_alphanumeric() || s[i] == b'_' || s[i] == b'$' || s[i] >= 0x80)
+        {
+            i += 1;
+        }
+        let word = &s[start..i];
+        // Rust's raw strings: a prefix, then `#`s or a quote.
+        if self.rust
+            && matches!(word, b"r" | b"br" | b"cr")
+            && matches!(s.get(i), Some(b'"' | b'#'))
+        {
+            i = rust_raw(s, i)?;
+        } else if self.skip_depth == 0 && self.parens <= 0 {
+            if self.words.contains(&word) {
+                self.head.container = true;
+            }
+            if self.rust && word == b"fn" {
+                self.head.function = true;
+            }
+        } else if self.script
+            && self.skip_depth > 0
+            && self.last != b'.'
+            && matches!(word, b"require" | b"import")
+        {
+            self.hidden.push(Hidden::Call(start));
+        }
+        self.i = i;
+        // After a keyword that an expression follows, a `/` opens a regex.
+        let operand = self.script
+            && matches!(
+                word,
+                b"return"
+                    | b"typeof"
+                    | b"case"
+                    | b"in"
+                    | b"of"
+                    | b"instanceof"
+                    | b"new"
+                    | b"delete"
+                    | b"void"
+                    | b"throw"
+                    | b"yield"
+                    | b"await"
+                    | b"else"
+                    | b"do"
+            );
+        Some(if operand { b'=' } else { b'a' })
+    }
 }
 
 /// The `]` that closes the `[` at `i`, past strings, chars and comments; with `calls`, the
@@ -583,182 +652,6 @@ fn regex(s: &[u8], mut i: usize) -> Option<usize> {
             b'/' if !class => return Some(i + 1),
             b'\n' => return None,
             _ => i += 1,
-        }
-    }
-    None
-}
-
-/// One logical line of Python: where its code ends, its indentation, and what it is.
-struct Logical {
-    /// Its first byte of code (after the indentation).
-    start: usize,
-    /// Just after its last byte of code (before a comment and the newline).
-    code_end: usize,
-    indent: usize,
-    /// It opens a function (`def`, `async def`) whose block follows on the next lines.
-    def_header: bool,
-    /// It ends with `:`: a compound statement's header.
-    header: bool,
-}
-
-/// The bodies of Python functions, after their first statement (a docstring, if any). A body
-/// whose first statement is compound is not skipped: its first line alone would not parse.
-/// The skipped lines that hold the word `import` are noted in `hidden`.
-fn python(src: &str, hidden: &mut Vec<Hidden>) -> Option<Vec<(usize, usize)>> {
-    let s = src.as_bytes();
-    let lines = logical_lines(s)?;
-    let mut skipped = Vec::new();
-    let mut k = 0;
-    while k < lines.len() {
-        let line = &lines[k];
-        if !line.def_header {
-            k += 1;
-            continue;
-        }
-        let Some(first) = lines.get(k + 1).filter(|f| f.indent > line.indent) else {
-            k += 1;
-            continue;
-        };
-        if first.header {
-            k += 1;
-            continue;
-        }
-        let mut last_code = first.code_end;
-        let mut j = k + 2;
-        while j < lines.len() && lines[j].indent > line.indent {
-            last_code = lines[j].code_end;
-            j += 1;
-        }
-        // From the end of the first statement's code to the end of the block's: the block
-        // (and the function) still ends on the line it ends on.
-        if last_code > first.code_end && last_code - first.code_end >= MIN_SKIP {
-            skipped.push((first.code_end, last_code));
-            for l in &lines[k + 2..j] {
-                if src
-                    .get(l.start..l.code_end)
-                    .is_some_and(|code| code.contains("import"))
-                {
-                    hidden.push(Hidden::PythonLine {
-                        start: l.start,
-                        end: l.code_end,
-                    });
-                }
-            }
-        }
-        k = j;
-    }
-    Some(skipped)
-}
-
-/// Python's logical lines (blank and comment-only lines are none), following strings,
-/// brackets and backslash continuations.
-fn logical_lines(s: &[u8]) -> Option<Vec<Logical>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < s.len() {
-        let mut indent = 0;
-        while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
-            indent += if s[i] == b'\t' { 8 - indent % 8 } else { 1 };
-            i += 1;
-        }
-        match s.get(i) {
-            None => break,
-            Some(b'\n' | b'\r') | Some(b'#') | Some(b'\x0c') => {
-                while i < s.len() && s[i] != b'\n' {
-                    i += 1;
-                }
-                i += 1;
-                continue;
-            }
-            _ => {}
-        }
-        let start = i;
-        let word_end = |from: usize| {
-            from + s[from..]
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count()
-        };
-        let w = word_end(start);
-        let mut def_header = &s[start..w] == b"def";
-        if &s[start..w] == b"async" {
-            let mut k = w;
-            while k < s.len() && s[k] == b' ' {
-                k += 1;
-            }
-            def_header = &s[k..word_end(k)] == b"def";
-        }
-        let mut depth = 0i32;
-        let mut code_end = i;
-        let mut last = 0u8;
-        while i < s.len() {
-            let b = s[i];
-            match b {
-                b'\n' if depth <= 0 => break,
-                b'\\' if s.get(i + 1) == Some(&b'\n') => i += 2,
-                b'\\' if s.get(i + 1) == Some(&b'\r') => i += 3,
-                b'#' => {
-                    while i < s.len() && s[i] != b'\n' {
-                        i += 1;
-                    }
-                    continue;
-                }
-                b'"' | b'\'' => {
-                    i = py_string(s, i)?;
-                    code_end = i;
-                    last = b;
-                    continue;
-                }
-                b'(' | b'[' | b'{' => {
-                    depth += 1;
-                    i += 1;
-                }
-                b')' | b']' | b'}' => {
-                    depth -= 1;
-                    i += 1;
-                }
-                b' ' | b'\t' | b'\r' | b'\n' => {
-                    i += 1;
-                    continue;
-                }
-                _ => i += 1,
-            }
-            code_end = i;
-            last = b;
-        }
-        i = (i + 1).min(s.len());
-        out.push(Logical {
-            start,
-            code_end,
-            indent,
-            def_header: def_header && last == b':',
-            header: last == b':',
-        });
-    }
-    Some(out)
-}
-
-/// The end of the Python string whose quote is at `i` (prefixes are read as names before it,
-/// harmlessly).
-pub(crate) fn py_string(s: &[u8], i: usize) -> Option<usize> {
-    let q = s[i];
-    let triple = s.get(i + 1) == Some(&q) && s.get(i + 2) == Some(&q);
-    let raw = i > 0 && matches!(s[i - 1], b'r' | b'R');
-    let mut j = if triple { i + 3 } else { i + 1 };
-    while j < s.len() {
-        match s[j] {
-            b'\\' if !raw || s.get(j + 1) == Some(&q) || s.get(j + 1) == Some(&b'\\') => j += 2,
-            b'\n' if !triple => return Some(j),
-            c if c == q => {
-                if !triple {
-                    return Some(j + 1);
-                }
-                if s.get(j + 1) == Some(&q) && s.get(j + 2) == Some(&q) {
-                    return Some(j + 3);
-                }
-                j += 1;
-            }
-            _ => j += 1,
         }
     }
     None

@@ -501,26 +501,8 @@ impl<'s> Walk<'s> {
         if depth > MAX_DEPTH {
             return;
         }
-        let function = if scope == Scope::Type {
-            Kind::Method
-        } else {
-            Kind::Function
-        };
         match n.kind() {
-            "preproc_def" | "preproc_function_def" => {
-                // One entry per macro: the branches of an `#if` define it again. An include
-                // guard (`#define FMT_FORMAT_H_`, no value) defines nothing to look for.
-                let name = self.field_text(n, "name").unwrap_or_default();
-                let guard = n.kind() == "preproc_def"
-                    && n.child_by_field_name("value").is_none()
-                    && ["_H", "_H_", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_"]
-                        .iter()
-                        .any(|s| name.ends_with(s));
-                let again = out.iter().any(|s| s.kind == Kind::Macro && s.name == name);
-                if !guard && !again {
-                    self.named(Kind::Macro, n, anchor, out);
-                }
-            }
+            "preproc_def" | "preproc_function_def" => self.c_macro(n, anchor, out),
             // An ERROR node holds what parsed around what did not: a header whose macros the
             // grammar cannot follow (fmt's `FMT_BEGIN_NAMESPACE`) can be one ERROR from its
             // first declaration to its last, with every definition inside.
@@ -564,44 +546,9 @@ impl<'s> Walk<'s> {
             "struct_specifier" | "union_specifier" | "enum_specifier" | "class_specifier" => {
                 self.tagged(n, anchor, depth, out);
             }
-            "function_definition" => {
-                let declarator = n.child_by_field_name("declarator");
-                if !declarator.is_some_and(is_function_declarator) {
-                    // No parameter list: a line that only invokes a macro (fmt's
-                    // `FMT_BEGIN_EXPORT`) read as a function whose body is the definition
-                    // after it. What it holds is outlined instead.
-                    let mut cursor = n.walk();
-                    for c in n.named_children(&mut cursor) {
-                        self.c(c, c, scope, depth + 1, out);
-                    }
-                    return;
-                }
-                if let Some(name) = declarator.and_then(declarator_name) {
-                    let body = n.child_by_field_name("body");
-                    out.push(self.symbol(function, n, self.text(name), Some(name), body, anchor));
-                }
-            }
+            "function_definition" => self.c_function(n, anchor, scope, depth, out),
             "declaration" | "field_declaration" | "type_definition" => {
-                if let Some(t) = n.child_by_field_name("type") {
-                    self.tagged(t, anchor, depth, out);
-                }
-                let mut cursor = n.walk();
-                for d in n.children_by_field_name("declarator", &mut cursor) {
-                    let Some(name) = declarator_name(d) else {
-                        continue;
-                    };
-                    let kind = if n.kind() == "type_definition" {
-                        Kind::Type
-                    } else if is_function_declarator(d) {
-                        function
-                    } else if n.kind() == "field_declaration" {
-                        // Data members are the class's business; its methods are its interface.
-                        continue;
-                    } else {
-                        Kind::Variable
-                    };
-                    out.push(self.symbol(kind, n, self.text(name), Some(name), None, anchor));
-                }
+                self.c_declaration(n, anchor, scope, depth, out);
             }
             "alias_declaration" => {
                 self.named(Kind::Type, n, anchor, out);
@@ -610,6 +557,82 @@ impl<'s> Walk<'s> {
                 self.named(Kind::Type, n, anchor, out);
             }
             _ => {}
+        }
+    }
+
+    /// A C or C++ `#define`: one entry per macro name, and none for an include guard.
+    fn c_macro(&self, n: Node<'_>, anchor: Node<'_>, out: &mut Vec<Symbol>) {
+        // One entry per macro: the branches of an `#if` define it again. An include
+        // guard (`#define FMT_FORMAT_H_`, no value) defines nothing to look for.
+        let name = self.field_text(n, "name").unwrap_or_default();
+        let guard = n.kind() == "preproc_def"
+            && n.child_by_field_name("value").is_none()
+            && ["_H", "_H_", "_HPP", "_HPP_", "_INCLUDED", "_INCLUDED_"]
+                .iter()
+                .any(|s| name.ends_with(s));
+        let again = out.iter().any(|s| s.kind == Kind::Macro && s.name == name);
+        if !guard && !again {
+            self.named(Kind::Macro, n, anchor, out);
+        }
+    }
+
+    /// A C or C++ function definition: a function (a method in a type's scope), or, without
+    /// a parameter list, a macro's line whose children are outlined instead.
+    fn c_function(
+        &self,
+        n: Node<'_>,
+        anchor: Node<'_>,
+        scope: Scope,
+        depth: usize,
+        out: &mut Vec<Symbol>,
+    ) {
+        let declarator = n.child_by_field_name("declarator");
+        if !declarator.is_some_and(is_function_declarator) {
+            // No parameter list: a line that only invokes a macro (fmt's
+            // `FMT_BEGIN_EXPORT`) read as a function whose body is the definition
+            // after it. What it holds is outlined instead.
+            let mut cursor = n.walk();
+            for c in n.named_children(&mut cursor) {
+                self.c(c, c, scope, depth + 1, out);
+            }
+            return;
+        }
+        if let Some(name) = declarator.and_then(declarator_name) {
+            let body = n.child_by_field_name("body");
+            let function = c_function_kind(scope);
+            out.push(self.symbol(function, n, self.text(name), Some(name), body, anchor));
+        }
+    }
+
+    /// A C or C++ declaration, field declaration or typedef: the type it defines inline, then
+    /// one symbol per declarator (none for a data member).
+    fn c_declaration(
+        &self,
+        n: Node<'_>,
+        anchor: Node<'_>,
+        scope: Scope,
+        depth: usize,
+        out: &mut Vec<Symbol>,
+    ) {
+        if let Some(t) = n.child_by_field_name("type") {
+            self.tagged(t, anchor, depth, out);
+        }
+        let mut cursor = n.walk();
+        for d in n.children_by_field_name("declarator", &mut cursor) {
+            let Some(name) = declarator_name(d) else {
+                continue;
+            };
+            let kind = if n.kind() == "type_definition" {
+                Kind::Type
+            } else if is_function_declarator(d) {
+                c_function_kind(scope)
+            } else if n.kind() == "field_declaration" {
+                // Data members are the class's business; its methods are its interface.
+                continue;
+            } else {
+                Kind::Variable
+            };
+            out.push(self.symbol(kind, n, self.text(name), Some(name), None, anchor));
         }
     }
 
@@ -640,6 +663,15 @@ impl<'s> Walk<'s> {
         } else {
             sym
         });
+    }
+}
+
+/// What a C or C++ function declared in `scope` is: a method in a type's, else a function.
+fn c_function_kind(scope: Scope) -> Kind {
+    if scope == Scope::Type {
+        Kind::Method
+    } else {
+        Kind::Function
     }
 }
 
