@@ -23,11 +23,12 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::bench_proc::{
-    b3sum, clone_checkout, fresh_git, git, has_b3sum, interleaved, json_empty_array_field,
-    json_number_field, json_str, ls_files, median, ms, peak_rss, progress, remove_dir_if_present,
-    repeat, settle, timed, work_dir,
+    b3sum, fresh_git, git, has_b3sum, json_empty_array_field, json_number_field, json_str, median,
+    ms, peak_rss, progress, remove_dir_if_present, repeat, timed, work_dir,
 };
 use crate::tree::{Tree, TreeSpec};
+
+mod repo;
 
 /// How to run the scan benchmark.
 #[derive(Debug, Clone)]
@@ -340,11 +341,90 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         .output()
         .context("git is needed for the baseline but could not be run")?;
     if let Some(repo) = &config.repo {
-        return run_repo(config, repo);
+        return repo::run_repo(config, repo);
     }
     let runs = config.runs;
     let work = work_dir(config.keep.as_deref())?;
     let tree_dir = work.path.as_path();
+    let tree = generate(config, tree_dir)?;
+    let setup = Setup::new(config, tree_dir);
+    let mut findings = Findings::default();
+
+    // git first, so that merkle's scans below run in a checkout with a full `.git` to skip.
+    scan_cold(&setup, &mut findings)?;
+    if has_b3sum(&mut findings.notes) {
+        progress("b3sum over the same files");
+        let paths: Vec<&str> = tree.files.iter().map(|f| f.path.as_str()).collect();
+        let (samples, _) = repeat(runs, "b3sum", |_| Ok(()), || b3sum(tree_dir, &paths))?;
+        findings.record("b3sum", "b3sum (same files)", samples);
+    }
+    scan_warm(&setup, &mut findings)?;
+    scan_edited(&setup, &mut findings, &tree)?;
+
+    let peak_rss_kib = peak_rss(&setup.store, setup.merkle(&["scan"]), &mut findings.notes)?;
+    if work.keep {
+        progress(&format!("kept the tree in {}", tree_dir.display()));
+    }
+    Ok(ScanReport {
+        repo: None,
+        rows: ROWS,
+        peak_rss_kib,
+        files: tree.files.len(),
+        dirs: tree.dirs.len(),
+        bytes: tree.bytes(),
+        runs,
+        seed: config.seed,
+        measures: findings.measures,
+        notes: findings.notes,
+    })
+}
+
+/// What a run measures with: the `merkle` binary, the folder it runs in and its store there.
+struct Setup<'a> {
+    config: &'a ScanConfig,
+    tree_dir: &'a Path,
+    store: PathBuf,
+}
+
+impl<'a> Setup<'a> {
+    fn new(config: &'a ScanConfig, tree_dir: &'a Path) -> Self {
+        Setup {
+            config,
+            tree_dir,
+            store: tree_dir.join(".merkle"),
+        }
+    }
+
+    /// `merkle --root TREE ARGS --json`.
+    fn merkle(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.config.merkle);
+        cmd.arg("--root")
+            .arg(self.tree_dir)
+            .args(args)
+            .arg("--json");
+        cmd
+    }
+}
+
+/// What a run has found so far: its steps' timings and notes for the reader.
+#[derive(Default)]
+struct Findings {
+    measures: Vec<Measure>,
+    notes: Vec<String>,
+}
+
+impl Findings {
+    fn record(&mut self, key: &'static str, label: &'static str, samples: Vec<Duration>) {
+        self.measures.push(Measure {
+            key,
+            label,
+            samples,
+        });
+    }
+}
+
+/// Plans the generated tree and writes it into `tree_dir`.
+fn generate(config: &ScanConfig, tree_dir: &Path) -> Result<Tree> {
     let tree = Tree::plan(TreeSpec {
         files: config.files,
         seed: config.seed,
@@ -357,24 +437,13 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         tree_dir.display()
     ));
     tree.write(tree_dir)?;
+    Ok(tree)
+}
 
-    let mut notes = Vec::new();
-    let mut measures = Vec::new();
-    let mut record = |key, label, samples| {
-        measures.push(Measure {
-            key,
-            label,
-            samples,
-        })
-    };
-    let merkle = |args: &[&str]| {
-        let mut cmd = Command::new(&config.merkle);
-        cmd.arg("--root").arg(tree_dir).args(args).arg("--json");
-        cmd
-    };
-    let store = tree_dir.join(".merkle");
-
-    // git first, so that merkle's scans below run in a checkout with a full `.git` to skip.
+/// `git add -A` into a fresh repository, then a cold `merkle scan` (no store), which must
+/// count every file of the tree.
+fn scan_cold(setup: &Setup<'_>, findings: &mut Findings) -> Result<()> {
+    let (runs, tree_dir) = (setup.config.runs, setup.tree_dir);
     progress("git add -A in a fresh repository");
     let (samples, _) = repeat(
         runs,
@@ -382,33 +451,33 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         |_| fresh_git(tree_dir),
         || timed(git(tree_dir).args(["add", "-A"])),
     )?;
-    record("git_add", "git add -A (fresh repo)", samples);
+    findings.record("git_add", "git add -A (fresh repo)", samples);
 
     progress("cold merkle scan (no store)");
     let (samples, outputs) = repeat(
         runs,
         "merkle scan (cold)",
-        |_| remove_dir_if_present(&store),
-        || timed(&mut merkle(&["scan"])),
+        |_| remove_dir_if_present(&setup.store),
+        || timed(&mut setup.merkle(&["scan"])),
     )?;
-    record("merkle_cold_scan", "merkle scan (cold)", samples);
+    findings.record("merkle_cold_scan", "merkle scan (cold)", samples);
     let last = outputs.last().map(String::as_str).unwrap_or_default();
     match json_number_field(last, "files") {
-        Some(n) if n == config.files as u64 => {}
-        found => notes.push(format!(
+        Some(n) if n == setup.config.files as u64 => {}
+        found => findings.notes.push(format!(
             "merkle scan reported files = {found:?}, expected {}: the figures may not compare \
              like with like",
-            config.files
+            setup.config.files
         )),
     }
+    Ok(())
+}
 
-    if has_b3sum(&mut notes) {
-        progress("b3sum over the same files");
-        let paths: Vec<&str> = tree.files.iter().map(|f| f.path.as_str()).collect();
-        let (samples, _) = repeat(runs, "b3sum", |_| Ok(()), || b3sum(tree_dir, &paths))?;
-        record("b3sum", "b3sum (same files)", samples);
-    }
-
+/// After an untimed `git commit`: warm `git status`, then no-op `merkle status` and `merkle
+/// scan`, which must find nothing changed.
+fn scan_warm(setup: &Setup<'_>, findings: &mut Findings) -> Result<()> {
+    let (runs, tree_dir) = (setup.config.runs, setup.tree_dir);
+    let merkle = |args: &[&str]| setup.merkle(args);
     progress("git commit (untimed), then warm git status");
     timed(git(tree_dir).args(["commit", "-q", "--no-verify", "-m", "bench"]))?;
     timed(git(tree_dir).arg("status"))?;
@@ -418,7 +487,7 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         |_| Ok(()),
         || timed(git(tree_dir).arg("status")),
     )?;
-    record("git_status", "git status (warm)", samples);
+    findings.record("git_status", "git status (warm)", samples);
 
     progress("no-op merkle status (one untimed run first)");
     timed(&mut merkle(&["status"]))?;
@@ -428,10 +497,12 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         |_| Ok(()),
         || timed(&mut merkle(&["status"])),
     )?;
-    record("merkle_status", "merkle status (no-op)", samples);
+    findings.record("merkle_status", "merkle status (no-op)", samples);
     let last = outputs.last().map(String::as_str).unwrap_or_default();
     if json_empty_array_field(last, "changed_on_disk") != Some(true) {
-        notes.push("merkle status did not report an empty `changed_on_disk`".to_owned());
+        findings
+            .notes
+            .push("merkle status did not report an empty `changed_on_disk`".to_owned());
     }
 
     progress("no-op merkle scan (one untimed run first)");
@@ -442,20 +513,29 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         |_| Ok(()),
         || timed(&mut merkle(&["scan"])),
     )?;
-    record("merkle_noop_scan", "merkle scan (no-op)", samples);
+    findings.record("merkle_noop_scan", "merkle scan (no-op)", samples);
     if outputs
         .iter()
         .any(|o| json_number_field(o, "changed") != Some(0))
     {
-        notes.push("a no-op merkle scan did not report `changed: 0`".to_owned());
+        findings
+            .notes
+            .push("a no-op merkle scan did not report `changed: 0`".to_owned());
     }
+    Ok(())
+}
 
+/// `merkle scan` after editing one file, and `merkle scan FILE` after editing that file;
+/// each must find a change, and a full scan after the targeted ones none.
+fn scan_edited(setup: &Setup<'_>, findings: &mut Findings, tree: &Tree) -> Result<()> {
+    let (runs, tree_dir) = (setup.config.runs, setup.tree_dir);
+    let merkle = |args: &[&str]| setup.merkle(args);
     progress("merkle scan after editing one file");
     let (samples, outputs) = repeat(
         runs,
         "merkle scan (one file edited)",
         |i| {
-            let path = tree_dir.join(&edit_target(&tree, i).path);
+            let path = tree_dir.join(&edit_target(tree, i).path);
             let mut text =
                 fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
             text.extend_from_slice(format!("\n// edit {i}\n").as_bytes());
@@ -463,18 +543,20 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         },
         || timed(&mut merkle(&["scan"])),
     )?;
-    record("merkle_edit_scan", "merkle scan (one file edited)", samples);
+    findings.record("merkle_edit_scan", "merkle scan (one file edited)", samples);
     if outputs
         .iter()
         .any(|o| json_number_field(o, "changed").is_none_or(|n| n == 0))
     {
-        notes.push("a merkle scan after an edit did not report `changed` > 0".to_owned());
+        findings
+            .notes
+            .push("a merkle scan after an edit did not report `changed` > 0".to_owned());
     }
 
     // What `merkle watch` does after a save, and an editor hook with `merkle scan FILE`: the
     // edited file's folder is listed again, the rest of the tree taken from the last scan.
     progress("merkle scan FILE after editing that file");
-    let targeted = |i: usize| tree_dir.join(&edit_target(&tree, i + runs).path);
+    let targeted = |i: usize| tree_dir.join(&edit_target(tree, i + runs).path);
     let (samples, outputs) = repeat(
         runs,
         "merkle scan FILE (that file edited)",
@@ -494,7 +576,7 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
             }
         },
     )?;
-    record(
+    findings.record(
         "merkle_targeted_scan",
         "merkle scan FILE (that file edited)",
         samples,
@@ -503,234 +585,18 @@ pub fn run_scan(config: &ScanConfig) -> Result<ScanReport> {
         .iter()
         .any(|o| json_number_field(o, "changed").is_none_or(|n| n == 0))
     {
-        notes.push("a merkle scan FILE after an edit did not report `changed` > 0".to_owned());
+        findings
+            .notes
+            .push("a merkle scan FILE after an edit did not report `changed` > 0".to_owned());
     }
     // The targeted scans must leave the tree a full scan would build: nothing left to change.
     let (_, after) = timed(&mut merkle(&["scan"]))?;
     if json_number_field(&after, "changed") != Some(0) {
-        notes.push("a full scan after the targeted ones still found changes".to_owned());
+        findings
+            .notes
+            .push("a full scan after the targeted ones still found changes".to_owned());
     }
-
-    let peak_rss_kib = peak_rss(&store, merkle(&["scan"]), &mut notes)?;
-    if work.keep {
-        progress(&format!("kept the tree in {}", tree_dir.display()));
-    }
-    Ok(ScanReport {
-        repo: None,
-        rows: ROWS,
-        peak_rss_kib,
-        files: tree.files.len(),
-        dirs: tree.dirs.len(),
-        bytes: tree.bytes(),
-        runs,
-        seed: config.seed,
-        measures,
-        notes,
-    })
-}
-
-/// The file edited in pair `i` of `--repo`: a text file (no NUL in its first 8 KiB, under
-/// 1 MiB, not a symlink), a different one each run, spread over the checkout.
-fn repo_edit_target(dir: &Path, files: &[String], i: usize) -> Result<PathBuf> {
-    let n = files.len();
-    (0..n)
-        .map(|k| dir.join(&files[(n / 2 + (i * 7919 + k) * 104_729) % n]))
-        .find(|p| {
-            fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() < 1 << 20)
-                && fs::read(p).is_ok_and(|b| !b[..b.len().min(8192)].contains(&0))
-        })
-        .with_context(|| format!("no text file to edit among the {n} files of the checkout"))
-}
-
-/// `--repo`: the comparisons of issue #15 on a clone of a real checkout, each merkle step
-/// interleaved with its baseline.
-fn run_repo(config: &ScanConfig, repo: &Path) -> Result<ScanReport> {
-    let runs = config.runs;
-    let repo = repo
-        .canonicalize()
-        .with_context(|| format!("--repo {}", repo.display()))?;
-    if !repo.join(".git").exists() {
-        bail!(
-            "--repo {}: not a git checkout (no .git); `git init && git add -A && git commit` \
-             one first",
-            repo.display()
-        );
-    }
-    let work = work_dir(config.keep.as_deref())?;
-    let tree_dir = work.path.as_path();
-    clone_checkout(&repo, tree_dir)?;
-
-    let mut notes = Vec::new();
-    let mut measures = Vec::new();
-    let mut record = |key, label, samples| {
-        measures.push(Measure {
-            key,
-            label,
-            samples,
-        })
-    };
-    let merkle = |args: &[&str]| {
-        let mut cmd = Command::new(&config.merkle);
-        cmd.arg("--root").arg(tree_dir).args(args).arg("--json");
-        cmd
-    };
-    let store = tree_dir.join(".merkle");
-    let cold = |_| {
-        remove_dir_if_present(&store)?;
-        settle();
-        timed(&mut merkle(&["scan"]))
-    };
-
-    progress("cold merkle scan and git add -A into a fresh repository, interleaved");
-    let [(scans, outputs), (adds, _)] = interleaved(
-        runs,
-        ["merkle scan (cold)", "git add -A (fresh repo)"],
-        cold,
-        |_| {
-            fresh_git(tree_dir)?;
-            settle();
-            timed(git(tree_dir).args(["add", "-A"]))
-        },
-    )?;
-    record("merkle_cold_scan_2", "merkle scan (cold)", scans);
-    record("git_add", "git add -A (fresh repo)", adds);
-    timed(git(tree_dir).args(["commit", "-q", "--no-verify", "-m", "bench"]))?;
-    let files = ls_files(tree_dir)?;
-    let bytes = files
-        .iter()
-        .filter_map(|p| fs::symlink_metadata(tree_dir.join(p)).ok())
-        .map(|m| m.len())
-        .sum();
-    let last = outputs.last().map(String::as_str).unwrap_or_default();
-    let dirs = json_number_field(last, "dirs").unwrap_or(0) as usize;
-    match json_number_field(last, "files") {
-        Some(n) if n == files.len() as u64 => {}
-        found => notes.push(format!(
-            "merkle scan reported files = {found:?}, git ls-files lists {}: the figures may \
-             not compare like with like",
-            files.len()
-        )),
-    }
-
-    if has_b3sum(&mut notes) {
-        // The file list lives in .git, which merkle never enters.
-        let list = tree_dir.join(".git/merkle-bench-files");
-        fs::write(&list, files.join("\0"))
-            .with_context(|| format!("writing {}", list.display()))?;
-        let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-        progress(&format!(
-            "cold merkle scan and `git ls-files -z | xargs -0 -P{jobs} b3sum`, interleaved"
-        ));
-        let [(scans, _), (sums, _)] = interleaved(
-            runs,
-            ["merkle scan (cold)", "b3sum (same files)"],
-            cold,
-            |_| {
-                settle();
-                let mut cmd = Command::new("sh");
-                cmd.current_dir(tree_dir)
-                    .arg("-c")
-                    .arg(format!("xargs -0 -P{jobs} b3sum -- < \"$0\" > /dev/null"))
-                    .arg(&list);
-                timed(&mut cmd)
-            },
-        )?;
-        record("merkle_cold_scan", "merkle scan (cold)", scans);
-        record("b3sum", "b3sum (same files, xargs -P)", sums);
-    }
-
-    progress("no-op merkle status and warm git status, interleaved (one untimed run each first)");
-    timed(&mut merkle(&["scan"]))?;
-    timed(&mut merkle(&["status"]))?;
-    timed(git(tree_dir).arg("status"))?;
-    let [(statuses, status_out), (gits, _)] = interleaved(
-        runs,
-        ["merkle status (no-op)", "git status (warm)"],
-        |_| {
-            settle();
-            timed(&mut merkle(&["status"]))
-        },
-        |_| {
-            settle();
-            timed(git(tree_dir).arg("status"))
-        },
-    )?;
-    record("merkle_status_2", "merkle status (no-op)", statuses);
-    record("git_status", "git status (warm)", gits);
-
-    progress("no-op merkle scan and no-op merkle status, interleaved");
-    let [(noops, noop_out), (statuses, status_out_2)] = interleaved(
-        runs,
-        ["merkle scan (no-op)", "merkle status (no-op)"],
-        |_| {
-            settle();
-            timed(&mut merkle(&["scan"]))
-        },
-        |_| {
-            settle();
-            timed(&mut merkle(&["status"]))
-        },
-    )?;
-    record("merkle_noop_scan", "merkle scan (no-op)", noops);
-    record("merkle_status", "merkle status (no-op)", statuses);
-    if noop_out
-        .iter()
-        .any(|o| json_number_field(o, "changed") != Some(0))
-    {
-        notes.push("a no-op merkle scan did not report `changed: 0`".to_owned());
-    }
-    if status_out
-        .iter()
-        .chain(&status_out_2)
-        .any(|o| json_empty_array_field(o, "changed_on_disk") != Some(true))
-    {
-        notes.push("merkle status did not report an empty `changed_on_disk`".to_owned());
-    }
-
-    progress("append a line to one file, then merkle scan and git add -A, interleaved");
-    let [(edits, edit_out), (adds, _)] = interleaved(
-        runs,
-        ["merkle scan (one file edited)", "git add -A (same edit)"],
-        |i| {
-            // The edit is made once, before the pair: both tools find exactly that file changed.
-            let path = repo_edit_target(tree_dir, &files, i)?;
-            let mut text =
-                fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            text.extend_from_slice(format!("\nmerkle bench edit {i}\n").as_bytes());
-            fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-            settle();
-            timed(&mut merkle(&["scan"]))
-        },
-        |_| {
-            settle();
-            timed(git(tree_dir).args(["add", "-A"]))
-        },
-    )?;
-    record("merkle_edit_scan", "merkle scan (one file edited)", edits);
-    record("git_add_edit", "git add -A (same edit)", adds);
-    if edit_out
-        .iter()
-        .any(|o| json_number_field(o, "changed").is_none_or(|n| n == 0))
-    {
-        notes.push("a merkle scan after an edit did not report `changed` > 0".to_owned());
-    }
-
-    let peak_rss_kib = peak_rss(&store, merkle(&["scan"]), &mut notes)?;
-    if work.keep {
-        progress(&format!("kept the clone in {}", tree_dir.display()));
-    }
-    Ok(ScanReport {
-        repo: Some(repo),
-        rows: REPO_ROWS,
-        peak_rss_kib,
-        files: files.len(),
-        dirs,
-        bytes,
-        runs,
-        seed: 0,
-        measures,
-        notes,
-    })
+    Ok(())
 }
 
 /// The file edited in run `i`: a different small text file each run, spread over the tree.

@@ -53,6 +53,26 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
     }
     let work = work_dir(config.keep.as_deref())?;
     let dir = work.path.as_path();
+    let tree = prepare(config, dir)?;
+    let steps = generations(config, dir)?;
+    // The node get-node reads: the first planned file, with its siblings' frames from generate.
+    let target = tree.files[0].path.clone();
+    put_frames(config, dir, &target)?;
+    let views = get_node_views(config, dir, &target)?;
+    Ok(table(config, &tree, &steps, &views))
+}
+
+/// The generate and synthesize steps' times.
+struct Generations {
+    generate: Duration,
+    synthesize: Duration,
+    noop_generate: Duration,
+    checkpoint_generate: Duration,
+    sim_generate: Duration,
+}
+
+/// Writes the generated tree into `dir`, scans it and adds the agents that write frames.
+fn prepare(config: &ContextConfig, dir: &Path) -> Result<Tree> {
     let tree = Tree::plan(TreeSpec {
         files: config.files,
         seed: config.seed,
@@ -68,7 +88,13 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
             &["agent", "add", agent, "--role", role],
         ))?;
     }
+    Ok(tree)
+}
 
+/// Times offline generation, synthesis, generation with nothing to do (twice: the second from
+/// its checkpoint) and generation with a simulated model; an error where one reports
+/// failures or a checkpointed one looks at nodes.
+fn generations(config: &ContextConfig, dir: &Path) -> Result<Generations> {
     settle();
     progress("merkle generate --recursive (offline producer)");
     // The same command twice: the second run finds nothing to do.
@@ -116,7 +142,17 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
     if !out.contains("\"visited\": 0") {
         bail!("generate from its checkpoint looked at nodes: {out}");
     }
+    Ok(Generations {
+        generate,
+        synthesize,
+        noop_generate,
+        checkpoint_generate,
+        sim_generate: sim_generate(config, dir)?,
+    })
+}
 
+/// Times generation with the simulated model, one call per file and folder, 8 in flight.
+fn sim_generate(config: &ContextConfig, dir: &Path) -> Result<Duration> {
     settle();
     progress(
         "merkle generate --recursive --provider sim (one simulated model call per file and folder)",
@@ -141,9 +177,11 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
     if !out.contains("\"failed\": []") {
         bail!("generate --provider sim reported failures: {out}");
     }
+    Ok(sim_generate)
+}
 
-    // The node get-node reads: the first planned file, with its siblings' frames from generate.
-    let target = tree.files[0].path.clone();
+/// Puts `config.frames` frames on `target`, their types taking turns.
+fn put_frames(config: &ContextConfig, dir: &Path, target: &str) -> Result<()> {
     progress(&format!("putting {} frames on {target}", config.frames));
     let content = dir.join("..frame-content");
     for i in 0..config.frames {
@@ -155,7 +193,7 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
             dir,
             &[
                 "put-frame",
-                &target,
+                target,
                 &content.to_string_lossy(),
                 "--type",
                 ty,
@@ -165,12 +203,22 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
         ))?;
     }
     let _ = std::fs::remove_file(&content);
+    Ok(())
+}
+
+/// Times `config.runs` cold get-node processes for each view of `target`, after one warm-up
+/// run that must print a frame count.
+fn get_node_views(
+    config: &ContextConfig,
+    dir: &Path,
+    target: &str,
+) -> Result<Vec<(&'static str, Vec<Duration>)>> {
     // Two views over node + parent + siblings: the default one (each node's head frames) and
     // one over every frame of the node's history, ordered by relevance.
     let heads_view: Vec<&str> = vec![
         "--json",
         "get-node",
-        &target,
+        target,
         "--source",
         "node,parent,siblings",
         "--max-frames",
@@ -192,6 +240,24 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
         }
         views.push((label, samples));
     }
+    Ok(views)
+}
+
+/// The report: each step's time, generate's throughput, and get-node's p50 and p99 per view
+/// against the 5 ms target.
+fn table(
+    config: &ContextConfig,
+    tree: &Tree,
+    steps: &Generations,
+    views: &[(&str, Vec<Duration>)],
+) -> String {
+    let Generations {
+        generate,
+        synthesize,
+        noop_generate,
+        checkpoint_generate,
+        sim_generate,
+    } = *steps;
     let mut t = String::new();
     let dirs = tree.dirs.len() + 1;
     writeln!(
@@ -247,7 +313,7 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
         config.frames, config.runs
     )
     .expect("writing to a String");
-    for (label, samples) in &views {
+    for (label, samples) in views {
         let p99 = quantile(samples, 0.99);
         writeln!(
             t,
@@ -262,5 +328,5 @@ pub fn run_context(config: &ContextConfig) -> Result<String> {
         )
         .expect("writing to a String");
     }
-    Ok(t)
+    t
 }

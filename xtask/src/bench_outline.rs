@@ -77,6 +77,47 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
         cmd
     };
 
+    let (scan, files) = scan_files(&merkle, &repo)?;
+    let (ctags, tags) = run_ctags(config, &repo, &store.path, &files)?;
+    let (generate, noop) = generate_frames(&merkle)?;
+    progress("reading the frames");
+    let frames = read_frames(&files, &tags, |args| merkle(args))?;
+    let by_language = recall(config, &tags, &frames);
+
+    let mut t = String::new();
+    write_recall(&mut t, config, &repo, &files, &tags, &by_language);
+    write_times(
+        &mut t,
+        Times {
+            ctags,
+            scan,
+            generate,
+            noop,
+        },
+    );
+    crate::bench_index::report(&mut t, &repo, &files, &tags, LANGUAGES, &merkle)?;
+    let misses: Vec<&String> = by_language.values().flat_map(|r| &r.misses).collect();
+    if !misses.is_empty() {
+        line(&mut t, String::new());
+        line(&mut t, "some names the outline missed:".to_owned());
+        for m in misses {
+            let _ = writeln!(t, "  {m}");
+        }
+    }
+    Ok(t)
+}
+
+/// The steps' times.
+struct Times {
+    ctags: Duration,
+    scan: Duration,
+    generate: Duration,
+    noop: Duration,
+}
+
+/// Scans the checkout into the bench's store: the scan's time and the files merkle lists
+/// (an error when there are none).
+fn scan_files(merkle: &dyn Fn(&[&str]) -> Command, repo: &Path) -> Result<(Duration, Vec<String>)> {
     progress("merkle scan");
     settle();
     let (scan, _) = timed(&mut merkle(&["-q", "scan"]))?;
@@ -92,20 +133,33 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
     if files.is_empty() {
         bail!("merkle found no files under {}", repo.display());
     }
+    Ok((scan, files))
+}
 
+/// Runs ctags over exactly `files` (listed in a file in `store`): its time and its tags.
+fn run_ctags(
+    config: &OutlineConfig,
+    repo: &Path,
+    store: &Path,
+    files: &[String],
+) -> Result<(Duration, BTreeMap<String, Vec<Tag>>)> {
     progress(&format!("ctags over {} files", files.len()));
-    let list = store.path.join("ctags-files.txt");
+    let list = store.join("ctags-files.txt");
     std::fs::write(&list, files.join("\n") + "\n")
         .with_context(|| format!("writing {}", list.display()))?;
     settle();
     let (ctags, tags_out) = timed(
         Command::new(&config.ctags)
-            .current_dir(&repo)
+            .current_dir(repo)
             .args(["--output-format=json", "--fields=+nlKZ", "-f", "-", "-L"])
             .arg(&list),
     )?;
-    let tags = read_tags(&tags_out)?;
+    Ok((ctags, read_tags(&tags_out)?))
+}
 
+/// Generates outline frames offline over the whole checkout, then again with nothing to do:
+/// both times (an error where the first fails anywhere or the second produces a frame).
+fn generate_frames(merkle: &dyn Fn(&[&str]) -> Command) -> Result<(Duration, Duration)> {
     progress("merkle generate --recursive --offline");
     timed(&mut merkle(&[
         "agent",
@@ -134,12 +188,18 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
     if !out.contains("\"produced\": 0") {
         bail!("a second generate produced frames: {out}");
     }
+    Ok((generate, noop))
+}
 
-    progress("reading the frames");
-    let frames = read_frames(&files, &tags, |args| merkle(args))?;
-
+/// Per language, how many of ctags' top-level names in each file's tags its frame holds, over
+/// the files with at most `--max-defs` tags, with the first misses.
+fn recall<'t>(
+    config: &OutlineConfig,
+    tags: &'t BTreeMap<String, Vec<Tag>>,
+    frames: &BTreeMap<String, String>,
+) -> BTreeMap<&'t str, Recall> {
     let mut by_language: BTreeMap<&str, Recall> = BTreeMap::new();
-    for (path, file_tags) in &tags {
+    for (path, file_tags) in tags {
         let Some(language) = file_tags.first().map(|t| t.language.as_str()) else {
             continue;
         };
@@ -166,14 +226,27 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
             }
         }
     }
+    by_language
+}
 
-    let mut t = String::new();
-    let w = |t: &mut String, line: String| {
-        t.push_str(&line);
-        t.push('\n');
-    };
-    w(
-        &mut t,
+/// Appends `text` and a newline to `t`.
+fn line(t: &mut String, text: String) {
+    t.push_str(&text);
+    t.push('\n');
+}
+
+/// The report's head and its recall table: one row per language, then all of them against
+/// the 0.95 target.
+fn write_recall(
+    t: &mut String,
+    config: &OutlineConfig,
+    repo: &Path,
+    files: &[String],
+    tags: &BTreeMap<String, Vec<Tag>>,
+    by_language: &BTreeMap<&str, Recall>,
+) {
+    line(
+        t,
         format!(
             "bench outline: {} ({} files merkle scans, {} with ctags tags)",
             repo.display(),
@@ -181,28 +254,28 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
             tags.len()
         ),
     );
-    w(&mut t, String::new());
-    w(
-        &mut t,
+    line(t, String::new());
+    line(
+        t,
         format!(
             "recall of ctags' top-level definitions, files with at most {} definitions:",
             config.max_defs
         ),
     );
-    w(
-        &mut t,
+    line(
+        t,
         format!(
             "  {:<12} {:>7} {:>8} {:>8} {:>8}",
             "language", "files", "names", "found", "recall"
         ),
     );
     let (mut names_all, mut found_all, mut files_all) = (0, 0, 0);
-    for (language, r) in &by_language {
+    for (language, r) in by_language {
         names_all += r.names;
         found_all += r.found;
         files_all += r.files;
-        w(
-            &mut t,
+        line(
+            t,
             format!(
                 "  {language:<12} {:>7} {:>8} {:>8} {:>8.3}",
                 r.files,
@@ -213,16 +286,26 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
         );
     }
     let overall = ratio(found_all, names_all);
-    w(
-        &mut t,
+    line(
+        t,
         format!(
             "  {:<12} {files_all:>7} {names_all:>8} {found_all:>8} {overall:>8.3}  (target >= 0.95: {})",
             "all",
             if overall >= 0.95 { "PASS" } else { "MISS" }
         ),
     );
-    w(&mut t, String::new());
-    w(&mut t, format!("{:<58} {:>10}", "step", "time"));
+}
+
+/// The steps' times, and scan + generate over ctags against the 2x target.
+fn write_times(t: &mut String, times: Times) {
+    let Times {
+        ctags,
+        scan,
+        generate,
+        noop,
+    } = times;
+    line(t, String::new());
+    line(t, format!("{:<58} {:>10}", "step", "time"));
     let rows: [(&str, Duration); 5] = [
         ("ctags -R over the same files (JSON to a pipe)", ctags),
         ("merkle scan (cold store)", scan),
@@ -234,26 +317,16 @@ pub fn run_outline(config: &OutlineConfig) -> Result<String> {
         ("merkle generate again (no-op: no producer runs)", noop),
     ];
     for (label, d) in rows {
-        w(&mut t, format!("{label:<58} {:>10}", ms(d)));
+        line(t, format!("{label:<58} {:>10}", ms(d)));
     }
     let r = (scan + generate).as_secs_f64() / ctags.as_secs_f64().max(1e-9);
-    w(
-        &mut t,
+    line(
+        t,
         format!(
             "scan + generate / ctags: {r:.2}x (target <= 2x: {})",
             if r <= 2.0 { "PASS" } else { "MISS" }
         ),
     );
-    crate::bench_index::report(&mut t, &repo, &files, &tags, LANGUAGES, &merkle)?;
-    let misses: Vec<&String> = by_language.values().flat_map(|r| &r.misses).collect();
-    if !misses.is_empty() {
-        w(&mut t, String::new());
-        w(&mut t, "some names the outline missed:".to_owned());
-        for m in misses {
-            let _ = writeln!(t, "  {m}");
-        }
-    }
-    Ok(t)
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
