@@ -260,6 +260,8 @@ fn generate_files_and_dirs(
     }
 }
 
+/// A generation of `files` then `dirs`: the files' frames produced in parallel and put in
+/// chunks of `chunk_size`, then the directories level by level, deepest first.
 fn generate_in(
     store: &Store,
     files: Vec<String>,
@@ -267,14 +269,51 @@ fn generate_in(
     req: &GenerateRequest<'_>,
     chunk_size: usize,
 ) -> Result<Generated> {
-    let total = files.len();
     let mut report = Generated {
         visited: files.len(),
         ..Generated::default()
     };
+    generate_files(store, &files, req, chunk_size, &mut report)?;
+    req.producer.keep_derived(store)?;
+    if report.deferred > 0 {
+        // The directories would read children whose frames are still in a batch.
+        return Ok(report);
+    }
+    let (policy, mut dirs) = directory_policy(store, dirs, req)?;
+    let policy = policy.as_deref().unwrap_or(req.policy);
+    report.visited += dirs.len();
+    // Deepest first, so every directory sees its children's new frames.
+    let depth = |p: &str| {
+        if p.is_empty() {
+            0
+        } else {
+            p.matches('/').count() + 1
+        }
+    };
+    dirs.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
+    // A level at a time: its directories are independent, so their frames go in one commit.
+    for level in dirs.chunk_by(|a, b| depth(a) == depth(b)) {
+        synthesize_level(store, level, policy, req, &mut report)?;
+        if report.deferred > 0 {
+            // The levels above would read this one's missing frames.
+            break;
+        }
+    }
+    Ok(report)
+}
+
+/// The files' frames, produced in parallel and put in chunks of `chunk_size`: one durable
+/// commit per chunk rather than per file, so an interruption loses at most the chunk in
+/// flight; each counted in `report`.
+fn generate_files(
+    store: &Store,
+    files: &[String],
+    req: &GenerateRequest<'_>,
+    chunk_size: usize,
+    report: &mut Generated,
+) -> Result<()> {
+    let total = files.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    // Produced in parallel, put in chunks: one durable commit per chunk rather than per file,
-    // and an interruption loses at most the chunk in flight.
     for chunk in files.chunks(chunk_size) {
         let outcomes: Vec<(String, Result<Planned>)> = chunk
             .par_iter()
@@ -318,76 +357,64 @@ fn generate_in(
         // After the frames: a memo lost to an interruption costs a recomputation, no more.
         store.put_memos(&memos)?;
     }
-    req.producer.keep_derived(store)?;
-    if report.deferred > 0 {
-        // The directories would read children whose frames are still in a batch.
-        return Ok(report);
-    }
-    let (policy, mut dirs) = directory_policy(store, dirs, req)?;
-    let policy = policy.as_deref().unwrap_or(req.policy);
-    report.visited += dirs.len();
-    // Deepest first, so every directory sees its children's new frames.
-    let depth = |p: &str| {
-        if p.is_empty() {
-            0
-        } else {
-            p.matches('/').count() + 1
-        }
-    };
-    dirs.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
-    // A level at a time: its directories are independent, so their frames go in one commit.
-    for level in dirs.chunk_by(|a, b| depth(a) == depth(b)) {
-        let mut todo = Vec::new();
-        for path in level {
-            let Some(rec) = store.node_at(path)? else {
-                continue;
-            };
-            if let Some(head) = current_frame(store, &rec.node_id, path, req.frame_type)?
-                && head.agent_id == req.agent
-                && !head
-                    .metadata
-                    .extra
-                    .get(crate::synthesis::META_POLICY)
-                    .is_some_and(|p| {
-                        (req.replace_other_producers && *p != policy.id()) || policy.supersedes(p)
-                    })
-                && staleness(store, &rec, &head)?.is_none()
-            {
-                report.up_to_date += 1;
-                continue;
-            }
-            todo.push(rec);
-        }
-        if todo.is_empty() {
+    Ok(())
+}
+
+/// Synthesizes the directories of one level (independent of each other) that are missing,
+/// stale, another agent's or made by a policy `policy` supersedes; each counted in `report`.
+fn synthesize_level(
+    store: &Store,
+    level: &[String],
+    policy: &dyn SynthesisPolicy,
+    req: &GenerateRequest<'_>,
+    report: &mut Generated,
+) -> Result<()> {
+    let mut todo = Vec::new();
+    for path in level {
+        let Some(rec) = store.node_at(path)? else {
+            continue;
+        };
+        if let Some(head) = current_frame(store, &rec.node_id, path, req.frame_type)?
+            && head.agent_id == req.agent
+            && !head
+                .metadata
+                .extra
+                .get(crate::synthesis::META_POLICY)
+                .is_some_and(|p| {
+                    (req.replace_other_producers && *p != policy.id()) || policy.supersedes(p)
+                })
+            && staleness(store, &rec, &head)?.is_none()
+        {
+            report.up_to_date += 1;
             continue;
         }
-        let request = SynthesisRequest {
-            frame_type: req.frame_type,
-            agent: req.agent,
-            policy,
-            now_ms: req.now_ms,
-        };
-        for s in synthesize_each(store, &todo, &request)? {
-            let s = match s {
-                Err(e) if deferred(&e) => {
-                    report.deferred += 1;
-                    continue;
-                }
-                s => s?,
-            };
-            if s.policy_ran {
-                report.synthesized += 1;
-            } else {
-                report.synthesis_reused += 1;
-            }
-            report.created += usize::from(s.created);
-        }
-        if report.deferred > 0 {
-            // The levels above would read this one's missing frames.
-            break;
-        }
+        todo.push(rec);
     }
-    Ok(report)
+    if todo.is_empty() {
+        return Ok(());
+    }
+    let request = SynthesisRequest {
+        frame_type: req.frame_type,
+        agent: req.agent,
+        policy,
+        now_ms: req.now_ms,
+    };
+    for s in synthesize_each(store, &todo, &request)? {
+        let s = match s {
+            Err(e) if deferred(&e) => {
+                report.deferred += 1;
+                continue;
+            }
+            s => s?,
+        };
+        if s.policy_ran {
+            report.synthesized += 1;
+        } else {
+            report.synthesis_reused += 1;
+        }
+        report.created += usize::from(s.created);
+    }
+    Ok(())
 }
 
 /// A policy as it read the tree; `None`: the request's as it is.

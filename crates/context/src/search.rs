@@ -54,6 +54,8 @@ pub use self::hit::{
 };
 mod index;
 pub use self::index::{index_dir, sync_index};
+mod fuse;
+use self::fuse::{Asking, gather, give_history, hits_of, rank, spread_graph};
 mod lines;
 use self::lines::{Asked, ReadFiles, best_symbols, proximity};
 mod paths;
@@ -388,234 +390,28 @@ pub fn search(
         return plain(facts, index, req, in_scope);
     }
 
-    let q = TaskQuery::parse(req.query);
-    let short = is_lookup(req.query);
-    let question = !short && is_question(req.query);
-    // A short query is a name or two: every identifier in it is one to look for whole.
-    let mut idents: Vec<(String, usize)> = q.idents.clone();
-    if short {
-        // As written too (`$display`, `std::fs`), trimmed of call and list punctuation.
-        for term in req.query.split_whitespace() {
-            let t = term.trim_matches(|c: char| "()[]{},;:\"'`".contains(c));
-            if !t.is_empty() && !idents.iter().any(|(i, _)| i == t) {
-                idents.push((t.to_owned(), 1));
-            }
-        }
-        for id in retrieve::tokenize::identifiers(req.query) {
-            if !idents.iter().any(|(i, _)| i == id.text) {
-                idents.push((id.text.to_owned(), 1));
-            }
-        }
-    }
-    let mut words = q.words.clone();
-    if short {
-        // A short query's words are all meant, stop words or not (`is`, `get`).
-        for t in retrieve::tokenize::token_strings(req.query) {
-            if !words.iter().any(|(w, _)| *w == t) {
-                words.push((t, 2.0));
-            }
-        }
-    }
-    add_word_forms(&mut words);
-    let (terms, telling) = select_terms(index, &words)?;
-    // The kept import graph's record is read beside the evidence it spreads; only the
-    // strongest files' edges are taken from it.
-    // A task (an issue, a commit message: a title and more lines) is matched against the
-    // messages of the workspace's past commits on the same thread.
-    let task = !short && title_of(req.query).is_some();
-    let ((kept, past), scores) = crate::beside(
-        || {
-            let kept = Graph::kept_edges(store, facts);
-            let past = if task {
-                history::past_fixes(store, &words)
-            } else {
-                Ok(HashMap::new())
-            };
-            (kept, past)
-        },
-        || -> Result<Scores> {
-            let mut scores = Scores::new(facts);
-            let text = text_signal(index, facts, &terms)?;
-            scores.reserve(text.len());
-            for (at, x) in text {
-                if let Some(s) = scores.at(at) {
-                    s.text = x;
-                }
-            }
-            // The title: a task's first line, when more follow, says what the rest is about
-            // (an issue's title, a commit's subject); its words are matched again on their own.
-            if !short && let Some(title) = title_of(req.query) {
-                let (title_terms, _) = select_terms(index, &TaskQuery::parse(title).words)?;
-                for (at, x) in text_signal(index, facts, &title_terms)? {
-                    if let Some(s) = scores.at(at) {
-                        s.title = x;
-                    }
-                }
-            }
-
-            // Definitions: each identifier of the query by how rare a definition of that name
-            // is, the files defining it read from the index (its `defs`), by the weight of the
-            // kind.
-            definition_signals(index, facts, &idents, &in_scope, &mut scores)?;
-
-            // Paths the query points at.
-            path_signals(facts, &q, &idents, &words, &mut scores);
-
-            // Messages the task quotes (an error as a program printed it), found as written:
-            // the file that prints it.
-            if !short {
-                for (message, found) in quoted_messages(store, facts, index, req.query, &in_scope)?
-                {
-                    for p in &found {
-                        let Some(s) = scores.of(p) else { continue };
-                        s.says = s.says.max(W_MESSAGE / found.len() as f64);
-                        s.said.push(message.clone());
-                    }
-                }
-            }
-            Ok(scores)
-        },
-    );
-    let mut scores = scores?;
-    let (past, history_missing) = match past {
-        Ok(past) => (past, None),
-        Err(history::Unread(why)) => (HashMap::new(), Some(why)),
-    };
-    let mut past: Vec<(String, history::PastFix)> = past.into_iter().collect();
-    past.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    for (path, fix) in past {
-        if facts.file(&path).is_some_and(in_scope)
-            && let Some(s) = scores.of(&path)
-        {
-            s.history = W_HISTORY * fix.share;
-            s.fixed_before = Some(fix.subject);
-        }
-    }
-
-    // Graph: a share of the strongest neighbour's evidence.
-    let mut strong: Vec<(&str, f64)> = scores
-        .iter()
-        .map(|(f, s)| (f.path.as_str(), s.base()))
-        .collect();
-    first_of(&mut strong, GRAPH_SEEDS, |a, b| {
-        b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))
-    });
-    let seeds: Vec<&str> = strong.iter().map(|s| s.0).collect();
-    let near = match kept.and_then(|k| k.neighbours(&seeds)) {
-        Some(near) => near,
-        // None kept for this tree (or it does not read): built, and kept where it can be.
-        None => Graph::of_tree(store, facts)?.neighbours(&seeds),
-    };
-    for ((p, b), near) in strong.into_iter().zip(near) {
-        for r in near {
-            if let Some(s) = scores.of(&r)
-                && b * W_GRAPH > s.graph
-            {
-                s.graph = b * W_GRAPH;
-                s.near = Some(p.to_owned());
-            }
-        }
-    }
-
-    let mut read = if short {
+    let asking = Asking::read(req.query);
+    let (terms, telling) = select_terms(index, &asking.words)?;
+    let (mut scores, kept, past) =
+        gather(store, facts, index, req.query, &asking, &terms, &in_scope)?;
+    let history_missing = give_history(facts, &mut scores, past, &in_scope);
+    spread_graph(store, facts, &mut scores, kept)?;
+    let read = if asking.short {
         ReadFiles::new()
     } else {
         proximity(store, facts, &mut scores, &telling, &in_scope)?
     };
-
-    // Ordered by evidence, then the prior applied: a prior is at most 1, so once the evidence
-    // left is below the `limit`-th score, nothing further can enter (the result is the one a
-    // prior on every file gives, without a size lookup per file).
-    let mut candidates: Vec<(f64, &FileEntry, &Signals)> = scores
-        .iter()
-        .map(|(f, s)| (s.score(1.0, short), f, s))
-        .filter(|(upper, f, _)| *upper > 0.0 && in_scope(f))
-        .collect();
-    if let Some(Filter::Kind(k)) = req.filter {
-        let files: Vec<&FileEntry> = candidates.iter().map(|c| c.1).collect();
-        let their = facts.facts_of(store, &files)?;
-        let mut keep = their.iter().map(|ff| has_kind_match(ff, k, &words));
-        candidates.retain(|_| keep.next().unwrap_or(false));
-    }
-    // A heap: of thousands of files (a common word), a few dozen are taken.
-    let mut candidates: std::collections::BinaryHeap<Candidate> =
-        candidates.into_iter().map(Candidate).collect();
-    let mut ranked: Vec<(f64, &FileEntry, &Signals)> = Vec::new();
-    while let Some(Candidate((upper, f, s))) = candidates.pop() {
-        if ranked.len() >= req.limit && upper < ranked[req.limit - 1].0 {
-            break;
-        }
-        let prior = if s.path > 0.0 {
-            1.0
-        } else if question {
-            prior_asked(&f.path, &words, f.language, size_of(store, f))
-        } else {
-            prior(&f.path, f.language, size_of(store, f))
-        };
-        let entry = (s.score(prior, short), f, s);
-        let at = ranked.partition_point(|r| {
-            r.0.total_cmp(&entry.0)
-                .reverse()
-                .then_with(|| r.1.path.cmp(&entry.1.path))
-                .is_lt()
-        });
-        ranked.insert(at, entry);
-    }
-    ranked.truncate(req.limit);
-
-    let ident_set: HashMap<&str, usize> = idents.iter().map(|(i, n)| (i.as_str(), *n)).collect();
-    let term_weights: HashMap<&str, f32> = terms
-        .iter()
-        .filter(|t| t.field == Field3::Text)
-        .map(|t| (t.token.as_str(), t.weight))
-        .collect();
-    let kind = match req.filter {
-        Some(Filter::Kind(k)) => Some(k),
-        _ => None,
-    };
-    // The hits proximity has not read already.
-    let unread: Vec<&FileEntry> = ranked
-        .iter()
-        .map(|r| r.1)
-        .filter(|f| !read.contains_key(f.path.as_str()))
-        .collect();
-    let their = facts.facts_of(store, &unread)?;
-    for (f, ff) in unread.into_iter().zip(their) {
-        read.insert(f.path.as_str(), (ff, read_text(store, f)?));
-    }
-    let hits: Vec<_> = ranked
-        .into_iter()
-        .map(|(score, f, s)| {
-            let (ff, content) = read
-                .remove(f.path.as_str())
-                .expect("every hit was read above");
-            (score, f, s, ff, content)
-        })
-        .collect();
-    let hit =
-        |(score, f, s, ff, content): &(f64, &FileEntry, &Signals, FileFacts, Option<String>)| {
-            let asked = Asked {
-                idents: &ident_set,
-                weights: &term_weights,
-                said: &s.said,
-                framed: &s.framed,
-                kind,
-            };
-            let (symbols, matched) = best_symbols(ff, content.as_deref(), &asked, req.symbols);
-            Hit {
-                path: f.path.clone(),
-                score: round(*score),
-                symbols,
-                why: s.why(&matched),
-                history_missing: history_missing.clone(),
-            }
-        };
-    let mut hits = on_two_threads(&hits, hit);
-    // A filter by kind keeps only files that show a definition of that kind.
-    if kind.is_some() {
-        hits.retain(|h| !h.symbols.is_empty());
-    }
-    Ok(hits)
+    let ranked = rank(store, facts, &scores, req, &asking, &in_scope)?;
+    hits_of(
+        store,
+        facts,
+        ranked,
+        read,
+        req,
+        &asking,
+        &terms,
+        history_missing,
+    )
 }
 
 /// The first `n` of `items` in the order `cmp` gives, in that order (the rest dropped unsorted).

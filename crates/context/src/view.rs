@@ -184,33 +184,69 @@ pub struct NodeContext {
 /// Composes the view of `node`. Read-only.
 pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<NodeContext> {
     let mut skipped = Vec::new();
-    let mut sources: Vec<(SourceKind, NodeRecord)> = Vec::new();
-    let parent = if node.path.is_empty() {
-        None
-    } else {
-        let parent_path = node.path.rsplit_once('/').map_or("", |(p, _)| p);
-        match store.node_at(parent_path) {
-            Ok(Some(p)) => Some(p),
-            Ok(None) => {
-                skipped.push(format!("parent {parent_path:?}: not in the last scan"));
-                None
-            }
-            Err(e) => {
-                skipped.push(format!("parent {parent_path:?}: {e}"));
-                None
-            }
+    let parent = parent_of(store, node, &mut skipped);
+    let mut sources = sources_of(store, node, parent.as_ref(), &view.sources, &mut skipped);
+    // A node reached through two sources counts once, under its strongest source.
+    sources.sort_by(|a, b| a.1.node_id.cmp(&b.1.node_id).then(a.0.cmp(&b.0)));
+    sources.dedup_by(|b, a| a.1.node_id == b.1.node_id);
+    let lights = light_frames(store, &sources, &view.filters, &mut skipped);
+    let frame_count = lights.len();
+    let candidates = pick(store, lights, view, &mut skipped);
+    Ok(NodeContext {
+        node: node.clone(),
+        frames: candidates
+            .into_iter()
+            .map(|c| ComposedFrame {
+                frame: c.frame,
+                source: c.source,
+                path: c.path,
+            })
+            .collect(),
+        frame_count,
+        skipped,
+    })
+}
+
+/// The record of `node`'s parent folder; `None` for the root, or (said in `skipped`) where it
+/// cannot be read.
+fn parent_of(store: &Store, node: &NodeRecord, skipped: &mut Vec<String>) -> Option<NodeRecord> {
+    if node.path.is_empty() {
+        return None;
+    }
+    let parent_path = node.path.rsplit_once('/').map_or("", |(p, _)| p);
+    match store.node_at(parent_path) {
+        Ok(Some(p)) => Some(p),
+        Ok(None) => {
+            skipped.push(format!("parent {parent_path:?}: not in the last scan"));
+            None
         }
-    };
-    for source in &view.sources {
+        Err(e) => {
+            skipped.push(format!("parent {parent_path:?}: {e}"));
+            None
+        }
+    }
+}
+
+/// The nodes whose frames the view reads, each with its source, in the order of `wanted`;
+/// what cannot be read is said in `skipped`.
+fn sources_of(
+    store: &Store,
+    node: &NodeRecord,
+    parent: Option<&NodeRecord>,
+    wanted: &[Source],
+    skipped: &mut Vec<String>,
+) -> Vec<(SourceKind, NodeRecord)> {
+    let mut sources: Vec<(SourceKind, NodeRecord)> = Vec::new();
+    for source in wanted {
         match source {
             Source::Node => sources.push((SourceKind::Node, node.clone())),
             Source::Parent => {
-                if let Some(p) = &parent {
+                if let Some(p) = parent {
                     sources.push((SourceKind::Parent, p.clone()));
                 }
             }
             Source::Siblings => {
-                let Some(p) = &parent else { continue };
+                let Some(p) = parent else { continue };
                 for child in &p.children {
                     let path = p.child_path(&child.name);
                     if path == node.path {
@@ -226,27 +262,7 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
                     }
                 }
             }
-            Source::Imports => {
-                if !node.kind.is_leaf() {
-                    continue;
-                }
-                let related = crate::facts::TreeFacts::read(store).and_then(|facts| {
-                    crate::graph::Graph::of_tree(store, &facts).map(|g| g.related(&node.path))
-                });
-                match related {
-                    Ok(related) => {
-                        for r in related.iter().take(MAX_GRAPH_RELATED) {
-                            match store.node_at(&r.path) {
-                                Ok(Some(rec)) => sources.push((SourceKind::Related, rec)),
-                                Ok(None) => skipped
-                                    .push(format!("related {:?}: not in the last scan", r.path)),
-                                Err(e) => skipped.push(format!("related {:?}: {e}", r.path)),
-                            }
-                        }
-                    }
-                    Err(e) => skipped.push(format!("related files of {:?}: {e}", node.path)),
-                }
-            }
+            Source::Imports => imported(store, node, &mut sources, skipped),
             Source::Related(ids) => {
                 for id in ids {
                     match store.node(id) {
@@ -258,13 +274,46 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
             }
         }
     }
-    // A node reached through two sources counts once, under its strongest source.
-    sources.sort_by(|a, b| a.1.node_id.cmp(&b.1.node_id).then(a.0.cmp(&b.0)));
-    sources.dedup_by(|b, a| a.1.node_id == b.1.node_id);
+    sources
+}
 
-    let f = &view.filters;
+/// Adds to `sources` the files a file `node` imports or is imported by (at most
+/// [`MAX_GRAPH_RELATED`]), from the import graph; nothing for a folder.
+fn imported(
+    store: &Store,
+    node: &NodeRecord,
+    sources: &mut Vec<(SourceKind, NodeRecord)>,
+    skipped: &mut Vec<String>,
+) {
+    if !node.kind.is_leaf() {
+        return;
+    }
+    let related = crate::facts::TreeFacts::read(store).and_then(|facts| {
+        crate::graph::Graph::of_tree(store, &facts).map(|g| g.related(&node.path))
+    });
+    match related {
+        Ok(related) => {
+            for r in related.iter().take(MAX_GRAPH_RELATED) {
+                match store.node_at(&r.path) {
+                    Ok(Some(rec)) => sources.push((SourceKind::Related, rec)),
+                    Ok(None) => skipped.push(format!("related {:?}: not in the last scan", r.path)),
+                    Err(e) => skipped.push(format!("related {:?}: {e}", r.path)),
+                }
+            }
+        }
+        Err(e) => skipped.push(format!("related files of {:?}: {e}", node.path)),
+    }
+}
+
+/// The frames of `sources` that the filters keep, as summaries (their records not read yet).
+fn light_frames(
+    store: &Store,
+    sources: &[(SourceKind, NodeRecord)],
+    f: &Filters,
+    skipped: &mut Vec<String>,
+) -> Vec<Light> {
     let mut lights = Vec::new();
-    for (kind, rec) in &sources {
+    for (kind, rec) in sources {
         let head_frames = match store.heads(&rec.node_id) {
             Ok(h) => h,
             Err(e) => {
@@ -314,7 +363,17 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
             }
         }
     }
-    let frame_count = lights.len();
+    lights
+}
+
+/// The view's frames of `lights`, in its order, at most `view.max_frames`, their records
+/// read (a custom scorer reads every one first, as it may read anything in a frame).
+fn pick(
+    store: &Store,
+    mut lights: Vec<Light>,
+    view: &ContextView,
+    skipped: &mut Vec<String>,
+) -> Vec<Candidate> {
     let load = |l: Light, skipped: &mut Vec<String>| match store.frame(&l.sum.frame_id) {
         Ok(Some(frame)) => Some(Candidate {
             frame,
@@ -331,12 +390,11 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
             None
         }
     };
-    let candidates: Vec<Candidate> = match &view.ordering {
-        // A custom scorer may read anything in a frame: load every candidate, then order.
+    match &view.ordering {
         Ordering::Custom(scorer) => {
             let mut all: Vec<Candidate> = lights
                 .into_iter()
-                .filter_map(|l| load(l, &mut skipped))
+                .filter_map(|l| load(l, skipped))
                 .collect();
             all.sort_by_cached_key(|c| {
                 (
@@ -352,23 +410,10 @@ pub fn get_node(store: &Store, node: &NodeRecord, view: &ContextView) -> Result<
             lights.truncate(view.max_frames);
             lights
                 .into_iter()
-                .filter_map(|l| load(l, &mut skipped))
+                .filter_map(|l| load(l, skipped))
                 .collect()
         }
-    };
-    Ok(NodeContext {
-        node: node.clone(),
-        frames: candidates
-            .into_iter()
-            .map(|c| ComposedFrame {
-                frame: c.frame,
-                source: c.source,
-                path: c.path,
-            })
-            .collect(),
-        frame_count,
-        skipped,
-    })
+    }
 }
 
 /// A candidate before its frame record is read.
