@@ -89,28 +89,7 @@ fn main() -> Result<()> {
 
     // Killed while it waits for a held batch, then run again.
     server.hold_batches(true);
-    // Without --json, which keeps stderr quiet: the run says when its batch is sent.
-    let mut args: Vec<String> = model(&trees[2])
-        .into_iter()
-        .filter(|arg| arg != "--json")
-        .collect();
-    args.push("--batch".to_owned());
-    let mut child = Command::new(&merkle)
-        .args(&args)
-        .env("SIM_KEY", "sk-sim")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let stderr = child.stderr.take().context("piped stderr")?;
-    let sent = BufReader::new(stderr)
-        .lines()
-        .map_while(Result::ok)
-        .any(|line| line.starts_with("sent batch "));
-    if !sent {
-        bail!("generate --batch never said it sent its batch");
-    }
-    child.kill()?;
-    child.wait()?;
+    kill_once_sent(&merkle, model(&trees[2]))?;
     let before_resume = server.batch_ids().len();
     server.hold_batches(false);
     let resumed = generate(&merkle, &model(&trees[2]), &["--batch"])?;
@@ -139,6 +118,30 @@ fn main() -> Result<()> {
     });
     println!("{report}");
     let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+/// Runs `merkle` with `args` and `--batch` (without `--json`, which keeps stderr quiet: the
+/// run says when its batch is sent) and kills it (`kill -9`) once it has sent its batch.
+fn kill_once_sent(merkle: &Path, args: Vec<String>) -> Result<()> {
+    let mut args: Vec<String> = args.into_iter().filter(|arg| arg != "--json").collect();
+    args.push("--batch".to_owned());
+    let mut child = Command::new(merkle)
+        .args(&args)
+        .env("SIM_KEY", "sk-sim")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stderr = child.stderr.take().context("piped stderr")?;
+    let sent = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.starts_with("sent batch "));
+    if !sent {
+        bail!("generate --batch never said it sent its batch");
+    }
+    child.kill()?;
+    child.wait()?;
     Ok(())
 }
 

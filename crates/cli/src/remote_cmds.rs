@@ -156,57 +156,7 @@ pub(crate) fn run_remote(
             remotes.remove(name)?;
             out.value(json!({"name": name}), format!("remote {name} removed"));
         }
-        RemoteCommand::Check { name } => {
-            let remotes = remote::Remotes::load(&store_dir(g, root))?;
-            let target = remotes.resolve(name.as_deref(), &env)?;
-            let report = transfer(
-                g,
-                &target,
-                "checking",
-                "checking frames",
-                async |session, progress| remote::check(session, progress).await,
-            )?;
-            let bad: Vec<_> = report
-                .bad
-                .iter()
-                .map(|b| json!({"table": b.table, "item": b.item, "reason": b.reason}))
-                .collect();
-            let mut text = format!(
-                "checked remote {}: {}, {}, {}, {} ({:.2}s): ",
-                target.name,
-                count(report.frames, "frame"),
-                count(report.nodes, "node"),
-                count(report.memos, "memo"),
-                count(report.agents, "agent"),
-                report.seconds
-            );
-            if report.bad.is_empty() {
-                text.push_str("all good");
-            } else {
-                text.push_str(&format!(
-                    "{} (a pull refuses them; `merkle pull --skip-invalid` leaves them out):",
-                    count(report.bad.len() as u64, "bad row")
-                ));
-                for b in &report.bad {
-                    text.push_str(&format!("\n  {}: {}: {}", b.table, b.item, b.reason));
-                }
-            }
-            out.value(
-                json!({
-                    "remote": target.name,
-                    "frames": report.frames,
-                    "nodes": report.nodes,
-                    "memos": report.memos,
-                    "agents": report.agents,
-                    "bad": bad,
-                    "seconds": report.seconds,
-                }),
-                text,
-            );
-            if !report.bad.is_empty() {
-                return Ok(ExitCode::from(1));
-            }
-        }
+        RemoteCommand::Check { name } => return check_remote(g, root, name.as_deref(), out),
         RemoteCommand::Init {
             name,
             reader,
@@ -232,6 +182,61 @@ pub(crate) fn run_remote(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `merkle remote check`: the remote's rows read and verified; exit 1 where some are bad.
+fn check_remote(g: &Global, root: &Path, name: Option<&str>, out: &mut Out) -> Result<ExitCode> {
+    let remotes = remote::Remotes::load(&store_dir(g, root))?;
+    let target = remotes.resolve(name, &env)?;
+    let report = transfer(
+        g,
+        &target,
+        "checking",
+        "checking frames",
+        async |session, progress| remote::check(session, progress).await,
+    )?;
+    let bad: Vec<_> = report
+        .bad
+        .iter()
+        .map(|b| json!({"table": b.table, "item": b.item, "reason": b.reason}))
+        .collect();
+    let mut text = format!(
+        "checked remote {}: {}, {}, {}, {} ({:.2}s): ",
+        target.name,
+        count(report.frames, "frame"),
+        count(report.nodes, "node"),
+        count(report.memos, "memo"),
+        count(report.agents, "agent"),
+        report.seconds
+    );
+    if report.bad.is_empty() {
+        text.push_str("all good");
+    } else {
+        text.push_str(&format!(
+            "{} (a pull refuses them; `merkle pull --skip-invalid` leaves them out):",
+            count(report.bad.len() as u64, "bad row")
+        ));
+        for b in &report.bad {
+            text.push_str(&format!("\n  {}: {}: {}", b.table, b.item, b.reason));
+        }
+    }
+    out.value(
+        json!({
+            "remote": target.name,
+            "frames": report.frames,
+            "nodes": report.nodes,
+            "memos": report.memos,
+            "agents": report.agents,
+            "bad": bad,
+            "seconds": report.seconds,
+        }),
+        text,
+    );
+    Ok(if report.bad.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// What `remote init` says: the remote, and each role it had to create.

@@ -108,30 +108,8 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     // Counts changes from before the first scan, and once the store is there answers readers
     // that ask whether the last rescan is still the tree on disk.
     let mut monitor = Monitor::new(&store_dir);
-    let observer = monitor.observer();
     // Watching starts before the first scan, so that nothing changed during it goes unseen.
-    // Symlinks are not followed, and reads are not events (`watcher_config`).
-    let watched = (root.to_path_buf(), store_dir.clone());
-    let mut watcher = notify::RecommendedWatcher::new(
-        move |event: notify::Result<notify::Event>| {
-            let change = match &event {
-                // A reader's cookie: every event before it has been counted.
-                Ok(e) if e.paths.iter().any(|p| observer.cookie(p)) => return,
-                Ok(e) => is_relevant(e, &watched.0, &watched.1),
-                Err(_) => true,
-            };
-            // Reads are not asked of the kernel (`watcher_config`); a store's own writes
-            // never wake the loop.
-            if !change {
-                return;
-            }
-            observer.changed();
-            // The loop only stops listening when watch ends.
-            let _ = tx.send(Wake::File(event));
-        },
-        watcher_config(),
-    )
-    .context("starting the file watcher")?;
+    let mut watcher = start_watcher(root, &store_dir, monitor.observer(), tx)?;
     watcher
         .watch(root, RecursiveMode::Recursive)
         .with_context(|| format!("watching {} for changes", root.display()))?;
@@ -147,47 +125,26 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     {
         eprintln!("warning: other commands will check the files themselves: {e}");
     }
-    let mut rescans = 1;
-    // The paths the events since the last rescan named; `None`: look at everything (an event
-    // named none, or events may have been lost).
-    let mut touched: Option<BTreeSet<String>> = Some(BTreeSet::new());
+    let mut pending = Pending {
+        touched: Some(BTreeSet::new()),
+        due: None,
+        first_event: None,
+        in_use_reported: false,
+        rescans: 1,
+    };
     let debounce = Duration::from_millis(args.debounce_ms);
-    // When the next rescan is due, and the first event it answers (a steady stream of events
-    // must not put it off forever).
-    let mut due: Option<Instant> = None;
-    let mut first_event: Option<Instant> = None;
-    let mut in_use_reported = false;
-    while args.exit_after.is_none_or(|n| rescans < n) {
-        let wake = match due {
+    while args.exit_after.is_none_or(|n| pending.rescans < n) {
+        let wake = match pending.due {
             None => rx.recv().ok(),
             Some(due_at) => match rx.recv_timeout(due_at.saturating_duration_since(Instant::now()))
             {
                 Ok(wake) => Some(wake),
                 Err(RecvTimeoutError::Disconnected) => None,
                 Err(RecvTimeoutError::Timeout) => {
-                    (due, first_event) = (None, None);
-                    let paths: Option<Vec<String>> =
-                        touched.as_ref().map(|t| t.iter().cloned().collect());
-                    let taken = monitor.changes_taken();
-                    match rescan(g, root, generator.as_ref(), paths.as_deref()) {
-                        Ok(scanned) => {
-                            monitor.rescanned(taken, scanned);
-                            rescans += 1;
-                            in_use_reported = false;
-                            touched = Some(BTreeSet::new());
-                        }
-                        Err(e) if is_in_use(&e) => {
-                            if !in_use_reported && !g.quiet {
-                                eprintln!("warning: {e:#}; rescanning once it is free");
-                            }
-                            in_use_reported = true;
-                            due = Some(Instant::now() + IN_USE_RETRY);
-                        }
-                        Err(e) if is_closed_stdout(&e) => break,
-                        // Whatever it was, the next change tries again.
-                        Err(e) => eprintln!("error: {e:#}"),
+                    if pending.rescan(g, root, generator.as_ref(), &mut monitor) {
+                        continue;
                     }
-                    continue;
+                    break;
                 }
             },
         };
@@ -195,18 +152,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
             None | Some(Wake::Stop) => break,
             Some(Wake::File(result)) => {
                 monitor.taken();
-                match &result {
-                    Err(e) => {
-                        if !g.quiet {
-                            eprintln!("warning: file watcher: {e}; rescanning everything");
-                        }
-                        touched = None;
-                    }
-                    Ok(event) => note_paths(&mut touched, event, root),
-                }
-                let now = Instant::now();
-                let first = *first_event.get_or_insert(now);
-                due = Some((now + debounce).min(first + debounce * 10));
+                pending.noted(g, &result, root, debounce);
             }
         }
     }
@@ -214,6 +160,108 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
         eprintln!("recorded to {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the file watcher whose events wake the loop through `tx`, each change counted by
+/// `observer` first. Symlinks are not followed, and reads are not events (`watcher_config`);
+/// a reader's cookie and the store's own writes never wake the loop.
+fn start_watcher(
+    root: &Path,
+    store_dir: &Path,
+    observer: context::ops::watched::Observer,
+    tx: Sender<Wake>,
+) -> Result<notify::RecommendedWatcher> {
+    let watched = (root.to_path_buf(), store_dir.to_path_buf());
+    notify::RecommendedWatcher::new(
+        move |event: notify::Result<notify::Event>| {
+            let change = match &event {
+                // A reader's cookie: every event before it has been counted.
+                Ok(e) if e.paths.iter().any(|p| observer.cookie(p)) => return,
+                Ok(e) => is_relevant(e, &watched.0, &watched.1),
+                Err(_) => true,
+            };
+            if !change {
+                return;
+            }
+            observer.changed();
+            // The loop only stops listening when watch ends.
+            let _ = tx.send(Wake::File(event));
+        },
+        watcher_config(),
+    )
+    .context("starting the file watcher")
+}
+
+/// The watch loop's state between wakes.
+struct Pending {
+    /// The paths the events since the last rescan named; `None`: look at everything (an event
+    /// named none, or events may have been lost).
+    touched: Option<BTreeSet<String>>,
+    /// When the next rescan is due, and the first event it answers (a steady stream of events
+    /// must not put it off forever).
+    due: Option<Instant>,
+    first_event: Option<Instant>,
+    in_use_reported: bool,
+    /// Rescans so far, the first one included.
+    rescans: u64,
+}
+
+impl Pending {
+    /// The rescan that is due; `false` when the loop must end (stdout was closed). A store
+    /// held by another writer is retried after [`IN_USE_RETRY`]; other errors are reported
+    /// and the next change tries again.
+    fn rescan(
+        &mut self,
+        g: &Global,
+        root: &Path,
+        generator: Option<&Generator>,
+        monitor: &mut Monitor,
+    ) -> bool {
+        (self.due, self.first_event) = (None, None);
+        let paths: Option<Vec<String>> = self.touched.as_ref().map(|t| t.iter().cloned().collect());
+        let taken = monitor.changes_taken();
+        match rescan(g, root, generator, paths.as_deref()) {
+            Ok(scanned) => {
+                monitor.rescanned(taken, scanned);
+                self.rescans += 1;
+                self.in_use_reported = false;
+                self.touched = Some(BTreeSet::new());
+            }
+            Err(e) if is_in_use(&e) => {
+                if !self.in_use_reported && !g.quiet {
+                    eprintln!("warning: {e:#}; rescanning once it is free");
+                }
+                self.in_use_reported = true;
+                self.due = Some(Instant::now() + IN_USE_RETRY);
+            }
+            Err(e) if is_closed_stdout(&e) => return false,
+            Err(e) => eprintln!("error: {e:#}"),
+        }
+        true
+    }
+
+    /// A file event: its paths noted (all of them on a watcher's error), and the rescan put
+    /// off by `debounce`, at most ten times that after the first event.
+    fn noted(
+        &mut self,
+        g: &Global,
+        result: &notify::Result<notify::Event>,
+        root: &Path,
+        debounce: Duration,
+    ) {
+        match result {
+            Err(e) => {
+                if !g.quiet {
+                    eprintln!("warning: file watcher: {e}; rescanning everything");
+                }
+                self.touched = None;
+            }
+            Ok(event) => note_paths(&mut self.touched, event, root),
+        }
+        let now = Instant::now();
+        let first = *self.first_event.get_or_insert(now);
+        self.due = Some((now + debounce).min(first + debounce * 10));
+    }
 }
 
 /// Sends [`Wake::Stop`] on Ctrl-C or SIGTERM, from a thread of its own, after setting
