@@ -587,112 +587,17 @@ fn read_dir<'s>(
     // Before the entries are read: a change made while they are read then shows as a new stat.
     let stat = dir.stat().unwrap_or_default();
     let entries = dir.entries(|err| found.warnings.push(format!("{}: {err}", display(&rel))));
-    // This directory's own .gitignore, found among its entries rather than probed for; and
-    // whether the rules below are still the last scan's, and can be recorded.
+    let reading = Reading {
+        ctx,
+        dir: &dir,
+        abs: &abs,
+        rel: &rel,
+    };
     let mut ignore_buf = String::new();
-    let gitignore = entries
-        .iter()
-        .find(|(name, _)| *name == ".gitignore")
-        .map(|(name, kind)| (kind, dir.stat_at(name).ok()));
-    let chain = match gitignore {
-        Some(_) => Some(Arc::new(IgnoreChain {
-            here: Matcher::new(abs.join(".gitignore")),
-            strip: strip_len(&rel),
-            parent,
-        })),
-        None => parent,
-    };
-    let below = match gitignore {
-        // Unless the last tree had one here, gone now.
-        None => Rules {
-            same: rules.same
-                && ctx
-                    .last
-                    .is_some_and(|last| !last.prev.contains_key(&node::join(&rel, ".gitignore"))),
-            recordable: rules.recordable,
-        },
-        Some((_, stat)) => {
-            let path = node::join(&rel, ".gitignore");
-            let stat = stat.filter(|(kind, _)| *kind == Some(NodeKind::File));
-            let file =
-                stat.is_some() && !ignored(ctx, chain.as_ref(), &path, false, &mut ignore_buf);
-            let same = ctx.last.is_some_and(|last| {
-                last.prev.get(&path).is_some_and(|old| {
-                    old.kind == NodeKind::File
-                        && stat.is_some_and(|(_, s)| s == old.stat && last.racy.trusts(&path, &s))
-                })
-            });
-            Rules {
-                same: rules.same && file && same,
-                recordable: rules.recordable && file,
-            }
-        }
-    };
+    let (chain, below) = reading.rules_below(&entries, parent, rules, &mut ignore_buf);
     let n = entries.len() as u64;
-    let mut subdirs = Vec::new();
-    // Files to hash as they are opened (see `WalkOptions::hash_all`): (name, path).
-    let mut to_hash = Vec::new();
-    for (name, kind) in entries.iter() {
-        let Some(name_str) = name.to_str() else {
-            found.warnings.push(format!(
-                "{}: skipped: the path is not valid UTF-8",
-                abs.join(name).display()
-            ));
-            continue;
-        };
-        if name_str == ".git" {
-            continue;
-        }
-        let path = node::join(&rel, name_str);
-        // Told by the listing, or else by a stat (which a leaf then keeps).
-        let (kind, stat) = match kind {
-            fsdir::EntryKind::Node(kind) => (Some(kind), None),
-            fsdir::EntryKind::Other => (None, None),
-            fsdir::EntryKind::Unknown => match dir.stat_at(name) {
-                Ok((kind, stat)) => (kind, Some(stat)),
-                Err(err) => {
-                    found.warnings.push(format!("{path}: skipped: {err}"));
-                    continue;
-                }
-            },
-        };
-        let is_dir = kind == Some(NodeKind::Dir);
-        if ignored(ctx, chain.as_ref(), &path, is_dir, &mut ignore_buf) {
-            continue;
-        }
-        let Some(kind) = kind else {
-            found
-                .warnings
-                .push(format!("{path}: skipped: not a file, directory or symlink"));
-            continue;
-        };
-        if kind == NodeKind::Dir {
-            if ctx.skip_rel.contains(&path) {
-                continue;
-            }
-            subdirs.push((abs.join(name), path));
-            continue;
-        }
-        if kind == NodeKind::File && ctx.hash_all {
-            to_hash.push((name, path));
-            continue;
-        }
-        let stat = match stat {
-            Some(stat) => Ok(stat),
-            None => dir.stat_at(name).map(|(_, s)| s),
-        };
-        match stat {
-            Ok(stat) => found.leaves.push(Leaf {
-                path,
-                kind,
-                content_hash: Hash([0; 32]),
-                stat,
-                reused: false,
-                hashed: false,
-            }),
-            Err(err) => found.warnings.push(format!("{path}: skipped: {err}")),
-        }
-    }
+    let (subdirs, to_hash) =
+        reading.sort_entries(&entries, chain.as_ref(), &mut found, &mut ignore_buf);
     hash_in_dir(ctx, &dir, to_hash, &mut found);
     // A listing with warnings left something out that a reuse would never report again.
     let stat = ctx.record(stat, below.recordable && found.warnings.is_empty());
@@ -711,6 +616,148 @@ fn read_dir<'s>(
         chain,
         below,
     );
+}
+
+/// A directory [`read_dir`] is reading: the walk's shared state, the directory open, and
+/// where it is.
+struct Reading<'a> {
+    ctx: &'a WalkCtx<'a>,
+    dir: &'a fsdir::OpenDir,
+    abs: &'a Path,
+    rel: &'a str,
+}
+
+impl Reading<'_> {
+    /// The .gitignore chain in force below the directory, its own .gitignore (found among its
+    /// `entries` rather than probed for) on top of `parent`; and whether the rules below are
+    /// still the last scan's, and can be recorded.
+    fn rules_below(
+        &self,
+        entries: &fsdir::Entries,
+        parent: Option<Arc<IgnoreChain>>,
+        rules: Rules,
+        ignore_buf: &mut String,
+    ) -> (Option<Arc<IgnoreChain>>, Rules) {
+        let (ctx, rel) = (self.ctx, self.rel);
+        let gitignore = entries
+            .iter()
+            .find(|(name, _)| *name == ".gitignore")
+            .map(|(name, kind)| (kind, self.dir.stat_at(name).ok()));
+        let chain = match gitignore {
+            Some(_) => Some(Arc::new(IgnoreChain {
+                here: Matcher::new(self.abs.join(".gitignore")),
+                strip: strip_len(rel),
+                parent,
+            })),
+            None => parent,
+        };
+        let below = match gitignore {
+            // Unless the last tree had one here, gone now.
+            None => Rules {
+                same: rules.same
+                    && ctx.last.is_some_and(|last| {
+                        !last.prev.contains_key(&node::join(rel, ".gitignore"))
+                    }),
+                recordable: rules.recordable,
+            },
+            Some((_, stat)) => {
+                let path = node::join(rel, ".gitignore");
+                let stat = stat.filter(|(kind, _)| *kind == Some(NodeKind::File));
+                let file =
+                    stat.is_some() && !ignored(ctx, chain.as_ref(), &path, false, ignore_buf);
+                let same = ctx.last.is_some_and(|last| {
+                    last.prev.get(&path).is_some_and(|old| {
+                        old.kind == NodeKind::File
+                            && stat
+                                .is_some_and(|(_, s)| s == old.stat && last.racy.trusts(&path, &s))
+                    })
+                });
+                Rules {
+                    same: rules.same && file && same,
+                    recordable: rules.recordable && file,
+                }
+            }
+        };
+        (chain, below)
+    }
+
+    /// Sorts the directory's `entries` under `chain`: leaves stat'ed into `found`, and the
+    /// subdirectories to walk and the files to hash as they are opened (see
+    /// `WalkOptions::hash_all`: (name, path)) returned. What is ignored is left out; what
+    /// cannot be named or stat'ed is a warning.
+    fn sort_entries<'e>(
+        &self,
+        entries: &'e fsdir::Entries,
+        chain: Option<&Arc<IgnoreChain>>,
+        found: &mut Walked,
+        ignore_buf: &mut String,
+    ) -> (Vec<Subdir>, Vec<(&'e std::ffi::OsStr, String)>) {
+        let (ctx, dir) = (self.ctx, self.dir);
+        let mut subdirs = Vec::new();
+        let mut to_hash = Vec::new();
+        for (name, kind) in entries.iter() {
+            let Some(name_str) = name.to_str() else {
+                found.warnings.push(format!(
+                    "{}: skipped: the path is not valid UTF-8",
+                    self.abs.join(name).display()
+                ));
+                continue;
+            };
+            if name_str == ".git" {
+                continue;
+            }
+            let path = node::join(self.rel, name_str);
+            // Told by the listing, or else by a stat (which a leaf then keeps).
+            let (kind, stat) = match kind {
+                fsdir::EntryKind::Node(kind) => (Some(kind), None),
+                fsdir::EntryKind::Other => (None, None),
+                fsdir::EntryKind::Unknown => match dir.stat_at(name) {
+                    Ok((kind, stat)) => (kind, Some(stat)),
+                    Err(err) => {
+                        found.warnings.push(format!("{path}: skipped: {err}"));
+                        continue;
+                    }
+                },
+            };
+            let is_dir = kind == Some(NodeKind::Dir);
+            if ignored(ctx, chain, &path, is_dir, ignore_buf) {
+                continue;
+            }
+            let Some(kind) = kind else {
+                found
+                    .warnings
+                    .push(format!("{path}: skipped: not a file, directory or symlink"));
+                continue;
+            };
+            if kind == NodeKind::Dir {
+                if ctx.skip_rel.contains(&path) {
+                    continue;
+                }
+                subdirs.push((self.abs.join(name), path));
+                continue;
+            }
+            if kind == NodeKind::File && ctx.hash_all {
+                to_hash.push((name, path));
+                continue;
+            }
+            let stat = match stat {
+                Some(stat) => Ok(stat),
+                None => dir.stat_at(name).map(|(_, s)| s),
+            };
+            match stat {
+                Ok(stat) => found.leaves.push(Leaf {
+                    path,
+                    kind,
+                    content_hash: Hash([0; 32]),
+                    stat,
+                    reused: false,
+                    hashed: false,
+                }),
+                Err(err) => found.warnings.push(format!("{path}: skipped: {err}")),
+            }
+        }
+        (subdirs, to_hash)
+    }
 }
 
 #[cfg(test)]

@@ -58,13 +58,47 @@ fn split_path_head_key(k: &[u8]) -> (String, String) {
     )
 }
 
+/// Every check, table by table, in the order their problems are reported.
 pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     let mut c = Checker {
         problems: Vec::new(),
         paths: HashMap::new(),
     };
+    let nodes = read_nodes(engine, &mut c)?;
+    let mut ids: Vec<&NodeId> = nodes.keys().collect();
+    ids.sort();
+    for id in ids {
+        check_node(&mut c, &nodes, id);
+    }
+    let tree = read_tree(engine, &mut c, &nodes)?;
+    check_root(engine, &mut c, &tree)?;
+    check_tree_children(&mut c, &nodes, &tree);
+    check_tree_parents(&mut c, &nodes, &tree);
+    check_meta(engine, &mut c, &tree)?;
 
-    // Nodes: each id re-derived, each directory's children present, named and ordered.
+    let seq_max = read_frame_seq(engine, &mut c)?;
+    let frames = read_frames(engine, &mut c)?;
+    let history: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::NodeFrames)?.into_iter().collect();
+    let basis: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Basis)?.into_iter().collect();
+    let mut sorted: Vec<&Frame> = frames.values().collect();
+    sorted.sort_by_key(|f| f.seq);
+    for f in &sorted {
+        check_frame(&mut c, &nodes, f, seq_max, &history, &basis);
+    }
+
+    let mut histories = check_history(&mut c, &frames, &history);
+    let heads: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Heads)?.into_iter().collect();
+    check_heads(&mut c, &mut histories, &heads);
+    check_path_heads(engine, &mut c, &frames)?;
+    check_stray_heads(&mut c, &heads, &histories);
+    check_memos(engine, &mut c, &frames)?;
+    check_basis(&mut c, &frames, &basis);
+    check_agents(engine, &mut c)?;
+    Ok(c.problems)
+}
+
+/// Decodes every node record, noting each one's path for the problems found later.
+fn read_nodes(engine: &dyn Engine, c: &mut Checker) -> Result<HashMap<NodeId, NodeRecord>> {
     let mut nodes: HashMap<NodeId, NodeRecord> = HashMap::new();
     for (k, v) in all(engine, Table::Nodes)? {
         let Some(id) = Hash::from_slice(&k) else {
@@ -82,67 +116,75 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             Err(e) => c.at(None, e.to_string()),
         }
     }
-    let mut ids: Vec<&NodeId> = nodes.keys().collect();
-    ids.sort();
-    for id in ids {
-        let rec = &nodes[id];
-        if rec.derive_id() != *id {
-            c.at(
+    Ok(nodes)
+}
+
+/// Checks one node: its id re-derived and, for a directory, its children present, named,
+/// ordered and hashed into its content hash.
+fn check_node(c: &mut Checker, nodes: &HashMap<NodeId, NodeRecord>, id: &NodeId) {
+    let rec = &nodes[id];
+    if rec.derive_id() != *id {
+        c.at(
+            Some(&rec.path),
+            format!("node {id}: stored id does not match the id derived from its fields"),
+        );
+    }
+    if rec.kind != NodeKind::Dir {
+        return;
+    }
+    if rec
+        .children
+        .windows(2)
+        .any(|w| w[0].name.as_bytes() >= w[1].name.as_bytes())
+    {
+        c.at(
+            Some(&rec.path),
+            format!("node {id}: children are not sorted by name"),
+        );
+    }
+    let mut content = Vec::with_capacity(rec.children.len());
+    for child in &rec.children {
+        match nodes.get(&child.node_id) {
+            None => c.at(
                 Some(&rec.path),
-                format!("node {id}: stored id does not match the id derived from its fields"),
-            );
-        }
-        if rec.kind != NodeKind::Dir {
-            continue;
-        }
-        if rec
-            .children
-            .windows(2)
-            .any(|w| w[0].name.as_bytes() >= w[1].name.as_bytes())
-        {
-            c.at(
-                Some(&rec.path),
-                format!("node {id}: children are not sorted by name"),
-            );
-        }
-        let mut content = Vec::with_capacity(rec.children.len());
-        for child in &rec.children {
-            match nodes.get(&child.node_id) {
-                None => c.at(
-                    Some(&rec.path),
-                    format!(
-                        "node {id}: child {:?} ({}) is missing",
-                        child.name, child.node_id
-                    ),
+                format!(
+                    "node {id}: child {:?} ({}) is missing",
+                    child.name, child.node_id
                 ),
-                Some(ch) => {
-                    if ch.path != rec.child_path(&child.name) || ch.kind != child.kind {
-                        c.at(
-                            Some(&rec.path),
-                            format!(
-                                "node {id}: child {:?} is recorded as {} {:?}",
-                                child.name,
-                                ch.kind.as_str(),
-                                ch.path
-                            ),
-                        );
-                    }
-                    content.push((child.name.as_str(), ch.kind, ch.content_hash));
+            ),
+            Some(ch) => {
+                if ch.path != rec.child_path(&child.name) || ch.kind != child.kind {
+                    c.at(
+                        Some(&rec.path),
+                        format!(
+                            "node {id}: child {:?} is recorded as {} {:?}",
+                            child.name,
+                            ch.kind.as_str(),
+                            ch.path
+                        ),
+                    );
                 }
-            }
-        }
-        if content.len() == rec.children.len() {
-            let derived = hash::dir_content_hash(content.iter().map(|(n, k, h)| (*n, *k, h)));
-            if derived != rec.content_hash {
-                c.at(
-                    Some(&rec.path),
-                    format!("node {id}: content hash does not match its children"),
-                );
+                content.push((child.name.as_str(), ch.kind, ch.content_hash));
             }
         }
     }
+    if content.len() == rec.children.len() {
+        let derived = hash::dir_content_hash(content.iter().map(|(n, k, h)| (*n, *k, h)));
+        if derived != rec.content_hash {
+            c.at(
+                Some(&rec.path),
+                format!("node {id}: content hash does not match its children"),
+            );
+        }
+    }
+}
 
-    // The current tree: every entry's node exists at that path, and the root matches.
+/// Decodes the current tree, checking that every entry's node exists at that path.
+fn read_tree(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    nodes: &HashMap<NodeId, NodeRecord>,
+) -> Result<HashMap<String, TreeEntry>> {
     let mut tree: HashMap<String, TreeEntry> = HashMap::new();
     for (k, v) in all(engine, Table::Tree)? {
         let path = String::from_utf8_lossy(&k).into_owned();
@@ -166,6 +208,15 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             Err(e) => c.at(Some(&path), e.to_string()),
         }
     }
+    Ok(tree)
+}
+
+/// Checks that the recorded root is the tree's root.
+fn check_root(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    tree: &HashMap<String, TreeEntry>,
+) -> Result<()> {
     let root = match engine.get(Table::Meta, b"root")? {
         None => Ok(None),
         Some(v) => decode_root(&v).map(Some),
@@ -183,7 +234,16 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             ),
         ),
     }
-    for (path, e) in &tree {
+    Ok(())
+}
+
+/// Checks that each directory's children in the tree are the ones its record names.
+fn check_tree_children(
+    c: &mut Checker,
+    nodes: &HashMap<NodeId, NodeRecord>,
+    tree: &HashMap<String, TreeEntry>,
+) {
+    for (path, e) in tree {
         if e.kind != NodeKind::Dir {
             continue;
         }
@@ -200,9 +260,16 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             }
         }
     }
+}
 
-    // No entry outside the tree: each one's parent lists it (a removal must take it away).
-    for (path, e) in &tree {
+/// Checks that no entry is outside the tree: each one's parent lists it (a removal must take
+/// it away).
+fn check_tree_parents(
+    c: &mut Checker,
+    nodes: &HashMap<NodeId, NodeRecord>,
+    tree: &HashMap<String, TreeEntry>,
+) {
+    for (path, e) in tree {
         if path.is_empty() {
             continue;
         }
@@ -222,7 +289,15 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             );
         }
     }
-    // The scan stamp and racy paths read back.
+}
+
+/// Checks the scan's meta records: the stamp and racy paths read back, and the counts the
+/// last scan recorded are the tree's.
+fn check_meta(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    tree: &HashMap<String, TreeEntry>,
+) -> Result<()> {
     if let Some(v) = engine.get(Table::Meta, b"stamp")?
         && decode_racy(&v).is_none()
     {
@@ -231,7 +306,6 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             "meta: the scan stamp record is malformed (the next scan rewrites it)".to_owned(),
         );
     }
-    // The counts the last scan recorded are the tree's.
     if let Some(v) = engine.get(Table::Meta, b"counts")? {
         let dirs = tree.values().filter(|e| e.kind == NodeKind::Dir).count() as u64;
         let leaves = tree.len() as u64 - dirs;
@@ -246,9 +320,12 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             Err(e) => c.at(None, e.to_string()),
         }
     }
+    Ok(())
+}
 
-    // Frames: ids re-derived, each indexed in history and basis, each on a known node.
-    let seq_max = match engine.get(Table::Meta, b"frame_seq")? {
+/// The last frame sequence number handed out; `u64::MAX` when its record is damaged.
+fn read_frame_seq(engine: &dyn Engine, c: &mut Checker) -> Result<u64> {
+    Ok(match engine.get(Table::Meta, b"frame_seq")? {
         None => 0,
         Some(v) => match decode_frame_seq(&v) {
             Ok(seq) => seq,
@@ -259,7 +336,11 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
                 u64::MAX
             }
         },
-    };
+    })
+}
+
+/// Decodes every frame.
+fn read_frames(engine: &dyn Engine, c: &mut Checker) -> Result<HashMap<FrameId, Frame>> {
     let mut frames: HashMap<FrameId, Frame> = HashMap::new();
     for (k, v) in all(engine, Table::Frames)? {
         let Some(id) = Hash::from_slice(&k) else {
@@ -276,64 +357,77 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             Err(e) => c.at(None, e.to_string()),
         }
     }
-    let history: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::NodeFrames)?.into_iter().collect();
-    let basis: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Basis)?.into_iter().collect();
-    let mut sorted: Vec<&Frame> = frames.values().collect();
-    sorted.sort_by_key(|f| f.seq);
-    for f in &sorted {
-        let id = f.frame_id;
-        if f.derive_id() != id {
-            c.at_node(
-                &f.node_id,
-                format!("frame {id}: stored id does not match the id derived from its fields"),
-            );
-        }
-        if !nodes.contains_key(&f.node_id) {
-            c.at(
-                None,
-                format!("frame {id}: its node {} is missing", f.node_id),
-            );
-        }
-        if f.basis != f.node_id
-            && let Some(other) = nodes.get(&f.basis)
-        {
-            c.at_node(
-                &f.node_id,
-                format!(
-                    "frame {id}: its basis is node {} ({:?}), another node: a frame made for \
-                     one node, moved onto another",
-                    f.basis, other.path
-                ),
-            );
-        }
-        if f.seq == 0 || f.seq > seq_max {
-            c.at_node(
-                &f.node_id,
-                format!("frame {id}: sequence {} is outside 1..={seq_max}", f.seq),
-            );
-        }
-        if history
-            .get(&history_key(&f.node_id, &f.frame_type, f.seq))
-            .map(Vec::as_slice)
-            != Some(&history_value(f)[..])
-        {
-            c.at_node(
-                &f.node_id,
-                format!("frame {id}: missing from the node's history"),
-            );
-        }
-        if !basis.contains_key(&basis_key(&f.basis, &id)) {
-            c.at_node(
-                &f.node_id,
-                format!("frame {id}: missing from the basis index"),
-            );
-        }
-    }
+    Ok(frames)
+}
 
-    // History entries point at frames of that node and type. The head is the latest one, or
-    // one that an imported frame appended after it did not outrank (see `store::exchange`).
+/// Checks one frame: its id re-derived, its node known, its basis no other node, its sequence
+/// in range, and it indexed in history and basis.
+fn check_frame(
+    c: &mut Checker,
+    nodes: &HashMap<NodeId, NodeRecord>,
+    f: &Frame,
+    seq_max: u64,
+    history: &HashMap<Vec<u8>, Vec<u8>>,
+    basis: &HashMap<Vec<u8>, Vec<u8>>,
+) {
+    let id = f.frame_id;
+    if f.derive_id() != id {
+        c.at_node(
+            &f.node_id,
+            format!("frame {id}: stored id does not match the id derived from its fields"),
+        );
+    }
+    if !nodes.contains_key(&f.node_id) {
+        c.at(
+            None,
+            format!("frame {id}: its node {} is missing", f.node_id),
+        );
+    }
+    if f.basis != f.node_id
+        && let Some(other) = nodes.get(&f.basis)
+    {
+        c.at_node(
+            &f.node_id,
+            format!(
+                "frame {id}: its basis is node {} ({:?}), another node: a frame made for \
+                 one node, moved onto another",
+                f.basis, other.path
+            ),
+        );
+    }
+    if f.seq == 0 || f.seq > seq_max {
+        c.at_node(
+            &f.node_id,
+            format!("frame {id}: sequence {} is outside 1..={seq_max}", f.seq),
+        );
+    }
+    if history
+        .get(&history_key(&f.node_id, &f.frame_type, f.seq))
+        .map(Vec::as_slice)
+        != Some(&history_value(f)[..])
+    {
+        c.at_node(
+            &f.node_id,
+            format!("frame {id}: missing from the node's history"),
+        );
+    }
+    if !basis.contains_key(&basis_key(&f.basis, &id)) {
+        c.at_node(
+            &f.node_id,
+            format!("frame {id}: missing from the basis index"),
+        );
+    }
+}
+
+/// Checks that history entries point at frames of that node and type, and groups them by
+/// head key.
+fn check_history(
+    c: &mut Checker,
+    frames: &HashMap<FrameId, Frame>,
+    history: &HashMap<Vec<u8>, Vec<u8>>,
+) -> HashMap<Vec<u8>, Vec<(u64, Rank)>> {
     let mut histories: HashMap<Vec<u8>, Vec<(u64, Rank)>> = HashMap::new();
-    for (k, v) in &history {
+    for (k, v) in history {
         let f = v
             .get(..32)
             .and_then(Hash::from_slice)
@@ -360,8 +454,17 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             .or_default()
             .push((f.seq, (f.metadata.created_at_ms, f.frame_id)));
     }
-    let heads: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Heads)?.into_iter().collect();
-    for (hk, entries) in &mut histories {
+    histories
+}
+
+/// Checks each (node, type)'s head: the latest entry of its history, or one that an imported
+/// frame appended after it did not outrank (see `store::exchange`).
+fn check_heads(
+    c: &mut Checker,
+    histories: &mut HashMap<Vec<u8>, Vec<(u64, Rank)>>,
+    heads: &HashMap<Vec<u8>, Vec<u8>>,
+) {
+    for (hk, entries) in histories {
         let node = Hash::from_slice(&hk[..32]).unwrap_or(Hash([0; 32]));
         let frame_type = String::from_utf8_lossy(&hk[32..]);
         let want = latest_id(entries);
@@ -377,8 +480,15 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             ),
         }
     }
-    // Path heads: the latest frame of each type over every node version at a path, by the
-    // same rule.
+}
+
+/// Checks path heads: the latest frame of each type over every node version at a path, by the
+/// same rule as heads, and none at a path without frames.
+fn check_path_heads(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    frames: &HashMap<FrameId, Frame>,
+) -> Result<()> {
     let mut at_path: HashMap<Vec<u8>, Vec<(u64, Rank)>> = HashMap::new();
     for f in frames.values() {
         let Some(path) = c.paths.get(&f.node_id) else {
@@ -414,6 +524,15 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             );
         }
     }
+    Ok(())
+}
+
+/// Checks that every head has frames in history.
+fn check_stray_heads(
+    c: &mut Checker,
+    heads: &HashMap<Vec<u8>, Vec<u8>>,
+    histories: &HashMap<Vec<u8>, Vec<(u64, Rank)>>,
+) {
     for hk in heads.keys() {
         if !histories.contains_key(hk) {
             c.at(
@@ -422,6 +541,14 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             );
         }
     }
+}
+
+/// Checks that every memo points at a stored frame.
+fn check_memos(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    frames: &HashMap<FrameId, Frame>,
+) -> Result<()> {
     for (k, v) in all(engine, Table::Memo)? {
         if Hash::from_slice(&v).is_none_or(|id| !frames.contains_key(&id)) {
             c.at(
@@ -434,6 +561,15 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             );
         }
     }
+    Ok(())
+}
+
+/// Checks that every basis index entry names a frame on that basis.
+fn check_basis(
+    c: &mut Checker,
+    frames: &HashMap<FrameId, Frame>,
+    basis: &HashMap<Vec<u8>, Vec<u8>>,
+) {
     for k in basis.keys() {
         let f = k
             .get(32..)
@@ -447,6 +583,10 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             ),
         }
     }
+}
+
+/// Checks that every agent record decodes.
+fn check_agents(engine: &dyn Engine, c: &mut Checker) -> Result<()> {
     for (k, v) in all(engine, Table::Agents)? {
         if std::str::from_utf8(&k)
             .ok()
@@ -459,7 +599,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
             );
         }
     }
-    Ok(c.problems)
+    Ok(())
 }
 
 /// A frame's rank for heads: `created_at`, then FrameID.

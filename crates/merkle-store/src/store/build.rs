@@ -3,6 +3,25 @@
 //! hashes, a git revision's for `report`, is built by [`crate::diff::tree_of_leaves`].)
 use super::*;
 
+/// Whether `walked` met exactly the paths of `prev` (the last scan's tree), each leaf where
+/// `same_leaf` holds for it. With a leaf the same where its kind and content are, the tree
+/// [`build_tree`] would build is `prev` (a leaf's node is its kind, path and content; a
+/// folder's, its children's).
+pub(super) fn same_paths(
+    walked: &scan::Walked,
+    prev: &PathMap<TreeEntry>,
+    same_leaf: impl Fn(&scan::Leaf) -> bool,
+) -> bool {
+    walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
+        && walked.leaves.iter().all(same_leaf)
+        && walked
+            .dirs
+            .iter()
+            .map(|d| d.path.as_str())
+            .chain(std::iter::once(""))
+            .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir))
+}
+
 /// The tree a walk describes: an entry per path (or, not `complete`, only the entries that
 /// differ from the last scan's), and records for the nodes that changed. Paths are the walk's
 /// own, borrowed.
@@ -210,4 +229,116 @@ pub(super) fn dir_entry<S: AsRef<str>>(
         stat: stat.dir_record(kids.len() as u64),
     };
     (entry, record)
+}
+
+/// The entries of a changed tree that differ from the last, by path.
+type ChangedEntries<'w> = std::collections::HashMap<&'w str, TreeEntry, rustc_hash::FxBuildHasher>;
+
+impl Store {
+    /// The new tree's changed entries when the walk met exactly the last scan's paths (nothing
+    /// added or removed, no leaf turned folder or back): only the leaves hashed again and the
+    /// folders above one whose node changed need new entries, and a folder's children are its
+    /// node record's, so the tree is not rebuilt path by path. `None` when the paths differ, or
+    /// a record does not match its entry; [`build_tree`] then builds the whole tree.
+    pub(super) fn build_changes<'w>(
+        &self,
+        walked: &'w scan::Walked,
+        prev: &PathMap<TreeEntry>,
+    ) -> Result<Option<Built<'w>>> {
+        let same = same_paths(walked, prev, |l| {
+            l.reused || prev.get(&l.path).is_some_and(|e| e.kind.is_leaf())
+        });
+        if !same {
+            return Ok(None);
+        }
+        // Each folder's stat as the walk saw it, to record beside its entry.
+        let dir_stats: std::collections::HashMap<&str, node::Stat, rustc_hash::FxBuildHasher> =
+            walked
+                .dirs
+                .iter()
+                .map(|d| (d.path.as_str(), d.stat))
+                .chain(std::iter::once(("", walked.top)))
+                .collect();
+        let (mut entries, mut records, dirty) = changed_leaves(walked, prev);
+        for dir in dirty {
+            let old = prev.get(dir).expect("every folder was checked above");
+            let Some(record) = self.node(&old.node_id)? else {
+                return Ok(None);
+            };
+            if record.children.len() as u64 != old.stat.size {
+                return Ok(None);
+            }
+            let mut kids = Vec::with_capacity(record.children.len());
+            for child in &record.children {
+                let path = node::join(dir, &child.name);
+                match entries.get(path.as_str()).or_else(|| prev.get(&path)) {
+                    Some(e) => kids.push((child.name.as_str(), *e)),
+                    None => return Ok(None),
+                }
+            }
+            let stat = dir_stats.get(dir).copied().unwrap_or_default();
+            let (entry, record) = dir_entry(dir, stat, &mut kids);
+            records.push(record);
+            entries.insert(dir, entry);
+        }
+        // Folders whose stat alone changed: a new stat in the same entry.
+        for (dir, stat) in &dir_stats {
+            if entries.contains_key(dir) {
+                continue;
+            }
+            let old = prev.get(*dir).expect("every folder was checked above");
+            let stat = stat.dir_record(old.stat.size);
+            if stat != old.stat {
+                entries.insert(dir, TreeEntry { stat, ..*old });
+            }
+        }
+        let root = match entries.get("") {
+            Some(e) => e.node_id,
+            None => prev.get("").expect("checked above").node_id,
+        };
+        Ok(Some(Built {
+            root,
+            entries: entries.into_iter().collect(),
+            records,
+            complete: false,
+        }))
+    }
+}
+
+/// The entries and records of the leaves hashed again whose entry changed, and the folders
+/// above one whose node changed, deepest first (every child before its parent, the root last).
+fn changed_leaves<'w>(
+    walked: &'w scan::Walked,
+    prev: &PathMap<TreeEntry>,
+) -> (ChangedEntries<'w>, Vec<StoredNode>, Vec<&'w str>) {
+    let mut entries: ChangedEntries<'w> = Default::default();
+    let mut records = Vec::new();
+    let mut dirty: Vec<&str> = Vec::new();
+    for leaf in walked.leaves.iter().filter(|l| !l.reused) {
+        let old = prev.get(&leaf.path);
+        let (entry, record) = leaf_entry(leaf, old);
+        records.extend(record);
+        if old.map(|o| o.node_id) != Some(entry.node_id) {
+            let mut path = leaf.path.as_str();
+            while !path.is_empty() {
+                path = node::split(path).0;
+                dirty.push(path);
+            }
+        }
+        if old != Some(&entry) {
+            entries.insert(&leaf.path, entry);
+        }
+    }
+    dirty.sort_unstable_by(|a, b| {
+        let depth = |p: &str| {
+            if p.is_empty() {
+                0
+            } else {
+                1 + p.matches('/').count()
+            }
+        };
+        depth(b).cmp(&depth(a)).then(a.cmp(b))
+    });
+    dirty.dedup();
+    (entries, records, dirty)
 }

@@ -76,6 +76,14 @@ pub struct ImportReport {
     pub seq_after: u64,
 }
 
+/// What an import has staged so far: its writes, its report, and what it left out.
+#[derive(Default)]
+struct Staged {
+    batch: Batch,
+    report: ImportReport,
+    out: Vec<Refusal>,
+}
+
 /// A head's rank among frames of one (node, type) or (path, type): newest `created_at` first,
 /// then the greater FrameID.
 type Rank = (u64, FrameId);
@@ -172,127 +180,22 @@ impl Store {
         let _guard = self.lock();
         let Import {
             nodes,
-            mut frames,
+            frames,
             memos,
             agents,
         } = import;
-        let mut report = ImportReport::default();
-        let mut out = Vec::new();
-        let mut batch = Batch::default();
+        let mut st = Staged::default();
+        let paths = self.import_nodes(&nodes, opts, &mut st)?;
+        let imported_agents = self.import_agents(&agents, opts, &mut st)?;
+        let (seq, new_frames) =
+            self.import_frames(frames, &paths, &imported_agents, opts, &mut st)?;
+        self.import_memos(&memos, &new_frames, opts, &mut st)?;
 
-        // Nodes: each must re-derive to its id; those the store lacks are written (a verified
-        // record is the tree as it was, whatever becomes of the frames on it: a directory's
-        // record names its children, whose records a store keeps beside it).
-        let mut paths: HashMap<NodeId, String> = HashMap::with_capacity(nodes.len());
-        for n in &nodes {
-            let derived = n.derive_id();
-            if derived != n.node_id {
-                refuse(
-                    opts,
-                    &mut out,
-                    format!("node {} ({:?})", n.node_id, n.path),
-                    format!("its record hashes to {derived}"),
-                )?;
-                continue;
-            }
-            paths.insert(n.node_id, n.path.clone());
-            if self.engine.get(Table::Nodes, &n.node_id.0)?.is_none() {
-                batch.put(Table::Nodes, n.node_id.0.to_vec(), n.encode());
-                report.nodes += 1;
-            }
-        }
-
-        // Agents: checked names; registered ones keep their role.
-        let mut imported_agents = Vec::with_capacity(agents.len());
-        for (id, role) in &agents {
-            if let Err(e) = frame::check_name("agent id", id) {
-                refuse(opts, &mut out, format!("agent {id:?}"), e.to_string())?;
-                continue;
-            }
-            imported_agents.push(id.as_str());
-            if self.engine.get(Table::Agents, id.as_bytes())?.is_none() {
-                batch.put(
-                    Table::Agents,
-                    id.as_bytes().to_vec(),
-                    agent::encode(*role, &BTreeMap::new()),
-                );
-                report.agents += 1;
-            }
-        }
-
-        // Frames: checked, then appended in a deterministic order.
-        frames.sort_unstable_by_key(|f| (f.metadata.created_at_ms, f.frame_id));
-        let mut seq = self.frame_seq()?;
-        report.seq_before = seq;
-        let mut heads: HashMap<Vec<u8>, Rank> = HashMap::new();
-        let mut path_heads: HashMap<Vec<u8>, Rank> = HashMap::new();
-        let mut new_frames: HashMap<FrameId, NodeId> = HashMap::new();
-        for mut f in frames {
-            let Some(path) = self.check_imported(&f, &paths, &imported_agents, opts, &mut out)?
-            else {
-                continue;
-            };
-            if new_frames.contains_key(&f.frame_id) {
-                report.skipped += 1;
-                continue;
-            }
-            if let Some(stored) = self.frame(&f.frame_id)? {
-                if stored.node_id != f.node_id {
-                    refuse(
-                        opts,
-                        &mut out,
-                        format!("frame {}", f.frame_id),
-                        format!(
-                            "it is on node {}, but the stored frame is on {}",
-                            f.node_id, stored.node_id
-                        ),
-                    )?;
-                    continue;
-                }
-                report.skipped += 1;
-                continue;
-            }
-            seq += 1;
-            f.seq = seq;
-            let rank = (f.metadata.created_at_ms, f.frame_id);
-            let hk = head_key(&f.node_id, &f.frame_type);
-            if self.outranks(&mut heads, Table::Heads, &hk, rank)? {
-                batch.put(Table::Heads, hk, f.frame_id.0.to_vec());
-            }
-            let pk = path_head_key(&path, &f.frame_type);
-            if self.outranks(&mut path_heads, Table::PathHeads, &pk, rank)? {
-                batch.put(Table::PathHeads, pk, f.frame_id.0.to_vec());
-            }
-            batch.put(
-                Table::NodeFrames,
-                history_key(&f.node_id, &f.frame_type, f.seq),
-                history_value(&f),
-            );
-            batch.put(Table::Basis, basis_key(&f.basis, &f.frame_id), Vec::new());
-            batch.put(Table::Frames, f.frame_id.0.to_vec(), f.encode());
-            new_frames.insert(f.frame_id, f.node_id);
-            report.frames += 1;
-        }
-
-        // Memos: each must point at a frame; a key the store has keeps its own frame.
-        for (key, frame_id) in &memos {
-            let exists = new_frames.contains_key(frame_id)
-                || self.engine.get(Table::Frames, &frame_id.0)?.is_some();
-            if !exists {
-                refuse(
-                    opts,
-                    &mut out,
-                    format!("memo {key}"),
-                    format!("its frame {frame_id} is neither imported nor stored"),
-                )?;
-                continue;
-            }
-            if self.engine.get(Table::Memo, &key.0)?.is_none() {
-                batch.put(Table::Memo, key.0.to_vec(), frame_id.0.to_vec());
-                report.memos += 1;
-            }
-        }
-
+        let Staged {
+            mut batch,
+            mut report,
+            out,
+        } = st;
         report.refused = out;
         report.seq_after = report.seq_before;
         if !batch.is_empty() && !opts.dry_run {
@@ -305,6 +208,162 @@ impl Store {
             self.engine.commit(batch)?;
         }
         Ok(report)
+    }
+
+    /// Stages the node records: each must re-derive to its id; those the store lacks are
+    /// written (a verified record is the tree as it was, whatever becomes of the frames on it:
+    /// a directory's record names its children, whose records a store keeps beside it). The
+    /// path of each verified node.
+    fn import_nodes(
+        &self,
+        nodes: &[NodeRecord],
+        opts: &ImportOptions,
+        st: &mut Staged,
+    ) -> Result<HashMap<NodeId, String>> {
+        let mut paths: HashMap<NodeId, String> = HashMap::with_capacity(nodes.len());
+        for n in nodes {
+            let derived = n.derive_id();
+            if derived != n.node_id {
+                refuse(
+                    opts,
+                    &mut st.out,
+                    format!("node {} ({:?})", n.node_id, n.path),
+                    format!("its record hashes to {derived}"),
+                )?;
+                continue;
+            }
+            paths.insert(n.node_id, n.path.clone());
+            if self.engine.get(Table::Nodes, &n.node_id.0)?.is_none() {
+                st.batch.put(Table::Nodes, n.node_id.0.to_vec(), n.encode());
+                st.report.nodes += 1;
+            }
+        }
+        Ok(paths)
+    }
+
+    /// Stages the agents, whose names are checked; registered ones keep their role. The ids of
+    /// those that pass.
+    fn import_agents<'a>(
+        &self,
+        agents: &'a [(String, Role)],
+        opts: &ImportOptions,
+        st: &mut Staged,
+    ) -> Result<Vec<&'a str>> {
+        let mut imported_agents = Vec::with_capacity(agents.len());
+        for (id, role) in agents {
+            if let Err(e) = frame::check_name("agent id", id) {
+                refuse(opts, &mut st.out, format!("agent {id:?}"), e.to_string())?;
+                continue;
+            }
+            imported_agents.push(id.as_str());
+            if self.engine.get(Table::Agents, id.as_bytes())?.is_none() {
+                st.batch.put(
+                    Table::Agents,
+                    id.as_bytes().to_vec(),
+                    agent::encode(*role, &BTreeMap::new()),
+                );
+                st.report.agents += 1;
+            }
+        }
+        Ok(imported_agents)
+    }
+
+    /// Stages the frames, checked, then appended in a deterministic order with their history,
+    /// basis and heads. The last sequence number given, and the frames appended, with their
+    /// nodes.
+    fn import_frames(
+        &self,
+        mut frames: Vec<Frame>,
+        paths: &HashMap<NodeId, String>,
+        imported_agents: &[&str],
+        opts: &ImportOptions,
+        st: &mut Staged,
+    ) -> Result<(u64, HashMap<FrameId, NodeId>)> {
+        frames.sort_unstable_by_key(|f| (f.metadata.created_at_ms, f.frame_id));
+        let mut seq = self.frame_seq()?;
+        st.report.seq_before = seq;
+        let mut heads: HashMap<Vec<u8>, Rank> = HashMap::new();
+        let mut path_heads: HashMap<Vec<u8>, Rank> = HashMap::new();
+        let mut new_frames: HashMap<FrameId, NodeId> = HashMap::new();
+        for mut f in frames {
+            let Some(path) = self.check_imported(&f, paths, imported_agents, opts, &mut st.out)?
+            else {
+                continue;
+            };
+            if new_frames.contains_key(&f.frame_id) {
+                st.report.skipped += 1;
+                continue;
+            }
+            if let Some(stored) = self.frame(&f.frame_id)? {
+                if stored.node_id != f.node_id {
+                    refuse(
+                        opts,
+                        &mut st.out,
+                        format!("frame {}", f.frame_id),
+                        format!(
+                            "it is on node {}, but the stored frame is on {}",
+                            f.node_id, stored.node_id
+                        ),
+                    )?;
+                    continue;
+                }
+                st.report.skipped += 1;
+                continue;
+            }
+            seq += 1;
+            f.seq = seq;
+            let rank = (f.metadata.created_at_ms, f.frame_id);
+            let hk = head_key(&f.node_id, &f.frame_type);
+            if self.outranks(&mut heads, Table::Heads, &hk, rank)? {
+                st.batch.put(Table::Heads, hk, f.frame_id.0.to_vec());
+            }
+            let pk = path_head_key(&path, &f.frame_type);
+            if self.outranks(&mut path_heads, Table::PathHeads, &pk, rank)? {
+                st.batch.put(Table::PathHeads, pk, f.frame_id.0.to_vec());
+            }
+            st.batch.put(
+                Table::NodeFrames,
+                history_key(&f.node_id, &f.frame_type, f.seq),
+                history_value(&f),
+            );
+            st.batch
+                .put(Table::Basis, basis_key(&f.basis, &f.frame_id), Vec::new());
+            st.batch
+                .put(Table::Frames, f.frame_id.0.to_vec(), f.encode());
+            new_frames.insert(f.frame_id, f.node_id);
+            st.report.frames += 1;
+        }
+        Ok((seq, new_frames))
+    }
+
+    /// Stages the memos: each must point at a frame imported or stored; a key the store has
+    /// keeps its own frame.
+    fn import_memos(
+        &self,
+        memos: &[(Hash, FrameId)],
+        new_frames: &HashMap<FrameId, NodeId>,
+        opts: &ImportOptions,
+        st: &mut Staged,
+    ) -> Result<()> {
+        for (key, frame_id) in memos {
+            let exists = new_frames.contains_key(frame_id)
+                || self.engine.get(Table::Frames, &frame_id.0)?.is_some();
+            if !exists {
+                refuse(
+                    opts,
+                    &mut st.out,
+                    format!("memo {key}"),
+                    format!("its frame {frame_id} is neither imported nor stored"),
+                )?;
+                continue;
+            }
+            if self.engine.get(Table::Memo, &key.0)?.is_none() {
+                st.batch
+                    .put(Table::Memo, key.0.to_vec(), frame_id.0.to_vec());
+                st.report.memos += 1;
+            }
+        }
+        Ok(())
     }
 
     /// The checks of one imported frame that need nothing staged: its id, names, agent, node

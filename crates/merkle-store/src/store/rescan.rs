@@ -22,12 +22,13 @@
 //! themselves (beside the stamp): those it hashed racily, and those of the last record it did
 //! not see.
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
-use super::{META_COUNTS, META_ROOT, META_STAMP, ScanOptions, ScanReport, Store};
+use super::{META_COUNTS, META_ROOT, META_STAMP, ScanOptions, ScanReport, Store, StoredNode};
 use crate::engine::{Batch, Table};
 use crate::error::{Error, Result};
 use crate::hash::NodeId;
-use crate::node::{self, Child, NodeKind, PathMap, TreeEntry};
+use crate::node::{self, Child, NodeKind, PathMap, PathSet, TreeEntry};
 use crate::scan::{self, HashConfig, Walked};
 
 /// Directories to list again (those holding a touched path) and directories to walk again
@@ -176,7 +177,7 @@ impl Store {
         to_walk: BTreeSet<String>,
         opts: &ScanOptions<'_>,
     ) -> Result<Option<ScanReport>> {
-        let Some((mut files, mut dirs)) = self.tree_counts()? else {
+        let Some(counts) = self.tree_counts()? else {
             return Ok(None);
         };
         let (_, Some(racy_prev)) = self.racy_record()? else {
@@ -186,13 +187,11 @@ impl Store {
             return Ok(None);
         }
         let stamp = self.take_stamp()?;
-        let mut last = Last {
+        let last = Last {
             store: self,
             entries: PathMap::default(),
         };
         let skip = self.skip_dirs();
-        let mut warnings = Vec::new();
-        let mut dirs_read = 0;
         // The ignore rules from outside the tree, read once for every walk below, must be the
         // ones the last full scan recorded: under any others (`.git/info/exclude` edited, say)
         // the whole tree may change, and the folder stats recorded here would vouch for
@@ -201,47 +200,114 @@ impl Store {
         if self.ignore_record()? != Some(sources.fingerprint) {
             return Ok(None);
         }
+        let mut t = Targeted {
+            store: self,
+            last,
+            sources,
+            skip,
+            stamp,
+            racy_prev,
+            counts,
+            warnings: Vec::new(),
+            dirs_read: 0,
+            removed: BTreeSet::new(),
+        };
 
-        // List each touched directory again; a path that is no directory of the last tree (a
-        // file, or something new or gone) hands on to its nearest directory that is.
-        let mut to_list = to_list;
+        let mut listed = t.list(to_list)?;
+        let new_dirs = t.take_away(&mut listed)?;
+        let Some(to_walk) = t.changed_ignores(&listed, to_walk)? else {
+            return Ok(None);
+        };
+        let Some((deep, roots)) = t.walk_whole(new_dirs, to_walk)? else {
+            return Ok(None);
+        };
+        listed.retain(|dir, _| !roots.iter().any(|r| at_or_below(dir, r)));
+        let (seen, prev) = t.hash_seen(deep, &mut listed, opts)?;
+
+        // The new entries: leaves first, then directories deepest first.
+        let mut entries: BTreeMap<String, TreeEntry> = BTreeMap::new();
+        let mut records: Vec<StoredNode> = Vec::new();
+        for leaf in &seen.leaves {
+            let (entry, record) = super::build::leaf_entry(leaf, prev.get(&leaf.path));
+            entries.insert(leaf.path.clone(), entry);
+            records.extend(record);
+        }
+        let (children, dir_stats) = disk_children(&listed, &seen, &roots);
+        t.drop_unlisted(&listed, &children)?;
+        if children.is_empty() {
+            // Nothing the tree holds was touched.
+            return self.unchanged_report(t.warnings, t.dirs_read).map(Some);
+        }
+        let Some(dirs_recomputed) =
+            t.recompute(children, &dir_stats, &mut entries, &mut records)?
+        else {
+            return Ok(None);
+        };
+        t.commit(entries, records, &seen, dirs_recomputed).map(Some)
+    }
+}
+
+/// A targeted scan under way: what it read once at the start, and what its phases gather.
+struct Targeted<'s> {
+    store: &'s Store,
+    last: Last<'s>,
+    sources: scan::IgnoreSources,
+    skip: Vec<PathBuf>,
+    stamp: i64,
+    /// The racy paths the last scan recorded.
+    racy_prev: PathSet,
+    /// The tree's (files, dirs), as recorded and then as the scan changes it.
+    counts: (u64, u64),
+    warnings: Vec<String>,
+    dirs_read: u64,
+    /// Paths of the last tree that are gone from the new one (or walked again).
+    removed: BTreeSet<String>,
+}
+
+impl Targeted<'_> {
+    /// Lists each touched directory again; a path that is no directory of the last tree (a
+    /// file, or something new or gone) hands on to its nearest directory that is.
+    fn list(&mut self, mut to_list: BTreeSet<String>) -> Result<BTreeMap<String, Walked>> {
         let mut listed: BTreeMap<String, Walked> = BTreeMap::new();
         let mut tried = BTreeSet::new();
         while let Some(dir) = to_list.pop_last() {
             if !tried.insert(dir.clone()) {
                 continue;
             }
-            if !last.is_dir(&dir)? {
+            if !self.last.is_dir(&dir)? {
                 to_list.insert(node::split(&dir).0.to_owned());
                 continue;
             }
             match scan::walk_below(
-                &self.workspace,
-                &sources,
+                &self.store.workspace,
+                &self.sources,
                 &dir,
                 false,
-                skip.clone(),
-                Some(stamp),
+                self.skip.clone(),
+                Some(self.stamp),
             ) {
                 Ok(w) => {
-                    dirs_read += w.dirs_read;
+                    self.dirs_read += w.dirs_read;
                     listed.insert(dir, w);
                 }
-                Err(e) if dir.is_empty() => return Err(Error::io(&self.workspace, e)),
+                Err(e) if dir.is_empty() => return Err(Error::io(&self.store.workspace, e)),
                 // Gone, or no longer a directory: the listing of its parent says so.
                 Err(_) => {
                     to_list.insert(node::split(&dir).0.to_owned());
                 }
             }
         }
+        Ok(listed)
+    }
 
-        // What each listing took away from the last tree, and which directories are new. Parents
-        // first: a directory its parent's listing removed has nothing left to list.
-        let mut removed: BTreeSet<String> = BTreeSet::new();
+    /// Marks what each listing took away from the last tree as removed, and returns the
+    /// directories that are new. Parents first: a directory its parent's listing removed has
+    /// nothing left to list, and leaves `listed`.
+    fn take_away(&mut self, listed: &mut BTreeMap<String, Walked>) -> Result<BTreeSet<String>> {
         let mut new_dirs: BTreeSet<String> = BTreeSet::new();
         let dirs_listed: Vec<String> = listed.keys().cloned().collect();
         for dir in dirs_listed {
-            if removed.contains(&dir) {
+            if self.removed.contains(&dir) {
                 listed.remove(&dir);
                 continue;
             }
@@ -252,7 +318,7 @@ impl Store {
                 .map(|l| (node::split(&l.path).1, false))
                 .chain(w.dirs.iter().map(|d| (node::split(&d.path).1, true)))
                 .collect();
-            let before = last.children(&dir)?;
+            let before = self.last.children(&dir)?;
             let mut gone = Vec::new();
             for child in &before {
                 let was_dir = child.kind == NodeKind::Dir;
@@ -271,23 +337,30 @@ impl Store {
                 }
             }
             for path in gone {
-                last.remove(&mut removed, &path)?;
+                self.last.remove(&mut self.removed, &path)?;
             }
         }
-        listed.retain(|dir, _| !removed.contains(dir.as_str()));
+        listed.retain(|dir, _| !self.removed.contains(dir.as_str()));
+        Ok(new_dirs)
+    }
 
-        // A listing that finds its directory's .gitignore changed (before that file's own
-        // event came, or without one) changes the rules below it: walk it whole, as that event
-        // would have. The directory stats below were recorded under the old rules.
-        let mut to_walk = to_walk;
-        for (dir, w) in &listed {
+    /// `to_walk` with every listed directory whose `.gitignore` changed (before that file's
+    /// own event came, or without one): that changes the rules below it, so it is walked whole,
+    /// as that event would have had it; the directory stats below were recorded under the old
+    /// rules. `None` when the root's changed: a full scan must do.
+    fn changed_ignores(
+        &mut self,
+        listed: &BTreeMap<String, Walked>,
+        mut to_walk: BTreeSet<String>,
+    ) -> Result<Option<BTreeSet<String>>> {
+        for (dir, w) in listed {
             let path = node::join(dir, ".gitignore");
             let now = w.leaves.iter().find(|l| l.path == path);
-            let before = last.entry(&path)?;
+            let before = self.last.entry(&path)?;
             let same = match (now, before) {
                 (None, None) => true,
                 (Some(l), Some(e)) => {
-                    l.kind == e.kind && l.stat == e.stat && !racy_prev.contains(&path)
+                    l.kind == e.kind && l.stat == e.stat && !self.racy_prev.contains(&path)
                 }
                 _ => false,
             };
@@ -298,13 +371,21 @@ impl Store {
                 to_walk.insert(dir.clone());
             }
         }
+        Ok(Some(to_walk))
+    }
 
-        // Walk new directories whole, and touched ones that are still there. Outermost first:
-        // one inside another is covered by it.
+    /// Walks new directories whole, and touched ones that are still there. Outermost first:
+    /// one inside another is covered by it. What the walks found, and the directories walked;
+    /// `None` when one listed a moment ago is gone (the disk is still changing under the scan).
+    fn walk_whole(
+        &mut self,
+        new_dirs: BTreeSet<String>,
+        to_walk: BTreeSet<String>,
+    ) -> Result<Option<(Walked, Vec<String>)>> {
         let mut roots: Vec<String> = Vec::new();
         let mut candidates: BTreeSet<String> = new_dirs;
         for dir in to_walk {
-            if last.is_dir(&dir)? && !removed.contains(&dir) {
+            if self.last.is_dir(&dir)? && !self.removed.contains(&dir) {
                 candidates.insert(dir);
             }
         }
@@ -313,135 +394,106 @@ impl Store {
             if roots.iter().any(|r| at_or_below(&dir, r)) {
                 continue;
             }
-            if last.is_dir(&dir)? {
+            if self.last.is_dir(&dir)? {
                 // What was below it goes; the walk brings back what still belongs.
-                removed.extend(last.below(&dir)?);
+                self.removed.extend(self.last.below(&dir)?);
             }
             match scan::walk_below(
-                &self.workspace,
-                &sources,
+                &self.store.workspace,
+                &self.sources,
                 &dir,
                 true,
-                skip.clone(),
-                Some(stamp),
+                self.skip.clone(),
+                Some(self.stamp),
             ) {
                 Ok(mut w) => {
-                    dirs_read += w.dirs_read;
+                    self.dirs_read += w.dirs_read;
                     deep.leaves.append(&mut w.leaves);
                     deep.dirs.append(&mut w.dirs);
                     deep.dirs.push(scan::WalkedDir {
                         path: dir.clone(),
                         stat: w.top,
                     });
-                    warnings.append(&mut w.warnings);
+                    self.warnings.append(&mut w.warnings);
                     roots.push(dir);
                 }
                 // Listed a moment ago, gone now: the disk is still changing under the scan.
                 Err(_) => return Ok(None),
             }
         }
-        listed.retain(|dir, _| !roots.iter().any(|r| at_or_below(dir, r)));
+        Ok(Some((deep, roots)))
+    }
 
-        // Every leaf seen on disk, hashed where its stat changed.
+    /// Every leaf seen on disk (walked in `deep`, or taken out of `listed`), hashed where its
+    /// stat changed, with the last tree's entries at their paths.
+    fn hash_seen(
+        &mut self,
+        deep: Walked,
+        listed: &mut BTreeMap<String, Walked>,
+        opts: &ScanOptions<'_>,
+    ) -> Result<(Walked, PathMap<TreeEntry>)> {
         let mut seen = deep;
         for w in listed.values_mut() {
             seen.leaves.append(&mut w.leaves);
-            warnings.append(&mut w.warnings);
+            self.warnings.append(&mut w.warnings);
         }
         let mut prev: PathMap<TreeEntry> = PathMap::default();
         for leaf in &seen.leaves {
-            if let Some(e) = last.entry(&leaf.path)? {
+            if let Some(e) = self.last.entry(&leaf.path)? {
                 prev.insert(leaf.path.clone(), e);
             }
         }
         scan::hash_leaves(
             &mut seen,
             &HashConfig {
-                root: &self.workspace,
+                root: &self.store.workspace,
                 prev: &prev,
-                racy: scan::Racy::Paths(&racy_prev),
+                racy: scan::Racy::Paths(&self.racy_prev),
                 force: opts.force,
                 progress: opts.progress,
             },
         );
-        warnings.append(&mut seen.warnings);
+        self.warnings.append(&mut seen.warnings);
+        Ok((seen, prev))
+    }
 
-        // The new entries: leaves first, then directories deepest first.
-        let mut entries: BTreeMap<String, TreeEntry> = BTreeMap::new();
-        let mut records: Vec<super::StoredNode> = Vec::new();
-        for leaf in &seen.leaves {
-            let (entry, record) = super::build::leaf_entry(leaf, prev.get(&leaf.path));
-            entries.insert(leaf.path.clone(), entry);
-            records.extend(record);
-        }
-        // Each directory whose children are known from the disk: those listed and those walked.
-        let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (dir, w) in &listed {
-            let kids = children.entry(dir.clone()).or_default();
-            kids.extend(w.dirs.iter().map(|d| d.path.clone()));
-        }
-        for leaf in &seen.leaves {
-            children
-                .entry(node::split(&leaf.path).0.to_owned())
-                .or_default()
-                .push(leaf.path.clone());
-        }
-        // The stat each directory read from the disk had before it was read, to record.
-        let mut dir_stats: BTreeMap<&str, node::Stat> = BTreeMap::new();
-        for (dir, w) in &listed {
-            dir_stats.insert(dir, w.top);
-        }
-        for dir in &seen.dirs {
-            dir_stats.insert(&dir.path, dir.stat);
-            children.entry(dir.path.clone()).or_default();
-            if !roots.contains(&dir.path) {
-                children
-                    .entry(node::split(&dir.path).0.to_owned())
-                    .or_default()
-                    .push(dir.path.clone());
-            }
-        }
-        // A folder that lost a leaf it could not hash must vouch for nothing (see
-        // `Walked::unrecorded`).
-        for dir in &seen.unrecorded {
-            dir_stats.insert(dir, node::Stat::default());
-        }
-        // A listed directory's children of the last tree that it no longer holds (gone since,
-        // or unreadable now, as a full scan would leave them out) go too.
+    /// Marks removed a listed directory's children of the last tree that it no longer holds
+    /// (gone since, or unreadable now, as a full scan would leave them out).
+    fn drop_unlisted(
+        &mut self,
+        listed: &BTreeMap<String, Walked>,
+        children: &BTreeMap<String, Vec<String>>,
+    ) -> Result<()> {
         for dir in listed.keys() {
             let now: BTreeSet<&String> = children.get(dir).into_iter().flatten().collect();
-            for child in last.children(dir)? {
+            for child in self.last.children(dir)? {
                 let path = node::join(dir, &child.name);
                 if !now.contains(&path) {
-                    last.remove(&mut removed, &path)?;
+                    self.last.remove(&mut self.removed, &path)?;
                 }
             }
         }
-        if children.is_empty() {
-            // Nothing the tree holds was touched.
-            return self.unchanged_report(warnings, dirs_read).map(Some);
-        }
-        // Those, and every directory above them, recomputed deepest first.
-        let mut recompute: BTreeSet<String> = BTreeSet::new();
-        for dir in children.keys() {
-            let mut d = dir.as_str();
-            loop {
-                if !recompute.insert(d.to_owned()) {
-                    break;
-                }
-                if d.is_empty() {
-                    break;
-                }
-                d = node::split(d).0;
-            }
-        }
-        let mut order: Vec<String> = recompute.into_iter().collect();
-        order.sort_by(|a, b| depth(b).cmp(&depth(a)).then_with(|| a.cmp(b)));
+        Ok(())
+    }
+
+    /// Recomputes the directories of `children` and every directory above them, deepest
+    /// first, into `entries` and `records`: those with children from the disk from them, the
+    /// others from their last record with the recomputed children swapped in. How many nodes
+    /// changed; `None` when a child is one the last tree does not hold, or one this scan took
+    /// away: the disk changed between the listings, and only a full scan sees it whole.
+    fn recompute(
+        &mut self,
+        mut children: BTreeMap<String, Vec<String>>,
+        dir_stats: &BTreeMap<&str, node::Stat>,
+        entries: &mut BTreeMap<String, TreeEntry>,
+        records: &mut Vec<StoredNode>,
+    ) -> Result<Option<u64>> {
         let mut dirs_recomputed = 0;
-        for dir in order {
+        for dir in recompute_order(&children) {
             let kids: Vec<String> = match children.remove(&dir) {
                 Some(kids) => kids,
-                None => last
+                None => self
+                    .last
                     .children(&dir)?
                     .into_iter()
                     .map(|c| node::join(&dir, &c.name))
@@ -451,10 +503,8 @@ impl Store {
             for path in kids {
                 let e = match entries.get(&path) {
                     Some(e) => *e,
-                    None => match last.entry(&path)? {
-                        Some(e) if !removed.contains(&path) => e,
-                        // A child the last tree does not hold, or one this scan took away: the
-                        // disk changed between the listings. Only a full scan sees it whole.
+                    None => match self.last.entry(&path)? {
+                        Some(e) if !self.removed.contains(&path) => e,
                         _ => return Ok(None),
                     },
                 };
@@ -463,17 +513,29 @@ impl Store {
             // One not read again keeps its stat: its entries are the last tree's.
             let stat = match dir_stats.get(dir.as_str()) {
                 Some(stat) => *stat,
-                None => last.entry(&dir)?.map(|e| e.stat).unwrap_or_default(),
+                None => self.last.entry(&dir)?.map(|e| e.stat).unwrap_or_default(),
             };
             let (entry, record) = super::build::dir_entry(&dir, stat, &mut named);
-            if last.entry(&dir)?.map(|e| e.node_id) != Some(entry.node_id) {
+            if self.last.entry(&dir)?.map(|e| e.node_id) != Some(entry.node_id) {
                 dirs_recomputed += 1;
                 records.push(record);
             }
             entries.insert(dir, entry);
         }
+        Ok(Some(dirs_recomputed))
+    }
 
-        // One transaction: changed entries, removed ones, new records, the root and the counts.
+    /// Commits in one transaction the changed entries, the removed ones, the new records, the
+    /// root and the counts, and reports the scan.
+    fn commit(
+        mut self,
+        entries: BTreeMap<String, TreeEntry>,
+        records: Vec<StoredNode>,
+        seen: &Walked,
+        dirs_recomputed: u64,
+    ) -> Result<ScanReport> {
+        let store = self.store;
+        let (mut files, mut dirs) = self.counts;
         let mut batch = Batch::default();
         let mut changed = Vec::new();
         let count = |e: Option<&TreeEntry>| match e {
@@ -482,7 +544,7 @@ impl Store {
             None => (0, 0),
         };
         for (path, entry) in &entries {
-            let old = last.entry(path)?;
+            let old = self.last.entry(path)?;
             if old.map(|o| o.node_id) != Some(entry.node_id) {
                 changed.push(path.clone());
             }
@@ -494,11 +556,11 @@ impl Store {
             files = (files + f1).saturating_sub(f0);
             dirs = (dirs + d1).saturating_sub(d0);
         }
-        for path in &removed {
+        for path in &self.removed {
             if entries.contains_key(path) {
                 continue;
             }
-            let old = last.entry(path)?;
+            let old = self.last.entry(path)?;
             let (f0, d0) = count(old.as_ref());
             files = files.saturating_sub(f0);
             dirs = dirs.saturating_sub(d0);
@@ -512,19 +574,25 @@ impl Store {
             .get("")
             .expect("the root is above every change, so it is recomputed")
             .node_id;
-        if self.root()? != Some(root) {
+        if store.root()? != Some(root) {
             batch.put(Table::Meta, META_ROOT.to_vec(), root.0.to_vec());
         }
         // The racy paths it saw are settled or recorded again; those it did not see stay.
-        let racy = scan::racy_after(&racy_prev, &seen.leaves, |p| removed.contains(p), stamp);
-        if !batch.is_empty() || seen.hashed > 0 || racy != racy_prev {
+        let removed = &self.removed;
+        let racy = scan::racy_after(
+            &self.racy_prev,
+            &seen.leaves,
+            |p| removed.contains(p),
+            self.stamp,
+        );
+        if !batch.is_empty() || seen.hashed > 0 || racy != self.racy_prev {
             batch.put(
                 Table::Meta,
                 META_STAMP.to_vec(),
-                super::tree::encode_racy(stamp, &racy),
+                super::tree::encode_racy(self.stamp, &racy),
             );
         }
-        if (files, dirs) != self.tree_counts()?.unwrap_or_default() {
+        if (files, dirs) != store.tree_counts()?.unwrap_or_default() {
             batch.put(
                 Table::Meta,
                 META_COUNTS.to_vec(),
@@ -534,12 +602,12 @@ impl Store {
         let writes = batch.len() as u64;
         if !batch.is_empty() {
             // The table moves to a new state: a snapshot kept of it is of the last one.
-            self.count_tree_write(&mut batch)?;
-            self.engine.commit(batch)?;
+            store.count_tree_write(&mut batch)?;
+            store.engine.commit(batch)?;
         }
         changed.sort_unstable();
-        warnings.sort();
-        Ok(Some(ScanReport {
+        self.warnings.sort();
+        Ok(ScanReport {
             root,
             files,
             dirs,
@@ -548,8 +616,69 @@ impl Store {
             hashed_bytes: seen.hashed_bytes,
             dirs_recomputed,
             writes,
-            warnings,
-            dirs_read,
-        }))
+            warnings: self.warnings,
+            dirs_read: self.dirs_read,
+        })
     }
+}
+
+/// Each directory whose children are known from the disk (those listed and those walked)
+/// with its children's paths, and the stat each directory read from the disk had before it
+/// was read, to record.
+fn disk_children<'a>(
+    listed: &'a BTreeMap<String, Walked>,
+    seen: &'a Walked,
+    roots: &[String],
+) -> (BTreeMap<String, Vec<String>>, BTreeMap<&'a str, node::Stat>) {
+    let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (dir, w) in listed {
+        let kids = children.entry(dir.clone()).or_default();
+        kids.extend(w.dirs.iter().map(|d| d.path.clone()));
+    }
+    for leaf in &seen.leaves {
+        children
+            .entry(node::split(&leaf.path).0.to_owned())
+            .or_default()
+            .push(leaf.path.clone());
+    }
+    let mut dir_stats: BTreeMap<&str, node::Stat> = BTreeMap::new();
+    for (dir, w) in listed {
+        dir_stats.insert(dir, w.top);
+    }
+    for dir in &seen.dirs {
+        dir_stats.insert(&dir.path, dir.stat);
+        children.entry(dir.path.clone()).or_default();
+        if !roots.contains(&dir.path) {
+            children
+                .entry(node::split(&dir.path).0.to_owned())
+                .or_default()
+                .push(dir.path.clone());
+        }
+    }
+    // A folder that lost a leaf it could not hash must vouch for nothing (see
+    // `Walked::unrecorded`).
+    for dir in &seen.unrecorded {
+        dir_stats.insert(dir, node::Stat::default());
+    }
+    (children, dir_stats)
+}
+
+/// The directories of `children` and every directory above them, deepest first.
+fn recompute_order(children: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+    let mut recompute: BTreeSet<String> = BTreeSet::new();
+    for dir in children.keys() {
+        let mut d = dir.as_str();
+        loop {
+            if !recompute.insert(d.to_owned()) {
+                break;
+            }
+            if d.is_empty() {
+                break;
+            }
+            d = node::split(d).0;
+        }
+    }
+    let mut order: Vec<String> = recompute.into_iter().collect();
+    order.sort_by(|a, b| depth(b).cmp(&depth(a)).then_with(|| a.cmp(b)));
+    order
 }

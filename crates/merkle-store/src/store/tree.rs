@@ -31,27 +31,8 @@
 //! given only new keys in order (a cold scan's) through a cursor at its end, which packs whole
 //! leaves instead of descending the B-tree per key. Files under 1 MiB are read in pieces into a
 //! worker's buffer rather than memory-mapped (unmapping flushes the other cores' TLBs).
-use super::build::{Built, build_tree, dir_entry, leaf_entry};
+use super::build::{Built, build_tree, same_paths};
 use super::*;
-
-/// Whether `walked` met exactly the paths of `prev` (the last scan's tree), each leaf where
-/// `same_leaf` holds for it. With a leaf the same where its kind and content are, the tree
-/// [`build_tree`] would build is `prev` (a leaf's node is its kind, path and content; a
-/// folder's, its children's).
-fn same_paths(
-    walked: &scan::Walked,
-    prev: &PathMap<TreeEntry>,
-    same_leaf: impl Fn(&scan::Leaf) -> bool,
-) -> bool {
-    walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
-        && walked.leaves.iter().all(same_leaf)
-        && walked
-            .dirs
-            .iter()
-            .map(|d| d.path.as_str())
-            .chain(std::iter::once(""))
-            .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir))
-}
 
 /// The rule [`scan::hash_leaves`] trusts stats by: the racy paths when the store has them.
 pub(super) fn racy_rule(stamp: Option<i64>, paths: Option<&PathSet>) -> scan::Racy<'_> {
@@ -518,91 +499,9 @@ impl Store {
         let records = std::mem::take(&mut built.records);
         // Into a first tree every path is new: the sorted tree writes list the changed paths.
         let first_tree = prev.is_empty();
-
-        // The writes of each table in key order (as the engine takes them fastest), made side
-        // by side: after a cold scan, every path and every node.
-        let ((tree_ops, node_ops), mut changed) = rayon::join(
-            || {
-                rayon::join(
-                    || {
-                        let mut ops: Vec<(Vec<u8>, Vec<u8>)> = built
-                            .entries
-                            .par_iter()
-                            .filter(|(path, entry)| prev.get(*path) != Some(entry))
-                            .map(|(path, entry)| (path.as_bytes().to_vec(), entry.encode()))
-                            .collect();
-                        ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                        ops
-                    },
-                    || {
-                        let mut ops: Vec<(Vec<u8>, Vec<u8>)> = records
-                            .into_par_iter()
-                            .map(|rec| (rec.id.0.to_vec(), rec.bytes))
-                            .collect();
-                        ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                        ops
-                    },
-                )
-            },
-            || {
-                if first_tree {
-                    return Vec::new();
-                }
-                built
-                    .entries
-                    .par_iter()
-                    .filter(|(path, entry)| {
-                        prev.get(*path).map(|o| o.node_id) != Some(entry.node_id)
-                    })
-                    .map(|(path, _)| (*path).to_owned())
-                    .collect::<Vec<String>>()
-            },
-        );
-        if first_tree {
-            changed = tree_ops
-                .par_iter()
-                .map(|(path, _)| String::from_utf8_lossy(path).into_owned())
-                .collect();
-        }
-        let mut batch = Batch::with_capacity(tree_ops.len() + node_ops.len() + 8);
-        if built.complete
-            && tree_ops.len() >= TREE_SPLIT_MIN
-            && 2 * tree_ops.len() >= built.entries.len()
-        {
-            let middle = tree_ops[tree_ops.len() / 2].0.clone();
-            batch.put(Table::Meta, META_TREE_SPLIT.to_vec(), middle);
-        }
-        for (key, value) in tree_ops {
-            batch.put(Table::Tree, key, value);
-        }
-        for (key, value) in node_ops {
-            batch.put(Table::Nodes, key, value);
-        }
-        if built.complete && !prev.is_empty() {
-            let now: std::collections::HashSet<&str, rustc_hash::FxBuildHasher> =
-                built.entries.iter().map(|(path, _)| *path).collect();
-            for path in prev.keys() {
-                if !now.contains(path.as_str()) {
-                    changed.push(path.clone());
-                    batch.delete(Table::Tree, path.clone().into_bytes());
-                }
-            }
-        }
-        let root_changed = self.root()? != Some(built.root);
-        if root_changed {
-            batch.put(Table::Meta, META_ROOT.to_vec(), built.root.0.to_vec());
-        }
-        if let Some(ignores) = walked.ignores.filter(|i| ignores_prev != Some(*i)) {
-            batch.put(Table::Meta, META_IGNORES.to_vec(), ignores.0.to_vec());
-        }
-        let counts = (walked.leaves.len() as u64, walked.dirs.len() as u64 + 1);
-        if self.tree_counts()? != Some(counts) {
-            batch.put(
-                Table::Meta,
-                META_COUNTS.to_vec(),
-                encode_counts(counts.0, counts.1),
-            );
-        }
+        let (tree_ops, node_ops, mut changed) = sorted_writes(&built, records, &prev, first_tree);
+        let mut batch = tree_batch(&built, &prev, tree_ops, node_ops, &mut changed);
+        self.stage_meta(&mut batch, built.root, &walked, ignores_prev)?;
         // The racy record only changes with entries hashed in this scan; with none written and
         // none racy there is nothing to record, and a no-op scan writes nothing at all.
         if !batch.is_empty()
@@ -643,111 +542,31 @@ impl Store {
         Ok(report)
     }
 
-    /// The new tree's changed entries when the walk met exactly the last scan's paths (nothing
-    /// added or removed, no leaf turned folder or back): only the leaves hashed again and the
-    /// folders above one whose node changed need new entries, and a folder's children are its
-    /// node record's, so the tree is not rebuilt path by path. `None` when the paths differ, or
-    /// a record does not match its entry; [`build_tree`] then builds the whole tree.
-    pub(super) fn build_changes<'w>(
+    /// Stages the meta records a scan changes besides the stamp: the root, the fingerprint of
+    /// the ignore rules from outside the tree, and the counts.
+    fn stage_meta(
         &self,
-        walked: &'w scan::Walked,
-        prev: &PathMap<TreeEntry>,
-    ) -> Result<Option<Built<'w>>> {
-        let same_paths = walked.leaves.len() + walked.dirs.len() + 1 == prev.len()
-            && walked
-                .leaves
-                .iter()
-                .all(|l| l.reused || prev.get(&l.path).is_some_and(|e| e.kind.is_leaf()))
-            && walked
-                .dirs
-                .iter()
-                .map(|d| d.path.as_str())
-                .chain(std::iter::once(""))
-                .all(|d| prev.get(d).is_some_and(|e| e.kind == NodeKind::Dir));
-        if !same_paths {
-            return Ok(None);
+        batch: &mut Batch,
+        root: NodeId,
+        walked: &scan::Walked,
+        ignores_prev: Option<Hash>,
+    ) -> Result<()> {
+        let root_changed = self.root()? != Some(root);
+        if root_changed {
+            batch.put(Table::Meta, META_ROOT.to_vec(), root.0.to_vec());
         }
-        // Each folder's stat as the walk saw it, to record beside its entry.
-        let dir_stats: std::collections::HashMap<&str, node::Stat, rustc_hash::FxBuildHasher> =
-            walked
-                .dirs
-                .iter()
-                .map(|d| (d.path.as_str(), d.stat))
-                .chain(std::iter::once(("", walked.top)))
-                .collect();
-        let mut entries: std::collections::HashMap<&str, TreeEntry, rustc_hash::FxBuildHasher> =
-            Default::default();
-        let mut records = Vec::new();
-        let mut dirty: Vec<&str> = Vec::new();
-        for leaf in walked.leaves.iter().filter(|l| !l.reused) {
-            let old = prev.get(&leaf.path);
-            let (entry, record) = leaf_entry(leaf, old);
-            records.extend(record);
-            if old.map(|o| o.node_id) != Some(entry.node_id) {
-                let mut path = leaf.path.as_str();
-                while !path.is_empty() {
-                    path = node::split(path).0;
-                    dirty.push(path);
-                }
-            }
-            if old != Some(&entry) {
-                entries.insert(&leaf.path, entry);
-            }
+        if let Some(ignores) = walked.ignores.filter(|i| ignores_prev != Some(*i)) {
+            batch.put(Table::Meta, META_IGNORES.to_vec(), ignores.0.to_vec());
         }
-        // Deepest first, so every child is done before its parent; the root last.
-        dirty.sort_unstable_by(|a, b| {
-            let depth = |p: &str| {
-                if p.is_empty() {
-                    0
-                } else {
-                    1 + p.matches('/').count()
-                }
-            };
-            depth(b).cmp(&depth(a)).then(a.cmp(b))
-        });
-        dirty.dedup();
-        for dir in dirty {
-            let old = prev.get(dir).expect("every folder was checked above");
-            let Some(record) = self.node(&old.node_id)? else {
-                return Ok(None);
-            };
-            if record.children.len() as u64 != old.stat.size {
-                return Ok(None);
-            }
-            let mut kids = Vec::with_capacity(record.children.len());
-            for child in &record.children {
-                let path = node::join(dir, &child.name);
-                match entries.get(path.as_str()).or_else(|| prev.get(&path)) {
-                    Some(e) => kids.push((child.name.as_str(), *e)),
-                    None => return Ok(None),
-                }
-            }
-            let stat = dir_stats.get(dir).copied().unwrap_or_default();
-            let (entry, record) = dir_entry(dir, stat, &mut kids);
-            records.push(record);
-            entries.insert(dir, entry);
+        let counts = (walked.leaves.len() as u64, walked.dirs.len() as u64 + 1);
+        if self.tree_counts()? != Some(counts) {
+            batch.put(
+                Table::Meta,
+                META_COUNTS.to_vec(),
+                encode_counts(counts.0, counts.1),
+            );
         }
-        // Folders whose stat alone changed: a new stat in the same entry.
-        for (dir, stat) in &dir_stats {
-            if entries.contains_key(dir) {
-                continue;
-            }
-            let old = prev.get(*dir).expect("every folder was checked above");
-            let stat = stat.dir_record(old.stat.size);
-            if stat != old.stat {
-                entries.insert(dir, TreeEntry { stat, ..*old });
-            }
-        }
-        let root = match entries.get("") {
-            Some(e) => e.node_id,
-            None => prev.get("").expect("checked above").node_id,
-        };
-        Ok(Some(Built {
-            root,
-            entries: entries.into_iter().collect(),
-            records,
-            complete: false,
-        }))
+        Ok(())
     }
 
     /// The last scan's start stamp and racy paths (see [`scan::Racy`]); a store written before
@@ -779,6 +598,100 @@ impl Store {
         let m = file.metadata().map_err(|e| Error::io(&path, e))?;
         Ok(node::Stat::of(&m).mtime_ns)
     }
+}
+
+/// One table's writes, (key, value) in key order.
+type Writes = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// The writes of the tree table and of the nodes table in key order (as the engine takes them
+/// fastest), made side by side (after a cold scan, every path and every node), and the paths
+/// whose node changed. Into a first tree every path is new: they are the tree writes' paths,
+/// in order.
+fn sorted_writes(
+    built: &Built<'_>,
+    records: Vec<StoredNode>,
+    prev: &PathMap<TreeEntry>,
+    first_tree: bool,
+) -> (Writes, Writes, Vec<String>) {
+    let ((tree_ops, node_ops), mut changed) = rayon::join(
+        || {
+            rayon::join(
+                || {
+                    let mut ops: Writes = built
+                        .entries
+                        .par_iter()
+                        .filter(|(path, entry)| prev.get(*path) != Some(entry))
+                        .map(|(path, entry)| (path.as_bytes().to_vec(), entry.encode()))
+                        .collect();
+                    ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    ops
+                },
+                || {
+                    let mut ops: Writes = records
+                        .into_par_iter()
+                        .map(|rec| (rec.id.0.to_vec(), rec.bytes))
+                        .collect();
+                    ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    ops
+                },
+            )
+        },
+        || {
+            if first_tree {
+                return Vec::new();
+            }
+            built
+                .entries
+                .par_iter()
+                .filter(|(path, entry)| prev.get(*path).map(|o| o.node_id) != Some(entry.node_id))
+                .map(|(path, _)| (*path).to_owned())
+                .collect::<Vec<String>>()
+        },
+    );
+    if first_tree {
+        changed = tree_ops
+            .par_iter()
+            .map(|(path, _)| String::from_utf8_lossy(path).into_owned())
+            .collect();
+    }
+    (tree_ops, node_ops, changed)
+}
+
+/// A batch of the tree and node writes, with the tree's middle key when the whole tree is
+/// written, and the removal of every path of `prev` that a `complete` build lacks (each added
+/// to `changed`).
+fn tree_batch(
+    built: &Built<'_>,
+    prev: &PathMap<TreeEntry>,
+    tree_ops: Writes,
+    node_ops: Writes,
+    changed: &mut Vec<String>,
+) -> Batch {
+    let mut batch = Batch::with_capacity(tree_ops.len() + node_ops.len() + 8);
+    if built.complete
+        && tree_ops.len() >= TREE_SPLIT_MIN
+        && 2 * tree_ops.len() >= built.entries.len()
+    {
+        let middle = tree_ops[tree_ops.len() / 2].0.clone();
+        batch.put(Table::Meta, META_TREE_SPLIT.to_vec(), middle);
+    }
+    for (key, value) in tree_ops {
+        batch.put(Table::Tree, key, value);
+    }
+    for (key, value) in node_ops {
+        batch.put(Table::Nodes, key, value);
+    }
+    if built.complete && !prev.is_empty() {
+        let now: std::collections::HashSet<&str, rustc_hash::FxBuildHasher> =
+            built.entries.iter().map(|(path, _)| *path).collect();
+        for path in prev.keys() {
+            if !now.contains(path.as_str()) {
+                changed.push(path.clone());
+                batch.delete(Table::Tree, path.clone().into_bytes());
+            }
+        }
+    }
+    batch
 }
 
 /// `first` here and `second` on a thread of its own (not the pool's, which may be busy with a
