@@ -525,25 +525,21 @@ impl Targeted<'_> {
         Ok(Some(dirs_recomputed))
     }
 
-    /// Commits in one transaction the changed entries, the removed ones, the new records, the
-    /// root and the counts, and reports the scan.
-    fn commit(
-        mut self,
-        entries: BTreeMap<String, TreeEntry>,
-        records: Vec<StoredNode>,
-        seen: &Walked,
-        dirs_recomputed: u64,
-    ) -> Result<ScanReport> {
-        let store = self.store;
+    /// Stages the changed entries and the removal of the paths gone, counting the tree's files
+    /// and directories as they change; the paths whose node changed or that went.
+    fn stage_tree(
+        &mut self,
+        entries: &BTreeMap<String, TreeEntry>,
+        batch: &mut Batch,
+    ) -> Result<Vec<String>> {
         let (mut files, mut dirs) = self.counts;
-        let mut batch = Batch::default();
         let mut changed = Vec::new();
         let count = |e: Option<&TreeEntry>| match e {
             Some(e) if e.kind == NodeKind::Dir => (0, 1),
             Some(_) => (1, 0),
             None => (0, 0),
         };
-        for (path, entry) in &entries {
+        for (path, entry) in entries {
             let old = self.last.entry(path)?;
             if old.map(|o| o.node_id) != Some(entry.node_id) {
                 changed.push(path.clone());
@@ -567,6 +563,23 @@ impl Targeted<'_> {
             changed.push(path.clone());
             batch.delete(Table::Tree, path.clone().into_bytes());
         }
+        self.counts = (files, dirs);
+        Ok(changed)
+    }
+
+    /// Commits in one transaction the changed entries, the removed ones, the new records, the
+    /// root and the counts, and reports the scan.
+    fn commit(
+        mut self,
+        entries: BTreeMap<String, TreeEntry>,
+        records: Vec<StoredNode>,
+        seen: &Walked,
+        dirs_recomputed: u64,
+    ) -> Result<ScanReport> {
+        let store = self.store;
+        let mut batch = Batch::default();
+        let mut changed = self.stage_tree(&entries, &mut batch)?;
+        let (files, dirs) = self.counts;
         for rec in records {
             batch.put(Table::Nodes, rec.id.0.to_vec(), rec.bytes);
         }
