@@ -87,30 +87,11 @@ fn main() -> Result<()> {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
     let tmp = tempfile::tempdir()?;
     let ws = tmp.path().join("ws");
-    eprintln!("bench remote: writing {} files", config.nodes);
-    for i in 0..config.nodes {
-        let p = ws.join(file_path(i));
-        if i % 100 == 0 {
-            std::fs::create_dir_all(p.parent().ok_or("a parent")?)?;
-        }
-        std::fs::write(&p, format!("file {i}\n"))?;
-    }
+    write_files(&ws, config.nodes)?;
     let a = open(&ws, &tmp.path().join("a-store"))?;
     a.scan(&ScanOptions::default())?;
     a.add_agent("bench", Role::Writer)?;
-    let total = config.nodes * config.per_node;
-    eprintln!("bench remote: putting {total} frames locally");
-    let started = Instant::now();
-    let mut batch = Vec::new();
-    for i in 0..config.nodes {
-        batch.extend(frames_for(&a, &file_path(i), config.per_node, "v1")?);
-        if batch.len() >= 50_000 || i + 1 == config.nodes {
-            for r in a.put_frames(std::mem::take(&mut batch)) {
-                r?;
-            }
-        }
-    }
-    let local_put = started.elapsed();
+    let local_put = put_locally(&a, &config)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -122,60 +103,123 @@ fn main() -> Result<()> {
         url: url.clone(),
         schema: schema.clone(),
     };
-    let env = |k: &str| std::env::var(k).ok();
-    let result = runtime.block_on(async {
-        let mut session = remote::connect(&target, &env).await?;
-        remote::schema::init(&mut session, &[], &[]).await?;
-        eprintln!("bench remote: pushing");
-        let full = remote::push(&a, &mut session, &remote::PushOptions::default()).await?;
-
-        let mut noop = Vec::new();
-        let mut incremental = Vec::new();
-        let mut incremental_bytes = 0;
-        for run in 0..config.runs {
-            let r = remote::push(&a, &mut session, &remote::PushOptions::default()).await?;
-            noop.push(Duration::from_secs_f64(r.seconds));
-            // Edit one file, rescan, give its new version its frames, push them.
-            let path = file_path(run * 997 % config.nodes);
-            std::fs::write(ws.join(&path), format!("edited in run {run}\n"))?;
-            a.scan(&ScanOptions::default())?;
-            for r in a.put_frames(frames_for(&a, &path, config.per_node, "edit")?) {
-                r?;
-            }
-            let r = remote::push(&a, &mut session, &remote::PushOptions::default()).await?;
-            if r.pushed.frames != config.per_node as u64 {
-                return Err(format!("the incremental push sent {} frames", r.pushed.frames).into());
-            }
-            incremental_bytes = r.bytes;
-            incremental.push(Duration::from_secs_f64(r.seconds));
-        }
-
-        eprintln!("bench remote: pulling into a second store");
-        let b = open(&ws, &tmp.path().join("b-store"))?;
-        b.scan(&ScanOptions::default())?;
-        let pull = remote::pull(&b, &mut session, &remote::PullOptions::default()).await?;
-        session_drop(&url, &schema).await;
-        Ok::<_, Box<dyn std::error::Error>>((
-            full,
-            median(noop),
-            median(incremental),
-            incremental_bytes,
-            pull,
-        ))
-    });
-    let (full, noop, incremental, incremental_bytes, pull) = match result {
+    let result = runtime.block_on(bench_remote(&config, &target, &a, &ws, tmp.path()));
+    let measured = match result {
         Ok(r) => r,
         Err(e) => {
             runtime.block_on(session_drop(&url, &schema));
             return Err(e);
         }
     };
+    print_table(&config, &url, local_put, &measured);
+    Ok(())
+}
+
+/// Writes the workspace's files, a hundred to a folder.
+fn write_files(ws: &Path, nodes: usize) -> Result<()> {
+    eprintln!("bench remote: writing {nodes} files");
+    for i in 0..nodes {
+        let p = ws.join(file_path(i));
+        if i % 100 == 0 {
+            std::fs::create_dir_all(p.parent().ok_or("a parent")?)?;
+        }
+        std::fs::write(&p, format!("file {i}\n"))?;
+    }
+    Ok(())
+}
+
+/// Puts every file's frames into store `a`, 50,000 at a time; how long that took.
+fn put_locally(a: &Store, config: &Config) -> Result<Duration> {
+    let total = config.nodes * config.per_node;
+    eprintln!("bench remote: putting {total} frames locally");
+    let started = Instant::now();
+    let mut batch = Vec::new();
+    for i in 0..config.nodes {
+        batch.extend(frames_for(a, &file_path(i), config.per_node, "v1")?);
+        if batch.len() >= 50_000 || i + 1 == config.nodes {
+            for r in a.put_frames(std::mem::take(&mut batch)) {
+                r?;
+            }
+        }
+    }
+    Ok(started.elapsed())
+}
+
+/// What the bench measured against the remote.
+struct Measured {
+    full: remote::PushReport,
+    noop: Duration,
+    incremental: Duration,
+    incremental_bytes: u64,
+    pull: remote::PullReport,
+}
+
+/// The remote half: a full push, no-op and incremental pushes, and a pull into a second
+/// store; the bench's schema is dropped after.
+async fn bench_remote(
+    config: &Config,
+    target: &remote::Remote,
+    a: &Store,
+    ws: &Path,
+    tmp: &Path,
+) -> Result<Measured> {
+    let env = |k: &str| std::env::var(k).ok();
+    let mut session = remote::connect(target, &env).await?;
+    remote::schema::init(&mut session, &[], &[]).await?;
+    eprintln!("bench remote: pushing");
+    let full = remote::push(a, &mut session, &remote::PushOptions::default()).await?;
+
+    let mut noop = Vec::new();
+    let mut incremental = Vec::new();
+    let mut incremental_bytes = 0;
+    for run in 0..config.runs {
+        let r = remote::push(a, &mut session, &remote::PushOptions::default()).await?;
+        noop.push(Duration::from_secs_f64(r.seconds));
+        // Edit one file, rescan, give its new version its frames, push them.
+        let path = file_path(run * 997 % config.nodes);
+        std::fs::write(ws.join(&path), format!("edited in run {run}\n"))?;
+        a.scan(&ScanOptions::default())?;
+        for r in a.put_frames(frames_for(a, &path, config.per_node, "edit")?) {
+            r?;
+        }
+        let r = remote::push(a, &mut session, &remote::PushOptions::default()).await?;
+        if r.pushed.frames != config.per_node as u64 {
+            return Err(format!("the incremental push sent {} frames", r.pushed.frames).into());
+        }
+        incremental_bytes = r.bytes;
+        incremental.push(Duration::from_secs_f64(r.seconds));
+    }
+
+    eprintln!("bench remote: pulling into a second store");
+    let b = open(ws, &tmp.join("b-store"))?;
+    b.scan(&ScanOptions::default())?;
+    let pull = remote::pull(&b, &mut session, &remote::PullOptions::default()).await?;
+    session_drop(&target.url, &target.schema).await;
+    Ok(Measured {
+        full,
+        noop: median(noop),
+        incremental: median(incremental),
+        incremental_bytes,
+        pull,
+    })
+}
+
+/// Prints the table of results.
+fn print_table(config: &Config, url: &str, local_put: Duration, m: &Measured) {
+    let total = config.nodes * config.per_node;
+    let Measured {
+        full,
+        noop,
+        incremental,
+        incremental_bytes,
+        pull,
+    } = m;
     let rate = |frames: u64, s: f64| frames as f64 / s.max(1e-9);
     println!(
         "bench remote: {} frames on {} nodes, PostgreSQL at {}\n",
         total,
         config.nodes,
-        remote::config::redact(&url)
+        remote::config::redact(url)
     );
     println!(
         "{:<44} {:>12} {:>14} {:>12}",
@@ -205,16 +249,16 @@ fn main() -> Result<()> {
     println!(
         "{:<44} {:>12} {:>14} {:>12.3}",
         format!("no-op push (median of {})", config.runs),
-        secs(noop),
+        secs(*noop),
         "-",
         0.0
     );
     println!(
         "{:<44} {:>12} {:>14} {:>12.3}",
         format!("push of one edited file's {} frames", config.per_node),
-        secs(incremental),
+        secs(*incremental),
         "-",
-        incremental_bytes as f64 / 1e6
+        *incremental_bytes as f64 / 1e6
     );
     let ratio = incremental.as_secs_f64() / noop.as_secs_f64().max(1e-9);
     println!(
@@ -225,7 +269,6 @@ fn main() -> Result<()> {
         "pushed {} frames, {} nodes; pulled {} frames, {} nodes",
         full.pushed.frames, full.pushed.nodes, pull.pulled.frames, pull.pulled.nodes
     );
-    Ok(())
 }
 
 /// Drops the bench's schema (best effort: the bench's result stands either way).

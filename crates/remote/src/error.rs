@@ -104,4 +104,13 @@ impl Error {
             message,
         }
     }
+
+    /// [`Error::db`] as a function for `map_err`, where a transaction holds the session and
+    /// its own (`Session::db_err`) cannot be borrowed.
+    pub(crate) fn db_fn<'a>(
+        name: &'a str,
+        context: &'static str,
+    ) -> impl Fn(tokio_postgres::Error) -> Error + 'a {
+        move |e| Error::db(name, context, &e)
+    }
 }

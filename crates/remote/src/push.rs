@@ -85,7 +85,6 @@ pub async fn push(
     opts: &PushOptions<'_>,
 ) -> Result<PushReport> {
     let started = Instant::now();
-    let progress = |p| opts.progress.report(p);
     session
         .require(
             "INSERT",
@@ -112,18 +111,7 @@ pub async fn push(
         compared: candidates.len() as u64,
         ..PushReport::default()
     };
-
-    // Which candidates the remote lacks, by id.
-    let frames_table = session.table("frames");
-    let mut missing = Vec::new();
-    for (i, chunk) in candidates.chunks(BATCH).enumerate() {
-        let present = present_ids(session, &frames_table, "frame_id", chunk).await?;
-        missing.extend(chunk.iter().filter(|id| !present.contains(*id)).copied());
-        progress(Progress::Comparing {
-            done: (i * BATCH + chunk.len()) as u64,
-            total: candidates.len() as u64,
-        });
-    }
+    let missing = missing_ids(session, &candidates, opts.progress).await?;
     report.skipped = (candidates.len() - missing.len()) as u64;
     let candidate_set: HashSet<FrameId> = candidates.iter().copied().collect();
     let memos: Vec<(Hash, FrameId)> = store
@@ -143,16 +131,45 @@ pub async fn push(
     }
     if missing.len() <= SMALL {
         push_small(store, session, &missing, &memos, &mut report).await?;
-        mark_pushed(store, session, &marker, top)?;
-        report.seconds = started.elapsed().as_secs_f64();
-        return Ok(report);
+    } else {
+        push_copy(store, session, &missing, &memos, &mut report, opts.progress).await?;
     }
+    mark_pushed(store, session, &marker, top)?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
 
+/// Which of the `candidates` the remote lacks, compared by id a batch at a time.
+async fn missing_ids(
+    session: &Session,
+    candidates: &[FrameId],
+    progress: OnProgress<'_>,
+) -> Result<Vec<FrameId>> {
+    let frames_table = session.table("frames");
+    let mut missing = Vec::new();
+    for (i, chunk) in candidates.chunks(BATCH).enumerate() {
+        let present = present_ids(session, &frames_table, "frame_id", chunk).await?;
+        missing.extend(chunk.iter().filter(|id| !present.contains(*id)).copied());
+        progress.report(Progress::Comparing {
+            done: (i * BATCH + chunk.len()) as u64,
+            total: candidates.len() as u64,
+        });
+    }
+    Ok(missing)
+}
+
+/// Sends a large push in one transaction: every table's rows streamed with `COPY` into
+/// temporary tables, then inserted into the real ones.
+async fn push_copy(
+    store: &Store,
+    session: &mut Session,
+    missing: &[FrameId],
+    memos: &[(Hash, FrameId)],
+    report: &mut PushReport,
+    progress: OnProgress<'_>,
+) -> Result<()> {
     let name = session.remote.name.clone();
-    let db = |context| {
-        let name = name.clone();
-        move |e: tokio_postgres::Error| Error::db(&name, context, &e)
-    };
+    let db = |context| Error::db_fn(&name, context);
     let schema = session.remote.schema.clone();
     let tx = session
         .client
@@ -167,139 +184,193 @@ pub async fn push(
     ))
     .await
     .map_err(db("creating the staging tables"))?;
+    let (nodes, agents) = copy_frames(&tx, &name, store, missing, report, progress).await?;
+    copy_nodes(&tx, &name, store, nodes, report).await?;
+    // Memos and agents: few, sent whole; the remote keeps what it has.
+    copy_memos(&tx, &name, memos, report).await?;
+    copy_agents(&tx, &name, store, &agents, report).await?;
+    progress.report(Progress::Committing);
+    report.pushed = insert_staged(&tx, &name, &schema).await?;
+    tx.commit().await.map_err(db("committing the push"))?;
+    // Rows another pusher committed first were skipped by the insert.
+    report.skipped += missing.len() as u64 - report.pushed.frames;
+    Ok(())
+}
 
-    // Frames, streamed from the store as they are read.
+/// Streams the `missing` frames into `push_frames` as they are read from the store; the nodes
+/// they are on and the agents they name.
+async fn copy_frames(
+    tx: &tokio_postgres::Transaction<'_>,
+    name: &str,
+    store: &Store,
+    missing: &[FrameId],
+    report: &mut PushReport,
+    progress: OnProgress<'_>,
+) -> Result<(BTreeSet<NodeId>, BTreeSet<String>)> {
+    let db = |context| Error::db_fn(name, context);
     let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
     let mut agents: BTreeSet<String> = BTreeSet::new();
-    {
-        let sink = tx
-            .copy_in(
-                "COPY push_frames (frame_id, node_id, frame_type, agent_id, basis, content, \
-                 created_at_ms, provider, model, extra) FROM STDIN BINARY",
-            )
+    let sink = tx
+        .copy_in(
+            "COPY push_frames (frame_id, node_id, frame_type, agent_id, basis, content, \
+             created_at_ms, provider, model, extra) FROM STDIN BINARY",
+        )
+        .await
+        .map_err(db("sending frames"))?;
+    let types = [
+        Type::BYTEA,
+        Type::BYTEA,
+        Type::TEXT,
+        Type::TEXT,
+        Type::BYTEA,
+        Type::BYTEA,
+        Type::INT8,
+        Type::TEXT,
+        Type::TEXT,
+        Type::JSONB,
+    ];
+    let mut writer = pin!(BinaryCopyInWriter::new(sink, &types));
+    for (i, id) in missing.iter().enumerate() {
+        let f = stored_frame(store, id)?;
+        nodes.insert(f.node_id);
+        agents.insert(f.agent_id.clone());
+        let created = i64::try_from(f.metadata.created_at_ms).unwrap_or(i64::MAX);
+        let extra = Json(&f.metadata.extra);
+        report.bytes +=
+            (32 * 3 + f.content.len() + f.frame_type.len() + f.agent_id.len()) as u64 + 8;
+        let row: [&(dyn ToSql + Sync); 10] = [
+            &f.frame_id.0.as_slice(),
+            &f.node_id.0.as_slice(),
+            &f.frame_type,
+            &f.agent_id,
+            &f.basis.0.as_slice(),
+            &f.content,
+            &created,
+            &f.metadata.provider,
+            &f.metadata.model,
+            &extra,
+        ];
+        writer
+            .as_mut()
+            .write(&row)
             .await
             .map_err(db("sending frames"))?;
-        let types = [
-            Type::BYTEA,
-            Type::BYTEA,
-            Type::TEXT,
-            Type::TEXT,
-            Type::BYTEA,
-            Type::BYTEA,
-            Type::INT8,
-            Type::TEXT,
-            Type::TEXT,
-            Type::JSONB,
-        ];
-        let mut writer = pin!(BinaryCopyInWriter::new(sink, &types));
-        for (i, id) in missing.iter().enumerate() {
-            let f = stored_frame(store, id)?;
-            nodes.insert(f.node_id);
-            agents.insert(f.agent_id.clone());
-            let created = i64::try_from(f.metadata.created_at_ms).unwrap_or(i64::MAX);
-            let extra = Json(&f.metadata.extra);
-            report.bytes +=
-                (32 * 3 + f.content.len() + f.frame_type.len() + f.agent_id.len()) as u64 + 8;
-            let row: [&(dyn ToSql + Sync); 10] = [
-                &f.frame_id.0.as_slice(),
-                &f.node_id.0.as_slice(),
-                &f.frame_type,
-                &f.agent_id,
-                &f.basis.0.as_slice(),
-                &f.content,
-                &created,
-                &f.metadata.provider,
-                &f.metadata.model,
-                &extra,
-            ];
-            writer
-                .as_mut()
-                .write(&row)
-                .await
-                .map_err(db("sending frames"))?;
-            if i % 1000 == 999 || i + 1 == missing.len() {
-                progress(Progress::Transferring {
-                    done: i as u64 + 1,
-                    total: missing.len() as u64,
-                });
-            }
+        if i % 1000 == 999 || i + 1 == missing.len() {
+            progress.report(Progress::Transferring {
+                done: i as u64 + 1,
+                total: missing.len() as u64,
+            });
         }
-        writer.finish().await.map_err(db("sending frames"))?;
     }
+    writer.finish().await.map_err(db("sending frames"))?;
+    Ok((nodes, agents))
+}
 
-    // The node records the frames are on; the insert keeps those the remote has.
+/// Streams the records of `nodes`, the nodes the frames are on, into `push_nodes`; the insert
+/// keeps those the remote has.
+async fn copy_nodes(
+    tx: &tokio_postgres::Transaction<'_>,
+    name: &str,
+    store: &Store,
+    nodes: BTreeSet<NodeId>,
+    report: &mut PushReport,
+) -> Result<()> {
+    let db = |context| Error::db_fn(name, context);
     let send_nodes: Vec<NodeId> = nodes.into_iter().collect();
-    {
-        let sink = tx
-            .copy_in("COPY push_nodes (node_id, path, kind, record) FROM STDIN BINARY")
+    let sink = tx
+        .copy_in("COPY push_nodes (node_id, path, kind, record) FROM STDIN BINARY")
+        .await
+        .map_err(db("sending nodes"))?;
+    let types = [Type::BYTEA, Type::TEXT, Type::TEXT, Type::BYTEA];
+    let mut writer = pin!(BinaryCopyInWriter::new(sink, &types));
+    for id in &send_nodes {
+        let n = store
+            .node(id)?
+            .ok_or_else(|| merkle_store::Error::NoSuchNode { id: id.to_hex() })?;
+        let record = n.encode();
+        report.bytes += (32 + n.path.len() + record.len()) as u64;
+        let row: [&(dyn ToSql + Sync); 4] =
+            [&n.node_id.0.as_slice(), &n.path, &n.kind.as_str(), &record];
+        writer
+            .as_mut()
+            .write(&row)
             .await
             .map_err(db("sending nodes"))?;
-        let types = [Type::BYTEA, Type::TEXT, Type::TEXT, Type::BYTEA];
-        let mut writer = pin!(BinaryCopyInWriter::new(sink, &types));
-        for id in &send_nodes {
-            let n = store
-                .node(id)?
-                .ok_or_else(|| merkle_store::Error::NoSuchNode { id: id.to_hex() })?;
-            let record = n.encode();
-            report.bytes += (32 + n.path.len() + record.len()) as u64;
-            let row: [&(dyn ToSql + Sync); 4] =
-                [&n.node_id.0.as_slice(), &n.path, &n.kind.as_str(), &record];
-            writer
-                .as_mut()
-                .write(&row)
-                .await
-                .map_err(db("sending nodes"))?;
-        }
-        writer.finish().await.map_err(db("sending nodes"))?;
     }
+    writer.finish().await.map_err(db("sending nodes"))?;
+    Ok(())
+}
 
-    // Memos and agents: few, sent whole; the remote keeps what it has.
-    {
-        let sink = tx
-            .copy_in("COPY push_memos (key, frame_id) FROM STDIN BINARY")
+/// Streams `memos` into `push_memos`.
+async fn copy_memos(
+    tx: &tokio_postgres::Transaction<'_>,
+    name: &str,
+    memos: &[(Hash, FrameId)],
+    report: &mut PushReport,
+) -> Result<()> {
+    let db = |context| Error::db_fn(name, context);
+    let sink = tx
+        .copy_in("COPY push_memos (key, frame_id) FROM STDIN BINARY")
+        .await
+        .map_err(db("sending memos"))?;
+    let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::BYTEA, Type::BYTEA]));
+    for (key, frame) in memos {
+        report.bytes += 64;
+        let row: [&(dyn ToSql + Sync); 2] = [&key.0.as_slice(), &frame.0.as_slice()];
+        writer
+            .as_mut()
+            .write(&row)
             .await
             .map_err(db("sending memos"))?;
-        let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::BYTEA, Type::BYTEA]));
-        for (key, frame) in &memos {
-            report.bytes += 64;
-            let row: [&(dyn ToSql + Sync); 2] = [&key.0.as_slice(), &frame.0.as_slice()];
-            writer
-                .as_mut()
-                .write(&row)
-                .await
-                .map_err(db("sending memos"))?;
-        }
-        writer.finish().await.map_err(db("sending memos"))?;
     }
-    {
-        let sink = tx
-            .copy_in("COPY push_agents (agent_id, role) FROM STDIN BINARY")
+    writer.finish().await.map_err(db("sending memos"))?;
+    Ok(())
+}
+
+/// Streams `agents`, with their roles in the store, into `push_agents`.
+async fn copy_agents(
+    tx: &tokio_postgres::Transaction<'_>,
+    name: &str,
+    store: &Store,
+    agents: &BTreeSet<String>,
+    report: &mut PushReport,
+) -> Result<()> {
+    let db = |context| Error::db_fn(name, context);
+    let sink = tx
+        .copy_in("COPY push_agents (agent_id, role) FROM STDIN BINARY")
+        .await
+        .map_err(db("sending agents"))?;
+    let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::TEXT]));
+    for id in agents {
+        let role = store.agent(id)?.map_or("writer", |a| a.role.as_str());
+        report.bytes += (id.len() + role.len()) as u64;
+        let row: [&(dyn ToSql + Sync); 2] = [id, &role];
+        writer
+            .as_mut()
+            .write(&row)
             .await
             .map_err(db("sending agents"))?;
-        let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::TEXT]));
-        for id in &agents {
-            let role = store.agent(id)?.map_or("writer", |a| a.role.as_str());
-            report.bytes += (id.len() + role.len()) as u64;
-            let row: [&(dyn ToSql + Sync); 2] = [id, &role];
-            writer
-                .as_mut()
-                .write(&row)
-                .await
-                .map_err(db("sending agents"))?;
-        }
-        writer.finish().await.map_err(db("sending agents"))?;
     }
+    writer.finish().await.map_err(db("sending agents"))?;
+    Ok(())
+}
 
-    // Into the real tables, parents first, each in key order so concurrent pushers of the
-    // same rows wait for each other instead of deadlocking.
-    progress(Progress::Committing);
+/// Inserts the staging tables into the real tables, parents first, each in key order so
+/// concurrent pushers of the same rows wait for each other instead of deadlocking; the rows
+/// each insert added.
+async fn insert_staged(
+    tx: &tokio_postgres::Transaction<'_>,
+    name: &str,
+    schema: &str,
+) -> Result<Moved> {
+    let db = |context| Error::db_fn(name, context);
     let insert = |table: &str, cols: &str, key: &str| {
         format!(
             "INSERT INTO {schema}.{table} ({cols}) SELECT {cols} FROM push_{table} \
              ORDER BY {key} ON CONFLICT DO NOTHING"
         )
     };
-    report.pushed = Moved {
+    Ok(Moved {
         agents: tx
             .execute(&insert("agents", "agent_id, role", "agent_id"), &[])
             .await
@@ -327,24 +398,25 @@ pub async fn push(
             .execute(&insert("memos", "key, frame_id", "key"), &[])
             .await
             .map_err(db("storing memos"))?,
-    };
-    tx.commit().await.map_err(db("committing the push"))?;
-    // Rows another pusher committed first were skipped by the insert.
-    report.skipped += missing.len() as u64 - report.pushed.frames;
-    mark_pushed(store, session, &marker, top)?;
-    report.seconds = started.elapsed().as_secs_f64();
-    Ok(report)
+    })
 }
 
-/// Sends a small push as one statement: each table's rows as arrays, inserted in key order by
-/// data-modifying CTEs, parents before children. One statement is atomic on its own.
-async fn push_small(
+/// What a small push sends, read from the store: the frames, their nodes' records (with the
+/// encoding sent), and the agents they name with their roles.
+struct SmallPush {
+    frames: Vec<merkle_store::Frame>,
+    records: Vec<(merkle_store::NodeRecord, Vec<u8>)>,
+    agents: BTreeSet<String>,
+    roles: Vec<&'static str>,
+}
+
+/// Reads what a small push of `missing` and `memos` sends, counting its bytes.
+fn load_small(
     store: &Store,
-    session: &Session,
     missing: &[FrameId],
     memos: &[(Hash, FrameId)],
     report: &mut PushReport,
-) -> Result<()> {
+) -> Result<SmallPush> {
     let mut frames = Vec::with_capacity(missing.len());
     let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
     let mut agents: BTreeSet<String> = BTreeSet::new();
@@ -372,6 +444,29 @@ async fn push_small(
         roles.push(role);
     }
     report.bytes += 64 * memos.len() as u64;
+    Ok(SmallPush {
+        frames,
+        records,
+        agents,
+        roles,
+    })
+}
+
+/// Sends a small push as one statement: each table's rows as arrays, inserted in key order by
+/// data-modifying CTEs, parents before children. One statement is atomic on its own.
+async fn push_small(
+    store: &Store,
+    session: &Session,
+    missing: &[FrameId],
+    memos: &[(Hash, FrameId)],
+    report: &mut PushReport,
+) -> Result<()> {
+    let SmallPush {
+        frames,
+        records,
+        agents,
+        roles,
+    } = load_small(store, missing, memos, report)?;
 
     let agent_ids: Vec<&str> = agents.iter().map(String::as_str).collect();
     let node_ids: Vec<&[u8]> = records
@@ -401,25 +496,7 @@ async fn push_small(
     let memo_keys: Vec<&[u8]> = memos.iter().map(|(k, _)| k.0.as_slice()).collect();
     let memo_frames: Vec<&[u8]> = memos.iter().map(|(_, f)| f.0.as_slice()).collect();
 
-    let s = &session.remote.schema;
-    let sql = format!(
-        "WITH a AS (INSERT INTO {s}.agents (agent_id, role) \
-           SELECT * FROM unnest($1::text[], $2::text[]) AS r ORDER BY 1 \
-           ON CONFLICT DO NOTHING RETURNING 1), \
-         n AS (INSERT INTO {s}.nodes (node_id, path, kind, record) \
-           SELECT * FROM unnest($3::bytea[], $4::text[], $5::text[], $6::bytea[]) AS r ORDER BY 1 \
-           ON CONFLICT DO NOTHING RETURNING 1), \
-         f AS (INSERT INTO {s}.frames (frame_id, node_id, frame_type, agent_id, basis, content, \
-             created_at_ms, provider, model, extra) \
-           SELECT * FROM unnest($7::bytea[], $8::bytea[], $9::text[], $10::text[], $11::bytea[], \
-             $12::bytea[], $13::int8[], $14::text[], $15::text[], $16::jsonb[]) AS r ORDER BY 1 \
-           ON CONFLICT DO NOTHING RETURNING 1), \
-         m AS (INSERT INTO {s}.memos (key, frame_id) \
-           SELECT * FROM unnest($17::bytea[], $18::bytea[]) AS r ORDER BY 1 \
-           ON CONFLICT DO NOTHING RETURNING 1) \
-         SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM n), (SELECT count(*) FROM f), \
-           (SELECT count(*) FROM m)"
-    );
+    let sql = small_push_sql(&session.remote.schema);
     let row = session
         .client
         .query_one(
@@ -457,6 +534,29 @@ async fn push_small(
     // Rows another pusher committed first were skipped by the insert.
     report.skipped += missing.len() as u64 - report.pushed.frames;
     Ok(())
+}
+
+/// The one statement of a small push into `schema`: data-modifying CTEs that insert each
+/// table's rows, given as arrays, in key order, parents before children, and count them.
+fn small_push_sql(s: &str) -> String {
+    format!(
+        "WITH a AS (INSERT INTO {s}.agents (agent_id, role) \
+           SELECT * FROM unnest($1::text[], $2::text[]) AS r ORDER BY 1 \
+           ON CONFLICT DO NOTHING RETURNING 1), \
+         n AS (INSERT INTO {s}.nodes (node_id, path, kind, record) \
+           SELECT * FROM unnest($3::bytea[], $4::text[], $5::text[], $6::bytea[]) AS r ORDER BY 1 \
+           ON CONFLICT DO NOTHING RETURNING 1), \
+         f AS (INSERT INTO {s}.frames (frame_id, node_id, frame_type, agent_id, basis, content, \
+             created_at_ms, provider, model, extra) \
+           SELECT * FROM unnest($7::bytea[], $8::bytea[], $9::text[], $10::text[], $11::bytea[], \
+             $12::bytea[], $13::int8[], $14::text[], $15::text[], $16::jsonb[]) AS r ORDER BY 1 \
+           ON CONFLICT DO NOTHING RETURNING 1), \
+         m AS (INSERT INTO {s}.memos (key, frame_id) \
+           SELECT * FROM unnest($17::bytea[], $18::bytea[]) AS r ORDER BY 1 \
+           ON CONFLICT DO NOTHING RETURNING 1) \
+         SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM n), (SELECT count(*) FROM f), \
+           (SELECT count(*) FROM m)"
+    )
 }
 
 /// Frame `id`, which the store listed: its absence is an error naming it.
