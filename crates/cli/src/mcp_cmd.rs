@@ -144,7 +144,10 @@ fn http_config(root: &Path, addr: &str, args: &McpArgs) -> Result<mcp::HttpConfi
         Some(issuer) => {
             let keys = match (&args.jwks_file, &args.jwks_url) {
                 (Some(path), None) => mcp::KeySource::File(path.clone()),
-                (None, Some(url)) => mcp::KeySource::Url(url.clone()),
+                (None, Some(url)) => mcp::KeySource::Url {
+                    url: url.clone(),
+                    fetch: jwks_fetcher(),
+                },
                 _ => usage!(
                     "--issuer {issuer}: give the issuer's keys with --jwks-file PATH or \
                      --jwks-url URL"
@@ -197,4 +200,16 @@ fn refused(e: mcp::Error, args: &McpArgs) -> anyhow::Error {
         mcp::Error::Context(e) => e.into(),
         e => e.into(),
     }
+}
+
+/// The issuer's key set fetched through llm-core, the one crate that speaks HTTP out: the MCP
+/// server is given it rather than holding a client of its own.
+fn jwks_fetcher() -> mcp::FetchJson {
+    mcp::FetchJson(std::sync::Arc::new(|url, timeout, max_bytes| {
+        Box::pin(async move {
+            llm_core::fetch_json(&url, timeout, max_bytes)
+                .await
+                .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+        })
+    }))
 }

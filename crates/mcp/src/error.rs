@@ -62,7 +62,7 @@ pub enum Error {
     Fetch {
         what: String,
         #[source]
-        source: llm_core::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// An issuer's key set that holds no key this server takes (`from` names where it came
     /// from).

@@ -19,7 +19,7 @@
 //!   HTTP/1.1) behind a gate for tokens, scopes and agents' roles: the bearer token, the RFC 9728
 //!   metadata, and a 403 for a call the token's scopes do not allow, with a JSON-RPC body naming
 //!   the scope (rmcp checks `Host`); `oauth.rs` checks access tokens (JWTs, with jsonwebtoken)
-//!   against the issuer's JWK Set, read from a file or fetched through `llm_core::fetch_json`.
+//!   against the issuer's JWK Set, read from a file or fetched through the [`FetchJson`] it is given.
 //! - `writes.rs`: what writing takes, which the handler and the HTTP gate both go by (the role
 //!   each tool needs, the agent a request acts as, a refusal passed from the gate), so that
 //!   `tools/list` offers only the writes the agent's role allows and a refused write (recorded in
@@ -50,6 +50,6 @@ mod writes;
 
 pub use config::{HttpConfig, ServeConfig, StaticToken};
 pub use error::{Error, Result};
-pub use oauth::{KeySource, OAuthConfig};
+pub use oauth::{FetchJson, Fetched, KeySource, OAuthConfig};
 pub use serve::Server;
 pub use streamable_http::ENDPOINT;

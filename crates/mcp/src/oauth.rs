@@ -2,7 +2,8 @@
 //! authorization server issues, checked here as a resource server checks them.
 //!
 //! - **Keys.** The issuer's JSON Web Key Set comes from `--jwks-file` or `--jwks-url` (fetched
-//!   through llm-core, the one crate that speaks HTTP out), once at start. A token naming a key
+//!   through the [`FetchJson`] the server is given: the binary passes llm-core's, the one crate
+//!   that speaks HTTP out, so this crate holds no HTTP client), once at start. A token naming a key
 //!   (`kid`) the set lacks makes it read again, at most once a minute, so an issuer that rotates
 //!   its keys is followed without a restart and a stream of made-up `kid`s costs one fetch a
 //!   minute. Only public signature keys are taken: RSA (RS256/384/512, PS256/384/512), EC P-256
@@ -16,7 +17,9 @@
 //! - **Grant.** What a token that passes is worth: its agent (the `sub` claim, or the claim
 //!   `--agent-claim` names) and its scopes (`scope`, space-separated, or `scp`, a string or a
 //!   list, as some issuers write it).
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -31,7 +34,33 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug)]
 pub enum KeySource {
     File(PathBuf),
-    Url(String),
+    /// A URL, read with `fetch`.
+    Url {
+        url: String,
+        fetch: FetchJson,
+    },
+}
+
+/// What a fetch of a JSON document gives: the document, or why there is none.
+pub type Fetched = std::result::Result<Value, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Fetches a JSON document from a URL (the issuer's key set), at most the given bytes of it
+/// within the given time: whoever builds the server passes one in (the binary, llm-core's
+/// `fetch_json`), so that the server itself holds no HTTP client.
+#[derive(Clone)]
+pub struct FetchJson(
+    #[allow(clippy::type_complexity)]
+    pub  Arc<
+        dyn Fn(String, Duration, usize) -> Pin<Box<dyn Future<Output = Fetched> + Send>>
+            + Send
+            + Sync,
+    >,
+);
+
+impl std::fmt::Debug for FetchJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FetchJson(..)")
+    }
 }
 
 impl KeySource {
@@ -39,7 +68,7 @@ impl KeySource {
     fn describe(&self) -> String {
         match self {
             KeySource::File(path) => format!("--jwks-file {}", path.display()),
-            KeySource::Url(url) => format!("--jwks-url {url}"),
+            KeySource::Url { url, .. } => format!("--jwks-url {url}"),
         }
     }
 }
@@ -302,7 +331,7 @@ async fn load(source: &KeySource) -> Result<Vec<Key>> {
                 source: e,
             })?
         }
-        KeySource::Url(url) => llm_core::fetch_json(url, FETCH_TIMEOUT, MAX_JWKS_BYTES)
+        KeySource::Url { url, fetch } => (fetch.0)(url.clone(), FETCH_TIMEOUT, MAX_JWKS_BYTES)
             .await
             .map_err(|e| Error::Fetch {
                 what: format!("{}: fetching the key set", source.describe()),
