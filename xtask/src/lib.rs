@@ -1,7 +1,7 @@
 //! The library behind `cargo xtask`, split from the binary so tests can call each task directly.
 //!
 //! - [`tidy`]: repository rules (dependency layering, heavy-dependency owners, module circles
-//!   ([`modules`]), `//!` lines).
+//!   ([`modules`]), `//!` lines, file and function lengths ([`functions`])).
 //! - [`bench`], [`bench_context`]: benchmarks that run real binaries on a generated [`tree`];
 //!   [`bench_outline`]: the offline outline against universal-ctags on a real checkout, with
 //!   [`bench_index`]: the recall of `merkle search` and `merkle related` there;
@@ -21,6 +21,7 @@ pub mod bench_outline;
 pub mod bench_proc;
 pub mod bench_search;
 mod ctags;
+pub mod functions;
 mod manifest;
 pub mod modules;
 pub mod tidy;

@@ -1,6 +1,6 @@
 //! `cargo xtask tidy`: repository rules the compiler cannot see, checked from the files alone.
 //!
-//! Four rules, each reported as a [`Problem`] naming the file and line at fault:
+//! Five rules, each reported as a [`Problem`] naming the file and line at fault:
 //!
 //! - **Layering.** Every dependency edge between workspace crates (normal, dev and build) must be
 //!   listed in the fenced code block with info string `layering` in `ARCHITECTURE.md`, one
@@ -16,11 +16,16 @@
 //!   no tokio at all in merkle-store, llm-types or governance. Dev-dependencies are exempt: a test
 //!   may build a runtime or a client without the library carrying it to its users. xtask is not a
 //!   library and may use what it likes.
-//! - **No import circles between the top-level modules of a crate** ([`crate::modules`]).
+//! - **No import circles between the top-level modules of a crate** ([`crate::modules`]),
+//!   xtask's included.
 //! - **Every `.rs` file under `crates/` and `xtask/` starts with a `//!` line** saying what it is
 //!   for, and one outside a `tests` folder (libraries and binaries alike) has at most
-//!   [`MAX_FILE_LINES`] lines. Folders named `target`, `fixtures` or starting with `.` are
-//!   skipped: they hold build output and test data, not code.
+//!   [`MAX_FILE_LINES`] lines.
+//! - **No function outside the tests over [`MAX_FUNCTION_LINES`] lines** ([`crate::functions`]):
+//!   files in a `tests` folder, `#[cfg(test)]` items and `#[test]` functions are exempt.
+//!
+//! Folders named `target`, `fixtures` or starting with `.` are skipped: they hold build output
+//! and test data, not code.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -56,6 +61,11 @@ const RUNTIME_OWNER: &str = "cli";
 const STORE_FREE: &[&str] = &["llm-sim", "llm-core", "llm-types", "merkle-hash"];
 const STORE: &str = "merkle-store";
 
+/// Crates that must not reach llm-core (and with it reqwest and tiktoken) through their
+/// normal dependencies: the MCP server is given a fetcher for the one document it reads.
+const CLIENT_FREE: &[&str] = &["mcp"];
+const CLIENT: &str = "llm-core";
+
 /// Crates that must not depend on tokio at all: storage, the conversation types and the
 /// governance rules know nothing of async.
 const NO_ASYNC: &[&str] = &["merkle-store", "llm-types", "governance"];
@@ -65,6 +75,10 @@ const ARCHITECTURE: &str = "ARCHITECTURE.md";
 /// The most lines a Rust file outside the tests may have: past that it holds more than one
 /// job, and a reader can no longer keep it in mind.
 pub const MAX_FILE_LINES: usize = 800;
+
+/// The most lines a function outside the tests may have ([`crate::functions`]): past that it
+/// does several jobs, which named phases of their own would say.
+pub const MAX_FUNCTION_LINES: usize = 120;
 
 /// One broken rule. `file` is relative to the checked root, with `/` separators.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -103,8 +117,9 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     }
     check_store_free(&crates, &workspace, &folders, &mut problems);
     for krate in &crates {
-        check_module_circles(root, &krate.name, &mut problems)?;
+        check_module_circles(root, &format!("crates/{}", krate.name), &mut problems)?;
     }
+    check_module_circles(root, "xtask", &mut problems)?;
     for dir in ["crates", "xtask"] {
         check_rust_files(root, &root.join(dir), &mut problems)?;
     }
@@ -445,18 +460,19 @@ fn check_store_free(
         .iter()
         .map(|c| (c.name.as_str(), normal_deps(c)))
         .collect();
-    for krate in crates
-        .iter()
-        .filter(|c| STORE_FREE.contains(&c.name.as_str()))
-    {
+    let reached = |from: &str| {
         let mut seen = BTreeSet::new();
-        let mut next = vec![krate.name.clone()];
+        let mut next = vec![from.to_owned()];
         while let Some(at) = next.pop() {
             if seen.insert(at.clone()) {
                 next.extend(edges.get(at.as_str()).into_iter().flatten().cloned());
             }
         }
-        if seen.contains(STORE) {
+        seen
+    };
+    for krate in crates {
+        let reach = reached(&krate.name);
+        if STORE_FREE.contains(&krate.name.as_str()) && reach.contains(STORE) {
             problems.push(Problem {
                 file: krate.file.clone(),
                 line: None,
@@ -467,12 +483,25 @@ fn check_store_free(
                 ),
             });
         }
+        if CLIENT_FREE.contains(&krate.name.as_str()) && reach.contains(CLIENT) {
+            problems.push(Problem {
+                file: krate.file.clone(),
+                line: None,
+                message: format!(
+                    "`{}` reaches `{CLIENT}` through its dependencies; it must build without an \
+                     HTTP client (its caller passes in what it fetches with)",
+                    krate.name
+                ),
+            });
+        }
     }
 }
 
-/// The module rule ([`crate::modules`]): no circle among a crate's top-level modules.
-fn check_module_circles(root: &Path, name: &str, problems: &mut Vec<Problem>) -> Result<()> {
-    let src = root.join("crates").join(name).join("src");
+/// The module rule ([`crate::modules`]): no circle among the top-level modules of the crate in
+/// folder `dir` (relative to `root`).
+fn check_module_circles(root: &Path, dir: &str, problems: &mut Vec<Problem>) -> Result<()> {
+    let src = root.join(dir).join("src");
+    let name = dir.rsplit('/').next().unwrap_or(dir);
     if !src.is_dir() {
         return Ok(());
     }
@@ -489,7 +518,7 @@ fn check_module_circles(root: &Path, name: &str, problems: &mut Vec<Problem>) ->
         let n = cycle.len();
         let (file, _) = files[&(cycle[n - 2].as_str(), cycle[n - 1].as_str())];
         problems.push(Problem {
-            file: format!("crates/{name}/src/{file}"),
+            file: format!("{dir}/src/{file}"),
             line: Some(line),
             message: format!(
                 "the modules of `{name}` import each other in a circle: {}; move what they share \
@@ -540,9 +569,30 @@ fn check_rust_files(root: &Path, dir: &Path, problems: &mut Vec<Problem>) -> Res
                     ),
                 });
             }
+            if !in_tests {
+                check_functions(&rel(root, &path), &String::from_utf8_lossy(&text), problems);
+            }
         }
     }
     Ok(())
+}
+
+/// The function rule: no function of the file `file` (holding `text`) outside its test code
+/// longer than [`MAX_FUNCTION_LINES`].
+fn check_functions(file: &str, text: &str, problems: &mut Vec<Problem>) {
+    for f in crate::functions::functions(text) {
+        if f.lines > MAX_FUNCTION_LINES {
+            problems.push(Problem {
+                file: file.to_owned(),
+                line: Some(f.line),
+                message: format!(
+                    "function `{}` has {} lines, over the limit of {MAX_FUNCTION_LINES}: split it \
+                     into named phases",
+                    f.name, f.lines
+                ),
+            });
+        }
+    }
 }
 
 fn sorted_dir(dir: &Path) -> Result<Vec<PathBuf>> {

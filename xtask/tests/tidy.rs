@@ -237,6 +237,40 @@ fn the_simulator_reaches_no_store_even_through_another_crate() {
 }
 
 #[test]
+fn the_mcp_server_reaches_no_http_client_even_through_another_crate() {
+    // Through agent-loop it reaches llm-core; its tests may use llm-core directly.
+    let architecture = ARCHITECTURE.replace(
+        "cli -> merkle-store\n",
+        "cli -> merkle-store\nmcp -> agent-loop\nagent-loop -> llm-core\nmcp -> llm-core (dev)\n",
+    );
+    check(
+        &[
+            ("ARCHITECTURE.md", &architecture),
+            (
+                "crates/mcp/Cargo.toml",
+                &manifest(
+                    "mcp",
+                    "[dependencies]\nagent-loop.workspace = true\n\n[dev-dependencies]\n\
+                     llm-core.workspace = true\n",
+                ),
+            ),
+            ("crates/mcp/src/lib.rs", "//! The server.\n"),
+            (
+                "crates/agent-loop/Cargo.toml",
+                &manifest("agent-loop", "[dependencies]\nllm-core.workspace = true\n"),
+            ),
+            ("crates/agent-loop/src/lib.rs", "//! The agent.\n"),
+            ("crates/llm-core/Cargo.toml", &manifest("llm-core", "")),
+            ("crates/llm-core/src/lib.rs", "//! The client.\n"),
+        ],
+        &[
+            "crates/mcp/Cargo.toml: `mcp` reaches `llm-core` through its dependencies; it must \
+           build without an HTTP client (its caller passes in what it fetches with)",
+        ],
+    );
+}
+
+#[test]
 fn runtime_features_through_workspace_and_features_table() {
     let context = "[features]\nfast = [\"tokio?/full\"]\n\n\
                    [dependencies]\nmerkle-store.workspace = true\n\
@@ -303,6 +337,44 @@ fn a_rust_file_outside_the_tests_has_at_most_800_lines() {
             "crates/context/src/search/rank.rs:801: 801 lines, over the limit of 800: split the \
              file by job",
             "xtask/src/bench.rs:801: 801 lines, over the limit of 800: split the file by job",
+        ],
+    );
+}
+
+#[test]
+fn a_function_outside_the_tests_has_at_most_120_lines() {
+    let body = |n: usize| format!("fn long() {{\n{}}}\n", "    step();\n".repeat(n - 2));
+    let long = format!("//! Long.\n\n{}", body(121));
+    let limit = format!("//! At the limit.\n{}", body(120));
+    let tested = format!("//! Tested.\n#[cfg(test)]\nmod tests {{\n{}}}\n", body(200));
+    check(
+        &[
+            ("crates/context/src/view.rs", &long),
+            ("crates/context/src/bundle.rs", &limit),
+            ("crates/context/src/unit.rs", &tested),
+            ("crates/context/tests/it/long.rs", &long),
+            ("xtask/src/bench.rs", &long),
+        ],
+        &[
+            "crates/context/src/view.rs:3: function `long` has 121 lines, over the limit of 120: \
+             split it into named phases",
+            "xtask/src/bench.rs:3: function `long` has 121 lines, over the limit of 120: split \
+             it into named phases",
+        ],
+    );
+}
+
+#[test]
+fn xtask_modules_in_a_circle_are_named() {
+    check(
+        &[
+            ("xtask/src/lib.rs", "//! Tasks.\nmod a;\nmod b;\n"),
+            ("xtask/src/a.rs", "//! A.\nfn f() { crate::b::g() }\n"),
+            ("xtask/src/b.rs", "//! B.\npub fn g() { crate::a::f() }\n"),
+        ],
+        &[
+            "xtask/src/b.rs:2: the modules of `xtask` import each other in a circle: a -> b -> \
+           a; move what they share into a module below both",
         ],
     );
 }
