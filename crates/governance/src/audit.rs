@@ -39,7 +39,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use merkle_store::Role;
+use merkle_hash::Role;
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::canonical_json;

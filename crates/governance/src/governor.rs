@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use llm_types::{Tool, ToolCall, Usage};
-use merkle_store::Role;
+use merkle_hash::Role;
 
 use crate::audit::{Entry, Outcome};
 use crate::canonical::args_hash;

@@ -2,7 +2,7 @@
 use std::fmt;
 
 use llm_types::Tool;
-use merkle_store::Role;
+use merkle_hash::Role;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

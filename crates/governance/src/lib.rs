@@ -5,20 +5,20 @@
 //! output can run a tool the policy does not allow. The model must first declare an intent with
 //! the `select_active_intent` tool; every later call is checked against the intent -> tools
 //! matrix and the rules of a [`Policy`] (data: YAML, with a built-in default); an agent's
-//! [`merkle_store::Role`] caps the intents it may select; every decision can be written to an
+//! [`merkle_hash::Role`] caps the intents it may select; every decision can be written to an
 //! append-only, hash-chained [`AuditLog`]; and a [`LoopGuard`] ends a request that repeats itself
 //! or outgrows its caps with a typed [`LoopStop`].
 //!
 //! It knows nothing of LLM providers, HTTP or storage engines: it reads `llm-types`' [`Tool`]
-//! and [`ToolCall`] types and `merkle-store`'s roles, and does no IO but reading a policy file
-//! and the audit log's own files. Everything else is synchronous and pure, so the agent loop's
-//! dispatcher calls it inline:
+//! and [`ToolCall`] types and `merkle-hash`'s roles (never the store), and does no IO but
+//! reading a policy file and the audit log's own files. Everything else is synchronous and
+//! pure, so the agent loop's dispatcher calls it inline:
 //!
 //! ```
 //! use std::sync::Arc;
 //! use governance::{Decision, Governor, GovernorConfig, Policy, Reset, Session};
 //! use llm_types::ToolCall;
-//! use merkle_store::Role;
+//! use merkle_hash::Role;
 //! use serde_json::json;
 //!
 //! let session = Session { conversation: "c1".into(), agent: "alice".into(), role: Role::Writer };

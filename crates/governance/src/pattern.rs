@@ -28,9 +28,9 @@ pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
 }
 
 /// `path` as the workspace tools resolve it, `..` applied lexically, so `./.merkle/x` and
-/// `src/../.merkle/x` meet a rule on `.merkle/*` ([`merkle_store::lexical_path`]).
+/// `src/../.merkle/x` meet a rule on `.merkle/*` ([`merkle_hash::lexical_path`]).
 pub(crate) fn normalize_path(path: &str) -> String {
-    merkle_store::lexical_path(path)
+    merkle_hash::lexical_path(path)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use merkle_store::Role;
+use merkle_hash::Role;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -128,7 +128,7 @@ fn empty_object() -> Value {
 }
 
 mod role_name {
-    use merkle_store::Role;
+    use merkle_hash::Role;
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// The role names as the file spells them; a derived enum, so an unknown name is reported at

@@ -2,7 +2,7 @@
 use std::collections::BTreeMap;
 
 use crate::codec::{Reader, Writer};
-pub use crate::role::Role;
+pub use merkle_hash::Role;
 
 /// A registered agent.
 #[derive(Clone, Debug, PartialEq, Eq)]

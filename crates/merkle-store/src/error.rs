@@ -62,7 +62,7 @@ pub enum Error {
     #[error("agent {agent:?} has role {role} and may not {action}")]
     Forbidden {
         agent: String,
-        role: crate::role::Role,
+        role: merkle_hash::Role,
         action: &'static str,
     },
     #[error(

@@ -84,7 +84,6 @@ pub mod hash;
 mod keys;
 mod kind;
 pub mod node;
-mod role;
 mod scan;
 pub mod store;
 pub use merkle_hash::time;
@@ -96,10 +95,11 @@ pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use frame::{Frame, FrameMetadata, NewFrame, PutOutcome};
 pub use hash::{FrameId, Hash, NodeId};
+pub use merkle_hash::lexical_path;
 pub use node::{Child, NodeKind, NodeRecord};
 pub use scan::Progress;
 pub use store::{
     Change, FrameSummary, Import, ImportOptions, ImportReport, OpenOptions, Problem, Refusal,
     ScanOptions, ScanPlan, ScanReport, StatusReport, Store, TreeFile, TreeNode, is_id_prefix,
-    lexical_path, normalize_path, pushed_marker, store_dir,
+    normalize_path, pushed_marker, store_dir,
 };

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
+use merkle_hash::lexical_path;
 use rayon::prelude::*;
 
 use crate::agent::{self, Agent, Role};
@@ -531,34 +532,6 @@ pub fn normalize_path(path: &str) -> String {
     lexical_path(&path.replace('\\', "/"))
         .trim_start_matches('/')
         .to_owned()
-}
-
-/// `path` with `.` and empty components dropped and `..` applied lexically (the path may name
-/// something no longer on disk, so nothing is resolved through the file system): the one
-/// lexical normalisation the store, governance's rules and import resolution share. A leading
-/// `/` is kept (and `..` stops there); leading `..` components of a relative path are kept.
-pub fn lexical_path(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if absolute => {}
-                _ => parts.push(".."),
-            },
-            part => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    if absolute {
-        format!("/{joined}")
-    } else {
-        joined
-    }
 }
 
 /// A node record as the nodes table keeps it: keyed by its NodeID, encoded as

@@ -10,7 +10,7 @@ use governance::{
     AskMode, AuditLog, Decision, Governor, GovernorConfig, ManualClock, Outcome, Policy, Record,
     Reset, Session, VerifyReport, canonical_json,
 };
-use merkle_store::Role;
+use merkle_hash::Role;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

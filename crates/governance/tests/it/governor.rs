@@ -7,7 +7,7 @@ use governance::{
     Reset, Session, args_hash,
 };
 use llm_types::ToolCall;
-use merkle_store::Role;
+use merkle_hash::Role;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

@@ -6,7 +6,7 @@ use governance::{
     AskMode, Governor, GovernorConfig, Limits, LoopGuard, LoopStop, Policy, Reset, Session,
 };
 use llm_types::Usage;
-use merkle_store::Role;
+use merkle_hash::Role;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

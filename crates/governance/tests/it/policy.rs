@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use governance::{DEFAULT_POLICY_YAML, Decision, Intent, Policy, select_active_intent_tool};
-use merkle_store::Role;
+use merkle_hash::Role;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

@@ -1,5 +1,6 @@
-//! [`Role`]: what an agent may do; below the agent records, the codec and the errors that
-//! name it.
+//! [`Role`]: what an agent may do. In the leaf crate so that governance, which caps an
+//! agent's intents by it, builds without the store (which keeps it in its agent records and
+//! re-exports it as `merkle_store::Role`).
 use std::fmt;
 
 /// What an agent may do. Each role can do everything the one before it can.
@@ -43,7 +44,8 @@ impl Role {
         self >= Role::Synthesis
     }
 
-    pub(crate) fn code(self) -> u8 {
+    /// The byte the store keeps it as.
+    pub fn code(self) -> u8 {
         match self {
             Role::Reader => 1,
             Role::Writer => 2,
@@ -51,7 +53,8 @@ impl Role {
         }
     }
 
-    pub(crate) fn from_code(c: u8) -> Option<Role> {
+    /// The role the store's byte `c` names.
+    pub fn from_code(c: u8) -> Option<Role> {
         match c {
             1 => Some(Role::Reader),
             2 => Some(Role::Writer),
