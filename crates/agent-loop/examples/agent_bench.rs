@@ -284,7 +284,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     } else {
         None
     };
+    let model_call = model_call_time(&runtime)?;
+    let transcript = transcript_figures(&tmp.path().join("big"))?;
+    print_figures(model_call, &disk, mem.as_ref(), &transcript);
+    Ok(())
+}
 
+/// Median time of one call of the instant model alone, outside the loop, over `TURNS` calls.
+fn model_call_time(runtime: &tokio::runtime::Runtime) -> Result<Duration, Box<dyn Error>> {
     let model = instant_model();
     let request = Request {
         system: Some(prose(4_000, 2)),
@@ -297,21 +304,41 @@ fn main() -> Result<(), Box<dyn Error>> {
         black_box(runtime.block_on(model.complete(black_box(&request)))?);
         model_times.push(start.elapsed());
     }
-    let model_call = median(model_times);
+    Ok(median(model_times))
+}
 
+/// Figures for the big transcript: its size, loading it and selecting from it.
+struct TranscriptFigures {
+    bytes: u64,
+    load: Duration,
+    parse: Duration,
+    selection: SelectionFigures,
+}
+
+/// Figures for selecting from the big transcript.
+struct SelectionFigures {
+    select: Duration,
+    fit: Duration,
+    estimate: Duration,
+    /// How many messages the selection kept.
+    selected: usize,
+}
+
+/// Writes a transcript of `MESSAGES` messages in a new workspace `ws`, then times loading it,
+/// parsing it without a store, and selecting from it.
+fn transcript_figures(ws: &Path) -> Result<TranscriptFigures, Box<dyn Error>> {
     eprintln!("bench: writing a transcript of {MESSAGES} messages");
-    let ws = tmp.path().join("big");
-    fs::create_dir_all(&ws)?;
+    fs::create_dir_all(ws)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let id = {
-        let store = ConversationStore::create(&ws, clock.clone())?;
+        let store = ConversationStore::create(ws, clock.clone())?;
         storage::write_jsonl(&store.dir().join("transcript.jsonl"), &transcript(MESSAGES))?;
         store.id().to_owned()
     };
-    let file = agent_loop::conversations_dir(&ws)
+    let file = agent_loop::conversations_dir(ws)
         .join(&id)
         .join("transcript.jsonl");
-    let transcript_bytes = fs::metadata(&file)?.len();
+    let bytes = fs::metadata(&file)?.len();
 
     eprintln!("bench: loading it {LOADS} times");
     // Each run starts with the previous run's messages freed, for the floor too, so that
@@ -321,7 +348,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     for _ in 0..LOADS {
         drop(store.take());
         let start = Instant::now();
-        let (loaded, report) = ConversationStore::load(&ws, &id, clock.clone())?;
+        let (loaded, report) = ConversationStore::load(ws, &id, clock.clone())?;
         load_times.push(start.elapsed());
         assert!(
             report.is_clean(),
@@ -342,9 +369,18 @@ fn main() -> Result<(), Box<dyn Error>> {
         parse_times.push(start.elapsed());
         assert_eq!(messages.len(), MESSAGES);
     }
+    Ok(TranscriptFigures {
+        bytes,
+        load: median(load_times),
+        parse: median(parse_times),
+        selection: selection_figures(store.messages()),
+    })
+}
 
+/// Median times, over `SELECTIONS` runs, of selecting from `messages` within `BUDGET`, of
+/// finding the same cut alone, and of estimating every message.
+fn selection_figures(messages: &[Message]) -> SelectionFigures {
     eprintln!("bench: selecting {SELECTIONS} times");
-    let messages = store.messages();
     let mut select_times = Vec::with_capacity(SELECTIONS);
     let mut fit_times = Vec::with_capacity(SELECTIONS);
     let mut estimate_times = Vec::with_capacity(SELECTIONS);
@@ -367,13 +403,27 @@ fn main() -> Result<(), Box<dyn Error>> {
         );
         estimate_times.push(start.elapsed());
     }
+    SelectionFigures {
+        select: median(select_times),
+        fit: median(fit_times),
+        estimate: median(estimate_times),
+        selected,
+    }
+}
 
+/// Prints the figures as one JSON object on stdout, keys as the file's docs list them.
+fn print_figures(
+    model_call: Duration,
+    disk: &TurnFigures,
+    mem: Option<&TurnFigures>,
+    transcript: &TranscriptFigures,
+) {
     let model_call_us = us(model_call);
     println!("{{");
     println!("  \"turns\": {TURNS},");
     println!("  \"model_us\": {model_call_us:.2},");
-    let mut turn_keys = vec![("", &disk)];
-    turn_keys.extend(mem.as_ref().map(|mem| ("_mem", mem)));
+    let mut turn_keys = vec![("", disk)];
+    turn_keys.extend(mem.map(|mem| ("_mem", mem)));
     for (suffix, figures) in turn_keys {
         println!("  \"turn{suffix}_us\": {:.1},", us(figures.turn));
         println!(
@@ -390,15 +440,15 @@ fn main() -> Result<(), Box<dyn Error>> {
             us(figures.governed) - model_call_us
         );
     }
+    let selection = &transcript.selection;
     println!("  \"messages\": {MESSAGES},");
-    println!("  \"transcript_mb\": {:.1},", transcript_bytes as f64 / 1e6);
-    println!("  \"load_ms\": {:.1},", ms(median(load_times)));
-    println!("  \"parse_ms\": {:.1},", ms(median(parse_times)));
+    println!("  \"transcript_mb\": {:.1},", transcript.bytes as f64 / 1e6);
+    println!("  \"load_ms\": {:.1},", ms(transcript.load));
+    println!("  \"parse_ms\": {:.1},", ms(transcript.parse));
     println!("  \"budget\": {BUDGET},");
-    println!("  \"select_ms\": {:.3},", ms(median(select_times)));
-    println!("  \"fit_ms\": {:.3},", ms(median(fit_times)));
-    println!("  \"estimate_ms\": {:.3},", ms(median(estimate_times)));
-    println!("  \"selected\": {selected}");
+    println!("  \"select_ms\": {:.3},", ms(selection.select));
+    println!("  \"fit_ms\": {:.3},", ms(selection.fit));
+    println!("  \"estimate_ms\": {:.3},", ms(selection.estimate));
+    println!("  \"selected\": {}", selection.selected);
     println!("}}");
-    Ok(())
 }

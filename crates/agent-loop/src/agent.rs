@@ -24,10 +24,8 @@ use llm_core::{
 };
 use serde::Serialize;
 
-use crate::compaction::{
-    CompactionConfig, missing_sections, pending_request, summary_message, summary_request,
-};
-use crate::conversation::{Compaction, ConversationStore};
+use crate::compaction::CompactionConfig;
+use crate::conversation::ConversationStore;
 use crate::error::{Error, Result};
 use crate::price::Price;
 use crate::prompt::{PromptLimits, RuntimeInfo, build_system_prompt, load_identity_files};
@@ -36,11 +34,10 @@ use crate::tools::control::{COMPLETE, ESCALATE};
 use crate::tools::{ToolOutcome, ToolRegistry};
 use crate::window::{MessageTokens, estimate_text_tokens, token_budget};
 
+mod compact;
+
 /// The text recorded for an answer with no content.
 pub const EMPTY_ANSWER: &str = "[merkle: the model returned an empty answer]";
-
-/// Tokens of framing around the summary and the ledger in the summary message.
-const SUMMARY_SLACK: u64 = 256;
 
 /// How an agent calls its model.
 #[derive(Debug, Clone, PartialEq)]
@@ -260,6 +257,8 @@ impl Agent {
         }
     }
 
+    /// Model calls and their tool calls until the request ends: the model ends its turn, a
+    /// call ends the request, or a cap stops it.
     async fn run_request(&mut self) -> Result<TurnOutcome> {
         let mut outcome = TurnOutcome {
             text: String::new(),
@@ -279,99 +278,16 @@ impl Agent {
             // A failed call is not an abort: the request stays pending, and `retry` (which
             // resets the intent) must not buy it a fresh budget of calls and tokens.
             let response = self.client.complete(&request).await?;
-            outcome.model_calls += 1;
-            outcome.usage += response.usage;
             let last_usage = response.usage;
-            let cost = self.config.price.map_or(0.0, |p| p.cost(&response.usage));
-            let stop = self
-                .governance
-                .as_mut()
-                .and_then(|g| g.governor.after_model_call(&response.usage, cost));
-            self.emit(AgentEvent::Response(&response));
-            outcome.text = response.text();
-            let calls: Vec<ToolCall> = response.tool_calls().into_iter().cloned().collect();
-            let mut message = response.into_message();
-            // Providers reject an empty assistant message (or empty text block) in a later
-            // request, so an empty answer is recorded as a marker rather than as nothing.
-            message
-                .content
-                .retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
-            if message.content.is_empty() {
-                message.content.push(ContentBlock::text(EMPTY_ANSWER));
-            }
-            self.conversation.append_message(message)?;
+            let (calls, stop) = self.record_response(response, &mut outcome)?;
             if calls.is_empty() {
                 outcome.failed_tools = still_failed(&failed);
                 return Ok(outcome);
             }
             let mut end = stop.map(|stop| TurnEnd::Stopped { stop });
-            let mut results = Vec::with_capacity(calls.len() + 1);
-            // A failure of the loop itself (the audit log cannot be written) ends the request,
-            // but only after the results so far are saved: the calls that ran must not be
-            // answered "interrupted" and run again.
-            let mut failure = None;
-            for call in &calls {
-                outcome.tool_calls += 1;
-                if failure.is_some() {
-                    results.push(ContentBlock::ToolResult {
-                        tool_use_id: call.id.clone(),
-                        content: "not run: the request failed at an earlier call".to_owned(),
-                        is_error: true,
-                    });
-                    continue;
-                }
-                // Calls answered "not run" after the request ended say nothing of the tools.
-                let ran = end.is_none();
-                match self.dispatch(call, &mut end) {
-                    Ok(block) => {
-                        let changes = self.tools.get(&call.name).is_some_and(|t| t.changes);
-                        if let (true, true, ContentBlock::ToolResult { is_error, .. }) =
-                            (ran, changes, &block)
-                        {
-                            failed.insert(call.name.clone(), *is_error);
-                        }
-                        results.push(block);
-                    }
-                    Err(e) => {
-                        results.push(ContentBlock::ToolResult {
-                            tool_use_id: call.id.clone(),
-                            content: format!("error: {e}"),
-                            is_error: true,
-                        });
-                        failure = Some(e);
-                    }
-                }
-            }
-            if let Some(e) = failure {
-                self.conversation.append_message(Message {
-                    role: Role::User,
-                    content: results,
-                })?;
-                return Err(e);
-            }
-            if end.is_none() && outcome.model_calls >= self.config.max_model_calls {
-                end = Some(TurnEnd::ModelCallCap {
-                    limit: self.config.max_model_calls,
-                });
-            }
-            // A priced request under a cost cap stops before a call that could pass it: the
-            // next call's input is about this one's, its answer and these results, and its
-            // output at most max_tokens, all at full price.
-            if end.is_none()
-                && let (Some(g), Some(price)) = (&self.governance, self.config.price)
-            {
-                let added = crate::window::estimate_message_tokens(&Message {
-                    role: Role::User,
-                    content: results.clone(),
-                });
-                let next_usd = price.cost(&Usage {
-                    input_tokens: last_usage.total_input() + last_usage.output_tokens + added,
-                    output_tokens: u64::from(self.config.max_tokens),
-                    ..Usage::default()
-                });
-                if let Some(stop) = g.governor.loop_guard().before_model_call(next_usd) {
-                    end = Some(TurnEnd::Stopped { stop });
-                }
+            let mut results = self.run_calls(&calls, &mut end, &mut outcome, &mut failed)?;
+            if end.is_none() {
+                end = self.cap_stop(outcome.model_calls, last_usage, &results);
             }
             if let Some(note) = end.as_ref().and_then(stop_note) {
                 results.push(ContentBlock::text(note));
@@ -386,6 +302,128 @@ impl Agent {
                 return Ok(outcome);
             }
         }
+    }
+
+    /// Counts a model call's usage and cost (with the loop governor's verdict on them), tells
+    /// the observer and persists the answer; the tool calls it asks for and any stop.
+    fn record_response(
+        &mut self,
+        response: Response,
+        outcome: &mut TurnOutcome,
+    ) -> Result<(Vec<ToolCall>, Option<LoopStop>)> {
+        outcome.model_calls += 1;
+        outcome.usage += response.usage;
+        let cost = self.config.price.map_or(0.0, |p| p.cost(&response.usage));
+        let stop = self
+            .governance
+            .as_mut()
+            .and_then(|g| g.governor.after_model_call(&response.usage, cost));
+        self.emit(AgentEvent::Response(&response));
+        outcome.text = response.text();
+        let calls: Vec<ToolCall> = response.tool_calls().into_iter().cloned().collect();
+        let mut message = response.into_message();
+        // Providers reject an empty assistant message (or empty text block) in a later
+        // request, so an empty answer is recorded as a marker rather than as nothing.
+        message
+            .content
+            .retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
+        if message.content.is_empty() {
+            message.content.push(ContentBlock::text(EMPTY_ANSWER));
+        }
+        self.conversation.append_message(message)?;
+        Ok((calls, stop))
+    }
+
+    /// Decides and runs one answer's calls in order, noting in `failed` whether each changing
+    /// tool's call failed; their result blocks. A failure of the loop itself is returned once
+    /// the results so far are persisted.
+    fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        end: &mut Option<TurnEnd>,
+        outcome: &mut TurnOutcome,
+        failed: &mut BTreeMap<String, bool>,
+    ) -> Result<Vec<ContentBlock>> {
+        let mut results = Vec::with_capacity(calls.len() + 1);
+        // A failure of the loop itself (the audit log cannot be written) ends the request,
+        // but only after the results so far are saved: the calls that ran must not be
+        // answered "interrupted" and run again.
+        let mut failure = None;
+        for call in calls {
+            outcome.tool_calls += 1;
+            if failure.is_some() {
+                results.push(ContentBlock::ToolResult {
+                    tool_use_id: call.id.clone(),
+                    content: "not run: the request failed at an earlier call".to_owned(),
+                    is_error: true,
+                });
+                continue;
+            }
+            // Calls answered "not run" after the request ended say nothing of the tools.
+            let ran = end.is_none();
+            match self.dispatch(call, end) {
+                Ok(block) => {
+                    let changes = self.tools.get(&call.name).is_some_and(|t| t.changes);
+                    if let (true, true, ContentBlock::ToolResult { is_error, .. }) =
+                        (ran, changes, &block)
+                    {
+                        failed.insert(call.name.clone(), *is_error);
+                    }
+                    results.push(block);
+                }
+                Err(e) => {
+                    results.push(ContentBlock::ToolResult {
+                        tool_use_id: call.id.clone(),
+                        content: format!("error: {e}"),
+                        is_error: true,
+                    });
+                    failure = Some(e);
+                }
+            }
+        }
+        if let Some(e) = failure {
+            self.conversation.append_message(Message {
+                role: Role::User,
+                content: results,
+            })?;
+            return Err(e);
+        }
+        Ok(results)
+    }
+
+    /// The end a cap puts to a request still running after `model_calls` calls, the last of
+    /// which used `last_usage` and was answered by `results`: the model call cap, else the cost
+    /// cap.
+    fn cap_stop(
+        &self,
+        model_calls: u32,
+        last_usage: Usage,
+        results: &[ContentBlock],
+    ) -> Option<TurnEnd> {
+        if model_calls >= self.config.max_model_calls {
+            return Some(TurnEnd::ModelCallCap {
+                limit: self.config.max_model_calls,
+            });
+        }
+        // A priced request under a cost cap stops before a call that could pass it: the
+        // next call's input is about this one's, its answer and these results, and its
+        // output at most max_tokens, all at full price.
+        let (Some(g), Some(price)) = (&self.governance, self.config.price) else {
+            return None;
+        };
+        let added = crate::window::estimate_message_tokens(&Message {
+            role: Role::User,
+            content: results.to_vec(),
+        });
+        let next_usd = price.cost(&Usage {
+            input_tokens: last_usage.total_input() + last_usage.output_tokens + added,
+            output_tokens: u64::from(self.config.max_tokens),
+            ..Usage::default()
+        });
+        g.governor
+            .loop_guard()
+            .before_model_call(next_usd)
+            .map(|stop| TurnEnd::Stopped { stop })
     }
 
     /// The next model request: system prompt, tools, and the messages that fit, compacting
@@ -481,98 +519,6 @@ impl Agent {
             extra,
             ..Request::default()
         })
-    }
-
-    /// Replaces the oldest messages by a summary message (the model's summary, asked for twice
-    /// at most, or a note) carrying the ledger. The messages kept leave room in `budget` for
-    /// the summary message, so that it is sent with them.
-    async fn compact(&mut self, budget: u64, outcome: &mut TurnOutcome) -> Result<()> {
-        let messages = self.conversation.messages();
-        let intent = self.governor().and_then(|g| {
-            g.intent()
-                .map(|i| format!("{i}: {}", g.justification().unwrap_or_default()))
-        });
-        let pending = pending_request(messages);
-        // Room for the summary message: the summary at its token limit, the ledger so far
-        // (it grows a little with what is dropped now) and framing.
-        let ledger_so_far = self
-            .conversation
-            .metadata()
-            .ledger
-            .render(intent.as_deref(), pending.as_deref());
-        let reserve = u64::from(self.config.compaction.max_summary_tokens)
-            + estimate_text_tokens(&ledger_so_far)
-            + SUMMARY_SLACK;
-        let (dropped, _) =
-            context::newest_that_fit(messages, budget.saturating_sub(reserve), MessageTokens);
-        let dropped = dropped.max(1);
-        let dropped_tokens = messages[..dropped]
-            .iter()
-            .map(crate::window::estimate_message_tokens)
-            .sum();
-        let (old, kept) = messages.split_at(dropped);
-        let mut ledger = self.conversation.metadata().ledger.clone();
-        ledger.record(old);
-        let ledger_text = ledger.render(intent.as_deref(), pending.as_deref());
-        let request = summary_request(&self.config.model, old, &self.config.compaction);
-        let kept = kept.to_vec();
-        let mut summary: Result<String, String> = Err(String::new());
-        for _attempt in 0..2 {
-            outcome.model_calls += 1;
-            summary = match self.client.complete(&request).await {
-                Ok(response) => {
-                    outcome.usage += response.usage;
-                    // The summary's tokens count against the request's cap like any call's; a
-                    // stop it causes is seen at the next model call's count.
-                    let cost = self.config.price.map_or(0.0, |p| p.cost(&response.usage));
-                    if let Some(g) = &mut self.governance {
-                        let _ = g.governor.after_model_call(&response.usage, cost);
-                    }
-                    let text = response.text();
-                    let missing = missing_sections(&text);
-                    if missing.is_empty() {
-                        Ok(text)
-                    } else {
-                        Err(format!("the summary lacked {}", missing.join(", ")))
-                    }
-                }
-                // The provider failed (llm-core has already retried): keep the history as it
-                // is, so that a retry of the request can still compact it.
-                Err(e) => return Err(Error::Model(e)),
-            };
-            if summary.is_ok() {
-                break;
-            }
-        }
-        let message = summary_message(
-            dropped,
-            summary.as_deref().map_err(String::as_str),
-            &ledger_text,
-        );
-        let mut transcript = Vec::with_capacity(kept.len() + 1);
-        transcript.push(message);
-        transcript.extend(kept);
-        let record = Compaction {
-            at: format_utc(self.clock.system_now()),
-            dropped,
-            dropped_tokens,
-            summarized: summary.is_ok(),
-            note: summary.as_ref().err().cloned(),
-        };
-        // The ledger first: a crash before the transcript is replaced only records the same
-        // messages twice in it (its sets ignore that); the other order could lose them.
-        self.conversation.update_metadata(|m| {
-            m.compaction_count += 1;
-            m.ledger = ledger;
-            m.compactions.push(record);
-        })?;
-        self.conversation.replace_transcript(transcript)?;
-        outcome.compactions += 1;
-        self.emit(AgentEvent::Compacted {
-            dropped,
-            summarized: summary.is_ok(),
-        });
-        Ok(())
     }
 
     /// Decides and runs one call; its result block. Sets `end` when the call ends the request.
@@ -757,8 +703,6 @@ fn allowed_tools_choice(allowed: &[String]) -> serde_json::Value {
     })
 }
 
-/// The text block recorded in the transcript when the request was stopped, typed: the stop
-/// serialized as JSON after a sentence for people. `None` for ends the model chose.
 /// The tools whose last call failed, in name order.
 fn still_failed(failed: &BTreeMap<String, bool>) -> Vec<String> {
     failed
@@ -768,6 +712,8 @@ fn still_failed(failed: &BTreeMap<String, bool>) -> Vec<String> {
         .collect()
 }
 
+/// The text block recorded in the transcript when the request was stopped, typed: the stop
+/// serialized as JSON after a sentence for people. `None` for ends the model chose.
 fn stop_note(end: &TurnEnd) -> Option<String> {
     match end {
         TurnEnd::Stopped { .. } | TurnEnd::ModelCallCap { .. } => Some(format!(

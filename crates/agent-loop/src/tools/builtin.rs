@@ -18,8 +18,20 @@ use crate::tools::{ToolConfig, ToolDefinition};
 /// The built-in tools acting on `workspace` within `config`'s limits.
 pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<ToolDefinition> {
     let config = *config;
+    vec![
+        read_file_tool(workspace, config),
+        write_file_tool(workspace),
+        edit_file_tool(workspace, config),
+        list_dir_tool(workspace, config),
+        search_tool(workspace, config),
+        run_command_tool(workspace, config),
+    ]
+}
+
+/// The read_file tool: a text file, whole or some of its lines.
+fn read_file_tool(workspace: &Arc<Workspace>, config: ToolConfig) -> ToolDefinition {
     let ws = Arc::clone(workspace);
-    let read_file = ToolDefinition::new(
+    ToolDefinition::new(
         "read_file",
         "Read a text file of the workspace. Optional offset (first line, from 1) and limit \
          (number of lines) read part of a long file.",
@@ -34,10 +46,13 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
             "additionalProperties": false,
         }),
         move |input| read_file(&ws, input, &config),
-    );
+    )
+}
 
+/// The write_file tool: creates or replaces a file.
+fn write_file_tool(workspace: &Arc<Workspace>) -> ToolDefinition {
     let ws = Arc::clone(workspace);
-    let write_file = ToolDefinition::new(
+    ToolDefinition::new(
         "write_file",
         "Create or replace a file of the workspace with the given content; missing folders \
          are created. .git and .merkle cannot be written.",
@@ -57,10 +72,13 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
             Ok(format!("wrote {} bytes to {written}", content.len()))
         },
     )
-    .changing();
+    .changing()
+}
 
+/// The edit_file tool: replaces one exact occurrence of a string in a file.
+fn edit_file_tool(workspace: &Arc<Workspace>, config: ToolConfig) -> ToolDefinition {
     let ws = Arc::clone(workspace);
-    let edit_file = ToolDefinition::new(
+    ToolDefinition::new(
         "edit_file",
         "Replace one exact occurrence of old_string in a file with new_string. old_string \
          must occur exactly once: include enough surrounding text to make it unique.",
@@ -76,10 +94,13 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
         }),
         move |input| edit_file(&ws, input, &config),
     )
-    .changing();
+    .changing()
+}
 
+/// The list_dir tool: a folder's entries.
+fn list_dir_tool(workspace: &Arc<Workspace>, config: ToolConfig) -> ToolDefinition {
     let ws = Arc::clone(workspace);
-    let list_dir = ToolDefinition::new(
+    ToolDefinition::new(
         "list_dir",
         "List a folder of the workspace (default: its root). Folders end in /, symbolic \
          links in @.",
@@ -89,10 +110,13 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
             "additionalProperties": false,
         }),
         move |input| list_dir(&ws, input, &config),
-    );
+    )
+}
 
+/// The search tool: the lines of the workspace's files that match a regular expression.
+fn search_tool(workspace: &Arc<Workspace>, config: ToolConfig) -> ToolDefinition {
     let ws = Arc::clone(workspace);
-    let search = ToolDefinition::new(
+    ToolDefinition::new(
         "search",
         "Search the workspace's files for a regular expression (Rust regex syntax), \
          skipping what .gitignore excludes. Prints path:line: text for each matching line.",
@@ -125,10 +149,13 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
             };
             search::search(&ws, &query, &limits)
         },
-    );
+    )
+}
 
+/// The run_command tool: a shell command in the workspace root, killed after a timeout.
+fn run_command_tool(workspace: &Arc<Workspace>, config: ToolConfig) -> ToolDefinition {
     let ws = Arc::clone(workspace);
-    let run_command = ToolDefinition::new(
+    ToolDefinition::new(
         "run_command",
         "Run a shell command (sh -c) in the workspace root, without input. Prints the exit \
          code, stdout and stderr. Killed after timeout_secs (default and maximum set by the \
@@ -142,39 +169,34 @@ pub fn builtin_tools(workspace: &Arc<Workspace>, config: &ToolConfig) -> Vec<Too
             "required": ["command"],
             "additionalProperties": false,
         }),
-        move |input| {
-            let command = str_field(input, "run_command", "command")?;
-            let timeout = input
-                .get("timeout_secs")
-                .and_then(Value::as_f64)
-                .map_or(config.command_timeout, |secs| {
-                    Duration::from_secs_f64(secs.max(1.0).min(u32::MAX.into()))
-                })
-                .min(config.max_command_timeout);
-            // Both streams and the framing must fit the registry's cap, which would cut the
-            // end (where errors usually are) that the streams keep.
-            let stream_cap = config.output_bytes.saturating_sub(200) / 2;
-            let output = command::run(command, ws.root(), timeout, stream_cap)?;
-            if output.timed_out {
-                return Err(Error::CommandTimedOut {
-                    command: command.to_owned(),
-                    limit: timeout,
-                    output: output.render(),
-                });
-            }
-            Ok(output.render())
-        },
+        move |input| run_command(&ws, input, &config),
     )
-    .changing();
+    .changing()
+}
 
-    vec![
-        read_file,
-        write_file,
-        edit_file,
-        list_dir,
-        search,
-        run_command,
-    ]
+/// Runs the run_command tool's command; one that runs out of time is an error that still
+/// holds its output.
+fn run_command(ws: &Workspace, input: &Value, config: &ToolConfig) -> Result<String> {
+    let command = str_field(input, "run_command", "command")?;
+    let timeout = input
+        .get("timeout_secs")
+        .and_then(Value::as_f64)
+        .map_or(config.command_timeout, |secs| {
+            Duration::from_secs_f64(secs.max(1.0).min(u32::MAX.into()))
+        })
+        .min(config.max_command_timeout);
+    // Both streams and the framing must fit the registry's cap, which would cut the
+    // end (where errors usually are) that the streams keep.
+    let stream_cap = config.output_bytes.saturating_sub(200) / 2;
+    let output = command::run(command, ws.root(), timeout, stream_cap)?;
+    if output.timed_out {
+        return Err(Error::CommandTimedOut {
+            command: command.to_owned(),
+            limit: timeout,
+            output: output.render(),
+        });
+    }
+    Ok(output.render())
 }
 
 fn read_file(ws: &Workspace, input: &Value, config: &ToolConfig) -> Result<String> {
