@@ -6,12 +6,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use context::search::{Ranking, SearchRequest};
-use context::{FunctionHit, Hit, Related, ops};
+use context::search::Ranking;
+use context::{FunctionHit, Related, ops};
 use serde_json::Value;
 
 use crate::output::Out;
-use crate::{Global, usage, workspace_path};
+use crate::{Global, workspace_path};
 
 #[derive(Args, Debug)]
 pub(crate) struct RelatedArgs {
@@ -25,7 +25,7 @@ pub(crate) struct SearchArgs {
     /// message (`-` reads it from standard input)
     query: String,
     /// At most this many files
-    #[arg(long, default_value_t = 20, value_parser = crate::at_least_one::<u64>)]
+    #[arg(long, default_value_t = ops::SEARCH_LIMIT as u64, value_parser = crate::at_least_one::<u64>)]
     limit: u64,
     /// Only definitions of this kind (function, method, struct, class, interface, trait, enum,
     /// type, constant, variable, module, macro, ...), or only files of this language (rust,
@@ -48,10 +48,10 @@ pub(crate) struct ContextArgs {
     /// standard input)
     task: String,
     /// The most tokens the bundle may hold (estimated at 4 bytes a token)
-    #[arg(long, default_value_t = 8_000, value_parser = crate::at_least_one::<u64>)]
+    #[arg(long, default_value_t = ops::BUNDLE_BUDGET as u64, value_parser = crate::at_least_one::<u64>)]
     budget: u64,
     /// At most this many files, best first
-    #[arg(long, default_value_t = 10, value_parser = crate::at_least_one::<u64>)]
+    #[arg(long, default_value_t = ops::BUNDLE_FILES as u64, value_parser = crate::at_least_one::<u64>)]
     files: u64,
 }
 
@@ -102,9 +102,9 @@ pub(crate) fn related(out: &mut Out, g: &Global, root: &Path, args: &RelatedArgs
 /// a usage error.
 fn usage_of(e: context::Error) -> anyhow::Error {
     match e {
-        context::Error::NotAFile { .. } | context::Error::UnknownFilter { .. } => {
-            anyhow::Error::new(crate::Usage(e.to_string()))
-        }
+        context::Error::NotAFile { .. }
+        | context::Error::UnknownFilter { .. }
+        | context::Error::Request(_) => anyhow::Error::new(crate::Usage(e.to_string())),
         e => e.into(),
     }
 }
@@ -138,22 +138,14 @@ pub(crate) fn context_cmd(
     args: &ContextArgs,
 ) -> Result<()> {
     let task = query_text(&args.task)?;
-    if task.trim().is_empty() {
-        usage!("the task is empty");
-    }
-    let budget = usize::try_from(args.budget).unwrap_or(usize::MAX);
-    let files = usize::try_from(args.files).unwrap_or(usize::MAX);
-    let b = crate::workspace(g, root).on_current_tree(|store, facts| {
-        context::bundle::bundle(
-            store,
-            facts,
-            &context::bundle::BundleRequest {
-                task: &task,
-                budget,
-                files,
-            },
-        )
-    })?;
+    let asked = ops::TaskBundle {
+        task: &task,
+        budget: Some(usize::try_from(args.budget).unwrap_or(usize::MAX)),
+        files: Some(usize::try_from(args.files).unwrap_or(usize::MAX)),
+    };
+    let budget = asked.request().map_err(usage_of)?.budget;
+    let b = crate::workspace(g, root)
+        .on_current_tree(|store, facts| ops::bundle_in(store, facts, None, &asked))?;
     let text = if b.files.is_empty() && b.omitted.is_empty() {
         format!("no file matches {}", query_label(&task))
     } else {
@@ -165,33 +157,27 @@ pub(crate) fn context_cmd(
 
 pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) -> Result<()> {
     let query = query_text(&args.query)?;
-    if query.trim().is_empty() {
-        usage!("the search query is empty");
-    }
-    let filter = ops::search_filter(args.kind.as_deref()).map_err(usage_of)?;
-    let ranking = match args.ranking {
-        RankingArg::Fused => Ranking::Fused,
-        RankingArg::Plain => Ranking::Plain,
-    };
-    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
-    let req = SearchRequest {
+    let search = ops::Search {
         query: &query,
-        limit,
-        filter,
-        ranking,
-        symbols: context::search::MAX_SYMBOLS,
+        limit: Some(usize::try_from(args.limit).unwrap_or(usize::MAX)),
+        kind: args.kind.as_deref(),
+        ranking: match args.ranking {
+            RankingArg::Fused => Ranking::Fused,
+            RankingArg::Plain => Ranking::Plain,
+        },
+        functions: args.functions,
     };
-    if args.functions {
-        let found = crate::workspace(g, root)
-            .on_current_tree(|store, facts| context::search_functions_tree(store, facts, &req))?;
-        out.value(
-            Value::Array(found.iter().map(FunctionHit::json).collect()),
-            functions_text(&found, &query),
-        );
-        return Ok(());
-    }
-    let hits = crate::workspace(g, root)
-        .on_current_tree(|store, facts| context::search_tree(store, facts, &req))?;
+    search.request().map_err(usage_of)?;
+    let found = crate::workspace(g, root)
+        .on_current_tree(|store, facts| ops::search_in(store, facts, None, &search))?;
+    let json = found.json();
+    let hits = match found {
+        ops::Found::Functions(found) => {
+            out.value(json, functions_text(&found, &query));
+            return Ok(());
+        }
+        ops::Found::Files(hits) => hits,
+    };
     // Every hit carries it: said once.
     if g.verbose
         && let Some(why) = hits.iter().find_map(|h| h.history_missing.as_deref())
@@ -223,7 +209,7 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
         }
         lines.join("\n")
     };
-    out.value(Value::Array(hits.iter().map(Hit::json).collect()), text);
+    out.value(json, text);
     Ok(())
 }
 

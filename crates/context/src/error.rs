@@ -26,6 +26,10 @@ pub enum Error {
         path: String,
         message: String,
     },
+    /// A request a front end passed on that cannot be answered as asked (an empty query, a
+    /// budget of nothing): the caller's to fix, as a usage error.
+    #[error("{0}")]
+    Request(String),
     /// A search's type that is neither a kind of definition nor a language.
     #[error(
         "--type {kind:?} is neither a kind of definition (function, method, struct, class, ...) \

@@ -27,7 +27,10 @@ mod report;
 pub mod watched;
 mod workspace;
 
-pub use find::{display_path, file_related, not_a_file, related_in, search_filter};
+pub use find::{
+    BUNDLE_BUDGET, BUNDLE_FILES, Found, SEARCH_LIMIT, Search, TaskBundle, bundle_in, display_path,
+    file_related, not_a_file, related_in, search_filter, search_in,
+};
 pub use remotes::Unpushed;
 use remotes::unpushed;
 pub use report::{AddedFrame, Report, Since, report};

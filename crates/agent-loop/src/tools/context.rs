@@ -15,6 +15,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use context::ops::display_path;
 use context::views_file::ViewRequest;
 use context::{ContextView, get_node};
 use merkle_store::{NewFrame, NodeKind, NodeRecord, ScanOptions, Store};
@@ -146,7 +147,8 @@ fn task_context_tool(store: &Arc<Store>) -> ToolDefinition {
         "Gather the code a task needs, within a token budget: the definitions ranked for the \
          task (an issue, a traceback, a question, a symbol name) across the files found for \
          it, best first, with their line numbers, their files' imports and their classes' \
-         heads (else a file's outline). Answers Markdown. Optional: budget in tokens (default 8000), files (default 10).",
+         heads (else a file's outline). Answers Markdown. Optional: budget in tokens (default \
+         8000), files (default 10).",
         json!({
             "type": "object",
             "properties": {
@@ -159,27 +161,20 @@ fn task_context_tool(store: &Arc<Store>) -> ToolDefinition {
         }),
         move |input| {
             const TOOL: &str = "task_context";
-            let task = str_field(input, TOOL, "task")?;
-            if task.trim().is_empty() {
-                return Err(handler(TOOL, "the task is empty"));
-            }
-            let number = |field: &str, default: usize| {
+            let number = |field: &str| {
                 input
                     .get(field)
                     .and_then(Value::as_u64)
-                    .map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX))
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
             };
-            let (budget, files) = (number("budget", 8_000), number("files", 10));
+            let asked = context::ops::TaskBundle {
+                task: str_field(input, TOOL, "task")?,
+                budget: number("budget"),
+                files: number("files"),
+            };
+            let budget = asked.request().map_err(|e| handler(TOOL, e))?.budget;
             let bundle = on_current_tree(&s, TOOL, |facts| {
-                context::bundle::bundle(
-                    &s,
-                    facts,
-                    &context::bundle::BundleRequest {
-                        task,
-                        budget,
-                        files,
-                    },
-                )
+                context::ops::bundle_in(&s, facts, None, &asked)
             })?;
             if bundle.files.is_empty() && bundle.omitted.is_empty() {
                 return Ok("no file matches the task".to_owned());
@@ -215,44 +210,22 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
         }),
         move |input| {
             const TOOL: &str = "search_symbols";
-            let query = str_field(input, TOOL, "query")?;
-            if query.trim().is_empty() {
-                return Err(handler(TOOL, "the query is empty"));
-            }
-            let filter = match optional_str(input, "type") {
-                None => None,
-                Some(t) => Some(context::search::Filter::parse(t).ok_or_else(|| {
-                    handler(
-                        TOOL,
-                        format!(
-                            "type {t:?} is neither a kind of definition (function, method, \
-                             struct, class, ...) nor a language (rust, python, typescript, ...)"
-                        ),
-                    )
-                })?),
+            let search = context::ops::Search {
+                query: str_field(input, TOOL, "query")?,
+                limit: input
+                    .get("limit")
+                    .and_then(Value::as_u64)
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                kind: optional_str(input, "type"),
+                ranking: context::search::Ranking::Fused,
+                functions: input.get("functions").and_then(Value::as_bool) == Some(true),
             };
-            let limit = input
-                .get("limit")
-                .and_then(Value::as_u64)
-                .map_or(20, |n| usize::try_from(n).unwrap_or(usize::MAX));
-            let functions = input.get("functions").and_then(Value::as_bool) == Some(true);
-            let json: Vec<Value> = on_current_tree(&s, TOOL, |facts| {
-                let req = context::SearchRequest {
-                    query,
-                    limit,
-                    filter,
-                    ranking: context::search::Ranking::Fused,
-                    symbols: context::search::MAX_SYMBOLS,
-                };
-                Ok(if functions {
-                    let found = context::search_functions_tree(&s, facts, &req)?;
-                    found.iter().map(context::FunctionHit::json).collect()
-                } else {
-                    let hits = context::search_tree(&s, facts, &req)?;
-                    hits.iter().map(context::Hit::json).collect()
-                })
+            search.request().map_err(|e| handler(TOOL, e))?;
+            let found = on_current_tree(&s, TOOL, |facts| {
+                context::ops::search_in(&s, facts, None, &search)
             })?;
-            Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
+            Ok(serde_json::to_string_pretty(&found.json())
+                .expect("a serde_json::Value always serializes"))
         },
     )
 }
@@ -273,13 +246,8 @@ fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
         move |input| {
             const TOOL: &str = "related_files";
             let path = merkle_store::normalize_path(str_field(input, TOOL, "path")?);
-            let related = on_current_tree(&s, TOOL, |facts| {
-                facts
-                    .contains(&path)
-                    .then(|| context::Graph::of_tree(&s, facts).map(|g| g.related(&path)))
-                    .transpose()
-            })?
-            .ok_or_else(|| Error::NoSuchPath { path: path.clone() })?;
+            let related =
+                on_current_tree(&s, TOOL, |facts| context::ops::related_in(&s, facts, &path))?;
             let json: Vec<Value> = related.iter().map(context::Related::json).collect();
             Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
         },
@@ -408,10 +376,6 @@ fn strings(input: &Value, field: &str) -> Option<Vec<String>> {
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect()
     })
-}
-
-fn display_path(path: &str) -> &str {
-    if path.is_empty() { "." } else { path }
 }
 
 fn kind_name(kind: NodeKind) -> &'static str {

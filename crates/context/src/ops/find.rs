@@ -1,12 +1,150 @@
-//! The checks every front end makes around search and related files, with the errors they
-//! answer: a search's filter read from its text, and the imports of a path that must be a file
-//! of the tree.
+//! Search, the task bundle and related files as every front end asks for them (the CLI, the
+//! MCP server, the agent's tools): the defaults, the checks with the errors they answer, and
+//! one answer each, so that a front end only parses, calls and renders.
 use merkle_store::{NodeKind, Store};
+use retrieve::TextIndex;
+use serde_json::Value;
 
+use crate::bundle::{Bundle, BundleRequest};
 use crate::error::{Error, Result};
 use crate::facts::TreeFacts;
 use crate::graph::{Graph, Related};
-use crate::search::Filter;
+use crate::search::{
+    Filter, FunctionHit, Hit, MAX_SYMBOLS, Ranking, SearchRequest, index_dir, sync_index,
+};
+
+/// How many files a search lists unless asked for another number.
+pub const SEARCH_LIMIT: usize = 20;
+/// The tokens a task's bundle may hold unless asked for another number.
+pub const BUNDLE_BUDGET: usize = 8_000;
+/// How many files a task's bundle reads unless asked for another number.
+pub const BUNDLE_FILES: usize = 10;
+
+/// A search as a front end passes it on, before it is checked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Search<'a> {
+    pub query: &'a str,
+    /// At most this many answers; `None`: [`SEARCH_LIMIT`].
+    pub limit: Option<usize>,
+    /// A kind of definition or a language ([`Filter::parse`]).
+    pub kind: Option<&'a str>,
+    pub ranking: Ranking,
+    /// The definitions themselves, best first across files, rather than files.
+    pub functions: bool,
+}
+
+impl<'a> Search<'a> {
+    /// The search request, checked: a query that is not blank, a known `kind`, a limit of at
+    /// least one ([`Error::Request`], [`Error::UnknownFilter`]).
+    pub fn request(&self) -> Result<SearchRequest<'a>> {
+        if self.query.trim().is_empty() {
+            return Err(Error::Request("the search query is empty".to_owned()));
+        }
+        let limit = self.limit.unwrap_or(SEARCH_LIMIT);
+        if limit == 0 {
+            return Err(Error::Request(
+                "a search's limit must be at least 1".to_owned(),
+            ));
+        }
+        Ok(SearchRequest {
+            query: self.query,
+            limit,
+            filter: search_filter(self.kind)?,
+            ranking: self.ranking,
+            symbols: MAX_SYMBOLS,
+        })
+    }
+}
+
+/// A search's answer: the files found, or (asked for `functions`) the definitions.
+#[derive(Clone, Debug)]
+pub enum Found {
+    Files(Vec<Hit>),
+    Functions(Vec<FunctionHit>),
+}
+
+impl Found {
+    /// The one JSON every front end answers: a list of [`Hit::json`] or
+    /// [`FunctionHit::json`].
+    pub fn json(&self) -> Value {
+        Value::Array(match self {
+            Found::Files(hits) => hits.iter().map(Hit::json).collect(),
+            Found::Functions(found) => found.iter().map(FunctionHit::json).collect(),
+        })
+    }
+}
+
+/// `search` over the tree `facts` describes, with `index` in step with it, else the index
+/// beside the store brought in step first; the request checked ([`Search::request`]).
+pub fn search_in(
+    store: &Store,
+    facts: &TreeFacts,
+    index: Option<&TextIndex>,
+    search: &Search<'_>,
+) -> Result<Found> {
+    let req = search.request()?;
+    let synced;
+    let index = match index {
+        Some(index) => index,
+        None => {
+            synced = sync_index(store, facts, &index_dir(store))?.0;
+            &synced
+        }
+    };
+    Ok(if search.functions {
+        Found::Functions(crate::search::search_functions(store, facts, index, &req)?)
+    } else {
+        Found::Files(crate::search::search(store, facts, index, &req)?)
+    })
+}
+
+/// A task's bundle as a front end passes it on, before it is checked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TaskBundle<'a> {
+    pub task: &'a str,
+    /// `None`: [`BUNDLE_BUDGET`].
+    pub budget: Option<usize>,
+    /// `None`: [`BUNDLE_FILES`].
+    pub files: Option<usize>,
+}
+
+impl<'a> TaskBundle<'a> {
+    /// The bundle request, checked: a task that is not blank, a budget and a number of files
+    /// of at least one ([`Error::Request`]).
+    pub fn request(&self) -> Result<BundleRequest<'a>> {
+        if self.task.trim().is_empty() {
+            return Err(Error::Request("the task is empty".to_owned()));
+        }
+        let budget = self.budget.unwrap_or(BUNDLE_BUDGET);
+        let files = self.files.unwrap_or(BUNDLE_FILES);
+        if budget == 0 || files == 0 {
+            return Err(Error::Request(
+                "a bundle's budget and files must be at least 1".to_owned(),
+            ));
+        }
+        Ok(BundleRequest {
+            task: self.task,
+            budget,
+            files,
+        })
+    }
+}
+
+/// The bundle of `bundle`'s task over the tree `facts` describes, with `index` in step with
+/// it, else the index beside the store brought in step first; the request checked
+/// ([`TaskBundle::request`]).
+pub fn bundle_in(
+    store: &Store,
+    facts: &TreeFacts,
+    index: Option<&TextIndex>,
+    bundle: &TaskBundle<'_>,
+) -> Result<Bundle> {
+    let req = bundle.request()?;
+    match index {
+        Some(index) => crate::bundle::bundle_in(store, facts, index, &req),
+        None => crate::bundle::bundle(store, facts, &req),
+    }
+}
 
 /// A search's `type`, checked: a kind of definition or a language ([`Filter::parse`]).
 pub fn search_filter(kind: Option<&str>) -> Result<Option<Filter>> {

@@ -138,6 +138,26 @@ struct ContextParams {
     files: Option<usize>,
 }
 
+/// The search a `search` call asks for, as every front end passes it on.
+fn search_of(p: &SearchParams) -> context::ops::Search<'_> {
+    context::ops::Search {
+        query: &p.query,
+        limit: p.limit,
+        kind: p.kind.as_deref(),
+        ranking: context::search::Ranking::Fused,
+        functions: p.functions == Some(true),
+    }
+}
+
+/// The bundle a `context` call asks for, as every front end passes it on.
+fn bundle_of(p: &ContextParams) -> context::ops::TaskBundle<'_> {
+    context::ops::TaskBundle {
+        task: &p.task,
+        budget: p.budget,
+        files: p.files,
+    }
+}
+
 /// The tools, as `tools/list` shows them.
 pub(super) fn tools() -> Vec<Tool> {
     let reads = || ToolAnnotations::new().read_only(true);
@@ -386,53 +406,28 @@ impl MerkleMcp {
 
     pub(super) async fn search(&self, args: Value) -> Result<Answered, String> {
         let p: SearchParams = arguments("search", args)?;
-        if p.query.trim().is_empty() {
-            return Err("search: the query is empty".to_owned());
-        }
+        search_of(&p)
+            .request()
+            .map_err(|e| format!("search: {e}"))?;
         self.answer(Fresh::Search, move |store, shared| {
-            let filter = context::ops::search_filter(p.kind.as_deref())
-                .map_err(|e| Error::Request(format!("search: {e}")))?;
             let tree = shared.access.searchable(store)?;
-            let req = context::SearchRequest {
-                query: &p.query,
-                limit: p.limit.unwrap_or(20),
-                filter,
-                ranking: context::search::Ranking::Fused,
-                symbols: context::search::MAX_SYMBOLS,
-            };
-            Ok(Value::Array(if p.functions == Some(true) {
-                let found = context::search_functions(store, &tree.facts, &tree.index, &req)?;
-                found.iter().map(context::FunctionHit::json).collect()
-            } else {
-                let hits = context::search(store, &tree.facts, &tree.index, &req)?;
-                hits.iter().map(context::Hit::json).collect()
-            }))
+            Ok(
+                context::ops::search_in(store, &tree.facts, Some(&tree.index), &search_of(&p))?
+                    .json(),
+            )
         })
         .await
     }
 
     pub(super) async fn context(&self, args: Value) -> Result<Answered, String> {
         let p: ContextParams = arguments("context", args)?;
-        if p.task.trim().is_empty() {
-            return Err("context: the task is empty".to_owned());
-        }
-        let budget = p.budget.unwrap_or(8_000);
-        let files = p.files.unwrap_or(10);
-        if budget == 0 || files == 0 {
-            return Err("context: budget and files must be at least 1".to_owned());
-        }
+        let budget = bundle_of(&p)
+            .request()
+            .map_err(|e| format!("context: {e}"))?
+            .budget;
         self.answer(Fresh::Search, move |store, shared| {
             let tree = shared.access.searchable(store)?;
-            let b = context::bundle::bundle_in(
-                store,
-                &tree.facts,
-                &tree.index,
-                &context::bundle::BundleRequest {
-                    task: &p.task,
-                    budget,
-                    files,
-                },
-            )?;
+            let b = context::ops::bundle_in(store, &tree.facts, Some(&tree.index), &bundle_of(&p))?;
             Ok(b.json(budget))
         })
         .await
