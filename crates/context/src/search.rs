@@ -34,8 +34,8 @@ use std::path::Path;
 use merkle_store::{NodeKind, Store};
 use outline::{Kind, Language};
 use rayon::prelude::*;
-pub use retrieve::TaskQuery;
 use retrieve::{Doc, Field3, Key, TextIndex, WeightedTerm};
+pub use retrieve::{QueryKind, TaskQuery};
 
 use crate::error::Result;
 use crate::facts::{FACTS_VERSION, FileEntry, FileFacts, TreeFacts};
@@ -144,13 +144,13 @@ pub const W_FORMS: f32 = 0.5;
 /// Weight of the definitions signal.
 pub const W_DEFS: f64 = 0.5;
 /// Weight of the definitions signal when the query is a lookup (a name, or two or three words
-/// one of which is written as code: [`is_lookup`]), where
+/// one of which is written as code: [`retrieve::QueryKind::Lookup`]), where
 /// the prior does not apply to it.
 pub const W_LOOKUP_DEFS: f64 = 2.0;
-/// The most words of a question ([`is_question`]): a folder a question names by one of its
-/// words (`test runner reporter` and `cli/tools/test/`) is what it asks about, and the prior
-/// does not hold that folder against a file ([`prior_asked`]).
-pub const QUESTION_WORDS: usize = 12;
+/// The most words of a question ([`retrieve::QueryKind::Question`]): a folder a question
+/// names by one of its words (`test runner reporter` and `cli/tools/test/`) is what it asks
+/// about, and the prior does not hold that folder against a file ([`prior_asked`]).
+pub use retrieve::query::QUESTION_WORDS;
 /// Weight of a path the query names (a traceback frame, `src/x.py`, `x.py:12`).
 pub const W_PATH: f64 = 1.5;
 /// Weight of a dotted module name that names the file (`sympy.printing.latex`).
@@ -207,21 +207,6 @@ pub(crate) fn files_defining(index: &TextIndex, name: &str) -> Result<Vec<String
     Ok(files)
 }
 
-/// Whether a query is a lookup, a name or two rather than a task: one word, or two or three
-/// of which one is written as code.
-fn is_lookup(query: &str) -> bool {
-    let words: Vec<&str> = query.split_whitespace().collect();
-    // One word is a name; two or three are names when one of them is written as code
-    // (`TestReporter`, `fmt_markdown`, `std::fs`, `open()`): plain lowercase words (`deno fmt
-    // markdown`, `test runner reporter`) are a topic, ranked as any question is.
-    words.len() == 1
-        || (words.len() <= 3
-            && words.iter().any(|w| {
-                w.chars()
-                    .any(|c| c.is_uppercase() || c.is_ascii_digit() || "_.:()$#<>".contains(c))
-            }))
-}
-
 /// BM25 of `terms` (lengths softened by [`LENGTH_SCALE`]) for each file of `facts` that holds
 /// one, divided by the best file's: the file's position in the listing, and its score.
 fn text_signal(
@@ -240,13 +225,6 @@ fn text_signal(
         .collect())
 }
 
-/// A query's title: its first non-blank line, when a non-blank line follows it.
-fn title_of(query: &str) -> Option<&str> {
-    let mut lines = query.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next()?;
-    lines.next().map(|_| first)
-}
-
 /// Adds the other forms of each of `words` (`started`: `start`; `reporter`: `reporters`) that
 /// it does not hold, at [`W_FORMS`] of the word's weight: the index holds words as written.
 fn add_word_forms(words: &mut Vec<(String, f32)>) {
@@ -261,12 +239,6 @@ fn add_word_forms(words: &mut Vec<(String, f32)>) {
         }
     }
     words.extend(forms);
-}
-
-/// Whether a query is a question: one line of at most [`QUESTION_WORDS`] words (`how is the
-/// LSP started`, `test runner reporter`), each of them meant, unlike an issue's body.
-fn is_question(query: &str) -> bool {
-    title_of(query).is_none() && query.split_whitespace().count() <= QUESTION_WORDS
 }
 
 /// The definitions signal: each identifier of the query by how rare a definition of that name
@@ -327,18 +299,18 @@ fn definition_signals<'f>(
     Ok(())
 }
 
-/// Each error message `query` quotes ([`retrieve::phrases::messages`]) with the files of
+/// Each of the error messages a query quotes ([`TaskQuery::messages`]) with the files of
 /// `facts` whose text holds it as written: of the [`MESSAGE_CANDIDATES`] best holding all its
 /// words.
 fn quoted_messages<'f>(
     store: &Store,
     facts: &'f TreeFacts,
     index: &TextIndex,
-    query: &str,
+    messages: &[String],
     in_scope: &impl Fn(&FileEntry) -> bool,
 ) -> Result<Vec<(String, Vec<&'f str>)>> {
     let mut out = Vec::new();
-    for message in retrieve::phrases::messages(query) {
+    for message in messages.iter().cloned() {
         let mut tokens = retrieve::tokenize::token_strings(&message);
         tokens.sort_unstable();
         tokens.dedup();
@@ -361,7 +333,10 @@ fn quoted_messages<'f>(
 /// matches that has none of them says so.
 pub fn has_terms(query: &str) -> bool {
     let q = TaskQuery::parse(query);
-    is_lookup(query) || !q.words.is_empty() || !q.idents.is_empty() || !q.paths.is_empty()
+    q.kind == QueryKind::Lookup
+        || !q.words.is_empty()
+        || !q.idents.is_empty()
+        || !q.paths.is_empty()
 }
 
 /// [`search`] over the tree `facts` describes, with the index beside the store brought in
@@ -392,8 +367,7 @@ pub fn search(
 
     let asking = Asking::read(req.query);
     let (terms, telling) = select_terms(index, &asking.words)?;
-    let (mut scores, kept, past) =
-        gather(store, facts, index, req.query, &asking, &terms, &in_scope)?;
+    let (mut scores, kept, past) = gather(store, facts, index, &asking, &terms, &in_scope)?;
     let history_missing = give_history(facts, &mut scores, past, &in_scope);
     spread_graph(store, facts, &mut scores, kept)?;
     let read = if asking.short {

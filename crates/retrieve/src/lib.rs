@@ -34,4 +34,4 @@ pub mod tokenize;
 
 pub use error::{Error, Result};
 pub use index::{Changes, Doc, Field3, Key, Scored, TextIndex, WeightedTerm};
-pub use query::{PathRef, TaskQuery};
+pub use query::{PathRef, QueryKind, TaskQuery};

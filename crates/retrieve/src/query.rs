@@ -1,6 +1,7 @@
 //! Reading task text (an issue, a traceback, a question, a symbol name) into what a search
-//! looks for: weighted words, the code identifiers it names, the file paths and lines it
-//! points at, and the dotted module names it mentions.
+//! looks for, once: what kind of text it is, its title, weighted words, the code identifiers
+//! it names, the file paths and lines it points at, the dotted module names it mentions and
+//! the error messages it quotes.
 //!
 //! Everything here is a linear pass over the text, so a megabyte of query costs milliseconds;
 //! what is kept is bounded ([`MAX_IDENTS`], [`MAX_PATHS`]) so the search after it is too.
@@ -21,9 +22,36 @@ pub struct PathRef {
     pub line: Option<usize>,
 }
 
+/// The most words of a question ([`QueryKind::Question`]): longer, one line is a text.
+pub const QUESTION_WORDS: usize = 12;
+
+/// What kind of text a query is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueryKind {
+    /// A name or two rather than a task: one word, or two or three of which one is written
+    /// as code (`TestReporter`, `fmt_markdown`, `std::fs`, `open()`); plain lowercase words
+    /// (`deno fmt markdown`) are a topic, a question.
+    Lookup,
+    /// One line of at most [`QUESTION_WORDS`] words (`how is the LSP started`, `test runner
+    /// reporter`), each of them meant, unlike an issue's body.
+    Question,
+    /// A title and more lines: an issue, a commit message.
+    Task,
+    /// Anything else: one long line.
+    #[default]
+    Text,
+}
+
 /// A query as read.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TaskQuery {
+    /// What kind of text it is.
+    pub kind: QueryKind,
+    /// Its first non-blank line, when a non-blank line follows it: an issue's title, a
+    /// commit's subject.
+    pub title: Option<String>,
+    /// The error messages it quotes ([`crate::phrases::messages`]).
+    pub messages: Vec<String>,
     /// Tokens (as the identifier tokenizer makes them) with their weight in the query: how
     /// often they occur, damped, and doubled for a token that is a code identifier or a part
     /// of one. English stop words are left out. Sorted by token.
@@ -402,12 +430,43 @@ impl TaskQuery {
             })
             .collect();
         words.sort_by(|a, b| a.0.cmp(&b.0));
+        let title = title_of(text);
         TaskQuery {
+            kind: kind_of(text, title.is_some()),
+            title: title.map(str::to_owned),
+            messages: crate::phrases::messages(text),
             words,
             idents,
             paths: path_refs(text),
             modules: modules(text),
         }
+    }
+}
+
+/// A text's title: its first non-blank line, when a non-blank line follows it.
+fn title_of(text: &str) -> Option<&str> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next()?;
+    lines.next().map(|_| first)
+}
+
+/// The kind of `text` ([`QueryKind`]), which has a title or not.
+fn kind_of(text: &str, titled: bool) -> QueryKind {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let lookup = words.len() == 1
+        || (words.len() <= 3
+            && words.iter().any(|w| {
+                w.chars()
+                    .any(|c| c.is_uppercase() || c.is_ascii_digit() || "_.:()$#<>".contains(c))
+            }));
+    if lookup {
+        QueryKind::Lookup
+    } else if titled {
+        QueryKind::Task
+    } else if words.len() <= QUESTION_WORDS {
+        QueryKind::Question
+    } else {
+        QueryKind::Text
     }
 }
 
@@ -602,6 +661,24 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
+    fn a_query_is_read_once_for_its_kind_title_and_messages() {
+        let kind = |text: &str| TaskQuery::parse(text).kind;
+        assert_eq!(kind("resolve_redirects"), QueryKind::Lookup);
+        assert_eq!(kind("TestReporter run"), QueryKind::Lookup);
+        assert_eq!(kind("deno fmt markdown"), QueryKind::Question);
+        assert_eq!(kind("how is the LSP started"), QueryKind::Question);
+        let long = "word ".repeat(QUESTION_WORDS + 1);
+        assert_eq!(kind(&long), QueryKind::Text);
+        let issue = TaskQuery::parse(
+            "\n  Session drops the proxy  \n\nValueError: the proxy URL has no scheme here\n",
+        );
+        assert_eq!(issue.kind, QueryKind::Task);
+        assert_eq!(issue.title.as_deref(), Some("Session drops the proxy"));
+        assert_eq!(issue.messages, ["the proxy URL has no scheme here"]);
+        assert_eq!(TaskQuery::parse("one line only").title, None);
+    }
+
+    #[test]
     fn word_forms_are_plurals_singulars_and_stems() {
         assert_eq!(word_forms("started"), ["starteds", "start", "starte"]);
         assert_eq!(word_forms("reporter"), ["reporters"]);
@@ -670,8 +747,13 @@ mod tests {
 
     #[test]
     fn odd_input_reads_as_nothing_much() {
-        assert_eq!(TaskQuery::parse(""), TaskQuery::default());
-        assert_eq!(TaskQuery::parse("the is a of"), TaskQuery::default());
+        // A few words or none are a question, with nothing to look for.
+        let nothing = TaskQuery {
+            kind: QueryKind::Question,
+            ..TaskQuery::default()
+        };
+        assert_eq!(TaskQuery::parse(""), nothing);
+        assert_eq!(TaskQuery::parse("the is a of"), nothing);
         let binary = String::from_utf8_lossy(&[0, 159, 146, 150, 255, 1, 2]).into_owned();
         assert_eq!(TaskQuery::parse(&binary).idents, vec![]);
     }

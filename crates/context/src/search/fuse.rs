@@ -8,9 +8,9 @@ use super::*;
 /// What a ranked search reads of its query, once.
 pub(super) struct Asking {
     pub q: TaskQuery,
-    /// A lookup ([`is_lookup`]): a name or two.
+    /// A lookup ([`QueryKind::Lookup`]): a name or two.
     pub short: bool,
-    /// A question ([`is_question`]).
+    /// A question ([`QueryKind::Question`]).
     pub question: bool,
     /// Identifiers to look for whole, with how often the query names each.
     pub idents: Vec<(String, usize)>,
@@ -23,8 +23,9 @@ pub(super) struct Asking {
 impl Asking {
     pub fn read(query: &str) -> Asking {
         let q = TaskQuery::parse(query);
-        let short = is_lookup(query);
-        let question = !short && is_question(query);
+        let short = q.kind == QueryKind::Lookup;
+        let question = q.kind == QueryKind::Question;
+        let task = q.kind == QueryKind::Task;
         // A short query is a name or two: every identifier in it is one to look for whole.
         let mut idents: Vec<(String, usize)> = q.idents.clone();
         if short {
@@ -57,7 +58,7 @@ impl Asking {
             question,
             idents,
             words,
-            task: !short && title_of(query).is_some(),
+            task,
         }
     }
 }
@@ -72,7 +73,6 @@ pub(super) fn gather<'f>(
     store: &Store,
     facts: &'f TreeFacts,
     index: &TextIndex,
-    query: &str,
     asking: &Asking,
     terms: &[WeightedTerm],
     in_scope: &(impl Fn(&FileEntry) -> bool + Sync),
@@ -87,7 +87,7 @@ pub(super) fn gather<'f>(
             };
             (kept, past)
         },
-        || direct_signals(store, facts, index, query, asking, terms, in_scope),
+        || direct_signals(store, facts, index, asking, terms, in_scope),
     );
     Ok((scores?, kept, past))
 }
@@ -98,7 +98,6 @@ fn direct_signals<'f>(
     store: &Store,
     facts: &'f TreeFacts,
     index: &TextIndex,
-    query: &str,
     asking: &Asking,
     terms: &[WeightedTerm],
     in_scope: &impl Fn(&FileEntry) -> bool,
@@ -114,7 +113,7 @@ fn direct_signals<'f>(
     // The title: a task's first line, when more follow, says what the rest is about (an
     // issue's title, a commit's subject); its words are matched again on their own.
     if !asking.short
-        && let Some(title) = title_of(query)
+        && let Some(title) = &asking.q.title
     {
         let (title_terms, _) = select_terms(index, &TaskQuery::parse(title).words)?;
         for (at, x) in text_signal(index, facts, &title_terms)? {
@@ -131,7 +130,8 @@ fn direct_signals<'f>(
     // Messages the task quotes (an error as a program printed it), found as written: the file
     // that prints it.
     if !asking.short {
-        for (message, found) in quoted_messages(store, facts, index, query, in_scope)? {
+        for (message, found) in quoted_messages(store, facts, index, &asking.q.messages, in_scope)?
+        {
             for p in &found {
                 let Some(s) = scores.of(p) else { continue };
                 s.says = s.says.max(W_MESSAGE / found.len() as f64);

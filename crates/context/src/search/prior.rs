@@ -39,7 +39,7 @@ pub(super) fn kind_class(kind: Kind) -> usize {
     }
 }
 
-/// [`prior`] for a question ([`super::is_question`]) of `words`: a folder the question names
+/// [`prior`] for a question ([`retrieve::QueryKind::Question`]) of `words`: a folder the question names
 /// by a word (`test` in `test runner reporter`) is what it asks about, not held against the
 /// file (`cli/tools/test/reporters/pretty.rs` counts as `cli/tools/reporters/pretty.rs`).
 pub(super) fn prior_asked(
