@@ -12,7 +12,8 @@ usage: cargo xtask <task>
 
 tasks:
   tidy                  check dependency layering (ARCHITECTURE.md's `layering` block),
-                        heavy-dependency owners and `//!` lines; exit 1 on any problem
+                        heavy-dependency owners, module circles, `//!` lines, files of at
+                        most 800 lines and functions of at most 120; exit 1 on any problem
   bench scan [options]  time merkle scan/status against git and b3sum on a generated tree
       --files N         files to generate (default 50000)
       --runs N          timed runs per step; the median is reported (default 5)

@@ -172,6 +172,10 @@ pub(crate) fn synthesize(
     root: &Path,
     a: &SynthesizeArgs,
 ) -> Result<()> {
+    // The directory as it is now, as from MCP and the agent's tools.
+    if store.root()?.is_some() {
+        store.scan(&merkle_store::ScanOptions::default())?;
+    }
     let dir = resolve(store, root, &a.dir)?;
     let (json, text) = synthesize_node(store, &dir, a)?;
     out.value(json, text);

@@ -121,6 +121,17 @@ fn synthesize_recursive_then_get_node_with_sources() {
 }
 
 #[test]
+fn synthesize_reads_the_tree_as_it_is_now() {
+    let ws = summarized();
+    // A folder made since the last scan is there to synthesize, as from MCP and the agent.
+    std::fs::create_dir_all(ws.path("src/fresh")).expect("mkdir");
+    std::fs::write(ws.path("src/fresh/a.rs"), "fn a() {}\n").expect("write");
+    let done = ws.json(&["synthesize", "src/fresh", "--agent", "syn"]);
+    assert_eq!(done["path"], json!("src/fresh"), "{done}");
+    ws.assert_valid();
+}
+
+#[test]
 fn synthesis_needs_the_synthesis_role_and_a_directory() {
     let ws = summarized();
     let r = ws.run(&["synthesize", "src", "--agent", "w"]);
