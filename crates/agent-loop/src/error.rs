@@ -128,6 +128,15 @@ fn model_calls(n: u64) -> String {
 }
 
 impl Error {
+    /// What kind of failure it is, as front ends name it: that of the shared operations'
+    /// error it carries ([`context::Error::kind`]), else `error`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Context(c) => c.kind(),
+            _ => "error",
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),

@@ -300,51 +300,25 @@ fn error_kind(e: &anyhow::Error) -> &'static str {
     if e.chain().any(|c| c.is::<Usage>()) {
         return "usage";
     }
+    // Each crate's error names its own kind; the shared operations (context::ops) carry the
+    // store's inside context's, and agent-loop's (generate) context's inside theirs.
     for c in e.chain() {
-        if let Some(r) = c.downcast_ref::<remote::Error>() {
-            return match r {
-                remote::Error::Connect { .. } => "connection",
-                remote::Error::Tampered { .. } => "refused",
-                remote::Error::Permission { .. } | remote::Error::NoSuchRole { .. } => "permission",
-                remote::Error::NotInitialized { .. } => "not_initialized",
-                remote::Error::Database { .. } => "remote",
-                remote::Error::Store(s) => store_error_kind(s),
-                _ => "config",
-            };
-        }
-        if let Some(s) = c.downcast_ref::<merkle_store::Error>() {
-            return store_error_kind(s);
-        }
-        // The shared operations (context::ops) fail with the store's error inside context's,
-        // and agent-loop's (generate) with context's inside theirs.
-        if let Some(context::Error::Store(s)) = c.downcast_ref::<context::Error>() {
-            return store_error_kind(s);
-        }
-        if let Some(agent_loop::Error::Context(context::Error::Store(s))) =
-            c.downcast_ref::<agent_loop::Error>()
-        {
-            return store_error_kind(s);
+        let kind = if let Some(r) = c.downcast_ref::<remote::Error>() {
+            r.kind()
+        } else if let Some(s) = c.downcast_ref::<merkle_store::Error>() {
+            s.kind()
+        } else if let Some(x) = c.downcast_ref::<context::Error>() {
+            x.kind()
+        } else if let Some(a) = c.downcast_ref::<agent_loop::Error>() {
+            a.kind()
+        } else {
+            continue;
+        };
+        if kind != "error" {
+            return kind;
         }
     }
     "error"
-}
-
-fn store_error_kind(e: &merkle_store::Error) -> &'static str {
-    use merkle_store::Error as E;
-    match e {
-        E::NoSuchPath { .. } | E::NoSuchNode { .. } | E::NoSuchFrame { .. } => "not_found",
-        E::NoStore { .. } => "no_store",
-        E::NotScanned => "not_scanned",
-        E::StoreInUse { .. } => "busy",
-        E::Invalid { .. }
-        | E::UnknownAgent { .. }
-        | E::Forbidden { .. }
-        | E::FrameConflict { .. }
-        | E::BasisOfAnotherNode { .. }
-        | E::AmbiguousPrefix { .. }
-        | E::Refused { .. } => "invalid",
-        _ => "store",
-    }
 }
 
 /// The workspace root: `--root`, else the nearest folder holding `.merkle` or `.git`, else the

@@ -89,6 +89,28 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// What kind of failure it is, as front ends name it (`--json` errors' `kind`):
+    /// `not_found`, `no_store`, `not_scanned`, `busy`, `invalid` (a value the store refuses),
+    /// or `store` (damage or an engine failure).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::NoSuchPath { .. } | Error::NoSuchNode { .. } | Error::NoSuchFrame { .. } => {
+                "not_found"
+            }
+            Error::NoStore { .. } => "no_store",
+            Error::NotScanned => "not_scanned",
+            Error::StoreInUse { .. } => "busy",
+            Error::Invalid { .. }
+            | Error::UnknownAgent { .. }
+            | Error::Forbidden { .. }
+            | Error::FrameConflict { .. }
+            | Error::BasisOfAnotherNode { .. }
+            | Error::AmbiguousPrefix { .. }
+            | Error::Refused { .. } => "invalid",
+            _ => "store",
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),

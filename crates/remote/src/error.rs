@@ -89,6 +89,21 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// What kind of failure it is, as front ends name it: `connection`, `refused` (a row
+    /// failed a check), `permission`, `not_initialized`, `remote` (any other database
+    /// failure), the store's kind for a local store error, else `config`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Connect { .. } => "connection",
+            Error::Tampered { .. } => "refused",
+            Error::Permission { .. } | Error::NoSuchRole { .. } => "permission",
+            Error::NotInitialized { .. } => "not_initialized",
+            Error::Database { .. } => "remote",
+            Error::Store(s) => s.kind(),
+            _ => "config",
+        }
+    }
+
     /// A database error from `context` on remote `name`, with PostgreSQL's message and detail.
     pub(crate) fn db(name: &str, context: &'static str, e: &tokio_postgres::Error) -> Error {
         let message = match e.as_db_error() {

@@ -748,3 +748,57 @@ fn a_long_lived_server_reads_the_files_as_they_are_now() {
     let status = ws.json(&["status"]);
     assert_eq!(status["changed_on_disk"], json!([]), "{status}");
 }
+
+/// The agent's tools answer search, related files and refs with the JSON `merkle --json`
+/// prints (and the MCP server answers, above): one operation behind every front end.
+#[test]
+fn the_agent_s_tools_answer_what_the_cli_prints() {
+    let ws = Workspace::scanned();
+    ws.write(
+        "src/store.rs",
+        "use crate::util::answer;\npub struct Store;\npub fn total() -> u32 {\n    answer()\n}\n",
+    );
+    ws.write("Cargo.toml", "[package]\nname = \"fixture\"\n");
+    let store = std::sync::Arc::new(
+        merkle_store::Store::open(&ws.root, &merkle_store::OpenOptions::default())
+            .expect("the workspace's store"),
+    );
+    let mut tools = agent_loop::tools::ToolRegistry::new(1 << 20);
+    for tool in agent_loop::tools::context::context_tools(&store, "bot") {
+        tools.register(tool).expect("register");
+    }
+    let agent = |name: &str, input: Value| {
+        let out = tools.call(name, &input);
+        assert!(!out.is_error, "{name}: {}", out.content);
+        parse(&out.content)
+    };
+    assert_eq!(
+        agent(
+            "search_symbols",
+            json!({"query": "answer Store", "limit": 3})
+        ),
+        ws.json(&["search", "answer Store", "--limit", "3"])
+    );
+    assert_eq!(
+        agent(
+            "search_symbols",
+            json!({"query": "answer", "functions": true, "type": "function"})
+        ),
+        ws.json(&["search", "answer", "--functions", "--type", "function"])
+    );
+    assert_eq!(
+        agent("related_files", json!({"path": "src/util/mod.rs"})),
+        ws.json(&["related", "src/util/mod.rs"])
+    );
+    assert_eq!(
+        agent("refs", json!({"target": "answer"})),
+        ws.json(&["refs", "answer"])
+    );
+    // Refused alike: a directory has no imports.
+    let refused = tools.call("related_files", &json!({"path": "src"}));
+    assert!(
+        refused.is_error && refused.content.contains("is a directory"),
+        "{}",
+        refused.content
+    );
+}
