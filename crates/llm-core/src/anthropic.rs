@@ -371,6 +371,14 @@ pub(crate) fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> 
             ),
         )
     })?;
+    Ok(from_message(message, headers))
+}
+
+/// Our response for a message the API answered with, whole or in a batch's results.
+pub(crate) fn from_message(
+    message: MessagesResponse,
+    headers: BTreeMap<String, String>,
+) -> Response {
     let content = message
         .content
         .into_iter()
@@ -394,7 +402,7 @@ pub(crate) fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> 
         .collect();
     let mut usage = Usage::default();
     merge_usage(&message.usage.unwrap_or_default(), &mut usage);
-    Ok(Response {
+    Response {
         content,
         stop_reason: message
             .stop_reason
@@ -404,7 +412,7 @@ pub(crate) fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> 
         id: message.id,
         request_id: headers.get("request-id").cloned(),
         headers,
-    })
+    }
 }
 
 pub(crate) fn classify(

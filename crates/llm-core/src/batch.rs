@@ -11,6 +11,8 @@
 use std::collections::HashSet;
 
 use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -127,8 +129,15 @@ pub(crate) fn check_items(provider: &'static str, items: &[BatchItem]) -> Result
     Ok(())
 }
 
-/// The JSON values of a JSONL body, one per non-empty line.
-pub(crate) fn jsonl(provider: &'static str, body: &[u8]) -> Result<Vec<Value>> {
+/// The JSON of a batch wire value, through a `Value`, whose keys serde_json keeps sorted, so
+/// the bytes sent do not depend on the order of the struct's fields.
+pub(crate) fn to_json(wire: &impl Serialize) -> Value {
+    serde_json::to_value(wire)
+        .expect("the batch wire types hold strings, numbers and JSON, which always encode")
+}
+
+/// The lines of a JSONL body, one value per non-empty line.
+pub(crate) fn jsonl<T: DeserializeOwned>(provider: &'static str, body: &[u8]) -> Result<Vec<T>> {
     body.split(|&b| b == b'\n')
         .enumerate()
         .filter(|(_, line)| !line.trim_ascii().is_empty())
@@ -137,30 +146,11 @@ pub(crate) fn jsonl(provider: &'static str, body: &[u8]) -> Result<Vec<Value>> {
                 Error::invalid_response(
                     provider,
                     format!(
-                        "line {} of the batch results is not json: {err}",
+                        "line {} of the batch results is not a result: {err}",
                         number + 1
                     ),
                 )
             })
         })
         .collect()
-}
-
-/// A count field of a batch object; absent counts are 0.
-pub(crate) fn count(counts: &Value, name: &str) -> u64 {
-    counts.get(name).and_then(Value::as_u64).unwrap_or(0)
-}
-
-/// The string field `name` of `value`, or an error naming what lacks it.
-pub(crate) fn string_field(
-    provider: &'static str,
-    value: &Value,
-    name: &str,
-    what: &str,
-) -> Result<String> {
-    value
-        .get(name)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| Error::invalid_response(provider, format!("{what} has no `{name}`")))
 }

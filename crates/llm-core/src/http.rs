@@ -599,17 +599,17 @@ pub(crate) async fn exchange_json(
     exchange(transport, method, url, headers, body, classify).await
 }
 
-/// `body` as JSON, or an error saying what it should have been.
-pub(crate) fn json_body(
+/// `body` decoded as `T`, or an error saying what it should have been.
+pub(crate) fn json_body<T: serde::de::DeserializeOwned>(
     provider: &'static str,
     body: &[u8],
     what: &str,
-) -> Result<serde_json::Value> {
+) -> Result<T> {
     serde_json::from_slice(body).map_err(|err| {
         Error::invalid_response(
             provider,
             format!(
-                "{what} is not json ({err}): {}",
+                "{what} is not what the API sends ({err}): {}",
                 body_excerpt(&String::from_utf8_lossy(body))
             ),
         )

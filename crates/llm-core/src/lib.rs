@@ -52,8 +52,9 @@
 //!   `retry-after-ms`, `x-should-retry`), backoff and the token-bucket rate limiter are tested
 //!   without sleeping.
 //! - **One definition per wire format**: every format is in [`wire`] (Anthropic Messages, OpenAI
-//!   chat completions, the Responses API), the client and the fake server encode and decode it
-//!   with the same types, and a round-trip test (llm-sim's `tests/it/roundtrip.rs`) holds them to
+//!   chat completions, the Responses API, and the two batch APIs with OpenAI's files), the client
+//!   and the fake server encode and decode it with the same types, and a round-trip test
+//!   (llm-sim's `tests/it/roundtrip.rs`, the batch types in `roundtrip/batch.rs`) holds them to
 //!   it. Answers decode leniently (compatible servers send less than the providers); the
 //!   Responses API's input and output items are separate types, as in its reference, so that the
 //!   fake server still reads a request's items as strictly as the API does.

@@ -332,15 +332,9 @@ fn wire_messages(message: &Message, out: &mut Vec<ChatMessage>) {
                         content,
                         is_error,
                     } => {
-                        // Chat completions have no error flag; say it in the content.
-                        let content = if *is_error {
-                            format!("error: {content}")
-                        } else {
-                            content.clone()
-                        };
                         out.push(ChatMessage::Tool {
                             tool_call_id: tool_use_id.clone(),
-                            content: TextOrBlocks::Text(content),
+                            content: TextOrBlocks::Text(tool_output(content, *is_error)),
                         });
                     }
                     ContentBlock::Text { text } => {
@@ -348,14 +342,11 @@ fn wire_messages(message: &Message, out: &mut Vec<ChatMessage>) {
                     }
                     ContentBlock::Image { source } => {
                         text_only = false;
-                        let url = match source {
-                            ImageSource::Base64 { media_type, data } => {
-                                format!("data:{media_type};base64,{data}")
-                            }
-                            ImageSource::Url { url } => url.clone(),
-                        };
                         parts.push(ContentPart::ImageUrl {
-                            image_url: ImageUrl { url, detail: None },
+                            image_url: ImageUrl {
+                                url: image_url(source),
+                                detail: None,
+                            },
                         });
                     }
                     // Reasoning and tool calls are the assistant's; a user message has none.
@@ -409,6 +400,24 @@ fn wire_messages(message: &Message, out: &mut Vec<ChatMessage>) {
                 tool_calls,
             });
         }
+    }
+}
+
+/// A tool result's text as both OpenAI APIs take it: they have no error flag, so an error
+/// says so in the text.
+pub(crate) fn tool_output(content: &str, is_error: bool) -> String {
+    if is_error {
+        format!("error: {content}")
+    } else {
+        content.to_owned()
+    }
+}
+
+/// An image as both OpenAI APIs take it: its URL, or its data as a `data:` URL.
+pub(crate) fn image_url(source: &ImageSource) -> String {
+    match source {
+        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+        ImageSource::Url { url } => url.clone(),
     }
 }
 

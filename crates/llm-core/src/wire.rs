@@ -6,6 +6,7 @@
 //! only: the rest of the workspace speaks [`crate::types`].
 
 pub mod anthropic;
+pub mod batch;
 pub mod openai;
 pub mod responses;
 

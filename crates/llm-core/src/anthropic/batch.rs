@@ -9,15 +9,19 @@ use std::collections::BTreeMap;
 
 use futures_util::future::BoxFuture;
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{AnthropicClient, classify, parse_response, request_body};
+use super::{AnthropicClient, classify, from_message, request_body};
 use crate::batch::{
     BatchApi, BatchCounts, BatchItem, BatchOutcome, BatchResult, BatchState, BatchStatus,
-    check_items, count, jsonl, string_field,
+    check_items, jsonl, to_json,
 };
 use crate::error::{Error, Result};
 use crate::http::{exchange_json, json_body};
+use crate::wire::batch::anthropic::{
+    MessageBatch, MessageBatchCreate, MessageBatchIndividualResponse, MessageBatchRequest,
+    MessageBatchResult, ProcessingStatus,
+};
 
 const PROVIDER: &str = "anthropic";
 
@@ -41,7 +45,7 @@ impl AnthropicClient {
             classify,
         )
         .await?;
-        status_of(&json_body(PROVIDER, &body, "the message batch")?)
+        status_of(json_body(PROVIDER, &body, "the message batch")?)
     }
 }
 
@@ -52,13 +56,15 @@ impl BatchApi for AnthropicClient {
             let requests = items
                 .iter()
                 .map(|item| {
-                    let params = request_body(&item.request, self.default_model.as_deref(), false)?;
-                    Ok(json!({"custom_id": item.custom_id, "params": params}))
+                    Ok(MessageBatchRequest {
+                        custom_id: item.custom_id.clone(),
+                        params: request_body(&item.request, self.default_model.as_deref(), false)?,
+                    })
                 })
                 .collect::<Result<Vec<_>>>()?;
             let url = self.batches_url("");
-            self.batch_object(Method::POST, &url, Some(json!({"requests": requests})))
-                .await
+            let body = to_json(&MessageBatchCreate { requests });
+            self.batch_object(Method::POST, &url, Some(body)).await
         })
     }
 
@@ -81,7 +87,7 @@ impl BatchApi for AnthropicClient {
                 classify,
             )
             .await?;
-            jsonl(PROVIDER, &body)?.iter().map(result_of).collect()
+            jsonl(PROVIDER, &body)?.into_iter().map(result_of).collect()
         })
     }
 
@@ -93,61 +99,58 @@ impl BatchApi for AnthropicClient {
     }
 }
 
-/// A `message_batch` object.
-fn status_of(batch: &Value) -> Result<BatchStatus> {
-    let id = string_field(PROVIDER, batch, "id", "the message batch")?;
-    let state = match batch.get("processing_status").and_then(Value::as_str) {
-        Some("in_progress") => BatchState::InProgress,
-        Some("canceling") => BatchState::Ending,
-        Some("ended") => BatchState::Ended,
-        other => {
+/// Our status of a `message_batch` object.
+fn status_of(batch: MessageBatch) -> Result<BatchStatus> {
+    let state = match batch.processing_status {
+        ProcessingStatus::InProgress => BatchState::InProgress,
+        ProcessingStatus::Canceling => BatchState::Ending,
+        ProcessingStatus::Ended => BatchState::Ended,
+        ProcessingStatus::Unknown => {
             return Err(Error::invalid_response(
                 PROVIDER,
-                format!("message batch {id} has processing status {other:?}"),
+                format!(
+                    "message batch {} has a processing status this client does not know",
+                    batch.id
+                ),
             ));
         }
     };
-    let counts = batch.get("request_counts").cloned().unwrap_or_default();
+    let counts = batch.request_counts;
     Ok(BatchStatus {
-        id,
+        id: batch.id,
         state,
         counts: BatchCounts {
-            processing: count(&counts, "processing"),
-            succeeded: count(&counts, "succeeded"),
-            errored: count(&counts, "errored"),
-            expired: count(&counts, "expired"),
-            canceled: count(&counts, "canceled"),
+            processing: counts.processing,
+            succeeded: counts.succeeded,
+            errored: counts.errored,
+            expired: counts.expired,
+            canceled: counts.canceled,
         },
         errors: Vec::new(),
     })
 }
 
-/// One line of the results file: `{custom_id, result: {type, message | error}}`.
-fn result_of(line: &Value) -> Result<BatchResult> {
-    let custom_id = string_field(PROVIDER, line, "custom_id", "a batch result")?;
-    let result = line.get("result").cloned().unwrap_or_default();
-    let outcome = match result.get("type").and_then(Value::as_str) {
-        Some("succeeded") => {
-            let message = result.get("message").cloned().unwrap_or_default();
-            BatchOutcome::Succeeded(parse_response(
-                message.to_string().as_bytes(),
-                BTreeMap::new(),
-            )?)
+/// Our result of one line of the results file.
+fn result_of(line: MessageBatchIndividualResponse) -> Result<BatchResult> {
+    let custom_id = line.custom_id;
+    let outcome = match line.result {
+        MessageBatchResult::Succeeded { message } => {
+            BatchOutcome::Succeeded(from_message(message, BTreeMap::new()))
         }
-        Some("errored") => {
-            // `{"type": "error", "error": {"type", "message"}}`, as a failed call's body.
-            let error = result.get("error").cloned().unwrap_or_default();
-            let inner = error.get("error").unwrap_or(&error);
-            let kind = inner.get("type").and_then(Value::as_str).unwrap_or("error");
-            let message = inner.get("message").and_then(Value::as_str).unwrap_or("");
-            BatchOutcome::Errored(format!("{kind}: {message}"))
+        MessageBatchResult::Errored { error } => {
+            // The body a failed call has: `{"type": "error", "error": {"type", "message"}}`.
+            let kind = match error.error.kind.as_str() {
+                "" => "error",
+                kind => kind,
+            };
+            BatchOutcome::Errored(format!("{kind}: {}", error.error.message))
         }
-        Some("expired") => BatchOutcome::Expired,
-        Some("canceled") => BatchOutcome::Canceled,
-        other => {
+        MessageBatchResult::Expired => BatchOutcome::Expired,
+        MessageBatchResult::Canceled => BatchOutcome::Canceled,
+        MessageBatchResult::Unknown => {
             return Err(Error::invalid_response(
                 PROVIDER,
-                format!("batch result {custom_id} has type {other:?}"),
+                format!("batch result {custom_id} has a type this client does not know"),
             ));
         }
     };

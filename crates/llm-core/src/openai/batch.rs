@@ -7,15 +7,20 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use reqwest::Method;
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::{OpenAiClient, classify, parse_response};
 use crate::batch::{
     BatchApi, BatchCounts, BatchItem, BatchOutcome, BatchResult, BatchState, BatchStatus,
-    check_items, count, jsonl, string_field,
+    check_items, jsonl, to_json,
 };
 use crate::error::{Error, Result};
 use crate::http::{exchange, exchange_json, json_body};
+use crate::wire::batch::openai::{
+    self as wire, Batch, BatchRequestInput, BatchRequestOutput, CreateBatchRequest, FileObject,
+};
+use crate::wire::openai::ErrorBody;
 
 /// The endpoint every call of our batches goes to.
 const ENDPOINT: &str = "/v1/chat/completions";
@@ -35,7 +40,7 @@ impl OpenAiClient {
         method: Method,
         url: &str,
         body: Option<Value>,
-    ) -> Result<(BatchStatus, Value)> {
+    ) -> Result<(BatchStatus, Batch)> {
         let body = exchange_json(
             &self.transport,
             method,
@@ -45,7 +50,7 @@ impl OpenAiClient {
             classify,
         )
         .await?;
-        let batch = json_body(self.name, &body, "the batch")?;
+        let batch: Batch = json_body(self.name, &body, "the batch")?;
         Ok((status_of(self.name, &batch)?, batch))
     }
 
@@ -86,12 +91,12 @@ impl OpenAiClient {
             classify,
         )
         .await?;
-        let file = json_body(self.name, &answer, "the uploaded file")?;
-        string_field(self.name, &file, "id", "the uploaded file")
+        let file: FileObject = json_body(self.name, &answer, "the uploaded file")?;
+        Ok(file.id)
     }
 
     /// The lines of the file `id`.
-    async fn file_lines(&self, id: &str) -> Result<Vec<Value>> {
+    async fn file_lines(&self, id: &str) -> Result<Vec<BatchRequestOutput>> {
         let url = self.api_url(&format!("files/{id}/content"));
         let body = exchange_json(
             &self.transport,
@@ -112,20 +117,20 @@ impl BatchApi for OpenAiClient {
             check_items(self.name, items)?;
             let mut input = Vec::new();
             for item in items {
-                let line = json!({
-                    "custom_id": item.custom_id,
-                    "method": "POST",
-                    "url": ENDPOINT,
-                    "body": self.request_body(&item.request, false)?,
-                });
-                input.extend_from_slice(line.to_string().as_bytes());
+                let line = BatchRequestInput {
+                    custom_id: item.custom_id.clone(),
+                    method: "POST".to_owned(),
+                    url: ENDPOINT.to_owned(),
+                    body: self.request_body(&item.request, false)?,
+                };
+                input.extend_from_slice(to_json(&line).to_string().as_bytes());
                 input.push(b'\n');
             }
             let file = self.upload(&input).await?;
-            let body = json!({
-                "input_file_id": file,
-                "endpoint": ENDPOINT,
-                "completion_window": "24h",
+            let body = to_json(&CreateBatchRequest {
+                input_file_id: file,
+                endpoint: ENDPOINT.to_owned(),
+                completion_window: "24h".to_owned(),
             });
             let url = self.api_url("batches");
             Ok(self.batch_object(Method::POST, &url, Some(body)).await?.0)
@@ -144,11 +149,12 @@ impl BatchApi for OpenAiClient {
             let url = self.api_url(&format!("batches/{id}"));
             let (_, batch) = self.batch_object(Method::GET, &url, None).await?;
             let mut results = Vec::new();
-            for field in ["output_file_id", "error_file_id"] {
-                if let Some(file) = batch.get(field).and_then(Value::as_str) {
-                    for line in self.file_lines(file).await? {
-                        results.push(result_of(self, &line)?);
-                    }
+            for file in [batch.output_file_id, batch.error_file_id]
+                .into_iter()
+                .flatten()
+            {
+                for line in self.file_lines(&file).await? {
+                    results.push(result_of(self, line)?);
                 }
             }
             Ok(results)
@@ -163,47 +169,45 @@ impl BatchApi for OpenAiClient {
     }
 }
 
-/// A `batch` object.
-fn status_of(provider: &'static str, batch: &Value) -> Result<BatchStatus> {
-    let id = string_field(provider, batch, "id", "the batch")?;
-    let state = match batch.get("status").and_then(Value::as_str) {
-        Some("validating" | "in_progress") => BatchState::InProgress,
-        Some("finalizing" | "cancelling") => BatchState::Ending,
-        Some("completed" | "failed" | "expired" | "cancelled") => BatchState::Ended,
-        other => {
+/// Our status of a `batch` object.
+fn status_of(provider: &'static str, batch: &Batch) -> Result<BatchStatus> {
+    let id = batch.id.clone();
+    let state = match batch.status {
+        wire::BatchStatus::Validating | wire::BatchStatus::InProgress => BatchState::InProgress,
+        wire::BatchStatus::Finalizing | wire::BatchStatus::Cancelling => BatchState::Ending,
+        wire::BatchStatus::Completed
+        | wire::BatchStatus::Failed
+        | wire::BatchStatus::Expired
+        | wire::BatchStatus::Cancelled => BatchState::Ended,
+        wire::BatchStatus::Unknown => {
             return Err(Error::invalid_response(
                 provider,
-                format!("batch {id} has status {other:?}"),
+                format!("batch {id} has a status this client does not know"),
             ));
         }
     };
-    let counts = batch.get("request_counts").cloned().unwrap_or_default();
-    let total = count(&counts, "total");
-    let succeeded = count(&counts, "completed");
-    let errored = count(&counts, "failed");
+    let counts = batch.request_counts;
     let errors = batch
-        .pointer("/errors/data")
-        .and_then(Value::as_array)
-        .map(|errors| {
-            errors
-                .iter()
-                .map(|error| {
-                    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-                    match error.get("line").and_then(Value::as_u64) {
-                        Some(line) => format!("line {line}: {message}"),
-                        None => message.to_owned(),
-                    }
-                })
-                .collect()
+        .errors
+        .iter()
+        .flat_map(|errors| &errors.data)
+        .map(|error| {
+            let message = error.message.as_deref().unwrap_or("");
+            match error.line {
+                Some(line) => format!("line {line}: {message}"),
+                None => message.to_owned(),
+            }
         })
-        .unwrap_or_default();
+        .collect();
     Ok(BatchStatus {
         id,
         state,
         counts: BatchCounts {
-            processing: total.saturating_sub(succeeded + errored),
-            succeeded,
-            errored,
+            processing: counts
+                .total
+                .saturating_sub(counts.completed + counts.failed),
+            succeeded: counts.completed,
+            errored: counts.failed,
             expired: 0,
             canceled: 0,
         },
@@ -211,42 +215,34 @@ fn status_of(provider: &'static str, batch: &Value) -> Result<BatchStatus> {
     })
 }
 
-/// One line of an output or error file: `{custom_id, response: {status_code, body}, error}`.
-fn result_of(client: &OpenAiClient, line: &Value) -> Result<BatchResult> {
+/// Our result of one line of an output or error file.
+fn result_of(client: &OpenAiClient, line: BatchRequestOutput) -> Result<BatchResult> {
     let provider = client.name;
-    let custom_id = string_field(provider, line, "custom_id", "a batch result")?;
-    let error = line.get("error").filter(|e| !e.is_null());
-    let response = line.get("response").filter(|r| !r.is_null());
-    let outcome = match (response, error) {
+    let custom_id = line.custom_id;
+    let outcome = match (line.response, line.error) {
         (_, Some(error)) => {
-            let code = error.get("code").and_then(Value::as_str).unwrap_or("");
-            let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+            let code = error.code.as_deref().unwrap_or("");
+            let message = error.message.as_deref().unwrap_or("");
             match code {
                 "batch_expired" => BatchOutcome::Expired,
                 "batch_cancelled" => BatchOutcome::Canceled,
                 _ => BatchOutcome::Errored(format!("{code}: {message}")),
             }
         }
+        (Some(response), None) if response.status_code == 200 => {
+            BatchOutcome::Succeeded(parse_response(
+                provider,
+                response.body.to_string().as_bytes(),
+                Default::default(),
+                &*client.transport.config.rng,
+            )?)
+        }
         (Some(response), None) => {
-            let status = response.get("status_code").and_then(Value::as_u64);
-            let body = response.get("body").cloned().unwrap_or_default();
-            if status == Some(200) {
-                BatchOutcome::Succeeded(parse_response(
-                    provider,
-                    body.to_string().as_bytes(),
-                    Default::default(),
-                    &*client.transport.config.rng,
-                )?)
-            } else {
-                let message = body
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                BatchOutcome::Errored(format!(
-                    "status {}: {message}",
-                    status.map_or_else(|| "unknown".to_owned(), |s| s.to_string())
-                ))
-            }
+            // The body a failed call has: `{"error": {"message", ...}}`.
+            let message = ErrorBody::deserialize(&response.body)
+                .map(|body| body.error.message)
+                .unwrap_or_default();
+            BatchOutcome::Errored(format!("status {}: {message}", response.status_code))
         }
         (None, None) => {
             return Err(Error::invalid_response(

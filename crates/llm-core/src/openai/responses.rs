@@ -32,15 +32,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::{WireError, mint_id, typed_error};
+use super::{WireError, image_url, mint_id, tool_output, typed_error};
 use crate::clock::Rng;
 use crate::error::{Error, Result};
 use crate::http::{body_excerpt, merge_extra};
 use crate::retry::RetryHints;
 use crate::stream::parse_arguments;
 use crate::types::{
-    ContentBlock, ImageSource, Message, Request, Response, Role, StopReason, ToolCall, ToolChoice,
-    Usage,
+    ContentBlock, Message, Request, Response, Role, StopReason, ToolCall, ToolChoice, Usage,
 };
 use crate::wire::responses::{
     InputContent, InputItem, InputRole, OutputContent, OutputItem, ReasoningOptions, ResponseError,
@@ -219,28 +218,17 @@ fn input_items(message: &Message, out: &mut Vec<InputItem>) {
                         content,
                         is_error,
                     } => {
-                        let output = if *is_error {
-                            format!("error: {content}")
-                        } else {
-                            content.clone()
-                        };
                         out.push(InputItem::FunctionCallOutput {
                             call_id: tool_use_id.clone(),
-                            output: TextOrBlocks::Text(output),
+                            output: TextOrBlocks::Text(tool_output(content, *is_error)),
                         });
                     }
                     ContentBlock::Text { text } => {
                         parts.push(InputContent::InputText { text: text.clone() });
                     }
                     ContentBlock::Image { source } => {
-                        let url = match source {
-                            ImageSource::Base64 { media_type, data } => {
-                                format!("data:{media_type};base64,{data}")
-                            }
-                            ImageSource::Url { url } => url.clone(),
-                        };
                         parts.push(InputContent::InputImage {
-                            image_url: Some(url),
+                            image_url: Some(image_url(source)),
                             file_id: None,
                             detail: Some("auto".to_owned()),
                         });

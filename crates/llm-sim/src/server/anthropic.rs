@@ -209,8 +209,8 @@ fn wire_message(answer: &Answer, call: u64, content: Vec<ResponseBlock>) -> Mess
     }
 }
 
-/// A non-streamed message.
-pub(crate) fn message(answer: &Answer, call: u64) -> Value {
+/// A non-streamed message, whole or in a batch's results.
+pub(crate) fn message(answer: &Answer, call: u64) -> MessagesResponse {
     let response = &answer.response;
     let mut position = 0;
     let content = response
@@ -242,11 +242,11 @@ pub(crate) fn message(answer: &Answer, call: u64) -> Value {
             })
         })
         .collect();
-    to_json(&MessagesResponse {
+    MessagesResponse {
         stop_reason: Some(response.stop_reason.as_str().to_owned()),
         usage: Some(wire_usage(&response.usage, response.usage.output_tokens)),
         ..wire_message(answer, call, content)
-    })
+    }
 }
 
 /// The event stream of a message, as `event:` / `data:` pairs; an interrupted answer ends
@@ -356,6 +356,12 @@ pub(crate) fn stream(answer: &Answer, call: u64) -> Vec<Sse> {
 
 /// Status, extra headers and body of a failed call.
 pub(crate) fn error_body(failure: &Failure) -> (u16, Vec<(String, String)>, Value) {
+    let (status, headers, body) = failure_body(failure);
+    (status, headers, to_json(&body))
+}
+
+/// [`error_body`] with the body as its wire type (a batch's errored result holds it).
+pub(crate) fn failure_body(failure: &Failure) -> (u16, Vec<(String, String)>, ErrorBody) {
     let (status, kind, message, headers) = match failure {
         Failure::RateLimited {
             retry_after,
@@ -370,7 +376,7 @@ pub(crate) fn error_body(failure: &Failure) -> (u16, Vec<(String, String)>, Valu
         Failure::Server { status, message } => (*status, "api_error", message.as_str(), Vec::new()),
         Failure::Timeout => (504, "timeout_error", "request timed out", Vec::new()),
     };
-    (status, headers, error_json(kind, message))
+    (status, headers, ErrorBody::new(kind, message))
 }
 
 pub(crate) fn error_json(kind: &str, message: &str) -> Value {

@@ -253,7 +253,7 @@ async fn answer(
             return Ok(true);
         }
     };
-    let call = record_call(shared, api, &llm_request, options.stream);
+    let call = record_call(shared, api, &llm_request, options.stream, None);
     let reply = lock(&shared.strategy).reply(call, &llm_request);
     let mut headers = match api {
         Api::Anthropic => anthropic::headers(call),
@@ -342,8 +342,15 @@ fn parse_model_request(
     parsed.map_err(|message| (400, invalid(&message)))
 }
 
-/// Numbers a call in arrival order, records it as served and wakes those waiting for it.
-fn record_call(shared: &Shared, api: Api, request: &Request, streamed: bool) -> u64 {
+/// Numbers a call in arrival order, records it as served (in `batch`, if it came in one) and
+/// wakes those waiting for it.
+fn record_call(
+    shared: &Shared,
+    api: Api,
+    request: &Request,
+    streamed: bool,
+    batch: Option<&str>,
+) -> u64 {
     let call = {
         let mut served = lock(&shared.served);
         let call = served.len() as u64 + 1;
@@ -352,7 +359,7 @@ fn record_call(shared: &Shared, api: Api, request: &Request, streamed: bool) -> 
             api,
             streamed,
             request: request.clone(),
-            batch: None,
+            batch: batch.map(str::to_owned),
         });
         call
     };
@@ -395,7 +402,7 @@ async fn deliver(
             return respond_failure(connection, api, headers, failed, close).await;
         }
         let body = match api {
-            Api::Anthropic => anthropic::message(answer, call),
+            Api::Anthropic => wire::to_json(&anthropic::message(answer, call)),
             Api::OpenAi => openai::completion(answer, call, created),
             Api::Responses => responses::response(answer, call, created),
         };

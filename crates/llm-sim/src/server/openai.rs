@@ -9,13 +9,15 @@ use llm_core::wire::openai::{
     ToolCall as WireToolCall, ToolCallDelta,
 };
 use llm_core::{
-    ContentBlock, ImageSource, Message, Request, Role, StopReason, Tool, ToolCall, ToolChoice,
-    Usage,
+    ContentBlock, Message, Request, Role, StopReason, Tool, ToolCall, ToolChoice, Usage,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::wire::{Sse, events_before_interruption, holds_tool_results, retry_after, to_json};
+use super::wire::{
+    Sse, events_before_interruption, holds_tool_results, image_source, retry_after, to_json,
+    tool_arguments,
+};
 use crate::reply::{Answer, Failure, byte_pieces, word_pieces};
 
 /// What a request asks of the answer besides its content.
@@ -72,9 +74,7 @@ fn from_wire(body: ChatRequest) -> Result<(Request, Options), String> {
                 }
                 for call in tool_calls {
                     let input = match call.function.arguments {
-                        Value::String(arguments) => {
-                            serde_json::from_str(&arguments).unwrap_or(Value::String(arguments))
-                        }
+                        Value::String(arguments) => tool_arguments(arguments),
                         other => other,
                     };
                     content.push(ContentBlock::ToolUse(ToolCall {
@@ -169,20 +169,9 @@ fn user_content(content: TextOrBlocks<ContentPart>) -> Vec<ContentBlock> {
         .into_iter()
         .filter_map(|part| match part {
             ContentPart::Text { text } => Some(ContentBlock::text(text)),
-            ContentPart::ImageUrl { image_url } => {
-                let source = match image_url
-                    .url
-                    .strip_prefix("data:")
-                    .and_then(|rest| rest.split_once(";base64,"))
-                {
-                    Some((media_type, data)) => ImageSource::Base64 {
-                        media_type: media_type.to_owned(),
-                        data: data.to_owned(),
-                    },
-                    None => ImageSource::Url { url: image_url.url },
-                };
-                Some(ContentBlock::Image { source })
-            }
+            ContentPart::ImageUrl { image_url } => Some(ContentBlock::Image {
+                source: image_source(image_url.url),
+            }),
             // Audio and files: nothing the simulation reads.
             ContentPart::Unknown => None,
         })

@@ -16,14 +16,14 @@ use llm_core::wire::responses::{
     TextFormat, TextOptions, TextOrBlocks, ToolChoiceParam, ToolParam,
 };
 use llm_core::{
-    ContentBlock, ImageSource, Message, ReasoningItem, Request, ResponseSchema, Role, StopReason,
-    Tool, ToolCall, ToolChoice, Usage,
+    ContentBlock, Message, ReasoningItem, Request, ResponseSchema, Role, StopReason, Tool,
+    ToolCall, ToolChoice, Usage,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::openai::{Options, arguments, error_object};
-use super::wire::{Sse, holds_tool_results, to_json};
+use super::wire::{Sse, at, holds_tool_results, image_source, to_json, tool_arguments};
 use crate::reply::{Answer, byte_pieces, half_way, word_pieces};
 
 /// Reads a Responses API body, as sent. Instructions and system or developer messages become
@@ -172,22 +172,6 @@ fn item_fault(path: &str, item: &Value, err: &serde_json::Error) -> String {
     at(path, err)
 }
 
-/// An error of the object at `path`: a missing field (of that object: those its parts miss
-/// were looked for first) as `path.field: field required`.
-fn at(path: &str, err: &serde_json::Error) -> String {
-    match missing_field(err) {
-        Some(field) => format!("{path}.{field}: field required"),
-        None => format!("{path}: {err}"),
-    }
-}
-
-/// The field a serde "missing field" error names.
-fn missing_field(err: &serde_json::Error) -> Option<String> {
-    let message = err.to_string();
-    let (field, _) = message.strip_prefix("missing field `")?.split_once('`')?;
-    Some(field.to_owned())
-}
-
 /// Adds one input item to the conversation: the assistant's items join its last message, a
 /// user's text joins the tool results just before it.
 fn read_item(item: InputItem, messages: &mut Vec<Message>, system: &mut Vec<String>) {
@@ -216,7 +200,7 @@ fn read_item(item: InputItem, messages: &mut Vec<Message>, system: &mut Vec<Stri
             let call = ToolCall {
                 id: call_id,
                 name,
-                input: serde_json::from_str(&arguments).unwrap_or(Value::String(arguments)),
+                input: tool_arguments(arguments),
             };
             (Role::Assistant, vec![ContentBlock::ToolUse(call)])
         }
@@ -280,19 +264,9 @@ fn user_content(content: TextOrBlocks<InputContent>) -> Vec<ContentBlock> {
             InputContent::InputImage {
                 image_url: Some(url),
                 ..
-            } => {
-                let source = match url
-                    .strip_prefix("data:")
-                    .and_then(|rest| rest.split_once(";base64,"))
-                {
-                    Some((media_type, data)) => ImageSource::Base64 {
-                        media_type: media_type.to_owned(),
-                        data: data.to_owned(),
-                    },
-                    None => ImageSource::Url { url },
-                };
-                Some(ContentBlock::Image { source })
-            }
+            } => Some(ContentBlock::Image {
+                source: image_source(url),
+            }),
             // Files, audio, and the assistant's parts: nothing the simulation reads here.
             _ => None,
         })

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use llm_core::{ContentBlock, Message};
+use llm_core::{ContentBlock, ImageSource, Message};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -82,4 +82,40 @@ pub(crate) fn holds_tool_results(message: &Message) -> bool {
         .content
         .iter()
         .any(|block| matches!(block, ContentBlock::ToolResult { .. }))
+}
+
+/// An error of the object at `path` in a request body: a missing field as the API says it,
+/// `path.field: field required`.
+pub(crate) fn at(path: &str, err: &serde_json::Error) -> String {
+    match missing_field(err) {
+        Some(field) => format!("{path}.{field}: field required"),
+        None => format!("{path}: {err}"),
+    }
+}
+
+/// The field a serde "missing field" error names.
+pub(crate) fn missing_field(err: &serde_json::Error) -> Option<String> {
+    let message = err.to_string();
+    let (field, _) = message.strip_prefix("missing field `")?.split_once('`')?;
+    Some(field.to_owned())
+}
+
+/// An image both OpenAI APIs sent by URL: the data of a `data:` URL, else the URL.
+pub(crate) fn image_source(url: String) -> ImageSource {
+    match url
+        .strip_prefix("data:")
+        .and_then(|rest| rest.split_once(";base64,"))
+    {
+        Some((media_type, data)) => ImageSource::Base64 {
+            media_type: media_type.to_owned(),
+            data: data.to_owned(),
+        },
+        None => ImageSource::Url { url },
+    }
+}
+
+/// A tool call's input as both OpenAI APIs send it, as a JSON string: the JSON, or the
+/// string itself when it is not JSON.
+pub(crate) fn tool_arguments(arguments: String) -> Value {
+    serde_json::from_str(&arguments).unwrap_or(Value::String(arguments))
 }

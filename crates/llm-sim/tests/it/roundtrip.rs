@@ -1,7 +1,9 @@
 //! One definition per wire format (Anthropic Messages, OpenAI chat completions, the OpenAI
 //! Responses API), checked end to end: what llm-core's client encodes, the fake server decodes
 //! to the same request, and what the server encodes, whole or as an event stream, the client
-//! decodes to the same response.
+//! decodes to the same response. The batch formats are checked type by type in [`batch`].
+
+mod batch;
 
 use std::collections::BTreeMap;
 
