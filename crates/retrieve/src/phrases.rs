@@ -27,7 +27,7 @@ pub fn messages(text: &str) -> Vec<String> {
             out.push(run);
         }
     };
-    let mut fences = crate::query::Fences::default();
+    let mut fences = Fences::default();
     for line in text.lines() {
         if fences.is_fence(line) {
             continue;
@@ -112,6 +112,35 @@ fn longest_run(message: &str) -> Option<String> {
         }
     }
     best.map(|(_, s, e)| message[s..e].trim_end_matches([',', ';', ':']).to_owned())
+}
+
+/// Which fenced code block a text is in, line by line: Markdown's ` ``` ` and `~~~`, a block
+/// closed only by the fence that opened it (a `~~~` line inside a ` ``` ` block is code).
+#[derive(Default)]
+pub(crate) struct Fences {
+    open: Option<&'static str>,
+}
+
+impl Fences {
+    /// Whether `line` opens or closes a block (it is then neither code nor text); the state
+    /// follows it.
+    pub(crate) fn is_fence(&mut self, line: &str) -> bool {
+        let trimmed = line.trim_start();
+        let Some(fence) = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f)) else {
+            return false;
+        };
+        match self.open {
+            None => self.open = Some(fence),
+            Some(open) if open == fence => self.open = None,
+            Some(_) => return false,
+        }
+        true
+    }
+
+    /// Whether the lines since the last fence are inside a block.
+    pub(crate) fn inside(&self) -> bool {
+        self.open.is_some()
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! what is kept is bounded ([`MAX_IDENTS`], [`MAX_PATHS`]) so the search after it is too.
 use std::collections::{HashMap, HashSet};
 
+use crate::phrases::Fences;
 use crate::tokenize::{self, MAX_TOKEN};
 
 /// The most distinct identifiers kept, first seen first.
@@ -467,35 +468,6 @@ fn kind_of(text: &str, titled: bool) -> QueryKind {
         QueryKind::Question
     } else {
         QueryKind::Text
-    }
-}
-
-/// Which fenced code block a text is in, line by line: Markdown's ` ``` ` and `~~~`, a block
-/// closed only by the fence that opened it (a `~~~` line inside a ` ``` ` block is code).
-#[derive(Default)]
-pub(crate) struct Fences {
-    open: Option<&'static str>,
-}
-
-impl Fences {
-    /// Whether `line` opens or closes a block (it is then neither code nor text); the state
-    /// follows it.
-    pub(crate) fn is_fence(&mut self, line: &str) -> bool {
-        let trimmed = line.trim_start();
-        let Some(fence) = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f)) else {
-            return false;
-        };
-        match self.open {
-            None => self.open = Some(fence),
-            Some(open) if open == fence => self.open = None,
-            Some(_) => return false,
-        }
-        true
-    }
-
-    /// Whether the lines since the last fence are inside a block.
-    pub(crate) fn inside(&self) -> bool {
-        self.open.is_some()
     }
 }
 
