@@ -12,13 +12,11 @@
 //! may have changed the tree since the last call and a frame must attach to the node as it is
 //! now, not as it was when the run began.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
-use context::ops::display_path;
 use context::views_file::ViewRequest;
 use context::{ContextView, get_node};
-use merkle_store::{NewFrame, NodeKind, NodeRecord, ScanOptions, Store};
+use merkle_store::{NewFrame, NodeRecord, ScanOptions, Store};
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
@@ -34,7 +32,10 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
         "get_node",
         "Read the context frames of a workspace node (file or directory): its record and the \
          frames a view selects, newest first. Path \"\" or \".\" is the root. Optional: a view \
-         named in .merkle/views.yaml, max_frames, types, sources (node, parent, siblings, related: the files it imports and that import it).",
+         named in .merkle/views.yaml, max_frames, types, sources (node, parent, siblings, \
+         related: the files it imports and that import it). Answers JSON: {node, frames: \
+         [{frame_type, agent_id, content, source, path, ...}], frame_count, skipped, root, \
+         stale}.",
         json!({
             "type": "object",
             "properties": {
@@ -55,7 +56,7 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
         "put_frame",
         "Attach a context frame (notes, a summary, a decision) to a workspace node. Frames are \
          append-only: the new frame becomes the head of its type on that node; older ones stay \
-         readable.",
+         readable. Answers JSON: {frame_id, node_id, path, created}.",
         json!({
             "type": "object",
             "properties": {
@@ -73,12 +74,7 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
             let frame = NewFrame::new(node.node_id, frame_type, &who, content.as_bytes().to_vec());
             let put =
                 context::ops::put_frame(&s, &node, frame).map_err(|e| handler("put_frame", e))?;
-            Ok(format!(
-                "{} frame {} (type {frame_type}) on {}",
-                if put.created { "put" } else { "already had" },
-                put.frame_id.to_hex(),
-                display_path(&node.path)
-            ))
+            Ok(pretty(&put.json()))
         },
     );
 
@@ -87,7 +83,8 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
         "synthesize",
         "Synthesize a directory's frame of a type from its children's head frames of that type \
          (concatenated under path headers); recursive does every directory below first. Needs \
-         the synthesis role.",
+         the synthesis role. Answers JSON: {path, frame_type, frame_id, created, policy_ran, \
+         children}, or recursive {frames: [...], written, unchanged}.",
         json!({
             "type": "object",
             "properties": {
@@ -112,19 +109,8 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
                 },
             )
             .map_err(|e| handler("synthesize", e))?;
-            let mut out = String::new();
-            for w in &written {
-                let _ = writeln!(
-                    out,
-                    "{} {} frame {} from {} {}",
-                    display_path(&w.path),
-                    w.frame_type,
-                    w.frame_id.to_hex(),
-                    w.children,
-                    if w.children == 1 { "child" } else { "children" }
-                );
-            }
-            Ok(out)
+            let recursive = input.get("recursive").and_then(Value::as_bool) == Some(true);
+            Ok(pretty(&context::ops::synthesized_json(&written, recursive)))
         },
     );
     vec![
@@ -224,8 +210,7 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
             let found = on_current_tree(&s, TOOL, |facts| {
                 context::ops::search_in(&s, facts, None, &search)
             })?;
-            Ok(serde_json::to_string_pretty(&found.json())
-                .expect("a serde_json::Value always serializes"))
+            Ok(pretty(&found.json()))
         },
     )
 }
@@ -249,7 +234,7 @@ fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
             let related =
                 on_current_tree(&s, TOOL, |facts| context::ops::related_in(&s, facts, &path))?;
             let json: Vec<Value> = related.iter().map(context::Related::json).collect();
-            Ok(serde_json::to_string_pretty(&json).expect("a serde_json::Value always serializes"))
+            Ok(pretty(&Value::Array(json)))
         },
     )
 }
@@ -275,8 +260,7 @@ fn refs_tool(store: &Arc<Store>) -> ToolDefinition {
             const TOOL: &str = "refs";
             let target = str_field(input, TOOL, "target")?.trim().to_owned();
             let found = on_current_tree(&s, TOOL, |facts| context::refs::refs(&s, facts, &target))?;
-            Ok(serde_json::to_string_pretty(&found.json())
-                .expect("a serde_json::Value always serializes"))
+            Ok(pretty(&found.json()))
         },
     )
 }
@@ -311,50 +295,18 @@ fn get_node_tool(store: &Store, input: &Value) -> Result<String> {
         })
         .map_err(|e| handler("get_node", e))?;
     let composed = get_node(store, &node, &view).map_err(|e| handler("get_node", e))?;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} ({}, {} {}) node {}",
-        display_path(&node.path),
-        kind_name(node.kind),
-        node.size,
-        if node.kind == NodeKind::Dir {
-            "children"
-        } else {
-            "bytes"
-        },
-        node.node_id.to_hex()
-    );
-    let _ = writeln!(
-        out,
-        "{} of {} {}",
-        composed.frames.len(),
-        composed.frame_count,
-        if composed.frame_count == 1 {
-            "frame"
-        } else {
-            "frames"
-        }
-    );
-    for f in &composed.frames {
-        let _ = writeln!(
-            out,
-            "\n--- {} frame {} by {} on {} ({})",
-            f.frame.frame_type,
-            &f.frame.frame_id.to_hex()[..16],
-            f.frame.agent_id,
-            display_path(&f.path),
-            f.source.as_str()
-        );
-        out.push_str(&String::from_utf8_lossy(&f.frame.content));
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    for skipped in &composed.skipped {
-        let _ = writeln!(out, "skipped: {skipped}");
-    }
-    Ok(out)
+    // The tree as it is: the node was resolved after a rescan.
+    let root = store.root().map_err(|e| handler("get_node", e))?;
+    Ok(pretty(&context::ops::read_from(
+        context::ops::node_context_json(&composed),
+        root,
+        false,
+    )))
+}
+
+/// A JSON answer as the tools give it.
+fn pretty(json: &Value) -> String {
+    serde_json::to_string_pretty(json).expect("a serde_json::Value always serializes")
 }
 
 /// The node `spec` names (a workspace path or a NodeID prefix, as for every front end:
@@ -376,14 +328,6 @@ fn strings(input: &Value, field: &str) -> Option<Vec<String>> {
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect()
     })
-}
-
-fn kind_name(kind: NodeKind) -> &'static str {
-    match kind {
-        NodeKind::File => "file",
-        NodeKind::Dir => "directory",
-        NodeKind::Symlink => "symlink",
-    }
 }
 
 fn handler(tool: &str, e: impl std::fmt::Display) -> Error {

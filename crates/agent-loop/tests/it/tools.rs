@@ -735,26 +735,40 @@ fn context_tools_name_nodes_as_every_front_end_does() {
         fx.tools.register(tool).expect("register");
     }
     let lib = store.resolve("src/lib.rs").expect("lib.rs");
-    let put = fx.ok(
+    let put: Value = serde_json::from_str(&fx.ok(
         "put_frame",
         json!({"path": "./notes/../src/lib.rs", "type": "notes", "content": "the answer"}),
+    ))
+    .expect("put_frame answers JSON");
+    assert_eq!(
+        (&put["path"], &put["created"]),
+        (&json!("src/lib.rs"), &json!(true)),
+        "{put}"
     );
-    assert!(put.ends_with("(type notes) on src/lib.rs"), "{put}");
     let heads = store.heads(&lib.node_id).expect("heads");
     assert_eq!(heads.len(), 1);
     assert_eq!(heads[0].content, b"the answer");
     let prefix = &lib.node_id.to_hex()[..12];
     for spelling in ["src/lib.rs", "./src/lib.rs", "src/./lib.rs", prefix] {
-        let node = fx.ok("get_node", json!({"path": spelling}));
-        assert!(
-            node.starts_with("src/lib.rs (file") && node.contains("the answer"),
+        let node: Value = serde_json::from_str(&fx.ok("get_node", json!({"path": spelling})))
+            .expect("get_node answers JSON");
+        assert_eq!(
+            (&node["node"]["path"], &node["frames"][0]["content"]),
+            (&json!("src/lib.rs"), &json!("the answer")),
             "{spelling}: {node}"
         );
     }
-    let dir = fx.ok("get_node", json!({"path": "src/"}));
-    assert!(dir.starts_with("src (directory"), "{dir}");
+    let dir: Value = serde_json::from_str(&fx.ok("get_node", json!({"path": "src/"})))
+        .expect("get_node answers JSON");
+    assert_eq!(dir["node"]["path"], json!("src"), "{dir}");
     let missing = fx.err("get_node", json!({"path": "src/nope.rs"}));
     assert!(missing.contains("src/nope.rs"), "{missing}");
-    let synthesized = fx.ok("synthesize", json!({"path": "src", "type": "notes"}));
-    assert!(synthesized.starts_with("src notes frame "), "{synthesized}");
+    let synthesized: Value =
+        serde_json::from_str(&fx.ok("synthesize", json!({"path": "src", "type": "notes"})))
+            .expect("synthesize answers JSON");
+    assert_eq!(
+        (&synthesized["path"], &synthesized["frame_type"]),
+        (&json!("src"), &json!("notes")),
+        "{synthesized}"
+    );
 }

@@ -765,18 +765,31 @@ responses:
     ));
     assert_eq!(r.code, 0, "{r}");
     let messages = transcript(&ws, "ctx");
-    let put = messages[2]["content"][1]["content"]
-        .as_str()
-        .expect("put result");
-    assert!(put.starts_with("put frame "), "{put}");
+    let put: Value = serde_json::from_str(
+        messages[2]["content"][1]["content"]
+            .as_str()
+            .expect("put result"),
+    )
+    .expect("put_frame answers JSON");
+    assert_eq!(
+        (&put["path"], &put["created"]),
+        (&json!("src/complex_file.py"), &json!(true)),
+        "{put}"
+    );
     // The default agent is a writer: synthesis needs the synthesis role.
     assert_eq!(messages[2]["content"][2]["is_error"], json!(true));
-    let got = messages[4]["content"][1]["content"]
-        .as_str()
-        .expect("get result");
-    assert!(
-        got.contains("1 of 1 frame\n") && got.contains("pricing rules live here"),
-        "{got}"
+    let got: Value = serde_json::from_str(
+        messages[4]["content"][1]["content"]
+            .as_str()
+            .expect("get result"),
+    )
+    .expect("get_node answers JSON");
+    // What `merkle --json get-node` prints.
+    assert_eq!(got, ws.json(&["get-node", "src/complex_file.py"]));
+    assert_eq!(got["frame_count"], json!(1), "{got}");
+    assert_eq!(
+        got["frames"][0]["content"],
+        json!("pricing rules live here")
     );
     let head = ws.json(&["get-head", "src/complex_file.py", "--type", "notes"]);
     assert_eq!(head["agent_id"], json!("default"));
