@@ -200,10 +200,14 @@ fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
     let cli = ws.json(&["get-node", "README.md"]);
     assert_eq!(cli["frames"][0]["frame_id"], put["frame_id"]);
 
-    // get_node answers the document `merkle --json get-node` prints.
+    // get_node answers the document `merkle --json get-node` prints, list_frames that of
+    // `merkle --json list-frames`.
     let (is_error, text) = server.call("get_node", json!({"path": "README.md"}));
     assert!(!is_error, "{text}");
     assert_eq!(parse(&text), cli);
+    let (is_error, text) = server.call("list_frames", json!({"path": "README.md"}));
+    assert!(!is_error, "{text}");
+    assert_eq!(parse(&text), ws.json(&["list-frames", "README.md"]));
 
     // Failures are tool errors naming the input, and the server keeps serving.
     assert_eq!(
