@@ -59,7 +59,13 @@ const RUNTIME_OWNER: &str = "cli";
 /// Crates that must not reach merkle-store through their normal dependencies, directly or
 /// not: the simulator would otherwise build the store, redb and blake3 for a date, and
 /// governance for a role.
-const STORE_FREE: &[&str] = &["llm-sim", "llm-core", "llm-types", "merkle-hash", "governance"];
+const STORE_FREE: &[&str] = &[
+    "llm-sim",
+    "llm-core",
+    "llm-types",
+    "merkle-hash",
+    "governance",
+];
 const STORE: &str = "merkle-store";
 
 /// Crates that must not reach llm-core (and with it reqwest and tiktoken) through their

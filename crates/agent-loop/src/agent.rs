@@ -20,14 +20,14 @@ use std::sync::Arc;
 
 use governance::{AuditLog, Decision, Governor, LoopStop, Outcome, Reset, SELECT_ACTIVE_INTENT};
 use llm_core::{
-    CacheMarks, Clock, ContentBlock, LlmClient, Message, Request, Response, Role, ToolCall, Usage,
+    CacheMarks, Clock, ContentBlock, LlmClient, Message, Price, Request, Response, Role, ToolCall,
+    Usage,
 };
 use serde::Serialize;
 
 use crate::compaction::CompactionConfig;
 use crate::conversation::ConversationStore;
 use crate::error::{Error, Result};
-use crate::price::Price;
 use crate::prompt::{PromptLimits, RuntimeInfo, build_system_prompt, load_identity_files};
 use crate::time::format_utc;
 use crate::tools::control::{COMPLETE, ESCALATE};

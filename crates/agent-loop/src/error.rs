@@ -33,29 +33,9 @@ pub enum Error {
     Model(#[from] llm_core::Error),
     #[error("store: {0}")]
     Store(#[from] merkle_store::Error),
-    #[error("batch {id} failed: {errors}")]
-    BatchFailed { id: String, errors: String },
-    #[error(
-        "stopped waiting for batch {id}; it keeps running at the provider, and the same \
-         command run again picks it up"
-    )]
-    BatchWaitInterrupted { id: String },
-    /// A context operation's error (a generation's), worded as context words it.
+    /// A context operation's error, worded as context words it.
     #[error(transparent)]
     Context(#[from] context::Error),
-    #[error(
-        "interrupted: the {} that finished {} saved; run the same generate again to resume",
-        model_calls(*.calls),
-        if *.calls == 1 { "has its frame" } else { "have their frames" }
-    )]
-    Interrupted { calls: u64 },
-    #[error(
-        "a batched generation needs a provider with a batch API; {} has none",
-        .provider.as_deref().unwrap_or("the offline producer")
-    )]
-    NoBatchApi { provider: Option<String> },
-    #[error("the llm directory policy needs a model")]
-    PolicyNeedsModel,
     #[error("cannot write the audit log: {0}")]
     Audit(#[from] governance::Error),
     #[error(
@@ -117,15 +97,6 @@ pub enum Error {
 
 /// The agent runtime's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// `1 model call`, `2 model calls`.
-fn model_calls(n: u64) -> String {
-    if n == 1 {
-        "1 model call".to_owned()
-    } else {
-        format!("{n} model calls")
-    }
-}
 
 impl Error {
     /// What kind of failure it is, as front ends name it: that of the shared operations'

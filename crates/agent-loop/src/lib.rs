@@ -18,27 +18,14 @@
 //! - [`time`]: UTC timestamps as text, from an injected clock;
 //! - [`compaction`]: the summary message and its ledger ([`Ledger`]), built from data, when a
 //!   conversation outgrows the window;
-//! - [`price`]: what a call costs ([`Price`], with cache and batch discounts), and the list
-//!   prices of common models;
-//! - [`agent_model`]: an agent's own model as the store keeps it in the agent's settings (the
-//!   keys, the checks a new one passes, its JSON and its line of text), for `agent add` and
-//!   `agent list`;
 //! - [`agent`]: the turn loop, [`Agent::process_turn`] (and `retry`, `abort`; [`AgentConfig`];
 //!   [`Governance`]: a governor, an audit log and an [`Approver`] for asks), with governance
-//!   deciding every call;
-//! - [`producer`]: frames written by a model, for `generate` and `synthesize`, through context's
-//!   traits;
-//! - [`batch`]: a generation's model calls sent as provider batches (`generate --batch`): the
-//!   producers answer from a `BatchQueue` or queue the call and answer `context::DEFERRED`;
-//!   `BatchRun` repeats generate, submit, wait, answer until nothing is queued, keeping the batch
-//!   in flight as a store note so that a killed run resumes it;
-//! - [`generate`]: `generate` as one operation for every front end (here rather than in
-//!   `context::ops` because a model's producers need llm-core): a `Generator` built once from a
-//!   `GenerateConfig` (the offline outline, or a model's client on a runtime handle the caller
-//!   owns); it rescans, runs directly, in batches or as a dry run (`generate/batched.rs`),
-//!   retries files that changed under the run, and answers with the counts as
-//!   `merkle --json generate`'s document; progress and interruption are the caller's, through
-//!   the `Progress` trait and an interrupt flag.
+//!   deciding every call.
+//!
+//! What a call costs, for the cost cap, is llm-core's [`Price`] (re-exported here, as
+//! [`AgentConfig::price`] names it). Model-backed generation (`generate`, its producers and
+//! batches) and an agent's stored model are the `merkle-generate` crate's: the agent neither
+//! calls them nor depends on them.
 //!
 //! Boundary: no async runtime of its own. Storage and tools block and run on the caller's
 //! task, in order; only the model call is awaited. The binary builds the runtime.
@@ -72,17 +59,10 @@
 //!   handler errors and panics come back to the model as error results, capped in size.
 //! - **Context tools rescan first** (incremental), so a frame attaches to the node as the file
 //!   tools left it.
-//! - **Model-written frames go through context's traits** (`producer.rs`), and their ids name the
-//!   model and prompt, so the same ones are memoized.
 pub mod agent;
-pub mod agent_model;
-pub mod batch;
 pub mod compaction;
 pub mod conversation;
 pub mod error;
-pub mod generate;
-pub mod price;
-pub mod producer;
 pub mod prompt;
 pub mod storage;
 pub mod time;
@@ -99,7 +79,7 @@ pub use conversation::{
     list_conversations,
 };
 pub use error::{Error, Result};
-pub use price::Price;
+pub use llm_core::Price;
 pub use prompt::{
     IDENTITY_FILES, IdentityContent, IdentityFile, IdentityFiles, PromptLimits, RuntimeInfo,
     build_system_prompt, load_identity_files,

@@ -20,13 +20,13 @@ use std::sync::Arc;
 use agent_loop::tools::context::context_tools;
 use agent_loop::tools::control::control_tools;
 use agent_loop::{
-    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, Governance, Price, ToolConfig,
+    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, Governance, ToolConfig,
     ToolOffering, ToolRegistry, TurnEnd, TurnOutcome, Workspace,
 };
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use governance::{AskMode, AuditLog, GovernorConfig, Outcome, Policy};
-use llm_core::{Clock, ContentBlock, Message, Role as MessageRole, SystemClock, ToolCall};
+use llm_core::{Clock, ContentBlock, Message, Price, Role as MessageRole, SystemClock, ToolCall};
 use merkle_store::{Role, ScanOptions, Store};
 use serde_json::{Value, json};
 
@@ -122,7 +122,7 @@ pub(crate) fn resolve_price(
 ) -> Option<Price> {
     flag.or_else(|| {
         agent
-            .and_then(|a| a.settings.get(agent_loop::agent_model::PRICE))
+            .and_then(|a| a.settings.get(generate::agent_model::PRICE))
             .and_then(|stored| Price::parse(stored).ok())
     })
     .or_else(|| Price::for_model(model))

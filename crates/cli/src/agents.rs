@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use agent_loop::agent_model;
 use anyhow::{Context, Result};
 use clap::Subcommand;
+use generate::agent_model;
 use merkle_store::Role;
 
 use crate::output::Out;
@@ -120,7 +120,7 @@ fn add(
 }
 
 fn prices(out: &mut Out) {
-    let prices: Vec<(&str, agent_loop::Price)> = agent_loop::Price::list().collect();
+    let prices: Vec<(&str, llm_core::Price)> = llm_core::Price::list().collect();
     let json = prices
         .iter()
         .map(|(model, p)| {

@@ -1,6 +1,6 @@
 //! `merkle generate`, and the generation `merkle watch --generate` runs after each rescan: the
 //! flags that choose a producer and a policy, the [`Generator`] built from them once (the
-//! library's, [`agent_loop::generate`], with the model's client and the runtime it runs on),
+//! library's, [`generate::generate`], with the model's client and the runtime it runs on),
 //! the progress bars, and the report. What a generation does is the library's.
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use merkle_store::Store;
 
-use agent_loop::batch::BatchEvent;
-use agent_loop::generate::{self as op, Answer, Batching, DirPolicy};
+use generate::batch::BatchEvent;
+use generate::{self as op, Answer, Batching, DirPolicy};
 
 use crate::output::{Out, count};
 use crate::resolve;
@@ -92,7 +92,7 @@ pub(crate) struct GenerateWith {
     /// cost estimate in the progress line and the report [default: the writing agent's stored
     /// price, else the model's list price (`merkle agent prices`)]
     #[arg(long, value_name = "IN,OUT", value_parser = crate::agent_cmds::parse_price)]
-    price: Option<agent_loop::Price>,
+    price: Option<llm_core::Price>,
 }
 
 impl GenerateWith {
@@ -391,7 +391,7 @@ pub(crate) fn generate(
         b.finish_and_clear();
     }
     if let Err(e) = &answer
-        && let Some(agent_loop::Error::NoBatchApi { provider }) = e.downcast_ref()
+        && let Some(generate::Error::NoBatchApi { provider }) = e.downcast_ref()
     {
         crate::usage!(
             "--batch and --dry-run need a provider with a batch API: --provider anthropic or \

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_loop::agent_model;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use futures_util::StreamExt;
+use generate::agent_model;
 use llm_core::{Event, Request, Response, ResponseBuilder};
 use llm_sim::{FakeServer, Mode, Settings};
 use serde_json::{Value, json};

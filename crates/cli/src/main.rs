@@ -22,10 +22,10 @@
 //!   the audit log before the first call.
 //! - `generate.rs`: `generate` picks the offline outline producer unless a model is asked for (a
 //!   provider flag, `MERKLE_LLM_MODE`, or the writing agent's stored model): a key in the
-//!   environment alone never spends money. It turns the flags into agent-loop's `GenerateConfig`
+//!   environment alone never spends money. It turns the flags into merkle-generate's `GenerateConfig`
 //!   once (with a model: its client and the runtime it runs on, both kept here) for `generate` and
 //!   for every rescan of `watch --generate`, draws the progress bars (indicatif), listens for
-//!   Ctrl-C, and renders `agent_loop::generate`'s answer.
+//!   Ctrl-C, and renders `generate::generate`'s answer.
 //! - `watch.rs`: notify events, debounced, rescan the paths they name (`Store::scan_paths`; a
 //!   full scan first and whenever events may have been lost), optionally run `generate`, answer
 //!   readers whether the last rescan is still the tree on disk (`context::ops::watched`), and
@@ -301,7 +301,7 @@ fn error_kind(e: &anyhow::Error) -> &'static str {
         return "usage";
     }
     // Each crate's error names its own kind; the shared operations (context::ops) carry the
-    // store's inside context's, and agent-loop's (generate) context's inside theirs.
+    // store's inside context's, and merkle-generate's context's inside theirs.
     for c in e.chain() {
         let kind = if let Some(r) = c.downcast_ref::<remote::Error>() {
             r.kind()
@@ -311,6 +311,8 @@ fn error_kind(e: &anyhow::Error) -> &'static str {
             x.kind()
         } else if let Some(a) = c.downcast_ref::<agent_loop::Error>() {
             a.kind()
+        } else if let Some(g) = c.downcast_ref::<::generate::Error>() {
+            g.kind()
         } else {
             continue;
         };

@@ -45,7 +45,7 @@ use serde_json::{Value, json};
 use crate::Global;
 use crate::generate::{self, GenerateWith, Generator};
 use crate::llm::Shutdown;
-use agent_loop::generate::{Batching, Counts, Quiet};
+use ::generate::{Batching, Counts, Quiet};
 
 /// The `watch` flags.
 #[derive(Args, Debug)]

@@ -3,7 +3,7 @@
 //!
 //! The crate owns the policies (selection, ordering, synthesis, staleness, ranking) and knows
 //! nothing of LLM providers: an LLM-backed synthesizer or producer plugs in through
-//! [`SynthesisPolicy`] or [`FrameProducer`], implemented higher up (agent-loop).
+//! [`SynthesisPolicy`] or [`FrameProducer`], implemented higher up (merkle-generate).
 //!
 //! **What it reads and writes.** A workspace file's content comes only through the store
 //! (`Store::read_content`, which checks it against the node's content hash). Beyond the store's

@@ -2,9 +2,9 @@
 //! request and an answer with its one JSON shape, so that a front end only parses, calls and
 //! renders. [`report`] (counts, stale frames, and changes since a root or a git revision) is in
 //! `ops/report.rs`; each remote's count of frames not pushed to it, which [`Status`] carries, in
-//! `ops/remotes.rs`; `generate`, which needs a model's client, is agent-loop's
-//! (`agent_loop::generate`). (Search, the task bundle, related files and get-node's views have theirs in their
-//! own modules: [`crate::search`], [`crate::bundle`], [`crate::graph`],
+//! `ops/remotes.rs`; `generate`, which needs a model's client, is merkle-generate's
+//! (`generate::generate`). (Search, the task bundle, related files and get-node's views have
+//! theirs in their own modules: [`crate::search`], [`crate::bundle`], [`crate::graph`],
 //! [`crate::views_file::ViewRequest`].) A node is named the same way from every front end:
 //! [`Store::resolve`] (a workspace path, or a NodeID prefix), after the front end's own
 //! reading of its argument (the CLI's is relative to the current folder).

@@ -21,6 +21,10 @@
 //! [`wire`] holds each wire format's JSON as serde types, shared with the simulator in
 //! `llm-sim` so that what the client sends and what the fake server reads are one definition.
 //!
+//! [`Price`] says what a call costs (per million tokens, with the prompt cache's and the batch
+//! APIs' discounts) and holds the list prices of common models, for the agent's cost cap and a
+//! generation's running cost and estimates.
+//!
 //! [`tokens`] counts tokens (exactly for OpenAI models, by a measured estimate otherwise) and
 //! [`decode_event_stream`] turns a recorded stream body into events without a network.
 //!
@@ -69,6 +73,7 @@ pub mod error;
 pub mod http;
 pub mod key;
 pub mod openai;
+pub mod price;
 pub mod rate_limit;
 pub mod replay;
 pub mod retry;
@@ -93,6 +98,7 @@ pub use llm_types as types;
 pub use openai::responses;
 pub use openai::responses::{OpenAiApi, ReasoningItem};
 pub use openai::{MaxTokensField, OpenAiClient, OpenAiConfig};
+pub use price::Price;
 pub use rate_limit::{RateLimit, RateLimiter};
 pub use replay::{WireFormat, decode_event_stream};
 pub use retry::{RetryHints, RetryPolicy};

@@ -3,9 +3,7 @@
 mod agent;
 mod compaction;
 mod conversation;
-mod generate;
 mod governed;
-mod producer;
 mod prompt;
 mod storage;
 mod tools;

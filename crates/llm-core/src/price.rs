@@ -2,7 +2,7 @@
 //! batch APIs' discounts, and a built-in table of the list prices of common models
 //! ([`Price::for_model`]), which an agent's stored price or a `--price` flag overrides.
 
-use llm_core::Usage;
+use crate::Usage;
 
 /// A model's price in US dollars per million tokens: input, output, and input read from or
 /// written to the provider's prompt cache.

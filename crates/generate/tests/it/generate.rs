@@ -1,9 +1,9 @@
-//! `agent_loop::generate` through its public interface, with the offline outline producer on a
+//! `generate::generate` through its public interface, with the offline outline producer on a
 //! temporary tree: what it counts, the one JSON shape `merkle --json generate` prints, and what
 //! it tells its [`Progress`].
 use std::sync::Mutex;
 
-use agent_loop::generate::{
+use generate::{
     Answer, Batching, GenerateConfig, Generation, Generator, Progress, Quiet, Request, generate,
 };
 use merkle_store::{NodeKind, NodeRecord, OpenOptions, Store};
@@ -49,9 +49,9 @@ fn run(
     path: &str,
     recursive: bool,
     progress: &dyn Progress,
-) -> Result<Answer, agent_loop::Error> {
+) -> Result<Answer, generate::Error> {
     let target =
-        |store: &Store| -> Result<NodeRecord, agent_loop::Error> { Ok(store.resolve(path)?) };
+        |store: &Store| -> Result<NodeRecord, generate::Error> { Ok(store.resolve(path)?) };
     generate(
         store,
         generator,
@@ -105,7 +105,7 @@ fn offline_generation_counts_its_frames_and_answers_in_one_shape() {
             .iter()
             .map(|f| (f.frame_type.as_str(), f.agent_id.as_str()))
             .collect::<Vec<_>>(),
-        vec![("summary", agent_loop::generate::DEFAULT_AGENT)]
+        vec![("summary", generate::DEFAULT_AGENT)]
     );
 
     // A file written since is scanned in and gets its frame; nothing else is made again.
@@ -166,7 +166,7 @@ fn batching_without_a_model_is_refused_before_any_frame_is_made() {
     ] {
         let err = run(&store, &offline(batching), "", true, &Quiet).expect_err("no batch api");
         assert!(
-            matches!(&err, agent_loop::Error::NoBatchApi { provider: None }),
+            matches!(&err, generate::Error::NoBatchApi { provider: None }),
             "{err}"
         );
         assert_eq!(

@@ -15,14 +15,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use context::{Concat, FrameProducer, Generated, Map, Outline, Summary, SynthesisPolicy};
-use llm_core::LlmClient;
+use llm_core::{LlmClient, Price};
 use merkle_store::{NodeKind, NodeRecord, Role, ScanOptions, Store};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::batch::{BatchEvent, BatchQueue, Batched};
 use crate::error::{Error, Result};
-use crate::price::Price;
 use crate::producer::{
     DIR_TEMPLATE, FILE_TEMPLATE, LlmProducer, LlmSettings, LlmStats, LlmSynthesis,
 };

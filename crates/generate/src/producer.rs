@@ -21,11 +21,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use context::{FrameProducer, Provenance, SynthesisInput, SynthesisPolicy};
-use llm_core::{LlmClient, Message, Request, Usage};
+use llm_core::{LlmClient, Message, Price, Request, Usage};
 use merkle_store::{NodeKind, NodeRecord};
 
 use crate::batch::{Asked, BatchQueue};
-use crate::price::Price;
 
 /// The default prompt for a file's frame. `{type}`, `{language}` (what the file's name
 /// suggests: `Rust`, `Makefile`, `text`...) and `{content}` are replaced, and `{path}` if a
