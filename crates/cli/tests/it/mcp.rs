@@ -763,43 +763,47 @@ fn the_agent_s_tools_answer_what_the_cli_prints() {
         "use crate::util::answer;\npub struct Store;\npub fn total() -> u32 {\n    answer()\n}\n",
     );
     ws.write("Cargo.toml", "[package]\nname = \"fixture\"\n");
-    let store = std::sync::Arc::new(
-        merkle_store::Store::open(&ws.root, &merkle_store::OpenOptions::default())
-            .expect("the workspace's store"),
-    );
-    let mut tools = agent_loop::tools::ToolRegistry::new(1 << 20);
-    for tool in agent_loop::tools::context::context_tools(&store, "bot") {
-        tools.register(tool).expect("register");
-    }
-    let agent = |name: &str, input: Value| {
-        let out = tools.call(name, &input);
-        assert!(!out.is_error, "{name}: {}", out.content);
-        parse(&out.content)
+    let calls = [
+        (
+            "search_symbols",
+            json!({"query": "answer Store", "limit": 3}),
+        ),
+        (
+            "search_symbols",
+            json!({"query": "answer", "functions": true, "type": "function"}),
+        ),
+        ("related_files", json!({"path": "src/util/mod.rs"})),
+        ("refs", json!({"target": "answer"})),
+        ("related_files", json!({"path": "src"})),
+    ];
+    // The agent's answers, with the store open in this process; the CLI's after it is closed
+    // (one process writes a store at a time).
+    let answers: Vec<_> = {
+        let store = std::sync::Arc::new(
+            merkle_store::Store::open(&ws.root, &merkle_store::OpenOptions::default())
+                .expect("the workspace's store"),
+        );
+        let mut tools = agent_loop::tools::ToolRegistry::new(1 << 20);
+        for tool in agent_loop::tools::context::context_tools(&store, "bot") {
+            tools.register(tool).expect("register");
+        }
+        calls
+            .iter()
+            .map(|(name, input)| tools.call(name, input))
+            .collect()
     };
-    assert_eq!(
-        agent(
-            "search_symbols",
-            json!({"query": "answer Store", "limit": 3})
-        ),
-        ws.json(&["search", "answer Store", "--limit", "3"])
-    );
-    assert_eq!(
-        agent(
-            "search_symbols",
-            json!({"query": "answer", "functions": true, "type": "function"})
-        ),
-        ws.json(&["search", "answer", "--functions", "--type", "function"])
-    );
-    assert_eq!(
-        agent("related_files", json!({"path": "src/util/mod.rs"})),
-        ws.json(&["related", "src/util/mod.rs"])
-    );
-    assert_eq!(
-        agent("refs", json!({"target": "answer"})),
-        ws.json(&["refs", "answer"])
-    );
+    let cli = [
+        ws.json(&["search", "answer Store", "--limit", "3"]),
+        ws.json(&["search", "answer", "--functions", "--type", "function"]),
+        ws.json(&["related", "src/util/mod.rs"]),
+        ws.json(&["refs", "answer"]),
+    ];
+    for ((name, out), cli) in calls.iter().map(|c| c.0).zip(&answers).zip(&cli) {
+        assert!(!out.is_error, "{name}: {}", out.content);
+        assert_eq!(&parse(&out.content), cli, "{name}");
+    }
     // Refused alike: a directory has no imports.
-    let refused = tools.call("related_files", &json!({"path": "src"}));
+    let refused = &answers[4];
     assert!(
         refused.is_error && refused.content.contains("is a directory"),
         "{}",
