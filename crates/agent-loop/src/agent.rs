@@ -218,6 +218,10 @@ impl Agent {
         self
     }
 
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
     pub fn conversation(&self) -> &ConversationStore {
         &self.conversation
     }

@@ -20,7 +20,9 @@
 //!   conversation outgrows the window;
 //! - [`agent`]: the turn loop, [`Agent::process_turn`] (and `retry`, `abort`; [`AgentConfig`];
 //!   [`Governance`]: a governor, an audit log and an [`Approver`] for asks), with governance
-//!   deciding every call.
+//!   deciding every call;
+//! - [`session`]: [`Session::open`], a run set up from a front end's checked flags (the
+//!   conversation, the tools, the governance and its audit record of the policy).
 //!
 //! What a call costs, for the cost cap, is llm-core's [`Price`] (re-exported here, as
 //! [`AgentConfig::price`] names it). Model-backed generation (`generate`, its producers and
@@ -64,6 +66,7 @@ pub mod compaction;
 pub mod conversation;
 pub mod error;
 pub mod prompt;
+pub mod session;
 pub mod storage;
 pub mod time;
 pub mod tools;
@@ -84,6 +87,7 @@ pub use prompt::{
     IDENTITY_FILES, IdentityContent, IdentityFile, IdentityFiles, PromptLimits, RuntimeInfo,
     build_system_prompt, load_identity_files,
 };
+pub use session::{PolicySource, Session, SessionSpec};
 pub use storage::{Damage, Jsonl, Quarantine, TornTail};
 pub use tools::{ToolConfig, ToolDefinition, ToolOutcome, ToolRegistry, Workspace, builtin_tools};
 pub use window::{estimate_message_tokens, estimate_text_tokens, token_budget};

@@ -17,15 +17,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agent_loop::tools::context::context_tools;
-use agent_loop::tools::control::control_tools;
 use agent_loop::{
-    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, Governance, ToolConfig,
-    ToolOffering, ToolRegistry, TurnEnd, TurnOutcome, Workspace,
+    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, ToolOffering, TurnEnd,
+    TurnOutcome,
 };
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use governance::{AskMode, AuditLog, GovernorConfig, Outcome, Policy};
+use governance::{AskMode, Policy};
 use llm_core::{Clock, ContentBlock, Message, Price, Role as MessageRole, SystemClock, ToolCall};
 use merkle_store::{Role, ScanOptions, Store};
 use serde_json::{Value, json};

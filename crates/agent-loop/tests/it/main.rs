@@ -5,6 +5,7 @@ mod compaction;
 mod conversation;
 mod governed;
 mod prompt;
+mod session;
 mod storage;
 mod tools;
 mod window;

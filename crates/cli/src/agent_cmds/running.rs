@@ -51,10 +51,6 @@ impl Running {
         let model_args = args.model.or_stored(stored.as_ref());
         let setup = model_args.build(scrubber)?;
         let role = agent_role(&store, &agent_id, args.agent.is_none())?;
-        let workspace = Arc::new(Workspace::open(root)?);
-
-        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let mut conversation = open_conversation(root, conversation, &clock)?;
         let model = model_args.model.clone().unwrap_or_default();
         let price = resolve_price(args.price, stored.as_ref(), &model);
         if args.max_cost.is_some() && price.is_none() {
@@ -64,46 +60,38 @@ impl Running {
                  built-in table lists (merkle agent prices)"
             );
         }
-        conversation.update_metadata(|m| {
-            if m.title.is_none() {
-                m.title = title.map(|t| one_line(t.trim(), 80));
-            }
-            m.agent = Some(agent_id.clone());
-            if !model.is_empty() {
-                m.model = Some(model.clone());
-            }
-        })?;
-
-        let config = ToolConfig {
-            command_timeout: std::time::Duration::from_secs(args.command_timeout),
-            ..ToolConfig::default()
-        };
-        let mut tools = ToolRegistry::with_builtins(&workspace, &config);
-        for tool in context_tools(&store, &agent_id)
-            .into_iter()
-            .chain(control_tools())
-        {
-            tools.register(tool)?;
-        }
-
-        let session = governance::Session {
-            conversation: conversation.id().to_owned(),
-            agent: agent_id.clone(),
+        let opened = agent_loop::Session::open(agent_loop::SessionSpec {
+            root,
+            store,
+            agent: &agent_id,
             role,
-        };
-        let governance = governed(root, args, interaction, policy, session, (&source, &text))?;
-        let config = agent_config(g, root, args, &agent_id, model, price);
-        let quiet = g.quiet;
-        let echo_text = interaction == Interaction::Chat;
-        let agent = Agent::new(
-            Arc::clone(&setup.client),
+            client: Arc::clone(&setup.client),
             conversation,
-            tools,
-            config,
-            clock,
-        )
-        .with_governance(governance)
-        .with_observer(Box::new(move |event| progress(event, quiet, echo_text)));
+            title: title.map(|t| one_line(t.trim(), 80)),
+            policy: agent_loop::PolicySource {
+                policy,
+                source,
+                text,
+            },
+            ask: match (args.approve, interaction) {
+                (true, _) => AskMode::PreApproved,
+                (false, Interaction::Chat) => AskMode::Prompt,
+                (false, Interaction::Batch) => AskMode::Refuse,
+            },
+            approver: match interaction {
+                Interaction::Chat => Some(Box::new(StdinApprover)),
+                Interaction::Batch => None,
+            },
+            audit: audit_path(root),
+            command_timeout: std::time::Duration::from_secs(args.command_timeout),
+            config: agent_config(g, root, args, &agent_id, model, price),
+            clock: Arc::new(SystemClock),
+        })?;
+        say_loaded(opened.agent.conversation().id(), &opened.report);
+        let (quiet, echo_text) = (g.quiet, interaction == Interaction::Chat);
+        let agent = opened
+            .agent
+            .with_observer(Box::new(move |event| progress(event, quiet, echo_text)));
         Ok(Running {
             agent,
             setup,
@@ -120,74 +108,19 @@ impl Running {
     }
 }
 
-/// The conversation a run continues (`id`) or a new one, its damage and interrupted calls
-/// said on stderr.
-fn open_conversation(
-    root: &Path,
-    id: Option<&str>,
-    clock: &Arc<dyn Clock>,
-) -> Result<ConversationStore> {
-    let (conversation, report) = match id {
-        Some(id) => ConversationStore::initialize(root, id, Arc::clone(clock))?,
-        None => (
-            ConversationStore::create(root, Arc::clone(clock))?,
-            agent_loop::LoadReport::default(),
-        ),
-    };
+/// What loading a continued conversation found, said on stderr: its damage, and tool calls
+/// that had no result (answered as interrupted).
+fn say_loaded(id: &str, report: &agent_loop::LoadReport) {
     if let Some(damage) = &report.damage {
-        eprintln!("warning: conversation {}: {damage}", conversation.id());
+        eprintln!("warning: conversation {id}: {damage}");
     }
     if !report.interrupted.is_empty() {
         eprintln!(
-            "warning: conversation {}: {} tool call(s) had no result (interrupted) and were \
+            "warning: conversation {id}: {} tool call(s) had no result (interrupted) and were \
              answered as such",
-            conversation.id(),
             report.interrupted.len()
         );
     }
-    Ok(conversation)
-}
-
-/// The governance of a run: the policy's governor for `session`, asking a person only in a
-/// chat (unless `--approve`), and the audit log, which first records which policy (`source`,
-/// hashed `text`) governs the run, so a permissive file is visible.
-fn governed(
-    root: &Path,
-    args: &AgentArgs,
-    interaction: Interaction,
-    policy: governance::Policy,
-    session: governance::Session,
-    (source, text): (&str, &str),
-) -> Result<Governance> {
-    let ask = match (args.approve, interaction) {
-        (true, _) => AskMode::PreApproved,
-        (false, Interaction::Chat) => AskMode::Prompt,
-        (false, Interaction::Batch) => AskMode::Refuse,
-    };
-    let entry = governance::Entry {
-        conversation: session.conversation.clone(),
-        agent: session.agent.clone(),
-        role: session.role,
-        intent: None,
-        tool: "(policy)".to_owned(),
-        args_hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
-        decision: governance::DecisionKind::Allow,
-        rule: format!("policy {source}"),
-        outcome: Outcome::Ok,
-    };
-    let governor = governance::Governor::new(Arc::new(policy), session, GovernorConfig { ask });
-    let audit = AuditLog::open(&audit_path(root), Box::new(governance::SystemClock))?;
-    // Which policy governed this run is part of the record: a permissive file is visible.
-    audit.append(&entry)?;
-    let approver: Option<Box<dyn Approver>> = match interaction {
-        Interaction::Chat => Some(Box::new(StdinApprover)),
-        Interaction::Batch => None,
-    };
-    Ok(Governance {
-        governor,
-        audit,
-        approver,
-    })
 }
 
 /// The agent's settings from the flags: its home (`--home`, else `agents/ID` in the store),
