@@ -810,3 +810,43 @@ fn the_agent_s_tools_answer_what_the_cli_prints() {
         refused.content
     );
 }
+
+/// status and synthesize answer the documents `merkle --json status` and `merkle --json
+/// synthesize` print (the same call made twice differs only in whether it wrote anything and
+/// ran the policy, or found the frame made).
+#[test]
+fn status_and_synthesize_answer_what_the_cli_prints() {
+    let ws = Workspace::scanned();
+    ws.ok(&["agent", "add", "syd", "--role", "synthesis"]);
+    for path in ["src/lib.rs", "src/util/mod.rs"] {
+        put(&ws, path, "summary", "syd", &format!("about {path}"));
+    }
+    let mut server = Server::start(&ws, "syd");
+    server.handshake();
+    let (is_error, text) = server.call("status", json!({}));
+    assert!(!is_error, "{text}");
+    assert_eq!(parse(&text), ws.json(&["status"]));
+
+    let without_created = |mut doc: Value| {
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("created");
+            o.remove("policy_ran");
+        }
+        doc
+    };
+    let (is_error, text) =
+        server.call("synthesize", json!({"path": "src/util", "type": "summary"}));
+    assert!(!is_error, "{text}");
+    let mcp = parse(&text);
+    assert_eq!(mcp["created"], json!(true), "{mcp}");
+    let cli = ws.json(&[
+        "synthesize",
+        "src/util",
+        "--type",
+        "summary",
+        "--agent",
+        "syd",
+    ]);
+    assert_eq!(cli["created"], json!(false), "{cli}");
+    assert_eq!(without_created(mcp), without_created(cli));
+}
