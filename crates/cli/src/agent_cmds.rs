@@ -18,8 +18,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_loop::{
-    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, ToolOffering, TurnEnd,
-    TurnOutcome,
+    Agent, AgentConfig, AgentEvent, Approver, ConversationStore, ToolOffering, TurnEnd, TurnOutcome,
 };
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
