@@ -1,6 +1,6 @@
 //! An agent run made ready from the flags ([`Running::open`]): the policy, the store scanned,
-//! the model, the conversation, the tools, the governance and the audit log, all checked
-//! before anything is created.
+//! the model, the agent's role and price, all checked before anything is created, then
+//! `agent_loop::Session::open` for the conversation, the tools and the governance.
 use super::*;
 
 /// Whether a person is there to answer.
