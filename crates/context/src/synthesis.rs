@@ -21,7 +21,7 @@
 //! ([`ChildFrame::body`]), never the names in the list.
 use std::sync::Arc;
 
-use merkle_store::{Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
+use merkle_store::{Encoder, Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
 
 use crate::error::{Error, Result};
 
@@ -172,24 +172,18 @@ pub fn synthesis_basis(
     children: &[ChildFrame],
     epoch: Option<&Hash>,
 ) -> Hash {
-    let mut h = blake3::Hasher::new();
-    let mut field = |b: &[u8]| {
-        h.update(&(b.len() as u64).to_le_bytes());
-        h.update(b);
-    };
-    field(b"merkle/v1");
-    field(b"synthesis");
-    field(&dir.node_id.0);
-    field(frame_type.as_bytes());
-    field(policy_id.as_bytes());
+    // The store's framing: the domain tag and kind, then length-prefixed fields.
+    let mut e = Encoder::new("synthesis");
+    e.bytes(&dir.node_id.0)
+        .bytes(frame_type.as_bytes())
+        .bytes(policy_id.as_bytes());
     for c in children {
-        field(&c.frame.frame_id.0);
+        e.bytes(&c.frame.frame_id.0);
     }
-    if let Some(e) = epoch {
-        field(b"epoch");
-        field(&e.0);
+    if let Some(epoch) = epoch {
+        e.bytes(b"epoch").bytes(&epoch.0);
     }
-    Hash(*h.finalize().as_bytes())
+    e.finish()
 }
 
 /// A hash of what the policy reads, independent of NodeIDs: children's names, frame types and
@@ -202,45 +196,38 @@ pub fn synthesis_inputs(
     policy: &dyn SynthesisPolicy,
     children: &[ChildFrame],
 ) -> Hash {
-    let mut h = blake3::Hasher::new();
-    let mut field = |b: &[u8]| {
-        h.update(&(b.len() as u64).to_le_bytes());
-        h.update(b);
-    };
-    field(b"merkle/v1");
-    if !policy.reads_names() {
-        field(b"synthesis-inputs-unnamed");
-        field(frame_type.as_bytes());
-        field(policy.id().as_bytes());
-        for c in unnamed(children) {
-            field(kind_name(c.kind).as_bytes());
-            field(c.frame.frame_type.as_bytes());
-            field(c.frame.agent_id.as_bytes());
-            field(&c.frame.content);
-            if policy.reads_sizes() {
-                field(&c.size.unwrap_or(u64::MAX).to_le_bytes());
-            }
+    // The store's framing: the domain tag and kind, then length-prefixed fields.
+    let sizes = policy.reads_sizes();
+    let child = |e: &mut Encoder, c: &ChildFrame| {
+        e.bytes(c.frame.frame_type.as_bytes())
+            .bytes(c.frame.agent_id.as_bytes())
+            .bytes(&c.frame.content);
+        if sizes {
+            e.bytes(&c.size.unwrap_or(u64::MAX).to_le_bytes());
         }
-        return Hash(*h.finalize().as_bytes());
+    };
+    if !policy.reads_names() {
+        let mut e = Encoder::new("synthesis-inputs-unnamed");
+        e.bytes(frame_type.as_bytes()).bytes(policy.id().as_bytes());
+        for c in unnamed(children) {
+            e.bytes(kind_name(c.kind).as_bytes());
+            child(&mut e, &c);
+        }
+        return e.finish();
     }
-    field(b"synthesis-inputs");
-    field(dir.path.as_bytes());
-    field(frame_type.as_bytes());
-    field(policy.id().as_bytes());
+    let mut e = Encoder::new("synthesis-inputs");
+    e.bytes(dir.path.as_bytes())
+        .bytes(frame_type.as_bytes())
+        .bytes(policy.id().as_bytes());
     let mut named: Vec<&ChildFrame> = children.iter().collect();
     named.sort_by(|a, b| {
         (a.path.as_bytes(), &a.frame.frame_type).cmp(&(b.path.as_bytes(), &b.frame.frame_type))
     });
     for c in named {
-        field(c.path.as_bytes());
-        field(c.frame.frame_type.as_bytes());
-        field(c.frame.agent_id.as_bytes());
-        field(&c.frame.content);
-        if policy.reads_sizes() {
-            field(&c.size.unwrap_or(u64::MAX).to_le_bytes());
-        }
+        e.bytes(c.path.as_bytes());
+        child(&mut e, c);
     }
-    Hash(*h.finalize().as_bytes())
+    e.finish()
 }
 
 fn kind_name(kind: NodeKind) -> &'static str {

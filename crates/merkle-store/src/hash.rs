@@ -78,34 +78,44 @@ pub(crate) fn hex_val(c: u8) -> Option<u8> {
 /// The domain tag that starts every encoding; bump it to change every identity at once.
 const DOMAIN: &[u8] = b"merkle/v1";
 
-/// Builds one domain-separated, length-prefixed encoding and hashes it.
-pub(crate) struct Encoder(blake3::Hasher);
+/// Builds one domain-separated, length-prefixed encoding and hashes it: the workspace's one
+/// framing of an identity. It starts with the domain tag (`merkle/v1`) and `kind`, each
+/// length-prefixed; [`Encoder::bytes`] adds a length-prefixed field, [`Encoder::hash`] and
+/// [`Encoder::count`] fixed-width ones, so no two different inputs encode to the same bytes.
+/// The store's NodeIDs and FrameIDs are made with it, and so are the identities other crates
+/// derive (a synthesized frame's basis, what its policy read).
+pub struct Encoder(blake3::Hasher);
 
 impl Encoder {
-    pub(crate) fn new(kind: &str) -> Encoder {
+    /// An encoding of `kind` (`dir`, `frame`, `synthesis`, ...).
+    pub fn new(kind: &str) -> Encoder {
         let mut e = Encoder(blake3::Hasher::new());
         e.bytes(DOMAIN);
         e.bytes(kind.as_bytes());
         e
     }
 
-    pub(crate) fn bytes(&mut self, b: &[u8]) -> &mut Encoder {
+    /// A variable-length field: its length (little-endian u64), then its bytes.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Encoder {
         self.0.update(&(b.len() as u64).to_le_bytes());
         self.0.update(b);
         self
     }
 
-    pub(crate) fn hash(&mut self, h: &Hash) -> &mut Encoder {
+    /// A hash, 32 bytes as they are.
+    pub fn hash(&mut self, h: &Hash) -> &mut Encoder {
         self.0.update(&h.0);
         self
     }
 
-    pub(crate) fn count(&mut self, n: usize) -> &mut Encoder {
+    /// A count (little-endian u64), as a list's length before its items.
+    pub fn count(&mut self, n: usize) -> &mut Encoder {
         self.0.update(&(n as u64).to_le_bytes());
         self
     }
 
-    pub(crate) fn finish(&self) -> Hash {
+    /// The blake3 hash of the encoding so far.
+    pub fn finish(&self) -> Hash {
         Hash(*self.0.finalize().as_bytes())
     }
 }

@@ -94,7 +94,7 @@ pub use diff::{PathTree, TreeDiff, diff_trees, tree_of_leaves};
 pub use engine::EngineKind;
 pub use error::{Error, Result};
 pub use frame::{Frame, FrameMetadata, NewFrame, PutOutcome};
-pub use hash::{FrameId, Hash, NodeId};
+pub use hash::{Encoder, FrameId, Hash, NodeId};
 pub use merkle_hash::lexical_path;
 pub use node::{Child, NodeKind, NodeRecord};
 pub use scan::Progress;
