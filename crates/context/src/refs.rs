@@ -128,6 +128,9 @@ fn at_line(store: &Store, facts: &TreeFacts, target: &str) -> Result<Option<(Str
     let Some((path, line)) = target.rsplit_once(':') else {
         return Ok(None);
     };
+    // A workspace path in any spelling (`./src/x.rs`, `src//x.rs`), as every front end names
+    // a node.
+    let path = &merkle_store::normalize_path(path);
     let (Some(entry), Ok(line)) = (facts.file(path), line.parse::<usize>()) else {
         return Ok(None);
     };

@@ -319,6 +319,10 @@ fn search_and_related_answer_what_the_cli_prints_and_see_edits() {
         refs["definitions"][0]["path"], "src/util/mod.rs",
         "{refs:#}"
     );
+    // PATH:LINE in any spelling of the path, as the CLI takes it.
+    let (is_error, text) = server.call("refs", json!({"target": "./src/util/mod.rs:1"}));
+    assert!(!is_error, "{text}");
+    assert_eq!(parse(&text), ws.json(&["refs", "src/util/mod.rs:1"]));
     let (is_error, text) = server.call("refs", json!({"target": "src/util/mod.rs:9"}));
     assert!(is_error && text.contains("src/util/mod.rs:9"), "{text}");
 
