@@ -11,6 +11,8 @@
 //! reflection, and files over 1 MiB (indexed by path and names only).
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use merkle_store::Store;
 use outline::Kind;
 use retrieve::TextIndex;
@@ -232,61 +234,92 @@ fn callers(
     graph: &Graph,
 ) -> Result<Vec<Site>> {
     let token = name.to_lowercase();
-    let mut out = Vec::new();
-    let mut parser = outline::Parser::new();
     let mut files = index.holding_all(&[token], usize::MAX)?;
     files.sort_unstable();
-    for path in files {
-        let Some(entry) = facts.file(&path) else {
+    // The files whose uses can resolve to a target, with how many definitions they resolve to.
+    let mut aimed: Vec<(&FileEntry, outline::Language, usize)> = Vec::new();
+    for path in &files {
+        let Some(entry) = facts.file(path) else {
             continue;
         };
         let Some(language) = entry.language else {
             continue;
         };
-        let resolved = resolve(&path, all, graph);
-        let aimed = resolved.iter().any(|d| targets.contains(d));
-        if !aimed && !targets.is_empty() {
-            continue;
+        let resolved = resolve(path, all, graph);
+        if targets.is_empty() || resolved.iter().any(|d| targets.contains(d)) {
+            aimed.push((entry, language, resolved.len()));
         }
-        let Some(text) = read_text(store, entry)? else {
-            continue;
-        };
-        let Ok(parsed) = parser.parse(language, &text) else {
-            continue;
-        };
-        let ff = facts_one(store, facts, entry)?;
-        // The definition's own name is no use of it.
-        let declared: Vec<usize> = all
-            .iter()
-            .filter(|d| d.path == path)
-            .map(|d| d.line_start)
-            .collect();
-        let mut by_site: BTreeMap<(usize, usize), Site> = BTreeMap::new();
-        for r in parsed.references(&[name]) {
-            if declared.contains(&r.line) {
-                continue;
-            }
-            let site = match innermost(&ff.symbols, r.line) {
-                Some(s) => site_of(&path, s, resolved.len()),
-                None => Site {
-                    path: path.clone(),
-                    name: None,
-                    kind: None,
-                    line_start: r.line,
-                    line_end: r.line,
-                    lines: Vec::new(),
-                    candidates: resolved.len(),
-                },
-            };
-            let key = (site.line_start, site.line_end);
-            let e = by_site.entry(key).or_insert(site);
-            if !e.lines.contains(&r.line) {
-                e.lines.push(r.line);
-            }
-        }
-        out.extend(by_site.into_values());
+    }
+    let entries: Vec<&FileEntry> = aimed.iter().map(|a| a.0).collect();
+    let their = facts.facts_of(store, &entries)?;
+    // Each file read and parsed on the pool, its sites in line order; files in path order.
+    let sites: Vec<Result<Vec<Site>>> = aimed
+        .par_iter()
+        .zip(their.par_iter())
+        .map_init(
+            outline::Parser::new,
+            |parser, (&(entry, language, n), ff)| {
+                uses_in(store, parser, entry, language, ff, name, all, n)
+            },
+        )
+        .collect();
+    let mut out = Vec::new();
+    for s in sites {
+        out.extend(s?);
     }
     Ok(out)
+}
+
+/// The uses of `name` in the file `entry` (of `language`, with facts `ff`), each mapped to its
+/// innermost definition or to the module level, whose uses resolve to `candidates`
+/// definitions; a definition's own name (`all` holds them) is no use of it.
+#[allow(clippy::too_many_arguments)]
+fn uses_in(
+    store: &Store,
+    parser: &mut outline::Parser,
+    entry: &FileEntry,
+    language: outline::Language,
+    ff: &FileFacts,
+    name: &str,
+    all: &[Site],
+    candidates: usize,
+) -> Result<Vec<Site>> {
+    let path = &entry.path;
+    let Some(text) = read_text(store, entry)? else {
+        return Ok(Vec::new());
+    };
+    let Ok(parsed) = parser.parse(language, &text) else {
+        return Ok(Vec::new());
+    };
+    let declared: Vec<usize> = all
+        .iter()
+        .filter(|d| d.path == *path)
+        .map(|d| d.line_start)
+        .collect();
+    let mut by_site: BTreeMap<(usize, usize), Site> = BTreeMap::new();
+    for r in parsed.references(&[name]) {
+        if declared.contains(&r.line) {
+            continue;
+        }
+        let site = match innermost(&ff.symbols, r.line) {
+            Some(s) => site_of(path, s, candidates),
+            None => Site {
+                path: path.clone(),
+                name: None,
+                kind: None,
+                line_start: r.line,
+                line_end: r.line,
+                lines: Vec::new(),
+                candidates,
+            },
+        };
+        let key = (site.line_start, site.line_end);
+        let e = by_site.entry(key).or_insert(site);
+        if !e.lines.contains(&r.line) {
+            e.lines.push(r.line);
+        }
+    }
+    Ok(by_site.into_values().collect())
 }
 
 /// The definitions `defs` call: each call in their lines resolved by name through the
