@@ -25,13 +25,15 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
+/// `facts:v8`: a C/C++ attribute macro alone on the line before a type or a template
+/// (`NLOHMANN_BASIC_JSON_TPL_DECLARATION` + `class basic_json`) no longer hides the type.
 /// `facts:v7`: JavaScript's and TypeScript's functions bound by assignment (`app.render =
 /// function ...`) and held by object properties; Rust functions inside a macro's block. `facts:v6`: a C/C++ macro invocation the grammar reads as a function without parameters is
 /// no function. `facts:v4`: each symbol's last line too (`facts:v3` had its first line only),
 /// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
 /// imports inside skipped bodies read by hand, and with enum variants and type fields among
 /// the symbols.
-pub const FACTS_VERSION: &str = "facts:v7";
+pub const FACTS_VERSION: &str = "facts:v8";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";

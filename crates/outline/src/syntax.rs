@@ -77,6 +77,13 @@ impl TsParser {
         let no_tree = || Error::Parse {
             language: language.name(),
         };
+        // The grammar is given the text with C/C++ attribute macros blanked (same length, so
+        // every node's bytes and rows are the file's); names and signatures are read from the
+        // file itself.
+        let blanked = matches!(language, Language::C | Language::Cpp)
+            .then(|| blank_attribute_macros(source))
+            .flatten();
+        let source = blanked.as_deref().unwrap_or(source);
         if skim && let Some(skim) = skim::included_ranges(language, source) {
             // Ranges from the lexer are ordered and disjoint; should tree-sitter refuse them
             // all the same, the whole file is parsed below.
@@ -106,6 +113,57 @@ impl TsParser {
             hidden: Vec::new(),
         }))
     }
+}
+
+/// `source` with each C/C++ attribute macro blanked with spaces, or `None` where it has none:
+/// a line holding only an upper-case name, with or without arguments
+/// (`NLOHMANN_BASIC_JSON_TPL_DECLARATION`, `JSON_HEDLEY_NON_NULL(1)`), right before a line
+/// that starts a type or a template (`class`, `struct`, `union`, `enum`, `template`). No
+/// grammar knows what such a macro expands to (a template header, an attribute), and reading
+/// it as a type name makes the definition after it unreadable.
+fn blank_attribute_macros(source: &str) -> Option<String> {
+    let mut starts = Vec::new();
+    let mut offset = 0;
+    for line in source.split_inclusive('\n') {
+        starts.push((offset, line));
+        offset += line.len();
+    }
+    let mut out: Option<String> = None;
+    // From the end: whether the next line that is neither blank nor blanked starts a type, so
+    // that a run of macros before one (`FMT_BEGIN_EXPORT` under `FMT_BEGIN_NAMESPACE`) goes.
+    let mut before_type = false;
+    for &(start, line) in starts.iter().rev() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if before_type && is_attribute_macro(trimmed) {
+            let text = out.get_or_insert_with(|| source.to_owned());
+            let from = start + (line.len() - line.trim_start().len());
+            let to = from + trimmed.len();
+            // Spaces over ASCII bytes: the length, and every offset after, stay the same.
+            text.replace_range(from..to, &" ".repeat(to - from));
+            continue;
+        }
+        before_type = ["class ", "struct ", "union ", "enum ", "template"]
+            .iter()
+            .any(|k| trimmed.starts_with(k));
+    }
+    out
+}
+
+/// Whether a (trimmed) line is only an upper-case macro name with an underscore, with or
+/// without arguments: `NLOHMANN_BASIC_JSON_TPL_DECLARATION`, `JSON_HEDLEY_NON_NULL(1)`.
+fn is_attribute_macro(line: &str) -> bool {
+    let end = line
+        .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .unwrap_or(line.len());
+    let (name, rest) = line.split_at(end);
+    let rest = rest.trim_start();
+    name.len() > 2
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.contains('_')
+        && (rest.is_empty() || (rest.starts_with('(') && rest.ends_with(')')))
 }
 
 /// A tree, and where it skipped bytes: (the byte where a skipped range starts, the row where

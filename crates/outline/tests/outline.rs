@@ -432,6 +432,46 @@ fn a_macro_invoked_before_a_definition_is_not_a_function() {
     assert!(has("RESET") && has("main"), "{names:?}");
 }
 
+/// An attribute macro alone on the line before a type (nlohmann/json's
+/// `NLOHMANN_BASIC_JSON_TPL_DECLARATION` + `class basic_json`) hides neither the type nor its
+/// members, in a whole parse and a skimmed one; lines stay the file's.
+#[test]
+#[cfg(feature = "cpp")]
+fn an_attribute_macro_before_a_class_leaves_the_class_readable() {
+    let src = "namespace nlohmann {\nNLOHMANN_BASIC_JSON_TPL_DECLARATION\nclass basic_json\n{\n  public:\n    basic_json(const value_t v)\n        : m_type(v)\n    {\n        assert_invariant();\n    }\n    size_type size() const noexcept\n    {\n        return 0;\n    }\n};\n}\n";
+    let mut parser = outline::Parser::new();
+    for outline in [
+        parser.outline(Language::Cpp, src).expect("outlines"),
+        parser.parse(Language::Cpp, src).expect("parses").outline(),
+    ] {
+        let mut found = Vec::new();
+        let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
+        while let Some(s) = stack.pop() {
+            found.push((s.name.clone(), s.kind, s.line));
+            stack.extend(s.children.iter());
+        }
+        found.sort();
+        let class = found.iter().find(|s| s.0 == "basic_json" && s.2 == 3);
+        assert!(class.is_some(), "{found:?}");
+        assert!(
+            found
+                .iter()
+                .any(|s| s.0 == "basic_json" && s.1 == Kind::Method && s.2 == 6),
+            "{found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|s| s.0 == "size" && s.1 == Kind::Method && s.2 == 11),
+            "{found:?}"
+        );
+        assert!(
+            !found.iter().any(|s| s.0.starts_with("NLOHMANN")),
+            "{found:?}"
+        );
+    }
+}
+
 /// What JavaScript binds as a function by assignment (Express's `app.render = function
 /// render(...)`, `exports.parse = ...`, a prototype's method) or as an object's property is a
 /// definition, in a whole parse and a skimmed one alike.
