@@ -56,22 +56,28 @@ const OWNERS: &[(&str, &[&str])] = &[
 const TOKIO_RUNTIME_FEATURES: &[&str] = &["rt-multi-thread", "full"];
 const RUNTIME_OWNER: &str = "cli";
 
-/// Crates that must not reach merkle-store through their normal dependencies, directly or
-/// not: the simulator would otherwise build the store, redb and blake3 for a date, and
-/// governance for a role.
-const STORE_FREE: &[&str] = &[
-    "llm-sim",
-    "llm-core",
-    "llm-types",
-    "merkle-hash",
-    "governance",
+/// Crates that must not reach another through their normal dependencies, directly or not,
+/// and what building without it means: the simulator would otherwise build the store, redb
+/// and blake3 for a date, and governance for a role; the MCP server would build reqwest and
+/// tiktoken for the one document it fetches, which its caller fetches for it.
+const UNREACHABLE: &[(&[&str], &str, &str)] = &[
+    (
+        &[
+            "llm-sim",
+            "llm-core",
+            "llm-types",
+            "merkle-hash",
+            "governance",
+        ],
+        "merkle-store",
+        "the store (what it needs of it belongs in merkle-hash)",
+    ),
+    (
+        &["mcp"],
+        "llm-core",
+        "an HTTP client (its caller passes in what it fetches with)",
+    ),
 ];
-const STORE: &str = "merkle-store";
-
-/// Crates that must not reach llm-core (and with it reqwest and tiktoken) through their
-/// normal dependencies: the MCP server is given a fetcher for the one document it reads.
-const CLIENT_FREE: &[&str] = &["mcp"];
-const CLIENT: &str = "llm-core";
 
 /// Crates that must not depend on tokio at all: storage, the conversation types and the
 /// governance rules know nothing of async.
@@ -122,7 +128,7 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     for krate in &crates {
         check_crate(krate, &workspace, &folders, &allowed, &mut problems);
     }
-    check_store_free(&crates, &workspace, &folders, &mut problems);
+    check_unreachable(&crates, &workspace, &folders, &mut problems);
     for krate in &crates {
         check_module_circles(root, &format!("crates/{}", krate.name), &mut problems)?;
     }
@@ -445,9 +451,9 @@ fn check_crate(
     }
 }
 
-/// The [`STORE_FREE`] rule: none of those crates reaches the store through normal
-/// dependencies.
-fn check_store_free(
+/// The [`UNREACHABLE`] rule: none of those crates reaches the crate it must build without
+/// through normal dependencies.
+fn check_unreachable(
     crates: &[Crate],
     workspace: &Manifest,
     folders: &BTreeMap<&str, &str>,
@@ -479,27 +485,17 @@ fn check_store_free(
     };
     for krate in crates {
         let reach = reached(&krate.name);
-        if STORE_FREE.contains(&krate.name.as_str()) && reach.contains(STORE) {
-            problems.push(Problem {
-                file: krate.file.clone(),
-                line: None,
-                message: format!(
-                    "`{}` reaches `{STORE}` through its dependencies; it must build without the \
-                     store (what it needs of it belongs in merkle-hash)",
-                    krate.name
-                ),
-            });
-        }
-        if CLIENT_FREE.contains(&krate.name.as_str()) && reach.contains(CLIENT) {
-            problems.push(Problem {
-                file: krate.file.clone(),
-                line: None,
-                message: format!(
-                    "`{}` reaches `{CLIENT}` through its dependencies; it must build without an \
-                     HTTP client (its caller passes in what it fetches with)",
-                    krate.name
-                ),
-            });
+        for (from, to, without) in UNREACHABLE {
+            if from.contains(&krate.name.as_str()) && reach.contains(*to) {
+                problems.push(Problem {
+                    file: krate.file.clone(),
+                    line: None,
+                    message: format!(
+                        "`{}` reaches `{to}` through its dependencies; it must build without {without}",
+                        krate.name
+                    ),
+                });
+            }
         }
     }
 }

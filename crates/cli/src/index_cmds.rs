@@ -67,7 +67,7 @@ pub(crate) fn related(out: &mut Out, g: &Global, root: &Path, args: &RelatedArgs
         .on_current_tree(|store, facts| ops::file_related(store, facts, &path))?
         .map_or_else(
             || {
-                Err(usage_of(ops::not_a_file(
+                Err(anyhow::Error::from(ops::not_a_file(
                     &crate::open(g, root, true)?,
                     &path,
                 )))
@@ -96,17 +96,6 @@ pub(crate) fn related(out: &mut Out, g: &Global, root: &Path, args: &RelatedArgs
         text,
     );
     Ok(())
-}
-
-/// A context error that is the caller's (a path that is a directory, an unknown `--type`) as
-/// a usage error.
-fn usage_of(e: context::Error) -> anyhow::Error {
-    match e {
-        context::Error::NotAFile { .. }
-        | context::Error::UnknownFilter { .. }
-        | context::Error::Request(_) => anyhow::Error::new(crate::Usage(e.to_string())),
-        e => e.into(),
-    }
 }
 
 /// What a query shows of itself in a message: its first line, at most 60 characters.
@@ -143,7 +132,7 @@ pub(crate) fn context_cmd(
         budget: Some(usize::try_from(args.budget).unwrap_or(usize::MAX)),
         files: Some(usize::try_from(args.files).unwrap_or(usize::MAX)),
     };
-    let budget = asked.request().map_err(usage_of)?.budget;
+    let budget = asked.request()?.budget;
     let b = crate::workspace(g, root)
         .on_current_tree(|store, facts| ops::bundle_in(store, facts, None, &asked))?;
     let text = if b.files.is_empty() && b.omitted.is_empty() {
@@ -167,7 +156,7 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
         },
         functions: args.functions,
     };
-    search.request().map_err(usage_of)?;
+    search.request()?;
     let found = crate::workspace(g, root)
         .on_current_tree(|store, facts| ops::search_in(store, facts, None, &search))?;
     let json = found.json();

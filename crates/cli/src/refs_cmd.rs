@@ -28,13 +28,7 @@ pub(crate) fn refs(out: &mut Out, g: &Global, root: &Path, args: &RefsArgs) -> R
         _ => target.to_owned(),
     };
     let found = crate::workspace(g, root)
-        .on_current_tree(|store, facts| context::refs::refs(store, facts, &target))
-        .map_err(|e| match e {
-            context::Error::NotASymbol { .. } | context::Error::NoDefinitionAt { .. } => {
-                anyhow::Error::new(crate::Usage(e.to_string()))
-            }
-            e => e.into(),
-        })?;
+        .on_current_tree(|store, facts| context::refs::refs(store, facts, &target))?;
     let text = render(&found);
     out.value(found.json(), text);
     Ok(())

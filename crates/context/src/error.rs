@@ -68,11 +68,16 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// What kind of failure it is, as front ends name it: the store's kind for a store error
     /// ([`merkle_store::Error::kind`]), `usage` for a request that cannot be answered as asked
-    /// (an empty query, an unknown filter, a directory's imports), else `error`.
+    /// (an empty query, an unknown filter, a directory's imports, a refs target that is no
+    /// name or no definition's line), else `error`.
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Store(s) => s.kind(),
-            Error::Request(_) | Error::UnknownFilter { .. } | Error::NotAFile { .. } => "usage",
+            Error::Request(_)
+            | Error::UnknownFilter { .. }
+            | Error::NotAFile { .. }
+            | Error::NotASymbol { .. }
+            | Error::NoDefinitionAt { .. } => "usage",
             _ => "error",
         }
     }

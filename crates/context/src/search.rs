@@ -370,7 +370,7 @@ pub fn search(
     let (mut scores, kept, past) = gather(store, facts, index, &asking, &terms, &in_scope)?;
     let history_missing = give_history(facts, &mut scores, past, &in_scope);
     spread_graph(store, facts, &mut scores, kept)?;
-    let read = if asking.short {
+    let read = if asking.short() {
         ReadFiles::new()
     } else {
         proximity(store, facts, &mut scores, &telling, &in_scope)?

@@ -122,17 +122,14 @@ impl TsParser {
 /// grammar knows what such a macro expands to (a template header, an attribute), and reading
 /// it as a type name makes the definition after it unreadable.
 fn blank_attribute_macros(source: &str) -> Option<String> {
-    let mut starts = Vec::new();
-    let mut offset = 0;
-    for line in source.split_inclusive('\n') {
-        starts.push((offset, line));
-        offset += line.len();
-    }
     let mut out: Option<String> = None;
     // From the end: whether the next line that is neither blank nor blanked starts a type, so
     // that a run of macros before one (`FMT_BEGIN_EXPORT` under `FMT_BEGIN_NAMESPACE`) goes.
     let mut before_type = false;
-    for &(start, line) in starts.iter().rev() {
+    let mut end = source.len();
+    for line in source.split_inclusive('\n').rev() {
+        let start = end - line.len();
+        end = start;
         let trimmed = line.trim();
         if trimmed.is_empty() {
             continue;

@@ -8,24 +8,21 @@ use super::*;
 /// What a ranked search reads of its query, once.
 pub(super) struct Asking {
     pub q: TaskQuery,
-    /// A lookup ([`QueryKind::Lookup`]): a name or two.
-    pub short: bool,
-    /// A question ([`QueryKind::Question`]).
-    pub question: bool,
     /// Identifiers to look for whole, with how often the query names each.
     pub idents: Vec<(String, usize)>,
     /// The query's words with their weights, their other forms added ([`add_word_forms`]).
     pub words: Vec<(String, f32)>,
-    /// A task (an issue, a commit message: a title and more lines).
-    pub task: bool,
 }
 
 impl Asking {
+    /// A lookup ([`QueryKind::Lookup`]): a name or two.
+    pub fn short(&self) -> bool {
+        self.q.kind == QueryKind::Lookup
+    }
+
     pub fn read(query: &str) -> Asking {
         let q = TaskQuery::parse(query);
         let short = q.kind == QueryKind::Lookup;
-        let question = q.kind == QueryKind::Question;
-        let task = q.kind == QueryKind::Task;
         // A short query is a name or two: every identifier in it is one to look for whole.
         let mut idents: Vec<(String, usize)> = q.idents.clone();
         if short {
@@ -52,14 +49,7 @@ impl Asking {
             }
         }
         add_word_forms(&mut words);
-        Asking {
-            q,
-            short,
-            question,
-            idents,
-            words,
-            task,
-        }
+        Asking { q, idents, words }
     }
 }
 
@@ -80,7 +70,7 @@ pub(super) fn gather<'f>(
     let ((kept, past), scores) = crate::beside(
         || {
             let kept = Graph::kept_edges(store, facts);
-            let past = if asking.task {
+            let past = if asking.q.kind == QueryKind::Task {
                 history::past_fixes(store, &asking.words)
             } else {
                 Ok(HashMap::new())
@@ -112,7 +102,7 @@ fn direct_signals<'f>(
     }
     // The title: a task's first line, when more follow, says what the rest is about (an
     // issue's title, a commit's subject); its words are matched again on their own.
-    if !asking.short
+    if !asking.short()
         && let Some(title) = &asking.q.title
     {
         let (title_terms, _) = select_terms(index, &TaskQuery::parse(title).words)?;
@@ -129,7 +119,7 @@ fn direct_signals<'f>(
     path_signals(facts, &asking.q, &asking.idents, &asking.words, &mut scores);
     // Messages the task quotes (an error as a program printed it), found as written: the file
     // that prints it.
-    if !asking.short {
+    if !asking.short() {
         for (message, found) in quoted_messages(store, facts, index, &asking.q.messages, in_scope)?
         {
             for p in &found {
@@ -219,7 +209,7 @@ pub(super) fn rank<'s>(
     asking: &Asking,
     in_scope: &impl Fn(&FileEntry) -> bool,
 ) -> Result<Vec<Ranked<'s>>> {
-    let short = asking.short;
+    let short = asking.short();
     let mut candidates: Vec<Ranked<'s>> = scores
         .iter()
         .map(|(f, s)| (s.score(1.0, short), f, s))
@@ -241,7 +231,7 @@ pub(super) fn rank<'s>(
         }
         let prior = if s.path > 0.0 {
             1.0
-        } else if asking.question {
+        } else if asking.q.kind == QueryKind::Question {
             prior_asked(&f.path, &asking.words, f.language, size_of(store, f))
         } else {
             prior(&f.path, f.language, size_of(store, f))
