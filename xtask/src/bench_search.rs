@@ -194,7 +194,7 @@ impl Watch {
     }
 
     /// Waits until the watch vouches for its last rescan, asked as every read asks it
-    /// (`context::ops::watched`: `sync` on the socket in the store folder, `clean ROOT` back).
+    /// (`watch::vouch`: `sync` on the socket in the store folder, `clean ROOT` back).
     fn wait_vouched(&self) -> Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {

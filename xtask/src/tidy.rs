@@ -50,6 +50,7 @@ const OWNERS: &[(&str, &[&str])] = &[
     ("tokio-postgres", &["remote"]),
     ("tree-sitter", &["outline"]),
     ("tantivy", &["retrieve"]),
+    ("notify", &["watch"]),
 ];
 
 /// tokio features that build the multi-threaded runtime, which only the binary may start.

@@ -1,6 +1,6 @@
 //! `merkle related`, `merkle search` and `merkle context`: the related-files graph, search and
 //! a task's bundle over the tree's facts (context's `facts`, `graph`, `search` and `bundle`),
-//! each answering for the tree as it is on disk ([`context::ops::Workspace::on_current_tree`]:
+//! each answering for the tree as it is on disk ([`context::ops::Workspace::read_facts`]:
 //! the rescan beside a first try on the last scan).
 use std::path::Path;
 
@@ -64,7 +64,7 @@ pub(crate) enum RankingArg {
 pub(crate) fn related(out: &mut Out, g: &Global, root: &Path, args: &RelatedArgs) -> Result<()> {
     let path = workspace_path(root, &args.path)?;
     let related = crate::workspace(g, root)
-        .on_current_tree(|store, facts| ops::file_related(store, facts, &path))?
+        .read_facts(|store, tree, _| ops::file_related(store, &tree.facts, &path))?
         .map_or_else(
             || {
                 Err(anyhow::Error::from(ops::not_a_file(
@@ -134,7 +134,7 @@ pub(crate) fn context_cmd(
     };
     let budget = asked.request()?.budget;
     let b = crate::workspace(g, root)
-        .on_current_tree(|store, facts| ops::bundle_in(store, facts, None, &asked))?;
+        .read_facts(|store, tree, _| ops::bundle_in(store, tree, &asked))?;
     let text = if b.files.is_empty() && b.omitted.is_empty() {
         format!("no file matches {}", query_label(&task))
     } else {
@@ -158,7 +158,7 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
     };
     search.request()?;
     let found = crate::workspace(g, root)
-        .on_current_tree(|store, facts| ops::search_in(store, facts, None, &search))?;
+        .read_facts(|store, tree, _| ops::search_in(store, tree, &search))?;
     let json = found.json();
     let hits = match found {
         ops::Found::Functions(found) => {

@@ -11,7 +11,7 @@
 //! freshness rule (ARCHITECTURE.md, "Freshness").
 //!
 //! - `tree_cmds.rs`: `scan`, `status`, `validate`, `put-frame`, `get-node`, `list-frames`,
-//!   `get-head`, `list-nodes` (node reads through `Workspace::current`, saying `stale` when
+//!   `get-head`, `list-nodes` (node reads through `Workspace::read`, saying `stale` when
 //!   another process held the writer; `put-frame` scans first through the writer it opens
 //!   anyway); `context_cmds.rs`: `get-node` with views, `synthesize`, `regenerate`, `invalidate`,
 //!   `views`; `agents.rs`: `merkle agent`.
@@ -26,12 +26,12 @@
 //!   once (with a model: its client and the runtime it runs on, both kept here) for `generate` and
 //!   for every rescan of `watch --generate`, draws the progress bars (indicatif), listens for
 //!   Ctrl-C, and renders `generate::generate`'s answer.
-//! - `watch.rs`: notify events, debounced, rescan the paths they name (`Store::scan_paths`; a
-//!   full scan first and whenever events may have been lost), optionally run `generate`, answer
-//!   readers whether the last rescan is still the tree on disk (`context::ops::watched`), and
-//!   hold the store only for the length of each rescan.
+//! - `watch.rs`: merkle-watch's loop (`watch::Looping`: debounced events, the paths they name,
+//!   readers told whether the last rescan is still the tree on disk), whose rescans this makes
+//!   (`Store::scan_paths`, a full scan first), optionally with `generate`, holding the store only
+//!   for the length of each rescan. Every read asks such a watch (`watch::Vouching`).
 //! - `index_cmds.rs`: `related`, `search` and `context`, and `refs_cmd.rs`: `refs`, each over
-//!   `Workspace::on_current_tree`, then context's facts, graph, `search_tree` or `bundle`.
+//!   `Workspace::read_facts`, then context's facts, graph, `search_tree` or `bundle`.
 //! - `report.rs`: `context::ops::report` as Markdown or JSON; `mcp_cmd.rs`: `merkle mcp`, its
 //!   flags read into `mcp::ServeConfig`, the runtime built (one thread for stdio, many for HTTP),
 //!   the signals that stop HTTP, and the server's errors mapped (a configuration it refuses is a
@@ -340,16 +340,21 @@ fn find_root(arg: Option<&Path>) -> Result<PathBuf> {
         .to_path_buf())
 }
 
-/// The workspace at `root` with the store the global options name.
+/// The workspace at `root` with the store the global options name; its reads ask a running
+/// `merkle watch`, if one answers for that store, whether the files changed.
 pub(crate) fn workspace(g: &Global, root: &Path) -> Workspace {
-    Workspace::new(
+    let ws = Workspace::new(
         root,
         OpenOptions {
             store_dir: g.store.clone(),
             engine: g.engine.as_deref().and_then(EngineKind::parse),
             ..OpenOptions::default()
         },
-    )
+    );
+    match ws.store_dir() {
+        Ok(dir) => ws.watched_by(std::sync::Arc::new(::watch::Vouching::new(dir))),
+        Err(_) => ws,
+    }
 }
 
 /// The store read-only, or for writing (created where there is none, waiting a little for
@@ -363,17 +368,22 @@ pub(crate) fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
     })
 }
 
-/// [`Workspace::current`] for a command whose answer has no room to say it is stale (a list):
-/// a warning on stderr says so instead.
-pub(crate) fn open_current_or_warn(g: &Global, root: &Path) -> Result<Store> {
-    let current = workspace(g, root).current()?;
-    if current.stale && !g.quiet {
-        eprintln!(
-            "warning: files changed on disk since the last scan, and another process holds the \
-             store for writing: this answers for the last scan's tree"
-        );
-    }
-    Ok(current.store)
+/// `read` on the store as the files are on disk ([`Workspace::read`]), for a command whose
+/// answer has no room to say it is stale (a list): a warning on stderr says so instead.
+pub(crate) fn read_or_warn<T>(
+    g: &Global,
+    root: &Path,
+    read: impl FnOnce(&Store) -> Result<T>,
+) -> Result<T> {
+    workspace(g, root).read(|store, stale| {
+        if stale && !g.quiet {
+            eprintln!(
+                "warning: files changed on disk since the last scan, and another process holds \
+                 the store for writing: this answers for the last scan's tree"
+            );
+        }
+        read(store)
+    })
 }
 
 /// glibc's allocator starts out serving every allocation over 128 KiB with a fresh memory map

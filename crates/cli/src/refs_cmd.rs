@@ -27,8 +27,9 @@ pub(crate) fn refs(out: &mut Out, g: &Global, root: &Path, args: &RefsArgs) -> R
         }
         _ => target.to_owned(),
     };
-    let found = crate::workspace(g, root)
-        .on_current_tree(|store, facts| context::refs::refs(store, facts, &target))?;
+    let found = crate::workspace(g, root).read_facts(|store, tree, _| {
+        context::refs::refs_in(store, &tree.facts, &*tree.index(store)?, &target)
+    })?;
     let text = render(&found);
     out.value(found.json(), text);
     Ok(())

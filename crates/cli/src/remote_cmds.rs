@@ -485,16 +485,12 @@ pub(crate) fn pull(g: &Global, root: &Path, args: &PullArgs, out: &mut Out) -> R
     Ok(ExitCode::SUCCESS)
 }
 
-/// The store read-only, for the tree as it is on disk: a never-scanned copy is scanned first,
-/// a scanned one rescanned only where the disk changed (so that an unchanged tree is not
-/// written at all).
+/// The store read-only, for the tree as it is on disk: the freshness rule scans in what
+/// changed (an unchanged tree is not written at all), and a never-scanned copy is scanned.
 fn fresh_reader(g: &Global, root: &Path) -> Result<merkle_store::Store> {
     let ws = crate::workspace(g, root);
-    let current = ws.current()?.store;
-    if current.root()?.is_some() {
-        return Ok(current);
+    if ws.read(|store, _| Ok::<_, context::Error>(store.root()?.is_none()))? {
+        ws.scan(&merkle_store::ScanOptions::default())?;
     }
-    drop(current);
-    ws.scan(&merkle_store::ScanOptions::default())?;
     Ok(ws.reader()?)
 }

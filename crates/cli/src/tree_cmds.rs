@@ -9,8 +9,8 @@ use merkle_store::{NewFrame, ScanOptions};
 
 use crate::output::{self, Out, frame_json};
 use crate::{
-    Global, Usage, context_cmds, display_path, open, open_current_or_warn, parse_hash,
-    parse_key_value, resolve, workspace, workspace_path,
+    Global, Usage, context_cmds, display_path, open, parse_hash, parse_key_value, read_or_warn,
+    resolve, workspace, workspace_path,
 };
 
 #[derive(Args, Debug)]
@@ -187,12 +187,13 @@ pub(crate) fn put_frame(g: &Global, root: &Path, args: &PutFrameArgs, out: &mut 
 }
 
 pub(crate) fn get_node(g: &Global, root: &Path, args: &GetNodeArgs, out: &mut Out) -> Result<()> {
-    let context::ops::Current { store, stale } = workspace(g, root).current()?;
-    let rec = resolve(&store, root, &args.node)?;
-    let view = context_cmds::view(&store, root, &args.view.request())?;
-    let composed = context::get_node(&store, &rec, &view)?;
-    context_cmds::print_node_context(out, &composed, store.root()?, stale);
-    Ok(())
+    workspace(g, root).read(|store, stale| {
+        let rec = resolve(store, root, &args.node)?;
+        let view = context_cmds::view(store, root, &args.view.request())?;
+        let composed = context::get_node(store, &rec, &view)?;
+        context_cmds::print_node_context(out, &composed, store.root()?, stale);
+        Ok(())
+    })
 }
 
 pub(crate) fn list_frames(
@@ -201,26 +202,28 @@ pub(crate) fn list_frames(
     args: &ListFramesArgs,
     out: &mut Out,
 ) -> Result<()> {
-    let store = open_current_or_warn(g, root)?;
-    let rec = resolve(&store, root, &args.node)?;
-    let frames = store.frames_of(&rec.node_id, args.frame_type.as_deref())?;
-    output::frames(out, &frames);
-    Ok(())
+    read_or_warn(g, root, |store| {
+        let rec = resolve(store, root, &args.node)?;
+        let frames = store.frames_of(&rec.node_id, args.frame_type.as_deref())?;
+        output::frames(out, &frames);
+        Ok(())
+    })
 }
 
 pub(crate) fn get_head(g: &Global, root: &Path, args: &GetHeadArgs, out: &mut Out) -> Result<()> {
-    let store = open_current_or_warn(g, root)?;
-    let rec = resolve(&store, root, &args.node)?;
-    let Some(head) = store.head(&rec.node_id, &args.frame_type)? else {
-        bail!(
-            "no frame of type {:?} on {:?}",
-            args.frame_type,
-            display_path(&rec.path)
-        );
-    };
-    let text = output::frame_text(&head, out.verbose);
-    out.value(frame_json(&head), text);
-    Ok(())
+    read_or_warn(g, root, |store| {
+        let rec = resolve(store, root, &args.node)?;
+        let Some(head) = store.head(&rec.node_id, &args.frame_type)? else {
+            bail!(
+                "no frame of type {:?} on {:?}",
+                args.frame_type,
+                display_path(&rec.path)
+            );
+        };
+        let text = output::frame_text(&head, out.verbose);
+        out.value(frame_json(&head), text);
+        Ok(())
+    })
 }
 
 pub(crate) fn list_nodes(
@@ -229,12 +232,13 @@ pub(crate) fn list_nodes(
     args: &ListNodesArgs,
     out: &mut Out,
 ) -> Result<()> {
-    let store = open_current_or_warn(g, root)?;
     let path = match &args.path {
         Some(p) => workspace_path(root, p)?,
         None => String::new(),
     };
-    let nodes = store.list_nodes(&path, args.recursive)?;
-    output::tree_nodes(out, &nodes);
-    Ok(())
+    read_or_warn(g, root, |store| {
+        let nodes = store.list_nodes(&path, args.recursive)?;
+        output::tree_nodes(out, &nodes);
+        Ok(())
+    })
 }

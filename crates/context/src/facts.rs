@@ -133,32 +133,6 @@ impl TreeFacts {
         TreeFacts::build(store, true, Part::None)
     }
 
-    /// `work`'s answer for the tree as it is on disk now, on its listing
-    /// ([`TreeFacts::listing`]). The rescan that makes sure of that runs beside a first try
-    /// on the last scan's tree; that answer stands when the rescan found nothing changed
-    /// (the usual case, so a read costs about what the rescan costs), else `work` runs again
-    /// on the new tree.
-    pub fn on_current_tree<T: Send>(
-        store: &Store,
-        work: impl Fn(&TreeFacts) -> Result<T> + Sync,
-    ) -> Result<T> {
-        let (scanned, first) = std::thread::scope(|s| {
-            let scan = s.spawn(|| store.scan(&merkle_store::ScanOptions::default()));
-            // An error here may be the tree changing under it: the try after the rescan says.
-            let first = TreeFacts::listing(store)
-                .and_then(|facts| Ok((facts.root, work(&facts)?)))
-                .ok();
-            (crate::joined(scan), first)
-        });
-        scanned?;
-        if let Some((Some(root), answer)) = first
-            && store.root()? == Some(root)
-        {
-            return Ok(answer);
-        }
-        work(&TreeFacts::listing(store)?)
-    }
-
     /// Whether each file's facts are empty until asked for ([`TreeFacts::listing`]).
     pub fn is_listing(&self) -> bool {
         self.part == Part::None

@@ -9,9 +9,8 @@
 //! (`Store::read_content`, which checks it against the node's content hash). Beyond the store's
 //! API it touches its own files in the store folder and `.merkle/`: the full-text index
 //! ([`index_dir`], through `retrieve`), the git-history cache (`search/history.rs`), the named
-//! views ([`ViewsFile`], `.merkle/views.yaml`), the remotes file (read to count unpushed frames),
-//! and the Unix socket and cookie files by which a running `merkle watch` vouches for the tree
-//! ([`ops::watched`]). It runs one program, git, read-only and never reaching a remote:
+//! views ([`ViewsFile`], `.merkle/views.yaml`) and the remotes file (read to count unpushed
+//! frames); file watching is merkle-watch's, above it, through [`ops::Watcher`]. It runs one program, git, read-only and never reaching a remote:
 //! `ops/report.rs` (`git ls-tree`, `git cat-file --batch`: a revision's tree hashed with
 //! merkle-store's NodeID functions) and `search/history.rs` (`git rev-parse`, `git log`,
 //! `git merge-base`). Without git, `report --since` a git revision is an error, and a search
@@ -31,7 +30,8 @@
 //!   `put_frame`, `status`, `report`, ...; `ops/find.rs`: a search's `type` checked, and
 //!   `related_in` with its errors), and [`ops::Workspace`] (`ops/workspace.rs`), the one way to
 //!   open a workspace's store (a writer waits up to 2 s for another process's) and the freshness
-//!   rule of reads: `current` and `on_current_tree` (ARCHITECTURE.md, "Freshness").
+//!   rule of every read (`ops/fresh.rs`: `read`, `read_facts`, `write`; ARCHITECTURE.md,
+//!   "Freshness").
 //! - [`select_messages`] (`window.rs`): the conversation window, a pure function over token
 //!   estimates that never splits a tool call from its result; agent-loop describes its messages
 //!   through a small trait ([`Estimator`]), so context does not depend on llm-core.

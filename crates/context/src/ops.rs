@@ -22,19 +22,21 @@ use crate::synthesis::{
 use crate::view::NodeContext;
 
 mod find;
+mod fresh;
+mod handles;
 mod remotes;
 mod report;
-pub mod watched;
 mod workspace;
 
 pub use find::{
     BUNDLE_BUDGET, BUNDLE_FILES, Found, SEARCH_LIMIT, Search, TaskBundle, bundle_in, display_path,
     file_related, not_a_file, related_in, search_filter, search_in,
 };
+pub use fresh::{Settled, Snapshot, Watcher};
 pub use remotes::Unpushed;
 use remotes::unpushed;
 pub use report::{AddedFrame, Report, Since, report};
-pub use workspace::{Current, STORE_IN_USE_WAIT, Workspace};
+pub use workspace::{STORE_IN_USE_WAIT, Workspace};
 
 /// The synthesis policies by name.
 pub const POLICIES: [&str; 4] = ["concat", "summary", "filter", "map"];

@@ -30,12 +30,8 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The file watcher could not start, or watch a folder.
-    #[error("{what}")]
-    Watcher {
-        what: String,
-        #[source]
-        source: notify::Error,
-    },
+    #[error(transparent)]
+    Watch(#[from] watch::Error),
     /// The MCP session on stdio could not start.
     #[error("{what}")]
     Session {

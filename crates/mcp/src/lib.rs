@@ -12,9 +12,9 @@
 //! (`context::ops::Workspace`).
 //!
 //! - `server.rs` and `server/tools.rs`: the handler, its tools and resources.
-//! - `store.rs`: how requests reach the store (reads share a read-only handle while any is in
-//!   flight, a write takes the store alone, a file watcher and an event barrier say what to
-//!   rescan first, and searches keep the tree's listing and index per root).
+//! - `store.rs`: how requests reach the store: context's `Workspace` (shared handles, the
+//!   freshness rule, the tree's listing and index kept per root), watched by merkle-watch's
+//!   `Live` watcher, whose event barrier says what to rescan first.
 //! - `streamable_http.rs`: the same handler over Streamable HTTP (rmcp's tower service on hyper's
 //!   HTTP/1.1) behind a gate for tokens, scopes and agents' roles: the bearer token, the RFC 9728
 //!   metadata, and a 403 for a call the token's scopes do not allow, with a JSON-RPC body naming
@@ -26,7 +26,6 @@
 //!   the audit log) is a tool error saying why.
 //! - `budget.rs`: every tool's answer within its `max_tokens`, cut at whole items or lines, with a
 //!   cursor.
-//! - [`events`]: which file events may change the tree, shared with `merkle watch`.
 //!
 //! # Invariants
 //!
@@ -40,7 +39,6 @@
 mod budget;
 mod config;
 mod error;
-pub mod events;
 mod oauth;
 mod serve;
 mod server;

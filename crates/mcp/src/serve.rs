@@ -9,7 +9,7 @@ use rmcp::ServiceExt;
 use crate::config::{HttpConfig, ServeConfig};
 use crate::error::{Error, Result};
 use crate::server::{MerkleMcp, Shared};
-use crate::store::{Access, NoStore};
+use crate::store::{or_missing, watched};
 use crate::streamable_http::{self, Roles, Writes};
 
 /// A server ready to serve: its configuration checked, its store access (and file watcher)
@@ -39,12 +39,10 @@ impl Server {
     /// without authentication and without [`HttpConfig::insecure_no_auth`], is
     /// [`Error::Unauthenticated`].
     pub fn new(config: ServeConfig) -> Result<Server> {
-        let access = Access::new(config.workspace, config.quiet);
-        let shared = Arc::new(Shared::new(access, config.agent.clone()));
+        let workspace = watched(config.workspace, config.quiet);
+        let shared = Arc::new(Shared::new(workspace, config.agent.clone()));
         let handler = MerkleMcp::new(Arc::clone(&shared));
-        let roles = shared
-            .access()
-            .read(NoStore::Answer(Roles::default()), roles_in)?;
+        let roles = roles_of(&shared)?;
         if let Some(agent) = &config.agent
             && !roles.contains_key(agent)
             && !config.quiet
@@ -59,11 +57,8 @@ impl Server {
             None => None,
             Some(http) => {
                 let reload = Arc::clone(&shared);
-                let reload_roles: streamable_http::ReloadRoles = Arc::new(move || {
-                    reload
-                        .access()
-                        .read(NoStore::Answer(Roles::default()), roles_in)
-                });
+                let reload_roles: streamable_http::ReloadRoles =
+                    Arc::new(move || roles_of(&reload));
                 for (token, t) in http.tokens.iter().enumerate() {
                     if let Some(agent) = &t.agent
                         && !roles.contains_key(agent)
@@ -124,11 +119,14 @@ impl Server {
     }
 }
 
-/// Every registered agent's role (none before the first scan: [`NoStore::Answer`]).
-fn roles_in(store: &Store) -> Result<Roles> {
-    Ok(store
-        .agents()?
-        .into_iter()
-        .map(|a| (a.id, a.role))
-        .collect())
+/// Every registered agent's role (none before the first scan).
+fn roles_of(shared: &Shared) -> Result<Roles> {
+    let read = shared.workspace().read_stored(|store: &Store| {
+        Ok(store
+            .agents()?
+            .into_iter()
+            .map(|a| (a.id, a.role))
+            .collect())
+    });
+    or_missing(read, Some(Roles::default()))
 }

@@ -36,9 +36,9 @@ use serde_json::{Value, json};
 
 use crate::budget;
 use crate::error::{Error, Result};
-use crate::store::{Access, NoStore};
+use crate::store::or_missing;
 use crate::writes::{AGENT_HEADER, Refused, no_agent, role_needed};
-use context::ops::{display_path, frame_json, node_json};
+use context::ops::{Snapshot, Workspace, display_path, frame_json, node_json};
 
 mod tools;
 
@@ -70,7 +70,7 @@ fn path_after(cursor: &str) -> Option<String> {
 pub(crate) struct Shared {
     agent: Option<String>,
     /// The store as requests reach it, fresh.
-    access: Access,
+    workspace: Workspace,
     /// Taken by a search (or task context, or related) while it runs: they are many times the
     /// work of a read of one node, and left to run all at once they would take every core
     /// from the reads.
@@ -79,10 +79,10 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// What the requests of a server writing as `agent` (if any) share.
-    pub(crate) fn new(access: Access, agent: Option<String>) -> Shared {
+    pub(crate) fn new(workspace: Workspace, agent: Option<String>) -> Shared {
         Shared {
             agent,
-            access,
+            workspace,
             heavy: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
             ),
@@ -90,8 +90,8 @@ impl Shared {
     }
 
     /// The store as requests reach it.
-    pub(crate) fn access(&self) -> &Access {
-        &self.access
+    pub(crate) fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 }
 
@@ -114,8 +114,6 @@ enum Fresh {
     AsStored,
     /// A rescan of what changed first.
     Tree,
-    /// That, and the search caches in step; one of the heavy reads (see [`Shared::heavy`]).
-    Search,
 }
 
 impl MerkleMcp {
@@ -139,24 +137,34 @@ impl MerkleMcp {
         missing: Option<T>,
         f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
     ) -> Result<T, String> {
-        let _turn = match fresh {
-            Fresh::Search => Some(
-                self.shared
-                    .heavy
-                    .acquire()
-                    .await
-                    .map_err(|e| format!("the request failed: {e}"))?,
-            ),
-            _ => None,
-        };
         self.blocking(move |shared| {
-            match fresh {
-                Fresh::AsStored => {}
-                Fresh::Tree => shared.access.fresh()?,
-                Fresh::Search => shared.access.fresh_for_search()?,
-            }
-            let no_store = missing.map_or(NoStore::Fail, NoStore::Answer);
-            shared.access.read(no_store, |store| f(store, shared))
+            let ws = &shared.workspace;
+            let read = match fresh {
+                Fresh::AsStored => ws.read_stored(|store| f(store, shared)),
+                Fresh::Tree => ws.read(|store, _| f(store, shared)),
+            };
+            or_missing(read, missing)
+        })
+        .await
+    }
+
+    /// A heavy read tool's answer: `f` on the tree as the files are, with its listing and
+    /// search index ([`Workspace::read_facts`]; `f` may run twice), one heavy read at a time
+    /// per two cores (see [`Shared::heavy`]).
+    async fn answer_facts(
+        &self,
+        f: impl Fn(&Store, &Snapshot) -> Result<Value> + Send + Sync + 'static,
+    ) -> Result<Answered, String> {
+        let _turn = self
+            .shared
+            .heavy
+            .acquire()
+            .await
+            .map_err(|e| format!("the request failed: {e}"))?;
+        self.blocking(move |shared| {
+            shared.workspace.read_facts(|store, tree, stale| {
+                Ok(Answered::of(store, &f(store, tree)?)?.stale(stale))
+            })
         })
         .await
     }
@@ -167,8 +175,13 @@ impl MerkleMcp {
         fresh: Fresh,
         f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
     ) -> Result<Answered, String> {
-        self.read(fresh, None, move |store, shared| {
-            Answered::of(store, &f(store, shared)?)
+        self.blocking(move |shared| {
+            let ws = &shared.workspace;
+            match fresh {
+                Fresh::AsStored => ws.read_stored(|store| Answered::of(store, &f(store, shared)?)),
+                Fresh::Tree => ws
+                    .read(|store, stale| Ok(Answered::of(store, &f(store, shared)?)?.stale(stale))),
+            }
         })
         .await
     }
@@ -180,21 +193,21 @@ impl MerkleMcp {
         f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
     ) -> Result<Answered, String> {
         self.blocking(move |shared| {
-            shared.access.fresh()?;
-            shared.access.write(|| {
-                let store = shared.access.workspace().writer()?;
-                Answered::of(&store, &f(&store, shared)?)
-            })
+            shared
+                .workspace
+                .write(|store| Answered::of(store, &f(store, shared)?))
         })
         .await
     }
 }
 
 /// A tool's answer: its text, and the root hash of the tree it answered for (none before the
-/// first scan), which the result's `_meta` carries as `merkle/root`.
+/// first scan), which the result's `_meta` carries as `merkle/root`, with `merkle/stale: true`
+/// where files had changed while another process held the store for writing.
 struct Answered {
     text: String,
     root: Option<String>,
+    stale: bool,
 }
 
 impl Answered {
@@ -203,7 +216,12 @@ impl Answered {
             text: serde_json::to_string_pretty(json)
                 .expect("a serde_json::Value always serializes"),
             root: store.root()?.map(|r| r.to_hex()),
+            stale: false,
         })
+    }
+
+    fn stale(self, stale: bool) -> Answered {
+        Answered { stale, ..self }
     }
 }
 
@@ -330,16 +348,19 @@ impl ServerHandler for MerkleMcp {
                 ));
             }
         };
-        let answer = answer
-            .and_then(|a| budget::fit(&a.text, max_tokens, cursor).map(|fitted| (fitted, a.root)));
+        let answer =
+            answer.and_then(|a| budget::fit(&a.text, max_tokens, cursor).map(|fitted| (fitted, a)));
         Ok(match answer {
-            Ok(((text, note), root)) => {
+            Ok(((text, note), Answered { root, stale, .. })) => {
                 let mut blocks = vec![ContentBlock::text(text)];
                 blocks.extend(note.map(ContentBlock::text));
                 let mut result = CallToolResult::success(blocks);
                 if let Some(root) = root {
                     let mut meta = rmcp::model::MetaObject::new();
                     meta.0.insert("merkle/root".to_owned(), Value::String(root));
+                    if stale {
+                        meta.0.insert("merkle/stale".to_owned(), Value::Bool(true));
+                    }
                     result.meta = Some(meta);
                 }
                 result

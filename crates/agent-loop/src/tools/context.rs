@@ -7,16 +7,18 @@
 //! `search`, which greps file text.
 //!
 //! They act on the workspace's store as the run's agent, so merkle-store's role checks apply:
-//! a reader cannot put, only an agent with the synthesis role synthesizes. Each call first
-//! rescans the workspace (incremental: only changed files are hashed), because the file tools
-//! may have changed the tree since the last call and a frame must attach to the node as it is
-//! now, not as it was when the run began.
+//! a reader cannot put, only an agent with the synthesis role synthesizes. Each call goes
+//! through the workspace's freshness rule (`context::ops::Workspace`, holding the run's
+//! store), which rescans first (incremental: only changed files are hashed), because the file
+//! tools may have changed the tree since the last call and a frame must attach to the node as
+//! it is now, not as it was when the run began.
 
 use std::sync::Arc;
 
+use context::ops::Workspace;
 use context::views_file::ViewRequest;
 use context::{ContextView, get_node};
-use merkle_store::{NewFrame, NodeRecord, ScanOptions, Store};
+use merkle_store::{NewFrame, NodeRecord, OpenOptions, Store};
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
@@ -24,10 +26,11 @@ use crate::tools::ToolDefinition;
 use crate::tools::builtin::{optional_str, str_field};
 
 /// `get_node`, `put_frame`, `synthesize`, `search_symbols`, `task_context`, `related_files`
-/// and `refs` on `store`,
-/// acting as `agent`.
+/// and `refs` on `store` (held for the run), acting as `agent`.
 pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
-    let s = Arc::clone(store);
+    let workspace =
+        &Workspace::new(store.workspace(), OpenOptions::default()).holding(Arc::clone(store));
+    let s = workspace.clone();
     let get = ToolDefinition::new(
         "get_node",
         "Read the context frames of a workspace node (file or directory): its record and the \
@@ -48,10 +51,10 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
             "required": ["path"],
             "additionalProperties": false,
         }),
-        move |input| get_node_tool(&s, input),
+        move |input| s.read(|store, stale| get_node_tool(store, stale, input)),
     );
 
-    let (s, who) = (Arc::clone(store), agent.to_owned());
+    let (s, who) = (workspace.clone(), agent.to_owned());
     let put = ToolDefinition::new(
         "put_frame",
         "Attach a context frame (notes, a summary, a decision) to a workspace node. Frames are \
@@ -68,17 +71,20 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
             "additionalProperties": false,
         }),
         move |input| {
-            let node = current_node(&s, str_field(input, "put_frame", "path")?)?;
-            let frame_type = str_field(input, "put_frame", "type")?;
-            let content = str_field(input, "put_frame", "content")?;
-            let frame = NewFrame::new(node.node_id, frame_type, &who, content.as_bytes().to_vec());
-            let put =
-                context::ops::put_frame(&s, &node, frame).map_err(|e| handler("put_frame", e))?;
-            Ok(pretty(&put.json()))
+            s.write(|store| {
+                let node = resolved(store, str_field(input, "put_frame", "path")?)?;
+                let frame_type = str_field(input, "put_frame", "type")?;
+                let content = str_field(input, "put_frame", "content")?;
+                let frame =
+                    NewFrame::new(node.node_id, frame_type, &who, content.as_bytes().to_vec());
+                let put = context::ops::put_frame(store, &node, frame)
+                    .map_err(|e| handler("put_frame", e))?;
+                Ok(pretty(&put.json()))
+            })
         },
     );
 
-    let (s, who) = (Arc::clone(store), agent.to_owned());
+    let (s, who) = (workspace.clone(), agent.to_owned());
     let synth = ToolDefinition::new(
         "synthesize",
         "Synthesize a directory's frame of a type from its children's head frames of that type \
@@ -96,38 +102,40 @@ pub fn context_tools(store: &Arc<Store>, agent: &str) -> Vec<ToolDefinition> {
             "additionalProperties": false,
         }),
         move |input| {
-            let dir = current_node(&s, str_field(input, "synthesize", "path")?)?;
-            let written = context::ops::synthesize_dir(
-                &s,
-                &dir,
-                &context::ops::Synthesize {
-                    frame_type: str_field(input, "synthesize", "type")?,
-                    agent: &who,
-                    policy: "concat",
-                    contains: None,
-                    recursive: input.get("recursive").and_then(Value::as_bool) == Some(true),
-                },
-            )
-            .map_err(|e| handler("synthesize", e))?;
             let recursive = input.get("recursive").and_then(Value::as_bool) == Some(true);
-            Ok(pretty(&context::ops::synthesized_json(&written, recursive)))
+            s.write(|store| {
+                let dir = resolved(store, str_field(input, "synthesize", "path")?)?;
+                let written = context::ops::synthesize_dir(
+                    store,
+                    &dir,
+                    &context::ops::Synthesize {
+                        frame_type: str_field(input, "synthesize", "type")?,
+                        agent: &who,
+                        policy: "concat",
+                        contains: None,
+                        recursive,
+                    },
+                )
+                .map_err(|e| handler("synthesize", e))?;
+                Ok(pretty(&context::ops::synthesized_json(&written, recursive)))
+            })
         },
     );
     vec![
         get,
         put,
         synth,
-        search_symbols_tool(store),
-        task_context_tool(store),
-        related_files_tool(store),
-        refs_tool(store),
+        search_symbols_tool(workspace),
+        task_context_tool(workspace),
+        related_files_tool(workspace),
+        refs_tool(workspace),
     ]
 }
 
 /// `task_context`: a task's context within a token budget, as `merkle context` prints it
 /// (Markdown: the files found for the task and the source of their matched definitions).
-fn task_context_tool(store: &Arc<Store>) -> ToolDefinition {
-    let s = Arc::clone(store);
+fn task_context_tool(workspace: &Workspace) -> ToolDefinition {
+    let s = workspace.clone();
     ToolDefinition::new(
         "task_context",
         "Gather the code a task needs, within a token budget: the definitions ranked for the \
@@ -159,8 +167,8 @@ fn task_context_tool(store: &Arc<Store>) -> ToolDefinition {
                 files: number("files"),
             };
             let budget = asked.request().map_err(|e| handler(TOOL, e))?.budget;
-            let bundle = on_current_tree(&s, TOOL, |facts| {
-                context::ops::bundle_in(&s, facts, None, &asked)
+            let bundle = on_current_tree(&s, TOOL, |store, tree| {
+                context::ops::bundle_in(store, tree, &asked)
             })?;
             if bundle.files.is_empty() && bundle.omitted.is_empty() {
                 return Ok("no file matches the task".to_owned());
@@ -171,8 +179,8 @@ fn task_context_tool(store: &Arc<Store>) -> ToolDefinition {
 }
 
 /// `search_symbols`: files ranked for a query, as `merkle --json search` answers it.
-fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
-    let s = Arc::clone(store);
+fn search_symbols_tool(workspace: &Workspace) -> ToolDefinition {
+    let s = workspace.clone();
     ToolDefinition::new(
         "search_symbols",
         "Find the files a query is about (a symbol name, a question, an issue's text, a \
@@ -207,8 +215,8 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
                 functions: input.get("functions").and_then(Value::as_bool) == Some(true),
             };
             search.request().map_err(|e| handler(TOOL, e))?;
-            let found = on_current_tree(&s, TOOL, |facts| {
-                context::ops::search_in(&s, facts, None, &search)
+            let found = on_current_tree(&s, TOOL, |store, tree| {
+                context::ops::search_in(store, tree, &search)
             })?;
             Ok(pretty(&found.json()))
         },
@@ -216,8 +224,8 @@ fn search_symbols_tool(store: &Arc<Store>) -> ToolDefinition {
 }
 
 /// `related_files`: a file's imports and importers, as `merkle --json related` answers it.
-fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
-    let s = Arc::clone(store);
+fn related_files_tool(workspace: &Workspace) -> ToolDefinition {
+    let s = workspace.clone();
     ToolDefinition::new(
         "related_files",
         "A file's imports and the files that import it, resolved in the workspace. Answers \
@@ -231,8 +239,9 @@ fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
         move |input| {
             const TOOL: &str = "related_files";
             let path = merkle_store::normalize_path(str_field(input, TOOL, "path")?);
-            let related =
-                on_current_tree(&s, TOOL, |facts| context::ops::related_in(&s, facts, &path))?;
+            let related = on_current_tree(&s, TOOL, |store, tree| {
+                context::ops::related_in(store, &tree.facts, &path)
+            })?;
             let json: Vec<Value> = related.iter().map(context::Related::json).collect();
             Ok(pretty(&Value::Array(json)))
         },
@@ -240,8 +249,8 @@ fn related_files_tool(store: &Arc<Store>) -> ToolDefinition {
 }
 
 /// `refs`: a definition's callers and callees, as `merkle --json refs` answers it.
-fn refs_tool(store: &Arc<Store>) -> ToolDefinition {
-    let s = Arc::clone(store);
+fn refs_tool(workspace: &Workspace) -> ToolDefinition {
+    let s = workspace.clone();
     ToolDefinition::new(
         "refs",
         "Where a definition is, the definitions that call or name it (callers) and those it \
@@ -259,24 +268,28 @@ fn refs_tool(store: &Arc<Store>) -> ToolDefinition {
         move |input| {
             const TOOL: &str = "refs";
             let target = str_field(input, TOOL, "target")?.trim().to_owned();
-            let found = on_current_tree(&s, TOOL, |facts| context::refs::refs(&s, facts, &target))?;
+            let found = on_current_tree(&s, TOOL, |store, tree| {
+                context::refs::refs_in(store, &tree.facts, &*tree.index(store)?, &target)
+            })?;
             Ok(pretty(&found.json()))
         },
     )
 }
 
 /// `work`'s answer for the tree as it is on disk, as the CLI's search, context and related
-/// answer ([`context::TreeFacts::on_current_tree`]); its error names `tool`.
+/// answer ([`Workspace::read_facts`]); its error names `tool`.
 fn on_current_tree<T: Send>(
-    store: &Store,
+    workspace: &Workspace,
     tool: &str,
-    work: impl Fn(&context::TreeFacts) -> context::Result<T> + Sync,
+    work: impl Fn(&Store, &context::ops::Snapshot) -> context::Result<T> + Sync,
 ) -> Result<T> {
-    context::TreeFacts::on_current_tree(store, work).map_err(|e| handler(tool, e))
+    workspace
+        .read_facts(|store, tree, _| work(store, tree))
+        .map_err(|e| handler(tool, e))
 }
 
-fn get_node_tool(store: &Store, input: &Value) -> Result<String> {
-    let node = current_node(store, str_field(input, "get_node", "path")?)?;
+fn get_node_tool(store: &Store, stale: bool, input: &Value) -> Result<String> {
+    let node = resolved(store, str_field(input, "get_node", "path")?)?;
     // The request every front end makes: a named view (else `default`, else the head
     // frames), then fields over it.
     let request = ViewRequest {
@@ -300,7 +313,7 @@ fn get_node_tool(store: &Store, input: &Value) -> Result<String> {
     Ok(pretty(&context::ops::read_from(
         context::ops::node_context_json(&composed),
         root,
-        false,
+        stale,
     )))
 }
 
@@ -310,11 +323,9 @@ fn pretty(json: &Value) -> String {
 }
 
 /// The node `spec` names (a workspace path or a NodeID prefix, as for every front end:
-/// [`Store::resolve`]) after an incremental rescan, so that edits made by other tools are seen.
-fn current_node(store: &Store, spec: &str) -> Result<NodeRecord> {
-    store
-        .scan(&ScanOptions::default())
-        .map_err(|e| handler("scan", e))?;
+/// [`Store::resolve`]), on a store the freshness rule has rescanned, so that edits made by
+/// other tools are seen.
+fn resolved(store: &Store, spec: &str) -> Result<NodeRecord> {
     store.resolve(spec).map_err(|e| match e {
         merkle_store::Error::NoSuchPath { path } => Error::NoSuchPath { path },
         e => handler("get_node", e),

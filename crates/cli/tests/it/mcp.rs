@@ -729,6 +729,34 @@ fn every_result_names_the_root_it_answered_for() {
     let after = ws.json(&["status"])["root"].clone();
     assert_ne!(after, root);
     assert_eq!(answer["result"]["_meta"]["merkle/root"], after, "{answer}");
+    assert_eq!(answer["result"]["_meta"]["merkle/stale"], Value::Null);
+
+    // Another process holds the store for writing while a file changes: the answer is not
+    // waited for, it is the last scan's and says so; once the writer lets go, it is fresh.
+    let writer = merkle_store::Store::open(&ws.root, &merkle_store::OpenOptions::default())
+        .expect("a writer");
+    ws.write("src/newer.rs", "pub fn newer() {}\n");
+    let get = |server: &mut Server| {
+        server.request(
+            "tools/call",
+            json!({"name": "get_node", "arguments": {"path": "src"}}),
+        )
+    };
+    let held = get(&mut server);
+    assert_eq!(
+        held["result"]["_meta"]["merkle/stale"],
+        json!(true),
+        "{held}"
+    );
+    assert_eq!(held["result"]["_meta"]["merkle/root"], after, "{held}");
+    drop(writer);
+    let free = get(&mut server);
+    assert_eq!(
+        free["result"]["_meta"]["merkle/stale"],
+        Value::Null,
+        "{free}"
+    );
+    assert_ne!(free["result"]["_meta"]["merkle/root"], after, "{free}");
 }
 
 #[test]

@@ -261,7 +261,7 @@ fn vouched_until(ws: &Workspace, want: Option<&str>) -> Option<String> {
     let store = ws.root.join(".merkle");
     let deadline = std::time::Instant::now() + LINE_DEADLINE;
     loop {
-        let got = context::ops::watched::vouched_root(&store).map(|r| r.to_hex());
+        let got = watch::vouch::vouched_root(&store).map(|r| r.to_hex());
         if got.as_deref() == want || std::time::Instant::now() > deadline {
             return got;
         }
@@ -281,10 +281,7 @@ fn reads_skip_their_walk_while_watch_vouches_and_never_miss_an_edit() {
     // An edit made just before the question: the watch has not rescanned it, and its cookie
     // comes back through the file watcher after the edit's events, so it cannot vouch.
     ws.write("src/util/x.rs", "ccc\n");
-    assert_eq!(
-        context::ops::watched::vouched_root(&ws.root.join(".merkle")),
-        None
-    );
+    assert_eq!(watch::vouch::vouched_root(&ws.root.join(".merkle")), None);
     // A search right away walks the tree itself and finds the edit.
     let hits = ws.json(&["search", "ccc"]);
     assert_eq!(hits[0]["path"], json!("src/util/x.rs"), "{hits}");
@@ -311,8 +308,5 @@ fn reads_skip_their_walk_while_watch_vouches_and_never_miss_an_edit() {
     let exit = watch.child.wait().expect("waiting for watch");
     assert_eq!(exit.code(), Some(0), "stderr:\n{}", watch.stderr());
     assert!(!ws.root.join(".merkle").join("watch.sock").exists());
-    assert_eq!(
-        context::ops::watched::vouched_root(&ws.root.join(".merkle")),
-        None
-    );
+    assert_eq!(watch::vouch::vouched_root(&ws.root.join(".merkle")), None);
 }

@@ -2,16 +2,14 @@
 //! MCP server, the agent's tools): the defaults, the checks with the errors they answer, and
 //! one answer each, so that a front end only parses, calls and renders.
 use merkle_store::{NodeKind, Store};
-use retrieve::TextIndex;
 use serde_json::Value;
 
 use crate::bundle::{Bundle, BundleRequest};
 use crate::error::{Error, Result};
 use crate::facts::TreeFacts;
 use crate::graph::{Graph, Related};
-use crate::search::{
-    Filter, FunctionHit, Hit, MAX_SYMBOLS, Ranking, SearchRequest, index_dir, sync_index,
-};
+use crate::ops::Snapshot;
+use crate::search::{Filter, FunctionHit, Hit, MAX_SYMBOLS, Ranking, SearchRequest};
 
 /// How many files a search lists unless asked for another number.
 pub const SEARCH_LIMIT: usize = 20;
@@ -74,23 +72,10 @@ impl Found {
     }
 }
 
-/// `search` over the tree `facts` describes, with `index` in step with it, else the index
-/// beside the store brought in step first; the request checked ([`Search::request`]).
-pub fn search_in(
-    store: &Store,
-    facts: &TreeFacts,
-    index: Option<&TextIndex>,
-    search: &Search<'_>,
-) -> Result<Found> {
+/// `search` over `tree`, with its search index; the request checked ([`Search::request`]).
+pub fn search_in(store: &Store, tree: &Snapshot, search: &Search<'_>) -> Result<Found> {
     let req = search.request()?;
-    let synced;
-    let index = match index {
-        Some(index) => index,
-        None => {
-            synced = sync_index(store, facts, &index_dir(store))?.0;
-            &synced
-        }
-    };
+    let (facts, index) = (&tree.facts, &*tree.index(store)?);
     Ok(if search.functions {
         Found::Functions(crate::search::search_functions(store, facts, index, &req)?)
     } else {
@@ -130,20 +115,11 @@ impl<'a> TaskBundle<'a> {
     }
 }
 
-/// The bundle of `bundle`'s task over the tree `facts` describes, with `index` in step with
-/// it, else the index beside the store brought in step first; the request checked
+/// The bundle of `bundle`'s task over `tree`, with its search index; the request checked
 /// ([`TaskBundle::request`]).
-pub fn bundle_in(
-    store: &Store,
-    facts: &TreeFacts,
-    index: Option<&TextIndex>,
-    bundle: &TaskBundle<'_>,
-) -> Result<Bundle> {
+pub fn bundle_in(store: &Store, tree: &Snapshot, bundle: &TaskBundle<'_>) -> Result<Bundle> {
     let req = bundle.request()?;
-    match index {
-        Some(index) => crate::bundle::bundle_in(store, facts, index, &req),
-        None => crate::bundle::bundle(store, facts, &req),
-    }
+    crate::bundle::bundle_in(store, &tree.facts, &*tree.index(store)?, &req)
 }
 
 /// A search's `type`, checked: a kind of definition or a language ([`Filter::parse`]).

@@ -1,20 +1,20 @@
-//! A workspace's store as every front end opens it, and the freshness rule of its reads.
+//! A workspace's store as every front end opens it.
 //!
 //! One [`Workspace`] (the root and where its store is) opens the store the same way for the
-//! CLI, the MCP server and whoever else reads it: a writer waits a little for a store that
-//! another process holds ([`STORE_IN_USE_WAIT`]: `merkle watch` holds it only for a rescan),
-//! and a read that must answer for the files as they are on disk plans its rescan on a
-//! read-only handle first, since with redb a writable open and close are durable commits of
-//! their own: a read that finds nothing changed (the usual case) costs what `merkle status`
-//! costs and writes nothing.
+//! CLI, the MCP server and the agent: a writer waits a little for a store that another process
+//! holds ([`STORE_IN_USE_WAIT`]: `merkle watch` holds it only for a rescan); the reads and
+//! writes of one process share its handles (`ops/handles.rs`); and every read answers for the
+//! files as they are on disk, by the one rule of `ops/fresh.rs` ([`Workspace::read`],
+//! [`Workspace::read_facts`], [`Workspace::write`]).
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use merkle_store::{OpenOptions, ScanOptions, ScanReport, Store};
 
+use super::fresh::{Snapshot, Watcher};
+use super::handles::Handles;
 use crate::error::Result;
-use crate::facts::TreeFacts;
-use crate::graph::Graph;
 
 /// How long a writer waits for a store that another process holds before giving up with the
 /// store's "in use" error.
@@ -23,24 +23,42 @@ pub const STORE_IN_USE_WAIT: Duration = Duration::from_secs(2);
 /// How often a waiting writer tries again.
 const RETRY_EVERY: Duration = Duration::from_millis(25);
 
-/// A workspace and its store, as the front ends open it.
-#[derive(Clone, Debug)]
+/// A workspace and its store, as the front ends open it. Its clones share its handles, its
+/// watcher and its kept [`Snapshot`].
+#[derive(Clone)]
 pub struct Workspace {
     /// The workspace root.
     pub root: PathBuf,
     /// Where the store is and which engine (`store_dir`, `engine`); each way of opening sets
     /// `read_only` and `existing` itself.
     pub options: OpenOptions,
+    pub(super) shared: Arc<Shared>,
 }
 
-/// A store opened to answer for the files as they are on disk ([`Workspace::current`]).
-#[derive(Debug)]
-pub struct Current {
-    /// A read-only handle.
-    pub store: Store,
-    /// The files changed since the last scan, and another process held the store for
-    /// writing: the store answers for the last scan's tree.
-    pub stale: bool,
+/// What the clones of a workspace share.
+#[derive(Default)]
+pub(super) struct Shared {
+    /// What a file watcher knows of the disk, where one runs.
+    pub(super) watcher: Option<Arc<dyn Watcher>>,
+    /// A store this process holds open for writing for its whole run (an agent's): every
+    /// read and write goes through it.
+    pub(super) held: Option<Arc<Store>>,
+    pub(super) handles: Handles,
+    /// The listing and search index of the last tree read.
+    pub(super) snapshot: Mutex<Option<Arc<Snapshot>>>,
+    /// Held while the search index is brought in step: one writer of it in this process.
+    pub(super) indexing: Arc<Mutex<()>>,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.root)
+            .field("options", &self.options)
+            .field("watched", &self.shared.watcher.is_some())
+            .field("held", &self.shared.held.is_some())
+            .finish()
+    }
 }
 
 impl Workspace {
@@ -49,6 +67,35 @@ impl Workspace {
         Workspace {
             root: root.into(),
             options,
+            shared: Arc::default(),
+        }
+    }
+
+    /// This workspace with `watcher` telling its reads what changed on disk (a server's own
+    /// file watcher, or a running `merkle watch`).
+    pub fn watched_by(self, watcher: Arc<dyn Watcher>) -> Workspace {
+        let held = self.shared.held.clone();
+        Workspace {
+            shared: Arc::new(Shared {
+                watcher: Some(watcher),
+                held,
+                ..Shared::default()
+            }),
+            ..self
+        }
+    }
+
+    /// This workspace read and written through `store`, which this process holds open for
+    /// writing (an agent's run): every read rescans through it first.
+    pub fn holding(self, store: Arc<Store>) -> Workspace {
+        let watcher = self.shared.watcher.clone();
+        Workspace {
+            shared: Arc::new(Shared {
+                watcher,
+                held: Some(store),
+                ..Shared::default()
+            }),
+            ..self
         }
     }
 
@@ -77,7 +124,7 @@ impl Workspace {
 
     /// The existing store for writing, opened once and not waited for: for a read that keeps
     /// what it worked out where it can, and where another writer holds the store does not.
-    fn writer_if_free(&self) -> merkle_store::Result<Store> {
+    pub(super) fn writer_if_free(&self) -> merkle_store::Result<Store> {
         Store::open(&self.root, &self.options(false, true))
     }
 
@@ -100,52 +147,6 @@ impl Workspace {
                 opened => return opened,
             }
         }
-    }
-
-    /// The store read-only, answering for the files as they are on disk: where the last scan's
-    /// stats do not vouch for it ([`Store::unchanged_on_disk`]) the rescan is planned
-    /// read-only, and what changed is scanned in through a writer. When another
-    /// process holds the store for writing, that is not waited for: the store is read as its
-    /// last scan left it, and [`Current::stale`] says so where a file changed since. A store
-    /// never scanned is left so (the caller then says how to start).
-    pub fn current(&self) -> merkle_store::Result<Current> {
-        let reader = self.reader()?;
-        // Never scanned (left so), or a running `merkle watch` or the last scan's own stats
-        // vouch for it.
-        let fresh = match reader.root()? {
-            None => true,
-            Some(root) => watch_vouches_for(&reader, root) || stats_vouch_for(&reader, root),
-        };
-        if fresh {
-            return Ok(Current {
-                store: reader,
-                stale: false,
-            });
-        }
-        let opts = ScanOptions::default();
-        let plan = reader.plan_scan(&opts)?;
-        if plan.unchanged().is_some() {
-            return Ok(Current {
-                store: reader,
-                stale: false,
-            });
-        }
-        drop(reader);
-        // Once, not waited for: a writer elsewhere makes this read stale, not slow (and not
-        // stale where the files are the last scan's, only its bookkeeping to be written).
-        let same_tree = plan.same_tree();
-        let stale = match self.writer_if_free() {
-            Ok(writer) => {
-                writer.apply_scan(plan, &opts)?;
-                false
-            }
-            Err(merkle_store::Error::StoreInUse { .. }) => !same_tree,
-            Err(e) => return Err(e),
-        };
-        Ok(Current {
-            store: self.reader()?,
-            stale,
-        })
     }
 
     /// `status` ([`crate::ops::status`]) on a read-only handle. A stale-frame list worked out
@@ -199,79 +200,4 @@ impl Workspace {
         drop(reader);
         Ok(Some(self.writer()?.apply_scan(plan, opts)?))
     }
-
-    /// `work`'s answer for the tree as it is on disk (the store must exist). Where no file
-    /// changed since the last scan (the usual case) and the import graph and the tree's kept
-    /// records ([`Store::tree_kept`]) are kept for that scan, it runs on a read-only handle
-    /// beside a check of the last scan's stats
-    /// ([`Store::unchanged_on_disk`]), or, where a stat differs, before the rescan's plan,
-    /// which writes nothing (or, where the plan has bookkeeping to keep, keeps it through a
-    /// writer opened once, not waited for).
-    /// Otherwise the store is opened for writing and `work` runs through
-    /// [`TreeFacts::on_current_tree`], which rescans and keeps the caches `work` fills (facts,
-    /// the graph). An error of the read-only try is not returned: it may be the tree changing
-    /// under it, and the writable path says.
-    pub fn on_current_tree<T: Send>(
-        &self,
-        work: impl Fn(&Store, &TreeFacts) -> Result<T> + Sync,
-    ) -> Result<T> {
-        if let Ok(reader) = self.reader()
-            && let Some(scanned) = reader.root()?
-            && Graph::kept_for(&reader) == Some(scanned)
-            && reader.tree_kept().unwrap_or(false)
-        {
-            if watch_vouches_for(&reader, scanned)
-                && let Ok(facts) = TreeFacts::listing(&reader)
-                && facts.root == Some(scanned)
-                && let Ok(answer) = work(&reader, &facts)
-            {
-                return Ok(answer);
-            }
-            // First the stats of the last scan's tree checked beside the answer, then, when
-            // they differ (an edit, or a file only touched), the rescan's plan.
-            let (vouched, first) = crate::beside(
-                || stats_vouch_for(&reader, scanned),
-                || {
-                    TreeFacts::listing(&reader)
-                        .and_then(|facts| Ok((facts.root, work(&reader, &facts)?)))
-                        .ok()
-                },
-            );
-            if let Some((Some(listed), answer)) = first
-                && listed == scanned
-            {
-                if vouched {
-                    return Ok(answer);
-                }
-                let plan = reader.plan_scan(&ScanOptions::default())?;
-                if plan.same_tree() {
-                    // The files are the last scan's; a file written in that scan's clock
-                    // tick, found the same, is settled for the next read where no writer is
-                    // held (the reader let go first: an engine may refuse a writer beside it
-                    // in-process).
-                    drop(reader);
-                    if plan.unchanged().is_none()
-                        && let Ok(writer) = self.writer_if_free()
-                    {
-                        let _ = writer.apply_scan(plan, &ScanOptions::default());
-                    }
-                    return Ok(answer);
-                }
-            }
-        }
-        let store = self.existing_writer()?;
-        TreeFacts::on_current_tree(&store, |facts| work(&store, facts))
-    }
-}
-
-/// Whether the last scan's recorded stats still hold for the disk and vouch for the tree at
-/// `root` ([`Store::unchanged_on_disk`]): the walk a read would otherwise plan is spared.
-fn stats_vouch_for(store: &Store, root: merkle_store::NodeId) -> bool {
-    matches!(store.unchanged_on_disk(), Ok(Some(same)) if same == root)
-}
-
-/// Whether a running `merkle watch` vouches that the files on disk are the tree at `root`
-/// ([`crate::ops::watched`]), which spares a read its walk.
-fn watch_vouches_for(store: &Store, root: merkle_store::NodeId) -> bool {
-    crate::ops::watched::vouched_root(store.dir()) == Some(root)
 }

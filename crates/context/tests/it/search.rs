@@ -164,25 +164,6 @@ fn a_listing_answers_as_the_loaded_facts_do_and_the_current_tree_sees_an_unscann
         assert!(!a.is_empty(), "{query:?} finds something");
         assert_eq!(a, b, "{query:?}");
     }
-    // A file written and not scanned: the answer is for the tree on disk.
-    std::fs::write(
-        fx.dir.path().join("src/murmurs.rs"),
-        "pub fn murmur() -> u32 { 7 }\n",
-    )
-    .expect("write");
-    let req = SearchRequest {
-        query: "murmur",
-        limit: 5,
-        filter: None,
-        ranking: Ranking::Fused,
-        symbols: context::search::MAX_SYMBOLS,
-    };
-    let hits = TreeFacts::on_current_tree(&fx.store, |facts| {
-        context::search_tree(&fx.store, facts, &req)
-    })
-    .expect("search");
-    assert_eq!(paths(&hits)[..1], ["src/murmurs.rs"]);
-    assert_eq!(hits[0].symbols[0].name, "murmur");
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! `ops::Workspace`: how every front end opens a workspace's store, and the freshness rule of
 //! its reads, over a real store in a temporary workspace (no fixture store held open, since a
 //! writable handle would keep the workspace's own writers out).
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
-use context::ops::{self, Workspace};
+use context::ops::{self, Settled, Watcher, Workspace};
 use context::{Related, Relation};
 use merkle_store::{OpenOptions, ScanOptions, Store};
 use pretty_assertions::assert_eq;
@@ -36,7 +38,8 @@ fn a_workspace_without_a_store_is_not_given_one_by_a_read() {
         ws.reader(),
         Err(merkle_store::Error::NoStore { .. })
     ));
-    let found = ws.on_current_tree(|_, facts| Ok(facts.contains("src/lib.rs")));
+    let found =
+        ws.read_facts(|_, tree, _| Ok::<_, context::Error>(tree.facts.contains("src/lib.rs")));
     assert!(matches!(
         found,
         Err(context::Error::Store(merkle_store::Error::NoStore { .. }))
@@ -70,22 +73,21 @@ fn a_current_read_scans_in_what_changed_unless_another_writer_holds_the_store() 
     let (dir, ws) = workspace();
     ws.scan(&ScanOptions::default()).expect("scan");
     write(dir.path(), "src/new.rs", "pub fn two() -> u32 { 2 }\n");
-    let current = ws.current().expect("current");
-    assert!(!current.stale);
-    assert!(current.store.is_read_only());
-    assert!(has_node(&current.store, "src/new.rs"));
-    drop(current);
+    let read = |path: &str| {
+        ws.read(|store, stale| {
+            assert!(store.is_read_only());
+            Ok::<_, context::Error>((stale, has_node(store, path)))
+        })
+        .expect("read")
+    };
+    assert_eq!(read("src/new.rs"), (false, true));
 
     // Another writer holds the store: the read answers for the last scan, and says so.
     let writer = ws.writer().expect("writer");
     write(dir.path(), "src/newer.rs", "pub fn three() -> u32 { 3 }\n");
-    let current = ws.current().expect("current");
-    assert!(current.stale);
-    assert!(!has_node(&current.store, "src/newer.rs"));
-    drop((current, writer));
-    let current = ws.current().expect("current");
-    assert!(!current.stale);
-    assert!(has_node(&current.store, "src/newer.rs"));
+    assert_eq!(read("src/newer.rs"), (true, false));
+    drop(writer);
+    assert_eq!(read("src/newer.rs"), (false, true));
 }
 
 #[test]
@@ -104,7 +106,7 @@ fn work_on_the_current_tree_sees_files_not_yet_scanned_and_reads_without_a_write
     // The file written since the scan is in the answer (through a writer: the graph is not
     // kept yet), and the import graph is kept for the new tree.
     let importers = |ws: &Workspace| {
-        ws.on_current_tree(|store, facts| ops::related_in(store, facts, "src/util.rs"))
+        ws.read_facts(|store, tree, _| ops::related_in(store, &tree.facts, "src/util.rs"))
             .expect("related")
             .into_iter()
             .filter(|r| r.relation == Relation::ImportedBy)
@@ -117,9 +119,11 @@ fn work_on_the_current_tree_sees_files_not_yet_scanned_and_reads_without_a_write
     // fail).
     let writer = ws.writer().expect("writer");
     assert_eq!(importers(&ws), ["src/lib.rs", "src/main.rs"]);
-    let current = ws.current().expect("current");
-    assert!(!current.stale, "no file changed since the last scan");
-    drop((current, writer));
+    let stale = ws
+        .read(|_, stale| Ok::<_, context::Error>(stale))
+        .expect("read");
+    assert!(!stale, "no file changed since the last scan");
+    drop(writer);
 }
 
 fn set_mtime_ahead(root: &Path, path: &str) {
@@ -136,7 +140,7 @@ fn related_names_what_a_path_is_when_it_is_no_file() {
     let (_dir, ws) = workspace();
     ws.scan(&ScanOptions::default()).expect("scan");
     let answer = |path: &str| {
-        ws.on_current_tree(|store, facts| ops::related_in(store, facts, path))
+        ws.read_facts(|store, tree, _| ops::related_in(store, &tree.facts, path))
             .map_err(|e| e.to_string())
     };
     assert_eq!(
@@ -180,4 +184,109 @@ fn a_search_filter_is_a_kind_or_a_language() {
         "--type \"colour\" is neither a kind of definition (function, method, struct, class, \
          ...) nor a language (rust, python, typescript, ...)"
     );
+}
+
+/// A watcher that says what the test tells it, and counts what it was asked.
+#[derive(Default)]
+struct Told {
+    settled: std::sync::Mutex<Option<Settled>>,
+    touched: std::sync::Mutex<Option<Option<BTreeSet<String>>>>,
+    put_back: std::sync::atomic::AtomicUsize,
+}
+
+impl Told {
+    fn tell(&self, settled: Settled, touched: Option<Option<BTreeSet<String>>>) {
+        *self.settled.lock().expect("lock") = Some(settled);
+        *self.touched.lock().expect("lock") = touched;
+    }
+}
+
+impl Watcher for Told {
+    fn settle(&self, _root: merkle_store::NodeId) -> Settled {
+        self.settled
+            .lock()
+            .expect("lock")
+            .unwrap_or(Settled::Unknown)
+    }
+
+    fn take(&self) -> Option<Option<BTreeSet<String>>> {
+        self.touched.lock().expect("lock").take()
+    }
+
+    fn put_back(&self) {
+        self.put_back
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_read_goes_by_what_the_watcher_says_and_checks_the_disk_when_it_cannot_say() {
+    let (dir, plain) = workspace();
+    plain.scan(&ScanOptions::default()).expect("scan");
+    let told = Arc::new(Told::default());
+    let ws = plain.clone().watched_by(told.clone());
+    let sees = |path: &str| {
+        ws.read(|store, stale| Ok::<_, context::Error>((stale, has_node(store, path))))
+            .expect("read")
+    };
+    // Clean: the watcher vouches, so no walk (a file it has not told of is not seen).
+    write(dir.path(), "docs/a.rs", "pub fn a() {}\n");
+    told.tell(Settled::Clean, None);
+    assert_eq!(sees("docs/a.rs"), (false, false));
+    // Pending with the paths named: those are scanned in (their folders listed again), and
+    // nothing elsewhere.
+    write(dir.path(), "src/b.rs", "pub fn b() {}\n");
+    let named = BTreeSet::from(["src/b.rs".to_owned()]);
+    told.tell(Settled::Pending, Some(Some(named.clone())));
+    assert_eq!(sees("src/b.rs"), (false, true));
+    assert_eq!(sees("docs/a.rs"), (false, false));
+    // Pending, with another process holding the store: stale, and the changes put back.
+    let writer = plain.writer().expect("writer");
+    write(dir.path(), "src/c.rs", "pub fn c() {}\n");
+    told.tell(
+        Settled::Pending,
+        Some(Some(BTreeSet::from(["src/c.rs".to_owned()]))),
+    );
+    assert_eq!(sees("src/c.rs"), (true, false));
+    assert_eq!(told.put_back.load(std::sync::atomic::Ordering::SeqCst), 1);
+    drop(writer);
+    // Unknown: the disk is checked, and everything that changed is seen.
+    told.tell(Settled::Unknown, None);
+    assert_eq!(sees("docs/a.rs"), (false, true));
+    assert_eq!(sees("src/c.rs"), (false, true));
+    // The same for a read of facts.
+    write(dir.path(), "src/d.rs", "pub fn d() {}\n");
+    told.tell(
+        Settled::Pending,
+        Some(Some(BTreeSet::from(["src/d.rs".to_owned()]))),
+    );
+    let listed = ws
+        .read_facts(|_, tree, _| Ok::<_, context::Error>(tree.facts.contains("src/d.rs")))
+        .expect("read facts");
+    assert!(listed);
+}
+
+#[test]
+fn a_held_store_is_rescanned_before_each_read_and_write() {
+    let (dir, plain) = workspace();
+    let store = Arc::new(plain.writer().expect("writer"));
+    let ws = plain.clone().holding(Arc::clone(&store));
+    // Never scanned: the first read scans it.
+    let listed = |path: &'static str| {
+        ws.read_facts(move |_, tree, _| Ok::<_, context::Error>(tree.facts.contains(path)))
+            .expect("read facts")
+    };
+    assert!(listed("src/util.rs"));
+    write(dir.path(), "src/late.rs", "pub fn late() -> u32 { 4 }\n");
+    assert!(listed("src/late.rs"));
+    write(dir.path(), "src/later.rs", "pub fn later() {}\n");
+    let seen = ws
+        .read(|store, stale| Ok::<_, context::Error>((stale, has_node(store, "src/later.rs"))))
+        .expect("read");
+    assert_eq!(seen, (false, true));
+    write(dir.path(), "src/last.rs", "pub fn last() {}\n");
+    let written = ws
+        .write(|store| Ok::<_, context::Error>(has_node(store, "src/last.rs")))
+        .expect("write");
+    assert!(written);
 }

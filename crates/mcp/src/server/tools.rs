@@ -340,7 +340,7 @@ impl MerkleMcp {
                 all: p.all,
             };
             // Paths are workspace-relative here, whatever the server's current folder.
-            let view = request.compose(&shared.access.workspace().root, &mut |path| {
+            let view = request.compose(&shared.workspace().root, &mut |path| {
                 Ok(store.resolve(path)?.node_id)
             })?;
             let composed = context::get_node(store, &node, &view)?;
@@ -409,12 +409,8 @@ impl MerkleMcp {
         search_of(&p)
             .request()
             .map_err(|e| format!("search: {e}"))?;
-        self.answer(Fresh::Search, move |store, shared| {
-            let tree = shared.access.searchable(store)?;
-            Ok(
-                context::ops::search_in(store, &tree.facts, Some(&tree.index), &search_of(&p))?
-                    .json(),
-            )
+        self.answer_facts(move |store, tree| {
+            Ok(context::ops::search_in(store, tree, &search_of(&p))?.json())
         })
         .await
     }
@@ -425,19 +421,16 @@ impl MerkleMcp {
             .request()
             .map_err(|e| format!("context: {e}"))?
             .budget;
-        self.answer(Fresh::Search, move |store, shared| {
-            let tree = shared.access.searchable(store)?;
-            let b = context::ops::bundle_in(store, &tree.facts, Some(&tree.index), &bundle_of(&p))?;
-            Ok(b.json(budget))
+        self.answer_facts(move |store, tree| {
+            Ok(context::ops::bundle_in(store, tree, &bundle_of(&p))?.json(budget))
         })
         .await
     }
 
     pub(super) async fn related(&self, args: Value) -> Result<Answered, String> {
         let p: RelatedParams = arguments("related", args)?;
-        self.answer(Fresh::Search, move |store, shared| {
+        self.answer_facts(move |store, tree| {
             let path = merkle_store::normalize_path(&p.path);
-            let tree = shared.access.searchable(store)?;
             let related = context::ops::related_in(store, &tree.facts, &path)?;
             Ok(Value::Array(
                 related.iter().map(context::Related::json).collect(),
@@ -448,9 +441,9 @@ impl MerkleMcp {
 
     pub(super) async fn refs(&self, args: Value) -> Result<Answered, String> {
         let p: RefsParams = arguments("refs", args)?;
-        self.answer(Fresh::Search, move |store, shared| {
-            let tree = shared.access.searchable(store)?;
-            let found = context::refs::refs_in(store, &tree.facts, &tree.index, p.target.trim())?;
+        self.answer_facts(move |store, tree| {
+            let index = tree.index(store)?;
+            let found = context::refs::refs_in(store, &tree.facts, &index, p.target.trim())?;
             Ok(found.json())
         })
         .await

@@ -1,11 +1,11 @@
-//! `mcp::events`: which file events may change the tree, and the paths they name.
+//! `watch::events`: which file events may change the tree, and the paths they name.
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use mcp::events::{is_relevant, note_paths};
 use notify::event::{AccessKind, AccessMode, CreateKind, Flag, ModifyKind};
 use notify::{Event, EventKind};
 use pretty_assertions::assert_eq;
+use watch::events::{is_relevant, note_paths};
 
 const ROOT: &str = "/work/repo";
 const STORE: &str = "/elsewhere/store";
@@ -108,7 +108,7 @@ fn the_watcher_hears_of_writes_and_not_of_reads() {
         move |e: notify::Result<Event>| {
             let _ = tx.send(e);
         },
-        mcp::events::watcher_config(),
+        watch::events::watcher_config(),
     )
     .expect("watcher");
     watcher

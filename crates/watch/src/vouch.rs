@@ -17,8 +17,10 @@
 //! ([`Monitor::rescanned`]) as long as no further change has been reported meanwhile.
 //!
 //! Only on Unix: elsewhere no watch answers, and every read walks.
+//!
+//! A reader asks through [`Vouching`], the [`Watcher`] the CLI gives its workspace.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 #[cfg(unix)]
 use std::io::{BufRead, BufReader, Write};
 #[cfg(unix)]
@@ -28,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use context::ops::{Settled, Watcher};
 use merkle_store::NodeId;
 
 /// The socket's file name in the store folder.
@@ -261,6 +264,38 @@ fn answer(observer: &Observer, stream: UnixStream) {
     drop(state);
     let _ = std::fs::remove_file(&cookie);
     let _ = (&stream).write_all(reply.as_bytes());
+}
+
+/// A reader's [`Watcher`]: a running `merkle watch` vouches for the tree, else the disk is
+/// checked.
+pub struct Vouching {
+    store_dir: PathBuf,
+}
+
+impl Vouching {
+    /// Asks the watch that answers for the store in `store_dir`, if one does.
+    pub fn new(store_dir: impl Into<PathBuf>) -> Vouching {
+        Vouching {
+            store_dir: store_dir.into(),
+        }
+    }
+}
+
+impl Watcher for Vouching {
+    fn settle(&self, root: NodeId) -> Settled {
+        if vouched_root(&self.store_dir) == Some(root) {
+            Settled::Clean
+        } else {
+            Settled::Unknown
+        }
+    }
+
+    fn take(&self) -> Option<Option<BTreeSet<String>>> {
+        // The watch does not say what changed.
+        Some(None)
+    }
+
+    fn put_back(&self) {}
 }
 
 #[cfg(all(test, unix))]

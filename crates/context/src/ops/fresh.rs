@@ -1,0 +1,390 @@
+//! The freshness rule: every read of every front end answers for the files as they are on
+//! disk, through one entry ([`Workspace::read`] for nodes and frames, [`Workspace::read_facts`]
+//! for what reads the tree's facts, [`Workspace::write`] before a write).
+//!
+//! 1. **What changed.** A [`Watcher`], where one runs, says whether anything changed since the
+//!    last scan ([`Settled`]): an MCP server's own file watcher knows which paths, a running
+//!    `merkle watch` vouches that nothing did. Where none knows, the last scan's recorded stats
+//!    are checked ([`Store::unchanged_on_disk`]), and where they differ the rescan is planned
+//!    on a read-only handle (with redb a writable open is a durable commit of its own: a read
+//!    that finds nothing changed, the usual case, costs what `merkle status` costs and writes
+//!    nothing).
+//! 2. **The rescan.** What changed is scanned in through a writer opened once and not waited
+//!    for: where another process holds the store for writing, the read answers for the last
+//!    scan's tree and says it is stale, rather than wait. A store never scanned is left so by
+//!    a read of nodes (which then says how to start), and scanned by a read of facts or a write.
+//! 3. **The caches.** A read of facts brings the import graph in step through such a writer
+//!    when it is behind, and reads the tree's listing and search index from a [`Snapshot`]
+//!    kept per root (listing a 15k-file tree and opening its index are most of a search's
+//!    time). Where the caches are in step, the check of step 1 runs beside the read itself, whose
+//!    answer stands when nothing changed.
+//!
+//! A process that holds the store open for writing (an agent's run, [`Workspace::holding`])
+//! rescans through it instead, beside the read.
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use merkle_store::{NodeId, ScanOptions, Store};
+
+use super::Workspace;
+use crate::error::{Error, Result};
+use crate::facts::TreeFacts;
+use crate::graph::Graph;
+use crate::search::{index_dir, sync_index};
+use retrieve::TextIndex;
+
+/// What a file watcher knows of the disk: a server's own, or a running `merkle watch`.
+pub trait Watcher: Send + Sync {
+    /// Waits until every change made on disk before this call has been seen, and says what it
+    /// knows of the disk against `root`, the store's tree as its last scan left it.
+    fn settle(&self, root: NodeId) -> Settled;
+    /// The changes to rescan, cleared: `None` when nothing is pending, `Some(None)` when
+    /// anything may have changed, else the workspace paths that did. Called while no other
+    /// read or write of this process runs.
+    fn take(&self) -> Option<Option<BTreeSet<String>>>;
+    /// A rescan of what [`Watcher::take`] gave failed or could not run: everything is to be
+    /// looked at again.
+    fn put_back(&self);
+}
+
+/// What a [`Watcher`] knows after settling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// The files on disk are the tree at the root asked about.
+    Clean,
+    /// Changes wait to be taken ([`Watcher::take`]) and rescanned.
+    Pending,
+    /// The watcher cannot say: the disk is checked.
+    Unknown,
+}
+
+/// The tree of one scan as the reads of facts share it: its listing, and its search index once
+/// asked for.
+pub struct Snapshot {
+    /// The tree's files, their facts read by need ([`TreeFacts::listing`]).
+    pub facts: TreeFacts,
+    index: Mutex<Option<Arc<TextIndex>>>,
+    indexing: Arc<Mutex<()>>,
+}
+
+impl Snapshot {
+    /// The root of the tree listed (`None`: a scan landed while it was listed; such a snapshot
+    /// serves one read and is not kept).
+    pub fn root(&self) -> Option<NodeId> {
+        self.facts.root
+    }
+
+    /// The search index in step with this tree, brought in step on first use.
+    pub fn index(&self, store: &Store) -> Result<Arc<TextIndex>> {
+        let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = index.as_ref() {
+            return Ok(Arc::clone(index));
+        }
+        let _one = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
+        let synced = Arc::new(sync_index(store, &self.facts, &index_dir(store))?.0);
+        *index = Some(Arc::clone(&synced));
+        Ok(synced)
+    }
+}
+
+/// Where a read of facts stands before it rescans ([`Workspace::read_facts`]).
+enum First<T> {
+    /// The answer, for the files as they are.
+    Answer(T),
+    /// The answer, for the files as they are; the plan only keeps new stats.
+    Settle(T, merkle_store::ScanPlan),
+    /// No answer yet.
+    Rescan,
+}
+
+impl Workspace {
+    /// `work` on the store as the files are on disk now, with whether it is stale (another
+    /// process held the store for writing while files had changed). Where there is no store,
+    /// the store's `NoStore` error.
+    pub fn read<T, E: From<Error>>(
+        &self,
+        work: impl FnOnce(&Store, bool) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        if let Some(held) = &self.shared.held {
+            held.scan(&ScanOptions::default()).map_err(Error::from)?;
+            return work(held, false);
+        }
+        let stale = self.refresh(false)?;
+        self.read_stored(|store| work(store, stale))
+    }
+
+    /// `work` on the store as it is, with no rescan first (for what compares the store with
+    /// the disk itself, as `status` does).
+    pub fn read_stored<T, E: From<Error>>(
+        &self,
+        work: impl FnOnce(&Store) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        match &self.shared.held {
+            Some(held) => work(held),
+            None => self
+                .shared
+                .handles
+                .read(|| self.reader().map_err(|e| E::from(e.into())), work),
+        }
+    }
+
+    /// `work` on the store opened for writing, alone in this process, after a rescan of what
+    /// changed (a frame attaches to the file as it is now).
+    pub fn write<T, E: From<Error>>(
+        &self,
+        work: impl FnOnce(&Store) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        if let Some(held) = &self.shared.held {
+            held.scan(&ScanOptions::default()).map_err(Error::from)?;
+            return work(held);
+        }
+        self.refresh(true)?;
+        self.shared.handles.alone(|| {
+            let store = self.writer().map_err(Error::from)?;
+            work(&store)
+        })
+    }
+
+    /// `work` on the tree as the files are on disk now: the store, the tree's [`Snapshot`], and
+    /// whether the answer is stale (as for [`Workspace::read`]). `work` may run twice: once
+    /// beside the check that nothing changed, and again when something did.
+    pub fn read_facts<T: Send, E: From<Error>>(
+        &self,
+        work: impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync,
+    ) -> std::result::Result<T, E> {
+        if let Some(held) = &self.shared.held {
+            return self.held_facts(held, &work);
+        }
+        let (root, kept) = self.read_stored(|store| {
+            let root = store.root()?;
+            let kept = root.is_some()
+                && Graph::kept_for(store) == root
+                && store.tree_kept().unwrap_or(false);
+            Ok::<_, Error>((root, kept))
+        })?;
+        let settled = self.settle(root);
+        if kept && let Some(root) = root {
+            match self.first_try(root, settled, &work)? {
+                First::Answer(answer) => return Ok(answer),
+                First::Settle(answer, plan) => {
+                    // The files are the last scan's; a file written in that scan's clock tick,
+                    // found the same, is settled for the next read where no writer is held.
+                    self.shared.handles.alone(|| {
+                        if let Ok(writer) = self.writer_if_free() {
+                            let _ = writer.apply_scan(plan, &ScanOptions::default());
+                        }
+                    });
+                    return Ok(answer);
+                }
+                First::Rescan => {}
+            }
+        }
+        let stale = self.refresh_settled(settled)?;
+        self.caches_in_step()?;
+        self.read_stored(|store| work(store, &*self.snapshot(store)?, stale))
+    }
+
+    /// The first try of [`Workspace::read_facts`] where the caches are kept for `root`: on the
+    /// shared read-only handle, when the watcher vouches for `root`, or beside the check of the
+    /// disk when it cannot say. An error of the try is not returned: it may be the tree
+    /// changing under it, and the read after the rescan says.
+    fn first_try<T: Send, E: From<Error>>(
+        &self,
+        root: NodeId,
+        settled: Settled,
+        work: &(impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync),
+    ) -> Result<First<T>> {
+        if settled == Settled::Pending {
+            return Ok(First::Rescan);
+        }
+        self.read_stored(|reader| {
+            let Ok(snapshot) = self.snapshot(reader) else {
+                return Ok(First::Rescan);
+            };
+            if snapshot.root() != Some(root) {
+                return Ok(First::Rescan);
+            }
+            let attempt = || work(reader, &snapshot, false).ok();
+            if settled == Settled::Clean {
+                return Ok(attempt().map_or(First::Rescan, First::Answer));
+            }
+            // The stats of the last scan's tree checked beside the answer, then, when they
+            // differ (an edit, or a file only touched), the rescan's plan.
+            let (vouched, answer) = crate::beside(|| stats_vouch_for(reader, root), attempt);
+            let Some(answer) = answer else {
+                return Ok(First::Rescan);
+            };
+            if vouched {
+                return Ok(First::Answer(answer));
+            }
+            let plan = reader.plan_scan(&ScanOptions::default())?;
+            Ok(match (plan.same_tree(), plan.unchanged().is_some()) {
+                (false, _) => First::Rescan,
+                (true, true) => First::Answer(answer),
+                (true, false) => First::Settle(answer, plan),
+            })
+        })
+    }
+
+    /// [`Workspace::read_facts`] through the store this process holds: the rescan runs beside a
+    /// first try on the last scan's tree, whose answer stands when the rescan found nothing
+    /// changed (the usual case, so a read costs about what the rescan costs).
+    fn held_facts<T: Send, E: From<Error>>(
+        &self,
+        held: &Store,
+        work: &(impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync),
+    ) -> std::result::Result<T, E> {
+        let (scanned, first) = crate::beside(
+            || held.scan(&ScanOptions::default()),
+            || {
+                let snapshot = self.snapshot(held).ok()?;
+                let answer = work(held, &snapshot, false).ok()?;
+                Some((snapshot.root(), answer))
+            },
+        );
+        scanned.map_err(Error::from)?;
+        let root = held.root().map_err(Error::from)?;
+        if let Some((Some(listed), answer)) = first
+            && Some(listed) == root
+        {
+            return Ok(answer);
+        }
+        work(held, &*self.snapshot(held)?, false)
+    }
+
+    /// The tree's [`Snapshot`] for `store`: the one kept for its root, else listed now (and
+    /// kept when it is of one scan).
+    fn snapshot(&self, store: &Store) -> Result<Arc<Snapshot>> {
+        let root = store.root()?;
+        let mut kept = self
+            .shared
+            .snapshot
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = kept.as_ref()
+            && s.root().is_some()
+            && s.root() == root
+        {
+            return Ok(Arc::clone(s));
+        }
+        let made = Arc::new(Snapshot {
+            facts: TreeFacts::listing(store)?,
+            index: Mutex::new(None),
+            indexing: Arc::clone(&self.shared.indexing),
+        });
+        *kept = made.root().is_some().then(|| Arc::clone(&made));
+        Ok(made)
+    }
+
+    /// What the watcher knows of the disk against `root` (nothing where none runs, or the
+    /// store was never scanned).
+    fn settle(&self, root: Option<NodeId>) -> Settled {
+        match (&self.shared.watcher, root) {
+            (Some(watcher), Some(root)) => watcher.settle(root),
+            _ => Settled::Unknown,
+        }
+    }
+
+    /// Steps 1 and 2 of the rule: whether the store, once what changed is scanned in, is stale.
+    fn refresh(&self, for_write: bool) -> Result<bool> {
+        match self.read_stored(|store| Ok::<_, Error>(store.root()?)) {
+            Ok(Some(root)) => self.refresh_settled(self.settle(Some(root))),
+            // Never scanned: left so by a read (which says how to start), scanned for a write.
+            Ok(None) if !for_write => Ok(false),
+            Ok(None) => self.refresh_settled(Settled::Unknown),
+            // No store: the read says so.
+            Err(Error::Store(merkle_store::Error::NoStore { .. })) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn refresh_settled(&self, settled: Settled) -> Result<bool> {
+        match (settled, &self.shared.watcher) {
+            (Settled::Clean, _) => Ok(false),
+            (Settled::Pending, Some(watcher)) => self.shared.handles.alone(|| {
+                // Taken here, alone: a read that finds nothing pending while this rescans
+                // reads after it, as reads wait for a write.
+                let Some(touched) = watcher.take() else {
+                    return Ok(false);
+                };
+                let rescanned = self.rescan(touched.as_ref());
+                if !matches!(rescanned, Ok(false)) {
+                    watcher.put_back();
+                }
+                rescanned
+            }),
+            _ => self.shared.handles.alone(|| self.rescan(None)),
+        }
+    }
+
+    /// Scans in `touched` (`None`: whatever changed, found by the stats, then the plan),
+    /// through a writer opened once; true where another process's writer kept it out while
+    /// the files differ from the store's tree.
+    fn rescan(&self, touched: Option<&BTreeSet<String>>) -> Result<bool> {
+        let opts = ScanOptions::default();
+        let plan = match touched {
+            Some(paths) if paths.is_empty() => return Ok(false),
+            Some(_) => None,
+            None => {
+                let reader = match self.reader() {
+                    Ok(reader) => reader,
+                    Err(merkle_store::Error::NoStore { .. }) => return Ok(false),
+                    Err(e) => return Err(e.into()),
+                };
+                if let Some(root) = reader.root()?
+                    && stats_vouch_for(&reader, root)
+                {
+                    return Ok(false);
+                }
+                let plan = reader.plan_scan(&opts)?;
+                if plan.unchanged().is_some() {
+                    return Ok(false);
+                }
+                Some(plan)
+            }
+        };
+        match (self.writer_if_free(), plan, touched) {
+            (Ok(writer), Some(plan), _) => writer.apply_scan(plan, &opts).map(drop)?,
+            (Ok(writer), None, Some(paths)) => {
+                let paths: Vec<String> = paths.iter().cloned().collect();
+                writer.scan_paths(&paths, &opts).map(drop)?;
+            }
+            (Ok(writer), None, None) => writer.scan(&opts).map(drop)?,
+            // Not stale where the files are the last scan's, only its bookkeeping to be written.
+            (Err(merkle_store::Error::StoreInUse { .. }), plan, _) => {
+                return Ok(plan.is_none_or(|p| !p.same_tree()));
+            }
+            (Err(merkle_store::Error::NoStore { .. }), _, _) => {}
+            (Err(e), _, _) => return Err(e.into()),
+        }
+        Ok(false)
+    }
+
+    /// Step 3: the import graph kept for the tree the store holds, made through a writer opened
+    /// once where it is not (where another process's writer keeps this out, reads derive what
+    /// they need and keep nothing).
+    fn caches_in_step(&self) -> Result<()> {
+        let behind = self.read_stored(|store| {
+            Ok::<_, Error>(store.root()?.is_some() && Graph::kept_for(store) != store.root()?)
+        });
+        match behind {
+            Ok(false) | Err(Error::Store(merkle_store::Error::NoStore { .. })) => return Ok(()),
+            Ok(true) => {}
+            Err(e) => return Err(e),
+        }
+        self.shared.handles.alone(|| match self.writer_if_free() {
+            Ok(writer) => {
+                let facts = TreeFacts::listing(&writer)?;
+                Graph::of_tree(&writer, &facts).map(drop)
+            }
+            Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        })
+    }
+}
+
+/// Whether the last scan's recorded stats still hold for the disk and vouch for the tree at
+/// `root` ([`Store::unchanged_on_disk`]): the walk a read would otherwise plan is spared.
+fn stats_vouch_for(store: &Store, root: NodeId) -> bool {
+    matches!(store.unchanged_on_disk(), Ok(Some(same)) if same == root)
+}

@@ -1,0 +1,185 @@
+//! A long-running process's own file watcher over a workspace (an MCP server's), as the
+//! [`Watcher`] its reads go by: it names the paths that change, and before a read answers,
+//! [`Watcher::settle`] waits until it has delivered every event queued before the read
+//! arrived. The wait is a barrier: a file is created in a folder of the watcher's own, watched
+//! by the same watcher, and the read waits for that file's event, which one inotify queue
+//! delivers after every earlier one. So a read answers for the files as they were when it
+//! arrived, and costs no scan when nothing changed. It starts with a rescan pending: files may
+//! have changed while nothing watched them.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use context::ops::{Settled, Watcher, Workspace};
+use merkle_store::NodeId;
+use notify::{EventKind, RecursiveMode, Watcher as _};
+
+use crate::Error;
+use crate::events;
+
+/// How long a read waits for its barrier's event before it rescans everything instead.
+const BARRIER_WAIT: Duration = Duration::from_secs(2);
+
+/// The watcher, and what it has seen.
+pub struct Live {
+    _watcher: notify::RecommendedWatcher,
+    /// The server's own folder of barrier files (removed when the server stops).
+    barriers: PathBuf,
+    issued: AtomicU64,
+    seen: Arc<(Mutex<Seen>, Condvar)>,
+}
+
+struct Seen {
+    /// The highest barrier whose event has come.
+    passed: u64,
+    /// Whether a change waits for a rescan.
+    pending: bool,
+    /// The paths changed since the last rescan; `None`: anything may have (an event was lost,
+    /// or named no path).
+    touched: Option<BTreeSet<String>>,
+}
+
+impl Live {
+    /// Starts watching `workspace` (its root, and a barrier folder of its own).
+    pub fn start(workspace: &Workspace) -> Result<Live, Error> {
+        let root = &workspace.root;
+        // A folder of each server's own, also when a process serves more than one.
+        static SERVERS: AtomicU64 = AtomicU64::new(0);
+        let n = SERVERS.fetch_add(1, Ordering::Relaxed);
+        let barriers =
+            std::env::temp_dir().join(format!("merkle-watch-{}-{n}", std::process::id()));
+        // Left by a server of the same process id that was killed.
+        let _ = std::fs::remove_dir_all(&barriers);
+        std::fs::create_dir_all(&barriers).map_err(|e| Error::Io {
+            what: format!("creating {}", barriers.display()),
+            source: e,
+        })?;
+        let barriers = barriers.canonicalize().unwrap_or(barriers);
+        let store_dir = workspace.store_dir()?;
+        let store_dir = store_dir.canonicalize().unwrap_or(store_dir);
+        let seen = Arc::new((
+            Mutex::new(Seen {
+                passed: 0,
+                pending: true,
+                touched: None,
+            }),
+            Condvar::new(),
+        ));
+        let events = Arc::clone(&seen);
+        let (watch_root, watch_barriers) = (root.to_path_buf(), barriers.clone());
+        let mut watcher = notify::RecommendedWatcher::new(
+            move |event: notify::Result<notify::Event>| {
+                let (lock, cond) = &*events;
+                let mut seen = lock.lock().unwrap_or_else(|e| e.into_inner());
+                match &event {
+                    Ok(e) if e.paths.iter().any(|p| p.starts_with(&watch_barriers)) => {
+                        if matches!(e.kind, EventKind::Create(_)) {
+                            let n = e.paths.iter().filter_map(|p| barrier_number(p)).max();
+                            seen.passed = seen.passed.max(n.unwrap_or(0));
+                            cond.notify_all();
+                        }
+                    }
+                    Ok(e) if !events::is_relevant(e, &watch_root, &store_dir) => {}
+                    Ok(e) => {
+                        seen.pending = true;
+                        events::note_paths(&mut seen.touched, e, &watch_root);
+                    }
+                    Err(_) => {
+                        seen.pending = true;
+                        seen.touched = None;
+                    }
+                }
+            },
+            events::watcher_config(),
+        )
+        .map_err(|e| Error::Watcher {
+            what: "starting the file watcher".to_owned(),
+            source: e,
+        })?;
+        watcher
+            .watch(root, RecursiveMode::Recursive)
+            .map_err(|e| Error::Watcher {
+                what: format!("watching {} for changes", root.display()),
+                source: e,
+            })?;
+        watcher
+            .watch(&barriers, RecursiveMode::NonRecursive)
+            .map_err(|e| Error::Watcher {
+                what: format!("watching {}", barriers.display()),
+                source: e,
+            })?;
+        Ok(Live {
+            _watcher: watcher,
+            barriers,
+            issued: AtomicU64::new(0),
+            seen,
+        })
+    }
+
+    fn seen(&self) -> MutexGuard<'_, Seen> {
+        self.seen.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until every event queued before this call has been seen; returns whether a
+    /// change is pending. A barrier whose event does not come in time (or that cannot be
+    /// made) counts as a lost event: everything is rescanned.
+    fn pending(&self) -> bool {
+        let n = self.issued.fetch_add(1, Ordering::SeqCst) + 1;
+        let file = self.barriers.join(n.to_string());
+        let made = std::fs::File::create(&file).is_ok();
+        let (lock, cond) = &*self.seen;
+        let mut seen = lock.lock().unwrap_or_else(|e| e.into_inner());
+        if made {
+            let waited = cond
+                .wait_timeout_while(seen, BARRIER_WAIT, |s| s.passed < n)
+                .unwrap_or_else(|e| e.into_inner());
+            seen = waited.0;
+        }
+        if !made || seen.passed < n {
+            seen.pending = true;
+            seen.touched = None;
+        }
+        let pending = seen.pending;
+        drop(seen);
+        let _ = std::fs::remove_file(&file);
+        pending
+    }
+}
+
+impl Watcher for Live {
+    fn settle(&self, _root: NodeId) -> Settled {
+        if self.pending() {
+            Settled::Pending
+        } else {
+            Settled::Clean
+        }
+    }
+
+    fn take(&self) -> Option<Option<BTreeSet<String>>> {
+        let mut seen = self.seen();
+        if !seen.pending {
+            return None;
+        }
+        seen.pending = false;
+        Some(seen.touched.replace(BTreeSet::new()))
+    }
+
+    fn put_back(&self) {
+        let mut seen = self.seen();
+        seen.pending = true;
+        seen.touched = None;
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.barriers);
+    }
+}
+
+/// The number a barrier file is named by.
+fn barrier_number(path: &Path) -> Option<u64> {
+    path.file_name()?.to_str()?.parse().ok()
+}

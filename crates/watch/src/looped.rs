@@ -1,0 +1,273 @@
+//! `merkle watch`'s loop: file events (the `notify` crate: inotify on Linux) say when to look
+//! and where. After a quiet spell (the debounce) the caller rescans only the paths the events
+//! named (`Store::scan_paths`), so a save costs the work of its directory, not a walk of the
+//! whole tree. After an event queue overflow (notify's `Rescan` flag), a watcher error or an
+//! event naming no path, after which events may have been lost, it rescans everything. No
+//! event is missed for good: one that arrives during a rescan schedules the next.
+//!
+//! While it runs, the loop answers other processes' reads that ask whether its last rescan is
+//! still the tree on disk ([`crate::vouch`]).
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use merkle_store::NodeId;
+use notify::{RecursiveMode, Watcher as _};
+
+use crate::Error;
+use crate::events::{is_relevant, note_paths, watcher_config};
+use crate::vouch::{Monitor, Observer};
+
+/// How long to wait before retrying a rescan that found the store held by another writer.
+const IN_USE_RETRY: Duration = Duration::from_secs(1);
+
+/// How the loop runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Rescan once no file event has come for this long (under a steady stream of events, at
+    /// the latest ten times this after the first).
+    pub debounce: Duration,
+    /// Stop after this many rescans, the first one included.
+    pub exit_after: Option<u64>,
+}
+
+/// Why a rescan did not happen.
+#[derive(Debug)]
+pub enum Failed {
+    /// Another process holds the store for writing: retried a second later.
+    InUse(String),
+    /// Whoever read the loop's output has gone: the loop ends.
+    Closed,
+    /// Anything else: reported, and the next change tries again.
+    Other(String),
+}
+
+/// What the loop tells its caller.
+#[derive(Debug)]
+pub enum Said {
+    /// Something it works around.
+    Warning(String),
+    /// A rescan that failed; the next change tries again.
+    Error(String),
+}
+
+/// What wakes the loop.
+enum Wake {
+    /// A file event that may mean the tree changed (decided once, in the watcher's callback,
+    /// so that the loop and the [`Monitor`] count the same changes).
+    File(notify::Result<notify::Event>),
+    Stop,
+}
+
+/// Ends a running loop from elsewhere (a signal handler).
+#[derive(Clone)]
+pub struct Stopper(Sender<Wake>);
+
+impl Stopper {
+    /// The loop ends once the rescan in flight, if any, is done.
+    pub fn stop(&self) {
+        let _ = self.0.send(Wake::Stop);
+    }
+}
+
+/// A watch started on a workspace, before its first rescan.
+pub struct Looping {
+    root: PathBuf,
+    store_dir: PathBuf,
+    monitor: Monitor,
+    _watcher: notify::RecommendedWatcher,
+    tx: Sender<Wake>,
+    rx: Receiver<Wake>,
+}
+
+impl Looping {
+    /// Starts watching `root`, whose store is in `store_dir` (its own writes are not changes),
+    /// before the first rescan, so that nothing changed during it goes unseen.
+    pub fn start(root: &Path, store_dir: &Path) -> Result<Looping, Error> {
+        let store_dir = store_dir.canonicalize().unwrap_or(store_dir.to_path_buf());
+        // Counts changes from before the first scan, and once the store is there answers
+        // readers that ask whether the last rescan is still the tree on disk.
+        let monitor = Monitor::new(&store_dir);
+        let (tx, rx) = mpsc::channel();
+        let mut watcher = start_watcher(root, &store_dir, monitor.observer(), tx.clone())?;
+        watcher
+            .watch(root, RecursiveMode::Recursive)
+            .map_err(|e| Error::Watcher {
+                what: format!("watching {} for changes", root.display()),
+                source: e,
+            })?;
+        Ok(Looping {
+            root: root.to_path_buf(),
+            store_dir,
+            monitor,
+            _watcher: watcher,
+            tx,
+            rx,
+        })
+    }
+
+    /// What ends the loop from elsewhere.
+    pub fn stopper(&self) -> Stopper {
+        Stopper(self.tx.clone())
+    }
+
+    /// After the first rescan, which left the tree at `first`: answers readers (where the
+    /// store is inside the watched tree: its cookies must come back as file events), then
+    /// calls `rescan` with the paths changed (`None`: everything) until stopped. `say` hears
+    /// what the loop works around, and the rescans that failed.
+    pub fn run(
+        mut self,
+        first: NodeId,
+        opts: &Options,
+        say: &dyn Fn(Said),
+        mut rescan: impl FnMut(Option<&[String]>) -> Result<NodeId, Failed>,
+    ) {
+        self.monitor.rescanned(0, first);
+        if self.store_dir.starts_with(&self.root)
+            && let Err(e) = self.monitor.serve()
+        {
+            say(Said::Warning(format!(
+                "other commands will check the files themselves: {e}"
+            )));
+        }
+        let mut pending = Pending {
+            touched: Some(BTreeSet::new()),
+            due: None,
+            first_event: None,
+            in_use_reported: false,
+            rescans: 1,
+        };
+        while opts.exit_after.is_none_or(|n| pending.rescans < n) {
+            let wake = match pending.due {
+                None => self.rx.recv().ok(),
+                Some(due_at) => {
+                    match self
+                        .rx
+                        .recv_timeout(due_at.saturating_duration_since(Instant::now()))
+                    {
+                        Ok(wake) => Some(wake),
+                        Err(RecvTimeoutError::Disconnected) => None,
+                        Err(RecvTimeoutError::Timeout) => {
+                            if pending.rescan(&mut self.monitor, say, &mut rescan) {
+                                continue;
+                            }
+                            break;
+                        }
+                    }
+                }
+            };
+            match wake {
+                None | Some(Wake::Stop) => break,
+                Some(Wake::File(result)) => {
+                    self.monitor.taken();
+                    pending.noted(&result, &self.root, opts.debounce, say);
+                }
+            }
+        }
+    }
+}
+
+/// Starts the file watcher whose events wake the loop through `tx`, each change counted by
+/// `observer` first. Symlinks are not followed, and reads are not events (`watcher_config`);
+/// a reader's cookie and the store's own writes never wake the loop.
+fn start_watcher(
+    root: &Path,
+    store_dir: &Path,
+    observer: Observer,
+    tx: Sender<Wake>,
+) -> Result<notify::RecommendedWatcher, Error> {
+    let watched = (root.to_path_buf(), store_dir.to_path_buf());
+    notify::RecommendedWatcher::new(
+        move |event: notify::Result<notify::Event>| {
+            let change = match &event {
+                // A reader's cookie: every event before it has been counted.
+                Ok(e) if e.paths.iter().any(|p| observer.cookie(p)) => return,
+                Ok(e) => is_relevant(e, &watched.0, &watched.1),
+                Err(_) => true,
+            };
+            if !change {
+                return;
+            }
+            observer.changed();
+            // The loop only stops listening when watch ends.
+            let _ = tx.send(Wake::File(event));
+        },
+        watcher_config(),
+    )
+    .map_err(|e| Error::Watcher {
+        what: "starting the file watcher".to_owned(),
+        source: e,
+    })
+}
+
+/// The loop's state between wakes.
+struct Pending {
+    /// The paths the events since the last rescan named; `None`: look at everything (an event
+    /// named none, or events may have been lost).
+    touched: Option<BTreeSet<String>>,
+    /// When the next rescan is due, and the first event it answers (a steady stream of events
+    /// must not put it off forever).
+    due: Option<Instant>,
+    first_event: Option<Instant>,
+    in_use_reported: bool,
+    /// Rescans so far, the first one included.
+    rescans: u64,
+}
+
+impl Pending {
+    /// The rescan that is due; `false` when the loop must end (its output was closed). A store
+    /// held by another writer is retried after [`IN_USE_RETRY`]; other failures are reported
+    /// and the next change tries again.
+    fn rescan(
+        &mut self,
+        monitor: &mut Monitor,
+        say: &dyn Fn(Said),
+        rescan: &mut impl FnMut(Option<&[String]>) -> Result<NodeId, Failed>,
+    ) -> bool {
+        (self.due, self.first_event) = (None, None);
+        let paths: Option<Vec<String>> = self.touched.as_ref().map(|t| t.iter().cloned().collect());
+        let taken = monitor.changes_taken();
+        match rescan(paths.as_deref()) {
+            Ok(scanned) => {
+                monitor.rescanned(taken, scanned);
+                self.rescans += 1;
+                self.in_use_reported = false;
+                self.touched = Some(BTreeSet::new());
+            }
+            Err(Failed::InUse(why)) => {
+                if !self.in_use_reported {
+                    say(Said::Warning(format!("{why}; rescanning once it is free")));
+                }
+                self.in_use_reported = true;
+                self.due = Some(Instant::now() + IN_USE_RETRY);
+            }
+            Err(Failed::Closed) => return false,
+            Err(Failed::Other(why)) => say(Said::Error(why)),
+        }
+        true
+    }
+
+    /// A file event: its paths noted (all of them on a watcher's error), and the rescan put
+    /// off by `debounce`, at most ten times that after the first event.
+    fn noted(
+        &mut self,
+        result: &notify::Result<notify::Event>,
+        root: &Path,
+        debounce: Duration,
+        say: &dyn Fn(Said),
+    ) {
+        match result {
+            Err(e) => {
+                say(Said::Warning(format!(
+                    "file watcher: {e}; rescanning everything"
+                )));
+                self.touched = None;
+            }
+            Ok(event) => note_paths(&mut self.touched, event, root),
+        }
+        let now = Instant::now();
+        let first = *self.first_event.get_or_insert(now);
+        self.due = Some((now + debounce).min(first + debounce * 10));
+    }
+}
