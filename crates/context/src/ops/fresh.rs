@@ -92,7 +92,7 @@ enum First<T> {
     /// The answer, for the files as they are.
     Answer(T),
     /// The answer, for the files as they are; the plan only keeps new stats.
-    Settle(T, merkle_store::ScanPlan),
+    Settle(T, Box<merkle_store::ScanPlan>),
     /// No answer yet.
     Rescan,
 }
@@ -171,7 +171,7 @@ impl Workspace {
                     // found the same, is settled for the next read where no writer is held.
                     self.shared.handles.alone(|| {
                         if let Ok(writer) = self.writer_if_free() {
-                            let _ = writer.apply_scan(plan, &ScanOptions::default());
+                            let _ = writer.apply_scan(*plan, &ScanOptions::default());
                         }
                     });
                     return Ok(answer);
@@ -221,7 +221,7 @@ impl Workspace {
             Ok(match (plan.same_tree(), plan.unchanged().is_some()) {
                 (false, _) => First::Rescan,
                 (true, true) => First::Answer(answer),
-                (true, false) => First::Settle(answer, plan),
+                (true, false) => First::Settle(answer, Box::new(plan)),
             })
         })
     }
