@@ -457,11 +457,10 @@ fn replacing_basis(
     rec: &merkle_store::NodeRecord,
     head: &merkle_store::FrameId,
 ) -> merkle_store::Hash {
-    let mut h = blake3::Hasher::new();
-    h.update(b"merkle/v1 replaced");
-    h.update(&rec.node_id.0);
-    h.update(&head.0);
-    merkle_store::Hash(*h.finalize().as_bytes())
+    merkle_store::Encoder::new("replaced")
+        .hash(&rec.node_id)
+        .hash(head)
+        .finish()
 }
 
 fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Planned> {

@@ -69,12 +69,12 @@ fn graph_cache() -> String {
 
 /// The one key the kept graph is under (its record names its root).
 fn cache_key() -> merkle_store::Hash {
-    merkle_store::Hash(*blake3::hash(b"the last graph").as_bytes())
+    merkle_store::Encoder::new("graph").finish()
 }
 
 /// The key of the root the kept graph is of (written with it): told without reading the graph.
 fn root_key() -> merkle_store::Hash {
-    merkle_store::Hash(*blake3::hash(b"the last graph's root").as_bytes())
+    merkle_store::Encoder::new("graph-root").finish()
 }
 
 /// One resolved import: the importer's line and specifier. Paths and specifiers are shared

@@ -5,7 +5,7 @@
 //! the newest invalidation for T there is newer (by append order) than the frame. Regeneration
 //! then recomputes it without reusing content, and the replacement's basis names the
 //! invalidation, so that it is a new frame even when the recomputed content is the same.
-use merkle_store::{Frame, Hash, NewFrame, NodeRecord, Store};
+use merkle_store::{Encoder, Frame, Hash, NewFrame, NodeRecord, Store};
 
 use crate::error::Result;
 
@@ -61,15 +61,16 @@ pub fn invalidate(
     for ty in types {
         // The basis covers the heads being invalidated, so invalidating again after a
         // regeneration is a new record, while invalidating twice in a row is one.
-        let mut h = blake3::Hasher::new();
-        h.update(b"merkle/v1 invalidate");
-        h.update(&node.node_id.0);
-        h.update(ty.as_bytes());
+        let mut basis = Encoder::new("invalidate");
+        basis
+            .hash(&node.node_id)
+            .bytes(ty.as_bytes())
+            .count(heads.len());
         for f in &heads {
-            h.update(&f.frame_id.0);
+            basis.hash(&f.frame_id);
         }
         let mut frame = NewFrame::new(node.node_id, &ty, agent, b"invalidated\n".to_vec());
-        frame.basis = Some(Hash(*h.finalize().as_bytes()));
+        frame.basis = Some(basis.finish());
         frame.metadata.created_at_ms = now_ms;
         out.push(store.put_frame(frame)?.frame_id);
     }

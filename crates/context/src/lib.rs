@@ -91,6 +91,10 @@
 //!   would have written there; neither default names the file, and a rename that keeps the
 //!   language is free. A policy that reads no names (`SynthesisPolicy::reads_names`) is memoized
 //!   without them: renaming or moving unchanged files costs it no run.
+//! - **Every key it derives is merkle-hash's `Encoder`** under a kind tag of its own (`memo`,
+//!   `producer-input`, `regenerated`, `invalidate`, `replaced`, `retrieve-doc`, `retrieve-tree`,
+//!   `graph`, `import-weights`); moving them there from hand-rolled hashers was one deliberate
+//!   bump: memos, the index's keys and the kept graph are derived again once.
 //! - **A whole-tree generation starts from a checkpoint** and looks only at what changed since,
 //!   unless a frame was created meanwhile (`generate.rs`).
 pub mod bundle;

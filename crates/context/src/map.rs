@@ -142,13 +142,12 @@ impl ImportWeights {
         }
         let mut sorted: Vec<(&String, &u64)> = by_path.iter().collect();
         sorted.sort_unstable();
-        let mut h = blake3::Hasher::new();
+        let mut weights = merkle_store::Encoder::new("import-weights");
+        weights.count(sorted.len());
         for (path, n) in sorted {
-            h.update(&(path.len() as u64).to_le_bytes());
-            h.update(path.as_bytes());
-            h.update(&n.to_le_bytes());
+            weights.bytes(path.as_bytes()).bytes(&n.to_le_bytes());
         }
-        let id = format!("imports:{}", &h.finalize().to_hex()[..16]);
+        let id = format!("imports:{}", &weights.finish().to_hex()[..16]);
         ImportWeights { id, by_path }
     }
 }

@@ -9,7 +9,7 @@
 //! reverted file costs no producer run. The frame's basis stays its node, so a FrameID never
 //! collides between two files with the same content; the memo index is a cache beside the
 //! frames.
-use merkle_store::{Hash, Store};
+use merkle_store::{Encoder, Hash, Store};
 
 use crate::error::Result;
 
@@ -29,17 +29,14 @@ pub fn file_memo_key(producer_input: &str, frame_type: &str, agent: &str) -> Has
     memo_key(b"file", &[producer_input, frame_type, agent])
 }
 
-/// Hashes `fields`, length-prefixed, under a domain for memo keys of `kind`.
+/// The encoding of `fields` as a memo key of `kind`.
 pub(crate) fn memo_key(kind: &[u8], fields: &[&str]) -> Hash {
-    let mut h = blake3::Hasher::new();
-    for b in [b"merkle/v1 memo".as_slice(), kind]
-        .into_iter()
-        .chain(fields.iter().map(|f| f.as_bytes()))
-    {
-        h.update(&(b.len() as u64).to_le_bytes());
-        h.update(b);
+    let mut key = Encoder::new("memo");
+    key.bytes(kind).count(fields.len());
+    for f in fields {
+        key.bytes(f.as_bytes());
     }
-    Hash(*h.finalize().as_bytes())
+    key.finish()
 }
 
 /// The frame memoized under `key` by `agent` for `frame_type`, if any.

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use merkle_store::{Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
+use merkle_store::{Encoder, Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
 
 use crate::error::{Error, Result};
 use crate::facts::{self, FactsSink};
@@ -603,27 +603,16 @@ fn regenerate_one(
 }
 
 /// The hash a produced frame records of what it was made from: the producer, the node's kind
-/// (for a symlink), what the producer reads of the path ([`FrameProducer::path_input`]) and the
-/// content.
+/// (a symlink's content is its target: the same bytes as a file's are another input), what the
+/// producer reads of the path ([`FrameProducer::path_input`]) and the content.
 pub fn producer_input(producer: &dyn FrameProducer, node: &NodeRecord, content: &[u8]) -> String {
-    let mut h = blake3::Hasher::new();
-    h.update(producer.id().as_bytes());
-    // A symlink's content is its target: the same bytes as a file's are another input.
-    if node.kind == NodeKind::Symlink {
-        h.update(&[2]);
-    }
-    let path_input = producer.path_input(&node.path);
-    // A producer that reads no path hashes as it did before paths could be read, so its
-    // frames stay reusable.
-    if path_input.is_empty() {
-        h.update(&[0]);
-    } else {
-        h.update(&[1]);
-        h.update(&(path_input.len() as u64).to_le_bytes());
-        h.update(path_input.as_bytes());
-    }
-    h.update(content);
-    h.finalize().to_hex().to_string()
+    Encoder::new("producer-input")
+        .bytes(producer.id().as_bytes())
+        .bytes(node.kind.as_str().as_bytes())
+        .bytes(producer.path_input(&node.path).as_bytes())
+        .bytes(content)
+        .finish()
+        .to_hex()
 }
 
 /// Produces a file frame for the first time (or again), recording its producer so that
@@ -678,9 +667,8 @@ pub(crate) fn produced_frame(
 /// when the recomputed content is the same, since its basis names the invalidation it answers
 /// (otherwise the put would be a no-op and the frame would stay stale for ever).
 pub(crate) fn answering_basis(rec: &NodeRecord, inv: &Frame) -> Hash {
-    let mut h = blake3::Hasher::new();
-    h.update(b"merkle/v1 regenerated");
-    h.update(&rec.node_id.0);
-    h.update(&inv.frame_id.0);
-    Hash(*h.finalize().as_bytes())
+    Encoder::new("regenerated")
+        .hash(&rec.node_id)
+        .hash(&inv.frame_id)
+        .finish()
 }

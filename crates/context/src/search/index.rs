@@ -10,22 +10,22 @@ pub fn index_dir(store: &Store) -> std::path::PathBuf {
 /// A file's key in the index: what its document is derived from (its content, and the facts'
 /// version, whose names it holds).
 fn doc_key(f: &FileEntry) -> Key {
-    let mut h = blake3::Hasher::new();
-    h.update(b"retrieve-doc:v1\0");
-    h.update(FACTS_VERSION.as_bytes());
-    h.update(&f.content_hash.0);
-    *h.finalize().as_bytes()
+    merkle_store::Encoder::new("retrieve-doc")
+        .bytes(FACTS_VERSION.as_bytes())
+        .hash(&f.content_hash)
+        .finish()
+        .0
 }
 
 /// What an index holding exactly the tree at `root` was found to hold, as
 /// [`TextIndex::mark_in_step`] records it: the tree, and how its documents are made
 /// ([`doc_key`]'s own key).
 fn in_step_key(root: &merkle_store::NodeId) -> Key {
-    let mut h = blake3::Hasher::new();
-    h.update(b"retrieve-tree:v1\0");
-    h.update(FACTS_VERSION.as_bytes());
-    h.update(&root.0);
-    *h.finalize().as_bytes()
+    merkle_store::Encoder::new("retrieve-tree")
+        .bytes(FACTS_VERSION.as_bytes())
+        .hash(root)
+        .finish()
+        .0
 }
 
 /// The index in `dir`, brought in step with the tree `facts` describes: the files whose

@@ -95,7 +95,7 @@ impl Generator {
     /// policy and provider, so that only the same generation picks it up.
     fn note_name(&self, provider: &str) -> String {
         let agent = self.agent.as_deref().unwrap_or(DEFAULT_AGENT);
-        let mut h = blake3::Hasher::new();
+        let mut note = merkle_store::Encoder::new("generate-batch");
         for part in [
             self.frame_type.as_str(),
             agent,
@@ -103,10 +103,9 @@ impl Generator {
             &self.policy.id(),
             provider,
         ] {
-            h.update(&(part.len() as u64).to_le_bytes());
-            h.update(part.as_bytes());
+            note.bytes(part.as_bytes());
         }
-        format!("generate-batch:{}", h.finalize().to_hex())
+        format!("generate-batch:{}", note.finish().to_hex())
     }
 
     /// What a batched generation would send, from the queue of its first pass (`report`) over
