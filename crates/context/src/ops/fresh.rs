@@ -109,8 +109,33 @@ impl Workspace {
             held.scan(&ScanOptions::default()).map_err(Error::from)?;
             return work(held, false);
         }
-        let stale = self.refresh(false)?;
-        self.read_stored(|store| work(store, stale))
+        // The usual case on one handle: the watcher or the last scan's stats vouch for the
+        // store's root (or it was never scanned, and is left so: the read says how to start);
+        // else `work` comes back, to run after the rescan.
+        let first = self.read_stored(move |store| {
+            let Some(root) = store.root().map_err(Error::from)? else {
+                return Ok(Ok(work(store, false)?));
+            };
+            let settled = self.settle(Some(root));
+            let vouched = match settled {
+                Settled::Clean => true,
+                Settled::Unknown => stats_vouch_for(store, root),
+                Settled::Pending => false,
+            };
+            if vouched {
+                Ok(Ok(work(store, false)?))
+            } else {
+                Ok::<_, E>(Err((settled, work)))
+            }
+        })?;
+        match first {
+            Ok(answer) => Ok(answer),
+            Err((settled, work)) => {
+                // Where the watcher could not say, the stats were just checked.
+                let stale = self.refresh_settled(settled, true)?;
+                self.read_stored(|store| work(store, stale))
+            }
+        }
     }
 
     /// `work` on the store as it is, with no rescan first (for what compares the store with
@@ -138,7 +163,7 @@ impl Workspace {
             held.scan(&ScanOptions::default()).map_err(Error::from)?;
             return work(held);
         }
-        self.refresh(true)?;
+        self.refresh_for_write()?;
         self.shared.handles.alone(|| {
             let store = self.writer().map_err(Error::from)?;
             work(&store)
@@ -155,31 +180,35 @@ impl Workspace {
         if let Some(held) = &self.shared.held {
             return self.held_facts(held, &work);
         }
-        let (root, kept) = self.read_stored(|store| {
-            let root = store.root()?;
+        // One handle for the first try: the store's root, whether the caches are kept for it,
+        // what the watcher knows of it, and the try.
+        let (settled, first) = self.read_stored(|reader| {
+            let root = reader.root()?;
+            let settled = self.settle(root);
             let kept = root.is_some()
-                && Graph::kept_for(store) == root
-                && store.tree_kept().unwrap_or(false);
-            Ok::<_, Error>((root, kept))
+                && Graph::kept_for(reader) == root
+                && reader.tree_kept().unwrap_or(false);
+            let first = match root {
+                Some(root) if kept => self.first_try(reader, root, settled, &work)?,
+                _ => First::Rescan,
+            };
+            Ok::<_, Error>((settled, first))
         })?;
-        let settled = self.settle(root);
-        if kept && let Some(root) = root {
-            match self.first_try(root, settled, &work)? {
-                First::Answer(answer) => return Ok(answer),
-                First::Settle(answer, plan) => {
-                    // The files are the last scan's; a file written in that scan's clock tick,
-                    // found the same, is settled for the next read where no writer is held.
-                    self.shared.handles.alone(|| {
-                        if let Ok(writer) = self.writer_if_free() {
-                            let _ = writer.apply_scan(*plan, &ScanOptions::default());
-                        }
-                    });
-                    return Ok(answer);
-                }
-                First::Rescan => {}
+        match first {
+            First::Answer(answer) => return Ok(answer),
+            First::Settle(answer, plan) => {
+                // The files are the last scan's; a file written in that scan's clock tick,
+                // found the same, is settled for the next read where no writer is held.
+                self.shared.handles.alone(|| {
+                    if let Ok(writer) = self.writer_if_free() {
+                        let _ = writer.apply_scan(*plan, &ScanOptions::default());
+                    }
+                });
+                return Ok(answer);
             }
+            First::Rescan => {}
         }
-        let stale = self.refresh_settled(settled)?;
+        let stale = self.refresh_settled(settled, false)?;
         self.caches_in_step()?;
         self.read_stored(|store| work(store, &*self.snapshot(store)?, stale))
     }
@@ -190,6 +219,7 @@ impl Workspace {
     /// changing under it, and the read after the rescan says.
     fn first_try<T: Send, E: From<Error>>(
         &self,
+        reader: &Store,
         root: NodeId,
         settled: Settled,
         work: &(impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync),
@@ -197,32 +227,31 @@ impl Workspace {
         if settled == Settled::Pending {
             return Ok(First::Rescan);
         }
-        self.read_stored(|reader| {
-            let Ok(snapshot) = self.snapshot(reader) else {
-                return Ok(First::Rescan);
-            };
-            if snapshot.root() != Some(root) {
-                return Ok(First::Rescan);
-            }
-            let attempt = || work(reader, &snapshot, false).ok();
-            if settled == Settled::Clean {
-                return Ok(attempt().map_or(First::Rescan, First::Answer));
-            }
-            // The stats of the last scan's tree checked beside the answer, then, when they
-            // differ (an edit, or a file only touched), the rescan's plan.
-            let (vouched, answer) = crate::beside(|| stats_vouch_for(reader, root), attempt);
-            let Some(answer) = answer else {
-                return Ok(First::Rescan);
-            };
-            if vouched {
-                return Ok(First::Answer(answer));
-            }
-            let plan = reader.plan_scan(&ScanOptions::default())?;
-            Ok(match (plan.same_tree(), plan.unchanged().is_some()) {
-                (false, _) => First::Rescan,
-                (true, true) => First::Answer(answer),
-                (true, false) => First::Settle(answer, Box::new(plan)),
-            })
+        // The listing is made in the try, beside the check of the disk: it is most of a read's
+        // time.
+        let attempt = || {
+            let snapshot = self.snapshot(reader).ok()?;
+            (snapshot.root() == Some(root))
+                .then(|| work(reader, &snapshot, false).ok())
+                .flatten()
+        };
+        if settled == Settled::Clean {
+            return Ok(attempt().map_or(First::Rescan, First::Answer));
+        }
+        // The stats of the last scan's tree checked beside the answer, then, when they
+        // differ (an edit, or a file only touched), the rescan's plan.
+        let (vouched, answer) = crate::beside(|| stats_vouch_for(reader, root), attempt);
+        let Some(answer) = answer else {
+            return Ok(First::Rescan);
+        };
+        if vouched {
+            return Ok(First::Answer(answer));
+        }
+        let plan = reader.plan_scan(&ScanOptions::default())?;
+        Ok(match (plan.same_tree(), plan.unchanged().is_some()) {
+            (false, _) => First::Rescan,
+            (true, true) => First::Answer(answer),
+            (true, false) => First::Settle(answer, Box::new(plan)),
         })
     }
 
@@ -285,20 +314,20 @@ impl Workspace {
         }
     }
 
-    /// Steps 1 and 2 of the rule: whether the store, once what changed is scanned in, is stale.
-    fn refresh(&self, for_write: bool) -> Result<bool> {
+    /// Steps 1 and 2 before a write (a store never scanned is scanned).
+    fn refresh_for_write(&self) -> Result<bool> {
         match self.read_stored(|store| Ok::<_, Error>(store.root()?)) {
-            Ok(Some(root)) => self.refresh_settled(self.settle(Some(root))),
-            // Never scanned: left so by a read (which says how to start), scanned for a write.
-            Ok(None) if !for_write => Ok(false),
-            Ok(None) => self.refresh_settled(Settled::Unknown),
-            // No store: the read says so.
+            Ok(root @ Some(_)) => self.refresh_settled(self.settle(root), false),
+            Ok(None) => self.refresh_settled(Settled::Unknown, false),
+            // No store: the write makes one.
             Err(Error::Store(merkle_store::Error::NoStore { .. })) => Ok(false),
             Err(e) => Err(e),
         }
     }
 
-    fn refresh_settled(&self, settled: Settled) -> Result<bool> {
+    /// Steps 1 and 2 after settling (`stats_checked`: the last scan's stats were found not to
+    /// vouch for the tree just now, so the rescan's plan comes next).
+    fn refresh_settled(&self, settled: Settled, stats_checked: bool) -> Result<bool> {
         match (settled, &self.shared.watcher) {
             (Settled::Clean, _) => Ok(false),
             (Settled::Pending, Some(watcher)) => self.shared.handles.alone(|| {
@@ -307,20 +336,23 @@ impl Workspace {
                 let Some(touched) = watcher.take() else {
                     return Ok(false);
                 };
-                let rescanned = self.rescan(touched.as_ref());
+                let rescanned = self.rescan(touched.as_ref(), false);
                 if !matches!(rescanned, Ok(false)) {
                     watcher.put_back();
                 }
                 rescanned
             }),
-            _ => self.shared.handles.alone(|| self.rescan(None)),
+            _ => self
+                .shared
+                .handles
+                .alone(|| self.rescan(None, stats_checked)),
         }
     }
 
     /// Scans in `touched` (`None`: whatever changed, found by the stats, then the plan),
     /// through a writer opened once; true where another process's writer kept it out while
     /// the files differ from the store's tree.
-    fn rescan(&self, touched: Option<&BTreeSet<String>>) -> Result<bool> {
+    fn rescan(&self, touched: Option<&BTreeSet<String>>, stats_checked: bool) -> Result<bool> {
         let opts = ScanOptions::default();
         let plan = match touched {
             Some(paths) if paths.is_empty() => return Ok(false),
@@ -331,7 +363,8 @@ impl Workspace {
                     Err(merkle_store::Error::NoStore { .. }) => return Ok(false),
                     Err(e) => return Err(e.into()),
                 };
-                if let Some(root) = reader.root()?
+                if !stats_checked
+                    && let Some(root) = reader.root()?
                     && stats_vouch_for(&reader, root)
                 {
                     return Ok(false);
