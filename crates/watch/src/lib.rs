@@ -23,6 +23,20 @@ pub use live::Live;
 pub use looped::{Failed, Looping, Options, Said, Stopper};
 pub use vouch::Vouching;
 
+/// Starts `watcher` on the workspace at `root`, every folder below.
+fn watch_tree(
+    watcher: &mut notify::RecommendedWatcher,
+    root: &std::path::Path,
+) -> Result<(), Error> {
+    use notify::Watcher as _;
+    watcher
+        .watch(root, notify::RecursiveMode::Recursive)
+        .map_err(|e| Error::Watcher {
+            what: format!("watching {} for changes", root.display()),
+            source: e,
+        })
+}
+
 /// Errors of starting a watcher.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -98,12 +98,7 @@ impl Live {
             what: "starting the file watcher".to_owned(),
             source: e,
         })?;
-        watcher
-            .watch(root, RecursiveMode::Recursive)
-            .map_err(|e| Error::Watcher {
-                what: format!("watching {} for changes", root.display()),
-                source: e,
-            })?;
+        crate::watch_tree(&mut watcher, root)?;
         watcher
             .watch(&barriers, RecursiveMode::NonRecursive)
             .map_err(|e| Error::Watcher {

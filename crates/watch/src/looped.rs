@@ -13,7 +13,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use merkle_store::NodeId;
-use notify::{RecursiveMode, Watcher as _};
+use notify::Watcher as _;
 
 use crate::Error;
 use crate::events::{is_relevant, note_paths, watcher_config};
@@ -91,12 +91,7 @@ impl Looping {
         let monitor = Monitor::new(&store_dir);
         let (tx, rx) = mpsc::channel();
         let mut watcher = start_watcher(root, &store_dir, monitor.observer(), tx.clone())?;
-        watcher
-            .watch(root, RecursiveMode::Recursive)
-            .map_err(|e| Error::Watcher {
-                what: format!("watching {} for changes", root.display()),
-                source: e,
-            })?;
+        crate::watch_tree(&mut watcher, root)?;
         Ok(Looping {
             root: root.to_path_buf(),
             store_dir,
