@@ -776,6 +776,21 @@ responses:
         (&json!("src/complex_file.py"), &json!(true)),
         "{put}"
     );
+    // The CLI's put-frame of the same frame answers the same document (but `created`).
+    let file = ws.root.parent().expect("<tmp>/ws").join("notes.txt");
+    std::fs::write(&file, "pricing rules live here").expect("writing the frame's content");
+    let mut again = ws.json(&[
+        "put-frame",
+        "src/complex_file.py",
+        &file.to_string_lossy(),
+        "--type",
+        "notes",
+        "--agent",
+        "default",
+    ]);
+    assert_eq!(again["created"], json!(false), "{again}");
+    again["created"] = json!(true);
+    assert_eq!(again, put);
     // The default agent is a writer: synthesis needs the synthesis role.
     assert_eq!(messages[2]["content"][2]["is_error"], json!(true));
     let got: Value = serde_json::from_str(

@@ -193,6 +193,22 @@ fn initialize_list_tools_call_them_and_exit_when_stdin_closes() {
     );
     assert!(!is_error, "{text}");
     let put = parse(&text);
+    // The CLI's put-frame of the same frame answers the same document (but `created`: the
+    // frame is there now).
+    let file = ws.tmp.path().join("same.txt");
+    std::fs::write(&file, "The fixture's readme.").expect("writing the frame's content");
+    let mut again = ws.json(&[
+        "put-frame",
+        "README.md",
+        &file.to_string_lossy(),
+        "--type",
+        "summary",
+        "--agent",
+        "bot",
+    ]);
+    assert_eq!(again["created"], json!(false), "{again}");
+    again["created"] = json!(true);
+    assert_eq!(again, put);
 
     // The server holds no lock between requests: a writing command works beside it, and the
     // CLI reads what the server wrote.
