@@ -50,6 +50,48 @@ pub fn grep_word(query: &str) -> &str {
         .fold("", |best, w| if w.len() > best.len() { w } else { best })
 }
 
+/// Reads `bench search`'s options (`merkle` left empty when `--merkle` is not given); the
+/// error is a usage message.
+pub fn parse(args: &[&str]) -> Result<SearchConfig, String> {
+    let mut config = SearchConfig {
+        repo: PathBuf::new(),
+        merkle: PathBuf::new(),
+        queries: Vec::new(),
+        runs: 11,
+        keep: None,
+    };
+    let mut it = args.iter();
+    while let Some(&flag) = it.next() {
+        let value = *it.next().ok_or_else(|| format!("`{flag}` needs a value"))?;
+        match flag {
+            "--query" if value.trim().is_empty() => {
+                return Err("`--query` needs a query, not an empty one".to_owned());
+            }
+            "--query" => config.queries.push(value.to_owned()),
+            "--repo" => config.repo = PathBuf::from(value),
+            "--merkle" => config.merkle = PathBuf::from(value),
+            "--keep" => config.keep = Some(PathBuf::from(value)),
+            "--runs" => {
+                config.runs = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| {
+                        format!("`--runs` wants a number of at least 1, got `{value}`")
+                    })?;
+            }
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    if config.repo.as_os_str().is_empty() {
+        return Err("bench search needs --repo PATH (a real tree)".to_owned());
+    }
+    if config.queries.is_empty() {
+        return Err("bench search needs at least one --query TEXT".to_owned());
+    }
+    Ok(config)
+}
+
 pub fn run(config: &SearchConfig) -> Result<Vec<QueryRow>> {
     let repo = config
         .repo
@@ -162,14 +204,14 @@ pub fn report(config: &SearchConfig, rows: &[QueryRow]) -> String {
 }
 
 /// A running `merkle watch`, stopped when dropped.
-struct Watch {
+pub(crate) struct Watch {
     child: Child,
     store: PathBuf,
 }
 
 impl Watch {
     /// Starts it and waits for its first rescan's line.
-    fn start(mut cmd: Command, store: &Path) -> Result<Watch> {
+    pub(crate) fn start(mut cmd: Command, store: &Path) -> Result<Watch> {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -195,7 +237,7 @@ impl Watch {
 
     /// Waits until the watch vouches for its last rescan, asked as every read asks it
     /// (`watch::vouch`: `sync` on the socket in the store folder, `clean ROOT` back).
-    fn wait_vouched(&self) -> Result<()> {
+    pub(crate) fn wait_vouched(&self) -> Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if ask(&self.store.join("watch.sock")).is_some_and(|a| a.starts_with("clean ")) {

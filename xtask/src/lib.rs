@@ -19,6 +19,7 @@ pub mod bench_localize_gold;
 pub mod bench_localize_plain;
 pub mod bench_outline;
 pub mod bench_proc;
+pub mod bench_scale;
 pub mod bench_search;
 mod ctags;
 pub mod functions;

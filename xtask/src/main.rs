@@ -63,6 +63,13 @@ tasks:
                         and <= 0.5x git grep)
       --runs N          timed runs of each (default 11)
       --keep DIR, --merkle PATH   as for bench scan
+  bench scale --source DIR [--source DIR ...] [options]  issue #46: a tree of N files copied
+                        from real checkouts (a line naming its copy appended to each); cold
+                        scan, status, edit + scan, generate, the index build, warm search (and
+                        beside merkle watch), get-node, with peak RSS and each baseline (b3sum,
+                        git status, ctags -R, git grep -l), and .merkle's size; validate after
+      --files N         files (default 100000)   --runs N  runs per short step (default 3)
+      --query TEXT      the searches' query   --keep DIR, --merkle PATH  as for bench scan
   bench agent-cost      agent-loop: billable input of a 30-call agent session with and
                         without prompt caching, through the simulator (target <= 0.3x)
   bench batch --repo PATH [--merkle PATH]  generate --batch on a real tree against the fake
@@ -149,6 +156,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "outline", rest @ ..] => bench_outline(rest),
         ["bench", "localize", rest @ ..] => bench_localize(rest),
         ["bench", "search", rest @ ..] => bench_search(rest),
+        ["bench", "scale", rest @ ..] => bench_scale(rest),
         ["bench", "llm"] => bench_llm(),
         ["bench", "agent"] => bench_agent(),
         ["bench", "agent-cost"] => bench_agent_cost(),
@@ -452,47 +460,22 @@ fn flag_values<'a>(
 }
 
 fn bench_search(args: &[&str]) -> Result<ExitCode> {
-    let mut queries = Vec::new();
-    let mut rest = Vec::new();
-    let mut it = args.iter();
-    while let Some(&flag) = it.next() {
-        if flag == "--query" {
-            let Some(&q) = it.next() else {
-                bail!(Usage("`--query` needs a value".to_owned()));
-            };
-            if q.trim().is_empty() {
-                bail!(Usage(
-                    "`--query` needs a query, not an empty one".to_owned()
-                ));
-            }
-            queries.push(q.to_owned());
-        } else {
-            rest.push(flag);
-        }
+    let mut config = xtask::bench_search::parse(args).map_err(Usage)?;
+    if config.merkle.as_os_str().is_empty() {
+        config.merkle = xtask::bench_proc::build_merkle(workspace_root())?;
     }
-    let flags = flag_values(&rest, &["--repo", "--merkle", "--runs", "--keep"])?;
-    let repo = repo_flag(&flags, "search")?;
-    if queries.is_empty() {
-        bail!(Usage(
-            "bench search needs at least one --query TEXT".to_owned()
-        ));
-    }
-    let runs =
-        match flags.get("--runs") {
-            Some(v) => v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                Usage(format!("`--runs` wants a number of at least 1, got `{v}`"))
-            })?,
-            None => 11,
-        };
-    let config = xtask::bench_search::SearchConfig {
-        repo: PathBuf::from(repo),
-        merkle: PathBuf::from(merkle_flag(&flags)?),
-        queries,
-        runs,
-        keep: flags.get("--keep").map(PathBuf::from),
-    };
     let rows = xtask::bench_search::run(&config)?;
     print!("{}", xtask::bench_search::report(&config, &rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_scale(args: &[&str]) -> Result<ExitCode> {
+    let mut config = xtask::bench_scale::parse(args).map_err(Usage)?;
+    if config.merkle.as_os_str().is_empty() {
+        config.merkle = xtask::bench_proc::build_merkle(workspace_root())?;
+    }
+    let scale = xtask::bench_scale::run(&config)?;
+    print!("{}", xtask::bench_scale::report(&config, &scale));
     Ok(ExitCode::SUCCESS)
 }
 
