@@ -199,7 +199,42 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
     );
 }
 
-pub(crate) fn status(out: &mut Out, g: &Global, status: &context::ops::Status, stale_text: String) {
+/// What takes the space in a store: its tables' records, and its folder's entries on disk.
+pub(crate) type StoreSpace = (Vec<merkle_store::Space>, Vec<(String, u64)>);
+
+/// The bytes of each entry of `dir` (a folder's: every file below it), largest first.
+pub(crate) fn folder_sizes(dir: &std::path::Path) -> anyhow::Result<Vec<(String, u64)>> {
+    fn bytes(path: &std::path::Path) -> std::io::Result<u64> {
+        let meta = std::fs::symlink_metadata(path)?;
+        if !meta.is_dir() {
+            return Ok(meta.len());
+        }
+        let mut total = 0;
+        for entry in std::fs::read_dir(path)? {
+            total += bytes(&entry?.path())?;
+        }
+        Ok(total)
+    }
+    let mut out = Vec::new();
+    let listing = std::fs::read_dir(dir);
+    for entry in anyhow::Context::with_context(listing, || format!("listing {}", dir.display()))? {
+        let entry = entry?;
+        out.push((
+            entry.file_name().to_string_lossy().into_owned(),
+            bytes(&entry.path())?,
+        ));
+    }
+    out.sort_by_key(|(name, n)| (std::cmp::Reverse(*n), name.clone()));
+    Ok(out)
+}
+
+pub(crate) fn status(
+    out: &mut Out,
+    g: &Global,
+    status: &context::ops::Status,
+    stale_text: String,
+    space: Option<&StoreSpace>,
+) {
     let r = &status.report;
     warnings(g, &r.warnings);
     let mut text = format!(
@@ -239,7 +274,46 @@ pub(crate) fn status(out: &mut Out, g: &Global, status: &context::ops::Status, s
             )
         });
     }
-    out.value(status.json(), text);
+    let mut json = status.json();
+    if let Some((tables, files)) = space {
+        text.push_str("\nspace, by kind of record (entries; key and value bytes):");
+        for s in tables.iter().filter(|s| s.entries > 0) {
+            text.push_str(&format!(
+                "\n  {:<28} {:>10}  {:>14}",
+                s.kind,
+                s.entries,
+                bytes_text(s.key_bytes + s.value_bytes)
+            ));
+        }
+        text.push_str("\nthe store folder on disk:");
+        for (name, n) in files {
+            text.push_str(&format!("\n  {name:<28} {:>14}", bytes_text(*n)));
+        }
+        json["space"] = serde_json::json!({
+            "records": tables.iter().map(|s| serde_json::json!({
+                "kind": s.kind,
+                "entries": s.entries,
+                "key_bytes": s.key_bytes,
+                "value_bytes": s.value_bytes,
+            })).collect::<Vec<_>>(),
+            "files": files.iter().map(|(name, n)| serde_json::json!({"name": name, "bytes": n}))
+                .collect::<Vec<_>>(),
+        });
+    }
+    out.value(json, text);
+}
+
+/// Bytes with thousands separated (`12,345,678 bytes`).
+fn bytes_text(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out + " bytes"
 }
 
 pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {

@@ -148,7 +148,15 @@ pub(crate) fn status(g: &Global, root: &Path, out: &mut Out) -> Result<()> {
     let ws = workspace(g, root);
     let status = ws.status()?;
     let stale = context_cmds::stale_text(&status.stale);
-    output::status(out, g, &status, stale);
+    // `-v`: what takes the space, a walk of every table (issue #46).
+    let space = match out.verbose {
+        true => Some((
+            ws.reader()?.space()?,
+            output::folder_sizes(&ws.store_dir()?)?,
+        )),
+        false => None,
+    };
+    output::status(out, g, &status, stale, space.as_ref());
     Ok(())
 }
 

@@ -100,6 +100,6 @@ pub use node::{Child, NodeKind, NodeRecord};
 pub use scan::Progress;
 pub use store::{
     Change, FrameSummary, Import, ImportOptions, ImportReport, OpenOptions, Problem, Refusal,
-    ScanOptions, ScanPlan, ScanReport, StatusReport, Store, TreeFile, TreeNode, is_id_prefix,
-    normalize_path, pushed_marker, store_dir,
+    ScanOptions, ScanPlan, ScanReport, Space, StatusReport, Store, TreeFile, TreeNode,
+    is_id_prefix, normalize_path, pushed_marker, store_dir,
 };

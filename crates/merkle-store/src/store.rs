@@ -38,12 +38,14 @@ mod exchange;
 mod frames;
 mod rescan;
 mod snapshot;
+mod space;
 mod status;
 mod tree;
 
 pub use derived::TreeFile;
 pub use exchange::{Import, ImportOptions, ImportReport, Refusal, pushed_marker};
 pub use frames::FrameSummary;
+pub use space::Space;
 pub use status::StatusReport;
 pub use tree::{Change, ScanOptions, ScanPlan, ScanReport};
 

@@ -262,3 +262,34 @@ fn a_scan_with_nothing_to_write_leaves_the_store_file_as_it_was() {
         "a no-op scan wrote to the store file"
     );
 }
+
+/// `status -v` says what takes the space: every table's records, the derived table's by
+/// namespace, and the store folder's entries on disk.
+#[test]
+fn verbose_status_says_what_takes_the_space() {
+    let ws = Workspace::scanned();
+    let plain = ws.json(&["status"]);
+    assert!(plain.get("space").is_none(), "{plain}");
+    let status = ws.json(&["-v", "status"]);
+    let records = status["space"]["records"].as_array().expect("records");
+    let kind = |k: &str| {
+        records
+            .iter()
+            .find(|r| r["kind"] == json!(k))
+            .unwrap_or_else(|| panic!("no {k} in {records:?}"))
+    };
+    // Every node of the tree has its record and its entry in the tree table.
+    assert_eq!(kind("tree")["entries"], plain["nodes"]);
+    assert_eq!(kind("frames")["entries"], plain["frames"]);
+    assert!(kind("nodes")["value_bytes"].as_u64() > Some(0));
+    let files = status["space"]["files"].as_array().expect("files");
+    assert!(
+        files
+            .iter()
+            .any(|f| f["name"] == json!("store.redb") && f["bytes"].as_u64() > Some(0)),
+        "{files:?}"
+    );
+    let text = ws.ok(&["-v", "status"]);
+    assert!(text.contains("space, by kind of record"), "{text}");
+    assert!(text.contains("store.redb"), "{text}");
+}
