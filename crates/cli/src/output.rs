@@ -305,15 +305,7 @@ pub(crate) fn status(
 
 /// Bytes with thousands separated (`12,345,678 bytes`).
 fn bytes_text(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out + " bytes"
+    format!("{} bytes", grouped(n))
 }
 
 pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {

@@ -332,6 +332,17 @@ impl TextIndex {
         if removed.is_empty() && added.is_empty() {
             return Ok(());
         }
+        self.update_chunks(removed, std::iter::once(Ok::<_, Error>(added)))
+    }
+
+    /// [`TextIndex::update`] with the documents made a chunk at a time as the index takes them
+    /// (so that a whole tree's texts are never in memory at once), still in one commit: an
+    /// error of a chunk leaves the index as it was.
+    pub fn update_chunks<E: From<Error>>(
+        &mut self,
+        removed: &[String],
+        chunks: impl Iterator<Item = std::result::Result<Vec<Doc>, E>>,
+    ) -> std::result::Result<(), E> {
         let dir = self.dir.clone();
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -345,7 +356,11 @@ impl TextIndex {
                 writer.delete_term(Term::from_field_u64(f.slot, slot));
             }
         }
-        for doc in added {
+        for doc in chunks.flat_map(|chunk| match chunk {
+            Ok(docs) => docs.into_iter().map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        }) {
+            let doc = doc?;
             if let Some((_, slot)) = entries.get(&doc.path) {
                 writer.delete_term(Term::from_field_u64(f.slot, *slot));
             }
@@ -728,6 +743,37 @@ mod tests {
         // A damaged mark is no mark.
         std::fs::write(dir.path().join(IN_STEP), b"garbage").expect("writes");
         assert!(!reopened.in_step_with(&t2));
+    }
+
+    #[test]
+    fn documents_given_a_chunk_at_a_time_are_one_commit_and_a_failed_chunk_changes_nothing() {
+        let doc = |path: &str| Doc {
+            path: path.to_owned(),
+            key: key(path.len() as u8),
+            names: String::new(),
+            text: format!("fn {}() {{}}", path.trim_end_matches(".rs")),
+            defs: Vec::new(),
+        };
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut index = TextIndex::open(dir.path()).expect("opens");
+        let chunks = vec![Ok(vec![doc("a.rs"), doc("bb.rs")]), Ok(vec![doc("ccc.rs")])];
+        index
+            .update_chunks::<Error>(&[], chunks.into_iter())
+            .expect("updates");
+        assert_eq!(index.len(), 3);
+        let failing = vec![
+            Ok(vec![doc("dddd.rs")]),
+            Err(Error::Busy {
+                dir: dir.path().to_path_buf(),
+            }),
+        ];
+        assert!(
+            index
+                .update_chunks::<Error>(&["a.rs".to_owned()], failing.into_iter())
+                .is_err()
+        );
+        let reopened = TextIndex::open(dir.path()).expect("opens");
+        assert_eq!(reopened.len(), 3);
     }
 
     #[test]

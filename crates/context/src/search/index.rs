@@ -2,6 +2,9 @@
 //! files ([`sync_index`]).
 use super::*;
 
+/// How many files' documents are made at a time while the index takes them.
+const INDEX_CHUNK: usize = 2048;
+
 /// The folder of the index beside a store.
 pub fn index_dir(store: &Store) -> std::path::PathBuf {
     store.dir().join("index")
@@ -53,16 +56,19 @@ pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextI
         }
         return Ok((index, 0));
     }
-    let added: Vec<&FileEntry> = changes.added.iter().map(|&i| &facts.files[i]).collect();
-    let added_facts = facts.facts_of(store, &added)?;
-    let docs: Vec<Doc> = changes
-        .added
-        .par_iter()
-        .zip(added_facts.par_iter())
-        .map(|(&i, ff)| file_doc(store, &facts.files[i], ff, tree[i].1))
-        .collect::<Result<_>>()?;
-    let n = docs.len();
-    index.update(&changes.removed, docs)?;
+    // A chunk of files at a time, their facts read and their texts made as the index takes
+    // them: a whole tree's texts are never in memory at once.
+    let chunks = changes.added.chunks(INDEX_CHUNK).map(|chunk| {
+        let files: Vec<&FileEntry> = chunk.iter().map(|&i| &facts.files[i]).collect();
+        let chunk_facts = facts.facts_of(store, &files)?;
+        chunk
+            .par_iter()
+            .zip(chunk_facts.par_iter())
+            .map(|(&i, ff)| file_doc(store, &facts.files[i], ff, tree[i].1))
+            .collect::<Result<Vec<Doc>>>()
+    });
+    let n = changes.added.len();
+    index.update_chunks(&changes.removed, chunks)?;
     if let Some(k) = in_step {
         let _ = index.mark_in_step(&k);
     }
