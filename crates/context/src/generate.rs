@@ -98,6 +98,8 @@ fn deferred(error: &Error) -> bool {
 
 /// Files put per commit.
 const PUT_CHUNK: usize = 512;
+/// How many files' derived data (an outline's facts) a generation holds before it keeps them.
+const KEEP_DERIVED_EVERY: usize = 4096;
 
 /// What one file needs.
 enum Planned {
@@ -314,7 +316,15 @@ fn generate_files(
 ) -> Result<()> {
     let total = files.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut since_kept = 0;
     for chunk in files.chunks(chunk_size) {
+        // What the producer derived (an outline's facts) goes to the store now and then, so
+        // that a large tree's is never all in memory.
+        since_kept += chunk.len();
+        if since_kept >= KEEP_DERIVED_EVERY {
+            req.producer.keep_derived(store)?;
+            since_kept = 0;
+        }
         let outcomes: Vec<(String, Result<Planned>)> = chunk
             .par_iter()
             .map(|path| {

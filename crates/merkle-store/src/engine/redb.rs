@@ -47,9 +47,15 @@ pub(crate) struct RedbEngine {
 
 type ReadTable = redb::ReadOnlyTable<&'static [u8], &'static [u8]>;
 
+/// redb's page cache: its default (1 GiB) would let one command's memory grow with the store
+/// on a large tree (issue #46: every command within 1 GiB); pages beyond it are read again
+/// from the OS's page cache.
+const CACHE_BYTES: usize = 256 << 20;
+
 fn builder() -> redb::Builder {
     let mut b = redb::Builder::new();
     b.set_concurrency_mode(ConcurrencyMode::SingleWriter);
+    b.set_cache_size(CACHE_BYTES);
     b
 }
 
