@@ -23,7 +23,8 @@ pub use live::Live;
 pub use looped::{Failed, Looping, Options, Said, Stopper};
 pub use vouch::Vouching;
 
-/// Starts `watcher` on the workspace at `root`, every folder below.
+/// Starts `watcher` on the workspace at `root`, every folder below; where the kernel's limit
+/// of watches is too low for the tree, the error says so and how to raise it.
 fn watch_tree(
     watcher: &mut notify::RecommendedWatcher,
     root: &std::path::Path,
@@ -31,11 +32,28 @@ fn watch_tree(
     use notify::Watcher as _;
     watcher
         .watch(root, notify::RecursiveMode::Recursive)
-        .map_err(|e| Error::Watcher {
-            what: format!("watching {} for changes", root.display()),
-            source: e,
-        })
+        .map_err(|e| watch_error(root, e))
 }
+
+/// The error of watching `root`.
+fn watch_error(root: &std::path::Path, e: notify::Error) -> Error {
+    if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
+        let limit = std::fs::read_to_string(WATCH_LIMIT)
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_else(|_| "?".to_owned());
+        return Error::WatchLimit {
+            root: root.to_path_buf(),
+            limit,
+        };
+    }
+    Error::Watcher {
+        what: format!("watching {} for changes", root.display()),
+        source: e,
+    }
+}
+
+/// Where Linux keeps its limit of inotify watches per user (one a folder).
+const WATCH_LIMIT: &str = "/proc/sys/fs/inotify/max_user_watches";
 
 /// Errors of starting a watcher.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +67,17 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The kernel's limit of inotify watches (one a folder) is lower than the tree needs.
+    #[error(
+        "watching {}: the kernel's limit of file watches (fs.inotify.max_user_watches = {limit}) \
+         is lower than this tree's folders need; raise it with `sudo sysctl \
+         fs.inotify.max_user_watches=1048576` (and a line in /etc/sysctl.d/ to keep it)",
+        root.display()
+    )]
+    WatchLimit {
+        root: std::path::PathBuf,
+        limit: String,
+    },
     /// The file watcher could not start, or watch a folder.
     #[error("{what}")]
     Watcher {
@@ -56,4 +85,23 @@ pub enum Error {
         #[source]
         source: notify::Error,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_s_watch_limit_is_named_with_the_sysctl_that_raises_it() {
+        let root = std::path::Path::new("/work/repo");
+        let limit = watch_error(root, notify::Error::new(notify::ErrorKind::MaxFilesWatch));
+        let text = limit.to_string();
+        assert!(text.starts_with("watching /work/repo: "), "{text}");
+        assert!(
+            text.contains("sudo sysctl fs.inotify.max_user_watches="),
+            "{text}"
+        );
+        let other = watch_error(root, notify::Error::new(notify::ErrorKind::PathNotFound));
+        assert_eq!(other.to_string(), "watching /work/repo for changes");
+    }
 }

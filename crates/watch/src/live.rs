@@ -39,6 +39,9 @@ struct Seen {
     /// The paths changed since the last rescan; `None`: anything may have (an event was lost,
     /// or named no path).
     touched: Option<BTreeSet<String>>,
+    /// The watcher reported an error (a folder it could not watch: the kernel's limit of
+    /// watches, say): it no longer sees every change, so every read checks the disk.
+    blind: bool,
 }
 
 impl Live {
@@ -64,6 +67,7 @@ impl Live {
                 passed: 0,
                 pending: true,
                 touched: None,
+                blind: false,
             }),
             Condvar::new(),
         ));
@@ -71,26 +75,7 @@ impl Live {
         let (watch_root, watch_barriers) = (root.to_path_buf(), barriers.clone());
         let mut watcher = notify::RecommendedWatcher::new(
             move |event: notify::Result<notify::Event>| {
-                let (lock, cond) = &*events;
-                let mut seen = lock.lock().unwrap_or_else(|e| e.into_inner());
-                match &event {
-                    Ok(e) if e.paths.iter().any(|p| p.starts_with(&watch_barriers)) => {
-                        if matches!(e.kind, EventKind::Create(_)) {
-                            let n = e.paths.iter().filter_map(|p| barrier_number(p)).max();
-                            seen.passed = seen.passed.max(n.unwrap_or(0));
-                            cond.notify_all();
-                        }
-                    }
-                    Ok(e) if !events::is_relevant(e, &watch_root, &store_dir) => {}
-                    Ok(e) => {
-                        seen.pending = true;
-                        events::note_paths(&mut seen.touched, e, &watch_root);
-                    }
-                    Err(_) => {
-                        seen.pending = true;
-                        seen.touched = None;
-                    }
-                }
+                noted(&events, &event, &watch_root, &store_dir, &watch_barriers);
             },
             events::watcher_config(),
         )
@@ -145,6 +130,9 @@ impl Live {
 
 impl Watcher for Live {
     fn settle(&self, _root: NodeId) -> Settled {
+        if self.seen().blind {
+            return Settled::Unknown;
+        }
         if self.pending() {
             Settled::Pending
         } else {
@@ -174,7 +162,70 @@ impl Drop for Live {
     }
 }
 
+/// One event of the watcher, noted in `seen`: a barrier passed, paths changed, or an error,
+/// after which the watcher can no longer vouch for anything.
+fn noted(
+    seen: &(Mutex<Seen>, Condvar),
+    event: &notify::Result<notify::Event>,
+    root: &Path,
+    store_dir: &Path,
+    barriers: &Path,
+) {
+    let (lock, cond) = seen;
+    let mut seen = lock.lock().unwrap_or_else(|e| e.into_inner());
+    match event {
+        Ok(e) if e.paths.iter().any(|p| p.starts_with(barriers)) => {
+            if matches!(e.kind, EventKind::Create(_)) {
+                let n = e.paths.iter().filter_map(|p| barrier_number(p)).max();
+                seen.passed = seen.passed.max(n.unwrap_or(0));
+                cond.notify_all();
+            }
+        }
+        Ok(e) if !events::is_relevant(e, root, store_dir) => {}
+        Ok(e) => {
+            seen.pending = true;
+            events::note_paths(&mut seen.touched, e, root);
+        }
+        Err(_) => {
+            seen.pending = true;
+            seen.touched = None;
+            seen.blind = true;
+            cond.notify_all();
+        }
+    }
+}
+
 /// The number a barrier file is named by.
 fn barrier_number(path: &Path) -> Option<u64> {
     path.file_name()?.to_str()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn after_a_watcher_error_every_read_checks_the_disk() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let root = dir.path().canonicalize().expect("canonical");
+        let workspace = Workspace::new(&root, merkle_store::OpenOptions::default());
+        let live = Live::start(&workspace).expect("a watcher");
+        let some = NodeId::from_hex(&"ab".repeat(32)).expect("a hash");
+        // It starts with a rescan pending (files may have changed while nothing watched).
+        assert_eq!(live.settle(some), Settled::Pending);
+        assert_eq!(live.take(), Some(None));
+        assert_eq!(live.settle(some), Settled::Clean);
+        // The kernel's limit of watches reached under a new folder: blind from now on.
+        let limit = Err(notify::Error::new(notify::ErrorKind::MaxFilesWatch));
+        noted(
+            &live.seen,
+            &limit,
+            &root,
+            &root.join(".merkle"),
+            &live.barriers,
+        );
+        assert_eq!(live.settle(some), Settled::Unknown);
+        let _ = live.take();
+        assert_eq!(live.settle(some), Settled::Unknown);
+    }
 }

@@ -179,7 +179,11 @@ fn start_watcher(
                 // A reader's cookie: every event before it has been counted.
                 Ok(e) if e.paths.iter().any(|p| observer.cookie(p)) => return,
                 Ok(e) => is_relevant(e, &watched.0, &watched.1),
-                Err(_) => true,
+                // A folder it could not watch (the kernel's limit, say): vouch for nothing.
+                Err(_) => {
+                    observer.blind();
+                    true
+                }
             };
             if !change {
                 return;

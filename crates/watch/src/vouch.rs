@@ -70,6 +70,9 @@ struct State {
     clean: Option<(u64, NodeId)>,
     /// Cookies made and not yet reported back.
     waiting: HashSet<u64>,
+    /// The file watcher reported an error (a folder it could not watch): it no longer sees
+    /// every change, so the watch vouches for nothing from then on.
+    blind: bool,
     next_cookie: u64,
 }
 
@@ -96,6 +99,12 @@ impl Observer {
     /// watcher reports them, before the event is passed on.
     pub fn changed(&self) {
         lock(&self.shared).seen += 1;
+    }
+
+    /// The file watcher reported an error: from now on the watch answers `dirty`, and every
+    /// reader checks the disk itself.
+    pub fn blind(&self) {
+        lock(&self.shared).blind = true;
     }
 
     /// Whether `path` is one of this monitor's cookies: in the store folder, named for this
@@ -256,7 +265,7 @@ fn answer(observer: &Observer, stream: UnixStream) {
     }
     let reported = !state.waiting.remove(&id);
     let reply = match state.clean {
-        Some((taken, root)) if made && reported && taken == state.seen => {
+        Some((taken, root)) if made && reported && taken == state.seen && !state.blind => {
             format!("clean {}\n", root.to_hex())
         }
         _ => "dirty\n".to_owned(),
@@ -342,6 +351,10 @@ mod tests {
         monitor.taken();
         monitor.rescanned(monitor.changes_taken(), root);
         assert_eq!(vouched_root(dir.path()), Some(root));
+        // The file watcher reported an error: nothing is vouched for from then on.
+        monitor.observer().blind();
+        monitor.rescanned(monitor.changes_taken(), root);
+        assert_eq!(vouched_root(dir.path()), None);
 
         // Cookies are cleaned up; a second watch is refused; the socket goes with the watch.
         let left: Vec<_> = std::fs::read_dir(dir.path())
