@@ -129,19 +129,19 @@ impl MerkleMcp {
             .map_err(|e| e.chain())
     }
 
-    /// Runs `f` on the shared read-only handle, made `fresh` first; with no store yet, answers
-    /// `missing` when given, else fails saying how to make one.
+    /// Runs `f` on the shared read-only handle, made `fresh` first (and whether it is stale);
+    /// with no store yet, answers `missing` when given, else fails saying how to make one.
     async fn read<T: Send + 'static>(
         &self,
         fresh: Fresh,
         missing: Option<T>,
-        f: impl FnOnce(&Store, &Shared) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&Store, &Shared, bool) -> Result<T> + Send + 'static,
     ) -> Result<T, String> {
         self.blocking(move |shared| {
             let ws = &shared.workspace;
             let read = match fresh {
-                Fresh::AsStored => ws.read_stored(|store| f(store, shared)),
-                Fresh::Tree => ws.read(|store, _| f(store, shared)),
+                Fresh::AsStored => ws.read_stored(|store| f(store, shared, false)),
+                Fresh::Tree => ws.read(|store, stale| f(store, shared, stale)),
             };
             or_missing(read, missing)
         })
@@ -175,13 +175,8 @@ impl MerkleMcp {
         fresh: Fresh,
         f: impl FnOnce(&Store, &Shared) -> Result<Value> + Send + 'static,
     ) -> Result<Answered, String> {
-        self.blocking(move |shared| {
-            let ws = &shared.workspace;
-            match fresh {
-                Fresh::AsStored => ws.read_stored(|store| Answered::of(store, &f(store, shared)?)),
-                Fresh::Tree => ws
-                    .read(|store, stale| Ok(Answered::of(store, &f(store, shared)?)?.stale(stale))),
-            }
+        self.read(fresh, None, move |store, shared, stale| {
+            Ok(Answered::of(store, &f(store, shared)?)?.stale(stale))
         })
         .await
     }
@@ -256,7 +251,7 @@ impl MerkleMcp {
     /// counts as none: the listing then offers reads alone.
     async fn writer_role(&self, as_agent: Option<String>) -> Option<Role> {
         let agent = as_agent.or_else(|| self.shared.agent.clone())?;
-        self.read(Fresh::AsStored, Some(None), move |store, _| {
+        self.read(Fresh::AsStored, Some(None), move |store, _, _| {
             Ok(store.agent(&agent)?.map(|a| a.role))
         })
         .await
@@ -386,7 +381,7 @@ impl ServerHandler for MerkleMcp {
         // Editors list resources on connect: a workspace never scanned has none, which is no
         // error.
         let mut paths = self
-            .read(Fresh::AsStored, Some(Vec::new()), |store, _| {
+            .read(Fresh::AsStored, Some(Vec::new()), |store, _, _| {
                 Ok(store.paths_with_frames()?)
             })
             .await
@@ -446,7 +441,7 @@ impl ServerHandler for MerkleMcp {
                 ))
             })?;
         let json = self
-            .read(Fresh::Tree, None, move |store, _| {
+            .read(Fresh::Tree, None, move |store, _, _| {
                 let node = store.node_at(&path)?;
                 let frames = store.path_heads(&path)?;
                 if node.is_none() && frames.is_empty() {

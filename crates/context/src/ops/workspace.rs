@@ -115,13 +115,6 @@ impl Workspace {
         self.open(false, false)
     }
 
-    /// The store for a read that keeps caches of its own (a rescan, the search index): opened
-    /// for writing, but never created. Run where no store is (in `$HOME`, say), such a read
-    /// says how to start rather than scan everything below.
-    pub fn existing_writer(&self) -> merkle_store::Result<Store> {
-        self.open(false, true)
-    }
-
     /// The existing store for writing, opened once and not waited for: for a read that keeps
     /// what it worked out where it can, and where another writer holds the store does not.
     pub(super) fn writer_if_free(&self) -> merkle_store::Result<Store> {
