@@ -22,6 +22,30 @@ use serde_json::{Value, json};
 pub(crate) enum LlmCommand {
     /// Send one request and print the answer (as it arrives with --stream)
     Complete(CompleteArgs),
+    /// Count a request's input tokens as the provider counts them (Anthropic's and OpenAI's
+    /// count endpoints, else the model's tokenizer), and say where the figure comes from;
+    /// with --offline, merkle's estimate, calibrated by the answers earlier commands got
+    Count(CountArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CountArgs {
+    /// The user message, or - to read it from standard input
+    #[arg(required_unless_present = "request")]
+    prompt: Option<String>,
+    /// A whole request as JSON (model, system, messages, tools, ...); PROMPT is appended as
+    /// one more user message, and --system and --model override its fields
+    #[arg(long, value_name = "FILE.json")]
+    request: Option<PathBuf>,
+    /// The system prompt
+    #[arg(long)]
+    system: Option<String>,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Ask no provider: the estimate, scaled by what earlier answers of the model taught
+    /// (kept in the workspace's store folder)
+    #[arg(long)]
+    offline: bool,
 }
 
 #[derive(Args, Debug)]
@@ -274,6 +298,7 @@ impl ModelArgs {
         }
         let (mut settings, env) = self.settings();
         settings.scrubber = scrubber;
+        settings.http.calibration = crate::calibration::shared();
         llm_sim::build(settings, &env).map_err(|e| {
             let text = e.to_string();
             if text.contains("no api key") {
@@ -316,13 +341,76 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) fn run_llm(cmd: &LlmCommand, json: bool) -> Result<ExitCode> {
-    let LlmCommand::Complete(args) = cmd;
-    let request = build_request(args)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(complete(args, &request, json))
+    match cmd {
+        LlmCommand::Complete(args) => {
+            let request = build_request(args)?;
+            runtime.block_on(complete(args, &request, json))
+        }
+        LlmCommand::Count(args) => {
+            let request = base_request(
+                args.prompt.as_deref(),
+                args.request.as_deref(),
+                args.system.as_deref(),
+                args.model.model.as_deref(),
+            )?;
+            runtime.block_on(count(args, &request, json))
+        }
+    }
+}
+
+/// `merkle llm count`: the provider's count, or with --offline the calibrated estimate.
+async fn count(args: &CountArgs, request: &Request, json: bool) -> Result<ExitCode> {
+    let setup = args.model.build(llm_sim::Scrubber::default())?;
+    let counted = if args.offline {
+        let tokens = setup.client.count_tokens(request);
+        let model = request_model(request, setup.model.as_deref());
+        let (calibration, _) = crate::calibration::current();
+        let mut count = calibration.apply(&model, tokens);
+        // The client's offline count is already calibrated (or a tokenizer's); only the
+        // source is taken from what the calibration knows of the model.
+        count.tokens = tokens;
+        count
+    } else {
+        setup.client.count_input(request).await?
+    };
+    setup.finish()?;
+    let model = request_model(request, setup.model.as_deref());
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let document = json!({
+            "tokens": counted.tokens,
+            "source": counted.source.as_str(),
+            "exact": counted.source.is_exact(),
+            "provider": setup.provider,
+            "model": model,
+        });
+        writeln!(stdout, "{document}")?;
+    } else {
+        let how = match counted.source {
+            llm_core::CountSource::Provider => "counted by the provider",
+            llm_core::CountSource::Tokenizer => "counted with the model's tokenizer",
+            llm_core::CountSource::Calibrated => {
+                "estimated, calibrated by earlier answers of this model"
+            }
+            llm_core::CountSource::Estimate => {
+                "estimated; no answer of this model has calibrated it yet"
+            }
+        };
+        writeln!(stdout, "{} input tokens ({how})", counted.tokens)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The model a request goes to: its own, else the one the settings chose.
+fn request_model(request: &Request, chosen: Option<&str>) -> String {
+    match request.model.as_str() {
+        "" => chosen.unwrap_or_default().to_owned(),
+        model => model.to_owned(),
+    }
 }
 
 pub(crate) fn run_sim(cmd: &SimCommand, json: bool) -> Result<ExitCode> {
@@ -394,7 +482,30 @@ impl Shutdown {
 }
 
 fn build_request(args: &CompleteArgs) -> Result<Request> {
-    let mut request = match &args.request {
+    let mut request = base_request(
+        args.prompt.as_deref(),
+        args.request.as_deref(),
+        args.system.as_deref(),
+        args.model.model.as_deref(),
+    )?;
+    if let Some(max_tokens) = args.max_tokens {
+        request.max_tokens = max_tokens;
+    }
+    if let Some(path) = &args.schema {
+        request.response_schema = Some(read_schema(path)?);
+    }
+    Ok(request)
+}
+
+/// The request a command line describes: a request file, with PROMPT appended as a user
+/// message, and the system prompt and model overridden.
+fn base_request(
+    prompt: Option<&str>,
+    file: Option<&std::path::Path>,
+    system: Option<&str>,
+    model: Option<&str>,
+) -> Result<Request> {
+    let mut request = match file {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
@@ -403,7 +514,7 @@ fn build_request(args: &CompleteArgs) -> Result<Request> {
         }
         None => Request::default(),
     };
-    match args.prompt.as_deref() {
+    match prompt {
         Some("-") => {
             let mut prompt = String::new();
             std::io::stdin()
@@ -415,45 +526,44 @@ fn build_request(args: &CompleteArgs) -> Result<Request> {
         // Clap requires a prompt unless a request file gives the messages.
         None => {}
     }
-    if let Some(system) = &args.system {
-        request.system = Some(system.clone());
+    if let Some(system) = system {
+        request.system = Some(system.to_owned());
     }
-    if let Some(model) = &args.model.model {
-        request.model.clone_from(model);
-    }
-    if let Some(max_tokens) = args.max_tokens {
-        request.max_tokens = max_tokens;
-    }
-    if let Some(path) = &args.schema {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let schema: Value = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not JSON", path.display()))?;
-        if !schema.is_object() {
-            crate::usage!("{} is not a JSON Schema (an object)", path.display());
-        }
-        // The name providers want: the file's stem in [A-Za-z0-9_-], at most 64 characters.
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy())
-            .unwrap_or_default();
-        let mut name: String = stem
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(64)
-            .collect();
-        if name.is_empty() {
-            name = "answer".to_owned();
-        }
-        request.response_schema = Some(llm_core::ResponseSchema { name, schema });
+    if let Some(model) = model {
+        model.clone_into(&mut request.model);
     }
     Ok(request)
+}
+
+/// A JSON Schema file as a structured-output schema, named after the file.
+fn read_schema(path: &std::path::Path) -> Result<llm_core::ResponseSchema> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let schema: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    if !schema.is_object() {
+        crate::usage!("{} is not a JSON Schema (an object)", path.display());
+    }
+    // The name providers want: the file's stem in [A-Za-z0-9_-], at most 64 characters.
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    let mut name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        name = "answer".to_owned();
+    }
+    Ok(llm_core::ResponseSchema { name, schema })
 }
 
 async fn complete(args: &CompleteArgs, request: &Request, json: bool) -> Result<ExitCode> {

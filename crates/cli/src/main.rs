@@ -53,6 +53,7 @@ use merkle_store::{EngineKind, NodeRecord, OpenOptions, Store};
 
 mod agent_cmds;
 mod agents;
+mod calibration;
 mod context_cmds;
 mod generate;
 mod governance_cmds;
@@ -259,7 +260,9 @@ fn main() -> ExitCode {
     merkle_store::engine::silence_caught_panics();
     let mut out = Out::new(cli.global.json);
     out.verbose = cli.global.verbose;
-    match run(&cli, &mut out) {
+    let result = run(&cli, &mut out);
+    calibration::save();
+    match result {
         Ok(code) => code,
         Err(e) => {
             let _ = std::io::stdout().flush();
@@ -476,6 +479,12 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Llm(_) | Command::Sim(_) | Command::Policy(_) => PathBuf::new(),
         _ => find_root(g.root.as_deref())?,
     };
+    let here = std::env::current_dir().unwrap_or_default();
+    let store = g
+        .store
+        .clone()
+        .or_else(|| (!root.as_os_str().is_empty()).then(|| root.join(".merkle")));
+    calibration::locate(store.as_deref(), &here);
     match &cli.command {
         Command::Policy(cmd) => return governance_cmds::run_policy(cmd, g.json),
         Command::Audit(cmd) => return governance_cmds::run_audit(cmd, &root, g.json),

@@ -10,10 +10,11 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use crate::client::{LlmClient, StatsCell, UsageStats};
+use crate::count::{CountCache, CountSource, TokenCount};
 use crate::error::{Error, Result};
 use crate::http::{
     HttpConfig, Outgoing, StreamParser, Transport, body_excerpt, classify_status, event_stream,
-    headers_of_interest, merge_extra,
+    exchange, headers_of_interest, json_body, merge_extra,
 };
 use crate::key::ApiKey;
 use crate::retry::RetryHints;
@@ -24,10 +25,10 @@ use crate::types::{
     ToolCall, ToolChoice, Usage,
 };
 use crate::wire::anthropic::{
-    BlockDelta, BlockParam, CacheControl, ContentBlockParam, ErrorBody, ErrorObject,
-    ImageSourceParam, MessageParam, MessagesRequest, MessagesResponse, Metadata, ResponseBlock,
-    RoleParam, StreamEvent, TextBlockParam, TextOrBlocks, TextType, ThinkingParam, ToolChoiceParam,
-    ToolParam, WireUsage,
+    BlockDelta, BlockParam, CacheControl, ContentBlockParam, CountTokensRequest,
+    CountTokensResponse, ErrorBody, ErrorObject, ImageSourceParam, MessageParam, MessagesRequest,
+    MessagesResponse, Metadata, ResponseBlock, RoleParam, StreamEvent, TextBlockParam,
+    TextOrBlocks, TextType, ThinkingParam, ToolChoiceParam, ToolParam, WireUsage,
 };
 
 const PROVIDER: &str = "anthropic";
@@ -68,6 +69,8 @@ pub struct AnthropicClient {
     pub(crate) headers: HeaderMap,
     pub(crate) default_model: Option<String>,
     pub(crate) transport: Transport,
+    /// The provider's counts of requests already counted.
+    counted: CountCache,
 }
 
 impl std::fmt::Debug for AnthropicClient {
@@ -107,6 +110,7 @@ impl AnthropicClient {
             headers,
             default_model: config.default_model,
             transport: Transport::new(PROVIDER, config.http)?,
+            counted: CountCache::default(),
         })
     }
 
@@ -132,8 +136,52 @@ impl AnthropicClient {
             .transport
             .read_body(response, &self.url, started)
             .await?;
-        parse_response(&body, headers)
+        let response = parse_response(&body, headers)?;
+        self.transport
+            .calibrate(self.model_of(request), request, &response);
+        Ok(response)
     }
+
+    /// The model that answers `request`: its own, else the client's default.
+    fn model_of<'a>(&'a self, request: &'a Request) -> &'a str {
+        match request.model.as_str() {
+            "" => self.default_model.as_deref().unwrap_or_default(),
+            model => model,
+        }
+    }
+
+    /// `POST /v1/messages/count_tokens`, once per distinct body.
+    async fn count_input_inner(&self, request: &Request) -> Result<TokenCount> {
+        let body = count_body(request, self.default_model.as_deref())?;
+        let text = body.to_string();
+        let key = CountCache::key(&text);
+        if let Some(tokens) = self.counted.get(key) {
+            return Ok(TokenCount::new(tokens, CountSource::Provider));
+        }
+        let url = format!("{}/count_tokens", self.url);
+        let answer = exchange(
+            &self.transport,
+            reqwest::Method::POST,
+            &url,
+            self.headers.clone(),
+            Bytes::from(text),
+            classify,
+        )
+        .await?;
+        let counted: CountTokensResponse = json_body(PROVIDER, &answer, "the token count")?;
+        self.counted.insert(key, counted.input_tokens);
+        Ok(TokenCount::new(counted.input_tokens, CountSource::Provider))
+    }
+}
+
+/// The count-tokens body for `request`: its Messages body without the fields that shape only
+/// the answer, which the endpoint refuses.
+pub(crate) fn count_body(request: &Request, default_model: Option<&str>) -> Result<Value> {
+    let mut body = request_body(request, default_model, false)?;
+    if let Value::Object(fields) = &mut body {
+        fields.retain(|name, _| CountTokensRequest::FIELDS.contains(&name.as_str()));
+    }
+    Ok(body)
 }
 
 impl LlmClient for AnthropicClient {
@@ -161,7 +209,13 @@ impl LlmClient for AnthropicClient {
     }
 
     fn count_tokens(&self, request: &Request) -> u64 {
-        crate::tokens::estimate_request(request)
+        self.transport
+            .estimate(self.model_of(request), request)
+            .tokens
+    }
+
+    fn count_input<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<TokenCount>> {
+        Box::pin(self.count_input_inner(request))
     }
 
     fn batches(&self) -> Option<&dyn crate::batch::BatchApi> {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
+use crate::count::{CountSource, TokenCount};
 use crate::error::{ErrorKind, Result};
 use crate::stream::EventStream;
 use crate::types::{Request, Response, Usage};
@@ -26,8 +27,18 @@ pub trait LlmClient: Send + Sync {
 
     fn reset_usage_stats(&self);
 
-    /// An estimate of the input tokens `request` will cost with this client's model family.
+    /// An offline estimate of the input tokens `request` will cost with this client's model
+    /// family: exact where the model's tokenizer is published, else [`crate::tokens`]'s
+    /// estimate scaled by the calibration earlier answers taught ([`crate::count`]).
     fn count_tokens(&self, request: &Request) -> u64;
+
+    /// The input tokens of `request` as the provider counts them, asking it where it has an
+    /// endpoint for that (once per distinct request), and saying where the figure comes from.
+    /// By default, [`LlmClient::count_tokens`] as an estimate.
+    fn count_input<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<TokenCount>> {
+        let count = TokenCount::new(self.count_tokens(request), CountSource::Estimate);
+        Box::pin(std::future::ready(Ok(count)))
+    }
 
     /// The provider's batch API ([`crate::batch`]), when it has one and this client can reach
     /// it; `None` by default.

@@ -14,12 +14,14 @@ use reqwest::header::HeaderMap;
 
 use crate::client::StatsCell;
 use crate::clock::{Clock, Rng, SplitMix64, SystemClock, with_timeout};
+use crate::count::Calibrator;
+use crate::count::TokenCount;
 use crate::error::{Error, Result, TimeoutPhase};
 use crate::rate_limit::{RateLimit, RateLimiter};
 use crate::retry::{RetryHints, RetryPolicy};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::stream::{Event, EventStream};
-use crate::types::{Response, Usage};
+use crate::types::{Request, Response, Usage};
 
 /// Transport settings every provider shares.
 #[derive(Debug, Clone)]
@@ -39,6 +41,9 @@ pub struct HttpConfig {
     pub rate_limit: RateLimit,
     pub clock: Arc<dyn Clock>,
     pub rng: Arc<dyn Rng>,
+    /// What the provider's counts of earlier answers taught about the estimate, per model;
+    /// every answer adds to it ([`crate::count`]). Shared, so a caller can keep it.
+    pub calibration: Arc<Calibrator>,
 }
 
 impl Default for HttpConfig {
@@ -55,6 +60,7 @@ impl Default for HttpConfig {
             rate_limit: RateLimit::default(),
             clock: Arc::new(SystemClock),
             rng: Arc::new(SplitMix64::from_entropy()),
+            calibration: Arc::default(),
         }
     }
 }
@@ -229,6 +235,20 @@ impl Transport {
                 limit,
             }),
         }
+    }
+
+    /// The offline estimate of `request`, scaled by what this model's earlier answers taught.
+    /// `model` is the one that answers (the request's, else the client's default).
+    pub fn estimate(&self, model: &str, request: &Request) -> TokenCount {
+        let estimate = crate::tokens::count_request(request, crate::tokens::Encoding::O200k);
+        self.config.calibration.apply(model, estimate)
+    }
+
+    /// Teaches the calibration what the provider counted for `request`'s input.
+    pub fn calibrate(&self, model: &str, request: &Request, response: &Response) {
+        let counted = response.usage.total_input();
+        let estimate = crate::tokens::count_request(request, crate::tokens::Encoding::O200k);
+        self.config.calibration.observe(model, estimate, counted);
     }
 
     /// Runs a whole `complete` call and records its outcome in the metrics.

@@ -25,7 +25,10 @@
 //! APIs' discounts) and holds the list prices of common models, for the agent's cost cap and a
 //! generation's running cost and estimates.
 //!
-//! [`tokens`] counts tokens (exactly for OpenAI models, by a measured estimate otherwise) and
+//! [`tokens`] counts tokens (exactly for OpenAI models, by a measured estimate otherwise);
+//! [`count`] says where a count comes from: the provider's count endpoints
+//! (`LlmClient::count_input`), a published tokenizer, or the estimate calibrated per model by
+//! the usage of earlier answers (the [`Calibrator`] in [`HttpConfig`], which callers keep).
 //! [`decode_event_stream`] turns a recorded stream body into events without a network.
 //!
 //! Boundary: this is a leaf. It knows nothing of workspaces, frames, agents or the CLI; it
@@ -69,6 +72,7 @@ pub mod batch;
 pub mod client;
 pub mod clock;
 pub mod config;
+pub mod count;
 pub mod error;
 pub mod http;
 pub mod key;
@@ -91,6 +95,7 @@ pub use batch::{
 pub use client::{LlmClient, UsageStats};
 pub use clock::{Clock, ManualClock, Rng, SplitMix64, SystemClock};
 pub use config::{ApiKey, Provider, ProviderConfig};
+pub use count::{Calibration, Calibrator, CountSource, TokenCount};
 pub use error::{Error, ErrorKind, Result, TimeoutPhase};
 pub use http::{HttpConfig, fetch_json};
 /// The conversation types, from their own leaf crate.

@@ -5,6 +5,7 @@
 //! ([`OpenAiApi::Responses`], in [`responses`]).
 
 mod batch;
+mod count;
 pub mod responses;
 mod stream;
 
@@ -22,6 +23,7 @@ use serde_json::{Map, Value};
 use self::responses::{OpenAiApi, ResponsesStream};
 use crate::client::{LlmClient, UsageStats};
 use crate::clock::Rng;
+use crate::count::{CountCache, TokenCount};
 use crate::error::{Error, Result};
 use crate::http::{
     HttpConfig, Outgoing, Transport, body_excerpt, classify_status, event_stream,
@@ -102,6 +104,8 @@ pub struct OpenAiClient {
     max_tokens_field: MaxTokensField,
     api: OpenAiApi,
     pub(crate) transport: Transport,
+    /// The provider's counts of requests already counted.
+    counted: CountCache,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -145,6 +149,7 @@ impl OpenAiClient {
             max_tokens_field: config.max_tokens_field,
             api: config.api,
             transport: Transport::new(config.name, config.http)?,
+            counted: CountCache::default(),
         })
     }
 
@@ -259,10 +264,13 @@ impl OpenAiClient {
             .read_body(response, &self.url, started)
             .await?;
         let rng = &*self.transport.config.rng;
-        match self.api {
+        let response = match self.api {
             OpenAiApi::ChatCompletions => parse_response(self.name, &body, headers, rng),
             OpenAiApi::Responses => self::responses::parse_response(self.name, &body, headers, rng),
-        }
+        }?;
+        self.transport
+            .calibrate(self.model_of(request), request, &response);
+        Ok(response)
     }
 }
 
@@ -300,18 +308,16 @@ impl LlmClient for OpenAiClient {
         self.transport.stats.reset();
     }
 
-    /// Exact for OpenAI models (see [`crate::tokens::count_request`]), estimated for the
-    /// models of compatible servers.
+    /// Exact for OpenAI models (see [`crate::tokens::count_request`]), estimated (and
+    /// calibrated) for the models of compatible servers.
     fn count_tokens(&self, request: &Request) -> u64 {
-        let model = match request.model.as_str() {
-            "" => self.default_model.as_deref().unwrap_or_default(),
-            model => model,
-        };
-        match crate::tokens::Encoding::for_model(model) {
-            Some(encoding) => crate::tokens::count_request(request, encoding),
-            None => crate::tokens::estimate_request(request),
-        }
+        self.local_count(request).tokens
     }
+
+    fn count_input<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<TokenCount>> {
+        Box::pin(self.count_input_inner(request))
+    }
+
     /// OpenAI's Batch API; a compatible server answers for itself whether it has one.
     fn batches(&self) -> Option<&dyn crate::batch::BatchApi> {
         Some(self)

@@ -1,5 +1,7 @@
 //! Token counts: exact for OpenAI models with the encodings embedded in tiktoken-rs, and a
-//! cheap deterministic estimate for every other model, whose tokenizer is not public.
+//! cheap deterministic estimate for every other model, whose tokenizer is not public. (The
+//! clients' offline count of another provider's model is o200k's, scaled per model by
+//! [`crate::count::Calibration`]; this estimate serves budgets that must be cheap.)
 //!
 //! The estimate mimics how byte-pair encodings split text: a word with its leading space is
 //! usually one token, long words split every few letters, identifiers split at `_` and at

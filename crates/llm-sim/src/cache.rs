@@ -13,8 +13,9 @@
 //! message boundary is a candidate, the longest one seen before is read, and nothing is billed
 //! for writing.
 //!
-//! Tokens are llm-core's estimates, the same that [`crate::script::estimated_usage`] gives a
-//! whole request, so that the parts stay within the whole.
+//! Tokens are counted by the tokenizer that billed the whole request (llm-core's estimate, as
+//! [`crate::script::estimated_usage`] gives it, or the fake Anthropic service's own
+//! [`crate::tokenizer`]), so that the parts stay within the whole.
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -74,6 +75,17 @@ impl PromptCache {
     /// remembers the request's prefixes. A request without breakpoints or a cache key is left
     /// as it is.
     pub fn apply(&mut self, request: &Request, usage: &mut Usage) {
+        self.apply_counted(request, usage, llm_core::tokens::estimate_request);
+    }
+
+    /// [`PromptCache::apply`] with prefixes measured by `count`, the tokenizer that billed
+    /// the whole request.
+    pub fn apply_counted(
+        &mut self,
+        request: &Request,
+        usage: &mut Usage,
+        count: fn(&Request) -> u64,
+    ) {
         let automatic = request.cache.is_empty();
         if automatic && request.cache_key.is_none() {
             return;
@@ -81,7 +93,7 @@ impl PromptCache {
         let now = self.clock.now();
         self.entries
             .retain(|_, seen| now.duration_since(*seen) < CACHE_TTL);
-        let prefixes: Vec<Prefix> = prefixes(request, automatic)
+        let prefixes: Vec<Prefix> = prefixes(request, automatic, count)
             .into_iter()
             .filter(|p| p.tokens >= MIN_CACHED_TOKENS)
             .collect();
@@ -115,7 +127,7 @@ impl PromptCache {
 
 /// The prefixes of `request` that end at a breakpoint (or, `automatic`, at every message),
 /// shortest first.
-fn prefixes(request: &Request, automatic: bool) -> Vec<Prefix> {
+fn prefixes(request: &Request, automatic: bool, count: fn(&Request) -> u64) -> Vec<Prefix> {
     let marks = request.cache.limited(MAX_CACHE_MARKS);
     let mut ends: Vec<PrefixEnd> = Vec::new();
     if automatic {
@@ -146,7 +158,7 @@ fn prefixes(request: &Request, automatic: bool) -> Vec<Prefix> {
                 .hash(&mut hasher);
             Prefix {
                 hash: hasher.finish(),
-                tokens: llm_core::tokens::estimate_request(&part),
+                tokens: count(&part),
             }
         })
         .collect()

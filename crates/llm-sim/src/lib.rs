@@ -58,6 +58,7 @@ pub mod server;
 pub mod source;
 pub mod strategy;
 pub mod structured;
+pub mod tokenizer;
 
 pub use cache::{CACHE_TTL, MIN_CACHED_TOKENS, PromptCache};
 pub use client::{Call, PROVIDER, SimulatedClient};

@@ -205,4 +205,11 @@ impl LlmClient for RecordingClient {
     fn count_tokens(&self, request: &Request) -> u64 {
         self.inner.count_tokens(request)
     }
+
+    fn count_input<'a>(
+        &'a self,
+        request: &'a Request,
+    ) -> BoxFuture<'a, llm_core::Result<llm_core::TokenCount>> {
+        self.inner.count_input(request)
+    }
 }

@@ -31,6 +31,9 @@ pub struct Answer {
     pub raw_arguments: BTreeMap<usize, String>,
     /// The stream fails with this after part of the answer; `complete` fails with it.
     pub interrupted: Option<Failure>,
+    /// The usage is an estimate (the script gave none): a fake service bills the input by
+    /// its own count instead.
+    pub usage_estimated: bool,
 }
 
 /// A failed call, as the HTTP layer would report it.

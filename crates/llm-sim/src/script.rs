@@ -453,6 +453,7 @@ impl Step {
             response,
             raw_arguments,
             interrupted: None,
+            usage_estimated: self.usage.is_none(),
         }
     }
 }

@@ -27,6 +27,7 @@ mod generate_batch;
 mod in_use;
 mod json_contract;
 mod llm;
+mod llm_count;
 mod mcp;
 mod mcp_http;
 mod model_config;

@@ -74,6 +74,26 @@ pub struct ResponsesRequest {
     pub stream: bool,
 }
 
+/// The fields of a Responses body that `POST /v1/responses/input_tokens` takes (it counts the
+/// input a response would read, so the answer's own settings are not among them).
+pub const INPUT_TOKENS_FIELDS: [&str; 7] = [
+    "model",
+    "instructions",
+    "input",
+    "tools",
+    "tool_choice",
+    "text",
+    "reasoning",
+];
+
+/// The answer to `POST /v1/responses/input_tokens`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputTokens {
+    /// Always `response.input_tokens`.
+    pub object: String,
+    pub input_tokens: u64,
+}
+
 /// One item of a request's `input`. An item without a `type` is a message (the API's "easy
 /// input message"); item references are not here, since a server that stores nothing
 /// cannot resolve them.

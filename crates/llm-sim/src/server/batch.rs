@@ -225,8 +225,7 @@ fn run_item(
         Ok(Reply::Answer(mut answer)) => match answer.interrupted.take() {
             Some(failed) => Outcome::Failed(failed),
             None => {
-                crate::structured::fit_answer(&request, &mut answer.response);
-                lock(&shared.cache).apply(&request, &mut answer.response.usage);
+                super::settle(shared, api, &request, &mut answer);
                 Outcome::Succeeded {
                     answer: Box::new(answer),
                     created: secs(SystemTime::now()),

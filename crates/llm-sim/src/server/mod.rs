@@ -18,6 +18,7 @@
 
 mod anthropic;
 mod batch;
+mod count;
 mod http;
 mod multipart;
 mod openai;
@@ -232,6 +233,10 @@ async fn answer(
     request: HttpRequest,
     close: bool,
 ) -> std::io::Result<bool> {
+    if let Some((status, body)) = count::route(&request) {
+        respond_json(connection, status, Vec::new(), &body, close).await?;
+        return Ok(true);
+    }
     if let Some(routed) = batch::route(shared, &request) {
         let headers = vec![("content-type".to_owned(), routed.content_type.to_owned())];
         connection
@@ -281,13 +286,36 @@ async fn answer(
             return Ok(true);
         }
         Ok(Reply::Answer(mut answer)) => {
-            crate::structured::fit_answer(&llm_request, &mut answer.response);
-            lock(&shared.cache).apply(&llm_request, &mut answer.response.usage);
+            settle(shared, api, &llm_request, &mut answer);
             answer
         }
     };
     deliver(connection, api, call, options, headers, &answer, close).await?;
     Ok(true)
+}
+
+/// Makes the strategy's answer one the service would send: fitted to the request's schema,
+/// its input billed by the service's own count (unless the script fixed the usage) and split
+/// by what the prompt cache holds.
+fn settle(shared: &Shared, api: Api, request: &Request, answer: &mut Answer) {
+    crate::structured::fit_answer(request, &mut answer.response);
+    let count = counter(api);
+    if answer.usage_estimated {
+        let usage = &mut answer.response.usage;
+        usage.input_tokens = count(request);
+        usage.cache_creation_input_tokens = 0;
+        usage.cache_read_input_tokens = 0;
+    }
+    lock(&shared.cache).apply_counted(request, &mut answer.response.usage, count);
+}
+
+/// How the service behind `api` counts a request's input: the simulated Anthropic service by
+/// its own tokenizer ([`crate::tokenizer`]), the OpenAI ones by llm-core's estimate.
+fn counter(api: Api) -> fn(&Request) -> u64 {
+    match api {
+        Api::Anthropic => crate::tokenizer::count_request,
+        Api::OpenAi | Api::Responses => llm_core::tokens::estimate_request,
+    }
 }
 
 /// The model API a request's path names, or the 404 body for a path that names none.

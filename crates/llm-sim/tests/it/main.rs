@@ -4,6 +4,7 @@
 
 mod batch;
 mod cache;
+mod count;
 mod factory;
 mod failures;
 mod patterns;
