@@ -120,27 +120,37 @@ fn add(
 }
 
 fn prices(out: &mut Out) {
-    let prices: Vec<(&str, llm_core::Price)> = llm_core::Price::list().collect();
+    let prices: Vec<(&str, llm_core::Price, &str)> = llm_core::Price::list().collect();
     let json = prices
         .iter()
-        .map(|(model, p)| {
+        .map(|(model, p, source)| {
             serde_json::json!({
                 "model": model,
                 "input": p.input_per_mtok,
                 "output": p.output_per_mtok,
                 "cache_read": p.cache_read_per_mtok,
                 "cache_write": p.cache_write_per_mtok,
+                "cache_write_1h": p.cache_write_1h_per_mtok,
                 "batch_factor": p.batch_factor,
+                "flex_factor": p.flex_factor,
+                "source": source,
             })
         })
         .collect();
     let mut text = String::from(
-        "dollars per million tokens (list prices; batches bill half)\nmodel\tinput\toutput\tcache read\tcache write",
+        "dollars per million tokens (list prices; batch and flex bill the share shown)\n\
+         model\tinput\toutput\tcache read\tcache write 5m\tcache write 1h\tbatch\tflex\tsource",
     );
-    for (model, p) in &prices {
+    for (model, p, source) in &prices {
+        let flex = p.flex_factor.map_or("-".to_owned(), |f| format!("{f}x"));
         text.push_str(&format!(
-            "\n{model}\t{}\t{}\t{}\t{}",
-            p.input_per_mtok, p.output_per_mtok, p.cache_read_per_mtok, p.cache_write_per_mtok
+            "\n{model}\t{}\t{}\t{}\t{}\t{}\t{}x\t{flex}\t{source}",
+            p.input_per_mtok,
+            p.output_per_mtok,
+            p.cache_read_per_mtok,
+            p.cache_write_per_mtok,
+            p.cache_write_1h_per_mtok,
+            p.batch_factor
         ));
     }
     out.value(serde_json::Value::Array(json), text);

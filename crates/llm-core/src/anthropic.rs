@@ -413,6 +413,9 @@ fn merge_usage(reported: &WireUsage, usage: &mut Usage) {
             *total = reported;
         }
     }
+    if let Some(creation) = reported.cache_creation {
+        usage.cache_creation_1h_input_tokens = creation.ephemeral_1h_input_tokens;
+    }
 }
 
 pub(crate) fn parse_response(body: &[u8], headers: BTreeMap<String, String>) -> Result<Response> {

@@ -429,14 +429,14 @@ pub(crate) fn image_url(source: &ImageSource) -> String {
 
 /// Our usage for the wire's: `prompt_tokens` counts cached tokens too, ours does not.
 fn to_usage(usage: &ChatUsage) -> Usage {
-    let cached = usage
-        .prompt_tokens_details
-        .and_then(|details| details.cached_tokens)
-        .unwrap_or(0);
+    let details = usage.prompt_tokens_details.unwrap_or_default();
+    let cached = details.cached_tokens.unwrap_or(0);
+    let written = details.cache_write_tokens.unwrap_or(0);
     Usage {
-        input_tokens: usage.prompt_tokens.saturating_sub(cached),
+        input_tokens: usage.prompt_tokens.saturating_sub(cached + written),
         output_tokens: usage.completion_tokens,
-        cache_creation_input_tokens: 0,
+        cache_creation_input_tokens: written,
+        cache_creation_1h_input_tokens: 0,
         cache_read_input_tokens: cached,
         reasoning_tokens: usage
             .completion_tokens_details

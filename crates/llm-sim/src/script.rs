@@ -129,6 +129,7 @@ impl From<UsageSpec> for Usage {
             cache_creation_input_tokens: spec.cache_creation_input_tokens,
             cache_read_input_tokens: spec.cache_read_input_tokens,
             reasoning_tokens: spec.reasoning_tokens,
+            cache_creation_1h_input_tokens: 0,
         }
     }
 }

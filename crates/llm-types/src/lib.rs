@@ -317,6 +317,14 @@ pub struct Usage {
     pub cache_creation_input_tokens: u64,
     pub cache_read_input_tokens: u64,
     pub reasoning_tokens: u64,
+    /// The part of `cache_creation_input_tokens` written with a one-hour lifetime (Anthropic's
+    /// `ttl: "1h"`), which bills at twice the input price rather than 1.25 times.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_creation_1h_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -340,6 +348,7 @@ impl AddAssign for Usage {
         self.cache_creation_input_tokens += rhs.cache_creation_input_tokens;
         self.cache_read_input_tokens += rhs.cache_read_input_tokens;
         self.reasoning_tokens += rhs.reasoning_tokens;
+        self.cache_creation_1h_input_tokens += rhs.cache_creation_1h_input_tokens;
     }
 }
 

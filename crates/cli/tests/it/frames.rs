@@ -537,10 +537,10 @@ fn an_agent_stores_its_model_s_price_and_the_list_prices_are_shown() {
         "--price",
         "2,10",
     ]);
-    assert_eq!(added["price"], json!("2,10,0.2,2.5"), "{added}");
+    assert_eq!(added["price"], json!("2,10,0.2,2.5,4"), "{added}");
     assert!(
         ws.ok(&["agent", "list"])
-            .contains("at $2,10,0.2,2.5 per million tokens"),
+            .contains("at $2,10,0.2,2.5,4 per million tokens"),
         "the text form names the price"
     );
     let prices = ws.json(&["agent", "prices"]);
@@ -553,6 +553,29 @@ fn an_agent_stores_its_model_s_price_and_the_list_prices_are_shown() {
     assert_eq!(
         (&sonnet["input"], &sonnet["output"], &sonnet["batch_factor"]),
         (&json!(3.0), &json!(15.0), &json!(0.5))
+    );
+    assert_eq!(
+        (
+            &sonnet["cache_write"],
+            &sonnet["cache_write_1h"],
+            &sonnet["flex_factor"]
+        ),
+        (&json!(3.75), &json!(6.0), &json!(null))
+    );
+    assert!(
+        sonnet["source"]
+            .as_str()
+            .is_some_and(|s| s.contains("claude.com"))
+    );
+    let terra = prices
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|p| p["model"] == json!("gpt-5.6-terra"))
+        .expect("gpt-5.6-terra is listed");
+    assert_eq!(
+        (&terra["cache_write"], &terra["flex_factor"]),
+        (&json!(3.125), &json!(0.5))
     );
     let r = ws.run(&["agent", "add", "x", "--role", "reader", "--price", "1,2"]);
     assert_eq!(r.code, 2, "--price goes with --provider: {r}");

@@ -296,14 +296,14 @@ fn flush_text(text: &mut String, out: &mut Vec<InputItem>) {
 
 /// Ours counts cached input apart from `input_tokens`; OpenAI's includes it.
 fn to_usage(usage: &ResponseUsage) -> Usage {
-    let cached = usage
-        .input_tokens_details
-        .and_then(|details| details.cached_tokens)
-        .unwrap_or(0);
+    let details = usage.input_tokens_details.unwrap_or_default();
+    let cached = details.cached_tokens.unwrap_or(0);
+    let written = details.cache_write_tokens.unwrap_or(0);
     Usage {
-        input_tokens: usage.input_tokens.saturating_sub(cached),
+        input_tokens: usage.input_tokens.saturating_sub(cached + written),
         output_tokens: usage.output_tokens,
-        cache_creation_input_tokens: 0,
+        cache_creation_input_tokens: written,
+        cache_creation_1h_input_tokens: 0,
         cache_read_input_tokens: cached,
         reasoning_tokens: usage
             .output_tokens_details

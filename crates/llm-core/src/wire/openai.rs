@@ -322,6 +322,10 @@ pub struct ChatUsage {
 pub struct PromptTokensDetails {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// Tokens written to the prompt cache at an explicit breakpoint, billed above plain input
+    /// (GPT-5.6 and later); a part of `prompt_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audio_tokens: Option<u64>,
 }

@@ -473,6 +473,10 @@ pub struct ResponseUsage {
 pub struct InputTokensDetails {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// Tokens written to the prompt cache at an explicit breakpoint (GPT-5.6 and later); a
+    /// part of `input_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -69,6 +69,7 @@ fn expected_response() -> Response {
             cache_creation_input_tokens: 5,
             cache_read_input_tokens: 7,
             reasoning_tokens: 0,
+            cache_creation_1h_input_tokens: 0,
         },
         model: "claude-test".into(),
         id: Some("msg_01".into()),

@@ -92,6 +92,7 @@ async fn complete_sends_chat_completion_and_reads_tool_calls() {
                 cache_creation_input_tokens: 0,
                 cache_read_input_tokens: 16,
                 reasoning_tokens: 4,
+                cache_creation_1h_input_tokens: 0,
             },
             model: "gpt-test".into(),
             id: Some("chatcmpl-1".into()),

@@ -143,6 +143,7 @@ fn expected() -> Response {
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: 32,
             reasoning_tokens: 12,
+            cache_creation_1h_input_tokens: 0,
         },
         model: "gpt-test-2025".into(),
         id: Some("resp_1".into()),

@@ -38,6 +38,7 @@ fn sample_response() -> Response {
             cache_creation_input_tokens: 3,
             cache_read_input_tokens: 4,
             reasoning_tokens: 1,
+            cache_creation_1h_input_tokens: 0,
         },
         model: "m".into(),
         id: Some("id".into()),

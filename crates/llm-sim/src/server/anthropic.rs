@@ -4,9 +4,9 @@
 
 use llm_core::types::MAX_CACHE_MARKS;
 use llm_core::wire::anthropic::{
-    BlockDelta, BlockParam, ErrorBody, ImageSourceParam, MessageDelta, MessagesRequest,
-    MessagesResponse, ResponseBlock, RoleParam, StreamEvent, TextOrBlocks, ThinkingParam,
-    ToolChoiceParam, WireUsage,
+    BlockDelta, BlockParam, CacheCreation, ErrorBody, ImageSourceParam, MessageDelta,
+    MessagesRequest, MessagesResponse, ResponseBlock, RoleParam, StreamEvent, TextOrBlocks,
+    ThinkingParam, ToolChoiceParam, WireUsage,
 };
 use llm_core::{
     ContentBlock, ImageSource, Message, Request, Role, Thinking, Tool, ToolCall, ToolChoice, Usage,
@@ -173,6 +173,11 @@ fn wire_usage(usage: &Usage, output_tokens: u64) -> WireUsage {
         cache_creation_input_tokens: Some(usage.cache_creation_input_tokens),
         cache_read_input_tokens: Some(usage.cache_read_input_tokens),
         output_tokens: Some(output_tokens),
+        cache_creation: Some(CacheCreation {
+            ephemeral_5m_input_tokens: usage.cache_creation_input_tokens
+                - usage.cache_creation_1h_input_tokens,
+            ephemeral_1h_input_tokens: usage.cache_creation_1h_input_tokens,
+        }),
     }
 }
 

@@ -201,6 +201,7 @@ fn wire_usage(usage: &Usage) -> ChatUsage {
         total_tokens: prompt + usage.output_tokens,
         prompt_tokens_details: Some(PromptTokensDetails {
             cached_tokens: Some(usage.cache_read_input_tokens),
+            cache_write_tokens: Some(usage.cache_creation_input_tokens),
             audio_tokens: Some(0),
         }),
         completion_tokens_details: Some(CompletionTokensDetails {

@@ -405,6 +405,7 @@ fn wire_usage(usage: &Usage) -> ResponseUsage {
         input_tokens: input,
         input_tokens_details: Some(InputTokensDetails {
             cached_tokens: Some(usage.cache_read_input_tokens),
+            cache_write_tokens: Some(usage.cache_creation_input_tokens),
         }),
         output_tokens: usage.output_tokens,
         output_tokens_details: Some(OutputTokensDetails {

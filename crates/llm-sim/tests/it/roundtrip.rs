@@ -279,6 +279,7 @@ fn anthropic_responses() -> Vec<Response> {
             cache_creation_input_tokens: 2048,
             cache_read_input_tokens: 4096,
             reasoning_tokens: 0,
+            cache_creation_1h_input_tokens: 1024,
         },
         ..answer("from the cache")
     };

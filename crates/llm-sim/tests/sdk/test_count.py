@@ -51,3 +51,32 @@ def test_openai_counts_a_responses_request(tmp_path):
             model="gpt-5-mini", instructions="You shorten code.", input=TEXT
         )
         assert answer.usage.input_tokens == counted.input_tokens
+
+
+CACHED = """
+responses:
+  - content: "From the cache."
+    usage: {input_tokens: 12, output_tokens: 3, cache_creation_input_tokens: 2048, cache_read_input_tokens: 4096}
+"""
+
+
+def test_cache_writes_are_reported_as_each_service_reports_them(tmp_path):
+    with serve(tmp_path, CACHED) as url:
+        client = anthropic.Anthropic(api_key="sk-ant-test", base_url=url, max_retries=0)
+        answer = client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=64,
+            messages=[{"role": "user", "content": "hi"}],
+        )
+        assert answer.usage.cache_creation_input_tokens == 2048
+        assert answer.usage.cache_creation.ephemeral_5m_input_tokens == 2048
+        assert answer.usage.cache_creation.ephemeral_1h_input_tokens == 0
+    with serve(tmp_path, CACHED) as url:
+        client = openai.OpenAI(api_key="sk-test", base_url=url + "/v1", max_retries=0)
+        answer = client.chat.completions.create(
+            model="gpt-5.6-terra", messages=[{"role": "user", "content": "hi"}]
+        )
+        details = answer.usage.prompt_tokens_details
+        assert details.cached_tokens == 4096
+        assert details.model_dump()["cache_write_tokens"] == 2048
+        assert answer.usage.prompt_tokens == 12 + 2048 + 4096
