@@ -1,15 +1,17 @@
 //! The benchmark behind `cargo xtask bench agent-cost`: what prompt caching saves an agent.
 //!
-//! One scripted session of 30 model calls (29 that each read a source file of 4 to 16 KiB,
-//! then an answer), run twice through the in-process simulator, which bills prompts as the
-//! providers do (`llm_sim::PromptCache`): once as the agent runs by default, marking its
-//! stable prefix for the provider's cache, and once with `prompt_cache: false`. Billable input
-//! counts uncached input at 1x, cache writes at 1.25x and cache reads at 0.1x (Anthropic's
-//! five-minute cache prices).
+//! One scripted session of 30 model calls in two requests of a person (each 14 calls that read
+//! a source file of 4 to 16 KiB, then an answer), with a 10-minute pause between them on the
+//! simulator's clock, as in a chat. It runs through the in-process simulator, which bills
+//! prompts by Anthropic's rules (`llm_sim::PromptCache`: the model's minimum prefix, the
+//! 20-block lookback, five-minute and one-hour lifetimes), three ways: as `merkle run` sends it
+//! (five-minute breakpoints, `cached_`), as `merkle chat` sends it (one-hour breakpoints,
+//! `chat_`), and with `prompt_cache: false` (`uncached_`). Billable input counts uncached input
+//! at 1x, five-minute writes at 1.25x, one-hour writes at 2x and reads at 0.1x.
 //!
-//! Prints one JSON object on stdout: `calls`, then for each run (`cached_`, `uncached_`) its
-//! `input`, `cache_write`, `cache_read` and `billable` tokens, and `ratio`, the cached run's
-//! billable input over the uncached run's.
+//! Prints one JSON object on stdout: `calls`, then for each run its `input`, `cache_write`,
+//! `cache_write_1h`, `cache_read` and `billable` tokens, and `ratio` and `chat_ratio`, each
+//! cached run's billable input over the uncached run's.
 
 use std::error::Error;
 use std::fs;
@@ -17,29 +19,45 @@ use std::sync::Arc;
 
 use agent_loop::tools::control::control_tools;
 use agent_loop::{Agent, AgentConfig, ConversationStore, ToolConfig, ToolRegistry, Workspace};
-use llm_core::{Clock, LlmClient, ManualClock, Usage};
+use llm_core::{CacheTtl, Clock, LlmClient, ManualClock, Usage};
 use llm_sim::{Script, SimulatedClient, Step};
 use serde_json::json;
 
 /// Model calls in the session.
 const CALLS: usize = 30;
 
+/// The model the session bills as: Sonnet 4.6, whose shortest cached prefix is 2,048 tokens.
+const MODEL: &str = "claude-sonnet-4-6";
+
+/// How long the person pauses between the session's two requests.
+const PAUSE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
 fn main() -> Result<(), Box<dyn Error>> {
-    let cached = run(true)?;
-    let uncached = run(false)?;
+    let cached = run(true, CacheTtl::FiveMinutes)?;
+    let chat = run(true, CacheTtl::OneHour)?;
+    let uncached = run(false, CacheTtl::FiveMinutes)?;
     let billable = |u: &Usage| {
+        let one_hour = u.cache_creation_1h_input_tokens;
         u.input_tokens as f64
-            + 1.25 * u.cache_creation_input_tokens as f64
+            + 1.25 * (u.cache_creation_input_tokens - one_hour) as f64
+            + 2.0 * one_hour as f64
             + 0.1 * u.cache_read_input_tokens as f64
     };
-    let mut out = json!({"calls": CALLS});
-    for (name, u) in [("cached", &cached), ("uncached", &uncached)] {
+    let mut out = json!({"calls": CALLS, "pause_secs": PAUSE.as_secs(), "model": MODEL});
+    for (name, u) in [
+        ("cached", &cached),
+        ("chat", &chat),
+        ("uncached", &uncached),
+    ] {
         out[format!("{name}_input")] = json!(u.input_tokens);
-        out[format!("{name}_cache_write")] = json!(u.cache_creation_input_tokens);
+        out[format!("{name}_cache_write")] =
+            json!(u.cache_creation_input_tokens - u.cache_creation_1h_input_tokens);
+        out[format!("{name}_cache_write_1h")] = json!(u.cache_creation_1h_input_tokens);
         out[format!("{name}_cache_read")] = json!(u.cache_read_input_tokens);
         out[format!("{name}_billable")] = json!(billable(u).round());
     }
     out["ratio"] = json!(billable(&cached) / billable(&uncached));
+    out["chat_ratio"] = json!(billable(&chat) / billable(&uncached));
     println!("{out}");
     Ok(())
 }
@@ -67,7 +85,7 @@ fn source(bytes: usize, seed: usize) -> String {
 }
 
 /// The session's usage, summed over its calls.
-fn run(prompt_cache: bool) -> Result<Usage, Box<dyn Error>> {
+fn run(prompt_cache: bool, cache_ttl: CacheTtl) -> Result<Usage, Box<dyn Error>> {
     let temp = tempfile::tempdir()?;
     let dir = temp.path();
     let ws = dir.join("ws");
@@ -76,16 +94,22 @@ fn run(prompt_cache: bool) -> Result<Usage, Box<dyn Error>> {
         let bytes = 4096 + (i * 4391) % (12 * 1024);
         fs::write(ws.join(format!("src/module_{i}.rs")), source(bytes, i))?;
     }
-    let steps = (0..CALLS - 1)
-        .map(|i| {
-            Step::text(format!("Reading module {i}."))
-                .with_tool_call("read_file", json!({"path": format!("src/module_{i}.rs")}))
-        })
+    let half = CALLS / 2;
+    let read = |i: usize| {
+        Step::text(format!("Reading module {i}."))
+            .with_tool_call("read_file", json!({"path": format!("src/module_{i}.rs")}))
+    };
+    let steps = (0..half - 1)
+        .map(read)
+        .chain([Step::text("The first half share one pattern.")])
+        .chain((half - 1..CALLS - 2).map(read))
         .chain([Step::text(
             "The modules share one pattern: each matches on its config.",
         )]);
-    // The calls of a session come seconds apart: well inside the cache's five minutes.
-    let clock: Arc<dyn Clock> = Arc::new(ManualClock::new(std::time::SystemTime::UNIX_EPOCH));
+    // The calls of a request come seconds apart: well inside the cache's five minutes; the
+    // pause between the two requests is not.
+    let manual = Arc::new(ManualClock::new(std::time::SystemTime::UNIX_EPOCH));
+    let clock: Arc<dyn Clock> = manual.clone();
     let model = Arc::new(
         SimulatedClient::scripted(Script {
             metadata: None,
@@ -104,21 +128,24 @@ fn run(prompt_cache: bool) -> Result<Usage, Box<dyn Error>> {
         home: dir.join("home"),
         workspace_label: "ws".to_owned(),
         prompt_cache,
+        cache_ttl,
+        model: MODEL.to_owned(),
         ..AgentConfig::default()
     };
     let mut agent = Agent::new(agent_model, conversation, tools, config, clock);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()?;
-    let outcome = runtime.block_on(agent.process_turn(
-        "Read every module under src/ one by one and tell me what pattern they share.",
+    let first = runtime.block_on(agent.process_turn(
+        "Read the first half of the modules under src/ one by one and tell me what they share.",
     ))?;
-    if outcome.model_calls as usize != CALLS {
-        return Err(format!(
-            "the session made {} calls, not {CALLS}",
-            outcome.model_calls
-        )
-        .into());
+    manual.advance(PAUSE);
+    let second = runtime.block_on(
+        agent.process_turn("Now read the rest one by one and tell me what they all share."),
+    )?;
+    let calls = first.model_calls + second.model_calls;
+    if calls as usize != CALLS {
+        return Err(format!("the session made {calls} calls, not {CALLS}").into());
     }
     Ok(model.usage_stats().usage)
 }

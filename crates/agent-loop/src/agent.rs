@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use governance::{AuditLog, Decision, Governor, LoopStop, Outcome, Reset, SELECT_ACTIVE_INTENT};
 use llm_core::{
-    CacheMarks, Clock, ContentBlock, LlmClient, Message, Price, Request, Response, Role, ToolCall,
-    Usage,
+    CacheMarks, CacheTtl, Clock, ContentBlock, LlmClient, Message, Price, Request, Response, Role,
+    ToolCall, Usage,
 };
 use serde::Serialize;
 
@@ -64,6 +64,10 @@ pub struct AgentConfig {
     /// Whether requests ask the provider to cache their stable prefix ([`cache_marks`] and a
     /// cache key per conversation); on by default.
     pub prompt_cache: bool,
+    /// How long the cached prefix lives: five minutes for a loop that calls the model again at
+    /// once (the default), an hour for a chat, where a person pauses longer than five minutes
+    /// and a written prefix would otherwise be written again at every answer.
+    pub cache_ttl: CacheTtl,
 }
 
 /// How the tools a governed agent may call now are shown to the model. Either way the
@@ -92,6 +96,7 @@ impl Default for AgentConfig {
             compaction: CompactionConfig::default(),
             tool_offer: ToolOffering::Filtered,
             prompt_cache: true,
+            cache_ttl: CacheTtl::FiveMinutes,
             price: None,
         }
     }
@@ -509,7 +514,7 @@ impl Agent {
             model: self.config.model.clone(),
             system: Some(system),
             cache: if self.config.prompt_cache {
-                cache_marks(selected)
+                cache_marks(selected, self.config.cache_ttl)
             } else {
                 CacheMarks::default()
             },
@@ -677,11 +682,12 @@ impl Agent {
 /// the one before the newest answer (what this request reads). The marks are positions in the
 /// messages sent, so they move forward as the conversation grows; after compaction the first
 /// request misses once and the next reads again.
-pub fn cache_marks(messages: &[Message]) -> CacheMarks {
+pub fn cache_marks(messages: &[Message], ttl: CacheTtl) -> CacheMarks {
     let mut marks = CacheMarks {
         tools: true,
         system: true,
         messages: Vec::new(),
+        ttl,
     };
     if let Some(answer) = messages.iter().rposition(|m| m.role == Role::Assistant)
         && answer > 0

@@ -254,7 +254,7 @@ pub(crate) fn request_body(
         }) = messages.get_mut(i)
             && let Some(block) = blocks.last_mut()
         {
-            block.cache_control = Some(CacheControl::ephemeral());
+            block.cache_control = Some(CacheControl::with_ttl(marks.ttl));
         }
     }
     let system = request.system.as_ref().map(|system| {
@@ -262,7 +262,7 @@ pub(crate) fn request_body(
             TextOrBlocks::Blocks(vec![TextBlockParam {
                 kind: TextType::Text,
                 text: system.clone(),
-                cache_control: Some(CacheControl::ephemeral()),
+                cache_control: Some(CacheControl::with_ttl(marks.ttl)),
             }])
         } else {
             TextOrBlocks::Text(system.clone())
@@ -292,7 +292,7 @@ pub(crate) fn request_body(
     if marks.tools
         && let Some(last) = tools.last_mut()
     {
-        last.cache_control = Some(CacheControl::ephemeral());
+        last.cache_control = Some(CacheControl::with_ttl(marks.ttl));
     }
     let tool_choice = match (&request.response_schema, &request.tool_choice) {
         (Some(schema), _) => Some(ToolChoiceParam::Tool {

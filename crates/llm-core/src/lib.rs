@@ -69,6 +69,7 @@
 
 pub mod anthropic;
 pub mod batch;
+pub mod cache_rules;
 pub mod client;
 pub mod clock;
 pub mod config;
@@ -110,6 +111,6 @@ pub use retry::{RetryHints, RetryPolicy};
 pub use stream::{Event, EventStream, ResponseBuilder, collect, events_from_response};
 pub use structured::{complete_structured, structured_answer};
 pub use types::{
-    CacheMarks, ContentBlock, ImageSource, Message, Request, Response, ResponseSchema, Role,
-    StopReason, Thinking, Tool, ToolCall, ToolChoice, Usage,
+    CacheMarks, CacheTtl, ContentBlock, ImageSource, Message, Request, Response, ResponseSchema,
+    Role, StopReason, Thinking, Tool, ToolCall, ToolChoice, Usage,
 };

@@ -2,12 +2,16 @@
 //! caching client saves without a network.
 //!
 //! A request's prefix up to a cache breakpoint ([`Request::cache`]: after the tools, the system
-//! prompt or a message) that was written in the last five minutes is read from the cache; the
-//! prefix up to its last breakpoint is written when it was not. Usage then reports the read
-//! tokens as `cache_read_input_tokens`, the written ones as `cache_creation_input_tokens` and
-//! the rest as `input_tokens`, the three adding up to the input the answer's usage had. A read
-//! or a write refreshes the entry's five minutes, as Anthropic's cache does. Prefixes shorter
-//! than [`MIN_CACHED_TOKENS`] are never cached (Anthropic's minimum for its larger models).
+//! prompt or a message) is written when the request's last breakpoint was not cached; a later
+//! request reads the longest cached prefix that ends at one of its breakpoints or at most
+//! [`LOOKBACK_BLOCKS`] content blocks before one (Anthropic's lookback). Usage then reports the
+//! read tokens as `cache_read_input_tokens`, the written ones as `cache_creation_input_tokens`
+//! (and those written for an hour as `cache_creation_1h_input_tokens`) and the rest as
+//! `input_tokens`, the three adding up to the input the answer's usage had. A write lives for
+//! the request's [`CacheTtl`] (five minutes or an hour), and a read refreshes it, as
+//! Anthropic's cache does. Prefixes shorter than the model's minimum
+//! ([`min_cacheable_tokens`]: 4,096 tokens on Opus 4.5 and later, 2,048 on Sonnet 4.6, 1,024
+//! before) are never cached.
 //!
 //! A request with no breakpoint but a [`Request::cache_key`] is cached as OpenAI caches: every
 //! message boundary is a candidate, the longest one seen before is read, and nothing is billed
@@ -21,20 +25,28 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use llm_core::cache_rules::{LOOKBACK_BLOCKS, min_cacheable_tokens};
 use llm_core::types::MAX_CACHE_MARKS;
-use llm_core::{Clock, Request, SystemClock, Usage};
+use llm_core::{CacheTtl, Clock, Request, SystemClock, Usage};
 
-/// How long a cached prefix lives after it was last written or read.
+/// How long a cached prefix lives by default after it was last written or read.
 pub const CACHE_TTL: Duration = Duration::from_secs(5 * 60);
 
-/// The shortest prefix a provider caches.
+/// The shortest prefix the older models cache (newer ones need more: [`min_cacheable_tokens`]).
 pub const MIN_CACHED_TOKENS: u64 = 1024;
+
+/// A cached prefix: when it was last used and how long it lives after that.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    seen: Instant,
+    ttl: Duration,
+}
 
 /// The prefixes seen, by a hash of their content, with when each was last used.
 #[derive(Debug)]
 pub struct PromptCache {
     clock: Arc<dyn Clock>,
-    entries: HashMap<u64, Instant>,
+    entries: HashMap<u64, Entry>,
 }
 
 impl Default for PromptCache {
@@ -43,14 +55,24 @@ impl Default for PromptCache {
     }
 }
 
-/// One prefix a request could be cached up to.
-struct Prefix {
+/// Where a prefix of a request ends, in the order the provider reads a request.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PrefixEnd {
+    Tools,
+    System,
+    Message(usize),
+}
+
+/// One place a prefix of the request could end: where, the hash of what precedes it, and how
+/// many content blocks it spans from the start.
+struct Boundary {
+    end: PrefixEnd,
     hash: u64,
-    tokens: u64,
+    blocks: usize,
 }
 
 impl PromptCache {
-    /// A cache whose five minutes are measured by `clock`.
+    /// A cache whose lifetimes are measured by `clock`.
     pub fn new(clock: Arc<dyn Clock>) -> Self {
         Self {
             clock,
@@ -63,7 +85,7 @@ impl PromptCache {
         let now = self.clock.now();
         self.entries
             .values()
-            .filter(|seen| now.duration_since(**seen) < CACHE_TTL)
+            .filter(|entry| now.duration_since(entry.seen) < entry.ttl)
             .count()
     }
 
@@ -92,84 +114,123 @@ impl PromptCache {
         }
         let now = self.clock.now();
         self.entries
-            .retain(|_, seen| now.duration_since(*seen) < CACHE_TTL);
-        let prefixes: Vec<Prefix> = prefixes(request, automatic, count)
-            .into_iter()
-            .filter(|p| p.tokens >= MIN_CACHED_TOKENS)
-            .collect();
-        let total =
-            usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
-        let read = prefixes
-            .iter()
-            .rev()
-            .find(|p| self.entries.contains_key(&p.hash))
-            .map_or(0, |p| p.tokens)
+            .retain(|_, entry| now.duration_since(entry.seen) < entry.ttl);
+        let min = min_cacheable_tokens(&request.model);
+        let boundaries = boundaries(request);
+        let marks = marked(request, &boundaries, automatic);
+        let total = usage.total_input();
+        let found = self.longest_cached(&boundaries, &marks, automatic);
+        let read = found
+            .map(|b| count(&b.end.of(request)))
+            .filter(|&tokens| tokens >= min)
+            .unwrap_or(0)
             .min(total);
+        let last = marks
+            .last()
+            .map(|&i| count(&boundaries[i].end.of(request)))
+            .filter(|&tokens| tokens >= min)
+            .unwrap_or(0);
         let write = if automatic {
             0
         } else {
-            prefixes
-                .last()
-                .map_or(0, |p| p.tokens.saturating_sub(read))
-                .min(total - read)
+            last.saturating_sub(read).min(total - read)
         };
+        let ttl = request.cache.ttl;
         *usage = Usage {
             input_tokens: total - read - write,
             cache_read_input_tokens: read,
             cache_creation_input_tokens: write,
+            cache_creation_1h_input_tokens: if ttl == CacheTtl::OneHour { write } else { 0 },
             ..*usage
         };
-        for p in prefixes {
-            self.entries.insert(p.hash, now);
+        if let Some(found) = found
+            && let Some(entry) = self.entries.get_mut(&found.hash)
+        {
+            entry.seen = now;
         }
+        if last > 0 {
+            for &i in &marks {
+                let entry = self.entries.entry(boundaries[i].hash).or_insert(Entry {
+                    seen: now,
+                    ttl: ttl.duration(),
+                });
+                entry.seen = now;
+                entry.ttl = entry.ttl.max(ttl.duration());
+            }
+        }
+    }
+
+    /// The longest cached prefix a request can read: one that ends at a mark or, on
+    /// Anthropic's rules, at most [`LOOKBACK_BLOCKS`] blocks before one.
+    fn longest_cached<'a>(
+        &self,
+        boundaries: &'a [Boundary],
+        marks: &[usize],
+        automatic: bool,
+    ) -> Option<&'a Boundary> {
+        marks
+            .iter()
+            .flat_map(|&mark| {
+                let reach = boundaries[mark].blocks;
+                boundaries[..=mark]
+                    .iter()
+                    .rev()
+                    .take_while(move |b| automatic || reach - b.blocks <= LOOKBACK_BLOCKS)
+            })
+            .filter(|b| self.entries.contains_key(&b.hash))
+            .max_by_key(|b| b.blocks)
     }
 }
 
-/// The prefixes of `request` that end at a breakpoint (or, `automatic`, at every message),
-/// shortest first.
-fn prefixes(request: &Request, automatic: bool, count: fn(&Request) -> u64) -> Vec<Prefix> {
-    let marks = request.cache.limited(MAX_CACHE_MARKS);
-    let mut ends: Vec<PrefixEnd> = Vec::new();
-    if automatic {
-        ends.extend((0..request.messages.len()).map(PrefixEnd::Message));
-    } else {
-        if marks.tools && !request.tools.is_empty() {
-            ends.push(PrefixEnd::Tools);
-        }
-        if marks.system && request.system.is_some() {
-            ends.push(PrefixEnd::System);
-        }
-        ends.extend(
-            marks
-                .messages
-                .iter()
-                .filter(|&&i| i < request.messages.len())
-                .map(|&i| PrefixEnd::Message(i)),
-        );
+/// Every place a prefix of `request` can end, in order, each with the hash of its content.
+fn boundaries(request: &Request) -> Vec<Boundary> {
+    let mut hasher = DefaultHasher::new();
+    // The model is part of what a cache entry is for.
+    request.model.hash(&mut hasher);
+    let mut out = Vec::new();
+    let mut blocks = 0;
+    let mut push = |hasher: &DefaultHasher, end: PrefixEnd, blocks: usize| {
+        out.push(Boundary {
+            end,
+            hash: hasher.finish(),
+            blocks,
+        });
+    };
+    serde_json::to_string(&request.tools)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    blocks += request.tools.len();
+    if !request.tools.is_empty() {
+        push(&hasher, PrefixEnd::Tools, blocks);
     }
-    ends.into_iter()
-        .map(|end| {
-            let part = end.of(request);
-            let mut hasher = DefaultHasher::new();
-            // The model is part of what a cache entry is for.
-            part.model.hash(&mut hasher);
-            serde_json::to_string(&(&part.tools, &part.system, &part.messages))
-                .unwrap_or_default()
-                .hash(&mut hasher);
-            Prefix {
-                hash: hasher.finish(),
-                tokens: count(&part),
-            }
+    serde_json::to_string(&request.system)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    if request.system.is_some() {
+        blocks += 1;
+        push(&hasher, PrefixEnd::System, blocks);
+    }
+    for (i, message) in request.messages.iter().enumerate() {
+        serde_json::to_string(message)
+            .unwrap_or_default()
+            .hash(&mut hasher);
+        blocks += message.content.len().max(1);
+        push(&hasher, PrefixEnd::Message(i), blocks);
+    }
+    out
+}
+
+/// The boundaries a request marks (every message's, when the cache is automatic), as
+/// positions in `boundaries`, in order.
+fn marked(request: &Request, boundaries: &[Boundary], automatic: bool) -> Vec<usize> {
+    let marks = request.cache.limited(MAX_CACHE_MARKS);
+    (0..boundaries.len())
+        .filter(|&i| match boundaries[i].end {
+            PrefixEnd::Tools => !automatic && marks.tools,
+            PrefixEnd::System => !automatic && marks.system,
+            PrefixEnd::Message(m) => automatic || marks.messages.contains(&m),
         })
         .collect()
-}
-
-/// Where a prefix ends.
-#[derive(Clone, Copy)]
-enum PrefixEnd {
-    Tools,
-    System,
-    Message(usize),
 }
 
 impl PrefixEnd {

@@ -76,6 +76,34 @@ pub struct CacheMarks {
     pub system: bool,
     /// Indexes into [`Request::messages`], ascending.
     pub messages: Vec<usize>,
+    /// How long what the marks write stays cached.
+    #[serde(skip_serializing_if = "CacheTtl::is_default")]
+    pub ttl: CacheTtl,
+}
+
+/// How long a cache write lives after its last use: five minutes (the default, Anthropic's
+/// 1.25x write) or an hour (`ttl: "1h"`, a 2x write) for prefixes read again after a pause a
+/// person takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheTtl {
+    #[default]
+    FiveMinutes,
+    OneHour,
+}
+
+impl CacheTtl {
+    pub fn is_default(&self) -> bool {
+        *self == CacheTtl::FiveMinutes
+    }
+
+    /// The lifetime.
+    pub fn duration(self) -> std::time::Duration {
+        match self {
+            CacheTtl::FiveMinutes => std::time::Duration::from_secs(5 * 60),
+            CacheTtl::OneHour => std::time::Duration::from_secs(60 * 60),
+        }
+    }
 }
 
 impl CacheMarks {
@@ -99,6 +127,7 @@ impl CacheMarks {
             tools: self.tools,
             system: self.system,
             messages,
+            ttl: self.ttl,
         };
         while out.len() > max {
             if out.tools {

@@ -84,7 +84,14 @@ impl Running {
             },
             audit: audit_path(root),
             command_timeout: std::time::Duration::from_secs(args.command_timeout),
-            config: agent_config(g, root, args, &agent_id, model, price),
+            config: AgentConfig {
+                // A person answers between a chat's turns, often after more than five minutes.
+                cache_ttl: match interaction {
+                    Interaction::Chat => llm_core::CacheTtl::OneHour,
+                    Interaction::Batch => llm_core::CacheTtl::FiveMinutes,
+                },
+                ..agent_config(g, root, args, &agent_id, model, price)
+            },
             clock: Arc::new(SystemClock),
         })?;
         say_loaded(opened.agent.conversation().id(), &opened.report);

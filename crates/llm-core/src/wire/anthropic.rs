@@ -133,6 +133,22 @@ impl CacheControl {
             ttl: None,
         }
     }
+
+    /// A breakpoint whose write lives `ttl`; the five-minute default is not spelled out.
+    pub fn with_ttl(ttl: crate::types::CacheTtl) -> Self {
+        Self {
+            ttl: (ttl == crate::types::CacheTtl::OneHour).then(|| "1h".to_owned()),
+            ..Self::ephemeral()
+        }
+    }
+
+    /// The lifetime this breakpoint asks for.
+    pub fn lifetime(&self) -> crate::types::CacheTtl {
+        match self.ttl.as_deref() {
+            Some("1h") => crate::types::CacheTtl::OneHour,
+            _ => crate::types::CacheTtl::FiveMinutes,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

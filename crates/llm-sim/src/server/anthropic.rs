@@ -44,6 +44,7 @@ fn from_wire(body: MessagesRequest) -> Result<(Request, bool), String> {
                 let cached = blocks.iter().filter(|b| b.cache_control.is_some()).count();
                 marked += cached;
                 request.cache.system = cached > 0;
+                longest_ttl(&mut request, blocks.iter().map(|b| &b.cache_control));
                 blocks
                     .into_iter()
                     .map(|block| block.text)
@@ -62,6 +63,7 @@ fn from_wire(body: MessagesRequest) -> Result<(Request, bool), String> {
             TextOrBlocks::Blocks(blocks) => {
                 let cached = blocks.iter().filter(|b| b.cache_control.is_some()).count();
                 marked += cached;
+                longest_ttl(&mut request, blocks.iter().map(|b| &b.cache_control));
                 if cached > 0 {
                     request.cache.messages.push(request.messages.len());
                 }
@@ -76,6 +78,7 @@ fn from_wire(body: MessagesRequest) -> Result<(Request, bool), String> {
     for tool in body.tools {
         marked += usize::from(tool.cache_control.is_some());
         request.cache.tools |= tool.cache_control.is_some();
+        longest_ttl(&mut request, [&tool.cache_control]);
         // Server tools (web search, ...) have a `type` and no schema: nothing to simulate.
         let Some(input_schema) = tool.input_schema else {
             continue;
@@ -109,6 +112,18 @@ fn from_wire(body: MessagesRequest) -> Result<(Request, bool), String> {
         ));
     }
     Ok((request, body.stream))
+}
+
+/// Keeps on `request` the longest lifetime its breakpoints ask for.
+fn longest_ttl<'a>(
+    request: &mut Request,
+    controls: impl IntoIterator<Item = &'a Option<llm_core::wire::anthropic::CacheControl>>,
+) {
+    for control in controls.into_iter().flatten() {
+        if control.lifetime() == llm_core::CacheTtl::OneHour {
+            request.cache.ttl = llm_core::CacheTtl::OneHour;
+        }
+    }
 }
 
 /// One content block; `None` for block types the simulation has no use for.

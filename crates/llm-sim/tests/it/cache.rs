@@ -35,6 +35,7 @@ fn conversation(turns: usize) -> Request {
         tools: true,
         system: true,
         messages: vec![request.messages.len() - 1],
+        ..CacheMarks::default()
     };
     request
 }
@@ -104,6 +105,7 @@ fn short_prefixes_are_not_cached_and_at_most_four_marks_count() {
         tools: false,
         system: true,
         messages: vec![0],
+        ..CacheMarks::default()
     };
     for _ in 0..2 {
         let mut u = usage(20);
@@ -114,6 +116,7 @@ fn short_prefixes_are_not_cached_and_at_most_four_marks_count() {
         tools: true,
         system: true,
         messages: vec![4, 1, 3, 1],
+        ..CacheMarks::default()
     };
     assert_eq!(
         marks.limited(4),
@@ -121,6 +124,7 @@ fn short_prefixes_are_not_cached_and_at_most_four_marks_count() {
             tools: false,
             system: true,
             messages: vec![1, 3, 4],
+            ..CacheMarks::default()
         },
         "the earliest marks go first"
     );

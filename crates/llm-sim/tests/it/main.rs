@@ -4,6 +4,7 @@
 
 mod batch;
 mod cache;
+mod cache_rules;
 mod count;
 mod factory;
 mod failures;

@@ -224,6 +224,7 @@ fn anthropic_requests() -> Vec<Request> {
         tools: true,
         system: true,
         messages: vec![0, 2],
+        ..CacheMarks::default()
     };
 
     let mut sampling = Request::new("model-test").user("count").max_tokens(100);

@@ -1,0 +1,168 @@
+//! The cache rules of late 2026 in the simulator: one-hour writes, each model's minimum
+//! cacheable prefix, and Anthropic's 20-block lookback; and the Anthropic client sending a
+//! one-hour breakpoint that the fake service bills as one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use llm_core::{CacheMarks, CacheTtl, ContentBlock, Message, Request, Usage};
+use llm_sim::{FakeServer, PromptCache, parse_strategy};
+use pretty_assertions::assert_eq;
+
+use crate::support::{anthropic, clock, http};
+
+/// A request for `model` whose system prompt is about `tokens` tokens (llm-core's estimate),
+/// marked after the system prompt and its one message.
+fn marked(model: &str, tokens: usize, ttl: CacheTtl) -> Request {
+    let mut request = Request::new(model)
+        .system("cache me ".repeat(tokens / 2))
+        .user("go");
+    request.cache = CacheMarks {
+        system: true,
+        messages: vec![0],
+        ttl,
+        ..CacheMarks::default()
+    };
+    request
+}
+
+fn billed(cache: &mut PromptCache, request: &Request) -> Usage {
+    let mut usage = Usage {
+        input_tokens: llm_core::tokens::estimate_request(request),
+        ..Usage::default()
+    };
+    cache.apply(request, &mut usage);
+    usage
+}
+
+#[test]
+fn a_one_hour_write_outlives_a_ten_minute_pause_and_a_five_minute_one_does_not() {
+    for (ttl, read_after_pause) in [(CacheTtl::FiveMinutes, false), (CacheTtl::OneHour, true)] {
+        let clock = clock();
+        let mut cache = PromptCache::new(Arc::clone(&clock) as _);
+        let request = marked("claude-sonnet-4-5", 3000, ttl);
+        let first = billed(&mut cache, &request);
+        assert!(first.cache_creation_input_tokens > 1024, "{first:?}");
+        let one_hour = if ttl == CacheTtl::OneHour {
+            first.cache_creation_input_tokens
+        } else {
+            0
+        };
+        assert_eq!(first.cache_creation_1h_input_tokens, one_hour);
+        clock.advance(Duration::from_secs(10 * 60));
+        let second = billed(&mut cache, &request);
+        assert_eq!(
+            second.cache_read_input_tokens > 0,
+            read_after_pause,
+            "{ttl:?}"
+        );
+    }
+}
+
+#[test]
+fn a_prefix_below_the_model_s_minimum_is_not_cached() {
+    // About 3,000 tokens: enough for Sonnet 4.5 (1,024) and 4.6 (2,048), not Opus 4.6 (4,096).
+    for (model, cached) in [
+        ("claude-sonnet-4-5", true),
+        ("claude-sonnet-4-6", true),
+        ("claude-opus-4-6", false),
+    ] {
+        let mut cache = PromptCache::new(clock() as _);
+        let request = marked(model, 3000, CacheTtl::FiveMinutes);
+        let first = billed(&mut cache, &request);
+        let second = billed(&mut cache, &request);
+        assert_eq!(
+            (
+                first.cache_creation_input_tokens > 0,
+                second.cache_read_input_tokens > 0
+            ),
+            (cached, cached),
+            "{model}"
+        );
+    }
+}
+
+/// A tool loop: the system prompt, then `calls` answers each with a tool result, the last
+/// message marked (and, with `intermediate`, also the message `calls - 12` back).
+fn tool_loop(calls: usize, intermediate: Option<usize>) -> Request {
+    let mut request = Request::new("claude-sonnet-4-5")
+        .system("cache me ".repeat(1500))
+        .user("start");
+    for i in 0..calls {
+        let call = llm_core::ToolCall {
+            id: format!("t{i}"),
+            name: "read_file".into(),
+            input: serde_json::json!({"path": format!("f{i}")}),
+        };
+        request.messages.push(Message {
+            role: llm_core::Role::Assistant,
+            content: vec![ContentBlock::ToolUse(call)],
+        });
+        request.messages.push(Message {
+            role: llm_core::Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: format!("t{i}"),
+                content: "x".repeat(200),
+                is_error: false,
+            }],
+        });
+    }
+    let last = request.messages.len() - 1;
+    request.cache = CacheMarks {
+        system: true,
+        messages: intermediate
+            .map(|back| last - back)
+            .into_iter()
+            .chain([last])
+            .collect(),
+        ..CacheMarks::default()
+    };
+    request
+}
+
+#[test]
+fn a_conversation_that_grew_past_twenty_blocks_reads_only_through_a_breakpoint_in_between() {
+    // 12 more calls add 24 blocks: past the lookback from the last message's breakpoint.
+    let mut cache = PromptCache::new(clock() as _);
+    billed(&mut cache, &tool_loop(5, None));
+    let grown = billed(&mut cache, &tool_loop(17, None));
+    let system_only = grown.cache_read_input_tokens;
+    let mut cache = PromptCache::new(clock() as _);
+    billed(&mut cache, &tool_loop(5, None));
+    let bridged = billed(&mut cache, &tool_loop(17, Some(16)));
+    assert!(
+        bridged.cache_read_input_tokens > system_only,
+        "a breakpoint within 20 blocks of the old end reads it: {bridged:?} against {grown:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_anthropic_client_sends_a_one_hour_breakpoint_that_the_service_bills_as_one() {
+    let strategy = parse_strategy(
+        "responses:\n  - content: one\n  - content: two\n",
+        "ttl.yaml",
+    )
+    .expect("script parses");
+    let server = FakeServer::start("127.0.0.1:0", strategy)
+        .await
+        .expect("server starts");
+    let client = anthropic(&server.url(), http(&clock(), 0));
+    let request = marked("claude-sonnet-4-5", 3000, CacheTtl::OneHour);
+    let first = client.complete(&request).await.expect("answered");
+    assert!(
+        first.usage.cache_creation_1h_input_tokens > 1024,
+        "{:?}",
+        first.usage
+    );
+    assert_eq!(
+        first.usage.cache_creation_1h_input_tokens,
+        first.usage.cache_creation_input_tokens
+    );
+    assert_eq!(server.served()[0].request.cache.ttl, CacheTtl::OneHour);
+    let second = client.complete(&request).await.expect("answered");
+    assert!(
+        second.usage.cache_read_input_tokens > 1024,
+        "{:?}",
+        second.usage
+    );
+}
