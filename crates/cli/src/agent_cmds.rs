@@ -435,12 +435,18 @@ fn one_line(text: &str, max: usize) -> String {
 }
 
 /// A request's tokens and, when priced, its cost: `tokens: 1200 in (900 read from the cache,
-/// 300 written to it), 80 out; cost $0.0021`.
+/// 300 written to it), 80 out; cost $0.0021` (`written to it for an hour` in a chat, whose
+/// prefix is cached for an hour since a person pauses between requests).
 fn usage_line(usage: &llm_core::Usage, price: Option<Price>) -> String {
     let mut line = format!("tokens: {} in", usage.total_input());
     if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {
+        let hour = match usage.cache_creation_1h_input_tokens {
+            0 => String::new(),
+            n if n == usage.cache_creation_input_tokens => " for an hour".to_owned(),
+            n => format!(", {n} of them for an hour"),
+        };
         line.push_str(&format!(
-            " ({} read from the cache, {} written to it)",
+            " ({} read from the cache, {} written to it{hour})",
             usage.cache_read_input_tokens, usage.cache_creation_input_tokens
         ));
     }
