@@ -40,12 +40,6 @@ pub(crate) fn shared() -> Arc<Calibrator> {
     Arc::clone(&kept().calibrator)
 }
 
-/// The calibration as it stands, and where it is kept (if anywhere).
-pub(crate) fn current() -> (Calibration, Option<PathBuf>) {
-    let kept = kept();
-    (kept.calibrator.snapshot(), kept.path.clone())
-}
-
 fn kept() -> &'static Kept {
     KEPT.get_or_init(|| {
         let dir = STORE_DIR.lock().unwrap_or_else(|e| e.into_inner()).clone();

@@ -366,14 +366,7 @@ pub(crate) fn run_llm(cmd: &LlmCommand, json: bool) -> Result<ExitCode> {
 async fn count(args: &CountArgs, request: &Request, json: bool) -> Result<ExitCode> {
     let setup = args.model.build(llm_sim::Scrubber::default())?;
     let counted = if args.offline {
-        let tokens = setup.client.count_tokens(request);
-        let model = request_model(request, setup.model.as_deref());
-        let (calibration, _) = crate::calibration::current();
-        let mut count = calibration.apply(&model, tokens);
-        // The client's offline count is already calibrated (or a tokenizer's); only the
-        // source is taken from what the calibration knows of the model.
-        count.tokens = tokens;
-        count
+        setup.client.count_offline(request)
     } else {
         setup.client.count_input(request).await?
     };

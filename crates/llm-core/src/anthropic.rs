@@ -214,6 +214,10 @@ impl LlmClient for AnthropicClient {
             .tokens
     }
 
+    fn count_offline(&self, request: &Request) -> TokenCount {
+        self.transport.estimate(self.model_of(request), request)
+    }
+
     fn count_input<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<TokenCount>> {
         Box::pin(self.count_input_inner(request))
     }

@@ -32,6 +32,12 @@ pub trait LlmClient: Send + Sync {
     /// estimate scaled by the calibration earlier answers taught ([`crate::count`]).
     fn count_tokens(&self, request: &Request) -> u64;
 
+    /// [`LlmClient::count_tokens`] with where the figure comes from: a published tokenizer,
+    /// the calibrated estimate, or the estimate alone. By default, an estimate.
+    fn count_offline(&self, request: &Request) -> TokenCount {
+        TokenCount::new(self.count_tokens(request), CountSource::Estimate)
+    }
+
     /// The input tokens of `request` as the provider counts them, asking it where it has an
     /// endpoint for that (once per distinct request), and saying where the figure comes from.
     /// By default, [`LlmClient::count_tokens`] as an estimate.

@@ -314,6 +314,10 @@ impl LlmClient for OpenAiClient {
         self.local_count(request).tokens
     }
 
+    fn count_offline(&self, request: &Request) -> TokenCount {
+        self.local_count(request)
+    }
+
     fn count_input<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<TokenCount>> {
         Box::pin(self.count_input_inner(request))
     }

@@ -206,6 +206,10 @@ impl LlmClient for RecordingClient {
         self.inner.count_tokens(request)
     }
 
+    fn count_offline(&self, request: &Request) -> llm_core::TokenCount {
+        self.inner.count_offline(request)
+    }
+
     fn count_input<'a>(
         &'a self,
         request: &'a Request,

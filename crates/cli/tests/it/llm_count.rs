@@ -108,31 +108,34 @@ fn openai_counts_come_from_the_responses_endpoint_or_tiktoken() {
     std::fs::write(&script, "responses:\n  - content: \"ok\"\n").expect("script");
     let server = Served::start(&["--script", script.to_str().expect("utf-8")]);
     let openai_url = format!("{}/v1", server.url);
-    let count = |api: &str| {
-        let mut cmd = llm(
-            &ws,
-            &[
-                "--json",
-                "llm",
-                "count",
-                "--provider",
-                "openai",
-                "--api",
-                api,
-                "--model",
-                "gpt-5-mini",
-                "--base-url",
-                &openai_url,
-                "--api-key-env",
-                "OPENAI_API_KEY",
-                "--system",
-                "Be brief.",
-                FILES[2],
-            ],
-        );
+    let count = |api: &str, offline: bool| {
+        let mut args = vec![
+            "--json",
+            "llm",
+            "count",
+            "--provider",
+            "openai",
+            "--api",
+            api,
+            "--model",
+            "gpt-5-mini",
+            "--base-url",
+            &openai_url,
+            "--api-key-env",
+            "OPENAI_API_KEY",
+            "--system",
+            "Be brief.",
+            FILES[2],
+        ];
+        if offline {
+            args.push("--offline");
+        }
+        let mut cmd = llm(&ws, &args);
         cmd.env("OPENAI_API_KEY", "sk-fake");
         parse(&ok(&mut cmd))
     };
-    assert_eq!(count("responses")["source"], "provider");
-    assert_eq!(count("chat")["source"], "tokenizer");
+    assert_eq!(count("responses", false)["source"], "provider");
+    assert_eq!(count("chat", false)["source"], "tokenizer");
+    // Offline, an OpenAI model is still counted by its tokenizer.
+    assert_eq!(count("responses", true)["source"], "tokenizer");
 }
