@@ -237,6 +237,37 @@ pub(crate) fn has_b3sum(notes: &mut Vec<String>) -> bool {
     false
 }
 
+/// GNU time, which reports a process's peak resident set (`%M`).
+pub(crate) const GNU_TIME: &str = "/usr/bin/time";
+
+/// What [`under_gnu_time`] prints before the peak resident set.
+const RSS_MARK: &str = "peak_rss_kib=";
+
+/// `cmd` (its program, arguments and folder) run under [`GNU_TIME`], reading nothing and its
+/// output thrown away; the peak RSS comes on stderr ([`reported_rss`]).
+pub(crate) fn under_gnu_time(cmd: &Command) -> Command {
+    let mut timed = Command::new(GNU_TIME);
+    timed
+        .args(["-f", &format!("{RSS_MARK}%M")])
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    if let Some(dir) = cmd.get_current_dir() {
+        timed.current_dir(dir);
+    }
+    timed
+}
+
+/// The peak RSS in KiB that a run under [`under_gnu_time`] printed on `stderr`.
+pub(crate) fn reported_rss(stderr: &[u8]) -> Option<u64> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix(RSS_MARK))
+        .and_then(|n| n.parse().ok())
+}
+
 /// The peak resident set, in KiB, of one untimed cold run of `scan` (the store at `store`
 /// removed first), as GNU time's `%M` reports it; `None` with a note where it cannot be told.
 pub(crate) fn peak_rss(
@@ -244,30 +275,17 @@ pub(crate) fn peak_rss(
     mut scan: Command,
     notes: &mut Vec<String>,
 ) -> Result<Option<u64>> {
-    const TIME: &str = "/usr/bin/time";
     progress("peak RSS of a cold merkle scan (untimed)");
     remove_dir_if_present(store)?;
-    let mut cmd = Command::new(TIME);
-    cmd.args(["-f", "peak_rss_kib=%M"])
-        .arg(scan.get_program())
-        .args(scan.get_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null());
-    if let Some(dir) = scan.get_current_dir() {
-        cmd.current_dir(dir);
-    }
-    let kib = cmd.output().ok().and_then(|out| {
-        let err = String::from_utf8_lossy(&out.stderr);
-        err.lines()
-            .rev()
-            .find_map(|l| l.trim().strip_prefix("peak_rss_kib="))
-            .and_then(|n| n.parse().ok())
-    });
+    let kib = under_gnu_time(&scan)
+        .output()
+        .ok()
+        .and_then(|out| reported_rss(&out.stderr));
     if kib.is_none() {
         // The scan itself must still work: run it plainly so a broken binary is an error.
         timed(&mut scan)?;
         notes.push(format!(
-            "peak RSS not measured: {TIME} (GNU time, which reports %M) is not available"
+            "peak RSS not measured: {GNU_TIME} (GNU time, which reports %M) is not available"
         ));
     }
     Ok(kib)

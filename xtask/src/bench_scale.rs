@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::bench_proc::{
-    b3sum, git, has_b3sum, ls_files, median, ms, progress, remove_dir_if_present, settle, work_dir,
+    b3sum, git, has_b3sum, ls_files, median, ms, progress, remove_dir_if_present, reported_rss,
+    settle, under_gnu_time, work_dir,
 };
 use crate::bench_search::Watch;
 
@@ -255,31 +256,16 @@ impl Step<'_> {
 /// Runs `cmd` under GNU time: its wall time and peak RSS (KiB, where GNU time is there).
 fn measured(cmd: &mut Command) -> Result<(Duration, Option<u64>)> {
     settle();
-    let mut timed = Command::new("/usr/bin/time");
-    timed
-        .args(["-f", "scale_rss_kib=%M"])
-        .arg(cmd.get_program())
-        .args(cmd.get_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null());
-    if let Some(dir) = cmd.get_current_dir() {
-        timed.current_dir(dir);
-    }
     let start = Instant::now();
-    let out = timed.output();
+    let out = under_gnu_time(cmd).output();
     let elapsed = start.elapsed();
     match out {
         Ok(out) => {
-            let err = String::from_utf8_lossy(&out.stderr);
             if !out.status.success() {
+                let err = String::from_utf8_lossy(&out.stderr);
                 bail!("{:?} failed: {err}", cmd.get_program());
             }
-            let rss = err
-                .lines()
-                .rev()
-                .find_map(|l| l.trim().strip_prefix("scale_rss_kib="))
-                .and_then(|n| n.parse().ok());
-            Ok((elapsed, rss))
+            Ok((elapsed, reported_rss(&out.stderr)))
         }
         // No GNU time: the plain run, no RSS.
         Err(_) => {

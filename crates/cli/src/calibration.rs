@@ -7,8 +7,8 @@
 //! written back (atomically, by rename) when the command ends, if any answer taught it
 //! something. Outside a workspace with a store nothing is kept.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use llm_core::{Calibration, Calibrator};
 
@@ -21,18 +21,13 @@ struct Kept {
     calibrator: Arc<Calibrator>,
 }
 
-static STORE_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+static STORE_DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
 static KEPT: OnceLock<Kept> = OnceLock::new();
 
-/// Names the store folder the calibration lives in: `--store`, else the nearest `.merkle`
-/// folder at or above `from`. Called once, before any model client is built.
-pub(crate) fn locate(store: Option<&Path>, from: &Path) {
-    let dir = store.map(Path::to_path_buf).or_else(|| {
-        from.ancestors()
-            .map(|folder| folder.join(".merkle"))
-            .find(|dir| dir.is_dir())
-    });
-    *STORE_DIR.lock().unwrap_or_else(|e| e.into_inner()) = dir;
+/// Names the store folder the calibration lives in (none outside a workspace). Called once,
+/// before any model client is built.
+pub(crate) fn locate(store_dir: Option<PathBuf>) {
+    let _ = STORE_DIR.set(store_dir);
 }
 
 /// The calibrator every model client of this process shares, loaded from the store folder.
@@ -42,8 +37,12 @@ pub(crate) fn shared() -> Arc<Calibrator> {
 
 fn kept() -> &'static Kept {
     KEPT.get_or_init(|| {
-        let dir = STORE_DIR.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let path = dir.filter(|dir| dir.is_dir()).map(|dir| dir.join(FILE));
+        let path = STORE_DIR
+            .get()
+            .cloned()
+            .flatten()
+            .filter(|dir| dir.is_dir())
+            .map(|dir| dir.join(FILE));
         // A missing or unreadable file is a calibration not learnt yet: it is only a
         // correction, and the next answers rebuild it.
         let loaded: Calibration = path

@@ -28,8 +28,9 @@ pub(crate) enum LlmCommand {
     Count(CountArgs),
 }
 
+/// The request a model command sends or counts.
 #[derive(Args, Debug)]
-pub(crate) struct CountArgs {
+pub(crate) struct InputArgs {
     /// The user message, or - to read it from standard input
     #[arg(required_unless_present = "request")]
     prompt: Option<String>,
@@ -40,6 +41,47 @@ pub(crate) struct CountArgs {
     /// The system prompt
     #[arg(long)]
     system: Option<String>,
+}
+
+impl InputArgs {
+    /// The request these flags describe: a request file, with PROMPT appended as a user
+    /// message, and the system prompt and `model` (when given) overriding its own.
+    fn request(&self, model: Option<&str>) -> Result<Request> {
+        let mut request = match &self.request {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                serde_json::from_str::<Request>(&text)
+                    .with_context(|| format!("{} is not a request", path.display()))?
+            }
+            None => Request::default(),
+        };
+        match self.prompt.as_deref() {
+            Some("-") => {
+                let mut prompt = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut prompt)
+                    .context("reading the prompt from standard input")?;
+                request = request.user(prompt);
+            }
+            Some(prompt) => request = request.user(prompt),
+            // Clap requires a prompt unless a request file gives the messages.
+            None => {}
+        }
+        if let Some(system) = &self.system {
+            request.system = Some(system.clone());
+        }
+        if let Some(model) = model {
+            model.clone_into(&mut request.model);
+        }
+        Ok(request)
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CountArgs {
+    #[command(flatten)]
+    input: InputArgs,
     #[command(flatten)]
     model: ModelArgs,
     /// Ask no provider: the estimate, scaled by what earlier answers of the model taught
@@ -50,16 +92,8 @@ pub(crate) struct CountArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct CompleteArgs {
-    /// The user message, or - to read it from standard input
-    #[arg(required_unless_present = "request")]
-    prompt: Option<String>,
-    /// A whole request as JSON (model, system, messages, tools, ...); PROMPT is appended as
-    /// one more user message, and --system and --model override its fields
-    #[arg(long, value_name = "FILE.json")]
-    request: Option<PathBuf>,
-    /// The system prompt
-    #[arg(long)]
-    system: Option<String>,
+    #[command(flatten)]
+    input: InputArgs,
     #[command(flatten)]
     model: ModelArgs,
     /// The most tokens to generate [default: the request's, else 4096]
@@ -351,12 +385,7 @@ pub(crate) fn run_llm(cmd: &LlmCommand, json: bool) -> Result<ExitCode> {
             runtime.block_on(complete(args, &request, json))
         }
         LlmCommand::Count(args) => {
-            let request = base_request(
-                args.prompt.as_deref(),
-                args.request.as_deref(),
-                args.system.as_deref(),
-                args.model.model.as_deref(),
-            )?;
+            let request = args.input.request(args.model.model.as_deref())?;
             runtime.block_on(count(args, &request, json))
         }
     }
@@ -475,55 +504,12 @@ impl Shutdown {
 }
 
 fn build_request(args: &CompleteArgs) -> Result<Request> {
-    let mut request = base_request(
-        args.prompt.as_deref(),
-        args.request.as_deref(),
-        args.system.as_deref(),
-        args.model.model.as_deref(),
-    )?;
+    let mut request = args.input.request(args.model.model.as_deref())?;
     if let Some(max_tokens) = args.max_tokens {
         request.max_tokens = max_tokens;
     }
     if let Some(path) = &args.schema {
         request.response_schema = Some(read_schema(path)?);
-    }
-    Ok(request)
-}
-
-/// The request a command line describes: a request file, with PROMPT appended as a user
-/// message, and the system prompt and model overridden.
-fn base_request(
-    prompt: Option<&str>,
-    file: Option<&std::path::Path>,
-    system: Option<&str>,
-    model: Option<&str>,
-) -> Result<Request> {
-    let mut request = match file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            serde_json::from_str::<Request>(&text)
-                .with_context(|| format!("{} is not a request", path.display()))?
-        }
-        None => Request::default(),
-    };
-    match prompt {
-        Some("-") => {
-            let mut prompt = String::new();
-            std::io::stdin()
-                .read_to_string(&mut prompt)
-                .context("reading the prompt from standard input")?;
-            request = request.user(prompt);
-        }
-        Some(prompt) => request = request.user(prompt),
-        // Clap requires a prompt unless a request file gives the messages.
-        None => {}
-    }
-    if let Some(system) = system {
-        request.system = Some(system.to_owned());
-    }
-    if let Some(model) = model {
-        model.clone_into(&mut request.model);
     }
     Ok(request)
 }

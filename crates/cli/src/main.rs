@@ -479,12 +479,14 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Llm(_) | Command::Sim(_) | Command::Policy(_) => PathBuf::new(),
         _ => find_root(g.root.as_deref())?,
     };
-    let here = std::env::current_dir().unwrap_or_default();
-    let store = g
-        .store
-        .clone()
-        .or_else(|| (!root.as_os_str().is_empty()).then(|| root.join(".merkle")));
-    calibration::locate(store.as_deref(), &here);
+    // The model commands keep their token-count calibration in the workspace's store folder
+    // when they run inside one.
+    let model_root = if root.as_os_str().is_empty() {
+        find_root(g.root.as_deref()).ok()
+    } else {
+        Some(root.clone())
+    };
+    calibration::locate(g.store.clone().or(model_root.map(|r| r.join(".merkle"))));
     match &cli.command {
         Command::Policy(cmd) => return governance_cmds::run_policy(cmd, g.json),
         Command::Audit(cmd) => return governance_cmds::run_audit(cmd, &root, g.json),

@@ -13,8 +13,8 @@ use crate::client::{LlmClient, StatsCell, UsageStats};
 use crate::count::{CountCache, CountSource, TokenCount};
 use crate::error::{Error, Result};
 use crate::http::{
-    HttpConfig, Outgoing, StreamParser, Transport, body_excerpt, classify_status, event_stream,
-    exchange, headers_of_interest, json_body, merge_extra,
+    HttpConfig, Outgoing, StreamParser, Transport, ask_provider, body_excerpt, classify_status,
+    event_stream, headers_of_interest, json_body, merge_extra,
 };
 use crate::key::ApiKey;
 use crate::retry::RetryHints;
@@ -25,7 +25,7 @@ use crate::types::{
     ToolCall, ToolChoice, Usage,
 };
 use crate::wire::anthropic::{
-    BlockDelta, BlockParam, CacheControl, ContentBlockParam, CountTokensRequest,
+    BlockDelta, BlockParam, COUNT_TOKENS_FIELDS, CacheControl, ContentBlockParam,
     CountTokensResponse, ErrorBody, ErrorObject, ImageSourceParam, MessageParam, MessagesRequest,
     MessagesResponse, Metadata, ResponseBlock, RoleParam, StreamEvent, TextBlockParam,
     TextOrBlocks, TextType, ThinkingParam, ToolChoiceParam, ToolParam, WireUsage,
@@ -153,24 +153,22 @@ impl AnthropicClient {
     /// `POST /v1/messages/count_tokens`, once per distinct body.
     async fn count_input_inner(&self, request: &Request) -> Result<TokenCount> {
         let body = count_body(request, self.default_model.as_deref())?;
-        let text = body.to_string();
-        let key = CountCache::key(&text);
-        if let Some(tokens) = self.counted.get(key) {
-            return Ok(TokenCount::new(tokens, CountSource::Provider));
-        }
         let url = format!("{}/count_tokens", self.url);
-        let answer = exchange(
+        let decode = |provider, answer: &[u8]| {
+            json_body::<CountTokensResponse>(provider, answer, "the token count")
+                .map(|counted| counted.input_tokens)
+        };
+        let endpoint = (url.as_str(), self.headers.clone());
+        let tokens = ask_provider(
             &self.transport,
-            reqwest::Method::POST,
-            &url,
-            self.headers.clone(),
-            Bytes::from(text),
+            &self.counted,
+            endpoint,
+            &body,
             classify,
+            decode,
         )
         .await?;
-        let counted: CountTokensResponse = json_body(PROVIDER, &answer, "the token count")?;
-        self.counted.insert(key, counted.input_tokens);
-        Ok(TokenCount::new(counted.input_tokens, CountSource::Provider))
+        Ok(TokenCount::new(tokens, CountSource::Provider))
     }
 }
 
@@ -179,7 +177,7 @@ impl AnthropicClient {
 pub(crate) fn count_body(request: &Request, default_model: Option<&str>) -> Result<Value> {
     let mut body = request_body(request, default_model, false)?;
     if let Value::Object(fields) = &mut body {
-        fields.retain(|name, _| CountTokensRequest::FIELDS.contains(&name.as_str()));
+        fields.retain(|name, _| COUNT_TOKENS_FIELDS.contains(&name.as_str()));
     }
     Ok(body)
 }

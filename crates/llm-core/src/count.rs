@@ -114,16 +114,6 @@ impl Calibration {
             None => TokenCount::new(estimate, CountSource::Estimate),
         }
     }
-
-    /// Takes in what `other` learnt (another run's calls), model by model.
-    pub fn merge(&mut self, other: &Calibration) {
-        for (model, sample) in &other.models {
-            let mine = self.models.entry(model.clone()).or_default();
-            mine.estimated += sample.estimated;
-            mine.counted += sample.counted;
-            mine.calls += sample.calls;
-        }
-    }
 }
 
 /// A [`Calibration`] shared by the clients of one process, which every answer updates.
@@ -218,9 +208,6 @@ mod tests {
         }
         let ratio = calibration.ratio("m").expect("seen");
         assert!(ratio > 1.2, "{ratio}");
-        let mut merged = Calibration::default();
-        merged.merge(&calibration);
-        assert_eq!(merged, calibration);
     }
 
     #[test]

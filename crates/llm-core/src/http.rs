@@ -14,8 +14,8 @@ use reqwest::header::HeaderMap;
 
 use crate::client::StatsCell;
 use crate::clock::{Clock, Rng, SplitMix64, SystemClock, with_timeout};
-use crate::count::Calibrator;
 use crate::count::TokenCount;
+use crate::count::{Calibrator, CountCache};
 use crate::error::{Error, Result, TimeoutPhase};
 use crate::rate_limit::{RateLimit, RateLimiter};
 use crate::retry::{RetryHints, RetryPolicy};
@@ -604,6 +604,28 @@ pub(crate) async fn exchange(
     };
     let (response, started) = transport.send(&outgoing).await?;
     transport.read_body(response, url, started).await
+}
+
+/// Asks a provider's count endpoint at `url` for `body`, with the transport's retries, once
+/// per distinct body (`cache`); `decode` reads the count from the answer's JSON.
+pub(crate) async fn ask_provider(
+    transport: &Transport,
+    cache: &CountCache,
+    (url, headers): (&str, HeaderMap),
+    body: &serde_json::Value,
+    classify: Classify,
+    decode: fn(&'static str, &[u8]) -> Result<u64>,
+) -> Result<u64> {
+    let text = body.to_string();
+    let key = CountCache::key(&text);
+    if let Some(tokens) = cache.get(key) {
+        return Ok(tokens);
+    }
+    let method = reqwest::Method::POST;
+    let answer = exchange(transport, method, url, headers, Bytes::from(text), classify).await?;
+    let tokens = decode(transport.provider, &answer)?;
+    cache.insert(key, tokens);
+    Ok(tokens)
 }
 
 /// [`exchange`] with a JSON body, or none.

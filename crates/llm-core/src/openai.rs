@@ -105,7 +105,7 @@ pub struct OpenAiClient {
     api: OpenAiApi,
     pub(crate) transport: Transport,
     /// The provider's counts of requests already counted.
-    counted: CountCache,
+    pub(crate) counted: CountCache,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -268,8 +268,11 @@ impl OpenAiClient {
             OpenAiApi::ChatCompletions => parse_response(self.name, &body, headers, rng),
             OpenAiApi::Responses => self::responses::parse_response(self.name, &body, headers, rng),
         }?;
-        self.transport
-            .calibrate(self.model_of(request), request, &response);
+        let model = self.model_of(request);
+        // A model counted by its published tokenizer needs no calibration.
+        if crate::tokens::Encoding::for_model(model).is_none() {
+            self.transport.calibrate(model, request, &response);
+        }
         Ok(response)
     }
 }

@@ -1,7 +1,7 @@
 //! What a model call costs: [`Price`] per million tokens, with the prompt cache's (reads,
 //! five-minute and one-hour writes), the batch APIs' and OpenAI's Flex tier's discounts, and a
 //! built-in table of the list prices of common models with where each comes from
-//! ([`Price::for_model`], [`Price::source_of`]), which an agent's stored price or a `--price`
+//! ([`Price::for_model`], [`Price::list`]), which an agent's stored price or a `--price`
 //! flag overrides.
 
 use crate::Usage;
@@ -252,11 +252,6 @@ impl Price {
         Self::listed(model).map(Listed::price)
     }
 
-    /// Where the built-in price of `model` comes from, if the table knows it.
-    pub fn source_of(model: &str) -> Option<&'static str> {
-        Self::listed(model).map(|row| row.source)
-    }
-
     fn listed(model: &str) -> Option<&'static Listed> {
         LIST_PRICES
             .iter()
@@ -287,25 +282,20 @@ impl Price {
             return Err("expected IN,OUT: dollars per million input and output tokens".to_owned());
         };
         let mut price = Price::new(parse(input)?, parse(output)?);
-        match rest {
-            [] => {}
-            [read] => price.cache_read_per_mtok = parse(read)?,
-            [read, write] => {
-                price.cache_read_per_mtok = parse(read)?;
-                price.cache_write_per_mtok = parse(write)?;
-            }
-            [read, write, write_1h] => {
-                price.cache_read_per_mtok = parse(read)?;
-                price.cache_write_per_mtok = parse(write)?;
-                price.cache_write_1h_per_mtok = parse(write_1h)?;
-            }
-            _ => {
-                return Err(
-                    "expected IN,OUT[,READ[,WRITE[,WRITE_1H]]]: dollars per million tokens of \
-                     input, output, cached input read, written, and written for an hour"
-                        .to_owned(),
-                );
-            }
+        if rest.len() > 3 {
+            return Err(
+                "expected IN,OUT[,READ[,WRITE[,WRITE_1H]]]: dollars per million tokens of \
+                 input, output, cached input read, written, and written for an hour"
+                    .to_owned(),
+            );
+        }
+        let optional = [
+            &mut price.cache_read_per_mtok,
+            &mut price.cache_write_per_mtok,
+            &mut price.cache_write_1h_per_mtok,
+        ];
+        for (rate, text) in optional.into_iter().zip(rest) {
+            *rate = parse(text)?;
         }
         Ok(price)
     }
@@ -402,6 +392,9 @@ mod cost_tests {
         assert_eq!(terra.flex_factor, Some(0.5));
         let old = Price::for_model("gpt-4o").expect("listed");
         assert_eq!((old.cache_write_per_mtok, old.flex_factor), (2.5, None));
-        assert!(Price::source_of("claude-opus-4-6").is_some_and(|s| s.contains("claude.com")));
+        let (_, _, source) = Price::list()
+            .find(|(name, ..)| *name == "claude-opus-4-6")
+            .expect("listed");
+        assert!(source.contains("claude.com"), "{source}");
     }
 }

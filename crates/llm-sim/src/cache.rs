@@ -29,12 +29,6 @@ use llm_core::cache_rules::{LOOKBACK_BLOCKS, min_cacheable_tokens};
 use llm_core::types::MAX_CACHE_MARKS;
 use llm_core::{CacheTtl, Clock, Request, SystemClock, Usage};
 
-/// How long a cached prefix lives by default after it was last written or read.
-pub const CACHE_TTL: Duration = Duration::from_secs(5 * 60);
-
-/// The shortest prefix the older models cache (newer ones need more: [`min_cacheable_tokens`]).
-pub const MIN_CACHED_TOKENS: u64 = 1024;
-
 /// A cached prefix: when it was last used and how long it lives after that.
 #[derive(Debug, Clone, Copy)]
 struct Entry {

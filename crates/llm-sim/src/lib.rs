@@ -60,7 +60,7 @@ pub mod strategy;
 pub mod structured;
 pub mod tokenizer;
 
-pub use cache::{CACHE_TTL, MIN_CACHED_TOKENS, PromptCache};
+pub use cache::PromptCache;
 pub use client::{Call, PROVIDER, SimulatedClient};
 pub use error::{Error, Result};
 pub use factory::{Mode, Settings, Setup, build, for_testing};

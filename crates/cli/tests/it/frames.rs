@@ -544,12 +544,15 @@ fn an_agent_stores_its_model_s_price_and_the_list_prices_are_shown() {
         "the text form names the price"
     );
     let prices = ws.json(&["agent", "prices"]);
-    let sonnet = prices
-        .as_array()
-        .expect("a list")
-        .iter()
-        .find(|p| p["model"] == json!("claude-sonnet-4"))
-        .expect("claude-sonnet-4 is listed");
+    let listed = |model: &str| {
+        prices
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|p| p["model"] == json!(model))
+            .unwrap_or_else(|| panic!("{model} is listed"))
+    };
+    let sonnet = listed("claude-sonnet-4");
     assert_eq!(
         (&sonnet["input"], &sonnet["output"], &sonnet["batch_factor"]),
         (&json!(3.0), &json!(15.0), &json!(0.5))
@@ -567,12 +570,7 @@ fn an_agent_stores_its_model_s_price_and_the_list_prices_are_shown() {
             .as_str()
             .is_some_and(|s| s.contains("claude.com"))
     );
-    let terra = prices
-        .as_array()
-        .expect("a list")
-        .iter()
-        .find(|p| p["model"] == json!("gpt-5.6-terra"))
-        .expect("gpt-5.6-terra is listed");
+    let terra = listed("gpt-5.6-terra");
     assert_eq!(
         (&terra["cache_write"], &terra["flex_factor"]),
         (&json!(3.125), &json!(0.5))

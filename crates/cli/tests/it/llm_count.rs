@@ -31,9 +31,9 @@ fn the_count_is_the_provider_s_and_the_offline_estimate_learns_it_from_answers()
     let answers = "  - content: \"A summary.\"\n".repeat(FILES.len());
     std::fs::write(&script, format!("responses:\n{answers}")).expect("script");
     let server = Served::start(&["--script", script.to_str().expect("utf-8")]);
-    let anthropic = |command: &str, extra: &[&str], prompt: &str| {
+    // `merkle [--json] llm COMMAND` against the fake Anthropic service: its stdout.
+    let anthropic_out = |json: bool, command: &str, extra: &[&str], prompt: &str| {
         let mut args = vec![
-            "--json",
             "llm",
             command,
             "--provider",
@@ -45,11 +45,17 @@ fn the_count_is_the_provider_s_and_the_offline_estimate_learns_it_from_answers()
             "--api-key-env",
             "ANTHROPIC_API_KEY",
         ];
+        if json {
+            args.insert(0, "--json");
+        }
         args.extend_from_slice(extra);
         args.push(prompt);
         let mut cmd = llm(&ws, &args);
         cmd.env("ANTHROPIC_API_KEY", "sk-ant-fake");
-        parse(&ok(&mut cmd))
+        ok(&mut cmd)
+    };
+    let anthropic = |command: &str, extra: &[&str], prompt: &str| {
+        parse(&anthropic_out(true, command, extra, prompt))
     };
     let prompt = FILES[0];
     let online = anthropic("count", &[], prompt);
@@ -74,27 +80,7 @@ fn the_count_is_the_provider_s_and_the_offline_estimate_learns_it_from_answers()
     let after = anthropic("count", &["--offline"], prompt);
     assert_eq!(after["source"], "calibrated");
     assert!(off(&after, counted) <= 0.05, "{after} against {counted}");
-    let text = {
-        let mut cmd = llm(
-            &ws,
-            &[
-                "llm",
-                "count",
-                "--provider",
-                "anthropic",
-                "--model",
-                "claude-sonnet-4-6",
-                "--base-url",
-                &server.url,
-                "--api-key-env",
-                "ANTHROPIC_API_KEY",
-                "--offline",
-                prompt,
-            ],
-        );
-        cmd.env("ANTHROPIC_API_KEY", "sk-ant-fake");
-        ok(&mut cmd)
-    };
+    let text = anthropic_out(false, "count", &["--offline"], prompt);
     assert!(
         text.contains("input tokens (estimated, calibrated by earlier answers of this model)"),
         "{text}"

@@ -3,13 +3,12 @@
 //! chat API (and on a server without the count endpoint), and the calibrated estimate for
 //! other servers' models.
 
-use bytes::Bytes;
 use serde_json::Value;
 
 use super::{OpenAiClient, classify};
-use crate::count::{CountCache, CountSource, TokenCount};
+use crate::count::{CountSource, TokenCount};
 use crate::error::{Error, Result};
-use crate::http::{exchange, json_body};
+use crate::http::{ask_provider, json_body};
 use crate::openai::responses::OpenAiApi;
 use crate::tokens::{Encoding, count_request};
 use crate::types::Request;
@@ -45,31 +44,28 @@ impl OpenAiClient {
         if let Value::Object(fields) = &mut body {
             fields.retain(|name, _| INPUT_TOKENS_FIELDS.contains(&name.as_str()));
         }
-        let text = body.to_string();
-        let key = CountCache::key(&text);
-        if let Some(tokens) = self.counted.get(key) {
-            return Ok(TokenCount::new(tokens, CountSource::Provider));
-        }
         let url = format!("{}/input_tokens", self.url);
-        let sent = exchange(
+        let decode = |provider, answer: &[u8]| {
+            json_body::<InputTokens>(provider, answer, "the input token count")
+                .map(|counted| counted.input_tokens)
+        };
+        let endpoint = (url.as_str(), self.headers.clone());
+        match ask_provider(
             &self.transport,
-            reqwest::Method::POST,
-            &url,
-            self.headers.clone(),
-            Bytes::from(text),
+            &self.counted,
+            endpoint,
+            &body,
             classify,
+            decode,
         )
-        .await;
-        let answer = match sent {
-            Ok(answer) => answer,
+        .await
+        {
+            Ok(tokens) => Ok(TokenCount::new(tokens, CountSource::Provider)),
             // A compatible server that speaks the Responses API but does not count.
             Err(Error::InvalidRequest {
                 status: 404 | 405, ..
-            }) => return Ok(self.local_count(request)),
-            Err(error) => return Err(error),
-        };
-        let counted: InputTokens = json_body(self.name, &answer, "the input token count")?;
-        self.counted.insert(key, counted.input_tokens);
-        Ok(TokenCount::new(counted.input_tokens, CountSource::Provider))
+            }) => Ok(self.local_count(request)),
+            Err(error) => Err(error),
+        }
     }
 }

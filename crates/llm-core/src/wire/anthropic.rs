@@ -55,39 +55,17 @@ pub struct MessagesRequest {
     pub stream: bool,
 }
 
-/// The body of `POST /v1/messages/count_tokens`: a Messages body without the fields that
-/// shape only the answer (`max_tokens`, `stream`, sampling, stop sequences, metadata), which
-/// the endpoint refuses; so it is read strictly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CountTokensRequest {
-    pub model: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system: Option<TextOrBlocks<TextBlockParam>>,
-    pub messages: Vec<MessageParam>,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "nullable"
-    )]
-    pub tools: Vec<ToolParam>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_choice: Option<ToolChoiceParam>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<ThinkingParam>,
-}
-
-impl CountTokensRequest {
-    /// The fields of a Messages body that a count request carries.
-    pub const FIELDS: [&'static str; 6] = [
-        "model",
-        "system",
-        "messages",
-        "tools",
-        "tool_choice",
-        "thinking",
-    ];
-}
+/// The fields of a Messages body that `POST /v1/messages/count_tokens` takes: it counts the
+/// input a message would read, and refuses the fields that shape only the answer
+/// (`max_tokens`, `stream`, sampling, stop sequences, metadata).
+pub const COUNT_TOKENS_FIELDS: [&str; 6] = [
+    "model",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "thinking",
+];
 
 /// The answer to `POST /v1/messages/count_tokens`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 //! request by ([`super::counter`]). Like the services, they refuse the fields that shape only
 //! an answer (`max_tokens`, `stream`, ...).
 
-use llm_core::wire::anthropic::CountTokensRequest;
+use llm_core::wire::anthropic::COUNT_TOKENS_FIELDS;
 use serde_json::{Value, json};
 
 use super::http::HttpRequest;
@@ -51,27 +51,38 @@ pub(super) fn route(request: &HttpRequest) -> Option<(u16, Value)> {
 type Refused = (String, Option<String>);
 
 fn anthropic_request(body: &[u8]) -> Result<llm_core::Request, Refused> {
-    let wire: CountTokensRequest =
-        serde_json::from_slice(body).map_err(|err| (err.to_string(), None))?;
+    let mut value: Value = serde_json::from_slice(body)
+        .map_err(|err| (format!("the body is not json: {err}"), None))?;
+    // As the API words it for a field only a model call takes.
+    if let Some(name) = unknown_field(&value, &COUNT_TOKENS_FIELDS) {
+        return Err((format!("{name}: Extra inputs are not permitted"), None));
+    }
     // Read as the Messages body it is a part of.
-    let mut value = serde_json::to_value(&wire).map_err(|err| (err.to_string(), None))?;
     value["max_tokens"] = json!(1);
     anthropic::parse_request(&value)
         .map(|(request, _)| request)
         .map_err(|message| (message, None))
 }
 
+/// The first field of `value` that is not among `known`.
+fn unknown_field(value: &Value, known: &[&str]) -> Option<String> {
+    value.as_object().and_then(|fields| {
+        fields
+            .keys()
+            .find(|name| !known.contains(&name.as_str()))
+            .cloned()
+    })
+}
+
 fn responses_request(body: &[u8]) -> Result<llm_core::Request, Refused> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|err| (format!("the body is not json: {err}"), None))?;
-    let unknown = value.as_object().and_then(|fields| {
-        fields.keys().find(|name| {
-            !llm_core::wire::responses::INPUT_TOKENS_FIELDS.contains(&name.as_str())
-                && !MORE_INPUT_FIELDS.contains(&name.as_str())
-        })
-    });
-    if let Some(name) = unknown {
-        return Err((format!("Unknown parameter: '{name}'."), Some(name.clone())));
+    let known: Vec<&str> = llm_core::wire::responses::INPUT_TOKENS_FIELDS
+        .into_iter()
+        .chain(MORE_INPUT_FIELDS)
+        .collect();
+    if let Some(name) = unknown_field(&value, &known) {
+        return Err((format!("Unknown parameter: '{name}'."), Some(name)));
     }
     responses::parse_body(body)
         .map(|(request, _)| request)

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use llm_core::{CacheMarks, LlmClient, Message, Request, Role, Usage};
-use llm_sim::{Api, CACHE_TTL, FakeServer, PromptCache, SimulatedClient, parse_strategy};
+use llm_core::{CacheMarks, CacheTtl, LlmClient, Message, Request, Role, Usage};
+use llm_sim::{Api, FakeServer, PromptCache, SimulatedClient, parse_strategy};
 use pretty_assertions::assert_eq;
 
 use crate::support::{anthropic, clock, http, openai, tool};
@@ -83,7 +83,7 @@ fn a_prefix_is_written_then_read_within_five_minutes_and_then_gone() {
     );
 
     // Past five minutes without a read, nothing is left.
-    clock.advance(CACHE_TTL + Duration::from_secs(1));
+    clock.advance(CacheTtl::FiveMinutes.duration() + Duration::from_secs(1));
     assert!(cache.is_empty());
     let mut u = usage(total2);
     cache.apply(&second, &mut u);
