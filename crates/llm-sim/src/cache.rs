@@ -148,8 +148,9 @@ impl PromptCache {
                     seen: now,
                     ttl: ttl.duration(),
                 });
+                // A prefix already cached keeps the lifetime it was written with: a longer one
+                // is a write, billed, not a free upgrade.
                 entry.seen = now;
-                entry.ttl = entry.ttl.max(ttl.duration());
             }
         }
     }
