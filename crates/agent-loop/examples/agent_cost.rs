@@ -33,9 +33,10 @@ const MODEL: &str = "claude-sonnet-4-6";
 const PAUSE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let cached = run(true, CacheTtl::FiveMinutes)?;
-    let chat = run(true, CacheTtl::OneHour)?;
-    let uncached = run(false, CacheTtl::FiveMinutes)?;
+    let cached = run(true, Marks::Loop)?;
+    let chat = run(true, Marks::Chat)?;
+    let hour = run(true, Marks::Hour)?;
+    let uncached = run(false, Marks::Loop)?;
     let billable = |u: &Usage| {
         let one_hour = u.cache_creation_1h_input_tokens;
         u.input_tokens as f64
@@ -44,11 +45,13 @@ fn main() -> Result<(), Box<dyn Error>> {
             + 0.1 * u.cache_read_input_tokens as f64
     };
     let mut out = json!({"calls": CALLS, "pause_secs": PAUSE.as_secs(), "model": MODEL});
-    for (name, u) in [
+    let runs = [
         ("cached", &cached),
         ("chat", &chat),
+        ("hour", &hour),
         ("uncached", &uncached),
-    ] {
+    ];
+    for (name, u) in runs {
         out[format!("{name}_input")] = json!(u.input_tokens);
         out[format!("{name}_cache_write")] =
             json!(u.cache_creation_input_tokens - u.cache_creation_1h_input_tokens);
@@ -58,6 +61,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     out["ratio"] = json!(billable(&cached) / billable(&uncached));
     out["chat_ratio"] = json!(billable(&chat) / billable(&uncached));
+    out["hour_ratio"] = json!(billable(&hour) / billable(&uncached));
     println!("{out}");
     Ok(())
 }
@@ -85,7 +89,19 @@ fn source(bytes: usize, seed: usize) -> String {
 }
 
 /// The session's usage, summed over its calls.
-fn run(prompt_cache: bool, cache_ttl: CacheTtl) -> Result<Usage, Box<dyn Error>> {
+/// How the session marks its prompt for the cache.
+#[derive(Clone, Copy)]
+enum Marks {
+    /// Five-minute breakpoints (`merkle run`).
+    Loop,
+    /// Five-minute breakpoints and, after each answer, a pre-warming call that keeps the
+    /// conversation for an hour (`merkle chat`).
+    Chat,
+    /// One-hour breakpoints on every call.
+    Hour,
+}
+
+fn run(prompt_cache: bool, marks: Marks) -> Result<Usage, Box<dyn Error>> {
     let temp = tempfile::tempdir()?;
     let dir = temp.path();
     let ws = dir.join("ws");
@@ -128,7 +144,11 @@ fn run(prompt_cache: bool, cache_ttl: CacheTtl) -> Result<Usage, Box<dyn Error>>
         home: dir.join("home"),
         workspace_label: "ws".to_owned(),
         prompt_cache,
-        cache_ttl,
+        cache_ttl: match marks {
+            Marks::Hour => CacheTtl::OneHour,
+            Marks::Loop | Marks::Chat => CacheTtl::FiveMinutes,
+        },
+        keep_warm: matches!(marks, Marks::Chat),
         model: MODEL.to_owned(),
         ..AgentConfig::default()
     };

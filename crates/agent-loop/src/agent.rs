@@ -64,10 +64,13 @@ pub struct AgentConfig {
     /// Whether requests ask the provider to cache their stable prefix ([`cache_marks`] and a
     /// cache key per conversation); on by default.
     pub prompt_cache: bool,
-    /// How long the cached prefix lives: five minutes for a loop that calls the model again at
-    /// once (the default), an hour for a chat, where a person pauses longer than five minutes
-    /// and a written prefix would otherwise be written again at every answer.
+    /// How long the cached prefix lives: five minutes (the default) for a loop that calls the
+    /// model again at once; an hour where every call is followed by a long pause.
     pub cache_ttl: CacheTtl,
+    /// After the model ends its turn, write the whole conversation to the provider's cache for
+    /// an hour with a pre-warming call (no answer), so that a person's next request reads it
+    /// however long they pause; for a chat. Off by default.
+    pub keep_warm: bool,
 }
 
 /// How the tools a governed agent may call now are shown to the model. Either way the
@@ -97,6 +100,7 @@ impl Default for AgentConfig {
             tool_offer: ToolOffering::Filtered,
             prompt_cache: true,
             cache_ttl: CacheTtl::FiveMinutes,
+            keep_warm: false,
             price: None,
         }
     }
@@ -291,6 +295,7 @@ impl Agent {
             let (calls, stop) = self.record_response(response, &mut outcome)?;
             if calls.is_empty() {
                 outcome.failed_tools = still_failed(&failed);
+                self.keep_warm(&mut outcome).await;
                 return Ok(outcome);
             }
             let mut end = stop.map(|stop| TurnEnd::Stopped { stop });
@@ -310,6 +315,22 @@ impl Agent {
                 outcome.failed_tools = still_failed(&failed);
                 return Ok(outcome);
             }
+        }
+    }
+
+    /// With [`AgentConfig::keep_warm`], writes the conversation as the next request will send
+    /// it to the cache for an hour, and counts what that cost in the turn's usage. A provider
+    /// without pre-warming, or a failed call, costs only the read a later request misses.
+    async fn keep_warm(&mut self, outcome: &mut TurnOutcome) {
+        if !(self.config.keep_warm && self.config.prompt_cache) {
+            return;
+        }
+        let Ok(mut request) = self.prepare_request(outcome, false).await else {
+            return;
+        };
+        request.cache.ttl = CacheTtl::OneHour;
+        if let Ok(Some(usage)) = self.client.prewarm(&request).await {
+            outcome.usage += usage;
         }
     }
 

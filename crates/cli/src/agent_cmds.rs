@@ -435,8 +435,8 @@ fn one_line(text: &str, max: usize) -> String {
 }
 
 /// A request's tokens and, when priced, its cost: `tokens: 1200 in (900 read from the cache,
-/// 300 written to it), 80 out; cost $0.0021` (`written to it for an hour` in a chat, whose
-/// prefix is cached for an hour since a person pauses between requests).
+/// 300 written to it), 80 out; cost $0.0021` (`, 40 of them for an hour` in a chat, which keeps
+/// its conversation cached for an hour since a person pauses between requests).
 fn usage_line(usage: &llm_core::Usage, price: Option<Price>) -> String {
     let mut line = format!("tokens: {} in", usage.total_input());
     if usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0 {

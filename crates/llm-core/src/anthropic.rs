@@ -116,7 +116,11 @@ impl AnthropicClient {
 
     fn outgoing(&self, request: &Request, stream: bool) -> Result<Outgoing<'_>> {
         let body = request_body(request, self.default_model.as_deref(), stream)?;
-        Ok(Outgoing {
+        Ok(self.outgoing_body(request, body))
+    }
+
+    fn outgoing_body(&self, request: &Request, body: Value) -> Outgoing<'_> {
+        Outgoing {
             method: reqwest::Method::POST,
             url: &self.url,
             headers: self.headers.clone(),
@@ -125,12 +129,26 @@ impl AnthropicClient {
                 .transport
                 .token_estimate(|| crate::tokens::estimate_request(request)),
             classify,
-        })
+        }
     }
 
     async fn complete_inner(&self, request: &Request) -> Result<Response> {
         let outgoing = self.outgoing(request, false)?;
-        let (response, started) = self.transport.send(&outgoing).await?;
+        self.send_whole(request, &outgoing).await
+    }
+
+    /// A pre-warming call: the request's body with `max_tokens: 0`, which writes its prompt to
+    /// the cache and generates nothing.
+    async fn prewarm_inner(&self, request: &Request) -> Result<Response> {
+        let mut body = request_body(request, self.default_model.as_deref(), false)?;
+        body["max_tokens"] = Value::from(0);
+        let outgoing = self.outgoing_body(request, body);
+        self.send_whole(request, &outgoing).await
+    }
+
+    /// Sends `outgoing` for `request` and reads the whole answer.
+    async fn send_whole(&self, request: &Request, outgoing: &Outgoing<'_>) -> Result<Response> {
+        let (response, started) = self.transport.send(outgoing).await?;
         let headers = headers_of_interest(response.headers());
         let body = self
             .transport
@@ -214,6 +232,13 @@ impl LlmClient for AnthropicClient {
 
     fn count_offline(&self, request: &Request) -> TokenCount {
         self.transport.estimate(self.model_of(request), request)
+    }
+
+    fn prewarm<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Option<Usage>>> {
+        Box::pin(async move {
+            let response = self.transport.recorded(self.prewarm_inner(request)).await?;
+            Ok(Some(response.usage))
+        })
     }
 
     fn count_input<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<TokenCount>> {

@@ -46,6 +46,13 @@ pub trait LlmClient: Send + Sync {
         Box::pin(std::future::ready(Ok(count)))
     }
 
+    /// Writes `request`'s prompt to the provider's cache without asking for an answer
+    /// (Anthropic's `max_tokens: 0`), so that a later request with the same prefix reads it:
+    /// the usage that cost, or `None` where the provider has no such call. `None` by default.
+    fn prewarm<'a>(&'a self, _request: &'a Request) -> BoxFuture<'a, Result<Option<Usage>>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
     /// The provider's batch API ([`crate::batch`]), when it has one and this client can reach
     /// it; `None` by default.
     fn batches(&self) -> Option<&dyn crate::batch::BatchApi> {

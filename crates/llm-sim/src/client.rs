@@ -207,6 +207,25 @@ impl LlmClient for SimulatedClient {
     fn count_tokens(&self, request: &Request) -> u64 {
         llm_core::tokens::estimate_request(request)
     }
+
+    /// Bills the prompt as the cache would and answers nothing: the strategy is not asked and
+    /// the call is not numbered, as a pre-warming call generates no answer.
+    fn prewarm<'a>(
+        &'a self,
+        request: &'a Request,
+    ) -> BoxFuture<'a, llm_core::Result<Option<llm_core::Usage>>> {
+        let mut usage = llm_core::Usage {
+            input_tokens: llm_core::tokens::estimate_request(request),
+            ..llm_core::Usage::default()
+        };
+        lock(&self.cache).apply(request, &mut usage);
+        let response = Response {
+            usage,
+            ..Response::default()
+        };
+        Self::record(&self.stats, Ok(&response));
+        Box::pin(std::future::ready(Ok(Some(usage))))
+    }
 }
 
 /// The answer of a client with no script.

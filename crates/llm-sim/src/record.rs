@@ -206,6 +206,13 @@ impl LlmClient for RecordingClient {
         self.inner.count_tokens(request)
     }
 
+    fn prewarm<'a>(
+        &'a self,
+        request: &'a Request,
+    ) -> BoxFuture<'a, llm_core::Result<Option<llm_core::Usage>>> {
+        self.inner.prewarm(request)
+    }
+
     fn count_offline(&self, request: &Request) -> llm_core::TokenCount {
         self.inner.count_offline(request)
     }

@@ -85,11 +85,9 @@ impl Running {
             audit: audit_path(root),
             command_timeout: std::time::Duration::from_secs(args.command_timeout),
             config: AgentConfig {
-                // A person answers between a chat's turns, often after more than five minutes.
-                cache_ttl: match interaction {
-                    Interaction::Chat => llm_core::CacheTtl::OneHour,
-                    Interaction::Batch => llm_core::CacheTtl::FiveMinutes,
-                },
+                // A person answers between a chat's turns, often after more than five minutes:
+                // the conversation is kept in the cache for an hour after each answer.
+                keep_warm: interaction == Interaction::Chat,
                 ..agent_config(g, root, args, &agent_id, model, price)
             },
             clock: Arc::new(SystemClock),

@@ -546,17 +546,18 @@ responses:
     );
 }
 
-/// A chat marks its prefix for the provider's cache for an hour (a person pauses between
-/// requests, often past five minutes); `merkle run` marks it for five minutes.
+/// A chat keeps its conversation in the provider's cache for an hour after each answer (a
+/// person pauses between requests, often past five minutes); `merkle run` caches for five
+/// minutes only.
 #[test]
-fn a_chat_caches_its_prefix_for_an_hour_and_a_run_for_five_minutes() {
+fn a_chat_keeps_its_conversation_cached_for_an_hour_and_a_run_for_five_minutes() {
     let ws = agent_workspace();
     let script = write_script(&ws, "hello.yaml", "responses:\n  - content: Hello there.\n");
     let mut chat = merkle(&ws, &["chat", "--script", &script, "--conversation", "c"]);
     chat.write_stdin("hi\n/exit\n");
     let r = run(&mut chat);
     assert_eq!(r.code, 0, "{r}");
-    assert!(r.stderr.contains("written to it for an hour)"), "{r}");
+    assert!(r.stderr.contains("of them for an hour)"), "{r}");
     let mut once = merkle(&ws, &["run", "--script", &script, "say hi"]);
     let r = run(&mut once);
     assert_eq!(r.code, 0, "{r}");

@@ -258,6 +258,15 @@ async fn answer(
             return Ok(true);
         }
     };
+    if api == Api::Anthropic && llm_request.max_tokens == 0 {
+        // Pre-warming: the prompt is cached and billed, nothing is generated, the strategy is
+        // not asked and the call takes no number.
+        let mut answer = prewarmed(&llm_request);
+        settle(shared, api, &llm_request, &mut answer);
+        let headers = anthropic::headers(0);
+        deliver(connection, api, 0, options, headers, &answer, close).await?;
+        return Ok(true);
+    }
     let call = record_call(shared, api, &llm_request, options.stream, None);
     let reply = lock(&shared.strategy).reply(call, &llm_request);
     let mut headers = match api {
@@ -307,6 +316,20 @@ fn settle(shared: &Shared, api: Api, request: &Request, answer: &mut Answer) {
         usage.cache_read_input_tokens = 0;
     }
     lock(&shared.cache).apply_counted(request, &mut answer.response.usage, count);
+}
+
+/// The answer to a pre-warming call (`max_tokens: 0`): no content, stopped at its limit.
+fn prewarmed(request: &Request) -> Answer {
+    Answer {
+        response: llm_core::Response {
+            stop_reason: llm_core::StopReason::MaxTokens,
+            model: request.model.clone(),
+            id: Some("msg_sim_prewarm".to_owned()),
+            ..llm_core::Response::default()
+        },
+        usage_estimated: true,
+        ..Answer::default()
+    }
 }
 
 /// How the service behind `api` counts a request's input: the simulated Anthropic service by

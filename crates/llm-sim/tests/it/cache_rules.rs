@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use llm_core::{CacheMarks, CacheTtl, ContentBlock, Message, Request, Usage};
+use llm_core::{CacheMarks, CacheTtl, ContentBlock, LlmClient, Message, Request, Usage};
 use llm_sim::{FakeServer, PromptCache, parse_strategy};
 use pretty_assertions::assert_eq;
 
@@ -165,4 +165,56 @@ async fn the_anthropic_client_sends_a_one_hour_breakpoint_that_the_service_bills
         "{:?}",
         second.usage
     );
+}
+
+#[tokio::test]
+async fn a_prewarming_call_writes_the_prompt_answers_nothing_and_leaves_the_script_alone() {
+    let strategy =
+        parse_strategy("responses:\n  - content: one\n", "warm.yaml").expect("script parses");
+    let server = FakeServer::start("127.0.0.1:0", strategy)
+        .await
+        .expect("server starts");
+    let client = anthropic(&server.url(), http(&clock(), 0));
+    let request = marked("claude-sonnet-4-5", 3000, CacheTtl::OneHour);
+    let warmed = client
+        .prewarm(&request)
+        .await
+        .expect("warmed")
+        .expect("Anthropic pre-warms");
+    assert!(warmed.cache_creation_1h_input_tokens > 1024, "{warmed:?}");
+    assert_eq!(warmed.output_tokens, 0);
+    // The script's first answer is still the first one given, and reads what was warmed.
+    let answer = client.complete(&request).await.expect("answered");
+    assert_eq!(answer.text(), "one");
+    assert!(
+        answer.usage.cache_read_input_tokens > 1024,
+        "{:?}",
+        answer.usage
+    );
+    assert_eq!(
+        server.served().len(),
+        1,
+        "the pre-warming call takes no number"
+    );
+    assert_eq!(client.usage_stats().requests, 2);
+
+    // The in-process simulator does the same; a provider without the call says so.
+    let simulated = llm_sim::SimulatedClient::scripted(
+        llm_sim::Script::parse("responses:\n  - content: one\n", "warm.yaml").expect("script"),
+    );
+    let warmed = simulated
+        .prewarm(&request)
+        .await
+        .expect("warmed")
+        .expect("usage");
+    assert!(warmed.cache_creation_input_tokens > 1024, "{warmed:?}");
+    let answer = simulated.complete(&request).await.expect("answered");
+    assert_eq!(answer.text(), "one");
+    assert!(
+        answer.usage.cache_read_input_tokens > 1024,
+        "{:?}",
+        answer.usage
+    );
+    let openai = crate::support::openai(&server.url(), http(&clock(), 0));
+    assert_eq!(openai.prewarm(&request).await.expect("no call"), None);
 }
