@@ -29,14 +29,20 @@ const CALLS: usize = 30;
 /// The model the session bills as: Sonnet 4.6, whose shortest cached prefix is 2,048 tokens.
 const MODEL: &str = "claude-sonnet-4-6";
 
+/// The same session on OpenAI's GPT-5.6 rules (one implicit breakpoint a request, writes at
+/// 1.25x kept 30 minutes, no pre-warming call).
+const OPENAI_MODEL: &str = "gpt-5.6-terra";
+
 /// How long the person pauses between the session's two requests.
 const PAUSE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let cached = run(true, Marks::Loop)?;
-    let chat = run(true, Marks::Chat)?;
-    let hour = run(true, Marks::Hour)?;
-    let uncached = run(false, Marks::Loop)?;
+    let cached = run(MODEL, true, Marks::Loop)?;
+    let chat = run(MODEL, true, Marks::Chat)?;
+    let hour = run(MODEL, true, Marks::Hour)?;
+    let uncached = run(MODEL, false, Marks::Loop)?;
+    let openai = run(OPENAI_MODEL, true, Marks::Chat)?;
+    let openai_uncached = run(OPENAI_MODEL, false, Marks::Loop)?;
     let billable = |u: &Usage| {
         let one_hour = u.cache_creation_1h_input_tokens;
         u.input_tokens as f64
@@ -50,6 +56,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         ("chat", &chat),
         ("hour", &hour),
         ("uncached", &uncached),
+        ("openai", &openai),
+        ("openai_uncached", &openai_uncached),
     ];
     for (name, u) in runs {
         out[format!("{name}_input")] = json!(u.input_tokens);
@@ -62,6 +70,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     out["ratio"] = json!(billable(&cached) / billable(&uncached));
     out["chat_ratio"] = json!(billable(&chat) / billable(&uncached));
     out["hour_ratio"] = json!(billable(&hour) / billable(&uncached));
+    out["openai_model"] = json!(OPENAI_MODEL);
+    out["openai_ratio"] = json!(billable(&openai) / billable(&openai_uncached));
     println!("{out}");
     Ok(())
 }
@@ -101,7 +111,7 @@ enum Marks {
     Hour,
 }
 
-fn run(prompt_cache: bool, marks: Marks) -> Result<Usage, Box<dyn Error>> {
+fn run(model_name: &str, prompt_cache: bool, marks: Marks) -> Result<Usage, Box<dyn Error>> {
     let temp = tempfile::tempdir()?;
     let dir = temp.path();
     let ws = dir.join("ws");
@@ -149,7 +159,7 @@ fn run(prompt_cache: bool, marks: Marks) -> Result<Usage, Box<dyn Error>> {
             Marks::Loop | Marks::Chat => CacheTtl::FiveMinutes,
         },
         keep_warm: matches!(marks, Marks::Chat),
-        model: MODEL.to_owned(),
+        model: model_name.to_owned(),
         ..AgentConfig::default()
     };
     let mut agent = Agent::new(agent_model, conversation, tools, config, clock);

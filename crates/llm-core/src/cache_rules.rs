@@ -11,6 +11,24 @@
 /// How many content blocks before a breakpoint Anthropic looks back for a cached prefix.
 pub const LOOKBACK_BLOCKS: usize = 20;
 
+/// The shortest life of a cache write on OpenAI's GPT-5.6 and later (`prompt_cache_options.ttl`
+/// is `30m`, its only value).
+pub const OPENAI_BREAKPOINT_TTL: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// Whether `model` caches by OpenAI's GPT-5.6 rules: one implicit breakpoint at the end of the
+/// newest message of each request (merkle sends no explicit ones), matched later exactly at a
+/// breakpoint written before, with no lookback limit; writes billed at 1.25x, kept 30 minutes.
+pub fn openai_breakpoints(model: &str) -> bool {
+    const FAMILIES: [&str; 2] = ["gpt-5.6", "gpt-6"];
+    FAMILIES.iter().any(|prefix| model.starts_with(prefix))
+}
+
+/// Whether `model`'s provider has a pre-warming call (Anthropic's `max_tokens: 0`); OpenAI's
+/// models have none.
+pub fn can_prewarm(model: &str) -> bool {
+    !(model.starts_with("gpt-") || crate::tokens::Encoding::for_model(model).is_some())
+}
+
 /// The shortest prefix `model` caches, in tokens.
 pub fn min_cacheable_tokens(model: &str) -> u64 {
     const LONG: [&str; 6] = [
@@ -42,5 +60,8 @@ mod tests {
         assert_eq!(min_cacheable_tokens("claude-sonnet-4-6"), 2048);
         assert_eq!(min_cacheable_tokens("claude-sonnet-4-5-20250929"), 1024);
         assert_eq!(min_cacheable_tokens("gpt-5.6-terra"), 1024);
+        assert!(super::openai_breakpoints("gpt-5.6-terra"));
+        assert!(!super::openai_breakpoints("gpt-5.4"));
+        assert!(super::can_prewarm("claude-sonnet-4-6") && !super::can_prewarm("gpt-5.6-luna"));
     }
 }

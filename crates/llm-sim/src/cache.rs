@@ -15,7 +15,9 @@
 //!
 //! A request with no breakpoint but a [`Request::cache_key`] is cached as OpenAI caches: every
 //! message boundary is a candidate, the longest one seen before is read, and nothing is billed
-//! for writing.
+//! for writing. On GPT-5.6 and later ([`openai_breakpoints`]) a request instead writes one
+//! implicit breakpoint at its end, paid, that lives 30 minutes, and reads the longest prefix
+//! written at an earlier breakpoint, however far back.
 //!
 //! Tokens are counted by the tokenizer that billed the whole request (llm-core's estimate, as
 //! [`crate::script::estimated_usage`] gives it, or the fake Anthropic service's own
@@ -25,7 +27,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use llm_core::cache_rules::{LOOKBACK_BLOCKS, min_cacheable_tokens};
+use llm_core::cache_rules::{
+    LOOKBACK_BLOCKS, OPENAI_BREAKPOINT_TTL, min_cacheable_tokens, openai_breakpoints,
+};
 use llm_core::types::MAX_CACHE_MARKS;
 use llm_core::{CacheTtl, Clock, Request, SystemClock, Usage};
 
@@ -111,9 +115,13 @@ impl PromptCache {
             .retain(|_, entry| now.duration_since(entry.seen) < entry.ttl);
         let min = min_cacheable_tokens(&request.model);
         let boundaries = boundaries(request);
-        let marks = marked(request, &boundaries, automatic);
+        let rules = Rules::of(request, automatic);
+        let marks = match rules {
+            Rules::OpenAiBreakpoints => boundaries.len().checked_sub(1).into_iter().collect(),
+            _ => marked(request, &boundaries, automatic),
+        };
         let total = usage.total_input();
-        let found = self.longest_cached(&boundaries, &marks, automatic);
+        let found = self.longest_cached(&boundaries, &marks, rules != Rules::Anthropic);
         let read = found
             .map(|b| count(&b.end.of(request)))
             .filter(|&tokens| tokens >= min)
@@ -124,12 +132,16 @@ impl PromptCache {
             .map(|&i| count(&boundaries[i].end.of(request)))
             .filter(|&tokens| tokens >= min)
             .unwrap_or(0);
-        let write = if automatic {
+        let write = if rules == Rules::OpenAiAutomatic {
             0
         } else {
             last.saturating_sub(read).min(total - read)
         };
         let ttl = request.cache.ttl;
+        let lifetime = match rules {
+            Rules::OpenAiBreakpoints => OPENAI_BREAKPOINT_TTL,
+            _ => ttl.duration(),
+        };
         *usage = Usage {
             input_tokens: total - read - write,
             cache_read_input_tokens: read,
@@ -146,7 +158,7 @@ impl PromptCache {
             for &i in &marks {
                 let entry = self.entries.entry(boundaries[i].hash).or_insert(Entry {
                     seen: now,
-                    ttl: ttl.duration(),
+                    ttl: lifetime,
                 });
                 // A prefix already cached keeps the lifetime it was written with: a longer one
                 // is a write, billed, not a free upgrade.
@@ -155,13 +167,13 @@ impl PromptCache {
         }
     }
 
-    /// The longest cached prefix a request can read: one that ends at a mark or, on
-    /// Anthropic's rules, at most [`LOOKBACK_BLOCKS`] blocks before one.
+    /// The longest cached prefix a request can read: one that ends at a mark or before it,
+    /// at most [`LOOKBACK_BLOCKS`] blocks before it unless `unlimited` (OpenAI's rules).
     fn longest_cached<'a>(
         &self,
         boundaries: &'a [Boundary],
         marks: &[usize],
-        automatic: bool,
+        unlimited: bool,
     ) -> Option<&'a Boundary> {
         marks
             .iter()
@@ -170,10 +182,33 @@ impl PromptCache {
                 boundaries[..=mark]
                     .iter()
                     .rev()
-                    .take_while(move |b| automatic || reach - b.blocks <= LOOKBACK_BLOCKS)
+                    .take_while(move |b| unlimited || reach - b.blocks <= LOOKBACK_BLOCKS)
             })
             .filter(|b| self.entries.contains_key(&b.hash))
             .max_by_key(|b| b.blocks)
+    }
+}
+
+/// Which provider's cache rules bill a request.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rules {
+    /// Breakpoints the request marks, a 20-block lookback, paid writes.
+    Anthropic,
+    /// No marks, a cache key: every message boundary, free writes (OpenAI before GPT-5.6).
+    OpenAiAutomatic,
+    /// GPT-5.6 and later: one implicit breakpoint at the end, paid writes, 30 minutes.
+    OpenAiBreakpoints,
+}
+
+impl Rules {
+    fn of(request: &Request, automatic: bool) -> Rules {
+        if openai_breakpoints(&request.model) {
+            Rules::OpenAiBreakpoints
+        } else if automatic {
+            Rules::OpenAiAutomatic
+        } else {
+            Rules::Anthropic
+        }
     }
 }
 

@@ -214,6 +214,9 @@ impl LlmClient for SimulatedClient {
         &'a self,
         request: &'a Request,
     ) -> BoxFuture<'a, llm_core::Result<Option<llm_core::Usage>>> {
+        if !llm_core::cache_rules::can_prewarm(&request.model) {
+            return Box::pin(std::future::ready(Ok(None)));
+        }
         let mut usage = llm_core::Usage {
             input_tokens: llm_core::tokens::estimate_request(request),
             ..llm_core::Usage::default()

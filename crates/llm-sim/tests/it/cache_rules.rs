@@ -218,3 +218,37 @@ async fn a_prewarming_call_writes_the_prompt_answers_nothing_and_leaves_the_scri
     let openai = crate::support::openai(&server.url(), http(&clock(), 0));
     assert_eq!(openai.prewarm(&request).await.expect("no call"), None);
 }
+
+#[test]
+fn gpt_5_6_writes_at_the_end_of_each_request_and_keeps_it_thirty_minutes() {
+    let clock = clock();
+    let mut cache = PromptCache::new(Arc::clone(&clock) as _);
+    let conversation = |turns: usize| {
+        let mut request = Request::new("gpt-5.6-terra").system("cache me ".repeat(1500));
+        for turn in 0..turns {
+            request = request.user(format!("question {turn}"));
+            request
+                .messages
+                .push(Message::assistant(format!("answer {turn}")));
+        }
+        request.cache_key = Some("conversation".into());
+        request
+    };
+    let first = billed(&mut cache, &conversation(1));
+    assert!(
+        first.cache_creation_input_tokens > 1024,
+        "paid writes: {first:?}"
+    );
+    // Twenty minutes on, the next request reads all of the first and writes what it added.
+    clock.advance(Duration::from_secs(20 * 60));
+    let second = billed(&mut cache, &conversation(2));
+    assert!(
+        second.cache_read_input_tokens >= first.cache_creation_input_tokens,
+        "{second:?}"
+    );
+    assert!(second.cache_creation_input_tokens > 0, "{second:?}");
+    // Thirty minutes after its last use, nothing is left.
+    clock.advance(Duration::from_secs(31 * 60));
+    let third = billed(&mut cache, &conversation(2));
+    assert_eq!(third.cache_read_input_tokens, 0, "{third:?}");
+}
