@@ -70,6 +70,11 @@ pub(crate) struct GenerateWith {
     /// Model calls in flight at once (each still passes llm-core's rate limiter)
     #[arg(value_parser = crate::at_least_one::<usize>, long, default_value_t = 8)]
     concurrency: usize,
+    /// Send no prompt-cache hints, for a server that refuses them [default: every call marks
+    /// the run's shared prefix (the instructions and a map of the workspace's files) for an
+    /// hour, and the first call pre-warms it]
+    #[arg(long)]
+    no_prompt_cache: bool,
     /// The most tokens of a file (or of a directory's children's frames) sent to the model; the
     /// rest is cut with a marker
     #[arg(value_parser = crate::at_least_one::<u64>, long, default_value_t = 8_000)]
@@ -195,6 +200,7 @@ impl Generator {
             file_template: read(&with.template)?,
             dir_template: read(&with.dir_template)?,
             concurrency: with.concurrency,
+            prompt_cache: !with.no_prompt_cache,
         });
         Ok(Generator {
             frames: op::Generator::new(config)?,

@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::batch::{BatchEvent, BatchQueue, Batched};
 use crate::error::{Error, Result};
 use crate::producer::{
-    DIR_TEMPLATE, FILE_TEMPLATE, LlmProducer, LlmSettings, LlmStats, LlmSynthesis,
+    DIR_TEMPLATE, FILE_TEMPLATE, LlmProducer, LlmSettings, LlmStats, LlmSynthesis, RunPrefix,
 };
 
 mod batched;
@@ -77,6 +77,9 @@ pub struct ModelConfig {
     pub dir_template: Option<String>,
     /// Calls in flight at once (each still passes llm-core's rate limiter).
     pub concurrency: usize,
+    /// Mark the run's shared prefix for the provider's cache and pre-warm it
+    /// ([`crate::producer::RunPrefix`]); off for a server that refuses cache hints.
+    pub prompt_cache: bool,
 }
 
 /// What a [`Generator`] is built from.
@@ -112,6 +115,8 @@ struct Model {
     stats: Arc<LlmStats>,
     /// Set to stop making calls: those in flight finish and their frames are put.
     interrupt: Arc<AtomicBool>,
+    /// What the producers share, for the run's prefix.
+    settings: LlmSettings,
 }
 
 /// A producer and a policy, built once and run as often as needed: with a model, one client
@@ -231,8 +236,12 @@ impl Generation {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct LlmTotals {
     pub calls: u64,
+    /// Uncached input.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input read from the provider's prompt cache, and written to it.
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
     /// With a known price.
     pub cost_usd: Option<f64>,
 }
@@ -307,7 +316,10 @@ impl Generator {
             stats: Arc::clone(&stats),
             interrupt: Arc::clone(&interrupt),
             batch: generator.queue.clone(),
+            prefix: RunPrefix::default(),
+            prompt_cache: model.prompt_cache,
         };
+        let warm = settings.clone();
         generator.producer = Arc::new(LlmProducer {
             settings: settings.clone(),
             frame_type: generator.frame_type.clone(),
@@ -332,6 +344,7 @@ impl Generator {
             model: model.model,
             stats,
             interrupt,
+            settings: warm,
         });
         Ok(generator)
     }
@@ -436,6 +449,13 @@ pub fn generate<E: From<Error>>(
             Some(api)
         }
     };
+    if let Some(model) = &generator.model {
+        let files = store.tree_files().map_err(store_error)?;
+        model
+            .settings
+            .prefix
+            .set_map(files.iter().map(|file| file.path.as_str()));
+    }
     if generator.batching == Batching::DryRun {
         let report = pass()?;
         return Ok(Answer::DryRun(generator.estimate(
@@ -476,6 +496,8 @@ pub fn generate<E: From<Error>>(
             calls: s.calls(),
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
+            cache_read_tokens: usage.cache_read_input_tokens,
+            cache_write_tokens: usage.cache_creation_input_tokens,
             cost_usd: s.cost_usd(),
         }
     });

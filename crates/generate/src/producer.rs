@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use context::{FrameProducer, Provenance, SynthesisInput, SynthesisPolicy};
-use llm_core::{LlmClient, Message, Price, Request, Usage};
+use llm_core::{CacheMarks, CacheTtl, LlmClient, Message, Price, Request, Usage};
 use merkle_store::{NodeKind, NodeRecord};
 
 use crate::batch::{Asked, BatchQueue};
@@ -103,13 +103,18 @@ impl LlmStats {
 
     fn record(&self, usage: &Usage, model: &str, batched: bool) {
         self.calls.fetch_add(1, Ordering::Relaxed);
-        *self.usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
+        self.record_tokens(usage);
         if batched {
             *self.batch_usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
         }
         if !model.is_empty() {
             *self.model.lock().unwrap_or_else(|e| e.into_inner()) = Some(model.to_owned());
         }
+    }
+
+    /// Counts the tokens of a call that wrote no frame (the run's pre-warming call).
+    fn record_tokens(&self, usage: &Usage) {
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
     }
 
     /// The model the latest answer named, if any answer named one.
@@ -139,6 +144,55 @@ pub struct LlmSettings {
     pub interrupt: Arc<AtomicBool>,
     /// Send the calls in batches ([`crate::batch`]): answered from this queue, or queued.
     pub batch: Option<Arc<BatchQueue>>,
+    /// The repository map every call of a run shows after the instructions ([`RunPrefix`]).
+    pub prefix: RunPrefix,
+    /// Mark the shared prefix for the provider's cache, and pre-warm it.
+    pub prompt_cache: bool,
+}
+
+/// What every call of one run shares before its own text: the instructions and a map of the
+/// workspace's files, which helps a summary place its file and makes the prefix long enough
+/// for the provider's cache (marked for an hour: a run takes minutes). Set once a run knows
+/// its tree ([`RunPrefix::set_map`]); the map is context, not input, so frames stay memoized
+/// on their content as before.
+#[derive(Debug, Clone, Default)]
+pub struct RunPrefix {
+    map: Arc<std::sync::RwLock<Option<Arc<str>>>>,
+    /// Set by the run's first direct call once it has written the prefix to the cache; the
+    /// calls made meanwhile wait for it.
+    warmed: Arc<std::sync::OnceLock<()>>,
+}
+
+/// The most bytes of paths the map shows (about 6,000 tokens); the rest is counted.
+const MAP_BYTES: usize = 24 * 1024;
+
+impl RunPrefix {
+    /// Shows `paths` (the workspace's files, in order) to every call from now on.
+    pub fn set_map<'a>(&self, paths: impl ExactSizeIterator<Item = &'a str>) {
+        let total = paths.len();
+        let mut map = String::from("The repository's files:\n");
+        let mut shown = 0;
+        for path in paths {
+            if map.len() + path.len() + 1 > MAP_BYTES {
+                break;
+            }
+            map.push_str(path);
+            map.push('\n');
+            shown += 1;
+        }
+        if shown < total {
+            let _ = writeln!(map, "... and {} more", total - shown);
+        }
+        *self.map.write().unwrap_or_else(|e| e.into_inner()) = Some(map.into());
+    }
+
+    /// The system prompt: the instructions, then the map when one is set.
+    fn system(&self) -> String {
+        match &*self.map.read().unwrap_or_else(|e| e.into_inner()) {
+            Some(map) => format!("{SYSTEM}\n\n{map}"),
+            None => SYSTEM.to_owned(),
+        }
+    }
 }
 
 /// The error of a call not made because the run was interrupted.
@@ -161,13 +215,10 @@ impl LlmSettings {
         if self.interrupt.load(Ordering::SeqCst) {
             return Err(INTERRUPTED.to_owned());
         }
-        let request = Request {
-            model: self.model.clone(),
-            system: Some(SYSTEM.to_owned()),
-            messages: vec![Message::user(prompt)],
-            max_tokens: self.max_tokens,
-            ..Request::default()
-        };
+        let request = self.request(prompt);
+        if self.batch.is_none() && self.prompt_cache {
+            self.prefix.warmed.get_or_init(|| self.warm());
+        }
         let response = match &self.batch {
             Some(queue) => match queue.ask(&request, label) {
                 Asked::Answer(response) => response,
@@ -186,6 +237,37 @@ impl LlmSettings {
             return Err("the model answered with no text".to_owned());
         }
         Ok(text.into_bytes())
+    }
+
+    /// A call of this run: the shared prefix, cached, then `prompt`.
+    fn request(&self, prompt: String) -> Request {
+        Request {
+            model: self.model.clone(),
+            system: Some(self.prefix.system()),
+            cache: if self.prompt_cache {
+                CacheMarks {
+                    system: true,
+                    ttl: CacheTtl::OneHour,
+                    ..CacheMarks::default()
+                }
+            } else {
+                CacheMarks::default()
+            },
+            messages: vec![Message::user(prompt)],
+            max_tokens: self.max_tokens,
+            ..Request::default()
+        }
+    }
+
+    /// Writes the run's shared prefix to the provider's cache before the calls start, so that
+    /// the calls in flight at once read it rather than each writing it; its tokens count, it
+    /// is not one of the run's calls.
+    /// Nothing where the provider has no pre-warming call (OpenAI caches the first call's).
+    fn warm(&self) {
+        let request = self.request("Start.".to_owned());
+        if let Ok(Some(usage)) = self.runtime.block_on(self.client.prewarm(&request)) {
+            self.stats.record_tokens(&usage);
+        }
     }
 
     fn id(&self, kind: &str, template: &str) -> String {

@@ -111,6 +111,8 @@ impl Bench {
             stats: Arc::new(LlmStats::default()),
             interrupt: Arc::new(AtomicBool::new(false)),
             batch: None,
+            prefix: Default::default(),
+            prompt_cache: true,
         };
         let producer = LlmProducer {
             settings: settings.clone(),
