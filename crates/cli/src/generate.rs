@@ -498,8 +498,18 @@ fn print_estimate(out: &mut Out, e: &op::Estimate) {
         e.input_tokens,
         e.output_tokens_at_most,
         match e.cost_usd {
-            Some(op::Cost { direct, batch }) =>
-                format!("cost: up to about ${direct:.4} called directly, ${batch:.4} as a batch"),
+            Some(op::Cost {
+                direct,
+                direct_cached,
+                flex,
+                batch,
+            }) => {
+                let flex = flex.map_or(String::new(), |flex| format!(", ${flex:.4} on Flex"));
+                format!(
+                    "cost: up to about ${direct:.4} called directly (${direct_cached:.4} with the \
+                     run's cached prefix){flex}, ${batch:.4} as a batch"
+                )
+            }
             None => "pass --price IN,OUT (dollars per million tokens) for a cost".to_owned(),
         },
         if e.written > 0 {

@@ -187,7 +187,7 @@ impl RunPrefix {
     }
 
     /// The system prompt: the instructions, then the map when one is set.
-    fn system(&self) -> String {
+    pub(crate) fn system(&self) -> String {
         match &*self.map.read().unwrap_or_else(|e| e.into_inner()) {
             Some(map) => format!("{SYSTEM}\n\n{map}"),
             None => SYSTEM.to_owned(),

@@ -161,6 +161,13 @@ fn a_batch_makes_the_frames_of_direct_calls_in_one_batch_at_half_the_cost() {
             planned["cost_usd"]["batch"].as_f64().expect("a cost"),
         );
         assert!((half / full - 0.5).abs() < 1e-9, "{api}: {planned}");
+        // Priced the other ways too: direct with the run's cached prefix, and Flex where the
+        // price has that tier (a --price has none).
+        let cached = planned["cost_usd"]["direct_cached"]
+            .as_f64()
+            .expect("a cost");
+        assert!(cached < full * 0.75, "{api}: {planned}");
+        assert_eq!(planned["cost_usd"]["flex"], json!(null), "{api}: {planned}");
         assert!(
             server.fake.batch_ids().is_empty(),
             "{api}: a dry run sends nothing"

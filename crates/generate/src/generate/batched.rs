@@ -55,8 +55,14 @@ pub struct EstimatedCalls {
 /// What the calls of an [`Estimate`] cost at most, in US dollars.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Cost {
-    /// Called one by one.
+    /// Called one by one, with no prompt cache.
     pub direct: f64,
+    /// Called one by one, every call reading the run's shared prefix from the provider's cache
+    /// after one pre-warming write of it ([`crate::producer::RunPrefix`]); `direct` when the
+    /// prefix is shorter than the model caches.
+    pub direct_cached: f64,
+    /// On OpenAI's Flex tier (batch prices on synchronous calls), where the model has one.
+    pub flex: Option<f64>,
     /// As a batch.
     pub batch: f64,
 }
@@ -156,6 +162,21 @@ impl Generator {
         }
         let calls = pending.len() + dirs.len();
         let output = calls as u64 * u64::from(self.max_tokens);
+        // The tokens every call shares before its own text, cached when long enough.
+        let prefix = {
+            let shared = llm_core::Request {
+                model: model.model.clone(),
+                system: Some(model.settings.prefix.system()),
+                ..llm_core::Request::default()
+            };
+            let tokens = model.client.count_tokens(&shared);
+            let cacheable = llm_core::cache_rules::min_cacheable_tokens(&model.model);
+            if model.settings.prompt_cache && tokens >= cacheable {
+                tokens
+            } else {
+                0
+            }
+        };
         let usage = llm_core::Usage {
             input_tokens: input,
             output_tokens: output,
@@ -172,6 +193,8 @@ impl Generator {
             output_tokens_at_most: output,
             cost_usd: self.price.map(|p| Cost {
                 direct: p.cost(&usage),
+                direct_cached: p.cost(&cached_usage(usage, calls as u64, prefix)),
+                flex: p.flex_factor.map(|f| p.cost(&usage) * f),
                 batch: p.cost(&usage) * p.batch_factor,
             }),
             provider: model.provider.clone(),
@@ -180,6 +203,19 @@ impl Generator {
             model: model.model.clone(),
             written: report.produced + report.reused + report.synthesized + report.synthesis_reused,
         })
+    }
+}
+
+/// `usage` of `calls` direct calls when each reads a shared `prefix` of tokens from the cache,
+/// written once for an hour by a pre-warming call.
+fn cached_usage(usage: llm_core::Usage, calls: u64, prefix: u64) -> llm_core::Usage {
+    let read = prefix * calls;
+    llm_core::Usage {
+        input_tokens: usage.input_tokens.saturating_sub(read),
+        cache_read_input_tokens: read.min(usage.input_tokens),
+        cache_creation_input_tokens: prefix,
+        cache_creation_1h_input_tokens: prefix,
+        ..usage
     }
 }
 
