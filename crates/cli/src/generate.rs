@@ -28,7 +28,7 @@ pub(crate) struct GenerateArgs {
     /// Batches, the OpenAI Batch API): one for the files, then one per level of directories
     /// with the llm policy. It waits with progress; killed, the same command picks the same
     /// batch up. The frames are the same as without it
-    #[arg(long)]
+    #[arg(long, conflicts_with = "service_tier")]
     batch: bool,
     /// Count the model calls and estimate their cost with and without batch pricing, and
     /// send nothing (frames that need no call, such as a renamed file's, are still written)
@@ -75,6 +75,11 @@ pub(crate) struct GenerateWith {
     /// hour, and the first call pre-warms it]
     #[arg(long)]
     no_prompt_cache: bool,
+    /// The processing tier to ask for: `flex` is OpenAI's Flex (batch prices on synchronous
+    /// calls, answered more slowly); a call refused for capacity waits and is sent again, up to
+    /// about five minutes, and the report counts the waits [default: the provider's]
+    #[arg(long, value_name = "TIER", value_parser = ["flex", "default"])]
+    service_tier: Option<String>,
     /// The most tokens of a file (or of a directory's children's frames) sent to the model; the
     /// rest is cut with a marker
     #[arg(value_parser = crate::at_least_one::<u64>, long, default_value_t = 8_000)]
@@ -178,6 +183,12 @@ impl Generator {
             let _entered = runtime.enter();
             model_args.build(llm_sim::Scrubber::default())?
         };
+        if with.service_tier.as_deref() == Some("flex") && setup.provider == "anthropic" {
+            crate::usage!(
+                "--service-tier flex is OpenAI's tier; Anthropic has none (use --batch for half \
+                 the price)"
+            );
+        }
         if setup.provider == "sim" && !quiet {
             eprintln!(
                 "note: the simulator writes these frames (its scripted or fixed answers), not a \
@@ -201,6 +212,10 @@ impl Generator {
             dir_template: read(&with.dir_template)?,
             concurrency: with.concurrency,
             prompt_cache: !with.no_prompt_cache,
+            service_tier: with
+                .service_tier
+                .as_deref()
+                .and_then(llm_core::ServiceTier::parse),
         });
         Ok(Generator {
             frames: op::Generator::new(config)?,
@@ -300,8 +315,12 @@ impl op::Progress for Bars<'_> {
         b.set_position(done as u64);
         if let Some(stats) = self.generator.frames.stats() {
             let usage = stats.usage();
+            let waits = match stats.flex_waits() {
+                0 => String::new(),
+                n => format!(", {} for Flex capacity", count(n, "wait")),
+            };
             b.set_message(format!(
-                "{}, {}{}",
+                "{}, {}{}{waits}",
                 count(stats.calls(), "call"),
                 count(usage.input_tokens + usage.output_tokens, "token"),
                 stats
@@ -477,6 +496,12 @@ fn generation_text(done: &op::Generation) -> String {
                 .map(|c| format!(", about ${c:.4}"))
                 .unwrap_or_default()
         ));
+        if llm.flex_waits > 0 {
+            text.push_str(&format!(
+                "; Flex had no capacity {}, each waited for and sent again",
+                count(llm.flex_waits, "time")
+            ));
+        }
     }
     text
 }

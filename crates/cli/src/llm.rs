@@ -372,6 +372,10 @@ pub(crate) struct ServeArgs {
     /// ended, as a real service's batch runs for minutes (0: ended as soon as created)
     #[arg(long, value_name = "N", default_value_t = llm_sim::DEFAULT_BATCH_POLLS)]
     batch_polls: u32,
+    /// The first N calls that ask for OpenAI's Flex tier find no capacity, refused as the
+    /// service refuses them (429 resource_unavailable, not billed)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    refuse_flex: u32,
 }
 
 pub(crate) fn run_llm(cmd: &LlmCommand, json: bool) -> Result<ExitCode> {
@@ -445,6 +449,7 @@ pub(crate) fn run_sim(cmd: &SimCommand, json: bool) -> Result<ExitCode> {
     runtime.block_on(async {
         let server = FakeServer::start(&format!("127.0.0.1:{}", args.port), strategy).await?;
         server.set_batch_polls(args.batch_polls);
+        server.refuse_flex(args.refuse_flex);
         // Listening before the address goes out, so a harness that stops us as soon as it
         // has read it still gets a clean exit.
         let shutdown = Shutdown::listen()?;

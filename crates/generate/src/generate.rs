@@ -80,6 +80,9 @@ pub struct ModelConfig {
     /// Mark the run's shared prefix for the provider's cache and pre-warm it
     /// ([`crate::producer::RunPrefix`]); off for a server that refuses cache hints.
     pub prompt_cache: bool,
+    /// The tier to ask for; with OpenAI's Flex, a call refused for capacity waits and is sent
+    /// again ([`crate::producer::FLEX_WAITS`]), and [`LlmTotals::flex_waits`] counts it.
+    pub service_tier: Option<llm_core::ServiceTier>,
 }
 
 /// What a [`Generator`] is built from.
@@ -244,6 +247,8 @@ pub struct LlmTotals {
     pub cache_write_tokens: u64,
     /// With a known price.
     pub cost_usd: Option<f64>,
+    /// Calls Flex refused for capacity that waited and were sent again.
+    pub flex_waits: u64,
 }
 
 /// What [`generate`] answers.
@@ -318,6 +323,7 @@ impl Generator {
             batch: generator.queue.clone(),
             prefix: RunPrefix::default(),
             prompt_cache: model.prompt_cache,
+            service_tier: model.service_tier,
         };
         let warm = settings.clone();
         generator.producer = Arc::new(LlmProducer {
@@ -499,6 +505,7 @@ pub fn generate<E: From<Error>>(
             cache_read_tokens: usage.cache_read_input_tokens,
             cache_write_tokens: usage.cache_creation_input_tokens,
             cost_usd: s.cost_usd(),
+            flex_waits: s.flex_waits(),
         }
     });
     let report = result?;

@@ -21,7 +21,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use context::{FrameProducer, Provenance, SynthesisInput, SynthesisPolicy};
-use llm_core::{CacheMarks, CacheTtl, LlmClient, Message, Price, Request, Usage};
+use std::time::Duration;
+
+use llm_core::{
+    CacheMarks, CacheTtl, LlmClient, Message, Price, Request, Response, ServiceTier, Usage,
+};
 use merkle_store::{NodeKind, NodeRecord};
 
 use crate::batch::{Asked, BatchQueue};
@@ -61,6 +65,10 @@ pub struct LlmStats {
     usage: Mutex<Usage>,
     /// The part of `usage` answered in batches, billed at [`Price::batch_factor`].
     batch_usage: Mutex<Usage>,
+    /// The part of `usage` that OpenAI's Flex tier processed, billed at [`Price::flex_factor`].
+    flex_usage: Mutex<Usage>,
+    /// Flex calls refused for capacity that waited and were sent again.
+    flex_waits: AtomicU64,
     price: Option<Price>,
     /// The model named by the latest answer.
     model: Mutex<Option<String>>,
@@ -87,25 +95,38 @@ impl LlmStats {
         *self.batch_usage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The part of [`LlmStats::usage`] that the Flex tier processed.
+    pub fn flex_usage(&self) -> Usage {
+        *self.flex_usage.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Flex calls refused for capacity that waited and were sent again.
+    pub fn flex_waits(&self) -> u64 {
+        self.flex_waits.load(Ordering::Relaxed)
+    }
+
     /// The estimated cost in US dollars, when a price is known: batched calls at the batch
-    /// price.
+    /// price, Flex calls at the Flex price (the batch price where the table has none).
     pub fn cost_usd(&self) -> Option<f64> {
         self.price.map(|p| {
             let batch = self.batch_usage();
-            let mut direct = self.usage();
-            direct.input_tokens -= batch.input_tokens;
-            direct.output_tokens -= batch.output_tokens;
-            direct.cache_read_input_tokens -= batch.cache_read_input_tokens;
-            direct.cache_creation_input_tokens -= batch.cache_creation_input_tokens;
-            p.cost(&direct) + p.cost(&batch) * p.batch_factor
+            let flex = self.flex_usage();
+            let direct = less(&less(&self.usage(), &batch), &flex);
+            p.cost(&direct)
+                + p.cost(&batch) * p.batch_factor
+                + p.cost(&flex) * p.flex_factor.unwrap_or(p.batch_factor)
         })
     }
 
-    fn record(&self, usage: &Usage, model: &str, batched: bool) {
+    fn record(&self, response: &Response, batched: bool) {
+        let (usage, model) = (&response.usage, response.model.as_str());
         self.calls.fetch_add(1, Ordering::Relaxed);
         self.record_tokens(usage);
         if batched {
             *self.batch_usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
+        }
+        if response.service_tier.as_deref() == Some(ServiceTier::Flex.as_str()) {
+            *self.flex_usage.lock().unwrap_or_else(|e| e.into_inner()) += *usage;
         }
         if !model.is_empty() {
             *self.model.lock().unwrap_or_else(|e| e.into_inner()) = Some(model.to_owned());
@@ -122,6 +143,39 @@ impl LlmStats {
         self.model.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
+
+/// `whole` without `part`'s tokens.
+fn less(whole: &Usage, part: &Usage) -> Usage {
+    Usage {
+        input_tokens: whole.input_tokens.saturating_sub(part.input_tokens),
+        output_tokens: whole.output_tokens.saturating_sub(part.output_tokens),
+        cache_creation_input_tokens: whole
+            .cache_creation_input_tokens
+            .saturating_sub(part.cache_creation_input_tokens),
+        cache_read_input_tokens: whole
+            .cache_read_input_tokens
+            .saturating_sub(part.cache_read_input_tokens),
+        reasoning_tokens: whole.reasoning_tokens.saturating_sub(part.reasoning_tokens),
+        cache_creation_1h_input_tokens: whole
+            .cache_creation_1h_input_tokens
+            .saturating_sub(part.cache_creation_1h_input_tokens),
+    }
+}
+
+/// How long a Flex call refused for capacity waits before each next try: about five minutes
+/// in all, the wait OpenAI suggests backing off over, before the run reports the file failed.
+pub const FLEX_WAITS: [Duration; 10] = [
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+    Duration::from_secs(4),
+    Duration::from_secs(8),
+    Duration::from_secs(15),
+    Duration::from_secs(30),
+    Duration::from_secs(60),
+    Duration::from_secs(60),
+    Duration::from_secs(60),
+    Duration::from_secs(60),
+];
 
 /// What the LLM producers share: the client, the runtime to wait on it, the model and limits.
 #[derive(Clone)]
@@ -148,6 +202,8 @@ pub struct LlmSettings {
     pub prefix: RunPrefix,
     /// Mark the shared prefix for the provider's cache, and pre-warm it.
     pub prompt_cache: bool,
+    /// The tier every call asks for.
+    pub service_tier: Option<ServiceTier>,
 }
 
 /// What every call of one run shares before its own text: the instructions and a map of the
@@ -225,18 +281,42 @@ impl LlmSettings {
                 Asked::Failed(message) => return Err(message),
                 Asked::Deferred => return Err(context::DEFERRED.to_owned()),
             },
-            None => self
-                .runtime
-                .block_on(self.client.complete(&request))
-                .map_err(|e| e.to_string())?,
+            None => self.complete(&request)?,
         };
-        self.stats
-            .record(&response.usage, &response.model, self.batch.is_some());
+        self.stats.record(&response, self.batch.is_some());
         let text = response.text();
         if text.trim().is_empty() {
             return Err("the model answered with no text".to_owned());
         }
         Ok(text.into_bytes())
+    }
+
+    /// One direct call. Refused for Flex capacity, it waits ([`FLEX_WAITS`], counted in
+    /// [`LlmStats::flex_waits`]) and goes again, unless the run is interrupted meanwhile.
+    fn complete(&self, request: &Request) -> Result<Response, String> {
+        let mut waits = FLEX_WAITS.iter();
+        loop {
+            match self.runtime.block_on(self.client.complete(request)) {
+                Err(llm_core::Error::CapacityUnavailable { .. })
+                    if !self.interrupt.load(Ordering::SeqCst)
+                        && let Some(wait) = waits.next() =>
+                {
+                    self.stats.flex_waits.fetch_add(1, Ordering::Relaxed);
+                    self.pause(*wait);
+                }
+                answer => return answer.map_err(|e| e.to_string()),
+            }
+        }
+    }
+
+    /// Sleeps for `wait`, or less once the run is interrupted.
+    fn pause(&self, wait: Duration) {
+        let step = Duration::from_millis(50);
+        let mut slept = Duration::ZERO;
+        while slept < wait && !self.interrupt.load(Ordering::SeqCst) {
+            std::thread::sleep(step.min(wait - slept));
+            slept += step;
+        }
     }
 
     /// A call of this run: the shared prefix, cached, then `prompt`.
@@ -255,6 +335,7 @@ impl LlmSettings {
             },
             messages: vec![Message::user(prompt)],
             max_tokens: self.max_tokens,
+            service_tier: self.service_tier,
             ..Request::default()
         }
     }

@@ -266,6 +266,14 @@ pub(crate) fn request_body(
         }
         (model, _) => model,
     };
+    if request.service_tier == Some(crate::types::ServiceTier::Flex) {
+        return Err(Error::Config {
+            details: format!(
+                "model {model:?}: anthropic has no flex tier (it is openai's); send the calls \
+                 as a batch for half the price"
+            ),
+        });
+    }
     let max_tokens = match request.max_tokens {
         0 => DEFAULT_MAX_TOKENS,
         n => n,
@@ -496,6 +504,7 @@ pub(crate) fn from_message(
         id: message.id,
         request_id: headers.get("request-id").cloned(),
         headers,
+        service_tier: None,
     }
 }
 

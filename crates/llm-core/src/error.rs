@@ -64,6 +64,14 @@ pub enum Error {
         provider: &'static str,
         message: String,
     },
+    /// OpenAI's Flex tier had no capacity for the call (429 "resource unavailable"; not
+    /// billed). Not retried by the transport: a caller that asked for Flex decides how long to
+    /// wait, or to go back to the default tier.
+    #[error("{provider}: flex capacity unavailable (not billed; retry later): {message}")]
+    CapacityUnavailable {
+        provider: &'static str,
+        message: String,
+    },
     #[error("{provider}: authentication failed (check the api key): {message}")]
     Authentication {
         provider: &'static str,
@@ -149,6 +157,7 @@ pub enum ErrorKind {
     Network,
     RateLimited,
     Overloaded,
+    CapacityUnavailable,
     Authentication,
     Permission,
     InvalidRequest,
@@ -172,6 +181,7 @@ impl Error {
             Self::Network { .. } => ErrorKind::Network,
             Self::RateLimited { .. } => ErrorKind::RateLimited,
             Self::Overloaded { .. } => ErrorKind::Overloaded,
+            Self::CapacityUnavailable { .. } => ErrorKind::CapacityUnavailable,
             Self::Authentication { .. } => ErrorKind::Authentication,
             Self::Permission { .. } => ErrorKind::Permission,
             Self::InvalidRequest { .. } => ErrorKind::InvalidRequest,

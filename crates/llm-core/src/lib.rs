@@ -112,5 +112,5 @@ pub use stream::{Event, EventStream, ResponseBuilder, collect, events_from_respo
 pub use structured::{complete_structured, structured_answer};
 pub use types::{
     CacheMarks, CacheTtl, ContentBlock, ImageSource, Message, Request, Response, ResponseSchema,
-    Role, StopReason, Thinking, Tool, ToolCall, ToolChoice, Usage,
+    Role, ServiceTier, StopReason, Thinking, Tool, ToolCall, ToolChoice, Usage,
 };

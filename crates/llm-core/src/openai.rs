@@ -236,6 +236,7 @@ impl OpenAiClient {
             }),
             // OpenAI caches prefixes by itself; a stable key keeps a conversation on one cache.
             prompt_cache_key: request.cache_key.clone(),
+            service_tier: request.service_tier.map(|tier| tier.as_str().to_owned()),
             stream,
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
@@ -534,6 +535,7 @@ pub(crate) fn parse_response(
         id: completion.id,
         request_id: headers.get("x-request-id").cloned(),
         headers,
+        service_tier: completion.service_tier,
     })
 }
 
@@ -598,6 +600,12 @@ pub(crate) fn typed_error(
     let lower = message.to_ascii_lowercase();
     if code == "insufficient_quota" || kind == "insufficient_quota" {
         return Error::QuotaExhausted { provider, message };
+    }
+    if code == "resource_unavailable"
+        || kind == "resource_unavailable"
+        || lower.starts_with("resource unavailable")
+    {
+        return Error::CapacityUnavailable { provider, message };
     }
     if code == "context_length_exceeded"
         || lower.contains("maximum context length")

@@ -55,6 +55,9 @@ pub enum Event {
     },
     /// Usage so far, cumulative: the last one is the total.
     Usage(Usage),
+    /// The tier that processed the call (OpenAI's `service_tier`: `default`, `flex`), once the
+    /// provider says; what the call bills at.
+    ServiceTier(String),
     Stop {
         reason: StopReason,
     },
@@ -144,6 +147,7 @@ impl ResponseBuilder {
                 }
             }
             Event::Usage(usage) => self.response.usage = usage,
+            Event::ServiceTier(tier) => self.response.service_tier = Some(tier),
             Event::Stop { reason } => {
                 self.response.stop_reason = reason;
                 self.stopped = true;
@@ -213,6 +217,9 @@ pub fn events_from_response(response: &Response) -> Vec<Event> {
         }
     }
     events.push(Event::Usage(response.usage));
+    if let Some(tier) = &response.service_tier {
+        events.push(Event::ServiceTier(tier.clone()));
+    }
     events.push(Event::Stop {
         reason: response.stop_reason.clone(),
     });

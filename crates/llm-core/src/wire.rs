@@ -88,6 +88,17 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// A string field a client only reports (a response's `service_tier`): any other value, or
+/// none, reads as absent rather than refusing the body.
+pub(crate) fn lenient_string<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Ok(match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::String(text) => Some(text),
+        _ => None,
+    })
+}
+
 /// A list of strings, of which a lone string is the one item.
 pub(crate) fn one_or_many<'de, D: Deserializer<'de>>(
     deserializer: D,

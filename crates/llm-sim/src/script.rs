@@ -445,6 +445,7 @@ impl Step {
             id: Some(self.id.clone().unwrap_or_else(|| format!("msg_sim_{call}"))),
             request_id: None,
             headers: Default::default(),
+            service_tier: request.service_tier.map(|tier| tier.as_str().to_owned()),
         };
         response.usage = match self.usage {
             Some(usage) => usage.into(),

@@ -61,6 +61,38 @@ pub struct Request {
     /// `response_format`, Anthropic's forced tool; check the answer with [`schema::validate`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<ResponseSchema>,
+    /// The processing tier to ask for (OpenAI's `service_tier`); `None` sends none, and the
+    /// provider uses its default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<ServiceTier>,
+}
+
+/// A processing tier: OpenAI's Flex answers synchronously at batch prices, more slowly, and
+/// refuses with 429 "resource unavailable" (unbilled) when its capacity is short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceTier {
+    Default,
+    Flex,
+}
+
+impl ServiceTier {
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceTier::Default => "default",
+            ServiceTier::Flex => "flex",
+        }
+    }
+
+    /// The tier a wire name means, if it is one of these.
+    pub fn parse(name: &str) -> Option<ServiceTier> {
+        match name {
+            "default" => Some(ServiceTier::Default),
+            "flex" => Some(ServiceTier::Flex),
+            _ => None,
+        }
+    }
 }
 
 /// The most cache breakpoints one request may carry (Anthropic's limit).
@@ -397,6 +429,10 @@ pub struct Response {
     pub request_id: Option<String>,
     /// Response headers of interest: rate-limit state, request ids, retry hints.
     pub headers: BTreeMap<String, String>,
+    /// The tier that processed the call, as the provider reports it (`default`, `flex`):
+    /// what it bills at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<String>,
 }
 
 impl Response {

@@ -404,3 +404,84 @@ fn a_direct_generate_shares_one_cached_prefix_and_bills_under_half_the_input() {
         "billable input {ratio:.3}x: {cached} against {plain}"
     );
 }
+
+/// A small tree of distinct files, for runs that need no real repository.
+fn small_tree() -> Workspace {
+    let ws = Workspace::empty();
+    for i in 0..6 {
+        ws.write(
+            &format!("src/m{i}.rs"),
+            &format!("pub fn f{i}() -> u32 {{\n    {i}\n}}\n"),
+        );
+    }
+    ws
+}
+
+/// `generate` through the fake OpenAI service with gpt-5.6-terra (which has a Flex tier).
+fn generate_terra(ws: &Workspace, server: &Server, extra: &[&str]) -> crate::Run {
+    let url = format!("{}/v1", server.fake.url());
+    let mut args = vec!["--json", "generate", "-r", "--policy", "map"];
+    args.extend_from_slice(extra);
+    args.extend([
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--api-key-env",
+        "SIM_KEY",
+        "--model",
+        "gpt-5.6-terra",
+    ]);
+    let mut cmd = ws.cmd(&args);
+    cmd.env("SIM_KEY", "sk-sim")
+        .env_remove("MERKLE_LLM_MODE")
+        .env_remove("MERKLE_AGENT");
+    run(&mut cmd)
+}
+
+/// `--service-tier flex` asks for OpenAI's Flex tier on every call; calls the service refuses
+/// for capacity wait and go again (the report counts the waits), every file gets its frame,
+/// and the run bills at the Flex price: half of the same run on the default tier.
+#[test]
+fn a_flex_generate_waits_out_a_capacity_shortage_and_bills_half() {
+    let server = Server::start();
+    server.fake.refuse_flex(3);
+    let r = generate_terra(&small_tree(), &server, &["--service-tier", "flex"]);
+    assert_eq!(r.code, 0, "{r}");
+    let flex = parse(&r.stdout);
+    assert_eq!(flex["llm"]["flex_waits"], json!(3), "{flex}");
+    assert_eq!(flex["produced"], json!(6), "{flex}");
+    let served = server.fake.served();
+    assert!(
+        served
+            .iter()
+            .all(|s| s.request.service_tier == Some(llm_core::ServiceTier::Flex))
+    );
+    // The same run on the default tier, from a fresh service (no cache shared with the first).
+    let fresh = Server::start();
+    let r = generate_terra(&small_tree(), &fresh, &[]);
+    assert_eq!(r.code, 0, "{r}");
+    let plain = parse(&r.stdout);
+    assert_eq!(plain["llm"]["flex_waits"], json!(0), "{plain}");
+    let ratio = cost(&flex) / cost(&plain);
+    assert!(
+        (ratio - 0.5).abs() < 1e-9,
+        "{ratio}: {flex} against {plain}"
+    );
+}
+
+/// Anthropic has no Flex tier: the run is refused before a call, naming the flag.
+#[test]
+fn flex_on_anthropic_is_refused_before_any_call() {
+    let server = Server::start();
+    let ws = small_tree();
+    let model = model_args(&server, "anthropic");
+    let mut args = vec!["generate", "-r", "--service-tier", "flex"];
+    args.extend(model.iter().map(String::as_str));
+    let mut cmd = ws.cmd(&args);
+    cmd.env("SIM_KEY", "sk-sim").env_remove("MERKLE_LLM_MODE");
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("--service-tier flex"), "{r}");
+    assert!(server.fake.served().is_empty());
+}

@@ -113,6 +113,7 @@ impl Bench {
             batch: None,
             prefix: Default::default(),
             prompt_cache: true,
+            service_tier: None,
         };
         let producer = LlmProducer {
             settings: settings.clone(),

@@ -182,6 +182,7 @@ pub(crate) fn request_body(request: &Request, model: &str, stream: bool) -> Resu
             }),
         }),
         prompt_cache_key: request.cache_key.clone(),
+        service_tier: request.service_tier.map(|tier| tier.as_str().to_owned()),
         reasoning: request.thinking.as_ref().map(|_| ReasoningOptions {
             effort: None,
             summary: Some("auto".to_owned()),
@@ -472,5 +473,6 @@ pub(crate) fn parse_response(
         id: response.id,
         request_id: headers.get("x-request-id").cloned(),
         headers,
+        service_tier: response.service_tier,
     })
 }

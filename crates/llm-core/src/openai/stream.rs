@@ -28,6 +28,8 @@ pub(crate) struct OpenAiStream {
     finish_reason: Option<String>,
     refused: bool,
     usage: Option<Usage>,
+    /// The tier the chunks report; the last one said is kept.
+    service_tier: Option<String>,
 }
 
 impl OpenAiStream {
@@ -45,6 +47,7 @@ impl OpenAiStream {
             finish_reason: None,
             refused: false,
             usage: None,
+            service_tier: None,
         }
     }
 
@@ -145,6 +148,9 @@ impl OpenAiStream {
         if let Some(usage) = self.usage {
             out.push_back(Event::Usage(usage));
         }
+        if let Some(tier) = self.service_tier.take() {
+            out.push_back(Event::ServiceTier(tier));
+        }
         out.push_back(Event::Stop {
             reason: stop_reason(
                 self.finish_reason.as_deref(),
@@ -198,6 +204,9 @@ impl StreamParser for OpenAiStream {
         })?;
         if !self.started {
             self.emit_start(chunk.id, chunk.model, out);
+        }
+        if chunk.service_tier.is_some() {
+            self.service_tier = chunk.service_tier;
         }
         if let Some(usage) = chunk.usage.flatten() {
             self.usage = Some(to_usage(&usage));

@@ -4,16 +4,16 @@
 //! `null` reads as absent, reasoning comes as `reasoning_content` or `reasoning`, and tool
 //! arguments may come as an object rather than a JSON string.
 //!
-//! Fields only the fake server writes and no client reads (`object`, `created`,
-//! `service_tier`, ...) are not decoded at all, so that a server sending odd values there is
-//! not refused for them.
+//! Fields only the fake server writes and no client reads (`object`, `created`, ...) are not
+//! decoded at all, so that a server sending odd values there is not refused for them; a
+//! response's `service_tier` is read, but an odd value there reads as absent.
 
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 pub use super::TextOrBlocks;
-use super::{ChoiceMode, nullable, one_or_many, tool_choice};
+use super::{ChoiceMode, lenient_string, nullable, one_or_many, tool_choice};
 
 /// The body of `POST /chat/completions`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +52,9 @@ pub struct ChatRequest {
     /// Keeps a conversation on one prefix cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache_key: Option<String>,
+    /// `flex` for batch prices on a synchronous call; none: the default tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "std::ops::Not::not",
@@ -260,7 +263,8 @@ pub struct ChatCompletion {
     pub choices: Vec<Choice>,
     #[serde(default)]
     pub usage: Option<ChatUsage>,
-    #[serde(skip_deserializing)]
+    /// The tier that processed the call, which is what it bills at.
+    #[serde(default, deserialize_with = "lenient_string")]
     pub service_tier: Option<String>,
     #[serde(skip_deserializing)]
     pub system_fingerprint: Option<String>,
@@ -356,7 +360,7 @@ pub struct ChatChunk {
     pub created: u64,
     #[serde(default)]
     pub model: Option<String>,
-    #[serde(skip_deserializing)]
+    #[serde(default, deserialize_with = "lenient_string")]
     pub service_tier: Option<String>,
     #[serde(skip_deserializing)]
     pub system_fingerprint: Option<String>,

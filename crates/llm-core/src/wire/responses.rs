@@ -57,6 +57,9 @@ pub struct ResponsesRequest {
     /// Keeps a conversation on one prefix cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache_key: Option<String>,
+    /// `flex` for batch prices on a synchronous call; none: the default tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningOptions>,
     /// Output the response leaves out unless asked, e.g. `reasoning.encrypted_content`.
@@ -354,6 +357,9 @@ pub struct ResponseObject {
     /// `null` until the response is done.
     #[serde(default)]
     pub usage: Option<ResponseUsage>,
+    /// The tier that processed the call, which is what it bills at.
+    #[serde(default, deserialize_with = "super::lenient_string")]
+    pub service_tier: Option<String>,
     // The request's settings, echoed.
     #[serde(skip_deserializing)]
     pub instructions: Option<String>,

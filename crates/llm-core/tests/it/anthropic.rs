@@ -78,6 +78,7 @@ fn expected_response() -> Response {
             ("anthropic-ratelimit-requests-remaining".into(), "99".into()),
             ("request-id".into(), "req_42".into()),
         ]),
+        service_tier: None,
     }
 }
 

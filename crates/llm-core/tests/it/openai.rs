@@ -98,6 +98,7 @@ async fn complete_sends_chat_completion_and_reads_tool_calls() {
             id: Some("chatcmpl-1".into()),
             request_id: Some("req_7".into()),
             headers: BTreeMap::from([("x-request-id".into(), "req_7".into())]),
+            service_tier: None,
         }
     );
     let sent = &server.requests()[0];

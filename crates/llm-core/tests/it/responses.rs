@@ -149,6 +149,7 @@ fn expected() -> Response {
         id: Some("resp_1".into()),
         request_id: Some("req_9".into()),
         headers: BTreeMap::from([("x-request-id".into(), "req_9".into())]),
+        service_tier: None,
     }
 }
 

@@ -44,6 +44,7 @@ fn sample_response() -> Response {
         id: Some("id".into()),
         request_id: Some("req".into()),
         headers: BTreeMap::from([("request-id".into(), "req".into())]),
+        service_tier: None,
     }
 }
 

@@ -76,6 +76,8 @@ struct Shared {
     batches: watch::Sender<usize>,
     /// How many times a client has read one batch's state.
     batch_reads: watch::Sender<usize>,
+    /// How many Flex calls from now on find no capacity.
+    flex_refusals: Mutex<u32>,
 }
 
 /// A running fake API server; it stops when dropped.
@@ -111,6 +113,7 @@ impl FakeServer {
             book: Mutex::default(),
             batches: watch::Sender::new(0),
             batch_reads: watch::Sender::new(0),
+            flex_refusals: Mutex::new(0),
         });
         let task = tokio::spawn(accept(listener, Arc::clone(&shared)));
         Ok(Self {
@@ -171,6 +174,13 @@ impl FakeServer {
         let mut reads = self.shared.batch_reads.subscribe();
         // The sender lives in `shared`, which `self` holds, so the wait cannot fail.
         let _ = reads.wait_for(|reads| *reads >= count).await;
+    }
+
+    /// The next `count` calls that ask for OpenAI's Flex tier find no capacity: each is
+    /// refused as the service refuses one (429, `resource_unavailable`, not billed, not
+    /// numbered, the strategy not asked).
+    pub fn refuse_flex(&self, count: u32) {
+        *lock(&self.shared.flex_refusals) = count;
     }
 
     /// Waits until `count` batches have been created.
@@ -258,6 +268,10 @@ async fn answer(
             return Ok(true);
         }
     };
+    if let Some((status, body)) = flex_refusal(shared, &llm_request) {
+        respond_json(connection, status, openai::headers(0), &body, close).await?;
+        return Ok(true);
+    }
     if api == Api::Anthropic && llm_request.max_tokens == 0 {
         // Pre-warming: the prompt is cached and billed, nothing is generated, the strategy is
         // not asked and the call takes no number.
@@ -303,11 +317,42 @@ async fn answer(
     Ok(true)
 }
 
+/// Why a Flex call is refused, if it is: the model has no Flex tier (400, as the API words
+/// it), or the service is short of capacity for it ([`FakeServer::refuse_flex`]).
+fn flex_refusal(shared: &Shared, request: &Request) -> Option<(u16, Value)> {
+    if request.service_tier != Some(llm_core::ServiceTier::Flex) {
+        return None;
+    }
+    let has_flex =
+        llm_core::Price::for_model(&request.model).is_some_and(|p| p.flex_factor.is_some());
+    if !has_flex {
+        let body = openai::error_json(
+            "Unsupported service_tier: flex",
+            "invalid_request_error",
+            None,
+        );
+        return Some((400, body));
+    }
+    let mut refusals = lock(&shared.flex_refusals);
+    if *refusals == 0 {
+        return None;
+    }
+    *refusals -= 1;
+    let body = openai::error_json(
+        "Resource unavailable: Flex processing has no capacity for this request right now. \
+         You were not charged; retry later, or use the default service tier.",
+        "resource_unavailable",
+        Some("resource_unavailable"),
+    );
+    Some((429, body))
+}
+
 /// Makes the strategy's answer one the service would send: fitted to the request's schema,
 /// its input billed by the service's own count (unless the script fixed the usage) and split
 /// by what the prompt cache holds.
 fn settle(shared: &Shared, api: Api, request: &Request, answer: &mut Answer) {
     crate::structured::fit_answer(request, &mut answer.response);
+    answer.response.service_tier = request.service_tier.map(|tier| tier.as_str().to_owned());
     let count = counter(api);
     if answer.usage_estimated {
         let usage = &mut answer.response.usage;

@@ -140,6 +140,7 @@ fn from_wire(body: ChatRequest) -> Result<(Request, Options), String> {
         });
     }
     request.cache_key = body.prompt_cache_key;
+    request.service_tier = service_tier(body.service_tier.as_deref())?;
     if let Some(user) = body.user {
         request.metadata.insert("user_id".into(), user);
     }
@@ -263,7 +264,7 @@ pub(crate) fn completion(answer: &Answer, call: u64, created: u64) -> Value {
             finish_reason: Some(finish_reason(&response.stop_reason).to_owned()),
         }],
         usage: Some(wire_usage(&response.usage)),
-        service_tier: Some("default".to_owned()),
+        service_tier: Some(tier_of(response)),
         system_fingerprint: None,
     })
 }
@@ -278,7 +279,7 @@ pub(crate) fn stream(answer: &Answer, call: u64, created: u64, options: Options)
             object: "chat.completion.chunk".to_owned(),
             created,
             model: Some(response.model.clone()),
-            service_tier: Some("default".to_owned()),
+            service_tier: Some(tier_of(response)),
             system_fingerprint: None,
             choices,
             usage: options.include_usage.then_some(usage),
@@ -407,6 +408,28 @@ pub(crate) fn error_object(failure: &Failure) -> (u16, Vec<(String, String)>, Er
             Vec::new(),
             error("request timed out", "server_error", None),
         ),
+    }
+}
+
+/// The tier an answer reports: the one that processed it, `default` unless set.
+pub(crate) fn tier_of(response: &llm_core::Response) -> String {
+    response
+        .service_tier
+        .clone()
+        .unwrap_or_else(|| "default".to_owned())
+}
+
+/// The tier a request's `service_tier` asks for, as the API reads the names it takes; the
+/// simulation has one speed besides Flex, so `auto`, `scale` and `priority` are its default.
+pub(crate) fn service_tier(name: Option<&str>) -> Result<Option<llm_core::ServiceTier>, String> {
+    match name {
+        None => Ok(None),
+        Some("flex") => Ok(Some(llm_core::ServiceTier::Flex)),
+        Some("auto" | "default" | "scale" | "priority") => Ok(Some(llm_core::ServiceTier::Default)),
+        Some(other) => Err(format!(
+            "Invalid value: '{other}'. Supported values are: 'auto', 'default', 'flex', 'scale' \
+             and 'priority'."
+        )),
     }
 }
 

@@ -80,6 +80,7 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<(Request, Options), String> {
         request.response_schema = Some(ResponseSchema { name, schema });
     }
     request.cache_key = wire.prompt_cache_key;
+    request.service_tier = super::openai::service_tier(wire.service_tier.as_deref())?;
     if let Some(user) = wire.user {
         request.metadata.insert("user_id".into(), user);
     }
@@ -445,6 +446,7 @@ fn object(answer: &Answer, call: u64, created: u64, done: bool) -> ResponseObjec
         model: Some(response.model.clone()),
         output,
         usage,
+        service_tier: Some(super::openai::tier_of(response)),
         instructions: None,
         max_output_tokens: None,
         metadata: Default::default(),

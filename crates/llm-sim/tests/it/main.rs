@@ -8,6 +8,7 @@ mod cache_rules;
 mod count;
 mod factory;
 mod failures;
+mod flex;
 mod patterns;
 mod playback;
 mod responses;

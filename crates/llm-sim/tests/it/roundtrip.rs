@@ -90,6 +90,8 @@ fn openai_decoded(call: u64, response: &Response) -> Response {
         id: Some(format!("chatcmpl-sim{call}")),
         request_id: Some(request_id.clone()),
         headers: BTreeMap::from([("x-request-id".to_owned(), request_id)]),
+        // The tier that answered, which OpenAI always reports.
+        service_tier: Some("default".to_owned()),
         ..response.clone()
     }
 }
@@ -102,6 +104,8 @@ fn responses_decoded(call: u64, response: &Response) -> Response {
         id: Some(format!("resp_sim{call}")),
         request_id: Some(request_id.clone()),
         headers: BTreeMap::from([("x-request-id".to_owned(), request_id)]),
+        // The tier that answered, which OpenAI always reports.
+        service_tier: Some("default".to_owned()),
         ..response.clone()
     }
 }
@@ -119,6 +123,7 @@ fn answer(text: &str) -> Response {
         id: Some("msg_1".into()),
         request_id: None,
         headers: BTreeMap::new(),
+        service_tier: None,
     }
 }
 

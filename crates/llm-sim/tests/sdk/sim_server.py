@@ -16,11 +16,11 @@ def merkle_bin():
 
 
 @contextlib.contextmanager
-def serve(tmp_path, script):
+def serve(tmp_path, script, *flags):
     path = tmp_path / "script.yaml"
     path.write_text(script)
     process = subprocess.Popen(
-        [merkle_bin(), "sim", "serve", "--script", str(path)],
+        [merkle_bin(), "sim", "serve", "--script", str(path), *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

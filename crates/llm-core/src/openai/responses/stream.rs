@@ -195,6 +195,9 @@ impl ResponsesStream {
             });
         }
         out.push_back(Event::Usage(usage(response)));
+        if let Some(tier) = &response.service_tier {
+            out.push_back(Event::ServiceTier(tier.clone()));
+        }
         out.push_back(Event::Stop {
             reason: stop_reason(response, !self.tools.is_empty(), self.refused),
         });
