@@ -8,7 +8,9 @@ use xtask::bench::{self, ScanConfig};
 use xtask::tidy;
 
 mod bench_agent_cost;
+mod bench_generate_cost;
 use bench_agent_cost::bench_agent_cost;
+use bench_generate_cost::bench_generate_cost;
 
 const USAGE: &str = "\
 usage: cargo xtask <task>
@@ -79,6 +81,9 @@ tasks:
                         Anthropic server: one batch, no direct call, the frames of a direct
                         generate at 0.5x the cost, and a kill -9 while it waits then a rerun
                         that picks the same batch up
+  bench generate-cost --repo PATH [--merkle PATH]  billable input of generate -r on a real
+                        tree, Anthropic and GPT-5.6 rules: direct cached, Flex, batch against
+                        uncached (targets <= 0.4x, batch <= 0.25x)
   bench mcp --repo PATH [--merkle PATH] [--clients N] [--secs S]  N (default 50) MCP
                         clients at once on one `merkle mcp --http` over a real tree for S
                         (default 60) seconds, calling get_node and search: calls a second,
@@ -164,6 +169,7 @@ fn run(args: Vec<String>) -> Result<ExitCode> {
         ["bench", "agent"] => bench_agent(),
         ["bench", "agent-cost"] => bench_agent_cost(),
         ["bench", "batch", rest @ ..] => bench_batch(rest),
+        ["bench", "generate-cost", rest @ ..] => bench_generate_cost(rest),
         ["bench", "mcp", rest @ ..] => bench_mcp(rest),
         ["bench", "remote", rest @ ..] => bench_remote(rest),
         ["record", rest @ ..] => record(rest),

@@ -71,7 +71,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     out["chat_ratio"] = json!(billable(&chat) / billable(&uncached));
     out["hour_ratio"] = json!(billable(&hour) / billable(&uncached));
     out["openai_model"] = json!(OPENAI_MODEL);
-    out["openai_ratio"] = json!(billable(&openai) / billable(&openai_uncached));
+    // GPT-5.6 caches whether asked or not (its implicit breakpoint): the baseline is the run's
+    // input at 1x, as the other rules' uncached run bills it.
+    out["openai_ratio"] = json!(billable(&openai) / openai_uncached.total_input() as f64);
     println!("{out}");
     Ok(())
 }

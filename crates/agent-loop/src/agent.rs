@@ -301,7 +301,9 @@ impl Agent {
             let mut end = stop.map(|stop| TurnEnd::Stopped { stop });
             let mut results = self.run_calls(&calls, &mut end, &mut outcome, &mut failed)?;
             if end.is_none() {
-                end = self.cap_stop(outcome.model_calls, last_usage, &results);
+                end = self
+                    .cap_stop(outcome.model_calls, last_usage, &results)
+                    .await;
             }
             if let Some(note) = end.as_ref().and_then(stop_note) {
                 results.push(ContentBlock::text(note));
@@ -424,7 +426,7 @@ impl Agent {
     /// The end a cap puts to a request still running after `model_calls` calls, the last of
     /// which used `last_usage` and was answered by `results`: the model call cap, else the cost
     /// cap.
-    fn cap_stop(
+    async fn cap_stop(
         &self,
         model_calls: u32,
         last_usage: Usage,
@@ -436,23 +438,32 @@ impl Agent {
             });
         }
         // A priced request under a cost cap stops before a call that could pass it: the
-        // next call's input is about this one's, its answer and these results, and its
-        // output at most max_tokens, all at full price.
+        // next call's input is this one's and its answer (as the provider billed them) and
+        // these results (as the provider counts them, where it can say), and its output at
+        // most max_tokens, all at full price.
         let (Some(g), Some(price)) = (&self.governance, self.config.price) else {
             return None;
         };
-        let added = crate::window::estimate_message_tokens(&Message {
-            role: Role::User,
-            content: results.to_vec(),
-        });
+        let results = Request {
+            model: self.config.model.clone(),
+            messages: vec![Message {
+                role: Role::User,
+                content: results.to_vec(),
+            }],
+            ..Request::default()
+        };
+        let added = match self.client.count_input(&results).await {
+            Ok(count) => count,
+            Err(_) => self.client.count_offline(&results),
+        };
         let next_usd = price.cost(&Usage {
-            input_tokens: last_usage.total_input() + last_usage.output_tokens + added,
+            input_tokens: last_usage.total_input() + last_usage.output_tokens + added.tokens,
             output_tokens: u64::from(self.config.max_tokens),
             ..Usage::default()
         });
         g.governor
             .loop_guard()
-            .before_model_call(next_usd)
+            .before_model_call(next_usd, added.source.is_exact())
             .map(|stop| TurnEnd::Stopped { stop })
     }
 
@@ -709,6 +720,7 @@ pub fn cache_marks(messages: &[Message], ttl: CacheTtl) -> CacheMarks {
         system: true,
         messages: Vec::new(),
         ttl,
+        automatic: false,
     };
     if let Some(answer) = messages.iter().rposition(|m| m.role == Role::Assistant)
         && answer > 0

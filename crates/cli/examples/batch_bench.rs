@@ -20,6 +20,10 @@ use llm_sim::{Digest, FakeServer};
 use merkle_store::{OpenOptions, Store};
 use serde_json::{Value, json};
 
+#[path = "support/tree.rs"]
+mod tree;
+use tree::copy_tree;
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| {
@@ -160,34 +164,6 @@ fn generate(merkle: &Path, args: &[String], extra: &[&str]) -> Result<Value> {
         );
     }
     Ok(serde_json::from_slice(&out.stdout)?)
-}
-
-/// Copies the files of `from` (its `.git` and `.merkle` left out) to `to`; returns how many.
-fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
-    let mut count = 0;
-    let mut todo = vec![PathBuf::new()];
-    while let Some(rel) = todo.pop() {
-        std::fs::create_dir_all(to.join(&rel))?;
-        for entry in std::fs::read_dir(from.join(&rel))? {
-            let entry = entry?;
-            let name = entry.file_name();
-            if name == ".git" || name == ".merkle" {
-                continue;
-            }
-            let rel = rel.join(&name);
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                todo.push(rel);
-            } else if kind.is_symlink() {
-                std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, to.join(&rel))?;
-                count += 1;
-            } else if kind.is_file() {
-                std::fs::copy(entry.path(), to.join(&rel))?;
-                count += 1;
-            }
-        }
-    }
-    Ok(count)
 }
 
 /// Every node's head summary frame id (a hash of node, content, type and agent) and producer.

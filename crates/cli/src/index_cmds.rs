@@ -53,6 +53,12 @@ pub(crate) struct ContextArgs {
     /// At most this many files, best first
     #[arg(long, default_value_t = ops::BUNDLE_FILES as u64, value_parser = crate::at_least_one::<u64>)]
     files: u64,
+    /// Count the budget in this model's tokens: its tokenizer for OpenAI's models (exact), else
+    /// merkle's estimate scaled by what the model's answers in this workspace taught it
+    /// (`.merkle/llm-calibration.json`), else the estimate alone; the output says which
+    /// [default: four bytes a token]
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -127,21 +133,57 @@ pub(crate) fn context_cmd(
     args: &ContextArgs,
 ) -> Result<()> {
     let task = query_text(&args.task)?;
+    let counter = args.model.as_deref().map(|model| {
+        let calibration = crate::calibration::shared().snapshot();
+        (model, llm_core::TextCounter::new(model, &calibration))
+    });
+    let count = |text: &str| {
+        counter.as_ref().map_or(0, |(_, c)| {
+            usize::try_from(c.count(text)).unwrap_or(usize::MAX)
+        })
+    };
     let asked = ops::TaskBundle {
         task: &task,
         budget: Some(usize::try_from(args.budget).unwrap_or(usize::MAX)),
         files: Some(usize::try_from(args.files).unwrap_or(usize::MAX)),
+        tokens: match counter {
+            Some(_) => context::bundle::TokenCounter::new(&count),
+            None => context::bundle::TokenCounter::default(),
+        },
     };
     let budget = asked.request()?.budget;
     let b = crate::workspace(g, root)
         .read_facts(|store, tree, _| ops::bundle_in(store, tree, &asked))?;
-    let text = if b.files.is_empty() && b.omitted.is_empty() {
+    let mut text = if b.files.is_empty() && b.omitted.is_empty() {
         format!("no file matches {}", query_label(&task))
     } else {
         b.markdown(budget)
     };
-    out.value(b.json(budget), text);
+    let mut json = b.json(budget);
+    let (model, source) = match &counter {
+        Some((model, c)) => (Some(*model), c.source().as_str()),
+        None => (None, "bytes"),
+    };
+    json["counted"] = serde_json::json!({"model": model, "source": source});
+    if let Some(model) = model {
+        text.push_str(&format!("\n({})\n", counted_by(model, source)));
+    }
+    out.value(json, text);
     Ok(())
+}
+
+/// How `context --model` counted, in words.
+fn counted_by(model: &str, source: &str) -> String {
+    match source {
+        "tokenizer" => format!("tokens counted with {model}'s tokenizer"),
+        "calibrated" => format!(
+            "tokens estimated for {model}, calibrated by its earlier answers in this workspace"
+        ),
+        _ => format!(
+            "tokens estimated for {model}: no answer of it has calibrated the estimate in this \
+             workspace yet"
+        ),
+    }
 }
 
 pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) -> Result<()> {

@@ -41,10 +41,41 @@ pub const MODULE_LINES: usize = 40;
 pub struct BundleRequest<'a> {
     /// The task: an issue, a traceback, a question, a symbol name.
     pub task: &'a str,
-    /// The most tokens the bundle may hold (estimated).
+    /// The most tokens the bundle may hold, as `tokens` counts them.
     pub budget: usize,
     /// The most files to look at, best first.
     pub files: usize,
+    pub tokens: TokenCounter<'a>,
+}
+
+/// How a bundle counts its tokens: four bytes a token ([`estimate_tokens`]) unless the caller
+/// counts in a model's tokens (its tokenizer, or a calibrated estimate: context has none of
+/// its own).
+#[derive(Clone, Copy, Default)]
+pub struct TokenCounter<'a>(Option<&'a (dyn Fn(&str) -> usize + Sync)>);
+
+impl<'a> TokenCounter<'a> {
+    pub fn new(count: &'a (dyn Fn(&str) -> usize + Sync)) -> Self {
+        Self(Some(count))
+    }
+
+    /// `text`'s tokens.
+    pub fn count(&self, text: &str) -> usize {
+        match self.0 {
+            Some(count) => count(text),
+            None => estimate_tokens(text),
+        }
+    }
+}
+
+impl std::fmt::Debug for TokenCounter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "TokenCounter(the caller's)"
+        } else {
+            "TokenCounter(4 bytes a token)"
+        })
+    }
 }
 
 /// A piece of a file in a bundle.
@@ -91,6 +122,8 @@ impl Bundle {
         serde_json::json!({
             "budget": budget,
             "tokens": self.tokens,
+            // How `tokens` was counted; a front end that counts in a model's tokens says so.
+            "counted": {"model": null, "source": "bytes"},
             "files": self.files.iter().map(|f| serde_json::json!({
                 "path": f.path,
                 "score": f.score,
@@ -209,22 +242,23 @@ pub fn bundle_in(
         let file = &mut files[piece.file];
         for s in file.uncovered(&piece) {
             // What the file's heading costs in the Markdown, charged with its first section.
+            let count = |text: &str| req.tokens.count(text);
             let heading = if file.sections.is_empty() {
-                estimate_tokens(&file_heading(&hits[piece.file].path, &hits[piece.file].why))
+                count(&file_heading(&hits[piece.file].path, &hits[piece.file].why))
             } else {
                 0
             };
             let path = &hits[piece.file].path;
-            let cost = estimate_tokens(&section_markdown(path, &s)) + heading;
+            let cost = count(&section_markdown(path, &s));
             let room = req.budget.saturating_sub(out.tokens + heading);
-            let s = if out.tokens + cost <= req.budget {
-                s
-            } else if let Some(cut) = shrunk(path, &s, piece.focus, room) {
+            let (s, cost) = if cost <= room {
+                (s, cost)
+            } else if let Some(cut) = shrunk_to_fit(path, &s, piece.focus, room, &count) {
                 cut
             } else {
                 continue;
             };
-            out.tokens += estimate_tokens(&section_markdown(path, &s)) + heading;
+            out.tokens += cost + heading;
             file.take(s, taken);
             taken += 1;
         }
@@ -400,6 +434,28 @@ pub const MIN_CUT_LINES: usize = 8;
 /// `s`, a definition's section that does not fit, cut to the lines around `focus` (else its
 /// first lines) that fit in `room` tokens, a third of them before it; `None` when fewer than
 /// [`MIN_CUT_LINES`] would, or for an outline or module lines.
+/// [`shrunk`] until the section's Markdown, as `count` counts it, fits `room` tokens (a model
+/// whose tokens are shorter than four bytes needs a smaller cut); the cut and its tokens.
+fn shrunk_to_fit(
+    path: &str,
+    s: &Section,
+    focus: Option<usize>,
+    room: usize,
+    count: &dyn Fn(&str) -> usize,
+) -> Option<(Section, usize)> {
+    let mut target = room;
+    for _ in 0..4 {
+        let cut = shrunk(path, s, focus, target)?;
+        let cost = count(&section_markdown(path, &cut));
+        if cost <= room {
+            return Some((cut, cost));
+        }
+        // Aim lower, in proportion to the overshoot.
+        target = target * room / cost.max(1);
+    }
+    None
+}
+
 fn shrunk(path: &str, s: &Section, focus: Option<usize>, room: usize) -> Option<Section> {
     if s.kind != "definition" {
         return None;

@@ -319,11 +319,21 @@ impl LlmSettings {
         }
     }
 
-    /// A call of this run: the shared prefix, cached, then `prompt`.
+    /// A call of this run: the shared prefix, cached, then `prompt`. The prefix alone is
+    /// marked (GPT-5.6 then writes no breakpoint after the file, whose tail no other call
+    /// shares), and OpenAI's cache key names it, which keeps the calls on one cache.
     fn request(&self, prompt: String) -> Request {
+        let system = self.prefix.system();
+        let cache_key = self.prompt_cache.then(|| {
+            format!(
+                "merkle-generate-{}",
+                &blake3::hash(system.as_bytes()).to_hex()[..16]
+            )
+        });
         Request {
             model: self.model.clone(),
-            system: Some(self.prefix.system()),
+            cache_key,
+            system: Some(system),
             cache: if self.prompt_cache {
                 CacheMarks {
                     system: true,

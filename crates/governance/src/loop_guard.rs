@@ -28,11 +28,14 @@ pub enum LoopStop {
     /// The request cost `used_usd`, at or over the cap.
     CostCap { limit_usd: f64, used_usd: f64 },
     /// The request cost `used_usd`, and its next model call could cost up to `next_usd`, which
-    /// would pass the cap: the call was not made.
+    /// would pass the cap: the call was not made. `exact`: the call's input was counted as the
+    /// provider counts it, rather than estimated.
     NextCallCost {
         limit_usd: f64,
         used_usd: f64,
         next_usd: f64,
+        #[serde(default)]
+        exact: bool,
     },
 }
 
@@ -79,10 +82,16 @@ impl fmt::Display for LoopStop {
                 limit_usd,
                 used_usd,
                 next_usd,
+                exact,
             } => write!(
                 f,
                 "the request cost ${used_usd:.4}, and its next model call could cost up to \
-                 ${next_usd:.4}, which would pass its cap of ${limit_usd:.4}"
+                 ${next_usd:.4} ({}), which would pass its cap of ${limit_usd:.4}",
+                if *exact {
+                    "its input counted as the provider counts it"
+                } else {
+                    "its input estimated"
+                }
             ),
         }
     }
@@ -194,14 +203,16 @@ impl LoopGuard {
         None
     }
 
-    /// The stop for a next model call whose cost could be up to `next_usd`, when that would
-    /// pass the request's cost cap: checked before the call, so the bound is never passed.
-    pub fn before_model_call(&self, next_usd: f64) -> Option<LoopStop> {
+    /// The stop for a next model call whose cost could be up to `next_usd` (its input counted
+    /// exactly, or estimated), when that would pass the request's cost cap: checked before the
+    /// call, so the bound is never passed.
+    pub fn before_model_call(&self, next_usd: f64, exact: bool) -> Option<LoopStop> {
         let limit_usd = self.limits.max_cost_usd?;
         (self.cost_usd + next_usd > limit_usd).then_some(LoopStop::NextCallCost {
             limit_usd,
             used_usd: self.cost_usd,
             next_usd,
+            exact,
         })
     }
 

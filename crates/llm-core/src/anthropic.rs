@@ -278,7 +278,11 @@ pub(crate) fn request_body(
         0 => DEFAULT_MAX_TOKENS,
         n => n,
     };
-    let marks = request.cache.limited(MAX_CACHE_MARKS);
+    // Automatic caching takes one of the breakpoints.
+    let automatic = request.cache.automatic;
+    let marks = request
+        .cache
+        .limited(MAX_CACHE_MARKS - usize::from(automatic));
     let mut messages: Vec<MessageParam> = request.messages.iter().map(wire_message).collect();
     for &i in &marks.messages {
         // The breakpoint goes on the message's last block (one that thinking left empty has
@@ -292,17 +296,7 @@ pub(crate) fn request_body(
             block.cache_control = Some(CacheControl::with_ttl(marks.ttl));
         }
     }
-    let system = request.system.as_ref().map(|system| {
-        if marks.system {
-            TextOrBlocks::Blocks(vec![TextBlockParam {
-                kind: TextType::Text,
-                text: system.clone(),
-                cache_control: Some(CacheControl::with_ttl(marks.ttl)),
-            }])
-        } else {
-            TextOrBlocks::Text(system.clone())
-        }
-    });
+    let system = wire_system(request, &marks);
     let custom_tool = |name: &str, description: &str, schema: &Value| ToolParam {
         kind: None,
         name: name.to_owned(),
@@ -356,6 +350,7 @@ pub(crate) fn request_body(
         metadata: request.metadata.get("user_id").map(|user_id| Metadata {
             user_id: Some(user_id.clone()),
         }),
+        cache_control: automatic.then(|| CacheControl::with_ttl(marks.ttl)),
         stream,
     };
     // Through a `Value`, whose keys serde_json keeps sorted, so the bytes sent do not
@@ -506,6 +501,24 @@ pub(crate) fn from_message(
         headers,
         service_tier: None,
     }
+}
+
+/// The system prompt as sent: one block carrying a breakpoint when `marks` mark it.
+fn wire_system(
+    request: &Request,
+    marks: &crate::types::CacheMarks,
+) -> Option<TextOrBlocks<TextBlockParam>> {
+    request.system.as_ref().map(|system| {
+        if marks.system {
+            TextOrBlocks::Blocks(vec![TextBlockParam {
+                kind: TextType::Text,
+                text: system.clone(),
+                cache_control: Some(CacheControl::with_ttl(marks.ttl)),
+            }])
+        } else {
+            TextOrBlocks::Text(system.clone())
+        }
+    })
 }
 
 pub(crate) fn classify(

@@ -15,9 +15,11 @@ pub const LOOKBACK_BLOCKS: usize = 20;
 /// is `30m`, its only value).
 pub const OPENAI_BREAKPOINT_TTL: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
-/// Whether `model` caches by OpenAI's GPT-5.6 rules: one implicit breakpoint at the end of the
-/// newest message of each request (merkle sends no explicit ones), matched later exactly at a
-/// breakpoint written before, with no lookback limit; writes billed at 1.25x, kept 30 minutes.
+/// Whether `model` caches by OpenAI's GPT-5.6 rules: explicit breakpoints
+/// (`prompt_cache_breakpoint`, which merkle's client sends for its cache marks) and, unless
+/// `prompt_cache_options.mode` is `explicit`, one implicit breakpoint at the end of each
+/// request; matched later exactly at a breakpoint written before, with no lookback limit;
+/// writes billed at 1.25x, kept 30 minutes.
 pub fn openai_breakpoints(model: &str) -> bool {
     const FAMILIES: [&str; 2] = ["gpt-5.6", "gpt-6"];
     FAMILIES.iter().any(|prefix| model.starts_with(prefix))

@@ -116,6 +116,54 @@ impl Calibration {
     }
 }
 
+/// Counts plain text (a context bundle, a prompt's part) in one model's tokens, offline: with
+/// the model's published tokenizer where it has one, else o200k scaled by what the model's
+/// answers taught the [`Calibration`], else o200k alone. [`TextCounter::source`] says which.
+#[derive(Debug, Clone, Copy)]
+pub struct TextCounter {
+    encoding: crate::tokens::Encoding,
+    ratio: Option<f64>,
+    source: CountSource,
+}
+
+impl TextCounter {
+    pub fn new(model: &str, calibration: &Calibration) -> Self {
+        use crate::tokens::Encoding;
+        match Encoding::for_model(model) {
+            Some(encoding) => Self {
+                encoding,
+                ratio: None,
+                source: CountSource::Tokenizer,
+            },
+            None => {
+                let ratio = calibration.ratio(model);
+                Self {
+                    encoding: Encoding::O200k,
+                    ratio,
+                    source: if ratio.is_some() {
+                        CountSource::Calibrated
+                    } else {
+                        CountSource::Estimate
+                    },
+                }
+            }
+        }
+    }
+
+    /// `text`'s tokens.
+    pub fn count(&self, text: &str) -> u64 {
+        let tokens = self.encoding.count(text);
+        match self.ratio {
+            Some(ratio) => (tokens as f64 * ratio).round() as u64,
+            None => tokens,
+        }
+    }
+
+    pub fn source(&self) -> CountSource {
+        self.source
+    }
+}
+
 /// A [`Calibration`] shared by the clients of one process, which every answer updates.
 #[derive(Debug, Default)]
 pub struct Calibrator(Mutex<Calibration>);

@@ -96,7 +96,7 @@ pub use batch::{
 pub use client::{LlmClient, UsageStats};
 pub use clock::{Clock, ManualClock, Rng, SplitMix64, SystemClock};
 pub use config::{ApiKey, Provider, ProviderConfig};
-pub use count::{Calibration, Calibrator, CountSource, TokenCount};
+pub use count::{Calibration, Calibrator, CountSource, TextCounter, TokenCount};
 pub use error::{Error, ErrorKind, Result, TimeoutPhase};
 pub use http::{HttpConfig, fetch_json};
 /// The conversation types, from their own leaf crate.

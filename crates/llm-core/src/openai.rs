@@ -5,6 +5,7 @@
 //! ([`OpenAiApi::Responses`], in [`responses`]).
 
 mod batch;
+mod breakpoints;
 mod count;
 pub mod responses;
 mod stream;
@@ -187,8 +188,11 @@ impl OpenAiClient {
                 content: TextOrBlocks::Text(system.clone()),
             });
         }
+        let mut ends = Vec::with_capacity(request.messages.len());
         for message in &request.messages {
+            let before = messages.len();
             wire_messages(message, &mut messages);
+            ends.push((messages.len() > before).then(|| messages.len() - 1));
         }
         let max_tokens = match request.max_tokens {
             0 => DEFAULT_MAX_TOKENS,
@@ -250,6 +254,13 @@ impl OpenAiClient {
                 self.name
             ),
         })?;
+        let places = breakpoints::Places {
+            list: "messages",
+            system: request.system.as_ref().map(|_| 0),
+            ends: &ends,
+            text_type: |_| "text",
+        };
+        breakpoints::mark(&mut body, request, model, &places);
         if let Value::Object(body) = &mut body {
             merge_extra(body, &request.extra);
         }

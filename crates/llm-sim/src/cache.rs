@@ -13,11 +13,16 @@
 //! ([`min_cacheable_tokens`]: 4,096 tokens on Opus 4.5 and later, 2,048 on Sonnet 4.6, 1,024
 //! before) are never cached.
 //!
+//! With [`llm_core::CacheMarks::automatic`] (Anthropic's top-level `cache_control`) the last
+//! block is one more breakpoint, taking one of the four.
+//!
 //! A request with no breakpoint but a [`Request::cache_key`] is cached as OpenAI caches: every
 //! message boundary is a candidate, the longest one seen before is read, and nothing is billed
-//! for writing. On GPT-5.6 and later ([`openai_breakpoints`]) a request instead writes one
-//! implicit breakpoint at its end, paid, that lives 30 minutes, and reads the longest prefix
-//! written at an earlier breakpoint, however far back.
+//! for writing (the fake service bills every OpenAI request so, keyed or not). On GPT-5.6 and
+//! later ([`openai_breakpoints`]) every request is cached: it writes its explicit breakpoints
+//! and, unless it has marks and is not automatic (`prompt_cache_options.mode: explicit`), an
+//! implicit one at its end, paid, each living 30 minutes; it reads the longest prefix written at
+//! an earlier breakpoint, however far back.
 //!
 //! Tokens are counted by the tokenizer that billed the whole request (llm-core's estimate, as
 //! [`crate::script::estimated_usage`] gives it, or the fake Anthropic service's own
@@ -106,20 +111,15 @@ impl PromptCache {
         usage: &mut Usage,
         count: fn(&Request) -> u64,
     ) {
-        let automatic = request.cache.is_empty();
-        if automatic && request.cache_key.is_none() {
+        let Some(rules) = Rules::of(request) else {
             return;
-        }
+        };
         let now = self.clock.now();
         self.entries
             .retain(|_, entry| now.duration_since(entry.seen) < entry.ttl);
         let min = min_cacheable_tokens(&request.model);
         let boundaries = boundaries(request);
-        let rules = Rules::of(request, automatic);
-        let marks = match rules {
-            Rules::OpenAiBreakpoints => boundaries.len().checked_sub(1).into_iter().collect(),
-            _ => marked(request, &boundaries, automatic),
-        };
+        let marks = breakpoints(request, &boundaries, rules);
         let total = usage.total_input();
         let found = self.longest_cached(&boundaries, &marks, rules != Rules::Anthropic);
         let read = found
@@ -146,7 +146,12 @@ impl PromptCache {
             input_tokens: total - read - write,
             cache_read_input_tokens: read,
             cache_creation_input_tokens: write,
-            cache_creation_1h_input_tokens: if ttl == CacheTtl::OneHour { write } else { 0 },
+            cache_creation_1h_input_tokens: if ttl == CacheTtl::OneHour && rules == Rules::Anthropic
+            {
+                write
+            } else {
+                0
+            },
             ..*usage
         };
         if let Some(found) = found
@@ -201,15 +206,51 @@ enum Rules {
 }
 
 impl Rules {
-    fn of(request: &Request, automatic: bool) -> Rules {
+    /// The rules `request` is billed by; `None` when nothing of it is cached (no mark, no
+    /// automatic caching, no cache key, and not a GPT-5.6 model, which always caches).
+    fn of(request: &Request) -> Option<Rules> {
+        let cache = &request.cache;
         if openai_breakpoints(&request.model) {
-            Rules::OpenAiBreakpoints
-        } else if automatic {
-            Rules::OpenAiAutomatic
+            Some(Rules::OpenAiBreakpoints)
+        } else if !cache.is_empty() || cache.automatic {
+            Some(Rules::Anthropic)
+        } else if request.cache_key.is_some() {
+            Some(Rules::OpenAiAutomatic)
         } else {
-            Rules::Anthropic
+            None
         }
     }
+}
+
+/// The breakpoints of `request` under `rules`, as positions in `boundaries`, in order.
+///
+/// - Anthropic: its marks (at most four), and with automatic caching the last block too (the
+///   automatic one takes one of the four).
+/// - OpenAI before GPT-5.6: every message boundary.
+/// - GPT-5.6: its explicit marks, and the implicit breakpoint at the end unless the request
+///   has marks and is not automatic (`prompt_cache_options.mode: explicit`); at most four
+///   written, the implicit one and the latest three explicit ones.
+fn breakpoints(request: &Request, boundaries: &[Boundary], rules: Rules) -> Vec<usize> {
+    let cache = &request.cache;
+    let end = boundaries.len().checked_sub(1);
+    let (mut marks, automatic) = match rules {
+        Rules::OpenAiAutomatic => return marked(request, boundaries, true),
+        Rules::Anthropic => (marked(request, boundaries, false), cache.automatic),
+        Rules::OpenAiBreakpoints => (
+            marked(request, boundaries, false),
+            cache.is_empty() || cache.automatic,
+        ),
+    };
+    let room = MAX_CACHE_MARKS - usize::from(automatic);
+    if marks.len() > room {
+        marks.drain(..marks.len() - room);
+    }
+    if automatic && let Some(end) = end {
+        marks.push(end);
+    }
+    marks.sort_unstable();
+    marks.dedup();
+    marks
 }
 
 /// Every place a prefix of `request` can end, in order, each with the hash of its content.

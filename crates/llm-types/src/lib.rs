@@ -111,6 +111,14 @@ pub struct CacheMarks {
     /// How long what the marks write stays cached.
     #[serde(skip_serializing_if = "CacheTtl::is_default")]
     pub ttl: CacheTtl,
+    /// Let the provider also place a breakpoint of its own at the end of the request, moving
+    /// it forward as a conversation grows: Anthropic's automatic caching (a top-level
+    /// `cache_control`, which takes one of the four breakpoints), OpenAI GPT-5.6's implicit
+    /// breakpoint. GPT-5.6 places that one unless told not to; merkle tells it not to
+    /// (`prompt_cache_options.mode: explicit`) when the request has marks and this is false,
+    /// so a request's unshared tail (a file to summarize) is not written at 1.25x.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub automatic: bool,
 }
 
 /// How long a cache write lives after its last use: five minutes (the default, Anthropic's
@@ -139,6 +147,7 @@ impl CacheTtl {
 }
 
 impl CacheMarks {
+    /// No mark of the caller's ([`CacheMarks::automatic`] aside).
     pub fn is_empty(&self) -> bool {
         !self.tools && !self.system && self.messages.is_empty()
     }
@@ -148,7 +157,7 @@ impl CacheMarks {
         usize::from(self.tools) + usize::from(self.system) + self.messages.len()
     }
 
-    /// At most `max` of the marks, the latest kept: a later breakpoint's prefix holds every
+    /// At most `max` of the marks (`automatic` untouched), the latest kept: a later breakpoint's prefix holds every
     /// earlier one's, so the earliest (the tools, then the system prompt, then the oldest
     /// messages) are the ones to drop. Message marks are sorted and deduplicated.
     pub fn limited(&self, max: usize) -> CacheMarks {
@@ -160,6 +169,7 @@ impl CacheMarks {
             system: self.system,
             messages,
             ttl: self.ttl,
+            automatic: self.automatic,
         };
         while out.len() > max {
             if out.tools {

@@ -165,6 +165,7 @@ fn task_context_tool(workspace: &Workspace) -> ToolDefinition {
                 task: str_field(input, TOOL, "task")?,
                 budget: number("budget"),
                 files: number("files"),
+                tokens: Default::default(),
             };
             let budget = asked.request().map_err(|e| handler(TOOL, e))?.budget;
             let bundle = on_current_tree(&s, TOOL, |store, tree| {

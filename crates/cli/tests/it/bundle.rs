@@ -199,3 +199,64 @@ fn functions_are_weighed_by_what_points_at_them() {
     let named = function_names(&ws, "which `currency_code`\n\nthe currency is fixed");
     assert_eq!(named[0], "currency_code", "{named:?}");
 }
+
+/// The text of every section of a bundle, for comparing how much two bundles hold.
+fn shown_bytes(doc: &Value) -> usize {
+    doc["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .flat_map(|f| f["sections"].as_array().expect("sections"))
+        .map(|s| s["text"].as_str().expect("a string").len())
+        .sum()
+}
+
+#[test]
+fn with_a_model_the_budget_is_counted_in_its_tokens_and_says_how() {
+    let ws = workspace();
+    let plain = ws.json(&["context", TASK, "--budget", "1200"]);
+    assert_eq!(
+        plain["counted"],
+        serde_json::json!({"model": null, "source": "bytes"})
+    );
+    let gpt = ws.json(&["context", TASK, "--budget", "1200", "--model", "gpt-5.4"]);
+    assert_eq!(
+        gpt["counted"],
+        serde_json::json!({"model": "gpt-5.4", "source": "tokenizer"})
+    );
+    assert!(gpt["tokens"].as_u64().expect("a number") <= 1200, "{gpt:#}");
+    // A Claude model: the estimate until an answer has calibrated it, then calibrated by
+    // what the workspace keeps (here: the provider counted twice the estimate).
+    let claude = [
+        "context",
+        TASK,
+        "--budget",
+        "1200",
+        "--model",
+        "claude-sonnet-4-6",
+    ];
+    let estimated = ws.json(&claude);
+    assert_eq!(estimated["counted"]["source"], "estimate", "{estimated:#}");
+    std::fs::write(
+        ws.path(".merkle/llm-calibration.json"),
+        r#"{"models": {"claude-sonnet-4-6": {"estimated": 1000, "counted": 2000, "calls": 5}}}"#,
+    )
+    .expect("writing the calibration");
+    let calibrated = ws.json(&claude);
+    assert_eq!(
+        calibrated["counted"]["source"], "calibrated",
+        "{calibrated:#}"
+    );
+    assert!(calibrated["tokens"].as_u64().expect("a number") <= 1200);
+    assert!(
+        shown_bytes(&calibrated) < shown_bytes(&estimated) * 3 / 4,
+        "twice the tokens a byte, about half the text: {} against {}",
+        shown_bytes(&calibrated),
+        shown_bytes(&estimated)
+    );
+    let text = ws.ok(&claude);
+    assert!(
+        text.contains("calibrated by its earlier answers in this workspace"),
+        "{text}"
+    );
+}

@@ -149,6 +149,8 @@ fn a_batch_makes_the_frames_of_direct_calls_in_one_batch_at_half_the_cost() {
         let direct_calls = server.direct_calls();
         assert!(direct_calls > 300, "{api}: {direct_calls} calls");
 
+        // The batch from a service of its own, which has not cached the direct run's prompts.
+        let server = Server::start();
         let batch_ws = repository_tree();
         let planned = generate(&batch_ws, &server, api, &["--policy", "map", "--dry-run"]);
         assert_eq!(
@@ -175,7 +177,7 @@ fn a_batch_makes_the_frames_of_direct_calls_in_one_batch_at_half_the_cost() {
 
         let batched = generate(&batch_ws, &server, api, &["--policy", "map", "--batch"]);
         assert_eq!(server.fake.batch_ids().len(), 1, "{api}: one batch");
-        assert_eq!(server.direct_calls(), direct_calls, "{api}: no direct call");
+        assert_eq!(server.direct_calls(), 0, "{api}: no direct call");
         assert_eq!(batched["batch"]["batches"], json!(server.fake.batch_ids()));
         assert_eq!(heads(&batch_ws), heads(&direct_ws), "{api}");
         assert_eq!(batched["produced"], direct["produced"], "{api}");

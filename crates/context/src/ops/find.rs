@@ -4,7 +4,7 @@
 use merkle_store::{NodeKind, Store};
 use serde_json::Value;
 
-use crate::bundle::{Bundle, BundleRequest};
+use crate::bundle::{Bundle, BundleRequest, TokenCounter};
 use crate::error::{Error, Result};
 use crate::facts::TreeFacts;
 use crate::graph::{Graph, Related};
@@ -91,6 +91,8 @@ pub struct TaskBundle<'a> {
     pub budget: Option<usize>,
     /// `None`: [`BUNDLE_FILES`].
     pub files: Option<usize>,
+    /// How the budget counts tokens; by default four bytes a token.
+    pub tokens: TokenCounter<'a>,
 }
 
 impl<'a> TaskBundle<'a> {
@@ -111,6 +113,7 @@ impl<'a> TaskBundle<'a> {
             task: self.task,
             budget,
             files,
+            tokens: self.tokens,
         })
     }
 }

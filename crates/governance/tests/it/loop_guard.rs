@@ -262,16 +262,20 @@ fn a_next_call_that_could_pass_the_cost_cap_is_stopped_before_it() {
     };
     let mut guard = governance::LoopGuard::new(limits);
     assert_eq!(guard.after_model_call(&Usage::default(), 0.6), None);
-    assert_eq!(guard.before_model_call(0.3), None);
+    assert_eq!(guard.before_model_call(0.3, true), None);
+    let stop = guard.before_model_call(0.5, true);
     assert_eq!(
-        guard.before_model_call(0.5),
+        stop,
         Some(LoopStop::NextCallCost {
             limit_usd: 1.0,
             used_usd: 0.6,
-            next_usd: 0.5
+            next_usd: 0.5,
+            exact: true,
         })
     );
+    let said = stop.map(|s| s.to_string()).unwrap_or_default();
+    assert!(said.contains("counted as the provider counts it"), "{said}");
     // Without a cap, nothing is stopped.
     let free = governance::LoopGuard::new(governance::Limits::default());
-    assert_eq!(free.before_model_call(1e9), None);
+    assert_eq!(free.before_model_call(1e9, false), None);
 }

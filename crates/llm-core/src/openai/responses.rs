@@ -136,9 +136,24 @@ pub(crate) fn request_body(request: &Request, model: &str, stream: bool) -> Resu
             ),
         });
     }
+    // A marked system prompt goes first in the input, where a breakpoint can follow it
+    // (`instructions` is a bare string), for the models that take breakpoints.
+    let system_item = request
+        .system
+        .as_ref()
+        .filter(|_| request.cache.system && crate::cache_rules::openai_breakpoints(model));
     let mut input = Vec::new();
+    if let Some(system) = system_item {
+        input.push(InputItem::Message {
+            role: InputRole::Developer,
+            content: TextOrBlocks::Text(system.clone()),
+        });
+    }
+    let mut ends = Vec::with_capacity(request.messages.len());
     for message in &request.messages {
+        let before = input.len();
         input_items(message, &mut input);
+        ends.push((input.len() > before).then(|| input.len() - 1));
     }
     let max_tokens = match request.max_tokens {
         0 => DEFAULT_MAX_TOKENS,
@@ -148,7 +163,7 @@ pub(crate) fn request_body(request: &Request, model: &str, stream: bool) -> Resu
     let asks_reasoning = request.thinking.is_some() || request.extra.contains_key("reasoning");
     let body = ResponsesRequest {
         model: model.to_owned(),
-        instructions: request.system.clone(),
+        instructions: request.system.clone().filter(|_| system_item.is_none()),
         input: Some(TextOrBlocks::Blocks(input)),
         max_output_tokens: Some(max_tokens),
         store: Some(false),
@@ -199,6 +214,16 @@ pub(crate) fn request_body(request: &Request, model: &str, stream: bool) -> Resu
     let mut body = serde_json::to_value(&body).map_err(|err| Error::Config {
         details: format!("the responses request for model {model:?} does not encode: {err}"),
     })?;
+    let places = super::breakpoints::Places {
+        list: "input",
+        system: system_item.map(|_| 0),
+        ends: &ends,
+        text_type: |item| match item["role"].as_str() {
+            Some("assistant") => "output_text",
+            _ => "input_text",
+        },
+    };
+    super::breakpoints::mark(&mut body, request, model, &places);
     if let Value::Object(body) = &mut body {
         merge_extra(body, &request.extra);
     }

@@ -47,6 +47,10 @@ pub struct MessagesRequest {
     pub stop_sequences: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// Automatic caching: the service places the breakpoint on the request's last cacheable
+    /// block, moving forward as a conversation grows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
     #[serde(
         default,
         skip_serializing_if = "std::ops::Not::not",

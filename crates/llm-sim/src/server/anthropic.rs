@@ -104,6 +104,10 @@ fn from_wire(body: MessagesRequest) -> Result<(Request, bool), String> {
     if let Some(user_id) = body.metadata.and_then(|metadata| metadata.user_id) {
         request.metadata.insert("user_id".into(), user_id);
     }
+    // Automatic caching: one more breakpoint, the service's, on the last block.
+    marked += usize::from(body.cache_control.is_some());
+    request.cache.automatic = body.cache_control.is_some();
+    longest_ttl(&mut request, [&body.cache_control]);
     if marked > MAX_CACHE_MARKS {
         // As the API answers it: every block with a breakpoint counts.
         return Err(format!(

@@ -18,6 +18,7 @@
 
 mod anthropic;
 mod batch;
+mod breakpoints;
 mod count;
 mod http;
 mod multipart;
@@ -360,7 +361,25 @@ fn settle(shared: &Shared, api: Api, request: &Request, answer: &mut Answer) {
         usage.cache_creation_input_tokens = 0;
         usage.cache_read_input_tokens = 0;
     }
-    lock(&shared.cache).apply_counted(request, &mut answer.response.usage, count);
+    // OpenAI caches every request's prefix, keyed or not (the key only routes), but what a
+    // script fixed stays as it split it unless the request asked for caching itself.
+    let asked = !request.cache.is_empty()
+        || request.cache_key.is_some()
+        || (api == Api::Anthropic && request.cache.automatic);
+    if !answer.usage_estimated && !asked {
+        return;
+    }
+    let keyed;
+    let billed = if api != Api::Anthropic && request.cache_key.is_none() {
+        keyed = Request {
+            cache_key: Some(String::new()),
+            ..request.clone()
+        };
+        &keyed
+    } else {
+        request
+    };
+    lock(&shared.cache).apply_counted(billed, &mut answer.response.usage, count);
 }
 
 /// The answer to a pre-warming call (`max_tokens: 0`): no content, stopped at its limit.

@@ -14,6 +14,7 @@ use llm_core::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::breakpoints::Marked;
 use super::wire::{
     Sse, events_before_interruption, holds_tool_results, image_source, retry_after, to_json,
     tool_arguments,
@@ -34,19 +35,25 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<(Request, Options), String> {
         serde_json::error::Category::Data => err.to_string(),
         _ => format!("the body is not json: {err}"),
     })?;
-    from_wire(wire)
+    let value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    from_wire(wire, &Marked::read(&value, "messages"))
 }
 
 /// Reads a chat completions body already parsed, as a batch holds one.
 pub(crate) fn parse_request(body: &Value) -> Result<(Request, Options), String> {
-    from_wire(ChatRequest::deserialize(body).map_err(|err| err.to_string())?)
+    let wire = ChatRequest::deserialize(body).map_err(|err| err.to_string())?;
+    from_wire(wire, &Marked::read(body, "messages"))
 }
 
-fn from_wire(body: ChatRequest) -> Result<(Request, Options), String> {
+fn from_wire(body: ChatRequest, marked: &Marked) -> Result<(Request, Options), String> {
     let mut request = Request::new(body.model);
     request.max_tokens = body.max_completion_tokens.or(body.max_tokens).unwrap_or(0);
     let mut system: Vec<String> = Vec::new();
-    for message in body.messages {
+    for (item, message) in body.messages.into_iter().enumerate() {
+        let is_system = matches!(
+            message,
+            ChatMessage::System { .. } | ChatMessage::Developer { .. }
+        );
         match message {
             ChatMessage::System { content } | ChatMessage::Developer { content } => {
                 system.push(text_of(content));
@@ -108,7 +115,9 @@ fn from_wire(body: ChatRequest) -> Result<(Request, Options), String> {
                 }
             }
         }
+        marked.note(item, is_system, &mut request);
     }
+    marked.finish(&mut request);
     if !system.is_empty() {
         request.system = Some(system.join("\n\n"));
     }

@@ -22,6 +22,7 @@ use llm_core::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::breakpoints::Marked;
 use super::openai::{Options, arguments, error_object};
 use super::wire::{Sse, at, holds_tool_results, image_source, to_json, tool_arguments};
 use crate::reply::{Answer, byte_pieces, half_way, word_pieces};
@@ -33,6 +34,7 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<(Request, Options), String> {
     let value: Value =
         serde_json::from_slice(body).map_err(|err| format!("the body is not json: {err}"))?;
     let wire = ResponsesRequest::deserialize(&value).map_err(|err| fault(body, &value, &err))?;
+    let marked = Marked::read(&value, "input");
     let mut request = Request::new(wire.model);
     request.max_tokens = wire.max_output_tokens.unwrap_or(0);
     let mut system: Vec<String> = wire.instructions.into_iter().collect();
@@ -40,11 +42,14 @@ pub(crate) fn parse_body(body: &[u8]) -> Result<(Request, Options), String> {
         None => {}
         Some(TextOrBlocks::Text(text)) => request.messages.push(Message::user(text)),
         Some(TextOrBlocks::Blocks(items)) => {
-            for item in items {
+            for (at, item) in items.into_iter().enumerate() {
+                let systems = system.len();
                 read_item(item, &mut request.messages, &mut system);
+                marked.note(at, system.len() > systems, &mut request);
             }
         }
     }
+    marked.finish(&mut request);
     if !system.is_empty() {
         request.system = Some(system.join("\n\n"));
     }

@@ -9,7 +9,7 @@ use llm_core::{CacheMarks, CacheTtl, ContentBlock, LlmClient, Message, Request, 
 use llm_sim::{FakeServer, PromptCache, parse_strategy};
 use pretty_assertions::assert_eq;
 
-use crate::support::{anthropic, clock, http};
+use crate::support::{anthropic, clock, http, openai, responses};
 
 /// A request for `model` whose system prompt is about `tokens` tokens (llm-core's estimate),
 /// marked after the system prompt and its one message.
@@ -252,3 +252,107 @@ fn gpt_5_6_writes_at_the_end_of_each_request_and_keeps_it_thirty_minutes() {
     let third = billed(&mut cache, &conversation(2));
     assert_eq!(third.cache_read_input_tokens, 0, "{third:?}");
 }
+
+/// Two calls sharing a long system prompt, each with its own long message (as `generate`'s
+/// calls share the run's prefix and differ by file), the system prompt marked.
+fn shared_prefix(model: &str, tail: &str, automatic: bool) -> Request {
+    let mut request = Request::new(model)
+        .system("shared instructions ".repeat(1500))
+        .user(format!("{tail} ").repeat(1500));
+    request.cache = CacheMarks {
+        system: true,
+        automatic,
+        ..CacheMarks::default()
+    };
+    request
+}
+
+#[tokio::test]
+async fn gpt_5_6_explicit_breakpoints_write_only_the_marked_prefix_in_both_apis() {
+    for connect in [openai as Connect, responses] {
+        for automatic in [false, true] {
+            let strategy = parse_strategy(
+                "responses:\n  - content: one\n  - content: two\n",
+                "breakpoints.yaml",
+            )
+            .expect("script parses");
+            let server = FakeServer::start("127.0.0.1:0", strategy)
+                .await
+                .expect("server starts");
+            let client = connect(&server.url(), http(&clock(), 0));
+            let first = client
+                .complete(&shared_prefix("gpt-5.6-terra", "alpha", automatic))
+                .await
+                .expect("answered")
+                .usage;
+            let second = client
+                .complete(&shared_prefix("gpt-5.6-terra", "omega", automatic))
+                .await
+                .expect("answered")
+                .usage;
+            // The server read the marks back as they were sent.
+            let served = &server.served()[0].request;
+            assert!(served.cache.system, "{:?}", served.cache);
+            assert_eq!(served.cache.automatic, automatic);
+            // Explicit: the prefix alone is written and the file stays uncached input;
+            // implicit: the whole request is written too. The second call reads the prefix
+            // either way, and writes again only with the implicit breakpoint.
+            let whole = first.total_input();
+            if automatic {
+                assert_eq!(first.cache_creation_input_tokens, whole, "{first:?}");
+            } else {
+                assert!(first.input_tokens > 1000, "{first:?}");
+                assert_eq!(
+                    first.cache_creation_input_tokens + first.input_tokens,
+                    whole
+                );
+            }
+            let prefix = second.cache_read_input_tokens;
+            assert!(prefix > 4000 && prefix < whole, "{second:?}");
+            if automatic {
+                assert_eq!(second.input_tokens, 0, "{second:?}");
+            } else {
+                assert_eq!(first.cache_creation_input_tokens, prefix, "{first:?}");
+                assert_eq!(second.cache_creation_input_tokens, 0, "{second:?}");
+            }
+            assert_eq!(second.cache_creation_1h_input_tokens, 0);
+        }
+    }
+}
+
+#[tokio::test]
+async fn anthropic_automatic_caching_writes_the_end_and_the_next_turn_reads_it() {
+    let strategy = parse_strategy(
+        "responses:\n  - content: one\n  - content: two\n",
+        "automatic.yaml",
+    )
+    .expect("script parses");
+    let server = FakeServer::start("127.0.0.1:0", strategy)
+        .await
+        .expect("server starts");
+    let client = anthropic(&server.url(), http(&clock(), 0));
+    let mut request = Request::new("claude-sonnet-4-5")
+        .system("rules ".repeat(2000))
+        .user("first question");
+    request.cache.automatic = true;
+    let first = client.complete(&request).await.expect("answered");
+    assert_eq!(
+        first.usage.cache_creation_input_tokens,
+        first.usage.total_input(),
+        "{:?}",
+        first.usage
+    );
+    let served = &server.served()[0].request;
+    assert!(served.cache.automatic && served.cache.is_empty());
+    let written = first.usage.total_input();
+    request.messages.push(first.into_message());
+    request.messages.push(Message::user("second question"));
+    let second = client.complete(&request).await.expect("answered");
+    assert_eq!(
+        second.usage.cache_read_input_tokens, written,
+        "the breakpoint moved forward and found the first turn: {:?}",
+        second.usage
+    );
+}
+
+type Connect = fn(&str, llm_core::HttpConfig) -> Arc<dyn LlmClient>;

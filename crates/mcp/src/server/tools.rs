@@ -155,6 +155,7 @@ fn bundle_of(p: &ContextParams) -> context::ops::TaskBundle<'_> {
         task: &p.task,
         budget: p.budget,
         files: p.files,
+        tokens: Default::default(),
     }
 }
 

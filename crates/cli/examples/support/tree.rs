@@ -1,0 +1,32 @@
+//! What the benchmark examples share: a copy of a real tree to run on.
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+/// Copies the files of `from` (its `.git` and `.merkle` left out) to `to`; returns how many.
+pub fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
+    let mut count = 0;
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        std::fs::create_dir_all(to.join(&rel))?;
+        for entry in std::fs::read_dir(from.join(&rel))? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == ".git" || name == ".merkle" {
+                continue;
+            }
+            let rel = rel.join(&name);
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                todo.push(rel);
+            } else if kind.is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, to.join(&rel))?;
+                count += 1;
+            } else if kind.is_file() {
+                std::fs::copy(entry.path(), to.join(&rel))?;
+                count += 1;
+            }
+        }
+    }
+    Ok(count)
+}
