@@ -318,8 +318,12 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
         };
         let s = &f.symbol;
         // A type holding definitions shows its head (its attributes); its functions rank on
-        // their own.
+        // their own. A head already taken with one of its functions, as it is weighed there,
+        // is not taken again.
         let spans = match files[i].head_of(s.line_start) {
+            Some(head) if out.iter().any(|p: &Piece| p.file == i && p.spans == [head]) => {
+                continue;
+            }
             Some(head) => vec![head],
             None => spans_of(s.line_start, s.line_end, s.focus),
         };

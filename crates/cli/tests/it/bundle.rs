@@ -163,7 +163,7 @@ fn function_names(ws: &Workspace, query: &str) -> Vec<String> {
 
 /// What weighs a definition in `search --functions`: a message it prints that the task quotes,
 /// a line of it a traceback points at, a call from the function the task names, the words of
-/// its name; a class by its attributes, not its methods.
+/// its name; a class by its attributes, and as the class of the file's best method.
 #[test]
 fn functions_are_weighed_by_what_points_at_them() {
     let ws = Workspace::empty();
@@ -185,13 +185,14 @@ fn functions_are_weighed_by_what_points_at_them() {
         "report crashes\n\nTraceback (most recent call last):\n  File \"pay/ledger.py\", line 19, in report\nTypeError: amount",
     );
     assert_eq!(traced[0], "report", "{traced:?}");
-    // `balance` is named; `_round`, which it calls, holds none of the task's words but comes
-    // next, before `report` and `audit`, which hold one each.
+    // `balance` is named; its class comes next (a fix about a method often adds to its
+    // class, between the methods); then `_round`, which it calls and which holds none of the
+    // task's words, before `report` and `audit`, which hold one each.
     let called = function_names(
         &ws,
         "balance of entries is wrong\n\nLedger.balance() gives 3 for the entries 1.5 and 1.5",
     );
-    assert_eq!(&called[..2], ["balance", "_round"], "{called:?}");
+    assert_eq!(&called[..3], ["balance", "Ledger", "_round"], "{called:?}");
     // The class's own lines hold `currency_code`: the class is listed for it (an attribute
     // is listed only where the query names it as code).
     let attribute = function_names(&ws, "which currency code\n\nthe currency is fixed");

@@ -12,6 +12,8 @@ pub(super) struct Asking {
     pub idents: Vec<(String, usize)>,
     /// The query's words with their weights, their other forms added ([`add_word_forms`]).
     pub words: Vec<(String, f32)>,
+    /// Lines of code the query quotes, trimmed ([`quoted_code`]).
+    pub code: std::collections::HashSet<String>,
 }
 
 impl Asking {
@@ -49,8 +51,32 @@ impl Asking {
             }
         }
         add_word_forms(&mut words);
-        Asking { q, idents, words }
+        let code = quoted_code(query);
+        Asking {
+            q,
+            idents,
+            words,
+            code,
+        }
     }
+}
+
+/// The shortest line of a query, trimmed, that counts as quoted code: long enough that a
+/// file holding it verbatim holds what the task pasted, not a common idiom.
+pub(super) const CODE_LINE_MIN: usize = 20;
+
+/// The lines of `query` that look like pasted code (trimmed, at least [`CODE_LINE_MIN`] bytes,
+/// with a call, an assignment, an index or an attribute in them): an issue often quotes the
+/// lines it finds wrong, and the definition holding them is the one to change.
+fn quoted_code(query: &str) -> std::collections::HashSet<String> {
+    query
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.len() >= CODE_LINE_MIN && l.contains(['(', '=', '[', '.']))
+        // A traceback's frame names a file and a line; it is read as such elsewhere.
+        .filter(|l| !l.starts_with("File \""))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The past fixes like a task, by path, or why the history could not be read.
@@ -302,6 +328,7 @@ pub(super) fn hits_of<'r>(
                 weights: &term_weights,
                 said: &s.said,
                 framed: &s.framed,
+                code: &asking.code,
                 kind,
             };
             let (symbols, matched) = best_symbols(ff, content.as_deref(), &asked, req.symbols);

@@ -142,6 +142,8 @@ pub(super) struct Asked<'q> {
     pub said: &'q [String],
     /// Lines of this file the query points at (traceback frames, `path:line`).
     pub framed: &'q [usize],
+    /// Lines of code the query quotes, trimmed.
+    pub code: &'q std::collections::HashSet<String>,
     /// Only definitions of this kind.
     pub kind: Option<Kind>,
 }
@@ -163,8 +165,10 @@ const TYPICAL_LINES: f64 = 25.0;
 /// query words (each distinct word by its weight, its repeats saturating, long definitions
 /// weighed down, as BM25 does), against the file's best; the query's words in its name
 /// ([`NAME_WORDS`]); and [`NAMED`] more where the query names it, where it holds a message
-/// the query quotes or a line a traceback frame of the query points at. A container (a class, a module) holding functions is listed only when
-/// the query names it, since its functions are the lines to read.
+/// the query quotes, a line of code it quotes or a line a traceback frame of the query points
+/// at. A container (a class, a module) holding functions is weighed by its own lines (its
+/// attributes), not its functions' (they are the lines to read), and as the class of the
+/// file's best method ([`CLASS_SHARE`]).
 pub(super) fn best_symbols(
     f: &FileFacts,
     content: Option<&str>,
@@ -183,14 +187,18 @@ pub(super) fn best_symbols(
         .map(|l| l.iter().map(|&i| f64::from(words[i].1)).sum())
         .collect();
     let says = content.map_or_else(Vec::new, |text| lines_saying(text, asked.said));
+    let text_lines: Vec<&str> = content.map_or_else(Vec::new, |t| t.lines().collect());
+    let quoted = quoted_lines(&text_lines, asked.code);
     // The 1-based line of `start..end` (0-based) a reader should see first: one that prints a
-    // message the query quotes, else one a traceback frame points at, else the one holding the
-    // most query weight (the first such); `None` where none holds any.
+    // message the query quotes, else a line of code it quotes, else one a traceback frame
+    // points at, else the one holding the most query weight (the first such); `None` where
+    // none holds any.
     let focus = |start: usize, end: usize| {
         let within = |l: &&usize| **l > start && **l <= end;
         if let Some(&l) = says
             .iter()
             .find(within)
+            .or(quoted.iter().find(within))
             .or(asked.framed.iter().find(within))
         {
             return Some(l);
@@ -208,7 +216,6 @@ pub(super) fn best_symbols(
         let i = starts.partition_point(|&l| l <= line);
         starts.get(i).is_some_and(|&l| l <= end)
     };
-    let text_lines: Vec<&str> = content.map_or_else(Vec::new, |t| t.lines().collect());
     let mut tf = vec![0u32; words.len()];
     let weighed: Vec<(f64, f64, bool, Option<usize>, &crate::facts::FactSymbol)> = f
         .symbols
@@ -243,6 +250,7 @@ pub(super) fn best_symbols(
             let spans = |l: &usize| *l >= s.line && *l <= s.end_line.max(s.line);
             let named = asked.idents.contains_key(s.name.as_str())
                 || says.iter().any(spans)
+                || quoted.iter().any(spans)
                 || asked.framed.iter().any(spans);
             let kind = kind_share(s.kind);
             (
@@ -273,6 +281,7 @@ pub(super) fn best_symbols(
         })
         .collect();
     called_gain(&mut scored, &text_lines);
+    class_gain(&mut scored);
     scored.retain(|s| s.0 > 0.0);
     (
         first_symbols(scored, max),
@@ -370,6 +379,38 @@ fn called_gain(scored: &mut [Scored<'_>], lines: &[&str]) {
     }
 }
 
+/// How much of a file's best method's score the class holding it gets.
+pub const CLASS_SHARE: f64 = 0.9;
+
+/// Raises the innermost class (or other type) holding the file's best method to
+/// [`CLASS_SHARE`] of that method's score, where it scored less: a fix about a method's
+/// behaviour often adds a method or an attribute to its class, between the methods shown, and
+/// the class is then the definition the fix changes.
+fn class_gain(scored: &mut [Scored<'_>]) {
+    let Some((score, line)) = scored
+        .iter()
+        .filter(|s| s.0 > 0.0 && s.3.kind == Kind::Method)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.3.line.cmp(&a.3.line)))
+        .map(|s| (s.0, s.3.line))
+    else {
+        return;
+    };
+    let holds = |s: &Scored<'_>| {
+        matches!(
+            s.3.kind,
+            Kind::Class | Kind::Struct | Kind::Enum | Kind::Trait | Kind::Interface
+        ) && s.3.line < line
+            && s.3.end_line >= line
+    };
+    if let Some(class) = scored
+        .iter_mut()
+        .filter(|s| holds(s))
+        .min_by_key(|s| s.3.end_line - s.3.line)
+    {
+        class.0 = class.0.max(CLASS_SHARE * score);
+    }
+}
+
 /// How much a definition of `kind` holding the query's words counts against a function
 /// holding as many: the lines to change are most often a function's; a type's or a
 /// constant's words are often its documentation's.
@@ -431,6 +472,29 @@ fn name_weight(name: &str, weights: &HashMap<&str, f32>) -> f64 {
         add(&chunk.to_lowercase());
     }
     sum
+}
+
+/// The 1-based lines of `lines` that are, trimmed, one of the query's quoted lines of `code`,
+/// each only where it occurs once in the file (a line repeated across definitions tells none
+/// of them apart).
+fn quoted_lines(lines: &[&str], code: &std::collections::HashSet<String>) -> Vec<usize> {
+    if code.is_empty() {
+        return Vec::new();
+    }
+    let mut seen: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if t.len() >= super::fuse::CODE_LINE_MIN && code.contains(t) {
+            seen.entry(t).or_default().push(i + 1);
+        }
+    }
+    let mut out: Vec<usize> = seen
+        .into_values()
+        .filter(|at| at.len() == 1)
+        .flatten()
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// The 1-based lines of `text` on which one of `messages` begins.
