@@ -25,18 +25,9 @@ mod tree;
 use tree::copy_tree;
 
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .map(PathBuf::from)
-            .with_context(|| {
-                format!("{name} is required; usage: batch_bench --merkle BIN --repo PATH")
-            })
-    };
-    let merkle = flag("--merkle")?;
-    let repo = flag("--repo")?;
+    let usage = "batch_bench --merkle BIN --repo PATH";
+    let merkle = tree::required("--merkle", usage)?;
+    let repo = tree::required("--repo", usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

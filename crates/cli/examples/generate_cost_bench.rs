@@ -13,11 +13,11 @@
 //! Prints one JSON object.
 //!
 //! Usage: generate_cost_bench --merkle BIN --repo PATH
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use llm_sim::{Digest, FakeServer};
 use serde_json::{Value, json};
 
@@ -76,18 +76,9 @@ const RULES: [Rules; 2] = [
 ];
 
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .map(PathBuf::from)
-            .with_context(|| {
-                format!("{name} is required; usage: generate_cost_bench --merkle BIN --repo PATH")
-            })
-    };
-    let merkle = flag("--merkle")?;
-    let repo = flag("--repo")?;
+    let usage = "generate_cost_bench --merkle BIN --repo PATH";
+    let merkle = tree::required("--merkle", usage)?;
+    let repo = tree::required("--repo", usage)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

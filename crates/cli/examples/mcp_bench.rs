@@ -20,21 +20,20 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+// Only its flags: this bench runs on the tree it is given.
+#[allow(dead_code)]
+#[path = "support/tree.rs"]
+mod tree;
+
 /// How many sampled nodes and queries each kind of call cycles through.
 const NODES: usize = 200;
 const QUERIES: usize = 20;
 
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let usage = "usage: mcp_bench --merkle BIN --repo PATH [--clients N] [--secs S]";
-    let merkle = PathBuf::from(flag("--merkle").context(usage)?);
-    let repo = PathBuf::from(flag("--repo").context(usage)?);
+    let usage = "mcp_bench --merkle BIN --repo PATH [--clients N] [--secs S]";
+    let merkle = tree::required("--merkle", usage)?;
+    let repo = tree::required("--repo", usage)?;
+    let flag = tree::flag;
     let clients: usize = flag("--clients").map_or(Ok(50), |v| v.parse())?;
     let secs: u64 = flag("--secs").map_or(Ok(60), |v| v.parse())?;
 

@@ -1,7 +1,8 @@
-//! What the benchmark examples share: a copy of a real tree to run on.
+//! What the benchmark examples share: their `--name value` flags, and a copy of a real tree
+//! to run on.
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 /// Copies the files of `from` (its `.git` and `.merkle` left out) to `to`; returns how many.
 pub fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
@@ -29,4 +30,20 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
         }
     }
     Ok(count)
+}
+
+/// The value of `--name value` among this process's arguments, if given.
+pub fn flag(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+/// The path `--name PATH` gives, or an error naming the flag and `usage`.
+pub fn required(name: &str, usage: &str) -> Result<PathBuf> {
+    flag(name)
+        .map(PathBuf::from)
+        .with_context(|| format!("{name} is required; usage: {usage}"))
 }
