@@ -160,26 +160,25 @@ pub(crate) fn context_cmd(
         b.markdown(budget)
     };
     let mut json = b.json(budget);
-    let (model, source) = match &counter {
-        Some((model, c)) => (Some(*model), c.source().as_str()),
-        None => (None, "bytes"),
-    };
-    json["counted"] = serde_json::json!({"model": model, "source": source});
-    if let Some(model) = model {
-        text.push_str(&format!("\n({})\n", counted_by(model, source)));
+    if let Some((model, c)) = &counter {
+        json["counted"] = serde_json::json!({"model": model, "source": c.source().as_str()});
+        text.push_str(&format!("\n({})\n", counted_by(model, c.source())));
     }
     out.value(json, text);
     Ok(())
 }
 
 /// How `context --model` counted, in words.
-fn counted_by(model: &str, source: &str) -> String {
+fn counted_by(model: &str, source: llm_core::CountSource) -> String {
+    use llm_core::CountSource;
     match source {
-        "tokenizer" => format!("tokens counted with {model}'s tokenizer"),
-        "calibrated" => format!(
+        CountSource::Provider | CountSource::Tokenizer => {
+            format!("tokens counted with {model}'s tokenizer")
+        }
+        CountSource::Calibrated => format!(
             "tokens estimated for {model}, calibrated by its earlier answers in this workspace"
         ),
-        _ => format!(
+        CountSource::Estimate => format!(
             "tokens estimated for {model}: no answer of it has calibrated the estimate in this \
              workspace yet"
         ),

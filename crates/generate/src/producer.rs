@@ -213,10 +213,19 @@ pub struct LlmSettings {
 /// on their content as before.
 #[derive(Debug, Clone, Default)]
 pub struct RunPrefix {
-    map: Arc<std::sync::RwLock<Option<Arc<str>>>>,
+    /// The system prompt with the map, and the cache key naming it: built once per run, not
+    /// per call.
+    map: Arc<std::sync::RwLock<Option<SharedPrompt>>>,
     /// Set by the run's first direct call once it has written the prefix to the cache; the
     /// calls made meanwhile wait for it.
     warmed: Arc<std::sync::OnceLock<()>>,
+}
+
+/// A run's system prompt with its map, and the cache key naming it.
+#[derive(Debug)]
+struct SharedPrompt {
+    system: Arc<str>,
+    key: Arc<str>,
 }
 
 /// The most bytes of paths the map shows (about 6,000 tokens); the rest is counted.
@@ -239,16 +248,31 @@ impl RunPrefix {
         if shown < total {
             let _ = writeln!(map, "... and {} more", total - shown);
         }
-        *self.map.write().unwrap_or_else(|e| e.into_inner()) = Some(map.into());
+        let system = format!("{SYSTEM}\n\n{map}");
+        let key = cache_key(&system);
+        let prompt = SharedPrompt {
+            system: system.into(),
+            key: key.into(),
+        };
+        *self.map.write().unwrap_or_else(|e| e.into_inner()) = Some(prompt);
     }
 
-    /// The system prompt: the instructions, then the map when one is set.
-    pub(crate) fn system(&self) -> String {
+    /// The system prompt (the instructions, then the map when one is set) and the cache key
+    /// naming it.
+    pub(crate) fn system(&self) -> (String, String) {
         match &*self.map.read().unwrap_or_else(|e| e.into_inner()) {
-            Some(map) => format!("{SYSTEM}\n\n{map}"),
-            None => SYSTEM.to_owned(),
+            Some(p) => (p.system.to_string(), p.key.to_string()),
+            None => (SYSTEM.to_owned(), cache_key(SYSTEM)),
         }
     }
+}
+
+/// OpenAI's cache key for calls sharing the system prompt `system`: it keeps them on one cache.
+fn cache_key(system: &str) -> String {
+    format!(
+        "merkle-generate-{}",
+        &blake3::hash(system.as_bytes()).to_hex()[..16]
+    )
 }
 
 /// The error of a call not made because the run was interrupted.
@@ -323,16 +347,10 @@ impl LlmSettings {
     /// marked (GPT-5.6 then writes no breakpoint after the file, whose tail no other call
     /// shares), and OpenAI's cache key names it, which keeps the calls on one cache.
     fn request(&self, prompt: String) -> Request {
-        let system = self.prefix.system();
-        let cache_key = self.prompt_cache.then(|| {
-            format!(
-                "merkle-generate-{}",
-                &blake3::hash(system.as_bytes()).to_hex()[..16]
-            )
-        });
+        let (system, key) = self.prefix.system();
         Request {
             model: self.model.clone(),
-            cache_key,
+            cache_key: self.prompt_cache.then_some(key),
             system: Some(system),
             cache: if self.prompt_cache {
                 CacheMarks {

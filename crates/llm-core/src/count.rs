@@ -107,13 +107,15 @@ impl Calibration {
     /// The estimate `estimate` for `model`, scaled when the model has been seen.
     pub fn apply(&self, model: &str, estimate: u64) -> TokenCount {
         match self.ratio(model) {
-            Some(ratio) => TokenCount::new(
-                (estimate as f64 * ratio).round() as u64,
-                CountSource::Calibrated,
-            ),
+            Some(ratio) => TokenCount::new(scaled(estimate, ratio), CountSource::Calibrated),
             None => TokenCount::new(estimate, CountSource::Estimate),
         }
     }
+}
+
+/// `estimate` scaled by a model's `ratio` of provider tokens to estimated ones.
+fn scaled(estimate: u64, ratio: f64) -> u64 {
+    (estimate as f64 * ratio).round() as u64
 }
 
 /// Counts plain text (a context bundle, a prompt's part) in one model's tokens, offline: with
@@ -153,10 +155,7 @@ impl TextCounter {
     /// `text`'s tokens.
     pub fn count(&self, text: &str) -> u64 {
         let tokens = self.encoding.count(text);
-        match self.ratio {
-            Some(ratio) => (tokens as f64 * ratio).round() as u64,
-            None => tokens,
-        }
+        self.ratio.map_or(tokens, |ratio| scaled(tokens, ratio))
     }
 
     pub fn source(&self) -> CountSource {

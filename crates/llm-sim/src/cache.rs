@@ -100,18 +100,20 @@ impl PromptCache {
     /// remembers the request's prefixes. A request without breakpoints or a cache key is left
     /// as it is.
     pub fn apply(&mut self, request: &Request, usage: &mut Usage) {
-        self.apply_counted(request, usage, llm_core::tokens::estimate_request);
+        self.apply_counted(request, usage, llm_core::tokens::estimate_request, false);
     }
 
     /// [`PromptCache::apply`] with prefixes measured by `count`, the tokenizer that billed
-    /// the whole request.
+    /// the whole request; `openai`: the request came through OpenAI's API, whose automatic
+    /// prefix cache takes it keyed or not (the key only routes).
     pub fn apply_counted(
         &mut self,
         request: &Request,
         usage: &mut Usage,
         count: fn(&Request) -> u64,
+        openai: bool,
     ) {
-        let Some(rules) = Rules::of(request) else {
+        let Some(rules) = Rules::of(request, openai) else {
             return;
         };
         let now = self.clock.now();
@@ -207,14 +209,15 @@ enum Rules {
 
 impl Rules {
     /// The rules `request` is billed by; `None` when nothing of it is cached (no mark, no
-    /// automatic caching, no cache key, and not a GPT-5.6 model, which always caches).
-    fn of(request: &Request) -> Option<Rules> {
+    /// automatic caching, no cache key, not through OpenAI's API, and not a GPT-5.6 model,
+    /// which always caches).
+    fn of(request: &Request, openai: bool) -> Option<Rules> {
         let cache = &request.cache;
         if openai_breakpoints(&request.model) {
             Some(Rules::OpenAiBreakpoints)
         } else if !cache.is_empty() || cache.automatic {
             Some(Rules::Anthropic)
-        } else if request.cache_key.is_some() {
+        } else if openai || request.cache_key.is_some() {
             Some(Rules::OpenAiAutomatic)
         } else {
             None

@@ -166,7 +166,7 @@ impl Generator {
         let prefix = {
             let shared = llm_core::Request {
                 model: model.model.clone(),
-                system: Some(model.settings.prefix.system()),
+                system: Some(model.settings.prefix.system().0),
                 ..llm_core::Request::default()
             };
             let tokens = model.client.count_tokens(&shared);

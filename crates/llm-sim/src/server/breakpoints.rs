@@ -60,7 +60,9 @@ impl Marked {
     }
 
     /// Once the body is read: GPT-5.6 and later add their implicit breakpoint unless the mode
-    /// is explicit (earlier models have only OpenAI's automatic prefix cache).
+    /// is explicit (earlier models have only OpenAI's automatic prefix cache). Not modelled:
+    /// explicit mode with no breakpoint at all, which OpenAI caches nothing of and this bills
+    /// as implicit; merkle's client never sends it (no marks, no `prompt_cache_options`).
     pub(crate) fn finish(&self, request: &mut Request) {
         request.cache.automatic = openai_breakpoints(&request.model) && !self.explicit;
     }

@@ -369,17 +369,8 @@ fn settle(shared: &Shared, api: Api, request: &Request, answer: &mut Answer) {
     if !answer.usage_estimated && !asked {
         return;
     }
-    let keyed;
-    let billed = if api != Api::Anthropic && request.cache_key.is_none() {
-        keyed = Request {
-            cache_key: Some(String::new()),
-            ..request.clone()
-        };
-        &keyed
-    } else {
-        request
-    };
-    lock(&shared.cache).apply_counted(billed, &mut answer.response.usage, count);
+    let openai = api != Api::Anthropic;
+    lock(&shared.cache).apply_counted(request, &mut answer.response.usage, count, openai);
 }
 
 /// The answer to a pre-warming call (`max_tokens: 0`): no content, stopped at its limit.
