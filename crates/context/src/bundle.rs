@@ -1,5 +1,6 @@
 //! A task's context within a token budget: the definitions a search finds for the task,
-//! ranked across files by function score ([`crate::search::functions`]), each file's
+//! ranked across files by function score ([`crate::search::functions_at_depth`], deeper into
+//! the best files than a function list: [`BUNDLE_DEPTH`]), each file's
 //! module-level lines (its imports and constants) after its best definition, and an outline
 //! for a found file with no definition that matched; taken best first while they fit. What
 //! `merkle context`, the MCP `context` tool and the agent's `task_context` tool give, ready to
@@ -20,7 +21,8 @@ use crate::error::Result;
 use crate::facts::TreeFacts;
 use crate::regenerate::{FrameProducer, Outline};
 use crate::search::{
-    FUNCTION_SYMBOLS, Hit, Ranking, SearchRequest, functions, index_dir, search, sync_index,
+    FUNCTION_SYMBOLS, Hit, Ranking, SearchRequest, functions_at_depth, index_dir, search,
+    sync_index,
 };
 
 /// The most lines of one definition a bundle shows: a longer one shows its first
@@ -28,6 +30,14 @@ use crate::search::{
 pub const MAX_SECTION_LINES: usize = 150;
 /// The first lines of a long definition a bundle shows (its signature and opening).
 pub const HEAD_LINES: usize = 12;
+/// How a definition's share of its file's best weighs in a bundle (see
+/// [`crate::search::functions_at_depth`]): lower than a function list's
+/// ([`crate::search::FUNCTION_DEPTH`]), so a bundle shows more of its best files before the
+/// next files' best definitions. The file ranking is surer than the function ranking within a
+/// file (the fixed file is first for about 6 issues in 10), and a reader of the bundle reads
+/// the file's other definitions beside its best. On the dev set: line recall at 8k tokens
+/// +1.9 points, on Multi-SWE-bench +0.9 (at 4k: +1.5 and -0.9).
+pub const BUNDLE_DEPTH: f64 = 0.25;
 /// A definition scoring below this share of the best one is never shown.
 pub const RELATIVE_CUT: f64 = 0.05;
 /// A file's module-level lines (imports, constants) weigh this share of its best definition.
@@ -305,7 +315,7 @@ struct Piece {
 /// best definition, weighed at [`MODULE_SHARE`] of it; an outline for a file with no
 /// definition that matched, last.
 fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
-    let ranked = functions(hits, usize::MAX);
+    let ranked = functions_at_depth(hits, usize::MAX, BUNDLE_DEPTH);
     let best = ranked.first().map_or(0.0, |f| f.score);
     let mut out = Vec::new();
     let mut module_taken = vec![false; hits.len()];

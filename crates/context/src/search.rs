@@ -49,8 +49,8 @@ use self::prior::{KIND_WEIGHTS, kind_class, prior_asked, size_of};
 pub mod history;
 mod hit;
 pub use self::hit::{
-    FUNCTION_FILES, FUNCTION_SYMBOLS, FunctionHit, Hit, SymbolHit, functions, search_functions,
-    search_functions_tree,
+    FUNCTION_FILES, FUNCTION_SYMBOLS, FunctionHit, Hit, SymbolHit, functions, functions_at_depth,
+    search_functions, search_functions_tree,
 };
 mod index;
 pub use self::index::{index_dir, sync_index};

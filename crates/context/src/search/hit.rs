@@ -100,13 +100,20 @@ impl FunctionHit {
 /// file's best definition keeps the file's place and a second-rate one falls behind the next
 /// files' best (ties: path, line).
 pub fn functions(hits: &[Hit], limit: usize) -> Vec<FunctionHit> {
+    functions_at_depth(hits, limit, FUNCTION_DEPTH)
+}
+
+/// [`functions`] with each definition's share of its file's best to the power `depth`: the
+/// lower, the more a file's other definitions keep its place (a bundle reads deeper into its
+/// best files than a function list ranks: [`crate::bundle::BUNDLE_DEPTH`]).
+pub fn functions_at_depth(hits: &[Hit], limit: usize, depth: f64) -> Vec<FunctionHit> {
     let mut found: Vec<FunctionHit> = hits
         .iter()
         .flat_map(|h| {
             h.symbols.iter().map(|s| FunctionHit {
                 path: h.path.clone(),
                 symbol: s.clone(),
-                score: (h.score * s.score.powf(FUNCTION_DEPTH) * 1e4).round() / 1e4,
+                score: (h.score * s.score.powf(depth) * 1e4).round() / 1e4,
                 why: h.why.clone(),
             })
         })
