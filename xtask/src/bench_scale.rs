@@ -10,9 +10,9 @@
 //! against `git status`, a one-file edit and `scan` against a no-op `scan`, `generate
 //! --recursive --offline` and the first `search` (the index build) against `ctags -R`, a warm
 //! `search` against `git grep -l`, `search` with `merkle watch` running, `get-node` of a deep
-//! file, and the size of `.merkle` against the source's. `merkle validate` runs after the scan,
-//! the generation and the searches, and must be clean. The MCP server's figures are left to
-//! `bench mcp`.
+//! file, `merkle gc`, and the size of `.merkle` against the source's (before and after gc).
+//! `merkle validate` runs after the scan, the generation, the searches and gc, and must be
+//! clean. The MCP server's figures are left to `bench mcp`.
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -65,6 +65,8 @@ pub enum Limit {
 pub struct Scale {
     pub files: usize,
     pub source_bytes: u64,
+    /// `.merkle`'s bytes after the searches, and after `merkle gc`.
+    pub before_gc: u64,
     pub store_bytes: u64,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
@@ -135,10 +137,22 @@ pub fn run(config: &ScaleConfig) -> Result<Scale> {
     step.validate("generate")?;
     rows.extend(searches(config, &step, &ctags, &paths, &mut notes)?);
     step.validate("search")?;
+    let before_gc = dir_bytes(&tree.join(".merkle"))?;
+    progress("merkle gc (once)");
+    let (d, rss) = measured(&mut step.merkle(&["gc"]))?;
+    rows.push(Row {
+        step: "gc (collect, compact)",
+        merkle: d,
+        rss_kib: rss,
+        baseline: None,
+        limit: Limit::None,
+    });
+    step.validate("gc")?;
     let store_bytes = dir_bytes(&tree.join(".merkle"))?;
     Ok(Scale {
         files: paths.len(),
         source_bytes,
+        before_gc,
         store_bytes,
         rows,
         notes,
@@ -567,17 +581,21 @@ pub fn report(config: &ScaleConfig, scale: &Scale) -> String {
             ms(r.merkle)
         );
     }
-    let ratio = scale.store_bytes as f64 / scale.source_bytes.max(1) as f64;
+    for (what, bytes) in [
+        ("`.merkle` size before gc", scale.before_gc),
+        ("`.merkle` size", scale.store_bytes),
+    ] {
+        let ratio = bytes as f64 / scale.source_bytes.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "| {what} | {bytes} bytes | | the source {} bytes | {ratio:.2}x | {} |",
+            scale.source_bytes,
+            verdict(ratio <= 0.3, "<= 0.3x")
+        );
+    }
     let _ = writeln!(
         out,
-        "| `.merkle` size | {} bytes | | the source {} bytes | {ratio:.2}x | {} |",
-        scale.store_bytes,
-        scale.source_bytes,
-        verdict(ratio <= 0.3, "<= 0.3x")
-    );
-    let _ = writeln!(
-        out,
-        "\nmerkle validate: clean after the scan, the generation and the searches"
+        "\nmerkle validate: clean after the scan, the generation, the searches and gc"
     );
     for n in &scale.notes {
         let _ = writeln!(out, "note: {n}");

@@ -158,6 +158,9 @@ enum Command {
     Status,
     /// Check the store against itself: every id re-derived, every index checked
     Validate,
+    /// Remove what no tree, history or memo needs (replaced file versions, caches of old
+    /// content or formats), pack values and compact the store's file; says what it kept and why
+    Gc(tree_cmds::GcArgs),
     /// Keep the tree (and with --generate, one frame type) fresh: rescan after files change,
     /// until Ctrl-C; the store stays free for other commands between rescans
     Watch(watch::WatchArgs),
@@ -504,6 +507,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<ExitCode> {
         Command::Pull(args) => return remote_cmds::pull(g, &root, args, out),
         Command::Scan(args) => tree_cmds::scan(g, &root, args, out)?,
         Command::Status => tree_cmds::status(g, &root, out)?,
+        Command::Gc(args) => tree_cmds::gc(g, &root, args, out)?,
         Command::Validate => {
             if !tree_cmds::validate(g, &root, out)? {
                 return Ok(ExitCode::from(1));

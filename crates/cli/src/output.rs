@@ -308,6 +308,42 @@ fn bytes_text(n: u64) -> String {
     format!("{} bytes", grouped(n))
 }
 
+/// `gc`'s answer: nodes and derived records kept and removed, with why, then the folder's
+/// bytes before and after.
+pub(crate) fn gc(out: &mut Out, g: &context::ops::Garbage) {
+    let c = &g.collected;
+    let verb = if g.dry_run { "would remove" } else { "removed" };
+    let mut text = format!(
+        "nodes: kept {} (the current tree's, those with frames and what they hold), {verb} {}",
+        grouped(c.nodes_kept),
+        grouped(c.nodes_removed)
+    );
+    for (namespace, kept, removed) in &c.derived {
+        text.push_str(&format!(
+            "
+{namespace}: kept {}, {verb} {} ({})",
+            grouped(*kept),
+            grouped(*removed),
+            context::ops::why_kept(namespace)
+        ));
+    }
+    if c.packed > 0 {
+        text.push_str(&format!(
+            "
+packed {} values of a store written before packing",
+            grouped(c.packed)
+        ));
+    }
+    text.push_str(&format!(
+        "
+the store folder: {} before, {} after{}",
+        bytes_text(g.bytes_before),
+        bytes_text(g.bytes_after),
+        if c.compacted { " (compacted)" } else { "" }
+    ));
+    out.value(g.json(), text);
+}
+
 pub(crate) fn validate(out: &mut Out, problems: &[Problem]) {
     let text = if problems.is_empty() {
         "ok: the store is consistent".to_owned()

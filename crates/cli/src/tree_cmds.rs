@@ -1,4 +1,4 @@
-//! The tree and frame commands: `scan`, `status`, `validate`, `put-frame`, `get-node`,
+//! The tree and frame commands: `scan`, `status`, `validate`, `gc`, `put-frame`, `get-node`,
 //! `list-frames`, `get-head` and `list-nodes`; each parses, calls the store or
 //! `context::ops`, and renders.
 use std::path::Path;
@@ -157,6 +157,24 @@ pub(crate) fn status(g: &Global, root: &Path, out: &mut Out) -> Result<()> {
         false => None,
     };
     output::status(out, g, &status, stale, space.as_ref());
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct GcArgs {
+    /// Count what would be removed, by kind, and change nothing
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `gc`: removes what no tree, history or memo needs, packs a store written before packing
+/// and compacts its file ([`context::ops::collect_garbage`]).
+pub(crate) fn gc(g: &Global, root: &Path, args: &GcArgs, out: &mut Out) -> Result<()> {
+    // A store must be there: collecting never makes one.
+    drop(workspace(g, root).reader()?);
+    let mut store = open(g, root, false)?;
+    let garbage = context::ops::collect_garbage(&mut store, args.dry_run)?;
+    output::gc(out, &garbage);
     Ok(())
 }
 

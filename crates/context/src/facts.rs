@@ -355,6 +355,25 @@ pub(crate) fn parsed(language: Language) -> bool {
     !matches!(language, Language::Json | Language::Toml | Language::Yaml)
 }
 
+/// The keys of the facts of the current tree's parsed files: the facts records a collection
+/// keeps (`merkle gc`); every other is of content no file has now, or of an older format.
+pub(crate) fn current_keys(store: &Store) -> Result<std::collections::HashSet<Hash>> {
+    Ok(store
+        .tree_files()?
+        .into_iter()
+        .filter(|f| f.kind == NodeKind::File)
+        .filter_map(|f| {
+            let language = Language::from_path(&f.path).filter(|l| parsed(*l))?;
+            Some(facts_key(language, &f.content_hash))
+        })
+        .collect())
+}
+
+/// Whether `namespace` is the one facts are kept under.
+pub(crate) fn is_facts(namespace: &str) -> bool {
+    namespace == NAMESPACE
+}
+
 fn facts_key(language: Language, content: &Hash) -> Hash {
     let mut input = Vec::with_capacity(64);
     input.extend_from_slice(FACTS_VERSION.as_bytes());

@@ -63,7 +63,7 @@ impl Related {
 /// `graph:v2`: script aliases (import maps, `tsconfig.json` paths) resolve.
 /// `graph:v3`: the root the graph is of is kept under a key of its own.
 /// `graph:v4`: Python's absolute imports never resolve from inside a package.
-fn graph_cache() -> String {
+pub(crate) fn graph_cache() -> String {
     format!("graph:v4:{}", crate::facts::FACTS_VERSION)
 }
 

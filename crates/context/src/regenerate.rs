@@ -22,7 +22,7 @@ use crate::facts::{self, FactsSink};
 use crate::invalidation;
 use crate::map::Ranking;
 pub use crate::memo::Provenance;
-mod stale_list;
+pub(crate) mod stale_list;
 pub use self::stale_list::{StaleKey, keep_stale_frames, stale_frames, stale_frames_keyed};
 
 use crate::synthesis::{

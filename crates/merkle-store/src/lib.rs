@@ -99,7 +99,7 @@ pub use merkle_hash::lexical_path;
 pub use node::{Child, NodeKind, NodeRecord};
 pub use scan::Progress;
 pub use store::{
-    Change, FrameSummary, Import, ImportOptions, ImportReport, OpenOptions, Problem, Refusal,
-    ScanOptions, ScanPlan, ScanReport, Space, StatusReport, Store, TreeFile, TreeNode,
+    Change, Collected, FrameSummary, Import, ImportOptions, ImportReport, OpenOptions, Problem,
+    Refusal, ScanOptions, ScanPlan, ScanReport, Space, StatusReport, Store, TreeFile, TreeNode,
     is_id_prefix, normalize_path, pushed_marker, store_dir,
 };

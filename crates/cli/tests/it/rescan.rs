@@ -293,3 +293,58 @@ fn verbose_status_says_what_takes_the_space() {
     assert!(text.contains("space, by kind of record"), "{text}");
     assert!(text.contains("store.redb"), "{text}");
 }
+
+/// `gc` removes the versions a rescan replaced and the facts of content no file has now, says
+/// what it kept and why, and leaves a store that validates and answers as before; a dry run
+/// changes nothing; with no store it says so and makes none.
+#[test]
+fn gc_removes_what_nothing_needs_and_says_what_it_kept() {
+    let ws = Workspace::scanned();
+    let hits = ws.json(&["search", "answer"]);
+    ws.write("src/util/mod.rs", "pub fn answer() -> u32 {\n    43\n}\n");
+    ws.ok(&["scan"]);
+    assert_eq!(ws.json(&["search", "answer"]), hits);
+    let nodes = |v: &Value| (v["nodes"]["kept"].as_u64(), v["nodes"]["removed"].as_u64());
+    let facts = |v: &Value| {
+        v["derived"]
+            .as_array()
+            .expect("derived")
+            .iter()
+            .find(|d| d["namespace"] == json!("facts"))
+            .map(|d| (d["kept"].as_u64(), d["removed"].as_u64()))
+    };
+    let dry = ws.json(&["gc", "--dry-run"]);
+    assert_eq!(dry["dry_run"], json!(true));
+    // The old mod.rs and the three folders above it (no frames were kept for them).
+    assert_eq!(nodes(&dry).1, Some(4), "{dry}");
+    assert_eq!(facts(&dry).and_then(|f| f.1), Some(1), "{dry}");
+    assert_eq!(dry["bytes_after"], dry["bytes_before"]);
+    assert_eq!(
+        ws.json(&["gc", "--dry-run"]),
+        dry,
+        "a dry run changes nothing"
+    );
+
+    let done = ws.json(&["gc"]);
+    assert_eq!((nodes(&done), facts(&done)), (nodes(&dry), facts(&dry)));
+    assert_eq!(done["compacted"], json!(true));
+    assert!(
+        done["bytes_after"].as_u64() <= done["bytes_before"].as_u64(),
+        "{done}"
+    );
+    ws.assert_valid();
+    assert_eq!(ws.json(&["search", "answer"]), hits);
+    let again = ws.json(&["gc"]);
+    assert_eq!(nodes(&again).1, Some(0), "{again}");
+    assert_eq!(facts(&again).and_then(|f| f.1), Some(0), "{again}");
+    let text = ws.ok(&["gc", "--dry-run"]);
+    assert!(text.contains("nodes: kept"), "{text}");
+    assert!(text.contains("facts: kept"), "{text}");
+    assert!(text.contains("the current tree's files"), "{text}");
+
+    let empty = Workspace::empty();
+    let r = empty.run(&["gc"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("no store"), "{r}");
+    assert!(!empty.path(".merkle").exists(), "gc made a store");
+}

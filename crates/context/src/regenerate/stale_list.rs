@@ -6,7 +6,7 @@ use super::{STALE_REASONS, Stale, frames_at, staleness};
 use crate::error::Result;
 
 /// The derived-record namespace of kept stale-frame lists.
-const STALE_NAMESPACE: &str = "stale-frames";
+pub(crate) const STALE_NAMESPACE: &str = "stale-frames";
 /// The one record of that namespace: the last list kept, after the key it was kept for (one
 /// list, not one per tree the workspace has been at).
 const STALE_RECORD: Hash = Hash([0; 32]);

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::error::Result;
 
+mod packed;
 mod redb;
 #[cfg(feature = "sled")]
 mod sled;
@@ -172,6 +173,26 @@ pub trait Engine: Send + Sync {
         start: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()>;
+    /// [`Engine::scan`] of the values as the engine stores them (packed: see `packed.rs`),
+    /// for what takes the space.
+    fn scan_stored(
+        &self,
+        table: Table,
+        start: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.scan(table, start, visit)
+    }
+    /// Gives the space of deleted and rewritten records back to the file system, where the
+    /// engine can; whether it did.
+    fn compact(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+    /// Packs the values of a store written before packing, in place (see `packed.rs`); the
+    /// values rewritten.
+    fn pack_all(&self) -> Result<u64> {
+        Ok(0)
+    }
     /// Applies every write of `batch` atomically; returns only once the writes are durable.
     fn commit(&self, batch: Batch) -> Result<()>;
     /// The number of entries in a table.
@@ -230,16 +251,17 @@ impl EngineKind {
     /// in another process, and fails if there is no data yet.
     pub(crate) fn open(self, store_dir: &Path, writable: bool) -> Result<Box<dyn Engine>> {
         let path = self.data_path(store_dir);
-        match self {
-            EngineKind::Redb => Ok(Box::new(redb::RedbEngine::open(
-                store_dir, &path, writable,
-            )?)),
+        let inner: Box<dyn Engine> = match self {
+            EngineKind::Redb => Box::new(redb::RedbEngine::open(store_dir, &path, writable)?),
             #[cfg(feature = "sled")]
-            EngineKind::Sled => Ok(Box::new(sled::SledEngine::open(store_dir, &path)?)),
+            EngineKind::Sled => Box::new(sled::SledEngine::open(store_dir, &path)?),
             #[cfg(not(feature = "sled"))]
-            EngineKind::Sled => Err(crate::Error::EngineUnavailable {
-                engine: "sled".to_owned(),
-            }),
-        }
+            EngineKind::Sled => {
+                return Err(crate::Error::EngineUnavailable {
+                    engine: "sled".to_owned(),
+                });
+            }
+        };
+        Ok(Box::new(packed::Packed::open(inner, writable)?))
     }
 }

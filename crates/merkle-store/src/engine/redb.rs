@@ -265,6 +265,21 @@ impl Engine for RedbEngine {
         *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
+    fn compact(&mut self) -> Result<bool> {
+        // The cached snapshot is a read transaction, which compaction waits for: dropped.
+        self.refresh();
+        let at = self.errors();
+        let Handle::Write(db) = &mut self.db else {
+            return Ok(false);
+        };
+        guard(&at.file, || {
+            db.compact().map_err(|e| Error::Engine {
+                store: at.store.clone(),
+                message: format!("compacting: {e}"),
+            })
+        })
+    }
+
     fn count(&self, table: Table) -> Result<u64> {
         self.guarded(|at| {
             let tables = self.tables(at)?;

@@ -3,7 +3,7 @@
 use super::*;
 
 /// The entries of one table, or of one namespace of the derived table, and their bytes (keys
-/// and values as stored, before the engine's own overhead).
+/// and values as stored, packed where they are: before the engine's own overhead).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Space {
     /// The table's name (`frames`, `nodes`, ...), or `derived:NAMESPACE`.
@@ -38,7 +38,7 @@ impl Store {
         let mut derived: BTreeMap<Vec<u8>, Space> = BTreeMap::new();
         for table in Table::ALL {
             let mut space = Space::new(table.name().to_owned());
-            self.engine.scan(table, b"", &mut |k, v| {
+            self.engine.scan_stored(table, b"", &mut |k, v| {
                 space.add(k, v);
                 if table == Table::Derived {
                     let namespace = k.split(|b| *b == 0).next().unwrap_or(k);

@@ -1,0 +1,89 @@
+//! `merkle gc` (issue #46): what a store keeps and what it can let go, by kind, and the
+//! collection itself ([`merkle_store::Store::collect_garbage`]) with the derived records
+//! context still reads: the facts of the current tree's content in the current format, the
+//! kept import graph of the current format and the stale-frame list. Every other derived
+//! record is a cache of content no file has now or of an older format.
+use std::path::Path;
+
+use merkle_store::{Collected, Store};
+use serde_json::{Value, json};
+
+use crate::error::Result;
+
+/// A collection's figures: what was kept and removed, and the store folder's bytes before and
+/// after.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Garbage {
+    pub collected: Collected,
+    pub dry_run: bool,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+impl Garbage {
+    /// `{dry_run, nodes: {kept, removed}, derived: [{namespace, kept, removed, why}], packed,
+    /// compacted, bytes_before, bytes_after}`.
+    pub fn json(&self) -> Value {
+        let c = &self.collected;
+        json!({
+            "dry_run": self.dry_run,
+            "nodes": {"kept": c.nodes_kept, "removed": c.nodes_removed},
+            "derived": c.derived.iter().map(|(n, kept, removed)| json!({
+                "namespace": n, "kept": kept, "removed": removed, "why": why_kept(n),
+            })).collect::<Vec<_>>(),
+            "packed": c.packed,
+            "compacted": c.compacted,
+            "bytes_before": self.bytes_before,
+            "bytes_after": self.bytes_after,
+        })
+    }
+}
+
+/// Why the records of a derived namespace are kept, or what the removed ones were.
+pub fn why_kept(namespace: &str) -> &'static str {
+    if crate::facts::is_facts(namespace) {
+        "facts of the current tree's files; the rest are of content no file has now"
+    } else if namespace == crate::graph::graph_cache() {
+        "the import graph of the current format"
+    } else if namespace == crate::regenerate::stale_list::STALE_NAMESPACE {
+        "the last stale-frame list"
+    } else {
+        "a cache of an older format: nothing reads it"
+    }
+}
+
+/// Collects `store`'s garbage (see the module documentation); a dry run counts only.
+pub fn collect_garbage(store: &mut Store, dry_run: bool) -> Result<Garbage> {
+    let bytes_before = folder_bytes(store.dir());
+    let facts = crate::facts::current_keys(store)?;
+    let graph = crate::graph::graph_cache();
+    let keep = |namespace: &str, key: &merkle_store::Hash| {
+        if crate::facts::is_facts(namespace) {
+            facts.contains(key)
+        } else {
+            namespace == graph || namespace == crate::regenerate::stale_list::STALE_NAMESPACE
+        }
+    };
+    let collected = store.collect_garbage(&keep, dry_run)?;
+    Ok(Garbage {
+        collected,
+        dry_run,
+        bytes_before,
+        bytes_after: folder_bytes(store.dir()),
+    })
+}
+
+/// The bytes of the files below `dir`.
+fn folder_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => folder_bytes(&e.path()),
+            Ok(_) => e.metadata().map_or(0, |m| m.len()),
+            Err(_) => 0,
+        })
+        .sum()
+}

@@ -1,0 +1,127 @@
+//! Collecting what nothing needs (issue #46, `merkle gc`): node records that neither the
+//! current tree, nor a frame's history, nor a directory kept for one holds (the versions of
+//! files a rescan replaced), and derived records the caller no longer reads (a cache of an
+//! older format, or of content no file has now); then the values of a store written before
+//! packing packed, and the engine's file compacted. Frames, their history, heads, memos and
+//! the basis index are never collected: they are what the store is for.
+use std::collections::HashSet;
+
+use super::*;
+use crate::node::NodeRecord;
+
+/// Removals are committed this many at a time, so that collecting a large store's garbage
+/// holds a bounded batch.
+const REMOVE_BATCH: usize = 65_536;
+
+/// What a collection kept and removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Collected {
+    /// Node records kept (the current tree's, those with frames, what their directories
+    /// hold) and removed (or that would be, in a dry run).
+    pub nodes_kept: u64,
+    pub nodes_removed: u64,
+    /// Per derived namespace: records kept and removed.
+    pub derived: Vec<(String, u64, u64)>,
+    /// Values of a store written before packing that were packed.
+    pub packed: u64,
+    /// Whether the engine gave freed space back to the file system.
+    pub compacted: bool,
+}
+
+impl Store {
+    /// Removes what nothing needs (see the module documentation); `keep_derived(namespace,
+    /// key)` says which derived records the caller still reads. A dry run counts, packs and
+    /// compacts nothing.
+    pub fn collect_garbage(
+        &mut self,
+        keep_derived: &dyn Fn(&str, &Hash) -> bool,
+        dry_run: bool,
+    ) -> Result<Collected> {
+        let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Collected::default();
+        let kept = self.needed_nodes()?;
+        let mut gone = Vec::new();
+        self.engine.scan(Table::Nodes, b"", &mut |k, _| {
+            if Hash::from_slice(k).is_some_and(|id| kept.contains(&id)) {
+                out.nodes_kept += 1;
+            } else {
+                gone.push((Table::Nodes, k.to_vec()));
+            }
+            true
+        })?;
+        out.nodes_removed = gone.len() as u64;
+        let mut namespaces: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        self.engine.scan_stored(Table::Derived, b"", &mut |k, _| {
+            let at = k.iter().position(|b| *b == 0).unwrap_or(k.len());
+            let namespace = String::from_utf8_lossy(&k[..at]).into_owned();
+            let keep = k
+                .get(at + 1..)
+                .and_then(Hash::from_slice)
+                .is_some_and(|key| keep_derived(&namespace, &key));
+            let counts = namespaces.entry(namespace).or_default();
+            if keep {
+                counts.0 += 1;
+            } else {
+                counts.1 += 1;
+                gone.push((Table::Derived, k.to_vec()));
+            }
+            true
+        })?;
+        out.derived = namespaces
+            .into_iter()
+            .map(|(n, (kept, removed))| (n, kept, removed))
+            .collect();
+        if dry_run {
+            return Ok(out);
+        }
+        for chunk in gone.chunks(REMOVE_BATCH) {
+            let mut batch = Batch::with_capacity(chunk.len());
+            for (table, key) in chunk {
+                batch.delete(*table, key.clone());
+            }
+            self.engine.commit(batch)?;
+        }
+        out.packed = self.engine.pack_all()?;
+        out.compacted = self.engine.compact()?;
+        Ok(out)
+    }
+
+    /// The nodes something needs: the current tree's, those a frame's history or a head is
+    /// kept for, and, for each such directory outside the current tree, what it holds.
+    fn needed_nodes(&self) -> Result<HashSet<NodeId>> {
+        let mut kept: HashSet<NodeId> = HashSet::new();
+        self.tree_entries("", |_, e| {
+            kept.insert(e.node_id);
+        })?;
+        kept.extend(self.root()?);
+        let current = kept.len();
+        let mut framed: Vec<NodeId> = Vec::new();
+        for table in [Table::NodeFrames, Table::Heads] {
+            self.engine.scan(table, b"", &mut |k, _| {
+                if let Some(id) = k.get(..32).and_then(Hash::from_slice)
+                    && framed.last() != Some(&id)
+                {
+                    framed.push(id);
+                }
+                true
+            })?;
+        }
+        // A directory kept for its frames names its children by id: they stay too.
+        let mut todo: Vec<NodeId> = framed.into_iter().filter(|id| kept.insert(*id)).collect();
+        while let Some(id) = todo.pop() {
+            let Some(bytes) = self.engine.get(Table::Nodes, &id.0)? else {
+                continue;
+            };
+            let record = NodeRecord::decode(id, &bytes)?;
+            todo.extend(
+                record
+                    .children
+                    .iter()
+                    .map(|c| c.node_id)
+                    .filter(|c| kept.insert(*c)),
+            );
+        }
+        debug_assert!(kept.len() >= current);
+        Ok(kept)
+    }
+}
