@@ -339,7 +339,13 @@ packed {} values of a store written before packing",
 the store folder: {} before, {} after{}",
         bytes_text(g.bytes_before),
         bytes_text(g.bytes_after),
-        if c.compacted { " (compacted)" } else { "" }
+        match (c.compacted, g.dry_run) {
+            (true, _) => " (compacted)",
+            (false, true) => "",
+            (false, false) => {
+                " (not compacted: another process was reading the store, or nothing was free)"
+            }
+        }
     ));
     out.value(g.json(), text);
 }

@@ -82,3 +82,31 @@ fn gc_removes_replaced_versions_and_keeps_history() {
     assert_eq!((again.nodes_removed, again.packed), (0, 0));
     assert_eq!(store.validate().expect("validate"), vec![]);
 }
+
+/// A reader in another handle (another process's, as a server's) holds pages compaction would
+/// move: the collection still removes what it can and says it did not compact.
+#[test]
+fn gc_beside_a_reader_collects_but_does_not_compact() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "a.txt", "a 1\n");
+    let mut store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
+    store.scan(&ScanOptions::default()).expect("scan");
+    write(dir.path(), "a.txt", "a 2\n");
+    store.scan(&ScanOptions::default()).expect("scan");
+    let reader = Store::open(
+        dir.path(),
+        &OpenOptions {
+            read_only: true,
+            ..OpenOptions::default()
+        },
+    )
+    .expect("a reader");
+    let root = reader.root().expect("a read").expect("a root");
+    let done = store.collect_garbage(&|_, _| false, false).expect("gc");
+    assert_eq!((done.nodes_removed, done.compacted), (2, false), "{done:?}");
+    assert_eq!(reader.root().expect("the reader's snapshot"), Some(root));
+    drop(reader);
+    let again = store.collect_garbage(&|_, _| false, false).expect("gc");
+    assert!(again.compacted, "{again:?}");
+    assert_eq!(store.validate().expect("validate"), vec![]);
+}

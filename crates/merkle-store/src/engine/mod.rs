@@ -184,7 +184,7 @@ pub trait Engine: Send + Sync {
         self.scan(table, start, visit)
     }
     /// Gives the space of deleted and rewritten records back to the file system, where the
-    /// engine can; whether it did.
+    /// engine can; whether it did (not while another process reads the store).
     fn compact(&mut self) -> Result<bool> {
         Ok(false)
     }

@@ -272,11 +272,14 @@ impl Engine for RedbEngine {
         let Handle::Write(db) = &mut self.db else {
             return Ok(false);
         };
-        guard(&at.file, || {
-            db.compact().map_err(|e| Error::Engine {
+        guard(&at.file, || match db.compact() {
+            Ok(done) => Ok(done),
+            // Another process reads the store (a server, a watch): nothing moved, try later.
+            Err(redb::CompactionError::TransactionInProgress) => Ok(false),
+            Err(e) => Err(Error::Engine {
                 store: at.store.clone(),
                 message: format!("compacting: {e}"),
-            })
+            }),
         })
     }
 
