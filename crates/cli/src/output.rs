@@ -200,7 +200,13 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
 }
 
 /// What takes the space in a store: its tables' records, and its folder's entries on disk.
-pub(crate) type StoreSpace = (Vec<merkle_store::Space>, Vec<(String, u64)>);
+/// What takes the space: the tables' records, the store folder's files, and the commits of
+/// the history file (how many, whether cut at its most).
+pub(crate) type StoreSpace = (
+    Vec<merkle_store::Space>,
+    Vec<(String, u64)>,
+    Option<(usize, bool)>,
+);
 
 /// The bytes of each entry of `dir` (a folder's: every file below it), largest first.
 pub(crate) fn folder_sizes(dir: &std::path::Path) -> anyhow::Result<Vec<(String, u64)>> {
@@ -275,7 +281,7 @@ pub(crate) fn status(
         });
     }
     let mut json = status.json();
-    if let Some((tables, files)) = space {
+    if let Some((tables, files, history)) = space {
         text.push_str("\nspace, by kind of record (entries; key and value bytes):");
         for s in tables.iter().filter(|s| s.entries > 0) {
             text.push_str(&format!(
@@ -289,6 +295,20 @@ pub(crate) fn status(
         for (name, n) in files {
             text.push_str(&format!("\n  {name:<28} {:>14}", bytes_text(*n)));
         }
+        if let Some((n, cut)) = history {
+            text.push_str(&format!(
+                "\npast fixes: {} of the git history read{}",
+                count(*n as u64, "commit"),
+                if *cut {
+                    format!(
+                        " (cut at the newest {}: older fixes are not weighed)",
+                        grouped(context::search::history::MAX_COMMITS as u64)
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+        }
         json["space"] = serde_json::json!({
             "records": tables.iter().map(|s| serde_json::json!({
                 "kind": s.kind,
@@ -298,6 +318,7 @@ pub(crate) fn status(
             })).collect::<Vec<_>>(),
             "files": files.iter().map(|(name, n)| serde_json::json!({"name": name, "bytes": n}))
                 .collect::<Vec<_>>(),
+            "history": history.map(|(n, cut)| serde_json::json!({"commits": n, "cut": cut})),
         });
     }
     out.value(json, text);

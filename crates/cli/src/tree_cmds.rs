@@ -153,6 +153,7 @@ pub(crate) fn status(g: &Global, root: &Path, out: &mut Out) -> Result<()> {
         true => Some((
             ws.reader()?.space()?,
             output::folder_sizes(&ws.store_dir()?)?,
+            context::search::history::kept_commits(&ws.store_dir()?),
         )),
         false => None,
     };

@@ -348,3 +348,31 @@ fn gc_removes_what_nothing_needs_and_says_what_it_kept() {
     assert!(r.stderr.contains("no store"), "{r}");
     assert!(!empty.path(".merkle").exists(), "gc made a store");
 }
+
+/// `status -v` says how much of the git history past fixes are read from, and when that was
+/// cut at its most (issue #46: a history of a million commits is read only so far).
+#[test]
+fn verbose_status_says_where_the_history_was_cut() {
+    let ws = Workspace::scanned();
+    let status = ws.json(&["-v", "status"]);
+    assert_eq!(status["space"]["history"], Value::Null, "no history read yet");
+    let head = "0123456789abcdef0123456789abcdef01234567";
+    for (n, cut) in [(2, false), (100_000, true)] {
+        std::fs::write(
+            ws.path(".merkle/history"),
+            format!("merkle-history v3 {head}\n{n}\n"),
+        )
+        .expect("writing a history file");
+        let status = ws.json(&["-v", "status"]);
+        assert_eq!(
+            status["space"]["history"],
+            json!({"commits": n, "cut": cut})
+        );
+        let text = ws.ok(&["-v", "status"]);
+        assert_eq!(
+            text.contains("cut at the newest 100,000: older fixes are not weighed"),
+            cut,
+            "{text}"
+        );
+    }
+}

@@ -254,6 +254,18 @@ fn decode(text: &str) -> Option<(&str, Vec<Commit>)> {
     Some((head, commits))
 }
 
+/// How many commits the history file in `store_dir` holds, and whether that is the
+/// [`MAX_COMMITS`] it is cut at (the history is longer: older fixes are not weighed); `None`
+/// where none was read (no search yet, no git history).
+pub fn kept_commits(store_dir: &Path) -> Option<(usize, bool)> {
+    use std::io::BufRead as _;
+    let file = fs::File::open(store_dir.join(FILE)).ok()?;
+    let mut lines = std::io::BufReader::new(file).lines();
+    lines.next()?.ok()?.strip_prefix(MAGIC)?;
+    let n: usize = lines.next()?.ok()?.trim().parse().ok()?;
+    Some((n, n >= MAX_COMMITS))
+}
+
 /// The history file's text for the workspace's HEAD: read from the store folder when it was
 /// written for this HEAD, else from git and written there (as the text index is, by a
 /// read-only handle of the store too: the file is a cache of git's). `None` when the workspace
