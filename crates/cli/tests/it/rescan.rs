@@ -355,7 +355,11 @@ fn gc_removes_what_nothing_needs_and_says_what_it_kept() {
 fn verbose_status_says_where_the_history_was_cut() {
     let ws = Workspace::scanned();
     let status = ws.json(&["-v", "status"]);
-    assert_eq!(status["space"]["history"], Value::Null, "no history read yet");
+    assert_eq!(
+        status["space"]["history"],
+        Value::Null,
+        "no history read yet"
+    );
     let head = "0123456789abcdef0123456789abcdef01234567";
     for (n, cut) in [(2, false), (100_000, true)] {
         std::fs::write(
