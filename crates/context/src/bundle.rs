@@ -335,7 +335,15 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 continue;
             }
             Some(head) => vec![head],
-            None => spans_of(s.line_start, s.line_end, s.focus),
+            None => {
+                let mut spans = spans_of(s.line_start, s.line_end, s.focus);
+                // With the blank lines after it: where a fix adds a definition after this one,
+                // it inserts there.
+                if let Some(last) = spans.last_mut().filter(|l| l.1 == s.line_end) {
+                    last.1 = files[i].through_blanks(last.1);
+                }
+                spans
+            }
         };
         out.push(Piece {
             file: i,
@@ -441,6 +449,9 @@ fn containers(symbols: &[crate::facts::FactSymbol]) -> Vec<(String, usize, usize
         })
         .collect()
 }
+
+/// The most blank lines after a definition its section shows (see [`Filling::through_blanks`]).
+const TRAILING_BLANKS: usize = 2;
 
 /// The fewest lines a definition cut to fit what is left of the budget shows.
 pub const MIN_CUT_LINES: usize = 8;
@@ -598,6 +609,22 @@ impl Filling {
             .iter()
             .find(|(_, start, _, _)| *start == line)
             .map(|(_, start, _, inner)| head_span(*start, *inner))
+    }
+
+    /// `end`, or the last of the blank lines right after it (at most [`TRAILING_BLANKS`]).
+    fn through_blanks(&self, end: usize) -> usize {
+        let Some(text) = &self.text else {
+            return end;
+        };
+        let blank = |n: usize| {
+            let (a, b) = self.line_spans[n - 1];
+            text[a..b].trim().is_empty()
+        };
+        let mut last = end;
+        while last < self.lines && last - end < TRAILING_BLANKS && blank(last + 1) {
+            last += 1;
+        }
+        last
     }
 
     /// The sections `piece` would add: its spans less the lines shown already, as runs.

@@ -93,7 +93,10 @@ fn context_shows_the_function_around_the_lines_that_match_and_its_module_lines()
                 + 1
         })
         .sum();
-    assert_eq!(shown, 150, "a long definition shows 150 of its lines");
+    assert_eq!(
+        shown, 152,
+        "a long definition shows 150 of its lines, and the two blank lines after it"
+    );
 
     // The same tree and task give the same bytes.
     let again = ws.ok(&["context", TASK, "--budget", "3000"]);
@@ -142,11 +145,11 @@ fn a_method_comes_with_the_head_of_its_class() {
         })
         .collect();
     // The class's head (its name and attributes, up to its first method, less the attribute
-    // the task names, shown as it ranks; a blank line alone is not shown), then the method;
-    // `other` holds nothing of the task.
+    // the task names, shown as it ranks, with the blank line after it: a new attribute or
+    // method would go there), then the method; `other` holds nothing of the task.
     assert_eq!(
         spans,
-        [("Cart", 1, 3), ("max_items", 4, 4), ("add_item", 9, 12)],
+        [("Cart", 1, 3), ("max_items", 4, 5), ("add_item", 9, 12)],
         "{doc:#}"
     );
 }
