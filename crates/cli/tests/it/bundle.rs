@@ -264,3 +264,41 @@ fn with_a_model_the_budget_is_counted_in_its_tokens_and_says_how() {
         "{text}"
     );
 }
+
+/// Before it reads deeper into the best file, a bundle shows the best definition of each of
+/// the next files (the fixed file is often second or third).
+#[test]
+fn the_next_files_best_definitions_come_before_the_first_file_s_others() {
+    let ws = Workspace::empty();
+    let mut cart = String::from(
+        "def add_item(cart, item):\n    if len(cart.items) >= cart.limit:\n        raise OverflowError(\"cart is full\")\n    cart.items.append(item)\n\n\n",
+    );
+    for name in ["remove_item", "count_items", "clear_items", "total_items"] {
+        cart.push_str(&format!(
+            "def {name}(cart, item):\n    \"\"\"The cart's items and limit.\"\"\"\n    return [i for i in cart.items if i != item][: cart.limit]\n\n\n"
+        ));
+    }
+    ws.write("shop/cart.py", &cart);
+    ws.write(
+        "shop/stock.py",
+        "def reserve(item, stock):\n    \"\"\"Holds an item of the stock for a cart.\"\"\"\n    stock[item] -= 1\n",
+    );
+    ws.ok(&["scan"]);
+    let task = "add_item raises \"cart is full\" below the cart limit\n\nThe cart items are counted \
+                before the stock reserve of the item.";
+    let doc = ws.json(&["context", task, "--budget", "150"]);
+    let files: Vec<&str> = doc["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["path"].as_str().expect("a path"))
+        .collect();
+    assert_eq!(files, ["shop/cart.py", "shop/stock.py"], "{doc:#}");
+    let names: Vec<&str> = doc["files"][0]["sections"]
+        .as_array()
+        .expect("sections")
+        .iter()
+        .map(|s| s["name"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(names, ["add_item"], "{doc:#}");
+}
