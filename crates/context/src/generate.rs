@@ -96,8 +96,12 @@ fn deferred(error: &Error) -> bool {
     matches!(error, Error::Producer { message, .. } | Error::Policy { message, .. } if message == DEFERRED)
 }
 
-/// Files put per commit.
-const PUT_CHUNK: usize = 512;
+/// Files put per commit by a generation without threads of its own (offline; one with a model
+/// commits `threads * 4` at a time, so an interruption loses few model calls): fewer commits
+/// are fewer fsyncs and fewer rewrites of every index's B-tree pages, and an interruption loses
+/// at most a few seconds of work. 512 -> 4096: `generate --recursive --offline` on 100k files of
+/// deno 24.0 -> 20.2 s, the same peak RSS.
+const PUT_CHUNK: usize = 4096;
 /// How many files' derived data (an outline's facts) a generation holds before it keeps them.
 const KEEP_DERIVED_EVERY: usize = 4096;
 
