@@ -73,7 +73,13 @@ pub(crate) struct Packed {
 impl Packed {
     pub(crate) fn open(inner: Box<dyn Engine>, writable: bool) -> Result<Packed> {
         let marked = inner.get(Table::Meta, MARK)?.is_some();
-        let empty = !marked && writable && Table::ALL.iter().all(|t| is_empty(&*inner, *t));
+        let mut empty = !marked && writable;
+        for table in Table::ALL {
+            if !empty {
+                break;
+            }
+            empty = is_empty(&*inner, table)?;
+        }
         Ok(Packed {
             inner,
             tagged: (marked || empty).into(),
@@ -111,13 +117,13 @@ impl Packed {
     }
 }
 
-fn is_empty(engine: &dyn Engine, table: Table) -> bool {
+fn is_empty(engine: &dyn Engine, table: Table) -> Result<bool> {
     let mut any = false;
-    let _ = engine.scan(table, b"", &mut |_, _| {
+    engine.scan(table, b"", &mut |_, _| {
         any = true;
         false
-    });
-    !any
+    })?;
+    Ok(!any)
 }
 
 impl Engine for Packed {
