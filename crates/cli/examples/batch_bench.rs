@@ -28,10 +28,7 @@ fn main() -> Result<()> {
     let usage = "batch_bench --merkle BIN --repo PATH";
     let merkle = tree::required("--merkle", usage)?;
     let repo = tree::required("--repo", usage)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = tree::runtime()?;
     let server = runtime.block_on(FakeServer::start("127.0.0.1:0", Box::new(Digest)))?;
     let work = std::env::temp_dir().join(format!("merkle-batch-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);

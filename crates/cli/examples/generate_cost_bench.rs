@@ -79,10 +79,7 @@ fn main() -> Result<()> {
     let usage = "generate_cost_bench --merkle BIN --repo PATH";
     let merkle = tree::required("--merkle", usage)?;
     let repo = tree::required("--repo", usage)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = tree::runtime()?;
     let work = std::env::temp_dir().join(format!("merkle-cost-bench-{}", std::process::id()));
     let mut files = 0;
     let mut providers = serde_json::Map::new();

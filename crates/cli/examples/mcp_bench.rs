@@ -81,10 +81,7 @@ fn main() -> Result<()> {
         .and_then(|v| v["url"].as_str().map(str::to_owned))
         .with_context(|| format!("the server printed no URL: {line:?}"))?;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = tree::runtime()?;
     let outcome = runtime.block_on(load(&url, cases, clients, Duration::from_secs(secs)));
     let _ = server.kill();
     let _ = server.wait();

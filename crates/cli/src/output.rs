@@ -199,8 +199,7 @@ pub(crate) fn scan(out: &mut Out, g: &Global, r: &ScanReport) {
     );
 }
 
-/// What takes the space in a store: its tables' records, and its folder's entries on disk.
-/// What takes the space: the tables' records, the store folder's files, and the commits of
+/// What takes the space in a store: the tables' records, the store folder's files, and the commits of
 /// the history file (how many, whether cut at its most).
 pub(crate) type StoreSpace = (
     Vec<merkle_store::Space>,
@@ -208,30 +207,12 @@ pub(crate) type StoreSpace = (
     Option<(usize, bool)>,
 );
 
-/// The bytes of each entry of `dir` (a folder's: every file below it), largest first.
+/// The bytes of each entry of the store folder `dir`, largest first
+/// ([`context::ops::folder_sizes`]).
 pub(crate) fn folder_sizes(dir: &std::path::Path) -> anyhow::Result<Vec<(String, u64)>> {
-    fn bytes(path: &std::path::Path) -> std::io::Result<u64> {
-        let meta = std::fs::symlink_metadata(path)?;
-        if !meta.is_dir() {
-            return Ok(meta.len());
-        }
-        let mut total = 0;
-        for entry in std::fs::read_dir(path)? {
-            total += bytes(&entry?.path())?;
-        }
-        Ok(total)
-    }
-    let mut out = Vec::new();
-    let listing = std::fs::read_dir(dir);
-    for entry in anyhow::Context::with_context(listing, || format!("listing {}", dir.display()))? {
-        let entry = entry?;
-        out.push((
-            entry.file_name().to_string_lossy().into_owned(),
-            bytes(&entry.path())?,
-        ));
-    }
-    out.sort_by_key(|(name, n)| (std::cmp::Reverse(*n), name.clone()));
-    Ok(out)
+    anyhow::Context::with_context(context::ops::folder_sizes(dir), || {
+        format!("listing {}", dir.display())
+    })
 }
 
 pub(crate) fn status(

@@ -171,10 +171,7 @@ pub(crate) struct GcArgs {
 /// `gc`: removes what no tree, history or memo needs, packs a store written before packing
 /// and compacts its file ([`context::ops::collect_garbage`]).
 pub(crate) fn gc(g: &Global, root: &Path, args: &GcArgs, out: &mut Out) -> Result<()> {
-    // A store must be there: collecting never makes one.
-    drop(workspace(g, root).reader()?);
-    let mut store = open(g, root, false)?;
-    let garbage = context::ops::collect_garbage(&mut store, args.dry_run)?;
+    let garbage = workspace(g, root).collect_garbage(args.dry_run)?;
     output::gc(out, &garbage);
     Ok(())
 }

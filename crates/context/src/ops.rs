@@ -34,7 +34,7 @@ pub use find::{
     file_related, not_a_file, related_in, search_filter, search_in,
 };
 pub use fresh::{Settled, Snapshot, Watcher};
-pub use gc::{Garbage, collect_garbage, why_kept};
+pub use gc::{Garbage, collect_garbage, folder_sizes, why_kept};
 pub use remotes::Unpushed;
 use remotes::unpushed;
 pub use report::{AddedFrame, Report, Since, report};

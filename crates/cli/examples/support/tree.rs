@@ -1,5 +1,5 @@
-//! What the benchmark examples share: their `--name value` flags, and a copy of a real tree
-//! to run on.
+//! What the benchmark examples share: their `--name value` flags, a copy of a real tree to run
+//! on, and their tokio runtime.
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -46,4 +46,12 @@ pub fn required(name: &str, usage: &str) -> Result<PathBuf> {
     flag(name)
         .map(PathBuf::from)
         .with_context(|| format!("{name} is required; usage: {usage}"))
+}
+
+/// The examples' runtime: two workers, as the machines they are measured on have two cores.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
 }

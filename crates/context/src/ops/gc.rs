@@ -52,6 +52,14 @@ pub fn why_kept(namespace: &str) -> &'static str {
     }
 }
 
+impl super::Workspace {
+    /// [`collect_garbage`] on the workspace's existing store (never one made), opened for
+    /// writing alone.
+    pub fn collect_garbage(&self, dry_run: bool) -> Result<Garbage> {
+        collect_garbage(&mut self.existing_writer()?, dry_run)
+    }
+}
+
 /// Collects `store`'s garbage (see the module documentation); a dry run counts only.
 pub fn collect_garbage(store: &mut Store, dry_run: bool) -> Result<Garbage> {
     let bytes_before = folder_bytes(store.dir());
@@ -73,17 +81,33 @@ pub fn collect_garbage(store: &mut Store, dry_run: bool) -> Result<Garbage> {
     })
 }
 
-/// The bytes of the files below `dir`.
+/// The bytes of the files below `dir` (0 where it cannot be listed).
 fn folder_bytes(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => folder_bytes(&e.path()),
-            Ok(_) => e.metadata().map_or(0, |m| m.len()),
-            Err(_) => 0,
-        })
-        .sum()
+    folder_sizes(dir).map_or(0, |sizes| sizes.iter().map(|(_, n)| n).sum())
+}
+
+/// The bytes of each entry of `dir` (a folder's: every file below it), largest first: what
+/// `status -v` and `gc` say of the store folder.
+pub fn folder_sizes(dir: &Path) -> std::io::Result<Vec<(String, u64)>> {
+    fn bytes(path: &Path) -> std::io::Result<u64> {
+        let meta = std::fs::symlink_metadata(path)?;
+        if !meta.is_dir() {
+            return Ok(meta.len());
+        }
+        let mut total = 0;
+        for entry in std::fs::read_dir(path)? {
+            total += bytes(&entry?.path())?;
+        }
+        Ok(total)
+    }
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        out.push((
+            entry.file_name().to_string_lossy().into_owned(),
+            bytes(&entry.path())?,
+        ));
+    }
+    out.sort_by_key(|(name, n)| (std::cmp::Reverse(*n), name.clone()));
+    Ok(out)
 }

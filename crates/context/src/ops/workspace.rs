@@ -115,6 +115,11 @@ impl Workspace {
         self.open(false, false)
     }
 
+    /// The existing store for writing (never one made), waiting as [`Workspace::writer`] does.
+    pub(super) fn existing_writer(&self) -> merkle_store::Result<Store> {
+        self.open(false, true)
+    }
+
     /// The existing store for writing, opened once and not waited for: for a read that keeps
     /// what it worked out where it can, and where another writer holds the store does not.
     pub(super) fn writer_if_free(&self) -> merkle_store::Result<Store> {

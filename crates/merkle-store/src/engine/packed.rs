@@ -78,7 +78,7 @@ impl Packed {
             if !empty {
                 break;
             }
-            empty = is_empty(&*inner, table)?;
+            empty = inner.count(table)? == 0;
         }
         Ok(Packed {
             inner,
@@ -90,40 +90,6 @@ impl Packed {
     fn tagged(&self, table: Table) -> bool {
         table.packed() && self.tagged.load(std::sync::atomic::Ordering::Acquire)
     }
-
-    fn damaged(&self, table: Table, key: &[u8], why: &str) -> Error {
-        Error::corrupt(table.name(), key, why)
-    }
-
-    /// Rewrites every value of the packed tables of a store written before packing, packed,
-    /// and marks it, in one commit; nothing for a marked store. The values rewritten.
-    fn pack_store(&self) -> Result<u64> {
-        if self.tagged.load(std::sync::atomic::Ordering::Acquire) {
-            return Ok(0);
-        }
-        let mut batch = Batch::default();
-        for table in Table::ALL.into_iter().filter(|t| t.packed()) {
-            self.inner.scan(table, b"", &mut |k, v| {
-                batch.put(table, k.to_vec(), pack(v));
-                true
-            })?;
-        }
-        let n = batch.len() as u64;
-        batch.put(Table::Meta, MARK.to_vec(), MARK_VALUE.to_vec());
-        self.inner.commit(batch)?;
-        self.tagged
-            .store(true, std::sync::atomic::Ordering::Release);
-        Ok(n)
-    }
-}
-
-fn is_empty(engine: &dyn Engine, table: Table) -> Result<bool> {
-    let mut any = false;
-    engine.scan(table, b"", &mut |_, _| {
-        any = true;
-        false
-    })?;
-    Ok(!any)
 }
 
 impl Engine for Packed {
@@ -147,7 +113,7 @@ impl Engine for Packed {
                 Some(Ok(bytes)) => visit(Some(&bytes)),
                 Some(Err(why)) => bad = Some(why),
             })?;
-        bad.map_or(Ok(()), |why| Err(self.damaged(table, key, why)))
+        bad.map_or(Ok(()), |why| Err(Error::corrupt(table.name(), key, why)))
     }
 
     fn scan(
@@ -167,7 +133,9 @@ impl Engine for Packed {
                 false
             }
         })?;
-        bad.map_or(Ok(()), |(k, why)| Err(self.damaged(table, &k, why)))
+        bad.map_or(Ok(()), |(k, why)| {
+            Err(Error::corrupt(table.name(), &k, why))
+        })
     }
 
     fn scan_stored(
@@ -215,8 +183,25 @@ impl Engine for Packed {
         self.inner.compact()
     }
 
+    /// Rewrites every value of the packed tables of a store written before packing, packed,
+    /// and marks it, in one commit; nothing for a marked store. The values rewritten.
     fn pack_all(&self) -> Result<u64> {
-        self.pack_store()
+        if self.tagged.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(0);
+        }
+        let mut batch = Batch::default();
+        for table in Table::ALL.into_iter().filter(|t| t.packed()) {
+            self.inner.scan(table, b"", &mut |k, v| {
+                batch.put(table, k.to_vec(), pack(v));
+                true
+            })?;
+        }
+        let n = batch.len() as u64;
+        batch.put(Table::Meta, MARK.to_vec(), MARK_VALUE.to_vec());
+        self.inner.commit(batch)?;
+        self.tagged
+            .store(true, std::sync::atomic::Ordering::Release);
+        Ok(n)
     }
 }
 

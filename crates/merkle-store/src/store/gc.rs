@@ -94,7 +94,6 @@ impl Store {
             kept.insert(e.node_id);
         })?;
         kept.extend(self.root()?);
-        let current = kept.len();
         let mut framed: Vec<NodeId> = Vec::new();
         for table in [Table::NodeFrames, Table::Heads] {
             self.engine.scan(table, b"", &mut |k, _| {
@@ -121,7 +120,6 @@ impl Store {
                     .filter(|c| kept.insert(*c)),
             );
         }
-        debug_assert!(kept.len() >= current);
         Ok(kept)
     }
 }
