@@ -222,6 +222,9 @@ pub(super) fn best_symbols(
         .iter()
         .filter(|s| asked.kind.is_none_or(|k| s.kind == k))
         .filter(|s| !matches!(s.kind, Kind::Key | Kind::Impl))
+        // A scope (a namespace, a module, a package) is passed through, as an impl block is:
+        // its definitions rank on their own, and its name is in most of a library's issues.
+        .filter(|s| asked.kind.is_some() || !is_scope(s.kind))
         // A field or a variant is listed where the query names it, or where asked for by
         // kind; otherwise its type's head shows it.
         .filter(|s| {
@@ -409,6 +412,12 @@ fn class_gain(scored: &mut [Scored<'_>]) {
     {
         class.0 = class.0.max(CLASS_SHARE * score);
     }
+}
+
+/// Whether `kind` is a scope holding definitions, not one itself: a namespace, a module, a
+/// package. A fix changes what it holds, never the scope.
+fn is_scope(kind: Kind) -> bool {
+    matches!(kind, Kind::Namespace | Kind::Module | Kind::Package)
 }
 
 /// How much a definition of `kind` holding the query's words counts against a function

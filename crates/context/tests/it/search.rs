@@ -347,6 +347,57 @@ fn a_class_s_methods_are_listed_for_the_words_they_hold_not_the_class() {
     );
 }
 
+/// A namespace, a module or a package is a scope, passed through as an impl block is: the
+/// definitions it holds are listed, never the scope, even where the task names it (a library's
+/// namespace is in most of its issues). Asked for by kind, it is listed.
+#[test]
+fn a_namespace_or_a_module_is_never_listed_as_a_definition() {
+    let fx = Fixture::new();
+    for dir in ["include", "src"] {
+        std::fs::create_dir_all(fx.dir.path().join(dir)).expect("mkdir");
+    }
+    fx.edit(
+        "include/ledger.hpp",
+        "namespace ledger {\nusing balance_t = long;\nconst int reconcile_limit = 3;\n\
+         int reconcile(int balance) { return balance; }\n}\n",
+    );
+    fx.edit(
+        "src/books.rs",
+        "mod ledger {\n    pub fn close_books() -> u32 {\n        1\n    }\n}\n",
+    );
+    let names = |query: &str, path: &str| -> Vec<String> {
+        let hits = run(&fx, query, 5, Ranking::Fused);
+        let hit = hits
+            .iter()
+            .find(|h| h.path == path)
+            .expect("the file is found");
+        hit.symbols.iter().map(|s| s.name.clone()).collect()
+    };
+    let cpp = names(
+        "ledger::reconcile goes past the reconcile_limit",
+        "include/ledger.hpp",
+    );
+    assert!(!cpp.contains(&"ledger".to_owned()), "{cpp:?}");
+    assert!(cpp.contains(&"reconcile".to_owned()), "{cpp:?}");
+    let rust = names("the ledger cannot close_books", "src/books.rs");
+    assert_eq!(rust, ["close_books"]);
+    let facts = TreeFacts::load(&fx.store).expect("facts");
+    let (index, _) = sync_index(&fx.store, &facts, &index_dir(&fx.store)).expect("index");
+    let req = SearchRequest {
+        query: "ledger",
+        limit: 5,
+        filter: Some(context::search::Filter::Kind(outline::Kind::Namespace)),
+        ranking: Ranking::Fused,
+        symbols: context::search::MAX_SYMBOLS,
+    };
+    let hits = search(&fx.store, &facts, &index, &req).expect("search");
+    let kinds: Vec<&str> = hits
+        .iter()
+        .flat_map(|h| h.symbols.iter().map(|s| s.kind.noun()))
+        .collect();
+    assert_eq!(kinds, ["namespace"]);
+}
+
 /// Runs git in `dir` with a fixed author, and answers its output.
 fn git(dir: &std::path::Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
