@@ -234,6 +234,44 @@ fn functions_are_ranked_across_files_past_the_five_a_file_lists() {
     );
 }
 
+/// `search --functions` lists what holds code a fix changes (functions, methods, the types
+/// holding them), not the constants and fields a task names, which a file's list shows; asked
+/// for by kind, those too.
+#[test]
+fn a_function_search_lists_no_constants_unless_asked() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/retry.rs",
+        "pub const MAX_RETRIES: u32 = 3;\n\npub struct Policy {\n    pub max_retries: u32,\n}\n\n\
+         pub fn retry(policy: &Policy, n: u32) -> bool {\n    n < policy.max_retries\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let query = "`MAX_RETRIES` and `max_retries` are ignored when we retry";
+    let names = |args: &[&str]| -> Vec<String> {
+        let found = ws.json(args);
+        found
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|f| f["name"].as_str().expect("a name").to_owned())
+            .collect()
+    };
+    let listed = names(&["search", query, "--functions"]);
+    assert!(listed.contains(&"retry".to_owned()), "{listed:?}");
+    assert!(!listed.contains(&"MAX_RETRIES".to_owned()), "{listed:?}");
+    assert!(!listed.contains(&"max_retries".to_owned()), "{listed:?}");
+    let files = ws.json(&["search", query]);
+    let symbols: Vec<&str> = files[0]["symbols"]
+        .as_array()
+        .expect("symbols")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(symbols.contains(&"MAX_RETRIES"), "{files}");
+    let constants = names(&["search", query, "--functions", "--type", "constant"]);
+    assert_eq!(constants, ["MAX_RETRIES"]);
+}
+
 #[test]
 fn odd_queries_get_an_answer_not_a_panic() {
     let ws = workspace();

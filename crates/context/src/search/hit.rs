@@ -152,7 +152,32 @@ pub fn search_functions(
         symbols: req.symbols.max(FUNCTION_SYMBOLS),
         ..*req
     };
-    Ok(functions(&search(store, facts, index, &files)?, req.limit))
+    let mut hits = search(store, facts, index, &files)?;
+    if !matches!(req.filter, Some(super::Filter::Kind(_))) {
+        for h in &mut hits {
+            h.symbols.retain(|s| holds_code(s.kind));
+        }
+    }
+    Ok(functions(&hits, req.limit))
+}
+
+/// Whether a definition of `kind` holds code a fix changes: a function, a method, or a type
+/// holding them. A function search lists only these unless asked for a kind (`--type
+/// constant`); a file's list and a bundle show the constants, fields and variables a task
+/// names as well.
+fn holds_code(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Function
+            | Kind::Method
+            | Kind::Class
+            | Kind::Struct
+            | Kind::Enum
+            | Kind::Union
+            | Kind::Trait
+            | Kind::Interface
+            | Kind::Type
+    )
 }
 
 /// [`search_functions`] with the index beside the store brought in step first.
