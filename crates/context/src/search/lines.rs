@@ -220,18 +220,7 @@ pub(super) fn best_symbols(
     let weighed: Vec<(f64, f64, bool, Option<usize>, &crate::facts::FactSymbol)> = f
         .symbols
         .iter()
-        .filter(|s| asked.kind.is_none_or(|k| s.kind == k))
-        .filter(|s| !matches!(s.kind, Kind::Key | Kind::Impl))
-        // A scope (a namespace, a module, a package) is passed through, as an impl block is:
-        // its definitions rank on their own, and its name is in most of a library's issues.
-        .filter(|s| asked.kind.is_some() || !is_scope(s.kind))
-        // A field or a variant is listed where the query names it, or where asked for by
-        // kind; otherwise its type's head shows it.
-        .filter(|s| {
-            !matches!(s.kind, Kind::Field | Kind::Variant)
-                || asked.kind.is_some()
-                || asked.idents.contains_key(s.name.as_str())
-        })
+        .filter(|s| weighed(s, asked))
         .map(|s| {
             let start = s.line.clamp(1, lines.len().max(1)) - 1;
             let end = s.end_line.max(s.line).min(lines.len());
@@ -412,6 +401,21 @@ fn class_gain(scored: &mut [Scored<'_>]) {
     {
         class.0 = class.0.max(CLASS_SHARE * score);
     }
+}
+
+/// Whether `s` is a definition [`best_symbols`] weighs: of the kind asked for, if any; never
+/// a key or an impl block; a scope (a namespace, a module, a package) only when asked for by
+/// kind, as it is passed through as an impl block is (its definitions rank on their own, and
+/// its name is in most of a library's issues); a field or a variant where the query names it
+/// or asked for by kind (otherwise its type's head shows it).
+fn weighed(s: &crate::facts::FactSymbol, asked: &Asked<'_>) -> bool {
+    let by_kind = asked.kind.is_some();
+    asked.kind.is_none_or(|k| s.kind == k)
+        && !matches!(s.kind, Kind::Key | Kind::Impl)
+        && (by_kind || !is_scope(s.kind))
+        && (!matches!(s.kind, Kind::Field | Kind::Variant)
+            || by_kind
+            || asked.idents.contains_key(s.name.as_str()))
 }
 
 /// Whether `kind` is a scope holding definitions, not one itself: a namespace, a module, a
