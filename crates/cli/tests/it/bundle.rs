@@ -196,12 +196,15 @@ fn functions_are_weighed_by_what_points_at_them() {
         "balance of entries is wrong\n\nLedger.balance() gives 3 for the entries 1.5 and 1.5",
     );
     assert_eq!(&called[..3], ["balance", "Ledger", "_round"], "{called:?}");
-    // The class's own lines hold `currency_code`: the class is listed for it (an attribute
-    // is listed only where the query names it as code).
+    // The class's own lines hold `currency_code`: the class is listed for it. Named as code,
+    // the attribute is in the file's symbols, but a function list lists the class holding it.
     let attribute = function_names(&ws, "which currency code\n\nthe currency is fixed");
     assert_eq!(attribute[0], "Ledger", "{attribute:?}");
     let named = function_names(&ws, "which `currency_code`\n\nthe currency is fixed");
-    assert_eq!(named[0], "currency_code", "{named:?}");
+    assert_eq!(named[0], "Ledger", "{named:?}");
+    assert!(!named.contains(&"currency_code".to_owned()), "{named:?}");
+    let files = ws.json(&["search", "which `currency_code`\n\nthe currency is fixed"]);
+    assert_eq!(files[0]["symbols"][0]["name"], "currency_code", "{files}");
 }
 
 /// The text of every section of a bundle, for comparing how much two bundles hold.
