@@ -152,8 +152,10 @@ pub(crate) fn context_cmd(
         },
     };
     let budget = asked.request()?.budget;
-    let b = crate::workspace(g, root)
-        .read_facts(|store, tree, _| ops::bundle_in(store, tree, &asked))?;
+    let b = crate::workspace(g, root).read_facts(|store, tree, _| {
+        crate::output::read_history(g, store, &task, Ranking::Fused);
+        ops::bundle_in(store, tree, &asked)
+    })?;
     let mut text = if b.files.is_empty() && b.omitted.is_empty() {
         format!("no file matches {}", query_label(&task))
     } else {
@@ -198,8 +200,10 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
         functions: args.functions,
     };
     search.request()?;
-    let found = crate::workspace(g, root)
-        .read_facts(|store, tree, _| ops::search_in(store, tree, &search))?;
+    let found = crate::workspace(g, root).read_facts(|store, tree, _| {
+        crate::output::read_history(g, store, &query, search.ranking);
+        ops::search_in(store, tree, &search)
+    })?;
     let json = found.json();
     let hits = match found {
         ops::Found::Functions(found) => {

@@ -579,3 +579,27 @@ fn a_history_git_cannot_read_is_named_and_never_fetched() {
     let lookup = ws.json(&["search", "greet"]);
     assert_eq!(lookup[0].get("history_missing"), None);
 }
+
+/// A search of a task reads the workspace's git history first, once per HEAD: with `-v` it
+/// says how many commits it kept and how long the read took, and a search with the history in
+/// step reads none. A lookup (a name) never reads it.
+#[test]
+fn a_first_history_read_is_reported_once_per_head() {
+    let (ws, _origin) = cloned("blob:none");
+    let lookup = ws.run(&["-v", "search", "greet"]);
+    assert!(!lookup.stderr.contains("git history"), "{lookup}");
+    let first = ws.run(&["-v", "search", TASK]);
+    assert_eq!(first.code, 0, "{first}");
+    let said: Vec<&str> = first
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("git history: "))
+        .collect();
+    assert_eq!(said.len(), 1, "{first}");
+    assert!(said[0].contains(" commits kept, read in "), "{}", said[0]);
+    let again = ws.run(&["-v", "search", TASK]);
+    assert!(!again.stderr.contains("git history"), "{again}");
+    assert_eq!(again.stdout, first.stdout);
+    let bundle = ws.run(&["-v", "context", TASK]);
+    assert!(!bundle.stderr.contains("git history"), "{bundle}");
+}

@@ -83,6 +83,14 @@ pub fn search_in(store: &Store, tree: &Snapshot, search: &Search<'_>) -> Result<
     })
 }
 
+/// Whether a search of `query` ranked by `ranking` reads the workspace's git history: a task
+/// (a title and more lines) ranked fused. A front end that shows a first read of a long
+/// history brings it in step first ([`crate::search::history::bring_in_step`]).
+pub fn reads_history(query: &str, ranking: Ranking) -> bool {
+    ranking == Ranking::Fused
+        && crate::search::TaskQuery::parse(query).kind == crate::search::QueryKind::Task
+}
+
 /// A task's bundle as a front end passes it on, before it is checked.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TaskBundle<'a> {

@@ -25,8 +25,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs;
+use std::io::Read as _;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use merkle_store::Store;
 
@@ -93,8 +94,8 @@ struct Commit {
 
 /// The commits of `range` (`HEAD`, or `OLD..NEW` for those since OLD) that changed a file below
 /// the workspace, merges left out, at most [`MAX_COMMITS`]; why not when git cannot read them.
-fn git_log(workspace: &Path, range: &str) -> Result<Vec<Commit>, Unread> {
-    let out = git(workspace)
+fn git_log(workspace: &Path, range: &str, progress: &dyn Fn(usize)) -> Result<Vec<Commit>, Unread> {
+    let mut child = git(workspace)
         .args([
             "-c",
             "core.quotePath=false",
@@ -108,18 +109,64 @@ fn git_log(workspace: &Path, range: &str) -> Result<Vec<Commit>, Unread> {
         .arg(format!("--max-count={MAX_COMMITS}"))
         .arg(range)
         .arg("--")
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| Unread(format!("git log could not run: {e}")))?;
-    if !out.status.success() {
+    let mut stderr = child.stderr.take();
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.read_to_end(&mut text);
+        }
+        text
+    });
+    let log = read_counting(child.stdout.take(), progress);
+    let status = child
+        .wait()
+        .map_err(|e| Unread(format!("git log could not run: {e}")))?;
+    let errors = errors.join().unwrap_or_default();
+    if !status.success() {
         // git's last line is its reason (`fatal: ...`), after any warnings.
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = String::from_utf8_lossy(&errors);
         let reason = stderr.lines().map(str::trim).rfind(|l| !l.is_empty());
         return Err(Unread(format!(
             "git log failed: {}",
-            reason.map_or_else(|| out.status.to_string(), str::to_owned)
+            reason.map_or_else(|| status.to_string(), str::to_owned)
         )));
     }
-    Ok(parse_log(&String::from_utf8_lossy(&out.stdout)))
+    Ok(parse_log(&String::from_utf8_lossy(&log?)))
+}
+
+/// How many commits read from git between two calls of a history read's progress.
+pub const PROGRESS_EVERY: usize = 1000;
+
+/// All of git's log from `out`, calling `progress` with the commits read so far (each begins
+/// with `RS`) every [`PROGRESS_EVERY`] and once at the end.
+fn read_counting(
+    out: Option<std::process::ChildStdout>,
+    progress: &dyn Fn(usize),
+) -> Result<Vec<u8>, Unread> {
+    let Some(mut out) = out else {
+        return Ok(Vec::new());
+    };
+    let (mut log, mut buf, mut commits) = (Vec::new(), vec![0u8; 64 << 10], 0);
+    loop {
+        let n = match out.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Unread(format!("git log could not be read: {e}"))),
+        };
+        let before = commits / PROGRESS_EVERY;
+        commits += buf[..n].iter().filter(|&&b| b == 0x1e).count();
+        if commits / PROGRESS_EVERY > before {
+            progress(commits);
+        }
+        log.extend_from_slice(&buf[..n]);
+    }
+    progress(commits);
+    Ok(log)
 }
 
 /// Whether commit `old` is one `new` reaches.
@@ -270,7 +317,7 @@ pub fn kept_commits(store_dir: &Path) -> Option<(usize, bool)> {
 /// written for this HEAD, else from git and written there (as the text index is, by a
 /// read-only handle of the store too: the file is a cache of git's). `None` when the workspace
 /// has no history; why not when git cannot read it.
-fn history_text(store: &Store) -> Result<Option<String>, Unread> {
+fn history_text(store: &Store, progress: &dyn Fn(usize)) -> Result<Option<String>, Unread> {
     let workspace = store.workspace();
     let Some(head) = head(workspace) else {
         return Ok(None);
@@ -290,12 +337,12 @@ fn history_text(store: &Store) -> Result<Option<String>, Unread> {
         .and_then(decode)
         .filter(|(old, _)| is_ancestor(workspace, old, &head))
         .and_then(|(old, mut commits)| {
-            commits.extend(git_log(workspace, &format!("{old}..{head}")).ok()?);
+            commits.extend(git_log(workspace, &format!("{old}..{head}"), progress).ok()?);
             Some(commits)
         });
     let commits = match since {
         Some(commits) => commits,
-        None => git_log(workspace, &head)?,
+        None => git_log(workspace, &head, progress)?,
     };
     let text = encode(&head, commits);
     // Through a file of this process's own, renamed into place: a reader sees the old file or
@@ -316,10 +363,35 @@ pub fn past_fixes(
     store: &Store,
     words: &[(String, f32)],
 ) -> Result<HashMap<String, PastFix>, Unread> {
-    Ok(match history_text(store)? {
+    Ok(match history_text(store, &|_| {})? {
         Some(text) => score(&text, words),
         None => HashMap::new(),
     })
+}
+
+/// Brings the history file in the store folder in step with the workspace's HEAD, reading
+/// from git what it lacks and calling `progress` with the commits read so far (every
+/// [`PROGRESS_EVERY`]): what a search of a task does first, done ahead of it by a front end that
+/// shows a first read of a long history. How many commits the file holds; `None` where the
+/// workspace has no history; why not when git cannot read it.
+pub fn bring_in_step(store: &Store, progress: &dyn Fn(usize)) -> Result<Option<usize>, Unread> {
+    history_text(store, progress)?;
+    Ok(kept_commits(store.dir()).map(|(n, _)| n))
+}
+
+/// Whether the history file in the store folder was read at the workspace's HEAD (a search
+/// then reads no commit from git).
+pub fn in_step(store: &Store) -> bool {
+    use std::io::BufRead as _;
+    let Some(head) = head(store.workspace()) else {
+        return true;
+    };
+    let Ok(file) = fs::File::open(store.dir().join(FILE)) else {
+        return false;
+    };
+    let mut first = String::new();
+    let _ = std::io::BufReader::new(file).read_line(&mut first);
+    first.strip_prefix(MAGIC).map(str::trim) == Some(head.as_str())
 }
 
 /// [`past_fixes`] over a history file's text.
