@@ -125,41 +125,41 @@ pub(crate) fn scan_progress() -> indicatif::ProgressBar {
     bar
 }
 
-/// Before a search of `query` that reads the workspace's git history ([`ops::reads_history`]),
-/// when the store's copy is not in step with HEAD: the history read, with a spinner of the
-/// commits read so far on a terminal, and with `-v` how many and how long. A history git cannot
-/// read is left to the search, which says why.
+/// Before a search of `query`, the history read it needs ([`context::ops::history_before_search`]),
+/// shown: a spinner of the commits read so far on a terminal, and
+/// with `-v` how many were kept and how long it took. A history git cannot read is left to the
+/// search, which says why.
 pub(crate) fn read_history(
     g: &Global,
     store: &merkle_store::Store,
     query: &str,
     ranking: context::search::Ranking,
 ) {
-    use context::search::history;
-    if !context::ops::reads_history(query, ranking) || history::in_step(store) {
-        return;
-    }
-    let bar = (!g.quiet && !g.json).then(|| {
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        bar.set_style(steady_style(
-            "{spinner} reading git history: {msg} commits ({rate})",
-        ));
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        bar
-    });
+    let bar = std::cell::OnceCell::new();
     let start = std::time::Instant::now();
-    let read = history::bring_in_step(store, &|n| {
-        if let Some(bar) = &bar {
-            bar.set_position(n as u64);
-            bar.set_message(grouped(n as u64));
+    let read = context::ops::history_before_search(store, query, ranking, &|n| {
+        if g.quiet || g.json {
+            return;
         }
+        let bar = bar.get_or_init(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            bar.set_style(steady_style(
+                "{spinner} reading git history: {msg} commits ({rate})",
+            ));
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            bar
+        });
+        bar.set_position(n as u64);
+        bar.set_message(grouped(n as u64));
     });
-    if let Some(bar) = bar {
+    if let Some(bar) = bar.get() {
         bar.finish_and_clear();
     }
     if g.verbose
-        && let Ok(Some(n)) = read
+        && let Some(Ok(Some(n))) = read
     {
         eprintln!(
             "git history: {} commits kept, read in {:.1} s",

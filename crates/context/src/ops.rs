@@ -31,7 +31,7 @@ mod workspace;
 
 pub use find::{
     BUNDLE_BUDGET, BUNDLE_FILES, Found, SEARCH_LIMIT, Search, TaskBundle, bundle_in, display_path,
-    file_related, not_a_file, reads_history, related_in, search_filter, search_in,
+    file_related, history_before_search, not_a_file, related_in, search_filter, search_in,
 };
 pub use fresh::{Settled, Snapshot, Watcher};
 pub use gc::{Garbage, collect_garbage, folder_sizes, why_kept};

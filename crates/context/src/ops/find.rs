@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::facts::TreeFacts;
 use crate::graph::{Graph, Related};
 use crate::ops::Snapshot;
-use crate::search::{Filter, FunctionHit, Hit, MAX_SYMBOLS, Ranking, SearchRequest};
+use crate::search::{Filter, FunctionHit, Hit, MAX_SYMBOLS, Ranking, SearchRequest, history};
 
 /// How many files a search lists unless asked for another number.
 pub const SEARCH_LIMIT: usize = 20;
@@ -83,12 +83,21 @@ pub fn search_in(store: &Store, tree: &Snapshot, search: &Search<'_>) -> Result<
     })
 }
 
-/// Whether a search of `query` ranked by `ranking` reads the workspace's git history: a task
-/// (a title and more lines) ranked fused. A front end that shows a first read of a long
-/// history brings it in step first ([`crate::search::history::bring_in_step`]).
-pub fn reads_history(query: &str, ranking: Ranking) -> bool {
-    ranking == Ranking::Fused
-        && crate::search::TaskQuery::parse(query).kind == crate::search::QueryKind::Task
+/// Before a search of `query` ranked by `ranking`, so that a front end can show a first read
+/// of a long history: the workspace's git history brought in step with HEAD
+/// ([`history::bring_in_step`], `progress` given the commits read so far) where that search
+/// reads it (a task, ranked fused) and the store's copy is not in step. `None` where nothing
+/// was read; else how many commits the history file holds (`None` within: no history), or why
+/// git could not read it (which the search says too).
+pub fn history_before_search(
+    store: &Store,
+    query: &str,
+    ranking: Ranking,
+    progress: &dyn Fn(usize),
+) -> Option<std::result::Result<Option<usize>, history::Unread>> {
+    let reads = ranking == Ranking::Fused
+        && crate::search::TaskQuery::parse(query).kind == crate::search::QueryKind::Task;
+    (reads && !history::in_step(store)).then(|| history::bring_in_step(store, progress))
 }
 
 /// A task's bundle as a front end passes it on, before it is checked.

@@ -142,7 +142,7 @@ fn git_log(workspace: &Path, range: &str, progress: &dyn Fn(usize)) -> Result<Ve
 pub const PROGRESS_EVERY: usize = 1000;
 
 /// All of git's log from `out`, calling `progress` with the commits read so far (each begins
-/// with `RS`) every [`PROGRESS_EVERY`] and once at the end.
+/// with `RS`): at the start, every [`PROGRESS_EVERY`] and at the end.
 fn read_counting(
     out: Option<std::process::ChildStdout>,
     progress: &dyn Fn(usize),
@@ -151,6 +151,7 @@ fn read_counting(
         return Ok(Vec::new());
     };
     let (mut log, mut buf, mut commits) = (Vec::new(), vec![0u8; 64 << 10], 0);
+    progress(0);
     loop {
         let n = match out.read(&mut buf) {
             Ok(0) => break,
@@ -305,12 +306,19 @@ fn decode(text: &str) -> Option<(&str, Vec<Commit>)> {
 /// [`MAX_COMMITS`] it is cut at (the history is longer: older fixes are not weighed); `None`
 /// where none was read (no search yet, no git history).
 pub fn kept_commits(store_dir: &Path) -> Option<(usize, bool)> {
+    let (_, n) = kept_header(store_dir)?;
+    Some((n, n >= MAX_COMMITS))
+}
+
+/// The HEAD the history file in `store_dir` was read at and how many commits it holds, from
+/// its first two lines; `None` where there is none (or it is not one).
+fn kept_header(store_dir: &Path) -> Option<(String, usize)> {
     use std::io::BufRead as _;
     let file = fs::File::open(store_dir.join(FILE)).ok()?;
     let mut lines = std::io::BufReader::new(file).lines();
-    lines.next()?.ok()?.strip_prefix(MAGIC)?;
+    let head = lines.next()?.ok()?.strip_prefix(MAGIC)?.trim().to_owned();
     let n: usize = lines.next()?.ok()?.trim().parse().ok()?;
-    Some((n, n >= MAX_COMMITS))
+    Some((head, n))
 }
 
 /// The history file's text for the workspace's HEAD: read from the store folder when it was
@@ -370,8 +378,8 @@ pub fn past_fixes(
 }
 
 /// Brings the history file in the store folder in step with the workspace's HEAD, reading
-/// from git what it lacks and calling `progress` with the commits read so far (every
-/// [`PROGRESS_EVERY`]): what a search of a task does first, done ahead of it by a front end that
+/// from git what it lacks and calling `progress` with the commits read so far (as it starts,
+/// then every [`PROGRESS_EVERY`]): what a search of a task does first, done ahead of it by a front end that
 /// shows a first read of a long history. How many commits the file holds; `None` where the
 /// workspace has no history; why not when git cannot read it.
 pub fn bring_in_step(store: &Store, progress: &dyn Fn(usize)) -> Result<Option<usize>, Unread> {
@@ -382,16 +390,10 @@ pub fn bring_in_step(store: &Store, progress: &dyn Fn(usize)) -> Result<Option<u
 /// Whether the history file in the store folder was read at the workspace's HEAD (a search
 /// then reads no commit from git).
 pub fn in_step(store: &Store) -> bool {
-    use std::io::BufRead as _;
     let Some(head) = head(store.workspace()) else {
         return true;
     };
-    let Ok(file) = fs::File::open(store.dir().join(FILE)) else {
-        return false;
-    };
-    let mut first = String::new();
-    let _ = std::io::BufReader::new(file).read_line(&mut first);
-    first.strip_prefix(MAGIC).map(str::trim) == Some(head.as_str())
+    kept_header(store.dir()).is_some_and(|(kept, _)| kept == head)
 }
 
 /// [`past_fixes`] over a history file's text.

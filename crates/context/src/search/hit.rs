@@ -166,18 +166,7 @@ pub fn search_functions(
 /// constant`); a file's list and a bundle show the constants, fields and variables a task
 /// names as well.
 fn holds_code(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::Function
-            | Kind::Method
-            | Kind::Class
-            | Kind::Struct
-            | Kind::Enum
-            | Kind::Union
-            | Kind::Trait
-            | Kind::Interface
-            | Kind::Type
-    )
+    matches!(kind, Kind::Function | Kind::Method | Kind::Type) || super::lines::is_type(kind)
 }
 
 /// [`search_functions`] with the index beside the store brought in step first.

@@ -430,11 +430,18 @@ fn is_scope(kind: Kind) -> bool {
 fn kind_share(kind: Kind) -> f64 {
     match kind {
         Kind::Function | Kind::Method => 1.0,
-        Kind::Class | Kind::Struct | Kind::Enum | Kind::Union | Kind::Trait | Kind::Interface => {
-            0.8
-        }
+        k if is_type(k) => 0.8,
         _ => 0.6,
     }
+}
+
+/// Whether `kind` is a type that may hold functions: a class, a struct, an enum, a union, a
+/// trait or an interface (not a type alias).
+pub(super) fn is_type(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Class | Kind::Struct | Kind::Enum | Kind::Union | Kind::Trait | Kind::Interface
+    )
 }
 
 /// The first (0-based) of the comment, attribute and decorator lines right above line `at`
