@@ -124,6 +124,9 @@ pub fn evaluate(
         .iter()
         .map(|f| (f.path.clone(), read(tree, &f.path)))
         .collect();
+    for (f, (_, text)) in files.iter_mut().zip(&texts) {
+        f.place(text);
+    }
     let text_of = |path: &str| {
         texts
             .iter()

@@ -42,6 +42,57 @@ impl Site {
 pub struct PatchFile {
     pub path: String,
     pub sites: Vec<Site>,
+    /// Its hunks in order, each with the sites it gave (the next `sites` of [`Self::sites`]).
+    pub hunks: Vec<Hunk>,
+}
+
+/// One hunk of a patch, as its header states it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// Its first pre-image line, as stated.
+    pub start: usize,
+    /// Its pre-image lines: context and removed.
+    pub old: Vec<String>,
+    /// How many sites it gave.
+    pub sites: usize,
+}
+
+impl PatchFile {
+    /// Moves each hunk's sites to where its pre-image lines are in `text` (the file at the
+    /// base commit), as `git apply` places a hunk whose lines have moved since the patch was
+    /// made: at the stated line where they are there, else at the nearest line where they
+    /// are; where they are nowhere, at the stated line.
+    pub fn place(&mut self, text: &str) {
+        let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+        let mut at = 0;
+        for h in &self.hunks {
+            let offset = hunk_offset(&lines, h);
+            for site in &mut self.sites[at..at + h.sites] {
+                match site {
+                    Site::Line(n) => *n = n.saturating_add_signed(offset),
+                    Site::Insert { after, .. } => *after = after.saturating_add_signed(offset),
+                }
+            }
+            at += h.sites;
+        }
+    }
+}
+
+/// How far from its stated line hunk `h` lies in `lines` (the nearest place its pre-image
+/// lines are, trailing space aside; 0 where they are nowhere, or it has none).
+fn hunk_offset(lines: &[&str], h: &Hunk) -> isize {
+    let old: Vec<&str> = h.old.iter().map(|l| l.trim_end()).collect();
+    if old.is_empty() || old.len() > lines.len() {
+        return 0;
+    }
+    let stated = h.start.max(1) - 1;
+    let fits = |from: usize| lines[from..].starts_with(&old);
+    let last = lines.len() - old.len();
+    (0..=last.max(stated))
+        .flat_map(|d| [stated.checked_sub(d), stated.checked_add(d)])
+        .flatten()
+        .find(|&from| from <= last && fits(from))
+        .map_or(0, |from| from as isize - stated as isize)
 }
 
 /// The old line count and start of a hunk header (`@@ -START[,COUNT] +... @@`).
@@ -76,12 +127,14 @@ impl Change {
     }
 }
 
-/// The sites of one hunk, whose lines follow `header` in `lines`; advances past them.
+/// The sites of one hunk, whose lines follow `header` in `lines`, and its pre-image lines
+/// into `pre`; advances past them.
 fn read_hunk<'a>(
     header: &str,
     lines: &mut impl Iterator<Item = &'a str>,
     sites: &mut Vec<Site>,
-) -> Option<()> {
+    pre: &mut Vec<String>,
+) -> Option<usize> {
     let (start, mut old, mut new) = hunk_old(header)?;
     // `-S,0`: the lines are inserted after line S.
     let mut next = if old == 0 { start + 1 } else { start };
@@ -92,6 +145,7 @@ fn read_hunk<'a>(
         let rest = mark.map_or("", |c| &line[c.len_utf8()..]);
         match mark {
             Some('-') => {
+                pre.push(rest.to_owned());
                 sites.push(Site::Line(next));
                 run.removed = true;
                 next += 1;
@@ -108,6 +162,7 @@ fn read_hunk<'a>(
             Some('\\') => {}
             // A context line (one emptied of its trailing space too).
             _ => {
+                pre.push(rest.to_owned());
                 run.finish(sites);
                 next += 1;
                 old = old.saturating_sub(1);
@@ -116,7 +171,7 @@ fn read_hunk<'a>(
         }
     }
     run.finish(sites);
-    Some(())
+    Some(start)
 }
 
 /// The files a unified diff changes, with their sites (files it creates left out).
@@ -131,14 +186,23 @@ pub fn parse_patch(patch: &str) -> Vec<PatchFile> {
                 out.push(PatchFile {
                     path: path.to_owned(),
                     sites: Vec::new(),
+                    hunks: Vec::new(),
                 });
                 out.len() - 1
             });
         } else if line.starts_with("@@ ") {
-            let mut sites = Vec::new();
-            // A hunk cut short (the patch's end) keeps the sites read before it.
-            read_hunk(line, &mut lines, &mut sites);
+            let (mut sites, mut old) = (Vec::new(), Vec::new());
+            // A hunk cut short (the patch's end) keeps the sites read before it, where stated.
+            let start = read_hunk(line, &mut lines, &mut sites, &mut old);
             if let Some(i) = current {
+                let start = start.unwrap_or(0);
+                let old = if start == 0 { Vec::new() } else { old };
+                let sites_n = sites.len();
+                out[i].hunks.push(Hunk {
+                    start,
+                    old,
+                    sites: sites_n,
+                });
                 out[i].sites.extend(sites);
             }
         }

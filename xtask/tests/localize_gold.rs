@@ -22,14 +22,35 @@ fn insert(after: usize, text: &str) -> Site {
 }
 
 fn check_patch(patch: &str, expected: &[(&str, Vec<Site>)]) {
-    let expected: Vec<PatchFile> = expected
+    let expected: Vec<(String, Vec<Site>)> = expected
         .iter()
-        .map(|(path, sites)| PatchFile {
-            path: (*path).to_owned(),
-            sites: sites.clone(),
-        })
+        .map(|(path, sites)| ((*path).to_owned(), sites.clone()))
         .collect();
-    assert_eq!(parse_patch(patch), expected);
+    let read: Vec<(String, Vec<Site>)> = parse_patch(patch)
+        .into_iter()
+        .map(|f| (f.path, f.sites))
+        .collect();
+    assert_eq!(read, expected);
+}
+
+#[test]
+fn a_hunk_whose_lines_moved_is_placed_where_they_are() {
+    // Made against a file four lines shorter above the change, as some of SWE-bench's
+    // patches are against their base commit: `git apply` finds its lines four further down.
+    let patch = "--- a/m.py\n+++ b/m.py\n@@ -2,3 +2,3 @@ def f():\n     a = 1\n-    b = 2\n+    b = 3\n     c = 3\n@@ -9,2 +9,3 @@\n nowhere\n+x\n else\n";
+    let text = "import os\nimport sys\n\n\ndef f():\n    a = 1\n    b = 2\n    c = 3\n";
+    let mut files = parse_patch(patch);
+    assert_eq!(files[0].sites, vec![line(3), insert(9, "x")]);
+    files[0].place(text);
+    // The second hunk's lines are nowhere in the text: it stays where stated.
+    assert_eq!(files[0].sites, vec![line(7), insert(9, "x")]);
+    // At the stated line, a hunk stays even where its lines occur again further on.
+    let twice = "    a = 1\n    b = 2\n    c = 3\n    a = 1\n    b = 2\n    c = 3\n";
+    let mut files = parse_patch(
+        "--- a/m.py\n@@ -4,3 +4,3 @@\n     a = 1\n-    b = 2\n+    b = 3\n     c = 3\n",
+    );
+    files[0].place(twice);
+    assert_eq!(files[0].sites, vec![line(5)]);
 }
 
 #[test]
@@ -364,10 +385,12 @@ fn gold_functions_and_lines_come_from_the_pre_image() {
                 line(6),
                 line(3),
             ],
+            hunks: Vec::new(),
         },
         PatchFile {
             path: "b.txt".to_owned(),
             sites: vec![line(1)],
+            hunks: Vec::new(),
         },
     ];
     let (gold, outside) = gold_functions(&files, |p| if p == "a.py" { text } else { "x\n" });
