@@ -530,6 +530,10 @@ fn path_refs(text: &str) -> Vec<PathRef> {
             continue;
         }
         if line.is_none() {
+            // In prose: `line 743 of sympy/printing/latex.py`.
+            line = line_before(&text[..text.len() - tail.len()]);
+        }
+        if line.is_none() {
             // A Python traceback: `File "x.py", line 67, in f`.
             let after = rest
                 .trim_start_matches(['"', '\''])
@@ -546,6 +550,22 @@ fn path_refs(text: &str) -> Vec<PathRef> {
         }
     }
     out
+}
+
+/// The line `before` (the text up to a path) ends by naming: `line 743 of `, `line 12 in `
+/// (any case, a backtick or quote before the path aside).
+fn line_before(before: &str) -> Option<usize> {
+    let b = before.trim_end_matches(['`', '"', '\'']).trim_end();
+    let b = b
+        .strip_suffix(" of")
+        .or_else(|| b.strip_suffix(" in"))?
+        .trim_end();
+    let word = b.trim_end_matches(|c: char| c.is_ascii_digit());
+    let n = b[word.len()..].parse().ok()?;
+    let word = word.strip_suffix(' ')?;
+    let at = word.len().checked_sub(4)?;
+    let whole = at == 0 || !word.as_bytes()[at - 1].is_ascii_alphanumeric();
+    (word.is_char_boundary(at) && word[at..].eq_ignore_ascii_case("line") && whole).then_some(n)
 }
 
 /// Dotted names of two or more identifiers whose first is lowercase, as path fragments (a file
@@ -667,6 +687,29 @@ mod tests {
         let mut sorted = STOP_WORDS.to_vec();
         sorted.sort();
         assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn prose_naming_a_line_of_a_file_gives_it() {
+        let lines = |text: &str| -> Vec<(String, Option<usize>)> {
+            TaskQuery::parse(text)
+                .paths
+                .into_iter()
+                .map(|p| (p.path, p.line))
+                .collect()
+        };
+        assert_eq!(
+            lines("change line 743 of sympy/printing/latex.py from"),
+            [("sympy/printing/latex.py".to_owned(), Some(743))]
+        );
+        assert_eq!(
+            lines("Line 12 in `src/a.rs` and pipeline 3 of b.py; line 4 near c.py"),
+            [
+                ("src/a.rs".to_owned(), Some(12)),
+                ("b.py".to_owned(), None),
+                ("c.py".to_owned(), None)
+            ]
+        );
     }
 
     #[test]

@@ -65,12 +65,18 @@ impl Asking {
 /// file holding it verbatim holds what the task pasted, not a common idiom.
 pub(super) const CODE_LINE_MIN: usize = 20;
 
-/// The lines of `query` that look like pasted code (trimmed, at least [`CODE_LINE_MIN`] bytes,
-/// with a call, an assignment, an index or an attribute in them): an issue often quotes the
-/// lines it finds wrong, and the definition holding them is the one to change.
+/// The lines of `query` that look like pasted code, whole or in backticks within a line of
+/// prose (trimmed, at least [`CODE_LINE_MIN`] bytes, with a call, an assignment, an index or
+/// an attribute in them): an issue often quotes the lines it finds wrong, and the definition
+/// holding them is the one to change.
 fn quoted_code(query: &str) -> std::collections::HashSet<String> {
     query
         .lines()
+        .flat_map(|l| {
+            // `a = f(x)` in a sentence: the pieces between a line's backticks, every other one.
+            let ticked = l.split('`').skip(1).step_by(2);
+            std::iter::once(l).chain(ticked.take(l.matches('`').count() / 2))
+        })
         .map(str::trim)
         .filter(|l| l.len() >= CODE_LINE_MIN && l.contains(['(', '=', '[', '.']))
         // A traceback's frame names a file and a line; it is read as such elsewhere.

@@ -605,6 +605,11 @@ fn a_quoted_line_of_code_names_the_definition_holding_it() {
          items[0].price > 0:\n\nskips free items",
     );
     assert_eq!(quoted[0], "tax", "{quoted:?}");
+    // Quoted in backticks within a sentence, it names `tax` the same.
+    let inline = names(
+        "shipping rate for items is wrong, the weight of items\n\nChanging          `if rate and items and items[0].price > 0:` to `if rate:` fixes it",
+    );
+    assert_eq!(inline[0], "tax", "{inline:?}");
     // Both `subtotal` and `tax` hold this line: it names neither.
     let shared = names(
         "shipping rate for items is wrong, the weight of items\n\n    total = sum(i.price for \
