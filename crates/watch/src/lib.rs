@@ -38,9 +38,13 @@ fn watch_tree(
 /// The error of watching `root`.
 fn watch_error(root: &std::path::Path, e: notify::Error) -> Error {
     if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
-        let limit = std::fs::read_to_string(WATCH_LIMIT)
-            .map(|s| s.trim().to_owned())
-            .unwrap_or_else(|_| "?".to_owned());
+        // The lower of the kernel's and this user namespace's own (a container's), which
+        // the kernel holds every watch to.
+        let limit = WATCH_LIMITS
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok()?.trim().parse::<u64>().ok())
+            .min()
+            .map_or_else(|| "?".to_owned(), |n| n.to_string());
         return Error::WatchLimit {
             root: root.to_path_buf(),
             limit,
@@ -52,8 +56,12 @@ fn watch_error(root: &std::path::Path, e: notify::Error) -> Error {
     }
 }
 
-/// Where Linux keeps its limit of inotify watches per user (one a folder).
-const WATCH_LIMIT: &str = "/proc/sys/fs/inotify/max_user_watches";
+/// Where Linux keeps its limits of inotify watches per user (one a folder): the kernel's, and
+/// the user namespace's own.
+const WATCH_LIMITS: [&str; 2] = [
+    "/proc/sys/fs/inotify/max_user_watches",
+    "/proc/sys/user/max_inotify_watches",
+];
 
 /// Errors of starting a watcher.
 #[derive(Debug, thiserror::Error)]

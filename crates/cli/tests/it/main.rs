@@ -43,6 +43,7 @@ mod self_scan;
 mod tree;
 mod usage;
 mod watch;
+mod watch_limit;
 
 /// The fixture tree: regular files by workspace path and content. Some must never be scanned:
 /// `.git/`, what `.gitignore` ignores (`debug.log`, `target/`), what the nested `src/.gitignore`
@@ -302,6 +303,19 @@ fn regex_escape(s: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// `merkle`, run where the kernel allows this process at most `watches` inotify watches (one a
+/// folder): in a user namespace of its own (`unshare -r`, unprivileged), whose limit
+/// (`/proc/sys/user/max_inotify_watches`) it lowers first; the machine's stays as it is.
+fn merkle_with_watch_limit(watches: u32) -> std::process::Command {
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["-r", "sh", "-c"])
+        .arg(format!(
+            "echo {watches} > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\""
+        ))
+        .arg(assert_cmd::cargo::cargo_bin!("merkle"));
+    cmd
 }
 
 /// The lines of a child's piped stdout, read on a thread of their own: `Some(line)` per line,

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::{Workspace, parse, run, str_field};
 
 mod agents;
+mod limit;
 mod status;
 
 /// How long one answer may take before the test fails rather than hangs.
@@ -32,8 +33,14 @@ impl Server {
 
     /// `merkle mcp ARGS` (no agent from the environment), its stderr to `stderr`.
     fn spawn(ws: &Workspace, args: &[&str], stderr: Stdio) -> Server {
+        let merkle = Command::new(assert_cmd::cargo::cargo_bin!("merkle"));
+        Server::spawn_as(merkle, ws, args, stderr)
+    }
+
+    /// [`Server::spawn`] with `merkle` the command that runs the binary.
+    fn spawn_as(mut merkle: Command, ws: &Workspace, args: &[&str], stderr: Stdio) -> Server {
         let home = ws.tmp.path().join("home");
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("merkle"))
+        let mut child = merkle
             .arg("--root")
             .arg(&ws.root)
             .arg("mcp")

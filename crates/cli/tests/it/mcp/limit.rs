@@ -1,0 +1,49 @@
+//! `merkle mcp` under a kernel limit of inotify watches lower than the tree's folders: it says
+//! so once at start, with the sysctl that raises it, and every answer checks the files first,
+//! so an edit in any folder is seen by the next request.
+use std::process::Stdio;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::Server;
+use crate::merkle_with_watch_limit;
+use crate::parse;
+use crate::watch_limit::{LIMIT, wide};
+
+#[test]
+fn under_a_low_watch_limit_the_server_says_so_once_and_never_answers_stale() {
+    let ws = wide();
+    let stderr = ws.tmp.path().join("mcp.stderr");
+    let file = std::fs::File::create(&stderr).expect("creating the stderr file");
+    let mut server = Server::spawn_as(merkle_with_watch_limit(LIMIT), &ws, &[], Stdio::from(file));
+    server.handshake();
+    let (is_error, text) = server.call("get_node", json!({"path": "wide/f29/note.md"}));
+    assert!(!is_error, "{text}");
+    let before = parse(&text)["node"]["node_id"].clone();
+    // Edits in a folder it could not have watched, and a new file: each seen at once.
+    for round in 0..3 {
+        ws.write("wide/f29/note.md", &format!("edited {round}\n"));
+        ws.write(&format!("wide/f28/new{round}.md"), "new\n");
+        let (is_error, text) = server.call("get_node", json!({"path": "wide/f29/note.md"}));
+        assert!(!is_error, "{text}");
+        let now = parse(&text)["node"]["node_id"].clone();
+        assert_ne!(now, before, "{text}");
+        assert_eq!(now, json!(ws.node_id("wide/f29/note.md")), "{text}");
+        let (is_error, text) = server.call(
+            "get_node",
+            json!({"path": format!("wide/f28/new{round}.md")}),
+        );
+        assert!(!is_error, "{text}");
+    }
+    let said = std::fs::read_to_string(&stderr).expect("reading its stderr");
+    assert_eq!(said.matches("max_user_watches = ").count(), 1, "{said}");
+    assert!(
+        said.contains(&format!("fs.inotify.max_user_watches = {LIMIT})")),
+        "{said}"
+    );
+    assert!(
+        said.contains("every request checks the workspace first instead"),
+        "{said}"
+    );
+}
