@@ -46,10 +46,17 @@ pub const BUNDLE_DEPTH: f64 = 0.25;
 pub const BUNDLE_BREADTH: usize = 3;
 /// A definition scoring below this share of the best one is never shown.
 pub const RELATIVE_CUT: f64 = 0.05;
-/// A file's module-level lines (imports, constants) weigh this share of its best definition.
-pub const MODULE_SHARE: f64 = 0.5;
-/// The most module-level lines of one file a bundle shows: those just before its first
+/// A file's module-level lines (imports, constants) weigh this share of its best definition:
+/// they come before its definitions scoring under two fifths of its best (at the bundle's
+/// depth). About one changed line in thirteen on the dev set lies outside every definition, most
+/// of them imports; on Multi-SWE-bench a third. Dev line recall at 8k tokens +1.0 point and
+/// Multi-SWE-bench +1.0 against 0.5, 4k -0.4 on both; 1.0: dev 8k unchanged.
+pub const MODULE_SHARE: f64 = 0.8;
+/// The head of the type holding a definition (its attributes, fields) weighs this share of the
 /// definition.
+pub const HEAD_SHARE: f64 = 0.5;
+/// The most module-level lines of one file a bundle shows: the first and the last half of
+/// those before its first definition ([`module_spans`]).
 pub const MODULE_LINES: usize = 40;
 
 /// What to bundle.
@@ -375,22 +382,20 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
         {
             out.push(Piece {
                 file: i,
-                score: f.score * MODULE_SHARE,
+                score: f.score * HEAD_SHARE,
                 kind: "definition",
                 name: Some(name),
                 spans: vec![span],
                 focus: None,
             });
         }
-        if !std::mem::replace(&mut module_taken[i], true)
-            && let Some(span) = files[i].module
-        {
+        if !std::mem::replace(&mut module_taken[i], true) && !files[i].module.is_empty() {
             out.push(Piece {
                 file: i,
                 score: f.score * MODULE_SHARE,
                 kind: "module",
                 name: None,
-                spans: vec![span],
+                spans: files[i].module.clone(),
                 focus: None,
             });
         }
@@ -410,6 +415,18 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
     // Stable: the function ranking's order holds among equal scores.
     out.sort_by(|a, b| b.score.total_cmp(&a.score));
     out
+}
+
+/// The spans of a file's module-level lines `1..=end` (those before its first definition) a
+/// bundle shows: all of them, or for more than [`MODULE_LINES`], the first and the last half
+/// of that many: a fix adds an import at the top of the imports as often as beside the
+/// definitions, and changes a constant just above them.
+fn module_spans(end: usize) -> Vec<(usize, usize)> {
+    if end <= MODULE_LINES {
+        return vec![(1, end)];
+    }
+    let half = MODULE_LINES / 2;
+    vec![(1, half), (end + 1 - half, end)]
 }
 
 /// The lines of a definition spanning `start..=end` a bundle shows: all of them, or for one
@@ -538,8 +555,8 @@ struct Filling {
     lines: usize,
     /// Its outline (produced only for a file with no matched definition).
     outline: Option<String>,
-    /// The module-level lines before its first definition (the last [`MODULE_LINES`]), if any.
-    module: Option<(usize, usize)>,
+    /// The module-level lines before its first definition it shows ([`module_spans`]), if any.
+    module: Vec<(usize, usize)>,
     /// Its definitions that hold others (classes, structs, impls), with where their first
     /// inner definition starts.
     containers: Vec<(String, usize, usize, usize)>,
@@ -558,7 +575,7 @@ impl Filling {
             text: None,
             lines: 0,
             outline: None,
-            module: None,
+            module: Vec::new(),
             containers: Vec::new(),
             line_spans: Vec::new(),
             covered: Vec::new(),
@@ -599,7 +616,7 @@ impl Filling {
             let first_def = first.iter().flat_map(|f| &f.symbols).map(|s| s.line).min();
             if let Some(line) = first_def.filter(|&l| l > 1) {
                 let end = line - 1;
-                out.module = Some(((end + 1).saturating_sub(MODULE_LINES).max(1), end));
+                out.module = module_spans(end);
             }
         }
         out.text = Some(text);

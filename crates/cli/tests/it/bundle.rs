@@ -305,3 +305,44 @@ fn the_next_files_best_definitions_come_before_the_first_file_s_others() {
         .collect();
     assert_eq!(names, ["add_item"], "{doc:#}");
 }
+
+/// A file whose imports run past [`context::bundle::MODULE_LINES`] shows their first and last
+/// lines: a fix adds an import at the top as often as beside the definitions.
+#[test]
+fn a_long_import_block_shows_its_top_and_its_end() {
+    let ws = Workspace::empty();
+    let mut text = String::from("\"\"\"Shapes.\"\"\"\nfrom functools import wraps\n");
+    for i in 0..60 {
+        text.push_str(&format!("from shapes.part_{i} import piece_{i}\n"));
+    }
+    text.push_str("\n\ndef polygon_area(points):\n    return sum(points)\n");
+    ws.write("shapes/area.py", &text);
+    ws.ok(&["scan"]);
+    let doc = ws.json(&[
+        "context",
+        "polygon_area returns a wrong area",
+        "--budget",
+        "3000",
+    ]);
+    let spans: Vec<(&str, u64, u64)> = doc["files"][0]["sections"]
+        .as_array()
+        .expect("sections")
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().expect("a kind"),
+                s["line_start"].as_u64().expect("a line"),
+                s["line_end"].as_u64().expect("a line"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            ("module", 1, 20),
+            ("module", 45, 64),
+            ("definition", 65, 66)
+        ],
+        "{doc:#}"
+    );
+}
