@@ -60,6 +60,8 @@ pub struct TaskQuery {
     /// Code identifiers as written (`resolve_redirects`, `HTTPServer`, a name before `(` or
     /// around a `.`, in backticks, or in a code block), first seen first, with how often.
     pub idents: Vec<(String, usize)>,
+    /// Those of [`Self::idents`] written as a call somewhere (`latex(expr)`), first seen first.
+    pub called: Vec<String>,
     /// Files the text points at.
     pub paths: Vec<PathRef>,
     /// Dotted names turned into path fragments: `sympy.printing.latex` is
@@ -378,6 +380,7 @@ impl TaskQuery {
         let mut idents: Vec<(String, usize)> = Vec::new();
         let mut ident_at: HashMap<&str, usize> = HashMap::new();
         let mut code_tokens: HashSet<String> = HashSet::new();
+        let mut called_idents: Vec<String> = Vec::new();
         for id in tokenize::identifiers(text) {
             if id.text.len() > MAX_TOKEN || id.text.chars().all(|c| c.is_ascii_digit()) {
                 continue;
@@ -403,6 +406,12 @@ impl TaskQuery {
                         && before != Some(b' ')
                         && after == Some(b'.')));
             if is_code {
+                if called
+                    && called_idents.len() < MAX_IDENTS
+                    && !called_idents.iter().any(|c| c == id.text)
+                {
+                    called_idents.push(id.text.to_owned());
+                }
                 match ident_at.get(id.text) {
                     Some(&i) => idents[i].1 += 1,
                     None if idents.len() < MAX_IDENTS => {
@@ -438,6 +447,7 @@ impl TaskQuery {
             messages: crate::phrases::messages(text),
             words,
             idents,
+            called: called_idents,
             paths: path_refs(text),
             modules: modules(text),
         }
@@ -687,6 +697,14 @@ mod tests {
         let mut sorted = STOP_WORDS.to_vec();
         sorted.sort();
         assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn identifiers_written_as_calls_are_told_apart() {
+        let q = TaskQuery::parse("`render` is wrong\n\n>>> latex(acsc(x))\n>>> latex(y)\n");
+        assert_eq!(q.called, ["latex", "acsc"]);
+        let named: Vec<&str> = q.idents.iter().map(|(i, _)| i.as_str()).collect();
+        assert_eq!(named, ["render", "latex", "acsc"]);
     }
 
     #[test]

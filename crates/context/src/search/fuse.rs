@@ -305,6 +305,12 @@ pub(super) fn hits_of<'r>(
         .filter(|t| t.field == Field3::Text)
         .map(|t| (t.token.as_str(), t.weight))
         .collect();
+    // A lookup names what it asks for, called or not.
+    let called: std::collections::HashSet<&str> = if asking.short() {
+        Default::default()
+    } else {
+        asking.q.called.iter().map(String::as_str).collect()
+    };
     let kind = match req.filter {
         Some(Filter::Kind(k)) => Some(k),
         _ => None,
@@ -336,6 +342,7 @@ pub(super) fn hits_of<'r>(
                 framed: &s.framed,
                 code: &asking.code,
                 kind,
+                called: &called,
             };
             let (symbols, matched) = best_symbols(ff, content.as_deref(), &asked, req.symbols);
             Hit {
