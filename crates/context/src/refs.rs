@@ -349,13 +349,30 @@ fn callees(
             language,
             outline::Language::Rust | outline::Language::Java | outline::Language::Cpp
         );
-        let mut uses: Vec<(String, usize, bool)> = Vec::new();
+        // A bare call in these never calls a method, which needs its receiver (`self.f()`,
+        // `this.f()`): `str(x)` in Python is the builtin, not a class's `str` method.
+        let bare_not_method = matches!(
+            language,
+            outline::Language::Python
+                | outline::Language::JavaScript
+                | outline::Language::TypeScript
+                | outline::Language::Tsx
+                | outline::Language::Go
+        );
+        let mut uses: Vec<(String, usize, Aim)> = Vec::new();
         for r in parsed.calls() {
             if r.line >= d.line_start && r.line <= d.line_end {
-                uses.push((r.name, r.line, r.member && methods_only));
+                let aim = if r.member && methods_only {
+                    Aim::Method
+                } else if !r.member && bare_not_method {
+                    Aim::NotMethod
+                } else {
+                    Aim::Any
+                };
+                uses.push((r.name, r.line, aim));
             }
         }
-        for (name, line, method) in uses {
+        for (name, line, aim) in uses {
             if d.name.as_deref() == Some(name.as_str()) && line == d.line_start {
                 continue;
             }
@@ -369,10 +386,7 @@ fn callees(
                 continue;
             }
             let mut all = definitions_of(store, facts, index, &name)?;
-            all.retain(|s| {
-                s.kind
-                    .is_some_and(|k| callable(k) && (!method || k == Kind::Method))
-            });
+            all.retain(|s| s.kind.is_some_and(|k| callable(k) && aim.reaches(k)));
             let resolved = resolve(&d.path, &all, graph);
             let n = resolved.len();
             for s in resolved {
@@ -386,6 +400,26 @@ fn callees(
     // The certain first, then by first use.
     out.sort_by_key(|s| (s.candidates, s.lines.first().copied()));
     Ok(out)
+}
+
+/// What kinds of definition a call can reach, by how it is written.
+#[derive(Clone, Copy)]
+enum Aim {
+    /// A call through `.` where that calls a method (Rust, Java, C++).
+    Method,
+    /// A bare call where that never calls a method (Python, JavaScript, TypeScript, Go).
+    NotMethod,
+    Any,
+}
+
+impl Aim {
+    fn reaches(self, kind: Kind) -> bool {
+        match self {
+            Aim::Method => kind == Kind::Method,
+            Aim::NotMethod => kind != Kind::Method,
+            Aim::Any => true,
+        }
+    }
 }
 
 /// Whether a call can call a definition of this kind: a function, a method, a macro, or a

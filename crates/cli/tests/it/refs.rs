@@ -235,3 +235,29 @@ fn a_method_call_is_not_resolved_to_a_free_function() {
     assert_eq!(lead["callees"][0]["name"], "first", "{lead:#}");
     assert_eq!(lead["callees"][0]["candidates"], 1, "{lead:#}");
 }
+
+/// In Python a bare call never calls a method (that needs `self.`): `str(x)` is the builtin,
+/// not a class's `str` method, while `self.render()` may be any `render`.
+#[test]
+fn a_bare_python_call_is_not_resolved_to_a_method() {
+    let ws = Workspace::empty();
+    ws.write(
+        "pkg/ring.py",
+        "class Ring:\n    def str(self):\n        return 'ring'\n\n    def render(self):\n        return self.str()\n",
+    );
+    ws.write(
+        "pkg/show.py",
+        "def label(x):\n    return str(x) + helper(x)\n\n\ndef helper(x):\n    return '!'\n",
+    );
+    ws.ok(&["scan"]);
+    let label = ws.json(&["refs", "label"]);
+    let callees: Vec<&str> = label["callees"]
+        .as_array()
+        .expect("callees")
+        .iter()
+        .map(|c| c["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(callees, ["helper"], "{label:#}");
+    let render = ws.json(&["refs", "render"]);
+    assert_eq!(render["callees"][0]["name"], "str", "{render:#}");
+}
