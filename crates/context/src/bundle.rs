@@ -3,7 +3,9 @@
 //! by function score ([`crate::search::functions_at_depth`], deeper into the best files than a
 //! function list: [`BUNDLE_DEPTH`]), each with the blank lines after it, each file's
 //! module-level lines (its imports and constants) after its best definition, and an outline
-//! for a found file with no definition that matched; taken best first while they fit. What
+//! for a found file with no definition that matched; taken best first while they fit; then,
+//! where room is left, the first line of the callers and callees of its first definitions
+//! (`neighbours.rs`). What
 //! `merkle context`, the MCP `context` tool and the agent's `task_context` tool give, ready to
 //! paste into a prompt.
 //!
@@ -17,6 +19,10 @@
 //! fitted), and a line is shown once. The same tree and task give the same bytes.
 use merkle_store::{NodeKind, Store};
 use retrieve::TextIndex;
+
+mod neighbours;
+
+pub use neighbours::{NEIGHBOUR_SOURCES, NEIGHBOURS_EACH};
 
 use crate::error::Result;
 use crate::facts::TreeFacts;
@@ -105,7 +111,9 @@ impl std::fmt::Debug for TokenCounter<'_> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Section {
     /// `definition` (a matched definition's source, or a run of it), `module` (the file's
-    /// module-level lines before its first definition) or `outline` (the file's outline).
+    /// module-level lines before its first definition), `outline` (the file's outline), or
+    /// `caller` / `callee` (the first line of a definition calling, or called by, one of the
+    /// bundle's first definitions).
     pub kind: &'static str,
     /// The definition's name; `None` for an outline.
     pub name: Option<String>,
@@ -261,7 +269,9 @@ pub fn bundle_in(
         omitted: Vec::new(),
     };
     let mut taken = 0;
+    let mut sources: Vec<neighbours::Source> = Vec::new();
     for piece in pieces(&hits, &files) {
+        let before = taken;
         let file = &mut files[piece.file];
         for s in file.uncovered(&piece) {
             // What the file's heading costs in the Markdown, charged with its first section.
@@ -285,6 +295,17 @@ pub fn bundle_in(
             file.take(s, taken);
             taken += 1;
         }
+        // The definitions shown first, whose callers and callees may follow.
+        if taken > before
+            && piece.kind == "definition"
+            && let (Some(name), Some(&(line, _))) = (&piece.name, piece.spans.first())
+            && sources.len() < NEIGHBOUR_SOURCES
+        {
+            let source = (hits[piece.file].path.clone(), name.clone(), line);
+            if !sources.contains(&source) {
+                sources.push(source);
+            }
+        }
     }
     // Files in the order of their best piece taken; within a file, sections by line.
     let mut order: Vec<usize> = (0..files.len()).collect();
@@ -304,6 +325,15 @@ pub fn bundle_in(
             sections,
         });
     }
+    neighbours::add_neighbours(
+        store,
+        facts,
+        index,
+        &mut out,
+        &sources,
+        req.budget,
+        &req.tokens,
+    )?;
     Ok(out)
 }
 

@@ -346,3 +346,60 @@ fn a_long_import_block_shows_its_top_and_its_end() {
         "{doc:#}"
     );
 }
+
+/// Where the budget has room left, a bundle shows the first line of what its first definitions
+/// call and of what calls them (as `merkle refs` resolves them), once each: `_limit_of`, which
+/// holds none of the task's words, comes as a callee of `check_quota`.
+#[test]
+fn room_left_shows_the_callers_and_callees_of_the_first_definitions() {
+    let ws = Workspace::empty();
+    ws.write("app/__init__.py", "");
+    ws.write(
+        "app/check.py",
+        "from app.limits_impl import _limit_of\n\n\ndef check_quota(user):\n    \"\"\"Refuses a user over the quota.\"\"\"\n    limit = _limit_of(user)\n    return user.items > limit\n",
+    );
+    ws.write(
+        "app/limits_impl.py",
+        "def _limit_of(user):\n    return 10 * user.level\n",
+    );
+    ws.write(
+        "app/main.py",
+        "from app.check import check_quota\n\n\ndef serve(request):\n    if check_quota(request.user):\n        return 'no'\n    return 'ok'\n",
+    );
+    ws.ok(&["scan"]);
+    let task = "check_quota refuses people under their quota\n\nSomeone with 3 items is refused.\n";
+    let doc = ws.json(&["context", task, "--budget", "4000"]);
+    let files = doc["files"].as_array().expect("files");
+    let shown = |path: &str, line: u64| -> Vec<String> {
+        files
+            .iter()
+            .filter(|f| f["path"] == path)
+            .flat_map(|f| f["sections"].as_array().expect("sections"))
+            .filter(|s| {
+                s["line_start"].as_u64() <= Some(line) && s["line_end"].as_u64() >= Some(line)
+            })
+            .map(|s| s["kind"].as_str().expect("a kind").to_owned())
+            .collect()
+    };
+    assert_eq!(shown("app/check.py", 4), ["definition"], "{doc:#}");
+    // Its file is near (imported): outlined, and the callee's line says whom it serves.
+    assert_eq!(
+        shown("app/limits_impl.py", 1),
+        ["outline", "callee"],
+        "{doc:#}"
+    );
+    let callee = files
+        .iter()
+        .find(|f| f["path"] == "app/limits_impl.py")
+        .expect("the callee's file");
+    assert_eq!(
+        callee["why"],
+        serde_json::json!(["near: app/check.py", "called by check_quota"])
+    );
+    assert_eq!(callee["sections"][1]["text"], "def _limit_of(user):");
+    // The caller is shown once, as a definition the search found or as a caller.
+    assert_eq!(shown("app/main.py", 4).len(), 1, "{doc:#}");
+    // A budget with no room left shows none of them.
+    let small = ws.json(&["context", task, "--budget", "60"]);
+    assert!(!small.to_string().contains("_limit_of(user):"), "{small:#}");
+}
