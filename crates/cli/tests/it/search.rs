@@ -272,6 +272,38 @@ fn a_function_search_lists_no_constants_unless_asked() {
     assert_eq!(constants, ["MAX_RETRIES"]);
 }
 
+/// A task naming a class names the class, not its constructor (a function named as the type):
+/// the method holding the task's words comes before the constructor.
+#[test]
+fn a_named_class_does_not_name_its_constructor() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/Ledger.java",
+        "public class Ledger {\n    private long balance;\n\n    public Ledger() {\n    }\n\n    \
+         public long settle(long payment) {\n        // A payment over the balance is an \
+         overdraft.\n        if (payment >= balance) {\n            throw new \
+         IllegalStateException(\"overdraft\");\n        }\n        return balance - payment;\n    \
+         }\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let query = "`Ledger` refuses a payment equal to its balance\n\nSettling a payment of the \
+                 whole balance throws an overdraft.";
+    let found = ws.json(&["search", query, "--functions"]);
+    let names: Vec<(&str, u64)> = found
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().expect("a name"),
+                f["line_start"].as_u64().expect("a line"),
+            )
+        })
+        .collect();
+    // The class, then the method holding the words, then the constructor.
+    assert_eq!(names, [("Ledger", 1), ("settle", 7), ("Ledger", 4)]);
+}
+
 #[test]
 fn odd_queries_get_an_answer_not_a_panic() {
     let ws = workspace();

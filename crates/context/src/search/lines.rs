@@ -173,7 +173,8 @@ const TYPICAL_LINES: f64 = 25.0;
 /// query words (each distinct word by its weight, its repeats saturating, long definitions
 /// weighed down, as BM25 does), against the file's best; the query's words in its name
 /// ([`NAME_WORDS`]); and [`NAMED`] more where the query names it ([`NAMED_CALLED`] where a
-/// task writes it as a call), where it holds a message
+/// task writes it as a call; a constructor, named as its type, is not named by it), where it
+/// holds a message
 /// the query quotes, a line of code it quotes or a line a traceback frame of the query points
 /// at. A container (a class, a module) holding functions is weighed by its own lines (its
 /// attributes), not its functions' (they are the lines to read), and as the class of the
@@ -225,6 +226,12 @@ pub(super) fn best_symbols(
         let i = starts.partition_point(|&l| l <= line);
         starts.get(i).is_some_and(|&l| l <= end)
     };
+    let types: std::collections::HashSet<&str> = f
+        .symbols
+        .iter()
+        .filter(|s| is_type(s.kind))
+        .map(|s| s.name.as_str())
+        .collect();
     let mut tf = vec![0u32; words.len()];
     let weighed: Vec<(f64, f64, f64, Option<usize>, &crate::facts::FactSymbol)> = f
         .symbols
@@ -250,18 +257,10 @@ pub(super) fn best_symbols(
                 return (body, 0.0, if named { NAMED } else { 0.0 }, at, s);
             }
             let spans = |l: &usize| *l >= s.line && *l <= s.end_line.max(s.line);
-            let named = if says.iter().any(spans)
+            let pointed = says.iter().any(spans)
                 || quoted.iter().any(spans)
-                || asked.framed.iter().any(spans)
-            {
-                NAMED
-            } else if !asked.idents.contains_key(s.name.as_str()) {
-                0.0
-            } else if asked.called.contains(s.name.as_str()) {
-                NAMED_CALLED
-            } else {
-                NAMED
-            };
+                || asked.framed.iter().any(spans);
+            let named = named_weight(s, asked, pointed, &types);
             let kind = kind_share(s.kind);
             (
                 body * kind,
@@ -297,6 +296,29 @@ pub(super) fn best_symbols(
         first_symbols(scored, max),
         heaviest_matched(words, &matched),
     )
+}
+
+/// How much more than its words the definition `s` (not a container) counts for being named:
+/// [`NAMED`] where it holds a message the query quotes, a line of code it quotes or a line a
+/// traceback frame points at (`pointed`); else, where the query names it, [`NAMED_CALLED`] if a
+/// task writes it as a call and [`NAMED`] if not; never for a function named as a type of its
+/// file (`types`), a constructor (C++, Java): a task naming the type does not name it.
+fn named_weight(
+    s: &crate::facts::FactSymbol,
+    asked: &Asked<'_>,
+    pointed: bool,
+    types: &std::collections::HashSet<&str>,
+) -> f64 {
+    let name = s.name.as_str();
+    if pointed {
+        NAMED
+    } else if !asked.idents.contains_key(name) || types.contains(name) {
+        0.0
+    } else if asked.called.contains(name) {
+        NAMED_CALLED
+    } else {
+        NAMED
+    }
 }
 
 /// Where the functions and methods of `f` (a file of `n` lines) start, sorted, and for each
