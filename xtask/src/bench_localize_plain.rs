@@ -2,7 +2,7 @@
 //! tree's tracked source files (each definition's lines a document, as
 //! [`crate::bench_localize_defs`] reads them; the files of its HEAD commit), the text the query. What SweRank's
 //! BM25 row measures, computed here so that it owes nothing to merkle.
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::Command;
 
@@ -27,7 +27,9 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 struct Doc {
     def: FileDefinition,
     len: usize,
-    counts: HashMap<String, u32>,
+    /// In word order, so that its score sums in the same order in every run (identical
+    /// definitions, a header and its amalgamated copy, tie exactly and keep their order).
+    counts: BTreeMap<String, u32>,
 }
 
 /// The first `limit` definitions of the files of `tree`'s HEAD commit by BM25 against `query`
@@ -57,7 +59,7 @@ pub fn plain_functions(tree: &Path, query: &str, limit: usize) -> Result<Vec<Fil
                 .get(d.line.saturating_sub(1)..d.end.min(lines.len()))
                 .unwrap_or_default();
             let mut len = 0;
-            let mut counts = HashMap::new();
+            let mut counts = BTreeMap::new();
             for w in body.iter().flat_map(|l| words(l)) {
                 len += 1;
                 if wanted.contains_key(&w) {
@@ -128,7 +130,7 @@ mod tests {
     use super::*;
 
     fn doc(name: &str, text: &str) -> Doc {
-        let mut counts = HashMap::new();
+        let mut counts = BTreeMap::new();
         let mut len = 0;
         for w in words(text) {
             len += 1;
