@@ -22,7 +22,7 @@ use retrieve::TextIndex;
 
 mod neighbours;
 
-pub use neighbours::{NEIGHBOUR_SOURCES, NEIGHBOURS_EACH};
+pub use neighbours::{NEIGHBOUR_ROOM, NEIGHBOUR_SOURCES, NEIGHBOURS_EACH};
 
 use crate::error::Result;
 use crate::facts::TreeFacts;

@@ -13,16 +13,20 @@ use crate::refs::Site;
 pub const NEIGHBOUR_SOURCES: usize = 3;
 /// The most callers, and the most callees, shown of each.
 pub const NEIGHBOURS_EACH: usize = 5;
+/// The least room (in tokens) a bundle must have left for its neighbours to be looked up: a
+/// few signature lines. Looking them up reads the index and parses the callers' files (about
+/// 50 ms on sympy), which a bundle that filled its budget must not pay.
+pub const NEIGHBOUR_ROOM: usize = 50;
 
 /// A definition a bundle shows: its path, name and first line.
 pub(super) type Source = (String, String, usize);
 
 /// Adds to `bundle`, while they fit in `budget` (counted by `tokens`), the first line of each
-/// caller and callee of its first [`NEIGHBOUR_SOURCES`] definitions (`sources`, in the order
-/// taken) that `merkle refs` resolves with certainty and the bundle does not show yet: at most
-/// [`NEIGHBOURS_EACH`] of each, callers first (an outline of its file does not count: it
-/// does not say whom it calls). Its file says whom it calls or is called by; a file new to
-/// the bundle comes last.
+/// caller and callee of its first definitions (`sources`, in the order taken, at most
+/// [`NEIGHBOUR_SOURCES`]) that `merkle refs` resolves with certainty and the bundle does not
+/// show yet: at most [`NEIGHBOURS_EACH`] of each, callers first (an outline of its file does
+/// not count: it does not say whom it calls). Its file says whom it calls or is called by; a file new to
+/// the bundle comes last. Nothing is looked up with less than [`NEIGHBOUR_ROOM`] left.
 pub(super) fn add_neighbours(
     store: &Store,
     facts: &TreeFacts,
@@ -32,7 +36,10 @@ pub(super) fn add_neighbours(
     budget: usize,
     tokens: &TokenCounter<'_>,
 ) -> Result<()> {
-    for (path, name, line) in sources.iter().take(NEIGHBOUR_SOURCES) {
+    for (path, name, line) in sources {
+        if budget.saturating_sub(bundle.tokens) < NEIGHBOUR_ROOM {
+            break;
+        }
         let refs = match crate::refs::refs_in(store, facts, index, &format!("{path}:{line}")) {
             Ok(refs) => refs,
             // A definition whose name is no symbol (an operator, a quoted key) has none.
