@@ -304,6 +304,32 @@ fn a_named_class_does_not_name_its_constructor() {
     assert_eq!(names, [("Ledger", 1), ("settle", 7), ("Ledger", 4)]);
 }
 
+/// A method named as a dispatch on a type the task writes (`_print_Poly` for a `Poly`) is how
+/// the task's call reached the bug: it comes right after the function called, before the
+/// printer's other methods.
+#[test]
+fn a_dispatch_on_a_type_the_task_writes_comes_early() {
+    let ws = Workspace::empty();
+    ws.write(
+        "printer.py",
+        "class LatexPrinter:\n    def doprint(self, expr):\n        return self._print(expr)\n\n    \
+         def _print_Add(self, expr):\n        terms = sorted(expr.args)\n        return \" + \
+         \".join(terms)\n\n    def _print_Poly(self, poly):\n        return poly.as_expr()\n\n\n\
+         def latex(expr):\n    return LatexPrinter().doprint(expr)\n",
+    );
+    ws.ok(&["scan"]);
+    let query =
+        "The LaTeX printer orders the terms of a Poly\n\n```\n>>> latex(Poly(x**2 + 1))\n```";
+    let found = ws.json(&["search", query, "--functions"]);
+    let names: Vec<&str> = found
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|f| f["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names[..2], ["latex", "_print_Poly"], "{names:?}");
+}
+
 #[test]
 fn odd_queries_get_an_answer_not_a_panic() {
     let ws = workspace();
