@@ -330,6 +330,32 @@ fn a_dispatch_on_a_type_the_task_writes_comes_early() {
     assert_eq!(names[..2], ["latex", "_print_Poly"], "{names:?}");
 }
 
+/// A variant of the function a task is about (`get_int_le` of `get_int`) comes right after it,
+/// before a function holding more of the task's words: a fix to one is often a fix to both.
+#[test]
+fn a_variant_of_the_best_function_follows_it() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/buf.rs",
+        "pub fn get_int(buf: &[u8], nbytes: usize) -> i64 {\n    // Reads nbytes as a big-endian \
+         value.\n    let value = read_be(buf, nbytes);\n    value as i64\n}\n\npub fn len_of(buf: \
+         &[u8]) -> usize {\n    // How many bytes a value reads: a negative number sign \
+         extends.\n    buf.len()\n}\n\npub fn get_int_le(buf: &[u8], nbytes: usize) -> i64 {\n    \
+         let v = read_le(buf, nbytes);\n    v as i64\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let query = "`get_int` does not sign extend the value it reads\n\nReading a negative number \
+                 of 3 bytes gives a positive value.";
+    let found = ws.json(&["search", query, "--functions"]);
+    let names: Vec<&str> = found
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|f| f["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names, ["get_int", "get_int_le", "len_of"]);
+}
+
 #[test]
 fn odd_queries_get_an_answer_not_a_panic() {
     let ws = workspace();
