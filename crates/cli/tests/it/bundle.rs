@@ -156,12 +156,7 @@ fn a_method_comes_with_the_head_of_its_class() {
 
 /// The names `search --functions` lists for `query`, best first.
 fn function_names(ws: &Workspace, query: &str) -> Vec<String> {
-    ws.json(&["search", "--functions", query, "--limit", "5"])
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(|f| f["name"].as_str().expect("a name").to_owned())
-        .collect()
+    ws.names(&["search", "--functions", query, "--limit", "5"])
 }
 
 /// What weighs a definition in `search --functions`: a message it prints that the task quotes,

@@ -98,6 +98,16 @@ impl fmt::Display for Run {
 }
 
 impl Workspace {
+    /// The `name` of each entry of the JSON list `merkle --json ARGS` prints, in order.
+    fn names(&self, args: &[&str]) -> Vec<String> {
+        self.json(args)
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|f| f["name"].as_str().expect("a name").to_owned())
+            .collect()
+    }
+
     /// An empty workspace.
     fn empty() -> Workspace {
         let tmp = tempfile::tempdir().expect("creating a temporary folder");

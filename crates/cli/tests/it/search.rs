@@ -247,15 +247,7 @@ fn a_function_search_lists_no_constants_unless_asked() {
     );
     ws.ok(&["scan"]);
     let query = "`MAX_RETRIES` and `max_retries` are ignored when we retry";
-    let names = |args: &[&str]| -> Vec<String> {
-        let found = ws.json(args);
-        found
-            .as_array()
-            .expect("a list")
-            .iter()
-            .map(|f| f["name"].as_str().expect("a name").to_owned())
-            .collect()
-    };
+    let names = |args: &[&str]| ws.names(args);
     let listed = names(&["search", query, "--functions"]);
     assert!(listed.contains(&"retry".to_owned()), "{listed:?}");
     assert!(!listed.contains(&"MAX_RETRIES".to_owned()), "{listed:?}");
@@ -320,13 +312,7 @@ fn a_dispatch_on_a_type_the_task_writes_comes_early() {
     ws.ok(&["scan"]);
     let query =
         "The LaTeX printer orders the terms of a Poly\n\n```\n>>> latex(Poly(x**2 + 1))\n```";
-    let found = ws.json(&["search", query, "--functions"]);
-    let names: Vec<&str> = found
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(|f| f["name"].as_str().expect("a name"))
-        .collect();
+    let names = ws.names(&["search", query, "--functions"]);
     assert_eq!(names[..2], ["latex", "_print_Poly"], "{names:?}");
 }
 
@@ -346,13 +332,7 @@ fn a_variant_of_the_best_function_follows_it() {
     ws.ok(&["scan"]);
     let query = "`get_int` does not sign extend the value it reads\n\nReading a negative number \
                  of 3 bytes gives a positive value.";
-    let found = ws.json(&["search", query, "--functions"]);
-    let names: Vec<&str> = found
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(|f| f["name"].as_str().expect("a name"))
-        .collect();
+    let names = ws.names(&["search", query, "--functions"]);
     assert_eq!(names, ["get_int", "get_int_le", "len_of"]);
 }
 
