@@ -36,6 +36,8 @@ pub(super) fn add_neighbours(
     budget: usize,
     tokens: &TokenCounter<'_>,
 ) -> Result<()> {
+    // Each file's text, read once: several sites are often in one file.
+    let mut texts: std::collections::HashMap<String, Option<String>> = Default::default();
     for (path, name, line) in sources {
         if budget.saturating_sub(bundle.tokens) < NEIGHBOUR_ROOM {
             break;
@@ -56,7 +58,7 @@ pub(super) fn add_neighbours(
             if shows(bundle, &site.path, site.line_start) {
                 continue;
             }
-            let Some(text) = line_of(store, facts, &site.path, site.line_start)? else {
+            let Some(text) = line_of(store, facts, &mut texts, &site.path, site.line_start)? else {
                 continue;
             };
             let section = Section {
@@ -111,13 +113,22 @@ fn shows(bundle: &Bundle, path: &str, line: usize) -> bool {
     })
 }
 
-/// Line `n` (1-based) of the file at `path`, trimmed at its end.
-fn line_of(store: &Store, facts: &TreeFacts, path: &str, n: usize) -> Result<Option<String>> {
+/// Line `n` (1-based) of the file at `path`, trimmed at its end; its text read once into
+/// `texts`.
+fn line_of(
+    store: &Store,
+    facts: &TreeFacts,
+    texts: &mut std::collections::HashMap<String, Option<String>>,
+    path: &str,
+    n: usize,
+) -> Result<Option<String>> {
     let Some(entry) = facts.file(path) else {
         return Ok(None);
     };
-    let text = crate::search::read_text(store, entry)?;
-    Ok(text.and_then(|t| {
+    if !texts.contains_key(path) {
+        texts.insert(path.to_owned(), crate::search::read_text(store, entry)?);
+    }
+    Ok(texts[path].as_deref().and_then(|t| {
         t.lines()
             .nth(n.saturating_sub(1))
             .map(|l| l.trim_end().to_owned())

@@ -386,6 +386,27 @@ fn first_symbols(mut scored: Vec<Scored<'_>>, max: usize) -> Vec<SymbolHit> {
         .collect()
 }
 
+/// Whether `s` is a function or a method.
+fn is_function(s: &crate::facts::FactSymbol) -> bool {
+    matches!(s.kind, Kind::Function | Kind::Method)
+}
+
+/// The places in `scored` of its `n` best functions and methods that scored at all, best
+/// first (among equals, the first in the file).
+fn best_functions(scored: &[Scored<'_>], n: usize) -> Vec<usize> {
+    let mut best: Vec<usize> = (0..scored.len())
+        .filter(|&i| scored[i].0 > 0.0 && is_function(scored[i].3))
+        .collect();
+    best.sort_by(|&a, &b| {
+        scored[b]
+            .0
+            .total_cmp(&scored[a].0)
+            .then_with(|| scored[a].3.line.cmp(&scored[b].3.line))
+    });
+    best.truncate(n);
+    best
+}
+
 /// How much of its caller's score a function gains that one of its file's best functions
 /// calls by name.
 pub const CALLEE_SHARE: f64 = 0.7;
@@ -399,14 +420,17 @@ type Scored<'f> = (f64, usize, Option<usize>, &'f crate::facts::FactSymbol);
 /// [`CALLERS`] best functions calls by name (`name(`) to [`CALLEE_SHARE`] of that caller's
 /// score, where it scored less: the helper doing the work is read with what calls it.
 fn called_gain(scored: &mut [Scored<'_>], lines: &[&str]) {
-    let is_fn = |s: &crate::facts::FactSymbol| matches!(s.kind, Kind::Function | Kind::Method);
-    let mut callers: Vec<(f64, usize, usize)> = scored
-        .iter()
-        .filter(|s| s.0 > 0.0 && is_fn(s.3))
-        .map(|s| (s.0, s.3.line, s.3.end_line.max(s.3.line)))
+    let is_fn = is_function;
+    let callers: Vec<(f64, usize, usize)> = best_functions(scored, CALLERS)
+        .into_iter()
+        .map(|i| {
+            (
+                scored[i].0,
+                scored[i].3.line,
+                scored[i].3.end_line.max(scored[i].3.line),
+            )
+        })
         .collect();
-    callers.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    callers.truncate(CALLERS);
     if callers.is_empty() {
         return;
     }
@@ -459,18 +483,14 @@ fn is_variant(a: &str, b: &str) -> bool {
 /// Raises each function of `scored` that is a variant ([`is_variant`]) of one of the file's
 /// [`VARIANT_OF`] best functions to [`VARIANT_SHARE`] of its score, where it scored less.
 fn variant_gain(scored: &mut [Scored<'_>]) {
-    let is_fn = |s: &crate::facts::FactSymbol| matches!(s.kind, Kind::Function | Kind::Method);
-    let mut best: Vec<(f64, usize, String)> = scored
-        .iter()
-        .filter(|s| s.0 > 0.0 && is_fn(s.3))
-        .map(|s| (s.0, s.3.line, s.3.name.clone()))
+    let best: Vec<(f64, String)> = best_functions(scored, VARIANT_OF)
+        .into_iter()
+        .map(|i| (scored[i].0, scored[i].3.name.clone()))
         .collect();
-    best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    best.truncate(VARIANT_OF);
-    for (score, _, name) in best {
+    for (score, name) in best {
         for s in scored
             .iter_mut()
-            .filter(|s| is_fn(s.3) && is_variant(&s.3.name, &name))
+            .filter(|s| is_function(s.3) && is_variant(&s.3.name, &name))
         {
             s.0 = s.0.max(VARIANT_SHARE * score);
         }
