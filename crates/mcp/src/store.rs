@@ -20,7 +20,12 @@ pub(crate) fn watched(workspace: Workspace, quiet: bool) -> Workspace {
         return workspace;
     }
     match Live::start(&workspace) {
-        Ok(live) => workspace.watched_by(Arc::new(live)),
+        Ok(live) => {
+            if let (Some(warning), false) = (live.warning(), quiet) {
+                eprintln!("warning: {warning}");
+            }
+            workspace.watched_by(Arc::new(live))
+        }
         Err(e) => {
             if !quiet {
                 eprintln!(

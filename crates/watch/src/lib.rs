@@ -15,45 +15,38 @@
 //!   watch that cannot answer means everything is looked at.
 //! - **No watcher wakes itself**: the store's own writes, `.git` and reads are not changes.
 pub mod events;
+mod fit;
 mod live;
 mod looped;
 pub mod vouch;
 
+pub use fit::Coverage;
 pub use live::Live;
 pub use looped::{Failed, Looping, Options, Said, Stopper};
 pub use vouch::Vouching;
 
-/// Starts `watcher` on the workspace at `root`, every folder below; where the kernel's limit
-/// of watches is too low for the tree, the error says so and how to raise it.
-fn watch_tree(
-    watcher: &mut notify::RecommendedWatcher,
-    root: &std::path::Path,
-) -> Result<(), Error> {
-    use notify::Watcher as _;
-    watcher
-        .watch(root, notify::RecursiveMode::Recursive)
-        .map_err(|e| watch_error(root, e))
-}
-
 /// The error of watching `root`.
 fn watch_error(root: &std::path::Path, e: notify::Error) -> Error {
     if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
-        // The lower of the kernel's and this user namespace's own (a container's), which
-        // the kernel holds every watch to.
-        let limit = WATCH_LIMITS
-            .iter()
-            .filter_map(|f| std::fs::read_to_string(f).ok()?.trim().parse::<u64>().ok())
-            .min()
-            .map_or_else(|| "?".to_owned(), |n| n.to_string());
         return Error::WatchLimit {
             root: root.to_path_buf(),
-            limit,
+            limit: watch_limit(),
         };
     }
     Error::Watcher {
         what: format!("watching {} for changes", root.display()),
         source: e,
     }
+}
+
+/// The kernel's limit of inotify watches: the lower of the kernel's and this user namespace's
+/// own (a container's), which the kernel holds every watch to; `?` where neither reads.
+fn watch_limit() -> String {
+    WATCH_LIMITS
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok()?.trim().parse::<u64>().ok())
+        .min()
+        .map_or_else(|| "?".to_owned(), |n| n.to_string())
 }
 
 /// Where Linux keeps its limits of inotify watches per user (one a folder): the kernel's, and

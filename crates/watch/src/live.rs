@@ -16,8 +16,8 @@ use context::ops::{Settled, Watcher, Workspace};
 use merkle_store::NodeId;
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
-use crate::Error;
 use crate::events;
+use crate::{Coverage, Error};
 
 /// How long a read waits for its barrier's event before it rescans everything instead.
 const BARRIER_WAIT: Duration = Duration::from_secs(2);
@@ -29,6 +29,7 @@ pub struct Live {
     barriers: PathBuf,
     issued: AtomicU64,
     seen: Arc<(Mutex<Seen>, Condvar)>,
+    warning: Option<String>,
 }
 
 struct Seen {
@@ -39,9 +40,13 @@ struct Seen {
     /// The paths changed since the last rescan; `None`: anything may have (an event was lost,
     /// or named no path).
     touched: Option<BTreeSet<String>>,
-    /// The watcher reported an error (a folder it could not watch: the kernel's limit of
-    /// watches, say): it no longer sees every change, so every read checks the disk.
+    /// The watcher reported an error it cannot place (a folder it could not watch once the
+    /// kernel's limit was reached after the start, say): it no longer sees every change, so
+    /// every read checks the disk.
     blind: bool,
+    /// The folders it does not watch (the kernel's limit): every read checks them by their
+    /// stats.
+    coverage: Coverage,
 }
 
 impl Live {
@@ -68,14 +73,16 @@ impl Live {
                 pending: true,
                 touched: None,
                 blind: false,
+                coverage: Coverage::starting(),
             }),
             Condvar::new(),
         ));
         let events = Arc::clone(&seen);
-        let (watch_root, watch_barriers) = (root.to_path_buf(), barriers.clone());
+        let (watch_root, watch_store, watch_barriers) =
+            (root.to_path_buf(), store_dir.clone(), barriers.clone());
         let mut watcher = notify::RecommendedWatcher::new(
             move |event: notify::Result<notify::Event>| {
-                noted(&events, &event, &watch_root, &store_dir, &watch_barriers);
+                noted(&events, &event, &watch_root, &watch_store, &watch_barriers);
             },
             events::watcher_config(),
         )
@@ -83,19 +90,32 @@ impl Live {
             what: "starting the file watcher".to_owned(),
             source: e,
         })?;
-        crate::watch_tree(&mut watcher, root)?;
+        // The barriers first: under the kernel's limit, the tree takes what watches are left.
         watcher
             .watch(&barriers, RecursiveMode::NonRecursive)
             .map_err(|e| Error::Watcher {
                 what: format!("watching {}", barriers.display()),
                 source: e,
             })?;
+        let fitted = crate::fit::watch_fitting(&mut watcher, root, &store_dir)?;
+        let warning = fitted.warning(root);
+        seen.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .coverage
+            .fitted(fitted);
         Ok(Live {
             _watcher: watcher,
             barriers,
             issued: AtomicU64::new(0),
             seen,
+            warning,
         })
+    }
+
+    /// What to say once at the start: the kernel's limit kept it from watching the whole tree.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
     }
 
     fn seen(&self) -> MutexGuard<'_, Seen> {
@@ -135,8 +155,10 @@ impl Watcher for Live {
         }
         if self.pending() {
             Settled::Pending
-        } else {
+        } else if self.seen().coverage.unwatched().is_empty() {
             Settled::Clean
+        } else {
+            Settled::Partly
         }
     }
 
@@ -146,7 +168,16 @@ impl Watcher for Live {
             return None;
         }
         seen.pending = false;
-        Some(seen.touched.replace(BTreeSet::new()))
+        let unwatched = seen.coverage.unwatched();
+        let touched = seen.touched.replace(BTreeSet::new());
+        Some(touched.map(|mut t| {
+            t.extend(unwatched);
+            t
+        }))
+    }
+
+    fn unwatched(&self) -> Vec<String> {
+        self.seen().coverage.unwatched()
     }
 
     fn put_back(&self) {
@@ -184,12 +215,16 @@ fn noted(
         Ok(e) if !events::is_relevant(e, root, store_dir) => {}
         Ok(e) => {
             seen.pending = true;
+            seen.coverage.note(event, root);
             events::note_paths(&mut seen.touched, e, root);
         }
         Err(_) => {
+            // A folder it names is left out, and checked by every read from now on.
             seen.pending = true;
-            seen.touched = None;
-            seen.blind = true;
+            if !seen.coverage.note(event, root) {
+                seen.touched = None;
+                seen.blind = true;
+            }
             cond.notify_all();
         }
     }

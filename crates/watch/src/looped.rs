@@ -30,6 +30,9 @@ pub struct Options {
     pub debounce: Duration,
     /// Stop after this many rescans, the first one included.
     pub exit_after: Option<u64>,
+    /// Where the kernel's limit of watches keeps it from watching every folder: how often the
+    /// folders it does not watch are checked by their stats, and rescanned where they differ.
+    pub poll: Duration,
 }
 
 /// Why a rescan did not happen.
@@ -77,6 +80,8 @@ pub struct Looping {
     store_dir: PathBuf,
     monitor: Monitor,
     _watcher: notify::RecommendedWatcher,
+    /// What to say at the start: the kernel's limit kept it from watching every folder.
+    warning: Option<String>,
     tx: Sender<Wake>,
     rx: Receiver<Wake>,
 }
@@ -90,13 +95,25 @@ impl Looping {
         // readers that ask whether the last rescan is still the tree on disk.
         let monitor = Monitor::new(&store_dir);
         let (tx, rx) = mpsc::channel();
-        let mut watcher = start_watcher(root, &store_dir, monitor.observer(), tx.clone())?;
-        crate::watch_tree(&mut watcher, root)?;
+        let observer = monitor.observer();
+        observer.fitting();
+        let mut watcher = start_watcher(root, &store_dir, observer.clone(), tx.clone())?;
+        // The store's folder first (its cookies answer readers): under the kernel's limit, the
+        // tree takes what watches are left.
+        if store_dir.starts_with(root) && store_dir.is_dir() {
+            watcher
+                .watch(&store_dir, notify::RecursiveMode::NonRecursive)
+                .map_err(|e| crate::watch_error(root, e))?;
+        }
+        let fitted = crate::fit::watch_fitting(&mut watcher, root, &store_dir)?;
+        let warning = fitted.warning(root);
+        observer.fitted(fitted);
         Ok(Looping {
             root: root.to_path_buf(),
             store_dir,
             monitor,
             _watcher: watcher,
+            warning,
             tx,
             rx,
         })
@@ -110,14 +127,20 @@ impl Looping {
     /// After the first rescan, which left the tree at `first`: answers readers (where the
     /// store is inside the watched tree: its cookies must come back as file events), then
     /// calls `rescan` with the paths changed (`None`: everything) until stopped. `say` hears
-    /// what the loop works around, and the rescans that failed.
+    /// what the loop works around, and the rescans that failed. Where it does not watch every
+    /// folder, it asks `unchanged` every [`Options::poll`] for the store's root where the
+    /// stats below those folders still hold (`None`: they differ, and are rescanned).
     pub fn run(
         mut self,
         first: NodeId,
         opts: &Options,
         say: &dyn Fn(Said),
+        unchanged: &dyn Fn(&[String]) -> Option<NodeId>,
         mut rescan: impl FnMut(Option<&[String]>) -> Result<NodeId, Failed>,
     ) {
+        if let Some(warning) = self.warning.take() {
+            say(Said::Warning(warning));
+        }
         self.monitor.rescanned(0, first);
         if self.store_dir.starts_with(&self.root)
             && let Err(e) = self.monitor.serve()
@@ -133,8 +156,10 @@ impl Looping {
             in_use_reported: false,
             rescans: 1,
         };
+        let limited = self.monitor.limited();
+        let mut next_poll = limited.then(|| Instant::now() + opts.poll);
         while opts.exit_after.is_none_or(|n| pending.rescans < n) {
-            let wake = match pending.due {
+            let wake = match pending.due.or(next_poll) {
                 None => self.rx.recv().ok(),
                 Some(due_at) => {
                     match self
@@ -143,6 +168,11 @@ impl Looping {
                     {
                         Ok(wake) => Some(wake),
                         Err(RecvTimeoutError::Disconnected) => None,
+                        Err(RecvTimeoutError::Timeout) if pending.due.is_none() => {
+                            next_poll = Some(Instant::now() + opts.poll);
+                            pending.poll(&self.monitor, unchanged);
+                            continue;
+                        }
                         Err(RecvTimeoutError::Timeout) => {
                             if pending.rescan(&mut self.monitor, say, &mut rescan) {
                                 continue;
@@ -156,7 +186,7 @@ impl Looping {
                 None | Some(Wake::Stop) => break,
                 Some(Wake::File(result)) => {
                     self.monitor.taken();
-                    pending.noted(&result, &self.root, opts.debounce, say);
+                    pending.noted(&result, &self.root, opts.debounce, say, limited);
                 }
             }
         }
@@ -179,15 +209,14 @@ fn start_watcher(
                 // A reader's cookie: every event before it has been counted.
                 Ok(e) if e.paths.iter().any(|p| observer.cookie(p)) => return,
                 Ok(e) => is_relevant(e, &watched.0, &watched.1),
-                // A folder it could not watch (the kernel's limit, say): vouch for nothing.
-                Err(_) => {
-                    observer.blind();
-                    true
-                }
+                // A folder it could not watch (the kernel's limit): it is left out, or where
+                // the watcher cannot say which, nothing is vouched for.
+                Err(_) => true,
             };
             if !change {
                 return;
             }
+            observer.note(&event, &watched.0);
             observer.changed();
             // The loop only stops listening when watch ends.
             let _ = tx.send(Wake::File(event));
@@ -247,16 +276,47 @@ impl Pending {
         true
     }
 
-    /// A file event: its paths noted (all of them on a watcher's error), and the rescan put
-    /// off by `debounce`, at most ten times that after the first event.
+    /// Every [`Options::poll`] where it does not watch every folder, with no rescan due: the
+    /// store's tree vouched for where the stats below those folders hold (a reader may have
+    /// rescanned them), else those folders rescanned at once.
+    fn poll(&mut self, monitor: &Monitor, unchanged: &dyn Fn(&[String]) -> Option<NodeId>) {
+        let taken = monitor.changes_taken();
+        let unwatched = monitor.unwatched();
+        match unchanged(&unwatched) {
+            Some(root) => monitor.rescanned(taken, root),
+            None => {
+                if let Some(touched) = &mut self.touched {
+                    touched.extend(unwatched);
+                }
+                self.due = Some(Instant::now());
+            }
+        }
+    }
+
+    /// A file event: its paths noted (all of them on a watcher's error, but for a folder it
+    /// could not watch once `limited`: that folder), and the rescan put off by `debounce`, at
+    /// most ten times that after the first event.
     fn noted(
         &mut self,
         result: &notify::Result<notify::Event>,
         root: &Path,
         debounce: Duration,
         say: &dyn Fn(Said),
+        limited: bool,
     ) {
         match result {
+            Err(e)
+                if limited
+                    && !e.paths.is_empty()
+                    && e.paths.iter().all(|p| p.starts_with(root)) =>
+            {
+                let event = notify::Event::new(notify::EventKind::Any);
+                note_paths(
+                    &mut self.touched,
+                    &e.paths.iter().fold(event, |ev, p| ev.add_path(p.clone())),
+                    root,
+                );
+            }
             Err(e) => {
                 say(Said::Warning(format!(
                     "file watcher: {e}; rescanning everything"

@@ -33,6 +33,8 @@ use std::time::{Duration, Instant};
 use context::ops::{Settled, Watcher};
 use merkle_store::NodeId;
 
+use crate::Coverage;
+
 /// The socket's file name in the store folder.
 pub const SOCKET: &str = "watch.sock";
 /// The start of a cookie's file name in the store folder.
@@ -44,21 +46,44 @@ pub const ASK_TIMEOUT: Duration = Duration::from_millis(500);
 const COOKIE_WAIT: Duration = Duration::from_millis(400);
 
 /// The root a running watch vouches for: every file as it is on disk now is in that tree.
-/// `None` when no watch answers for this store folder, or it has changes not yet rescanned.
-#[cfg(unix)]
+/// `None` when no watch answers for this store folder, it has changes not yet rescanned, or it
+/// does not watch every folder ([`vouched`]).
 pub fn vouched_root(store_dir: &Path) -> Option<NodeId> {
+    vouched(store_dir).and_then(|(root, unwatched)| unwatched.is_empty().then_some(root))
+}
+
+/// The root a running watch vouches for, with the folders it does not watch (the kernel's
+/// limit of watches reached: `partly ROOT N`, then N lines each a folder as a JSON string):
+/// every file as it is on disk now is in that tree, but for what may have changed below those
+/// folders. `None` when no watch answers for this store folder, or it has changes not yet
+/// rescanned.
+#[cfg(unix)]
+pub fn vouched(store_dir: &Path) -> Option<(NodeId, Vec<String>)> {
     let mut stream = UnixStream::connect(store_dir.join(SOCKET)).ok()?;
     stream.set_read_timeout(Some(ASK_TIMEOUT)).ok()?;
     stream.set_write_timeout(Some(ASK_TIMEOUT)).ok()?;
     stream.write_all(b"sync\n").ok()?;
+    let mut reader = BufReader::new(stream);
     let mut line = String::new();
-    BufReader::new(stream).read_line(&mut line).ok()?;
-    NodeId::from_hex(line.trim_end().strip_prefix("clean ")?)
+    reader.read_line(&mut line).ok()?;
+    if let Some(root) = line.trim_end().strip_prefix("clean ") {
+        return Some((NodeId::from_hex(root)?, Vec::new()));
+    }
+    let (root, n) = line.trim_end().strip_prefix("partly ")?.split_once(' ')?;
+    let root = NodeId::from_hex(root)?;
+    let n: usize = n.parse().ok()?;
+    let mut unwatched = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        line.clear();
+        reader.read_line(&mut line).ok()?;
+        unwatched.push(serde_json::from_str::<String>(line.trim_end()).ok()?);
+    }
+    Some((root, unwatched))
 }
 
 /// No watch answers off Unix.
 #[cfg(not(unix))]
-pub fn vouched_root(_store_dir: &Path) -> Option<NodeId> {
+pub fn vouched(_store_dir: &Path) -> Option<(NodeId, Vec<String>)> {
     None
 }
 
@@ -70,9 +95,13 @@ struct State {
     clean: Option<(u64, NodeId)>,
     /// Cookies made and not yet reported back.
     waiting: HashSet<u64>,
-    /// The file watcher reported an error (a folder it could not watch): it no longer sees
-    /// every change, so the watch vouches for nothing from then on.
+    /// The file watcher reported an error it cannot place (a folder it could not watch once
+    /// the kernel's limit was reached after the start): it no longer sees every change, so
+    /// the watch vouches for nothing from then on.
     blind: bool,
+    /// The folders it does not watch (the kernel's limit): named with every answer, for the
+    /// reader to check by their stats.
+    coverage: Coverage,
     next_cookie: u64,
 }
 
@@ -105,6 +134,26 @@ impl Observer {
     /// reader checks the disk itself.
     pub fn blind(&self) {
         lock(&self.shared).blind = true;
+    }
+
+    /// What a file watcher's `event` says of the folders it covers ([`Coverage::note`]):
+    /// blind where it can no longer say what it misses.
+    pub(crate) fn note(&self, event: &notify::Result<notify::Event>, root: &Path) {
+        let mut state = lock(&self.shared);
+        if !state.coverage.note(event, root) {
+            state.blind = true;
+        }
+    }
+
+    /// The outcome of fitting the tree's watches taken in ([`Coverage::fitted`]).
+    pub(crate) fn fitted(&self, fitted: Coverage) {
+        lock(&self.shared).coverage.fitted(fitted);
+    }
+
+    /// The tree's watches are being fitted: folders made meanwhile are noted
+    /// ([`Coverage::starting`]).
+    pub(crate) fn fitting(&self) {
+        lock(&self.shared).coverage = Coverage::starting();
     }
 
     /// Whether `path` is one of this monitor's cookies: in the store folder, named for this
@@ -218,6 +267,16 @@ impl Monitor {
     pub fn changes_taken(&self) -> u64 {
         self.taken
     }
+
+    /// The folders the watch does not watch (the kernel's limit of watches).
+    pub fn unwatched(&self) -> Vec<String> {
+        lock(&self.observer.shared).coverage.unwatched()
+    }
+
+    /// Whether the kernel's limit kept the watch from watching every folder.
+    pub fn limited(&self) -> bool {
+        lock(&self.observer.shared).coverage.limited()
+    }
 }
 
 impl Drop for Monitor {
@@ -266,7 +325,17 @@ fn answer(observer: &Observer, stream: UnixStream) {
     let reported = !state.waiting.remove(&id);
     let reply = match state.clean {
         Some((taken, root)) if made && reported && taken == state.seen && !state.blind => {
-            format!("clean {}\n", root.to_hex())
+            let unwatched = state.coverage.unwatched();
+            if unwatched.is_empty() {
+                format!("clean {}\n", root.to_hex())
+            } else {
+                let mut reply = format!("partly {} {}\n", root.to_hex(), unwatched.len());
+                for folder in unwatched {
+                    reply.push_str(&serde_json::Value::String(folder).to_string());
+                    reply.push('\n');
+                }
+                reply
+            }
         }
         _ => "dirty\n".to_owned(),
     };
@@ -275,10 +344,12 @@ fn answer(observer: &Observer, stream: UnixStream) {
     let _ = (&stream).write_all(reply.as_bytes());
 }
 
-/// A reader's [`Watcher`]: a running `merkle watch` vouches for the tree, else the disk is
-/// checked.
+/// A reader's [`Watcher`]: a running `merkle watch` vouches for the tree (but for the folders
+/// it could not watch, which the reader checks by their stats), else the disk is checked.
 pub struct Vouching {
     store_dir: PathBuf,
+    /// The folders the watch named unwatched in its last answer.
+    unwatched: Mutex<Vec<String>>,
 }
 
 impl Vouching {
@@ -286,17 +357,28 @@ impl Vouching {
     pub fn new(store_dir: impl Into<PathBuf>) -> Vouching {
         Vouching {
             store_dir: store_dir.into(),
+            unwatched: Mutex::new(Vec::new()),
         }
     }
 }
 
 impl Watcher for Vouching {
     fn settle(&self, root: NodeId) -> Settled {
-        if vouched_root(&self.store_dir) == Some(root) {
-            Settled::Clean
-        } else {
-            Settled::Unknown
+        match vouched(&self.store_dir) {
+            Some((vouched, unwatched)) if vouched == root && unwatched.is_empty() => Settled::Clean,
+            Some((vouched, unwatched)) if vouched == root => {
+                *self.unwatched.lock().unwrap_or_else(|e| e.into_inner()) = unwatched;
+                Settled::Partly
+            }
+            _ => Settled::Unknown,
         }
+    }
+
+    fn unwatched(&self) -> Vec<String> {
+        self.unwatched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn take(&self) -> Option<Option<BTreeSet<String>>> {

@@ -1,13 +1,14 @@
 //! Under a kernel limit of inotify watches lower than the tree's folders (lowered for the test's
 //! own processes only, [`crate::merkle_with_watch_limit`]): `merkle watch` says so once, with
-//! the sysctl that raises it, and vouches for nothing, so every read checks the files itself
-//! and never answers stale.
+//! the sysctl that raises it, watches what fits and keeps running; it vouches for the tree but
+//! for the folders it could not watch, which every read checks by their stats, so no read
+//! answers stale, and folders made afterwards are counted unwatched too.
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::{Workspace, merkle_with_watch_limit};
+use crate::{Workspace, merkle_with_watch_limit, stdout_lines};
 
 /// The watches the tests allow: fewer than [`wide`]'s folders.
 pub(crate) const LIMIT: u32 = 8;
@@ -22,44 +23,120 @@ pub(crate) fn wide() -> Workspace {
     ws
 }
 
+/// What the watch vouches for once it vouches for `want` (the store's root), polled: the
+/// folders it does not watch.
+fn unwatched_once_vouched(ws: &Workspace, want: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = watch::vouch::vouched(&ws.root.join(".merkle"));
+        match got {
+            Some((root, unwatched)) if root.to_hex() == want => return unwatched,
+            _ if Instant::now() > deadline => panic!("the watch vouched for {got:?}, not {want}"),
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// The folders of the tree (but the store's), workspace-relative.
+fn folders(ws: &Workspace) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut open = vec![ws.root.clone()];
+    while let Some(dir) = open.pop() {
+        for entry in std::fs::read_dir(&dir).expect("listing a folder").flatten() {
+            let path = entry.path();
+            if path.is_dir() && entry.file_name() != ".merkle" {
+                let rel = path
+                    .strip_prefix(&ws.root)
+                    .expect("inside")
+                    .to_string_lossy();
+                found.push(rel.into_owned());
+                open.push(path);
+            }
+        }
+    }
+    found
+}
+
+fn root_of(ws: &Workspace) -> String {
+    ws.json(&["status"])["root"]
+        .as_str()
+        .expect("a root")
+        .to_owned()
+}
+
 #[test]
-fn watch_says_the_limit_once_and_reads_check_the_files_themselves() {
+fn watch_says_the_limit_once_watches_what_fits_and_reads_check_the_rest() {
     let ws = wide();
     let stderr = ws.tmp.path().join("watch.stderr");
     let mut child = merkle_with_watch_limit(LIMIT)
         .arg("--root")
         .arg(&ws.root)
-        .arg("watch")
+        .args(["--json", "watch", "--poll-ms", "100"])
         .env("HOME", ws.tmp.path().join("home"))
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
         .spawn()
         .expect("running unshare (an unprivileged user namespace)");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for merkle watch") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("merkle watch kept running under a limit of {LIMIT} watches");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let lines = stdout_lines(&mut child);
+    let said = || std::fs::read_to_string(&stderr).expect("reading its stderr");
+    let first = lines.recv_timeout(Duration::from_secs(30));
+    assert!(matches!(first, Ok(Some(_))), "{first:?}; {}", said());
+    assert_eq!(child.try_wait().expect("waiting"), None, "{}", said());
+    let text = said();
+    assert!(
+        text.contains(&format!("fs.inotify.max_user_watches = {LIMIT})")),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "every read checks them by their stats instead; raise the limit with \
+             `sudo sysctl fs.inotify.max_user_watches="
+        ),
+        "{text}"
+    );
+    assert_eq!(text.matches("max_user_watches = ").count(), 1, "{text}");
+
+    // It vouches for the tree but for some folders: the root and others are watched.
+    let unwatched = unwatched_once_vouched(&ws, &root_of(&ws));
+    assert!(!unwatched.is_empty() && !unwatched.contains(&String::new()));
+    let covered = |f: &str| {
+        !unwatched
+            .iter()
+            .any(|u| f == u || f.starts_with(&format!("{u}/")))
     };
-    let said = std::fs::read_to_string(&stderr).expect("reading its stderr");
-    assert!(!status.success(), "{said}");
-    assert!(
-        said.contains(&format!("fs.inotify.max_user_watches = {LIMIT})")),
-        "{said}"
-    );
-    assert!(
-        said.contains("raise it with `sudo sysctl fs.inotify.max_user_watches="),
-        "{said}"
-    );
-    assert_eq!(said.matches("max_user_watches = ").count(), 1, "{said}");
-    // Nothing vouches for the tree: a read right after an edit walks it and finds the edit.
-    assert_eq!(watch::vouch::vouched_root(&ws.root.join(".merkle")), None);
-    ws.write("wide/f29/note.md", "zebraword\n");
+    let watched: Vec<String> = folders(&ws).into_iter().filter(|f| covered(f)).collect();
+    assert!(!watched.is_empty(), "{unwatched:?}");
+
+    // An edit below a folder it does not watch: the next read checks that folder and finds it.
+    let edited = format!("{}/zebra.md", unwatched[0]);
+    ws.write(&edited, "zebraword\n");
     let hits = ws.json(&["search", "zebraword"]);
-    assert_eq!(hits[0]["path"], json!("wide/f29/note.md"), "{hits}");
+    assert_eq!(hits[0]["path"], json!(edited), "{hits}");
+    // An edit in a watched folder, and a folder made after the limit was reached (left out).
+    let watched_file = format!("{}/yak.md", watched[0]);
+    ws.write(&watched_file, "yakword\n");
+    ws.write("made/later/new.md", "gnuword\n");
+    for (word, path) in [
+        ("yakword", &watched_file),
+        ("gnuword", &"made/later/new.md".into()),
+    ] {
+        let hits = ws.json(&["search", word]);
+        assert_eq!(hits[0]["path"], json!(path), "{word}: {hits}");
+    }
+    let unwatched = unwatched_once_vouched(&ws, &root_of(&ws));
+    assert!(unwatched.contains(&"made".to_owned()), "{unwatched:?}");
+    ws.write("made/later/new.md", "okapiword\n");
+    let hits = ws.json(&["search", "okapiword"]);
+    assert_eq!(hits[0]["path"], json!("made/later/new.md"), "{hits}");
+    // It polls the folders it does not watch: the watch's own rescans take the edits in.
+    unwatched_once_vouched(&ws, &root_of(&ws));
+    let _ = child.kill();
+    let _ = child.wait();
+    ws.assert_valid();
+    assert_eq!(
+        said().matches("max_user_watches = ").count(),
+        1,
+        "{}",
+        said()
+    );
 }

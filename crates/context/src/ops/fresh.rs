@@ -45,6 +45,11 @@ pub trait Watcher: Send + Sync {
     /// A rescan of what [`Watcher::take`] gave failed or could not run: everything is to be
     /// looked at again.
     fn put_back(&self);
+    /// The folders it does not watch (the kernel's limit of watches reached), where it settles
+    /// [`Settled::Partly`]: workspace-relative, `/`-separated, none below another.
+    fn unwatched(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What a [`Watcher`] knows after settling.
@@ -56,6 +61,10 @@ pub enum Settled {
     Pending,
     /// The watcher cannot say: the disk is checked.
     Unknown,
+    /// Nothing changed that it watches, but it does not watch every folder
+    /// ([`Watcher::unwatched`]): those are checked by their stats
+    /// ([`Store::unchanged_below`]), and rescanned where they differ.
+    Partly,
 }
 
 /// The tree of one scan as the reads of facts share it: its listing, and its search index once
@@ -120,6 +129,7 @@ impl Workspace {
             let vouched = match settled {
                 Settled::Clean => true,
                 Settled::Unknown => stats_vouch_for(store, root),
+                Settled::Partly => self.unwatched_vouch_for(store, root),
                 Settled::Pending => false,
             };
             if vouched {
@@ -238,14 +248,22 @@ impl Workspace {
         if settled == Settled::Clean {
             return Ok(attempt().map_or(First::Rescan, First::Answer));
         }
-        // The stats of the last scan's tree checked beside the answer, then, when they
-        // differ (an edit, or a file only touched), the rescan's plan.
-        let (vouched, answer) = crate::beside(|| stats_vouch_for(reader, root), attempt);
+        // The stats of the last scan's tree (of the folders not watched, where a watcher
+        // watches the rest) checked beside the answer, then, when they differ (an edit, or a
+        // file only touched), the rescan's plan.
+        let check = || match settled {
+            Settled::Partly => self.unwatched_vouch_for(reader, root),
+            _ => stats_vouch_for(reader, root),
+        };
+        let (vouched, answer) = crate::beside(check, attempt);
         let Some(answer) = answer else {
             return Ok(First::Rescan);
         };
         if vouched {
             return Ok(First::Answer(answer));
+        }
+        if settled == Settled::Partly {
+            return Ok(First::Rescan);
         }
         let plan = reader.plan_scan(&ScanOptions::default())?;
         Ok(match (plan.same_tree(), plan.unchanged().is_some()) {
@@ -330,6 +348,11 @@ impl Workspace {
     fn refresh_settled(&self, settled: Settled, stats_checked: bool) -> Result<bool> {
         match (settled, &self.shared.watcher) {
             (Settled::Clean, _) => Ok(false),
+            // What changed is below the folders it does not watch: those alone are rescanned.
+            (Settled::Partly, Some(watcher)) => self.shared.handles.alone(|| {
+                let folders: BTreeSet<String> = watcher.unwatched().into_iter().collect();
+                self.rescan(Some(&folders), false)
+            }),
             (Settled::Pending, Some(watcher)) => self.shared.handles.alone(|| {
                 // Taken here, alone: a read that finds nothing pending while this rescans
                 // reads after it, as reads wait for a write.
@@ -413,6 +436,15 @@ impl Workspace {
             Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
             Err(e) => Err(e.into()),
         })
+    }
+
+    /// Whether the last scan's recorded stats still hold below the folders the watcher does
+    /// not watch, and vouch for the tree at `root` with what it watches.
+    fn unwatched_vouch_for(&self, store: &Store, root: NodeId) -> bool {
+        let Some(watcher) = &self.shared.watcher else {
+            return stats_vouch_for(store, root);
+        };
+        matches!(store.unchanged_below(&watcher.unwatched()), Ok(Some(same)) if same == root)
     }
 }
 

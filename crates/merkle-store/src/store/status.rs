@@ -2,6 +2,9 @@
 use super::tree::racy_rule;
 use super::*;
 
+/// A scan's racy record: its stamp, and the paths it could not trust where it kept them.
+type RacyRecord = (Option<i64>, Option<PathSet>);
+
 /// The store against the disk, without writing anything.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatusReport {
@@ -35,14 +38,9 @@ impl Store {
     /// ending the read.
     pub fn unchanged_on_disk(&self) -> Result<Option<NodeId>> {
         let _guard = self.lock();
-        let Some(root) = self.root()? else {
+        let Some((root, (stamp, racy_paths))) = self.stat_check_record()? else {
             return Ok(None);
         };
-        let ignores = scan::IgnoreSources::read(&self.workspace).fingerprint;
-        if self.ignore_record()? != Some(ignores) {
-            return Ok(None);
-        }
-        let (stamp, racy_paths) = self.racy_record()?;
         let racy = racy_rule(stamp, racy_paths.as_ref());
         // Whether an entry holds on disk; the first that does not ends both halves' reads.
         use std::sync::atomic::Ordering::Relaxed;
@@ -85,6 +83,65 @@ impl Store {
         };
         // A scan through another handle may have landed meanwhile: the answer is for one tree.
         Ok((all_hold && self.root()? == Some(root)).then_some(root))
+    }
+
+    /// What a stat check of the last scan's tree reads first: its root and racy record; `None`
+    /// where there is no scan, or the ignore rules from outside the tree are not those it was
+    /// walked under (the whole tree may differ).
+    fn stat_check_record(&self) -> Result<Option<(NodeId, RacyRecord)>> {
+        let Some(root) = self.root()? else {
+            return Ok(None);
+        };
+        let ignores = scan::IgnoreSources::read(&self.workspace).fingerprint;
+        if self.ignore_record()? != Some(ignores) {
+            return Ok(None);
+        }
+        Ok(Some((root, self.racy_record()?)))
+    }
+
+    /// [`Store::unchanged_on_disk`] for the part of the tree at or below `folders` alone
+    /// (workspace-relative, `/`-separated; `""` is the whole tree): what a file watcher that
+    /// could not watch those folders leaves a read to check, by the same rules. A folder the
+    /// tree does not hold (an ignored one) holds: its parent's stat, checked where the parent
+    /// is not watched, says whether entries came or went. Writes nothing.
+    pub fn unchanged_below(&self, folders: &[String]) -> Result<Option<NodeId>> {
+        if folders.iter().any(String::is_empty) {
+            return self.unchanged_on_disk();
+        }
+        let _guard = self.lock();
+        let Some((root, (stamp, racy_paths))) = self.stat_check_record()? else {
+            return Ok(None);
+        };
+        let racy = racy_rule(stamp, racy_paths.as_ref());
+        let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+            return Ok(None);
+        };
+        let holds = std::cell::Cell::new(true);
+        for folder in folders {
+            let below = format!("{folder}/");
+            // The folder's own entry (its stat says whether entries came or went), then
+            // everything below it: two ranges, as `a.rs` sorts between `a` and `a/`.
+            for (start, within) in [
+                (
+                    folder.as_bytes(),
+                    &(|k: &[u8]| k == folder.as_bytes()) as &dyn Fn(&[u8]) -> bool,
+                ),
+                (below.as_bytes(), &|k: &[u8]| {
+                    k.starts_with(below.as_bytes())
+                }),
+            ] {
+                self.tree_range(
+                    start,
+                    |k| holds.get() && within(k),
+                    |path, e| holds.set(holds.get() && checker.holds(path, &e)),
+                )?;
+            }
+            if !holds.get() {
+                return Ok(None);
+            }
+        }
+        // A scan through another handle may have landed meanwhile: the answer is for one tree.
+        Ok((self.root()? == Some(root)).then_some(root))
     }
 
     /// Compares the disk with the last scan. Writes nothing: files whose stat changed are hashed

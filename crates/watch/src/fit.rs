@@ -1,0 +1,288 @@
+//! Watching a tree under the kernel's limit of inotify watches (one a folder,
+//! `fs.inotify.max_user_watches`): the whole tree where the limit allows; else as much of it as
+//! fits, and the folders left out are named ([`Coverage`]) so that every read checks their part
+//! of the tree by its stats (`Store::unchanged_below`), as a read with no watcher checks all
+//! of it. Never a silently stale read: a folder made after the limit was reached is counted
+//! unwatched too, whether or not the watcher managed to watch it.
+//!
+//! How it fits: a subtree is watched whole (recursively) where it fits; where it does not, its
+//! partial watches are dropped, its folder is watched alone, and each child folder is tried the
+//! same way, depth first. Once not even one folder fits, every folder not yet tried is left
+//! out. A failed try costs at most the watches left, along one path from the root: about the
+//! limit times the tree's depth in calls to the kernel.
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+use notify::{EventKind, RecursiveMode, Watcher as _};
+
+use crate::{Error, watch_error};
+
+/// What a watcher covers of its tree.
+#[derive(Debug, Default)]
+pub struct Coverage {
+    /// The folders not watched (workspace-relative, `/`-separated; `""` the whole tree), none
+    /// below another: a read checks their part of the tree by its stats.
+    unwatched: BTreeSet<String>,
+    /// The kernel's limit was reached: the watcher no longer watches every new folder.
+    limited: bool,
+    /// The tree is being fitted: a folder made meanwhile is left out should the limit be
+    /// reached ([`Coverage::fitted`]).
+    starting: bool,
+}
+
+impl Coverage {
+    /// The folders not watched, none below another.
+    pub fn unwatched(&self) -> Vec<String> {
+        self.unwatched.iter().cloned().collect()
+    }
+
+    /// What a watcher's callback keeps while [`watch_fitting`] runs: folders made meanwhile.
+    pub(crate) fn starting() -> Coverage {
+        Coverage {
+            starting: true,
+            ..Coverage::default()
+        }
+    }
+
+    /// The fitting's outcome taken in: where the limit was reached, the folders made while it
+    /// ran are left out too (one made in a folder watched alone would go unseen).
+    pub(crate) fn fitted(&mut self, fitted: Coverage) {
+        if !fitted.limited {
+            self.unwatched.clear();
+        }
+        self.limited = fitted.limited;
+        self.starting = false;
+        for folder in fitted.unwatched {
+            self.leave_out(folder);
+        }
+    }
+
+    /// Whether the kernel's limit kept the watcher from watching the whole tree.
+    pub fn limited(&self) -> bool {
+        self.limited
+    }
+
+    /// What the watch says once, where the limit kept it from watching the whole tree.
+    pub fn warning(&self, root: &Path) -> Option<String> {
+        if !self.limited {
+            return None;
+        }
+        let limit = crate::watch_limit();
+        Some(format!(
+            "watching {}: the kernel's limit of file watches (fs.inotify.max_user_watches = \
+             {limit}) is lower than this tree's folders need; {} folder(s) and what is below \
+             them are not watched, and every read checks them by their stats instead; raise the \
+             limit with `sudo sysctl fs.inotify.max_user_watches=1048576` (and a line in \
+             /etc/sysctl.d/ to keep it)",
+            root.display(),
+            self.unwatched.len()
+        ))
+    }
+
+    /// Takes in what a watcher's `event` says of what it covers: once the limit was reached,
+    /// a folder made or moved in is not watched (where the watcher watched it all the same, a
+    /// read checks it twice, never too little), and a folder the watcher reports it could not
+    /// watch is not either. False where it can no longer say what it misses (an error naming
+    /// no folder of the tree, or the limit reached after the start, when folders made in the
+    /// same spell may have gone unwatched unnamed): every read must check the whole tree.
+    pub(crate) fn note(&mut self, event: &notify::Result<notify::Event>, root: &Path) -> bool {
+        match event {
+            Ok(e) if (self.limited || self.starting) && may_make_folder(&e.kind) => {
+                for path in &e.paths {
+                    let folder =
+                        matches!(e.kind, EventKind::Create(notify::event::CreateKind::Folder))
+                            || path.symlink_metadata().is_ok_and(|m| m.is_dir());
+                    if let (true, Some(rel)) = (folder, relative(root, path)) {
+                        self.leave_out(rel);
+                    }
+                }
+                true
+            }
+            Ok(_) => true,
+            Err(e) if self.limited && !e.paths.is_empty() => {
+                let named: Option<Vec<String>> =
+                    e.paths.iter().map(|p| relative(root, p)).collect();
+                named.is_some_and(|named| {
+                    named.into_iter().for_each(|rel| self.leave_out(rel));
+                    true
+                })
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Counts `folder` unwatched, unless a folder above it is.
+    fn leave_out(&mut self, folder: String) {
+        let mut above = folder.as_str();
+        loop {
+            if self.unwatched.contains(above) {
+                return;
+            }
+            match above.rfind('/') {
+                Some(i) => above = &above[..i],
+                None if !above.is_empty() => above = "",
+                None => break,
+            }
+        }
+        let below = |u: &str| {
+            folder.is_empty()
+                || (u.starts_with(&folder) && u.as_bytes().get(folder.len()) == Some(&b'/'))
+        };
+        self.unwatched.retain(|u| !below(u));
+        self.unwatched.insert(folder);
+    }
+}
+
+/// Whether an event of `kind` may bring a folder into the tree.
+fn may_make_folder(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::Create(_) | EventKind::Modify(notify::event::ModifyKind::Name(_))
+    )
+}
+
+/// `path` relative to `root`, `/`-separated; `None` outside it or not UTF-8.
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(name) => name.to_str(),
+            _ => None,
+        })
+        .collect::<Option<Vec<&str>>>()?;
+    Some(parts.join("/"))
+}
+
+/// Watches the tree at `root` with `watcher`, all of it where the kernel's limit allows, else
+/// what fits ([`Coverage`]); `skip` (the store's folder, which its own caller watches) is not
+/// gone into where folders are tried one by one.
+pub(crate) fn watch_fitting(
+    watcher: &mut notify::RecommendedWatcher,
+    root: &Path,
+    skip: &Path,
+) -> Result<Coverage, Error> {
+    let mut coverage = Coverage::default();
+    let mut full = false;
+    let mut to_try: Vec<PathBuf> = vec![root.to_path_buf()];
+    while let Some(folder) = to_try.pop() {
+        let rel = || relative(root, &folder).unwrap_or_default();
+        if full {
+            coverage.leave_out(rel());
+            continue;
+        }
+        let Some(limited) = tried(watcher, &folder, RecursiveMode::Recursive, root)? else {
+            continue;
+        };
+        if !limited {
+            continue;
+        }
+        coverage.limited = true;
+        // Its partial watches dropped, the folder alone, then each child the same way.
+        let _ = watcher.unwatch(&folder);
+        match tried(watcher, &folder, RecursiveMode::NonRecursive, root)? {
+            Some(false) => to_try.extend(child_folders(&folder, skip)),
+            Some(true) => {
+                full = true;
+                coverage.leave_out(rel());
+            }
+            None => {}
+        }
+    }
+    Ok(coverage)
+}
+
+/// Watches `folder` in `mode`: `Some(false)` watched, `Some(true)` the kernel's limit reached,
+/// `None` gone meanwhile (below the root: its parent's watch reports it).
+fn tried(
+    watcher: &mut notify::RecommendedWatcher,
+    folder: &Path,
+    mode: RecursiveMode,
+    root: &Path,
+) -> Result<Option<bool>, Error> {
+    match watcher.watch(folder, mode) {
+        Ok(()) => Ok(Some(false)),
+        Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => Ok(Some(true)),
+        Err(e) if folder != root && matches!(e.kind, notify::ErrorKind::PathNotFound) => Ok(None),
+        Err(e) => Err(watch_error(root, e)),
+    }
+}
+
+/// The folders in `folder` (not symlinks to one, nor `.git` or `skip`), in reverse name order
+/// (tried last first off the stack: in name order).
+fn child_folders(folder: &Path, skip: &Path) -> Vec<PathBuf> {
+    let mut children: Vec<PathBuf> = std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .filter(|p| p != skip && p.file_name() != Some(".git".as_ref()))
+        .collect();
+    children.sort();
+    children.reverse();
+    children
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limited(unwatched: &[&str]) -> Coverage {
+        let mut c = Coverage {
+            limited: true,
+            ..Coverage::default()
+        };
+        for u in unwatched {
+            c.leave_out((*u).to_owned());
+        }
+        c
+    }
+
+    #[test]
+    fn a_folder_left_out_covers_those_below_it() {
+        let mut c = limited(&["a/b/c", "a/bc", "x"]);
+        c.leave_out("a/b/c/d".to_owned());
+        assert_eq!(c.unwatched(), ["a/b/c", "a/bc", "x"]);
+        c.leave_out("a/b".to_owned());
+        assert_eq!(c.unwatched(), ["a/b", "a/bc", "x"]);
+        c.leave_out(String::new());
+        assert_eq!(c.unwatched(), [""]);
+        c.leave_out("q".to_owned());
+        assert_eq!(c.unwatched(), [""]);
+    }
+
+    #[test]
+    fn once_limited_new_folders_are_left_out_and_an_unnamed_error_blinds() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("made/deep")).expect("folders");
+        std::fs::write(root.join("file.rs"), "").expect("a file");
+        let event = |kind, path: &str| Ok(notify::Event::new(kind).add_path(root.join(path)));
+        let created = EventKind::Create(notify::event::CreateKind::Any);
+        let renamed = EventKind::Modify(notify::event::ModifyKind::Name(
+            notify::event::RenameMode::To,
+        ));
+        // Not limited: a new folder is the watcher's to watch.
+        let mut full = Coverage::default();
+        assert!(full.note(&event(created, "made"), root));
+        assert!(full.unwatched().is_empty());
+        assert!(!full.note(
+            &Err(notify::Error::new(notify::ErrorKind::MaxFilesWatch).add_path(root.join("made"))),
+            root
+        ));
+        // Limited: folders made or moved in are left out, files are not.
+        let mut c = limited(&["x"]);
+        assert!(c.note(&event(created, "file.rs"), root));
+        assert!(c.note(&event(renamed, "made/deep"), root));
+        assert_eq!(c.unwatched(), ["made/deep", "x"]);
+        let lost = notify::Error::new(notify::ErrorKind::MaxFilesWatch).add_path(root.join("made"));
+        assert!(c.note(&Err(lost), root));
+        assert_eq!(c.unwatched(), ["made", "x"]);
+        assert!(!c.note(&Err(notify::Error::generic("queue")), root));
+        assert!(!c.note(
+            &Err(notify::Error::generic("elsewhere").add_path(PathBuf::from("/elsewhere"))),
+            root
+        ));
+    }
+}
