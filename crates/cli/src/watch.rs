@@ -54,11 +54,6 @@ pub(crate) struct WatchArgs {
     /// the latest ten times this after the first)
     #[arg(long, value_name = "N", default_value_t = 300)]
     debounce_ms: u64,
-    /// Where the kernel's limit of file watches (fs.inotify.max_user_watches) is lower than
-    /// the tree's folders need: how often the folders left unwatched are checked by their
-    /// stats, and rescanned where they differ
-    #[arg(long, value_name = "N", default_value_t = 2000)]
-    poll_ms: u64,
     /// Stop after this many rescans, the first one included (for scripts and tests)
     #[arg(value_parser = crate::at_least_one::<u64>, long, value_name = "N")]
     exit_after: Option<u64>,
@@ -86,6 +81,9 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     // changed during it goes unseen.
     let store_dir = crate::workspace(g, root).store_dir()?;
     let looping = Looping::start(root, &store_dir)?;
+    if let (Some(warning), false) = (looping.warning(), g.quiet) {
+        eprintln!("warning: {warning}");
+    }
     stop_on_signal(
         looping.stopper(),
         generator.as_ref().and_then(|g| g.frames.interrupt()),
@@ -96,20 +94,13 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     let opts = ::watch::Options {
         debounce: Duration::from_millis(args.debounce_ms),
         exit_after: args.exit_after,
-        poll: Duration::from_millis(args.poll_ms),
     };
     let say = |said: Said| match said {
         Said::Warning(w) if !g.quiet => eprintln!("warning: {w}"),
         Said::Warning(_) => {}
         Said::Error(e) => eprintln!("error: {e}"),
     };
-    // Read-only: a poll that finds nothing changed writes nothing.
-    let unchanged = |folders: &[String]| {
-        let store = crate::open(g, root, true).ok()?;
-        let root = store.unchanged_below(folders).ok()??;
-        Some(root)
-    };
-    looping.run(first, &opts, &say, &unchanged, |touched| {
+    looping.run(first, &opts, &say, |touched| {
         rescan(g, root, generator.as_ref(), touched).map_err(|e| {
             if is_in_use(&e) {
                 Failed::InUse(format!("{e:#}"))

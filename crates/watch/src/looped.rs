@@ -30,9 +30,6 @@ pub struct Options {
     pub debounce: Duration,
     /// Stop after this many rescans, the first one included.
     pub exit_after: Option<u64>,
-    /// Where the kernel's limit of watches keeps it from watching every folder: how often the
-    /// folders it does not watch are checked by their stats, and rescanned where they differ.
-    pub poll: Duration,
 }
 
 /// Why a rescan did not happen.
@@ -60,6 +57,9 @@ enum Wake {
     /// A file event that may mean the tree changed (decided once, in the watcher's callback,
     /// so that the loop and the [`Monitor`] count the same changes).
     File(notify::Result<notify::Event>),
+    /// A reader found and rescanned changes below the folders it does not watch: it rescans
+    /// them too, and vouches for the tree again.
+    Unwatched,
     Stop,
 }
 
@@ -93,8 +93,12 @@ impl Looping {
         let store_dir = store_dir.canonicalize().unwrap_or(store_dir.to_path_buf());
         // Counts changes from before the first scan, and once the store is there answers
         // readers that ask whether the last rescan is still the tree on disk.
-        let monitor = Monitor::new(&store_dir);
         let (tx, rx) = mpsc::channel();
+        let mut monitor = Monitor::new(&store_dir);
+        let poke = tx.clone();
+        monitor.on_unwatched_change(move || {
+            let _ = poke.send(Wake::Unwatched);
+        });
         let observer = monitor.observer();
         observer.fitting();
         let mut watcher = start_watcher(root, &store_dir, observer.clone(), tx.clone())?;
@@ -119,6 +123,11 @@ impl Looping {
         })
     }
 
+    /// What to say once at the start: the kernel's limit kept it from watching every folder.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+
     /// What ends the loop from elsewhere.
     pub fn stopper(&self) -> Stopper {
         Stopper(self.tx.clone())
@@ -128,19 +137,15 @@ impl Looping {
     /// store is inside the watched tree: its cookies must come back as file events), then
     /// calls `rescan` with the paths changed (`None`: everything) until stopped. `say` hears
     /// what the loop works around, and the rescans that failed. Where it does not watch every
-    /// folder, it asks `unchanged` every [`Options::poll`] for the store's root where the
-    /// stats below those folders still hold (`None`: they differ, and are rescanned).
+    /// folder, a reader that found changes below those folders (and rescanned them: the store
+    /// is no longer at the root vouched for) has it rescan them too.
     pub fn run(
         mut self,
         first: NodeId,
         opts: &Options,
         say: &dyn Fn(Said),
-        unchanged: &dyn Fn(&[String]) -> Option<NodeId>,
         mut rescan: impl FnMut(Option<&[String]>) -> Result<NodeId, Failed>,
     ) {
-        if let Some(warning) = self.warning.take() {
-            say(Said::Warning(warning));
-        }
         self.monitor.rescanned(0, first);
         if self.store_dir.starts_with(&self.root)
             && let Err(e) = self.monitor.serve()
@@ -157,9 +162,8 @@ impl Looping {
             rescans: 1,
         };
         let limited = self.monitor.limited();
-        let mut next_poll = limited.then(|| Instant::now() + opts.poll);
         while opts.exit_after.is_none_or(|n| pending.rescans < n) {
-            let wake = match pending.due.or(next_poll) {
+            let wake = match pending.due {
                 None => self.rx.recv().ok(),
                 Some(due_at) => {
                     match self
@@ -168,11 +172,6 @@ impl Looping {
                     {
                         Ok(wake) => Some(wake),
                         Err(RecvTimeoutError::Disconnected) => None,
-                        Err(RecvTimeoutError::Timeout) if pending.due.is_none() => {
-                            next_poll = Some(Instant::now() + opts.poll);
-                            pending.poll(&self.monitor, unchanged);
-                            continue;
-                        }
                         Err(RecvTimeoutError::Timeout) => {
                             if pending.rescan(&mut self.monitor, say, &mut rescan) {
                                 continue;
@@ -188,6 +187,7 @@ impl Looping {
                     self.monitor.taken();
                     pending.noted(&result, &self.root, opts.debounce, say, limited);
                 }
+                Some(Wake::Unwatched) => pending.unwatched(&self.monitor, opts.debounce),
             }
         }
     }
@@ -276,21 +276,15 @@ impl Pending {
         true
     }
 
-    /// Every [`Options::poll`] where it does not watch every folder, with no rescan due: the
-    /// store's tree vouched for where the stats below those folders hold (a reader may have
-    /// rescanned them), else those folders rescanned at once.
-    fn poll(&mut self, monitor: &Monitor, unchanged: &dyn Fn(&[String]) -> Option<NodeId>) {
-        let taken = monitor.changes_taken();
-        let unwatched = monitor.unwatched();
-        match unchanged(&unwatched) {
-            Some(root) => monitor.rescanned(taken, root),
-            None => {
-                if let Some(touched) = &mut self.touched {
-                    touched.extend(unwatched);
-                }
-                self.due = Some(Instant::now());
-            }
+    /// A reader rescanned changes below the folders it does not watch: those folders are
+    /// rescanned after `debounce`, so that it vouches for the store's tree again.
+    fn unwatched(&mut self, monitor: &Monitor, debounce: Duration) {
+        if let Some(touched) = &mut self.touched {
+            touched.extend(monitor.unwatched());
         }
+        let now = Instant::now();
+        let first = *self.first_event.get_or_insert(now);
+        self.due = Some((now + debounce).min(first + debounce * 10));
     }
 
     /// A file event: its paths noted (all of them on a watcher's error, but for a folder it

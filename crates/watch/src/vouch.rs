@@ -81,6 +81,21 @@ pub fn vouched(store_dir: &Path) -> Option<(NodeId, Vec<String>)> {
     Some((root, unwatched))
 }
 
+/// Tells the watch that answers for the store in `store_dir`, if one does, that this reader
+/// found changes below the folders it does not watch and rescanned them: it rescans them too,
+/// and vouches for the store's tree again. Nothing is waited for.
+#[cfg(unix)]
+pub fn unwatched_changed(store_dir: &Path) {
+    if let Ok(mut stream) = UnixStream::connect(store_dir.join(SOCKET)) {
+        let _ = stream.set_write_timeout(Some(ASK_TIMEOUT));
+        let _ = stream.write_all(b"unwatched-changed\n");
+    }
+}
+
+/// No watch answers off Unix.
+#[cfg(not(unix))]
+pub fn unwatched_changed(_store_dir: &Path) {}
+
 /// No watch answers off Unix.
 #[cfg(not(unix))]
 pub fn vouched(_store_dir: &Path) -> Option<(NodeId, Vec<String>)> {
@@ -121,6 +136,8 @@ pub struct Observer {
     shared: Shared,
     dir: PathBuf,
     prefix: String,
+    /// Called when a reader says it rescanned changes below the folders not watched.
+    unwatched_changed: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Observer {
@@ -195,6 +212,7 @@ impl Monitor {
                 shared: Shared::default(),
                 dir: store_dir.to_path_buf(),
                 prefix: format!("{COOKIE}{}-", std::process::id()),
+                unwatched_changed: None,
             },
             socket: store_dir.join(SOCKET),
             stop: Arc::new(AtomicBool::new(false)),
@@ -246,6 +264,12 @@ impl Monitor {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
+    /// What a reader's word that it rescanned changes below the folders not watched calls
+    /// ([`unwatched_changed`]); set before [`Monitor::serve`].
+    pub fn on_unwatched_change(&mut self, call: impl Fn() + Send + Sync + 'static) {
+        self.observer.unwatched_changed = Some(Arc::new(call));
+    }
+
     /// The handle for the file watcher's callback.
     pub fn observer(&self) -> Observer {
         self.observer.clone()
@@ -292,13 +316,24 @@ impl Drop for Monitor {
     }
 }
 
-/// Answers one reader: a cookie through the file watcher, then `clean ROOT` or `dirty`.
+/// Answers one reader: a cookie through the file watcher, then `clean ROOT`, `partly ROOT N`
+/// and the N folders not watched, or `dirty`; or takes its word that it rescanned changes
+/// below the folders not watched.
 #[cfg(unix)]
 fn answer(observer: &Observer, stream: UnixStream) {
     let _ = stream.set_read_timeout(Some(ASK_TIMEOUT));
     let mut line = String::new();
     let mut reader = BufReader::new(&stream);
-    if reader.read_line(&mut line).is_err() || line.trim_end() != "sync" {
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    if line.trim_end() == "unwatched-changed" {
+        if let Some(call) = &observer.unwatched_changed {
+            call();
+        }
+        return;
+    }
+    if line.trim_end() != "sync" {
         return;
     }
     let id = {
@@ -379,6 +414,10 @@ impl Watcher for Vouching {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    fn unwatched_rescanned(&self) {
+        unwatched_changed(&self.store_dir);
     }
 
     fn take(&self) -> Option<Option<BTreeSet<String>>> {

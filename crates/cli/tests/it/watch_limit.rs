@@ -2,7 +2,8 @@
 //! own processes only, [`crate::merkle_with_watch_limit`]): `merkle watch` says so once, with
 //! the sysctl that raises it, watches what fits and keeps running; it vouches for the tree but
 //! for the folders it could not watch, which every read checks by their stats, so no read
-//! answers stale, and folders made afterwards are counted unwatched too.
+//! answers stale, and folders made afterwards are counted unwatched too. A read that rescans
+//! changes there tells the watch, which vouches for the tree again.
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
@@ -71,7 +72,7 @@ fn watch_says_the_limit_once_watches_what_fits_and_reads_check_the_rest() {
     let mut child = merkle_with_watch_limit(LIMIT)
         .arg("--root")
         .arg(&ws.root)
-        .args(["--json", "watch", "--poll-ms", "100"])
+        .args(["--json", "watch"])
         .env("HOME", ws.tmp.path().join("home"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
@@ -128,7 +129,8 @@ fn watch_says_the_limit_once_watches_what_fits_and_reads_check_the_rest() {
     ws.write("made/later/new.md", "okapiword\n");
     let hits = ws.json(&["search", "okapiword"]);
     assert_eq!(hits[0]["path"], json!("made/later/new.md"), "{hits}");
-    // It polls the folders it does not watch: the watch's own rescans take the edits in.
+    // A read that rescanned below a folder not watched tells the watch, which rescans it
+    // too and vouches for the store's tree again.
     unwatched_once_vouched(&ws, &root_of(&ws));
     let _ = child.kill();
     let _ = child.wait();

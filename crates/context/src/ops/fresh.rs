@@ -50,6 +50,9 @@ pub trait Watcher: Send + Sync {
     fn unwatched(&self) -> Vec<String> {
         Vec::new()
     }
+    /// A read found changes below the folders it does not watch and rescanned them (the store
+    /// is no longer at the root it vouched for).
+    fn unwatched_rescanned(&self) {}
 }
 
 /// What a [`Watcher`] knows after settling.
@@ -351,7 +354,9 @@ impl Workspace {
             // What changed is below the folders it does not watch: those alone are rescanned.
             (Settled::Partly, Some(watcher)) => self.shared.handles.alone(|| {
                 let folders: BTreeSet<String> = watcher.unwatched().into_iter().collect();
-                self.rescan(Some(&folders), false)
+                let rescanned = self.rescan(Some(&folders), false);
+                watcher.unwatched_rescanned();
+                rescanned
             }),
             (Settled::Pending, Some(watcher)) => self.shared.handles.alone(|| {
                 // Taken here, alone: a read that finds nothing pending while this rescans
