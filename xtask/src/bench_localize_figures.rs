@@ -11,8 +11,8 @@ use serde_json::{Value as Json, json};
 
 use crate::bench_localize_defs::definitions;
 use crate::bench_localize_gold::{
-    FileDefinition, PatchFile, Shown, enclosing, listed_functions, parse_patch, ranked_definitions,
-    ranks,
+    FileDefinition, PatchFile, Shown, Site, enclosing, listed_functions, parse_patch,
+    ranked_definitions, ranks,
 };
 
 /// The budgets (estimated tokens) bundles are asked for and pasted files cut at.
@@ -95,14 +95,34 @@ pub fn gold_functions<'a>(
     (out, outside)
 }
 
-/// The distinct gold lines of `files` as (path, line), in patch order.
-pub fn gold_lines(files: &[PatchFile]) -> Vec<(&str, usize)> {
-    let mut out: Vec<(&str, usize)> = Vec::new();
+/// The distinct gold lines of `files` as (path, line, or line), in patch order, each shown
+/// where either of its two lines is: a changed line is itself twice; an insertion is the
+/// nearest non-blank line before it and the nearest after it (whose text `text_of` gives):
+/// its place is seen where a neighbour is, and a blank line has no text to show.
+pub fn gold_lines<'f, 't>(
+    files: &'f [PatchFile],
+    text_of: impl Fn(&str) -> &'t str,
+) -> Vec<(&'f str, usize, usize)> {
+    let mut out: Vec<(&str, usize, usize)> = Vec::new();
     for f in files {
+        let lines: Vec<&str> = text_of(&f.path).lines().collect();
+        let filled = |n: &usize| lines.get(n - 1).is_some_and(|l| !l.trim().is_empty());
         for site in &f.sites {
-            let line = (f.path.as_str(), site.line());
-            if !out.contains(&line) {
-                out.push(line);
+            let (a, b) = match site {
+                Site::Line(n) => (*n, *n),
+                Site::Insert { after, .. } => {
+                    let before = (1..=*after).rev().find(filled);
+                    let next = (after + 1..=lines.len()).find(filled);
+                    match (before, next) {
+                        (Some(a), Some(b)) => (a, b),
+                        (Some(a), None) | (None, Some(a)) => (a, a),
+                        (None, None) => (site.line(), site.line()),
+                    }
+                }
+            };
+            let gold = (f.path.as_str(), a, b);
+            if !out.contains(&gold) {
+                out.push(gold);
             }
         }
     }
@@ -134,13 +154,15 @@ pub fn evaluate(
             .map_or("", |(_, t)| t.as_str())
     };
     let (functions, outside) = gold_functions(&files, text_of);
-    let lines = gold_lines(&files);
+    let lines = gold_lines(&files, text_of);
     let count = |shown: &Shown| {
         lines
             .iter()
-            .filter(|&&(path, n)| {
-                let text = text_of(path).lines().nth(n - 1);
-                text.is_some_and(|t| shown.shows(path, n, t))
+            .filter(|&&(path, a, b)| {
+                [a, b].into_iter().any(|n| {
+                    let text = text_of(path).lines().nth(n - 1);
+                    text.is_some_and(|t| shown.shows(path, n, t))
+                })
             })
             .count()
     };
@@ -338,9 +360,10 @@ impl GoldTally {
         }
         let m = self.with_lines;
         out.push_str(&format!(
-            "\nLine recall ({m} instances): the share of the lines the gold patch removes, \
-             changes or inserts after that the context shows (by number and text), mean over \
-             instances; \"all\": instances shown every line\n\n\
+            "\nLine recall ({m} instances): the share of the lines the gold patch removes or \
+             changes, and of its insertions (seen by the non-blank line before or after), that \
+             the context shows (by number and text), mean over instances; \"all\": instances \
+             shown every line\n\n\
              | budget | `merkle context` recall | all | tokens (median) | plain top files pasted \
              recall | all | tokens (median) |\n|---|---|---|---|---|---|---|\n"
         ));

@@ -5,8 +5,9 @@
 //!
 //! A patch's sites, in its pre-image (the tree at the base commit): each line it removes or
 //! changes, and for lines it only inserts, the line they follow. A file the patch creates has
-//! no pre-image and no sites. For line recall, an insertion counts as the line it follows
-//! (the first line for one at the top). For the gold functions, a changed line maps to the
+//! no pre-image and no sites. For line recall, an insertion is shown where the nearest
+//! non-blank line before it or after it is (its place is seen where a neighbour is; a blank
+//! line has no text to show). For the gold functions, a changed line maps to the
 //! innermost definition spanning it ([`crate::bench_localize_defs`]), and an insertion to the
 //! innermost definition spanning both the line it follows and the next (in Python, or its
 //! last line where the inserted text is indented deeper than the definition), so a function
@@ -28,7 +29,8 @@ pub enum Site {
 }
 
 impl Site {
-    /// The pre-image line the site counts as for line recall.
+    /// The pre-image line the site is at: an insertion's the line it follows (the first for
+    /// one at the top).
     pub fn line(&self) -> usize {
         match self {
             Site::Line(n) => *n,

@@ -402,9 +402,16 @@ fn gold_functions_and_lines_come_from_the_pre_image() {
     };
     assert_eq!(gold, vec![fd("f", 2, 3), fd("g", 5, 6)]);
     assert_eq!(outside, 2);
+    // An insertion is seen at the non-blank lines around it.
     assert_eq!(
-        gold_lines(&files),
-        vec![("a.py", 3), ("a.py", 8), ("a.py", 6), ("b.txt", 1)]
+        gold_lines(&files, |p| if p == "a.py" { text } else { "x\n" }),
+        vec![
+            ("a.py", 3, 3),
+            ("a.py", 8, 8),
+            ("a.py", 3, 5),
+            ("a.py", 6, 6),
+            ("b.txt", 1, 1)
+        ]
     );
 }
 
