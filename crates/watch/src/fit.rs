@@ -57,6 +57,11 @@ impl Coverage {
         }
     }
 
+    /// Whether it watches every folder.
+    pub fn all_watched(&self) -> bool {
+        self.unwatched.is_empty()
+    }
+
     /// Whether the kernel's limit kept the watcher from watching the whole tree.
     pub fn limited(&self) -> bool {
         self.limited

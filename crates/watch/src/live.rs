@@ -155,7 +155,7 @@ impl Watcher for Live {
         }
         if self.pending() {
             Settled::Pending
-        } else if self.seen().coverage.unwatched().is_empty() {
+        } else if self.seen().coverage.all_watched() {
             Settled::Clean
         } else {
             Settled::Partly
