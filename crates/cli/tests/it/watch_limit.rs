@@ -72,12 +72,14 @@ fn watch_says_the_limit_once_watches_what_fits_and_reads_check_the_rest() {
     let mut child = merkle_with_watch_limit(LIMIT)
         .arg("--root")
         .arg(&ws.root)
-        .args(["--json", "watch"])
+        .args(["--json", "watch", "--debounce-ms", "2000"])
         .env("HOME", ws.tmp.path().join("home"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
         .spawn()
         .expect("running unshare (an unprivileged user namespace)");
+    // Its rescans come 2 s after a change: the searches right after an edit find the store
+    // free and rescan it themselves, as a read does beside a watch between its rescans.
     let lines = stdout_lines(&mut child);
     let said = || std::fs::read_to_string(&stderr).expect("reading its stderr");
     let first = lines.recv_timeout(Duration::from_secs(30));
