@@ -47,10 +47,11 @@ impl Coverage {
     /// The fitting's outcome taken in: where the limit was reached, the folders made while it
     /// ran are left out too (one made in a folder watched alone would go unseen).
     pub(crate) fn fitted(&mut self, fitted: Coverage) {
-        if !fitted.limited {
+        let limited = fitted.limited || self.limited;
+        if !limited {
             self.unwatched.clear();
         }
-        self.limited = fitted.limited;
+        self.limited = limited;
         self.starting = false;
         for folder in fitted.unwatched {
             self.leave_out(folder);
@@ -103,11 +104,18 @@ impl Coverage {
                 }
                 true
             }
+            // Events lost (an overflow) or one naming nothing: a folder made meanwhile may be
+            // neither watched nor left out.
+            Ok(e) if (self.limited || self.starting) && (e.need_rescan() || e.paths.is_empty()) => {
+                false
+            }
             Ok(_) => true,
-            Err(e) if self.limited && !e.paths.is_empty() => {
+            Err(e) if (self.limited || self.starting) && !e.paths.is_empty() => {
                 let named: Option<Vec<String>> =
                     e.paths.iter().map(|p| relative(root, p)).collect();
                 named.is_some_and(|named| {
+                    // While the tree is fitted: the limit reached by a folder made meanwhile.
+                    self.limited = true;
                     named.into_iter().for_each(|rel| self.leave_out(rel));
                     true
                 })
@@ -176,57 +184,88 @@ pub(crate) fn watch_fitting(
             coverage.leave_out(rel());
             continue;
         }
-        let Some(limited) = tried(watcher, &folder, RecursiveMode::Recursive, root)? else {
-            continue;
-        };
-        if !limited {
-            continue;
+        match tried(watcher, &folder, RecursiveMode::Recursive, root)? {
+            Tried::Watched | Tried::Gone => continue,
+            // A folder below the root it cannot watch (no permission, say) is checked instead.
+            Tried::Failed => {
+                coverage.leave_out(rel());
+                continue;
+            }
+            Tried::Limit => {}
         }
         coverage.limited = true;
         // Its partial watches dropped, the folder alone, then each child the same way.
         let _ = watcher.unwatch(&folder);
         match tried(watcher, &folder, RecursiveMode::NonRecursive, root)? {
-            Some(false) => to_try.extend(child_folders(&folder, skip)),
-            Some(true) => {
+            Tried::Watched => match child_folders(&folder, root, skip) {
+                Some(children) => to_try.extend(children),
+                // Children it cannot list are neither watched nor known: all checked.
+                None => coverage.leave_out(rel()),
+            },
+            Tried::Limit => {
                 full = true;
                 coverage.leave_out(rel());
             }
-            None => {}
+            Tried::Failed => coverage.leave_out(rel()),
+            Tried::Gone => {}
         }
     }
     Ok(coverage)
 }
 
-/// Watches `folder` in `mode`: `Some(false)` watched, `Some(true)` the kernel's limit reached,
-/// `None` gone meanwhile (below the root: its parent's watch reports it).
+/// What watching a folder came to.
+enum Tried {
+    Watched,
+    /// The kernel's limit reached.
+    Limit,
+    /// Gone meanwhile (below the root: its parent's watch reports it).
+    Gone,
+    /// Another error, below the root.
+    Failed,
+}
+
+/// Watches `folder` in `mode`; an error other than the limit is the caller's at the root.
 fn tried(
     watcher: &mut notify::RecommendedWatcher,
     folder: &Path,
     mode: RecursiveMode,
     root: &Path,
-) -> Result<Option<bool>, Error> {
+) -> Result<Tried, Error> {
     match watcher.watch(folder, mode) {
-        Ok(()) => Ok(Some(false)),
-        Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => Ok(Some(true)),
-        Err(e) if folder != root && matches!(e.kind, notify::ErrorKind::PathNotFound) => Ok(None),
-        Err(e) => Err(watch_error(root, e)),
+        Ok(()) => Ok(Tried::Watched),
+        Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => Ok(Tried::Limit),
+        Err(e) if folder == root => Err(watch_error(root, e)),
+        Err(e) if matches!(e.kind, notify::ErrorKind::PathNotFound) => Ok(Tried::Gone),
+        Err(_) => Ok(Tried::Failed),
     }
 }
 
-/// The folders in `folder` (not symlinks to one, nor `.git` or `skip`), in reverse name order
-/// (tried last first off the stack: in name order).
-fn child_folders(folder: &Path, skip: &Path) -> Vec<PathBuf> {
-    let mut children: Vec<PathBuf> = std::fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .filter(|p| p != skip && p.file_name() != Some(".git".as_ref()))
-        .collect();
+/// The folders in `folder` to try one by one, in reverse name order (tried last first off the
+/// stack: in name order): not symlinks to one, nor `skip`; of the root's `.git`, only `info`
+/// (its `exclude` decides what is ignored). `None` where the listing fails.
+fn child_folders(folder: &Path, root: &Path, skip: &Path) -> Option<Vec<PathBuf>> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir(folder).ok()? {
+        let entry = entry.ok()?;
+        if !entry.file_type().ok()?.is_dir() {
+            continue;
+        }
+        let path = entry.path();
+        if path == skip {
+            continue;
+        }
+        if entry.file_name() == ".git" {
+            let info = path.join("info");
+            if folder == root && info.is_dir() {
+                children.push(info);
+            }
+            continue;
+        }
+        children.push(path);
+    }
     children.sort();
     children.reverse();
-    children
+    Some(children)
 }
 
 #[cfg(test)]
@@ -285,6 +324,16 @@ mod tests {
         assert!(c.note(&Err(lost), root));
         assert_eq!(c.unwatched(), ["made", "x"]);
         assert!(!c.note(&Err(notify::Error::generic("queue")), root));
+        // Events lost: a folder made meanwhile may be neither watched nor left out.
+        let overflow = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        assert!(!c.note(&Ok(overflow), root));
+        // While fitting: a folder the watcher could not watch means the limit was reached.
+        let mut starting = Coverage::starting();
+        let lost = notify::Error::new(notify::ErrorKind::MaxFilesWatch).add_path(root.join("made"));
+        assert!(starting.note(&Err(lost), root));
+        starting.fitted(Coverage::default());
+        assert!(starting.limited());
+        assert_eq!(starting.unwatched(), ["made"]);
         assert!(!c.note(
             &Err(notify::Error::generic("elsewhere").add_path(PathBuf::from("/elsewhere"))),
             root

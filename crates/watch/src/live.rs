@@ -215,7 +215,9 @@ fn noted(
         Ok(e) if !events::is_relevant(e, root, store_dir) => {}
         Ok(e) => {
             seen.pending = true;
-            seen.coverage.note(event, root);
+            if !seen.coverage.note(event, root) {
+                seen.blind = true;
+            }
             events::note_paths(&mut seen.touched, e, root);
         }
         Err(_) => {

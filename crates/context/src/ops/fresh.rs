@@ -353,6 +353,15 @@ impl Workspace {
             (Settled::Clean, _) => Ok(false),
             // What changed is below the folders it does not watch: those alone are rescanned.
             (Settled::Partly, Some(watcher)) => self.shared.handles.alone(|| {
+                // Unless just checked (a read), their stats first: a write, or a read of
+                // facts whose caches were behind, finds them unchanged as a rule.
+                if !stats_checked
+                    && let Ok(reader) = self.reader()
+                    && let Ok(Some(root)) = reader.root()
+                    && self.unwatched_vouch_for(&reader, root)
+                {
+                    return Ok(false);
+                }
                 let folders: BTreeSet<String> = watcher.unwatched().into_iter().collect();
                 let rescanned = self.rescan(Some(&folders), false);
                 watcher.unwatched_rescanned();
