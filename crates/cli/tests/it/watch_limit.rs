@@ -144,3 +144,39 @@ fn watch_says_the_limit_once_watches_what_fits_and_reads_check_the_rest() {
         said()
     );
 }
+
+#[test]
+fn under_the_limit_the_ignore_rules_in_git_info_are_still_watched() {
+    // Folder by folder every folder of the tree fits, but not with `.git`'s: the watch goes
+    // folder by folder, and `.git/info` (whose `exclude` decides what is ignored) is one of them.
+    let ws = Workspace::scanned();
+    for i in 0..20 {
+        std::fs::create_dir_all(ws.root.join(format!(".git/objects/{i:02}"))).expect("mkdir");
+    }
+    let stderr = ws.tmp.path().join("watch.stderr");
+    let mut child = merkle_with_watch_limit(LIMIT)
+        .arg("--root")
+        .arg(&ws.root)
+        .args(["--json", "watch", "--debounce-ms", "2000"])
+        .env("HOME", ws.tmp.path().join("home"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
+        .spawn()
+        .expect("running unshare (an unprivileged user namespace)");
+    let lines = stdout_lines(&mut child);
+    let said = || std::fs::read_to_string(&stderr).expect("reading its stderr");
+    let first = lines.recv_timeout(Duration::from_secs(30));
+    assert!(matches!(first, Ok(Some(_))), "{first:?}; {}", said());
+    assert!(said().contains("max_user_watches = "), "{}", said());
+    assert_eq!(
+        unwatched_once_vouched(&ws, &root_of(&ws)),
+        Vec::<String>::new()
+    );
+    assert_eq!(ws.json(&["search", "TOKEN"]), json!([]));
+    // `local.env` no longer excluded: the next read sees it.
+    ws.write(".git/info/exclude", "\n");
+    let hits = ws.json(&["search", "TOKEN"]);
+    assert_eq!(hits[0]["path"], json!("local.env"), "{hits}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
