@@ -31,17 +31,9 @@ pub fn note_paths(touched: &mut Option<BTreeSet<String>>, event: &notify::Event,
         return;
     }
     for path in &event.paths {
-        let relative = path.strip_prefix(root).ok().and_then(|rel| {
-            rel.components()
-                .map(|c| match c {
-                    Component::Normal(name) => name.to_str(),
-                    _ => None,
-                })
-                .collect::<Option<Vec<&str>>>()
-        });
-        match relative {
-            Some(parts) => {
-                set.insert(parts.join("/"));
+        match relative(root, path) {
+            Some(rel) => {
+                set.insert(rel);
             }
             None => {
                 *touched = None;
@@ -49,6 +41,20 @@ pub fn note_paths(touched: &mut Option<BTreeSet<String>>, event: &notify::Event,
             }
         }
     }
+}
+
+/// `path` relative to `root`, `/`-separated; `None` outside it or not UTF-8.
+pub(crate) fn relative(root: &Path, path: &Path) -> Option<String> {
+    let parts = path
+        .strip_prefix(root)
+        .ok()?
+        .components()
+        .map(|c| match c {
+            Component::Normal(name) => name.to_str(),
+            _ => None,
+        })
+        .collect::<Option<Vec<&str>>>()?;
+    Some(parts.join("/"))
 }
 
 /// Whether an event may mean the tree changed. Reads (scans and generation open files and

@@ -11,10 +11,11 @@
 //! out. A failed try costs at most the watches left, along one path from the root: about the
 //! limit times the tree's depth in calls to the kernel.
 use std::collections::BTreeSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
+use crate::events::relative;
 use crate::{Error, watch_error};
 
 /// What a watcher covers of its tree.
@@ -152,19 +153,6 @@ fn may_make_folder(kind: &EventKind) -> bool {
         kind,
         EventKind::Create(_) | EventKind::Modify(notify::event::ModifyKind::Name(_))
     )
-}
-
-/// `path` relative to `root`, `/`-separated; `None` outside it or not UTF-8.
-fn relative(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    let parts = rel
-        .components()
-        .map(|c| match c {
-            Component::Normal(name) => name.to_str(),
-            _ => None,
-        })
-        .collect::<Option<Vec<&str>>>()?;
-    Some(parts.join("/"))
 }
 
 /// Watches the tree at `root` with `watcher`, all of it where the kernel's limit allows, else

@@ -276,15 +276,20 @@ impl Pending {
         true
     }
 
+    /// The rescan put off by `debounce`, at most ten times that after the first change.
+    fn put_off(&mut self, debounce: Duration) {
+        let now = Instant::now();
+        let first = *self.first_event.get_or_insert(now);
+        self.due = Some((now + debounce).min(first + debounce * 10));
+    }
+
     /// A reader rescanned changes below the folders it does not watch: those folders are
     /// rescanned after `debounce`, so that it vouches for the store's tree again.
     fn unwatched(&mut self, monitor: &Monitor, debounce: Duration) {
         if let Some(touched) = &mut self.touched {
             touched.extend(monitor.unwatched());
         }
-        let now = Instant::now();
-        let first = *self.first_event.get_or_insert(now);
-        self.due = Some((now + debounce).min(first + debounce * 10));
+        self.put_off(debounce);
     }
 
     /// A file event: its paths noted (all of them on a watcher's error, but for a folder it
@@ -319,8 +324,6 @@ impl Pending {
             }
             Ok(event) => note_paths(&mut self.touched, event, root),
         }
-        let now = Instant::now();
-        let first = *self.first_event.get_or_insert(now);
-        self.due = Some((now + debounce).min(first + debounce * 10));
+        self.put_off(debounce);
     }
 }

@@ -58,6 +58,23 @@ fn folders(ws: &Workspace) -> Vec<String> {
     found
 }
 
+/// `merkle --json watch` on `ws` under [`LIMIT`] watches, rescanning 2 s after a change (the
+/// searches right after an edit find the store free and rescan it themselves, as a read does
+/// beside a watch between its rescans); and the file its stderr goes to.
+fn limited_watch(ws: &Workspace) -> (std::process::Child, std::path::PathBuf) {
+    let stderr = ws.tmp.path().join("watch.stderr");
+    let child = merkle_with_watch_limit(LIMIT)
+        .arg("--root")
+        .arg(&ws.root)
+        .args(["--json", "watch", "--debounce-ms", "2000"])
+        .env("HOME", ws.tmp.path().join("home"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
+        .spawn()
+        .expect("running unshare (an unprivileged user namespace)");
+    (child, stderr)
+}
+
 fn root_of(ws: &Workspace) -> String {
     ws.json(&["status"])["root"]
         .as_str()
@@ -68,18 +85,7 @@ fn root_of(ws: &Workspace) -> String {
 #[test]
 fn watch_says_the_limit_once_watches_what_fits_and_reads_check_the_rest() {
     let ws = wide();
-    let stderr = ws.tmp.path().join("watch.stderr");
-    let mut child = merkle_with_watch_limit(LIMIT)
-        .arg("--root")
-        .arg(&ws.root)
-        .args(["--json", "watch", "--debounce-ms", "2000"])
-        .env("HOME", ws.tmp.path().join("home"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
-        .spawn()
-        .expect("running unshare (an unprivileged user namespace)");
-    // Its rescans come 2 s after a change: the searches right after an edit find the store
-    // free and rescan it themselves, as a read does beside a watch between its rescans.
+    let (mut child, stderr) = limited_watch(&ws);
     let lines = stdout_lines(&mut child);
     let said = || std::fs::read_to_string(&stderr).expect("reading its stderr");
     let first = lines.recv_timeout(Duration::from_secs(30));
@@ -153,16 +159,7 @@ fn under_the_limit_the_ignore_rules_in_git_info_are_still_watched() {
     for i in 0..20 {
         std::fs::create_dir_all(ws.root.join(format!(".git/objects/{i:02}"))).expect("mkdir");
     }
-    let stderr = ws.tmp.path().join("watch.stderr");
-    let mut child = merkle_with_watch_limit(LIMIT)
-        .arg("--root")
-        .arg(&ws.root)
-        .args(["--json", "watch", "--debounce-ms", "2000"])
-        .env("HOME", ws.tmp.path().join("home"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
-        .spawn()
-        .expect("running unshare (an unprivileged user namespace)");
+    let (mut child, stderr) = limited_watch(&ws);
     let lines = stdout_lines(&mut child);
     let said = || std::fs::read_to_string(&stderr).expect("reading its stderr");
     let first = lines.recv_timeout(Duration::from_secs(30));
