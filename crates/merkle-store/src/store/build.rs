@@ -29,6 +29,10 @@ pub(super) struct Built<'w> {
     pub(super) root: NodeId,
     pub(super) entries: Vec<(&'w str, TreeEntry)>,
     pub(super) records: Vec<StoredNode>,
+    /// The leaves (by index in the walk, and in `entries`) whose node is new, their records
+    /// not yet made: a whole-tree build leaves them to the writer ([`leaf_record`]), which
+    /// makes them a batch at a time rather than holding a million at once.
+    pub(super) fresh_leaves: Vec<usize>,
     pub(super) complete: bool,
 }
 
@@ -46,11 +50,17 @@ pub(super) enum Kid {
 /// Leaves are done on the pool, then directories a depth at a time, each depth on the pool;
 /// every path is the walk's, found by index rather than looked up by name.
 pub(super) fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>) -> Built<'w> {
-    let leaves: Vec<(TreeEntry, Option<StoredNode>)> = walked
+    // The leaves' entries, in walk order, become the first of the tree's entries (no copy of
+    // each is held beside them: at a million files, a list of 180 MB), the directories' are
+    // added after them.
+    let (mut entries, fresh): (Vec<(&str, TreeEntry)>, Vec<bool>) = walked
         .leaves
         .par_iter()
-        .map(|leaf| leaf_entry(leaf, prev.get(&leaf.path)))
-        .collect();
+        .map(|leaf| {
+            let (entry, fresh) = leaf_node(leaf, prev.get(&leaf.path));
+            ((leaf.path.as_str(), entry), fresh)
+        })
+        .unzip();
     // Directories by index: the walk's, then the root.
     let dir_paths: Vec<&str> = walked
         .dirs
@@ -100,7 +110,7 @@ pub(super) fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>
     depths.insert(0, vec![root_idx]);
     // Deepest first, so every child is done before its parent; the root last.
     let mut dir_entries: Vec<Option<TreeEntry>> = vec![None; dir_paths.len()];
-    let mut records: Vec<StoredNode> = Vec::with_capacity(leaves.len() + dir_paths.len());
+    let mut records: Vec<StoredNode> = Vec::new();
     for level in depths.values().rev() {
         let done: Vec<(usize, TreeEntry, Option<StoredNode>)> = level
             .par_iter()
@@ -109,7 +119,7 @@ pub(super) fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>
                 let mut named: Vec<(&str, TreeEntry)> = kids[d]
                     .iter()
                     .map(|kid| match *kid {
-                        Kid::Leaf(i) => (node::split(&walked.leaves[i].path).1, leaves[i].0),
+                        Kid::Leaf(i) => (node::split(entries[i].0).1, entries[i].1),
                         Kid::Dir(i) => (
                             node::split(dir_paths[i]).1,
                             dir_entries[i].expect("deeper directories are built first"),
@@ -144,11 +154,6 @@ pub(super) fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>
     let root = dir_entries[root_idx]
         .expect("the root is always built")
         .node_id;
-    let mut entries: Vec<(&str, TreeEntry)> = Vec::with_capacity(leaves.len() + dir_paths.len());
-    for (leaf, (entry, record)) in walked.leaves.iter().zip(leaves) {
-        entries.push((&leaf.path, entry));
-        records.extend(record);
-    }
     entries.extend(
         dir_paths
             .iter()
@@ -159,6 +164,7 @@ pub(super) fn build_tree<'w>(walked: &'w scan::Walked, prev: &PathMap<TreeEntry>
         root,
         entries,
         records,
+        fresh_leaves: (0..fresh.len()).filter(|&i| fresh[i]).collect(),
         complete: true,
     }
 }
@@ -169,24 +175,19 @@ pub(super) fn leaf_entry(
     leaf: &scan::Leaf,
     prev: Option<&TreeEntry>,
 ) -> (TreeEntry, Option<StoredNode>) {
-    let (node_id, record) = match prev {
-        Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => (o.node_id, None),
-        _ => {
-            let id = hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash);
-            let bytes = node::encode_record(
-                leaf.kind,
-                &leaf.path,
-                &leaf.content_hash,
-                leaf.stat.size,
-                std::iter::empty(),
-            );
-            let record = StoredNode {
-                id,
-                dir: false,
-                bytes,
-            };
-            (id, Some(record))
-        }
+    let (entry, fresh) = leaf_node(leaf, prev);
+    (entry, fresh.then(|| leaf_record(leaf, entry.node_id)))
+}
+
+/// A leaf's entry, and whether its node is new (its last one unless its kind or content
+/// changed).
+fn leaf_node(leaf: &scan::Leaf, prev: Option<&TreeEntry>) -> (TreeEntry, bool) {
+    let (node_id, fresh) = match prev {
+        Some(o) if o.kind == leaf.kind && o.content_hash == leaf.content_hash => (o.node_id, false),
+        _ => (
+            hash::leaf_node_id(leaf.kind, &leaf.path, &leaf.content_hash),
+            true,
+        ),
     };
     let entry = TreeEntry {
         kind: leaf.kind,
@@ -194,7 +195,23 @@ pub(super) fn leaf_entry(
         content_hash: leaf.content_hash,
         stat: leaf.stat,
     };
-    (entry, record)
+    (entry, fresh)
+}
+
+/// The node record of a leaf whose node is `id`.
+pub(super) fn leaf_record(leaf: &scan::Leaf, id: NodeId) -> StoredNode {
+    let bytes = node::encode_record(
+        leaf.kind,
+        &leaf.path,
+        &leaf.content_hash,
+        leaf.stat.size,
+        std::iter::empty(),
+    );
+    StoredNode {
+        id,
+        dir: false,
+        bytes,
+    }
 }
 
 /// A directory's entry and node record from its stat (see [`scan::WalkedDir::stat`]) and its
@@ -300,6 +317,7 @@ impl Store {
             root,
             entries: entries.into_iter().collect(),
             records,
+            fresh_leaves: Vec::new(),
             complete: false,
         }))
     }

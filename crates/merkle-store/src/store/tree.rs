@@ -31,7 +31,7 @@
 //! given only new keys in order (a cold scan's) through a cursor at its end, which packs whole
 //! leaves instead of descending the B-tree per key. Files under 1 MiB are read in pieces into a
 //! worker's buffer rather than memory-mapped (unmapping flushes the other cores' TLBs).
-use super::build::{Built, build_tree, same_paths};
+use super::build::{Built, build_tree, leaf_record, same_paths};
 use super::*;
 
 /// The rule [`scan::hash_leaves`] trusts stats by: the racy paths when the store has them.
@@ -496,6 +496,17 @@ impl Store {
             None => build_tree(&walked, &prev),
         };
         let dirs_recomputed = built.records.iter().filter(|r| r.dir).count() as u64;
+        let records_apart = if built.records.len() + built.fresh_leaves.len() >= RECORDS_APART {
+            self.commit_records_apart(&walked, &mut built)?
+        } else {
+            let made: Vec<StoredNode> = built
+                .fresh_leaves
+                .par_iter()
+                .map(|&i| leaf_record(&walked.leaves[i], built.entries[i].1.node_id))
+                .collect();
+            built.records.extend(made);
+            0
+        };
         let records = std::mem::take(&mut built.records);
         // Into a first tree every path is new: the sorted tree writes list the changed paths.
         let first_tree = prev.is_empty();
@@ -511,22 +522,18 @@ impl Store {
         {
             batch.put(Table::Meta, META_STAMP.to_vec(), encode_racy(stamp, &racy));
         }
-        let writes = batch.len() as u64;
-        if !batch.is_empty() {
-            // The table moves to a new state: a snapshot kept of it is of the last one.
-            self.count_tree_write(&mut batch)?;
-            self.engine.commit(batch)?;
-        }
+        let writes = batch.len() as u64 + records_apart;
         let root = built.root;
+        drop(built);
+        if first_tree {
+            changed = walked_paths(&mut walked);
+        }
         let report = ScanReport {
             root,
             files: walked.leaves.len() as u64,
             dirs: walked.dirs.len() as u64 + 1,
             changed_paths: {
-                // A first tree's are in order already.
-                if !first_tree {
-                    changed.par_sort_unstable();
-                }
+                changed.par_sort_unstable();
                 changed
             },
             hashed: walked.hashed,
@@ -536,10 +543,54 @@ impl Store {
             warnings,
             dirs_read: walked.dirs_read,
         };
-        // As in `status`: free the maps of every path off the caller's path.
-        drop(built);
-        rayon::spawn(move || drop((prev, walked)));
+        // The maps of every path are freed before the commit, whose pages are the scan's
+        // largest allocation: held through it, a cold scan's peak is the sum of both (at a
+        // million files, about a third of it).
+        drop((prev, walked));
+        if !batch.is_empty() {
+            // The table moves to a new state: a snapshot kept of it is of the last one.
+            self.count_tree_write(&mut batch)?;
+            self.engine.commit(batch)?;
+        }
         Ok(report)
+    }
+
+    /// Commits the node records of `built` (its fresh leaves' made here) ahead of the tree
+    /// that names them (see [`RECORDS_APART`]), in key order, [`RECORDS_CHUNK`] at a time;
+    /// how many.
+    fn commit_records_apart(&self, walked: &scan::Walked, built: &mut Built<'_>) -> Result<u64> {
+        #[derive(Clone, Copy)]
+        enum Made {
+            Leaf(usize),
+            Record(usize),
+        }
+        let mut order: Vec<(NodeId, Made)> = built
+            .fresh_leaves
+            .iter()
+            .map(|&i| (built.entries[i].1.node_id, Made::Leaf(i)))
+            .chain(
+                built
+                    .records
+                    .iter()
+                    .enumerate()
+                    .map(|(j, r)| (r.id, Made::Record(j))),
+            )
+            .collect();
+        order.par_sort_unstable_by(|a, b| a.0.0.cmp(&b.0.0));
+        for chunk in order.chunks(RECORDS_CHUNK) {
+            let mut ops: Writes = Vec::with_capacity(chunk.len() + BOOKKEEPING_ROOM);
+            ops.par_extend(chunk.par_iter().map(|&(id, made)| {
+                let bytes = match made {
+                    Made::Leaf(i) => leaf_record(&walked.leaves[i], id).bytes,
+                    Made::Record(j) => built.records[j].bytes.clone(),
+                };
+                (Table::Nodes, id.0.to_vec(), Some(bytes))
+            }));
+            self.engine.commit(Batch { ops })?;
+        }
+        built.records = Vec::new();
+        built.fresh_leaves = Vec::new();
+        Ok(order.len() as u64)
     }
 
     /// Stages the meta records a scan changes besides the stamp: the root, the fingerprint of
@@ -600,40 +651,89 @@ impl Store {
     }
 }
 
-/// One table's writes, (key, value) in key order.
-type Writes = Vec<(Vec<u8>, Vec<u8>)>;
+/// One table's writes, in key order, as the batch holds them.
+type Writes = Vec<(Table, Vec<u8>, Option<Vec<u8>>)>;
+
+/// At least this many new node records (a cold scan's, or many paths added) are committed on
+/// their own before the tree that names them, as git writes its objects before it moves a
+/// ref, a chunk at a time ([`RECORDS_CHUNK`]): a leaf's record is made only for its chunk, so
+/// a million-file scan never holds every record, nor them beside the tree's writes (a crash
+/// between the commits leaves records that no tree names, which `merkle gc` collects). Fewer
+/// go in the scan's one commit.
+const RECORDS_APART: usize = 65_536;
+
+/// Room a batch's list of writes keeps beyond its tree or node writes, for the scan's few
+/// bookkeeping writes (the stamp, the tree's middle key, the store's mark): a list collected
+/// to its exact length would double on the first of them (at a million files, 60 MB more).
+const BOOKKEEPING_ROOM: usize = 16;
+
+/// Every path of a walk, the root's (`""`) included, moved out of it rather than copied: a
+/// first tree's changed paths (at a million files, 90 MB not held twice).
+fn walked_paths(walked: &mut scan::Walked) -> Vec<String> {
+    let mut paths = Vec::with_capacity(walked.leaves.len() + walked.dirs.len() + 1);
+    paths.extend(
+        walked
+            .leaves
+            .iter_mut()
+            .map(|l| std::mem::take(&mut l.path)),
+    );
+    paths.extend(walked.dirs.iter_mut().map(|d| std::mem::take(&mut d.path)));
+    paths.push(String::new());
+    paths
+}
+
+/// How many node records one of the commits ahead of a large scan's tree holds: their
+/// records are made for it and freed after it.
+const RECORDS_CHUNK: usize = 65_536;
+
+/// The node records' writes in key order.
+fn node_writes(records: Vec<StoredNode>) -> Writes {
+    let mut ops: Writes = Vec::with_capacity(records.len() + BOOKKEEPING_ROOM);
+    ops.par_extend(
+        records
+            .into_par_iter()
+            .map(|rec| (Table::Nodes, rec.id.0.to_vec(), Some(rec.bytes))),
+    );
+    ops.par_sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    ops
+}
 
 /// The writes of the tree table and of the nodes table in key order (as the engine takes them
 /// fastest), made side by side (after a cold scan, every path and every node), and the paths
-/// whose node changed. Into a first tree every path is new: they are the tree writes' paths,
-/// in order.
+/// whose node changed, but for a first tree's (every path: see [`walked_paths`]).
 fn sorted_writes(
     built: &Built<'_>,
     records: Vec<StoredNode>,
     prev: &PathMap<TreeEntry>,
     first_tree: bool,
 ) -> (Writes, Writes, Vec<String>) {
-    let ((tree_ops, node_ops), mut changed) = rayon::join(
+    let records_len = records.len();
+    let ((tree_ops, node_ops), changed) = rayon::join(
         || {
             rayon::join(
                 || {
-                    let mut ops: Writes = built
-                        .entries
-                        .par_iter()
-                        .filter(|(path, entry)| prev.get(*path) != Some(entry))
-                        .map(|(path, entry)| (path.as_bytes().to_vec(), entry.encode()))
-                        .collect();
-                    ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    let tree_op = |(path, entry): &(&str, TreeEntry)| {
+                        (Table::Tree, path.as_bytes().to_vec(), Some(entry.encode()))
+                    };
+                    // Every entry of a first tree is written: mapped in place, with no
+                    // filter's intermediate lists.
+                    let mut ops: Writes = if first_tree {
+                        let room = built.entries.len() + records_len + BOOKKEEPING_ROOM;
+                        let mut ops = Vec::with_capacity(room);
+                        ops.par_extend(built.entries.par_iter().map(tree_op));
+                        ops
+                    } else {
+                        built
+                            .entries
+                            .par_iter()
+                            .filter(|(path, entry)| prev.get(*path) != Some(entry))
+                            .map(tree_op)
+                            .collect()
+                    };
+                    ops.par_sort_unstable_by(|a, b| a.1.cmp(&b.1));
                     ops
                 },
-                || {
-                    let mut ops: Writes = records
-                        .into_par_iter()
-                        .map(|rec| (rec.id.0.to_vec(), rec.bytes))
-                        .collect();
-                    ops.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    ops
-                },
+                || node_writes(records),
             )
         },
         || {
@@ -648,18 +748,12 @@ fn sorted_writes(
                 .collect::<Vec<String>>()
         },
     );
-    if first_tree {
-        changed = tree_ops
-            .par_iter()
-            .map(|(path, _)| String::from_utf8_lossy(path).into_owned())
-            .collect();
-    }
     (tree_ops, node_ops, changed)
 }
 
-/// A batch of the tree and node writes, with the tree's middle key when the whole tree is
-/// written, and the removal of every path of `prev` that a `complete` build lacks (each added
-/// to `changed`).
+/// A batch of the tree and node writes (the tree's taken as the batch's own list), with the
+/// tree's middle key when the whole tree is written, and the removal of every path of `prev`
+/// that a `complete` build lacks (each added to `changed`).
 fn tree_batch(
     built: &Built<'_>,
     prev: &PathMap<TreeEntry>,
@@ -667,19 +761,14 @@ fn tree_batch(
     node_ops: Writes,
     changed: &mut Vec<String>,
 ) -> Batch {
-    let mut batch = Batch::with_capacity(tree_ops.len() + node_ops.len() + 8);
-    if built.complete
+    let split = (built.complete
         && tree_ops.len() >= TREE_SPLIT_MIN
-        && 2 * tree_ops.len() >= built.entries.len()
-    {
-        let middle = tree_ops[tree_ops.len() / 2].0.clone();
+        && 2 * tree_ops.len() >= built.entries.len())
+    .then(|| tree_ops[tree_ops.len() / 2].1.clone());
+    let mut batch = Batch { ops: tree_ops };
+    batch.ops.extend(node_ops);
+    if let Some(middle) = split {
         batch.put(Table::Meta, META_TREE_SPLIT.to_vec(), middle);
-    }
-    for (key, value) in tree_ops {
-        batch.put(Table::Tree, key, value);
-    }
-    for (key, value) in node_ops {
-        batch.put(Table::Nodes, key, value);
     }
     if built.complete && !prev.is_empty() {
         let now: std::collections::HashSet<&str, rustc_hash::FxBuildHasher> =
