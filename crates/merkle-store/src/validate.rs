@@ -21,6 +21,44 @@ pub struct Problem {
     pub message: String,
 }
 
+/// A table's records as read, in key order, looked up by binary search: a million entries of
+/// a large tree's nodes or paths take half what a hash map of them takes.
+struct Sorted<K, V>(Vec<(K, V)>);
+
+impl<K: Ord, V> Sorted<K, V> {
+    /// `entries`, sorted where they are not (a key read lossily may be out of order).
+    fn new(mut entries: Vec<(K, V)>) -> Self {
+        if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        Sorted(entries)
+    }
+
+    fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: std::borrow::Borrow<Q>,
+    {
+        let at = self.0.binary_search_by(|(k, _)| k.borrow().cmp(key));
+        at.ok().map(|i| &self.0[i].1)
+    }
+
+    fn contains_key(&self, key: &K) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    fn values(&self) -> impl Iterator<Item = &V> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
 struct Checker {
     problems: Vec<Problem>,
     paths: HashMap<NodeId, String>,
@@ -40,7 +78,17 @@ impl Checker {
     }
 }
 
-/// Visits every entry of a table.
+/// Visits every entry of a table, in key order, as the engine holds it: the largest tables
+/// (nodes, tree, frames) are decoded as they are read, never held raw beside their records (at
+/// a million files, 200 MB more).
+fn each(engine: &dyn Engine, table: Table, mut visit: impl FnMut(&[u8], &[u8])) -> Result<()> {
+    engine.scan(table, b"", &mut |k, v| {
+        visit(k, v);
+        true
+    })
+}
+
+/// Every entry of a table, copied out.
 fn all(engine: &dyn Engine, table: Table) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut out = Vec::new();
     engine.scan(table, b"", &mut |k, v| {
@@ -65,9 +113,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         paths: HashMap::new(),
     };
     let nodes = read_nodes(engine, &mut c)?;
-    let mut ids: Vec<&NodeId> = nodes.keys().collect();
-    ids.sort();
-    for id in ids {
+    for (id, _) in nodes.iter() {
         check_node(&mut c, &nodes, id);
     }
     let tree = read_tree(engine, &mut c, &nodes)?;
@@ -78,6 +124,12 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
 
     let seq_max = read_frame_seq(engine, &mut c)?;
     let frames = read_frames(engine, &mut c)?;
+    // The paths that problems name from here on: those of nodes with frames (every node a
+    // later check names has one), not a second copy of every node's.
+    c.paths = frames
+        .values()
+        .filter_map(|f| nodes.get(&f.node_id).map(|r| (f.node_id, r.path.clone())))
+        .collect();
     let history: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::NodeFrames)?.into_iter().collect();
     let basis: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Basis)?.into_iter().collect();
     let mut sorted: Vec<&Frame> = frames.values().collect();
@@ -97,32 +149,33 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     Ok(c.problems)
 }
 
-/// Decodes every node record, noting each one's path for the problems found later.
-fn read_nodes(engine: &dyn Engine, c: &mut Checker) -> Result<HashMap<NodeId, NodeRecord>> {
-    let mut nodes: HashMap<NodeId, NodeRecord> = HashMap::new();
-    for (k, v) in all(engine, Table::Nodes)? {
-        let Some(id) = Hash::from_slice(&k) else {
+/// Decodes every node record.
+fn read_nodes(engine: &dyn Engine, c: &mut Checker) -> Result<Sorted<NodeId, NodeRecord>> {
+    let mut nodes = Vec::new();
+    each(engine, Table::Nodes, |k, v| {
+        let Some(id) = Hash::from_slice(k) else {
             c.at(
                 None,
-                format!("nodes: key {} is not 32 bytes", hash::to_hex(&k)),
+                format!("nodes: key {} is not 32 bytes", hash::to_hex(k)),
             );
-            continue;
+            return;
         };
-        match NodeRecord::decode(id, &v) {
+        match NodeRecord::decode(id, v) {
             Ok(rec) => {
-                c.paths.insert(id, rec.path.clone());
-                nodes.insert(id, rec);
+                nodes.push((id, rec));
             }
             Err(e) => c.at(None, e.to_string()),
         }
-    }
-    Ok(nodes)
+    })?;
+    Ok(Sorted::new(nodes))
 }
 
 /// Checks one node: its id re-derived and, for a directory, its children present, named,
 /// ordered and hashed into its content hash.
-fn check_node(c: &mut Checker, nodes: &HashMap<NodeId, NodeRecord>, id: &NodeId) {
-    let rec = &nodes[id];
+fn check_node(c: &mut Checker, nodes: &Sorted<NodeId, NodeRecord>, id: &NodeId) {
+    let Some(rec) = nodes.get(id) else {
+        return;
+    };
     if rec.derive_id() != *id {
         c.at(
             Some(&rec.path),
@@ -183,12 +236,12 @@ fn check_node(c: &mut Checker, nodes: &HashMap<NodeId, NodeRecord>, id: &NodeId)
 fn read_tree(
     engine: &dyn Engine,
     c: &mut Checker,
-    nodes: &HashMap<NodeId, NodeRecord>,
-) -> Result<HashMap<String, TreeEntry>> {
-    let mut tree: HashMap<String, TreeEntry> = HashMap::new();
-    for (k, v) in all(engine, Table::Tree)? {
-        let path = String::from_utf8_lossy(&k).into_owned();
-        match TreeEntry::decode(&k, &v) {
+    nodes: &Sorted<NodeId, NodeRecord>,
+) -> Result<Sorted<String, TreeEntry>> {
+    let mut tree = Vec::new();
+    each(engine, Table::Tree, |k, v| {
+        let path = String::from_utf8_lossy(k).into_owned();
+        match TreeEntry::decode(k, v) {
             Ok(e) => {
                 match nodes.get(&e.node_id) {
                     None => c.at(Some(&path), format!("tree: node {} is missing", e.node_id)),
@@ -203,19 +256,19 @@ fn read_tree(
                     ),
                     Some(_) => {}
                 }
-                tree.insert(path, e);
+                tree.push((path, e));
             }
             Err(e) => c.at(Some(&path), e.to_string()),
         }
-    }
-    Ok(tree)
+    })?;
+    Ok(Sorted::new(tree))
 }
 
 /// Checks that the recorded root is the tree's root.
 fn check_root(
     engine: &dyn Engine,
     c: &mut Checker,
-    tree: &HashMap<String, TreeEntry>,
+    tree: &Sorted<String, TreeEntry>,
 ) -> Result<()> {
     let root = match engine.get(Table::Meta, b"root")? {
         None => Ok(None),
@@ -240,10 +293,10 @@ fn check_root(
 /// Checks that each directory's children in the tree are the ones its record names.
 fn check_tree_children(
     c: &mut Checker,
-    nodes: &HashMap<NodeId, NodeRecord>,
-    tree: &HashMap<String, TreeEntry>,
+    nodes: &Sorted<NodeId, NodeRecord>,
+    tree: &Sorted<String, TreeEntry>,
 ) {
-    for (path, e) in tree {
+    for (path, e) in tree.iter() {
         if e.kind != NodeKind::Dir {
             continue;
         }
@@ -266,10 +319,10 @@ fn check_tree_children(
 /// it away).
 fn check_tree_parents(
     c: &mut Checker,
-    nodes: &HashMap<NodeId, NodeRecord>,
-    tree: &HashMap<String, TreeEntry>,
+    nodes: &Sorted<NodeId, NodeRecord>,
+    tree: &Sorted<String, TreeEntry>,
 ) {
-    for (path, e) in tree {
+    for (path, e) in tree.iter() {
         if path.is_empty() {
             continue;
         }
@@ -296,7 +349,7 @@ fn check_tree_parents(
 fn check_meta(
     engine: &dyn Engine,
     c: &mut Checker,
-    tree: &HashMap<String, TreeEntry>,
+    tree: &Sorted<String, TreeEntry>,
 ) -> Result<()> {
     if let Some(v) = engine.get(Table::Meta, b"stamp")?
         && decode_racy(&v).is_none()
@@ -342,21 +395,21 @@ fn read_frame_seq(engine: &dyn Engine, c: &mut Checker) -> Result<u64> {
 /// Decodes every frame.
 fn read_frames(engine: &dyn Engine, c: &mut Checker) -> Result<HashMap<FrameId, Frame>> {
     let mut frames: HashMap<FrameId, Frame> = HashMap::new();
-    for (k, v) in all(engine, Table::Frames)? {
-        let Some(id) = Hash::from_slice(&k) else {
+    each(engine, Table::Frames, |k, v| {
+        let Some(id) = Hash::from_slice(k) else {
             c.at(
                 None,
-                format!("frames: key {} is not 32 bytes", hash::to_hex(&k)),
+                format!("frames: key {} is not 32 bytes", hash::to_hex(k)),
             );
-            continue;
+            return;
         };
-        match Frame::decode(id, &v) {
+        match Frame::decode(id, v) {
             Ok(f) => {
                 frames.insert(id, f);
             }
             Err(e) => c.at(None, e.to_string()),
         }
-    }
+    })?;
     Ok(frames)
 }
 
@@ -364,7 +417,7 @@ fn read_frames(engine: &dyn Engine, c: &mut Checker) -> Result<HashMap<FrameId, 
 /// in range, and it indexed in history and basis.
 fn check_frame(
     c: &mut Checker,
-    nodes: &HashMap<NodeId, NodeRecord>,
+    nodes: &Sorted<NodeId, NodeRecord>,
     f: &Frame,
     seq_max: u64,
     history: &HashMap<Vec<u8>, Vec<u8>>,
