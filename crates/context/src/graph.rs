@@ -142,8 +142,16 @@ impl Graph {
                 _ => set.add_script_aliases(&f.path, &text),
             }
         }
+        // Each path once, shared by every edge that names it (a file is imported by many).
+        let interned: HashMap<&str, Arc<str>> = facts
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), Arc::from(f.path.as_str())))
+            .collect();
+        let shared = |path: &str| interned.get(path).cloned().unwrap_or_else(|| path.into());
         // Resolution is a few lookups per specifier, but a tree has many: files in parallel.
-        // Per importing file, its edges to what it imports.
+        // Per importing file, its edges to what it imports, one per file it imports (its first
+        // line): a Python file names a module's names one import each.
         let resolved: Vec<(&str, Vec<Edge>)> = facts
             .files
             .par_iter()
@@ -161,18 +169,20 @@ impl Graph {
                     };
                     for target in targets {
                         out.push(Edge {
-                            path: target.into(),
+                            path: shared(&target),
                             line: import.line,
                             specifier: spec.clone(),
                         });
                     }
                 }
+                out.sort();
+                out.dedup_by(|b, a| a.path == b.path);
                 (f.path.as_str(), out)
             })
             .collect();
         let mut graph = Graph::default();
         for (path, edges) in resolved.into_iter().filter(|(_, e)| !e.is_empty()) {
-            let path: Arc<str> = path.into();
+            let path = shared(path);
             for e in &edges {
                 graph
                     .imported_by
