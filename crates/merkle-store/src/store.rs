@@ -528,14 +528,17 @@ pub fn is_id_prefix(s: &str) -> bool {
     (8..=64).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
-/// Normalizes a user's workspace-relative path: `/` separators (a `\\` is one too), no `./`,
-/// no trailing or leading `/`, `..` applied lexically ([`lexical_path`]); `.` and the empty
-/// string are the root. A path that climbs above the root keeps its leading `..`, and so names
-/// no node.
+/// Normalizes a user's workspace-relative path: `/` separators (on Windows a `\\` is one too;
+/// elsewhere it is a character a file name may hold, as the scan records it), no `./`, no
+/// trailing or leading `/`, `..` applied lexically ([`lexical_path`]); `.` and the empty string
+/// are the root. A path that climbs above the root keeps its leading `..`, and so names no node.
 pub fn normalize_path(path: &str) -> String {
-    lexical_path(&path.replace('\\', "/"))
-        .trim_start_matches('/')
-        .to_owned()
+    let path = if cfg!(windows) {
+        std::borrow::Cow::Owned(path.replace('\\', "/"))
+    } else {
+        std::borrow::Cow::Borrowed(path)
+    };
+    lexical_path(&path).trim_start_matches('/').to_owned()
 }
 
 /// A node record as the nodes table keeps it: keyed by its NodeID, encoded as

@@ -1318,7 +1318,15 @@ fn a_users_path_is_normalised_lexically_one_way_for_every_front_end() {
         (".", ""),
         ("./src//lib.rs/", "src/lib.rs"),
         ("src/../README.md", "README.md"),
-        ("src\\util\\mod.rs", "src/util/mod.rs"),
+        // A separator on Windows; elsewhere a character of a file's name, as the scan records it.
+        (
+            "src\\util\\mod.rs",
+            if cfg!(windows) {
+                "src/util/mod.rs"
+            } else {
+                "src\\util\\mod.rs"
+            },
+        ),
         ("/src/lib.rs", "src/lib.rs"),
         ("../outside", "../outside"),
         ("a/b/../../..", ".."),

@@ -242,3 +242,21 @@ fn the_global_excludes_file_is_found_where_git_finds_it() {
     std::fs::write(&other, "[core]\nexcludesFile=~/log-ignore\n").expect("writing a config");
     assert_eq!(leaves(Some(&other)), ["a.secret", "c.txt", "d.md"]);
 }
+
+/// Off Windows a backslash is a character a file's name may hold, not a separator: such a file
+/// is scanned, generated and read by its own name like any other (a path given as `a\b` once
+/// named `a/b`, so every command that looked the file up failed and `generate` exited 1).
+#[cfg(unix)]
+#[test]
+fn a_file_named_with_a_backslash_is_read_by_its_name() {
+    let ws = Workspace::empty();
+    ws.write("src/we\\ird.js", "export const weird = 1;\n");
+    ws.write("src/we/ird.js", "export const other = 2;\n");
+    ws.json(&["scan"]);
+    let generated = ws.json(&["generate", "--recursive", "--offline"]);
+    assert_eq!(generated["failed"], json!([]), "{generated}");
+    let weird = ws.json(&["get-node", "src/we\\ird.js"]);
+    assert_eq!(weird["node"]["path"], json!("src/we\\ird.js"), "{weird}");
+    let other = ws.json(&["get-node", "src/we/ird.js"]);
+    assert_eq!(other["node"]["path"], json!("src/we/ird.js"), "{other}");
+}
