@@ -7,7 +7,8 @@
 //! tasks.
 //!
 //! - A scan ([`Store::scan`]) walks the workspace honouring .gitignore and commits a Merkle tree
-//!   in one transaction: every file and directory gets a NodeID (see [`hash`] for the exact
+//!   in one transaction (a large scan's new node records, which no tree names yet, go ahead of
+//!   it in chunks): every file and directory gets a NodeID (see [`hash`] for the exact
 //!   encodings), and unchanged files are not hashed again.
 //! - Frames ([`Store::put_frame`]) are append-only: identified by their content, attributed to a
 //!   registered agent, with a head per (node, frame type) and a basis index moved in the same
@@ -40,11 +41,12 @@
 //! - **Durable before acknowledged.** Every commit returns only after the engine synced.
 //!   Concurrent `put_frame` callers are group-committed: one transaction for whatever queued up
 //!   while the previous one committed.
-//! - **A scan is one transaction, and its writes scale with what changed**: unchanged files are
-//!   not re-hashed (a stricter-than-git racy rule), unchanged folders not read (git's untracked
-//!   cache), and a no-op scan, planned on a read-only handle, writes nothing (`store/tree.rs`).
-//!   Whether it would be a no-op is known cheaper still by the same rules: the recorded tree's
-//!   stats checked entry by entry, nothing built ([`Store::unchanged_on_disk`], `scan/verify.rs`).
+//! - **A scan's tree is one transaction, and its writes scale with what changed**: unchanged
+//!   files are not re-hashed (a stricter-than-git racy rule), unchanged folders not read (git's
+//!   untracked cache), and a no-op scan, planned on a read-only handle, writes nothing
+//!   (`store/tree.rs`). Whether it would be a no-op is known cheaper still by the same rules:
+//!   the recorded tree's stats checked entry by entry, nothing built
+//!   ([`Store::unchanged_on_disk`], `scan/verify.rs`).
 //! - **A targeted scan builds what a full scan would** ([`Store::scan_paths`]):
 //!   `tests/rescan.rs` checks it against full scans over seeded random changes.
 //! - **The walk** honours .gitignore like `git ls-files --cached --others --exclude-standard`

@@ -1,7 +1,8 @@
 //! The tree room: scanning the workspace (walk, plan, apply), the stat cache and its racy
 //! rule, the path-keyed tree table, and status.
 //!
-//! **A scan is one transaction**, and writes scale with what changed: a path-keyed `tree` table
+//! **A scan's tree is one transaction** (a large scan's node records go ahead of it, a chunk
+//! at a time: [`RECORDS_APART`]), and writes scale with what changed: a path-keyed `tree` table
 //! holds the last scan's entry per path (node, stat); unchanged files are not re-hashed (stat
 //! cache with a stricter-than-git racy rule: the stamp is the scan's start), unchanged
 //! directories are not recomputed, and only changed entries and new node records are written. A
@@ -335,7 +336,8 @@ impl Store {
     }
 
     /// Scans the workspace and commits the new tree in one transaction: a crash mid-scan leaves
-    /// the previous tree intact. Only paths whose node changed are written.
+    /// the previous tree intact (and, after a large scan's records went ahead, records no tree
+    /// names, which `gc` collects). Only paths whose node changed are written.
     pub fn scan(&self, opts: &ScanOptions<'_>) -> Result<ScanReport> {
         let plan = self.plan_scan(opts)?;
         self.apply_scan(plan, opts)
