@@ -38,6 +38,7 @@ mod exchange;
 mod frames;
 mod gc;
 mod rescan;
+mod scan_writes;
 mod snapshot;
 mod space;
 mod status;
