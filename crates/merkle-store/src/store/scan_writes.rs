@@ -8,10 +8,11 @@ pub(super) type Writes = Vec<(Table, Vec<u8>, Option<Vec<u8>>)>;
 
 /// At least this many new node records (a cold scan's, or many paths added) are committed on
 /// their own before the tree that names them, as git writes its objects before it moves a
-/// ref, a chunk at a time ([`RECORDS_CHUNK`]): a leaf's record is made only for its chunk, so
-/// a million-file scan never holds every record, nor them beside the tree's writes (a crash
-/// between the commits leaves records that no tree names, which `merkle gc` collects). Fewer
-/// go in the scan's one commit.
+/// ref: the files' a chunk at a time ([`RECORDS_CHUNK`]), each file's record made only for its
+/// chunk, then the folders' (so a stored folder's children are always stored); a million-file
+/// scan never holds every record, nor them beside the tree's writes. A crash between the
+/// commits leaves records that no tree names, which `merkle gc` collects. Fewer go in the
+/// scan's one commit.
 pub(super) const RECORDS_APART: usize = 65_536;
 
 /// Room a batch's list of writes keeps beyond its tree or node writes, for the scan's few

@@ -34,7 +34,8 @@
 //! worker's buffer rather than memory-mapped (unmapping flushes the other cores' TLBs).
 use super::build::{Built, build_tree, leaf_record, same_paths};
 use super::scan_writes::{
-    BOOKKEEPING_ROOM, RECORDS_APART, RECORDS_CHUNK, Writes, sorted_writes, tree_batch, walked_paths,
+    BOOKKEEPING_ROOM, RECORDS_APART, RECORDS_CHUNK, Writes, node_writes, sorted_writes, tree_batch,
+    walked_paths,
 };
 use super::*;
 
@@ -560,9 +561,11 @@ impl Store {
         Ok(report)
     }
 
-    /// Commits the node records of `built` (its fresh leaves' made here) ahead of the tree
-    /// that names them (see [`RECORDS_APART`]), in key order, [`RECORDS_CHUNK`] at a time;
-    /// how many.
+    /// Commits the node records of `built` (its fresh leaves' made here) ahead of the tree that
+    /// names them (see [`RECORDS_APART`]): the files' in key order, [`RECORDS_CHUNK`] at a
+    /// time, then the folders' in one commit; how many. A folder's record names its children,
+    /// and every stored one must have its children stored (`validate` checks every record, and
+    /// may read between two commits).
     fn commit_records_apart(&self, walked: &scan::Walked, built: &mut Built<'_>) -> Result<u64> {
         #[derive(Clone, Copy)]
         enum Made {
@@ -578,6 +581,7 @@ impl Store {
                     .records
                     .iter()
                     .enumerate()
+                    .filter(|(_, r)| !r.dir)
                     .map(|(j, r)| (r.id, Made::Record(j))),
             )
             .collect();
@@ -593,9 +597,15 @@ impl Store {
             }));
             self.engine.commit(Batch { ops })?;
         }
-        built.records = Vec::new();
         built.fresh_leaves = Vec::new();
-        Ok(order.len() as u64)
+        // Then every folder's record in one commit: none is stored before its children.
+        built.records.retain(|r| r.dir);
+        let folders = node_writes(std::mem::take(&mut built.records));
+        let written = order.len() + folders.len();
+        if !folders.is_empty() {
+            self.engine.commit(Batch { ops: folders })?;
+        }
+        Ok(written as u64)
     }
 
     /// Stages the meta records a scan changes besides the stamp: the root, the fingerprint of
