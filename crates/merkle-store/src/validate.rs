@@ -26,10 +26,16 @@ pub struct Problem {
 struct Sorted<K, V>(Vec<(K, V)>);
 
 impl<K: Ord, V> Sorted<K, V> {
-    /// `entries`, sorted where they are not (a key read lossily may be out of order).
+    /// `entries`, sorted where they are not (a key read lossily may be out of order), the last
+    /// of equal keys kept, as a map's insert keeps it (two keys may read as one lossily).
     fn new(mut entries: Vec<(K, V)>) -> Self {
         if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
             entries.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        if entries.windows(2).any(|w| w[0].0 == w[1].0) {
+            entries.reverse();
+            entries.dedup_by(|later, kept| later.0 == kept.0);
+            entries.reverse();
         }
         Sorted(entries)
     }
@@ -674,4 +680,27 @@ fn may_be_head(entries: &mut [(u64, Rank)], head: &FrameId) -> bool {
     };
     let rank = entries[i].1;
     entries[i + 1..].iter().all(|e| e.1 < rank)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sorted;
+
+    #[test]
+    fn sorted_records_find_by_key_and_keep_the_last_of_equal_keys_as_a_map_would() {
+        // Two raw keys that read as one lossily come in raw order; the later one wins.
+        let read = vec![
+            ("b".to_owned(), 2),
+            ("a".to_owned(), 1),
+            ("c\u{fffd}".to_owned(), 3),
+            ("c\u{fffd}".to_owned(), 4),
+        ];
+        let sorted = Sorted::new(read);
+        assert_eq!(sorted.len(), 3);
+        assert_eq!(sorted.get("a"), Some(&1));
+        assert_eq!(sorted.get("c\u{fffd}"), Some(&4));
+        assert_eq!(sorted.get("d"), None);
+        let keys: Vec<&String> = sorted.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["a", "b", "c\u{fffd}"]);
+    }
 }
