@@ -236,11 +236,13 @@ impl Watch {
     }
 
     /// Waits until the watch vouches for its last rescan, asked as every read asks it
-    /// (`watch::vouch`: `sync` on the socket in the store folder, `clean ROOT` back).
+    /// (`watch::vouch`: `sync` on the socket in the store folder, `clean ROOT` back, or
+    /// `partly ROOT N` where the kernel's inotify limit left N folders unwatched, which a read
+    /// then checks by their stats).
     pub(crate) fn wait_vouched(&self) -> Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if ask(&self.store.join("watch.sock")).is_some_and(|a| a.starts_with("clean ")) {
+            if ask(&self.store.join("watch.sock")).is_some_and(|a| unwatched(&a).is_some()) {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -266,6 +268,30 @@ fn ask(_socket: &Path) -> Option<String> {
     None
 }
 
+impl Watch {
+    /// How many folders the watch leaves unwatched (the kernel's inotify limit), as it vouches.
+    pub(crate) fn unwatched(&self) -> usize {
+        ask(&self.store.join("watch.sock"))
+            .and_then(|a| unwatched(&a))
+            .unwrap_or(0)
+    }
+}
+
+/// The folders a watch's answer says it leaves unwatched: none for `clean ROOT`, N for
+/// `partly ROOT N`; `None` where it does not vouch.
+fn unwatched(answer: &str) -> Option<usize> {
+    let first = answer.lines().next()?;
+    if first.starts_with("clean ") {
+        return Some(0);
+    }
+    first
+        .strip_prefix("partly ")?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 impl Drop for Watch {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -275,7 +301,15 @@ impl Drop for Watch {
 
 #[cfg(test)]
 mod tests {
-    use super::grep_word;
+    use super::{grep_word, unwatched};
+
+    #[test]
+    fn a_watch_vouches_clean_or_for_part_of_the_tree() {
+        assert_eq!(unwatched("clean 00ab\n"), Some(0));
+        assert_eq!(unwatched("partly 00ab 2\n\"a\"\n\"b/c\"\n"), Some(2));
+        assert_eq!(unwatched("stale 00ab\n"), None);
+        assert_eq!(unwatched(""), None);
+    }
 
     #[test]
     fn git_grep_looks_for_the_longest_word_of_the_query() {
