@@ -251,6 +251,13 @@ impl Watch {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+
+    /// How many folders the watch leaves unwatched (the kernel's inotify limit), as it vouches.
+    pub(crate) fn unwatched(&self) -> usize {
+        ask(&self.store.join("watch.sock"))
+            .and_then(|a| unwatched(&a))
+            .unwrap_or(0)
+    }
 }
 
 #[cfg(unix)]
@@ -268,17 +275,9 @@ fn ask(_socket: &Path) -> Option<String> {
     None
 }
 
-impl Watch {
-    /// How many folders the watch leaves unwatched (the kernel's inotify limit), as it vouches.
-    pub(crate) fn unwatched(&self) -> usize {
-        ask(&self.store.join("watch.sock"))
-            .and_then(|a| unwatched(&a))
-            .unwrap_or(0)
-    }
-}
-
 /// The folders a watch's answer says it leaves unwatched: none for `clean ROOT`, N for
-/// `partly ROOT N`; `None` where it does not vouch.
+/// `partly ROOT N`; `None` where it does not vouch. (`watch::vouch::vouched` reads the same
+/// answer; the bench drives merkle as processes and links none of its crates.)
 fn unwatched(answer: &str) -> Option<usize> {
     let first = answer.lines().next()?;
     if first.starts_with("clean ") {

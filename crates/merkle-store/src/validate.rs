@@ -119,8 +119,8 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
         paths: HashMap::new(),
     };
     let nodes = read_nodes(engine, &mut c)?;
-    for (id, _) in nodes.iter() {
-        check_node(&mut c, &nodes, id);
+    for (id, rec) in nodes.iter() {
+        check_node(&mut c, &nodes, id, rec);
     }
     let tree = read_tree(engine, &mut c, &nodes)?;
     check_root(engine, &mut c, &tree)?;
@@ -178,10 +178,7 @@ fn read_nodes(engine: &dyn Engine, c: &mut Checker) -> Result<Sorted<NodeId, Nod
 
 /// Checks one node: its id re-derived and, for a directory, its children present, named,
 /// ordered and hashed into its content hash.
-fn check_node(c: &mut Checker, nodes: &Sorted<NodeId, NodeRecord>, id: &NodeId) {
-    let Some(rec) = nodes.get(id) else {
-        return;
-    };
+fn check_node(c: &mut Checker, nodes: &Sorted<NodeId, NodeRecord>, id: &NodeId, rec: &NodeRecord) {
     if rec.derive_id() != *id {
         c.at(
             Some(&rec.path),

@@ -28,10 +28,11 @@
 //! its node record), never a map of every path; batches are committed in key order. A whole-
 //! tree build (a cold scan, or paths added or removed) finds each folder's children by index
 //! into the walk and builds a depth of folders at a time on the pool; redb writes a big batch's
-//! tables on a thread each (one transaction, a B-tree per table), and loads an empty table
-//! given only new keys in order (a cold scan's) through a cursor at its end, which packs whole
-//! leaves instead of descending the B-tree per key. Files under 1 MiB are read in pieces into a
-//! worker's buffer rather than memory-mapped (unmapping flushes the other cores' TLBs).
+//! tables on a thread each (one transaction, a B-tree per table), and loads keys given in order
+//! above a table's last (a cold scan's, a chunk of its records) through a cursor at its end,
+//! which packs whole leaves instead of descending the B-tree per key. Files under 1 MiB are
+//! read in pieces into a worker's buffer rather than memory-mapped (unmapping flushes the other
+//! cores' TLBs).
 use super::build::{Built, build_tree, leaf_record, same_paths};
 use super::scan_writes::{
     BOOKKEEPING_ROOM, RECORDS_APART, RECORDS_CHUNK, Writes, node_writes, sorted_writes, tree_batch,
@@ -514,7 +515,8 @@ impl Store {
             0
         };
         let records = std::mem::take(&mut built.records);
-        // Into a first tree every path is new: the sorted tree writes list the changed paths.
+        // Into a first tree every path is new: its changed paths are the walk's own
+        // (`walked_paths`, taken once the tree's writes are made).
         let first_tree = prev.is_empty();
         let (tree_ops, node_ops, mut changed) = sorted_writes(&built, records, &prev, first_tree);
         let mut batch = tree_batch(&built, &prev, tree_ops, node_ops, &mut changed);
