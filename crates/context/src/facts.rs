@@ -114,12 +114,6 @@ impl TreeFacts {
         TreeFacts::build(store, true, Part::All)
     }
 
-    /// As [`TreeFacts::load`] with each file's imports alone (its symbols left empty): what
-    /// the import graph reads, for less.
-    pub fn load_imports(store: &Store) -> Result<TreeFacts> {
-        TreeFacts::build(store, true, Part::Imports)
-    }
-
     /// As [`TreeFacts::load`], for a store opened read-only: facts missing from the cache are
     /// derived for this call and not kept.
     pub fn read(store: &Store) -> Result<TreeFacts> {
@@ -198,6 +192,19 @@ impl TreeFacts {
             .into_iter()
             .map(Option::unwrap_or_default)
             .collect())
+    }
+
+    /// The imports of `files` (their symbols left empty), entries of this tree, read from the
+    /// cache and derived where it has none, as [`TreeFacts::facts_of`] reads a listing's;
+    /// `None` for a file that changed on disk since the scan. What the import graph reads of
+    /// a listing, a bounded run of files at a time.
+    pub(crate) fn imports_of(
+        &self,
+        store: &Store,
+        files: &[FileEntry],
+    ) -> Result<Vec<Option<FileFacts>>> {
+        let files: Vec<&FileEntry> = files.iter().collect();
+        Ok(read_facts(store, &files, Part::Imports, self.keep)?.facts)
     }
 
     /// The position in `files` of the file at `path`.

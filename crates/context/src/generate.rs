@@ -102,6 +102,11 @@ fn deferred(error: &Error) -> bool {
 /// at most a few seconds of work. 512 -> 4096: `generate --recursive --offline` on 100k files of
 /// deno 24.0 -> 20.2 s, the same peak RSS.
 const PUT_CHUNK: usize = 4096;
+/// How many directories of one level a generation synthesizes, and puts in one commit, at a
+/// time: a level's directories are prepared (their children read, their frames made) before
+/// any is put, so a level of a large tree (160,000 folders at depth 5 of a million files) at
+/// once held them all. On 100k files of deno, 15,838 folders at once took 106 MB more.
+const DIR_CHUNK: usize = 4096;
 /// How many files' derived data (an outline's facts) a generation holds before it keeps them.
 const KEEP_DERIVED_EVERY: usize = 4096;
 
@@ -297,8 +302,10 @@ fn generate_in(
         }
     };
     dirs.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
-    // A level at a time: its directories are independent, so their frames go in one commit.
-    for level in dirs.chunk_by(|a, b| depth(a) == depth(b)) {
+    // A level at a time: its directories are independent, so their frames go in one commit
+    // per `DIR_CHUNK` of them.
+    let levels = dirs.chunk_by(|a, b| depth(a) == depth(b));
+    for level in levels.flat_map(|level| level.chunks(DIR_CHUNK)) {
         synthesize_level(store, level, policy, req, &mut report)?;
         if report.deferred > 0 {
             // The levels above would read this one's missing frames.

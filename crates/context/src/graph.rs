@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use crate::error::Result;
 use crate::facts::TreeFacts;
 use crate::resolve::{self, PathSet};
+use outline::Import;
 
 /// How a related file is related.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -101,100 +102,53 @@ impl Graph {
         Ok(Graph::resolve(store, facts)?.0)
     }
 
-    /// [`Graph::build`], and whether every manifest (`Cargo.toml`, `go.mod`) was read.
+    /// [`Graph::build`], and whether it is whole: every manifest (`Cargo.toml`, `go.mod`) read
+    /// and, for a listing, every file's imports had. A listing's imports are read a bounded
+    /// run of files at a time ([`RESOLVE_CHUNK`]), so a large tree's are never all held.
     fn resolve(store: &Store, facts: &TreeFacts) -> Result<(Graph, bool)> {
-        if facts.is_listing() {
-            // A listing holds no imports: the tree's are read, and the graph is whole when
-            // they are of the tree listed.
-            let imports = TreeFacts::load_imports(store)?;
-            let (graph, whole) = Graph::resolve(store, &imports)?;
-            return Ok((
-                graph,
-                whole && imports.root.is_some() && imports.root == facts.root,
-            ));
-        }
-        let mut whole = true;
-        let mut set = PathSet::new(facts.files.iter().map(|f| f.path.as_str()));
-        for f in &facts.files {
-            let name = f.path.rsplit_once('/').map_or(f.path.as_str(), |(_, n)| n);
-            let manifest = name == "Cargo.toml" || name == "go.mod";
-            if !manifest && !resolve::declares_script_aliases(&f.path) {
-                continue;
-            }
-            let Some(node) = store.node_at(&f.path)? else {
-                continue;
-            };
-            // A manifest that changed since the scan is read at the next rescan; the graph
-            // built without it is not kept.
-            let Ok(bytes) = store.read_content(&node) else {
-                whole = false;
-                continue;
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            match name {
-                "Cargo.toml" => set.add_rust_crate(&f.path, &text),
-                "go.mod" => {
-                    if let Some(module) = resolve::go_module_path(&text) {
-                        let folder = f.path.strip_suffix("go.mod").unwrap_or("");
-                        set.add_go_module(folder.trim_end_matches('/'), module);
-                    }
-                }
-                _ => set.add_script_aliases(&f.path, &text),
-            }
-        }
-        // Each path once, shared by every edge that names it (a file is imported by many).
-        let interned: HashMap<&str, Arc<str>> = facts
-            .files
-            .iter()
-            .map(|f| (f.path.as_str(), Arc::from(f.path.as_str())))
-            .collect();
-        let shared = |path: &str| interned.get(path).cloned().unwrap_or_else(|| path.into());
-        // Resolution is a few lookups per specifier, but a tree has many: files in parallel.
-        // Per importing file, its edges to what it imports, one per file it imports (its first
-        // line): a Python file names a module's names one import each.
-        let resolved: Vec<(&str, Vec<Edge>)> = facts
-            .files
-            .par_iter()
-            .filter(|f| !f.facts.imports.is_empty())
-            .map(|f| {
-                let mut out = Vec::new();
-                for import in &f.facts.imports {
-                    let targets = resolve::resolve(&set, &f.path, import);
-                    if targets.is_empty() {
-                        continue;
-                    }
-                    let spec: Arc<str> = match &import.name {
-                        Some(n) => format!("{} import {n}", import.spec).into(),
-                        None => import.spec.as_str().into(),
-                    };
-                    for target in targets {
-                        out.push(Edge {
-                            path: shared(&target),
-                            line: import.line,
-                            specifier: spec.clone(),
-                        });
-                    }
-                }
-                out.sort();
-                out.dedup_by(|b, a| a.path == b.path);
-                (f.path.as_str(), out)
-            })
-            .collect();
+        let (set, mut whole) = path_set(store, facts)?;
         let mut graph = Graph::default();
-        for (path, edges) in resolved.into_iter().filter(|(_, e)| !e.is_empty()) {
-            let path = shared(path);
-            for e in &edges {
-                graph
-                    .imported_by
-                    .entry(e.path.clone())
-                    .or_default()
-                    .push(Edge {
-                        path: path.clone(),
-                        line: e.line,
-                        specifier: e.specifier.clone(),
+        // Each path once, shared by every edge that names it (a file is imported by many).
+        let mut interned: HashMap<String, Arc<str>> = HashMap::new();
+        for chunk in facts.files.chunks(RESOLVE_CHUNK) {
+            let read = match facts.is_listing() {
+                true => Some(facts.imports_of(store, chunk)?),
+                false => None,
+            };
+            let imports = |i: usize| match &read {
+                Some(read) => read[i].as_ref().map(|f| f.imports.as_slice()),
+                None => Some(chunk[i].facts.imports.as_slice()),
+            };
+            whole &= (0..chunk.len()).all(|i| imports(i).is_some());
+            // Resolution is a few lookups per specifier, but a tree has many: files in parallel.
+            let resolved: Vec<(&str, Vec<Resolved>)> = (0..chunk.len())
+                .into_par_iter()
+                .filter_map(|i| {
+                    let f = &chunk[i];
+                    let out = resolve_file(&set, &f.path, imports(i)?);
+                    (!out.is_empty()).then_some((f.path.as_str(), out))
+                })
+                .collect();
+            for (path, edges) in resolved {
+                let path = intern(&mut interned, path);
+                for (target, line, specifier) in edges {
+                    let target = intern(&mut interned, &target);
+                    graph
+                        .imported_by
+                        .entry(target.clone())
+                        .or_default()
+                        .push(Edge {
+                            path: path.clone(),
+                            line,
+                            specifier: specifier.clone(),
+                        });
+                    graph.imports.entry(path.clone()).or_default().push(Edge {
+                        path: target,
+                        line,
+                        specifier,
                     });
+                }
             }
-            graph.imports.entry(path).or_default().extend(edges);
         }
         for edges in graph
             .imports
@@ -403,6 +357,77 @@ impl KeptEdges {
         }
         bytes.is_empty().then_some(out)
     }
+}
+
+/// How many files' imports [`Graph::resolve`] reads and resolves at a time.
+const RESOLVE_CHUNK: usize = 65_536;
+
+/// One import resolved: the file it names, the importer's line, the specifier as written.
+type Resolved = (String, usize, Arc<str>);
+
+/// The tree's paths indexed for resolution, with the manifests `store` holds declared
+/// (`Cargo.toml` crates, `go.mod` modules, script aliases), and whether every one was read.
+fn path_set<'a>(store: &Store, facts: &'a TreeFacts) -> Result<(PathSet<'a>, bool)> {
+    let mut whole = true;
+    let mut set = PathSet::new(facts.files.iter().map(|f| f.path.as_str()));
+    for f in &facts.files {
+        let name = f.path.rsplit_once('/').map_or(f.path.as_str(), |(_, n)| n);
+        let manifest = name == "Cargo.toml" || name == "go.mod";
+        if !manifest && !resolve::declares_script_aliases(&f.path) {
+            continue;
+        }
+        let Some(node) = store.node_at(&f.path)? else {
+            continue;
+        };
+        // A manifest that changed since the scan is read at the next rescan; the graph
+        // built without it is not kept.
+        let Ok(bytes) = store.read_content(&node) else {
+            whole = false;
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        match name {
+            "Cargo.toml" => set.add_rust_crate(&f.path, &text),
+            "go.mod" => {
+                if let Some(module) = resolve::go_module_path(&text) {
+                    let folder = f.path.strip_suffix("go.mod").unwrap_or("");
+                    set.add_go_module(folder.trim_end_matches('/'), module);
+                }
+            }
+            _ => set.add_script_aliases(&f.path, &text),
+        }
+    }
+    Ok((set, whole))
+}
+
+/// The imports of the file at `from`, resolved: one per file it imports, at its first line
+/// (a Python file names a module's names one import each).
+fn resolve_file(set: &PathSet<'_>, from: &str, imports: &[Import]) -> Vec<Resolved> {
+    let mut out: Vec<Resolved> = Vec::new();
+    for import in imports {
+        let targets = resolve::resolve(set, from, import);
+        if targets.is_empty() {
+            continue;
+        }
+        let spec: Arc<str> = match &import.name {
+            Some(n) => format!("{} import {n}", import.spec).into(),
+            None => import.spec.as_str().into(),
+        };
+        out.extend(targets.into_iter().map(|t| (t, import.line, spec.clone())));
+    }
+    out.sort();
+    out.dedup_by(|b, a| a.0 == b.0);
+    out
+}
+
+/// The one shared copy of `path`.
+fn intern(interned: &mut HashMap<String, Arc<str>>, path: &str) -> Arc<str> {
+    if let Some(shared) = interned.get(path) {
+        return shared.clone();
+    }
+    let shared: Arc<str> = Arc::from(path);
+    interned.insert(path.to_owned(), shared.clone());
+    shared
 }
 
 /// A little-endian u32 of [`Graph::encode`]'s record, read off the front of `bytes`.

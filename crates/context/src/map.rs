@@ -118,10 +118,11 @@ pub struct ImportWeights {
 }
 
 impl ImportWeights {
-    /// The weights of the store's current tree, from its facts ([`TreeFacts::load_imports`]:
-    /// cached by content, so after the outline producer's run nothing is parsed).
+    /// The weights of the store's current tree, from its import graph (a listing's imports
+    /// read a run of files at a time, cached by content, so after the outline producer's run
+    /// nothing is parsed).
     pub fn of(store: &Store) -> Result<ImportWeights> {
-        let facts = TreeFacts::load_imports(store)?;
+        let facts = TreeFacts::listing(store)?;
         let graph = Graph::of_tree(store, &facts)?;
         Ok(ImportWeights::from_counts(graph.importer_counts()))
     }

@@ -34,12 +34,13 @@ use outline::{Import, ImportKind};
 
 /// The workspace's files, indexed for resolution.
 #[derive(Clone, Debug, Default)]
-pub struct PathSet {
-    files: HashSet<String>,
-    by_name: HashMap<String, Vec<String>>,
-    by_dir: HashMap<String, Vec<String>>,
+pub struct PathSet<'a> {
+    /// The paths it was made of, borrowed: a tree of a million files has them once.
+    files: HashSet<&'a str>,
+    by_name: HashMap<&'a str, Vec<&'a str>>,
+    by_dir: HashMap<&'a str, Vec<&'a str>>,
     /// The name of every folder that holds a file.
-    folder_names: HashSet<String>,
+    folder_names: HashSet<&'a str>,
     /// (folder of a `go.mod`, its module path), longest module path first.
     go_modules: Vec<(String, String)>,
     /// Rust crates by the folder of their `Cargo.toml`: (name, root file).
@@ -83,25 +84,16 @@ impl Alias {
     }
 }
 
-impl PathSet {
+impl<'a> PathSet<'a> {
     /// The set of `paths` (workspace paths with `/`).
-    pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>) -> PathSet {
+    pub fn new(paths: impl IntoIterator<Item = &'a str>) -> PathSet<'a> {
         let mut set = PathSet::default();
         for p in paths {
-            set.files.insert(p.to_owned());
-            set.by_name
-                .entry(name(p).to_owned())
-                .or_default()
-                .push(p.to_owned());
-            set.by_dir
-                .entry(dir(p).to_owned())
-                .or_default()
-                .push(p.to_owned());
-            for folder in dir(p).split('/').filter(|f| !f.is_empty()) {
-                if !set.folder_names.contains(folder) {
-                    set.folder_names.insert(folder.to_owned());
-                }
-            }
+            set.files.insert(p);
+            set.by_name.entry(name(p)).or_default().push(p);
+            set.by_dir.entry(dir(p)).or_default().push(p);
+            set.folder_names
+                .extend(dir(p).split('/').filter(|f| !f.is_empty()));
         }
         for v in set.by_dir.values_mut().chain(set.by_name.values_mut()) {
             v.sort();
@@ -225,23 +217,26 @@ impl PathSet {
     /// of that name holds a file, or a file is named `top.py`. The standard library and
     /// installed packages mostly are not, and are ruled out without trying every root.
     fn may_hold_python_module(&self, top: &str) -> bool {
-        self.folder_names.contains(top) || self.by_name.contains_key(&format!("{top}.py"))
+        self.folder_names.contains(top) || self.by_name.contains_key(format!("{top}.py").as_str())
     }
 
     fn first(&self, candidates: impl IntoIterator<Item = String>) -> Option<String> {
-        candidates.into_iter().find(|c| self.files.contains(c))
+        candidates
+            .into_iter()
+            .find(|c| self.files.contains(c.as_str()))
     }
 
     /// The one file whose path is `suffix` or ends in `/suffix`.
     fn unique_suffix(&self, suffix: &str) -> Option<String> {
-        let hits: Vec<&String> = self
+        let hits: Vec<&str> = self
             .by_name
             .get(name(suffix))?
             .iter()
+            .copied()
             .filter(|p| *p == suffix || p.ends_with(&format!("/{suffix}")))
             .collect();
         match hits.as_slice() {
-            [one] => Some((*one).clone()),
+            [one] => Some((*one).to_owned()),
             _ => None,
         }
     }
@@ -258,7 +253,7 @@ pub fn go_module_path(go_mod: &str) -> Option<&str> {
 
 /// The workspace files `import`, written in the file at `from`, names (none, one, or a Go
 /// package's files), in path order; never `from` itself.
-pub fn resolve(set: &PathSet, from: &str, import: &Import) -> Vec<String> {
+pub fn resolve(set: &PathSet<'_>, from: &str, import: &Import) -> Vec<String> {
     let mut out = match import.kind {
         ImportKind::RustMod => rust_mod(set, from, &import.spec).into_iter().collect(),
         ImportKind::RustUse => rust_use(set, from, &import.spec).into_iter().collect(),
@@ -318,7 +313,7 @@ fn rust_module_dir(from: &str) -> String {
 }
 
 /// The file of the module whose declarations live in folder `m`.
-fn rust_module_file(set: &PathSet, m: &str) -> Option<String> {
+fn rust_module_file(set: &PathSet<'_>, m: &str) -> Option<String> {
     set.first([
         join(m, "mod.rs"),
         format!("{m}.rs"),
@@ -327,13 +322,13 @@ fn rust_module_file(set: &PathSet, m: &str) -> Option<String> {
     ])
 }
 
-fn rust_mod(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+fn rust_mod(set: &PathSet<'_>, from: &str, spec: &str) -> Option<String> {
     let rel = spec.replace("::", "/");
     let base = join(&rust_module_dir(from), &rel);
     set.first([format!("{base}.rs"), join(&base, "mod.rs")])
 }
 
-fn rust_use(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+fn rust_use(set: &PathSet<'_>, from: &str, spec: &str) -> Option<String> {
     let mut segs: Vec<&str> = spec.split("::").collect();
     // Where the path's modules live, and the file a path naming no module below means.
     let (start, fallback) = match segs.first().copied() {
@@ -436,7 +431,7 @@ fn cargo_fields(text: &str) -> CargoFields {
     out
 }
 
-fn python(set: &PathSet, from: &str, spec: &str, name_: Option<&str>) -> Option<String> {
+fn python(set: &PathSet<'_>, from: &str, spec: &str, name_: Option<&str>) -> Option<String> {
     let dots = spec.len() - spec.trim_start_matches('.').len();
     let module = spec[dots..].replace('.', "/");
     let module_files = |base: &str| [format!("{base}.py"), join(base, "__init__.py")];
@@ -490,7 +485,7 @@ pub fn declares_script_aliases(path: &str) -> bool {
     )
 }
 
-fn script(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+fn script(set: &PathSet<'_>, from: &str, spec: &str) -> Option<String> {
     let spec = spec.split(['?', '#']).next().unwrap_or(spec);
     if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
         return script_alias(set, from, spec);
@@ -500,7 +495,7 @@ fn script(set: &PathSet, from: &str, spec: &str) -> Option<String> {
 
 /// A bare specifier through the aliases of the nearest folder above `from` with one that
 /// matches: its most specific match, the first of its targets that is a file.
-fn script_alias(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+fn script_alias(set: &PathSet<'_>, from: &str, spec: &str) -> Option<String> {
     if set.script_aliases.is_empty() || spec.contains("..") {
         return None;
     }
@@ -524,7 +519,7 @@ fn script_alias(set: &PathSet, from: &str, spec: &str) -> Option<String> {
 
 /// The file a script specifier resolved to `base` names: itself, with an extension, its
 /// TypeScript source, or its folder's `index`.
-fn script_file(set: &PathSet, base: &str) -> Option<String> {
+fn script_file(set: &PathSet<'_>, base: &str) -> Option<String> {
     let base = base.trim_end_matches('/').to_owned();
     if base.is_empty() {
         return None;
@@ -550,7 +545,7 @@ fn script_file(set: &PathSet, base: &str) -> Option<String> {
     set.first(candidates)
 }
 
-fn go(set: &PathSet, spec: &str) -> Vec<String> {
+fn go(set: &PathSet<'_>, spec: &str) -> Vec<String> {
     for (folder, module) in &set.go_modules {
         let rest = if spec == module {
             ""
@@ -565,12 +560,12 @@ fn go(set: &PathSet, spec: &str) -> Vec<String> {
         let pkg = join(folder, rest);
         return set
             .by_dir
-            .get(&pkg)
+            .get(pkg.as_str())
             .map(|files| {
                 files
                     .iter()
                     .filter(|f| f.ends_with(".go") && !f.ends_with("_test.go"))
-                    .cloned()
+                    .map(|f| (*f).to_owned())
                     .collect()
             })
             .unwrap_or_default();
@@ -578,7 +573,7 @@ fn go(set: &PathSet, spec: &str) -> Vec<String> {
     Vec::new()
 }
 
-fn include(set: &PathSet, from: &str, spec: &str) -> Option<String> {
+fn include(set: &PathSet<'_>, from: &str, spec: &str) -> Option<String> {
     let mut d = dir(from);
     loop {
         if let Some(p) = normalize(d, spec)
@@ -598,7 +593,7 @@ fn include(set: &PathSet, from: &str, spec: &str) -> Option<String> {
     set.unique_suffix(spec)
 }
 
-fn java(set: &PathSet, spec: &str) -> Option<String> {
+fn java(set: &PathSet<'_>, spec: &str) -> Option<String> {
     let spec = spec.trim_end_matches(".*");
     let segs: Vec<&str> = spec.split('.').collect();
     // A static import names a member of the class one segment up.

@@ -398,7 +398,7 @@ pub fn synthesize_each(
     let _guard = store.derivation_lock();
     for (dir, p) in dirs.iter().zip(prepared.iter_mut()) {
         if let Ok(ready) = p
-            && child_frames(store, dir, req.frame_type)? != ready.children
+            && Seen::of(&child_frames(store, dir, req.frame_type)?) != ready.children
         {
             *p = prepare(store, dir, req, written_type, &policy_id);
         }
@@ -434,7 +434,7 @@ pub fn synthesize_each(
             frame_id: put.frame_id,
             created: put.created,
             policy_ran: p.policy_ran,
-            children: p.children.len(),
+            children: p.children.count,
         }));
     }
     store.put_memos(&memos)?;
@@ -519,7 +519,7 @@ fn prepare(
         epoch.as_ref().map(|e| &e.frame_id),
     );
     Ok(Prepared {
-        children,
+        children: Seen::of(&children),
         inputs,
         content,
         own_bytes,
@@ -546,7 +546,7 @@ fn synthesized_frame(
     let extra = &mut frame.metadata.extra;
     extra.insert(META_POLICY.to_owned(), policy_id.to_owned());
     extra.insert(META_INPUTS.to_owned(), p.inputs.clone());
-    extra.insert(META_CHILDREN.to_owned(), p.children.len().to_string());
+    extra.insert(META_CHILDREN.to_owned(), p.children.count.to_string());
     if let Some(n) = p.own_bytes {
         extra.insert(META_OWN_BYTES.to_owned(), n.to_string());
     }
@@ -567,7 +567,7 @@ pub fn synthesis_memo_key(inputs: &str, written_type: &str, agent: &str) -> Hash
 /// A synthesis computed but not yet written.
 struct Prepared {
     key: Hash,
-    children: Vec<ChildFrame>,
+    children: Seen,
     inputs: String,
     content: Vec<u8>,
     /// Where the policy's own output ends, for a policy that does not read names.
@@ -576,6 +576,37 @@ struct Prepared {
     /// Who wrote the content.
     made_by: crate::memo::Provenance,
     basis: Hash,
+}
+
+/// The children a synthesis read, as told apart from any others: their number and a hash of
+/// each one's path, kind, head frame (a frame id names one frame) and size. A level of a
+/// large tree prepares thousands of directories before it puts their frames, and holding
+/// every child's frame to compare was most of a generation's memory.
+#[derive(Debug, PartialEq, Eq)]
+struct Seen {
+    count: usize,
+    digest: Hash,
+}
+
+impl Seen {
+    fn of(children: &[ChildFrame]) -> Seen {
+        let mut e = Encoder::new("synthesis-children");
+        e.count(children.len());
+        for c in children {
+            e.bytes(c.path.as_bytes())
+                .bytes(kind_name(c.kind).as_bytes())
+                .bytes(&c.frame.frame_id.0)
+                .bytes(&c.size.map_or([0xff; 9], |n| {
+                    let mut b = [0; 9];
+                    b[1..].copy_from_slice(&n.to_le_bytes());
+                    b
+                }));
+        }
+        Seen {
+            count: children.len(),
+            digest: e.finish(),
+        }
+    }
 }
 
 /// Synthesizes a whole subtree bottom-up: every directory below `dir` before `dir` itself.

@@ -124,6 +124,10 @@ fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
     };
     let facts = TreeFacts::load(&fx.store).expect("facts");
     let built = Graph::build(&fx.store, &facts).expect("graph");
+    // From a listing, its imports read a run of files at a time, it is the same graph.
+    let listing = TreeFacts::listing(&fx.store).expect("listing");
+    let from_listing = Graph::build(&fx.store, &listing).expect("graph");
+    assert_eq!(all(&from_listing, &facts), all(&built, &facts));
     let first = Graph::of_tree(&fx.store, &facts).expect("graph");
     let kept = Graph::of_tree(&fx.store, &facts).expect("graph");
     assert_eq!(all(&first, &facts), all(&built, &facts));
