@@ -295,3 +295,144 @@ fn validate_finds_a_frame_moved_onto_another_node() {
         "{problems:#?}"
     );
 }
+
+/// Every index a frame is in, damaged in each way it can be: an entry gone, an entry naming
+/// no frame, an entry where none belongs. `validate` names each one, and nothing else.
+#[test]
+fn validate_names_each_missing_stray_or_dangling_index_entry() {
+    let dir = workspace();
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let readme = store.node_at("README.md").expect("read").expect("README");
+    let lib = store.node_at("src/lib.rs").expect("read").expect("lib.rs");
+    let two = store
+        .head(&readme.node_id, "note")
+        .expect("read")
+        .expect("a head");
+    drop(store);
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let nowhere = [7u8; 32];
+    let db = redb::Database::create(dir.path().join(".merkle/store.redb")).expect("open redb");
+    let txn = db.begin_write().expect("begin");
+    let table =
+        |name: &'static str| -> redb::TableDefinition<'static, &'static [u8], &'static [u8]> {
+            redb::TableDefinition::new(name)
+        };
+    let mut head_key = readme.node_id.0.to_vec();
+    head_key.extend_from_slice(b"note");
+    let mut stray_head = lib.node_id.0.to_vec();
+    stray_head.extend_from_slice(b"note");
+    let mut dangling_history = head_key.clone();
+    dangling_history.push(0);
+    dangling_history.extend_from_slice(&99u64.to_be_bytes());
+    let mut dangling_basis = nowhere.to_vec();
+    dangling_basis.extend_from_slice(&[8u8; 32]);
+    let one = {
+        let mut t = txn.open_table(table("node_frames")).expect("history");
+        // The first frame's entry goes; one naming no frame comes.
+        let (key, value) = t
+            .iter()
+            .expect("iter")
+            .map(|e| e.expect("entry"))
+            .map(|(k, v)| (k.value().to_vec(), v.value().to_vec()))
+            .find(|(_, v)| v[..32] != two.frame_id.0)
+            .expect("the first frame's entry");
+        t.remove(key.as_slice()).expect("remove");
+        let mut value_of_nothing = nowhere.to_vec();
+        value_of_nothing.extend_from_slice(&value[32..]);
+        t.insert(dangling_history.as_slice(), value_of_nothing.as_slice())
+            .expect("insert");
+        value[..32].to_vec()
+    };
+    {
+        let mut t = txn.open_table(table("basis")).expect("basis");
+        let mut key = two.basis.0.to_vec();
+        key.extend_from_slice(&two.frame_id.0);
+        assert!(t.remove(key.as_slice()).expect("remove").is_some());
+        t.insert(dangling_basis.as_slice(), &[][..])
+            .expect("insert");
+    }
+    {
+        let mut t = txn.open_table(table("heads")).expect("heads");
+        assert!(t.remove(head_key.as_slice()).expect("remove").is_some());
+        t.insert(stray_head.as_slice(), &two.frame_id.0[..])
+            .expect("insert");
+    }
+    {
+        let mut t = txn.open_table(table("path_heads")).expect("path heads");
+        assert!(t.remove(&b"README.md\0note"[..]).expect("remove").is_some());
+        t.insert(&b"src/lib.rs\0note"[..], &two.frame_id.0[..])
+            .expect("insert");
+    }
+    {
+        let mut t = txn.open_table(table("memo")).expect("memo");
+        t.insert(&[9u8; 32][..], &nowhere[..]).expect("insert");
+    }
+    txn.commit().expect("commit");
+    drop(db);
+
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let mut problems: Vec<(Option<String>, String)> = store
+        .validate()
+        .expect("validate")
+        .into_iter()
+        .map(|p| (p.path, p.message))
+        .collect();
+    problems.sort();
+    let readme_at = Some("README.md".to_owned());
+    let mut expected = vec![
+        (
+            readme_at.clone(),
+            format!("frame {}: missing from the node's history", hex(&one)),
+        ),
+        (
+            readme_at.clone(),
+            format!("frame {}: missing from the basis index", two.frame_id),
+        ),
+        (
+            None,
+            format!(
+                "history: entry {} points at a missing frame",
+                hex(&dangling_history)
+            ),
+        ),
+        (
+            readme_at.clone(),
+            format!(
+                "head of type \"note\" is missing (latest frame {})",
+                two.frame_id
+            ),
+        ),
+        (
+            None,
+            format!("heads: entry {} has no frames in history", hex(&stray_head)),
+        ),
+        (
+            readme_at.clone(),
+            format!(
+                "path head of type \"note\" is not the latest frame {}",
+                two.frame_id
+            ),
+        ),
+        (
+            Some("src/lib.rs".to_owned()),
+            "path head of type \"note\" has no frame at that path".to_owned(),
+        ),
+        (
+            None,
+            format!(
+                "memo {}: points at {}, which is not a stored frame",
+                hex(&[9u8; 32]),
+                hex(&nowhere)
+            ),
+        ),
+        (
+            None,
+            format!(
+                "basis: entry {} does not match a frame",
+                hex(&dangling_basis)
+            ),
+        ),
+    ];
+    expected.sort();
+    assert_eq!(problems, expected);
+}
