@@ -1,17 +1,18 @@
 //! `validate`: the store checked against itself. Every stored identity is re-derived from its
 //! fields and every index is checked against the records it indexes. Drift from the disk is
 //! `status`'s job, not this one's.
-use std::collections::HashMap;
+mod frames;
 
 use crate::engine::{Engine, Table};
 use crate::error::Result;
-use crate::frame::Frame;
 use crate::hash::{self, FrameId, Hash, NodeId};
-use crate::keys::{
-    basis_key, decode_counts, decode_frame_seq, decode_racy, decode_root, head_key, history_key,
-    history_value, path_head_key,
-};
+use crate::keys::{decode_counts, decode_frame_seq, decode_racy, decode_root};
 use crate::node::{NodeKind, NodeRecord, TreeEntry};
+use frames::{
+    check_basis, check_history, check_indexed, check_memos, check_path_heads, check_stray_heads,
+    read_frames,
+};
+
 /// One inconsistency `validate` found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
@@ -67,7 +68,6 @@ impl<K: Ord, V> Sorted<K, V> {
 
 struct Checker {
     problems: Vec<Problem>,
-    paths: HashMap<NodeId, String>,
 }
 
 impl Checker {
@@ -78,11 +78,14 @@ impl Checker {
         });
     }
 
-    fn at_node(&mut self, node: &NodeId, message: String) {
-        let path = self.paths.get(node).cloned();
+    /// A problem of `node`, named by its path where the node is known.
+    fn at_node(&mut self, nodes: &Nodes, node: &NodeId, message: String) {
+        let path = nodes.get(node).map(|r| r.path.clone());
         self.problems.push(Problem { path, message });
     }
 }
+
+type Nodes = Sorted<NodeId, NodeRecord>;
 
 /// Visits every entry of a table, in key order, as the engine holds it: the largest tables
 /// (nodes, tree, frames) are decoded as they are read, never held raw beside their records (at
@@ -116,9 +119,8 @@ fn split_path_head_key(k: &[u8]) -> (String, String) {
 pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     let mut c = Checker {
         problems: Vec::new(),
-        paths: HashMap::new(),
     };
-    let nodes = read_nodes(engine, &mut c)?;
+    let mut nodes = read_nodes(engine, &mut c)?;
     for (id, rec) in nodes.iter() {
         check_node(&mut c, &nodes, id, rec);
     }
@@ -127,30 +129,20 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     check_tree_children(&mut c, &nodes, &tree);
     check_tree_parents(&mut c, &nodes, &tree);
     check_meta(engine, &mut c, &tree)?;
-
-    let seq_max = read_frame_seq(engine, &mut c)?;
-    let frames = read_frames(engine, &mut c)?;
-    // The paths that problems name from here on: those of nodes with frames (every node a
-    // later check names has one), not a second copy of every node's.
-    c.paths = frames
-        .values()
-        .filter_map(|f| nodes.get(&f.node_id).map(|r| (f.node_id, r.path.clone())))
-        .collect();
-    let history: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::NodeFrames)?.into_iter().collect();
-    let basis: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Basis)?.into_iter().collect();
-    let mut sorted: Vec<&Frame> = frames.values().collect();
-    sorted.sort_by_key(|f| f.seq);
-    for f in &sorted {
-        check_frame(&mut c, &nodes, f, seq_max, &history, &basis);
+    // The frames' checks read each node's path alone.
+    drop(tree);
+    for (_, rec) in nodes.0.iter_mut() {
+        rec.children = Vec::new();
     }
 
-    let mut histories = check_history(&mut c, &frames, &history);
-    let heads: HashMap<Vec<u8>, Vec<u8>> = all(engine, Table::Heads)?.into_iter().collect();
-    check_heads(&mut c, &mut histories, &heads);
-    check_path_heads(engine, &mut c, &frames)?;
-    check_stray_heads(&mut c, &heads, &histories);
+    let seq_max = read_frame_seq(engine, &mut c)?;
+    let mut frames = read_frames(engine, &mut c, &nodes, seq_max)?;
+    let with_history = check_history(engine, &mut c, &nodes, &mut frames)?;
+    check_path_heads(engine, &mut c, &nodes, &frames)?;
+    check_stray_heads(engine, &mut c, &with_history)?;
     check_memos(engine, &mut c, &frames)?;
-    check_basis(&mut c, &frames, &basis);
+    check_basis(engine, &mut c, &mut frames)?;
+    check_indexed(&mut c, &nodes, &frames);
     check_agents(engine, &mut c)?;
     Ok(c.problems)
 }
@@ -393,252 +385,6 @@ fn read_frame_seq(engine: &dyn Engine, c: &mut Checker) -> Result<u64> {
             }
         },
     })
-}
-
-/// Decodes every frame.
-fn read_frames(engine: &dyn Engine, c: &mut Checker) -> Result<HashMap<FrameId, Frame>> {
-    let mut frames: HashMap<FrameId, Frame> = HashMap::new();
-    each(engine, Table::Frames, |k, v| {
-        let Some(id) = Hash::from_slice(k) else {
-            c.at(
-                None,
-                format!("frames: key {} is not 32 bytes", hash::to_hex(k)),
-            );
-            return;
-        };
-        match Frame::decode(id, v) {
-            Ok(f) => {
-                frames.insert(id, f);
-            }
-            Err(e) => c.at(None, e.to_string()),
-        }
-    })?;
-    Ok(frames)
-}
-
-/// Checks one frame: its id re-derived, its node known, its basis no other node, its sequence
-/// in range, and it indexed in history and basis.
-fn check_frame(
-    c: &mut Checker,
-    nodes: &Sorted<NodeId, NodeRecord>,
-    f: &Frame,
-    seq_max: u64,
-    history: &HashMap<Vec<u8>, Vec<u8>>,
-    basis: &HashMap<Vec<u8>, Vec<u8>>,
-) {
-    let id = f.frame_id;
-    if f.derive_id() != id {
-        c.at_node(
-            &f.node_id,
-            format!("frame {id}: stored id does not match the id derived from its fields"),
-        );
-    }
-    if !nodes.contains_key(&f.node_id) {
-        c.at(
-            None,
-            format!("frame {id}: its node {} is missing", f.node_id),
-        );
-    }
-    if f.basis != f.node_id
-        && let Some(other) = nodes.get(&f.basis)
-    {
-        c.at_node(
-            &f.node_id,
-            format!(
-                "frame {id}: its basis is node {} ({:?}), another node: a frame made for \
-                 one node, moved onto another",
-                f.basis, other.path
-            ),
-        );
-    }
-    if f.seq == 0 || f.seq > seq_max {
-        c.at_node(
-            &f.node_id,
-            format!("frame {id}: sequence {} is outside 1..={seq_max}", f.seq),
-        );
-    }
-    if history
-        .get(&history_key(&f.node_id, &f.frame_type, f.seq))
-        .map(Vec::as_slice)
-        != Some(&history_value(f)[..])
-    {
-        c.at_node(
-            &f.node_id,
-            format!("frame {id}: missing from the node's history"),
-        );
-    }
-    if !basis.contains_key(&basis_key(&f.basis, &id)) {
-        c.at_node(
-            &f.node_id,
-            format!("frame {id}: missing from the basis index"),
-        );
-    }
-}
-
-/// Checks that history entries point at frames of that node and type, and groups them by
-/// head key.
-fn check_history(
-    c: &mut Checker,
-    frames: &HashMap<FrameId, Frame>,
-    history: &HashMap<Vec<u8>, Vec<u8>>,
-) -> HashMap<Vec<u8>, Vec<(u64, Rank)>> {
-    let mut histories: HashMap<Vec<u8>, Vec<(u64, Rank)>> = HashMap::new();
-    for (k, v) in history {
-        let f = v
-            .get(..32)
-            .and_then(Hash::from_slice)
-            .and_then(|id| frames.get(&id));
-        let Some(f) = f else {
-            c.at(
-                None,
-                format!(
-                    "history: entry {} points at a missing frame",
-                    hash::to_hex(k)
-                ),
-            );
-            continue;
-        };
-        if *k != history_key(&f.node_id, &f.frame_type, f.seq) {
-            c.at_node(
-                &f.node_id,
-                format!("history: entry for frame {} has the wrong key", f.frame_id),
-            );
-            continue;
-        }
-        histories
-            .entry(head_key(&f.node_id, &f.frame_type))
-            .or_default()
-            .push((f.seq, (f.metadata.created_at_ms, f.frame_id)));
-    }
-    histories
-}
-
-/// Checks each (node, type)'s head: the latest entry of its history, or one that an imported
-/// frame appended after it did not outrank (see `store::exchange`).
-fn check_heads(
-    c: &mut Checker,
-    histories: &mut HashMap<Vec<u8>, Vec<(u64, Rank)>>,
-    heads: &HashMap<Vec<u8>, Vec<u8>>,
-) {
-    for (hk, entries) in histories {
-        let node = Hash::from_slice(&hk[..32]).unwrap_or(Hash([0; 32]));
-        let frame_type = String::from_utf8_lossy(&hk[32..]);
-        let want = latest_id(entries);
-        match heads.get(hk).and_then(|v| Hash::from_slice(v)) {
-            Some(h) if may_be_head(entries, &h) => {}
-            Some(h) => c.at_node(
-                &node,
-                format!("head of type {frame_type:?} is {h}, but the latest frame is {want}"),
-            ),
-            None => c.at_node(
-                &node,
-                format!("head of type {frame_type:?} is missing (latest frame {want})"),
-            ),
-        }
-    }
-}
-
-/// Checks path heads: the latest frame of each type over every node version at a path, by the
-/// same rule as heads, and none at a path without frames.
-fn check_path_heads(
-    engine: &dyn Engine,
-    c: &mut Checker,
-    frames: &HashMap<FrameId, Frame>,
-) -> Result<()> {
-    let mut at_path: HashMap<Vec<u8>, Vec<(u64, Rank)>> = HashMap::new();
-    for f in frames.values() {
-        let Some(path) = c.paths.get(&f.node_id) else {
-            continue;
-        };
-        at_path
-            .entry(path_head_key(path, &f.frame_type))
-            .or_default()
-            .push((f.seq, (f.metadata.created_at_ms, f.frame_id)));
-    }
-    let path_heads: HashMap<Vec<u8>, Vec<u8>> =
-        all(engine, Table::PathHeads)?.into_iter().collect();
-    for (k, entries) in &mut at_path {
-        let (path, frame_type) = split_path_head_key(k);
-        let ok = path_heads
-            .get(k)
-            .and_then(|v| Hash::from_slice(v))
-            .is_some_and(|h| may_be_head(entries, &h));
-        if !ok {
-            let want = latest_id(entries);
-            c.at(
-                Some(&path),
-                format!("path head of type {frame_type:?} is not the latest frame {want}"),
-            );
-        }
-    }
-    for k in path_heads.keys() {
-        if !at_path.contains_key(k) {
-            let (path, frame_type) = split_path_head_key(k);
-            c.at(
-                Some(&path),
-                format!("path head of type {frame_type:?} has no frame at that path"),
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Checks that every head has frames in history.
-fn check_stray_heads(
-    c: &mut Checker,
-    heads: &HashMap<Vec<u8>, Vec<u8>>,
-    histories: &HashMap<Vec<u8>, Vec<(u64, Rank)>>,
-) {
-    for hk in heads.keys() {
-        if !histories.contains_key(hk) {
-            c.at(
-                None,
-                format!("heads: entry {} has no frames in history", hash::to_hex(hk)),
-            );
-        }
-    }
-}
-
-/// Checks that every memo points at a stored frame.
-fn check_memos(
-    engine: &dyn Engine,
-    c: &mut Checker,
-    frames: &HashMap<FrameId, Frame>,
-) -> Result<()> {
-    for (k, v) in all(engine, Table::Memo)? {
-        if Hash::from_slice(&v).is_none_or(|id| !frames.contains_key(&id)) {
-            c.at(
-                None,
-                format!(
-                    "memo {}: points at {}, which is not a stored frame",
-                    hash::to_hex(&k),
-                    hash::to_hex(&v)
-                ),
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Checks that every basis index entry names a frame on that basis.
-fn check_basis(
-    c: &mut Checker,
-    frames: &HashMap<FrameId, Frame>,
-    basis: &HashMap<Vec<u8>, Vec<u8>>,
-) {
-    for k in basis.keys() {
-        let f = k
-            .get(32..)
-            .and_then(Hash::from_slice)
-            .and_then(|id| frames.get(&id));
-        match f {
-            Some(f) if f.basis.0[..] == k[..32] => {}
-            _ => c.at(
-                None,
-                format!("basis: entry {} does not match a frame", hash::to_hex(k)),
-            ),
-        }
-    }
 }
 
 /// Checks that every agent record decodes.

@@ -1,0 +1,380 @@
+//! `validate`'s checks of frames and of the indexes they are in (history, heads, path heads,
+//! basis, memos). A frame is checked as it is read and then held slim ([`Slim`]); each index
+//! is read as a stream, in key order, and checked against the slim frames.
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{Checker, Nodes, Rank, each, latest_id, may_be_head, split_path_head_key};
+use crate::engine::{Engine, Table};
+use crate::error::Result;
+use crate::frame::Frame;
+use crate::hash::{self, FrameId, Hash};
+use crate::keys::{head_key, history_key, path_head_key};
+
+/// A frame as the checks after its own need it. Its content and metadata are checked as it is
+/// read and not held: at a million files, every frame's content at once was gigabytes.
+struct Slim {
+    id: FrameId,
+    node: Hash,
+    basis: Hash,
+    seq: u64,
+    created_at_ms: u64,
+    frame_type: Arc<str>,
+    agent: Arc<str>,
+    /// Whether its history entry, and its basis index entry, were found.
+    in_history: bool,
+    in_basis: bool,
+}
+
+impl Slim {
+    fn rank(&self) -> Rank {
+        (self.created_at_ms, self.id)
+    }
+}
+
+/// The frames, by id (the frames table's order).
+pub(super) struct Frames(Vec<Slim>);
+
+impl Frames {
+    fn find(&self, id: &FrameId) -> Option<usize> {
+        self.0.binary_search_by(|f| f.id.cmp(id)).ok()
+    }
+}
+
+/// A key's stand-in where keys of a million entries are grouped or looked up: its hash.
+fn key_hash(key: &[u8]) -> Hash {
+    let mut e = crate::hash::Encoder::new("validate key");
+    e.bytes(key);
+    e.finish()
+}
+
+/// One (node, type)'s history as read: its head's key and its entries.
+type Group = (Vec<u8>, Vec<(u64, Rank)>);
+
+/// Decodes every frame and checks its own fields ([`check_frame`]) as it is read, keeping
+/// what the index checks need.
+pub(super) fn read_frames(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    nodes: &Nodes,
+    seq_max: u64,
+) -> Result<Frames> {
+    let mut frames = Vec::new();
+    // Types and agents are few: each name once.
+    let mut names: HashMap<String, Arc<str>> = HashMap::new();
+    let mut name = |s: &str| -> Arc<str> {
+        if let Some(n) = names.get(s) {
+            return n.clone();
+        }
+        let n: Arc<str> = Arc::from(s);
+        names.insert(s.to_owned(), n.clone());
+        n
+    };
+    each(engine, Table::Frames, |k, v| {
+        let Some(id) = Hash::from_slice(k) else {
+            c.at(
+                None,
+                format!("frames: key {} is not 32 bytes", hash::to_hex(k)),
+            );
+            return;
+        };
+        match Frame::decode(id, v) {
+            Ok(f) => {
+                check_frame(c, nodes, &f, seq_max);
+                frames.push(Slim {
+                    id,
+                    node: f.node_id,
+                    basis: f.basis,
+                    seq: f.seq,
+                    created_at_ms: f.metadata.created_at_ms,
+                    frame_type: name(&f.frame_type),
+                    agent: name(&f.agent_id),
+                    in_history: false,
+                    in_basis: false,
+                });
+            }
+            Err(e) => c.at(None, e.to_string()),
+        }
+    })?;
+    if !frames.is_sorted_by(|a, b| a.id < b.id) {
+        frames.sort_by_key(|f| f.id);
+    }
+    Ok(Frames(frames))
+}
+
+/// Checks one frame's own fields: its id re-derived, its node known, its basis no other node,
+/// its sequence in range. Its index entries are checked table by table.
+fn check_frame(c: &mut Checker, nodes: &Nodes, f: &Frame, seq_max: u64) {
+    let id = f.frame_id;
+    if f.derive_id() != id {
+        c.at_node(
+            nodes,
+            &f.node_id,
+            format!("frame {id}: stored id does not match the id derived from its fields"),
+        );
+    }
+    if !nodes.contains_key(&f.node_id) {
+        c.at(
+            None,
+            format!("frame {id}: its node {} is missing", f.node_id),
+        );
+    }
+    if f.basis != f.node_id
+        && let Some(other) = nodes.get(&f.basis)
+    {
+        c.at_node(
+            nodes,
+            &f.node_id,
+            format!(
+                "frame {id}: its basis is node {} ({:?}), another node: a frame made for \
+                 one node, moved onto another",
+                f.basis, other.path
+            ),
+        );
+    }
+    if f.seq == 0 || f.seq > seq_max {
+        c.at_node(
+            nodes,
+            &f.node_id,
+            format!("frame {id}: sequence {} is outside 1..={seq_max}", f.seq),
+        );
+    }
+}
+
+/// Checks that history entries point at frames of that node and type, marks each frame whose
+/// own entry is there, and checks each (node, type)'s head against its entries. The table is
+/// in key order, so one (node, type)'s entries come together (a key is the head's key, 0,
+/// then the sequence). Returns the key hashes of the heads that have entries, sorted.
+pub(super) fn check_history(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    nodes: &Nodes,
+    frames: &mut Frames,
+) -> Result<Vec<Hash>> {
+    let mut with_history = Vec::new();
+    let mut group: Option<Group> = None;
+    let mut failed = Ok(());
+    let mut heads = |c: &mut Checker, group: Option<Group>| {
+        if let Some((key, mut entries)) = group {
+            with_history.push(key_hash(&key));
+            if let Err(e) = check_head(engine, c, nodes, &key, &mut entries) {
+                failed = Err(e);
+            }
+        }
+    };
+    each(engine, Table::NodeFrames, |k, v| {
+        let at = v
+            .get(..32)
+            .and_then(Hash::from_slice)
+            .and_then(|id| frames.find(&id));
+        let Some(at) = at else {
+            c.at(
+                None,
+                format!(
+                    "history: entry {} points at a missing frame",
+                    hash::to_hex(k)
+                ),
+            );
+            return;
+        };
+        let f = &mut frames.0[at];
+        if *k != history_key(&f.node, &f.frame_type, f.seq) {
+            c.at_node(
+                nodes,
+                &f.node,
+                format!("history: entry for frame {} has the wrong key", f.id),
+            );
+            return;
+        }
+        let mut value = f.id.0.to_vec();
+        value.extend_from_slice(&f.created_at_ms.to_le_bytes());
+        value.extend_from_slice(f.agent.as_bytes());
+        f.in_history |= *v == value[..];
+        let key = head_key(&f.node, &f.frame_type);
+        let entry = (f.seq, f.rank());
+        match &mut group {
+            Some((k, entries)) if *k == key => entries.push(entry),
+            _ => heads(c, group.replace((key, vec![entry]))),
+        }
+    })?;
+    heads(c, group.take());
+    failed?;
+    with_history.sort_unstable();
+    Ok(with_history)
+}
+
+/// Checks a (node, type)'s head: the latest entry of its history, or one that an imported
+/// frame appended after it did not outrank (see `store::exchange`).
+fn check_head(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    nodes: &Nodes,
+    key: &[u8],
+    entries: &mut [(u64, Rank)],
+) -> Result<()> {
+    let node = Hash::from_slice(&key[..32]).unwrap_or(Hash([0; 32]));
+    let frame_type = String::from_utf8_lossy(&key[32..]);
+    let want = latest_id(entries);
+    match engine
+        .get(Table::Heads, key)?
+        .and_then(|v| Hash::from_slice(&v))
+    {
+        Some(h) if may_be_head(entries, &h) => {}
+        Some(h) => c.at_node(
+            nodes,
+            &node,
+            format!("head of type {frame_type:?} is {h}, but the latest frame is {want}"),
+        ),
+        None => c.at_node(
+            nodes,
+            &node,
+            format!("head of type {frame_type:?} is missing (latest frame {want})"),
+        ),
+    }
+    Ok(())
+}
+
+/// Checks path heads: the latest frame of each type over every node version at a path, by the
+/// same rule as heads, and none at a path without frames. Frames are grouped by the hash of
+/// their path head's key, not by the key.
+pub(super) fn check_path_heads(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    nodes: &Nodes,
+    frames: &Frames,
+) -> Result<()> {
+    // (key hash, sequence, the frame's position), sorted: a path's frames of a type together.
+    let mut at_path: Vec<(Hash, u64, u32)> = Vec::with_capacity(frames.0.len());
+    for (i, f) in frames.0.iter().enumerate() {
+        if let Some(rec) = nodes.get(&f.node) {
+            let key = path_head_key(&rec.path, &f.frame_type);
+            at_path.push((key_hash(&key), f.seq, i as u32));
+        }
+    }
+    at_path.sort_unstable();
+    let entries = |group: &[(Hash, u64, u32)]| -> Vec<(u64, Rank)> {
+        group
+            .iter()
+            .map(|&(_, seq, i)| (seq, frames.0[i as usize].rank()))
+            .collect()
+    };
+    let mut headed = vec![false; at_path.len()];
+    each(engine, Table::PathHeads, |k, v| {
+        let (path, frame_type) = split_path_head_key(k);
+        let h = key_hash(k);
+        let start = at_path.partition_point(|e| e.0 < h);
+        let end = at_path.partition_point(|e| e.0 <= h);
+        if start == end {
+            c.at(
+                Some(&path),
+                format!("path head of type {frame_type:?} has no frame at that path"),
+            );
+            return;
+        }
+        headed[start] = true;
+        let mut group = entries(&at_path[start..end]);
+        if !Hash::from_slice(v).is_some_and(|h| may_be_head(&mut group, &h)) {
+            let want = latest_id(&mut group);
+            c.at(
+                Some(&path),
+                format!("path head of type {frame_type:?} is not the latest frame {want}"),
+            );
+        }
+    })?;
+    // The paths with frames and no path head at all.
+    let mut end = 0;
+    for group in at_path.chunk_by(|a, b| a.0 == b.0) {
+        end += group.len();
+        if headed[end - group.len()] {
+            continue;
+        }
+        let f = &frames.0[group[0].2 as usize];
+        let want = latest_id(&mut entries(group));
+        let path = nodes.get(&f.node).map(|r| r.path.as_str());
+        c.at(
+            path,
+            format!(
+                "path head of type {:?} is not the latest frame {want}",
+                &*f.frame_type
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Checks that every head has frames in history (`with_history`: their keys' hashes, sorted).
+pub(super) fn check_stray_heads(
+    engine: &dyn Engine,
+    c: &mut Checker,
+    with_history: &[Hash],
+) -> Result<()> {
+    each(engine, Table::Heads, |k, _| {
+        if with_history.binary_search(&key_hash(k)).is_err() {
+            c.at(
+                None,
+                format!("heads: entry {} has no frames in history", hash::to_hex(k)),
+            );
+        }
+    })
+}
+
+/// Checks that every memo points at a stored frame.
+pub(super) fn check_memos(engine: &dyn Engine, c: &mut Checker, frames: &Frames) -> Result<()> {
+    each(engine, Table::Memo, |k, v| {
+        if Hash::from_slice(v).is_none_or(|id| frames.find(&id).is_none()) {
+            c.at(
+                None,
+                format!(
+                    "memo {}: points at {}, which is not a stored frame",
+                    hash::to_hex(k),
+                    hash::to_hex(v)
+                ),
+            );
+        }
+    })
+}
+
+/// Checks that every basis index entry names a frame on that basis, and marks each frame whose
+/// own entry is there.
+pub(super) fn check_basis(engine: &dyn Engine, c: &mut Checker, frames: &mut Frames) -> Result<()> {
+    each(engine, Table::Basis, |k, _| {
+        let at = k
+            .get(32..)
+            .and_then(Hash::from_slice)
+            .and_then(|id| frames.find(&id));
+        match at {
+            Some(i) if frames.0[i].basis.0[..] == k[..32] => frames.0[i].in_basis = true,
+            _ => c.at(
+                None,
+                format!("basis: entry {} does not match a frame", hash::to_hex(k)),
+            ),
+        }
+    })
+}
+
+/// Names each frame missing from the node's history or from the basis index, in the order
+/// the frames were put.
+pub(super) fn check_indexed(c: &mut Checker, nodes: &Nodes, frames: &Frames) {
+    let mut order: Vec<&Slim> = frames
+        .0
+        .iter()
+        .filter(|f| !(f.in_history && f.in_basis))
+        .collect();
+    order.sort_by_key(|f| f.seq);
+    for f in order {
+        if !f.in_history {
+            c.at_node(
+                nodes,
+                &f.node,
+                format!("frame {}: missing from the node's history", f.id),
+            );
+        }
+        if !f.in_basis {
+            c.at_node(
+                nodes,
+                &f.node,
+                format!("frame {}: missing from the basis index", f.id),
+            );
+        }
+    }
+}
