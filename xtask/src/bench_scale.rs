@@ -463,7 +463,13 @@ fn searches(
     progress("search with merkle watch running");
     // Over the kernel's inotify limit the watch watches what fits and says how many folders it
     // left out (reads check those by their stats); a watch that does not run is said, not fatal.
-    let watched = match Watch::start(step.merkle(&["watch"]), &step.tree.join(".merkle")) {
+    // 30 s, and 90 s more a million files: the watch's first rescan and its watches' setup.
+    let patience = Duration::from_secs(30 + 90 * config.files as u64 / 1_000_000);
+    let watched = match Watch::start(
+        step.merkle(&["watch"]),
+        &step.tree.join(".merkle"),
+        patience,
+    ) {
         Ok(watch) => {
             let runs = measured_runs(
                 config.runs,

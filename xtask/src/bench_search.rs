@@ -150,7 +150,11 @@ pub fn run(config: &SearchConfig) -> Result<Vec<QueryRow>> {
         });
     }
     progress("starting merkle watch");
-    let watch = Watch::start(merkle(&["watch"]), &tree.join(".merkle"))?;
+    let watch = Watch::start(
+        merkle(&["watch"]),
+        &tree.join(".merkle"),
+        Duration::from_secs(30),
+    )?;
     for row in &mut rows {
         progress(&format!("`search {}` beside merkle watch", row.query));
         let [(vouched, _), (grep_watch, _)] = interleaved(
@@ -207,11 +211,14 @@ pub fn report(config: &SearchConfig, rows: &[QueryRow]) -> String {
 pub(crate) struct Watch {
     child: Child,
     store: PathBuf,
+    patience: Duration,
 }
 
 impl Watch {
-    /// Starts it and waits for its first rescan's line.
-    pub(crate) fn start(mut cmd: Command, store: &Path) -> Result<Watch> {
+    /// Starts it and waits for its first rescan's line and its vouching.
+    /// `patience`: how long its first rescan and each later vouching may take (a watch of a
+    /// million files sets up ~200,000 inotify watches and rescans before it answers).
+    pub(crate) fn start(mut cmd: Command, store: &Path, patience: Duration) -> Result<Watch> {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -230,6 +237,7 @@ impl Watch {
         let watch = Watch {
             child,
             store: store.to_owned(),
+            patience,
         };
         watch.wait_vouched()?;
         Ok(watch)
@@ -240,13 +248,16 @@ impl Watch {
     /// `partly ROOT N` where the kernel's inotify limit left N folders unwatched, which a read
     /// then checks by their stats).
     pub(crate) fn wait_vouched(&self) -> Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + self.patience;
         loop {
             if ask(&self.store.join("watch.sock")).is_some_and(|a| unwatched(&a).is_some()) {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                bail!("merkle watch did not vouch for its rescan within 30 s");
+                bail!(
+                    "merkle watch did not vouch for its rescan within {} s",
+                    self.patience.as_secs()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }

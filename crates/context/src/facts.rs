@@ -137,21 +137,24 @@ impl TreeFacts {
         let keep = keep && !store.is_read_only();
         // The root the listing is of: read around it, so a scan landing in between leaves none.
         let before = store.root()?;
-        let tree = store.tree_files()?;
+        let halves = store.tree_file_halves()?;
         let root = before.filter(|r| store.root().ok().flatten() == Some(*r));
-        let mut files: Vec<FileEntry> = tree
-            .into_iter()
-            .map(|f| FileEntry {
-                language: (f.kind == NodeKind::File)
-                    .then(|| Language::from_path(&f.path))
-                    .flatten()
-                    .filter(|l| parsed(*l)),
-                path: f.path,
-                node_id: f.node_id,
-                content_hash: f.content_hash,
-                facts: FileFacts::default(),
-            })
-            .collect();
+        // Each run let go as it is made into entries: a million files' entries are held once.
+        let mut files: Vec<FileEntry> = Vec::with_capacity(halves.iter().map(Vec::len).sum());
+        for half in halves {
+            files.extend(half.into_iter().map(|f| {
+                FileEntry {
+                    language: (f.kind == NodeKind::File)
+                        .then(|| Language::from_path(&f.path))
+                        .flatten()
+                        .filter(|l| parsed(*l)),
+                    path: f.path,
+                    node_id: f.node_id,
+                    content_hash: f.content_hash,
+                    facts: FileFacts::default(),
+                }
+            }));
+        }
         let mut derived = 0;
         let mut complete = true;
         if part != Part::None {

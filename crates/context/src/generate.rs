@@ -285,6 +285,8 @@ fn generate_in(
         ..Generated::default()
     };
     generate_files(store, &files, req, chunk_size, &mut report)?;
+    // A million paths: not held while the directories read the tree.
+    drop(files);
     req.producer.keep_derived(store)?;
     if report.deferred > 0 {
         // The directories would read children whose frames are still in a batch.

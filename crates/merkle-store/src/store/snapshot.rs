@@ -28,11 +28,18 @@ const HALVES: [&[u8]; 2] = [b"tree:0", b"tree:1"];
 #[derive(Clone, Copy)]
 pub(super) struct Kept(Hash);
 
-/// The entries of one half of the table as the kept tree records them ([`Store::keep_tree`]).
-#[derive(Default)]
+/// One half of the kept tree's record ([`Store::keep_tree`]): its header, then the entries of
+/// that half of the table, written as read, so that the record is kept without a copy.
 pub(super) struct Records(Writer);
 
 impl Records {
+    /// A half of the kept tree of the table in `state`, no entry yet.
+    pub(super) fn of(state: Hash) -> Records {
+        let mut w = Writer::default();
+        w.u8(FORMAT).hash(&state);
+        Records(w)
+    }
+
     pub(super) fn push(&mut self, path: &str, entry: &TreeEntry) {
         self.0.str(path);
         entry.write(&mut self.0);
@@ -119,17 +126,15 @@ impl Store {
     /// Keeps `halves` (every entry of the table, in path order, in one or two halves) as the
     /// kept tree of the table in `state`, where it is still in that state and this handle can
     /// write. A cache: a failure to keep it is not an error.
-    pub(super) fn keep_tree(&self, state: Hash, halves: &[Records]) {
+    pub(super) fn keep_tree(&self, state: Hash, halves: Vec<Records>) {
         if self.is_read_only() {
             return;
         }
         let mut batch = Batch::default();
-        for (i, key) in HALVES.iter().enumerate() {
-            let body = halves.get(i).map_or(&[][..], |h| &h.0.0[..]);
-            let mut w = Writer::with_capacity(1 + 32 + body.len());
-            w.u8(FORMAT).hash(&state);
-            w.0.extend_from_slice(body);
-            batch.put(Table::Kept, key.to_vec(), w.0);
+        let mut halves = halves.into_iter();
+        for key in HALVES {
+            let half = halves.next().unwrap_or_else(|| Records::of(state));
+            batch.put(Table::Kept, key.to_vec(), half.0.0);
         }
         batch.put(Table::Meta, META_TREE_KEPT_OF.to_vec(), state.0.to_vec());
         // Where a store of an earlier version kept it, among the meta table's small values.
