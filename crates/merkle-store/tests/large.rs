@@ -2,7 +2,8 @@
 //! files in bounded memory): their records are committed ahead of the tree that names them, a
 //! chunk at a time, in key order. The store must come out as one commit would leave it: every
 //! path's node readable, nothing for `gc` to collect, `validate` clean; and so again when a
-//! second such scan's records fall between the first's.
+//! second such scan's records fall between the first's; and such a tree is kept for whole-tree
+//! reads in parts of bounded size.
 use std::path::Path;
 
 use merkle_store::{OpenOptions, ScanOptions, Store};
@@ -25,12 +26,17 @@ fn write_files(root: &Path, folder: &str, n: usize) -> Vec<String> {
     paths
 }
 
-fn nodes(store: &Store) -> u64 {
+/// How many entries the store's table `kind` holds.
+fn table_entries(store: &Store, kind: &str) -> u64 {
     let space = store.space().expect("space");
     space
         .iter()
-        .find(|s| s.kind == "nodes")
+        .find(|s| s.kind == kind)
         .map_or(0, |s| s.entries)
+}
+
+fn nodes(store: &Store) -> u64 {
+    table_entries(store, "nodes")
 }
 
 /// Every path's node is in the store, with its path.
@@ -75,6 +81,18 @@ fn a_scan_with_more_records_than_a_commit_holds_writes_them_all() {
     every_node_readable(&store, &second);
     every_node_readable(&store, &first);
     assert_eq!(store.validate().expect("validate"), vec![]);
+    // The whole tree read from the table is kept in parts of 65,536 entries, each committed
+    // as it fills (more than one to a half here), and read back from them the same.
+    let walked = store.tree_files().expect("tree files");
+    assert!(store.tree_kept().expect("kept"));
+    assert!(
+        table_entries(&store, "kept") > 2,
+        "{} parts",
+        table_entries(&store, "kept")
+    );
+    assert_eq!(walked.len(), 2 * FILES);
+    assert_eq!(store.tree_files().expect("tree files"), walked);
+
     let collected = store
         .collect_garbage(&|_, _| true, true)
         .expect("a dry run");

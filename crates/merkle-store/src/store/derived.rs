@@ -118,13 +118,14 @@ impl Store {
         // Reading and decoding the entries is the cost: two halves side by side.
         let halves = self.tree_halves(|start, end| {
             let mut out = Vec::new();
-            let mut records = Records::of(state);
+            // The second half starts at the split path; the first (or only one) at the start.
+            let mut records = Records::of(state, usize::from(!start.is_empty()));
             self.tree_range(
                 start,
                 |k| end.is_none_or(|end| k < end),
                 |path, e| {
                     if keep {
-                        records.push(path, &e);
+                        records.push(self, path, &e);
                     }
                     out.extend(leaf(path, &e));
                 },
@@ -133,7 +134,7 @@ impl Store {
         })?;
         let (files, records): (Vec<Vec<TreeFile>>, Vec<Records>) = halves.into_iter().unzip();
         if keep {
-            self.keep_tree(state, records);
+            self.keep_tree(records);
         }
         Ok(files)
     }

@@ -1,4 +1,4 @@
-//! The tree table kept in two records, one per half ([`Table::Kept`]): every entry of the last
+//! The tree table kept in two halves of records of 65,536 entries ([`Table::Kept`]): every entry of the last
 //! scan's tree in path order, as the table holds it, under the state of the table it was read
 //! from ([`META_TREE_KEPT_OF`]). A read of the whole tree ([`Store::tree_files`],
 //! [`Store::unchanged_on_disk`]) takes them where they are of the table as it is now, each
@@ -16,33 +16,91 @@ use crate::hash::Hash;
 use crate::keys::*;
 use crate::node::TreeEntry;
 
-/// The records' format; one of another is not read.
-const FORMAT: u8 = 2;
+/// The records' format; one of another is not read. 3: each half in parts.
+const FORMAT: u8 = 3;
 
-/// The keys of the two halves of the kept tree in [`Table::Kept`]: each half a record of its
-/// own, so that each of a whole-tree read's two threads reads its own.
-const HALVES: [&[u8]; 2] = [b"tree:0", b"tree:1"];
+/// The entries a part of a half holds. A part is committed as it fills, so that keeping a tree
+/// of a million files holds a part at a time, not the whole tree twice over (its records and
+/// the engine's pages of them): at 1M files that was ~560 MB above what the walk held.
+#[cfg(not(test))]
+const PART_ENTRIES: usize = 65_536;
+/// Parts of a few entries, so that a small tree's halves have several.
+#[cfg(test)]
+const PART_ENTRIES: usize = 3;
 
-/// The state of the table the kept tree is of, where it is of the table as it is now: its
-/// halves may be read ([`Store::visit_kept_half`]).
+/// The key of part `part` of half `half` (0 or 1) in [`Table::Kept`]: each half's parts
+/// records of their own, so that each of a whole-tree read's two threads reads its own.
+fn part_key(half: usize, part: u32) -> Vec<u8> {
+    let mut key = format!("tree:{half}:").into_bytes();
+    key.extend_from_slice(&part.to_be_bytes());
+    key
+}
+
+/// Where a store of an earlier version kept each half in one record.
+const HALVES_BEFORE: [&[u8]; 2] = [b"tree:0", b"tree:1"];
+
+/// The state of the table the kept tree is of, where it is of the table as it is now, and how
+/// many parts each half has: its halves may be read ([`Store::visit_kept_half`]).
 #[derive(Clone, Copy)]
-pub(super) struct Kept(Hash);
+pub(super) struct Kept {
+    state: Hash,
+    parts: [u32; 2],
+}
 
-/// One half of the kept tree's record ([`Store::keep_tree`]): its header, then the entries of
-/// that half of the table, written as read, so that the record is kept without a copy.
-pub(super) struct Records(Writer);
+/// One part of a half of the kept tree's records: its header, then entries of the table in
+/// path order, written as read, so that the part is kept without a copy.
+struct Part {
+    w: Writer,
+    entries: usize,
+}
 
-impl Records {
-    /// A half of the kept tree of the table in `state`, no entry yet.
-    pub(super) fn of(state: Hash) -> Records {
+impl Part {
+    fn of(state: Hash) -> Part {
         let mut w = Writer::default();
         w.u8(FORMAT).hash(&state);
-        Records(w)
+        Part { w, entries: 0 }
+    }
+}
+
+/// One half of the tree being kept as it is read ([`Store::keep_tree`] finishes it): each part
+/// committed as it fills, while the table is still in the state it is the tree of.
+pub(super) struct Records {
+    state: Hash,
+    half: usize,
+    part: Part,
+    /// Parts committed.
+    done: u32,
+    /// Whether every part so far was kept.
+    kept: bool,
+}
+
+impl Records {
+    /// Half `half` (0 or 1) of the kept tree of the table in `state`, no entry yet.
+    pub(super) fn of(state: Hash, half: usize) -> Records {
+        Records {
+            state,
+            half,
+            part: Part::of(state),
+            done: 0,
+            kept: true,
+        }
     }
 
-    pub(super) fn push(&mut self, path: &str, entry: &TreeEntry) {
-        self.0.str(path);
-        entry.write(&mut self.0);
+    /// The next entry of the half, in path order; a full part goes to the store now.
+    pub(super) fn push(&mut self, store: &Store, path: &str, entry: &TreeEntry) {
+        self.part.w.str(path);
+        entry.write(&mut self.part.w);
+        self.part.entries += 1;
+        if self.part.entries < PART_ENTRIES {
+            return;
+        }
+        let full = std::mem::replace(&mut self.part, Part::of(self.state));
+        if self.kept {
+            let mut batch = Batch::default();
+            batch.put(Table::Kept, part_key(self.half, self.done), full.w.0);
+            self.kept = store.commit_if_tree_is(self.state, batch);
+        }
+        self.done += 1;
     }
 }
 
@@ -91,61 +149,135 @@ impl Store {
     pub(super) fn kept(&self) -> Result<Option<Kept>> {
         let state = self.tree_state()?;
         let of = self.engine.get(Table::Meta, META_TREE_KEPT_OF)?;
-        Ok(of.is_some_and(|of| of == state.0).then_some(Kept(state)))
+        // Its state, then each half's number of parts.
+        Ok(of.and_then(|of| {
+            let (of, parts) = of.split_at_checked(32)?;
+            let parts: [u8; 8] = parts.try_into().ok()?;
+            let count = |at: usize| u32::from_le_bytes([0, 1, 2, 3].map(|i| parts[at + i]));
+            (of == state.0).then_some(Kept {
+                state,
+                parts: [count(0), count(4)],
+            })
+        }))
     }
 
     /// The entries of half `half` (0 or 1) of the kept tree, in path order, while `visit`
-    /// returns true, read where the engine holds them. `None` when the half is missing, of
-    /// another state or does not read (a damaged record).
+    /// returns true, read part by part where the engine holds them. `None` when a part is
+    /// missing, of another state or does not read (a damaged record).
     pub(super) fn visit_kept_half(
         &self,
         kept: Kept,
         half: usize,
         mut visit: impl FnMut(&str, TreeEntry) -> bool,
     ) -> Result<Option<()>> {
-        let mut read = None;
-        let key = HALVES.get(half).copied().unwrap_or_default();
-        self.engine.visit_value(Table::Kept, key, &mut |bytes| {
-            let Some(bytes) = bytes else { return };
-            let mut r = Reader::new(bytes);
-            read = (|| {
-                (r.u8()? == FORMAT && r.hash()? == kept.0).then_some(())?;
-                while !r.is_empty() {
-                    let path = r.str()?;
-                    let entry = TreeEntry::read(&mut r)?;
-                    if !visit(path, entry) {
-                        break;
-                    }
-                }
-                Some(())
-            })();
-        })?;
-        Ok(read)
+        let parts = kept.parts.get(half).copied().unwrap_or_default();
+        for part in 0..parts {
+            // Some(true): read whole; Some(false): `visit` stopped; None: does not read.
+            let mut read = None;
+            self.engine
+                .visit_value(Table::Kept, &part_key(half, part), &mut |bytes| {
+                    let Some(bytes) = bytes else { return };
+                    let mut r = Reader::new(bytes);
+                    read = (|| {
+                        (r.u8()? == FORMAT && r.hash()? == kept.state).then_some(())?;
+                        while !r.is_empty() {
+                            let path = r.str()?;
+                            let entry = TreeEntry::read(&mut r)?;
+                            if !visit(path, entry) {
+                                return Some(false);
+                            }
+                        }
+                        Some(true)
+                    })();
+                })?;
+            match read {
+                None => return Ok(None),
+                Some(false) => return Ok(Some(())),
+                Some(true) => {}
+            }
+        }
+        Ok(Some(()))
     }
 
-    /// Keeps `halves` (every entry of the table, in path order, in one or two halves) as the
-    /// kept tree of the table in `state`, where it is still in that state and this handle can
-    /// write. A cache: a failure to keep it is not an error.
-    pub(super) fn keep_tree(&self, state: Hash, halves: Vec<Records>) {
-        if self.is_read_only() {
+    /// Commits `batch` where the tree table is still in `state`, under the write lock (no
+    /// commit of this handle lands between the check and the commit); whether it did.
+    fn commit_if_tree_is(&self, state: Hash, batch: Batch) -> bool {
+        let _guard = self.lock();
+        matches!(self.tree_state(), Ok(now) if now == state) && self.engine.commit(batch).is_ok()
+    }
+
+    /// Keeps `halves` (every entry of the table, in path order, in one or two halves, their
+    /// full parts already committed) as the kept tree of the table in their state, where it is
+    /// still in that state and this handle can write. A cache: a failure to keep it is not an
+    /// error.
+    pub(super) fn keep_tree(&self, halves: Vec<Records>) {
+        if self.is_read_only() || halves.iter().any(|h| !h.kept) {
             return;
         }
+        let Some(state) = halves.first().map(|h| h.state) else {
+            return;
+        };
         let mut batch = Batch::default();
-        let mut halves = halves.into_iter();
-        for key in HALVES {
-            let half = halves.next().unwrap_or_else(|| Records::of(state));
-            batch.put(Table::Kept, key.to_vec(), half.0.0);
+        let mut parts = [0u32; 2];
+        for h in halves {
+            if let Some(n) = parts.get_mut(h.half) {
+                *n = h.done + 1;
+            }
+            batch.put(Table::Kept, part_key(h.half, h.done), h.part.w.0);
         }
-        batch.put(Table::Meta, META_TREE_KEPT_OF.to_vec(), state.0.to_vec());
-        // Where a store of an earlier version kept it, among the meta table's small values.
+        // A half the table was not split into: one empty part.
+        for (half, n) in parts.iter_mut().enumerate() {
+            if *n == 0 {
+                *n = 1;
+                batch.put(Table::Kept, part_key(half, 0), Part::of(state).w.0);
+            }
+        }
+        let mut of = state.0.to_vec();
+        of.extend_from_slice(&parts[0].to_le_bytes());
+        of.extend_from_slice(&parts[1].to_le_bytes());
+        batch.put(Table::Meta, META_TREE_KEPT_OF.to_vec(), of);
+        // Where a store of an earlier version kept it.
         for key in META_TREE_KEPT_BEFORE {
             batch.delete(Table::Meta, key.to_vec());
         }
-        // Under the write lock: no commit of this handle lands between the check and the put.
-        let _guard = self.lock();
-        if !matches!(self.tree_state(), Ok(now) if now == state) {
-            return;
+        for key in HALVES_BEFORE {
+            batch.delete(Table::Kept, key.to_vec());
         }
-        let _ = self.engine.commit(batch);
+        self.commit_if_tree_is(state, batch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{OpenOptions, ScanOptions, Store};
+
+    /// A tree kept in many parts reads back whole from them, half by half, with no walk of the
+    /// table to fall back on.
+    #[test]
+    fn a_tree_kept_in_parts_reads_back_from_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..40 {
+            let at = dir.path().join(format!("d{}/f{i:02}.txt", i % 4));
+            std::fs::create_dir_all(at.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(&at, format!("{i}\n")).expect("write");
+        }
+        let store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
+        store.scan(&ScanOptions::default()).expect("scan");
+        let walked = store.tree_files().expect("tree files");
+        assert_eq!(walked.len(), 40);
+        let kept = store.kept().expect("read").expect("kept");
+        assert!(kept.parts.iter().sum::<u32>() > 4, "{:?}", kept.parts);
+        let mut read = Vec::new();
+        for half in 0..2 {
+            let whole = store.visit_kept_half(kept, half, |path, e| {
+                if e.kind.is_leaf() {
+                    read.push(path.to_owned());
+                }
+                true
+            });
+            assert_eq!(whole.expect("read"), Some(()), "half {half}");
+        }
+        let paths: Vec<String> = walked.into_iter().map(|f| f.path).collect();
+        assert_eq!(read, paths);
     }
 }
