@@ -36,6 +36,17 @@ fn part_key(half: usize, part: u32) -> Vec<u8> {
     key
 }
 
+/// The parts of each half a kept tree's record ([`META_TREE_KEPT_OF`]: its state, then the
+/// counts) names; none where it names none (a store of an earlier version).
+fn kept_parts(of: &[u8]) -> [u32; 2] {
+    let count = |at: usize| {
+        of.get(at..at + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map_or(0, u32::from_le_bytes)
+    };
+    [count(32), count(36)]
+}
+
 /// Where a store of an earlier version kept each half in one record.
 const HALVES_BEFORE: [&[u8]; 2] = [b"tree:0", b"tree:1"];
 
@@ -150,15 +161,12 @@ impl Store {
         let state = self.tree_state()?;
         let of = self.engine.get(Table::Meta, META_TREE_KEPT_OF)?;
         // Its state, then each half's number of parts.
-        Ok(of.and_then(|of| {
-            let (of, parts) = of.split_at_checked(32)?;
-            let parts: [u8; 8] = parts.try_into().ok()?;
-            let count = |at: usize| u32::from_le_bytes([0, 1, 2, 3].map(|i| parts[at + i]));
-            (of == state.0).then_some(Kept {
+        Ok(of
+            .filter(|of| of.get(..32) == Some(&state.0[..]) && of.len() == 40)
+            .map(|of| Kept {
                 state,
-                parts: [count(0), count(4)],
-            })
-        }))
+                parts: kept_parts(&of),
+            }))
     }
 
     /// The entries of half `half` (0 or 1) of the kept tree, in path order, while `visit`
@@ -243,6 +251,18 @@ impl Store {
         for key in HALVES_BEFORE {
             batch.delete(Table::Kept, key.to_vec());
         }
+        // Parts past the new counts are an earlier, larger tree's: its record says how many.
+        let before = self
+            .engine
+            .get(Table::Meta, META_TREE_KEPT_OF)
+            .ok()
+            .flatten();
+        let before = before.as_deref().map_or([0, 0], kept_parts);
+        for (half, (&now, &was)) in parts.iter().zip(&before).enumerate() {
+            for part in now..was {
+                batch.delete(Table::Kept, part_key(half, part));
+            }
+        }
         self.commit_if_tree_is(state, batch);
     }
 }
@@ -279,5 +299,20 @@ mod tests {
         }
         let paths: Vec<String> = walked.into_iter().map(|f| f.path).collect();
         assert_eq!(read, paths);
+
+        // A smaller tree kept: the larger one's parts past its counts go.
+        std::fs::remove_dir_all(dir.path().join("d1")).expect("rm");
+        std::fs::remove_dir_all(dir.path().join("d2")).expect("rm");
+        store.scan(&ScanOptions::default()).expect("rescan");
+        assert_eq!(store.tree_files().expect("tree files").len(), 20);
+        let smaller = store.kept().expect("read").expect("kept");
+        assert!(smaller.parts.iter().sum::<u32>() < kept.parts.iter().sum::<u32>());
+        let parts = store
+            .space()
+            .expect("space")
+            .into_iter()
+            .find(|s| s.kind == "kept")
+            .map_or(0, |s| s.entries);
+        assert_eq!(parts, u64::from(smaller.parts.iter().sum::<u32>()));
     }
 }
