@@ -215,9 +215,9 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    /// Starts it and waits for its first rescan's line and its vouching.
-    /// `patience`: how long its first rescan and each later vouching may take (a watch of a
-    /// million files sets up ~200,000 inotify watches and rescans before it answers).
+    /// Starts it and waits for its first line, then for its vouching. `patience`: how long a
+    /// vouching may take after that (a watch of a million files sets up ~200,000 inotify
+    /// watches and rescans before it answers).
     pub(crate) fn start(mut cmd: Command, store: &Path, patience: Duration) -> Result<Watch> {
         let mut child = cmd
             .stdin(Stdio::null())

@@ -306,9 +306,10 @@ fn generate_in(
     dirs.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
     // A level at a time: its directories are independent, so their frames go in one commit
     // per `DIR_CHUNK` of them.
-    let levels = dirs.chunk_by(|a, b| depth(a) == depth(b));
-    for level in levels.flat_map(|level| level.chunks(DIR_CHUNK)) {
-        synthesize_level(store, level, policy, req, &mut report)?;
+    for level in dirs.chunk_by(|a, b| depth(a) == depth(b)) {
+        for chunk in level.chunks(DIR_CHUNK) {
+            synthesize_level(store, chunk, policy, req, &mut report)?;
+        }
         if report.deferred > 0 {
             // The levels above would read this one's missing frames.
             break;

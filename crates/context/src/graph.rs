@@ -6,7 +6,7 @@
 //! store's derived table beside the tree root it was built for, and builds again only when the
 //! root (or the facts' or the graph's format) is not that one: one record, replaced, never a
 //! record per tree.
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use merkle_store::Store;
@@ -109,7 +109,7 @@ impl Graph {
         let (set, mut whole) = path_set(store, facts)?;
         let mut graph = Graph::default();
         // Each path once, shared by every edge that names it (a file is imported by many).
-        let mut interned: HashMap<String, Arc<str>> = HashMap::new();
+        let mut interned: HashSet<Arc<str>> = HashSet::new();
         for chunk in facts.files.chunks(RESOLVE_CHUNK) {
             let read = match facts.is_listing() {
                 true => Some(facts.imports_of(store, chunk)?),
@@ -421,12 +421,12 @@ fn resolve_file(set: &PathSet<'_>, from: &str, imports: &[Import]) -> Vec<Resolv
 }
 
 /// The one shared copy of `path`.
-fn intern(interned: &mut HashMap<String, Arc<str>>, path: &str) -> Arc<str> {
+fn intern(interned: &mut HashSet<Arc<str>>, path: &str) -> Arc<str> {
     if let Some(shared) = interned.get(path) {
         return shared.clone();
     }
     let shared: Arc<str> = Arc::from(path);
-    interned.insert(path.to_owned(), shared.clone());
+    interned.insert(shared.clone());
     shared
 }
 

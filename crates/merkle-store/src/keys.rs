@@ -23,8 +23,9 @@ pub(crate) const META_TREE_SPLIT: &[u8] = b"tree_split";
 /// the root, the stamp and the counts, what names one state of the tree table, which the kept
 /// kept tree says it is of ([`META_TREE_KEPT_OF`]).
 pub(crate) const META_TREE_GEN: &[u8] = b"tree_gen";
-/// The state of the tree table the kept tree is of (32 bytes), written with it: whether it is
-/// of the table as it is, told without reading it (see `store/snapshot.rs`).
+/// The state of the tree table the kept tree is of (32 bytes), then how many parts each of its
+/// halves has (two little-endian u32), written last: whether it is of the table as it is, told
+/// without reading it (see `store/snapshot.rs`).
 pub(crate) const META_TREE_KEPT_OF: &[u8] = b"tree_kept_of";
 /// Where a store of an earlier version kept the tree table as one record and its state, among
 /// the meta table's small values (each of their reads read it too): removed when the tree is
@@ -86,9 +87,14 @@ pub(crate) fn path_head_key(path: &str, frame_type: &str) -> Vec<u8> {
 
 /// A history entry's value: the frame id, then what views order and filter by.
 pub(crate) fn history_value(f: &Frame) -> Vec<u8> {
-    let mut v = f.frame_id.0.to_vec();
-    v.extend_from_slice(&f.metadata.created_at_ms.to_le_bytes());
-    v.extend_from_slice(f.agent_id.as_bytes());
+    history_value_of(&f.frame_id, f.metadata.created_at_ms, &f.agent_id)
+}
+
+/// [`history_value`] of a frame's id, `created_at` and agent.
+pub(crate) fn history_value_of(id: &FrameId, created_at_ms: u64, agent: &str) -> Vec<u8> {
+    let mut v = id.0.to_vec();
+    v.extend_from_slice(&created_at_ms.to_le_bytes());
+    v.extend_from_slice(agent.as_bytes());
     v
 }
 

@@ -296,22 +296,24 @@ fn validate_finds_a_frame_moved_onto_another_node() {
     );
 }
 
-/// Every index a frame is in, damaged in each way it can be: an entry gone, an entry naming
-/// no frame, an entry where none belongs. `validate` names each one, and nothing else.
-#[test]
-fn validate_names_each_missing_stray_or_dangling_index_entry() {
-    let dir = workspace();
-    let store = open(dir.path(), &OpenOptions::default()).expect("open");
-    let readme = store.node_at("README.md").expect("read").expect("README");
-    let lib = store.node_at("src/lib.rs").expect("read").expect("lib.rs");
-    let two = store
-        .head(&readme.node_id, "note")
-        .expect("read")
-        .expect("a head");
-    drop(store);
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+/// What [`damage_every_index`] did: the first frame's id, and the keys it wrote.
+struct Damage {
+    one: Vec<u8>,
+    nowhere: [u8; 32],
+    dangling_history: Vec<u8>,
+    stray_head: Vec<u8>,
+    dangling_basis: Vec<u8>,
+}
+
+/// Damages every index README's two note frames are in, one way each (see the test below).
+fn damage_every_index(
+    root: &Path,
+    readme: &merkle_store::NodeRecord,
+    lib: &merkle_store::NodeRecord,
+    two: &merkle_store::Frame,
+) -> Damage {
     let nowhere = [7u8; 32];
-    let db = redb::Database::create(dir.path().join(".merkle/store.redb")).expect("open redb");
+    let db = redb::Database::create(root.join(".merkle/store.redb")).expect("open redb");
     let txn = db.begin_write().expect("begin");
     let table =
         |name: &'static str| -> redb::TableDefinition<'static, &'static [u8], &'static [u8]> {
@@ -370,6 +372,36 @@ fn validate_names_each_missing_stray_or_dangling_index_entry() {
     txn.commit().expect("commit");
     drop(db);
 
+    Damage {
+        one,
+        nowhere,
+        dangling_history,
+        stray_head,
+        dangling_basis,
+    }
+}
+
+/// Every index a frame is in, damaged in each way it can be: an entry gone, an entry naming
+/// no frame, an entry where none belongs. `validate` names each one, and nothing else.
+#[test]
+fn validate_names_each_missing_stray_or_dangling_index_entry() {
+    let dir = workspace();
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let readme = store.node_at("README.md").expect("read").expect("README");
+    let lib = store.node_at("src/lib.rs").expect("read").expect("lib.rs");
+    let two = store
+        .head(&readme.node_id, "note")
+        .expect("read")
+        .expect("a head");
+    drop(store);
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let Damage {
+        one,
+        nowhere,
+        dangling_history,
+        stray_head,
+        dangling_basis,
+    } = damage_every_index(dir.path(), &readme, &lib, &two);
     let store = open(dir.path(), &OpenOptions::default()).expect("open");
     let mut problems: Vec<(Option<String>, String)> = store
         .validate()

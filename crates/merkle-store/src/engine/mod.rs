@@ -71,9 +71,9 @@ pub enum Table {
     /// Namespace ++ 0 ++ key hash -> bytes: data derived from content by a caller (a parse's
     /// symbols and imports), whose meaning the store does not know (see `Store::derived`).
     Derived,
-    /// Name -> a cache read in one piece (the tree table's two halves, see
-    /// `store/snapshot.rs`): large values in a table of their own, so that a point read of
-    /// another table's small values does not read them too.
+    /// Name -> a cache read in large pieces (the tree table's two halves, in parts of 65,536
+    /// entries, see `store/snapshot.rs`): large values in a table of their own, so that a point
+    /// read of another table's small values does not read them too.
     Kept,
 }
 

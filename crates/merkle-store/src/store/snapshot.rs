@@ -1,5 +1,5 @@
-//! The tree table kept in two halves of records of 65,536 entries ([`Table::Kept`]): every entry of the last
-//! scan's tree in path order, as the table holds it, under the state of the table it was read
+//! The tree table kept in two halves, each in records of 65,536 entries ([`Table::Kept`]):
+//! every entry of the last scan's tree in path order, as the table holds it, under the state of the table it was read
 //! from ([`META_TREE_KEPT_OF`]). A read of the whole tree ([`Store::tree_files`],
 //! [`Store::unchanged_on_disk`]) takes them where they are of the table as it is now, each
 //! read where the engine holds it (no copy), instead of walking the table's pages entry by
@@ -22,6 +22,7 @@ const FORMAT: u8 = 3;
 /// The entries a part of a half holds. A part is committed as it fills, so that keeping a tree
 /// of a million files holds a part at a time, not the whole tree twice over (its records and
 /// the engine's pages of them): at 1M files that was ~560 MB above what the walk held.
+/// Changing it changes what the parts of one state hold: bump [`FORMAT`] with it.
 #[cfg(not(test))]
 const PART_ENTRIES: usize = 65_536;
 /// Parts of a few entries, so that a small tree's halves have several.
@@ -37,7 +38,7 @@ fn part_key(half: usize, part: u32) -> Vec<u8> {
 }
 
 /// The parts of each half a kept tree's record ([`META_TREE_KEPT_OF`]: its state, then the
-/// counts) names; none where it names none (a store of an earlier version).
+/// counts) names; 0 where it names none.
 fn kept_parts(of: &[u8]) -> [u32; 2] {
     let count = |at: usize| {
         of.get(at..at + 4)
@@ -99,6 +100,10 @@ impl Records {
 
     /// The next entry of the half, in path order; a full part goes to the store now.
     pub(super) fn push(&mut self, store: &Store, path: &str, entry: &TreeEntry) {
+        if !self.kept {
+            // A part was refused (the tree changed): the rest would be thrown away.
+            return;
+        }
         self.part.w.str(path);
         entry.write(&mut self.part.w);
         self.part.entries += 1;
@@ -106,11 +111,9 @@ impl Records {
             return;
         }
         let full = std::mem::replace(&mut self.part, Part::of(self.state));
-        if self.kept {
-            let mut batch = Batch::default();
-            batch.put(Table::Kept, part_key(self.half, self.done), full.w.0);
-            self.kept = store.commit_if_tree_is(self.state, batch);
-        }
+        let mut batch = Batch::default();
+        batch.put(Table::Kept, part_key(self.half, self.done), full.w.0);
+        self.kept = store.commit_if_tree_is(self.state, batch);
         self.done += 1;
     }
 }
@@ -161,12 +164,12 @@ impl Store {
         let state = self.tree_state()?;
         let of = self.engine.get(Table::Meta, META_TREE_KEPT_OF)?;
         // Its state, then each half's number of parts.
+        // A count of 0 is never written: a damaged record, not an empty half.
         Ok(of
             .filter(|of| of.get(..32) == Some(&state.0[..]) && of.len() == 40)
-            .map(|of| Kept {
-                state,
-                parts: kept_parts(&of),
-            }))
+            .map(|of| kept_parts(&of))
+            .filter(|parts| parts.iter().all(|&n| n > 0))
+            .map(|parts| Kept { state, parts }))
     }
 
     /// The entries of half `half` (0 or 1) of the kept tree, in path order, while `visit`
@@ -251,17 +254,19 @@ impl Store {
         for key in HALVES_BEFORE {
             batch.delete(Table::Kept, key.to_vec());
         }
-        // Parts past the new counts are an earlier, larger tree's: its record says how many.
-        let before = self
-            .engine
-            .get(Table::Meta, META_TREE_KEPT_OF)
-            .ok()
-            .flatten();
-        let before = before.as_deref().map_or([0, 0], kept_parts);
-        for (half, (&now, &was)) in parts.iter().zip(&before).enumerate() {
-            for part in now..was {
-                batch.delete(Table::Kept, part_key(half, part));
-            }
+        // Parts past the new counts: an earlier, larger tree's, or those of a keeping that a
+        // change of the tree or a crash cut short.
+        for (half, &now) in parts.iter().enumerate() {
+            let prefix = format!("tree:{half}:").into_bytes();
+            let _ = self
+                .engine
+                .scan(Table::Kept, &part_key(half, now), &mut |k, _| {
+                    if !k.starts_with(&prefix) {
+                        return false;
+                    }
+                    batch.delete(Table::Kept, k.to_vec());
+                    true
+                });
         }
         self.commit_if_tree_is(state, batch);
     }

@@ -33,7 +33,7 @@ impl Store {
     /// listing and hash by, so a scan now would find nothing changed. `None` when anything
     /// differs or cannot be vouched for (a folder whose stat was not recorded, a racy file):
     /// a scan, or its plan, then says what changed. Writes nothing and builds nothing: the
-    /// recorded tree (its two kept records where kept, [`Store::tree_kept`]) is read once, in two
+    /// recorded tree (its two kept halves where kept, [`Store::tree_kept`]) is read once, in two
     /// halves side by side, each entry stat'ed from its open folder, the first that differs
     /// ending the read.
     pub fn unchanged_on_disk(&self) -> Result<Option<NodeId>> {

@@ -9,7 +9,7 @@ use crate::engine::{Engine, Table};
 use crate::error::Result;
 use crate::frame::Frame;
 use crate::hash::{self, FrameId, Hash};
-use crate::keys::{head_key, history_key, path_head_key};
+use crate::keys::{head_key, history_key, history_value_of, path_head_key};
 
 /// A frame as the checks after its own need it. Its content and metadata are checked as it is
 /// read and not held: at a million files, every frame's content at once was gigabytes.
@@ -186,10 +186,7 @@ pub(super) fn check_history(
             );
             return;
         }
-        let mut value = f.id.0.to_vec();
-        value.extend_from_slice(&f.created_at_ms.to_le_bytes());
-        value.extend_from_slice(f.agent.as_bytes());
-        f.in_history |= *v == value[..];
+        f.in_history |= *v == history_value_of(&f.id, f.created_at_ms, &f.agent)[..];
         let key = head_key(&f.node, &f.frame_type);
         let entry = (f.seq, f.rank());
         match &mut group {
@@ -248,7 +245,8 @@ pub(super) fn check_path_heads(
     for (i, f) in frames.0.iter().enumerate() {
         if let Some(rec) = nodes.get(&f.node) {
             let key = path_head_key(&rec.path, &f.frame_type);
-            at_path.push((key_hash(&key), f.seq, i as u32));
+            let Ok(i) = u32::try_from(i) else { break };
+            at_path.push((key_hash(&key), f.seq, i));
         }
     }
     at_path.sort_unstable();
