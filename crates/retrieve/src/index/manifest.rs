@@ -85,18 +85,26 @@ impl Manifest {
             .collect()
     }
 
+    #[cfg(test)]
     pub(super) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 + self.entries.len() * 96);
-        out.extend_from_slice(&self.next_slot.to_le_bytes());
-        out.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
+        self.write_to(&mut out).expect("a Vec takes every write");
+        out
+    }
+
+    /// What [`Manifest::decode`] reads, written to `out` as it is made: a million files'
+    /// manifest is never a second time in memory (once to hash it, once to write it).
+    pub(super) fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        out.write_all(&self.next_slot.to_le_bytes())?;
+        out.write_all(&(self.entries.len() as u64).to_le_bytes())?;
         for e in &self.entries {
             let p = self.path(e);
-            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
-            out.extend_from_slice(p.as_bytes());
-            out.extend_from_slice(&e.key);
-            out.extend_from_slice(&e.slot.to_le_bytes());
+            out.write_all(&(p.len() as u32).to_le_bytes())?;
+            out.write_all(p.as_bytes())?;
+            out.write_all(&e.key)?;
+            out.write_all(&e.slot.to_le_bytes())?;
         }
-        out
+        Ok(())
     }
 
     /// The manifest [`Manifest::encode`] wrote; `None` for anything else (its paths out of
