@@ -97,6 +97,23 @@ fn each(engine: &dyn Engine, table: Table, mut visit: impl FnMut(&[u8], &[u8])) 
     })
 }
 
+/// [`each`] of a table keyed by a 32-byte id (nodes, frames), with the id read; a key of
+/// another length is a problem named by the table.
+fn each_by_id(
+    engine: &dyn Engine,
+    table: Table,
+    c: &mut Checker,
+    mut visit: impl FnMut(&mut Checker, Hash, &[u8]),
+) -> Result<()> {
+    each(engine, table, |k, v| match Hash::from_slice(k) {
+        Some(id) => visit(c, id, v),
+        None => c.at(
+            None,
+            format!("{}: key {} is not 32 bytes", table.name(), hash::to_hex(k)),
+        ),
+    })
+}
+
 /// Every entry of a table, copied out.
 fn all(engine: &dyn Engine, table: Table) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut out = Vec::new();
@@ -150,21 +167,17 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
 /// Decodes every node record.
 fn read_nodes(engine: &dyn Engine, c: &mut Checker) -> Result<Sorted<NodeId, NodeRecord>> {
     let mut nodes = Vec::new();
-    each(engine, Table::Nodes, |k, v| {
-        let Some(id) = Hash::from_slice(k) else {
-            c.at(
-                None,
-                format!("nodes: key {} is not 32 bytes", hash::to_hex(k)),
-            );
-            return;
-        };
-        match NodeRecord::decode(id, v) {
+    each_by_id(
+        engine,
+        Table::Nodes,
+        c,
+        |c, id, v| match NodeRecord::decode(id, v) {
             Ok(rec) => {
                 nodes.push((id, rec));
             }
             Err(e) => c.at(None, e.to_string()),
-        }
-    })?;
+        },
+    )?;
     Ok(Sorted::new(nodes))
 }
 

@@ -238,17 +238,29 @@ fn opening_a_sled_store_with_redb_is_refused() {
     assert!(!dir.path().join(".merkle/store.redb").exists());
 }
 
-#[test]
-fn validate_finds_a_frame_moved_onto_another_node() {
-    let dir = workspace();
-    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+/// The workspace's README and `src/lib.rs` nodes and the README's head note, the store
+/// closed after, for a test to damage.
+fn readme_lib_and_head(
+    root: &Path,
+) -> (
+    merkle_store::NodeRecord,
+    merkle_store::NodeRecord,
+    merkle_store::Frame,
+) {
+    let store = open(root, &OpenOptions::default()).expect("open");
     let readme = store.node_at("README.md").expect("read").expect("README");
     let lib = store.node_at("src/lib.rs").expect("read").expect("lib.rs");
-    let frame = store
+    let head = store
         .head(&readme.node_id, "note")
         .expect("read")
         .expect("a head");
-    drop(store);
+    (readme, lib, head)
+}
+
+#[test]
+fn validate_finds_a_frame_moved_onto_another_node() {
+    let dir = workspace();
+    let (readme, lib, frame) = readme_lib_and_head(dir.path());
     // The frame's record names README's node; rewrite it to name lib.rs's, as an edit of the
     // record (or an import that did not check) would.
     let db = redb::Database::create(dir.path().join(".merkle/store.redb")).expect("open redb");
@@ -386,14 +398,7 @@ fn damage_every_index(
 #[test]
 fn validate_names_each_missing_stray_or_dangling_index_entry() {
     let dir = workspace();
-    let store = open(dir.path(), &OpenOptions::default()).expect("open");
-    let readme = store.node_at("README.md").expect("read").expect("README");
-    let lib = store.node_at("src/lib.rs").expect("read").expect("lib.rs");
-    let two = store
-        .head(&readme.node_id, "note")
-        .expect("read")
-        .expect("a head");
-    drop(store);
+    let (readme, lib, two) = readme_lib_and_head(dir.path());
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let Damage {
         one,

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{Checker, Nodes, Rank, each, latest_id, may_be_head, split_path_head_key};
+use super::{Checker, Nodes, Rank, each, each_by_id, latest_id, may_be_head, split_path_head_key};
 use crate::engine::{Engine, Table};
 use crate::error::Result;
 use crate::frame::Frame;
@@ -70,14 +70,7 @@ pub(super) fn read_frames(
         names.insert(s.to_owned(), n.clone());
         n
     };
-    each(engine, Table::Frames, |k, v| {
-        let Some(id) = Hash::from_slice(k) else {
-            c.at(
-                None,
-                format!("frames: key {} is not 32 bytes", hash::to_hex(k)),
-            );
-            return;
-        };
+    each_by_id(engine, Table::Frames, c, |c, id, v| {
         match Frame::decode(id, v) {
             Ok(f) => {
                 check_frame(c, nodes, &f, seq_max);
