@@ -617,6 +617,10 @@ fn bench_mcp(args: &[&str]) -> Result<ExitCode> {
         }
         clean &= t["errors"] == 0 && t["wrong"] == 0 && t["calls"].as_u64().unwrap_or(0) > 0;
     }
+    println!(
+        "\nfirst answer after start (a get_node, from the server's spawn): {:.0} ms",
+        doc["first_answer_ms"].as_f64().unwrap_or(f64::NAN)
+    );
     let p99 = doc["get_node"]["p99_ms"].as_f64().unwrap_or(f64::NAN);
     println!(
         "\nthroughput: {:.0} calls/s",

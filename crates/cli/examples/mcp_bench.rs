@@ -6,9 +6,9 @@
 //! (`merkle --json get-node`, `merkle --json search`): every answer the server gives must be
 //! the same document. Each client is one MCP session (initialize, then calls over one kept-
 //! alive connection); four calls of five are `get_node`, one is `search`. One `get_node` and
-//! one `search` (the server's first rescan and its search caches) come before the clock starts.
-//! Prints one JSON
-//! object: the clients, the seconds, the calls of each tool with their p50, p99 and worst
+//! one `search` (the server's first rescan and its search caches) come before the clock starts;
+//! the first `get_node`'s answer, timed from the server's start, is the first answer after start.
+//! Prints one JSON object: the clients, the seconds, the first answer, the calls of each tool with their p50, p99 and worst
 //! latency, the errors and the wrong answers, and the calls per second.
 //!
 //! Usage: mcp_bench --merkle BIN --repo PATH [--clients N] [--secs S]
@@ -63,6 +63,7 @@ fn main() -> Result<()> {
         queries: queries.into_iter().zip(expected_hits).collect(),
     });
 
+    let spawned = Instant::now();
     let mut server = Command::new(&merkle)
         .args(["--root"])
         .arg(&repo)
@@ -82,15 +83,17 @@ fn main() -> Result<()> {
         .with_context(|| format!("the server printed no URL: {line:?}"))?;
 
     let runtime = tree::runtime()?;
-    let outcome = runtime.block_on(load(&url, cases, clients, Duration::from_secs(secs)));
+    let span = Duration::from_secs(secs);
+    let outcome = runtime.block_on(load(&url, cases, clients, span, spawned));
     let _ = server.kill();
     let _ = server.wait();
-    let (calls, seconds) = outcome?;
+    let (calls, seconds, first_answer) = outcome?;
 
     let mut report = json!({
         "repo": repo.display().to_string(),
         "clients": clients,
         "seconds": seconds,
+        "first_answer_ms": first_answer.as_secs_f64() * 1000.0,
     });
     let mut total = 0;
     for (tool, mut done) in calls {
@@ -221,7 +224,8 @@ async fn load(
     cases: Arc<Cases>,
     clients: usize,
     span: Duration,
-) -> Result<(Vec<(&'static str, Calls)>, f64)> {
+    spawned: Instant,
+) -> Result<(Vec<(&'static str, Calls)>, f64, Duration)> {
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(clients * 2)
         .build()?;
@@ -231,9 +235,11 @@ async fn load(
     }
     // The server's first calls rescan the tree and bring its search caches in step: done
     // before the clock starts, so that the figures are those of a server that has run a while.
+    let mut first_answer = spawned.elapsed();
     if let Some(first) = sessions.first_mut() {
         let (path, _) = &cases.nodes[0];
         first.call("get_node", json!({"path": path})).await?;
+        first_answer = spawned.elapsed();
         let (query, _) = &cases.queries[0];
         first.call("search", json!({"query": query})).await?;
     }
@@ -276,7 +282,11 @@ async fn load(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    Ok((vec![("get_node", nodes), ("search", searches)], seconds))
+    Ok((
+        vec![("get_node", nodes), ("search", searches)],
+        seconds,
+        first_answer,
+    ))
 }
 
 fn check(calls: &mut Calls, answer: Result<Value>, expected: &Value, asked: &str) {

@@ -158,6 +158,11 @@ fn may_make_folder(kind: &EventKind) -> bool {
 /// Watches the tree at `root` with `watcher`, all of it where the kernel's limit allows, else
 /// what fits ([`Coverage`]); `skip` (the store's folder, which its own caller watches) is not
 /// gone into where folders are tried one by one.
+///
+/// A subtree is only tried whole where its folders, counted first, fit the watches left: a
+/// try that fails drops the watches it made, and the kernel queues an event for each one
+/// dropped. More than its queue holds (`fs.inotify.max_queued_events`, 16,384 by default)
+/// overflow it, and events lost while the tree is fitted leave the watcher blind for good.
 pub(crate) fn watch_fitting(
     watcher: &mut notify::RecommendedWatcher,
     root: &Path,
@@ -165,6 +170,8 @@ pub(crate) fn watch_fitting(
 ) -> Result<Coverage, Error> {
     let mut coverage = Coverage::default();
     let mut full = false;
+    // None: the watches left are not known, and every subtree is tried.
+    let mut left = watches_left();
     let mut to_try: Vec<PathBuf> = vec![root.to_path_buf()];
     while let Some(folder) = to_try.pop() {
         let rel = || relative(root, &folder).unwrap_or_default();
@@ -172,24 +179,38 @@ pub(crate) fn watch_fitting(
             coverage.leave_out(rel());
             continue;
         }
-        match tried(watcher, &folder, RecursiveMode::Recursive, root)? {
-            Tried::Watched | Tried::Gone => continue,
-            // A folder below the root it cannot watch (no permission, say) is checked instead.
-            Tried::Failed => {
-                coverage.leave_out(rel());
-                continue;
+        let folders = left.map(|left| (folders_up_to(&folder, left), left));
+        if folders.is_none_or(|(n, left)| n <= left) {
+            match tried(watcher, &folder, RecursiveMode::Recursive, root)? {
+                Tried::Watched => {
+                    left = folders.map(|(n, left)| left - n);
+                    continue;
+                }
+                Tried::Gone => continue,
+                // A folder below the root it cannot watch (no permission, say) is checked
+                // instead.
+                Tried::Failed => {
+                    coverage.leave_out(rel());
+                    continue;
+                }
+                Tried::Limit => {
+                    // Fewer left than counted (another process's watches): its partial
+                    // watches dropped.
+                    let _ = watcher.unwatch(&folder);
+                }
             }
-            Tried::Limit => {}
         }
         coverage.limited = true;
-        // Its partial watches dropped, the folder alone, then each child the same way.
-        let _ = watcher.unwatch(&folder);
+        // The folder alone, then each child the same way.
         match tried(watcher, &folder, RecursiveMode::NonRecursive, root)? {
-            Tried::Watched => match child_folders(&folder, root, skip) {
-                Some(children) => to_try.extend(children),
-                // Children it cannot list are neither watched nor known: all checked.
-                None => coverage.leave_out(rel()),
-            },
+            Tried::Watched => {
+                left = left.map(|left| left.saturating_sub(1));
+                match child_folders(&folder, root, skip) {
+                    Some(children) => to_try.extend(children),
+                    // Children it cannot list are neither watched nor known: all checked.
+                    None => coverage.leave_out(rel()),
+                }
+            }
             Tried::Limit => {
                 full = true;
                 coverage.leave_out(rel());
@@ -199,6 +220,47 @@ pub(crate) fn watch_fitting(
         }
     }
     Ok(coverage)
+}
+
+/// How many more watches this process may make: the kernel's limit less the watches its own
+/// inotify instances hold (each a line `inotify wd:` in `/proc/self/fdinfo`). `None` where
+/// either cannot be read. Other processes of the same user may hold some too: a try can
+/// still fail.
+fn watches_left() -> Option<u64> {
+    let limit = crate::watch_limit_number()?;
+    let mut held = 0u64;
+    for entry in std::fs::read_dir("/proc/self/fdinfo").ok()?.flatten() {
+        let Ok(info) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        held += info
+            .lines()
+            .filter(|l| l.starts_with("inotify wd:"))
+            .count() as u64;
+    }
+    Some(limit.saturating_sub(held))
+}
+
+/// The folders a recursive watch of `folder` would watch (it and every folder below it, links
+/// not followed), counted up to `cap + 1`: enough to know it does not fit.
+fn folders_up_to(folder: &Path, cap: u64) -> u64 {
+    let mut count = 0u64;
+    let mut open = vec![folder.to_path_buf()];
+    while let Some(dir) = open.pop() {
+        count += 1;
+        if count > cap {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                open.push(entry.path());
+            }
+        }
+    }
+    count
 }
 
 /// What watching a folder came to.

@@ -42,11 +42,15 @@ fn watch_error(root: &std::path::Path, e: notify::Error) -> Error {
 /// The kernel's limit of inotify watches: the lower of the kernel's and this user namespace's
 /// own (a container's), which the kernel holds every watch to; `?` where neither reads.
 fn watch_limit() -> String {
+    watch_limit_number().map_or_else(|| "?".to_owned(), |n| n.to_string())
+}
+
+/// The kernel's limit of inotify watches as a number; `None` where neither limit reads.
+fn watch_limit_number() -> Option<u64> {
     WATCH_LIMITS
         .iter()
         .filter_map(|f| std::fs::read_to_string(f).ok()?.trim().parse::<u64>().ok())
         .min()
-        .map_or_else(|| "?".to_owned(), |n| n.to_string())
 }
 
 /// Where Linux keeps its limits of inotify watches per user (one a folder): the kernel's, and

@@ -19,6 +19,12 @@ use crate::Error;
 use crate::events::{is_relevant, note_paths, watcher_config};
 use crate::vouch::{Monitor, Observer};
 
+/// What the watch says once the file watcher reported what it cannot place.
+const BLIND: &str = "the file watcher lost track of the tree (events lost to an overflow of the \
+     kernel's queue, fs.inotify.max_queued_events, or a folder it could not watch and cannot \
+     name): this watch vouches for nothing from now on, and every command checks the files \
+     itself; restart `merkle watch` to have it vouch again";
+
 /// How long to wait before retrying a rescan that found the store held by another writer.
 const IN_USE_RETRY: Duration = Duration::from_secs(1);
 
@@ -162,6 +168,7 @@ impl Looping {
             rescans: 1,
         };
         let limited = self.monitor.limited();
+        let mut said_blind = false;
         while opts.exit_after.is_none_or(|n| pending.rescans < n) {
             let wake = match pending.due {
                 None => self.rx.recv().ok(),
@@ -186,6 +193,10 @@ impl Looping {
                 Some(Wake::File(result)) => {
                     self.monitor.taken();
                     pending.noted(&result, &self.root, opts.debounce, say, limited);
+                    if !said_blind && self.monitor.blind() {
+                        said_blind = true;
+                        say(Said::Warning(BLIND.to_owned()));
+                    }
                 }
                 Some(Wake::Unwatched) => pending.unwatched(&self.monitor, opts.debounce),
             }
@@ -325,5 +336,44 @@ impl Pending {
             Ok(event) => note_paths(&mut self.touched, event, root),
         }
         self.put_off(debounce);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watch_that_lost_track_of_the_tree_says_so_once() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let root = dir.path().canonicalize().expect("canonical");
+        let store_dir = root.join(".merkle");
+        std::fs::create_dir_all(&store_dir).expect("the store folder");
+        let looping = Looping::start(&root, &store_dir).expect("a watch");
+        // What the callback does with an error it cannot place, twice.
+        looping.monitor.observer().blind();
+        for _ in 0..2 {
+            let lost = Wake::File(Err(notify::Error::generic("events lost")));
+            looping.tx.send(lost).expect("the loop listens");
+        }
+        let said = std::cell::RefCell::new(Vec::new());
+        let some = NodeId::from_hex(&"ab".repeat(32)).expect("a hash");
+        let opts = Options {
+            debounce: Duration::from_millis(10),
+            exit_after: Some(2),
+        };
+        looping.run(
+            some,
+            &opts,
+            &|s| said.borrow_mut().push(format!("{s:?}")),
+            |_| Ok(some),
+        );
+        let said = said.into_inner();
+        let blind = said
+            .iter()
+            .filter(|s| s.contains("vouches for nothing"))
+            .count();
+        assert_eq!(blind, 1, "{said:?}");
+        assert!(said.iter().any(|s| s.contains("restart `merkle watch`")));
     }
 }

@@ -297,6 +297,12 @@ impl Monitor {
         lock(&self.observer.shared).coverage.unwatched()
     }
 
+    /// Whether the file watcher reported what it cannot place ([`Observer::blind`]): the
+    /// watch vouches for nothing from then on.
+    pub fn blind(&self) -> bool {
+        lock(&self.observer.shared).blind
+    }
+
     /// Whether the kernel's limit kept the watch from watching every folder.
     pub fn limited(&self) -> bool {
         lock(&self.observer.shared).coverage.limited()
@@ -473,7 +479,9 @@ mod tests {
         monitor.rescanned(monitor.changes_taken(), root);
         assert_eq!(vouched_root(dir.path()), Some(root));
         // The file watcher reported an error: nothing is vouched for from then on.
+        assert!(!monitor.blind());
         monitor.observer().blind();
+        assert!(monitor.blind());
         monitor.rescanned(monitor.changes_taken(), root);
         assert_eq!(vouched_root(dir.path()), None);
 

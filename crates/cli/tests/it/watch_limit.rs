@@ -62,8 +62,13 @@ fn folders(ws: &Workspace) -> Vec<String> {
 /// searches right after an edit find the store free and rescan it themselves, as a read does
 /// beside a watch between its rescans); and the file its stderr goes to.
 fn limited_watch(ws: &Workspace) -> (std::process::Child, std::path::PathBuf) {
+    watch_under(ws, LIMIT)
+}
+
+/// [`limited_watch`] under `limit` watches.
+fn watch_under(ws: &Workspace, limit: u32) -> (std::process::Child, std::path::PathBuf) {
     let stderr = ws.tmp.path().join("watch.stderr");
-    let child = merkle_with_watch_limit(LIMIT)
+    let child = merkle_with_watch_limit(limit)
         .arg("--root")
         .arg(&ws.root)
         .args(["--json", "watch", "--debounce-ms", "2000"])
@@ -174,6 +179,44 @@ fn under_the_limit_the_ignore_rules_in_git_info_are_still_watched() {
     ws.write(".git/info/exclude", "\n");
     let hits = ws.json(&["search", "TOKEN"]);
     assert_eq!(hits[0]["path"], json!("local.env"), "{hits}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_tree_far_over_the_limit_is_fitted_without_losing_an_event() {
+    // A try at watching a subtree whole that fails drops the watches it made, and the kernel
+    // queues an event for each one dropped: more than its queue holds, and the watch lost
+    // events while it started and vouched for nothing ever after. Subtrees are counted first.
+    let queue: u32 = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .expect("reading the kernel's queue of inotify events")
+        .trim()
+        .parse()
+        .expect("a number");
+    let ws = Workspace::scanned();
+    for i in 0..=queue / 100 + 10 {
+        for j in 0..100 {
+            std::fs::create_dir_all(ws.root.join(format!("wide/a{i}/b{j}"))).expect("mkdir");
+        }
+    }
+    ws.ok(&["scan"]);
+    let (mut child, stderr) = watch_under(&ws, queue + 500);
+    let lines = stdout_lines(&mut child);
+    let said = || std::fs::read_to_string(&stderr).expect("reading its stderr");
+    let first = lines.recv_timeout(Duration::from_secs(60));
+    assert!(matches!(first, Ok(Some(_))), "{first:?}; {}", said());
+    let unwatched = unwatched_once_vouched(&ws, &root_of(&ws));
+    assert!(
+        !unwatched.is_empty() && unwatched.iter().all(|u| u.starts_with("wide/")),
+        "{unwatched:?}"
+    );
+    // No rescan of everything after the first: no event was lost.
+    assert_eq!(
+        lines.recv_timeout(Duration::from_secs(3)),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout),
+        "{}",
+        said()
+    );
     let _ = child.kill();
     let _ = child.wait();
 }
