@@ -61,12 +61,12 @@ fn folders(ws: &Workspace) -> Vec<String> {
 /// `merkle --json watch` on `ws` under [`LIMIT`] watches, rescanning 2 s after a change (the
 /// searches right after an edit find the store free and rescan it themselves, as a read does
 /// beside a watch between its rescans); and the file its stderr goes to.
-fn limited_watch(ws: &Workspace) -> (std::process::Child, std::path::PathBuf) {
+fn limited_watch(ws: &Workspace) -> (Watching, std::path::PathBuf) {
     watch_under(ws, LIMIT)
 }
 
 /// [`limited_watch`] under `limit` watches.
-fn watch_under(ws: &Workspace, limit: u32) -> (std::process::Child, std::path::PathBuf) {
+fn watch_under(ws: &Workspace, limit: u32) -> (Watching, std::path::PathBuf) {
     let stderr = ws.tmp.path().join("watch.stderr");
     let child = merkle_with_watch_limit(limit)
         .arg("--root")
@@ -77,7 +77,30 @@ fn watch_under(ws: &Workspace, limit: u32) -> (std::process::Child, std::path::P
         .stderr(std::fs::File::create(&stderr).expect("creating the stderr file"))
         .spawn()
         .expect("running unshare (an unprivileged user namespace)");
-    (child, stderr)
+    (Watching(child), stderr)
+}
+
+/// A running watch, stopped when dropped (also when a test fails before it stops it).
+struct Watching(std::process::Child);
+
+impl std::ops::Deref for Watching {
+    type Target = std::process::Child;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Watching {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 fn root_of(ws: &Workspace) -> String {
