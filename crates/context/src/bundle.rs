@@ -1,13 +1,12 @@
 //! A task's context within a token budget: the definitions a search finds for the task, the
 //! best one of each of the first files first ([`BUNDLE_BREADTH`]), then ranked across files
 //! by function score ([`crate::search::functions_at_depth`], deeper into the best files than a
-//! function list: [`BUNDLE_DEPTH`]), each with the blank lines after it, each file's
-//! module-level lines (its imports and constants) after its best definition, and an outline
-//! for a found file with no definition that matched; taken best first while they fit; then,
-//! where room is left, the first line of the callers and callees of its first definitions
-//! (`neighbours.rs`). What
-//! `merkle context`, the MCP `context` tool and the agent's `task_context` tool give, ready to
-//! paste into a prompt.
+//! function list: [`BUNDLE_DEPTH`]), each with its doc comment and attributes above it and
+//! the blank lines after it, each file's module-level lines (its imports and constants) after
+//! its best definition, and an outline for a found file with no definition that matched;
+//! taken best first while they fit; then, where room is left, the first line of the callers
+//! and callees of its first definitions (`neighbours.rs`). What `merkle context`, the MCP
+//! `context` tool and the agent's `task_context` tool give, ready to paste into a prompt.
 //!
 //! Tokens are estimated at four bytes each, as the LLM producers count them; the budget bounds
 //! the estimate of the Markdown of the files and their sections (headings and fences
@@ -20,10 +19,12 @@
 use merkle_store::{NodeKind, Store};
 use retrieve::TextIndex;
 
+mod lead;
 mod neighbours;
 
 pub use neighbours::{NEIGHBOUR_ROOM, NEIGHBOUR_SOURCES, NEIGHBOURS_EACH};
 
+use self::lead::{LEAD_LINES, lead_markers, leads_definition};
 use crate::error::Result;
 use crate::facts::TreeFacts;
 use crate::regenerate::{FrameProducer, Outline};
@@ -286,7 +287,9 @@ pub fn bundle_in(
             let room = req.budget.saturating_sub(out.tokens + heading);
             let (s, cost) = if cost <= room {
                 (s, cost)
-            } else if let Some(cut) = shrunk_to_fit(path, &s, piece.focus, room, &count) {
+            } else if let Some(cut) =
+                shrunk_to_fit(path, &s, piece.focus.or(Some(piece.line)), room, &count)
+            {
                 cut
             } else {
                 continue;
@@ -298,10 +301,10 @@ pub fn bundle_in(
         // The definitions shown first, whose callers and callees may follow.
         if taken > before
             && piece.kind == "definition"
-            && let (Some(name), Some(&(line, _))) = (&piece.name, piece.spans.first())
+            && let Some(name) = &piece.name
             && sources.len() < NEIGHBOUR_SOURCES
         {
-            let source = (hits[piece.file].path.clone(), name.clone(), line);
+            let source = (hits[piece.file].path.clone(), name.clone(), piece.line);
             if !sources.contains(&source) {
                 sources.push(source);
             }
@@ -351,6 +354,9 @@ struct Piece {
     spans: Vec<(usize, usize)>,
     /// The line a reader should see first, if any (a definition's).
     focus: Option<usize>,
+    /// Where the definition starts (its doc comment and attributes left out): what `refs`
+    /// is asked about.
+    line: usize,
 }
 
 /// What a bundle may show, best first: the hits' definitions by function score across files
@@ -388,8 +394,12 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
             Some(head) => vec![head],
             None => {
                 let mut spans = spans_of(s.line_start, s.line_end, s.focus);
-                // With the blank lines after it: where a fix adds a definition after this one,
-                // it inserts there.
+                // With its doc comment and attributes above it, and the blank lines after it:
+                // where a fix adds a definition after this one, it inserts there.
+                if let Some(first) = spans.first_mut() {
+                    let most = (s.line_end + 1 - s.line_start).clamp(2, LEAD_LINES);
+                    first.0 = files[i].through_lead(first.0, most);
+                }
                 if let Some(last) = spans.last_mut().filter(|l| l.1 == s.line_end) {
                     last.1 = files[i].through_blanks(last.1);
                 }
@@ -403,6 +413,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
             name: Some(s.name.clone()),
             spans,
             focus: s.focus,
+            line: s.line_start,
         });
         // The head of the type holding it (its attributes, fields), once.
         if let Some((name, span)) = files[i].head_of_container(s.line_start)
@@ -417,6 +428,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 name: Some(name),
                 spans: vec![span],
                 focus: None,
+                line: span.0,
             });
         }
         if !std::mem::replace(&mut module_taken[i], true) && !files[i].module.is_empty() {
@@ -427,6 +439,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 name: None,
                 spans: files[i].module.clone(),
                 focus: None,
+                line: 1,
             });
         }
     }
@@ -439,6 +452,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 name: None,
                 spans: vec![(1, file.lines)],
                 focus: None,
+                line: 1,
             });
         }
     }
@@ -581,6 +595,8 @@ fn shrunk(path: &str, s: &Section, focus: Option<usize>, room: usize) -> Option<
 /// A hit's file as a bundle fills it: its lines, its module-level span, what is taken.
 struct Filling {
     text: Option<String>,
+    /// Its language, by its name: which lines may lead a definition ([`lead_markers`]).
+    language: Option<outline::Language>,
     /// Its line count.
     lines: usize,
     /// Its outline (produced only for a file with no matched definition).
@@ -603,6 +619,7 @@ impl Filling {
     fn read(store: &Store, facts: &TreeFacts, hit: &Hit) -> Result<Filling> {
         let mut out = Filling {
             text: None,
+            language: outline::Language::from_path(&hit.path),
             lines: 0,
             outline: None,
             module: Vec::new(),
@@ -670,6 +687,27 @@ impl Filling {
             .iter()
             .find(|(_, start, _, _)| *start == line)
             .map(|(_, start, _, inner)| head_span(*start, *inner))
+    }
+
+    /// `start`, or the first of the lines right above it that lead a definition: its doc
+    /// comment, attributes, decorators and annotations ([`leads_definition`]; at most `most`).
+    fn through_lead(&self, start: usize, most: usize) -> usize {
+        let (Some(text), Some(lang)) = (&self.text, self.language) else {
+            return start;
+        };
+        let line = |n: usize| self.line_spans.get(n - 1).map(|&(a, b)| &text[a..b]);
+        let Some(def) = line(start) else {
+            return start;
+        };
+        let indent = def.len() - def.trim_start().len();
+        let mut first = start;
+        while first > 1 && start - first < most {
+            match line(first - 1) {
+                Some(l) if leads_definition(l, indent, lead_markers(lang)) => first -= 1,
+                _ => break,
+            }
+        }
+        first
     }
 
     /// `end`, or the last of the blank lines right after it (at most [`TRAILING_BLANKS`]).

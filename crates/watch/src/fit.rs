@@ -194,9 +194,10 @@ pub(crate) fn watch_fitting(
                     continue;
                 }
                 Tried::Limit => {
-                    // Fewer left than counted (another process's watches): its partial
-                    // watches dropped.
+                    // Fewer left than counted (a process that started meanwhile): its partial
+                    // watches dropped, and what is left read again.
                     let _ = watcher.unwatch(&folder);
+                    left = watches_left();
                 }
             }
         }
@@ -222,23 +223,56 @@ pub(crate) fn watch_fitting(
     Ok(coverage)
 }
 
-/// How many more watches this process may make: the kernel's limit less the watches its own
-/// inotify instances hold (each a line `inotify wd:` in `/proc/self/fdinfo`). `None` where
-/// either cannot be read. Other processes of the same user may hold some too: a try can
-/// still fail.
+/// How many more watches this process may make: the kernel's limit (one per user) less the
+/// watches held by the inotify instances of this user's processes (each a line `inotify wd:`
+/// in `/proc/PID/fdinfo/FD`, for each FD linked to `anon_inode:inotify`); those it cannot read
+/// count none, so a try can still fail. `None` where the limit cannot be read.
+#[cfg(unix)]
 fn watches_left() -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
     let limit = crate::watch_limit_number()?;
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
     let mut held = 0u64;
-    for entry in std::fs::read_dir("/proc/self/fdinfo").ok()?.flatten() {
-        let Ok(info) = std::fs::read_to_string(entry.path()) else {
-            continue;
-        };
-        held += info
-            .lines()
-            .filter(|l| l.starts_with("inotify wd:"))
-            .count() as u64;
+    for process in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let mine = process.metadata().is_ok_and(|m| Some(m.uid()) == me);
+        let numbered = process
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+        if mine && numbered {
+            held += watches_held(&process.path());
+        }
     }
     Some(limit.saturating_sub(held))
+}
+
+/// Off Unix the watches left are not known: every subtree is tried.
+#[cfg(not(unix))]
+fn watches_left() -> Option<u64> {
+    None
+}
+
+/// The inotify watches the process at `proc` (`/proc/PID`) holds, as far as can be read.
+#[cfg(unix)]
+fn watches_held(proc: &Path) -> u64 {
+    let Ok(fds) = std::fs::read_dir(proc.join("fd")) else {
+        return 0;
+    };
+    let mut held = 0u64;
+    for fd in fds.flatten() {
+        let inotify =
+            std::fs::read_link(fd.path()).is_ok_and(|l| l == Path::new("anon_inode:inotify"));
+        if !inotify {
+            continue;
+        }
+        if let Ok(info) = std::fs::read_to_string(proc.join("fdinfo").join(fd.file_name())) {
+            held += info
+                .lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .count() as u64;
+        }
+    }
+    held
 }
 
 /// The folders a recursive watch of `folder` would watch (it and every folder below it, links

@@ -398,3 +398,55 @@ fn room_left_shows_the_callers_and_callees_of_the_first_definitions() {
     let small = ws.json(&["context", task, "--budget", "60"]);
     assert!(!small.to_string().contains("_limit_of(user):"), "{small:#}");
 }
+
+#[test]
+fn a_definition_comes_with_its_doc_comment_and_attributes() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/lib.rs",
+        "use std::fmt;\n\npub fn other() -> u8 {\n    1\n}\n\n/// Parses a widget count.\n/// Fails on too many widgets.\n#[inline]\n#[must_use]\npub fn parse_count(s: &str) -> Option<u8> {\n    let n: u8 = s.parse().ok()?;\n    (n < 10).then_some(n)\n}\n\n/// How many widgets\n/// there are,\n/// counted\n/// once\n/// a day.\npub fn widgets() -> u8 { 9 }\n",
+    );
+    ws.write(
+        "app/views.py",
+        "import functools\n\n\n# Cached: the widget count changes once a day.\n@functools.cache\ndef widget_count():\n    return 3\n",
+    );
+    ws.ok(&["scan"]);
+    let task = "parse_count rejects too many widgets, widgets() is wrong, widget_count is stale";
+    let doc = ws.json(&["context", task, "--budget", "2000"]);
+    let section = |path: &str, name: &str| {
+        let file = doc["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{path} in {doc:#}"));
+        file["sections"]
+            .as_array()
+            .expect("sections")
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {doc:#}"))
+            .clone()
+    };
+    // From the first line of its doc comment, attributes and all; the blank line above ends it.
+    let parse = section("src/lib.rs", "parse_count");
+    assert_eq!(parse["line_start"], 7, "{parse:#}");
+    assert_eq!(parse["text"], lines_of(&ws, "src/lib.rs", 7, 15));
+    // A one-line definition shows two lines of its doc comment, not five.
+    let one = section("src/lib.rs", "widgets");
+    assert_eq!(one["line_start"], 19, "{one:#}");
+    assert_eq!(one["text"], lines_of(&ws, "src/lib.rs", 19, 21));
+    // A decorator and the comment above it: no more lines than the definition has.
+    let cached = section("app/views.py", "widget_count");
+    assert_eq!(cached["line_start"], 4, "{cached:#}");
+    assert!(
+        cached["text"]
+            .as_str()
+            .expect("a string")
+            .contains("@functools.cache"),
+        "{cached:#}"
+    );
+    let lines =
+        |s: &Value| s["line_end"].as_u64().unwrap_or(0) - s["line_start"].as_u64().unwrap_or(0);
+    assert_eq!(lines(&cached), 3, "{cached:#}");
+}
