@@ -387,7 +387,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
         // A type holding definitions shows its head (its attributes); its functions rank on
         // their own. A head already taken with one of its functions, as it is weighed there,
         // is not taken again.
-        let spans = match files[i].head_of(s.line_start) {
+        let spans = match files[i].head_of(s.line_start).map(|h| files[i].led(h)) {
             Some(head) if out.iter().any(|p: &Piece| p.file == i && p.spans == [head]) => {
                 continue;
             }
@@ -397,8 +397,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 // With its doc comment and attributes above it, and the blank lines after it:
                 // where a fix adds a definition after this one, it inserts there.
                 if let Some(first) = spans.first_mut() {
-                    let most = (s.line_end + 1 - s.line_start).clamp(2, LEAD_LINES);
-                    first.0 = files[i].through_lead(first.0, most);
+                    first.0 = files[i].led((s.line_start, s.line_end)).0;
                 }
                 if let Some(last) = spans.last_mut().filter(|l| l.1 == s.line_end) {
                     last.1 = files[i].through_blanks(last.1);
@@ -416,7 +415,9 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
             line: s.line_start,
         });
         // The head of the type holding it (its attributes, fields), once.
-        if let Some((name, span)) = files[i].head_of_container(s.line_start)
+        if let Some((name, own, span)) = files[i]
+            .head_of_container(s.line_start)
+            .map(|(name, h)| (name, h.0, files[i].led(h)))
             && !out
                 .iter()
                 .any(|p: &Piece| p.file == i && p.kind == "definition" && p.spans == [span])
@@ -428,7 +429,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 name: Some(name),
                 spans: vec![span],
                 focus: None,
-                line: span.0,
+                line: own,
             });
         }
         if !std::mem::replace(&mut module_taken[i], true) && !files[i].module.is_empty() {
@@ -687,6 +688,14 @@ impl Filling {
             .iter()
             .find(|(_, start, _, _)| *start == line)
             .map(|(_, start, _, inner)| head_span(*start, *inner))
+    }
+
+    /// The span `(start, end)` of a definition, or of a type's head, with the lines that lead
+    /// it ([`Filling::through_lead`]), no more of them than it has (at least 2, at most
+    /// [`LEAD_LINES`]).
+    fn led(&self, (start, end): (usize, usize)) -> (usize, usize) {
+        let most = (end + 1).saturating_sub(start).clamp(2, LEAD_LINES);
+        (self.through_lead(start, most), end)
     }
 
     /// `start`, or the first of the lines right above it that lead a definition: its doc

@@ -450,3 +450,32 @@ fn a_definition_comes_with_its_doc_comment_and_attributes() {
         |s: &Value| s["line_end"].as_u64().unwrap_or(0) - s["line_start"].as_u64().unwrap_or(0);
     assert_eq!(lines(&cached), 3, "{cached:#}");
 }
+
+#[test]
+fn a_class_head_comes_with_its_decorator() {
+    let ws = Workspace::empty();
+    ws.write(
+        "shop/widget.py",
+        "import dataclasses\n\n\ndef helper():\n    return 1\n\n\n@dataclasses.dataclass\nclass Widget:\n    size: int = 0\n\n    def grow(self):\n        self.size += 1\n        return self.size\n",
+    );
+    ws.ok(&["scan"]);
+    let doc = ws.json(&[
+        "context",
+        "Widget.grow adds one to size",
+        "--budget",
+        "2000",
+    ]);
+    let sections = doc["files"][0]["sections"].as_array().expect("sections");
+    let head = sections
+        .iter()
+        .find(|s| s["name"] == "Widget")
+        .unwrap_or_else(|| panic!("the head of Widget in {doc:#}"));
+    assert_eq!(head["line_start"], 8, "{doc:#}");
+    assert!(
+        head["text"]
+            .as_str()
+            .expect("a string")
+            .starts_with("@dataclasses.dataclass\nclass Widget:"),
+        "{doc:#}"
+    );
+}
