@@ -7,9 +7,10 @@
 //! the same document. Each client is one MCP session (initialize, then calls over one kept-
 //! alive connection); four calls of five are `get_node`, one is `search`. One `get_node` and
 //! one `search` (the server's first rescan and its search caches) come before the clock starts;
-//! the first `get_node`'s answer, timed from the server's start, is the first answer after start.
-//! Prints one JSON object: the clients, the seconds, the first answer, the calls of each tool with their p50, p99 and worst
-//! latency, the errors and the wrong answers, and the calls per second.
+//! the first `get_node`'s answer, timed from the server's start, is the first answer after
+//! start. Prints one JSON object: the clients, the seconds, the first answer, the calls of each
+//! tool with their p50, p99 and worst latency, the errors and the wrong answers, and the calls
+//! per second.
 //!
 //! Usage: mcp_bench --merkle BIN --repo PATH [--clients N] [--secs S]
 use std::path::{Path, PathBuf};
