@@ -373,6 +373,12 @@ pub(crate) fn gc(out: &mut Out, g: &context::ops::Garbage) {
             context::ops::why_kept(namespace)
         ));
     }
+    text.push_str(&format!(
+        "
+bodies: kept {} (contents a frame or derived record holds), {verb} {}",
+        grouped(c.bodies_kept),
+        grouped(c.bodies_removed)
+    ));
     if c.packed > 0 {
         text.push_str(&format!(
             "

@@ -66,10 +66,28 @@ impl Writer {
         self.0.extend_from_slice(&v.0);
         self
     }
-    pub(crate) fn opt_str(&mut self, v: Option<&str>) -> &mut Self {
+    /// An integer in as few bytes as it needs (LEB128: seven bits a byte, low first), for the
+    /// records a store holds a million of, where most lengths fit one byte.
+    pub(crate) fn var(&mut self, mut v: u64) -> &mut Self {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+        self
+    }
+    pub(crate) fn var_bytes(&mut self, v: &[u8]) -> &mut Self {
+        self.var(v.len() as u64);
+        self.0.extend_from_slice(v);
+        self
+    }
+    pub(crate) fn var_str(&mut self, v: &str) -> &mut Self {
+        self.var_bytes(v.as_bytes())
+    }
+    pub(crate) fn var_opt_str(&mut self, v: Option<&str>) -> &mut Self {
         match v {
             None => self.u8(0),
-            Some(s) => self.u8(1).str(s),
+            Some(s) => self.u8(1).var_str(s),
         }
     }
 }
@@ -121,5 +139,60 @@ impl<'a> Reader<'a> {
     }
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+    /// What [`Writer::var`] wrote; `None` past ten bytes or past 64 bits.
+    pub(crate) fn var(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            let bits = u64::from(b & 0x7f);
+            if shift == 63 && bits > 1 {
+                return None;
+            }
+            v |= bits << shift;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    pub(crate) fn var_bytes(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.var()?).ok()?;
+        self.take(n)
+    }
+    pub(crate) fn var_str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.var_bytes()?).ok()
+    }
+    pub(crate) fn var_opt_str(&mut self) -> Option<Option<&'a str>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.var_str()?)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_var_reads_back_in_as_few_bytes_as_it_needs() {
+        for (v, len) in [
+            (0, 1),
+            (127, 1),
+            (128, 2),
+            (16_383, 2),
+            (1 << 40, 6),
+            (u64::MAX, 10),
+        ] {
+            let mut w = Writer::default();
+            w.var(v);
+            assert_eq!(w.0.len(), len, "{v}");
+            let mut r = Reader::new(&w.0);
+            assert_eq!((r.var(), r.is_empty()), (Some(v), true), "{v}");
+        }
+        assert_eq!(Reader::new(&[0x80, 0x80]).var(), None, "cut short");
+        assert_eq!(Reader::new(&[0xff; 10]).var(), None, "past 64 bits");
     }
 }

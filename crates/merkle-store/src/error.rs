@@ -129,7 +129,7 @@ impl Error {
 
 /// A record key as messages show it: quoted when it is printable text (a path, a meta name),
 /// else in hex (a NodeID, a FrameID).
-fn key_text(key: &[u8]) -> String {
+pub(crate) fn key_text(key: &[u8]) -> String {
     match std::str::from_utf8(key) {
         Ok(text) if !text.is_empty() && !text.chars().any(char::is_control) => format!("{text:?}"),
         _ => crate::hash::to_hex(key),

@@ -50,62 +50,137 @@ impl Frame {
         std::str::from_utf8(&self.content).ok()
     }
 
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut w = Writer::default();
-        w.u64(self.seq)
-            .hash(&self.node_id)
-            .str(&self.frame_type)
-            .str(&self.agent_id)
-            .hash(&self.basis)
-            .bytes(&self.content)
-            .u64(self.metadata.created_at_ms)
-            .opt_str(self.metadata.provider.as_deref())
-            .opt_str(self.metadata.model.as_deref())
-            .u64(self.metadata.extra.len() as u64);
-        for (k, v) in &self.metadata.extra {
-            w.str(k).str(v);
+    /// The frame's record: its fields, with its content in place or, where `body` names it,
+    /// held apart in the bodies table (see `store/bodies.rs`). Lengths and integers take the
+    /// bytes they need.
+    pub(crate) fn encode(&self, body: Option<&Hash>) -> Vec<u8> {
+        let mut w = Writer::with_capacity(128 + body.map_or(self.content.len(), |_| 0));
+        let own_basis = self.basis == self.node_id;
+        let flags = (u8::from(body.is_some()) * APART) | (u8::from(own_basis) * OWN_BASIS);
+        w.u64(RECORD_V2).u8(flags).var(self.seq).hash(&self.node_id);
+        w.var_str(&self.frame_type).var_str(&self.agent_id);
+        if !own_basis {
+            w.hash(&self.basis);
+        }
+        match body {
+            Some(hash) => w.hash(hash),
+            None => w.var_bytes(&self.content),
+        };
+        let m = &self.metadata;
+        w.var(m.created_at_ms)
+            .var_opt_str(m.provider.as_deref())
+            .var_opt_str(m.model.as_deref())
+            .var(m.extra.len() as u64);
+        for (k, v) in &m.extra {
+            w.var_str(k).var_str(v);
         }
         w.0
     }
 
-    pub(crate) fn decode(frame_id: FrameId, bytes: &[u8]) -> Result<Frame> {
-        let bad = || Error::corrupt("frames", &frame_id.0, "truncated or malformed frame record");
+    /// Decodes a record: the frame, and the hash of its body where its content is held apart
+    /// (the frame's content is then empty, for the store to read).
+    pub(crate) fn decode(frame_id: FrameId, bytes: &[u8]) -> Result<(Frame, Option<Hash>)> {
         let mut r = Reader::new(bytes);
-        let seq = r.u64().ok_or_else(bad)?;
-        let node_id = r.hash().ok_or_else(bad)?;
-        let frame_type = r.str().ok_or_else(bad)?.to_owned();
-        let agent_id = r.str().ok_or_else(bad)?.to_owned();
-        let basis = r.hash().ok_or_else(bad)?;
-        let content = r.bytes().ok_or_else(bad)?.to_vec();
-        let created_at_ms = r.u64().ok_or_else(bad)?;
-        let provider = r.opt_str().ok_or_else(bad)?.map(str::to_owned);
-        let model = r.opt_str().ok_or_else(bad)?.map(str::to_owned);
-        let n = r.u64().ok_or_else(bad)?;
-        let mut extra = BTreeMap::new();
-        for _ in 0..n {
-            let k = r.str().ok_or_else(bad)?.to_owned();
-            let v = r.str().ok_or_else(bad)?.to_owned();
-            extra.insert(k, v);
-        }
-        if !r.is_empty() {
-            return Err(bad());
-        }
-        Ok(Frame {
-            frame_id,
-            node_id,
-            frame_type,
-            agent_id,
-            basis,
-            content,
-            metadata: FrameMetadata {
-                created_at_ms,
-                provider,
-                model,
-                extra,
-            },
-            seq,
+        let decoded = match r.u64() {
+            Some(RECORD_V2) => decode_v2(frame_id, &mut r),
+            // A record written before bodies: its sequence first, every field in place.
+            Some(seq) => decode_v1(frame_id, seq, &mut r),
+            None => None,
+        };
+        decoded.filter(|_| r.is_empty()).ok_or_else(|| {
+            Error::corrupt("frames", &frame_id.0, "truncated or malformed frame record")
         })
     }
+}
+
+/// A frame record's first eight bytes since contents may be held apart: a record written
+/// before starts with its sequence number, which never reaches this.
+const RECORD_V2: u64 = u64::MAX;
+/// A record's flags: its content is held apart (the record names its body), and its basis is
+/// its node (the record does not repeat it).
+const APART: u8 = 1;
+const OWN_BASIS: u8 = 2;
+
+fn decode_v2(frame_id: FrameId, r: &mut Reader<'_>) -> Option<(Frame, Option<Hash>)> {
+    let flags = r.u8().filter(|f| f & !(APART | OWN_BASIS) == 0)?;
+    let seq = r.var()?;
+    let node_id = r.hash()?;
+    let frame_type = r.var_str()?.to_owned();
+    let agent_id = r.var_str()?.to_owned();
+    let basis = if flags & OWN_BASIS != 0 {
+        node_id
+    } else {
+        r.hash()?
+    };
+    let (content, body) = if flags & APART != 0 {
+        (Vec::new(), Some(r.hash()?))
+    } else {
+        (r.var_bytes()?.to_vec(), None)
+    };
+    let created_at_ms = r.var()?;
+    let provider = r.var_opt_str()?.map(str::to_owned);
+    let model = r.var_opt_str()?.map(str::to_owned);
+    let mut extra = BTreeMap::new();
+    for _ in 0..r.var()? {
+        let k = r.var_str()?.to_owned();
+        extra.insert(k, r.var_str()?.to_owned());
+    }
+    let metadata = FrameMetadata {
+        created_at_ms,
+        provider,
+        model,
+        extra,
+    };
+    let frame = Frame {
+        frame_id,
+        node_id,
+        frame_type,
+        agent_id,
+        basis,
+        content,
+        metadata,
+        seq,
+    };
+    Some((frame, body))
+}
+
+fn decode_v1(frame_id: FrameId, seq: u64, r: &mut Reader<'_>) -> Option<(Frame, Option<Hash>)> {
+    let node_id = r.hash()?;
+    let frame_type = r.str()?.to_owned();
+    let agent_id = r.str()?.to_owned();
+    let basis = r.hash()?;
+    let content = r.bytes()?.to_vec();
+    let metadata = decode_metadata(r)?;
+    let frame = Frame {
+        frame_id,
+        node_id,
+        frame_type,
+        agent_id,
+        basis,
+        content,
+        metadata,
+        seq,
+    };
+    Some((frame, None))
+}
+
+fn decode_metadata(r: &mut Reader<'_>) -> Option<FrameMetadata> {
+    let created_at_ms = r.u64()?;
+    let provider = r.opt_str()?.map(str::to_owned);
+    let model = r.opt_str()?.map(str::to_owned);
+    let n = r.u64()?;
+    let mut extra = BTreeMap::new();
+    for _ in 0..n {
+        let k = r.str()?.to_owned();
+        let v = r.str()?.to_owned();
+        extra.insert(k, v);
+    }
+    Some(FrameMetadata {
+        created_at_ms,
+        provider,
+        model,
+        extra,
+    })
 }
 
 /// A frame to put: everything but the ids the store derives.
@@ -177,4 +252,79 @@ pub fn check_name(what: &'static str, value: &str) -> Result<()> {
         value: value.to_owned(),
         reason,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(basis: Hash, content: &[u8]) -> Frame {
+        let node_id = Hash([7; 32]);
+        let mut extra = BTreeMap::new();
+        extra.insert("k".to_owned(), "v".to_owned());
+        Frame {
+            frame_id: crate::hash::frame_id(&basis, content, "summary", "merkle"),
+            node_id,
+            frame_type: "summary".to_owned(),
+            agent_id: "merkle".to_owned(),
+            basis,
+            content: content.to_vec(),
+            metadata: FrameMetadata {
+                created_at_ms: 42,
+                provider: Some("sim".to_owned()),
+                model: None,
+                extra,
+            },
+            seq: 9,
+        }
+    }
+
+    #[test]
+    fn a_record_reads_back_with_its_content_in_place_or_named() {
+        for basis in [Hash([7; 32]), Hash([8; 32])] {
+            let f = frame(basis, b"pub fn main()");
+            let (back, body) = Frame::decode(f.frame_id, &f.encode(None)).expect("decode");
+            assert_eq!((back, body), (f.clone(), None));
+            let named = Hash([3; 32]);
+            let (back, body) = Frame::decode(f.frame_id, &f.encode(Some(&named))).expect("decode");
+            assert_eq!(body, Some(named));
+            assert_eq!(back.content, b"");
+            assert_eq!(
+                Frame {
+                    content: f.content.clone(),
+                    ..back
+                },
+                f
+            );
+        }
+        // A basis that is the node is not repeated.
+        let own = frame(Hash([7; 32]), b"x").encode(None);
+        assert_eq!(
+            own.len() + 32,
+            frame(Hash([8; 32]), b"x").encode(None).len()
+        );
+    }
+
+    #[test]
+    fn a_record_written_before_bodies_is_read_as_it_is() {
+        let f = frame(Hash([8; 32]), b"def f(): pass");
+        let mut w = Writer::default();
+        w.u64(f.seq)
+            .hash(&f.node_id)
+            .str(&f.frame_type)
+            .str(&f.agent_id);
+        w.hash(&f.basis)
+            .bytes(&f.content)
+            .u64(f.metadata.created_at_ms);
+        w.u8(1).str("sim").u8(0).u64(1).str("k").str("v");
+        assert_eq!(
+            Frame::decode(f.frame_id, &w.0).expect("decode"),
+            (f.clone(), None)
+        );
+        let mut bad = f.encode(None);
+        bad[8] = 0x80;
+        assert!(Frame::decode(f.frame_id, &bad).is_err(), "unknown flags");
+        bad.truncate(20);
+        assert!(Frame::decode(f.frame_id, &bad).is_err(), "a short record");
+    }
 }

@@ -110,3 +110,24 @@ pub(crate) fn basis_key(basis: &Hash, frame: &FrameId) -> Vec<u8> {
     k.extend_from_slice(&frame.0);
     k
 }
+
+/// A derived record's first eight bytes where its bytes are held apart: one written in place
+/// starts with their length, which never reaches this.
+const DERIVED_APART: u64 = u64::MAX;
+
+/// A derived record naming the body that holds its bytes.
+pub(crate) fn derived_apart(body: &Hash) -> Vec<u8> {
+    let mut w = crate::codec::Writer::with_capacity(40);
+    w.u64(DERIVED_APART).hash(body);
+    w.0
+}
+
+/// The body a derived record names, if it names one.
+pub(crate) fn derived_body(record: &[u8]) -> Option<Hash> {
+    let mut r = Reader::new(record);
+    if r.u64()? != DERIVED_APART {
+        return None;
+    }
+    let body = r.hash()?;
+    r.is_empty().then_some(body)
+}

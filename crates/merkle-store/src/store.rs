@@ -31,6 +31,7 @@ use crate::node::{self, NodeKind, NodeRecord, PathMap, PathSet, TreeEntry};
 use crate::scan::{self, HashConfig, Progress};
 pub use crate::validate::Problem;
 
+mod bodies;
 mod build;
 mod caches;
 mod derived;
@@ -44,6 +45,7 @@ mod space;
 mod status;
 mod tree;
 
+pub use bodies::BODY_MIN;
 pub use derived::TreeFile;
 pub use exchange::{Import, ImportOptions, ImportReport, Refusal, pushed_marker};
 pub use frames::FrameSummary;

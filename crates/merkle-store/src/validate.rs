@@ -161,6 +161,7 @@ pub(crate) fn run(engine: &dyn Engine) -> Result<Vec<Problem>> {
     check_basis(engine, &mut c, &mut frames)?;
     check_indexed(&mut c, &nodes, &frames);
     check_agents(engine, &mut c)?;
+    check_bodies(engine, &mut c)?;
     Ok(c.problems)
 }
 
@@ -411,6 +412,38 @@ fn check_agents(engine: &dyn Engine, c: &mut Checker) -> Result<()> {
             c.at(
                 None,
                 format!("agents: entry {} is malformed", hash::to_hex(&k)),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Every body is the content its key hashes, and every derived record that names a body finds
+/// it (the frames' bodies are checked with the frames).
+fn check_bodies(engine: &dyn Engine, c: &mut Checker) -> Result<()> {
+    each(engine, Table::Bodies, |k, v| {
+        if Hash::from_slice(k) != Some(hash::content_hash(v)) {
+            c.at(
+                None,
+                format!(
+                    "bodies: body {} is not the content its key hashes",
+                    hash::to_hex(k)
+                ),
+            );
+        }
+    })?;
+    let mut named = Vec::new();
+    each(engine, Table::Derived, |k, v| {
+        named.extend(crate::keys::derived_body(v).map(|b| (k.to_vec(), b)));
+    })?;
+    for (key, body) in named {
+        if engine.get(Table::Bodies, &body.0)?.is_none() {
+            c.at(
+                None,
+                format!(
+                    "derived: record {} names body {body}, which is missing",
+                    crate::error::key_text(&key)
+                ),
             );
         }
     }

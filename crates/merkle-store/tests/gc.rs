@@ -110,3 +110,145 @@ fn gc_beside_a_reader_collects_but_does_not_compact() {
     assert!(again.compacted, "{again:?}");
     assert_eq!(store.validate().expect("validate"), vec![]);
 }
+
+/// Long contents are kept once (issue #46, a compact store): the same outline on two copies of
+/// a file and the same derived bytes under two keys are one body each; a body goes with the
+/// last record that names it, at the next collection; a body that is missing is damage that
+/// `validate` names.
+#[test]
+fn a_long_content_is_one_body_however_many_records_hold_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    write(root, "one/lib.rs", "pub fn a() {}\n// one\n");
+    write(root, "two/lib.rs", "pub fn a() {}\n// two\n");
+    let mut store = Store::open(root, &OpenOptions::default()).expect("open");
+    store.scan(&ScanOptions::default()).expect("scan");
+    store.add_agent("a", Role::Writer).expect("agent");
+    let outline = "pub fn a()\n".repeat(30).into_bytes();
+    assert!(outline.len() >= merkle_store::store::BODY_MIN);
+    let mut frames = Vec::new();
+    for path in ["one/lib.rs", "two/lib.rs"] {
+        let node = store.node_at(path).expect("read").expect("a file").node_id;
+        frames.push(NewFrame::new(node, "outline", "a", outline.clone()));
+    }
+    frames.push(frames[0].clone());
+    let puts = store.put_frames(frames);
+    assert_eq!(
+        puts.iter()
+            .filter(|p| p.as_ref().expect("put").created)
+            .count(),
+        2
+    );
+    assert_eq!((count(&store, "frames"), count(&store, "bodies")), (2, 1));
+    let symbols = b"fn a: 1-1; ".repeat(20);
+    let keys = [1u8, 2].map(|b| Hash::from_slice(&[b; 32]).expect("a hash"));
+    let records: Vec<_> = keys.iter().map(|k| (*k, symbols.clone())).collect();
+    store.put_derived("facts", &records).expect("derived");
+    assert_eq!(count(&store, "bodies"), 2, "one more: the derived bytes");
+    for key in &keys {
+        assert_eq!(
+            store.derived("facts", key).expect("read"),
+            Some(symbols.clone())
+        );
+    }
+    let node = store
+        .node_at("two/lib.rs")
+        .expect("read")
+        .expect("a file")
+        .node_id;
+    let history = store.frames_of(&node, None).expect("frames");
+    assert_eq!(history[0].content, outline);
+    assert_eq!(store.validate().expect("validate"), vec![]);
+
+    // One derived record stays: its body stays; with none, it goes.
+    let keep = |_: &str, key: &Hash| *key == keys[0];
+    let done = store.collect_garbage(&keep, false).expect("gc");
+    assert_eq!((done.bodies_kept, done.bodies_removed), (2, 0), "{done:?}");
+    let dry = store.collect_garbage(&|_, _| false, true).expect("dry run");
+    assert_eq!((dry.bodies_kept, dry.bodies_removed), (1, 1), "{dry:?}");
+    assert_eq!(count(&store, "bodies"), 2, "a dry run removes nothing");
+    let done = store.collect_garbage(&|_, _| false, false).expect("gc");
+    assert_eq!((done.bodies_kept, done.bodies_removed), (1, 1), "{done:?}");
+    assert_eq!(store.validate().expect("validate"), vec![]);
+    assert_eq!(
+        store.frames_of(&node, None).expect("frames")[0].content,
+        outline
+    );
+    drop(store);
+
+    // The outline's body removed by hand: both frames name what is missing.
+    let db = redb::Database::create(root.join(".merkle/store.redb")).expect("open redb");
+    let txn = db.begin_write().expect("begin");
+    {
+        let def: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("bodies");
+        let mut t = txn.open_table(def).expect("bodies table");
+        let body = merkle_store::hash::content_hash(&outline);
+        t.remove(body.0.as_slice())
+            .expect("remove")
+            .expect("the body");
+    }
+    txn.commit().expect("commit");
+    drop(db);
+    let store = Store::open(root, &OpenOptions::default()).expect("open");
+    let problems = store.validate().expect("validate");
+    let missing = problems
+        .iter()
+        .filter(|p| p.message.contains("its body"))
+        .count();
+    assert_eq!(missing, 2, "{problems:#?}");
+    let err = store
+        .frames_of(&node, None)
+        .expect_err("a frame without its body");
+    assert!(err.to_string().contains("is missing"), "{err}");
+}
+
+/// Records written in hash order leave a B-tree's leaves about two thirds full, and a large
+/// value near the file's end kept compaction from moving anything (issue #46): after `gc`, the
+/// file holds little more than its records.
+#[test]
+fn gc_leaves_the_file_little_larger_than_its_records() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "a.txt", "a\n");
+    let mut store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
+    store.scan(&ScanOptions::default()).expect("scan");
+    let mut n = 0u32;
+    for round in 0..40u32 {
+        let records: Vec<(Hash, Vec<u8>)> = (0..1000u32)
+            .map(|i| {
+                n += 1;
+                let key = merkle_store::hash::content_hash(&n.to_le_bytes());
+                (key, format!("{round} {i} {key}").into_bytes())
+            })
+            .collect();
+        store.put_derived("cache", &records).expect("derived");
+        // A large value (a body of its own) written among them, as the kept tree is.
+        let large: Vec<u8> = (0..40_000u32)
+            .flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes())
+            .collect();
+        let key = Hash::from_slice(&[round as u8; 32]).expect("a hash");
+        store
+            .put_derived("large", &[(key, large)])
+            .expect("derived");
+    }
+    let file = || {
+        std::fs::metadata(dir.path().join(".merkle/store.redb"))
+            .expect("the file")
+            .len()
+    };
+    let before = file();
+    let done = store.collect_garbage(&|_, _| true, false).expect("gc");
+    assert!(done.compacted, "{done:?}");
+    let records: u64 = store
+        .space()
+        .expect("space")
+        .iter()
+        .filter(|s| !s.kind.contains(':'))
+        .map(|s| s.key_bytes + s.value_bytes)
+        .sum();
+    let after = file();
+    assert!(
+        after * 4 <= records * 5,
+        "{after} bytes of file for {records} bytes of records (before gc: {before})"
+    );
+    assert_eq!(store.validate().expect("validate"), vec![]);
+}

@@ -21,8 +21,8 @@ pub struct Garbage {
 }
 
 impl Garbage {
-    /// `{dry_run, nodes: {kept, removed}, derived: [{namespace, kept, removed, why}], packed,
-    /// compacted, bytes_before, bytes_after}`.
+    /// `{dry_run, nodes: {kept, removed}, derived: [{namespace, kept, removed, why}], bodies:
+    /// {kept, removed}, packed, compacted, bytes_before, bytes_after}`.
     pub fn json(&self) -> Value {
         let c = &self.collected;
         json!({
@@ -31,6 +31,7 @@ impl Garbage {
             "derived": c.derived.iter().map(|(n, kept, removed)| json!({
                 "namespace": n, "kept": kept, "removed": removed, "why": why_kept(n),
             })).collect::<Vec<_>>(),
+            "bodies": {"kept": c.bodies_kept, "removed": c.bodies_removed},
             "packed": c.packed,
             "compacted": c.compacted,
             "bytes_before": self.bytes_before,

@@ -75,11 +75,15 @@ pub enum Table {
     /// entries, see `store/snapshot.rs`): large values in a table of their own, so that a point
     /// read of another table's small values does not read them too.
     Kept,
+    /// Content hash (blake3) -> content: a frame's content or a derived record's bytes of at
+    /// least [`crate::store::BODY_MIN`] bytes, kept once however many records hold it (see
+    /// `store/bodies.rs`).
+    Bodies,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 12] = [
+    pub const ALL: [Table; 13] = [
         Table::Meta,
         Table::Nodes,
         Table::Tree,
@@ -92,6 +96,7 @@ impl Table {
         Table::Memo,
         Table::Derived,
         Table::Kept,
+        Table::Bodies,
     ];
 
     /// The table's name on disk.
@@ -109,6 +114,7 @@ impl Table {
             Table::Memo => "memo",
             Table::Derived => "derived",
             Table::Kept => "kept",
+            Table::Bodies => "bodies",
         }
     }
 }

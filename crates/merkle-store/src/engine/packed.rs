@@ -1,8 +1,8 @@
 //! Large values packed (issue #46: a compact store): every engine is opened behind [`Packed`],
 //! which stores the values of the tables holding text ([`Table::packed`]: frames, derived
-//! facts, kept caches) as lz4 blocks where that saves space, and hands every reader the bytes
-//! as they were written. Nothing above the engine sees packing: validation, exchange and the
-//! views read the values they wrote.
+//! facts, kept caches, bodies) as lz4 blocks where that saves space, and hands every reader the
+//! bytes as they were written. Nothing above the engine sees packing: validation, exchange and
+//! the views read the values they wrote.
 //!
 //! A packed value is a tag byte and its payload: [`RAW`] and the bytes, or [`LZ4`] and an lz4
 //! block with its length before it. A store says in its meta table ([`MARK`]) that its values
@@ -23,9 +23,13 @@ const PACK_MIN: usize = 96;
 
 impl Table {
     /// Whether the table's values are packed: those holding text (a frame's content, a parse's
-    /// symbols, the kept tree), where lz4 halves them; hashes and counters would not shrink.
+    /// symbols, the kept tree, a body), where lz4 halves them; hashes and counters would not
+    /// shrink.
     pub(crate) fn packed(self) -> bool {
-        matches!(self, Table::Frames | Table::Derived | Table::Kept)
+        matches!(
+            self,
+            Table::Frames | Table::Derived | Table::Kept | Table::Bodies
+        )
     }
 }
 

@@ -275,15 +275,43 @@ impl Engine for RedbEngine {
         let Handle::Write(db) = &mut self.db else {
             return Ok(false);
         };
-        guard(&at.file, || match db.compact() {
-            Ok(done) => Ok(done),
-            // Another process reads the store (a server, a watch): nothing moved, try later.
-            Err(redb::CompactionError::TransactionInProgress) => Ok(false),
-            Err(e) => Err(Error::Engine {
-                store: at.store.clone(),
-                message: format!("compacting: {e}"),
-            }),
-        })
+        let compact = |db: &mut redb::Database| {
+            guard(&at.file, || match db.compact() {
+                Ok(done) => Ok(done),
+                // Another process reads the store (a server, a watch): nothing moved, try later.
+                Err(redb::CompactionError::TransactionInProgress) => Ok(false),
+                Err(e) => Err(Error::Engine {
+                    store: at.store.clone(),
+                    message: format!("compacting: {e}"),
+                }),
+            })
+        };
+        let mut repacked = false;
+        for table in Table::ALL {
+            repacked |= guard(&at.file, || repack(db, &at, table))?;
+        }
+        // The pages the repacks freed become free for new values only once compaction has
+        // drained them: the large values are written again after it (see [`relocate_large`]).
+        let first = compact(db)?;
+        if !first && !repacked {
+            return Ok(false);
+        }
+        // Each round writes the large values again and compacts; it may take two before they
+        // land low (the first often lands them past the end, which compaction then moves down
+        // only as far as the others let it). Stops after a round, past the first, that leaves
+        // the file no shorter.
+        let len = || std::fs::metadata(&at.file).map_or(0, |m| m.len());
+        let mut before = len();
+        for round in 0..RELOCATE_ROUNDS {
+            guard(&at.file, || relocate_large(db, &at))?;
+            compact(db)?;
+            let after = len();
+            if after >= before && round > 0 {
+                break;
+            }
+            before = after;
+        }
+        Ok(true)
     }
 
     fn count(&self, table: Table) -> Result<u64> {
@@ -292,6 +320,95 @@ impl Engine for RedbEngine {
             Self::table(&tables, table).map_or(Ok(0), |t| t.len().map_err(|e| at.engine(e)))
         })
     }
+}
+
+/// A table is rewritten by [`repack`] when more than a quarter of its pages' bytes are free,
+/// and it has at least this many pages.
+const REPACK_MIN_PAGES: u64 = 64;
+
+/// Rewrites `table` in key order when much of its pages is free; whether it did. A table
+/// written in random key order (nodes and frames by hash) keeps its leaves about two thirds
+/// full, as splits leave them: a third of a large store's file is that free space. Loaded in
+/// key order through a cursor at its end, redb packs each leaf full. One transaction: the new
+/// table is renamed over the old one, or nothing happened.
+fn repack(db: &redb::Database, at: &Errors, table: Table) -> Result<bool> {
+    let free_enough = {
+        let txn = db.begin_read().map_err(|e| at.engine(e))?;
+        match txn.open_table(def(table)) {
+            Ok(t) => {
+                let s = t.stats().map_err(|e| at.engine(e))?;
+                let pages = s.leaf_pages() + s.branch_pages();
+                let bytes = s.stored_bytes() + s.metadata_bytes() + s.fragmented_bytes();
+                pages >= REPACK_MIN_PAGES && s.fragmented_bytes() * 4 > bytes
+            }
+            Err(redb::TableError::TableDoesNotExist(_)) => false,
+            Err(e) => return Err(at.engine(e)),
+        }
+    };
+    if !free_enough {
+        return Ok(false);
+    }
+    let name = format!("{}.repack", table.name());
+    let new_def: TableDefinition<'_, &'static [u8], &'static [u8]> = TableDefinition::new(&name);
+    let txn = db.begin_write().map_err(|e| at.engine(e))?;
+    {
+        use redb::ReadableTable;
+        // A table of that name is only ever left by a transaction that did not commit.
+        txn.delete_table(new_def).map_err(|e| at.engine(e))?;
+        let old = txn.open_table(def(table)).map_err(|e| at.engine(e))?;
+        let mut new = txn.open_table(new_def).map_err(|e| at.engine(e))?;
+        let mut end = new
+            .upper_bound_mut(std::ops::Bound::<&[u8]>::Unbounded)
+            .map_err(|e| at.engine(e))?;
+        for entry in old.iter().map_err(|e| at.engine(e))? {
+            let (k, v) = entry.map_err(|e| at.engine(e))?;
+            end.insert_before(k.value(), v.value())
+                .map_err(|e| at.engine(redb::Error::from(e)))?;
+        }
+        end.close().map_err(|e| at.engine(e))?;
+    }
+    txn.delete_table(def(table)).map_err(|e| at.engine(e))?;
+    txn.rename_table(new_def, def(table))
+        .map_err(|e| at.engine(e))?;
+    txn.commit().map_err(|e| at.engine(e))?;
+    Ok(true)
+}
+
+/// At most this many rounds of [`relocate_large`] and compaction.
+const RELOCATE_ROUNDS: usize = 4;
+
+/// Values at least this long sit on pages of their own, allocated in one piece.
+const LARGE_VALUE: usize = 16 << 10;
+
+/// Writes the large values of the tables that hold them (the kept tree's parts, long bodies, a
+/// derived record of an older format) again, in one transaction, so that each is allocated
+/// anew among the pages the repacks freed. Compaction moves the file's last pages down one at
+/// a time and stops at the first it cannot place lower: a large value near the end, needing a
+/// free run of its whole length, stopped it there, and the file did not shrink at all.
+fn relocate_large(db: &redb::Database, at: &Errors) -> Result<()> {
+    use redb::ReadableTable;
+    let txn = db.begin_write().map_err(|e| at.engine(e))?;
+    for table in [Table::Kept, Table::Bodies, Table::Derived] {
+        let mut t = match txn.open_table(def(table)) {
+            Ok(t) => t,
+            Err(e) => return Err(at.engine(e)),
+        };
+        let mut large = Vec::new();
+        for entry in t.iter().map_err(|e| at.engine(e))? {
+            let (k, v) = entry.map_err(|e| at.engine(e))?;
+            if v.value().len() >= LARGE_VALUE {
+                large.push(k.value().to_vec());
+            }
+        }
+        for key in large {
+            let value = t.remove(key.as_slice()).map_err(|e| at.engine(e))?;
+            if let Some(value) = value.map(|v| v.value().to_vec()) {
+                t.insert(key.as_slice(), value.as_slice())
+                    .map_err(|e| at.engine(e))?;
+            }
+        }
+    }
+    txn.commit().map_err(|e| at.engine(e))
 }
 
 /// Whether every key of `table` is below `first` (an empty table's are).

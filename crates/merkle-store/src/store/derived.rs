@@ -47,17 +47,18 @@ impl Store {
     /// The bytes recorded under (`namespace`, `key`) by [`Store::put_derived`], if any.
     pub fn derived(&self, namespace: &str, key: &Hash) -> Result<Option<Vec<u8>>> {
         let k = derived_key(namespace, key)?;
-        self.engine
-            .get(Table::Derived, &k)?
-            .map(|mut v| {
-                let n = codec::decode("derived", &k, &v, "a derived record", |r| {
-                    r.bytes().map(<[u8]>::len)
-                })?;
-                // The bytes kept in place: a record may be megabytes (a kept graph).
-                v.drain(..v.len() - n);
-                Ok(v)
-            })
-            .transpose()
+        let Some(mut v) = self.engine.get(Table::Derived, &k)? else {
+            return Ok(None);
+        };
+        if let Some(body) = crate::keys::derived_body(&v) {
+            return self.body(&body, "derived", &k).map(Some);
+        }
+        let n = codec::decode("derived", &k, &v, "a derived record", |r| {
+            r.bytes().map(<[u8]>::len)
+        })?;
+        // The bytes kept in place: a record may be megabytes (a kept graph).
+        v.drain(..v.len() - n);
+        Ok(Some(v))
     }
 
     /// Records every (key, bytes) under `namespace` in one commit; a later record of a key
@@ -68,10 +69,17 @@ impl Store {
         }
         let _guard = self.lock();
         let mut batch = Batch::default();
+        let mut staged = super::bodies::Staged::default();
         for (key, bytes) in records {
-            let mut w = Writer::default();
-            w.bytes(bytes);
-            batch.put(Table::Derived, derived_key(namespace, key)?, w.0);
+            let record = if bytes.len() >= super::bodies::BODY_MIN {
+                let body = self.stage_body(bytes, &mut staged, &mut batch)?;
+                crate::keys::derived_apart(&body)
+            } else {
+                let mut w = Writer::default();
+                w.bytes(bytes);
+                w.0
+            };
+            batch.put(Table::Derived, derived_key(namespace, key)?, record);
         }
         self.engine.commit(batch)
     }

@@ -80,6 +80,8 @@ pub struct ImportReport {
 #[derive(Default)]
 struct Staged {
     batch: Batch,
+    /// The bodies `batch` writes.
+    bodies: super::bodies::Staged,
     report: ImportReport,
     out: Vec<Refusal>,
 }
@@ -195,6 +197,7 @@ impl Store {
             mut batch,
             mut report,
             out,
+            ..
         } = st;
         report.refused = out;
         report.seq_after = report.seq_before;
@@ -328,8 +331,7 @@ impl Store {
             );
             st.batch
                 .put(Table::Basis, basis_key(&f.basis, &f.frame_id), Vec::new());
-            st.batch
-                .put(Table::Frames, f.frame_id.0.to_vec(), f.encode());
+            self.stage_frame_record(&f, &mut st.bodies, &mut st.batch)?;
             new_frames.insert(f.frame_id, f.node_id);
             st.report.frames += 1;
         }

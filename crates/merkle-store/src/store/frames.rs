@@ -133,9 +133,10 @@ impl Store {
         };
         // Frames written earlier in this group, by id, with their node.
         let mut written: HashMap<FrameId, NodeId> = HashMap::new();
+        let mut bodies = super::bodies::Staged::default();
         let mut created = Vec::new();
         for (ticket, new) in queue {
-            let r = self.stage_frame(new, &mut seq, &mut written, &mut batch);
+            let r = self.stage_frame(new, &mut seq, (&mut written, &mut bodies), &mut batch);
             if matches!(r, Ok(PutOutcome { created: true, .. })) {
                 created.push(results.len());
             }
@@ -160,7 +161,7 @@ impl Store {
         &self,
         new: NewFrame,
         seq: &mut u64,
-        written: &mut HashMap<FrameId, NodeId>,
+        (written, bodies): (&mut HashMap<FrameId, NodeId>, &mut super::bodies::Staged),
         batch: &mut Batch,
     ) -> Result<PutOutcome> {
         self.authorize(&new.agent_id, "put frames", Role::can_write)?;
@@ -189,7 +190,7 @@ impl Store {
                 .get(Table::Frames, &frame_id.0)?
                 .map(|v| Frame::decode(frame_id, &v))
                 .transpose()?
-                .map(|f| f.node_id),
+                .map(|(f, _)| f.node_id),
         };
         if let Some(node) = existing {
             if node != new.node_id {
@@ -215,7 +216,7 @@ impl Store {
             metadata: new.metadata,
             seq: *seq,
         };
-        batch.put(Table::Frames, frame_id.0.to_vec(), frame.encode());
+        self.stage_frame_record(&frame, bodies, batch)?;
         batch.put(
             Table::NodeFrames,
             history_key(&frame.node_id, &frame.frame_type, frame.seq),
@@ -243,7 +244,7 @@ impl Store {
     pub fn frame(&self, id: &FrameId) -> Result<Option<Frame>> {
         self.engine
             .get(Table::Frames, &id.0)?
-            .map(|v| Frame::decode(*id, &v))
+            .map(|v| self.frame_from(*id, &v))
             .transpose()
     }
 

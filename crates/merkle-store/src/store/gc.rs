@@ -1,9 +1,11 @@
 //! Collecting what nothing needs (issue #46, `merkle gc`): node records that neither the
 //! current tree, nor a frame's history, nor a directory kept for one holds (the versions of
 //! files a rescan replaced), and derived records the caller no longer reads (a cache of an
-//! older format, or of content no file has now); then the values of a store written before
-//! packing packed, and the engine's file compacted. Frames, their history, heads, memos and
-//! the basis index are never collected: they are what the store is for.
+//! older format, or of content no file has now), and the bodies no record names now; then the
+//! values of a store written before packing packed, and the engine's file compacted (redb:
+//! its fragmented tables rewritten in key order first, see `engine/redb.rs`). Frames, their
+//! history, heads, memos and the basis index are never collected: they are what the store is
+//! for.
 use std::collections::HashSet;
 
 use super::*;
@@ -11,7 +13,7 @@ use crate::node::NodeRecord;
 
 /// Removals are committed this many at a time, so that collecting a large store's garbage
 /// holds a bounded batch.
-const REMOVE_BATCH: usize = 65_536;
+pub(super) const REMOVE_BATCH: usize = 65_536;
 
 /// What a collection kept and removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -22,6 +24,9 @@ pub struct Collected {
     pub nodes_removed: u64,
     /// Per derived namespace: records kept and removed.
     pub derived: Vec<(String, u64, u64)>,
+    /// Bodies kept (some frame or derived record names them) and removed.
+    pub bodies_kept: u64,
+    pub bodies_removed: u64,
     /// Values of a store written before packing that were packed.
     pub packed: u64,
     /// Whether the engine gave freed space back to the file system.
@@ -71,15 +76,24 @@ impl Store {
             .into_iter()
             .map(|(n, (kept, removed))| (n, kept, removed))
             .collect();
+        if !dry_run {
+            for chunk in gone.chunks(REMOVE_BATCH) {
+                let mut batch = Batch::with_capacity(chunk.len());
+                for (table, key) in chunk {
+                    batch.delete(*table, key.clone());
+                }
+                self.engine.commit(batch)?;
+            }
+        }
+        // A dry run counts the bodies that the derived records it would remove name as gone.
+        let derived_gone: HashSet<&[u8]> = gone
+            .iter()
+            .filter(|(t, _)| dry_run && *t == Table::Derived)
+            .map(|(_, k)| k.as_slice())
+            .collect();
+        (out.bodies_kept, out.bodies_removed) = self.collect_bodies(dry_run, &derived_gone)?;
         if dry_run {
             return Ok(out);
-        }
-        for chunk in gone.chunks(REMOVE_BATCH) {
-            let mut batch = Batch::with_capacity(chunk.len());
-            for (table, key) in chunk {
-                batch.delete(*table, key.clone());
-            }
-            self.engine.commit(batch)?;
         }
         out.packed = self.engine.pack_all()?;
         out.compacted = self.engine.compact()?;

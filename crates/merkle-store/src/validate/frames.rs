@@ -72,8 +72,20 @@ pub(super) fn read_frames(
     };
     each_by_id(engine, Table::Frames, c, |c, id, v| {
         match Frame::decode(id, v) {
-            Ok(f) => {
-                check_frame(c, nodes, &f, seq_max);
+            Ok((mut f, body)) => {
+                match body.map(|b| (b, engine.get(Table::Bodies, &b.0))) {
+                    None => check_frame(c, nodes, &f, seq_max),
+                    Some((_, Ok(Some(content)))) => {
+                        f.content = content;
+                        check_frame(c, nodes, &f, seq_max);
+                    }
+                    Some((b, Ok(None))) => c.at_node(
+                        nodes,
+                        &f.node_id,
+                        format!("frame {id}: its body {b} is missing"),
+                    ),
+                    Some((_, Err(e))) => c.at(None, format!("frame {id}: {e}")),
+                }
                 frames.push(Slim {
                     id,
                     node: f.node_id,
