@@ -292,7 +292,7 @@ fn read_facts(store: &Store, files: &[&FileEntry], part: Part, keep: bool) -> Re
         }
     }
     if keep && !records.is_empty() {
-        store.put_derived(NAMESPACE, &records)?;
+        store.put_derived_shared(NAMESPACE, &records)?;
     }
     Ok(Read {
         facts,
@@ -332,7 +332,7 @@ impl FactsSink {
             Ok(mut records) => std::mem::take(&mut *records),
             Err(_) => return Ok(0),
         };
-        store.put_derived(NAMESPACE, &records)?;
+        store.put_derived_shared(NAMESPACE, &records)?;
         Ok(records.len())
     }
 }

@@ -24,7 +24,8 @@
 //!   (the tree's kept records), and the walk in `scan/` (`fsdir.rs`, `ignores.rs`, `verify.rs`);
 //! - frames: `store/frames.rs` (frames, heads and memos) and `store/exchange.rs` (import and
 //!   export, for the `remote` crate);
-//! - caches: `store/derived.rs` (derived data) and `store/caches.rs` (checkpoints and notes).
+//! - caches: `store/derived.rs` (derived data) and `store/caches.rs` (checkpoints and notes);
+//! - `store/bodies.rs`: long frame contents and shared derived records, kept once by hash.
 //!
 //! `keys.rs` holds the record layouts the rooms write, `codec.rs` their bounds-checked binary
 //! encoding, and `validate.rs` checks them. [`diff`] reads any recorded root as a path map and
@@ -38,6 +39,8 @@
 //! - **Frames are append-only**: no API mutates or deletes one, an identical put is a no-op, and
 //!   heads, history and the basis index move in the append's transaction. Every write names a
 //!   registered agent whose role allows it (reader < writer < synthesis).
+//! - **A body is removed only by `gc`**, once no frame or derived record names it; it is
+//!   written in the commit of the first record that does.
 //! - **Durable before acknowledged.** Every commit returns only after the engine synced.
 //!   Concurrent `put_frame` callers are group-committed: one transaction for whatever queued up
 //!   while the previous one committed.

@@ -432,21 +432,23 @@ fn check_bodies(engine: &dyn Engine, c: &mut Checker) -> Result<()> {
             );
         }
     })?;
-    let mut named = Vec::new();
     each(engine, Table::Derived, |k, v| {
-        named.extend(crate::keys::derived_body(v).map(|b| (k.to_vec(), b)));
+        let Some(body) = crate::keys::derived_body(v) else {
+            return;
+        };
+        let problem = match engine.contains(Table::Bodies, &body.0) {
+            Ok(true) => return,
+            Ok(false) => "which is missing".to_owned(),
+            Err(e) => e.to_string(),
+        };
+        c.at(
+            None,
+            format!(
+                "derived: record {} names body {body}, {problem}",
+                crate::error::key_text(k)
+            ),
+        );
     })?;
-    for (key, body) in named {
-        if engine.get(Table::Bodies, &body.0)?.is_none() {
-            c.at(
-                None,
-                format!(
-                    "derived: record {} names body {body}, which is missing",
-                    crate::error::key_text(&key)
-                ),
-            );
-        }
-    }
     Ok(())
 }
 

@@ -474,3 +474,66 @@ fn validate_names_each_missing_stray_or_dangling_index_entry() {
     expected.sort();
     assert_eq!(problems, expected);
 }
+
+/// A record as a store written before bodies held it (its sequence first, fixed-width
+/// lengths, its basis and content in place), behind the packing tag of raw bytes.
+fn record_before_bodies(f: &merkle_store::Frame, node: &merkle_store::NodeId) -> Vec<u8> {
+    let mut out = vec![0u8];
+    let str8 = |out: &mut Vec<u8>, s: &[u8]| {
+        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        out.extend_from_slice(s);
+    };
+    out.extend_from_slice(&f.seq.to_le_bytes());
+    out.extend_from_slice(&node.0);
+    str8(&mut out, f.frame_type.as_bytes());
+    str8(&mut out, f.agent_id.as_bytes());
+    out.extend_from_slice(&f.basis.0);
+    str8(&mut out, &f.content);
+    out.extend_from_slice(&f.metadata.created_at_ms.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out
+}
+
+/// A frame record written before bodies is read as it is; moved onto another node, it keeps
+/// its basis, which `validate` finds is the node it was made for.
+#[test]
+fn validate_reads_a_record_written_before_bodies_and_finds_it_moved() {
+    let dir = workspace();
+    let (readme, lib, frame) = readme_lib_and_head(dir.path());
+    let write = |node: &merkle_store::NodeId| {
+        let db = redb::Database::create(dir.path().join(".merkle/store.redb")).expect("redb");
+        let txn = db.begin_write().expect("begin");
+        {
+            let def: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("frames");
+            let mut t = txn.open_table(def).expect("frames table");
+            let record = record_before_bodies(&frame, node);
+            t.insert(frame.frame_id.0.as_slice(), record.as_slice())
+                .expect("insert");
+        }
+        txn.commit().expect("commit");
+    };
+    write(&readme.node_id);
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    assert_eq!(
+        store.frame(&frame.frame_id).expect("read"),
+        Some(frame.clone())
+    );
+    assert_eq!(store.validate().expect("validate"), vec![]);
+    drop(store);
+
+    write(&lib.node_id);
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let problems = store.validate().expect("validate");
+    let expected = format!(
+        "frame {}: its basis is node {} (\"README.md\"), another node: a frame made for one \
+         node, moved onto another",
+        frame.frame_id, readme.node_id
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message == expected && p.path.as_deref() == Some("src/lib.rs")),
+        "{problems:#?}"
+    );
+}

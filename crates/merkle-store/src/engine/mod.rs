@@ -68,8 +68,9 @@ pub enum Table {
     /// Memo key -> FrameID: a frame whose content was derived from the inputs the key hashes,
     /// so that a derivation with the same inputs reuses it (a cache: see `Store::memo`).
     Memo,
-    /// Namespace ++ 0 ++ key hash -> bytes: data derived from content by a caller (a parse's
-    /// symbols and imports), whose meaning the store does not know (see `Store::derived`).
+    /// Namespace ++ 0 ++ key hash -> bytes, or the body holding them: data derived from
+    /// content by a caller (a parse's symbols and imports), whose meaning the store does not
+    /// know (see `Store::derived`).
     Derived,
     /// Name -> a cache read in large pieces (the tree table's two halves, in parts of 65,536
     /// entries, see `store/snapshot.rs`): large values in a table of their own, so that a point
@@ -166,6 +167,12 @@ pub trait Engine: Send + Sync {
         key: &[u8],
         visit: &mut dyn FnMut(Option<&[u8]>),
     ) -> Result<()>;
+    /// Whether `table` holds `key`, without reading its value out (or unpacking it).
+    fn contains(&self, table: Table, key: &[u8]) -> Result<bool> {
+        let mut found = false;
+        self.visit_value(table, key, &mut |v| found = v.is_some())?;
+        Ok(found)
+    }
     /// Reads one value, copied out.
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut value = None;

@@ -120,6 +120,10 @@ impl Engine for Packed {
         bad.map_or(Ok(()), |why| Err(Error::corrupt(table.name(), key, why)))
     }
 
+    fn contains(&self, table: Table, key: &[u8]) -> Result<bool> {
+        self.inner.contains(table, key)
+    }
+
     fn scan(
         &self,
         table: Table,

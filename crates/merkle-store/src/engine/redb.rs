@@ -275,43 +275,55 @@ impl Engine for RedbEngine {
         let Handle::Write(db) = &mut self.db else {
             return Ok(false);
         };
+        // `None` where another process reads the store (a server, a watch): nothing moves, and
+        // nothing is rewritten, since the pages a rewrite frees could not be given back.
         let compact = |db: &mut redb::Database| {
             guard(&at.file, || match db.compact() {
-                Ok(done) => Ok(done),
-                // Another process reads the store (a server, a watch): nothing moved, try later.
-                Err(redb::CompactionError::TransactionInProgress) => Ok(false),
+                Ok(done) => Ok(Some(done)),
+                Err(redb::CompactionError::TransactionInProgress) => Ok(None),
                 Err(e) => Err(Error::Engine {
                     store: at.store.clone(),
                     message: format!("compacting: {e}"),
                 }),
             })
         };
+        let start = std::fs::metadata(&at.file).map_or(0, |m| m.len());
+        let Some(first) = compact(db)? else {
+            return Ok(false);
+        };
         let mut repacked = false;
         for table in Table::ALL {
-            repacked |= guard(&at.file, || repack(db, &at, table))?;
+            repacked |= guard(&at.file, || repack(db, &at, table))
+                .map_err(|e| doing(e, &format!("repacking table {}", table.name())))?;
         }
         // The pages the repacks freed become free for new values only once compaction has
         // drained them: the large values are written again after it (see [`relocate_large`]).
-        let first = compact(db)?;
-        if !first && !repacked {
-            return Ok(false);
+        if repacked && compact(db)?.is_none() {
+            return Ok(first);
         }
-        // Each round writes the large values again and compacts; it may take two before they
-        // land low (the first often lands them past the end, which compaction then moves down
-        // only as far as the others let it). Stops after a round, past the first, that leaves
-        // the file no shorter.
+        // Each round writes the large values again and compacts, while the file is well over
+        // what is allocated in it; it may take two before they land low (the first often lands
+        // them past the end, which compaction then moves down only as far as the others let
+        // it). Stops after a round, past the first, that leaves the file no shorter.
         let len = || std::fs::metadata(&at.file).map_or(0, |m| m.len());
         let mut before = len();
         for round in 0..RELOCATE_ROUNDS {
-            guard(&at.file, || relocate_large(db, &at))?;
-            compact(db)?;
+            let allocated = guard(&at.file, || allocated_bytes(db, &at))?;
+            if before <= allocated + allocated / 8 {
+                break;
+            }
+            guard(&at.file, || relocate_large(db, &at))
+                .map_err(|e| doing(e, "writing large values again"))?;
+            if compact(db)?.is_none() {
+                break;
+            }
             let after = len();
             if after >= before && round > 0 {
                 break;
             }
             before = after;
         }
-        Ok(true)
+        Ok(first || repacked || len() < start)
     }
 
     fn count(&self, table: Table) -> Result<u64> {
@@ -322,7 +334,7 @@ impl Engine for RedbEngine {
     }
 }
 
-/// A table is rewritten by [`repack`] when more than a quarter of its pages' bytes are free,
+/// A table is rewritten by [`repack`] when more than a fifth of its pages' bytes are free,
 /// and it has at least this many pages.
 const REPACK_MIN_PAGES: u64 = 64;
 
@@ -330,7 +342,8 @@ const REPACK_MIN_PAGES: u64 = 64;
 /// written in random key order (nodes and frames by hash) keeps its leaves about two thirds
 /// full, as splits leave them: a third of a large store's file is that free space. Loaded in
 /// key order through a cursor at its end, redb packs each leaf full. One transaction: the new
-/// table is renamed over the old one, or nothing happened.
+/// table is renamed over the old one, or nothing happened. The file holds both copies until
+/// compaction, so a repack needs free disk for the table's size once more.
 fn repack(db: &redb::Database, at: &Errors, table: Table) -> Result<bool> {
     let free_enough = {
         let txn = db.begin_read().map_err(|e| at.engine(e))?;
@@ -339,7 +352,7 @@ fn repack(db: &redb::Database, at: &Errors, table: Table) -> Result<bool> {
                 let s = t.stats().map_err(|e| at.engine(e))?;
                 let pages = s.leaf_pages() + s.branch_pages();
                 let bytes = s.stored_bytes() + s.metadata_bytes() + s.fragmented_bytes();
-                pages >= REPACK_MIN_PAGES && s.fragmented_bytes() * 4 > bytes
+                pages >= REPACK_MIN_PAGES && s.fragmented_bytes() * 5 > bytes
             }
             Err(redb::TableError::TableDoesNotExist(_)) => false,
             Err(e) => return Err(at.engine(e)),
@@ -366,12 +379,44 @@ fn repack(db: &redb::Database, at: &Errors, table: Table) -> Result<bool> {
                 .map_err(|e| at.engine(redb::Error::from(e)))?;
         }
         end.close().map_err(|e| at.engine(e))?;
+        let (had, has) = (old.len(), new.len());
+        if had.as_ref().ok() != has.as_ref().ok() {
+            // Dropped uncommitted: the old table stays as it was.
+            return Err(Error::Engine {
+                store: at.store.clone(),
+                message: format!("the copy holds {has:?} entries of the table's {had:?}"),
+            });
+        }
     }
     txn.delete_table(def(table)).map_err(|e| at.engine(e))?;
     txn.rename_table(new_def, def(table))
         .map_err(|e| at.engine(e))?;
     txn.commit().map_err(|e| at.engine(e))?;
     Ok(true)
+}
+
+/// The bytes of the pages allocated in the file (what compaction could shrink it to).
+fn allocated_bytes(db: &redb::Database, at: &Errors) -> Result<u64> {
+    let txn = db.begin_write().map_err(|e| at.engine(e))?;
+    let stats = txn.stats().map_err(|e| at.engine(e))?;
+    let bytes = stats.allocated_pages() * stats.page_size() as u64;
+    txn.abort().map_err(|e| at.engine(e))?;
+    Ok(bytes)
+}
+
+/// `e`, saying what was being done when it came.
+fn doing(e: Error, what: &str) -> Error {
+    match e {
+        Error::Engine { store, message } => Error::Engine {
+            store,
+            message: format!("{what}: {message}"),
+        },
+        Error::Damaged { file, message } => Error::Damaged {
+            file,
+            message: format!("{what}: {message}"),
+        },
+        e => e,
+    }
 }
 
 /// At most this many rounds of [`relocate_large`] and compaction.

@@ -28,17 +28,15 @@ impl Store {
         batch: &mut Batch,
     ) -> Result<Hash> {
         let hash = hash::content_hash(content);
-        if staged.0.insert(hash) && !self.has_body(&hash)? {
-            batch.put(Table::Bodies, hash.0.to_vec(), content.to_vec());
+        // Marked staged only once it is: a failed read must not let a later record of the
+        // same content skip writing it.
+        if !staged.0.contains(&hash) {
+            if !self.engine.contains(Table::Bodies, &hash.0)? {
+                batch.put(Table::Bodies, hash.0.to_vec(), content.to_vec());
+            }
+            staged.0.insert(hash);
         }
         Ok(hash)
-    }
-
-    fn has_body(&self, hash: &Hash) -> Result<bool> {
-        let mut found = false;
-        self.engine
-            .visit_value(Table::Bodies, &hash.0, &mut |v| found = v.is_some())?;
-        Ok(found)
     }
 
     /// Stages a frame's record, its content held apart where it is long.
@@ -68,6 +66,15 @@ impl Store {
             .ok_or_else(|| Error::corrupt(table, key, format!("its body {hash} is missing")))
     }
 
+    /// A frame's fields without its content (left empty, its body not read), for what needs
+    /// only its node, type or rank.
+    pub(super) fn frame_fields(&self, id: &FrameId) -> Result<Option<Frame>> {
+        self.engine
+            .get(Table::Frames, &id.0)?
+            .map(|v| Frame::decode(*id, &v).map(|(f, _)| f))
+            .transpose()
+    }
+
     /// A frame from its record, its content read from its body where it is held apart.
     pub(super) fn frame_from(&self, id: FrameId, record: &[u8]) -> Result<Frame> {
         let (mut frame, body) = Frame::decode(id, record)?;
@@ -85,6 +92,10 @@ impl Store {
         dry_run: bool,
         gone_derived: &HashSet<&[u8]>,
     ) -> Result<(u64, u64)> {
+        // A store written before bodies has none, and needs no reading of its records.
+        if self.engine.count(Table::Bodies)? == 0 {
+            return Ok((0, 0));
+        }
         let mut named: HashSet<Hash> = HashSet::new();
         let mut bad = None;
         self.engine.scan(Table::Frames, b"", &mut |k, v| {

@@ -64,6 +64,23 @@ impl Store {
     /// Records every (key, bytes) under `namespace` in one commit; a later record of a key
     /// replaces it.
     pub fn put_derived(&self, namespace: &str, records: &[(Hash, Vec<u8>)]) -> Result<()> {
+        self.put_derived_in(namespace, records, false)
+    }
+
+    /// [`Store::put_derived`] for a namespace keyed by content, whose same bytes recur under
+    /// many keys (the symbols of a file's copies): long records are kept once, as bodies.
+    /// Not for a record rewritten under one key (a kept graph): each rewrite would leave a body
+    /// that only `merkle gc` removes.
+    pub fn put_derived_shared(&self, namespace: &str, records: &[(Hash, Vec<u8>)]) -> Result<()> {
+        self.put_derived_in(namespace, records, true)
+    }
+
+    fn put_derived_in(
+        &self,
+        namespace: &str,
+        records: &[(Hash, Vec<u8>)],
+        shared: bool,
+    ) -> Result<()> {
         if records.is_empty() {
             return Ok(());
         }
@@ -71,7 +88,7 @@ impl Store {
         let mut batch = Batch::default();
         let mut staged = super::bodies::Staged::default();
         for (key, bytes) in records {
-            let record = if bytes.len() >= super::bodies::BODY_MIN {
+            let record = if shared && bytes.len() >= super::bodies::BODY_MIN {
                 let body = self.stage_body(bytes, &mut staged, &mut batch)?;
                 crate::keys::derived_apart(&body)
             } else {

@@ -297,7 +297,7 @@ impl Store {
                 st.report.skipped += 1;
                 continue;
             }
-            if let Some(stored) = self.frame(&f.frame_id)? {
+            if let Some(stored) = self.frame_fields(&f.frame_id)? {
                 if stored.node_id != f.node_id {
                     refuse(
                         opts,
@@ -349,7 +349,7 @@ impl Store {
     ) -> Result<()> {
         for (key, frame_id) in memos {
             let exists = new_frames.contains_key(frame_id)
-                || self.engine.get(Table::Frames, &frame_id.0)?.is_some();
+                || self.engine.contains(Table::Frames, &frame_id.0)?;
             if !exists {
                 refuse(
                     opts,
@@ -461,7 +461,7 @@ impl Store {
                 .and_then(|v| Hash::from_slice(&v))
             {
                 Some(id) => self
-                    .frame(&id)?
+                    .frame_fields(&id)?
                     .map(|f| (f.metadata.created_at_ms, f.frame_id)),
                 None => None,
             },
@@ -477,7 +477,7 @@ impl Store {
 impl Store {
     /// Whether the store holds frame `id`.
     pub fn has_frame(&self, id: &FrameId) -> Result<bool> {
-        Ok(self.engine.get(Table::Frames, &id.0)?.is_some())
+        self.engine.contains(Table::Frames, &id.0)
     }
 
     /// The frames of this store that the remote named `remote_name` holds: those up to this

@@ -205,7 +205,6 @@ impl Store {
                 created: false,
             });
         }
-        *seq += 1;
         let frame = Frame {
             frame_id,
             node_id: new.node_id,
@@ -214,9 +213,12 @@ impl Store {
             basis,
             content: new.content,
             metadata: new.metadata,
-            seq: *seq,
+            seq: *seq + 1,
         };
+        // Staging its record may fail (reading whether its body is stored): the sequence
+        // moves only for a frame that is staged.
         self.stage_frame_record(&frame, bodies, batch)?;
+        *seq += 1;
         batch.put(
             Table::NodeFrames,
             history_key(&frame.node_id, &frame.frame_type, frame.seq),
@@ -443,7 +445,7 @@ impl Store {
         let _guard = self.lock();
         let mut batch = Batch::default();
         for (key, frame) in memos {
-            if self.engine.get(Table::Frames, &frame.0)?.is_none() {
+            if !self.engine.contains(Table::Frames, &frame.0)? {
                 return Err(Error::NoSuchFrame { id: frame.to_hex() });
             }
             batch.put(Table::Memo, key.0.to_vec(), frame.0.to_vec());

@@ -1,5 +1,6 @@
 //! What takes the space in a store (issue #46): every table's entries and bytes, and the
-//! derived table's by namespace (facts, the graph, ...), read by walking each table once.
+//! derived table's by namespace (facts, the graph, ...), read by walking each table once. A
+//! record held apart counts its reference; the bytes it names count under `bodies`.
 use super::*;
 
 /// The entries of one table, or of one namespace of the derived table, and their bytes (keys

@@ -73,19 +73,26 @@ pub(super) fn read_frames(
     each_by_id(engine, Table::Frames, c, |c, id, v| {
         match Frame::decode(id, v) {
             Ok((mut f, body)) => {
-                match body.map(|b| (b, engine.get(Table::Bodies, &b.0))) {
-                    None => check_frame(c, nodes, &f, seq_max),
+                // Its id is re-derived only with its content: a body missing or unreadable is
+                // the problem then, and its other fields are checked all the same.
+                let content = body.map(|b| (b, engine.get(Table::Bodies, &b.0)));
+                let whole = match content {
+                    None => true,
                     Some((_, Ok(Some(content)))) => {
                         f.content = content;
-                        check_frame(c, nodes, &f, seq_max);
+                        true
                     }
-                    Some((b, Ok(None))) => c.at_node(
-                        nodes,
-                        &f.node_id,
-                        format!("frame {id}: its body {b} is missing"),
-                    ),
-                    Some((_, Err(e))) => c.at(None, format!("frame {id}: {e}")),
-                }
+                    Some((b, Ok(None))) => {
+                        let message = format!("frame {id}: its body {b} is missing");
+                        c.at_node(nodes, &f.node_id, message);
+                        false
+                    }
+                    Some((b, Err(e))) => {
+                        c.at_node(nodes, &f.node_id, format!("frame {id}: body {b}: {e}"));
+                        false
+                    }
+                };
+                check_frame(c, nodes, &f, seq_max, whole);
                 frames.push(Slim {
                     id,
                     node: f.node_id,
@@ -107,11 +114,12 @@ pub(super) fn read_frames(
     Ok(Frames(frames))
 }
 
-/// Checks one frame's own fields: its id re-derived, its node known, its basis no other node,
-/// its sequence in range. Its index entries are checked table by table.
-fn check_frame(c: &mut Checker, nodes: &Nodes, f: &Frame, seq_max: u64) {
+/// Checks one frame's own fields: its id re-derived (where its content was read: `whole`), its
+/// node known, its basis no other node, its sequence in range. Its index entries are checked
+/// table by table.
+fn check_frame(c: &mut Checker, nodes: &Nodes, f: &Frame, seq_max: u64, whole: bool) {
     let id = f.frame_id;
-    if f.derive_id() != id {
+    if whole && f.derive_id() != id {
         c.at_node(
             nodes,
             &f.node_id,
