@@ -56,7 +56,8 @@ impl Frame {
     pub(crate) fn encode(&self, body: Option<&Hash>) -> Vec<u8> {
         let mut w = Writer::with_capacity(128 + body.map_or(self.content.len(), |_| 0));
         let own_basis = self.basis == self.node_id;
-        let flags = (u8::from(body.is_some()) * APART) | (u8::from(own_basis) * OWN_BASIS);
+        let flags =
+            (u8::from(body.is_some()) * APART) | (u8::from(own_basis) * OWN_BASIS) | TAGGED_EXTRA;
         w.u64(RECORD_V2).u8(flags).var(self.seq).hash(&self.node_id);
         w.var_str(&self.frame_type).var_str(&self.agent_id);
         if !own_basis {
@@ -72,7 +73,12 @@ impl Frame {
             .var_opt_str(m.model.as_deref())
             .var(m.extra.len() as u64);
         for (k, v) in &m.extra {
-            w.var_str(k).var_str(v);
+            w.var_str(k);
+            // A hash in hex (a producer's input) as its 32 bytes: a third of a frame's record.
+            match hex_hash(v) {
+                Some(hash) => w.u8(HEX_HASH).hash(&hash),
+                None => w.u8(TEXT).var_str(v),
+            };
         }
         w.0
     }
@@ -100,9 +106,22 @@ const RECORD_V2: u64 = u64::MAX;
 /// its node (the record does not repeat it).
 const APART: u8 = 1;
 const OWN_BASIS: u8 = 2;
+/// Each metadata value is tagged: [`TEXT`] and its text, or [`HEX_HASH`] and the 32 bytes of a
+/// value that is 64 lowercase hex digits; a record without the flag has every value as text.
+const TAGGED_EXTRA: u8 = 4;
+const TEXT: u8 = 0;
+const HEX_HASH: u8 = 1;
+
+/// The hash a value spells as 64 lowercase hex digits (as [`Hash::to_hex`] writes it).
+fn hex_hash(v: &str) -> Option<Hash> {
+    let lower = v.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    Hash::from_hex(v).filter(|_| lower)
+}
 
 fn decode_v2(frame_id: FrameId, r: &mut Reader<'_>) -> Option<(Frame, Option<Hash>)> {
-    let flags = r.u8().filter(|f| f & !(APART | OWN_BASIS) == 0)?;
+    let flags = r
+        .u8()
+        .filter(|f| f & !(APART | OWN_BASIS | TAGGED_EXTRA) == 0)?;
     let seq = r.var()?;
     let node_id = r.hash()?;
     let frame_type = r.var_str()?.to_owned();
@@ -123,7 +142,16 @@ fn decode_v2(frame_id: FrameId, r: &mut Reader<'_>) -> Option<(Frame, Option<Has
     let mut extra = BTreeMap::new();
     for _ in 0..r.var()? {
         let k = r.var_str()?.to_owned();
-        extra.insert(k, r.var_str()?.to_owned());
+        let v = if flags & TAGGED_EXTRA == 0 {
+            r.var_str()?.to_owned()
+        } else {
+            match r.u8()? {
+                TEXT => r.var_str()?.to_owned(),
+                HEX_HASH => r.hash()?.to_hex(),
+                _ => return None,
+            }
+        };
+        extra.insert(k, v);
     }
     let metadata = FrameMetadata {
         created_at_ms,
@@ -262,6 +290,8 @@ mod tests {
         let node_id = Hash([7; 32]);
         let mut extra = BTreeMap::new();
         extra.insert("k".to_owned(), "v".to_owned());
+        extra.insert("input".to_owned(), Hash([0xab; 32]).to_hex());
+        extra.insert("upper".to_owned(), Hash([0xab; 32]).to_hex().to_uppercase());
         Frame {
             frame_id: crate::hash::frame_id(&basis, content, "summary", "merkle"),
             node_id,
@@ -297,6 +327,24 @@ mod tests {
                 f
             );
         }
+        // A hash in hex is its 32 bytes; one in capitals stays text, to read back as written.
+        let hex = frame(Hash([8; 32]), b"x");
+        let mut text = hex.clone();
+        text.metadata
+            .extra
+            .insert("input".to_owned(), "z".repeat(64));
+        assert_eq!(hex.encode(None).len() + 33, text.encode(None).len());
+        // A v2 record without tagged values has each as text.
+        let mut f = frame(Hash([7; 32]), b"y");
+        f.metadata.extra.retain(|k, _| k == "input");
+        let mut w = Writer::default();
+        w.u64(RECORD_V2).u8(OWN_BASIS).var(f.seq).hash(&f.node_id);
+        w.var_str(&f.frame_type)
+            .var_str(&f.agent_id)
+            .var_bytes(&f.content);
+        w.var(42).u8(1).var_str("sim").u8(0).var(1);
+        w.var_str("input").var_str(&Hash([0xab; 32]).to_hex());
+        assert_eq!(Frame::decode(f.frame_id, &w.0).expect("decode"), (f, None));
         // A basis that is the node is not repeated.
         let own = frame(Hash([7; 32]), b"x").encode(None);
         assert_eq!(
@@ -316,7 +364,16 @@ mod tests {
         w.hash(&f.basis)
             .bytes(&f.content)
             .u64(f.metadata.created_at_ms);
-        w.u8(1).str("sim").u8(0).u64(1).str("k").str("v");
+        w.u8(1)
+            .str("sim")
+            .u8(0)
+            .u64(3)
+            .str("input")
+            .str(&Hash([0xab; 32]).to_hex());
+        w.str("k")
+            .str("v")
+            .str("upper")
+            .str(&Hash([0xab; 32]).to_hex().to_uppercase());
         assert_eq!(
             Frame::decode(f.frame_id, &w.0).expect("decode"),
             (f.clone(), None)

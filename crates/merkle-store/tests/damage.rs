@@ -25,17 +25,17 @@ fn workspace() -> tempfile::TempDir {
         .expect("node_at")
         .expect("README");
     for text in ["one", "two"] {
-        store
-            .put_frame(NewFrame::new(
-                node.node_id,
-                "note",
-                "a",
-                text.as_bytes().to_vec(),
-            ))
-            .expect("put");
+        // The first derived from README's sources (in the basis index), the second from
+        // README itself (found through its history).
+        let basis = (text == "one").then(|| merkle_store::hash::content_hash(ONE_BASIS));
+        let new = NewFrame::new(node.node_id, "note", "a", text.as_bytes().to_vec());
+        store.put_frame(NewFrame { basis, ..new }).expect("put");
     }
     dir
 }
+
+/// What the first note frame of [`workspace`] was derived from.
+const ONE_BASIS: &[u8] = b"README's sources";
 
 /// Writes `value` under `key` in the redb store's meta table, as damage on disk would.
 fn damage_meta(root: &Path, key: &[u8], value: &[u8]) {
@@ -360,8 +360,8 @@ fn damage_every_index(
     };
     {
         let mut t = txn.open_table(table("basis")).expect("basis");
-        let mut key = two.basis.0.to_vec();
-        key.extend_from_slice(&two.frame_id.0);
+        let mut key = merkle_store::hash::content_hash(ONE_BASIS).0.to_vec();
+        key.extend_from_slice(&one);
         assert!(t.remove(key.as_slice()).expect("remove").is_some());
         t.insert(dangling_basis.as_slice(), &[][..])
             .expect("insert");
@@ -424,7 +424,7 @@ fn validate_names_each_missing_stray_or_dangling_index_entry() {
         ),
         (
             readme_at.clone(),
-            format!("frame {}: missing from the basis index", two.frame_id),
+            format!("frame {}: missing from the basis index", hex(&one)),
         ),
         (
             None,

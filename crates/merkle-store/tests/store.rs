@@ -765,6 +765,23 @@ fn basis_index_finds_derived_frames(engine: EngineKind) {
     let mut want = vec![a.frame_id, b.frame_id];
     want.sort();
     assert_eq!(found, want);
+    // A frame on the node derived from something else is found by that, not by the node.
+    let other = hash::content_hash(b"the guide's sources");
+    let c = f
+        .store
+        .put_frame(NewFrame {
+            basis: Some(other),
+            ..NewFrame::new(node.node_id, "summary", "alice", b"three".to_vec())
+        })
+        .expect("put");
+    let mut found = f.store.frames_with_basis(&node.node_id).expect("basis");
+    found.sort();
+    assert_eq!(found, want);
+    assert_eq!(
+        f.store.frames_with_basis(&other).expect("basis"),
+        vec![c.frame_id]
+    );
+    assert_eq!(f.store.validate().expect("validate"), vec![]);
     assert!(
         f.store
             .frames_with_basis(&hash::content_hash(b"unrelated"))

@@ -58,7 +58,8 @@ pub enum Table {
     NodeFrames,
     /// NodeID ++ frame type -> FrameID of the head.
     Heads,
-    /// Basis ++ FrameID -> empty: which frames were derived from a basis.
+    /// Basis ++ FrameID -> empty: which frames were derived from a basis other than their own
+    /// node (those of their node are found through its history).
     Basis,
     /// Agent id -> role.
     Agents,

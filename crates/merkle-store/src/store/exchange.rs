@@ -329,8 +329,10 @@ impl Store {
                 history_key(&f.node_id, &f.frame_type, f.seq),
                 history_value(&f),
             );
-            st.batch
-                .put(Table::Basis, basis_key(&f.basis, &f.frame_id), Vec::new());
+            if f.basis != f.node_id {
+                st.batch
+                    .put(Table::Basis, basis_key(&f.basis, &f.frame_id), Vec::new());
+            }
             self.stage_frame_record(&f, &mut st.bodies, &mut st.batch)?;
             new_frames.insert(f.frame_id, f.node_id);
             st.report.frames += 1;

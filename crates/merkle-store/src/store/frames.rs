@@ -234,7 +234,10 @@ impl Store {
             path_head_key(&node_path, &frame.frame_type),
             frame_id.0.to_vec(),
         );
-        batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
+        // A frame whose basis is its node is found through its node's history.
+        if basis != frame.node_id {
+            batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
+        }
         written.insert(frame_id, frame.node_id);
         Ok(PutOutcome {
             frame_id,
@@ -453,7 +456,8 @@ impl Store {
         self.engine.commit(batch)
     }
 
-    /// The frames derived from a basis, by FrameID.
+    /// The frames derived from a basis, by FrameID: those the basis index names, and, where
+    /// the basis is a node's id, the frames of the node's history whose basis is the node.
     pub fn frames_with_basis(&self, basis: &Hash) -> Result<Vec<FrameId>> {
         let mut out = Vec::new();
         let mut err = None;
@@ -476,6 +480,27 @@ impl Store {
                 }
             }
         })?;
-        err.map_or(Ok(out), Err)
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let mut history = Vec::new();
+        self.engine.scan(Table::NodeFrames, &basis.0, &mut |k, v| {
+            if !k.starts_with(&basis.0) {
+                return false;
+            }
+            history.extend(v.get(..32).and_then(Hash::from_slice));
+            true
+        })?;
+        for id in history {
+            if self
+                .frame_fields(&id)?
+                .is_some_and(|f| f.basis == f.node_id)
+            {
+                out.push(id);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
     }
 }

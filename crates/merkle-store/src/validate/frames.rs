@@ -102,7 +102,9 @@ pub(super) fn read_frames(
                     frame_type: name(&f.frame_type),
                     agent: name(&f.agent_id),
                     in_history: false,
-                    in_basis: false,
+                    // A frame whose basis is its node needs no basis entry (its history is
+                    // one); a store written before has one all the same.
+                    in_basis: f.basis == f.node_id,
                 });
             }
             Err(e) => c.at(None, e.to_string()),
