@@ -56,8 +56,11 @@ impl Frame {
     pub(crate) fn encode(&self, body: Option<&Hash>) -> Vec<u8> {
         let mut w = Writer::with_capacity(128 + body.map_or(self.content.len(), |_| 0));
         let own_basis = self.basis == self.node_id;
-        let flags =
-            (u8::from(body.is_some()) * APART) | (u8::from(own_basis) * OWN_BASIS) | TAGGED_EXTRA;
+        // Values are tagged only where one is a hash in hex.
+        let tagged = self.metadata.extra.values().any(|v| hex_hash(v).is_some());
+        let flags = (u8::from(body.is_some()) * APART)
+            | (u8::from(own_basis) * OWN_BASIS)
+            | (u8::from(tagged) * TAGGED_EXTRA);
         w.u64(RECORD_V2).u8(flags).var(self.seq).hash(&self.node_id);
         w.var_str(&self.frame_type).var_str(&self.agent_id);
         if !own_basis {
@@ -75,9 +78,10 @@ impl Frame {
         for (k, v) in &m.extra {
             w.var_str(k);
             // A hash in hex (a producer's input) as its 32 bytes: a third of a frame's record.
-            match hex_hash(v) {
+            match hex_hash(v).filter(|_| tagged) {
                 Some(hash) => w.u8(HEX_HASH).hash(&hash),
-                None => w.u8(TEXT).var_str(v),
+                None if tagged => w.u8(TEXT).var_str(v),
+                None => w.var_str(v),
             };
         }
         w.0
@@ -333,7 +337,11 @@ mod tests {
         text.metadata
             .extra
             .insert("input".to_owned(), "z".repeat(64));
-        assert_eq!(hex.encode(None).len() + 33, text.encode(None).len());
+        // The input as 64 digits and a length (65) rather than a tag and 32 bytes (33); the
+        // two other values without their tags.
+        assert_eq!(hex.encode(None).len() + 32 - 2, text.encode(None).len());
+        let back = Frame::decode(text.frame_id, &text.encode(None)).expect("decode");
+        assert_eq!(back, (text, None), "untagged where no value is a hash");
         // A v2 record without tagged values has each as text.
         let mut f = frame(Hash([7; 32]), b"y");
         f.metadata.extra.retain(|k, _| k == "input");

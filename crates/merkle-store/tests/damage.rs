@@ -537,3 +537,36 @@ fn validate_reads_a_record_written_before_bodies_and_finds_it_moved() {
         "{problems:#?}"
     );
 }
+
+/// A store written before own-basis frames left the basis index has an entry for each: it
+/// stays valid, and a frame found both ways is listed once.
+#[test]
+fn an_own_basis_entry_of_an_earlier_store_stays_valid() {
+    let dir = workspace();
+    let (readme, _, two) = readme_lib_and_head(dir.path());
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    let before = store.frames_with_basis(&readme.node_id).expect("basis");
+    assert_eq!(
+        before,
+        vec![two.frame_id],
+        "the own-basis frame, through its history"
+    );
+    drop(store);
+    let db = redb::Database::create(dir.path().join(".merkle/store.redb")).expect("redb");
+    let txn = db.begin_write().expect("begin");
+    {
+        let def: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("basis");
+        let mut t = txn.open_table(def).expect("basis table");
+        let mut key = readme.node_id.0.to_vec();
+        key.extend_from_slice(&two.frame_id.0);
+        t.insert(key.as_slice(), &[][..]).expect("insert");
+    }
+    txn.commit().expect("commit");
+    drop(db);
+    let store = open(dir.path(), &OpenOptions::default()).expect("open");
+    assert_eq!(
+        store.frames_with_basis(&readme.node_id).expect("basis"),
+        before
+    );
+    assert_eq!(store.validate().expect("validate"), vec![]);
+}

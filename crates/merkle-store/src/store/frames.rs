@@ -483,19 +483,34 @@ impl Store {
         if let Some(e) = err {
             return Err(e);
         }
+        // A store written before kept own-basis frames in the index too: those are found.
+        let indexed: std::collections::HashSet<FrameId> = out.iter().copied().collect();
         let mut history = Vec::new();
         self.engine.scan(Table::NodeFrames, &basis.0, &mut |k, v| {
             if !k.starts_with(&basis.0) {
                 return false;
             }
-            history.extend(v.get(..32).and_then(Hash::from_slice));
-            true
+            match v.get(..32).and_then(Hash::from_slice) {
+                Some(id) => history.push((k.to_vec(), id)),
+                None => err = Some(Error::corrupt("node_frames", k, "value is not a frame id")),
+            }
+            err.is_none()
         })?;
-        for id in history {
-            if self
-                .frame_fields(&id)?
-                .is_some_and(|f| f.basis == f.node_id)
-            {
+        if let Some(e) = err {
+            return Err(e);
+        }
+        for (key, id) in history {
+            if indexed.contains(&id) {
+                continue;
+            }
+            let Some(f) = self.frame_fields(&id)? else {
+                return Err(Error::corrupt(
+                    "node_frames",
+                    &key,
+                    format!("frame {id} is missing"),
+                ));
+            };
+            if f.node_id == *basis && f.basis == *basis {
                 out.push(id);
             }
         }
