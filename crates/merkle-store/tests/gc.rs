@@ -17,6 +17,15 @@ fn write(root: &std::path::Path, path: &str, text: &str) {
         .expect("touch");
 }
 
+/// A read-only handle beside the writer, as another process's (a server's) would be.
+fn reader(root: &std::path::Path) -> Store {
+    let read_only = OpenOptions {
+        read_only: true,
+        ..OpenOptions::default()
+    };
+    Store::open(root, &read_only).expect("a reader")
+}
+
 fn count(store: &Store, table: &str) -> u64 {
     let space = store.space().expect("space");
     space
@@ -93,14 +102,7 @@ fn gc_beside_a_reader_collects_but_does_not_compact() {
     store.scan(&ScanOptions::default()).expect("scan");
     write(dir.path(), "a.txt", "a 2\n");
     store.scan(&ScanOptions::default()).expect("scan");
-    let reader = Store::open(
-        dir.path(),
-        &OpenOptions {
-            read_only: true,
-            ..OpenOptions::default()
-        },
-    )
-    .expect("a reader");
+    let reader = reader(dir.path());
     let root = reader.root().expect("a read").expect("a root");
     let done = store.collect_garbage(&|_, _| false, false).expect("gc");
     assert_eq!((done.nodes_removed, done.compacted), (2, false), "{done:?}");
@@ -249,14 +251,7 @@ fn gc_leaves_the_file_little_larger_than_its_records() {
     };
     let before = file();
     // Beside a reader nothing is rewritten: the pages a rewrite frees could not be given back.
-    let reader = Store::open(
-        dir.path(),
-        &OpenOptions {
-            read_only: true,
-            ..OpenOptions::default()
-        },
-    )
-    .expect("a reader");
+    let reader = reader(dir.path());
     assert!(reader.root().expect("a read").is_some());
     let done = store.collect_garbage(&|_, _| true, false).expect("gc");
     assert!(!done.compacted, "{done:?}");
