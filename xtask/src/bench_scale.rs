@@ -7,11 +7,11 @@
 //! no two files share content. It is committed to a fresh git repository. Then each step runs
 //! as a whole process, with its peak RSS (GNU time's `%M`) and its baseline in the same run:
 //! cold `scan` (no store; every file read once, untimed, before it) against `b3sum` over the
-//! same files (skipped without b3sum), no-op `status`
-//! against `git status`, a one-file edit and `scan` against a no-op `scan`, `generate
-//! --recursive --offline` and the first `search` (the index build) against `ctags -R`, a warm
-//! `search` against `git grep -l`, `search` with `merkle watch` running, `get-node` of a deep
-//! file, `merkle gc`, and the size of `.merkle` against the source's (before and after gc).
+//! same files (skipped without b3sum), no-op `status` against `git status`, a one-file edit
+//! and `scan` against a no-op `scan`, `generate --recursive --offline` and the first `search`
+//! (the index build) against `ctags -R`, a warm `search` against `git grep -l`, `search` with
+//! `merkle watch` running, `get-node` of a deep file, `merkle gc`, and the size of `.merkle`
+//! against the source's (before and after gc).
 //! `merkle validate` runs after the scan, the generation, the searches and gc, and must be
 //! clean. The MCP server's figures are left to `bench mcp`.
 use std::fmt::Write as _;

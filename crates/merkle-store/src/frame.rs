@@ -56,8 +56,9 @@ impl Frame {
     pub(crate) fn encode(&self, body: Option<&Hash>) -> Vec<u8> {
         let mut w = Writer::with_capacity(128 + body.map_or(self.content.len(), |_| 0));
         let own_basis = self.basis == self.node_id;
-        // Values are tagged only where one is a hash in hex.
-        let tagged = self.metadata.extra.values().any(|v| hex_hash(v).is_some());
+        // Each value's hash where it spells one; values are tagged only where one does.
+        let hashes: Vec<Option<Hash>> = self.metadata.extra.values().map(|v| hex_hash(v)).collect();
+        let tagged = hashes.iter().any(Option::is_some);
         let flags = (u8::from(body.is_some()) * APART)
             | (u8::from(own_basis) * OWN_BASIS)
             | (u8::from(tagged) * TAGGED_EXTRA);
@@ -75,10 +76,10 @@ impl Frame {
             .var_opt_str(m.provider.as_deref())
             .var_opt_str(m.model.as_deref())
             .var(m.extra.len() as u64);
-        for (k, v) in &m.extra {
+        for ((k, v), hash) in m.extra.iter().zip(hashes) {
             w.var_str(k);
             // A hash in hex (a producer's input) as its 32 bytes: a third of a frame's record.
-            match hex_hash(v).filter(|_| tagged) {
+            match hash {
                 Some(hash) => w.u8(HEX_HASH).hash(&hash),
                 None if tagged => w.u8(TEXT).var_str(v),
                 None => w.var_str(v),
@@ -118,8 +119,8 @@ const HEX_HASH: u8 = 1;
 
 /// The hash a value spells as 64 lowercase hex digits (as [`Hash::to_hex`] writes it).
 fn hex_hash(v: &str) -> Option<Hash> {
-    let lower = v.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    Hash::from_hex(v).filter(|_| lower)
+    let lower = v.len() == 64 && v.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    lower.then(|| Hash::from_hex(v)).flatten()
 }
 
 fn decode_v2(frame_id: FrameId, r: &mut Reader<'_>) -> Option<(Frame, Option<Hash>)> {
