@@ -22,6 +22,7 @@
 use std::sync::Arc;
 
 use merkle_store::{Encoder, Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
@@ -391,17 +392,36 @@ pub fn synthesize_each(
         req.frame_type
     };
     let policy_id = req.policy.id();
-    let mut prepared: Vec<Result<Prepared>> = dirs
-        .iter()
-        .map(|dir| prepare(store, dir, req, written_type, &policy_id))
-        .collect();
-    let _guard = store.derivation_lock();
-    for (dir, p) in dirs.iter().zip(prepared.iter_mut()) {
-        if let Ok(ready) = p
-            && Seen::of(&child_frames(store, dir, req.frame_type)?) != ready.children
-        {
-            *p = prepare(store, dir, req, written_type, &policy_id);
+    let prepare_all = |dirs: &[&NodeRecord]| -> Vec<Result<Prepared>> {
+        // A policy that computes (no model behind it) runs on every core; a model's calls
+        // keep their order, one at a time.
+        let one = |dir: &&NodeRecord| prepare(store, dir, req, written_type, &policy_id);
+        if req.policy.provenance() == crate::memo::Provenance::default() {
+            dirs.par_iter().map(one).collect()
+        } else {
+            dirs.iter().map(one).collect()
         }
+    };
+    let mut prepared = prepare_all(&dirs.iter().collect::<Vec<_>>());
+    let _guard = store.derivation_lock();
+    // Children whose frames changed while the policy ran (another writer): prepared again.
+    let moved: Vec<bool> = dirs
+        .par_iter()
+        .zip(prepared.par_iter())
+        .map(|(dir, p)| match p {
+            Ok(ready) => Ok(Seen::of(&child_frames(store, dir, req.frame_type)?) != ready.children),
+            Err(_) => Ok(false),
+        })
+        .collect::<Result<_>>()?;
+    let again: Vec<&NodeRecord> = dirs
+        .iter()
+        .zip(&moved)
+        .filter(|m| *m.1)
+        .map(|m| m.0)
+        .collect();
+    let mut again = prepare_all(&again).into_iter();
+    for (p, _) in prepared.iter_mut().zip(&moved).filter(|m| *m.1) {
+        *p = again.next().expect("one preparation per directory moved");
     }
     let mut frames = Vec::new();
     for (dir, p) in dirs.iter().zip(&prepared) {
