@@ -101,7 +101,7 @@ fn deferred(error: &Error) -> bool {
 /// are fewer fsyncs and fewer rewrites of every index's B-tree pages, and an interruption loses
 /// at most a few seconds of work. 512 -> 4096: `generate --recursive --offline` on 100k files of
 /// deno 24.0 -> 20.2 s, the same peak RSS.
-const PUT_CHUNK: usize = 16384;
+const PUT_CHUNK: usize = 4096;
 /// How many directories of one level a generation synthesizes, and puts in one commit, at a
 /// time: a level's directories are prepared (their children read, their frames made) before
 /// any is put, so a level of a large tree (160,000 folders at depth 5 of a million files) at
@@ -356,15 +356,16 @@ fn generate_files(
             match r {
                 Ok(Planned::UpToDate) => report.up_to_date += 1,
                 Ok(Planned::Put(frame, produced, key)) => {
-                    frames.push(*frame);
-                    kinds.push((path, produced, key));
+                    frames.push((*frame, Some(key)));
+                    kinds.push((path, produced));
                 }
                 Err(e) if deferred(&e) => report.deferred += 1,
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
-        let mut memos = Vec::new();
-        for (r, (path, produced, key)) in store.put_frames(frames).into_iter().zip(kinds) {
+        // Each frame with its memo, in one commit.
+        let puts = store.put_frames_memoized(frames);
+        for (r, (path, produced)) in puts.into_iter().zip(kinds) {
             match r {
                 Ok(put) => {
                     if produced {
@@ -373,13 +374,10 @@ fn generate_files(
                         report.reused += 1;
                     }
                     report.created += usize::from(put.created);
-                    memos.push((key, put.frame_id));
                 }
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
-        // After the frames: a memo lost to an interruption costs a recomputation, no more.
-        store.put_memos(&memos)?;
     }
     Ok(())
 }
@@ -393,8 +391,9 @@ fn synthesize_level(
     req: &GenerateRequest<'_>,
     report: &mut Generated,
 ) -> Result<()> {
-    // Each directory looked at on its own, in parallel: `None` where it is gone.
-    let looked: Vec<Option<(NodeRecord, bool)>> = level
+    // Each directory looked at on its own, in parallel: `None` where it is gone; the first
+    // error in the level's order is the one returned.
+    let looked: Vec<Result<Option<(NodeRecord, bool)>>> = level
         .par_iter()
         .map(|path| {
             let Some(rec) = store.node_at(path)? else {
@@ -417,9 +416,12 @@ fn synthesize_level(
             };
             Ok(Some((rec, up_to_date)))
         })
-        .collect::<Result<_>>()?;
+        .collect();
     let mut todo = Vec::new();
-    for (rec, up_to_date) in looked.into_iter().flatten() {
+    for looked in looked {
+        let Some((rec, up_to_date)) = looked? else {
+            continue;
+        };
         if up_to_date {
             report.up_to_date += 1;
         } else {

@@ -195,6 +195,10 @@ fn first_sentence(line: &str) -> &str {
 }
 
 impl SynthesisPolicy for Map {
+    fn computes(&self) -> bool {
+        true
+    }
+
     fn reads_sizes(&self) -> bool {
         true
     }

@@ -104,6 +104,12 @@ pub trait SynthesisPolicy: Send + Sync {
     fn reads_sizes(&self) -> bool {
         false
     }
+    /// Whether its output is computed from its input alone, with no model or other service
+    /// behind it, so that it may run on several directories at once: a level's directories are
+    /// then prepared in parallel. `false` (the default): one at a time, in order.
+    fn computes(&self) -> bool {
+        false
+    }
     /// Whether this policy replaces directory frames that the policy `id` made even where they
     /// are not stale: an earlier default it took over from, whose frames would otherwise stay
     /// until something below them changes. `generate` synthesizes such frames again.
@@ -376,10 +382,12 @@ pub fn synthesize(
 }
 
 /// Synthesizes each of `dirs` (none an ancestor of another) as [`synthesize`] does, and puts
-/// their frames in one commit and their memos in another: a level of a tree costs two durable
-/// commits, not two per directory. Each policy runs in turn, without the lock; the children of
-/// every directory are then read again under the derivation lock, and a directory whose
-/// children changed meanwhile is synthesized again there. One result per directory, in order.
+/// their frames with their memos in one commit: a level of a tree costs one durable commit, not
+/// one per directory. The policy runs without the lock, on every core where it computes
+/// ([`SynthesisPolicy::computes`]), else on one directory at a time; where a frame was put
+/// meanwhile, the children of every directory are read again under the derivation lock, and
+/// a directory whose children changed is synthesized again there. One result per directory,
+/// in order.
 pub fn synthesize_each(
     store: &Store,
     dirs: &[NodeRecord],
@@ -392,45 +400,34 @@ pub fn synthesize_each(
         req.frame_type
     };
     let policy_id = req.policy.id();
-    let prepare_all = |dirs: &[&NodeRecord]| -> Vec<Result<Prepared>> {
-        // A policy that computes (no model behind it) runs on every core; a model's calls
-        // keep their order, one at a time.
-        let one = |dir: &&NodeRecord| prepare(store, dir, req, written_type, &policy_id);
-        if req.policy.provenance() == crate::memo::Provenance::default() {
-            dirs.par_iter().map(one).collect()
-        } else {
-            dirs.iter().map(one).collect()
-        }
+    let one = |dir: &NodeRecord| prepare(store, dir, req, written_type, &policy_id);
+    // No frame put meanwhile: no child's head moved.
+    let seq = store.frame_seq()?;
+    // A policy that computes runs on every core; a model's calls keep their order.
+    let mut prepared: Vec<Result<Prepared>> = if req.policy.computes() {
+        dirs.par_iter().map(one).collect()
+    } else {
+        dirs.iter().map(one).collect()
     };
-    let mut prepared = prepare_all(&dirs.iter().collect::<Vec<_>>());
     let _guard = store.derivation_lock();
-    // Children whose frames changed while the policy ran (another writer): prepared again.
-    let moved: Vec<bool> = dirs
-        .par_iter()
-        .zip(prepared.par_iter())
-        .map(|(dir, p)| match p {
-            Ok(ready) => Ok(Seen::of(&child_frames(store, dir, req.frame_type)?) != ready.children),
-            Err(_) => Ok(false),
-        })
-        .collect::<Result<_>>()?;
-    let again: Vec<&NodeRecord> = dirs
-        .iter()
-        .zip(&moved)
-        .filter(|m| *m.1)
-        .map(|m| m.0)
-        .collect();
-    let mut again = prepare_all(&again).into_iter();
-    for (p, _) in prepared.iter_mut().zip(&moved).filter(|m| *m.1) {
-        *p = again.next().expect("one preparation per directory moved");
+    if store.frame_seq()? != seq {
+        for (dir, p) in dirs.iter().zip(prepared.iter_mut()) {
+            if let Ok(ready) = p
+                && Seen::of(&child_frames(store, dir, req.frame_type)?) != ready.children
+            {
+                *p = one(dir);
+            }
+        }
     }
     let mut frames = Vec::new();
     for (dir, p) in dirs.iter().zip(&prepared) {
         if let Ok(p) = p {
-            frames.push(synthesized_frame(dir, req, written_type, &policy_id, p));
+            let frame = synthesized_frame(dir, req, written_type, &policy_id, p);
+            frames.push((frame, Some(p.key)));
         }
     }
-    let mut puts = store.put_frames(frames).into_iter();
-    let mut memos = Vec::new();
+    // Each frame with its memo, in one commit.
+    let mut puts = store.put_frames_memoized(frames).into_iter();
     let mut out = Vec::with_capacity(dirs.len());
     for (dir, p) in dirs.iter().zip(prepared) {
         let p = match p {
@@ -447,7 +444,6 @@ pub fn synthesize_each(
                 continue;
             }
         };
-        memos.push((p.key, put.frame_id));
         out.push(Ok(Synthesized {
             path: dir.path.clone(),
             frame_type: written_type.to_owned(),
@@ -457,7 +453,6 @@ pub fn synthesize_each(
             children: p.children.count,
         }));
     }
-    store.put_memos(&memos)?;
     Ok(out)
 }
 

@@ -88,7 +88,7 @@ pub struct Store {
 #[derive(Default)]
 struct Group {
     next_ticket: u64,
-    queue: Vec<(u64, NewFrame)>,
+    queue: Vec<(u64, NewFrame, Option<Hash>)>,
     done: HashMap<u64, Result<PutOutcome>>,
     /// Whether a caller is committing a group now.
     leading: bool,

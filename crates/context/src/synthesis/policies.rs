@@ -92,6 +92,10 @@ fn text(frame: &Frame) -> std::borrow::Cow<'_, str> {
 pub struct Concat;
 
 impl SynthesisPolicy for Concat {
+    fn computes(&self) -> bool {
+        true
+    }
+
     fn id(&self) -> String {
         "concat".to_owned()
     }
@@ -137,6 +141,10 @@ impl Default for Summary {
 }
 
 impl SynthesisPolicy for Summary {
+    fn computes(&self) -> bool {
+        true
+    }
+
     fn id(&self) -> String {
         format!("summary:{}:{}", self.lines_per_child, self.max_bytes)
     }
@@ -206,6 +214,10 @@ impl Filter {
 }
 
 impl SynthesisPolicy for Filter {
+    fn computes(&self) -> bool {
+        true
+    }
+
     fn id(&self) -> String {
         format!("filter:{}", self.name)
     }

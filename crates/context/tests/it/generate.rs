@@ -188,6 +188,27 @@ fn an_invalidated_file_is_produced_again_once_and_not_reused_elsewhere() {
     assert!(context::stale_frames(&fx.store).expect("stale").is_empty());
 }
 
+/// A policy that computes (the concatenation) has a level's directories prepared in parallel;
+/// one that may not (counting its runs, as a model's would) has them one at a time, in order.
+/// Both make the same frames and the same report.
+#[test]
+fn a_policy_that_computes_makes_what_one_at_a_time_makes() {
+    let counting = Counting::default();
+    assert!(Concat.computes() && !counting.computes());
+    let (parallel, in_turn) = (Fixture::new(), Fixture::new());
+    let at_once = generate(
+        &parallel.store,
+        &parallel.node(""),
+        &request(&counting, &Concat),
+    )
+    .expect("generate in parallel");
+    let (one_by_one, (_, dirs)) = run(&in_turn, &counting);
+    assert_eq!(at_once, one_by_one);
+    assert_eq!(dirs, at_once.synthesized);
+    assert!(at_once.synthesized > 1, "{at_once:?}");
+    assert_eq!(parallel.path_heads(), in_turn.path_heads());
+}
+
 #[test]
 fn generating_what_a_rescan_changed_equals_generating_the_whole_tree() {
     let whole = Fixture::new();

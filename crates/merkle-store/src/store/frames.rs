@@ -61,7 +61,7 @@ impl Store {
         let mut g = self.group.lock().unwrap_or_else(|e| e.into_inner());
         let ticket = g.next_ticket;
         g.next_ticket += 1;
-        g.queue.push((ticket, new));
+        g.queue.push((ticket, new, None));
         loop {
             if let Some(r) = g.done.remove(&ticket) {
                 return r;
@@ -85,14 +85,25 @@ impl Store {
     /// refused frame does not stop the others. For bulk work (generating a whole tree), where one
     /// commit per frame would cost one sync per frame.
     pub fn put_frames(&self, frames: Vec<NewFrame>) -> Vec<Result<PutOutcome>> {
+        self.put_frames_memoized(frames.into_iter().map(|f| (f, None)).collect())
+    }
+
+    /// [`Store::put_frames`], each frame with the memo key it answers, if any: a frame put, or
+    /// found already on its node, is recorded under its key in the same transaction (as
+    /// [`Store::put_memos`] would in a commit of its own). A generation's chunk of frames and
+    /// their memos then cost one sync, not two.
+    pub fn put_frames_memoized(
+        &self,
+        frames: Vec<(NewFrame, Option<Hash>)>,
+    ) -> Vec<Result<PutOutcome>> {
         let mut checked = Vec::with_capacity(frames.len());
         let mut results: Vec<Option<Result<PutOutcome>>> = Vec::with_capacity(frames.len());
-        for (i, f) in frames.into_iter().enumerate() {
+        for (i, (f, memo)) in frames.into_iter().enumerate() {
             match frame::check_name("frame type", &f.frame_type)
                 .and_then(|()| frame::check_name("agent id", &f.agent_id))
             {
                 Ok(()) => {
-                    checked.push((i as u64, f));
+                    checked.push((i as u64, f, memo));
                     results.push(None);
                 }
                 Err(e) => results.push(Some(Err(e))),
@@ -111,7 +122,7 @@ impl Store {
     /// others.
     pub(super) fn commit_frames(
         &self,
-        queue: Vec<(u64, NewFrame)>,
+        queue: Vec<(u64, NewFrame, Option<Hash>)>,
     ) -> Vec<(u64, Result<PutOutcome>)> {
         let _guard = self.lock();
         let mut results: Vec<(u64, Result<PutOutcome>)> = Vec::with_capacity(queue.len());
@@ -127,7 +138,7 @@ impl Store {
             Err(e) => {
                 return queue
                     .into_iter()
-                    .map(|(t, _)| (t, Err(shared_error(&e))))
+                    .map(|(t, _, _)| (t, Err(shared_error(&e))))
                     .collect();
             }
         };
@@ -135,8 +146,12 @@ impl Store {
         let mut written: HashMap<FrameId, NodeId> = HashMap::new();
         let mut bodies = super::bodies::Staged::default();
         let mut created = Vec::new();
-        for (ticket, new) in queue {
+        for (ticket, new, memo) in queue {
             let r = self.stage_frame(new, &mut seq, (&mut written, &mut bodies), &mut batch);
+            if let (Ok(put), Some(key)) = (&r, memo) {
+                // Frames are never deleted: the frame put here, or found on its node, is there.
+                batch.put(Table::Memo, key.0.to_vec(), put.frame_id.0.to_vec());
+            }
             if matches!(r, Ok(PutOutcome { created: true, .. })) {
                 created.push(results.len());
             }

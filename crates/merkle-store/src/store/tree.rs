@@ -557,8 +557,9 @@ impl Store {
             // both (at a million files, about a third of it).
             drop((prev, walked));
         } else {
-            // A few writes (an edit): the maps are freed off the caller's path, on the pool,
-            // as a scan with nothing to write frees them (a tenth of an edit's scan).
+            // Few writes (an edit, a small tree): the maps are freed off the caller's path, on
+            // the pool, as a scan with nothing to write frees them (a tenth of an edit's scan
+            // of a large tree).
             rayon::spawn(move || drop((prev, walked)));
         }
         if !batch.is_empty() {
