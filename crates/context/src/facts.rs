@@ -92,12 +92,29 @@ pub struct TreeFacts {
     part: Part,
     /// Whether facts derived now are kept in the store's cache.
     keep: bool,
-    /// Each path's position in `files`, by the path's hash, made on the first lookup: a
-    /// search looks up every file an index hit names (thousands for a common word), and a
-    /// binary search compares long shared prefixes at each of its steps. A position is taken
-    /// only when the file there has the path asked for; anything else is searched for, so the
-    /// table is never the authority.
+    /// Each path's position in `files`, by the path's hash, made once the lookups have been
+    /// many ([`Lookups`]): a search looks up every file an index hit names (thousands for a
+    /// common word), and a binary search compares long shared prefixes at each of its steps. A
+    /// position is taken only when the file there has the path asked for; anything else is
+    /// searched for, so the table is never the authority.
     by_path: std::sync::OnceLock<HashMap<u64, u32, rustc_hash::FxBuildHasher>>,
+    /// The lookups made by binary search so far.
+    lookups: Lookups,
+}
+
+/// How many lookups [`TreeFacts::position`] has made by binary search. A table of every path
+/// costs about one hash a file, a binary search about 20 comparisons of long paths: the table
+/// is made once the lookups reach a thirty-second of the files (at a million files, hashing
+/// every path was a tenth of a search that looked up a few thousand).
+#[derive(Debug, Default)]
+struct Lookups(std::sync::atomic::AtomicUsize);
+
+impl Clone for Lookups {
+    fn clone(&self) -> Lookups {
+        Lookups(std::sync::atomic::AtomicUsize::new(
+            self.0.load(std::sync::atomic::Ordering::Relaxed),
+        ))
+    }
 }
 
 /// The hash [`TreeFacts`] finds a path's position by.
@@ -179,6 +196,7 @@ impl TreeFacts {
             part,
             keep,
             by_path: std::sync::OnceLock::new(),
+            lookups: Lookups::default(),
         })
     }
 
@@ -212,6 +230,20 @@ impl TreeFacts {
 
     /// The position in `files` of the file at `path`.
     pub fn position(&self, path: &str) -> Option<usize> {
+        let searched = || {
+            self.files
+                .binary_search_by(|f| f.path.as_str().cmp(path))
+                .ok()
+        };
+        if self.by_path.get().is_none() {
+            let made = self
+                .lookups
+                .0
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if made < self.files.len() / 32 {
+                return searched();
+            }
+        }
         let table = self.by_path.get_or_init(|| {
             let mut table = HashMap::with_capacity_and_hasher(self.files.len(), Default::default());
             for (i, f) in self.files.iter().enumerate() {
@@ -226,9 +258,7 @@ impl TreeFacts {
         {
             return Some(i as usize);
         }
-        self.files
-            .binary_search_by(|f| f.path.as_str().cmp(path))
-            .ok()
+        searched()
     }
 
     /// The entry of the file at `path`.
@@ -527,6 +557,32 @@ fn decode(bytes: &[u8], part: Part) -> Option<FileFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_found_by_search_and_then_by_table_alike() {
+        let entry = |path: String| FileEntry {
+            node_id: merkle_store::hash::content_hash(path.as_bytes()),
+            content_hash: merkle_store::hash::content_hash(b""),
+            path,
+            language: None,
+            facts: FileFacts::default(),
+        };
+        let files: Vec<FileEntry> = (0..100).map(|i| entry(format!("src/m{i:03}.rs"))).collect();
+        let facts = TreeFacts {
+            files,
+            ..TreeFacts::default()
+        };
+        // 100 files: the first three lookups search, the table is made at the fourth.
+        for round in 0..2 {
+            for i in 0..100 {
+                let path = format!("src/m{i:03}.rs");
+                assert_eq!(facts.position(&path), Some(i), "{path}, round {round}");
+            }
+            assert_eq!(facts.position("src/m100.rs"), None);
+            assert_eq!(facts.position(""), None);
+        }
+        assert!(facts.by_path.get().is_some());
+    }
 
     #[test]
     fn records_round_trip_and_damage_is_refused() {

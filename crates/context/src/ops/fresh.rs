@@ -99,6 +99,22 @@ impl Snapshot {
     }
 }
 
+impl Drop for Snapshot {
+    /// A large tree's listing and index are freed off the caller's path, on the pool: at a
+    /// million files, freeing them was a tenth of a search.
+    fn drop(&mut self) {
+        if self.facts.files.len() >= 65_536 {
+            let facts = std::mem::take(&mut self.facts);
+            let index = self
+                .index
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            rayon::spawn(move || drop((facts, index)));
+        }
+    }
+}
+
 /// Where a read of facts stands before it rescans ([`Workspace::read_facts`]).
 enum First<T> {
     /// The answer, for the files as they are.
