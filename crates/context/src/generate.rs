@@ -1,7 +1,8 @@
 //! `generate`: give every file in scope a frame of a type, then synthesize its directories
 //! bottom-up — only where a frame is missing or stale.
 //!
-//! Files are independent, so they are produced in parallel (the store group-commits the puts).
+//! Files are independent, so they are produced in parallel (and put a chunk at a time, each
+//! chunk's frames and memos in one commit).
 //! A file whose latest frame at its path is on its current node is up to date and costs nothing
 //! (not even a read); one whose content equals what the previous frame was produced from (a
 //! `touch`), or whose inputs match a memo anywhere in the store (a rename, a revert, a

@@ -99,11 +99,14 @@ impl Snapshot {
     }
 }
 
+/// The files from which a snapshot's listing is freed on the pool ([`Snapshot`]'s drop).
+const FREED_APART: usize = 65_536;
+
 impl Drop for Snapshot {
-    /// A large tree's listing and index are freed off the caller's path, on the pool: at a
-    /// million files, freeing them was a tenth of a search.
+    /// A large tree's listing, and its index where no one else holds it, are freed off the
+    /// caller's path, on the pool: at a million files, freeing them was a tenth of a search.
     fn drop(&mut self) {
-        if self.facts.files.len() >= 65_536 {
+        if self.facts.files.len() >= FREED_APART {
             let facts = std::mem::take(&mut self.facts);
             let index = self
                 .index

@@ -145,15 +145,21 @@ impl Store {
         // Frames written earlier in this group, by id, with their node.
         let mut written: HashMap<FrameId, NodeId> = HashMap::new();
         let mut bodies = super::bodies::Staged::default();
-        let mut created = Vec::new();
+        // The results a failed commit turns into errors: frames created, and frames whose memo
+        // was to be written.
+        let mut staged = Vec::new();
         for (ticket, new, memo) in queue {
             let r = self.stage_frame(new, &mut seq, (&mut written, &mut bodies), &mut batch);
-            if let (Ok(put), Some(key)) = (&r, memo) {
-                // Frames are never deleted: the frame put here, or found on its node, is there.
-                batch.put(Table::Memo, key.0.to_vec(), put.frame_id.0.to_vec());
-            }
-            if matches!(r, Ok(PutOutcome { created: true, .. })) {
-                created.push(results.len());
+            let memoized = match (&r, memo) {
+                (Ok(put), Some(key)) => {
+                    // Frames are never deleted: the frame put here, or found on its node, is there.
+                    batch.put(Table::Memo, key.0.to_vec(), put.frame_id.0.to_vec());
+                    true
+                }
+                _ => false,
+            };
+            if memoized || matches!(r, Ok(PutOutcome { created: true, .. })) {
+                staged.push(results.len());
             }
             results.push((ticket, r));
         }
@@ -164,7 +170,7 @@ impl Store {
                 seq.to_le_bytes().to_vec(),
             );
             if let Err(e) = self.engine.commit(batch) {
-                for i in created {
+                for i in staged {
                     results[i].1 = Err(shared_error(&e));
                 }
             }
@@ -439,13 +445,14 @@ impl Store {
         self.indexed_frames(Table::PathHeads, &prefix)
     }
 
-    /// The frame recorded under memo `key` by [`Store::put_memos`], if any.
+    /// The frame recorded under memo `key` by [`Store::put_memos`] or
+    /// [`Store::put_frames_memoized`], if any.
     ///
     /// Memos let a derivation find earlier work by what it was derived from, wherever that work
     /// is attached: a file renamed, reverted or duplicated has the same inputs as before, so its
     /// frame's content can be reused without running the producer again. The key is the
     /// caller's hash of those inputs. A memo is a cache beside the frames, not part of them: it
-    /// is written after the frame, and a memo lost to a crash costs only a recomputation (frames
+    /// is written with the frame or after it, and a memo lost to a crash costs only a recomputation (frames
     /// are never deleted, so a memo never dangles).
     pub fn memo(&self, key: &Hash) -> Result<Option<FrameId>> {
         self.engine
