@@ -1,8 +1,8 @@
 //! `generate`: give every file in scope a frame of a type, then synthesize its directories
 //! bottom-up — only where a frame is missing or stale.
 //!
-//! Files are independent, so they are produced in parallel (and put a chunk at a time, each
-//! chunk's frames and memos in one commit).
+//! Files are independent, so they are produced in parallel (and put a chunk at a time: a
+//! commit for the frames, then one for their memos).
 //! A file whose latest frame at its path is on its current node is up to date and costs nothing
 //! (not even a read); one whose content equals what the previous frame was produced from (a
 //! `touch`), or whose inputs match a memo anywhere in the store (a rename, a revert, a
@@ -357,16 +357,15 @@ fn generate_files(
             match r {
                 Ok(Planned::UpToDate) => report.up_to_date += 1,
                 Ok(Planned::Put(frame, produced, key)) => {
-                    frames.push((*frame, Some(key)));
-                    kinds.push((path, produced));
+                    frames.push(*frame);
+                    kinds.push((path, produced, key));
                 }
                 Err(e) if deferred(&e) => report.deferred += 1,
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
-        // Each frame with its memo, in one commit.
-        let puts = store.put_frames_memoized(frames);
-        for (r, (path, produced)) in puts.into_iter().zip(kinds) {
+        let mut memos = Vec::new();
+        for (r, (path, produced, key)) in store.put_frames(frames).into_iter().zip(kinds) {
             match r {
                 Ok(put) => {
                     if produced {
@@ -375,10 +374,13 @@ fn generate_files(
                         report.reused += 1;
                     }
                     report.created += usize::from(put.created);
+                    memos.push((key, put.frame_id));
                 }
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
+        // After the frames: a memo lost to an interruption costs a recomputation, no more.
+        store.put_memos(&memos)?;
     }
     Ok(())
 }

@@ -382,8 +382,8 @@ pub fn synthesize(
 }
 
 /// Synthesizes each of `dirs` (none an ancestor of another) as [`synthesize`] does, and puts
-/// their frames with their memos in one commit: a level of a tree costs one durable commit, not
-/// one per directory. The policy runs without the lock, on every core where it computes
+/// their frames in one commit and their memos in another: a level of a tree costs two durable
+/// commits, not two per directory. The policy runs without the lock, on every core where it computes
 /// ([`SynthesisPolicy::computes`]), else on one directory at a time; where a frame was put
 /// meanwhile, the children of every directory are read again under the derivation lock, and
 /// a directory whose children changed is synthesized again there. One result per directory,
@@ -422,12 +422,11 @@ pub fn synthesize_each(
     let mut frames = Vec::new();
     for (dir, p) in dirs.iter().zip(&prepared) {
         if let Ok(p) = p {
-            let frame = synthesized_frame(dir, req, written_type, &policy_id, p);
-            frames.push((frame, Some(p.key)));
+            frames.push(synthesized_frame(dir, req, written_type, &policy_id, p));
         }
     }
-    // Each frame with its memo, in one commit.
-    let mut puts = store.put_frames_memoized(frames).into_iter();
+    let mut puts = store.put_frames(frames).into_iter();
+    let mut memos = Vec::new();
     let mut out = Vec::with_capacity(dirs.len());
     for (dir, p) in dirs.iter().zip(prepared) {
         let p = match p {
@@ -444,6 +443,7 @@ pub fn synthesize_each(
                 continue;
             }
         };
+        memos.push((p.key, put.frame_id));
         out.push(Ok(Synthesized {
             path: dir.path.clone(),
             frame_type: written_type.to_owned(),
@@ -453,6 +453,7 @@ pub fn synthesize_each(
             children: p.children.count,
         }));
     }
+    store.put_memos(&memos)?;
     Ok(out)
 }
 

@@ -88,7 +88,7 @@ pub struct Store {
 #[derive(Default)]
 struct Group {
     next_ticket: u64,
-    queue: Vec<(u64, NewFrame, Option<Hash>)>,
+    queue: Vec<(u64, NewFrame)>,
     done: HashMap<u64, Result<PutOutcome>>,
     /// Whether a caller is committing a group now.
     leading: bool,

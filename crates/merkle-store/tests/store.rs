@@ -135,7 +135,6 @@ conformance!(
     reopened_store_keeps_everything,
     path_heads_follow_a_file_across_versions,
     memos_find_frames_by_their_inputs_and_survive_a_reopen,
-    frames_put_with_their_memos_are_found_by_them,
     agents_keep_their_settings_across_role_changes_and_a_reopen,
     derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
     tree_files_lists_the_leaves_with_their_content_hashes,
@@ -789,49 +788,6 @@ fn basis_index_finds_derived_frames(engine: EngineKind) {
             .expect("basis")
             .is_empty()
     );
-}
-
-fn frames_put_with_their_memos_are_found_by_them(engine: EngineKind) {
-    let f = Fixture::new(engine);
-    f.scan();
-    writer(&f, "alice");
-    let frame = |path: &str, ty: &str, content: &str| {
-        NewFrame::new(
-            f.node(path).node_id,
-            ty,
-            "alice",
-            content.as_bytes().to_vec(),
-        )
-    };
-    let (k1, k2, k3) = (
-        hash::content_hash(b"one"),
-        hash::content_hash(b"two"),
-        hash::content_hash(b"refused"),
-    );
-    let puts = f.store.put_frames_memoized(vec![
-        (frame("docs/guide.md", "summary", "one"), Some(k1)),
-        (frame("src/lib.rs", "summary", "two"), Some(k2)),
-        // A frame type with a space is refused: it records no memo, and stops nothing.
-        (frame("src/lib.rs", "bad type", "three"), Some(k3)),
-        (frame("src/lib.rs", "note", "four"), None),
-    ]);
-    assert_eq!(puts.len(), 4);
-    let (a, b) = (
-        puts[0].as_ref().expect("put"),
-        puts[1].as_ref().expect("put"),
-    );
-    assert!(puts[2].is_err() && puts[3].is_ok());
-    assert_eq!(f.store.memo(&k1).expect("memo"), Some(a.frame_id));
-    assert_eq!(f.store.memo(&k2).expect("memo"), Some(b.frame_id));
-    assert_eq!(f.store.memo(&k3).expect("memo"), None);
-    // A frame already there, put again under another key, is recorded under it too.
-    let k4 = hash::content_hash(b"again");
-    let again = f
-        .store
-        .put_frames_memoized(vec![(frame("docs/guide.md", "summary", "one"), Some(k4))]);
-    assert!(!again[0].as_ref().expect("put again").created);
-    assert_eq!(f.store.memo(&k4).expect("memo"), Some(a.frame_id));
-    assert!(f.store.validate().expect("validate").is_empty());
 }
 
 fn memos_find_frames_by_their_inputs_and_survive_a_reopen(engine: EngineKind) {

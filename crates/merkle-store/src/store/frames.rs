@@ -61,7 +61,7 @@ impl Store {
         let mut g = self.group.lock().unwrap_or_else(|e| e.into_inner());
         let ticket = g.next_ticket;
         g.next_ticket += 1;
-        g.queue.push((ticket, new, None));
+        g.queue.push((ticket, new));
         loop {
             if let Some(r) = g.done.remove(&ticket) {
                 return r;
@@ -85,25 +85,14 @@ impl Store {
     /// refused frame does not stop the others. For bulk work (generating a whole tree), where one
     /// commit per frame would cost one sync per frame.
     pub fn put_frames(&self, frames: Vec<NewFrame>) -> Vec<Result<PutOutcome>> {
-        self.put_frames_memoized(frames.into_iter().map(|f| (f, None)).collect())
-    }
-
-    /// [`Store::put_frames`], each frame with the memo key it answers, if any: a frame put, or
-    /// found already on its node, is recorded under its key in the same transaction (as
-    /// [`Store::put_memos`] would in a commit of its own). A generation's chunk of frames and
-    /// their memos then cost one sync, not two.
-    pub fn put_frames_memoized(
-        &self,
-        frames: Vec<(NewFrame, Option<Hash>)>,
-    ) -> Vec<Result<PutOutcome>> {
         let mut checked = Vec::with_capacity(frames.len());
         let mut results: Vec<Option<Result<PutOutcome>>> = Vec::with_capacity(frames.len());
-        for (i, (f, memo)) in frames.into_iter().enumerate() {
+        for (i, f) in frames.into_iter().enumerate() {
             match frame::check_name("frame type", &f.frame_type)
                 .and_then(|()| frame::check_name("agent id", &f.agent_id))
             {
                 Ok(()) => {
-                    checked.push((i as u64, f, memo));
+                    checked.push((i as u64, f));
                     results.push(None);
                 }
                 Err(e) => results.push(Some(Err(e))),
@@ -122,7 +111,7 @@ impl Store {
     /// others.
     pub(super) fn commit_frames(
         &self,
-        queue: Vec<(u64, NewFrame, Option<Hash>)>,
+        queue: Vec<(u64, NewFrame)>,
     ) -> Vec<(u64, Result<PutOutcome>)> {
         let _guard = self.lock();
         let mut results: Vec<(u64, Result<PutOutcome>)> = Vec::with_capacity(queue.len());
@@ -138,28 +127,18 @@ impl Store {
             Err(e) => {
                 return queue
                     .into_iter()
-                    .map(|(t, _, _)| (t, Err(shared_error(&e))))
+                    .map(|(t, _)| (t, Err(shared_error(&e))))
                     .collect();
             }
         };
         // Frames written earlier in this group, by id, with their node.
         let mut written: HashMap<FrameId, NodeId> = HashMap::new();
         let mut bodies = super::bodies::Staged::default();
-        // The results a failed commit turns into errors: frames created, and frames whose memo
-        // was to be written.
-        let mut staged = Vec::new();
-        for (ticket, new, memo) in queue {
+        let mut created = Vec::new();
+        for (ticket, new) in queue {
             let r = self.stage_frame(new, &mut seq, (&mut written, &mut bodies), &mut batch);
-            let memoized = match (&r, memo) {
-                (Ok(put), Some(key)) => {
-                    // Frames are never deleted: the frame put here, or found on its node, is there.
-                    batch.put(Table::Memo, key.0.to_vec(), put.frame_id.0.to_vec());
-                    true
-                }
-                _ => false,
-            };
-            if memoized || matches!(r, Ok(PutOutcome { created: true, .. })) {
-                staged.push(results.len());
+            if matches!(r, Ok(PutOutcome { created: true, .. })) {
+                created.push(results.len());
             }
             results.push((ticket, r));
         }
@@ -170,7 +149,7 @@ impl Store {
                 seq.to_le_bytes().to_vec(),
             );
             if let Err(e) = self.engine.commit(batch) {
-                for i in staged {
+                for i in created {
                     results[i].1 = Err(shared_error(&e));
                 }
             }
@@ -445,14 +424,13 @@ impl Store {
         self.indexed_frames(Table::PathHeads, &prefix)
     }
 
-    /// The frame recorded under memo `key` by [`Store::put_memos`] or
-    /// [`Store::put_frames_memoized`], if any.
+    /// The frame recorded under memo `key` by [`Store::put_memos`], if any.
     ///
     /// Memos let a derivation find earlier work by what it was derived from, wherever that work
     /// is attached: a file renamed, reverted or duplicated has the same inputs as before, so its
     /// frame's content can be reused without running the producer again. The key is the
     /// caller's hash of those inputs. A memo is a cache beside the frames, not part of them: it
-    /// is written with the frame or after it, and a memo lost to a crash costs only a recomputation (frames
+    /// is written after the frame, and a memo lost to a crash costs only a recomputation (frames
     /// are never deleted, so a memo never dangles).
     pub fn memo(&self, key: &Hash) -> Result<Option<FrameId>> {
         self.engine
