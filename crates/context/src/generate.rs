@@ -394,6 +394,7 @@ fn synthesize_level(
     req: &GenerateRequest<'_>,
     report: &mut Generated,
 ) -> Result<()> {
+    let policy_id = policy.id();
     // Each directory looked at on its own, in parallel: `None` where it is gone; the first
     // error in the level's order is the one returned.
     let looked: Vec<Result<Option<(NodeRecord, bool)>>> = level
@@ -410,7 +411,7 @@ fn synthesize_level(
                             .extra
                             .get(crate::synthesis::META_POLICY)
                             .is_some_and(|p| {
-                                (req.replace_other_producers && *p != policy.id())
+                                (req.replace_other_producers && *p != policy_id)
                                     || policy.supersedes(p)
                             })
                         && staleness(store, &rec, &head)?.is_none()

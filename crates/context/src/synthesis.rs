@@ -383,11 +383,11 @@ pub fn synthesize(
 
 /// Synthesizes each of `dirs` (none an ancestor of another) as [`synthesize`] does, and puts
 /// their frames in one commit and their memos in another: a level of a tree costs two durable
-/// commits, not two per directory. The policy runs without the lock, on every core where it computes
-/// ([`SynthesisPolicy::computes`]), else on one directory at a time; where a frame was put
-/// meanwhile, the children of every directory are read again under the derivation lock, and
-/// a directory whose children changed is synthesized again there. One result per directory,
-/// in order.
+/// commits, not two per directory. The policy runs without the lock, on every core where it
+/// computes ([`SynthesisPolicy::computes`]), else on one directory at a time; where a frame
+/// was put meanwhile, the children of every directory are read again under the derivation
+/// lock, and a directory whose children changed is synthesized again there. One result per
+/// directory, in order.
 pub fn synthesize_each(
     store: &Store,
     dirs: &[NodeRecord],
@@ -401,7 +401,7 @@ pub fn synthesize_each(
     };
     let policy_id = req.policy.id();
     let one = |dir: &NodeRecord| prepare(store, dir, req, written_type, &policy_id);
-    // No frame put meanwhile: no child's head moved.
+    // The frame sequence before preparing: while it has not moved, no child's head has.
     let seq = store.frame_seq()?;
     // A policy that computes runs on every core; a model's calls keep their order.
     let mut prepared: Vec<Result<Prepared>> = if req.policy.computes() {
