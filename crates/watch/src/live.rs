@@ -22,11 +22,22 @@ use crate::{Coverage, Error};
 /// How long a read waits for its barrier's event before it rescans everything instead.
 const BARRIER_WAIT: Duration = Duration::from_secs(2);
 
+/// What a server's barrier folder in the temporary folder is named from: then its process
+/// id and its number within the process.
+const BARRIERS_PREFIX: &str = "merkle-watch-";
+/// What a barrier folder is named while it is made, before its owner holds it.
+const STAGING: &str = ".new";
+/// The file in a barrier folder that its server holds locked while it runs: the kernel lets go
+/// of a killed process's locks, so a folder whose owner file locks for another is left over.
+const OWNER: &str = "owner";
+
 /// The watcher, and what it has seen.
 pub struct Live {
     _watcher: notify::RecommendedWatcher,
     /// The server's own folder of barrier files (removed when the server stops).
     barriers: PathBuf,
+    /// Its [`OWNER`] file, locked while the server runs.
+    _owner: std::fs::File,
     issued: AtomicU64,
     seen: Arc<(Mutex<Seen>, Condvar)>,
     warning: Option<String>,
@@ -56,14 +67,10 @@ impl Live {
         // A folder of each server's own, also when a process serves more than one.
         static SERVERS: AtomicU64 = AtomicU64::new(0);
         let n = SERVERS.fetch_add(1, Ordering::Relaxed);
-        let barriers =
-            std::env::temp_dir().join(format!("merkle-watch-{}-{n}", std::process::id()));
-        // Left by a server of the same process id that was killed.
-        let _ = std::fs::remove_dir_all(&barriers);
-        std::fs::create_dir_all(&barriers).map_err(|e| Error::Io {
-            what: format!("creating {}", barriers.display()),
-            source: e,
-        })?;
+        let temp = std::env::temp_dir();
+        sweep_barriers(&temp);
+        let name = format!("{BARRIERS_PREFIX}{}-{n}", std::process::id());
+        let (barriers, owner) = own_barriers(&temp, &name)?;
         let barriers = barriers.canonicalize().unwrap_or(barriers);
         let store_dir = workspace.store_dir()?;
         let store_dir = store_dir.canonicalize().unwrap_or(store_dir);
@@ -106,6 +113,7 @@ impl Live {
             .fitted(fitted);
         Ok(Live {
             _watcher: watcher,
+            _owner: owner,
             barriers,
             issued: AtomicU64::new(0),
             seen,
@@ -233,6 +241,54 @@ fn noted(
 }
 
 /// The number a barrier file is named by.
+/// A barrier folder `name` in `temp`, with its [`OWNER`] file locked: made under a staging name
+/// and renamed into place once held, so that no sweep ([`sweep_barriers`]) sees it unowned.
+fn own_barriers(temp: &Path, name: &str) -> Result<(PathBuf, std::fs::File), Error> {
+    let io = |what: String| move |source| Error::Io { what, source };
+    let barriers = temp.join(name);
+    let staging = temp.join(format!("{name}{STAGING}"));
+    // Left by a server of the same process id that was killed.
+    for leftover in [&barriers, &staging] {
+        let _ = std::fs::remove_dir_all(leftover);
+    }
+    std::fs::create_dir_all(&staging).map_err(io(format!("creating {}", staging.display())))?;
+    let owner_path = staging.join(OWNER);
+    let owner = std::fs::File::create(&owner_path)
+        .map_err(io(format!("creating {}", owner_path.display())))?;
+    owner
+        .lock()
+        .map_err(io(format!("locking {}", owner_path.display())))?;
+    std::fs::rename(&staging, &barriers).map_err(io(format!(
+        "renaming {} to {}",
+        staging.display(),
+        barriers.display()
+    )))?;
+    Ok((barriers, owner))
+}
+
+/// Removes from `temp` the barrier folders of servers that are gone without removing their own
+/// (killed): those whose [`OWNER`] file is no longer locked. A folder without one, or being
+/// made, is left alone.
+fn sweep_barriers(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with(BARRIERS_PREFIX) || name.ends_with(STAGING) {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(owner) = std::fs::File::open(dir.join(OWNER)) else {
+            continue;
+        };
+        if owner.try_lock().is_ok() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
 fn barrier_number(path: &Path) -> Option<u64> {
     path.file_name()?.to_str()?.parse().ok()
 }
@@ -240,6 +296,58 @@ fn barrier_number(path: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_killed_servers_barrier_folder_is_swept_and_a_running_ones_kept() {
+        let temp = tempfile::tempdir().expect("a temporary folder");
+        let temp = temp.path();
+        let made = |name: &str, owner: bool| {
+            let dir = temp.join(name);
+            std::fs::create_dir_all(&dir).expect("a folder");
+            std::fs::write(dir.join("7"), "").expect("a barrier");
+            owner.then(|| std::fs::File::create(dir.join(OWNER)).expect("an owner file"))
+        };
+        // Killed: its owner file there, locked by no one.
+        drop(made("merkle-watch-1-0", true));
+        // Running: its owner holds the lock.
+        let running = made("merkle-watch-2-0", true).expect("an owner file");
+        running.lock().expect("locked");
+        // Not ours to judge: no owner file, a folder being made, another program's.
+        made("merkle-watch-3-0", false);
+        drop(made("merkle-watch-4-0.new", true));
+        drop(made("other-1-0", true));
+        // This server's own, made as `Live::start` makes it.
+        let (own, owner) = own_barriers(temp, "merkle-watch-5-0").expect("its folder");
+        assert_eq!(own, temp.join("merkle-watch-5-0"));
+
+        sweep_barriers(temp);
+        let mut left: Vec<String> = std::fs::read_dir(temp)
+            .expect("listed")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .into_string()
+                    .expect("UTF-8")
+            })
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "merkle-watch-2-0",
+                "merkle-watch-3-0",
+                "merkle-watch-4-0.new",
+                "merkle-watch-5-0",
+                "other-1-0"
+            ]
+        );
+        // Once its owner lets go (a server killed), the next sweep takes it.
+        drop((running, owner));
+        sweep_barriers(temp);
+        assert!(!temp.join("merkle-watch-2-0").exists());
+        assert!(!temp.join("merkle-watch-5-0").exists());
+        assert!(temp.join("merkle-watch-3-0").exists());
+    }
 
     #[test]
     fn after_a_watcher_error_every_read_checks_the_disk() {
