@@ -11,7 +11,8 @@ const MAX_QUOTED: usize = 200;
 
 /// The literal runs of the messages `text` quotes, first seen first, each once: for every
 /// line that reports an error (`ValueError: ...`, `panic: ...`, `panicked at '...'`,
-/// `error: ...`, `Exception in thread "main" java.lang.X: ...`) its message, and every text in
+/// `error: ...`, `Exception in thread "main" java.lang.X: ...`, a program's own `ERROR: ...`,
+/// `fatal: ...`, `[bat error]: ...` or `[ERROR] ...`) its message, and every text in
 /// double quotes of three words or more outside fenced code blocks (` ``` ` or `~~~`); each
 /// cut at the words that look like values a program fills in (numbers, one letter, quoted or
 /// bracketed things), keeping the longest run of at least three plain words: `Velocity of
@@ -61,13 +62,37 @@ fn error_message(line: &str) -> Option<&str> {
     }) {
         return Some(rest);
     }
+    // A build tool's level: `[ERROR] Failed to execute goal ...`.
+    if let Some(rest) = line.strip_prefix("[ERROR] ") {
+        return Some(rest);
+    }
     // `ValueError: ...`, `sympy.polys.PolynomialError: ...`, `... java.lang.IllegalStateException: ...`
     let (head, message) = line.split_once(": ")?;
     let name = head.rsplit(['.', ' ']).next()?;
-    ["Error", "Exception", "Warning"]
+    if ["Error", "Exception", "Warning"]
         .iter()
         .any(|end| name.ends_with(end) && name.chars().all(|c| c.is_ascii_alphanumeric()))
-        .then_some(message)
+    {
+        return Some(message);
+    }
+    // A program's own error line: `ERROR: ...`, `fatal: ...`, `[bat error]: ...`, `prog: error:
+    // ...`: the word before a `: ` says error, whatever its case and brackets.
+    let mut at = 0;
+    while let Some(i) = line[at..].find(": ").map(|i| at + i) {
+        let word = line[..i]
+            .rsplit([' ', '.', ':'])
+            .next()
+            .unwrap_or_default()
+            .trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        if ["error", "fatal"]
+            .iter()
+            .any(|w| word.eq_ignore_ascii_case(w))
+        {
+            return Some(&line[i + 2..]);
+        }
+        at = i + 2;
+    }
+    None
 }
 
 /// The texts in double quotes on one line.
@@ -178,6 +203,28 @@ mod tests {
                 "mismatched types in this call",
                 "Expected BEGIN_OBJECT but was STRING",
                 "use the binary mode for files",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_programs_own_error_lines_give_their_messages() {
+        let text = "```\n\
+            [bat error]: The output file is also an input!\n\
+            ERROR: could not find the project root here\n\
+            fatal: unable to read the current working directory\n\
+            clang: error: linker command failed with exit code\n\
+            [ERROR] Failed to execute goal on project core\n\
+            terror: this line reports nothing at all\n\
+            ```\n";
+        assert_eq!(
+            messages(text),
+            [
+                "The output file is also an input!",
+                "could not find the project root here",
+                "unable to read the current working directory",
+                "linker command failed with exit code",
+                "Failed to execute goal on project core",
             ]
         );
     }
