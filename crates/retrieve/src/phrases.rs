@@ -62,8 +62,12 @@ fn error_message(line: &str) -> Option<&str> {
     }) {
         return Some(rest);
     }
-    // A build tool's level: `[ERROR] Failed to execute goal ...`.
-    if let Some(rest) = line.strip_prefix("[ERROR] ") {
+    // A build tool's level: Maven's `[ERROR] Failed to execute goal ...`, sbt's `[error] ...`.
+    if let Some(rest) = line
+        .get(..8)
+        .filter(|level| level.eq_ignore_ascii_case("[error] "))
+        .map(|_| &line[8..])
+    {
         return Some(rest);
     }
     // `ValueError: ...`, `sympy.polys.PolynomialError: ...`, `... java.lang.IllegalStateException: ...`
@@ -75,24 +79,32 @@ fn error_message(line: &str) -> Option<&str> {
     {
         return Some(message);
     }
-    // A program's own error line: `ERROR: ...`, `fatal: ...`, `[bat error]: ...`, `prog: error:
-    // ...`: the word before a `: ` says error, whatever its case and brackets.
+    // A program's own error line: `ERROR: ...`, `fatal: ...`, `[bat error]: ...`, `clang: error:
+    // ...`; not a sentence that says "an error: ...".
     let mut at = 0;
     while let Some(i) = line[at..].find(": ").map(|i| at + i) {
-        let word = line[..i]
-            .rsplit([' ', '.', ':'])
-            .next()
-            .unwrap_or_default()
-            .trim_matches(|c: char| !c.is_ascii_alphanumeric());
-        if ["error", "fatal"]
-            .iter()
-            .any(|w| word.eq_ignore_ascii_case(w))
-        {
+        if says_error(&line[..i]) {
             return Some(&line[i + 2..]);
         }
         at = i + 2;
     }
     None
+}
+
+/// Whether what comes before a `: ` is a program saying error: the word alone, in any case
+/// (`ERROR`, `fatal`), after program names (`clang: error`), or last in brackets (`[bat
+/// error]`).
+fn says_error(head: &str) -> bool {
+    let is_error = |w: &str| ["error", "fatal"].iter().any(|e| w.eq_ignore_ascii_case(e));
+    if let Some(inside) = head.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return inside.rsplit(' ').next().is_some_and(is_error);
+    }
+    let (names, word) = head.rsplit_once(": ").unwrap_or(("", head));
+    is_error(word)
+        && (names.is_empty()
+            || names
+                .split(": ")
+                .all(|p| !p.is_empty() && !p.contains(char::is_whitespace)))
 }
 
 /// The texts in double quotes on one line.
@@ -215,8 +227,11 @@ mod tests {
             fatal: unable to read the current working directory\n\
             clang: error: linker command failed with exit code\n\
             [ERROR] Failed to execute goal on project core\n\
+            [error] the sbt compiler could not resolve it\n\
             terror: this line reports nothing at all\n\
-            ```\n";
+            ```\n\
+            With that flag I see an error: the build fails when linking\n\
+            The [bat error]: wording is what it prints here\n";
         assert_eq!(
             messages(text),
             [
@@ -225,6 +240,7 @@ mod tests {
                 "unable to read the current working directory",
                 "linker command failed with exit code",
                 "Failed to execute goal on project core",
+                "the sbt compiler could not resolve it",
             ]
         );
     }

@@ -25,19 +25,18 @@ const BARRIER_WAIT: Duration = Duration::from_secs(2);
 /// What a server's barrier folder in the temporary folder is named from: then its process
 /// id and its number within the process.
 const BARRIERS_PREFIX: &str = "merkle-watch-";
-/// What a barrier folder is named while it is made, before its owner holds it.
-const STAGING: &str = ".new";
-/// The file in a barrier folder that its server holds locked while it runs: the kernel lets go
-/// of a killed process's locks, so a folder whose owner file locks for another is left over.
-const OWNER: &str = "owner";
+/// What a barrier folder's lock file adds to its name: the file beside the folder that its
+/// server holds locked while it runs. The kernel lets go of a killed process's locks, so a
+/// folder whose lock file another can lock is left over.
+const LOCK: &str = ".lock";
 
 /// The watcher, and what it has seen.
 pub struct Live {
     _watcher: notify::RecommendedWatcher,
     /// The server's own folder of barrier files (removed when the server stops).
     barriers: PathBuf,
-    /// Its [`OWNER`] file, locked while the server runs.
-    _owner: std::fs::File,
+    /// Its lock file ([`LOCK`]), locked while the server runs.
+    _lock: std::fs::File,
     issued: AtomicU64,
     seen: Arc<(Mutex<Seen>, Condvar)>,
     warning: Option<String>,
@@ -69,8 +68,13 @@ impl Live {
         let n = SERVERS.fetch_add(1, Ordering::Relaxed);
         let temp = std::env::temp_dir();
         sweep_barriers(&temp);
-        let name = format!("{BARRIERS_PREFIX}{}-{n}", std::process::id());
-        let (barriers, owner) = own_barriers(&temp, &name)?;
+        // The time too: a process id comes back, and a folder's name never should, or a sweep
+        // that found one left over could remove a new server's of the same name.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let name = format!("{BARRIERS_PREFIX}{}-{n}-{nanos:x}", std::process::id());
+        let (barriers, lock) = own_barriers(&temp, &name)?;
         let barriers = barriers.canonicalize().unwrap_or(barriers);
         let store_dir = workspace.store_dir()?;
         let store_dir = store_dir.canonicalize().unwrap_or(store_dir);
@@ -113,7 +117,7 @@ impl Live {
             .fitted(fitted);
         Ok(Live {
             _watcher: watcher,
-            _owner: owner,
+            _lock: lock,
             barriers,
             issued: AtomicU64::new(0),
             seen,
@@ -198,6 +202,10 @@ impl Watcher for Live {
 impl Drop for Live {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.barriers);
+        // Its lock file goes while still held (the lock itself when the field drops).
+        let mut lock = self.barriers.clone().into_os_string();
+        lock.push(LOCK);
+        let _ = std::fs::remove_file(lock);
     }
 }
 
@@ -240,55 +248,52 @@ fn noted(
     }
 }
 
-/// The number a barrier file is named by.
-/// A barrier folder `name` in `temp`, with its [`OWNER`] file locked: made under a staging name
-/// and renamed into place once held, so that no sweep ([`sweep_barriers`]) sees it unowned.
+/// A barrier folder `name` in `temp`, its lock file ([`LOCK`] beside it) made and locked
+/// first, so that no sweep ([`sweep_barriers`]) sees the folder without a live owner. A lock
+/// the file system does not take (an NFS without a lock daemon) is no reason not to watch: a
+/// sweep cannot take it either, and leaves the folder alone.
 fn own_barriers(temp: &Path, name: &str) -> Result<(PathBuf, std::fs::File), Error> {
     let io = |what: String| move |source| Error::Io { what, source };
     let barriers = temp.join(name);
-    let staging = temp.join(format!("{name}{STAGING}"));
-    // Left by a server of the same process id that was killed.
-    for leftover in [&barriers, &staging] {
-        let _ = std::fs::remove_dir_all(leftover);
-    }
-    std::fs::create_dir_all(&staging).map_err(io(format!("creating {}", staging.display())))?;
-    let owner_path = staging.join(OWNER);
-    let owner = std::fs::File::create(&owner_path)
-        .map_err(io(format!("creating {}", owner_path.display())))?;
-    owner
-        .lock()
-        .map_err(io(format!("locking {}", owner_path.display())))?;
-    std::fs::rename(&staging, &barriers).map_err(io(format!(
-        "renaming {} to {}",
-        staging.display(),
-        barriers.display()
-    )))?;
-    Ok((barriers, owner))
+    let lock_path = temp.join(format!("{name}{LOCK}"));
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(io(format!("creating {}", lock_path.display())))?;
+    let _ = lock.lock();
+    std::fs::create_dir_all(&barriers).map_err(io(format!("creating {}", barriers.display())))?;
+    Ok((barriers, lock))
 }
 
 /// Removes from `temp` the barrier folders of servers that are gone without removing their own
-/// (killed): those whose [`OWNER`] file is no longer locked. A folder without one, or being
-/// made, is left alone.
+/// (killed), with their lock files: those whose lock file no longer holds a lock. Anything else
+/// (no lock file, or one that is not a plain file) is left alone.
 fn sweep_barriers(temp: &Path) {
     let Ok(entries) = std::fs::read_dir(temp) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if !name.starts_with(BARRIERS_PREFIX) || name.ends_with(STAGING) {
-            continue;
-        }
-        let dir = entry.path();
-        let Ok(owner) = std::fs::File::open(dir.join(OWNER)) else {
+        let Some(folder) = name
+            .to_str()
+            .filter(|n| n.starts_with(BARRIERS_PREFIX))
+            .and_then(|n| n.strip_suffix(LOCK))
+        else {
             continue;
         };
-        if owner.try_lock().is_ok() {
-            let _ = std::fs::remove_dir_all(&dir);
+        // A FIFO of that name would block the open.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(lock) = std::fs::File::open(entry.path()) else {
+            continue;
+        };
+        if lock.try_lock().is_ok() {
+            let _ = std::fs::remove_dir_all(temp.join(folder));
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }
 
+/// The number a barrier file is named by.
 fn barrier_number(path: &Path) -> Option<u64> {
     path.file_name()?.to_str()?.parse().ok()
 }
@@ -301,52 +306,73 @@ mod tests {
     fn a_killed_servers_barrier_folder_is_swept_and_a_running_ones_kept() {
         let temp = tempfile::tempdir().expect("a temporary folder");
         let temp = temp.path();
-        let made = |name: &str, owner: bool| {
+        let made = |name: &str, lock: bool| {
             let dir = temp.join(name);
             std::fs::create_dir_all(&dir).expect("a folder");
             std::fs::write(dir.join("7"), "").expect("a barrier");
-            owner.then(|| std::fs::File::create(dir.join(OWNER)).expect("an owner file"))
+            lock.then(|| {
+                std::fs::File::create(temp.join(format!("{name}{LOCK}"))).expect("a lock file")
+            })
         };
-        // Killed: its owner file there, locked by no one.
-        drop(made("merkle-watch-1-0", true));
-        // Running: its owner holds the lock.
-        let running = made("merkle-watch-2-0", true).expect("an owner file");
+        // Killed: its lock file there, locked by no one.
+        drop(made("merkle-watch-1-0-a", true));
+        // Running: its server holds the lock.
+        let running = made("merkle-watch-2-0-a", true).expect("a lock file");
         running.lock().expect("locked");
-        // Not ours to judge: no owner file, a folder being made, another program's.
-        made("merkle-watch-3-0", false);
-        drop(made("merkle-watch-4-0.new", true));
+        // Not ours to judge: no lock file, another program's.
+        made("merkle-watch-3-0-a", false);
         drop(made("other-1-0", true));
         // This server's own, made as `Live::start` makes it.
-        let (own, owner) = own_barriers(temp, "merkle-watch-5-0").expect("its folder");
-        assert_eq!(own, temp.join("merkle-watch-5-0"));
+        let (own, lock) = own_barriers(temp, "merkle-watch-5-0-a").expect("its folder");
+        assert_eq!(own, temp.join("merkle-watch-5-0-a"));
 
         sweep_barriers(temp);
-        let mut left: Vec<String> = std::fs::read_dir(temp)
-            .expect("listed")
-            .map(|e| {
-                e.expect("an entry")
-                    .file_name()
-                    .into_string()
-                    .expect("UTF-8")
-            })
-            .collect();
-        left.sort();
+        let listed = || {
+            let mut left: Vec<String> = std::fs::read_dir(temp)
+                .expect("listed")
+                .map(|e| {
+                    e.expect("an entry")
+                        .file_name()
+                        .into_string()
+                        .expect("UTF-8")
+                })
+                .collect();
+            left.sort();
+            left
+        };
         assert_eq!(
-            left,
+            listed(),
             [
-                "merkle-watch-2-0",
-                "merkle-watch-3-0",
-                "merkle-watch-4-0.new",
-                "merkle-watch-5-0",
-                "other-1-0"
+                "merkle-watch-2-0-a",
+                "merkle-watch-2-0-a.lock",
+                "merkle-watch-3-0-a",
+                "merkle-watch-5-0-a",
+                "merkle-watch-5-0-a.lock",
+                "other-1-0",
+                "other-1-0.lock",
             ]
         );
-        // Once its owner lets go (a server killed), the next sweep takes it.
-        drop((running, owner));
+        // Once their servers let go (killed), the next sweep takes them.
+        drop((running, lock));
         sweep_barriers(temp);
-        assert!(!temp.join("merkle-watch-2-0").exists());
-        assert!(!temp.join("merkle-watch-5-0").exists());
-        assert!(temp.join("merkle-watch-3-0").exists());
+        assert_eq!(
+            listed(),
+            ["merkle-watch-3-0-a", "other-1-0", "other-1-0.lock"]
+        );
+    }
+
+    #[test]
+    fn a_stopped_server_leaves_nothing_in_the_temporary_folder() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let root = dir.path().canonicalize().expect("canonical");
+        let workspace = Workspace::new(&root, merkle_store::OpenOptions::default());
+        let live = Live::start(&workspace).expect("a watcher");
+        let barriers = live.barriers.clone();
+        let mut lock = barriers.clone().into_os_string();
+        lock.push(LOCK);
+        assert!(barriers.is_dir() && Path::new(&lock).is_file());
+        drop(live);
+        assert!(!barriers.exists() && !Path::new(&lock).exists());
     }
 
     #[test]
