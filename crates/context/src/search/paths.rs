@@ -2,13 +2,15 @@
 //! dotted module, a file name.
 use super::*;
 
-/// The tree's paths, looked up by what a query may say of them.
+/// The tree's paths, looked up by what a query may say of them. What only some queries ask
+/// for is made when first asked: at a million files, making every module path for a query
+/// that names none was a tenth of a search.
 pub(super) struct PathLookup<'a> {
-    paths: Vec<&'a str>,
+    facts: &'a TreeFacts,
     /// file name without extension, lowercase -> paths, for the names asked for
     pub(super) stems: HashMap<String, Vec<&'a str>>,
     /// (path without extension (and without a trailing `/__init__`, `/mod`, `/index`), path)
-    modules: Vec<(&'a str, &'a str)>,
+    modules: std::sync::OnceLock<Vec<(&'a str, &'a str)>>,
 }
 
 impl<'a> PathLookup<'a> {
@@ -18,37 +20,51 @@ impl<'a> PathLookup<'a> {
         names: &std::collections::HashSet<String>,
     ) -> PathLookup<'a> {
         let mut stems: HashMap<String, Vec<&str>> = HashMap::new();
-        let mut modules = Vec::new();
-        let mut paths = Vec::with_capacity(facts.files.len());
+        // A stem of another length is none of the names (an ASCII stem keeps its length in
+        // lowercase; any other is lowercased to be sure).
+        let lengths: std::collections::HashSet<usize> = names.iter().map(String::len).collect();
         let mut lower = String::new();
-        for f in &facts.files {
+        for f in facts.files.iter().filter(|f| f.language.is_some()) {
             let p = f.path.as_str();
-            paths.push(p);
-            if f.language.is_none() {
-                continue;
-            }
             let name = p.rsplit('/').next().unwrap_or(p);
             let stem = name.split('.').next().unwrap_or(name);
+            if stem.is_ascii() && !lengths.contains(&stem.len()) {
+                continue;
+            }
             lower.clear();
             lower.extend(stem.chars().flat_map(char::to_lowercase));
             if names.contains(&lower) {
                 stems.entry(lower.clone()).or_default().push(p);
             }
-            let no_ext = match p.rfind('.') {
-                Some(i) if i > p.rfind('/').map_or(0, |j| j + 1) => &p[..i],
-                _ => p,
-            };
-            let module = ["/__init__", "/mod", "/index"]
-                .iter()
-                .find_map(|s| no_ext.strip_suffix(s))
-                .unwrap_or(no_ext);
-            modules.push((module, p));
         }
         PathLookup {
-            paths,
+            facts,
             stems,
-            modules,
+            modules: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Every file's module path, made once.
+    fn modules(&self) -> &[(&'a str, &'a str)] {
+        self.modules.get_or_init(|| {
+            self.facts
+                .files
+                .iter()
+                .filter(|f| f.language.is_some())
+                .map(|f| {
+                    let p = f.path.as_str();
+                    let no_ext = match p.rfind('.') {
+                        Some(i) if i > p.rfind('/').map_or(0, |j| j + 1) => &p[..i],
+                        _ => p,
+                    };
+                    let module = ["/__init__", "/mod", "/index"]
+                        .iter()
+                        .find_map(|s| no_ext.strip_suffix(s))
+                        .unwrap_or(no_ext);
+                    (module, p)
+                })
+                .collect()
+        })
     }
 
     /// The tree's files that a path from the query names: the tree path is a suffix of it
@@ -63,7 +79,7 @@ impl<'a> PathLookup<'a> {
         };
         let mut best: Vec<&str> = Vec::new();
         let mut best_len = 0;
-        for &p in &self.paths {
+        for p in self.facts.files.iter().map(|f| f.path.as_str()) {
             let len = if ends_at_slash(path, p) {
                 p.len()
             } else if ends_at_slash(p, path) {
@@ -85,7 +101,7 @@ impl<'a> PathLookup<'a> {
     /// The files whose module path ends with `frag` at a folder boundary (nothing dropped).
     pub(super) fn by_module_exact(&self, frag: &str) -> Vec<&'a str> {
         let mut found: Vec<&str> = self
-            .modules
+            .modules()
             .iter()
             .filter(|(m, _)| {
                 m.ends_with(frag)
