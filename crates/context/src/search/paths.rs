@@ -3,14 +3,14 @@
 use super::*;
 
 /// The tree's paths, looked up by what a query may say of them. What only some queries ask
-/// for is made when first asked: at a million files, making every module path for a query
-/// that names none was a tenth of a search.
+/// for is made when first asked: at a million files, path signals were a tenth of a search
+/// beside a watch; a module path is made only when one is looked up.
 pub(super) struct PathLookup<'a> {
     facts: &'a TreeFacts,
     /// file name without extension, lowercase -> paths, for the names asked for
     pub(super) stems: HashMap<String, Vec<&'a str>>,
     /// (path without extension (and without a trailing `/__init__`, `/mod`, `/index`), path)
-    modules: std::sync::OnceLock<Vec<(&'a str, &'a str)>>,
+    modules: std::cell::OnceCell<Vec<(&'a str, &'a str)>>,
 }
 
 impl<'a> PathLookup<'a> {
@@ -40,11 +40,11 @@ impl<'a> PathLookup<'a> {
         PathLookup {
             facts,
             stems,
-            modules: std::sync::OnceLock::new(),
+            modules: std::cell::OnceCell::new(),
         }
     }
 
-    /// Every file's module path, made once.
+    /// The module path of every file with a language, made when first asked for.
     fn modules(&self) -> &[(&'a str, &'a str)] {
         self.modules.get_or_init(|| {
             self.facts
