@@ -56,10 +56,11 @@ fn error_message(line: &str) -> Option<&str> {
         let rest = &line[at + "panicked at '".len()..];
         return Some(rest.rsplit_once('\'').map_or(rest, |(m, _)| m));
     }
-    if let Some(rest) = line.strip_prefix("error: ").or_else(|| {
-        line.strip_prefix("error[")
-            .and_then(|r| r.split_once("]: ").map(|(_, m)| m))
-    }) {
+    // rustc's `error[E0308]: ...` (a bare `error: ...` is a program's own error line, below).
+    if let Some(rest) = line
+        .strip_prefix("error[")
+        .and_then(|r| r.split_once("]: ").map(|(_, m)| m))
+    {
         return Some(rest);
     }
     // A build tool's level: Maven's `[ERROR] Failed to execute goal ...`, sbt's `[error] ...`.

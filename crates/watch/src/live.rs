@@ -203,9 +203,7 @@ impl Drop for Live {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.barriers);
         // Its lock file goes while still held (the lock itself when the field drops).
-        let mut lock = self.barriers.clone().into_os_string();
-        lock.push(LOCK);
-        let _ = std::fs::remove_file(lock);
+        let _ = std::fs::remove_file(lock_of(&self.barriers));
     }
 }
 
@@ -255,12 +253,19 @@ fn noted(
 fn own_barriers(temp: &Path, name: &str) -> Result<(PathBuf, std::fs::File), Error> {
     let io = |what: String| move |source| Error::Io { what, source };
     let barriers = temp.join(name);
-    let lock_path = temp.join(format!("{name}{LOCK}"));
+    let lock_path = lock_of(&barriers);
     let lock = std::fs::File::create(&lock_path)
         .map_err(io(format!("creating {}", lock_path.display())))?;
     let _ = lock.lock();
     std::fs::create_dir_all(&barriers).map_err(io(format!("creating {}", barriers.display())))?;
     Ok((barriers, lock))
+}
+
+/// The lock file of the barrier folder `barriers`: beside it, named as it with [`LOCK`] added.
+fn lock_of(barriers: &Path) -> PathBuf {
+    let mut lock = barriers.as_os_str().to_owned();
+    lock.push(LOCK);
+    PathBuf::from(lock)
 }
 
 /// Removes from `temp` the barrier folders of servers that are gone without removing their own
@@ -310,9 +315,7 @@ mod tests {
             let dir = temp.join(name);
             std::fs::create_dir_all(&dir).expect("a folder");
             std::fs::write(dir.join("7"), "").expect("a barrier");
-            lock.then(|| {
-                std::fs::File::create(temp.join(format!("{name}{LOCK}"))).expect("a lock file")
-            })
+            lock.then(|| std::fs::File::create(lock_of(&dir)).expect("a lock file"))
         };
         // Killed: its lock file there, locked by no one.
         drop(made("merkle-watch-1-0-a", true));
@@ -363,24 +366,26 @@ mod tests {
 
     #[test]
     fn a_stopped_server_leaves_nothing_in_the_temporary_folder() {
+        let (_dir, _root, live) = started();
+        let barriers = live.barriers.clone();
+        let lock = lock_of(&barriers);
+        assert!(barriers.is_dir() && lock.is_file());
+        drop(live);
+        assert!(!barriers.exists() && !lock.exists());
+    }
+
+    /// A watcher started over a temporary folder (kept while the folder is), and its root.
+    fn started() -> (tempfile::TempDir, PathBuf, Live) {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let root = dir.path().canonicalize().expect("canonical");
         let workspace = Workspace::new(&root, merkle_store::OpenOptions::default());
         let live = Live::start(&workspace).expect("a watcher");
-        let barriers = live.barriers.clone();
-        let mut lock = barriers.clone().into_os_string();
-        lock.push(LOCK);
-        assert!(barriers.is_dir() && Path::new(&lock).is_file());
-        drop(live);
-        assert!(!barriers.exists() && !Path::new(&lock).exists());
+        (dir, root, live)
     }
 
     #[test]
     fn after_a_watcher_error_every_read_checks_the_disk() {
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let root = dir.path().canonicalize().expect("canonical");
-        let workspace = Workspace::new(&root, merkle_store::OpenOptions::default());
-        let live = Live::start(&workspace).expect("a watcher");
+        let (_dir, root, live) = started();
         let some = NodeId::from_hex(&"ab".repeat(32)).expect("a hash");
         // It starts with a rescan pending (files may have changed while nothing watched).
         assert_eq!(live.settle(some), Settled::Pending);
