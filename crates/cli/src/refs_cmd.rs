@@ -27,7 +27,7 @@ pub(crate) fn refs(out: &mut Out, g: &Global, root: &Path, args: &RefsArgs) -> R
         }
         _ => target.to_owned(),
     };
-    let found = crate::workspace(g, root).read_facts(|store, tree, _| {
+    let found = crate::workspace(g, root).read_indexed(|store, tree, _| {
         context::refs::refs_in(store, &tree.facts, &*tree.index(store)?, &target)
     })?;
     let text = render(&found);

@@ -53,6 +53,7 @@ pub use self::hit::{
     search_functions, search_functions_tree,
 };
 mod index;
+pub(crate) use self::index::sync_opened;
 pub use self::index::{index_dir, sync_index};
 mod fuse;
 use self::fuse::{Asking, gather, give_history, hits_of, rank, spread_graph};

@@ -150,9 +150,11 @@ impl MerkleMcp {
 
     /// A heavy read tool's answer: `f` on the tree as the files are, with its listing and
     /// search index ([`Workspace::read_facts`]; `f` may run twice), one heavy read at a time
-    /// per two cores (see [`Shared::heavy`]).
+    /// per two cores (see [`Shared::heavy`]). `indexed`: `f` reads the index, which a new
+    /// listing then opens beside it ([`Workspace::read_indexed`]).
     async fn answer_facts(
         &self,
+        indexed: bool,
         f: impl Fn(&Store, &Snapshot) -> Result<Value> + Send + Sync + 'static,
     ) -> Result<Answered, String> {
         let _turn = self
@@ -162,9 +164,13 @@ impl MerkleMcp {
             .await
             .map_err(|e| format!("the request failed: {e}"))?;
         self.blocking(move |shared| {
-            shared.workspace.read_facts(|store, tree, stale| {
+            let work = |store: &Store, tree: &Snapshot, stale| {
                 Ok(Answered::of(store, &f(store, tree)?)?.stale(stale))
-            })
+            };
+            match indexed {
+                true => shared.workspace.read_indexed(work),
+                false => shared.workspace.read_facts(work),
+            }
         })
         .await
     }

@@ -30,7 +30,7 @@ use super::Workspace;
 use crate::error::{Error, Result};
 use crate::facts::TreeFacts;
 use crate::graph::Graph;
-use crate::search::{index_dir, sync_index};
+use crate::search::{index_dir, sync_index, sync_opened};
 use retrieve::TextIndex;
 
 /// What a file watcher knows of the disk: a server's own, or a running `merkle watch`.
@@ -76,6 +76,8 @@ pub struct Snapshot {
     /// The tree's files, their facts read by need ([`TreeFacts::listing`]).
     pub facts: TreeFacts,
     index: Mutex<Option<Arc<TextIndex>>>,
+    /// The index as opened beside the listing, not yet found in step.
+    opened: Mutex<Option<TextIndex>>,
     indexing: Arc<Mutex<()>>,
 }
 
@@ -93,7 +95,11 @@ impl Snapshot {
             return Ok(Arc::clone(index));
         }
         let _one = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
-        let synced = Arc::new(sync_index(store, &self.facts, &index_dir(store))?.0);
+        let opened = self.opened.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let synced = Arc::new(match opened {
+            Some(opened) => sync_opened(store, &self.facts, opened)?.0,
+            None => sync_index(store, &self.facts, &index_dir(store))?.0,
+        });
         *index = Some(Arc::clone(&synced));
         Ok(synced)
     }
@@ -113,9 +119,21 @@ impl Drop for Snapshot {
                 .get_mut()
                 .unwrap_or_else(|e| e.into_inner())
                 .take();
-            rayon::spawn(move || drop((facts, index)));
+            let opened = self
+                .opened
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            rayon::spawn(move || drop((facts, index, opened)));
         }
     }
+}
+
+/// What a read of facts reads of a snapshot: its listing, or its search index too.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Uses {
+    Listing,
+    Index,
 }
 
 /// Where a read of facts stands before it rescans ([`Workspace::read_facts`]).
@@ -209,8 +227,26 @@ impl Workspace {
         &self,
         work: impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync,
     ) -> std::result::Result<T, E> {
+        self.read_facts_using(Uses::Listing, work)
+    }
+
+    /// [`Workspace::read_facts`] for `work` that reads the search index too (a search, a
+    /// bundle, refs): a snapshot listed now opens the index beside the listing, as both read
+    /// every path (at 100k files, a search beside a watch 94 -> 84 ms).
+    pub fn read_indexed<T: Send, E: From<Error>>(
+        &self,
+        work: impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync,
+    ) -> std::result::Result<T, E> {
+        self.read_facts_using(Uses::Index, work)
+    }
+
+    fn read_facts_using<T: Send, E: From<Error>>(
+        &self,
+        uses: Uses,
+        work: impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync,
+    ) -> std::result::Result<T, E> {
         if let Some(held) = &self.shared.held {
-            return self.held_facts(held, &work);
+            return self.held_facts(held, uses, &work);
         }
         // One handle for the first try: the store's root, whether the caches are kept for it,
         // what the watcher knows of it, and the try.
@@ -221,7 +257,7 @@ impl Workspace {
                 && Graph::kept_for(reader) == root
                 && reader.tree_kept().unwrap_or(false);
             let first = match root {
-                Some(root) if kept => self.first_try(reader, root, settled, &work)?,
+                Some(root) if kept => self.first_try(reader, root, settled, uses, &work)?,
                 _ => First::Rescan,
             };
             Ok::<_, Error>((settled, first))
@@ -242,7 +278,7 @@ impl Workspace {
         }
         let stale = self.refresh_settled(settled, false)?;
         self.caches_in_step()?;
-        self.read_stored(|store| work(store, &*self.snapshot(store)?, stale))
+        self.read_stored(|store| work(store, &*self.snapshot(store, uses)?, stale))
     }
 
     /// The first try of [`Workspace::read_facts`] where the caches are kept for `root`: on the
@@ -254,6 +290,7 @@ impl Workspace {
         reader: &Store,
         root: NodeId,
         settled: Settled,
+        uses: Uses,
         work: &(impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync),
     ) -> Result<First<T>> {
         if settled == Settled::Pending {
@@ -262,7 +299,7 @@ impl Workspace {
         // The listing is made in the try, beside the check of the disk: it is most of a read's
         // time.
         let attempt = || {
-            let snapshot = self.snapshot(reader).ok()?;
+            let snapshot = self.snapshot(reader, uses).ok()?;
             (snapshot.root() == Some(root))
                 .then(|| work(reader, &snapshot, false).ok())
                 .flatten()
@@ -301,12 +338,13 @@ impl Workspace {
     fn held_facts<T: Send, E: From<Error>>(
         &self,
         held: &Store,
+        uses: Uses,
         work: &(impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync),
     ) -> std::result::Result<T, E> {
         let (scanned, first) = crate::beside(
             || held.scan(&ScanOptions::default()),
             || {
-                let snapshot = self.snapshot(held).ok()?;
+                let snapshot = self.snapshot(held, uses).ok()?;
                 let answer = work(held, &snapshot, false).ok()?;
                 Some((snapshot.root(), answer))
             },
@@ -318,12 +356,13 @@ impl Workspace {
         {
             return Ok(answer);
         }
-        work(held, &*self.snapshot(held)?, false)
+        work(held, &*self.snapshot(held, uses)?, false)
     }
 
     /// The tree's [`Snapshot`] for `store`: the one kept for its root, else listed now (and
-    /// kept when it is of one scan).
-    fn snapshot(&self, store: &Store) -> Result<Arc<Snapshot>> {
+    /// kept when it is of one scan), with the index opened beside the listing where the read
+    /// `uses` it.
+    fn snapshot(&self, store: &Store, uses: Uses) -> Result<Arc<Snapshot>> {
         let root = store.root()?;
         let mut kept = self
             .shared
@@ -336,9 +375,20 @@ impl Workspace {
         {
             return Ok(Arc::clone(s));
         }
+        // The index opened beside the listing (its manifest names every file too): a
+        // search's next step. One that does not open is opened again, and says why, when
+        // asked for.
+        let (opened, facts) = match uses {
+            Uses::Index => crate::beside(
+                || TextIndex::open(&index_dir(store)).ok(),
+                || TreeFacts::listing(store),
+            ),
+            Uses::Listing => (None, TreeFacts::listing(store)),
+        };
         let made = Arc::new(Snapshot {
-            facts: TreeFacts::listing(store)?,
+            facts: facts?,
             index: Mutex::new(None),
+            opened: Mutex::new(opened),
             indexing: Arc::clone(&self.shared.indexing),
         });
         *kept = made.root().is_some().then(|| Arc::clone(&made));

@@ -35,7 +35,15 @@ fn in_step_key(root: &merkle_store::NodeId) -> Key {
 /// content changed since it was last brought in step are indexed again, in one commit.
 /// Returns the index and how many files were (re)indexed.
 pub fn sync_index(store: &Store, facts: &TreeFacts, dir: &Path) -> Result<(TextIndex, usize)> {
-    let mut index = TextIndex::open(dir)?;
+    sync_opened(store, facts, TextIndex::open(dir)?)
+}
+
+/// [`sync_index`] of an index already opened (beside the listing of `facts`, say).
+pub(crate) fn sync_opened(
+    store: &Store,
+    facts: &TreeFacts,
+    mut index: TextIndex,
+) -> Result<(TextIndex, usize)> {
     // A tree the index was found to hold needs no comparison of every file's key.
     let in_step = facts.root.map(|root| in_step_key(&root));
     if in_step.is_some_and(|k| index.in_step_with(&k)) {

@@ -290,3 +290,45 @@ fn a_held_store_is_rescanned_before_each_read_and_write() {
         .expect("write");
     assert!(written);
 }
+
+/// The paths a search of `query` finds through an indexed read of `ws` (the index opened
+/// beside the listing).
+fn indexed_search(ws: &Workspace, query: &str) -> Vec<String> {
+    let search = ops::Search {
+        query,
+        limit: None,
+        kind: None,
+        ranking: context::search::Ranking::Plain,
+        functions: false,
+    };
+    let found = ws
+        .read_indexed(|store, tree, _| ops::search_in(store, tree, &search))
+        .expect("search");
+    match found {
+        ops::Found::Files(hits) => hits.into_iter().map(|h| h.path).collect(),
+        ops::Found::Functions(_) => panic!("a file search answers files"),
+    }
+}
+
+/// An indexed read opens the index beside a new listing: the index is brought in step where
+/// it is behind (a file edited since it was built), and taken as it is where it holds the
+/// tree, by the same workspace and by a new one.
+#[test]
+fn an_indexed_read_searches_the_files_as_they_are() {
+    let (dir, ws) = workspace();
+    ws.scan(&ScanOptions::default()).expect("scan");
+    assert_eq!(indexed_search(&ws, "one"), ["src/util.rs"]);
+    assert!(indexed_search(&ws, "zebrafish").is_empty());
+    write(
+        dir.path(),
+        "src/lib.rs",
+        "pub mod util;\npub fn zebrafish() {}\n",
+    );
+    assert_eq!(indexed_search(&ws, "zebrafish"), ["src/lib.rs"]);
+    let again = Workspace::new(
+        dir.path().canonicalize().expect("canonical root"),
+        OpenOptions::default(),
+    );
+    assert_eq!(indexed_search(&again, "zebrafish"), ["src/lib.rs"]);
+    assert_eq!(indexed_search(&again, "one"), ["src/util.rs"]);
+}
