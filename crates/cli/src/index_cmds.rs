@@ -152,7 +152,7 @@ pub(crate) fn context_cmd(
         },
     };
     let budget = asked.request()?.budget;
-    let b = crate::workspace(g, root).read_indexed(|store, tree, _| {
+    let b = crate::workspace(g, root).read_facts_as(ops::Reads::Index, |store, tree, _| {
         crate::output::read_history(g, store, &task, Ranking::Fused);
         ops::bundle_in(store, tree, &asked)
     })?;
@@ -200,7 +200,7 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
         functions: args.functions,
     };
     search.request()?;
-    let found = crate::workspace(g, root).read_indexed(|store, tree, _| {
+    let found = crate::workspace(g, root).read_facts_as(ops::Reads::Index, |store, tree, _| {
         crate::output::read_history(g, store, &query, search.ranking);
         ops::search_in(store, tree, &search)
     })?;

@@ -27,9 +27,10 @@ pub(crate) fn refs(out: &mut Out, g: &Global, root: &Path, args: &RefsArgs) -> R
         }
         _ => target.to_owned(),
     };
-    let found = crate::workspace(g, root).read_indexed(|store, tree, _| {
-        context::refs::refs_in(store, &tree.facts, &*tree.index(store)?, &target)
-    })?;
+    let found = crate::workspace(g, root)
+        .read_facts_as(context::ops::Reads::Index, |store, tree, _| {
+            context::refs::refs_in(store, &tree.facts, &*tree.index(store)?, &target)
+        })?;
     let text = render(&found);
     out.value(found.json(), text);
     Ok(())

@@ -33,7 +33,7 @@ pub use find::{
     BUNDLE_BUDGET, BUNDLE_FILES, Found, SEARCH_LIMIT, Search, TaskBundle, bundle_in, display_path,
     file_related, history_before_search, not_a_file, related_in, search_filter, search_in,
 };
-pub use fresh::{Settled, Snapshot, Watcher};
+pub use fresh::{Reads, Settled, Snapshot, Watcher};
 pub use gc::{Garbage, collect_garbage, folder_sizes, why_kept};
 pub use remotes::Unpushed;
 use remotes::unpushed;

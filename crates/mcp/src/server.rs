@@ -38,7 +38,7 @@ use crate::budget;
 use crate::error::{Error, Result};
 use crate::store::or_missing;
 use crate::writes::{AGENT_HEADER, Refused, no_agent, role_needed};
-use context::ops::{Snapshot, Workspace, display_path, frame_json, node_json};
+use context::ops::{Reads, Snapshot, Workspace, display_path, frame_json, node_json};
 
 mod tools;
 
@@ -150,11 +150,10 @@ impl MerkleMcp {
 
     /// A heavy read tool's answer: `f` on the tree as the files are, with its listing and
     /// search index ([`Workspace::read_facts`]; `f` may run twice), one heavy read at a time
-    /// per two cores (see [`Shared::heavy`]). `indexed`: `f` reads the index, which a new
-    /// listing then opens beside it ([`Workspace::read_indexed`]).
+    /// per two cores (see [`Shared::heavy`]); whether `f` `reads` the index too.
     async fn answer_facts(
         &self,
-        indexed: bool,
+        reads: Reads,
         f: impl Fn(&Store, &Snapshot) -> Result<Value> + Send + Sync + 'static,
     ) -> Result<Answered, String> {
         let _turn = self
@@ -164,13 +163,9 @@ impl MerkleMcp {
             .await
             .map_err(|e| format!("the request failed: {e}"))?;
         self.blocking(move |shared| {
-            let work = |store: &Store, tree: &Snapshot, stale| {
+            shared.workspace.read_facts_as(reads, |store, tree, stale| {
                 Ok(Answered::of(store, &f(store, tree)?)?.stale(stale))
-            };
-            match indexed {
-                true => shared.workspace.read_indexed(work),
-                false => shared.workspace.read_facts(work),
-            }
+            })
         })
         .await
     }

@@ -24,7 +24,8 @@ pub(crate) const META_TREE_SPLIT: &[u8] = b"tree_split";
 /// kept tree says it is of ([`META_TREE_KEPT_OF`]).
 pub(crate) const META_TREE_GEN: &[u8] = b"tree_gen";
 /// The state of the tree table the kept tree is of (32 bytes), then how many parts each of its
-/// halves has (two little-endian u32), written last: whether it is of the table as it is, told
+/// halves has (two little-endian u32), then the parts' format (one byte; a record without it
+/// names parts of an older one), written last: whether it is of the table as it is, told
 /// without reading it (see `store/snapshot.rs`).
 pub(crate) const META_TREE_KEPT_OF: &[u8] = b"tree_kept_of";
 /// Where a store of an earlier version kept the tree table as one record and its state, among

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use context::ops::Workspace;
+use context::ops::{Reads, Workspace};
 use context::views_file::ViewRequest;
 use context::{ContextView, get_node};
 use merkle_store::{NewFrame, NodeRecord, OpenOptions, Store};
@@ -168,7 +168,7 @@ fn task_context_tool(workspace: &Workspace) -> ToolDefinition {
                 tokens: Default::default(),
             };
             let budget = asked.request().map_err(|e| handler(TOOL, e))?.budget;
-            let bundle = on_current_tree(&s, TOOL, true, |store, tree| {
+            let bundle = on_current_tree(&s, TOOL, Reads::Index, |store, tree| {
                 context::ops::bundle_in(store, tree, &asked)
             })?;
             if bundle.files.is_empty() && bundle.omitted.is_empty() {
@@ -216,7 +216,7 @@ fn search_symbols_tool(workspace: &Workspace) -> ToolDefinition {
                 functions: input.get("functions").and_then(Value::as_bool) == Some(true),
             };
             search.request().map_err(|e| handler(TOOL, e))?;
-            let found = on_current_tree(&s, TOOL, true, |store, tree| {
+            let found = on_current_tree(&s, TOOL, Reads::Index, |store, tree| {
                 context::ops::search_in(store, tree, &search)
             })?;
             Ok(pretty(&found.json()))
@@ -240,7 +240,7 @@ fn related_files_tool(workspace: &Workspace) -> ToolDefinition {
         move |input| {
             const TOOL: &str = "related_files";
             let path = merkle_store::normalize_path(str_field(input, TOOL, "path")?);
-            let related = on_current_tree(&s, TOOL, false, |store, tree| {
+            let related = on_current_tree(&s, TOOL, Reads::Listing, |store, tree| {
                 context::ops::related_in(store, &tree.facts, &path)
             })?;
             let json: Vec<Value> = related.iter().map(context::Related::json).collect();
@@ -269,7 +269,7 @@ fn refs_tool(workspace: &Workspace) -> ToolDefinition {
         move |input| {
             const TOOL: &str = "refs";
             let target = str_field(input, TOOL, "target")?.trim().to_owned();
-            let found = on_current_tree(&s, TOOL, true, |store, tree| {
+            let found = on_current_tree(&s, TOOL, Reads::Index, |store, tree| {
                 context::refs::refs_in(store, &tree.facts, &*tree.index(store)?, &target)
             })?;
             Ok(pretty(&found.json()))
@@ -278,20 +278,17 @@ fn refs_tool(workspace: &Workspace) -> ToolDefinition {
 }
 
 /// `work`'s answer for the tree as it is on disk, as the CLI's search, context and related
-/// answer ([`Workspace::read_facts`]; [`Workspace::read_indexed`] where `work` reads the
-/// search index); its error names `tool`.
+/// answer ([`Workspace::read_facts_as`], `work` reading the search index too or not); its error
+/// names `tool`.
 fn on_current_tree<T: Send>(
     workspace: &Workspace,
     tool: &str,
-    indexed: bool,
+    reads: Reads,
     work: impl Fn(&Store, &context::ops::Snapshot) -> context::Result<T> + Sync,
 ) -> Result<T> {
-    let work = |store: &Store, tree: &context::ops::Snapshot, _| work(store, tree);
-    match indexed {
-        true => workspace.read_indexed(work),
-        false => workspace.read_facts(work),
-    }
-    .map_err(|e| handler(tool, e))
+    workspace
+        .read_facts_as(reads, |store, tree, _| work(store, tree))
+        .map_err(|e| handler(tool, e))
 }
 
 fn get_node_tool(store: &Store, stale: bool, input: &Value) -> Result<String> {

@@ -1,6 +1,7 @@
 //! The freshness rule: every read of every front end answers for the files as they are on
 //! disk, through one entry ([`Workspace::read`] for nodes and frames, [`Workspace::read_facts`]
-//! for what reads the tree's facts, [`Workspace::write`] before a write).
+//! for what reads the tree's facts, [`Workspace::read_facts_as`] for what reads its search
+//! index too, [`Workspace::write`] before a write).
 //!
 //! 1. **What changed.** A [`Watcher`], where one runs, says whether anything changed since the
 //!    last scan ([`Settled`]): an MCP server's own file watcher knows which paths, a running
@@ -13,10 +14,10 @@
 //!    for: where another process holds the store for writing, the read answers for the last
 //!    scan's tree and says it is stale, rather than wait. A store never scanned is left so by
 //!    a read of nodes (which then says how to start), and scanned by a read of facts or a write.
-//! 3. **The caches.** A read of facts brings the import graph in step through such a writer
-//!    when it is behind, and reads the tree's listing and search index from a [`Snapshot`]
-//!    kept per root (listing a 15k-file tree and opening its index are most of a search's
-//!    time). Where the caches are in step, the check of step 1 runs beside the read itself, whose
+//! 3. **The caches.** A read of facts brings the import graph and the kept tree in step
+//!    through such a writer when either is behind, and reads the tree's listing and search
+//!    index from a [`Snapshot`] kept per root (listing a 15k-file tree and opening its index
+//!    are most of a search's time; a read of the index opens it beside the listing). Where the caches are in step, the check of step 1 runs beside the read itself, whose
 //!    answer stands when nothing changed.
 //!
 //! A process that holds the store open for writing (an agent's run, [`Workspace::holding`])
@@ -76,9 +77,10 @@ pub struct Snapshot {
     /// The tree's files, their facts read by need ([`TreeFacts::listing`]).
     pub facts: TreeFacts,
     index: Mutex<Option<Arc<TextIndex>>>,
-    /// The index as opened beside the listing, not yet found in step.
-    opened: Mutex<Option<TextIndex>>,
-    indexing: Arc<Mutex<()>>,
+    /// The index as opened beside the listing, not yet found in step, with how many times
+    /// this process had brought it in step then (`Shared::indexing`).
+    opened: Mutex<Option<(u64, TextIndex)>>,
+    indexing: Arc<Mutex<u64>>,
 }
 
 impl Snapshot {
@@ -94,12 +96,14 @@ impl Snapshot {
         if let Some(index) = index.as_ref() {
             return Ok(Arc::clone(index));
         }
-        let _one = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
+        let mut syncs = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
         let opened = self.opened.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // One opened before another read brought the index in step is behind it: opened again.
         let synced = Arc::new(match opened {
-            Some(opened) => sync_opened(store, &self.facts, opened)?.0,
-            None => sync_index(store, &self.facts, &index_dir(store))?.0,
+            Some((then, opened)) if then == *syncs => sync_opened(store, &self.facts, opened)?.0,
+            _ => sync_index(store, &self.facts, &index_dir(store))?.0,
         });
+        *syncs += 1;
         *index = Some(Arc::clone(&synced));
         Ok(synced)
     }
@@ -129,10 +133,14 @@ impl Drop for Snapshot {
     }
 }
 
-/// What a read of facts reads of a snapshot: its listing, or its search index too.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Uses {
+/// What a read of facts reads of the tree's [`Snapshot`] ([`Workspace::read_facts_as`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// The listing alone (`related`).
     Listing,
+    /// The search index too (a search, a bundle, refs): a snapshot listed for the read opens
+    /// the index beside the listing, as both read every path (at 100k files, a search beside
+    /// a watch 106 -> 95 ms).
     Index,
 }
 
@@ -227,26 +235,17 @@ impl Workspace {
         &self,
         work: impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync,
     ) -> std::result::Result<T, E> {
-        self.read_facts_using(Uses::Listing, work)
+        self.read_facts_as(Reads::Listing, work)
     }
 
-    /// [`Workspace::read_facts`] for `work` that reads the search index too (a search, a
-    /// bundle, refs): a snapshot listed now opens the index beside the listing, as both read
-    /// every path (at 100k files, a search beside a watch 94 -> 84 ms).
-    pub fn read_indexed<T: Send, E: From<Error>>(
+    /// [`Workspace::read_facts`] for `work` that `reads` the search index too, or not.
+    pub fn read_facts_as<T: Send, E: From<Error>>(
         &self,
-        work: impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync,
-    ) -> std::result::Result<T, E> {
-        self.read_facts_using(Uses::Index, work)
-    }
-
-    fn read_facts_using<T: Send, E: From<Error>>(
-        &self,
-        uses: Uses,
+        reads: Reads,
         work: impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync,
     ) -> std::result::Result<T, E> {
         if let Some(held) = &self.shared.held {
-            return self.held_facts(held, uses, &work);
+            return self.held_facts(held, reads, &work);
         }
         // One handle for the first try: the store's root, whether the caches are kept for it,
         // what the watcher knows of it, and the try.
@@ -257,7 +256,7 @@ impl Workspace {
                 && Graph::kept_for(reader) == root
                 && reader.tree_kept().unwrap_or(false);
             let first = match root {
-                Some(root) if kept => self.first_try(reader, root, settled, uses, &work)?,
+                Some(root) if kept => self.first_try(reader, root, settled, reads, &work)?,
                 _ => First::Rescan,
             };
             Ok::<_, Error>((settled, first))
@@ -278,7 +277,7 @@ impl Workspace {
         }
         let stale = self.refresh_settled(settled, false)?;
         self.caches_in_step()?;
-        self.read_stored(|store| work(store, &*self.snapshot(store, uses)?, stale))
+        self.read_stored(|store| work(store, &*self.snapshot(store, reads)?, stale))
     }
 
     /// The first try of [`Workspace::read_facts`] where the caches are kept for `root`: on the
@@ -290,7 +289,7 @@ impl Workspace {
         reader: &Store,
         root: NodeId,
         settled: Settled,
-        uses: Uses,
+        reads: Reads,
         work: &(impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync),
     ) -> Result<First<T>> {
         if settled == Settled::Pending {
@@ -299,7 +298,7 @@ impl Workspace {
         // The listing is made in the try, beside the check of the disk: it is most of a read's
         // time.
         let attempt = || {
-            let snapshot = self.snapshot(reader, uses).ok()?;
+            let snapshot = self.snapshot(reader, reads).ok()?;
             (snapshot.root() == Some(root))
                 .then(|| work(reader, &snapshot, false).ok())
                 .flatten()
@@ -338,13 +337,13 @@ impl Workspace {
     fn held_facts<T: Send, E: From<Error>>(
         &self,
         held: &Store,
-        uses: Uses,
+        reads: Reads,
         work: &(impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync),
     ) -> std::result::Result<T, E> {
         let (scanned, first) = crate::beside(
             || held.scan(&ScanOptions::default()),
             || {
-                let snapshot = self.snapshot(held, uses).ok()?;
+                let snapshot = self.snapshot(held, reads).ok()?;
                 let answer = work(held, &snapshot, false).ok()?;
                 Some((snapshot.root(), answer))
             },
@@ -356,13 +355,13 @@ impl Workspace {
         {
             return Ok(answer);
         }
-        work(held, &*self.snapshot(held, uses)?, false)
+        work(held, &*self.snapshot(held, reads)?, false)
     }
 
     /// The tree's [`Snapshot`] for `store`: the one kept for its root, else listed now (and
     /// kept when it is of one scan), with the index opened beside the listing where the read
-    /// `uses` it.
-    fn snapshot(&self, store: &Store, uses: Uses) -> Result<Arc<Snapshot>> {
+    /// `reads` it.
+    fn snapshot(&self, store: &Store, reads: Reads) -> Result<Arc<Snapshot>> {
         let root = store.root()?;
         let mut kept = self
             .shared
@@ -378,12 +377,9 @@ impl Workspace {
         // The index opened beside the listing (its manifest names every file too): a
         // search's next step. One that does not open is opened again, and says why, when
         // asked for.
-        let (opened, facts) = match uses {
-            Uses::Index => crate::beside(
-                || TextIndex::open(&index_dir(store)).ok(),
-                || TreeFacts::listing(store),
-            ),
-            Uses::Listing => (None, TreeFacts::listing(store)),
+        let (opened, facts) = match reads {
+            Reads::Index => crate::beside(|| self.open_index(store), || TreeFacts::listing(store)),
+            Reads::Listing => (None, TreeFacts::listing(store)),
         };
         let made = Arc::new(Snapshot {
             facts: facts?,
@@ -393,6 +389,15 @@ impl Workspace {
         });
         *kept = made.root().is_some().then(|| Arc::clone(&made));
         Ok(made)
+    }
+
+    /// The search index opened ahead of a read, with how many times this process had brought
+    /// it in step then; `None` while a read of this process brings it in step (opening it
+    /// then could find a manifest that read's commit removes), or where it does not open.
+    fn open_index(&self, store: &Store) -> Option<(u64, TextIndex)> {
+        let syncs = self.shared.indexing.try_lock().ok()?;
+        let opened = TextIndex::open(&index_dir(store)).ok()?;
+        Some((*syncs, opened))
     }
 
     /// What the watcher knows of the disk against `root` (nothing where none runs, or the
@@ -499,22 +504,30 @@ impl Workspace {
         Ok(false)
     }
 
-    /// Step 3: the import graph kept for the tree the store holds, made through a writer opened
-    /// once where it is not (where another process's writer keeps this out, reads derive what
-    /// they need and keep nothing).
+    /// Step 3: the import graph and the kept tree for the tree the store holds, made through a
+    /// writer opened once where either is not (where another process's writer keeps this out,
+    /// reads derive what they need and keep nothing). A writer's listing keeps the tree: a
+    /// store whose kept tree is of an older format has it again on its next read.
     fn caches_in_step(&self) -> Result<()> {
         let behind = self.read_stored(|store| {
-            Ok::<_, Error>(store.root()?.is_some() && Graph::kept_for(store) != store.root()?)
+            let root = store.root()?;
+            let graph = root.is_some() && Graph::kept_for(store) != root;
+            Ok::<_, Error>((graph, root.is_some() && !store.tree_kept()?))
         });
-        match behind {
-            Ok(false) | Err(Error::Store(merkle_store::Error::NoStore { .. })) => return Ok(()),
-            Ok(true) => {}
+        let graph = match behind {
+            Ok((false, false)) | Err(Error::Store(merkle_store::Error::NoStore { .. })) => {
+                return Ok(());
+            }
+            Ok((graph, _)) => graph,
             Err(e) => return Err(e),
-        }
+        };
         self.shared.handles.alone(|| match self.writer_if_free() {
             Ok(writer) => {
                 let facts = TreeFacts::listing(&writer)?;
-                Graph::of_tree(&writer, &facts).map(drop)
+                match graph {
+                    true => Graph::of_tree(&writer, &facts).map(drop),
+                    false => Ok(()),
+                }
             }
             Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
             Err(e) => Err(e.into()),

@@ -46,8 +46,10 @@ pub(super) struct Shared {
     pub(super) handles: Handles,
     /// The listing and search index of the last tree read.
     pub(super) snapshot: Mutex<Option<Arc<Snapshot>>>,
-    /// Held while the search index is brought in step: one writer of it in this process.
-    pub(super) indexing: Arc<Mutex<()>>,
+    /// Held while the search index is brought in step (one writer of it in this process) or
+    /// opened ahead of a read: how many times it was brought in step, so that an index opened
+    /// before the last of them is known to be behind it.
+    pub(super) indexing: Arc<Mutex<u64>>,
 }
 
 impl std::fmt::Debug for Workspace {

@@ -302,7 +302,9 @@ fn indexed_search(ws: &Workspace, query: &str) -> Vec<String> {
         functions: false,
     };
     let found = ws
-        .read_indexed(|store, tree, _| ops::search_in(store, tree, &search))
+        .read_facts_as(ops::Reads::Index, |store, tree, _| {
+            ops::search_in(store, tree, &search)
+        })
         .expect("search");
     match found {
         ops::Found::Files(hits) => hits.into_iter().map(|h| h.path).collect(),

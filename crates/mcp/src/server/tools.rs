@@ -2,7 +2,7 @@
 //! answers the JSON document of `merkle --json` as text, or a message saying what failed).
 use std::sync::Arc;
 
-use context::ops::{display_path, frame_json};
+use context::ops::{Reads, display_path, frame_json};
 use context::views_file::ViewRequest;
 use merkle_store::NewFrame;
 use rmcp::handler::server::common::{schema_for_empty_input, schema_for_input};
@@ -410,7 +410,7 @@ impl MerkleMcp {
         search_of(&p)
             .request()
             .map_err(|e| format!("search: {e}"))?;
-        self.answer_facts(true, move |store, tree| {
+        self.answer_facts(Reads::Index, move |store, tree| {
             Ok(context::ops::search_in(store, tree, &search_of(&p))?.json())
         })
         .await
@@ -422,7 +422,7 @@ impl MerkleMcp {
             .request()
             .map_err(|e| format!("context: {e}"))?
             .budget;
-        self.answer_facts(true, move |store, tree| {
+        self.answer_facts(Reads::Index, move |store, tree| {
             Ok(context::ops::bundle_in(store, tree, &bundle_of(&p))?.json(budget))
         })
         .await
@@ -430,7 +430,7 @@ impl MerkleMcp {
 
     pub(super) async fn related(&self, args: Value) -> Result<Answered, String> {
         let p: RelatedParams = arguments("related", args)?;
-        self.answer_facts(false, move |store, tree| {
+        self.answer_facts(Reads::Listing, move |store, tree| {
             let path = merkle_store::normalize_path(&p.path);
             let related = context::ops::related_in(store, &tree.facts, &path)?;
             Ok(Value::Array(
@@ -442,7 +442,7 @@ impl MerkleMcp {
 
     pub(super) async fn refs(&self, args: Value) -> Result<Answered, String> {
         let p: RefsParams = arguments("refs", args)?;
-        self.answer_facts(true, move |store, tree| {
+        self.answer_facts(Reads::Index, move |store, tree| {
             let index = tree.index(store)?;
             let found = context::refs::refs_in(store, &tree.facts, &index, p.target.trim())?;
             Ok(found.json())

@@ -130,7 +130,10 @@ impl Records {
             .put(Table::Kept, part_key(self.half, self.done), full.w.0);
         self.done += 1;
         if self.done.is_multiple_of(PARTS_A_COMMIT) {
-            let batch = std::mem::take(&mut self.batch);
+            let mut batch = std::mem::take(&mut self.batch);
+            // No record names these parts until they are all there: one of this state naming
+            // parts laid out otherwise would read some of them as the whole half.
+            batch.delete(Table::Meta, META_TREE_KEPT_OF.to_vec());
             self.kept = store.commit_if_tree_is(self.state, batch);
         }
     }
@@ -181,10 +184,11 @@ impl Store {
     pub(super) fn kept(&self) -> Result<Option<Kept>> {
         let state = self.tree_state()?;
         let of = self.engine.get(Table::Meta, META_TREE_KEPT_OF)?;
-        // Its state, then each half's number of parts.
+        // Its state, then each half's number of parts, then their format: parts of another
+        // (an older version's, of other sizes) are not counted as these counts say.
         // A count of 0 is never written: a damaged record, not an empty half.
         Ok(of
-            .filter(|of| of.get(..32) == Some(&state.0[..]) && of.len() == 40)
+            .filter(|of| of.get(..32) == Some(&state.0[..]) && of.len() == 41 && of[40] == FORMAT)
             .map(|of| kept_parts(&of))
             .filter(|parts| parts.iter().all(|&n| n > 0))
             .map(|parts| Kept { state, parts }))
@@ -266,6 +270,7 @@ impl Store {
         let mut of = state.0.to_vec();
         of.extend_from_slice(&parts[0].to_le_bytes());
         of.extend_from_slice(&parts[1].to_le_bytes());
+        of.push(FORMAT);
         batch.put(Table::Meta, META_TREE_KEPT_OF.to_vec(), of);
         // Where a store of an earlier version kept it.
         for key in META_TREE_KEPT_BEFORE {
@@ -339,5 +344,37 @@ mod tests {
             .find(|s| s.kind == "kept")
             .map_or(0, |s| s.entries);
         assert_eq!(parts, u64::from(smaller.parts.iter().sum::<u32>()));
+    }
+
+    /// A record of the parts that does not name their format (as one before format 4 was
+    /// written, of parts 16 times as large) names no kept tree: the tree is read from the
+    /// table, and a writable handle's read keeps it again, with its format.
+    #[test]
+    fn a_kept_tree_of_another_format_is_not_read_as_this_one() {
+        use crate::engine::{Batch, Table};
+        use crate::keys::META_TREE_KEPT_OF;
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..30 {
+            let at = dir.path().join(format!("d{}/f{i:02}.txt", i % 3));
+            std::fs::create_dir_all(at.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(&at, format!("{i}\n")).expect("write");
+        }
+        let store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
+        store.scan(&ScanOptions::default()).expect("scan");
+        let walked = store.tree_files().expect("tree files");
+        assert!(store.tree_kept().expect("read"));
+        let of = store
+            .engine
+            .get(Table::Meta, META_TREE_KEPT_OF)
+            .expect("read")
+            .expect("a record");
+        assert_eq!(of.len(), 41);
+        let mut batch = Batch::default();
+        batch.put(Table::Meta, META_TREE_KEPT_OF.to_vec(), of[..40].to_vec());
+        store.engine.commit(batch).expect("commit");
+        assert!(!store.tree_kept().expect("read"));
+        assert_eq!(store.tree_files().expect("tree files"), walked);
+        assert!(store.tree_kept().expect("read"));
+        assert_eq!(store.tree_files().expect("tree files"), walked);
     }
 }
