@@ -30,8 +30,8 @@
 //!   `put_frame`, `status`, `report`, ...; `ops/find.rs`: a search's `type` checked, and
 //!   `related_in` with its errors), and [`ops::Workspace`] (`ops/workspace.rs`), the one way to
 //!   open a workspace's store (a writer waits up to 2 s for another process's) and the freshness
-//!   rule of every read (`ops/fresh.rs`: `read`, `read_facts`, `read_facts_as`, `write`; ARCHITECTURE.md,
-//!   "Freshness").
+//!   rule of every read (`ops/fresh.rs`: `read`, `read_facts`, `read_facts_as`, `write`;
+//!   ARCHITECTURE.md, "Freshness").
 //! - [`select_messages`] (`window.rs`): the conversation window, a pure function over token
 //!   estimates that never splits a tool call from its result; agent-loop describes its messages
 //!   through a small trait ([`Estimator`]), so context does not depend on llm-core.

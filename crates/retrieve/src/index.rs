@@ -266,6 +266,24 @@ impl TextIndex {
         }))
     }
 
+    /// Whether the index on disk is still the one this handle opened: no commit, of this
+    /// process or another, has landed since (one opened ahead of its use is checked so).
+    pub fn is_current(&self) -> bool {
+        let Ok(meta) = self.index.load_metas() else {
+            return false;
+        };
+        match (self.manifest_hash.as_deref(), meta.payload.as_deref()) {
+            (None, None) => meta.segments.is_empty(),
+            (Some(hash), Some(payload)) => {
+                payload
+                    .strip_prefix(VERSION)
+                    .and_then(|r| r.strip_prefix(' '))
+                    == Some(hash)
+            }
+            _ => false,
+        }
+    }
+
     /// How many files the index holds.
     pub fn len(&self) -> usize {
         self.manifest.entries.len()

@@ -17,8 +17,9 @@
 //! 3. **The caches.** A read of facts brings the import graph and the kept tree in step
 //!    through such a writer when either is behind, and reads the tree's listing and search
 //!    index from a [`Snapshot`] kept per root (listing a 15k-file tree and opening its index
-//!    are most of a search's time; a read of the index opens it beside the listing). Where the caches are in step, the check of step 1 runs beside the read itself, whose
-//!    answer stands when nothing changed.
+//!    are most of a search's time; a read of the index opens it beside the listing). Where
+//!    the caches are in step, the check of step 1 runs beside the read itself, whose answer
+//!    stands when nothing changed.
 //!
 //! A process that holds the store open for writing (an agent's run, [`Workspace::holding`])
 //! rescans through it instead, beside the read.
@@ -98,12 +99,17 @@ impl Snapshot {
         }
         let mut syncs = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
         let opened = self.opened.lock().unwrap_or_else(|e| e.into_inner()).take();
-        // One opened before another read brought the index in step is behind it: opened again.
-        let synced = Arc::new(match opened {
-            Some((then, opened)) if then == *syncs => sync_opened(store, &self.facts, opened)?.0,
-            _ => sync_index(store, &self.facts, &index_dir(store))?.0,
-        });
+        // One opened before a read of this process brought the index in step, or before any
+        // commit of another process, is behind it: opened again.
+        let synced = match opened {
+            Some((then, opened)) if then == *syncs && opened.is_current() => {
+                sync_opened(store, &self.facts, opened)
+            }
+            _ => sync_index(store, &self.facts, &index_dir(store)),
+        };
+        // Counted failed or not: a sync that fails may have committed.
         *syncs += 1;
+        let synced = Arc::new(synced?.0);
         *index = Some(Arc::clone(&synced));
         Ok(synced)
     }
@@ -506,32 +512,49 @@ impl Workspace {
 
     /// Step 3: the import graph and the kept tree for the tree the store holds, made through a
     /// writer opened once where either is not (where another process's writer keeps this out,
-    /// reads derive what they need and keep nothing). A writer's listing keeps the tree: a
-    /// store whose kept tree is of an older format has it again on its next read.
+    /// reads derive what they need and keep nothing). The kept tree is a cache: a store whose
+    /// kept tree is of an older format has it again on its next read, and a keeping that
+    /// fails (a store folder this process cannot write) is not an error, nor tried again for
+    /// the same root.
     fn caches_in_step(&self) -> Result<()> {
         let behind = self.read_stored(|store| {
             let root = store.root()?;
             let graph = root.is_some() && Graph::kept_for(store) != root;
-            Ok::<_, Error>((graph, root.is_some() && !store.tree_kept()?))
+            let tree = root.is_some() && !store.tree_kept()?;
+            Ok::<_, Error>((root, graph, tree))
         });
-        let graph = match behind {
-            Ok((false, false)) | Err(Error::Store(merkle_store::Error::NoStore { .. })) => {
-                return Ok(());
-            }
-            Ok((graph, _)) => graph,
+        let (root, graph, tree) = match behind {
+            Ok(behind) => behind,
+            Err(Error::Store(merkle_store::Error::NoStore { .. })) => return Ok(()),
             Err(e) => return Err(e),
         };
-        self.shared.handles.alone(|| match self.writer_if_free() {
-            Ok(writer) => {
-                let facts = TreeFacts::listing(&writer)?;
-                match graph {
-                    true => Graph::of_tree(&writer, &facts).map(drop),
-                    false => Ok(()),
+        if graph {
+            return self.shared.handles.alone(|| match self.writer_if_free() {
+                Ok(writer) => {
+                    let facts = TreeFacts::listing(&writer)?;
+                    Graph::of_tree(&writer, &facts).map(drop)
                 }
-            }
-            Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
-            Err(e) => Err(e.into()),
-        })
+                Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
+                Err(e) => Err(e.into()),
+            });
+        }
+        let first_try = tree && {
+            let mut tried = self
+                .shared
+                .keeping_tried
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut *tried, root) != root
+        };
+        if first_try {
+            self.shared.handles.alone(|| {
+                if let Ok(writer) = self.writer_if_free() {
+                    // A writer's read of the tree keeps it.
+                    let _ = writer.tree_files();
+                }
+            });
+        }
+        Ok(())
     }
 
     /// Whether the last scan's recorded stats still hold below the folders the watcher does

@@ -50,6 +50,9 @@ pub(super) struct Shared {
     /// opened ahead of a read: how many times it was brought in step, so that an index opened
     /// before the last of them is known to be behind it.
     pub(super) indexing: Arc<Mutex<u64>>,
+    /// The root whose tree a read last tried to keep through a writer (a keeping refused, or
+    /// a store folder this process cannot write, is not tried again for that root).
+    pub(super) keeping_tried: Mutex<Option<merkle_store::NodeId>>,
 }
 
 impl std::fmt::Debug for Workspace {

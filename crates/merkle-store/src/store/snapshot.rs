@@ -1,9 +1,9 @@
 //! The tree table kept in two halves, each in records of 4,096 entries ([`Table::Kept`]):
-//! every entry of the last scan's tree in path order, as the table holds it, under the state of the table it was read
-//! from ([`META_TREE_KEPT_OF`]). A read of the whole tree ([`Store::tree_files`],
-//! [`Store::unchanged_on_disk`]) takes them where they are of the table as it is now, each
-//! read where the engine holds it (no copy), instead of walking the table's pages entry by
-//! entry: on a 15,000-file tree, most of a search's listing. They are a table's only values,
+//! every entry of the last scan's tree in path order, as the table holds it, under the state
+//! of the table it was read from ([`META_TREE_KEPT_OF`]). A read of the whole tree
+//! ([`Store::tree_files`], [`Store::unchanged_on_disk`]) takes them where they are of the table
+//! as it is now, each read where the engine holds it (no copy), instead of walking the table's
+//! pages entry by entry: on a 15,000-file tree, most of a search's listing. They are a table's only values,
 //! megabytes each: among the meta table's small values they were read with each of those.
 //! A writable handle that had to walk the table keeps them; a scan that writes the tree moves
 //! the table to a new state ([`META_TREE_GEN`]), so the kept ones are no longer read. A cache:
@@ -188,7 +188,9 @@ impl Store {
         // (an older version's, of other sizes) are not counted as these counts say.
         // A count of 0 is never written: a damaged record, not an empty half.
         Ok(of
-            .filter(|of| of.get(..32) == Some(&state.0[..]) && of.len() == 41 && of[40] == FORMAT)
+            .filter(|of| {
+                of.get(..32) == Some(&state.0[..]) && of.len() == 41 && of.get(40) == Some(&FORMAT)
+            })
             .map(|of| kept_parts(&of))
             .filter(|parts| parts.iter().all(|&n| n > 0))
             .map(|parts| Kept { state, parts }))
@@ -347,8 +349,9 @@ mod tests {
     }
 
     /// A record of the parts that does not name their format (as one before format 4 was
-    /// written, of parts 16 times as large) names no kept tree: the tree is read from the
-    /// table, and a writable handle's read keeps it again, with its format.
+    /// written, of parts 16 times as large: one part a half) names no kept tree, though parts
+    /// of this state are there: the tree is read whole from the table, not cut at the record's
+    /// counts, and a writable handle's read keeps it again, with its format.
     #[test]
     fn a_kept_tree_of_another_format_is_not_read_as_this_one() {
         use crate::engine::{Batch, Table};
@@ -369,8 +372,11 @@ mod tests {
             .expect("read")
             .expect("a record");
         assert_eq!(of.len(), 41);
+        let mut before = of[..32].to_vec();
+        before.extend_from_slice(&1u32.to_le_bytes());
+        before.extend_from_slice(&1u32.to_le_bytes());
         let mut batch = Batch::default();
-        batch.put(Table::Meta, META_TREE_KEPT_OF.to_vec(), of[..40].to_vec());
+        batch.put(Table::Meta, META_TREE_KEPT_OF.to_vec(), before);
         store.engine.commit(batch).expect("commit");
         assert!(!store.tree_kept().expect("read"));
         assert_eq!(store.tree_files().expect("tree files"), walked);

@@ -123,3 +123,23 @@ fn an_updated_index_ranks_as_one_built_at_once() {
         (0, 2)
     );
 }
+
+#[test]
+fn an_index_is_current_until_a_commit_through_another_handle() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut first = TextIndex::open(dir.path()).expect("opens");
+    let second = TextIndex::open(dir.path()).expect("opens");
+    assert!(first.is_current() && second.is_current());
+    let doc = Doc {
+        path: "a.rs".to_owned(),
+        key: key(1),
+        names: String::new(),
+        text: "fn main() {}".to_owned(),
+        defs: Vec::new(),
+    };
+    first.update(&[], vec![doc]).expect("updates");
+    // The handle that committed knows its commit; the other opened before it.
+    assert!(first.is_current());
+    assert!(!second.is_current());
+    assert!(TextIndex::open(dir.path()).expect("opens").is_current());
+}
