@@ -164,6 +164,12 @@ fn schema() -> (Schema, Fields) {
 mod manifest;
 use self::manifest::Manifest;
 
+/// The hash of the manifest a commit's payload names (`VERSION HASH`); `None` for a payload of
+/// another version.
+fn manifest_named(payload: &str) -> Option<&str> {
+    payload.strip_prefix(VERSION)?.strip_prefix(' ')
+}
+
 fn manifest_file(dir: &Path, hash: &str) -> PathBuf {
     dir.join(format!("manifest-{hash}.bin"))
 }
@@ -233,10 +239,7 @@ impl TextIndex {
             None if meta.segments.is_empty() => (Manifest::default(), None),
             None => return Ok(None),
             Some(payload) => {
-                let Some(hash) = payload
-                    .strip_prefix(VERSION)
-                    .and_then(|r| r.strip_prefix(' '))
-                else {
+                let Some(hash) = manifest_named(payload) else {
                     return Ok(None);
                 };
                 let Ok(bytes) = fs::read(manifest_file(dir, hash)) else {
@@ -274,12 +277,7 @@ impl TextIndex {
         };
         match (self.manifest_hash.as_deref(), meta.payload.as_deref()) {
             (None, None) => meta.segments.is_empty(),
-            (Some(hash), Some(payload)) => {
-                payload
-                    .strip_prefix(VERSION)
-                    .and_then(|r| r.strip_prefix(' '))
-                    == Some(hash)
-            }
+            (Some(hash), Some(payload)) => manifest_named(payload) == Some(hash),
             _ => false,
         }
     }

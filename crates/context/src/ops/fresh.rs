@@ -78,10 +78,9 @@ pub struct Snapshot {
     /// The tree's files, their facts read by need ([`TreeFacts::listing`]).
     pub facts: TreeFacts,
     index: Mutex<Option<Arc<TextIndex>>>,
-    /// The index as opened beside the listing, not yet found in step, with how many times
-    /// this process had brought it in step then (`Shared::indexing`).
-    opened: Mutex<Option<(u64, TextIndex)>>,
-    indexing: Arc<Mutex<u64>>,
+    /// The index as opened beside the listing, not yet found in step.
+    opened: Mutex<Option<TextIndex>>,
+    indexing: Arc<Mutex<()>>,
 }
 
 impl Snapshot {
@@ -97,19 +96,15 @@ impl Snapshot {
         if let Some(index) = index.as_ref() {
             return Ok(Arc::clone(index));
         }
-        let mut syncs = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
         let opened = self.opened.lock().unwrap_or_else(|e| e.into_inner()).take();
-        // One opened before a read of this process brought the index in step, or before any
-        // commit of another process, is behind it: opened again.
+        // One opened before a commit (of a read of this process, or of another process) is
+        // behind it: opened again.
         let synced = match opened {
-            Some((then, opened)) if then == *syncs && opened.is_current() => {
-                sync_opened(store, &self.facts, opened)
-            }
-            _ => sync_index(store, &self.facts, &index_dir(store)),
+            Some(opened) if opened.is_current() => sync_opened(store, &self.facts, opened)?.0,
+            _ => sync_index(store, &self.facts, &index_dir(store))?.0,
         };
-        // Counted failed or not: a sync that fails may have committed.
-        *syncs += 1;
-        let synced = Arc::new(synced?.0);
+        let synced = Arc::new(synced);
         *index = Some(Arc::clone(&synced));
         Ok(synced)
     }
@@ -397,13 +392,12 @@ impl Workspace {
         Ok(made)
     }
 
-    /// The search index opened ahead of a read, with how many times this process had brought
-    /// it in step then; `None` while a read of this process brings it in step (opening it
-    /// then could find a manifest that read's commit removes), or where it does not open.
-    fn open_index(&self, store: &Store) -> Option<(u64, TextIndex)> {
-        let syncs = self.shared.indexing.try_lock().ok()?;
-        let opened = TextIndex::open(&index_dir(store)).ok()?;
-        Some((*syncs, opened))
+    /// The search index opened ahead of a read; `None` while a read of this process brings it
+    /// in step (opening it then could find a manifest that read's commit removes, and clear
+    /// the folder), or where it does not open.
+    fn open_index(&self, store: &Store) -> Option<TextIndex> {
+        let _one = self.shared.indexing.try_lock().ok()?;
+        TextIndex::open(&index_dir(store)).ok()
     }
 
     /// What the watcher knows of the disk against `root` (nothing where none runs, or the

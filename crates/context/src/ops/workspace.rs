@@ -47,9 +47,8 @@ pub(super) struct Shared {
     /// The listing and search index of the last tree read.
     pub(super) snapshot: Mutex<Option<Arc<Snapshot>>>,
     /// Held while the search index is brought in step (one writer of it in this process) or
-    /// opened ahead of a read: how many times it was brought in step, so that an index opened
-    /// before the last of them is known to be behind it.
-    pub(super) indexing: Arc<Mutex<u64>>,
+    /// opened ahead of a read.
+    pub(super) indexing: Arc<Mutex<()>>,
     /// The root whose tree a read last tried to keep through a writer (a keeping refused, or
     /// a store folder this process cannot write, is not tried again for that root).
     pub(super) keeping_tried: Mutex<Option<merkle_store::NodeId>>,

@@ -303,18 +303,24 @@ impl Store {
 mod tests {
     use crate::{OpenOptions, ScanOptions, Store};
 
-    /// A tree kept in many parts reads back whole from them, half by half, with no walk of the
-    /// table to fall back on.
-    #[test]
-    fn a_tree_kept_in_parts_reads_back_from_them() {
+    /// A store of `files` files spread over `folders` folders, scanned.
+    fn scanned(files: usize, folders: usize) -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().expect("tempdir");
-        for i in 0..40 {
-            let at = dir.path().join(format!("d{}/f{i:02}.txt", i % 4));
+        for i in 0..files {
+            let at = dir.path().join(format!("d{}/f{i:02}.txt", i % folders));
             std::fs::create_dir_all(at.parent().expect("a parent")).expect("mkdir");
             std::fs::write(&at, format!("{i}\n")).expect("write");
         }
         let store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
         store.scan(&ScanOptions::default()).expect("scan");
+        (dir, store)
+    }
+
+    /// A tree kept in many parts reads back whole from them, half by half, with no walk of the
+    /// table to fall back on.
+    #[test]
+    fn a_tree_kept_in_parts_reads_back_from_them() {
+        let (dir, store) = scanned(40, 4);
         let walked = store.tree_files().expect("tree files");
         assert_eq!(walked.len(), 40);
         let kept = store.kept().expect("read").expect("kept");
@@ -356,14 +362,7 @@ mod tests {
     fn a_kept_tree_of_another_format_is_not_read_as_this_one() {
         use crate::engine::{Batch, Table};
         use crate::keys::META_TREE_KEPT_OF;
-        let dir = tempfile::tempdir().expect("tempdir");
-        for i in 0..30 {
-            let at = dir.path().join(format!("d{}/f{i:02}.txt", i % 3));
-            std::fs::create_dir_all(at.parent().expect("a parent")).expect("mkdir");
-            std::fs::write(&at, format!("{i}\n")).expect("write");
-        }
-        let store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
-        store.scan(&ScanOptions::default()).expect("scan");
+        let (_dir, store) = scanned(30, 3);
         let walked = store.tree_files().expect("tree files");
         assert!(store.tree_kept().expect("read"));
         let of = store

@@ -5,6 +5,17 @@ fn key(b: u8) -> Key {
     [b; 32]
 }
 
+/// `a.rs` holding `fn main() {}`.
+fn main_rs() -> Doc {
+    Doc {
+        path: "a.rs".to_owned(),
+        key: key(1),
+        names: String::new(),
+        text: "fn main() {}".to_owned(),
+        defs: Vec::new(),
+    }
+}
+
 #[test]
 fn an_index_is_in_step_only_with_the_tree_marked_for_its_manifest() {
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -15,13 +26,7 @@ fn an_index_is_in_step_only_with_the_tree_marked_for_its_manifest() {
     assert!(index.in_step_with(&t1));
     assert!(!index.in_step_with(&t2));
     // A commit names another manifest: the mark no longer holds.
-    let doc = Doc {
-        path: "a.rs".to_owned(),
-        key: key(1),
-        names: String::new(),
-        text: "fn main() {}".to_owned(),
-        defs: Vec::new(),
-    };
+    let doc = main_rs();
     index.update(&[], vec![doc]).expect("updates");
     assert!(!index.in_step_with(&t1));
     index.mark_in_step(&t2).expect("marks");
@@ -130,13 +135,7 @@ fn an_index_is_current_until_a_commit_through_another_handle() {
     let mut first = TextIndex::open(dir.path()).expect("opens");
     let second = TextIndex::open(dir.path()).expect("opens");
     assert!(first.is_current() && second.is_current());
-    let doc = Doc {
-        path: "a.rs".to_owned(),
-        key: key(1),
-        names: String::new(),
-        text: "fn main() {}".to_owned(),
-        defs: Vec::new(),
-    };
+    let doc = main_rs();
     first.update(&[], vec![doc]).expect("updates");
     // The handle that committed knows its commit; the other opened before it.
     assert!(first.is_current());
