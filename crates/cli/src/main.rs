@@ -159,7 +159,8 @@ enum Command {
     /// Check the store against itself: every id re-derived, every index checked
     Validate,
     /// Remove what no tree, history or memo needs (replaced file versions, caches of old
-    /// content or formats), pack values and compact the store's file; says what it kept and why
+    /// content or formats), pack values, compact the store's file and merge the search index
+    /// into one segment; says what it kept and why
     Gc(tree_cmds::GcArgs),
     /// Keep the tree (and with --generate, one frame type) fresh: rescan after files change,
     /// until Ctrl-C; the store stays free for other commands between rescans

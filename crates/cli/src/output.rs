@@ -386,6 +386,23 @@ packed {} values of a store written before packing",
             grouped(c.packed)
         ));
     }
+    if let Some((before, after)) = g.index_segments {
+        text.push_str(&match (g.dry_run, before > after) {
+            (true, _) if before > 1 => format!(
+                "
+the search index: {before} segments, which gc merges into one"
+            ),
+            (false, true) => format!(
+                "
+the search index: {before} segments merged into {after}"
+            ),
+            _ => format!(
+                "
+the search index: {after} segment{}",
+                if after == 1 { "" } else { "s" }
+            ),
+        });
+    }
     text.push_str(&format!(
         "
 the store folder: {} before, {} after{}",

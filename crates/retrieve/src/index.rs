@@ -433,6 +433,36 @@ impl TextIndex {
         Ok(())
     }
 
+    /// How many segments the index is in.
+    pub fn segments(&self) -> usize {
+        self.reader.searcher().segment_readers().len()
+    }
+
+    /// Merges the index's segments into one (`merkle gc`): each segment keeps a term
+    /// dictionary of its own, so a tree's words were stored once per segment, and a removed
+    /// or replaced file's document stays until its segment is merged. The commit's payload
+    /// (the manifest it names) is kept, so what the index holds does not change, nor does
+    /// [`TextIndex::is_current`] of a handle opened before. Waits up to ten seconds for
+    /// another process's update to finish. Returns the segments before and after.
+    pub fn merge_segments(&mut self) -> Result<(usize, usize)> {
+        let ids = self
+            .index
+            .searchable_segment_ids()
+            .map_err(|e| tantivy_err(&self.dir, e))?;
+        if ids.len() < 2 {
+            return Ok((ids.len(), ids.len()));
+        }
+        let dir = self.dir.clone();
+        let err = |e| tantivy_err(&dir, e);
+        let mut writer = self.writer(1)?;
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        writer.merge(&ids).wait().map_err(err)?;
+        writer.garbage_collect_files().wait().map_err(err)?;
+        writer.wait_merging_threads().map_err(err)?;
+        self.reader.reload().map_err(err)?;
+        Ok((ids.len(), self.segments()))
+    }
+
     /// The writer, with [`WRITER_BYTES_PER_THREAD`] of memory per indexing thread.
     fn writer(&self, threads: usize) -> Result<IndexWriter> {
         let deadline = Instant::now() + Duration::from_secs(10);

@@ -319,6 +319,11 @@ fn gc_removes_what_nothing_needs_and_says_what_it_kept() {
     assert_eq!(nodes(&dry).1, Some(4), "{dry}");
     assert_eq!(facts(&dry).and_then(|f| f.1), Some(1), "{dry}");
     assert_eq!(dry["bytes_after"], dry["bytes_before"]);
+    // The index was built (a segment per writing thread), then took the edited file in a
+    // commit of its own: segments that a dry run leaves as they are.
+    let segments = dry["index_segments"]["before"].as_u64().expect("segments");
+    assert!(segments >= 2, "{dry}");
+    assert_eq!(dry["index_segments"]["after"], json!(segments), "{dry}");
     assert_eq!(
         ws.json(&["gc", "--dry-run"]),
         dry,
@@ -332,15 +337,22 @@ fn gc_removes_what_nothing_needs_and_says_what_it_kept() {
         done["bytes_after"].as_u64() <= done["bytes_before"].as_u64(),
         "{done}"
     );
+    assert_eq!(
+        done["index_segments"],
+        json!({"before": segments, "after": 1}),
+        "{done}"
+    );
     ws.assert_valid();
     assert_eq!(ws.json(&["search", "answer"]), hits);
     let again = ws.json(&["gc"]);
+    assert_eq!(again["index_segments"], json!({"before": 1, "after": 1}));
     assert_eq!(nodes(&again).1, Some(0), "{again}");
     assert_eq!(facts(&again).and_then(|f| f.1), Some(0), "{again}");
     let text = ws.ok(&["gc", "--dry-run"]);
     assert!(text.contains("nodes: kept"), "{text}");
     assert!(text.contains("facts: kept"), "{text}");
     assert!(text.contains("the current tree's files"), "{text}");
+    assert!(text.contains("the search index: 1 segment\n"), "{text}");
 
     let empty = Workspace::empty();
     let r = empty.run(&["gc"]);

@@ -2,7 +2,8 @@
 //! collection itself ([`merkle_store::Store::collect_garbage`]) with the derived records
 //! context still reads: the facts of the current tree's content in the current format, the
 //! kept import graph of the current format and the stale-frame list. Every other derived
-//! record is a cache of content no file has now or of an older format.
+//! record is a cache of content no file has now or of an older format. The full-text index
+//! beside the store, where there is one, is merged into one segment.
 use std::path::Path;
 
 use merkle_store::{Collected, Store};
@@ -18,6 +19,9 @@ pub struct Garbage {
     pub dry_run: bool,
     pub bytes_before: u64,
     pub bytes_after: u64,
+    /// The full-text index's segments before and after they were merged (a dry run merges
+    /// none); `None` where the store has no index.
+    pub index_segments: Option<(usize, usize)>,
 }
 
 impl Garbage {
@@ -36,6 +40,9 @@ impl Garbage {
             "compacted": c.compacted,
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
+            "index_segments": self.index_segments.map(|(before, after)| json!({
+                "before": before, "after": after,
+            })),
         })
     }
 }
@@ -74,12 +81,30 @@ pub fn collect_garbage(store: &mut Store, dry_run: bool) -> Result<Garbage> {
         }
     };
     let collected = store.collect_garbage(&keep, dry_run)?;
+    let index_segments = merge_index(store, dry_run)?;
     Ok(Garbage {
         collected,
         dry_run,
         bytes_before,
         bytes_after: folder_bytes(store.dir()),
+        index_segments,
     })
+}
+
+/// The index beside `store` merged into one segment (see [`retrieve::TextIndex::merge_segments`]);
+/// its segments before and after, `None` where there is no index (none is made). An index
+/// that does not check out is a cache: opening it clears it, to be built by the next search.
+fn merge_index(store: &Store, dry_run: bool) -> Result<Option<(usize, usize)>> {
+    let dir = crate::search::index_dir(store);
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let mut index = retrieve::TextIndex::open(&dir)?;
+    if dry_run {
+        let n = index.segments();
+        return Ok(Some((n, n)));
+    }
+    Ok(Some(index.merge_segments()?))
 }
 
 /// The bytes of the files below `dir` (0 where it cannot be listed).

@@ -93,28 +93,84 @@ impl Manifest {
     }
 
     /// What [`Manifest::decode`] reads, written to `out` as it is made: a million files'
-    /// manifest is never a second time in memory (once to hash it, once to write it).
+    /// manifest is never a second time in memory (once to hash it, once to write it). Each
+    /// path is written as the bytes it shares with the path before (sorted paths share most)
+    /// and the rest, numbers as LEB128: half the bytes of whole paths and fixed-width numbers.
     pub(super) fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        out.write_all(&self.next_slot.to_le_bytes())?;
-        out.write_all(&(self.entries.len() as u64).to_le_bytes())?;
+        let mut buf = Vec::with_capacity(1 << 16);
+        buf.extend_from_slice(&FRONT_CODED.to_le_bytes());
+        leb128(&mut buf, self.next_slot);
+        leb128(&mut buf, self.entries.len() as u64);
+        let mut last = "";
         for e in &self.entries {
             let p = self.path(e);
-            out.write_all(&(p.len() as u32).to_le_bytes())?;
-            out.write_all(p.as_bytes())?;
-            out.write_all(&e.key)?;
-            out.write_all(&e.slot.to_le_bytes())?;
+            let shared = common_prefix(last, p);
+            leb128(&mut buf, shared as u64);
+            leb128(&mut buf, (p.len() - shared) as u64);
+            buf.extend_from_slice(&p.as_bytes()[shared..]);
+            buf.extend_from_slice(&e.key);
+            leb128(&mut buf, e.slot);
+            last = p;
+            if buf.len() >= 1 << 16 {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
         }
-        Ok(())
+        out.write_all(&buf)
     }
 
-    /// The manifest [`Manifest::encode`] wrote; `None` for anything else (its paths out of
-    /// order included).
-    pub(super) fn decode(mut b: &[u8]) -> Option<Manifest> {
-        fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-            let (head, rest) = b.split_at_checked(n)?;
-            *b = rest;
-            Some(head)
+    /// The manifest [`Manifest::write_to`] wrote, or one of the earlier format (whole paths,
+    /// fixed-width numbers); `None` for anything else (its paths out of order included).
+    pub(super) fn decode(b: &[u8]) -> Option<Manifest> {
+        match b.split_first_chunk::<8>() {
+            Some((head, rest)) if u64::from_le_bytes(*head) == FRONT_CODED => {
+                Manifest::decode_front_coded(rest)
+            }
+            _ => Manifest::decode_whole(b),
         }
+    }
+
+    fn decode_front_coded(mut b: &[u8]) -> Option<Manifest> {
+        let next_slot = read_leb128(&mut b)?;
+        let n = read_leb128(&mut b)?;
+        // Each entry takes at least 35 bytes: a larger count is damage.
+        if n > (b.len() / 35) as u64 || b.len() > u32::MAX as usize {
+            return None;
+        }
+        let mut m = Manifest {
+            next_slot,
+            paths: String::with_capacity(b.len()),
+            entries: Vec::with_capacity(n as usize),
+            by_slot: Vec::new(),
+        };
+        let mut path = Vec::new();
+        let mut last: Option<Entry> = None;
+        for _ in 0..n {
+            let shared = usize::try_from(read_leb128(&mut b)?).ok()?;
+            let rest = usize::try_from(read_leb128(&mut b)?).ok()?;
+            if shared > path.len() {
+                return None;
+            }
+            path.truncate(shared);
+            path.extend_from_slice(take(&mut b, rest)?);
+            let p = std::str::from_utf8(&path).ok()?;
+            if last.is_some_and(|l| m.path(&l) >= p) {
+                return None;
+            }
+            let key: Key = take(&mut b, 32)?.try_into().ok()?;
+            let slot = read_leb128(&mut b)?;
+            m.push(p, key, slot);
+            last = m.entries.last().copied();
+        }
+        if !b.is_empty() {
+            return None;
+        }
+        m.index_slots();
+        Some(m)
+    }
+
+    /// The earlier format: whole paths, each after its length (u32), and fixed-width numbers.
+    fn decode_whole(mut b: &[u8]) -> Option<Manifest> {
         let u64_of = |b: &mut &[u8]| -> Option<u64> {
             Some(u64::from_le_bytes(take(b, 8)?.try_into().ok()?))
         };
@@ -148,6 +204,43 @@ impl Manifest {
         m.index_slots();
         Some(m)
     }
+}
+
+/// A front-coded manifest's first eight bytes: an earlier manifest starts with its next slot,
+/// which never reaches this.
+const FRONT_CODED: u64 = u64::MAX;
+
+/// The first `n` bytes of `b`, which moves past them.
+fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    let (head, rest) = b.split_at_checked(n)?;
+    *b = rest;
+    Some(head)
+}
+
+/// How many leading bytes `a` and `b` share.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
+fn leb128(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_leb128(b: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = b.split_first()?;
+        *b = rest;
+        v |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -190,5 +283,60 @@ mod tests {
         longer.push(0);
         assert_eq!(Manifest::decode(&longer), None);
         assert_eq!(Manifest::decode(&[]), None);
+        // A path said to share more than the path before it has is damage.
+        let mut bad = FRONT_CODED.to_le_bytes().to_vec();
+        bad.extend_from_slice(&[1, 1, 3, 1, b'a']);
+        bad.extend_from_slice(&key(1));
+        bad.push(0);
+        assert_eq!(Manifest::decode(&bad), None);
+    }
+
+    /// The bytes of a manifest as indexes wrote it before paths were front-coded.
+    fn whole(next_slot: u64, entries: &[(&str, Key, u64)]) -> Vec<u8> {
+        let mut out = next_slot.to_le_bytes().to_vec();
+        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        for (path, key, slot) in entries {
+            out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+            out.extend_from_slice(path.as_bytes());
+            out.extend_from_slice(key);
+            out.extend_from_slice(&slot.to_le_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn a_manifest_of_the_earlier_format_reads_as_it_did_and_is_written_in_fewer_bytes() {
+        let entries: Vec<(String, Key, u64)> = (0..200u64)
+            .map(|i| {
+                (
+                    format!("src/module_{:03}/file_{i}.rs", i / 10),
+                    key(i as u8),
+                    i * 3,
+                )
+            })
+            .collect();
+        let borrowed: Vec<(&str, Key, u64)> = entries
+            .iter()
+            .map(|(p, k, s)| (p.as_str(), *k, *s))
+            .collect();
+        let old = whole(600, &borrowed);
+        let m = Manifest::decode(&old).expect("the earlier format decodes");
+        assert_eq!(m, Manifest::new(600, entries));
+        assert_eq!(
+            m.get("src/module_007/file_75.rs").map(|e| e.slot),
+            Some(225)
+        );
+        let new = m.encode();
+        assert_eq!(Manifest::decode(&new), Some(m));
+        // Each path shares its folder with the one before, and its numbers are short.
+        assert!(
+            new.len() + 200 * 25 < old.len(),
+            "{} against {}",
+            new.len(),
+            old.len()
+        );
+        // Out of order in the earlier format is damage too.
+        let swapped = whole(2, &[("b", key(1), 0), ("a", key(2), 1)]);
+        assert_eq!(Manifest::decode(&swapped), None);
     }
 }

@@ -70,7 +70,7 @@ fn documents_given_a_chunk_at_a_time_are_one_commit_and_a_failed_chunk_changes_n
 }
 
 #[test]
-fn an_updated_index_ranks_as_one_built_at_once() {
+fn an_updated_index_ranks_as_one_built_at_once_and_so_does_it_merged() {
     let doc = |path: &str, text: &str| Doc {
         path: path.to_owned(),
         key: key(path.len() as u8),
@@ -127,6 +127,20 @@ fn an_updated_index_ranks_as_one_built_at_once() {
         index.doc_freq(Field3::Text, "overflow").expect("df"),
         (0, 2)
     );
+
+    // Merged into one segment (`merkle gc`), the deleted documents gone: the same ranking,
+    // the same commit, so a handle opened before is still current and reads the same.
+    let other = TextIndex::open(edited.path()).expect("opens");
+    assert!(index.segments() >= 2, "{}", index.segments());
+    let before = index.segments();
+    assert_eq!(index.merge_segments().expect("merges"), (before, 1));
+    assert_eq!(scores(&index), scores(&at_once));
+    assert!(other.is_current());
+    assert_eq!(scores(&other), scores(&at_once));
+    let reopened = TextIndex::open(edited.path()).expect("opens");
+    assert_eq!((reopened.segments(), reopened.len()), (1, 2));
+    assert_eq!(scores(&reopened), scores(&at_once));
+    assert_eq!(index.merge_segments().expect("merges"), (1, 1));
 }
 
 #[test]
