@@ -379,6 +379,13 @@ bodies: kept {} (contents a frame or derived record holds), {verb} {}",
         grouped(c.bodies_kept),
         grouped(c.bodies_removed)
     ));
+    if c.heads_implied > 0 {
+        text.push_str(&format!(
+            "
+heads: {verb} {} entries that name their history's latest frame (it implies them)",
+            grouped(c.heads_implied)
+        ));
+    }
     if c.packed > 0 {
         text.push_str(&format!(
             "

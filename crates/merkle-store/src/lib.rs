@@ -71,7 +71,9 @@
 //!   elsewhere (the batch a `generate --batch` waits for); losing one could pay for the work twice.
 //! - **Heads after an import follow one rule** (`store/exchange.rs`, [`Store::import`]): an
 //!   imported frame becomes a head only if its (`created_at`, FrameID) is greater; a local put
-//!   always does. `validate` checks that no frame appended after a head outranks it.
+//!   always does. `validate` checks that no frame appended after a head outranks it. A head is
+//!   its history's latest entry, written nowhere else, unless the heads table names another
+//!   (an imported frame that did not outrank it was appended after it).
 //! - **A damaged store is an error, never a panic or a default**: records decode through `codec`
 //!   (`Corrupt` names table and key), redb's panics become `Damaged` (`engine`), and a folder of
 //!   the other engine is `EngineMismatch`.

@@ -76,6 +76,15 @@ fn stores_holding_the_same_frames_show_the_same_heads_whatever_the_order() {
     b.import(&[&a5]);
     assert_eq!((a.head(), b.head()), (a20.frame_id, a20.frame_id));
     assert_eq!((a.path_head(), b.path_head()), (a20.frame_id, a20.frame_id));
+    // Each appended last a frame that did not outrank the head: the heads table names it.
+    let named = |side: &Side| {
+        let space = side.store.space().expect("space");
+        space
+            .iter()
+            .find(|s| s.kind == "heads")
+            .map_or(0, |s| s.entries)
+    };
+    assert_eq!((named(&a), named(&b)), (1, 1));
     a.assert_valid();
     b.assert_valid();
     // Importing what is already there changes nothing.
@@ -92,6 +101,7 @@ fn stores_holding_the_same_frames_show_the_same_heads_whatever_the_order() {
     // rules in one history.
     let late_local = b.put("b again", 1);
     assert_eq!(b.head(), late_local.frame_id);
+    assert_eq!(named(&b), 0, "the latest entry is the head again");
     b.assert_valid();
 }
 

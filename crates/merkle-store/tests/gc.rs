@@ -277,3 +277,74 @@ fn gc_leaves_the_file_little_larger_than_its_records() {
     );
     assert_eq!(store.validate().expect("validate"), vec![]);
 }
+
+/// A head is its history's latest entry, which no table repeats; a store written before
+/// heads were derived has every head in the heads table too. It reads the same heads, a new
+/// frame moves its head as before, and `gc` removes the entries the history implies.
+#[test]
+fn heads_the_history_implies_read_the_same_and_gc_removes_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    write(root, "a.txt", "a\n");
+    write(root, "b.txt", "b\n");
+    let store = Store::open(root, &OpenOptions::default()).expect("open");
+    store.scan(&ScanOptions::default()).expect("scan");
+    store.add_agent("w", Role::Writer).expect("agent");
+    let node = |path: &str, store: &Store| store.node_at(path).expect("read").expect("node");
+    let (a, b) = (node("a.txt", &store).node_id, node("b.txt", &store).node_id);
+    let put = |store: &Store, n, text: &str| {
+        store
+            .put_frame(NewFrame::new(n, "note", "w", text.as_bytes().to_vec()))
+            .expect("put")
+            .frame_id
+    };
+    put(&store, a, "a one");
+    let a2 = put(&store, a, "a two");
+    let b1 = put(&store, b, "b one");
+    assert_eq!(count(&store, "heads"), 0, "no head is named");
+    let head = |store: &Store, n| store.head(&n, "note").expect("head").expect("a head");
+    assert_eq!(
+        (head(&store, a).frame_id, head(&store, b).frame_id),
+        (a2, b1)
+    );
+    drop(store);
+
+    // As a store of the earlier format holds them: every head named.
+    let db = redb::Database::create(root.join(".merkle/store.redb")).expect("open redb");
+    let txn = db.begin_write().expect("begin");
+    {
+        let def: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("heads");
+        let mut t = txn.open_table(def).expect("heads table");
+        for (n, f) in [(a, a2), (b, b1)] {
+            let mut key = n.0.to_vec();
+            key.extend_from_slice(b"note");
+            t.insert(key.as_slice(), f.0.as_slice()).expect("insert");
+        }
+    }
+    txn.commit().expect("commit");
+    drop(db);
+    let mut store = Store::open(root, &OpenOptions::default()).expect("open");
+    assert_eq!(count(&store, "heads"), 2);
+    assert_eq!(
+        (head(&store, a).frame_id, head(&store, b).frame_id),
+        (a2, b1)
+    );
+    assert_eq!(store.validate().expect("validate"), vec![]);
+    // A new frame is the head; the entry naming the one before goes.
+    let b2 = put(&store, b, "b two");
+    assert_eq!(head(&store, b).frame_id, b2);
+    assert_eq!(count(&store, "heads"), 1);
+    let heads = store.heads(&a).expect("heads");
+    assert_eq!(heads.iter().map(|f| f.frame_id).collect::<Vec<_>>(), [a2]);
+
+    let keep = |_: &str, _: &Hash| true;
+    let dry = store.collect_garbage(&keep, true).expect("dry run");
+    assert_eq!((dry.heads_implied, count(&store, "heads")), (1, 1));
+    let done = store.collect_garbage(&keep, false).expect("gc");
+    assert_eq!((done.heads_implied, count(&store, "heads")), (1, 0));
+    assert_eq!(
+        (head(&store, a).frame_id, head(&store, b).frame_id),
+        (a2, b2)
+    );
+    assert_eq!(store.validate().expect("validate"), vec![]);
+}

@@ -26,7 +26,8 @@ pub struct Garbage {
 
 impl Garbage {
     /// `{dry_run, nodes: {kept, removed}, derived: [{namespace, kept, removed, why}], bodies:
-    /// {kept, removed}, packed, compacted, bytes_before, bytes_after}`.
+    /// {kept, removed}, heads_implied, packed, compacted, bytes_before, bytes_after,
+    /// index_segments: {before, after}}`.
     pub fn json(&self) -> Value {
         let c = &self.collected;
         json!({
@@ -36,6 +37,7 @@ impl Garbage {
                 "namespace": n, "kept": kept, "removed": removed, "why": why_kept(n),
             })).collect::<Vec<_>>(),
             "bodies": {"kept": c.bodies_kept, "removed": c.bodies_removed},
+            "heads_implied": c.heads_implied,
             "packed": c.packed,
             "compacted": c.compacted,
             "bytes_before": self.bytes_before,

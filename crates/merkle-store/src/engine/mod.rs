@@ -56,7 +56,9 @@ pub enum Table {
     /// little-endian) ++ agent id: history in append order, with what views order and filter
     /// by, so that they read only the frames they select.
     NodeFrames,
-    /// NodeID ++ frame type -> FrameID of the head.
+    /// NodeID ++ frame type -> FrameID of the head, only where it is not the latest entry of
+    /// its history (an imported frame appended after a head it did not outrank; every head of
+    /// a store written before heads were derived, until `merkle gc`).
     Heads,
     /// Basis ++ FrameID -> empty: which frames were derived from a basis other than their own
     /// node (those of their node are found through its history).

@@ -316,12 +316,24 @@ impl Store {
             seq += 1;
             f.seq = seq;
             let rank = (f.metadata.created_at_ms, f.frame_id);
+            // Appended last, the frame is its history's latest entry: the head where it
+            // outranks the head before, else the heads table names that one.
             let hk = head_key(&f.node_id, &f.frame_type);
-            if self.outranks(&mut heads, Table::Heads, &hk, rank)? {
-                st.batch.put(Table::Heads, hk, f.frame_id.0.to_vec());
+            let before = match heads.get(&hk) {
+                Some(r) => Some(*r),
+                None => self.head_rank(&f.node_id, &f.frame_type)?,
+            };
+            match before {
+                Some(before) if rank <= before => {
+                    st.batch.put(Table::Heads, hk, before.1.0.to_vec());
+                }
+                _ => {
+                    heads.insert(hk.clone(), rank);
+                    st.batch.delete(Table::Heads, hk);
+                }
             }
             let pk = path_head_key(&path, &f.frame_type);
-            if self.outranks(&mut path_heads, Table::PathHeads, &pk, rank)? {
+            if self.outranks(&mut path_heads, &pk, rank)? {
                 st.batch.put(Table::PathHeads, pk, f.frame_id.0.to_vec());
             }
             st.batch.put(
@@ -446,12 +458,11 @@ impl Store {
         Ok(Some(path))
     }
 
-    /// Whether a frame of rank `rank` becomes the head at `key` of `table`, given the heads
+    /// Whether a frame of rank `rank` becomes the path head at `key`, given the path heads
     /// this import has set so far (updated when it does).
     fn outranks(
         &self,
         staged: &mut HashMap<Vec<u8>, Rank>,
-        table: Table,
         key: &[u8],
         rank: Rank,
     ) -> Result<bool> {
@@ -459,7 +470,7 @@ impl Store {
             Some(r) => Some(*r),
             None => match self
                 .engine
-                .get(table, key)?
+                .get(Table::PathHeads, key)?
                 .and_then(|v| Hash::from_slice(&v))
             {
                 Some(id) => self

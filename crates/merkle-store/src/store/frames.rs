@@ -240,11 +240,12 @@ impl Store {
             history_key(&frame.node_id, &frame.frame_type, frame.seq),
             history_value(&frame),
         );
-        batch.put(
-            Table::Heads,
-            head_key(&frame.node_id, &frame.frame_type),
-            frame_id.0.to_vec(),
-        );
+        // The frame is its history's latest entry, so the head: an entry of the heads table
+        // naming another (an import's, or a store's from before heads were derived) goes.
+        let head = head_key(&frame.node_id, &frame.frame_type);
+        if self.engine.contains(Table::Heads, &head)? {
+            batch.delete(Table::Heads, head);
+        }
         batch.put(
             Table::PathHeads,
             path_head_key(&node_path, &frame.frame_type),
@@ -307,14 +308,97 @@ impl Store {
             prefix.push(0);
         }
         let mut out = Vec::new();
+        self.history_under(&prefix, &mut |s| out.push(s))?;
+        out.sort_by_key(|s| s.seq);
+        Ok(out)
+    }
+
+    /// The head frame of (node, type): the latest entry of its history, unless the heads
+    /// table names another (an imported frame appended after a head it did not outrank, see
+    /// `store/exchange.rs`).
+    pub fn head(&self, node: &NodeId, frame_type: &str) -> Result<Option<Frame>> {
+        if let Some(f) = self.indexed_frame(Table::Heads, &head_key(node, frame_type))? {
+            return Ok(Some(f));
+        }
+        match self.latest_entry(node, frame_type)? {
+            Some(s) => self
+                .frame_required(
+                    &s.frame_id,
+                    "node_frames",
+                    &history_key(node, frame_type, s.seq),
+                )
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The head frame of every type on a node, by type (see [`Store::head`]).
+    pub fn heads(&self, node: &NodeId) -> Result<Vec<Frame>> {
+        let mut latest: BTreeMap<String, FrameSummary> = BTreeMap::new();
+        self.history_under(&node.0, &mut |s| {
+            latest.insert(s.frame_type.clone(), s);
+        })?;
+        let named: BTreeMap<String, Frame> = self
+            .indexed_frames(Table::Heads, &node.0)?
+            .into_iter()
+            .map(|f| (f.frame_type.clone(), f))
+            .collect();
+        latest
+            .into_iter()
+            .map(|(ty, s)| match named.get(&ty) {
+                Some(f) => Ok(f.clone()),
+                None => {
+                    self.frame_required(&s.frame_id, "node_frames", &history_key(node, &ty, s.seq))
+                }
+            })
+            .collect()
+    }
+
+    /// The rank (`created_at`, FrameID) of the head of (node, type), as [`Store::head`] finds
+    /// it, without reading its content.
+    pub(super) fn head_rank(
+        &self,
+        node: &NodeId,
+        frame_type: &str,
+    ) -> Result<Option<(u64, FrameId)>> {
+        let key = head_key(node, frame_type);
+        if let Some(v) = self.engine.get(Table::Heads, &key)? {
+            let id = Hash::from_slice(&v)
+                .ok_or_else(|| Error::corrupt("heads", &key, "value is not a frame id"))?;
+            let f = self
+                .frame_fields(&id)?
+                .ok_or_else(|| Error::corrupt("heads", &key, format!("frame {id} is missing")))?;
+            return Ok(Some((f.metadata.created_at_ms, id)));
+        }
+        Ok(self
+            .latest_entry(node, frame_type)?
+            .map(|s| (s.created_at_ms, s.frame_id)))
+    }
+
+    /// The latest entry of (node, type)'s history.
+    pub(super) fn latest_entry(
+        &self,
+        node: &NodeId,
+        frame_type: &str,
+    ) -> Result<Option<FrameSummary>> {
+        let mut prefix = head_key(node, frame_type);
+        prefix.push(0);
+        let mut last = None;
+        self.history_under(&prefix, &mut |s| last = Some(s))?;
+        Ok(last)
+    }
+
+    /// Visits the history entries whose keys start with `prefix`, in key order (a type's in
+    /// append order).
+    fn history_under(&self, prefix: &[u8], visit: &mut dyn FnMut(FrameSummary)) -> Result<()> {
         let mut err = None;
-        self.engine.scan(Table::NodeFrames, &prefix, &mut |k, v| {
-            if !k.starts_with(&prefix) {
+        self.engine.scan(Table::NodeFrames, prefix, &mut |k, v| {
+            if !k.starts_with(prefix) {
                 return false;
             }
             match FrameSummary::decode(k, v) {
                 Some(s) => {
-                    out.push(s);
+                    visit(s);
                     true
                 }
                 None => {
@@ -323,21 +407,7 @@ impl Store {
                 }
             }
         })?;
-        if let Some(e) = err {
-            return Err(e);
-        }
-        out.sort_by_key(|s| s.seq);
-        Ok(out)
-    }
-
-    /// The head frame of (node, type).
-    pub fn head(&self, node: &NodeId, frame_type: &str) -> Result<Option<Frame>> {
-        self.indexed_frame(Table::Heads, &head_key(node, frame_type))
-    }
-
-    /// The head frame of every type on a node, by type.
-    pub fn heads(&self, node: &NodeId) -> Result<Vec<Frame>> {
-        self.indexed_frames(Table::Heads, &node.0)
+        err.map_or(Ok(()), Err)
     }
 
     /// The frame an index entry (a frame id as its value) points at.
@@ -380,13 +450,17 @@ impl Store {
     }
 
     /// A hash of every head the store records, by node and by path (the head index tables,
-    /// keys and values): it changes exactly when some head does. With the tree's root, all
+    /// keys and values, and the count of frames appended, which moves every head found as its
+    /// history's latest entry): it changes whenever some head does. With the tree's root, all
     /// that which frames are current depends on (a frame never changes once written). Taken
     /// without the handle's lock, so it can run beside a walk: a put landing between the two
     /// tables gives a digest of no state the store is ever in (heads only move forward).
     pub fn heads_digest(&self) -> Result<Hash> {
         let mut h = blake3::Hasher::new();
-        h.update(b"merkle/heads-digest/v1");
+        h.update(b"merkle/heads-digest/v2");
+        // A head is most often its history's latest entry, found in no table: the count of
+        // frames appended moves with every head that moves so.
+        h.update(&self.frame_seq()?.to_le_bytes());
         // Entries gathered and hashed 64 KiB at a time: an update per field costs more than
         // the hashing of these few bytes.
         let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);

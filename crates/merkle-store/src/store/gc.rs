@@ -5,7 +5,8 @@
 //! values of a store written before packing packed, and the engine's file compacted (redb:
 //! its fragmented tables rewritten in key order first, see `engine/redb.rs`). Frames, their
 //! history, heads, memos and the basis index are never collected: they are what the store is
-//! for.
+//! for (a heads-table entry that names its history's latest entry goes: the history implies
+//! it).
 use std::collections::HashSet;
 
 use super::*;
@@ -27,6 +28,9 @@ pub struct Collected {
     /// Bodies kept (some frame or derived record names them) and removed.
     pub bodies_kept: u64,
     pub bodies_removed: u64,
+    /// Heads-table entries naming their history's latest entry, which the history implies
+    /// (every head of a store written before heads were derived), removed.
+    pub heads_implied: u64,
     /// Values of a store written before packing that were packed.
     pub packed: u64,
     /// Whether the engine gave freed space back to the file system.
@@ -76,6 +80,9 @@ impl Store {
             .into_iter()
             .map(|(n, (kept, removed))| (n, kept, removed))
             .collect();
+        let implied = self.implied_heads()?;
+        out.heads_implied = implied.len() as u64;
+        gone.extend(implied.into_iter().map(|k| (Table::Heads, k)));
         if !dry_run {
             for chunk in gone.chunks(REMOVE_BATCH) {
                 let mut batch = Batch::with_capacity(chunk.len());
@@ -97,6 +104,30 @@ impl Store {
         }
         out.packed = self.engine.pack_all()?;
         out.compacted = self.engine.compact()?;
+        Ok(out)
+    }
+
+    /// The keys of the heads-table entries that name their history's latest entry.
+    fn implied_heads(&self) -> Result<Vec<Vec<u8>>> {
+        let mut named = Vec::new();
+        self.engine.scan(Table::Heads, b"", &mut |k, v| {
+            named.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        let mut out = Vec::new();
+        for (k, v) in named {
+            let node = k.get(..32).and_then(Hash::from_slice);
+            let ty = k.get(32..).and_then(|t| std::str::from_utf8(t).ok());
+            let (Some(node), Some(ty)) = (node, ty) else {
+                continue;
+            };
+            if self
+                .latest_entry(&node, ty)?
+                .is_some_and(|s| s.frame_id.0[..] == v[..])
+            {
+                out.push(k);
+            }
+        }
         Ok(out)
     }
 
