@@ -393,7 +393,12 @@ packed {} values of a store written before packing",
             grouped(c.packed)
         ));
     }
-    if let Some((before, after)) = g.index_segments {
+    if let Some(e) = &g.index_error {
+        text.push_str(&format!(
+            "
+the search index: not merged ({e})"
+        ));
+    } else if let Some((before, after)) = g.index_segments {
         text.push_str(&match (g.dry_run, before > after) {
             (true, _) if before > 1 => format!(
                 "

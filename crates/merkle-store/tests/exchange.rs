@@ -14,9 +14,17 @@ struct Side {
 
 impl Side {
     fn new() -> Side {
+        Side::on(merkle_store::EngineKind::Redb)
+    }
+
+    fn on(engine: merkle_store::EngineKind) -> Side {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("a.rs"), "fn a() {}\n").expect("write");
-        let store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
+        let options = OpenOptions {
+            engine: Some(engine),
+            ..OpenOptions::default()
+        };
+        let store = Store::open(dir.path(), &options).expect("open");
         store.scan(&ScanOptions::default()).expect("scan");
         store.add_agent("alice", Role::Writer).expect("agent");
         Side { _dir: dir, store }
@@ -103,6 +111,38 @@ fn stores_holding_the_same_frames_show_the_same_heads_whatever_the_order() {
     assert_eq!(b.head(), late_local.frame_id);
     assert_eq!(named(&b), 0, "the latest entry is the head again");
     b.assert_valid();
+}
+
+/// One import holding frames below and above the head of one (node, type): the head table
+/// names the head while a frame below it is the latest entry, and no longer once one above
+/// it is; on every engine.
+#[test]
+fn one_import_of_frames_below_and_above_the_head_moves_it_once() {
+    for engine in merkle_store::EngineKind::available() {
+        let a = Side::on(engine);
+        let b = Side::on(engine);
+        let below = [a.put("a 5", 5), a.put("a 7", 7)];
+        let above = a.put("a 20", 20);
+        let head = b.put("b 10", 10);
+        b.import(&[&below[0], &below[1]]);
+        assert_eq!(b.head(), head.frame_id, "{engine:?}");
+        b.assert_valid();
+        b.import(&[&below[0], &above, &below[1]]);
+        assert_eq!(b.head(), above.frame_id, "{engine:?}");
+        let space = b.store.space().expect("space");
+        let named = space
+            .iter()
+            .find(|s| s.kind == "heads")
+            .map_or(0, |s| s.entries);
+        assert_eq!(named, 0, "{engine:?}: the latest entry is the head");
+        b.assert_valid();
+        let c = Side::on(engine);
+        let only = c.put("c 10", 10);
+        c.import(&[&below[1], &above, &below[0]]);
+        assert_eq!(c.head(), above.frame_id, "{engine:?}");
+        assert_ne!(c.head(), only.frame_id);
+        c.assert_valid();
+    }
 }
 
 #[test]

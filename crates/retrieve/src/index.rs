@@ -433,6 +433,14 @@ impl TextIndex {
         Ok(())
     }
 
+    /// How many segments the index in `dir` is in, read from its commit alone (nothing is
+    /// opened or cleared); `None` where `dir` holds no index that reads.
+    pub fn segments_in(dir: &Path) -> Option<usize> {
+        let directory = MmapDirectory::open(dir).ok()?;
+        let index = Index::open(directory).ok()?;
+        Some(index.searchable_segment_metas().ok()?.len())
+    }
+
     /// How many segments the index is in.
     pub fn segments(&self) -> usize {
         self.reader.searcher().segment_readers().len()
@@ -443,18 +451,19 @@ impl TextIndex {
     /// or replaced file's document stays until its segment is merged. The commit's payload
     /// (the manifest it names) is kept, so what the index holds does not change, nor does
     /// [`TextIndex::is_current`] of a handle opened before. Waits up to ten seconds for
-    /// another process's update to finish. Returns the segments before and after.
+    /// another process's update to finish. Returns the segments before and after (none after
+    /// where every document was deleted).
     pub fn merge_segments(&mut self) -> Result<(usize, usize)> {
-        let ids = self
-            .index
-            .searchable_segment_ids()
-            .map_err(|e| tantivy_err(&self.dir, e))?;
-        if ids.len() < 2 {
-            return Ok((ids.len(), ids.len()));
-        }
         let dir = self.dir.clone();
         let err = |e| tantivy_err(&dir, e);
+        // The segments read under the writer's lock: another process's commit may merge.
         let mut writer = self.writer(1)?;
+        let metas = self.index.searchable_segment_metas().map_err(err)?;
+        let ids: Vec<_> = metas.iter().map(|m| m.id()).collect();
+        // One segment is merged (rewritten) only to drop documents deleted in it.
+        if ids.len() < 2 && metas.iter().all(|m| !m.has_deletes()) {
+            return Ok((ids.len(), ids.len()));
+        }
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         writer.merge(&ids).wait().map_err(err)?;
         writer.garbage_collect_files().wait().map_err(err)?;

@@ -22,6 +22,9 @@ pub struct Garbage {
     /// The full-text index's segments before and after they were merged (a dry run merges
     /// none); `None` where the store has no index.
     pub index_segments: Option<(usize, usize)>,
+    /// Why the index was not merged (another process held it, or the merge failed): the
+    /// store's collection stands all the same.
+    pub index_error: Option<String>,
 }
 
 impl Garbage {
@@ -45,6 +48,7 @@ impl Garbage {
             "index_segments": self.index_segments.map(|(before, after)| json!({
                 "before": before, "after": after,
             })),
+            "index_error": self.index_error,
         })
     }
 }
@@ -83,30 +87,30 @@ pub fn collect_garbage(store: &mut Store, dry_run: bool) -> Result<Garbage> {
         }
     };
     let collected = store.collect_garbage(&keep, dry_run)?;
-    let index_segments = merge_index(store, dry_run)?;
+    let dir = crate::search::index_dir(store);
+    let (index_segments, index_error) = match retrieve::TextIndex::segments_in(&dir) {
+        None => (None, None),
+        Some(n) if dry_run => (Some((n, n)), None),
+        Some(n) => match merge_index(&dir) {
+            Ok(merged) => (Some(merged), None),
+            Err(e) => (Some((n, n)), Some(e.to_string())),
+        },
+    };
     Ok(Garbage {
         collected,
         dry_run,
         bytes_before,
         bytes_after: folder_bytes(store.dir()),
         index_segments,
+        index_error,
     })
 }
 
-/// The index beside `store` merged into one segment (see [`retrieve::TextIndex::merge_segments`]);
-/// its segments before and after, `None` where there is no index (none is made). An index
-/// that does not check out is a cache: opening it clears it, to be built by the next search.
-fn merge_index(store: &Store, dry_run: bool) -> Result<Option<(usize, usize)>> {
-    let dir = crate::search::index_dir(store);
-    if !dir.is_dir() {
-        return Ok(None);
-    }
-    let mut index = retrieve::TextIndex::open(&dir)?;
-    if dry_run {
-        let n = index.segments();
-        return Ok(Some((n, n)));
-    }
-    Ok(Some(index.merge_segments()?))
+/// The index in `dir` merged into one segment (see [`retrieve::TextIndex::merge_segments`]):
+/// its segments before and after. An index that does not check out is a cache: opening it
+/// clears it, for the next search to build.
+fn merge_index(dir: &Path) -> retrieve::Result<(usize, usize)> {
+    retrieve::TextIndex::open(dir)?.merge_segments()
 }
 
 /// The bytes of the files below `dir` (0 where it cannot be listed).

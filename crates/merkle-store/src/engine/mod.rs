@@ -158,6 +158,19 @@ impl Batch {
     }
 }
 
+/// The first key after every key that starts with `prefix`; `None` where there is none (the
+/// prefix is all 0xff bytes, or empty).
+pub(crate) fn after_prefix(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
 /// An embedded ordered key-value engine.
 pub trait Engine: Send + Sync {
     /// The engine's name, as `--engine` spells it.
@@ -189,6 +202,19 @@ pub trait Engine: Send + Sync {
         start: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()>;
+    /// The last entry whose key starts with `prefix` (a head's history: see
+    /// `store/frames.rs`), without reading the ones before it where the engine can.
+    fn last_under(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let mut last = None;
+        self.scan(table, prefix, &mut |k, v| {
+            if !k.starts_with(prefix) {
+                return false;
+            }
+            last = Some((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        Ok(last)
+    }
     /// [`Engine::scan`] of the values as the engine stores them (packed: see `packed.rs`),
     /// for what takes the space.
     fn scan_stored(

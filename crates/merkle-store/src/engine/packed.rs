@@ -124,6 +124,19 @@ impl Engine for Packed {
         self.inner.contains(table, key)
     }
 
+    fn last_under(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let Some((k, v)) = self.inner.last_under(table, prefix)? else {
+            return Ok(None);
+        };
+        if !self.tagged(table) {
+            return Ok(Some((k, v)));
+        }
+        match unpack(&v) {
+            Ok(bytes) => Ok(Some((k, bytes.into_owned()))),
+            Err(why) => Err(Error::corrupt(table.name(), &k, why)),
+        }
+    }
+
     fn scan(
         &self,
         table: Table,

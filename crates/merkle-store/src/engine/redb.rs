@@ -248,6 +248,27 @@ impl Engine for RedbEngine {
         })
     }
 
+    fn last_under(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.guarded(|at| {
+            let tables = self.tables(at)?;
+            let Some(t) = Self::table(&tables, table) else {
+                return Ok(None);
+            };
+            let range = match super::after_prefix(prefix) {
+                Some(end) => t.range(prefix..end.as_slice()),
+                None => t.range(prefix..),
+            };
+            let last = range.map_err(|e| at.engine(e))?.next_back();
+            match last {
+                Some(item) => {
+                    let (k, v) = item.map_err(|e| at.engine(e))?;
+                    Ok(Some((k.value().to_vec(), v.value().to_vec())))
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
     fn commit(&self, batch: Batch) -> Result<()> {
         let Handle::Write(db) = &self.db else {
             return Err(Error::Engine {

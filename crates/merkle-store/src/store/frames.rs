@@ -231,8 +231,12 @@ impl Store {
             metadata: new.metadata,
             seq: *seq + 1,
         };
-        // Staging its record may fail (reading whether its body is stored): the sequence
-        // moves only for a frame that is staged.
+        // The frame will be its history's latest entry, so the head: an entry of the heads
+        // table naming another (an import's, or a store's from before heads were derived)
+        // goes. Read before anything is staged, as is whether its body is stored: a failed
+        // read stages nothing of the frame, and the sequence moves only for a staged frame.
+        let head = head_key(&frame.node_id, &frame.frame_type);
+        let named_head = self.engine.contains(Table::Heads, &head)?;
         self.stage_frame_record(&frame, bodies, batch)?;
         *seq += 1;
         batch.put(
@@ -240,10 +244,7 @@ impl Store {
             history_key(&frame.node_id, &frame.frame_type, frame.seq),
             history_value(&frame),
         );
-        // The frame is its history's latest entry, so the head: an entry of the heads table
-        // naming another (an import's, or a store's from before heads were derived) goes.
-        let head = head_key(&frame.node_id, &frame.frame_type);
-        if self.engine.contains(Table::Heads, &head)? {
+        if named_head {
             batch.delete(Table::Heads, head);
         }
         batch.put(
@@ -332,26 +333,37 @@ impl Store {
         }
     }
 
-    /// The head frame of every type on a node, by type (see [`Store::head`]).
+    /// The head frame of every type on a node, by type (see [`Store::head`]): a type's
+    /// latest entry read alone, then the next type's.
     pub fn heads(&self, node: &NodeId) -> Result<Vec<Frame>> {
-        let mut latest: BTreeMap<String, FrameSummary> = BTreeMap::new();
-        self.history_under(&node.0, &mut |s| {
-            latest.insert(s.frame_type.clone(), s);
-        })?;
         let named: BTreeMap<String, Frame> = self
             .indexed_frames(Table::Heads, &node.0)?
             .into_iter()
             .map(|f| (f.frame_type.clone(), f))
             .collect();
-        latest
-            .into_iter()
-            .map(|(ty, s)| match named.get(&ty) {
-                Some(f) => Ok(f.clone()),
-                None => {
-                    self.frame_required(&s.frame_id, "node_frames", &history_key(node, &ty, s.seq))
-                }
-            })
-            .collect()
+        let mut out = Vec::new();
+        let mut from = node.0.to_vec();
+        loop {
+            let mut next = None;
+            self.history_under_from(&node.0, &from, &mut |s| {
+                next = Some(s);
+                false
+            })?;
+            let Some(first) = next else {
+                return Ok(out);
+            };
+            let ty = first.frame_type;
+            out.push(match named.get(&ty) {
+                Some(f) => f.clone(),
+                None => self.head(node, &ty)?.ok_or_else(|| {
+                    Error::corrupt("node_frames", &node.0, "a history with no latest entry")
+                })?,
+            });
+            // Past every entry of this type: its keys have a 0 byte after the type, which no
+            // type's own bytes are.
+            from = head_key(node, &ty);
+            from.push(1);
+        }
     }
 
     /// The rank (`created_at`, FrameID) of the head of (node, type), as [`Store::head`] finds
@@ -375,7 +387,7 @@ impl Store {
             .map(|s| (s.created_at_ms, s.frame_id)))
     }
 
-    /// The latest entry of (node, type)'s history.
+    /// The latest entry of (node, type)'s history, read alone.
     pub(super) fn latest_entry(
         &self,
         node: &NodeId,
@@ -383,24 +395,38 @@ impl Store {
     ) -> Result<Option<FrameSummary>> {
         let mut prefix = head_key(node, frame_type);
         prefix.push(0);
-        let mut last = None;
-        self.history_under(&prefix, &mut |s| last = Some(s))?;
-        Ok(last)
+        match self.engine.last_under(Table::NodeFrames, &prefix)? {
+            Some((k, v)) => FrameSummary::decode(&k, &v)
+                .map(Some)
+                .ok_or_else(|| Error::corrupt("node_frames", &k, "malformed history entry")),
+            None => Ok(None),
+        }
     }
 
     /// Visits the history entries whose keys start with `prefix`, in key order (a type's in
     /// append order).
     fn history_under(&self, prefix: &[u8], visit: &mut dyn FnMut(FrameSummary)) -> Result<()> {
+        self.history_under_from(prefix, prefix, &mut |s| {
+            visit(s);
+            true
+        })
+    }
+
+    /// Visits the history entries whose keys start with `prefix`, from the first at or after
+    /// `from`, in key order, while `visit` returns true.
+    fn history_under_from(
+        &self,
+        prefix: &[u8],
+        from: &[u8],
+        visit: &mut dyn FnMut(FrameSummary) -> bool,
+    ) -> Result<()> {
         let mut err = None;
-        self.engine.scan(Table::NodeFrames, prefix, &mut |k, v| {
+        self.engine.scan(Table::NodeFrames, from, &mut |k, v| {
             if !k.starts_with(prefix) {
                 return false;
             }
             match FrameSummary::decode(k, v) {
-                Some(s) => {
-                    visit(s);
-                    true
-                }
+                Some(s) => visit(s),
                 None => {
                     err = Some(Error::corrupt("node_frames", k, "malformed history entry"));
                     false
@@ -520,8 +546,8 @@ impl Store {
     /// is attached: a file renamed, reverted or duplicated has the same inputs as before, so its
     /// frame's content can be reused without running the producer again. The key is the
     /// caller's hash of those inputs. A memo is a cache beside the frames, not part of them: it
-    /// is written after the frame, and a memo lost to a crash costs only a recomputation (frames
-    /// are never deleted, so a memo never dangles).
+    /// is written after the frame or in its commit, and a memo lost to a crash costs only a
+    /// recomputation (frames are never deleted, so a memo never dangles).
     pub fn memo(&self, key: &Hash) -> Result<Option<FrameId>> {
         self.engine
             .get(Table::Memo, &key.0)?

@@ -153,6 +153,10 @@ impl Manifest {
             }
             path.truncate(shared);
             path.extend_from_slice(take(&mut b, rest)?);
+            // Paths are found by u32 offsets into one buffer.
+            if m.paths.len() + path.len() > u32::MAX as usize {
+                return None;
+            }
             let p = std::str::from_utf8(&path).ok()?;
             if last.is_some_and(|l| m.path(&l) >= p) {
                 return None;
@@ -230,12 +234,17 @@ fn leb128(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// A LEB128 number; `None` past the end, or for one that does not fit 64 bits.
 fn read_leb128(b: &mut &[u8]) -> Option<u64> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
         let (&byte, rest) = b.split_first()?;
         *b = rest;
-        v |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        // The tenth byte holds the 64th bit alone.
+        if shift == 63 && byte > 1 {
+            return None;
+        }
+        v |= u64::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
             return Some(v);
         }
@@ -289,6 +298,24 @@ mod tests {
         bad.extend_from_slice(&key(1));
         bad.push(0);
         assert_eq!(Manifest::decode(&bad), None);
+    }
+
+    #[test]
+    fn a_front_coded_manifest_keeps_paths_that_share_part_of_a_character_and_large_numbers() {
+        // "aé" and "aè" share the first byte of their last character.
+        let m = Manifest::new(
+            u64::MAX,
+            vec![
+                ("aé".to_owned(), key(1), u64::MAX - 1),
+                ("aè".to_owned(), key(2), 1 << 63),
+            ],
+        );
+        assert_eq!(Manifest::decode(&m.encode()), Some(m));
+        // A number past 64 bits is damage.
+        let mut b: &[u8] = &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02];
+        assert_eq!(read_leb128(&mut b), None);
+        let mut b: &[u8] = &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert_eq!(read_leb128(&mut b), Some(u64::MAX));
     }
 
     /// The bytes of a manifest as indexes wrote it before paths were front-coded.

@@ -156,3 +156,22 @@ fn an_index_is_current_until_a_commit_through_another_handle() {
     assert!(!second.is_current());
     assert!(TextIndex::open(dir.path()).expect("opens").is_current());
 }
+
+#[test]
+fn an_index_with_no_document_left_merges_nothing_and_stays_current() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut index = TextIndex::open(dir.path()).expect("opens");
+    assert_eq!(index.merge_segments().expect("merges"), (0, 0));
+    index.update(&[], vec![main_rs()]).expect("updates");
+    index
+        .update(&["a.rs".to_owned()], Vec::new())
+        .expect("removes");
+    // A segment whose every document is deleted goes with the commit that deletes the last.
+    assert_eq!(TextIndex::segments_in(dir.path()), Some(0));
+    let other = TextIndex::open(dir.path()).expect("opens");
+    assert_eq!(index.merge_segments().expect("merges"), (0, 0));
+    assert!(other.is_current() && index.is_empty());
+    let reopened = TextIndex::open(dir.path()).expect("opens");
+    assert!(reopened.is_empty() && reopened.is_current());
+    assert_eq!(TextIndex::segments_in(&dir.path().join("none")), None);
+}
