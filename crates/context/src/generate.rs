@@ -101,9 +101,8 @@ fn deferred(error: &Error) -> bool {
 /// commits `threads * 4` at a time, so an interruption loses few model calls): fewer commits
 /// are fewer fsyncs and fewer rewrites of every index's B-tree pages, and an interruption loses
 /// at most a few seconds of work. 512 -> 4096: `generate --recursive --offline` on 100k files of
-/// deno 24.0 -> 20.2 s, the same peak RSS; 4096 -> 16,384 (a commit's random keys share more
-/// of each index's pages): 18.3-19.0 -> 17.2-18.0 s, peak 243 -> 280 MB.
-const PUT_CHUNK: usize = 16_384;
+/// deno 24.0 -> 20.2 s, the same peak RSS.
+const PUT_CHUNK: usize = 4096;
 /// How many directories of one level a generation synthesizes, and puts in one commit, at a
 /// time: a level's directories are prepared (their children read, their frames made) before
 /// any is put, so a level of a large tree (160,000 folders at depth 5 of a million files) at
@@ -358,16 +357,15 @@ fn generate_files(
             match r {
                 Ok(Planned::UpToDate) => report.up_to_date += 1,
                 Ok(Planned::Put(frame, produced, key)) => {
-                    frames.push((*frame, Some(key)));
-                    kinds.push((path, produced));
+                    frames.push(*frame);
+                    kinds.push((path, produced, key));
                 }
                 Err(e) if deferred(&e) => report.deferred += 1,
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
-        // Each frame with its memo, in one commit.
-        let puts = store.put_frames_memoized(frames);
-        for (r, (path, produced)) in puts.into_iter().zip(kinds) {
+        let mut memos = Vec::new();
+        for (r, (path, produced, key)) in store.put_frames(frames).into_iter().zip(kinds) {
             match r {
                 Ok(put) => {
                     if produced {
@@ -376,10 +374,13 @@ fn generate_files(
                         report.reused += 1;
                     }
                     report.created += usize::from(put.created);
+                    memos.push((key, put.frame_id));
                 }
                 Err(e) => report.failed.push(format!("{path}: {e}")),
             }
         }
+        // After the frames: a memo lost to an interruption costs a recomputation, no more.
+        store.put_memos(&memos)?;
     }
     Ok(())
 }

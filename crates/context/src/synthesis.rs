@@ -422,14 +422,11 @@ pub fn synthesize_each(
     let mut frames = Vec::new();
     for (dir, p) in dirs.iter().zip(&prepared) {
         if let Ok(p) = p {
-            frames.push((
-                synthesized_frame(dir, req, written_type, &policy_id, p),
-                Some(p.key),
-            ));
+            frames.push(synthesized_frame(dir, req, written_type, &policy_id, p));
         }
     }
-    // Each frame with its memo, in one commit.
-    let mut puts = store.put_frames_memoized(frames).into_iter();
+    let mut puts = store.put_frames(frames).into_iter();
+    let mut memos = Vec::new();
     let mut out = Vec::with_capacity(dirs.len());
     for (dir, p) in dirs.iter().zip(prepared) {
         let p = match p {
@@ -446,6 +443,7 @@ pub fn synthesize_each(
                 continue;
             }
         };
+        memos.push((p.key, put.frame_id));
         out.push(Ok(Synthesized {
             path: dir.path.clone(),
             frame_type: written_type.to_owned(),
@@ -455,6 +453,7 @@ pub fn synthesize_each(
             children: p.children.count,
         }));
     }
+    store.put_memos(&memos)?;
     Ok(out)
 }
 

@@ -64,9 +64,8 @@
 //!   (no copy) while the table is in that state. A cache: any other state reads the table.
 //! - **Derived data is a cache the store does not read** (`store/derived.rs`): (namespace, key)
 //!   -> opaque bytes; context keeps each file's facts there by content.
-//! - **Memos are a cache** ([`Store::memo`], `put_memos`, `put_frames_memoized`): inputs hash ->
-//!   a frame, written after the frame or in its commit, never dangling (frames are never
-//!   deleted), checked by `validate`.
+//! - **Memos are a cache** ([`Store::memo`], `put_memos`): inputs hash -> a frame, written after
+//!   the frame, never dangling (frames are never deleted), checked by `validate`.
 //! - **Notes are not a cache** ([`Store::note`], `set_note`): a caller's record of work in flight
 //!   elsewhere (the batch a `generate --batch` waits for); losing one could pay for the work twice.
 //! - **Heads after an import follow one rule** (`store/exchange.rs`, [`Store::import`]): an

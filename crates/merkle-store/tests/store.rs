@@ -808,31 +808,6 @@ fn memos_find_frames_by_their_inputs_and_survive_a_reopen(engine: EngineKind) {
     assert!(f.store.put_memos(&[(key, missing)]).is_err());
     assert_eq!(f.store.memo(&key).expect("memo"), Some(b.frame_id));
     assert!(f.store.validate().expect("validate").is_empty());
-
-    // Frames put with their memos, in one commit: a new frame's, a stored frame's; a frame
-    // refused (a type that is no name) leaves its key unrecorded.
-    let node = f.node("docs/guide.md").node_id;
-    let frame = |content: &str, ty: &str| NewFrame::new(node, ty, "alice", content.into());
-    let (k1, k2, k3) = (
-        hash::content_hash(b"k1"),
-        hash::content_hash(b"k2"),
-        hash::content_hash(b"k3"),
-    );
-    let puts = f.store.put_frames_memoized(vec![
-        (frame("three", "summary"), Some(k1)),
-        (frame("one", "summary"), Some(k2)),
-        (frame("four", "not a name"), Some(k3)),
-        (frame("five", "summary"), None),
-    ]);
-    let put = |i: usize| puts[i].as_ref().expect("put");
-    assert!(put(0).created && !put(1).created && put(3).created);
-    assert_eq!(put(1).frame_id, a.frame_id);
-    assert!(puts[2].is_err());
-    assert_eq!(f.store.memo(&k1).expect("memo"), Some(put(0).frame_id));
-    assert_eq!(f.store.memo(&k2).expect("memo"), Some(a.frame_id));
-    assert_eq!(f.store.memo(&k3).expect("memo"), None);
-    assert!(f.store.validate().expect("validate").is_empty());
-
     let Fixture { dir, store } = f;
     drop(store);
     let reopened = open(dir.path(), engine);

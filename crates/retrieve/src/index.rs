@@ -461,14 +461,20 @@ impl TextIndex {
         let metas = self.index.searchable_segment_metas().map_err(err)?;
         let ids: Vec<_> = metas.iter().map(|m| m.id()).collect();
         // One segment is merged (rewritten) only to drop documents deleted in it.
-        if ids.len() < 2 && metas.iter().all(|m| !m.has_deletes()) {
-            return Ok((ids.len(), ids.len()));
+        let merge = ids.len() >= 2 || metas.iter().any(|m| m.has_deletes());
+        // Tantivy keeps the files of every segment some object of this process still
+        // describes: these, the merge's own until its thread ends, and this handle's reader's.
+        drop(metas);
+        if merge {
+            writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+            writer.merge(&ids).wait().map_err(err)?;
+            writer.wait_merging_threads().map_err(err)?;
+            self.reader.reload().map_err(err)?;
+            writer = self.writer(1)?;
         }
-        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        writer.merge(&ids).wait().map_err(err)?;
+        // Files of no segment of the commit go (also those an earlier merge left).
         writer.garbage_collect_files().wait().map_err(err)?;
         writer.wait_merging_threads().map_err(err)?;
-        self.reader.reload().map_err(err)?;
         Ok((ids.len(), self.segments()))
     }
 

@@ -73,8 +73,7 @@ impl Store {
             g.leading = true;
             let queue = std::mem::take(&mut g.queue);
             drop(g);
-            let results =
-                self.commit_frames(queue.into_iter().map(|(t, f)| (t, f, None)).collect());
+            let results = self.commit_frames(queue);
             g = self.group.lock().unwrap_or_else(|e| e.into_inner());
             g.done.extend(results);
             g.leading = false;
@@ -86,25 +85,14 @@ impl Store {
     /// refused frame does not stop the others. For bulk work (generating a whole tree), where one
     /// commit per frame would cost one sync per frame.
     pub fn put_frames(&self, frames: Vec<NewFrame>) -> Vec<Result<PutOutcome>> {
-        self.put_frames_memoized(frames.into_iter().map(|f| (f, None)).collect())
-    }
-
-    /// [`Store::put_frames`], each frame with the memo key its content was derived under,
-    /// recorded ([`Store::put_memos`]) in the same transaction for each frame put or found
-    /// stored: a generation's memos cost no commit of their own, and none names a frame that
-    /// did not land.
-    pub fn put_frames_memoized(
-        &self,
-        frames: Vec<(NewFrame, Option<Hash>)>,
-    ) -> Vec<Result<PutOutcome>> {
         let mut checked = Vec::with_capacity(frames.len());
         let mut results: Vec<Option<Result<PutOutcome>>> = Vec::with_capacity(frames.len());
-        for (i, (f, memo)) in frames.into_iter().enumerate() {
+        for (i, f) in frames.into_iter().enumerate() {
             match frame::check_name("frame type", &f.frame_type)
                 .and_then(|()| frame::check_name("agent id", &f.agent_id))
             {
                 Ok(()) => {
-                    checked.push((i as u64, f, memo));
+                    checked.push((i as u64, f));
                     results.push(None);
                 }
                 Err(e) => results.push(Some(Err(e))),
@@ -119,11 +107,11 @@ impl Store {
             .collect()
     }
 
-    /// Writes a group of frames in one transaction, with the memo key of each that has one; a
-    /// frame that is refused does not stop the others.
+    /// Writes a group of frames in one transaction; a frame that is refused does not stop the
+    /// others.
     pub(super) fn commit_frames(
         &self,
-        queue: Vec<(u64, NewFrame, Option<Hash>)>,
+        queue: Vec<(u64, NewFrame)>,
     ) -> Vec<(u64, Result<PutOutcome>)> {
         let _guard = self.lock();
         let mut results: Vec<(u64, Result<PutOutcome>)> = Vec::with_capacity(queue.len());
@@ -139,22 +127,18 @@ impl Store {
             Err(e) => {
                 return queue
                     .into_iter()
-                    .map(|(t, _, _)| (t, Err(shared_error(&e))))
+                    .map(|(t, _)| (t, Err(shared_error(&e))))
                     .collect();
             }
         };
         // Frames written earlier in this group, by id, with their node.
         let mut written: HashMap<FrameId, NodeId> = HashMap::new();
         let mut bodies = super::bodies::Staged::default();
-        let mut in_commit = Vec::new();
-        for (ticket, new, memo) in queue {
+        let mut created = Vec::new();
+        for (ticket, new) in queue {
             let r = self.stage_frame(new, &mut seq, (&mut written, &mut bodies), &mut batch);
-            if let (Some(key), Ok(put)) = (memo, &r) {
-                batch.put(Table::Memo, key.0.to_vec(), put.frame_id.0.to_vec());
-            }
-            // What this commit writes fails with it: a frame created, a memo of one found.
-            if r.as_ref().is_ok_and(|put| put.created || memo.is_some()) {
-                in_commit.push(results.len());
+            if matches!(r, Ok(PutOutcome { created: true, .. })) {
+                created.push(results.len());
             }
             results.push((ticket, r));
         }
@@ -165,7 +149,7 @@ impl Store {
                 seq.to_le_bytes().to_vec(),
             );
             if let Err(e) = self.engine.commit(batch) {
-                for i in in_commit {
+                for i in created {
                     results[i].1 = Err(shared_error(&e));
                 }
             }
@@ -546,8 +530,10 @@ impl Store {
     /// is attached: a file renamed, reverted or duplicated has the same inputs as before, so its
     /// frame's content can be reused without running the producer again. The key is the
     /// caller's hash of those inputs. A memo is a cache beside the frames, not part of them: it
-    /// is written after the frame or in its commit, and a memo lost to a crash costs only a
-    /// recomputation (frames are never deleted, so a memo never dangles).
+    /// is written after the frame, in a commit of its own (one with the frames let a
+    /// generation's store file grow to twice its size: redb reuses the pages a commit frees
+    /// only after the next commit), and a memo lost to a crash costs only a recomputation
+    /// (frames are never deleted, so a memo never dangles).
     pub fn memo(&self, key: &Hash) -> Result<Option<FrameId>> {
         self.engine
             .get(Table::Memo, &key.0)?

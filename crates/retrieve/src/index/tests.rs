@@ -137,6 +137,15 @@ fn an_updated_index_ranks_as_one_built_at_once_and_so_does_it_merged() {
     assert_eq!(scores(&index), scores(&at_once));
     assert!(other.is_current());
     assert_eq!(scores(&other), scores(&at_once));
+    // The merged segments' files are gone, though a handle opened before still reads them.
+    let postings = std::fs::read_dir(edited.path())
+        .expect("lists")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "idx"))
+        })
+        .count();
+    assert_eq!(postings, 1);
     let reopened = TextIndex::open(edited.path()).expect("opens");
     assert_eq!((reopened.segments(), reopened.len()), (1, 2));
     assert_eq!(scores(&reopened), scores(&at_once));
