@@ -68,7 +68,7 @@
 //! - **Staleness is computed, never stored as state**: a file frame is stale when it is on an
 //!   older version of the file; a synthesized frame when the basis it would have now differs;
 //!   either when an invalidation record (a `merkle.invalidate` frame, append-only) is newer. The
-//!   list of stale frames is kept only as a cache, under the root and a hash of the head tables:
+//!   list of stale frames is kept only as a cache, under the root and a hash of the heads:
 //!   all it is a function of (`stale_frames`); under the same heads, a later tree's list is the
 //!   kept one with the paths whose node changed worked out again (`regenerate/stale_list.rs`).
 //! - **The offline directory frame is a map** (`map.rs`): it reads its children's frames, never

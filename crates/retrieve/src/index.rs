@@ -458,12 +458,17 @@ impl TextIndex {
         let err = |e| tantivy_err(&dir, e);
         // The segments read under the writer's lock: another process's commit may merge.
         let mut writer = self.writer(1)?;
+        // This handle's manifest must be the commit's, which the merge keeps.
+        if !self.is_current() {
+            let message = "the index changed since this handle opened it: open it again".into();
+            return Err(Error::Index { dir, message });
+        }
         let metas = self.index.searchable_segment_metas().map_err(err)?;
         let ids: Vec<_> = metas.iter().map(|m| m.id()).collect();
         // One segment is merged (rewritten) only to drop documents deleted in it.
         let merge = ids.len() >= 2 || metas.iter().any(|m| m.has_deletes());
-        // Tantivy keeps the files of every segment some object of this process still
-        // describes: these, the merge's own until its thread ends, and this handle's reader's.
+        // Tantivy keeps the files of every segment some object of this handle's index still
+        // describes: these, the merge's own until its thread ends, and the reader's.
         drop(metas);
         if merge {
             writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));

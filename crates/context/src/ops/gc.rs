@@ -93,7 +93,11 @@ pub fn collect_garbage(store: &mut Store, dry_run: bool) -> Result<Garbage> {
         Some(n) if dry_run => (Some((n, n)), None),
         Some(n) => match merge_index(&dir) {
             Ok(merged) => (Some(merged), None),
-            Err(e) => (Some((n, n)), Some(e.to_string())),
+            // A merge may have landed before what failed after it (the files' collection).
+            Err(e) => (
+                Some((n, retrieve::TextIndex::segments_in(&dir).unwrap_or(n))),
+                Some(e.to_string()),
+            ),
         },
     };
     Ok(Garbage {

@@ -156,13 +156,16 @@ fn an_updated_index_ranks_as_one_built_at_once_and_so_does_it_merged() {
 fn an_index_is_current_until_a_commit_through_another_handle() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let mut first = TextIndex::open(dir.path()).expect("opens");
-    let second = TextIndex::open(dir.path()).expect("opens");
+    let mut second = TextIndex::open(dir.path()).expect("opens");
     assert!(first.is_current() && second.is_current());
     let doc = main_rs();
     first.update(&[], vec![doc]).expect("updates");
-    // The handle that committed knows its commit; the other opened before it.
+    // The handle that committed knows its commit; the other opened before it, and merges
+    // nothing against a manifest that is no longer the commit's.
     assert!(first.is_current());
     assert!(!second.is_current());
+    let err = second.merge_segments().expect_err("an out-of-date handle");
+    assert!(err.to_string().contains("open it again"), "{err}");
     assert!(TextIndex::open(dir.path()).expect("opens").is_current());
 }
 
