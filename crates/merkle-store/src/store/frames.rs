@@ -305,6 +305,11 @@ impl Store {
         if let Some(f) = self.indexed_frame(Table::Heads, &head_key(node, frame_type))? {
             return Ok(Some(f));
         }
+        self.latest_frame(node, frame_type)
+    }
+
+    /// The frame of (node, type)'s latest history entry.
+    fn latest_frame(&self, node: &NodeId, frame_type: &str) -> Result<Option<Frame>> {
         match self.latest_entry(node, frame_type)? {
             Some(s) => self
                 .frame_required(
@@ -339,7 +344,7 @@ impl Store {
             let ty = first.frame_type;
             out.push(match named.get(&ty) {
                 Some(f) => f.clone(),
-                None => self.head(node, &ty)?.ok_or_else(|| {
+                None => self.latest_frame(node, &ty)?.ok_or_else(|| {
                     Error::corrupt("node_frames", &node.0, "a history with no latest entry")
                 })?,
             });

@@ -144,7 +144,6 @@ impl Manifest {
             by_slot: Vec::new(),
         };
         let mut path = Vec::new();
-        let mut last: Option<Entry> = None;
         for _ in 0..n {
             let shared = usize::try_from(read_leb128(&mut b)?).ok()?;
             let rest = usize::try_from(read_leb128(&mut b)?).ok()?;
@@ -158,19 +157,11 @@ impl Manifest {
                 return None;
             }
             let p = std::str::from_utf8(&path).ok()?;
-            if last.is_some_and(|l| m.path(&l) >= p) {
-                return None;
-            }
             let key: Key = take(&mut b, 32)?.try_into().ok()?;
             let slot = read_leb128(&mut b)?;
-            m.push(p, key, slot);
-            last = m.entries.last().copied();
+            m.push_after_last(p, key, slot)?;
         }
-        if !b.is_empty() {
-            return None;
-        }
-        m.index_slots();
-        Some(m)
+        m.finished(b)
     }
 
     /// The earlier format: whole paths, each after its length (u32), and fixed-width numbers.
@@ -190,23 +181,33 @@ impl Manifest {
             entries: Vec::with_capacity(n as usize),
             by_slot: Vec::new(),
         };
-        let mut last: Option<Entry> = None;
         for _ in 0..n {
             let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
             let path = std::str::from_utf8(take(&mut b, len)?).ok()?;
-            if last.is_some_and(|l| m.path(&l) >= path) {
-                return None;
-            }
             let key: Key = take(&mut b, 32)?.try_into().ok()?;
             let slot = u64_of(&mut b)?;
-            m.push(path, key, slot);
-            last = m.entries.last().copied();
+            m.push_after_last(path, key, slot)?;
         }
-        if !b.is_empty() {
+        m.finished(b)
+    }
+
+    /// [`Manifest::push`] of a path after the last one pushed; `None` (damage) for one out of
+    /// order.
+    fn push_after_last(&mut self, path: &str, key: Key, slot: u64) -> Option<()> {
+        if self.entries.last().is_some_and(|l| self.path(l) >= path) {
             return None;
         }
-        m.index_slots();
-        Some(m)
+        self.push(path, key, slot);
+        Some(())
+    }
+
+    /// The manifest decoded, where nothing is left of its bytes.
+    fn finished(mut self, rest: &[u8]) -> Option<Manifest> {
+        if !rest.is_empty() {
+            return None;
+        }
+        self.index_slots();
+        Some(self)
     }
 }
 
