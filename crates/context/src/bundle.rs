@@ -2,7 +2,8 @@
 //! best one of each of the first files first ([`BUNDLE_BREADTH`]), then ranked across files
 //! by function score ([`crate::search::functions_at_depth`], deeper into the best files than a
 //! function list: [`BUNDLE_DEPTH`]), each with its doc comment and attributes above it and
-//! the blank lines after it, each file's module-level lines (its imports and constants) after
+//! the blank lines after it (a Python docstring past its first paragraph weighed apart, less:
+//! `docstring.rs`), each file's module-level lines (its imports and constants) after
 //! its best definition, and an outline for a found file with no definition that matched;
 //! taken best first while they fit; then, where room is left, the first line of the callers
 //! and callees of its first definitions (`neighbours.rs`). What `merkle context`, the MCP
@@ -19,11 +20,15 @@
 use merkle_store::{NodeKind, Store};
 use retrieve::TextIndex;
 
+mod cut;
+mod docstring;
 mod lead;
 mod neighbours;
 
+pub use cut::MIN_CUT_LINES;
 pub use neighbours::{NEIGHBOUR_ROOM, NEIGHBOUR_SOURCES, NEIGHBOURS_EACH};
 
+use self::cut::shrunk_to_fit;
 use self::lead::{LEAD_LINES, lead_markers, leads_definition};
 use crate::error::Result;
 use crate::facts::TreeFacts;
@@ -321,6 +326,7 @@ pub fn bundle_in(
             continue;
         }
         sections.sort_by_key(|s| s.line_start);
+        let sections = docstring::joined(sections);
         out.files.push(BundleFile {
             path: hit.path.clone(),
             score: hit.score,
@@ -387,6 +393,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
         // A type holding definitions shows its head (its attributes); its functions rank on
         // their own. A head already taken with one of its functions, as it is weighed there,
         // is not taken again.
+        let mut doc = None;
         let spans = match files[i].head_of(s.line_start).map(|h| files[i].led(h)) {
             Some(head) if out.iter().any(|p: &Piece| p.file == i && p.spans == [head]) => {
                 continue;
@@ -402,18 +409,27 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 if let Some(last) = spans.last_mut().filter(|l| l.1 == s.line_end) {
                     last.1 = files[i].through_blanks(last.1);
                 }
-                spans
+                // Its docstring past the first paragraph apart, weighed less: prose, not code.
+                doc = files[i].docstring_rest(s.line_start, s.line_end);
+                match doc {
+                    Some(cut) => docstring::without(&spans, cut),
+                    None => spans,
+                }
             }
         };
-        out.push(Piece {
-            file: i,
-            score: f.score,
-            kind: "definition",
-            name: Some(s.name.clone()),
-            spans,
-            focus: s.focus,
-            line: s.line_start,
-        });
+        for (score, spans, focus) in std::iter::once((f.score, spans, s.focus))
+            .chain(doc.map(|cut| (f.score * docstring::DOC_SHARE, vec![cut], None)))
+        {
+            out.push(Piece {
+                file: i,
+                score,
+                kind: "definition",
+                name: Some(s.name.clone()),
+                spans,
+                focus,
+                line: s.line_start,
+            });
+        }
         // The head of the type holding it (its attributes, fields), once.
         if let Some((name, own, span)) = files[i]
             .head_of_container(s.line_start)
@@ -528,70 +544,6 @@ fn containers(symbols: &[crate::facts::FactSymbol]) -> Vec<(String, usize, usize
 
 /// The most blank lines after a definition its section shows (see [`Filling::through_blanks`]).
 const TRAILING_BLANKS: usize = 2;
-
-/// The fewest lines a definition cut to fit what is left of the budget shows.
-pub const MIN_CUT_LINES: usize = 8;
-
-/// `s`, a definition's section that does not fit, cut to the lines around `focus` (else its
-/// first lines) that fit in `room` tokens, a third of them before it; `None` when fewer than
-/// [`MIN_CUT_LINES`] would, or for an outline or module lines.
-/// [`shrunk`] until the section's Markdown, as `count` counts it, fits `room` tokens (a model
-/// whose tokens are shorter than four bytes needs a smaller cut); the cut and its tokens.
-fn shrunk_to_fit(
-    path: &str,
-    s: &Section,
-    focus: Option<usize>,
-    room: usize,
-    count: &dyn Fn(&str) -> usize,
-) -> Option<(Section, usize)> {
-    let mut target = room;
-    for _ in 0..4 {
-        let cut = shrunk(path, s, focus, target)?;
-        let cost = count(&section_markdown(path, &cut));
-        if cost <= room {
-            return Some((cut, cost));
-        }
-        // Aim lower, in proportion to the overshoot.
-        target = target * room / cost.max(1);
-    }
-    None
-}
-
-fn shrunk(path: &str, s: &Section, focus: Option<usize>, room: usize) -> Option<Section> {
-    if s.kind != "definition" {
-        return None;
-    }
-    let lines: Vec<&str> = s.text.split('\n').collect();
-    let empty = Section {
-        text: String::new(),
-        ..s.clone()
-    };
-    // The label and fences, then a line's bytes and its newline each.
-    let fixed = section_markdown(path, &empty).len() + 8;
-    let room_bytes = (room * 4).checked_sub(fixed)?;
-    let at = focus.map_or(0, |f| f.clamp(s.line_start, s.line_end) - s.line_start);
-    let (mut lo, mut hi, mut bytes) = (at, at, 0);
-    loop {
-        let before = at - lo < (hi - at) / 2;
-        let grow_lo = lo > 0 && (before || hi == lines.len());
-        let next = if grow_lo { lo - 1 } else { hi };
-        if next >= lines.len() || bytes + lines[next].len() + 1 > room_bytes {
-            break;
-        }
-        bytes += lines[next].len() + 1;
-        if grow_lo {
-            lo -= 1;
-        } else {
-            hi += 1;
-        }
-    }
-    (hi - lo >= MIN_CUT_LINES).then(|| Section {
-        line_start: s.line_start + lo,
-        line_end: s.line_start + hi - 1,
-        text: lines[lo..hi].join("\n"),
-        ..s.clone()
-    })
-}
 
 /// A hit's file as a bundle fills it: its lines, its module-level span, what is taken.
 struct Filling {
@@ -717,6 +669,20 @@ impl Filling {
             }
         }
         first
+    }
+
+    /// The lines of the docstring of the Python definition spanning `start..=end` that a
+    /// bundle leaves out ([`docstring::docstring_rest`]).
+    fn docstring_rest(&self, start: usize, end: usize) -> Option<(usize, usize)> {
+        let text = self.text.as_ref()?;
+        if self.language != Some(outline::Language::Python) {
+            return None;
+        }
+        let line = |n: usize| {
+            let &(a, b) = self.line_spans.get(n.checked_sub(1)?)?;
+            Some(&text[a..b])
+        };
+        docstring::docstring_rest(&line, start, end.min(self.lines))
     }
 
     /// `end`, or the last of the blank lines right after it (at most [`TRAILING_BLANKS`]).

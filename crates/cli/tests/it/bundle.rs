@@ -479,3 +479,51 @@ fn a_class_head_comes_with_its_decorator() {
         "{doc:#}"
     );
 }
+
+/// `app/prices.py`: `total`, whose docstring runs to 30 lines of examples before its code.
+fn docstring_workspace() -> Workspace {
+    let ws = Workspace::empty();
+    let mut prices = String::from(
+        "def total(items):\n    \"\"\"Sums the prices of the items.\n\n    Examples\n    ========\n",
+    );
+    for i in 0..30 {
+        prices.push_str(&format!("    >>> total([Item({i})])\n    {i}\n"));
+    }
+    prices.push_str("    \"\"\"\n    result = 0\n    for item in items:\n        result += item.price\n    return result\n");
+    ws.write("app/prices.py", &prices);
+    ws.ok(&["scan"]);
+    ws
+}
+
+#[test]
+fn a_python_docstring_past_its_first_paragraph_comes_after_the_code() {
+    let ws = docstring_workspace();
+    let task = "total adds up the price of the items wrongly";
+    let sections = |budget: &str| {
+        let doc = ws.json(&["context", task, "--budget", budget]);
+        assert_eq!(doc["files"][0]["path"], "app/prices.py", "{doc:#}");
+        doc["files"][0]["sections"]
+            .as_array()
+            .expect("sections")
+            .clone()
+    };
+    let code = "        result += item.price";
+    let example = ">>> total([Item(29)])";
+    // Tight: the signature, the docstring's first paragraph and the code, then what room is
+    // left of the docstring (its first lines), not all its examples.
+    let tight = sections("120");
+    let text: Vec<&str> = tight.iter().filter_map(|s| s["text"].as_str()).collect();
+    assert!(text.iter().any(|t| t.contains(code)), "{tight:#?}");
+    assert!(
+        text.iter().any(|t| t.contains("Sums the prices")),
+        "{tight:#?}"
+    );
+    assert!(!text.iter().any(|t| t.contains(example)), "{tight:#?}");
+    assert_eq!(tight.len(), 2, "{tight:#?}");
+    assert_eq!(tight[0]["line_start"], 1, "{tight:#?}");
+    // With room, the rest of the docstring too, and the definition is one section again.
+    let roomy = sections("4000");
+    assert_eq!(roomy.len(), 1, "{roomy:#?}");
+    assert_eq!(roomy[0]["line_start"], 1);
+    assert_eq!(roomy[0]["text"], lines_of(&ws, "app/prices.py", 1, 70));
+}
