@@ -279,6 +279,9 @@ pub fn bundle_in(
     for piece in pieces(&hits, &files) {
         let before = taken;
         let file = &mut files[piece.file];
+        if piece.doc {
+            file.doc_spans.extend(&piece.spans);
+        }
         for s in file.uncovered(&piece) {
             // What the file's heading costs in the Markdown, charged with its first section.
             let count = |text: &str| req.tokens.count(text);
@@ -326,7 +329,7 @@ pub fn bundle_in(
             continue;
         }
         sections.sort_by_key(|s| s.line_start);
-        let sections = docstring::joined(sections);
+        let sections = docstring::joined(sections, &files[i].doc_spans);
         out.files.push(BundleFile {
             path: hit.path.clone(),
             score: hit.score,
@@ -363,6 +366,9 @@ struct Piece {
     /// Where the definition starts (its doc comment and attributes left out): what `refs`
     /// is asked about.
     line: usize,
+    /// Whether it is the rest of a definition's docstring (`docstring.rs`), which joins the
+    /// definition's code where both are taken.
+    doc: bool,
 }
 
 /// What a bundle may show, best first: the hits' definitions by function score across files
@@ -393,32 +399,15 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
         // A type holding definitions shows its head (its attributes); its functions rank on
         // their own. A head already taken with one of its functions, as it is weighed there,
         // is not taken again.
-        let mut doc = None;
-        let spans = match files[i].head_of(s.line_start).map(|h| files[i].led(h)) {
+        let (spans, focus, doc) = match files[i].head_of(s.line_start).map(|h| files[i].led(h)) {
             Some(head) if out.iter().any(|p: &Piece| p.file == i && p.spans == [head]) => {
                 continue;
             }
-            Some(head) => vec![head],
-            None => {
-                let mut spans = spans_of(s.line_start, s.line_end, s.focus);
-                // With its doc comment and attributes above it, and the blank lines after it:
-                // where a fix adds a definition after this one, it inserts there.
-                if let Some(first) = spans.first_mut() {
-                    first.0 = files[i].led((s.line_start, s.line_end)).0;
-                }
-                if let Some(last) = spans.last_mut().filter(|l| l.1 == s.line_end) {
-                    last.1 = files[i].through_blanks(last.1);
-                }
-                // Its docstring past the first paragraph apart, weighed less: prose, not code.
-                doc = files[i].docstring_rest(s.line_start, s.line_end);
-                match doc {
-                    Some(cut) => docstring::without(&spans, cut),
-                    None => spans,
-                }
-            }
+            Some(head) => (vec![head], s.focus, None),
+            None => files[i].definition_spans(s),
         };
-        for (score, spans, focus) in std::iter::once((f.score, spans, s.focus))
-            .chain(doc.map(|cut| (f.score * docstring::DOC_SHARE, vec![cut], None)))
+        for (score, spans, focus, doc) in std::iter::once((f.score, spans, focus, false))
+            .chain(doc.map(|d| (f.score * docstring::DOC_SHARE, d, None, true)))
         {
             out.push(Piece {
                 file: i,
@@ -428,6 +417,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 spans,
                 focus,
                 line: s.line_start,
+                doc,
             });
         }
         // The head of the type holding it (its attributes, fields), once.
@@ -446,6 +436,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 spans: vec![span],
                 focus: None,
                 line: own,
+                doc: false,
             });
         }
         if !std::mem::replace(&mut module_taken[i], true) && !files[i].module.is_empty() {
@@ -457,6 +448,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 spans: files[i].module.clone(),
                 focus: None,
                 line: 1,
+                doc: false,
             });
         }
     }
@@ -470,6 +462,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
                 spans: vec![(1, file.lines)],
                 focus: None,
                 line: 1,
+                doc: false,
             });
         }
     }
@@ -545,6 +538,9 @@ fn containers(symbols: &[crate::facts::FactSymbol]) -> Vec<(String, usize, usize
 /// The most blank lines after a definition its section shows (see [`Filling::through_blanks`]).
 const TRAILING_BLANKS: usize = 2;
 
+/// 1-based line spans, inclusive, in order.
+type Spans = Vec<(usize, usize)>;
+
 /// A hit's file as a bundle fills it: its lines, its module-level span, what is taken.
 struct Filling {
     text: Option<String>,
@@ -564,6 +560,9 @@ struct Filling {
     /// Lines shown already, 1-based (index 0 unused).
     covered: Vec<bool>,
     sections: Vec<Section>,
+    /// The spans of the docstrings weighed apart from their definitions' code, where a
+    /// section of one joins the code's ([`docstring::joined`]).
+    doc_spans: Vec<(usize, usize)>,
     /// The place of the first piece taken of it, among all pieces taken.
     first: Option<usize>,
 }
@@ -580,6 +579,7 @@ impl Filling {
             line_spans: Vec::new(),
             covered: Vec::new(),
             sections: Vec::new(),
+            doc_spans: Vec::new(),
             first: None,
         };
         let Some(node) = store.node_at(&hit.path)? else {
@@ -669,6 +669,35 @@ impl Filling {
             }
         }
         first
+    }
+
+    /// The spans a definition `s` shows (see [`spans_of`]), with its doc comment and attributes
+    /// above it and the blank lines after it (where a fix adds a definition after this one, it
+    /// inserts there); the line a reader should see first; and the rest of its docstring,
+    /// apart (weighed less: prose, not code), with a long definition's window put on its code.
+    fn definition_spans(
+        &self,
+        s: &crate::search::SymbolHit,
+    ) -> (Spans, Option<usize>, Option<Spans>) {
+        let cut = self.docstring_rest(s.line_start, s.line_end);
+        let focus = match (s.focus, cut) {
+            (Some(f), Some((a, b))) if (a..=b).contains(&f) => Some((b + 1).min(s.line_end)),
+            (focus, _) => focus,
+        };
+        let mut spans = spans_of(s.line_start, s.line_end, focus);
+        if let Some(first) = spans.first_mut() {
+            first.0 = self.led((s.line_start, s.line_end)).0;
+        }
+        if let Some(last) = spans.last_mut().filter(|l| l.1 == s.line_end) {
+            last.1 = self.through_blanks(last.1);
+        }
+        match cut {
+            Some(cut) => {
+                let doc = Some(docstring::within(&spans, cut)).filter(|d| !d.is_empty());
+                (docstring::without(&spans, cut), focus, doc)
+            }
+            None => (spans, focus, None),
+        }
     }
 
     /// The lines of the docstring of the Python definition spanning `start..=end` that a
