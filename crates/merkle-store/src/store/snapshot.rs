@@ -205,33 +205,51 @@ impl Store {
         half: usize,
         mut visit: impl FnMut(&str, TreeEntry) -> bool,
     ) -> Result<Option<()>> {
-        let parts = kept.parts.get(half).copied().unwrap_or_default();
-        for part in 0..parts {
-            // Some(true): read whole; Some(false): `visit` stopped; None: does not read.
-            let mut read = None;
-            self.engine
-                .visit_value(Table::Kept, &part_key(half, part), &mut |bytes| {
-                    let Some(bytes) = bytes else { return };
-                    let mut r = Reader::new(bytes);
-                    read = (|| {
-                        (r.u8()? == FORMAT && r.hash()? == kept.state).then_some(())?;
-                        while !r.is_empty() {
-                            let path = r.str()?;
-                            let entry = TreeEntry::read(&mut r)?;
-                            if !visit(path, entry) {
-                                return Some(false);
-                            }
-                        }
-                        Some(true)
-                    })();
-                })?;
-            match read {
+        for part in 0..kept.parts.get(half).copied().unwrap_or_default() {
+            match self.visit_kept_part(kept, half, part, &mut visit)? {
                 None => return Ok(None),
                 Some(false) => return Ok(Some(())),
                 Some(true) => {}
             }
         }
         Ok(Some(()))
+    }
+
+    /// Every part of the kept tree, as (half, part), in path order.
+    pub(super) fn kept_part_list(kept: Kept) -> Vec<(usize, u32)> {
+        (0..2)
+            .flat_map(|half| (0..kept.parts[half]).map(move |part| (half, part)))
+            .collect()
+    }
+
+    /// The entries of part `part` of half `half` of the kept tree, in path order, while
+    /// `visit` returns true: `Some(true)` where it read them all, `Some(false)` where `visit`
+    /// stopped it, `None` where the part is missing, of another state or does not read.
+    pub(super) fn visit_kept_part(
+        &self,
+        kept: Kept,
+        half: usize,
+        part: u32,
+        visit: &mut impl FnMut(&str, TreeEntry) -> bool,
+    ) -> Result<Option<bool>> {
+        let mut read = None;
+        self.engine
+            .visit_value(Table::Kept, &part_key(half, part), &mut |bytes| {
+                let Some(bytes) = bytes else { return };
+                let mut r = Reader::new(bytes);
+                read = (|| {
+                    (r.u8()? == FORMAT && r.hash()? == kept.state).then_some(())?;
+                    while !r.is_empty() {
+                        let path = r.str()?;
+                        let entry = TreeEntry::read(&mut r)?;
+                        if !visit(path, entry) {
+                            return Some(false);
+                        }
+                    }
+                    Some(true)
+                })();
+            })?;
+        Ok(read)
     }
 
     /// Commits `batch` where the tree table is still in `state`, under the write lock (no
