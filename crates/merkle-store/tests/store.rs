@@ -219,7 +219,7 @@ fn tree_files_lists_the_leaves_with_their_content_hashes(engine: EngineKind) {
 
 /// A scan that writes a large tree keeps a middle path, and the listing is read in two halves
 /// side by side: every file, once, in path order; and again after most of the tree is
-/// removed, the middle path then stale. The stat check reads the same halves.
+/// removed, the middle path then stale. The stat check reads the same entries.
 fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineKind) {
     let f = Fixture::new(engine);
     f.scan();
@@ -246,10 +246,10 @@ fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineK
     common::settle(f.dir.path());
     let root = f.scan().root;
     assert_eq!(listed(&f), with(0..50));
-    // The stat check reads the same parts, two threads taking them in turn: an edit in any
-    // is seen, the first part's, a middle one's or the last's.
+    // The stat check reads the same two parts (a half each at this size; many parts, taken
+    // in turn: `snapshot.rs`'s tests): an edit in either is seen.
     assert_eq!(f.store.unchanged_on_disk().expect("check"), Some(root));
-    for path in ["big/d00/f000.txt", "big/d25/f050.txt", "big/d49/f099.txt"] {
+    for path in ["big/d00/f000.txt", "big/d49/f099.txt"] {
         // From the tree kept in one record as from the table.
         assert_eq!(listed(&f).len(), with(0..50).len());
         assert!(f.store.tree_kept().expect("kept"), "{path}");

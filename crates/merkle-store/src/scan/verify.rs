@@ -16,8 +16,9 @@ pub(crate) struct Checker<'a> {
     root: Root,
     racy: Racy<'a>,
     /// The folders open along the last entry's path, the workspace root first: entries come in
-    /// path order, so a folder is opened once for its entries (once more where a sibling's
-    /// name sorts between them, as `a/b.rs` between `a/b` and `a/b/c`).
+    /// path order, so a folder is opened once for a run of its entries (once more where a
+    /// sibling's name sorts between them, as `a/b.rs` between `a/b` and `a/b/c`, or where the
+    /// entries given skip ahead, as a stat check's thread does from one part to the next).
     open: Vec<(String, DirHandle)>,
 }
 

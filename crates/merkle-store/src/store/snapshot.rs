@@ -372,6 +372,78 @@ mod tests {
         assert_eq!(parts, u64::from(smaller.parts.iter().sum::<u32>()));
     }
 
+    /// Returns once the clock has passed every stat under `root`, so that a scan's stamp is
+    /// later than them and they vouch for what they describe (as `tests/common`'s `settle`).
+    #[cfg(unix)]
+    fn settle(root: &std::path::Path) {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |m: &std::fs::Metadata| {
+            let at = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+            at(m.mtime(), m.mtime_nsec()).max(at(m.ctime(), m.ctime_nsec()))
+        };
+        let mut newest = 0;
+        let mut todo = vec![root.to_path_buf()];
+        while let Some(path) = todo.pop() {
+            let m = std::fs::symlink_metadata(&path).expect("stat");
+            newest = newest.max(ns(&m));
+            if m.is_dir() {
+                for e in std::fs::read_dir(&path).expect("read dir") {
+                    todo.push(e.expect("entry").path());
+                }
+            }
+        }
+        let parent = root.parent().expect("a parent");
+        let probe = tempfile::NamedTempFile::new_in(parent).expect("probe");
+        loop {
+            std::fs::write(probe.path(), "tick").expect("write probe");
+            if ns(&std::fs::metadata(probe.path()).expect("stat probe")) > newest {
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// The stat check reads every part of a kept tree, its two threads taking them in turn (so
+    /// a thread's parts are not next to each other): a tree that holds is vouched for, and an
+    /// edit in the first part, a middle one or the last, or a file added to a folder in the
+    /// middle, is seen.
+    #[cfg(unix)]
+    #[test]
+    fn the_stat_check_reads_every_part_taking_them_in_turn() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(&path, text).expect("write");
+        };
+        for i in 0..60 {
+            write(&format!("d{}/f{i:02}.txt", i / 10), &format!("{i}\n"));
+        }
+        let store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
+        let vouched = |store: &Store| {
+            settle(dir.path());
+            store.scan(&ScanOptions::default()).expect("scan");
+            store.tree_files().expect("tree files");
+            let kept = store.kept().expect("read").expect("kept");
+            assert!(kept.parts.iter().sum::<u32>() > 10, "{:?}", kept.parts);
+            let root = store.root().expect("root");
+            assert!(root.is_some());
+            assert_eq!(store.unchanged_on_disk().expect("check"), root);
+        };
+        vouched(&store);
+        for rel in ["d0/f00.txt", "d3/f35.txt", "d5/f59.txt"] {
+            write(rel, "edited, longer\n");
+            assert_eq!(store.unchanged_on_disk().expect("check"), None, "{rel}");
+            vouched(&store);
+        }
+        write("d2/new.txt", "new\n");
+        assert_eq!(
+            store.unchanged_on_disk().expect("check"),
+            None,
+            "an added file"
+        );
+    }
+
     /// A record of the parts that does not name their format (as one before format 4 was
     /// written, of parts 16 times as large: one part a half) names no kept tree, though parts
     /// of this state are there: the tree is read whole from the table, not cut at the record's

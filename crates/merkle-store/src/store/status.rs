@@ -33,16 +33,16 @@ impl Store {
     /// listing and hash by, so a scan now would find nothing changed. `None` when anything
     /// differs or cannot be vouched for (a folder whose stat was not recorded, a racy file):
     /// a scan, or its plan, then says what changed. Writes nothing and builds nothing: the
-    /// recorded tree (its two kept halves where kept, [`Store::tree_kept`]) is read once, in two
-    /// halves side by side, each entry stat'ed from its open folder, the first that differs
-    /// ending the read.
+    /// recorded tree is read once by two threads side by side (the kept tree's parts taken in
+    /// turn where it is kept, [`Store::tree_kept`]; else the table's two halves), each entry
+    /// stat'ed from its open folder, the first that differs ending both threads' reads.
     pub fn unchanged_on_disk(&self) -> Result<Option<NodeId>> {
         let _guard = self.lock();
         let Some((root, (stamp, racy_paths))) = self.stat_check_record()? else {
             return Ok(None);
         };
         let racy = racy_rule(stamp, racy_paths.as_ref());
-        // Whether an entry holds on disk; the first that does not ends both halves' reads.
+        // Whether an entry holds on disk; the first that does not ends both threads' reads.
         use std::sync::atomic::Ordering::Relaxed;
         let differs = std::sync::atomic::AtomicBool::new(false);
         let checker = || scan::Checker::new(&self.workspace, racy).ok();
