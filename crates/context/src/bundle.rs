@@ -15,8 +15,9 @@
 //! is cut mid-line: a definition longer than [`MAX_SECTION_LINES`] shows its first lines and a
 //! window around the lines holding most of the task's words; a definition scoring below
 //! [`RELATIVE_CUT`] of the best is never shown, a piece that does not fit what is left of the
-//! budget is left out whole (its file is named in [`Bundle::omitted`] if nothing of it
-//! fitted), and a line is shown once. The same tree and task give the same bytes.
+//! budget is left out, or a definition cut to the lines around its focus that fit (at least
+//! [`MIN_CUT_LINES`]; its file is named in [`Bundle::omitted`] if nothing of it fitted), and a
+//! line is shown once. The same tree and task give the same bytes.
 use merkle_store::{NodeKind, Store};
 use retrieve::TextIndex;
 
@@ -562,7 +563,7 @@ struct Filling {
     sections: Vec<Section>,
     /// The spans of the docstrings weighed apart from their definitions' code, where a
     /// section of one joins the code's ([`docstring::joined`]).
-    doc_spans: Vec<(usize, usize)>,
+    doc_spans: Spans,
     /// The place of the first piece taken of it, among all pieces taken.
     first: Option<usize>,
 }
@@ -701,7 +702,7 @@ impl Filling {
     }
 
     /// The lines of the docstring of the Python definition spanning `start..=end` that a
-    /// bundle leaves out ([`docstring::docstring_rest`]).
+    /// bundle weighs apart ([`docstring::docstring_rest`]).
     fn docstring_rest(&self, start: usize, end: usize) -> Option<(usize, usize)> {
         let text = self.text.as_ref()?;
         if self.language != Some(outline::Language::Python) {

@@ -1,6 +1,7 @@
 //! A Python definition's docstring past its first paragraph: prose and examples that a fix
-//! rarely changes (sympy's run to dozens of lines of doctests), left out of a bundle so that
-//! its budget shows more code. The first paragraph, which says what the definition does,
+//! rarely changes (sympy's run to dozens of lines of doctests), weighed apart from its
+//! definition's code at [`DOC_SHARE`] of its score, so that a bundle shows the code ranked next
+//! first. The first paragraph, which says what the definition does,
 //! stays; so does the code after the docstring. Other languages write their docs above a
 //! definition, where a bundle already shows no more of them than the definition's own lines
 //! (`lead.rs`).
@@ -9,21 +10,22 @@ use super::Section;
 /// How much of its definition's score the rest of a docstring weighs: it comes after the code
 /// of the definitions ranked next, and before those far below (a fix documents what it changes
 /// there often enough: flask's `from_file` gains a parameter, sympy's `partitions` its
-/// examples). On the dev set, line recall at 4k/8k/16k tokens +2.1/+0.1/+1.6 points; 0.35:
-/// +2.1/-0.6/+0.7; 0.75: +0.9/+0.2/+1.0; left out altogether: +2.1/-1.1/-0.1.
+/// examples). On the dev set, line recall at 4k/8k/16k tokens +2.1/+0.1/+1.6 points; before a
+/// long definition's window was put on its code (0.5: +2.1/0.0/+1.5), 0.35: +2.1/-0.6/+0.7;
+/// 0.75: +0.9/+0.2/+1.0; left out altogether: +2.1/-1.1/-0.1.
 pub(super) const DOC_SHARE: f64 = 0.5;
-/// The fewest lines of a docstring worth leaving out: fewer cost about what the second
+/// The fewest lines of a docstring worth weighing apart: fewer cost about what the second
 /// section's label and fence do.
-pub(super) const DOC_REST_MIN: usize = 6;
+const DOC_REST_MIN: usize = 6;
 /// The most lines of a docstring's first paragraph a bundle shows.
-pub(super) const DOC_SUMMARY_LINES: usize = 8;
+const DOC_SUMMARY_LINES: usize = 8;
 /// The most lines a definition's signature may run over before its body starts.
 const SIGNATURE_LINES: usize = 30;
 
 /// The 1-based lines `(from, to)` of the docstring of the Python definition starting at
-/// `start` and ending at `end` that a bundle leaves out: from after its first paragraph (at
+/// `start` and ending at `end` that a bundle weighs apart: from after its first paragraph (at
 /// most [`DOC_SUMMARY_LINES`] lines) through its closing quotes; `None` where it has no
-/// docstring, a one-line one, or fewer than [`DOC_REST_MIN`] lines to leave out. `line(n)` is
+/// docstring, a one-line one, or fewer than [`DOC_REST_MIN`] lines to weigh apart. `line(n)` is
 /// the file's line `n`.
 pub(super) fn docstring_rest<'a>(
     line: &dyn Fn(usize) -> Option<&'a str>,

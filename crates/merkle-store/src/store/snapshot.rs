@@ -43,7 +43,8 @@ const PARTS_A_COMMIT: u32 = 16;
 const PARTS_A_COMMIT: u32 = 2;
 
 /// The key of part `part` of half `half` (0 or 1) in [`Table::Kept`]: each half's parts
-/// records of their own, so that each of a whole-tree read's two threads reads its own.
+/// records of their own, so that each of a listing's two threads reads its own half (the stat
+/// check's two take every part in turn, [`Store::kept_part_list`]).
 fn part_key(half: usize, part: u32) -> Vec<u8> {
     let mut key = format!("tree:{half}:").into_bytes();
     key.extend_from_slice(&part.to_be_bytes());
@@ -65,7 +66,8 @@ fn kept_parts(of: &[u8]) -> [u32; 2] {
 const HALVES_BEFORE: [&[u8]; 2] = [b"tree:0", b"tree:1"];
 
 /// The state of the table the kept tree is of, where it is of the table as it is now, and how
-/// many parts each half has: its halves may be read ([`Store::visit_kept_half`]).
+/// many parts each half has: its halves may be read ([`Store::visit_kept_half`]), or part by
+/// part ([`Store::visit_kept_part`]).
 #[derive(Clone, Copy)]
 pub(super) struct Kept {
     state: Hash,
