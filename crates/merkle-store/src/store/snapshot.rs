@@ -44,7 +44,7 @@ const PARTS_A_COMMIT: u32 = 2;
 
 /// The key of part `part` of half `half` (0 or 1) in [`Table::Kept`]: each half's parts
 /// records of their own, so that each of a listing's two threads reads its own half (the stat
-/// check's two take every part in turn, [`Store::kept_part_list`]).
+/// check's two take every part in turn, [`Kept::part_list`]).
 fn part_key(half: usize, part: u32) -> Vec<u8> {
     let mut key = format!("tree:{half}:").into_bytes();
     key.extend_from_slice(&part.to_be_bytes());
@@ -72,6 +72,15 @@ const HALVES_BEFORE: [&[u8]; 2] = [b"tree:0", b"tree:1"];
 pub(super) struct Kept {
     state: Hash,
     parts: [u32; 2],
+}
+
+impl Kept {
+    /// Every part, as (half, part), in path order.
+    pub(super) fn part_list(self) -> Vec<(usize, u32)> {
+        (0..2)
+            .flat_map(|half| (0..self.parts[half]).map(move |part| (half, part)))
+            .collect()
+    }
 }
 
 /// One part of a half of the kept tree's records: its header, then entries of the table in
@@ -215,13 +224,6 @@ impl Store {
             }
         }
         Ok(Some(()))
-    }
-
-    /// Every part of the kept tree, as (half, part), in path order.
-    pub(super) fn kept_part_list(kept: Kept) -> Vec<(usize, u32)> {
-        (0..2)
-            .flat_map(|half| (0..kept.parts[half]).map(move |part| (half, part)))
-            .collect()
     }
 
     /// The entries of part `part` of half `half` of the kept tree, in path order, while
