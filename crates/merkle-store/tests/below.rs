@@ -58,3 +58,67 @@ fn only_the_folders_named_are_checked_each_with_everything_below_it() {
     std::fs::remove_dir_all(root.join("a/deep")).expect("rm");
     assert_eq!(below(&["a"]), None);
 }
+
+/// A folder of few entries is stat'ed by its name rather than opened, and its entries looked
+/// up through it from the nearest open folder above (`scan/verify.rs`, `OPEN_MIN_ENTRIES`):
+/// a change in it, below it, or in a folder of many entries under folders of few, is seen as
+/// from an open folder, by the whole tree's check and by a check below one folder.
+#[test]
+fn changes_below_folders_of_few_entries_are_seen_as_below_open_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    write(root, "few/a.rs", "a");
+    write(root, "few/mid/b.rs", "b");
+    for i in 0..20 {
+        write(root, &format!("few/mid/many/f{i:02}.rs"), "many");
+        write(root, &format!("top/g{i:02}.rs"), "top");
+    }
+    write(root, "top/few/c.rs", "c");
+    let store = Store::open(root, &OpenOptions::default()).expect("store");
+    let scan = |store: &Store| {
+        common::settle(root);
+        store.scan(&ScanOptions::default()).expect("scan").root
+    };
+    let below = |folders: &[&str]| {
+        let folders: Vec<String> = folders.iter().map(|f| (*f).to_owned()).collect();
+        store.unchanged_below(&folders).expect("check")
+    };
+    type Change<'a> = (&'a str, &'a str, &'a dyn Fn());
+    let changes: [Change; 5] = [
+        (
+            "an edit in a folder of many under folders of few",
+            "few/mid/many",
+            &|| write(root, "few/mid/many/f07.rs", "edited"),
+        ),
+        (
+            "a new file in a folder of few under another",
+            "few/mid",
+            &|| write(root, "few/mid/new.rs", "new"),
+        ),
+        (
+            "an edit in a folder of few under one of many",
+            "top/few",
+            &|| write(root, "top/few/c.rs", "edited"),
+        ),
+        ("a folder of few removed", "few", &|| {
+            std::fs::remove_dir_all(root.join("top/few")).expect("rm");
+            std::fs::remove_file(root.join("few/mid/b.rs")).expect("rm");
+        }),
+        ("a folder of few become a file", "few/mid", &|| {
+            std::fs::remove_dir_all(root.join("few/mid/many")).expect("rm");
+            write(root, "few/mid/many", "a file now");
+        }),
+    ];
+    for (what, folder, change) in changes {
+        let before = scan(&store);
+        assert_eq!(
+            store.unchanged_on_disk().expect("check"),
+            Some(before),
+            "{what}"
+        );
+        assert_eq!(below(&[folder]), Some(before), "{what}");
+        change();
+        assert_eq!(store.unchanged_on_disk().expect("check"), None, "{what}");
+        assert_eq!(below(&[folder]), None, "{what}");
+    }
+}

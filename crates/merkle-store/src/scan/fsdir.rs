@@ -151,6 +151,15 @@ fn relative(rel: &str) -> &str {
     if rel.is_empty() { "." } else { rel }
 }
 
+/// Workspace path `path` relative to `above`, a folder above it (`""`: the root).
+pub(super) fn below<'p>(above: &str, path: &'p str) -> &'p str {
+    if above.is_empty() {
+        path
+    } else {
+        &path[above.len() + 1..]
+    }
+}
+
 /// How to open a directory only to look names up from it: `O_PATH` where the system has it
 /// (no read access needed, nothing read), else read-only.
 #[cfg(unix)]
@@ -178,6 +187,21 @@ impl Root {
         parent: Option<&DirHandle>,
     ) -> std::io::Result<DirHandle> {
         self.open_at(rel, parent, path_only())
+    }
+
+    /// Opens directory `rel` to stat its entries, as [`Root::handle`] does, from `from`, the
+    /// open folder at `above` (a folder above it, not only its parent): only the names below
+    /// `above` are looked up, from there; the last is not followed where it is a symlink.
+    pub(super) fn handle_below(
+        &self,
+        rel: &str,
+        above: &str,
+        from: &DirHandle,
+    ) -> std::io::Result<DirHandle> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = path_only() | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&from.fd, below(above, rel), flags, Mode::empty())?;
+        Ok(DirHandle { fd })
     }
 
     /// Opens directory `rel` for listing, with its stat; a symlink is not followed. With
@@ -316,6 +340,15 @@ impl Root {
             ));
         }
         Ok(DirHandle { path })
+    }
+
+    pub(super) fn handle_below(
+        &self,
+        rel: &str,
+        _above: &str,
+        from: &DirHandle,
+    ) -> std::io::Result<DirHandle> {
+        self.handle(rel, Some(from))
     }
 
     pub(super) fn open_dir(

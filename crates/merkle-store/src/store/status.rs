@@ -35,7 +35,8 @@ impl Store {
     /// a scan, or its plan, then says what changed. Writes nothing and builds nothing: the
     /// recorded tree is read once by two threads side by side (the kept tree's parts taken in
     /// turn where it is kept, [`Store::tree_kept`]; else the table's two halves), each entry
-    /// stat'ed from its open folder, the first that differs ending both threads' reads.
+    /// stat'ed from its folder, open where it holds many entries (else from the nearest open
+    /// folder above), the first that differs ending both threads' reads.
     pub fn unchanged_on_disk(&self) -> Result<Option<NodeId>> {
         let _guard = self.lock();
         let Some((root, (stamp, racy_paths))) = self.stat_check_record()? else {
