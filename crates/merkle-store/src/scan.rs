@@ -392,17 +392,32 @@ fn strip_len(rel: &str) -> usize {
 /// A subdirectory to walk: `(abs, rel)`.
 type Subdir = (PathBuf, String);
 
+/// An open folder and its path: where a walk looks the folders below it up from.
+struct Open {
+    dir: fsdir::DirHandle,
+    rel: String,
+}
+
+impl Open {
+    fn above(&self) -> fsdir::Above<'_> {
+        Some((&self.rel, &self.dir))
+    }
+}
+
 /// Walks directory `rel` (at `abs`): from the last scan's listing where that still holds, else
 /// by reading it. Its stat is taken from the open directory before its entries are read, so a
-/// change made while they are read shows as a new stat. `from` is the folder that holds it,
-/// open (`None` for the folder a walk starts at): it is opened from there by its name, which
-/// the kernel looks up alone rather than every folder of its path from the root.
+/// change made while they are read shows as a new stat. `from` is the nearest open folder
+/// above it (`None` for the folder a walk starts at): it is looked up from there by the names
+/// below that folder, which the kernel looks up alone rather than every folder of its path
+/// from the root. A folder whose last listing held fewer than [`fsdir::OPEN_MIN_ENTRIES`] is
+/// not opened where that listing holds: it is stat'ed, and its entries too, from `from` (at
+/// most [`fsdir::MAX_NAMES_BELOW`] names below it).
 fn walk_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     abs: PathBuf,
     rel: String,
-    from: Option<Arc<fsdir::DirHandle>>,
+    from: Option<Arc<Open>>,
     parent: Option<Arc<IgnoreChain>>,
     rules: Rules,
 ) {
@@ -411,11 +426,33 @@ fn walk_dir<'s>(
         .filter(|_| rules.same)
         .and_then(|last| last.prev.get(&rel))
         .filter(|e| e.kind == NodeKind::Dir && e.stat.is_recorded());
-    let handle = recorded.and_then(|_| ctx.root.as_ref().ok()?.handle(&rel, from.as_deref()).ok());
-    if let (Some(recorded), Some(handle)) = (recorded, handle) {
-        let stat = handle.stat().unwrap_or_default();
-        if stat.same_dir(&recorded.stat)
-            && let Some((found, subdirs, chain)) = reuse_listing(ctx, &handle, &abs, &rel, &parent)
+    if let (Some(recorded), Ok(root)) = (recorded, &ctx.root) {
+        let above = from.as_deref().and_then(Open::above);
+        let few = recorded.stat.size < fsdir::OPEN_MIN_ENTRIES;
+        // Looked up from the folder above where it holds few entries, else opened.
+        let (open, stat) = match above {
+            Some((at, dir)) if few && !rel.is_empty() && fsdir::near_below(at, &rel) => {
+                let stat = dir
+                    .stat_at(std::ffi::OsStr::new(fsdir::below(at, &rel)))
+                    .ok()
+                    .filter(|(kind, _)| *kind == Some(NodeKind::Dir));
+                (from.clone(), stat.map(|(_, stat)| stat))
+            }
+            _ => match root.handle(&rel, above) {
+                Ok(dir) => {
+                    let stat = dir.stat().ok();
+                    let open = Open {
+                        dir,
+                        rel: rel.clone(),
+                    };
+                    (Some(Arc::new(open)), stat)
+                }
+                Err(_) => (None, None),
+            },
+        };
+        if let (Some(open), Some(stat)) = (open, stat)
+            && stat.same_dir(&recorded.stat)
+            && let Some((found, subdirs, chain)) = reuse_listing(ctx, &open, &abs, &rel, &parent)
         {
             // Open folders wait only for their subfolders to be opened.
             drop(from);
@@ -426,7 +463,7 @@ fn walk_dir<'s>(
                 rel,
                 n,
             };
-            finish_dir(scope, ctx, done, subdirs, Some(handle), chain, rules);
+            finish_dir(scope, ctx, done, subdirs, Some(open), chain, rules);
             return;
         }
     }
@@ -444,14 +481,14 @@ struct DirDone {
 }
 
 /// Hands a walked directory's findings on and walks (or, not deep, lists) its subdirectories,
-/// each under `chain` with `rules`, and opened from `dir`, the directory open, where given: it
-/// stays open only until they are.
+/// each under `chain` with `rules`, and looked up from `dir`, the nearest open folder at or
+/// above it, where given: it stays open only until they are.
 fn finish_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
     done: DirDone,
     subdirs: Vec<Subdir>,
-    dir: Option<fsdir::DirHandle>,
+    dir: Option<Arc<Open>>,
     chain: Option<Arc<IgnoreChain>>,
     rules: Rules,
 ) {
@@ -461,9 +498,7 @@ fn finish_dir<'s>(
         stat,
         n,
     } = done;
-    let dir = dir
-        .filter(|_| ctx.deep && !subdirs.is_empty())
-        .map(Arc::new);
+    let dir = dir.filter(|_| ctx.deep && !subdirs.is_empty());
     for (child_abs, path) in subdirs {
         if ctx.deep {
             let chain = chain.clone();
@@ -495,7 +530,7 @@ fn finish_dir<'s>(
 /// changed, a store folder among the subdirectories): the directory is read instead.
 fn reuse_listing(
     ctx: &WalkCtx<'_>,
-    dir: &fsdir::DirHandle,
+    open: &Open,
     abs: &Path,
     rel: &str,
     parent: &Option<Arc<IgnoreChain>>,
@@ -514,7 +549,8 @@ fn reuse_listing(
             subdirs.push((abs.join(name), path.to_owned()));
             continue;
         }
-        let (kind, stat) = dir.stat_at(std::ffi::OsStr::new(name)).ok()?;
+        let below = fsdir::below(&open.rel, path);
+        let (kind, stat) = open.dir.stat_at(std::ffi::OsStr::new(below)).ok()?;
         if kind != Some(entry.kind) {
             return None;
         }
@@ -555,7 +591,7 @@ fn read_dir<'s>(
     ctx: &'s WalkCtx<'s>,
     abs: PathBuf,
     rel: String,
-    from: Option<Arc<fsdir::DirHandle>>,
+    from: Option<Arc<Open>>,
     parent: Option<Arc<IgnoreChain>>,
     rules: Rules,
 ) {
@@ -564,7 +600,7 @@ fn read_dir<'s>(
         ..Walked::default()
     };
     let opened = match &ctx.root {
-        Ok(root) => root.open_dir(&rel, from.as_deref()),
+        Ok(root) => root.open_dir(&rel, from.as_deref().and_then(Open::above)),
         Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
     };
     drop(from);
@@ -601,21 +637,20 @@ fn read_dir<'s>(
     hash_in_dir(ctx, &dir, to_hash, &mut found);
     // A listing with warnings left something out that a reuse would never report again.
     let stat = ctx.record(stat, below.recordable && found.warnings.is_empty());
+    // Kept open for its subfolders to be looked up from.
+    let open = (ctx.deep && !subdirs.is_empty()).then(|| {
+        Arc::new(Open {
+            dir: dir.into_handle(),
+            rel: rel.clone(),
+        })
+    });
     let done = DirDone {
         found,
         rel,
         stat,
         n,
     };
-    finish_dir(
-        scope,
-        ctx,
-        done,
-        subdirs,
-        Some(dir.into_handle()),
-        chain,
-        below,
-    );
+    finish_dir(scope, ctx, done, subdirs, open, chain, below);
 }
 
 /// A directory [`read_dir`] is reading: the walk's shared state, the directory open, and

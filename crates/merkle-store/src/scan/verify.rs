@@ -5,15 +5,8 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use super::Racy;
-use super::fsdir::{self, DirHandle, Root};
+use super::fsdir::{self, DirHandle, OPEN_MIN_ENTRIES, Root};
 use crate::node::{self, NodeKind, TreeEntry};
-
-/// A folder with fewer recorded entries than this is stat'ed by its name rather than opened,
-/// and its entries are looked up through it from the nearest open folder above (one name more
-/// each): opening a folder, stat'ing it and closing it costs about what three stats do. At
-/// 100k files of deno (29k folders, 3.4 entries each on average), a check's system calls took
-/// 134 ms on one core with every folder opened, 118 ms with only those of 16 entries or more.
-const OPEN_MIN_ENTRIES: u64 = 16;
 
 /// Checks a recorded tree's entries, given in path order, against the disk: every folder's
 /// stat is the one recorded (a stat a scan records vouches for the folder's entries, so none
@@ -23,7 +16,8 @@ pub(crate) struct Checker<'a> {
     root: Root,
     racy: Racy<'a>,
     /// The folders along the last entry's path, the workspace root first, each open where it
-    /// holds [`OPEN_MIN_ENTRIES`] or more: entries come in path order, so a folder is opened
+    /// holds [`OPEN_MIN_ENTRIES`] or more or is more than [`fsdir::MAX_NAMES_BELOW`] names
+    /// below the nearest open one: entries come in path order, so a folder is opened
     /// once for a run of its entries (once more where a sibling's name sorts between them, as
     /// `a/b.rs` between `a/b` and `a/b/c`, or where the entries given skip ahead, as a stat
     /// check's thread does from one part to the next: the folders above the next entry are
@@ -67,11 +61,11 @@ impl<'a> Checker<'a> {
             fsdir::below(above, path)
         };
         if entry.kind == NodeKind::Dir {
-            if entry.stat.size >= OPEN_MIN_ENTRIES {
+            if entry.stat.size >= OPEN_MIN_ENTRIES || !fsdir::near_below(above, path) {
                 // Opened rather than stat'ed by name, its stat taken from the open folder: its
                 // entries follow in path order and are looked up from it, so its name is
                 // looked up once, not once for the stat and once for the opening.
-                let Ok(opened) = self.root.handle_below(path, above, dir) else {
+                let Ok(opened) = self.root.handle(path, Some((above, dir))) else {
                     return false;
                 };
                 let same = opened.stat().is_ok_and(|s| s.same_dir(&entry.stat));
@@ -116,7 +110,7 @@ impl<'a> Checker<'a> {
             let next = &path[..end];
             let at = self.open.iter().rposition(|(_, h)| h.is_some())?;
             let (above, dir) = (&self.open[at].0, self.open[at].1.as_ref()?);
-            let opened = self.root.handle_below(next, above, dir).ok()?;
+            let opened = self.root.handle(next, Some((above, dir))).ok()?;
             self.open.push((next.to_owned(), Some(opened)));
         }
         self.open.iter().rposition(|(_, h)| h.is_some())
