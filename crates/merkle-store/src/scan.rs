@@ -454,7 +454,7 @@ fn walk_dir<'s>(
             && stat.same_dir(&recorded.stat)
             && let Some((found, subdirs, chain)) = reuse_listing(ctx, &open, &abs, &rel, &parent)
         {
-            // Open folders wait only for their subfolders to be opened.
+            // An open folder waits only for the folders looked up from it.
             drop(from);
             let n = (found.leaves.len() + subdirs.len()) as u64;
             let done = DirDone {
@@ -482,7 +482,8 @@ struct DirDone {
 
 /// Hands a walked directory's findings on and walks (or, not deep, lists) its subdirectories,
 /// each under `chain` with `rules`, and looked up from `dir`, the nearest open folder at or
-/// above it, where given: it stays open only until they are.
+/// above it, where given: it stays open only until they, and the folders of few entries below
+/// them that are looked up from it too, are.
 fn finish_dir<'s>(
     scope: &rayon::Scope<'s>,
     ctx: &'s WalkCtx<'s>,
@@ -542,7 +543,7 @@ fn reuse_listing(
     for &(path, entry) in last.kids.get(rel).map(Vec::as_slice).unwrap_or_default() {
         let name = node::split(path).1;
         if entry.kind == NodeKind::Dir {
-            // Its own walk stats it (from the open folder).
+            // Its own walk stats it (from the nearest open folder above it).
             if ctx.skip_rel.iter().any(|s| s == path) {
                 return None;
             }

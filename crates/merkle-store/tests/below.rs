@@ -69,6 +69,9 @@ fn changes_below_folders_of_few_entries_are_seen_as_below_open_ones() {
     let root = dir.path();
     write(root, "few/a.rs", "a");
     write(root, "few/mid/b.rs", "b");
+    // Sorts between `few/mid` and its entries: the check looks `few/mid` up again for them.
+    write(root, "few/mid.txt", "beside");
+    write(root, "few/other/c.rs", "c");
     for i in 0..20 {
         write(root, &format!("few/mid/many/f{i:02}.rs"), "many");
         write(root, &format!("top/g{i:02}.rs"), "top");
@@ -84,11 +87,16 @@ fn changes_below_folders_of_few_entries_are_seen_as_below_open_ones() {
         store.unchanged_below(&folders).expect("check")
     };
     type Change<'a> = (&'a str, &'a str, &'a dyn Fn());
-    let changes: [Change; 5] = [
+    let changes: [Change; 6] = [
         (
             "an edit in a folder of many under folders of few",
             "few/mid/many",
             &|| write(root, "few/mid/many/f07.rs", "edited"),
+        ),
+        (
+            "an edit in a folder of few under another",
+            "few/other",
+            &|| write(root, "few/other/c.rs", "edited"),
         ),
         (
             "a new file in a folder of few under another",

@@ -392,7 +392,8 @@ fn a_deep_tree_is_walked_folder_by_folder_from_each_parent() {
 /// A folder whose listing held fewer than 16 entries is stat'ed, with its entries, from the
 /// nearest open folder above rather than opened (`fsdir::OPEN_MIN_ENTRIES`): a change in it,
 /// in a folder of many below it, or of its kind, is found as below an open folder; one made a
-/// symlink to a copy of itself is recorded as the symlink, never read through.
+/// symlink to a copy of itself is recorded as the symlink, not read through (the rename
+/// changed its parent's stat, so the parent is read again).
 #[test]
 fn folders_of_few_entries_are_looked_up_from_the_open_folder_above() {
     let mut files: Vec<(String, String)> = vec![

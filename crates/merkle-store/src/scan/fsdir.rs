@@ -1,11 +1,13 @@
 //! The file system calls of a walk, made relative to open directories: a directory is opened
 //! from the open workspace root and listed, and its entries are stat'ed and opened by name, so
-//! the kernel resolves one name per call instead of a whole path from `/` (on a tree of small
-//! files, path lookups were a tenth of a cold scan). On Unix through rustix's system calls
-//! (std cannot open or stat relative to a directory); elsewhere through std, by path.
+//! the kernel resolves a name or a few per call instead of a whole path from `/` (on a tree of
+//! small files, path lookups were a tenth of a cold scan). On Unix through rustix's system
+//! calls (std cannot open or stat relative to a directory); elsewhere through std, by path.
 //!
-//! Each folder is opened by its name from the open folder that holds it (shared by its
-//! siblings' tasks, closed once they are open), its stat taken before its entries are read, and
+//! Each folder is opened by the names below the nearest open folder above it (its parent, or
+//! where the folders between hold few entries and a walk reuses their listings, a folder up
+//! to [`MAX_NAMES_BELOW`] names further up: [`OPEN_MIN_ENTRIES`]), shared by the tasks below
+//! it and closed once they are done with it, its stat taken before its entries are read, and
 //! its listing ends only when `getdents64` returns nothing, on every file system.
 use std::ffi::OsStr;
 #[cfg(not(unix))]
@@ -162,7 +164,10 @@ pub(super) const OPEN_MIN_ENTRIES: u64 = 16;
 /// The most names a folder of few entries is looked up by below the nearest open folder
 /// (its entries by one more); deeper, it is opened whatever it holds: no path looked up is
 /// longer than four names of at most 255 bytes (the kernel's limit is 4,096), and a chain of
-/// small folders costs no more than the folders themselves.
+/// small folders costs no more than the folders themselves. Only the last name of a lookup is
+/// not followed where it is a symlink: a folder between, found a folder when its own entry was
+/// checked, could be made a symlink after that, a change of its parent's stat, which the parent's
+/// stat taken before tells the next check or scan.
 pub(super) const MAX_NAMES_BELOW: usize = 3;
 
 /// Whether folder `rel` may be looked up from the open folder `above` rather than opened,
@@ -248,7 +253,8 @@ impl DirHandle {
         Ok(Stat::of_raw(&rustix::fs::fstat(&self.fd)?))
     }
 
-    /// The kind and stat of entry `name`, not following a symlink.
+    /// The kind and stat of entry `name` (a name, or the names below this folder, `sub/name`),
+    /// not following it where it is a symlink.
     pub(super) fn stat_at(&self, name: &OsStr) -> std::io::Result<(Option<NodeKind>, Stat)> {
         let st = rustix::fs::statat(&self.fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
         Ok((kind_of_mode(st.st_mode as u32), Stat::of_raw(&st)))

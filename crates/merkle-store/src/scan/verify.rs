@@ -17,11 +17,10 @@ pub(crate) struct Checker<'a> {
     racy: Racy<'a>,
     /// The folders along the last entry's path, the workspace root first, each open where it
     /// holds [`OPEN_MIN_ENTRIES`] or more or is more than [`fsdir::MAX_NAMES_BELOW`] names
-    /// below the nearest open one: entries come in path order, so a folder is opened
-    /// once for a run of its entries (once more where a sibling's name sorts between them, as
-    /// `a/b.rs` between `a/b` and `a/b/c`, or where the entries given skip ahead, as a stat
-    /// check's thread does from one part to the next: the folders above the next entry are
-    /// then opened whatever they hold).
+    /// below the nearest open one: entries come in path order, so a folder is looked up once
+    /// for a run of its entries, and once more, opened whatever it holds, where a sibling's
+    /// name sorts between them (`a/b.rs` between `a/b` and `a/b/c`) or the entries given skip
+    /// ahead (as a stat check's thread does from one part to the next).
     open: Vec<(String, Option<DirHandle>)>,
 }
 

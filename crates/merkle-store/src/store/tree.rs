@@ -12,7 +12,8 @@
 //! `.gitignore`s above the root, `.git/info/exclude`, `core.excludesFile`, found where git
 //! finds it without the `ignore` crate's regex) have the same content (a blake3 fingerprint in
 //! `meta`): git's untracked cache. Its entries are then the tree's, each stat'ed by name
-//! relative to the open folder (an `O_PATH` handle); no ignore rule is compiled or matched. A
+//! relative to the open folder (an `O_PATH` handle; for a folder of few entries, by the names
+//! below the nearest open folder above it); no ignore rule is compiled or matched. A
 //! `.gitignore` that ignores itself is no file of the tree, so the folders below it are always
 //! read, and a forced scan reads every folder. A folder vouches for nothing when its listing
 //! had a warning or lost a leaf that could not be hashed (it would never be looked for again),

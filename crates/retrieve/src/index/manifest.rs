@@ -139,7 +139,11 @@ impl Manifest {
         }
         let mut m = Manifest {
             next_slot,
-            paths: String::with_capacity(front_coded_bytes(b, n)?),
+            paths: {
+                let mut paths = String::new();
+                paths.try_reserve_exact(front_coded_bytes(b, n)?).ok()?;
+                paths
+            },
             entries: Vec::with_capacity(n as usize),
             by_slot: Vec::new(),
         };
@@ -214,17 +218,25 @@ impl Manifest {
 /// The bytes of the `n` paths front-coded in `b` (after its counts), written whole: the
 /// room one buffer of them needs, read ahead so that it never grows (at 100k files, a
 /// manifest of 5.1 MB holds 5.6 MB of paths: the buffer made as large as the manifest grew
-/// once, copying what it held).
+/// once, copying what it held). `None` for what cannot be a manifest: a path sharing more
+/// than the one before holds, or more bytes than its `u32` offsets reach.
 fn front_coded_bytes(mut b: &[u8], n: u64) -> Option<usize> {
-    let mut total = 0usize;
+    let (mut total, mut last) = (0usize, 0usize);
     for _ in 0..n {
         let shared = usize::try_from(read_leb128(&mut b)?).ok()?;
         let rest = usize::try_from(read_leb128(&mut b)?).ok()?;
+        if shared > last {
+            return None;
+        }
         take(&mut b, rest.checked_add(32)?)?;
         read_leb128(&mut b)?;
-        total = total.checked_add(shared.checked_add(rest)?)?;
+        last = shared + rest;
+        total = total.checked_add(last)?;
+        if total > u32::MAX as usize {
+            return None;
+        }
     }
-    Some(total.min(u32::MAX as usize))
+    Some(total)
 }
 
 /// A front-coded manifest's first eight bytes: an earlier manifest starts with its next slot,
@@ -314,6 +326,34 @@ mod tests {
         bad.extend_from_slice(&[1, 1, 3, 1, b'a']);
         bad.extend_from_slice(&key(1));
         bad.push(0);
+        assert_eq!(Manifest::decode(&bad), None);
+    }
+
+    #[test]
+    fn the_room_for_a_manifests_paths_is_theirs_written_whole_and_damage_reserves_none() {
+        let m = Manifest::new(
+            3,
+            vec![
+                ("src/lib.rs".to_owned(), key(1), 0),
+                ("src/main.rs".to_owned(), key(2), 1),
+                ("src/main.rs.bak".to_owned(), key(3), 2),
+            ],
+        );
+        let encoded = m.encode();
+        let mut counts = &encoded[8..];
+        let (_, n) = (read_leb128(&mut counts), read_leb128(&mut counts));
+        let whole = "src/lib.rs".len() + "src/main.rs".len() + "src/main.rs.bak".len();
+        assert_eq!(front_coded_bytes(counts, n.expect("n")), Some(whole));
+        // A first path said to share 2^40 bytes: no room is asked for it.
+        let mut huge = Vec::new();
+        leb128(&mut huge, 1 << 40);
+        huge.extend_from_slice(&[1, b'a']);
+        huge.extend_from_slice(&key(1));
+        huge.push(0);
+        assert_eq!(front_coded_bytes(&huge, 1), None);
+        let mut bad = FRONT_CODED.to_le_bytes().to_vec();
+        bad.extend_from_slice(&[1, 1]);
+        bad.extend_from_slice(&huge);
         assert_eq!(Manifest::decode(&bad), None);
     }
 
