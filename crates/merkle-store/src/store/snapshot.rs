@@ -1,13 +1,13 @@
 //! The tree table kept in two halves, each in records of 4,096 entries ([`Table::Kept`]):
-//! every entry of the last scan's tree in path order, as the table holds it, under the state
-//! of the table it was read from ([`META_TREE_KEPT_OF`]). A read of the whole tree
-//! ([`Store::tree_files`], [`Store::unchanged_on_disk`]) takes them where they are of the table
-//! as it is now, each read where the engine holds it (no copy), instead of walking the table's
-//! pages entry by entry: on a 15,000-file tree, most of a search's listing. They are a table's only values,
-//! megabytes each: among the meta table's small values they were read with each of those.
-//! A writable handle that had to walk the table keeps them; a scan that writes the tree moves
-//! the table to a new state ([`META_TREE_GEN`]), so the kept ones are no longer read. A cache:
-//! one of another state, or one that does not read, is not used.
+//! every entry of the last scan's tree in path order, each written short ([`Part::push`]),
+//! under the state of the table it was read from ([`META_TREE_KEPT_OF`]). A read of the whole
+//! tree ([`Store::tree_files`], [`Store::unchanged_on_disk`]) takes them where they are of the
+//! table as it is now, each read where the engine holds it (no copy), instead of walking the
+//! table's pages entry by entry: on a 15,000-file tree, most of a search's listing. They are a
+//! table's only values, megabytes each: among the meta table's small values they were read
+//! with each of those. A writable handle that had to walk the table keeps them; a scan that
+//! writes the tree moves the table to a new state ([`META_TREE_GEN`]), so the kept ones are no
+//! longer read. A cache: one of another state, or one that does not read, is not used.
 use super::Store;
 use crate::codec::{Reader, Writer};
 use crate::engine::{Batch, Table};
@@ -85,7 +85,8 @@ impl Kept {
 }
 
 /// One part of a half of the kept tree's records: its header, then entries of the table in
-/// path order, written as read, so that the part is kept without a copy.
+/// path order, each written against the one before it in this part ([`Part::push`]), so that
+/// a part reads from its own start.
 struct Part {
     w: Writer,
     entries: usize,
@@ -107,9 +108,9 @@ impl Part {
     /// Appends an entry as [`Entries`] reads it: its path as the bytes it shares with the
     /// path before (cut where a character starts) and the rest, its kind and hashes, and its
     /// stat in LEB128 numbers, the mtime as its difference from the one before and the ctime
-    /// from the mtime (both zigzagged). The hashes are most of it, which lz4 does not shrink,
-    /// so the part is stored as written and read where the engine holds it: no copy, nothing
-    /// unpacked (at 100k files, lz4 unpacked the 12 MB kept tree into 20 MB, twice a search).
+    /// from the mtime (both zigzagged). The hashes are most of it, which lz4 does not shrink
+    /// by the eighth the engine packs for, so a part is as a rule stored as written and read
+    /// where the engine holds it: no copy, nothing unpacked (at 100k files, lz4 unpacked the 12 MB kept tree into 20 MB, twice a search).
     fn push(&mut self, path: &str, e: &TreeEntry) {
         let (last, last_mtime) = &mut self.last;
         let mut shared = common_prefix(last, path);
@@ -490,6 +491,15 @@ mod tests {
         let mut bad = bytes[header..].to_vec();
         bad[0] = 1;
         assert_eq!(read(&bad), None);
+        // An entry said to share the path before it up to the middle of its `é`.
+        let mut part = Part::of(Hash([9; 32]));
+        part.push(written[0].0, &written[0].1);
+        let e = &written[1].1;
+        let mid = "a/caf".len() + 1;
+        part.w.var(mid as u64).var_str("x").u8(e.kind.code());
+        part.w.hash(&e.node_id).hash(&e.content_hash);
+        part.w.var(0).var(0).var(0).var(0).var(0);
+        assert_eq!(read(&part.w.0[header..]), None);
     }
 
     /// A store of `files` files spread over `folders` folders, scanned.
