@@ -428,10 +428,9 @@ fn walk_dir<'s>(
         .filter(|e| e.kind == NodeKind::Dir && e.stat.is_recorded());
     if let (Some(recorded), Ok(root)) = (recorded, &ctx.root) {
         let above = from.as_deref().and_then(Open::above);
-        let few = recorded.stat.size < fsdir::OPEN_MIN_ENTRIES;
         // Looked up from the folder above where it holds few entries, else opened.
         let (open, stat) = match above {
-            Some((at, dir)) if few && !rel.is_empty() && fsdir::near_below(at, &rel) => {
+            Some((at, dir)) if fsdir::looked_up_through(at, &rel, recorded.stat.size) => {
                 let stat = dir
                     .stat_at(std::ffi::OsStr::new(fsdir::below(at, &rel)))
                     .ok()

@@ -486,23 +486,22 @@ fn a_chain_of_small_folders_deeper_than_a_path_can_be_is_walked_whole() {
     }
     let scanned = store.scan(&ScanOptions::default()).expect("scan");
     assert!(scanned.warnings.is_empty(), "{:?}", scanned.warnings);
+    let ws = Ws {
+        _top: top,
+        root,
+        store,
+    };
     let deepest: String = (1..=24).map(|i| format!("{name}{i}/")).collect::<String>() + "f.txt";
     assert!(deepest.len() > 4096);
-    let leaves: Vec<String> = store
-        .tree_files()
-        .expect("tree files")
-        .into_iter()
-        .map(|t| t.path)
-        .collect();
+    let leaves = ws.leaves();
     assert_eq!(leaves.len(), 24);
     assert!(leaves.contains(&deepest));
-    let s = store.status().expect("status");
-    assert_eq!((s.changed_on_disk, s.dirs_read), (Vec::new(), 0));
+    assert_eq!(ws.status(), (Vec::new(), 0));
     assert_eq!(
-        store.unchanged_on_disk().expect("check"),
+        ws.store.unchanged_on_disk().expect("check"),
         Some(scanned.root)
     );
     // The deepest file edited, from its own folder: its stat differs.
     write_in(&dir, "edited\n");
-    assert_eq!(store.unchanged_on_disk().expect("check"), None);
+    assert_eq!(ws.store.unchanged_on_disk().expect("check"), None);
 }

@@ -170,10 +170,14 @@ pub(super) const OPEN_MIN_ENTRIES: u64 = 16;
 /// stat taken before tells the next check or scan.
 pub(super) const MAX_NAMES_BELOW: usize = 3;
 
-/// Whether folder `rel` may be looked up from the open folder `above` rather than opened,
-/// its entries through it ([`MAX_NAMES_BELOW`]).
-pub(super) fn near_below(above: &str, rel: &str) -> bool {
-    below(above, rel).bytes().filter(|&b| b == b'/').count() < MAX_NAMES_BELOW
+/// Whether folder `rel`, recorded with `entries` entries, is stat'ed by its names below the
+/// open folder `above` rather than opened, its entries looked up through it: it holds fewer
+/// than [`OPEN_MIN_ENTRIES`] and is at most [`MAX_NAMES_BELOW`] names below `above` (the
+/// root is always opened). The one rule of the stat check and of a walk.
+pub(super) fn looked_up_through(above: &str, rel: &str, entries: u64) -> bool {
+    !rel.is_empty()
+        && entries < OPEN_MIN_ENTRIES
+        && below(above, rel).bytes().filter(|&b| b == b'/').count() < MAX_NAMES_BELOW
 }
 
 /// An open folder above a path, with the folder's own path: where to look the path up from

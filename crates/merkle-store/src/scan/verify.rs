@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use super::Racy;
-use super::fsdir::{self, DirHandle, OPEN_MIN_ENTRIES, Root};
+use super::fsdir::{self, DirHandle, Root};
 use crate::node::{self, NodeKind, TreeEntry};
 
 /// Checks a recorded tree's entries, given in path order, against the disk: every folder's
@@ -16,7 +16,7 @@ pub(crate) struct Checker<'a> {
     root: Root,
     racy: Racy<'a>,
     /// The folders along the last entry's path, the workspace root first, each open where it
-    /// holds [`OPEN_MIN_ENTRIES`] or more or is more than [`fsdir::MAX_NAMES_BELOW`] names
+    /// holds [`fsdir::OPEN_MIN_ENTRIES`] or more or is more than [`fsdir::MAX_NAMES_BELOW`] names
     /// below the nearest open one: entries come in path order, so a folder is looked up once
     /// for a run of its entries, and once more, opened whatever it holds, where a sibling's
     /// name sorts between them (`a/b.rs` between `a/b` and `a/b/c`) or the entries given skip
@@ -45,22 +45,17 @@ impl<'a> Checker<'a> {
                     .as_ref()
                     .is_some_and(|top| top.stat().is_ok_and(|s| s.same_dir(&entry.stat)));
         }
-        let (parent, name) = node::split(path);
+        let (parent, _) = node::split(path);
         let Some(at) = self.folder(parent) else {
             return false;
         };
         let (above, Some(dir)) = &self.open[at] else {
             return false;
         };
-        // From the folder it is in where that is open, else by the names below the nearest
-        // open folder above it.
-        let rel = if above == parent {
-            name
-        } else {
-            fsdir::below(above, path)
-        };
+        // By the names below the nearest open folder: its own name where that is its folder.
+        let rel = fsdir::below(above, path);
         if entry.kind == NodeKind::Dir {
-            if entry.stat.size >= OPEN_MIN_ENTRIES || !fsdir::near_below(above, path) {
+            if !fsdir::looked_up_through(above, path, entry.stat.size) {
                 // Opened rather than stat'ed by name, its stat taken from the open folder: its
                 // entries follow in path order and are looked up from it, so its name is
                 // looked up once, not once for the stat and once for the opening.
