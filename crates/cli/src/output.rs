@@ -386,6 +386,13 @@ heads: {verb} {} entries that name their history's latest frame (it implies them
             grouped(c.heads_implied)
         ));
     }
+    if c.path_heads_implied > 0 {
+        text.push_str(&format!(
+            "
+path heads: {verb} {} entries that name the head of the node at their path (the tree implies them)",
+            grouped(c.path_heads_implied)
+        ));
+    }
     if c.packed > 0 {
         text.push_str(&format!(
             "

@@ -3,8 +3,8 @@
 //! rooms: the tree (`tree.rs`: scan, plan, apply; `build.rs`: the one tree builder;
 //! `rescan.rs`: paths; `status.rs`; `snapshot.rs`: the tree table kept as two records for
 //! whole-tree reads), frames (`frames.rs`: put, heads, history, memos, basis;
-//! `exchange.rs`: import and export) and caches (`derived.rs`, `caches.rs`: checkpoints and
-//! notes; remote markers in `exchange.rs`).
+//! `path_heads.rs`: recorded only where not implied; `exchange.rs`: import and export) and
+//! caches (`derived.rs`, `caches.rs`: checkpoints and notes; remote markers in `exchange.rs`).
 //!
 //! Writers are serialized in this process by a write lock (concurrent `put_frame`s share one
 //! group commit) and across processes by redb's single-writer lock (a second writer gets
@@ -38,6 +38,7 @@ mod derived;
 mod exchange;
 mod frames;
 mod gc;
+mod path_heads;
 mod rescan;
 mod scan_writes;
 mod snapshot;

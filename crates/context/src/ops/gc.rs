@@ -29,8 +29,8 @@ pub struct Garbage {
 
 impl Garbage {
     /// `{dry_run, nodes: {kept, removed}, derived: [{namespace, kept, removed, why}], bodies:
-    /// {kept, removed}, heads_implied, packed, compacted, bytes_before, bytes_after,
-    /// index_segments: {before, after}}`.
+    /// {kept, removed}, heads_implied, path_heads_implied, packed, compacted, bytes_before,
+    /// bytes_after, index_segments: {before, after}}`.
     pub fn json(&self) -> Value {
         let c = &self.collected;
         json!({
@@ -41,6 +41,7 @@ impl Garbage {
             })).collect::<Vec<_>>(),
             "bodies": {"kept": c.bodies_kept, "removed": c.bodies_removed},
             "heads_implied": c.heads_implied,
+            "path_heads_implied": c.path_heads_implied,
             "packed": c.packed,
             "compacted": c.compacted,
             "bytes_before": self.bytes_before,

@@ -66,7 +66,8 @@ pub enum Table {
     /// Agent id -> role.
     Agents,
     /// Path ++ 0 ++ frame type -> FrameID of the latest frame of that type on any node that has
-    /// been at that path: context that follows a file or directory across its versions.
+    /// been at that path (context that follows a file or directory across its versions), only
+    /// where it is not the head of the node at the path now (see `store/path_heads.rs`).
     PathHeads,
     /// Memo key -> FrameID: a frame whose content was derived from the inputs the key hashes,
     /// so that a derivation with the same inputs reuses it (a cache: see `Store::memo`).

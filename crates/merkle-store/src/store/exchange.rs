@@ -468,16 +468,7 @@ impl Store {
     ) -> Result<bool> {
         let current = match staged.get(key) {
             Some(r) => Some(*r),
-            None => match self
-                .engine
-                .get(Table::PathHeads, key)?
-                .and_then(|v| Hash::from_slice(&v))
-            {
-                Some(id) => self
-                    .frame_fields(&id)?
-                    .map(|f| (f.metadata.created_at_ms, f.frame_id)),
-                None => None,
-            },
+            None => self.path_head_rank(key)?,
         };
         let wins = current.is_none_or(|c| rank > c);
         if wins {

@@ -1,5 +1,5 @@
-//! The frames room: putting frames (group-committed), heads, history, path heads, summaries,
-//! memos and the basis index.
+//! The frames room: putting frames (group-committed), heads, history, summaries, memos and the
+//! basis index (path heads: `path_heads.rs`).
 use super::*;
 
 /// One frame as the node's history index describes it.
@@ -231,11 +231,7 @@ impl Store {
         if named_head {
             batch.delete(Table::Heads, head);
         }
-        batch.put(
-            Table::PathHeads,
-            path_head_key(&node_path, &frame.frame_type),
-            frame_id.0.to_vec(),
-        );
+        self.stage_path_head(&node_path, &frame, batch)?;
         // A frame whose basis is its node is found through its node's history.
         if basis != frame.node_id {
             batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
@@ -322,14 +318,37 @@ impl Store {
         }
     }
 
-    /// The head frame of every type on a node, by type (see [`Store::head`]): a type's
-    /// latest entry read alone, then the next type's.
+    /// The head frame of every type on a node, by type (see [`Store::head`]).
     pub fn heads(&self, node: &NodeId) -> Result<Vec<Frame>> {
-        let named: BTreeMap<String, Frame> = self
-            .indexed_frames(Table::Heads, &node.0)?
+        self.head_ids(node)?
             .into_iter()
-            .map(|f| (f.frame_type.clone(), f))
-            .collect();
+            .map(|(ty, id)| self.frame_required(&id, "node_frames", &head_key(node, &ty)))
+            .collect()
+    }
+
+    /// The head of every type on a node, by type, as (type, frame): a type's latest entry read
+    /// alone, then the next type's, unless the heads table names another.
+    pub(super) fn head_ids(&self, node: &NodeId) -> Result<Vec<(String, FrameId)>> {
+        let mut named: BTreeMap<Vec<u8>, FrameId> = BTreeMap::new();
+        let mut err = None;
+        self.engine.scan(Table::Heads, &node.0, &mut |k, v| {
+            if !k.starts_with(&node.0) {
+                return false;
+            }
+            match Hash::from_slice(v) {
+                Some(id) => {
+                    named.insert(k.to_vec(), id);
+                    true
+                }
+                None => {
+                    err = Some(Error::corrupt("heads", k, "value is not a frame id"));
+                    false
+                }
+            }
+        })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
         let mut out = Vec::new();
         let mut from = node.0.to_vec();
         loop {
@@ -342,15 +361,21 @@ impl Store {
                 return Ok(out);
             };
             let ty = first.frame_type;
-            out.push(match named.get(&ty) {
-                Some(f) => f.clone(),
-                None => self.latest_frame(node, &ty)?.ok_or_else(|| {
-                    Error::corrupt("node_frames", &node.0, "a history with no latest entry")
-                })?,
-            });
+            let key = head_key(node, &ty);
+            let id = match named.get(&key) {
+                Some(id) => *id,
+                None => {
+                    self.latest_entry(node, &ty)?
+                        .ok_or_else(|| {
+                            Error::corrupt("node_frames", &node.0, "a history with no latest entry")
+                        })?
+                        .frame_id
+                }
+            };
+            out.push((ty, id));
             // Past every entry of this type: its keys have a 0 byte after the type, which no
             // type's own bytes are.
-            from = head_key(node, &ty);
+            from = key;
             from.push(1);
         }
     }
@@ -403,7 +428,7 @@ impl Store {
 
     /// Visits the history entries whose keys start with `prefix`, from the first at or after
     /// `from`, in key order, while `visit` returns true.
-    fn history_under_from(
+    pub(super) fn history_under_from(
         &self,
         prefix: &[u8],
         from: &[u8],
@@ -456,14 +481,6 @@ impl Store {
             .collect()
     }
 
-    /// The latest frame of a type on any node that has been at `path` (any version of it).
-    pub fn path_head(&self, path: &str, frame_type: &str) -> Result<Option<Frame>> {
-        self.indexed_frame(
-            Table::PathHeads,
-            &path_head_key(&normalize_path(path), frame_type),
-        )
-    }
-
     /// A hash of every head the store records, by node and by path (the head index tables,
     /// keys and values, and the count of frames appended, which moves every head found as its
     /// history's latest entry): it changes whenever some head does. With the tree's root, all
@@ -495,38 +512,6 @@ impl Store {
         }
         h.update(&buf);
         Ok(Hash(*h.finalize().as_bytes()))
-    }
-
-    /// Every path that has had a frame on some version of its node, in path order.
-    pub fn paths_with_frames(&self) -> Result<Vec<String>> {
-        let mut out: Vec<String> = Vec::new();
-        let mut err = None;
-        self.engine.scan(Table::PathHeads, b"", &mut |k, _| {
-            let path = k
-                .iter()
-                .position(|&b| b == 0)
-                .and_then(|at| std::str::from_utf8(&k[..at]).ok());
-            let Some(path) = path else {
-                err = Some(Error::corrupt(
-                    "path_heads",
-                    k,
-                    "key is not a UTF-8 path, a 0 byte and a frame type",
-                ));
-                return false;
-            };
-            if out.last().map(String::as_str) != Some(path) {
-                out.push(path.to_owned());
-            }
-            true
-        })?;
-        err.map_or(Ok(out), Err)
-    }
-
-    /// The latest frame of every type on any version of the node at `path`, by type.
-    pub fn path_heads(&self, path: &str) -> Result<Vec<Frame>> {
-        let mut prefix = normalize_path(path).into_bytes();
-        prefix.push(0);
-        self.indexed_frames(Table::PathHeads, &prefix)
     }
 
     /// The frame recorded under memo `key` by [`Store::put_memos`], if any.

@@ -6,6 +6,7 @@
 //! its fragmented tables rewritten in key order first, see `engine/redb.rs`). Frames, their
 //! history, heads, memos and the basis index are never collected: they are what the store is
 //! for (a heads-table entry that names its history's latest entry goes: the history implies
+//! it; so does a recorded path head that is the head of the node at its path: the tree implies
 //! it).
 use std::collections::HashSet;
 
@@ -31,6 +32,9 @@ pub struct Collected {
     /// Heads-table entries naming their history's latest entry, which the history implies
     /// (every head of a store written before heads were derived), removed.
     pub heads_implied: u64,
+    /// Recorded path heads that are the head of the node at their path, which the tree
+    /// implies (most path heads of a store written before they were implied), removed.
+    pub path_heads_implied: u64,
     /// Values of a store written before packing that were packed.
     pub packed: u64,
     /// Whether the engine gave freed space back to the file system.
@@ -83,6 +87,9 @@ impl Store {
         let implied = self.implied_heads()?;
         out.heads_implied = implied.len() as u64;
         gone.extend(implied.into_iter().map(|k| (Table::Heads, k)));
+        let implied = self.implied_path_heads()?;
+        out.path_heads_implied = implied.len() as u64;
+        gone.extend(implied.into_iter().map(|k| (Table::PathHeads, k)));
         if !dry_run {
             for chunk in gone.chunks(REMOVE_BATCH) {
                 let mut batch = Batch::with_capacity(chunk.len());

@@ -526,14 +526,16 @@ impl Targeted<'_> {
     }
 
     /// Stages the changed entries and the removal of the paths gone, counting the tree's files
-    /// and directories as they change; the paths whose node changed or that went.
+    /// and directories as they change; the paths whose node changed or that went, and of
+    /// those, the ones that held a node before, with it.
     fn stage_tree(
         &mut self,
         entries: &BTreeMap<String, TreeEntry>,
         batch: &mut Batch,
-    ) -> Result<Vec<String>> {
+    ) -> Result<(Vec<String>, Replaced)> {
         let (mut files, mut dirs) = self.counts;
         let mut changed = Vec::new();
+        let mut replaced = Vec::new();
         let count = |e: Option<&TreeEntry>| match e {
             Some(e) if e.kind == NodeKind::Dir => (0, 1),
             Some(_) => (1, 0),
@@ -543,6 +545,9 @@ impl Targeted<'_> {
             let old = self.last.entry(path)?;
             if old.map(|o| o.node_id) != Some(entry.node_id) {
                 changed.push(path.clone());
+                if let Some(o) = &old {
+                    replaced.push((path.clone(), o.node_id));
+                }
             }
             if old.as_ref() != Some(entry) {
                 batch.put(Table::Tree, path.clone().into_bytes(), entry.encode());
@@ -561,10 +566,13 @@ impl Targeted<'_> {
             files = files.saturating_sub(f0);
             dirs = dirs.saturating_sub(d0);
             changed.push(path.clone());
+            if let Some(o) = &old {
+                replaced.push((path.clone(), o.node_id));
+            }
             batch.delete(Table::Tree, path.clone().into_bytes());
         }
         self.counts = (files, dirs);
-        Ok(changed)
+        Ok((changed, replaced))
     }
 
     /// Commits in one transaction the changed entries, the removed ones, the new records, the
@@ -578,7 +586,10 @@ impl Targeted<'_> {
     ) -> Result<ScanReport> {
         let store = self.store;
         let mut batch = Batch::default();
-        let mut changed = self.stage_tree(&entries, &mut batch)?;
+        let (mut changed, replaced) = self.stage_tree(&entries, &mut batch)?;
+        // The nodes that leave their paths take their implied path heads with them.
+        let replaced = replaced.iter().map(|(p, n)| (p.as_str(), *n));
+        store.stage_replaced_path_heads(replaced, &mut batch)?;
         let (files, dirs) = self.counts;
         for rec in records {
             batch.put(Table::Nodes, rec.id.0.to_vec(), rec.bytes);
@@ -634,6 +645,9 @@ impl Targeted<'_> {
         })
     }
 }
+
+/// The paths whose node a scan replaced or removed, with that node.
+type Replaced = Vec<(String, NodeId)>;
 
 /// Each directory whose children are known from the disk (those listed and those walked)
 /// with its children's paths, and the stat each directory read from the disk had before it

@@ -521,6 +521,11 @@ impl Store {
         let first_tree = prev.is_empty();
         let (tree_ops, node_ops, mut changed) = sorted_writes(&built, records, &prev, first_tree);
         let mut batch = tree_batch(&built, &prev, tree_ops, node_ops, &mut changed);
+        // The nodes that leave their paths take their implied path heads with them.
+        let replaced = changed
+            .iter()
+            .filter_map(|p| prev.get(p).map(|e| (p.as_str(), e.node_id)));
+        self.stage_replaced_path_heads(replaced, &mut batch)?;
         self.stage_meta(&mut batch, built.root, &walked, ignores_prev)?;
         // The racy record only changes with entries hashed in this scan; with none written and
         // none racy there is nothing to record, and a no-op scan writes nothing at all.
