@@ -123,11 +123,9 @@ fn update_stale_frames(
         }
         out.push(s);
     }
-    for path in store.paths_with_frames()? {
-        if !changed.contains(&path) {
-            continue;
-        }
-        push_stale_at(store, &path, &mut out)?;
+    // The changed paths alone, each with its frames, if any (not every path with frames).
+    for path in &changed {
+        push_stale_at(store, path, &mut out)?;
     }
     out.sort_by(|a, b| (&a.path, &a.frame_type).cmp(&(&b.path, &b.frame_type)));
     Ok(out)

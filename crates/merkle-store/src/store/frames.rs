@@ -1,5 +1,6 @@
 //! The frames room: putting frames (group-committed), heads, history, summaries, memos and the
 //! basis index (path heads: `path_heads.rs`).
+use super::path_heads::stage_path_head;
 use super::*;
 
 /// One frame as the node's history index describes it.
@@ -221,6 +222,7 @@ impl Store {
         // read stages nothing of the frame, and the sequence moves only for a staged frame.
         let head = head_key(&frame.node_id, &frame.frame_type);
         let named_head = self.engine.contains(Table::Heads, &head)?;
+        let at_path = self.is_at_path(&node_path, &frame.node_id)?;
         self.stage_frame_record(&frame, bodies, batch)?;
         *seq += 1;
         batch.put(
@@ -231,7 +233,7 @@ impl Store {
         if named_head {
             batch.delete(Table::Heads, head);
         }
-        self.stage_path_head(&node_path, &frame, batch)?;
+        stage_path_head(&node_path, &frame, at_path, batch);
         // A frame whose basis is its node is found through its node's history.
         if basis != frame.node_id {
             batch.put(Table::Basis, basis_key(&basis, &frame_id), Vec::new());
@@ -322,13 +324,17 @@ impl Store {
     pub fn heads(&self, node: &NodeId) -> Result<Vec<Frame>> {
         self.head_ids(node)?
             .into_iter()
-            .map(|(ty, id)| self.frame_required(&id, "node_frames", &head_key(node, &ty)))
+            .map(|(ty, id, named)| {
+                let table = if named { "heads" } else { "node_frames" };
+                self.frame_required(&id, table, &head_key(node, &ty))
+            })
             .collect()
     }
 
-    /// The head of every type on a node, by type, as (type, frame): a type's latest entry read
-    /// alone, then the next type's, unless the heads table names another.
-    pub(super) fn head_ids(&self, node: &NodeId) -> Result<Vec<(String, FrameId)>> {
+    /// The head of every type on a node, by type, as (type, frame, whether the heads table
+    /// names it): a type's latest entry read alone, then the next type's, unless the heads
+    /// table names another.
+    pub(super) fn head_ids(&self, node: &NodeId) -> Result<Vec<(String, FrameId, bool)>> {
         let mut named: BTreeMap<Vec<u8>, FrameId> = BTreeMap::new();
         let mut err = None;
         self.engine.scan(Table::Heads, &node.0, &mut |k, v| {
@@ -362,17 +368,16 @@ impl Store {
             };
             let ty = first.frame_type;
             let key = head_key(node, &ty);
-            let id = match named.get(&key) {
-                Some(id) => *id,
+            let (id, by_name) = match named.get(&key) {
+                Some(id) => (*id, true),
                 None => {
-                    self.latest_entry(node, &ty)?
-                        .ok_or_else(|| {
-                            Error::corrupt("node_frames", &node.0, "a history with no latest entry")
-                        })?
-                        .frame_id
+                    let latest = self.latest_entry(node, &ty)?.ok_or_else(|| {
+                        Error::corrupt("node_frames", &node.0, "a history with no latest entry")
+                    })?;
+                    (latest.frame_id, false)
                 }
             };
-            out.push((ty, id));
+            out.push((ty, id, by_name));
             // Past every entry of this type: its keys have a 0 byte after the type, which no
             // type's own bytes are.
             from = key;
@@ -481,22 +486,27 @@ impl Store {
             .collect()
     }
 
-    /// A hash of every head the store records, by node and by path (the head index tables,
-    /// keys and values, and the count of frames appended, which moves every head found as its
-    /// history's latest entry): it changes whenever some head does. With the tree's root, all
-    /// that which frames are current depends on (a frame never changes once written). Taken
-    /// without the handle's lock, so it can run beside a walk: a put landing between the two
-    /// tables gives a digest of no state the store is ever in (heads only move forward).
+    /// A hash of every head the store records, by node and by path (the heads table, keys and
+    /// values, and the count of frames appended, which moves every head found as its
+    /// history's latest entry and every path head): it changes whenever some head does. With
+    /// the tree's root, all that which frames are current depends on (a frame never changes
+    /// once written). Taken without the handle's lock, so it can run beside a walk: a put
+    /// landing between the count and the table gives a digest of no state the store is ever in
+    /// (heads only move forward).
     pub fn heads_digest(&self) -> Result<Hash> {
         let mut h = blake3::Hasher::new();
-        h.update(b"merkle/heads-digest/v2");
+        h.update(b"merkle/heads-digest/v3");
         // A head is most often its history's latest entry, found in no table: the count of
         // frames appended moves with every head that moves so.
         h.update(&self.frame_seq()?.to_le_bytes());
         // Entries gathered and hashed 64 KiB at a time: an update per field costs more than
         // the hashing of these few bytes.
         let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
-        for table in [Table::Heads, Table::PathHeads] {
+        // Not the recorded path heads: a path head moves only with a frame appended or with
+        // the tree (its root is beside this digest where it is used); a scan and `gc` only
+        // change which are recorded, not what they are (`store/path_heads.rs`).
+        {
+            let table = Table::Heads;
             buf.extend_from_slice(table.name().as_bytes());
             self.engine.scan(table, b"", &mut |k, v| {
                 buf.extend_from_slice(&(k.len() as u64).to_le_bytes());

@@ -16,6 +16,17 @@ use std::collections::HashSet;
 
 use super::*;
 
+/// Stages the path head that a put of `frame` (on a node at `path`) makes: implied where its
+/// node is the one at its path now (`at_path`; a record there is removed), else recorded.
+pub(super) fn stage_path_head(path: &str, frame: &Frame, at_path: bool, batch: &mut Batch) {
+    let key = path_head_key(path, &frame.frame_type);
+    if at_path {
+        batch.delete(Table::PathHeads, key);
+    } else {
+        batch.put(Table::PathHeads, key, frame.frame_id.0.to_vec());
+    }
+}
+
 impl Store {
     /// The node the tree holds at `path` (normalized) now.
     pub(super) fn node_id_at(&self, path: &str) -> Result<Option<NodeId>> {
@@ -25,21 +36,15 @@ impl Store {
         }
     }
 
-    /// Stages the path head that a put of `frame` (on a node at `path`) makes: implied where
-    /// its node is the one at its path now (a record there is removed), else recorded.
-    pub(super) fn stage_path_head(
-        &self,
-        path: &str,
-        frame: &Frame,
-        batch: &mut Batch,
-    ) -> Result<()> {
-        let key = path_head_key(path, &frame.frame_type);
-        if self.node_id_at(path)? == Some(frame.node_id) {
-            batch.delete(Table::PathHeads, key);
-        } else {
-            batch.put(Table::PathHeads, key, frame.frame_id.0.to_vec());
+    /// Whether `node` is the node the tree holds at `path` now; not where the tree's entry
+    /// there does not read (a path head recorded is right either way, and `validate` names the
+    /// entry).
+    pub(super) fn is_at_path(&self, path: &str, node: &NodeId) -> Result<bool> {
+        match self.node_id_at(path) {
+            Ok(at) => Ok(at == Some(*node)),
+            Err(Error::Corrupt { .. }) => Ok(false),
+            Err(e) => Err(e),
         }
-        Ok(())
     }
 
     /// Stages, for each (path, node) that a scan replaces or removes, the path heads that the
@@ -55,7 +60,14 @@ impl Store {
             return Ok(());
         }
         for (path, node) in replaced {
-            for (ty, id) in self.head_ids(&node)? {
+            // Heads that do not read are not recorded: the scan goes on, and `validate` names
+            // both the damage and the path head it cost.
+            let heads = match self.head_ids(&node) {
+                Ok(heads) => heads,
+                Err(Error::Corrupt { .. }) => continue,
+                Err(e) => return Err(e),
+            };
+            for (ty, id, _) in heads {
                 let key = path_head_key(path, &ty);
                 if !self.engine.contains(Table::PathHeads, &key)? {
                     batch.put(Table::PathHeads, key, id.0.to_vec());
@@ -93,7 +105,11 @@ impl Store {
             std::str::from_utf8(&key[..split]),
             std::str::from_utf8(key.get(split + 1..).unwrap_or_default()),
         ) else {
-            return Ok(None);
+            return Err(Error::corrupt(
+                "path_heads",
+                key,
+                "key is not a UTF-8 path, a 0 byte and a frame type",
+            ));
         };
         match self.node_id_at(path)? {
             Some(node) => self.head_rank(&node, ty),
@@ -122,12 +138,17 @@ impl Store {
     /// Every path that has had a frame on some version of its node, in path order: those with
     /// a path head recorded, and those whose node now has a history.
     pub fn paths_with_frames(&self) -> Result<Vec<String>> {
-        let mut out = self.recorded_path_heads()?;
+        let mut out = self.recorded_paths()?;
         let mut framed: HashSet<NodeId> = HashSet::new();
         for table in [Table::NodeFrames, Table::Heads] {
+            let mut last = None;
             self.engine.scan(table, b"", &mut |k, _| {
-                if let Some(id) = k.get(..32).and_then(Hash::from_slice) {
+                // A node's entries are together: each node looked at once.
+                if let Some(id) = k.get(..32).and_then(Hash::from_slice)
+                    && last != Some(id)
+                {
                     framed.insert(id);
+                    last = Some(id);
                 }
                 true
             })?;
@@ -145,7 +166,7 @@ impl Store {
     }
 
     /// The paths with a path head recorded, in path order, once each.
-    fn recorded_path_heads(&self) -> Result<Vec<String>> {
+    fn recorded_paths(&self) -> Result<Vec<String>> {
         let mut out: Vec<String> = Vec::new();
         let mut err = None;
         self.engine.scan(Table::PathHeads, b"", &mut |k, _| {
@@ -207,7 +228,7 @@ impl Store {
                 let heads = at.as_ref().map_or(&[][..], |(_, h)| h.as_slice());
                 if heads
                     .iter()
-                    .any(|(t, id)| t.as_bytes() == ty && id.0[..] == v[..])
+                    .any(|(t, id, _)| t.as_bytes() == ty && id.0[..] == v[..])
                 {
                     out.push(k);
                 }
@@ -216,8 +237,8 @@ impl Store {
     }
 }
 
-/// A node's heads as (type, frame).
-type TypedHeads = Vec<(String, FrameId)>;
+/// A node's heads as [`Store::head_ids`] gives them.
+type TypedHeads = Vec<(String, FrameId, bool)>;
 
 /// The recorded path heads [`Store::implied_path_heads`] reads at a time.
 const IMPLIED_CHUNK: usize = 65_536;

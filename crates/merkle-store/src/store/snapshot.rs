@@ -23,7 +23,8 @@ const FORMAT: u8 = 5;
 /// The entries a part of a half holds. A part is committed as it fills, so that keeping a tree
 /// of a million files holds a part at a time, not the whole tree twice over (its records and
 /// the engine's pages of them): at 1M files that was ~560 MB above what the walk held.
-/// Changing it changes what the parts of one state hold: bump [`FORMAT`] with it. 65,536 ->
+/// Changing it changes what the parts of one state hold, which no reader counts on (no record
+/// names a state's parts until they are all there). 65,536 ->
 /// 4,096: a part (about 600 KB unpacked then, 340 KB as format 5 writes it) is read into
 /// memory freed by the part before, where
 /// one of 65,536 was read into megabytes touched for the first time: at 100k files, a search's
@@ -34,7 +35,15 @@ const PART_ENTRIES: usize = 4096;
 #[cfg(test)]
 const PART_ENTRIES: usize = 3;
 
-/// Full parts committed together: the entries a commit holds (65,536) are those a part held
+/// A part is cut once its bytes reach this, short of [`PART_ENTRIES`]: the engine gives a value
+/// of more than a page a run of pages a power of two long, so a part of 4,096 entries (about
+/// 340 KB at 100k files) took 512 KiB; at 100k files 5.5 MB of the kept table's 16 MB were the
+/// ends of such runs. Cut at 248 KiB, a part and its entry's overhead in the engine stay within
+/// 256 KiB unless its last entry is over 8 KiB (a path that long: then it only takes more
+/// room). A reader reads what a part holds, however many entries that is.
+const PART_FILL: usize = 248 * 1024;
+
+/// Full parts committed together: the entries a commit holds (at most 65,536) are those a part held
 /// before it was cut to 4,096, so keeping a tree takes as many commits as then (20 at a
 /// million files) and holds no more at once.
 #[cfg(not(test))]
@@ -232,7 +241,7 @@ impl Records {
             return;
         }
         self.part.push(path, entry);
-        if self.part.entries < PART_ENTRIES {
+        if self.part.entries < PART_ENTRIES && self.part.w.0.len() < PART_FILL {
             return;
         }
         let full = std::mem::replace(&mut self.part, Part::of(self.state));

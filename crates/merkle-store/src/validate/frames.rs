@@ -308,14 +308,16 @@ pub(super) fn check_path_heads(
         let path = nodes.get(&f.node).map(|r| r.path.as_str());
         let at = match path {
             Some(p) => current_node(engine, p)?,
-            None => None,
+            None => At::None,
+        };
+        let head = match at {
+            // Its entry does not read, which the tree's check names.
+            At::Unread => continue,
+            At::None => None,
+            At::Node(node) => node_head(engine, frames, group, &node, &f.frame_type)?,
         };
         let mut ranked = entries(group);
-        let implied = group.iter().any(|&(_, _, i)| {
-            let g = &frames.0[i as usize];
-            Some(g.node) == at && may_be_head(&mut ranked, &g.id)
-        });
-        if !implied {
+        if !head.is_some_and(|h| may_be_head(&mut ranked, &h)) {
             let want = latest_id(&mut ranked);
             c.at(
                 path,
@@ -329,12 +331,43 @@ pub(super) fn check_path_heads(
     Ok(())
 }
 
-/// The node the tree holds at `path` now, where it holds one that reads.
-fn current_node(engine: &dyn Engine, path: &str) -> Result<Option<Hash>> {
-    Ok(engine
-        .get(Table::Tree, path.as_bytes())?
-        .and_then(|v| crate::node::TreeEntry::decode(path.as_bytes(), &v).ok())
-        .map(|e| e.node_id))
+/// What the tree holds at a path.
+enum At {
+    None,
+    Node(Hash),
+    /// An entry that does not read.
+    Unread,
+}
+
+/// The node the tree holds at `path` now.
+fn current_node(engine: &dyn Engine, path: &str) -> Result<At> {
+    Ok(match engine.get(Table::Tree, path.as_bytes())? {
+        None => At::None,
+        Some(v) => match crate::node::TreeEntry::decode(path.as_bytes(), &v) {
+            Ok(e) => At::Node(e.node_id),
+            Err(_) => At::Unread,
+        },
+    })
+}
+
+/// The head of type `frame_type` of `node` among a path's frames (`group`), as the store
+/// finds it: the one the heads table names, else the node's latest.
+fn node_head(
+    engine: &dyn Engine,
+    frames: &Frames,
+    group: &[(Hash, u64, u32)],
+    node: &Hash,
+    frame_type: &str,
+) -> Result<Option<FrameId>> {
+    if let Some(v) = engine.get(Table::Heads, &head_key(node, frame_type))? {
+        return Ok(Hash::from_slice(&v));
+    }
+    Ok(group
+        .iter()
+        .map(|&(_, seq, i)| (seq, &frames.0[i as usize]))
+        .filter(|(_, g)| g.node == *node)
+        .max_by_key(|(seq, _)| *seq)
+        .map(|(_, g)| g.id))
 }
 
 /// Checks that every head has frames in history (`with_history`: their keys' hashes, sorted).
