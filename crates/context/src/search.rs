@@ -56,6 +56,7 @@ mod index;
 pub(crate) use self::index::sync_opened;
 pub use self::index::{index_dir, sync_index};
 mod fuse;
+mod impls;
 use self::fuse::{Asking, gather, give_history, hits_of, rank, spread_graph};
 mod lines;
 use self::lines::{Asked, ReadFiles, best_symbols, proximity};

@@ -159,6 +159,27 @@ fn function_names(ws: &Workspace, query: &str) -> Vec<String> {
     ws.names(&["search", "--functions", query, "--limit", "5"])
 }
 
+/// A task that names a Rust trait implementation by its head ("Drop for Drain") names its
+/// methods, though not by their own names: `drop` comes first, ahead of the functions that
+/// hold the task's words.
+#[test]
+fn a_rust_implementation_named_by_its_head_names_its_methods() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/vec.rs",
+        "pub struct Drain<'a, T> {\n    vec: &'a mut Vec<T>,\n    start: usize,\n}\n\nimpl<'a, T> Drain<'a, T> {\n    pub fn drain_range(&mut self, start: usize) -> usize {\n        self.start = start;\n        self.vec.len() - start\n    }\n}\n\nimpl<'a, T: Send> Drop for Drain<'a, T> {\n    fn drop(&mut self) {\n        self.vec.truncate(self.start);\n    }\n}\n\npub fn par_drain<T>(vec: &mut Vec<T>, start: usize) -> usize {\n    vec.len() - start\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let found = function_names(
+        &ws,
+        "Bug in Drop for Drain<'a, T>\n\nthe vec's length is wrong",
+    );
+    assert_eq!(found[0], "drop", "{found:?}");
+    // Without the head, the functions holding the task's words come first.
+    let plain = function_names(&ws, "Bug in the drain\n\nthe vec's length is wrong");
+    assert!(plain.first().is_none_or(|f| f != "drop"), "{plain:?}");
+}
+
 /// What weighs a definition in `search --functions`: a message it prints that the task quotes,
 /// a line of it a traceback points at, a call from the function the task names, the words of
 /// its name; a class by its attributes, and as the class of the file's best method.

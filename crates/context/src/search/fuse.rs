@@ -14,6 +14,9 @@ pub(super) struct Asking {
     pub words: Vec<(String, f32)>,
     /// Lines of code the query quotes, trimmed ([`quoted_code`]).
     pub code: std::collections::HashSet<String>,
+    /// The trait implementations the query names as Rust writes their heads, (trait, type)
+    /// ([`super::impls::impls_named`]).
+    pub impls: std::collections::HashSet<(String, String)>,
 }
 
 impl Asking {
@@ -57,6 +60,7 @@ impl Asking {
             idents,
             words,
             code,
+            impls: super::impls::impls_named(query),
         }
     }
 }
@@ -343,6 +347,7 @@ pub(super) fn hits_of<'r>(
                 code: &asking.code,
                 kind,
                 called: &called,
+                impls: &asking.impls,
             };
             let (symbols, matched) = best_symbols(ff, content.as_deref(), &asked, req.symbols);
             Hit {

@@ -148,6 +148,9 @@ pub(super) struct Asked<'q> {
     pub code: &'q std::collections::HashSet<String>,
     /// Only definitions of this kind.
     pub kind: Option<Kind>,
+    /// The trait implementations the query names by their heads, (trait, type): their
+    /// functions count as named.
+    pub impls: &'q std::collections::HashSet<(String, String)>,
 }
 
 /// How much more a definition the query names, or one holding a message it quotes, counts
@@ -227,12 +230,8 @@ pub(super) fn best_symbols(
         let i = starts.partition_point(|&l| l <= line);
         starts.get(i).is_some_and(|&l| l <= end)
     };
-    let types: std::collections::HashSet<&str> = f
-        .symbols
-        .iter()
-        .filter(|s| is_type(s.kind))
-        .map(|s| s.name.as_str())
-        .collect();
+    let types = type_names(f);
+    let named_impls = super::impls::spans_named(f, asked.impls);
     let mut tf = vec![0u32; words.len()];
     let weighed: Vec<(f64, f64, f64, Option<usize>, &crate::facts::FactSymbol)> = f
         .symbols
@@ -260,7 +259,8 @@ pub(super) fn best_symbols(
             let spans = |l: &usize| *l >= s.line && *l <= s.end_line.max(s.line);
             let pointed = says.iter().any(spans)
                 || quoted.iter().any(spans)
-                || asked.framed.iter().any(spans);
+                || asked.framed.iter().any(spans)
+                || named_impls.iter().any(|&(a, b)| s.line > a && s.line <= b);
             let named = named_weight(s, asked, pointed, &types);
             let kind = kind_share(s.kind);
             (
@@ -300,9 +300,19 @@ pub(super) fn best_symbols(
     )
 }
 
+/// The names of the types `f` defines.
+fn type_names(f: &FileFacts) -> std::collections::HashSet<&str> {
+    f.symbols
+        .iter()
+        .filter(|s| is_type(s.kind))
+        .map(|s| s.name.as_str())
+        .collect()
+}
+
 /// How much more than its words the definition `s` (not a container) counts for being named:
 /// [`NAMED`] where it holds a message the query quotes, a line of code it quotes or a line a
-/// traceback frame points at (`pointed`); else, where the query names it, [`NAMED_CALLED`] if a
+/// traceback frame points at, or is a method of an implementation the task names by its head
+/// (`Drop for Drain`, `impls.rs`) (`pointed`); else, where the query names it, [`NAMED_CALLED`] if a
 /// task writes it as a call and [`NAMED`] if not; never for a function named as a type of its
 /// file (`types`), a constructor (C++, Java): a task naming the type does not name it. A
 /// function it does not name may be a dispatch on a type it writes ([`dispatched`]).
@@ -705,6 +715,7 @@ mod tests {
             framed: &[],
             code: &Default::default(),
             kind: None,
+            impls: &Default::default(),
         };
         let (hits, _) = best_symbols(&facts, Some(text), &asked, 5);
         hits.into_iter().map(|h| (h.name, h.score)).collect()
