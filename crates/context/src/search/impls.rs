@@ -40,7 +40,7 @@ pub(super) fn spans_named(f: &FileFacts, impls: &HashSet<(String, String)>) -> V
         .filter(|s| s.kind == Kind::Impl)
         .filter(|s| {
             impl_trait(&s.signature)
-                .is_some_and(|t| impls.contains(&(t.to_owned(), s.name.clone())))
+                .is_some_and(|t| impls.contains(&(t.to_owned(), type_name(&s.name).to_owned())))
         })
         .map(|s| (s.line, s.end_line))
         .collect()
@@ -52,28 +52,42 @@ pub(super) fn spans_named(f: &FileFacts, impls: &HashSet<(String, String)>) -> V
 fn impl_trait(signature: &str) -> Option<&str> {
     let head = signature
         .trim_start_matches("unsafe ")
-        .strip_prefix("impl")?;
-    // Past the implementation's own parameters, if any.
+        .strip_prefix("impl")?
+        .trim_start();
+    // Past the implementation's own parameters, if any (a `->` in them closes nothing).
     let mut start = 0;
     if head.starts_with('<') {
         let mut depth = 0usize;
+        let mut before = ' ';
         for (i, c) in head.char_indices() {
             match c {
                 '<' => depth += 1,
-                '>' => depth = depth.saturating_sub(1),
+                '>' if before != '-' => depth = depth.saturating_sub(1),
                 _ => {}
             }
+            before = c;
             if depth == 0 {
                 start = i + 1;
                 break;
             }
         }
     }
-    let (path, _) = head[start..].split_once(" for ")?;
+    // Its head only: a `where` clause's `for<'a>` names no trait.
+    let head = &head[start..];
+    let head = head.split_once(" where ").map_or(head, |(h, _)| h);
+    let (path, _) = head.split_once(" for ")?;
     let path = path.trim().trim_start_matches('!');
     let path = path.split('<').next().unwrap_or(path);
     let last = path.rsplit("::").next().unwrap_or(path).trim();
     (!last.is_empty()).then_some(last)
+}
+
+/// The name a task writes for an implementation's type as the outline names it (the type's
+/// text up to its arguments): its last path segment, with any reference, lifetime, `mut` and
+/// `dyn` before it left out (`Drain` of `&'a mut vec::Drain`).
+fn type_name(name: &str) -> &str {
+    let last = name.rsplit("::").next().unwrap_or(name);
+    last.rsplit([' ', '&']).next().unwrap_or(last)
 }
 
 #[cfg(test)]
@@ -134,6 +148,12 @@ mod tests {
         };
         let asked = impls_named("Bug in Drop for Drain<'data, T>");
         assert_eq!(spans_named(&f, &asked), [(30, 40)]);
+        // The outline names an implementation by its type's text: a path, a reference.
+        for name in ["vec::Drain", "&'a mut Drain", "&Drain", "dyn Drain"] {
+            let mut g = f.clone();
+            g.symbols[2].name = name.to_owned();
+            assert_eq!(spans_named(&g, &asked), [(30, 40)], "{name}");
+        }
         assert_eq!(spans_named(&f, &impls_named("Wait for Godot")), []);
     }
 
@@ -153,6 +173,9 @@ mod tests {
             ("impl From<u8> for Byte", Some("From")),
             ("impl<T> Drain<T>", None),
             ("fn for_each(self)", None),
+            ("impl<F: Fn() -> u8> Tr for W<F>", Some("Tr")),
+            ("impl <T> Clone for Box<T>", Some("Clone")),
+            ("impl<F> Foo<F> where for<'a> F: Fn(&'a u8)", None),
         ] {
             assert_eq!(impl_trait(signature), want, "{signature}");
         }

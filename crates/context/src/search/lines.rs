@@ -260,7 +260,7 @@ pub(super) fn best_symbols(
             let pointed = says.iter().any(spans)
                 || quoted.iter().any(spans)
                 || asked.framed.iter().any(spans)
-                || named_impls.iter().any(|&(a, b)| s.line > a && s.line <= b);
+                || named_impls.iter().any(|&(a, b)| s.line >= a && s.line <= b);
             let named = named_weight(s, asked, pointed, &types);
             let kind = kind_share(s.kind);
             (
