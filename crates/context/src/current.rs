@@ -15,10 +15,7 @@ pub fn current_frame(
     path: &str,
     frame_type: &str,
 ) -> Result<Option<Frame>> {
-    match store.head(node_id, frame_type)? {
-        Some(f) => Ok(Some(f)),
-        None => Ok(store.path_head(path, frame_type)?),
-    }
+    Ok(store.head_or_path_head(node_id, path, frame_type)?)
 }
 
 /// The current frame of every context type for the node `node_id` at `path` (invalidation

@@ -86,6 +86,12 @@ pub(crate) fn path_head_key(path: &str, frame_type: &str) -> Vec<u8> {
     k
 }
 
+/// A [`path_head_key`]'s path and frame type, as bytes; `None` without the 0 byte between.
+pub(crate) fn path_head_parts(key: &[u8]) -> Option<(&[u8], &[u8])> {
+    let at = key.iter().position(|&b| b == 0)?;
+    Some((&key[..at], &key[at + 1..]))
+}
+
 /// A history entry's value: the frame id, then what views order and filter by.
 pub(crate) fn history_value(f: &Frame) -> Vec<u8> {
     history_value_of(&f.frame_id, f.metadata.created_at_ms, &f.agent_id)

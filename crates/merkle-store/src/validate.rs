@@ -125,10 +125,10 @@ fn all(engine: &dyn Engine, table: Table) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
 }
 
 fn split_path_head_key(k: &[u8]) -> (String, String) {
-    let at = k.iter().position(|&b| b == 0).unwrap_or(k.len());
+    let (path, ty) = crate::keys::path_head_parts(k).unwrap_or((k, b""));
     (
-        String::from_utf8_lossy(&k[..at]).into_owned(),
-        String::from_utf8_lossy(k.get(at + 1..).unwrap_or_default()).into_owned(),
+        String::from_utf8_lossy(path).into_owned(),
+        String::from_utf8_lossy(ty).into_owned(),
     )
 }
 

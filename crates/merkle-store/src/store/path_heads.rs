@@ -77,6 +77,28 @@ impl Store {
         Ok(())
     }
 
+    /// The head of `node` (at `path`, now or once) of a type, else the path head there: each
+    /// table read once, where [`Store::head`] then [`Store::path_head`] would read the node's
+    /// history twice when it is the node at its path (a generation's every new file).
+    pub fn head_or_path_head(
+        &self,
+        node: &NodeId,
+        path: &str,
+        frame_type: &str,
+    ) -> Result<Option<Frame>> {
+        if let Some(f) = self.head(node, frame_type)? {
+            return Ok(Some(f));
+        }
+        let path = normalize_path(path);
+        if let Some(f) = self.indexed_frame(Table::PathHeads, &path_head_key(&path, frame_type))? {
+            return Ok(Some(f));
+        }
+        match self.node_id_at(&path)? {
+            Some(at) if at != *node => self.head(&at, frame_type),
+            _ => Ok(None),
+        }
+    }
+
     /// The latest frame of a type on any node that has been at `path` (any version of it):
     /// the one recorded there, else the head of the node at `path` now.
     pub fn path_head(&self, path: &str, frame_type: &str) -> Result<Option<Frame>> {
@@ -100,11 +122,8 @@ impl Store {
                 .frame_fields(&id)?
                 .map(|f| (f.metadata.created_at_ms, f.frame_id)));
         }
-        let split = key.iter().position(|&b| b == 0).unwrap_or(key.len());
-        let (Ok(path), Ok(ty)) = (
-            std::str::from_utf8(&key[..split]),
-            std::str::from_utf8(key.get(split + 1..).unwrap_or_default()),
-        ) else {
+        let (path, ty) = path_head_parts(key).unwrap_or((key, b""));
+        let (Ok(path), Ok(ty)) = (std::str::from_utf8(path), std::str::from_utf8(ty)) else {
             return Err(Error::corrupt(
                 "path_heads",
                 key,
@@ -170,10 +189,7 @@ impl Store {
         let mut out: Vec<String> = Vec::new();
         let mut err = None;
         self.engine.scan(Table::PathHeads, b"", &mut |k, _| {
-            let path = k
-                .iter()
-                .position(|&b| b == 0)
-                .and_then(|at| std::str::from_utf8(&k[..at]).ok());
+            let path = path_head_parts(k).and_then(|(p, _)| std::str::from_utf8(p).ok());
             let Some(path) = path else {
                 err = Some(Error::corrupt(
                     "path_heads",
@@ -211,10 +227,9 @@ impl Store {
             // The least key after the last one read.
             from.push(0);
             for (k, v) in recorded {
-                let Some(split) = k.iter().position(|&b| b == 0) else {
+                let Some((path, ty)) = path_head_parts(&k) else {
                     continue;
                 };
-                let (path, ty) = (&k[..split], &k[split + 1..]);
                 if at.as_ref().is_none_or(|(p, _)| p.as_slice() != path) {
                     let Ok(p) = std::str::from_utf8(path) else {
                         continue;
