@@ -400,6 +400,20 @@ packed {} values of a store written before packing",
             grouped(c.packed)
         ));
     }
+    if c.tree_copy_removed > 0 {
+        text.push_str(&format!(
+            "
+tree: {verb} the {} records of the copy of the tree an earlier version kept",
+            grouped(c.tree_copy_removed)
+        ));
+    }
+    if c.tree_blocked > 0 {
+        text.push_str(&format!(
+            "
+tree: wrote {} entries of a store written before blocks in blocks",
+            grouped(c.tree_blocked)
+        ));
+    }
     if let Some(e) = &g.index_error {
         text.push_str(&format!(
             "

@@ -32,6 +32,16 @@ pub(crate) fn decode<'a, T>(
     }
 }
 
+/// A signed number as an unsigned one that is small where its magnitude is (for LEB128).
+pub(crate) fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// The number [`zigzag`] was given.
+pub(crate) fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
 #[derive(Default)]
 pub(crate) struct Writer(pub(crate) Vec<u8>);
 

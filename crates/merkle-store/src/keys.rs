@@ -19,19 +19,16 @@ pub(crate) const META_IGNORES: &[u8] = b"ignores";
 /// A path near the middle of the tree, at which a load of the whole tree splits its reading in
 /// two; any path will do, the middle does it fastest. Written when a scan writes most paths.
 pub(crate) const META_TREE_SPLIT: &[u8] = b"tree_split";
-/// How many commits have written the tree (a little-endian u64, absent: none counted): with
-/// the root, the stamp and the counts, what names one state of the tree table, which the kept
-/// kept tree says it is of ([`META_TREE_KEPT_OF`]).
-pub(crate) const META_TREE_GEN: &[u8] = b"tree_gen";
-/// The state of the tree table the kept tree is of (32 bytes), then how many parts each of its
-/// halves has (two little-endian u32), then the parts' format (one byte; a record without it
-/// names parts of an older one), written last: whether it is of the table as it is, told
-/// without reading it (see `store/snapshot.rs`).
-pub(crate) const META_TREE_KEPT_OF: &[u8] = b"tree_kept_of";
-/// Where a store of an earlier version kept the tree table as one record and its state, among
-/// the meta table's small values (each of their reads read it too): removed when the tree is
-/// kept again, now in a table of its own.
-pub(crate) const META_TREE_KEPT_BEFORE: [&[u8]; 2] = [b"tree_snapshot", b"tree_snapshot_of"];
+/// What a store of an earlier version kept beside its tree table to read the whole tree fast,
+/// before the table was kept in blocks (`engine/blocked.rs`): the count of commits that wrote
+/// the table, the state its copy (in [`Table::Kept`]) was of, and where a still earlier one
+/// kept the copy and its state. `merkle gc` removes them.
+pub(crate) const META_TREE_KEPT_BEFORE: [&[u8]; 4] = [
+    b"tree_gen",
+    b"tree_kept_of",
+    b"tree_snapshot",
+    b"tree_snapshot_of",
+];
 /// Trees with fewer entries are loaded in one piece.
 pub(crate) const TREE_SPLIT_MIN: usize = 4096;
 

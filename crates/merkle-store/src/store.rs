@@ -1,8 +1,7 @@
 //! The store: one workspace's Merkle tree, frames, heads, basis index and agents in one engine,
 //! behind the thin [`Store`] handle (opening, node addressing, agents, validation) and three
 //! rooms: the tree (`tree.rs`: scan, plan, apply; `build.rs`: the one tree builder;
-//! `rescan.rs`: paths; `status.rs`; `snapshot.rs`: the tree table kept as two records for
-//! whole-tree reads), frames (`frames.rs`: put, heads, history, memos, basis;
+//! `rescan.rs`: paths; `status.rs`), frames (`frames.rs`: put, heads, history, memos, basis;
 //! `path_heads.rs`: recorded only where not implied; `exchange.rs`: import and export) and
 //! caches (`derived.rs`, `caches.rs`: checkpoints and notes; remote markers in `exchange.rs`).
 //!
@@ -41,7 +40,6 @@ mod gc;
 mod path_heads;
 mod rescan;
 mod scan_writes;
-mod snapshot;
 mod space;
 mod status;
 mod tree;

@@ -139,7 +139,6 @@ conformance!(
     derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
     tree_files_lists_the_leaves_with_their_content_hashes,
     a_large_tree_is_listed_whole_and_in_order_when_read_in_halves,
-    the_tree_kept_in_one_record_is_read_only_while_it_is_of_the_table,
     the_disk_is_vouched_for_only_while_it_holds_the_scanned_tree,
     a_tree_built_from_its_leaves_is_the_scanned_tree,
     status_names_the_folders_no_file_change_implies,
@@ -246,13 +245,10 @@ fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineK
     common::settle(f.dir.path());
     let root = f.scan().root;
     assert_eq!(listed(&f), with(0..50));
-    // The stat check reads the same two parts (a half each at this size; many parts, taken
-    // in turn: `snapshot.rs`'s tests): an edit in either is seen.
+    // The stat check reads the table's two halves side by side: an edit in either is seen.
     assert_eq!(f.store.unchanged_on_disk().expect("check"), Some(root));
     for path in ["big/d00/f000.txt", "big/d49/f099.txt"] {
-        // From the tree kept in one record as from the table.
         assert_eq!(listed(&f).len(), with(0..50).len());
-        assert!(f.store.tree_kept().expect("kept"), "{path}");
         std::fs::write(f.path(path), "edited\n").expect("edit");
         assert_eq!(f.store.unchanged_on_disk().expect("check"), None, "{path}");
         common::settle(f.dir.path());
@@ -268,63 +264,6 @@ fn a_large_tree_is_listed_whole_and_in_order_when_read_in_halves(engine: EngineK
     }
     f.scan();
     assert_eq!(listed(&f), with(0..5));
-}
-
-/// A writable handle that lists the tree from its table keeps it in one record, which later
-/// whole-tree reads take (the same listing, the same stat check) while the table is as it was
-/// read: a scan that records only a touch (the root unchanged) or an edit moves it on, and the
-/// table is read again until a listing keeps it anew.
-fn the_tree_kept_in_one_record_is_read_only_while_it_is_of_the_table(engine: EngineKind) {
-    let f = Fixture::new(engine);
-    common::settle(f.dir.path());
-    let root = f.scan().root;
-    assert!(!f.store.tree_kept().expect("kept"));
-    let from_table = f.store.tree_files().expect("tree files");
-    assert!(f.store.tree_kept().expect("kept"));
-    assert_eq!(f.store.tree_files().expect("tree files"), from_table);
-    assert_eq!(f.store.unchanged_on_disk().expect("check"), Some(root));
-    // The kept record checks the disk as the table does.
-    std::fs::write(f.path("src/lib.rs"), "pub fn answer() -> u32 { 43 }\n").expect("edit");
-    assert_eq!(f.store.unchanged_on_disk().expect("check"), None);
-    common::settle(f.dir.path());
-    let edited = f.scan().root;
-    assert_ne!(edited, root);
-    assert!(!f.store.tree_kept().expect("kept"));
-    let listed = f.store.tree_files().expect("tree files");
-    let lib = |files: &[merkle_store::TreeFile]| {
-        files
-            .iter()
-            .find(|t| t.path == "src/lib.rs")
-            .map(|t| t.content_hash)
-    };
-    assert_ne!(lib(&listed), lib(&from_table));
-    assert_eq!(
-        lib(&listed),
-        Some(hash::content_hash(b"pub fn answer() -> u32 { 43 }\n"))
-    );
-    assert!(f.store.tree_kept().expect("kept"));
-    // A touch: the root stays, the stats the scan records move the table on.
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
-    std::fs::File::options()
-        .write(true)
-        .open(f.path("README.md"))
-        .and_then(|file| file.set_modified(t))
-        .expect("set mtime");
-    assert_eq!(f.store.unchanged_on_disk().expect("check"), None);
-    common::settle(f.dir.path());
-    assert_eq!(f.scan().root, edited);
-    assert!(!f.store.tree_kept().expect("kept"));
-    assert_eq!(f.store.unchanged_on_disk().expect("check"), Some(edited));
-    assert_eq!(f.store.tree_files().expect("tree files"), listed);
-    assert!(f.store.tree_kept().expect("kept"));
-    assert_eq!(f.store.unchanged_on_disk().expect("check"), Some(edited));
-    // Kept across a reopen, and beside the tree's own records.
-    let Fixture { dir, store } = f;
-    drop(store);
-    let reopened = open(dir.path(), engine);
-    assert!(reopened.tree_kept().expect("kept"));
-    assert_eq!(reopened.tree_files().expect("tree files"), listed);
-    assert!(reopened.validate().expect("validate").is_empty());
 }
 
 /// `unchanged_on_disk` vouches for the last scan's tree exactly while a scan would find

@@ -14,8 +14,8 @@
 //!    for: where another process holds the store for writing, the read answers for the last
 //!    scan's tree and says it is stale, rather than wait. A store never scanned is left so by
 //!    a read of nodes (which then says how to start), and scanned by a read of facts or a write.
-//! 3. **The caches.** A read of facts brings the import graph and the kept tree in step
-//!    through such a writer when either is behind, and reads the tree's listing and search
+//! 3. **The caches.** A read of facts brings the import graph in step through such a writer
+//!    when it is behind, and reads the tree's listing and search
 //!    index from a [`Snapshot`] kept per root (listing a 15k-file tree and opening its index
 //!    are most of a search's time; a read of the index opens it beside the listing). Where
 //!    the caches are in step, the check of step 1 runs beside the read itself, whose answer
@@ -253,9 +253,7 @@ impl Workspace {
         let (settled, first) = self.read_stored(|reader| {
             let root = reader.root()?;
             let settled = self.settle(root);
-            let kept = root.is_some()
-                && Graph::kept_for(reader) == root
-                && reader.tree_kept().unwrap_or(false);
+            let kept = root.is_some() && Graph::kept_for(reader) == root;
             let first = match root {
                 Some(root) if kept => self.first_try(reader, root, settled, reads, &work)?,
                 _ => First::Rescan,
@@ -504,51 +502,30 @@ impl Workspace {
         Ok(false)
     }
 
-    /// Step 3: the import graph and the kept tree for the tree the store holds, made through a
-    /// writer opened once where either is not (where another process's writer keeps this out,
-    /// reads derive what they need and keep nothing). The kept tree is a cache: a store whose
-    /// kept tree is of an older format has it again on its next read, and a keeping that
-    /// fails (a store folder this process cannot write) is not an error, nor tried again for
-    /// the same root.
+    /// Step 3: the import graph for the tree the store holds, made through a writer opened
+    /// once where it is not (where another process's writer keeps this out, reads derive what
+    /// they need and keep nothing).
     fn caches_in_step(&self) -> Result<()> {
         let behind = self.read_stored(|store| {
             let root = store.root()?;
-            let graph = root.is_some() && Graph::kept_for(store) != root;
-            let tree = root.is_some() && !store.tree_kept()?;
-            Ok::<_, Error>((root, graph, tree))
+            Ok::<_, Error>(root.is_some() && Graph::kept_for(store) != root)
         });
-        let (root, graph, tree) = match behind {
+        let graph = match behind {
             Ok(behind) => behind,
             Err(Error::Store(merkle_store::Error::NoStore { .. })) => return Ok(()),
             Err(e) => return Err(e),
         };
-        if graph {
-            return self.shared.handles.alone(|| match self.writer_if_free() {
-                Ok(writer) => {
-                    let facts = TreeFacts::listing(&writer)?;
-                    Graph::of_tree(&writer, &facts).map(drop)
-                }
-                Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
-                Err(e) => Err(e.into()),
-            });
+        if !graph {
+            return Ok(());
         }
-        let first_try = tree && {
-            let mut tried = self
-                .shared
-                .keeping_tried
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            std::mem::replace(&mut *tried, root) != root
-        };
-        if first_try {
-            self.shared.handles.alone(|| {
-                if let Ok(writer) = self.writer_if_free() {
-                    // A writer's read of the tree keeps it.
-                    let _ = writer.tree_files();
-                }
-            });
-        }
-        Ok(())
+        self.shared.handles.alone(|| match self.writer_if_free() {
+            Ok(writer) => {
+                let facts = TreeFacts::listing(&writer)?;
+                Graph::of_tree(&writer, &facts).map(drop)
+            }
+            Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        })
     }
 
     /// Whether the last scan's recorded stats still hold below the folders the watcher does

@@ -29,8 +29,8 @@ pub struct Garbage {
 
 impl Garbage {
     /// `{dry_run, nodes: {kept, removed}, derived: [{namespace, kept, removed, why}], bodies:
-    /// {kept, removed}, heads_implied, path_heads_implied, packed, compacted, bytes_before,
-    /// bytes_after, index_segments: {before, after}}`.
+    /// {kept, removed}, heads_implied, path_heads_implied, tree_copy_removed, packed,
+    /// tree_blocked, compacted, bytes_before, bytes_after, index_segments: {before, after}}`.
     pub fn json(&self) -> Value {
         let c = &self.collected;
         json!({
@@ -43,6 +43,8 @@ impl Garbage {
             "heads_implied": c.heads_implied,
             "path_heads_implied": c.path_heads_implied,
             "packed": c.packed,
+            "tree_blocked": c.tree_blocked,
+            "tree_copy_removed": c.tree_copy_removed,
             "compacted": c.compacted,
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
@@ -69,9 +71,15 @@ pub fn why_kept(namespace: &str) -> &'static str {
 
 impl super::Workspace {
     /// [`collect_garbage`] on the workspace's existing store (never one made), opened for
-    /// writing alone.
+    /// writing alone; a dry run reads it (beside another process's writer too), so that it
+    /// writes nothing, not even what an engine writes when a writer closes.
     pub fn collect_garbage(&self, dry_run: bool) -> Result<Garbage> {
-        collect_garbage(&mut self.existing_writer()?, dry_run)
+        let mut store = if dry_run {
+            self.reader()?
+        } else {
+            self.existing_writer()?
+        };
+        collect_garbage(&mut store, dry_run)
     }
 }
 

@@ -49,9 +49,6 @@ pub(super) struct Shared {
     /// Held while the search index is brought in step (one writer of it in this process) or
     /// opened ahead of a read.
     pub(super) indexing: Arc<Mutex<()>>,
-    /// The root whose tree a read last tried to keep through a writer (a keeping refused, or
-    /// a store folder this process cannot write, is not tried again for that root).
-    pub(super) keeping_tried: Mutex<Option<merkle_store::NodeId>>,
 }
 
 impl std::fmt::Debug for Workspace {

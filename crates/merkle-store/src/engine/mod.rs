@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::error::Result;
 
+mod blocked;
 mod packed;
 mod redb;
 #[cfg(feature = "sled")]
@@ -48,7 +49,8 @@ pub enum Table {
     Meta,
     /// NodeID -> node record, for every node any scan has seen (frames may point at old nodes).
     Nodes,
-    /// Workspace path -> the last scan's entry at that path (node id, stat fields).
+    /// Workspace path -> the last scan's entry at that path (node id, stat fields), kept in
+    /// blocks of entries (see `blocked.rs`).
     Tree,
     /// FrameID -> frame record.
     Frames,
@@ -76,9 +78,9 @@ pub enum Table {
     /// content by a caller (a parse's symbols and imports), whose meaning the store does not
     /// know (see `Store::derived`).
     Derived,
-    /// Name -> a cache read in large pieces (the tree table's two halves, in parts of 65,536
-    /// entries, see `store/snapshot.rs`): large values in a table of their own, so that a point
-    /// read of another table's small values does not read them too.
+    /// What a store of an earlier version kept: a copy of the tree table in large pieces, for
+    /// whole-tree reads, before the table was kept in blocks. Nothing writes it; `merkle gc`
+    /// empties it.
     Kept,
     /// Content hash (blake3) -> content: a frame's content or a derived record's bytes of at
     /// least [`crate::store::BODY_MIN`] bytes, kept once however many records hold it (see
@@ -216,6 +218,8 @@ pub trait Engine: Send + Sync {
         })?;
         Ok(last)
     }
+    /// The last entry whose key is `<= key` (the block a key falls in: see `blocked.rs`).
+    fn floor(&self, table: Table, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>>;
     /// [`Engine::scan`] of the values as the engine stores them (packed: see `packed.rs`),
     /// for what takes the space.
     fn scan_stored(
@@ -234,6 +238,11 @@ pub trait Engine: Send + Sync {
     /// Packs the values of a store written before packing, in place (see `packed.rs`); the
     /// values rewritten.
     fn pack_all(&self) -> Result<u64> {
+        Ok(0)
+    }
+    /// Rewrites the tree table of a store written before blocks in blocks, in place (see
+    /// `blocked.rs`); the entries rewritten.
+    fn block_all(&self) -> Result<u64> {
         Ok(0)
     }
     /// Applies every write of `batch` atomically; returns only once the writes are durable.
@@ -305,6 +314,7 @@ impl EngineKind {
                 });
             }
         };
-        Ok(Box::new(packed::Packed::open(inner, writable)?))
+        let blocked = Box::new(blocked::Blocked::open(inner, writable)?);
+        Ok(Box::new(packed::Packed::open(blocked, writable)?))
     }
 }

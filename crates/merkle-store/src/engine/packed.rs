@@ -137,6 +137,19 @@ impl Engine for Packed {
         }
     }
 
+    fn floor(&self, table: Table, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let Some((k, v)) = self.inner.floor(table, key)? else {
+            return Ok(None);
+        };
+        if !self.tagged(table) {
+            return Ok(Some((k, v)));
+        }
+        match unpack(&v) {
+            Ok(bytes) => Ok(Some((k, bytes.into_owned()))),
+            Err(why) => Err(Error::corrupt(table.name(), &k, why)),
+        }
+    }
+
     fn scan(
         &self,
         table: Table,
@@ -165,7 +178,11 @@ impl Engine for Packed {
         start: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        self.inner.scan(table, start, visit)
+        self.inner.scan_stored(table, start, visit)
+    }
+
+    fn block_all(&self) -> Result<u64> {
+        self.inner.block_all()
     }
 
     fn commit(&self, mut batch: Batch) -> Result<()> {

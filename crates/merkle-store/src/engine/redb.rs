@@ -269,6 +269,22 @@ impl Engine for RedbEngine {
         })
     }
 
+    fn floor(&self, table: Table, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.guarded(|at| {
+            let tables = self.tables(at)?;
+            let Some(t) = Self::table(&tables, table) else {
+                return Ok(None);
+            };
+            match t.range(..=key).map_err(|e| at.engine(e))?.next_back() {
+                Some(item) => {
+                    let (k, v) = item.map_err(|e| at.engine(e))?;
+                    Ok(Some((k.value().to_vec(), v.value().to_vec())))
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
     fn commit(&self, batch: Batch) -> Result<()> {
         let Handle::Write(db) = &self.db else {
             return Err(Error::Engine {

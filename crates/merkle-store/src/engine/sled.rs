@@ -96,6 +96,16 @@ impl Engine for SledEngine {
         }
     }
 
+    fn floor(&self, table: Table, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        match self.tree(table).range(..=key).next_back() {
+            Some(item) => {
+                let (k, v) = item.map_err(|e| engine_error(&self.store, e))?;
+                Ok(Some((k.to_vec(), v.to_vec())))
+            }
+            None => Ok(None),
+        }
+    }
+
     fn commit(&self, batch: Batch) -> Result<()> {
         let mut per_tree: Vec<sled::Batch> =
             Table::ALL.iter().map(|_| sled::Batch::default()).collect();

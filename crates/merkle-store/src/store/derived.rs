@@ -8,12 +8,11 @@
 //! and a renamed file costs nothing. Like memos it is a cache: losing a record costs a
 //! recomputation, and a store written before the table existed reads it as empty.
 use super::Store;
-use super::snapshot::Records;
 use crate::codec::{self, Writer};
 use crate::engine::{Batch, Table};
 use crate::error::{Error, Result};
 use crate::hash::{Hash, NodeId};
-use crate::node::{NodeKind, TreeEntry};
+use crate::node::NodeKind;
 
 /// A leaf of the current tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,9 +100,7 @@ impl Store {
         self.engine.commit(batch)
     }
 
-    /// Every file and symlink of the last scan's tree, in path order, with its content hash:
-    /// from the kept tree where it is of the table as it is, else read from
-    /// the table (and, through a writable handle, kept).
+    /// Every file and symlink of the last scan's tree, in path order, with its content hash.
     pub fn tree_files(&self) -> Result<Vec<TreeFile>> {
         Ok(self.tree_file_halves()?.concat())
     }
@@ -115,52 +112,24 @@ impl Store {
         if self.root()?.is_none() {
             return Err(Error::NotScanned);
         }
-        let leaf = |path: &str, e: &TreeEntry| {
-            e.kind.is_leaf().then(|| TreeFile {
-                path: path.to_owned(),
-                kind: e.kind,
-                node_id: e.node_id,
-                content_hash: e.content_hash,
-            })
-        };
-        if let Some(kept) = self.kept()? {
-            // Its two halves side by side, as the table's are.
-            let half = |half: usize| -> Result<Option<Vec<TreeFile>>> {
-                let mut out = Vec::new();
-                let read = self.visit_kept_half(kept, half, |path, e| {
-                    out.extend(leaf(path, &e));
-                    true
-                })?;
-                Ok(read.map(|()| out))
-            };
-            let (first, second) = super::tree::side_by_side(|| half(0), || half(1));
-            if let (Some(first), Some(second)) = (first?, second?) {
-                return Ok(vec![first, second]);
-            }
-        }
-        let keep = !self.is_read_only();
-        let state = self.tree_state()?;
         // Reading and decoding the entries is the cost: two halves side by side.
-        let halves = self.tree_halves(|start, end| {
+        self.tree_halves(|start, end| {
             let mut out = Vec::new();
-            // The second half starts at the split path; the first (or only one) at the start.
-            let mut records = Records::of(state, usize::from(!start.is_empty()));
             self.tree_range(
                 start,
                 |k| end.is_none_or(|end| k < end),
                 |path, e| {
-                    if keep {
-                        records.push(self, path, &e);
+                    if e.kind.is_leaf() {
+                        out.push(TreeFile {
+                            path: path.to_owned(),
+                            kind: e.kind,
+                            node_id: e.node_id,
+                            content_hash: e.content_hash,
+                        });
                     }
-                    out.extend(leaf(path, &e));
                 },
             )
-            .map(|()| (out, records))
-        })?;
-        let (files, records): (Vec<Vec<TreeFile>>, Vec<Records>) = halves.into_iter().unzip();
-        if keep {
-            self.keep_tree(records);
-        }
-        Ok(files)
+            .map(|()| out)
+        })
     }
 }

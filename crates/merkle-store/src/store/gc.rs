@@ -2,7 +2,8 @@
 //! current tree, nor a frame's history, nor a directory kept for one holds (the versions of
 //! files a rescan replaced), and derived records the caller no longer reads (a cache of an
 //! older format, or of content no file has now), and the bodies no record names now; then the
-//! values of a store written before packing packed, and the engine's file compacted (redb:
+//! values of a store written before packing packed, the tree of one written before blocks in
+//! blocks, and the engine's file compacted (redb:
 //! its fragmented tables rewritten in key order first, see `engine/redb.rs`). Frames, their
 //! history, heads, memos and the basis index are never collected: they are what the store is
 //! for (a heads-table entry that names its history's latest entry goes: the history implies
@@ -35,8 +36,14 @@ pub struct Collected {
     /// Recorded path heads that are the head of the node at their path, which the tree
     /// implies (most path heads of a store written before they were implied), removed.
     pub path_heads_implied: u64,
+    /// Records of the copy of the tree table a store of an earlier version kept (see
+    /// [`Table::Kept`]), removed.
+    pub tree_copy_removed: u64,
     /// Values of a store written before packing that were packed.
     pub packed: u64,
+    /// Tree entries of a store written before the tree was kept in blocks, rewritten in
+    /// blocks (see `engine/blocked.rs`).
+    pub tree_blocked: u64,
     /// Whether the engine gave freed space back to the file system.
     pub compacted: bool,
 }
@@ -106,12 +113,34 @@ impl Store {
             .map(|(_, k)| k.as_slice())
             .collect();
         (out.bodies_kept, out.bodies_removed) = self.collect_bodies(dry_run, &derived_gone)?;
+        out.tree_copy_removed = self.remove_tree_copy(dry_run)?;
         if dry_run {
             return Ok(out);
         }
         out.packed = self.engine.pack_all()?;
+        out.tree_blocked = self.engine.block_all()?;
         out.compacted = self.engine.compact()?;
         Ok(out)
+    }
+
+    /// Removes the copy of the tree table a store of an earlier version kept, and its records
+    /// in the meta table (counted only, in a dry run); the copy's records.
+    fn remove_tree_copy(&self, dry_run: bool) -> Result<u64> {
+        let mut batch = Batch::default();
+        self.engine.scan_stored(Table::Kept, b"", &mut |k, _| {
+            batch.delete(Table::Kept, k.to_vec());
+            true
+        })?;
+        let copy = batch.len() as u64;
+        for key in META_TREE_KEPT_BEFORE {
+            if self.engine.contains(Table::Meta, key)? {
+                batch.delete(Table::Meta, key.to_vec());
+            }
+        }
+        if !dry_run && !batch.is_empty() {
+            self.engine.commit(batch)?;
+        }
+        Ok(copy)
     }
 
     /// The keys of the heads-table entries that name their history's latest entry.
@@ -173,5 +202,54 @@ impl Store {
             );
         }
         Ok(kept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Batch, Table};
+    use crate::keys::META_TREE_KEPT_BEFORE;
+    use crate::{OpenOptions, ScanOptions, Store};
+
+    /// The copy of the tree an earlier version kept is counted by a dry run and removed by a
+    /// collection, its meta records with it; the tree reads the same after.
+    #[test]
+    fn the_tree_copy_an_earlier_version_kept_is_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("a.txt"), "a\n").expect("write");
+        let mut store = Store::open(dir.path(), &OpenOptions::default()).expect("open");
+        store.scan(&ScanOptions::default()).expect("scan");
+        let files = store.tree_files().expect("tree files");
+        let mut batch = Batch::default();
+        for part in [&b"tree:0:\0\0\0\0"[..], b"tree:1:\0\0\0\0", b"tree:0"] {
+            batch.put(Table::Kept, part.to_vec(), vec![5; 300]);
+        }
+        for key in META_TREE_KEPT_BEFORE {
+            batch.put(Table::Meta, key.to_vec(), vec![1; 8]);
+        }
+        store.engine.commit(batch).expect("commit");
+        let keep = |_: &str, _: &crate::Hash| true;
+        let dry = store.collect_garbage(&keep, true).expect("dry run");
+        assert_eq!(dry.tree_copy_removed, 3);
+        assert_eq!(
+            store.engine.count(Table::Kept).expect("count"),
+            3,
+            "a dry run removes nothing"
+        );
+        let done = store.collect_garbage(&keep, false).expect("collect");
+        assert_eq!(done.tree_copy_removed, 3);
+        assert_eq!(store.engine.count(Table::Kept).expect("count"), 0);
+        for key in META_TREE_KEPT_BEFORE {
+            assert!(!store.engine.contains(Table::Meta, key).expect("read"));
+        }
+        assert_eq!(
+            store
+                .collect_garbage(&keep, false)
+                .expect("again")
+                .tree_copy_removed,
+            0
+        );
+        assert_eq!(store.tree_files().expect("tree files"), files);
+        assert!(store.validate().expect("validate").is_empty());
     }
 }

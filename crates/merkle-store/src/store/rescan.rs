@@ -625,8 +625,6 @@ impl Targeted<'_> {
         }
         let writes = batch.len() as u64;
         if !batch.is_empty() {
-            // The table moves to a new state: a snapshot kept of it is of the last one.
-            store.count_tree_write(&mut batch)?;
             store.engine.commit(batch)?;
         }
         changed.sort_unstable();

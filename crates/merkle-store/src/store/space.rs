@@ -4,7 +4,8 @@
 use super::*;
 
 /// The entries of one table, or of one namespace of the derived table, and their bytes (keys
-/// and values as stored, packed where they are: before the engine's own overhead).
+/// and values as stored, packed where they are and the tree's in blocks: before the engine's
+/// own overhead).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Space {
     /// The table's name (`frames`, `nodes`, ...), or `derived:NAMESPACE`.
@@ -52,6 +53,8 @@ impl Store {
                 }
                 true
             })?;
+            // Entries, however the engine keeps them (the tree's in blocks).
+            space.entries = self.engine.count(table)?;
             out.push(space);
         }
         let mut namespaces: Vec<Space> = derived.into_values().collect();

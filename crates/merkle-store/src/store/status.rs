@@ -33,9 +33,8 @@ impl Store {
     /// listing and hash by, so a scan now would find nothing changed. `None` when anything
     /// differs or cannot be vouched for (a folder whose stat was not recorded, a racy file):
     /// a scan, or its plan, then says what changed. Writes nothing and builds nothing: the
-    /// recorded tree is read once by two threads side by side (the kept tree's parts taken in
-    /// turn where it is kept, [`Store::tree_kept`]; else the table's two halves), each entry
-    /// stat'ed from its folder, open where it holds many entries (else from the nearest open
+    /// recorded tree is read once by two threads side by side (the table's two halves,
+    /// [`Store::tree_halves`]), each entry stat'ed from its folder, open where it holds many entries (else from the nearest open
     /// folder above), the first that differs ending both threads' reads.
     pub fn unchanged_on_disk(&self) -> Result<Option<NodeId>> {
         let _guard = self.lock();
@@ -53,49 +52,21 @@ impl Store {
             }
             !differs.load(Relaxed)
         };
-        let all_hold = if let Some(kept) = self.kept()? {
-            // The kept tree's parts, taken in turn by two threads side by side: a part costs
-            // what its folders and files do on disk, so that halves of as many entries took
-            // 104 and 155 ms at 100k files, one thread idle for the last third.
-            let parts = kept.part_list();
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            let check = || {
-                let Some(mut checker) = checker() else {
-                    differs.store(true, Relaxed);
-                    return false;
-                };
-                let mut visit = |path: &str, e: TreeEntry| holds(&mut checker, path, &e);
-                while let Some(&(half, part)) = parts.get(next.fetch_add(1, Relaxed)) {
-                    let read = self.visit_kept_part(kept, half, part, &mut visit);
-                    if !matches!(read, Ok(Some(true))) {
-                        differs.store(true, Relaxed);
-                    }
-                    if differs.load(Relaxed) {
-                        return false;
-                    }
-                }
-                true
+        // Each half from `start` up to `end`.
+        let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
+            let Some(mut checker) = checker() else {
+                return Ok(false);
             };
-            let (first, second) = super::tree::side_by_side(check, check);
-            // A thread ends true only having read every part it took whole, none differing.
-            first && second
-        } else {
-            // The table: each half from `start` up to `end` ([`Store::tree_halves`]).
-            let check = |start: &[u8], end: Option<&[u8]>| -> Result<bool> {
-                let Some(mut checker) = checker() else {
-                    return Ok(false);
-                };
-                self.tree_range(
-                    start,
-                    |k| !differs.load(Relaxed) && end.is_none_or(|end| k < end),
-                    |path, e| {
-                        holds(&mut checker, path, &e);
-                    },
-                )?;
-                Ok(!differs.load(Relaxed))
-            };
-            self.tree_halves(check)?.into_iter().all(|h| h)
+            self.tree_range(
+                start,
+                |k| !differs.load(Relaxed) && end.is_none_or(|end| k < end),
+                |path, e| {
+                    holds(&mut checker, path, &e);
+                },
+            )?;
+            Ok(!differs.load(Relaxed))
         };
+        let all_hold = self.tree_halves(check)?.into_iter().all(|h| h);
         // A scan through another handle may have landed meanwhile: the answer is for one tree.
         Ok((all_hold && self.root()? == Some(root)).then_some(root))
     }

@@ -569,8 +569,6 @@ impl Store {
             rayon::spawn(move || drop((prev, walked)));
         }
         if !batch.is_empty() {
-            // The table moves to a new state: a snapshot kept of it is of the last one.
-            self.count_tree_write(&mut batch)?;
             self.engine.commit(batch)?;
         }
         Ok(report)
