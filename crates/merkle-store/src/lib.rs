@@ -20,8 +20,7 @@
 //! `store.rs` is the thin handle (opening, node addressing, agents); behind it three rooms:
 //!
 //! - the tree: `store/tree.rs` (a scan planned, then applied), `store/build.rs` (the one tree
-//!   builder), `store/rescan.rs` ([`Store::scan_paths`]), `store/status.rs`, `store/snapshot.rs`
-//!   (the tree's kept records), and the walk in `scan/` (`fsdir.rs`, `ignores.rs`, `verify.rs`);
+//!   builder), `store/rescan.rs` ([`Store::scan_paths`]), `store/status.rs`, and the walk in `scan/` (`fsdir.rs`, `ignores.rs`, `verify.rs`);
 //! - frames: `store/frames.rs` (frames, heads and memos) and `store/exchange.rs` (import and
 //!   export, for the `remote` crate);
 //! - caches: `store/derived.rs` (derived data) and `store/caches.rs` (checkpoints and notes);
@@ -56,12 +55,10 @@
 //!   (`scan/ignores.rs`); `.git` and the store are never entered; symlinks are recorded by target,
 //!   never followed. It reaches the disk relative to open folders (`scan/fsdir.rs`): one name per
 //!   system call, never a path from `/`; a listing ends only when the kernel returns nothing.
-//! - **A whole-tree read takes two records, not the table's pages** (`store/snapshot.rs`): a
-//!   writable handle that lists the tree keeps its two halves as two records under the table's
-//!   state (root, stamp, counts and a count of the commits that wrote the tree), in a table of
-//!   their own (`kept`: megabytes among the meta table's small values were read with each of
-//!   them); the listing and the stat check's two threads read them where the engine holds them
-//!   (no copy) while the table is in that state. A cache: any other state reads the table.
+//! - **The tree table is kept in blocks** (`engine/blocked.rs`): its entries, one per path, in
+//!   blocks of a few kilobytes under their first path, each path written as what it does not
+//!   share with the one before; everything above the engine reads and writes entries. A
+//!   whole-tree read (the listing, the stat check) reads the blocks in two halves side by side.
 //! - **Derived data is a cache the store does not read** (`store/derived.rs`): (namespace, key)
 //!   -> opaque bytes; context keeps each file's facts there by content.
 //! - **Memos are a cache** ([`Store::memo`], `put_memos`): inputs hash -> a frame, written after

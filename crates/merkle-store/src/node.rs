@@ -237,13 +237,13 @@ pub(crate) fn system_time_ns(t: std::time::SystemTime) -> i64 {
     }
 }
 
-/// The last scan's entry for one path: its node and, for leaves, the stat it was hashed at.
-/// For a directory, `stat.size` holds its number of children and the other fields the stat it
-/// had before it was read (see [`Stat::dir_record`]), which lets a later walk skip reading it.
 /// The flag on the first byte of a tree entry in its short form ([`TreeEntry::encode`]): the
 /// fixed-width form starts with the kind's code, which never has it.
 const SHORT: u8 = 0x80;
 
+/// The last scan's entry for one path: its node and, for leaves, the stat it was hashed at.
+/// For a directory, `stat.size` holds its number of children and the other fields the stat it
+/// had before it was read (see [`Stat::dir_record`]), which lets a later walk skip reading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TreeEntry {
     pub(crate) kind: NodeKind,

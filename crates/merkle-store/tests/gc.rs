@@ -234,7 +234,7 @@ fn gc_leaves_the_file_little_larger_than_its_records() {
             })
             .collect();
         store.put_derived("cache", &records).expect("derived");
-        // A large value (a body of its own) written among them, as the kept tree is.
+        // A large value (a body of its own) written among them, as a long body is.
         // 120,000 bytes: redb gives a large value a power of two of pages (here 32).
         let large: Vec<u8> = (0..30_000u32)
             .flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes())

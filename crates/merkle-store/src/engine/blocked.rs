@@ -24,8 +24,9 @@ use crate::error::{Error, Result};
 /// The meta key saying a store's tree is in blocks; its value is the table's count of entries
 /// (u64, little-endian).
 pub(crate) const MARK: &[u8] = b"tree-blocks";
-/// A block's first byte.
-const FORMAT: u8 = 1;
+/// A block's first byte: one no tree entry starts with (a kind's code, with or without the
+/// short form's flag), so that a record per path read as a block does not read.
+const FORMAT: u8 = 0x40;
 /// A block is cut before an entry that would take it past this many bytes: with its key and
 /// the engine's own bytes, it stays within a 4 KiB page.
 #[cfg(not(test))]
@@ -168,8 +169,11 @@ pub(crate) struct Blocked {
     on: AtomicBool,
     /// Whether the mark is written (a new store's is with its first commit).
     marked: AtomicBool,
-    /// Commits that rewrite blocks, one at a time: each reads the blocks it rewrites.
-    writing: std::sync::Mutex<()>,
+    /// Commits that rewrite blocks take it alone, one at a time (each reads the blocks it
+    /// rewrites); a scan shares it, so that the block it starts at and those it reads after
+    /// are of one commit (a commit between the two reads may have moved the entries at the
+    /// start under a key before it).
+    writing: std::sync::RwLock<()>,
 }
 
 impl Blocked {
@@ -186,7 +190,7 @@ impl Blocked {
             inner,
             on: (marked || empty).into(),
             marked: marked.into(),
-            writing: std::sync::Mutex::new(()),
+            writing: std::sync::RwLock::new(()),
         })
     }
 
@@ -285,7 +289,7 @@ impl Blocked {
     /// Applies the batch's writes to blocked tables as block writes, and marks the store with
     /// its new count.
     fn commit_blocks(&self, mut batch: Batch) -> Result<()> {
-        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let _writing = self.writing.write().unwrap_or_else(|e| e.into_inner());
         let mut ops = Vec::new();
         batch.ops.retain_mut(|(table, key, value)| {
             if !table.blocked() {
@@ -373,6 +377,8 @@ impl Engine for Blocked {
         if !self.on(table) {
             return self.inner.scan(table, start, visit);
         }
+        // A scan's visit never commits through this handle (it would wait on itself).
+        let _reading = self.writing.read().unwrap_or_else(|e| e.into_inner());
         let from = match self.inner.floor(table, start)? {
             Some((k, _)) => k,
             None => start.to_vec(),
@@ -401,6 +407,21 @@ impl Engine for Blocked {
                 "a tree block that does not read",
             ))
         })
+    }
+
+    fn last_under(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if !self.on(table) {
+            return self.inner.last_under(table, prefix);
+        }
+        let mut last = None;
+        self.scan(table, prefix, &mut |k, v| {
+            if !k.starts_with(prefix) {
+                return false;
+            }
+            last = Some((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        Ok(last)
     }
 
     fn scan_stored(
@@ -447,26 +468,62 @@ impl Engine for Blocked {
         self.inner.pack_all()
     }
 
-    /// Rewrites the tree of a store written before blocks in blocks, and marks it, in one
-    /// commit; nothing for a marked store. The entries rewritten.
+    /// Writes the tree in blocks anew, and marks the store, in one commit: a store written
+    /// before blocks, or one whose blocks deletes left a quarter empty or more (a commit
+    /// never joins blocks); nothing for one whose blocks are full. The entries written.
     fn block_all(&self) -> Result<u64> {
-        if self.on.load(Ordering::Acquire) {
-            return Ok(0);
-        }
-        let mut batch = Batch::default();
-        let mut blocks = Blocks::default();
-        let mut count = 0u64;
+        let _writing = self.writing.write().unwrap_or_else(|e| e.into_inner());
+        let on = self.on.load(Ordering::Acquire);
+        let (mut records, mut bytes) = (Vec::new(), 0);
         self.inner.scan(Table::Tree, b"", &mut |k, v| {
-            batch.delete(Table::Tree, k.to_vec());
-            blocks.push(k, v);
-            count += 1;
+            records.push(k.to_vec());
+            bytes += k.len() + v.len();
             true
         })?;
+        if on && records.len() <= bytes / BLOCK_FILL * 5 / 4 + 1 {
+            return Ok(0);
+        }
+        let mut blocks = Blocks::default();
+        let mut count = 0u64;
+        let mut bad = None;
+        self.inner.scan(Table::Tree, b"", &mut |k, v| {
+            if !on {
+                blocks.push(k, v);
+                count += 1;
+                return true;
+            }
+            let Some(mut entries) = Entries::of(v) else {
+                bad = Some(k.to_vec());
+                return false;
+            };
+            while let Some(entry) = entries.next() {
+                let Some((key, value)) = entry else {
+                    bad = Some(k.to_vec());
+                    return false;
+                };
+                blocks.push(key, value);
+                count += 1;
+            }
+            true
+        })?;
+        if let Some(k) = bad {
+            return Err(Error::corrupt(
+                Table::Tree.name(),
+                &k,
+                "a tree block that does not read",
+            ));
+        }
         let blocks = blocks.finish();
-        // A block's key is its first entry's: that entry's delete gives way to its put.
+        // A block's key may be an old record's: its put stands for it.
         let firsts: std::collections::HashSet<&[u8]> =
             blocks.iter().map(|(k, _)| k.as_slice()).collect();
-        batch.ops.retain(|(_, k, _)| !firsts.contains(k.as_slice()));
+        let mut batch = Batch::default();
+        for key in records
+            .into_iter()
+            .filter(|k| !firsts.contains(k.as_slice()))
+        {
+            batch.delete(Table::Tree, key);
+        }
         for (k, block) in &blocks {
             batch.put(Table::Tree, k.clone(), block.clone());
         }
@@ -644,6 +701,47 @@ mod tests {
         assert!(inner.count(Table::Tree).expect("count") < model.len() as u64 / 3);
         let engine = Blocked::open(inner, false).expect("reopen");
         reads_as(&engine, &model);
+    }
+
+    #[test]
+    fn blocks_deletes_left_part_empty_are_written_anew() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = Blocked::open(redb(dir.path()), true).expect("open");
+        let blocks = |engine: &Blocked| {
+            let mut n = 0;
+            engine
+                .scan_stored(Table::Tree, b"", &mut |_, _| {
+                    n += 1;
+                    true
+                })
+                .expect("scan blocks");
+            n
+        };
+        let mut model = BTreeMap::new();
+        let mut batch = Batch::default();
+        for n in 0..400u64 {
+            let (k, v) = (format!("p/{n:04}").into_bytes(), vec![b'v'; 20]);
+            batch.put(Table::Tree, k.clone(), v.clone());
+            model.insert(k, v);
+        }
+        engine.commit(batch).expect("commit");
+        assert_eq!(engine.block_all().expect("full blocks"), 0);
+        let full = blocks(&engine);
+        // Three entries in four removed: as many blocks, each a quarter full.
+        let mut batch = Batch::default();
+        for n in (0..400u64).filter(|n| n % 4 != 0) {
+            let k = format!("p/{n:04}").into_bytes();
+            batch.delete(Table::Tree, k.clone());
+            model.remove(&k);
+        }
+        engine.commit(batch).expect("commit");
+        assert_eq!(blocks(&engine), full);
+        assert_eq!(engine.block_all().expect("sparse blocks"), 100);
+        assert!(blocks(&engine) * 3 <= full, "{} of {full}", blocks(&engine));
+        reads_as(&engine, &model);
+        // A record per path (its first byte a kind's code) does not read as a block.
+        assert!(Entries::of(&[0x81, 0, 1, b'a']).is_none());
+        assert!(Entries::of(&[1, 0, 1, b'a']).is_none());
     }
 
     #[test]

@@ -23,7 +23,7 @@ const PACK_MIN: usize = 96;
 
 impl Table {
     /// Whether the table's values are packed: those holding text (a frame's content, a parse's
-    /// symbols, the kept tree, a body), where lz4 halves them; hashes and counters would not
+    /// symbols, a body), where lz4 halves them; hashes and counters would not
     /// shrink.
     pub(crate) fn packed(self) -> bool {
         matches!(

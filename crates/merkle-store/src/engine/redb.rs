@@ -463,8 +463,8 @@ const RELOCATE_ROUNDS: usize = 4;
 /// Values at least this long sit on pages of their own, allocated in one piece.
 const LARGE_VALUE: usize = 16 << 10;
 
-/// Writes the large values of the tables that hold them (the kept tree's parts, long bodies, a
-/// derived record of an older format) again, in one transaction, so that each is allocated
+/// Writes the large values of the tables that hold them (long bodies, a derived record of an
+/// older format, an earlier version's copy of the tree) again, in one transaction, so that each is allocated
 /// anew among the pages the repacks freed. Compaction moves the file's last pages down one at
 /// a time and stops at the first it cannot place lower: a large value near the end, needing a
 /// free run of its whole length, stopped it there, and the file did not shrink at all.

@@ -33,8 +33,8 @@ impl Store {
     /// listing and hash by, so a scan now would find nothing changed. `None` when anything
     /// differs or cannot be vouched for (a folder whose stat was not recorded, a racy file):
     /// a scan, or its plan, then says what changed. Writes nothing and builds nothing: the
-    /// recorded tree is read once by two threads side by side (the table's two halves,
-    /// [`Store::tree_halves`]), each entry stat'ed from its folder, open where it holds many entries (else from the nearest open
+    /// recorded tree is read once by two threads side by side (the table's two halves), each
+    /// entry stat'ed from its folder, open where it holds many entries (else from the nearest open
     /// folder above), the first that differs ending both threads' reads.
     pub fn unchanged_on_disk(&self) -> Result<Option<NodeId>> {
         let _guard = self.lock();
