@@ -237,7 +237,8 @@ impl Store {
             }
             paths.insert(n.node_id, n.path.clone());
             if self.engine.get(Table::Nodes, &n.node_id.0)?.is_none() {
-                st.batch.put(Table::Nodes, n.node_id.0.to_vec(), n.encode());
+                st.batch
+                    .put(Table::Nodes, n.node_id.0.to_vec(), n.encode_stored());
                 st.report.nodes += 1;
             }
         }
