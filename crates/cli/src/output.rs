@@ -410,7 +410,7 @@ tree: {verb} the {} records of the copy of the tree an earlier version kept",
     if c.tree_blocked > 0 {
         text.push_str(&format!(
             "
-tree: wrote its {} entries in blocks anew (a store written before blocks, or blocks deletes left part empty)",
+tree: wrote its {} entries in blocks anew (a store written before blocks, or blocks half empty)",
             grouped(c.tree_blocked)
         ));
     }

@@ -461,6 +461,16 @@ mod tests {
             f.encode(None).len() + strings + 4 + 4 - 4,
             plain.encode(None).len()
         );
+        // Each word's place is fixed: records name words by it.
+        for (place, word) in WORD_LIST.iter().enumerate() {
+            let mut w = Writer::default();
+            super::word(&mut w, word);
+            assert_eq!(w.0, [place as u8 + 1]);
+        }
+        assert_eq!(
+            WORD_LIST,
+            ["summary", "merkle", "producer", "producer.input"]
+        );
         // A place past the list's end does not read.
         let mut bad = f.encode(None);
         let at = 8 + 1 + 1 + 32;

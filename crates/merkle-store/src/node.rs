@@ -284,8 +284,9 @@ pub(crate) fn system_time_ns(t: std::time::SystemTime) -> i64 {
     }
 }
 
-/// The flag on the first byte of a tree entry in its short form ([`TreeEntry::encode`]): the
-/// fixed-width form starts with the kind's code, which never has it.
+/// The flag on the first byte of a tree entry or a node record in its short form
+/// ([`TreeEntry::encode`], [`encode_record`]): the fixed-width form starts with the kind's
+/// code, which never has it.
 const SHORT: u8 = 0x80;
 
 /// The last scan's entry for one path: its node and, for leaves, the stat it was hashed at.

@@ -544,7 +544,7 @@ pub fn normalize_path(path: &str) -> String {
 }
 
 /// A node record as the nodes table keeps it: keyed by its NodeID, encoded as
-/// [`NodeRecord::encode`] encodes it, made straight from the scan's parts.
+/// `node::encode_record` encodes it, made straight from the scan's parts.
 pub(crate) struct StoredNode {
     pub(crate) id: NodeId,
     pub(crate) dir: bool,

@@ -1,8 +1,8 @@
 //! The remote's tables, and `merkle remote init`: the SQL that creates them and the grants.
 //!
 //! Five tables in one schema. `frames` holds each frame's fields as columns (what its FrameID
-//! hashes, and the metadata beside it); `nodes` the record of every node a frame is on, in the
-//! store's own encoding, with its path for the pull's lookups; `memos` the cache of work by
+//! hashes, and the metadata beside it); `nodes` the record of every node a frame is on, in its
+//! fixed-width encoding (`NodeRecord::encode`), with its path for the pull's lookups; `memos` the cache of work by
 //! inputs; `agents` the names frames are attributed to; `meta` the remote's id. Rows are only
 //! ever inserted: nothing a client does updates or deletes one, so writers need INSERT and
 //! SELECT, readers SELECT.

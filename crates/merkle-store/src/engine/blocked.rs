@@ -469,8 +469,9 @@ impl Engine for Blocked {
     }
 
     /// Writes the tree in blocks anew, and marks the store, in one commit: a store written
-    /// before blocks, or one whose blocks deletes left a quarter empty or more (a commit
-    /// never joins blocks); nothing for one whose blocks are full. The entries written.
+    /// before blocks, or one whose blocks are half empty or more (a commit never joins blocks,
+    /// and one that fills a block past its size cuts it in two); nothing for one whose blocks
+    /// are fuller. The entries written.
     fn block_all(&self) -> Result<u64> {
         let _writing = self.writing.write().unwrap_or_else(|e| e.into_inner());
         let on = self.on.load(Ordering::Acquire);
@@ -480,7 +481,7 @@ impl Engine for Blocked {
             bytes += k.len() + v.len();
             true
         })?;
-        if on && records.len() <= bytes / BLOCK_FILL * 5 / 4 + 1 {
+        if on && records.len() <= bytes / BLOCK_FILL * 2 + 1 {
             return Ok(0);
         }
         let mut blocks = Blocks::default();
@@ -727,15 +728,21 @@ mod tests {
         engine.commit(batch).expect("commit");
         assert_eq!(engine.block_all().expect("full blocks"), 0);
         let full = blocks(&engine);
-        // Three entries in four removed: as many blocks, each a quarter full.
-        let mut batch = Batch::default();
-        for n in (0..400u64).filter(|n| n % 4 != 0) {
-            let k = format!("p/{n:04}").into_bytes();
-            batch.delete(Table::Tree, k.clone());
-            model.remove(&k);
+        // One entry in four removed: no block is half empty yet. Then two more: as many
+        // blocks, each a quarter full.
+        for removed in [&[1][..], &[2, 3]] {
+            let mut batch = Batch::default();
+            for n in (0..400u64).filter(|n| removed.contains(&(n % 4))) {
+                let k = format!("p/{n:04}").into_bytes();
+                batch.delete(Table::Tree, k.clone());
+                model.remove(&k);
+            }
+            engine.commit(batch).expect("commit");
+            assert_eq!(blocks(&engine), full);
+            if removed.len() == 1 {
+                assert_eq!(engine.block_all().expect("three quarters full"), 0);
+            }
         }
-        engine.commit(batch).expect("commit");
-        assert_eq!(blocks(&engine), full);
         assert_eq!(engine.block_all().expect("sparse blocks"), 100);
         assert!(blocks(&engine) * 3 <= full, "{} of {full}", blocks(&engine));
         reads_as(&engine, &model);

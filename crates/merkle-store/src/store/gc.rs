@@ -42,7 +42,7 @@ pub struct Collected {
     /// Values of a store written before packing that were packed.
     pub packed: u64,
     /// Tree entries written in blocks anew: a store's written before the tree was kept in
-    /// blocks, or one's whose blocks deletes left part empty (see `engine/blocked.rs`).
+    /// blocks, or one's whose blocks were half empty (see `engine/blocked.rs`).
     pub tree_blocked: u64,
     /// Whether the engine gave freed space back to the file system.
     pub compacted: bool,
