@@ -178,14 +178,7 @@ pub(crate) struct Blocked {
 
 impl Blocked {
     pub(crate) fn open(inner: Box<dyn Engine>, writable: bool) -> Result<Blocked> {
-        let marked = inner.get(Table::Meta, MARK)?.is_some();
-        let mut empty = !marked && writable;
-        for table in Table::ALL {
-            if !empty {
-                break;
-            }
-            empty = inner.count(table)? == 0;
-        }
+        let (marked, empty) = super::marked_or_empty(&*inner, MARK, writable)?;
         Ok(Blocked {
             inner,
             on: (marked || empty).into(),
@@ -413,15 +406,7 @@ impl Engine for Blocked {
         if !self.on(table) {
             return self.inner.last_under(table, prefix);
         }
-        let mut last = None;
-        self.scan(table, prefix, &mut |k, v| {
-            if !k.starts_with(prefix) {
-                return false;
-            }
-            last = Some((k.to_vec(), v.to_vec()));
-            true
-        })?;
-        Ok(last)
+        super::last_under_by_scan(self, table, prefix)
     }
 
     fn scan_stored(

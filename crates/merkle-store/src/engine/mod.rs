@@ -174,6 +174,43 @@ pub(crate) fn after_prefix(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// [`Engine::last_under`] by a scan of every entry under `prefix`, for an engine that cannot
+/// read the last one alone.
+pub(crate) fn last_under_by_scan(
+    engine: &(impl Engine + ?Sized),
+    table: Table,
+    prefix: &[u8],
+) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let mut last = None;
+    engine.scan(table, prefix, &mut |k, v| {
+        if !k.starts_with(prefix) {
+            return false;
+        }
+        last = Some((k.to_vec(), v.to_vec()));
+        true
+    })?;
+    Ok(last)
+}
+
+/// Whether a store holds `mark` in its meta table, and whether, opened for writing without
+/// it, it holds nothing at all (a new store, which a wrapper that marks its format marks with
+/// its first commit): (marked, empty).
+pub(crate) fn marked_or_empty(
+    inner: &dyn Engine,
+    mark: &[u8],
+    writable: bool,
+) -> Result<(bool, bool)> {
+    let marked = inner.get(Table::Meta, mark)?.is_some();
+    let mut empty = !marked && writable;
+    for table in Table::ALL {
+        if !empty {
+            break;
+        }
+        empty = inner.count(table)? == 0;
+    }
+    Ok((marked, empty))
+}
+
 /// An embedded ordered key-value engine.
 pub trait Engine: Send + Sync {
     /// The engine's name, as `--engine` spells it.
@@ -208,15 +245,7 @@ pub trait Engine: Send + Sync {
     /// The last entry whose key starts with `prefix` (a head's history: see
     /// `store/frames.rs`), without reading the ones before it where the engine can.
     fn last_under(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        let mut last = None;
-        self.scan(table, prefix, &mut |k, v| {
-            if !k.starts_with(prefix) {
-                return false;
-            }
-            last = Some((k.to_vec(), v.to_vec()));
-            true
-        })?;
-        Ok(last)
+        last_under_by_scan(self, table, prefix)
     }
     /// The last entry whose key is `<= key` (the block a key falls in: see `blocked.rs`).
     fn floor(&self, table: Table, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>>;

@@ -76,14 +76,7 @@ pub(crate) struct Packed {
 
 impl Packed {
     pub(crate) fn open(inner: Box<dyn Engine>, writable: bool) -> Result<Packed> {
-        let marked = inner.get(Table::Meta, MARK)?.is_some();
-        let mut empty = !marked && writable;
-        for table in Table::ALL {
-            if !empty {
-                break;
-            }
-            empty = inner.count(table)? == 0;
-        }
+        let (marked, empty) = super::marked_or_empty(&*inner, MARK, writable)?;
         Ok(Packed {
             inner,
             tagged: (marked || empty).into(),
@@ -93,6 +86,21 @@ impl Packed {
 
     fn tagged(&self, table: Table) -> bool {
         table.packed() && self.tagged.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// An entry the inner engine found, its value unpacked where the table's are packed.
+    fn unpacked(
+        &self,
+        table: Table,
+        found: Option<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        match found {
+            Some((k, v)) if self.tagged(table) => match unpack(&v) {
+                Ok(bytes) => Ok(Some((k, bytes.into_owned()))),
+                Err(why) => Err(Error::corrupt(table.name(), &k, why)),
+            },
+            found => Ok(found),
+        }
     }
 }
 
@@ -125,29 +133,13 @@ impl Engine for Packed {
     }
 
     fn last_under(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        let Some((k, v)) = self.inner.last_under(table, prefix)? else {
-            return Ok(None);
-        };
-        if !self.tagged(table) {
-            return Ok(Some((k, v)));
-        }
-        match unpack(&v) {
-            Ok(bytes) => Ok(Some((k, bytes.into_owned()))),
-            Err(why) => Err(Error::corrupt(table.name(), &k, why)),
-        }
+        let found = self.inner.last_under(table, prefix)?;
+        self.unpacked(table, found)
     }
 
     fn floor(&self, table: Table, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        let Some((k, v)) = self.inner.floor(table, key)? else {
-            return Ok(None);
-        };
-        if !self.tagged(table) {
-            return Ok(Some((k, v)));
-        }
-        match unpack(&v) {
-            Ok(bytes) => Ok(Some((k, bytes.into_owned()))),
-            Err(why) => Err(Error::corrupt(table.name(), &k, why)),
-        }
+        let found = self.inner.floor(table, key)?;
+        self.unpacked(table, found)
     }
 
     fn scan(
