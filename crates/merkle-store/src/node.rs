@@ -55,7 +55,8 @@ impl NodeRecord {
     /// a remote keeps, so that a pull re-derives the NodeID from exactly what was stored.
     /// [`NodeRecord::decode`] reads it and the nodes table's own ([`encode_record`]).
     pub fn encode(&self) -> Vec<u8> {
-        encode_record_fixed(
+        encode_record_as(
+            false,
             self.kind,
             &self.path,
             &self.content_hash,
@@ -146,42 +147,47 @@ pub(crate) fn encode_record<'a>(
     size: u64,
     children: impl ExactSizeIterator<Item = (&'a str, NodeKind, &'a NodeId)> + Clone,
 ) -> Vec<u8> {
-    let names: usize = children
-        .clone()
-        .map(|(name, _, _)| 2 + name.len() + 1 + 32)
-        .sum();
-    let mut w = Writer::with_capacity(1 + 2 + path.len() + 32 + 10 + 3 + names);
-    w.u8(SHORT | kind.code())
-        .var_str(path)
-        .hash(content_hash)
-        .var(size)
-        .var(children.len() as u64);
-    for (name, kind, node_id) in children {
-        w.var_str(name).u8(kind.code()).hash(node_id);
-    }
-    w.0
+    encode_record_as(true, kind, path, content_hash, size, children)
 }
 
-/// [`NodeRecord::encode`] from the record's parts.
-fn encode_record_fixed<'a>(
+/// A node record from its parts, short ([`encode_record`]) or fixed-width
+/// ([`NodeRecord::encode`]).
+fn encode_record_as<'a>(
+    short: bool,
     kind: NodeKind,
     path: &str,
     content_hash: &Hash,
     size: u64,
     children: impl ExactSizeIterator<Item = (&'a str, NodeKind, &'a NodeId)> + Clone,
 ) -> Vec<u8> {
+    let width = if short { 2 } else { 8 };
     let names: usize = children
         .clone()
-        .map(|(name, _, _)| 8 + name.len() + 1 + 32)
+        .map(|(name, _, _)| width + name.len() + 1 + 32)
         .sum();
-    let mut w = Writer::with_capacity(1 + 8 + path.len() + 32 + 8 + 8 + names);
-    w.u8(kind.code())
-        .str(path)
-        .hash(content_hash)
-        .u64(size)
-        .u64(children.len() as u64);
+    let mut w = Writer::with_capacity(1 + width + path.len() + 32 + 2 * width + names);
+    let string = |w: &mut Writer, s: &str| {
+        if short {
+            w.var_str(s)
+        } else {
+            w.str(s)
+        };
+    };
+    let number = |w: &mut Writer, n: u64| {
+        if short {
+            w.var(n)
+        } else {
+            w.u64(n)
+        };
+    };
+    w.u8(if short { SHORT } else { 0 } | kind.code());
+    string(&mut w, path);
+    w.hash(content_hash);
+    number(&mut w, size);
+    number(&mut w, children.len() as u64);
     for (name, kind, node_id) in children {
-        w.str(name).u8(kind.code()).hash(node_id);
+        string(&mut w, name);
+        w.u8(kind.code()).hash(node_id);
     }
     w.0
 }

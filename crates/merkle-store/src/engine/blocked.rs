@@ -79,16 +79,33 @@ impl<'a> Entries<'a> {
     }
 }
 
+/// Visits a block's entries in key order while `visit` returns true: `Some(true)` where it
+/// read them all, `Some(false)` where `visit` stopped it, `None` where the block does not read.
+fn visit_block(block: &[u8], mut visit: impl FnMut(&[u8], &[u8]) -> bool) -> Option<bool> {
+    let mut entries = Entries::of(block)?;
+    while let Some(entry) = entries.next() {
+        let (k, v) = entry?;
+        if !visit(k, v) {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
+/// The error of the block under `key` that does not read.
+fn unreadable(key: &[u8]) -> Error {
+    Error::corrupt(Table::Tree.name(), key, "a tree block that does not read")
+}
+
 /// The entries of a block copied out, in key order; an error naming the block where it does
 /// not read.
 fn decode(key: &[u8], block: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let corrupt = || Error::corrupt(Table::Tree.name(), key, "a tree block that does not read");
-    let mut entries = Entries::of(block).ok_or_else(corrupt)?;
     let mut out = Vec::new();
-    while let Some(entry) = entries.next() {
-        let (k, v) = entry.ok_or_else(corrupt)?;
+    visit_block(block, |k, v| {
         out.push((k.to_vec(), v.to_vec()));
-    }
+        true
+    })
+    .ok_or_else(|| unreadable(key))?;
     Ok(out)
 }
 
@@ -328,20 +345,18 @@ impl Engine for Blocked {
             visit(None);
             return Ok(());
         };
-        let corrupt =
-            || Error::corrupt(table.name(), &block_key, "a tree block that does not read");
-        let mut entries = Entries::of(&block).ok_or_else(corrupt)?;
-        while let Some(entry) = entries.next() {
-            let (k, v) = entry.ok_or_else(corrupt)?;
+        let mut found = false;
+        visit_block(&block, |k, v| {
             if k == key {
+                found = true;
                 visit(Some(v));
-                return Ok(());
             }
-            if k > key {
-                break;
-            }
+            k < key
+        })
+        .ok_or_else(|| unreadable(&block_key))?;
+        if !found {
+            visit(None);
         }
-        visit(None);
         Ok(())
     }
 
@@ -377,29 +392,18 @@ impl Engine for Blocked {
             None => start.to_vec(),
         };
         let mut bad = None;
-        self.inner.scan(table, &from, &mut |block_key, block| {
-            let Some(mut entries) = Entries::of(block) else {
-                bad = Some(block_key.to_vec());
-                return false;
-            };
-            while let Some(entry) = entries.next() {
-                let Some((k, v)) = entry else {
+        self.inner.scan(
+            table,
+            &from,
+            &mut |block_key, block| match visit_block(block, |k, v| k < start || visit(k, v)) {
+                Some(read_all) => read_all,
+                None => {
                     bad = Some(block_key.to_vec());
-                    return false;
-                };
-                if k >= start && !visit(k, v) {
-                    return false;
+                    false
                 }
-            }
-            true
-        })?;
-        bad.map_or(Ok(()), |k| {
-            Err(Error::corrupt(
-                table.name(),
-                &k,
-                "a tree block that does not read",
-            ))
-        })
+            },
+        )?;
+        bad.map_or(Ok(()), |k| Err(unreadable(&k)))
     }
 
     fn last_under(&self, table: Table, prefix: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
@@ -478,26 +482,18 @@ impl Engine for Blocked {
                 count += 1;
                 return true;
             }
-            let Some(mut entries) = Entries::of(v) else {
-                bad = Some(k.to_vec());
-                return false;
-            };
-            while let Some(entry) = entries.next() {
-                let Some((key, value)) = entry else {
-                    bad = Some(k.to_vec());
-                    return false;
-                };
+            let read = visit_block(v, |key, value| {
                 blocks.push(key, value);
                 count += 1;
+                true
+            });
+            if read.is_none() {
+                bad = Some(k.to_vec());
             }
-            true
+            read.is_some()
         })?;
         if let Some(k) = bad {
-            return Err(Error::corrupt(
-                Table::Tree.name(),
-                &k,
-                "a tree block that does not read",
-            ));
+            return Err(unreadable(&k));
         }
         let blocks = blocks.finish();
         // A block's key may be an old record's: its put stands for it.
