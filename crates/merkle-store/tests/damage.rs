@@ -30,6 +30,9 @@ fn workspace() -> tempfile::TempDir {
         let basis = (text == "one").then(|| merkle_store::hash::content_hash(ONE_BASIS));
         let new = NewFrame::new(node.node_id, "note", "a", text.as_bytes().to_vec());
         store.put_frame(NewFrame { basis, ..new }).expect("put");
+        // The latest frame is the one created last, by the millisecond, then by id: two in
+        // one millisecond would make either the head as their ids fell.
+        std::thread::sleep(std::time::Duration::from_millis(3));
     }
     dir
 }
