@@ -154,24 +154,18 @@ impl TreeFacts {
         let keep = keep && !store.is_read_only();
         // The root the listing is of: read around it, so a scan landing in between leaves none.
         let before = store.root()?;
-        let halves = store.tree_file_halves()?;
+        // Each file made into its entry as it is read: a million files' entries are held once.
+        let mut files: Vec<FileEntry> = store.tree_files_as(|f| FileEntry {
+            language: (f.kind == NodeKind::File)
+                .then(|| Language::from_path(&f.path))
+                .flatten()
+                .filter(|l| parsed(*l)),
+            path: f.path,
+            node_id: f.node_id,
+            content_hash: f.content_hash,
+            facts: FileFacts::default(),
+        })?;
         let root = before.filter(|r| store.root().ok().flatten() == Some(*r));
-        // Each run let go as it is made into entries: a million files' entries are held once.
-        let mut files: Vec<FileEntry> = Vec::with_capacity(halves.iter().map(Vec::len).sum());
-        for half in halves {
-            files.extend(half.into_iter().map(|f| {
-                FileEntry {
-                    language: (f.kind == NodeKind::File)
-                        .then(|| Language::from_path(&f.path))
-                        .flatten()
-                        .filter(|l| parsed(*l)),
-                    path: f.path,
-                    node_id: f.node_id,
-                    content_hash: f.content_hash,
-                    facts: FileFacts::default(),
-                }
-            }));
-        }
         let mut derived = 0;
         let mut complete = true;
         if part != Part::None {

@@ -102,34 +102,42 @@ impl Store {
 
     /// Every file and symlink of the last scan's tree, in path order, with its content hash.
     pub fn tree_files(&self) -> Result<Vec<TreeFile>> {
-        Ok(self.tree_file_halves()?.concat())
+        self.tree_files_as(|f| f)
     }
 
-    /// [`Store::tree_files`] in the runs it is read in (the halves of the table, read side by
-    /// side), which follow each other in path order: a reader that makes its own entry of each
-    /// file lets each run go as it goes, rather than a copy of a million entries joined.
-    pub fn tree_file_halves(&self) -> Result<Vec<Vec<TreeFile>>> {
+    /// [`Store::tree_files`], each file made into a `T` by `make` as it is read: a reader that
+    /// makes its own entry of each file holds a million entries once, not twice. The table is
+    /// read in two halves side by side, into one vector sized up front for every entry, so
+    /// that neither its growth nor the join moves the entries made first.
+    pub fn tree_files_as<T: Send>(&self, make: impl Fn(TreeFile) -> T + Sync) -> Result<Vec<T>> {
         if self.root()?.is_none() {
             return Err(Error::NotScanned);
         }
-        // Reading and decoding the entries is the cost: two halves side by side.
-        self.tree_halves(|start, end| {
-            let mut out = Vec::new();
+        let n = usize::try_from(self.engine.count(Table::Tree)?).unwrap_or(0);
+        let halves = self.tree_halves(|start, end| {
+            // Folders are counted too: a little room to spare, never a move.
+            let mut out = Vec::with_capacity(if start.is_empty() { n } else { n / 2 });
             self.tree_range(
                 start,
                 |k| end.is_none_or(|end| k < end),
                 |path, e| {
                     if e.kind.is_leaf() {
-                        out.push(TreeFile {
+                        out.push(make(TreeFile {
                             path: path.to_owned(),
                             kind: e.kind,
                             node_id: e.node_id,
                             content_hash: e.content_hash,
-                        });
+                        }));
                     }
                 },
             )
             .map(|()| out)
-        })
+        })?;
+        let mut halves = halves.into_iter();
+        let mut all = halves.next().unwrap_or_default();
+        for mut rest in halves {
+            all.append(&mut rest);
+        }
+        Ok(all)
     }
 }
