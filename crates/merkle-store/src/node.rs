@@ -55,21 +55,17 @@ impl NodeRecord {
     /// a remote keeps, so that a pull re-derives the NodeID from exactly what was stored.
     /// [`NodeRecord::decode`] reads it and the nodes table's own ([`encode_record`]).
     pub fn encode(&self) -> Vec<u8> {
-        encode_record_as(
-            false,
-            self.kind,
-            &self.path,
-            &self.content_hash,
-            self.size,
-            self.children
-                .iter()
-                .map(|c| (c.name.as_str(), c.kind, &c.node_id)),
-        )
+        self.encode_as(false)
     }
 
     /// The record as the nodes table keeps it ([`encode_record`]).
     pub(crate) fn encode_stored(&self) -> Vec<u8> {
-        encode_record(
+        self.encode_as(true)
+    }
+
+    fn encode_as(&self, short: bool) -> Vec<u8> {
+        encode_record_as(
+            short,
             self.kind,
             &self.path,
             &self.content_hash,

@@ -364,16 +364,24 @@ impl Engine for Blocked {
         if !self.on(table) {
             return self.inner.floor(table, key);
         }
-        let mut last = None;
-        if let Some((block_key, block)) = self.inner.floor(table, key)? {
-            for (k, v) in decode(&block_key, &block)? {
-                if k.as_slice() > key {
-                    break;
-                }
-                last = Some((k, v));
+        let Some((block_key, block)) = self.inner.floor(table, key)? else {
+            return Ok(None);
+        };
+        // The block's entries read one at a time into one buffer each, not all copied out.
+        let (mut k_at, mut v_at, mut any) = (Vec::new(), Vec::new(), false);
+        visit_block(&block, |k, v| {
+            if k > key {
+                return false;
             }
-        }
-        Ok(last)
+            k_at.clear();
+            k_at.extend_from_slice(k);
+            v_at.clear();
+            v_at.extend_from_slice(v);
+            any = true;
+            true
+        })
+        .ok_or_else(|| unreadable(&block_key))?;
+        Ok(any.then_some((k_at, v_at)))
     }
 
     fn scan(
