@@ -21,7 +21,7 @@ pub(crate) fn members(lang: Language, root: Node<'_>, src: &str) -> Vec<Symbol> 
 fn visit(lang: Language, n: Node<'_>, src: &str, out: &mut Vec<Symbol>) {
     let mut cursor = n.walk();
     for child in n.named_children(&mut cursor) {
-        if let Some(kind) = member_kind(lang, child) {
+        if let Some(kind) = member_kind(lang, child, n.kind()) {
             push(lang, kind, child, src, out);
         } else if enters(lang, child.kind()) {
             visit(lang, child, src, out);
@@ -110,9 +110,10 @@ fn enters(lang: Language, kind: &str) -> bool {
     }
 }
 
-/// What `n` is when it is a member this module collects.
-fn member_kind(lang: Language, n: Node<'_>) -> Option<Kind> {
-    let parent = n.parent().map(|p| p.kind()).unwrap_or("");
+/// What `n`, a child of a node of kind `parent`, is when it is a member this module collects.
+/// The parent is passed, not asked of `n`: tree-sitter finds a node's parent by descending
+/// from the root, once for every child of a long enum.
+fn member_kind(lang: Language, n: Node<'_>, parent: &str) -> Option<Kind> {
     match (lang, n.kind()) {
         (Language::Rust, "enum_variant") => Some(Kind::Variant),
         (Language::Rust, "field_declaration") if parent == "field_declaration_list" => {

@@ -6,6 +6,9 @@
 //! decorators, `#ifdef`, `extern "C"`, `template<...>`, Python's module-level `if`/`try`).
 //! Function bodies are never entered, so the cost after the parse is proportional to the
 //! number of definitions, not to the size of the file.
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use tree_sitter::{Node, Tree};
 
 use crate::clean;
@@ -192,6 +195,7 @@ pub(crate) fn outline(
         lang: language,
         src: source,
         skimmed,
+        siblings: RefCell::default(),
     };
     let root = skimmed.tree.root_node();
     let mut symbols = Vec::new();
@@ -210,6 +214,60 @@ struct Walk<'s> {
     lang: Language,
     src: &'s str,
     skimmed: &'s Skimmed,
+    siblings: RefCell<Siblings>,
+}
+
+/// The named children of the nodes whose definitions looked for a doc comment, so that the
+/// comments above a definition are found by looking back from its place: tree-sitter's
+/// `prev_named_sibling` finds a node's parent by descending from the root and then walks the
+/// parent's children from the first, so asking it for every definition of a file of a few
+/// thousand declarations took longer than the parse.
+#[derive(Default)]
+struct Siblings {
+    /// Each parent's named children, one run after another.
+    nodes: Vec<Sibling>,
+    /// A node's id -> (where its parent's run starts, its own place) in `nodes`.
+    place: HashMap<usize, (usize, usize)>,
+}
+
+/// What a doc comment's search reads of a node.
+#[derive(Clone, Copy)]
+struct Sibling {
+    kind: &'static str,
+    start_row: usize,
+    end_row: usize,
+    start_byte: usize,
+    end_byte: usize,
+}
+
+impl Siblings {
+    /// The place of `n` among its parent's named children, the parent's children recorded on
+    /// the first ask; `None` for the root or a node that is not named.
+    fn place(&mut self, n: Node<'_>) -> Option<(usize, usize)> {
+        if let Some(p) = self.place.get(&n.id()) {
+            return Some(*p);
+        }
+        let parent = n.parent()?;
+        let first = self.nodes.len();
+        let mut cursor = parent.walk();
+        for c in parent.named_children(&mut cursor) {
+            self.place.insert(c.id(), (first, self.nodes.len()));
+            self.nodes.push(Sibling {
+                kind: c.kind(),
+                start_row: c.start_position().row,
+                end_row: c.end_position().row,
+                start_byte: c.start_byte(),
+                end_byte: c.end_byte(),
+            });
+        }
+        self.place.get(&n.id()).copied()
+    }
+
+    /// The named siblings before `n`, nearest first.
+    fn before(&mut self, n: Node<'_>) -> impl Iterator<Item = Sibling> + '_ {
+        let (first, at) = self.place(n).unwrap_or((0, 0));
+        self.nodes[first..at].iter().rev().copied()
+    }
 }
 
 impl<'s> Walk<'s> {
@@ -326,28 +384,25 @@ impl<'s> Walk<'s> {
         let _ = n;
         let mut row = anchor.start_position().row;
         let mut run = Vec::new();
-        let mut prev = anchor.prev_named_sibling();
-        while let Some(p) = prev {
-            let kind = p.kind();
+        let mut siblings = self.siblings.borrow_mut();
+        for p in siblings.before(anchor) {
             if matches!(
-                kind,
+                p.kind,
                 "attribute_item" | "attribute_declaration" | "decorator"
             ) {
-                row = p.start_position().row;
-                prev = p.prev_named_sibling();
+                row = p.start_row;
                 continue;
             }
-            if !kind.contains("comment") || p.end_position().row + 1 < row {
+            if !p.kind.contains("comment") || p.end_row + 1 < row {
                 break;
             }
-            let text = self.text(p);
+            let text = self.src.get(p.start_byte..p.end_byte).unwrap_or("");
             if (self.lang == Language::Rust && !is_rust_outer_doc(text)) || clean::is_licence(text)
             {
                 break;
             }
             run.push(text);
-            row = p.start_position().row;
-            prev = p.prev_named_sibling();
+            row = p.start_row;
         }
         run.iter().rev().find_map(|c| clean::first_doc_line(c))
     }

@@ -208,6 +208,29 @@ fn script_requires_and_dynamic_imports_inside_skipped_bodies() {
     check(Language::Tsx, source, &expected);
 }
 
+/// A script's imports are found from the words `import`, `export` and `require`: calls nested
+/// in calls each count once, a word inside a longer name or a statement already taken is
+/// not another import, and the order is the source's.
+#[test]
+fn script_imports_found_by_their_words() {
+    let source = "wrap(require('./a'), require('./b'));\n\
+                  const x = required('./not-required') + $require('./not-dollar');\n\
+                  export { exported } from './export-from';\n\
+                  import imported, { requireAll } from './import-from';\n\
+                  export default function exportDefault() { return import('./lazy'); }\n\
+                  exports.reexport = require('./commonjs');\n";
+    let expected = [
+        "script ./a @1",
+        "script ./b @1",
+        "script ./export-from @3",
+        "script ./import-from @4",
+        "script ./lazy @5",
+        "script ./commonjs @6",
+    ];
+    check(Language::JavaScript, source, &expected);
+    check(Language::TypeScript, source, &expected);
+}
+
 /// On every fixture, a skimmed parse finds the imports a whole parse does.
 #[test]
 fn skimmed_imports_are_the_whole_parses_on_the_fixtures() {
