@@ -124,15 +124,7 @@ impl Parsed<'_> {
                 lang: self.language,
                 src: self.source,
             };
-            let root = tree.tree.root_node();
-            if matches!(
-                self.language,
-                crate::Language::JavaScript | crate::Language::TypeScript | crate::Language::Tsx
-            ) {
-                walk.script(root, &mut out);
-            } else {
-                walk.node(root, &mut Vec::new(), 0, &mut out);
-            }
+            walk.file(tree.tree.root_node(), &mut out);
             if !tree.hidden.is_empty() {
                 out.extend(by_hand::hidden(self.source, &tree.hidden));
                 // Both are in source order; merged by the byte each starts at (stable, so the

@@ -16,9 +16,9 @@ use crate::error::{Error, Result};
 use crate::skim;
 use crate::{Kind, Language, Symbol};
 
-/// Nesting deeper than this is not walked (a guard against pathological input).
 mod languages;
 
+/// Nesting deeper than this is not walked (a guard against pathological input).
 const MAX_DEPTH: usize = 24;
 
 /// The tree-sitter parser and the language it is set to.
@@ -265,6 +265,8 @@ impl Siblings {
 
     /// The named siblings before `n`, nearest first.
     fn before(&mut self, n: Node<'_>) -> impl Iterator<Item = Sibling> + '_ {
+        // Anchors are named: the children of a parent recorded here are its named ones.
+        debug_assert!(n.is_named(), "a definition's anchor is a named node");
         let (first, at) = self.place(n).unwrap_or((0, 0));
         self.nodes[first..at].iter().rev().copied()
     }

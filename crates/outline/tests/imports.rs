@@ -218,7 +218,8 @@ fn script_imports_found_by_their_words() {
                   export { exported } from './export-from';\n\
                   import imported, { requireAll } from './import-from';\n\
                   export default function exportDefault() { return import('./lazy'); }\n\
-                  exports.reexport = require('./commonjs');\n";
+                  exports.reexport = require('./commonjs');\n\
+                  require('./outer', require('./inner'));\n";
     let expected = [
         "script ./a @1",
         "script ./b @1",
@@ -226,6 +227,8 @@ fn script_imports_found_by_their_words() {
         "script ./import-from @4",
         "script ./lazy @5",
         "script ./commonjs @6",
+        "script ./outer @7",
+        "script ./inner @7",
     ];
     check(Language::JavaScript, source, &expected);
     check(Language::TypeScript, source, &expected);
