@@ -22,6 +22,7 @@ use crate::synthesis::{
 use crate::view::NodeContext;
 
 mod find;
+mod flight;
 mod fresh;
 mod gc;
 mod handles;

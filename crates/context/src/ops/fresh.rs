@@ -177,7 +177,7 @@ impl Workspace {
             let settled = self.settle(Some(root));
             let vouched = match settled {
                 Settled::Clean => true,
-                Settled::Unknown => stats_vouch_for(store, root),
+                Settled::Unknown => self.stats_vouch_for(store, root),
                 Settled::Partly => self.unwatched_vouch_for(store, root),
                 Settled::Pending => false,
             };
@@ -310,7 +310,7 @@ impl Workspace {
         // file only touched), the rescan's plan.
         let check = || match settled {
             Settled::Partly => self.unwatched_vouch_for(reader, root),
-            _ => stats_vouch_for(reader, root),
+            _ => self.stats_vouch_for(reader, root),
         };
         let (vouched, answer) = crate::beside(check, attempt);
         let Some(answer) = answer else {
@@ -474,7 +474,7 @@ impl Workspace {
                 };
                 if !stats_checked
                     && let Some(root) = reader.root()?
-                    && stats_vouch_for(&reader, root)
+                    && self.stats_vouch_for(&reader, root)
                 {
                     return Ok(false);
                 }
@@ -529,17 +529,24 @@ impl Workspace {
     }
 
     /// Whether the last scan's recorded stats still hold below the folders the watcher does
-    /// not watch, and vouch for the tree at `root` with what it watches.
+    /// not watch, and vouch for the tree at `root` with what it watches; one check shared by
+    /// the reads that wait for it (`ops/flight.rs`).
     fn unwatched_vouch_for(&self, store: &Store, root: NodeId) -> bool {
         let Some(watcher) = &self.shared.watcher else {
-            return stats_vouch_for(store, root);
+            return self.stats_vouch_for(store, root);
         };
-        matches!(store.unchanged_below(&watcher.unwatched()), Ok(Some(same)) if same == root)
+        self.shared.unwatched_checks.vouch(root, || {
+            matches!(store.unchanged_below(&watcher.unwatched()), Ok(Some(same)) if same == root)
+        })
     }
-}
 
-/// Whether the last scan's recorded stats still hold for the disk and vouch for the tree at
-/// `root` ([`Store::unchanged_on_disk`]): the walk a read would otherwise plan is spared.
-fn stats_vouch_for(store: &Store, root: NodeId) -> bool {
-    matches!(store.unchanged_on_disk(), Ok(Some(same)) if same == root)
+    /// Whether the last scan's recorded stats still hold for the disk and vouch for the tree
+    /// at `root` ([`Store::unchanged_on_disk`]): the walk a read would otherwise plan is
+    /// spared. One check shared by the reads that wait for it.
+    fn stats_vouch_for(&self, store: &Store, root: NodeId) -> bool {
+        self.shared.stats_checks.vouch(
+            root,
+            || matches!(store.unchanged_on_disk(), Ok(Some(same)) if same == root),
+        )
+    }
 }

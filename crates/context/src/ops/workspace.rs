@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use merkle_store::{OpenOptions, ScanOptions, ScanReport, Store};
 
+use super::flight::Flight;
 use super::fresh::{Snapshot, Watcher};
 use super::handles::Handles;
 use crate::error::Result;
@@ -49,6 +50,10 @@ pub(super) struct Shared {
     /// Held while the search index is brought in step (one writer of it in this process) or
     /// opened ahead of a read.
     pub(super) indexing: Arc<Mutex<()>>,
+    /// The checks of the disk's stats that reads share: of the folders the watcher does not
+    /// watch, and of the whole tree where no watcher can say.
+    pub(super) unwatched_checks: Flight,
+    pub(super) stats_checks: Flight,
 }
 
 impl std::fmt::Debug for Workspace {
