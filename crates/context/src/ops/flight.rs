@@ -63,19 +63,16 @@ impl Flight {
         state.running = true;
         let number = state.started;
         drop(state);
-        // Whatever happens in `check`, the reads waiting on it wake and run their own.
-        let ended = Ended(self);
+        // However `check` ends (a panic too), none runs after it and the waiting reads wake:
+        // to its answer, or to run their own.
+        let _ended = Ended(self);
         let answer = check();
-        std::mem::forget(ended);
-        let mut state = self.state();
-        state.running = false;
-        state.last = Some((number, root, answer));
-        self.done.notify_all();
+        self.state().last = Some((number, root, answer));
         answer
     }
 }
 
-/// Ends a check that did not return (it panicked): none runs, and the waiting reads wake.
+/// Ends the running check when dropped: none runs, and the waiting reads wake.
 struct Ended<'f>(&'f Flight);
 
 impl Drop for Ended<'_> {

@@ -203,11 +203,12 @@ impl Walk<'_> {
     /// and a `require('x')` or `import('x')` call is one wherever it is.
     fn script(&self, root: Node<'_>, out: &mut Vec<(usize, Import)>) {
         let mut cursor = root.walk();
-        // Where each statement with a source was taken: a word inside it is not followed.
-        let mut taken: Vec<(usize, usize)> = Vec::new();
+        // Where the last statement with a source was taken: a word inside it is not followed
+        // (the statements taken come in order, none inside another).
+        let mut taken: Option<(usize, usize)> = None;
         let mut seen_calls = std::collections::HashSet::new();
         for at in script_words(self.src) {
-            if taken.last().is_some_and(|&(a, b)| a <= at && at < b) {
+            if taken.is_some_and(|(a, b)| a <= at && at < b) {
                 continue;
             }
             cursor.reset(root);
@@ -220,7 +221,7 @@ impl Walk<'_> {
                     "import_statement" | "export_statement" => {
                         if let Some(s) = script_source(n) {
                             self.push(out, ImportKind::Script, unquote(self.text(s)), n);
-                            taken.push((n.start_byte(), n.end_byte()));
+                            taken = Some((n.start_byte(), n.end_byte()));
                             break;
                         }
                     }
