@@ -211,9 +211,14 @@ pub(crate) fn put_frame(g: &Global, root: &Path, args: &PutFrameArgs, out: &mut 
 }
 
 pub(crate) fn get_node(g: &Global, root: &Path, args: &GetNodeArgs, out: &mut Out) -> Result<()> {
-    workspace(g, root).read(|store, stale| {
+    let request = args.view.request();
+    // A path: what the view reads of the tree is checked on disk, not the whole tree.
+    let scope = workspace_path(root, &args.node)
+        .ok()
+        .and_then(|path| request.reach(root, &path));
+    workspace(g, root).read_at(scope.as_deref(), |store, stale| {
         let rec = resolve(store, root, &args.node)?;
-        let view = context_cmds::view(store, root, &args.view.request())?;
+        let view = context_cmds::view(store, root, &request)?;
         let composed = context::get_node(store, &rec, &view)?;
         context_cmds::print_node_context(out, &composed, store.root()?, stale);
         Ok(())

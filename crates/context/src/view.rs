@@ -157,6 +157,26 @@ impl Default for ContextView {
     }
 }
 
+impl ContextView {
+    /// How far the view reads for the node at workspace path `path`, the scope a read of it
+    /// checks on disk ([`crate::ops::Workspace::read_at`]): the node and below it, or its
+    /// parent's folder where the view shows its parent or siblings; `None`, the whole tree,
+    /// where it shows the files the node imports or others named.
+    pub fn reach(&self, path: &str) -> Option<String> {
+        let mut reach = path;
+        for source in &self.sources {
+            match source {
+                Source::Node => {}
+                Source::Parent | Source::Siblings => {
+                    reach = path.rsplit_once('/').map_or("", |(parent, _)| parent);
+                }
+                Source::Imports | Source::Related(_) => return None,
+            }
+        }
+        Some(reach.to_owned())
+    }
+}
+
 /// A composed frame and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ComposedFrame {

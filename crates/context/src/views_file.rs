@@ -129,6 +129,22 @@ pub struct ViewRequest {
 }
 
 impl ViewRequest {
+    /// How far the view this names reads for the node at workspace path `path`
+    /// ([`ContextView::reach`]); `None`, the whole tree, where it names related nodes or does
+    /// not compose (the read that composes it says why).
+    pub fn reach(&self, workspace: &std::path::Path, path: &str) -> Option<String> {
+        if !self.related.is_empty() {
+            return None;
+        }
+        let mut none = |s: &str| -> Result<merkle_store::NodeId> {
+            Err(Error::InvalidView {
+                view: self.view.clone().unwrap_or_default(),
+                message: format!("related node {s:?} not resolved here"),
+            })
+        };
+        self.compose(workspace, &mut none).ok()?.reach(path)
+    }
+
     /// The view this names in the workspace at `workspace`, related nodes resolved by
     /// `resolve`; a source, ordering or view name that is no such thing is an error naming it.
     pub fn compose(

@@ -108,12 +108,15 @@ impl MerkleMcp {
 }
 
 /// How a read tool makes sure it answers for the files as they are.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Fresh {
     /// It needs no rescan (it compares the disk with the store itself, or lists frames).
     AsStored,
-    /// A rescan of what changed first.
-    Tree,
+    /// A rescan of what changed first, for a read of the node at this workspace path and
+    /// below it alone where it reads no further (`None`: the whole tree): only what it answers
+    /// from is checked on disk where no watcher vouches for it
+    /// ([`context::ops::Workspace::read_at`]).
+    At(Option<String>),
 }
 
 impl MerkleMcp {
@@ -141,7 +144,9 @@ impl MerkleMcp {
             let ws = &shared.workspace;
             let read = match fresh {
                 Fresh::AsStored => ws.read_stored(|store| f(store, shared, false)),
-                Fresh::Tree => ws.read(|store, stale| f(store, shared, stale)),
+                Fresh::At(scope) => {
+                    ws.read_at(scope.as_deref(), |store, stale| f(store, shared, stale))
+                }
             };
             or_missing(read, missing)
         })
@@ -441,8 +446,9 @@ impl ServerHandler for MerkleMcp {
                     "{uri:?} is not a merkle node resource ({NODE_URI}PATH)"
                 ))
             })?;
+        let scope = Fresh::At(Some(merkle_store::normalize_path(&path)));
         let json = self
-            .read(Fresh::Tree, None, move |store, _, _| {
+            .read(scope, None, move |store, _, _| {
                 let node = store.node_at(&path)?;
                 let frames = store.path_heads(&path)?;
                 if node.is_none() && frames.is_empty() {

@@ -130,3 +130,87 @@ fn changes_below_folders_of_few_entries_are_seen_as_below_open_ones() {
         assert_eq!(below(&[folder]), None, "{what}");
     }
 }
+
+/// `Store::unchanged_along`: what a read of one node answers from is checked, its entries and
+/// the folders on the way to it (an entry come or gone there, a `.gitignore`), and nothing
+/// else; a path the tree does not hold is never vouched for.
+#[test]
+fn a_read_of_one_path_checks_its_entries_and_the_folders_above_it_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    for rel in [
+        "a/b/x.rs",
+        "a/b/y.rs",
+        "a/c/z.rs",
+        "d/w.rs",
+        "a/b/deep/v.rs",
+    ] {
+        write(root, rel, rel);
+    }
+    let store = Store::open(root, &OpenOptions::default()).expect("store");
+    let scan = |store: &Store| {
+        common::settle(root);
+        store.scan(&ScanOptions::default()).expect("scan").root
+    };
+    let along = |path: &str| store.unchanged_along(path).expect("check");
+    let first = scan(&store);
+    for path in ["a/b/x.rs", "a/b", "a", "d/w.rs"] {
+        assert_eq!(along(path), Some(first), "{path}");
+    }
+    assert_eq!(
+        along("a/b/nothing.rs"),
+        None,
+        "a path the tree does not hold"
+    );
+
+    // Edits beside the path, not on its way: not seen from it.
+    write(root, "a/b/y.rs", "edited");
+    write(root, "a/c/z.rs", "edited");
+    write(root, "d/w.rs", "edited");
+    assert_eq!(along("a/b/x.rs"), Some(first));
+    assert_eq!(along("a/b/deep"), Some(first));
+    // Seen from a folder holding them, and from the whole tree.
+    assert_eq!(along("a/b"), None);
+    assert_eq!(along("a"), None);
+    assert_eq!(along(""), None);
+    let second = scan(&store);
+
+    // Each change, and the path a read of which sees it.
+    type Change<'a> = (&'a str, &'a str, &'a dyn Fn());
+    let changes: [Change; 6] = [
+        ("the file edited", "a/b/x.rs", &|| {
+            write(root, "a/b/x.rs", "edited")
+        }),
+        ("an entry below the folder", "a/b", &|| {
+            write(root, "a/b/deep/new.rs", "new")
+        }),
+        ("the file removed", "a/b/x.rs", &|| {
+            std::fs::remove_file(root.join("a/b/x.rs")).expect("rm");
+        }),
+        ("the file made again", "a/b", &|| {
+            write(root, "a/b/x.rs", "again")
+        }),
+        ("a .gitignore made at the top", "a/b/x.rs", &|| {
+            write(root, ".gitignore", "*.txt\n")
+        }),
+        // Which ignores the path: the folder's stat says an entry came.
+        ("a .gitignore made above it", "a/b/x.rs", &|| {
+            write(root, "a/.gitignore", "b/\n")
+        }),
+    ];
+    let mut before = second;
+    for (what, path, change) in changes {
+        assert_eq!(along(path), Some(before), "{what}");
+        change();
+        assert_eq!(along(path), None, "{what}");
+        before = scan(&store);
+    }
+    assert_eq!(along("a/b/x.rs"), None, "ignored now");
+    // A .gitignore the tree holds is checked by its own stat: edited, it may ignore anything.
+    std::fs::remove_file(root.join("a/.gitignore")).expect("rm");
+    before = scan(&store);
+    assert_eq!(along("a/b/x.rs"), Some(before));
+    write(root, ".gitignore", "*.md\n");
+    assert_eq!(along("a/b/x.rs"), None);
+    assert_eq!(along("d"), None);
+}

@@ -392,3 +392,24 @@ fn verbose_status_says_where_the_history_was_cut() {
         );
     }
 }
+
+/// `get-node PATH` answers for the node as it is on disk by checking what it answers from (its
+/// entries and the folders on the way to it), not the whole tree: an edit beside it is
+/// scanned in by the next read that reaches it.
+#[test]
+fn get_node_of_a_path_checks_that_path_and_the_way_to_it() {
+    let ws = Workspace::scanned();
+    let root = ws.json(&["status"])["root"].clone();
+    ws.write("src/util/x.rs", "bbb\n");
+    let lib = ws.json(&["get-node", "src/lib.rs"]);
+    assert_eq!((&lib["root"], &lib["stale"]), (&root, &json!(false)));
+    assert_eq!(
+        ws.json(&["status"])["changed_on_disk"],
+        json!(["src/util/x.rs"])
+    );
+    // The folder holding the edit reaches it: scanned in, and the file's node is the new one.
+    let util = ws.json(&["get-node", "src/util"]);
+    assert_ne!(util["root"], root);
+    assert_eq!(ws.json(&["status"])["changed_on_disk"], json!([]));
+    ws.assert_valid();
+}

@@ -163,6 +163,21 @@ impl Workspace {
         &self,
         work: impl FnOnce(&Store, bool) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
+        self.read_at(None, work)
+    }
+
+    /// [`Workspace::read`] for `work` that reads no further than the node at workspace path
+    /// `scope` and below it (`None`, or `""`: the whole tree; see
+    /// [`crate::view::ContextView::reach`]): where no watcher
+    /// vouches for them, what it answers from alone is checked on disk
+    /// ([`Store::unchanged_along`]: `scope`'s entries and the folders on the way to it), so a
+    /// read of one file of a large tree pays a few stats rather than a check of every file.
+    /// The root it reads from is the last scan's, which holds `scope` as the disk does.
+    pub fn read_at<T, E: From<Error>>(
+        &self,
+        scope: Option<&str>,
+        work: impl FnOnce(&Store, bool) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         if let Some(held) = &self.shared.held {
             held.scan(&ScanOptions::default()).map_err(Error::from)?;
             return work(held, false);
@@ -175,11 +190,15 @@ impl Workspace {
                 return Ok(Ok(work(store, false)?));
             };
             let settled = self.settle(Some(root));
-            let vouched = match settled {
-                Settled::Clean => true,
-                Settled::Unknown => self.stats_vouch_for(store, root),
-                Settled::Partly => self.unwatched_vouch_for(store, root),
-                Settled::Pending => false,
+            // A path the tree does not hold (a NodeID given) reads what the whole tree says.
+            let scope = scope.filter(|s| !s.is_empty() && matches!(store.node_at(s), Ok(Some(_))));
+            let vouched = match (settled, scope) {
+                (Settled::Clean, _) => true,
+                (Settled::Unknown, None) => self.stats_vouch_for(store, root),
+                (Settled::Unknown, Some(path)) => unchanged_along(store, root, path),
+                (Settled::Partly, None) => self.unwatched_vouch_for(store, root),
+                (Settled::Partly, Some(path)) => self.unwatched_vouch_along(store, root, path),
+                (Settled::Pending, _) => false,
             };
             if vouched {
                 Ok(Ok(work(store, false)?))
@@ -540,6 +559,23 @@ impl Workspace {
         })
     }
 
+    /// [`Workspace::unwatched_vouch_for`] for a read of `path` and below it alone: the folders
+    /// the watcher does not watch below `path`, or `path`'s own way where it lies in one.
+    fn unwatched_vouch_along(&self, store: &Store, root: NodeId, path: &str) -> bool {
+        let Some(watcher) = &self.shared.watcher else {
+            return unchanged_along(store, root, path);
+        };
+        let unwatched = watcher.unwatched();
+        if unwatched.iter().any(|folder| at_or_below(path, folder)) {
+            return unchanged_along(store, root, path);
+        }
+        let below: Vec<String> = unwatched
+            .into_iter()
+            .filter(|folder| at_or_below(folder, path))
+            .collect();
+        below.is_empty() || matches!(store.unchanged_below(&below), Ok(Some(same)) if same == root)
+    }
+
     /// Whether the last scan's recorded stats still hold for the disk and vouch for the tree
     /// at `root` ([`Store::unchanged_on_disk`]): the walk a read would otherwise plan is
     /// spared. One check shared by the reads that wait for it.
@@ -549,4 +585,18 @@ impl Workspace {
             || matches!(store.unchanged_on_disk(), Ok(Some(same)) if same == root),
         )
     }
+}
+
+/// Whether the last scan's stats still hold for what a read of `path` answers from, and vouch
+/// for the tree at `root` ([`Store::unchanged_along`]).
+fn unchanged_along(store: &Store, root: NodeId, path: &str) -> bool {
+    matches!(store.unchanged_along(path), Ok(Some(same)) if same == root)
+}
+
+/// Whether workspace path `path` is `folder` or below it (everything is below the root, `""`).
+fn at_or_below(path: &str, folder: &str) -> bool {
+    folder.is_empty()
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }

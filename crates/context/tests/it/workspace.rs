@@ -192,6 +192,8 @@ struct Told {
     settled: std::sync::Mutex<Option<Settled>>,
     touched: std::sync::Mutex<Option<Option<BTreeSet<String>>>>,
     put_back: std::sync::atomic::AtomicUsize,
+    /// The folders it does not watch, where it settles `Partly`.
+    unwatched: Vec<String>,
 }
 
 impl Told {
@@ -217,6 +219,80 @@ impl Watcher for Told {
         self.put_back
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
+
+    fn unwatched(&self) -> Vec<String> {
+        self.unwatched.clone()
+    }
+}
+
+/// Waits until a file written now gets a later mtime than anything written so far below
+/// `root`: a scan then trusts the stats of the files already there.
+fn settle(root: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let probe = root.join(".probe");
+    std::fs::write(&probe, "tick").expect("write probe");
+    let first = std::fs::metadata(&probe).expect("stat probe");
+    let stamp = |m: &std::fs::Metadata| (m.mtime(), m.mtime_nsec());
+    let start = stamp(&first);
+    while stamp(&std::fs::metadata(&probe).expect("stat probe")) == start {
+        std::thread::yield_now();
+        std::fs::write(&probe, "tick").expect("write probe");
+    }
+    std::fs::remove_file(&probe).expect("remove probe");
+}
+
+/// The root a read of the node at `scope` answers from, and whether the store holds `path`.
+fn read_at(ws: &Workspace, scope: &str, path: &str) -> (merkle_store::NodeId, bool) {
+    ws.read_at(Some(scope), |store, stale| {
+        assert!(!stale);
+        let root = store.root()?.expect("scanned");
+        Ok::<_, context::Error>((root, has_node(store, path)))
+    })
+    .expect("read")
+}
+
+/// A read of one node checks on disk what it answers from, the node's entries and the folders
+/// on the way to it, and nothing else: an edit beside it is scanned in by the next read that
+/// reaches it. With no watcher, and with one that does not watch some folders.
+#[test]
+fn a_read_of_one_node_checks_that_node_and_the_way_to_it() {
+    let (dir, ws) = workspace();
+    write(dir.path(), "docs/a.md", "# a\n");
+    write(dir.path(), "docs/b.md", "# b\n");
+    // Past the clock tick the files were written in, so that the scan trusts their stats.
+    settle(dir.path());
+    let first = ws.scan(&ScanOptions::default()).expect("scan").root;
+    // An edit beside the node, not on its way: not looked at.
+    write(dir.path(), "src/lib.rs", "pub mod util;\npub fn two() {}\n");
+    assert_eq!(read_at(&ws, "src/util.rs", "src/util.rs"), (first, true));
+    // Where it reaches: scanned in.
+    let (second, _) = read_at(&ws, "src/lib.rs", "src/lib.rs");
+    assert_ne!(second, first);
+    // A file made in a folder on the way: seen.
+    write(dir.path(), "src/new.rs", "pub fn three() {}\n");
+    let (third, made) = read_at(&ws, "src/util.rs", "src/new.rs");
+    assert!(made);
+    // A path the tree does not hold (a NodeID given) reads what the whole tree says.
+    write(dir.path(), "docs/a.md", "# a, edited\n");
+    let (fourth, _) = read_at(&ws, "no/such.rs", "docs/a.md");
+    assert!(![first, second, third].contains(&fourth));
+
+    // A watcher that does not watch `docs`: the folders it does not watch on the way to the
+    // node or below it are checked, and no others.
+    let told = Arc::new(Told {
+        unwatched: vec!["docs".to_owned()],
+        ..Told::default()
+    });
+    told.tell(Settled::Partly, None);
+    let watched = ws.clone().watched_by(told);
+    write(dir.path(), "docs/a.md", "# a, edited again\n");
+    assert_eq!(read_at(&watched, "src", "src/new.rs"), (fourth, true));
+    assert_eq!(read_at(&watched, "docs/b.md", "docs/b.md"), (fourth, true));
+    let (fifth, _) = read_at(&watched, "docs/a.md", "docs/a.md");
+    assert_ne!(fifth, fourth);
+    write(dir.path(), "docs/b.md", "# b, edited\n");
+    let (sixth, _) = read_at(&watched, "", "docs/b.md");
+    assert_ne!(sixth, fifth);
 }
 
 #[test]

@@ -327,19 +327,21 @@ fn arguments<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> 
 impl MerkleMcp {
     pub(super) async fn get_node(&self, args: Value) -> Result<Answered, String> {
         let p: GetNodeParams = arguments("get_node", args)?;
-        self.answer(Fresh::Tree, move |store, shared| {
+        let request = ViewRequest {
+            view: p.view,
+            max_frames: p.max_frames,
+            types: p.types,
+            agents: p.agents,
+            sources: p.sources,
+            related: p.related,
+            ordering: p.ordering,
+            priority: p.priority,
+            all: p.all,
+        };
+        let path = merkle_store::normalize_path(&p.path);
+        let scope = request.reach(&self.shared.workspace().root, &path);
+        self.answer(Fresh::At(scope), move |store, shared| {
             let node = store.resolve(&p.path)?;
-            let request = ViewRequest {
-                view: p.view,
-                max_frames: p.max_frames,
-                types: p.types,
-                agents: p.agents,
-                sources: p.sources,
-                related: p.related,
-                ordering: p.ordering,
-                priority: p.priority,
-                all: p.all,
-            };
             // Paths are workspace-relative here, whatever the server's current folder.
             let view = request.compose(&shared.workspace().root, &mut |path| {
                 Ok(store.resolve(path)?.node_id)
@@ -354,7 +356,8 @@ impl MerkleMcp {
 
     pub(super) async fn list_frames(&self, args: Value) -> Result<Answered, String> {
         let p: ListFramesParams = arguments("list_frames", args)?;
-        self.answer(Fresh::Tree, move |store, _| {
+        let scope = Fresh::At(Some(merkle_store::normalize_path(&p.path)));
+        self.answer(scope, move |store, _| {
             let node = store.resolve(&p.path)?;
             let frames = store.frames_of(&node.node_id, p.frame_type.as_deref())?;
             Ok(Value::Array(frames.iter().map(frame_json).collect()))

@@ -102,32 +102,79 @@ impl Store {
         let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
             return Ok(None);
         };
-        let holds = std::cell::Cell::new(true);
         for folder in folders {
-            let below = format!("{folder}/");
-            // The folder's own entry (its stat says whether entries came or went), then
-            // everything below it: two ranges, as `a.rs` sorts between `a` and `a/`.
-            for (start, within) in [
-                (
-                    folder.as_bytes(),
-                    &(|k: &[u8]| k == folder.as_bytes()) as &dyn Fn(&[u8]) -> bool,
-                ),
-                (below.as_bytes(), &|k: &[u8]| {
-                    k.starts_with(below.as_bytes())
-                }),
-            ] {
-                self.tree_range(
-                    start,
-                    |k| holds.get() && within(k),
-                    |path, e| holds.set(holds.get() && checker.holds(path, &e)),
-                )?;
-            }
-            if !holds.get() {
+            if !self.entries_hold(&mut checker, folder, true)?.0 {
                 return Ok(None);
             }
         }
         // A scan through another handle may have landed meanwhile: the answer is for one tree.
         Ok((self.root()? == Some(root)).then_some(root))
+    }
+
+    /// [`Store::unchanged_on_disk`] for what a read of the node at `path` answers from (`""`
+    /// is the whole tree): the entries at and below `path`, and along the way to it each
+    /// folder's own entry (its stat says whether an entry came or went there, `path` itself
+    /// or a `.gitignore`) and its `.gitignore`, which decide what the tree holds at `path`.
+    /// `None` also where the tree holds nothing at `path`. The rest of the tree is not looked
+    /// at: a read of one file pays for a handful of stats, not for the whole tree. Writes
+    /// nothing.
+    pub fn unchanged_along(&self, path: &str) -> Result<Option<NodeId>> {
+        if path.is_empty() {
+            return self.unchanged_on_disk();
+        }
+        let _guard = self.lock();
+        let Some((root, (stamp, racy_paths))) = self.stat_check_record()? else {
+            return Ok(None);
+        };
+        let racy = racy_rule(stamp, racy_paths.as_ref());
+        let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+            return Ok(None);
+        };
+        let mut above = vec![""];
+        above.extend(path.match_indices('/').map(|(i, _)| &path[..i]));
+        for folder in above {
+            let ignore = node::join(folder, ".gitignore");
+            for (entry, below) in [(folder, false), (ignore.as_str(), false)] {
+                if !self.entries_hold(&mut checker, entry, below)?.0 {
+                    return Ok(None);
+                }
+            }
+        }
+        let (holds, found) = self.entries_hold(&mut checker, path, true)?;
+        if !holds || !found {
+            return Ok(None);
+        }
+        Ok((self.root()? == Some(root)).then_some(root))
+    }
+
+    /// Whether the tree's entry at `path`, and with `below` every entry below it, hold on disk
+    /// by `checker`; and whether the tree has an entry at `path`. Holds where it has none.
+    fn entries_hold(
+        &self,
+        checker: &mut scan::Checker,
+        path: &str,
+        below: bool,
+    ) -> Result<(bool, bool)> {
+        let holds = std::cell::Cell::new(true);
+        let mut found = false;
+        self.tree_range(
+            path.as_bytes(),
+            |k| holds.get() && k == path.as_bytes(),
+            |p, e| {
+                found = true;
+                holds.set(checker.holds(p, &e));
+            },
+        )?;
+        if below && holds.get() {
+            // Everything below it: a range of its own, as `a.rs` sorts between `a` and `a/`.
+            let prefix = format!("{path}/");
+            self.tree_range(
+                prefix.as_bytes(),
+                |k| holds.get() && k.starts_with(prefix.as_bytes()),
+                |p, e| holds.set(checker.holds(p, &e)),
+            )?;
+        }
+        Ok((holds.get(), found))
     }
 
     /// Compares the disk with the last scan. Writes nothing: files whose stat changed are hashed
