@@ -19,8 +19,9 @@
 //! listing, so an agent registered while the server runs can write from the next one on.
 //! Every failure is a tool error (`isError`) whose message names the input; the server keeps
 //! serving. Every tool but `status` rescans first (a no-op costs what `merkle status` costs and
-//! writes nothing), so a long-lived server answers for the files as they are; every result's
-//! `_meta` names the root hash of the tree it answered for (`merkle/root`).
+//! writes nothing; a read of one node checks that node and the folders on the way to it), so a
+//! long-lived server answers for the files as they are; every result's `_meta` names the root
+//! hash of the tree it read (`merkle/root`).
 use std::sync::Arc;
 
 use merkle_store::{Role, Store};

@@ -213,4 +213,11 @@ fn a_read_of_one_path_checks_its_entries_and_the_folders_above_it_alone() {
     write(root, ".gitignore", "*.md\n");
     assert_eq!(along("a/b/x.rs"), None);
     assert_eq!(along("d"), None);
+    // So is one on the way below the top.
+    write(root, "a/.gitignore", "*.txt\n");
+    before = scan(&store);
+    assert_eq!(along("a/b/x.rs"), Some(before));
+    write(root, "a/.gitignore", "b/\n");
+    assert_eq!(along("a/b/x.rs"), None);
+    assert_eq!(along("d"), Some(before));
 }

@@ -9,7 +9,8 @@
 //!    are checked ([`Store::unchanged_on_disk`]), and where they differ the rescan is planned
 //!    on a read-only handle (with redb a writable open is a durable commit of its own: a read
 //!    that finds nothing changed, the usual case, costs what `merkle status` costs and writes
-//!    nothing).
+//!    nothing). A read of one node that reaches no further ([`Workspace::read_at`]) checks
+//!    only the node's entries and the folders on the way to it.
 //! 2. **The rescan.** What changed is scanned in through a writer opened once and not waited
 //!    for: where another process holds the store for writing, the read answers for the last
 //!    scan's tree and says it is stale, rather than wait. A store never scanned is left so by
@@ -573,7 +574,8 @@ impl Workspace {
             .into_iter()
             .filter(|folder| at_or_below(folder, path))
             .collect();
-        below.is_empty() || matches!(store.unchanged_below(&below), Ok(Some(same)) if same == root)
+        // With none below, the ignore rules from outside the tree are still checked.
+        matches!(store.unchanged_below(&below), Ok(Some(same)) if same == root)
     }
 
     /// Whether the last scan's recorded stats still hold for the disk and vouch for the tree

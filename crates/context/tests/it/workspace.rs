@@ -229,7 +229,8 @@ impl Watcher for Told {
 /// `root`: a scan then trusts the stats of the files already there.
 fn settle(root: &Path) {
     use std::os::unix::fs::MetadataExt;
-    let probe = root.join(".probe");
+    // Beside the workspace, not in it.
+    let probe = root.with_extension("probe");
     std::fs::write(&probe, "tick").expect("write probe");
     let first = std::fs::metadata(&probe).expect("stat probe");
     let stamp = |m: &std::fs::Metadata| (m.mtime(), m.mtime_nsec());
@@ -259,7 +260,9 @@ fn a_read_of_one_node_checks_that_node_and_the_way_to_it() {
     let (dir, ws) = workspace();
     write(dir.path(), "docs/a.md", "# a\n");
     write(dir.path(), "docs/b.md", "# b\n");
-    // Past the clock tick the files were written in, so that the scan trusts their stats.
+    // Scanned, then again past the clock tick of every change (the store's folder made in the
+    // root included), so that the scan trusts every stat.
+    ws.scan(&ScanOptions::default()).expect("scan");
     settle(dir.path());
     let first = ws.scan(&ScanOptions::default()).expect("scan").root;
     // An edit beside the node, not on its way: not looked at.
@@ -272,6 +275,7 @@ fn a_read_of_one_node_checks_that_node_and_the_way_to_it() {
     write(dir.path(), "src/new.rs", "pub fn three() {}\n");
     let (third, made) = read_at(&ws, "src/util.rs", "src/new.rs");
     assert!(made);
+    assert_ne!(third, second);
     // A path the tree does not hold (a NodeID given) reads what the whole tree says.
     write(dir.path(), "docs/a.md", "# a, edited\n");
     let (fourth, _) = read_at(&ws, "no/such.rs", "docs/a.md");

@@ -115,9 +115,9 @@ impl Store {
     /// is the whole tree): the entries at and below `path`, and along the way to it each
     /// folder's own entry (its stat says whether an entry came or went there, `path` itself
     /// or a `.gitignore`) and its `.gitignore`, which decide what the tree holds at `path`.
-    /// `None` also where the tree holds nothing at `path`. The rest of the tree is not looked
-    /// at: a read of one file pays for a handful of stats, not for the whole tree. Writes
-    /// nothing.
+    /// `None` also where the tree holds nothing at `path` (given as the tree spells it:
+    /// [`crate::normalize_path`]'s form). The rest of the tree is not looked at: a read of one
+    /// file pays for a handful of stats, not for the whole tree. Writes nothing.
     pub fn unchanged_along(&self, path: &str) -> Result<Option<NodeId>> {
         if path.is_empty() {
             return self.unchanged_on_disk();
