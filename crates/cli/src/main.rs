@@ -375,14 +375,16 @@ pub(crate) fn open(g: &Global, root: &Path, read_only: bool) -> Result<Store> {
     })
 }
 
-/// `read` on the store as the files are on disk ([`Workspace::read`]), for a command whose
-/// answer has no room to say it is stale (a list): a warning on stderr says so instead.
+/// `read` on the store as the files are on disk at and below workspace path `scope` (`None`:
+/// the whole tree; [`Workspace::read_at`]), for a command whose answer has no room to say it
+/// is stale (a list): a warning on stderr says so instead.
 pub(crate) fn read_or_warn<T>(
     g: &Global,
     root: &Path,
+    scope: Option<&str>,
     read: impl FnOnce(&Store) -> Result<T>,
 ) -> Result<T> {
-    workspace(g, root).read(|store, stale| {
+    workspace(g, root).read_at(scope, |store, stale| {
         if stale && !g.quiet {
             eprintln!(
                 "warning: files changed on disk since the last scan, and another process holds \

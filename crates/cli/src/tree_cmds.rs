@@ -231,7 +231,8 @@ pub(crate) fn list_frames(
     args: &ListFramesArgs,
     out: &mut Out,
 ) -> Result<()> {
-    read_or_warn(g, root, |store| {
+    let scope = workspace_path(root, &args.node).ok();
+    read_or_warn(g, root, scope.as_deref(), |store| {
         let rec = resolve(store, root, &args.node)?;
         let frames = store.frames_of(&rec.node_id, args.frame_type.as_deref())?;
         output::frames(out, &frames);
@@ -240,7 +241,8 @@ pub(crate) fn list_frames(
 }
 
 pub(crate) fn get_head(g: &Global, root: &Path, args: &GetHeadArgs, out: &mut Out) -> Result<()> {
-    read_or_warn(g, root, |store| {
+    let scope = workspace_path(root, &args.node).ok();
+    read_or_warn(g, root, scope.as_deref(), |store| {
         let rec = resolve(store, root, &args.node)?;
         let Some(head) = store.head(&rec.node_id, &args.frame_type)? else {
             bail!(
@@ -265,7 +267,7 @@ pub(crate) fn list_nodes(
         Some(p) => workspace_path(root, p)?,
         None => String::new(),
     };
-    read_or_warn(g, root, |store| {
+    read_or_warn(g, root, Some(&path), |store| {
         let nodes = store.list_nodes(&path, args.recursive)?;
         output::tree_nodes(out, &nodes);
         Ok(())

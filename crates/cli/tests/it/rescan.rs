@@ -403,6 +403,8 @@ fn get_node_of_a_path_checks_that_path_and_the_way_to_it() {
     ws.write("src/util/x.rs", "bbb\n");
     let lib = ws.json(&["get-node", "src/lib.rs"]);
     assert_eq!((&lib["root"], &lib["stale"]), (&root, &json!(false)));
+    // The same for the other reads of one node.
+    assert_eq!(ws.json(&["list-frames", "src/lib.rs"]), json!([]));
     assert_eq!(
         ws.json(&["status"])["changed_on_disk"],
         json!(["src/util/x.rs"])
