@@ -191,15 +191,21 @@ impl Workspace {
                 return Ok(Ok(work(store, false)?));
             };
             let settled = self.settle(Some(root));
-            // A path the tree does not hold (a NodeID given) reads what the whole tree says.
-            let scope = scope.filter(|s| !s.is_empty() && matches!(store.node_at(s), Ok(Some(_))));
-            let vouched = match (settled, scope) {
-                (Settled::Clean, _) => true,
-                (Settled::Unknown, None) => self.stats_vouch_for(store, root),
-                (Settled::Unknown, Some(path)) => unchanged_along(store, root, path),
-                (Settled::Partly, None) => self.unwatched_vouch_for(store, root),
-                (Settled::Partly, Some(path)) => self.unwatched_vouch_along(store, root, path),
-                (Settled::Pending, _) => false,
+            // Asked only where the disk is checked: a path the tree does not hold (a NodeID
+            // given) reads what the whole tree says.
+            let held =
+                || scope.filter(|s| !s.is_empty() && matches!(store.node_at(s), Ok(Some(_))));
+            let vouched = match settled {
+                Settled::Clean => true,
+                Settled::Pending => false,
+                Settled::Unknown => match held() {
+                    None => self.stats_vouch_for(store, root),
+                    Some(path) => unchanged_along(store, root, path),
+                },
+                Settled::Partly => match held() {
+                    None => self.unwatched_vouch_for(store, root),
+                    Some(path) => self.unwatched_vouch_along(store, root, path),
+                },
             };
             if vouched {
                 Ok(Ok(work(store, false)?))

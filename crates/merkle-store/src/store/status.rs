@@ -94,21 +94,14 @@ impl Store {
         if folders.iter().any(String::is_empty) {
             return self.unchanged_on_disk();
         }
-        let _guard = self.lock();
-        let Some((root, (stamp, racy_paths))) = self.stat_check_record()? else {
-            return Ok(None);
-        };
-        let racy = racy_rule(stamp, racy_paths.as_ref());
-        let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
-            return Ok(None);
-        };
-        for folder in folders {
-            if !self.entries_hold(&mut checker, folder, true)?.0 {
-                return Ok(None);
+        self.stat_checked(|checker| {
+            for folder in folders {
+                if !self.entries_hold(checker, folder, true)?.0 {
+                    return Ok(false);
+                }
             }
-        }
-        // A scan through another handle may have landed meanwhile: the answer is for one tree.
-        Ok((self.root()? == Some(root)).then_some(root))
+            Ok(true)
+        })
     }
 
     /// [`Store::unchanged_on_disk`] for what a read of the node at `path` answers from (`""`
@@ -122,6 +115,29 @@ impl Store {
         if path.is_empty() {
             return self.unchanged_on_disk();
         }
+        self.stat_checked(|checker| {
+            let mut above = vec![""];
+            above.extend(path.match_indices('/').map(|(i, _)| &path[..i]));
+            for folder in above {
+                let ignore = node::join(folder, ".gitignore");
+                for entry in [folder, ignore.as_str()] {
+                    if !self.entries_hold(checker, entry, false)?.0 {
+                        return Ok(false);
+                    }
+                }
+            }
+            let (holds, found) = self.entries_hold(checker, path, true)?;
+            Ok(holds && found)
+        })
+    }
+
+    /// The last scan's root where `check` finds its recorded stats hold on disk, by a checker
+    /// under that scan's racy rule; `None` where they do not, or cannot be vouched for (no
+    /// scan, other ignore rules from outside the tree). Writes nothing.
+    fn stat_checked(
+        &self,
+        check: impl FnOnce(&mut scan::Checker) -> Result<bool>,
+    ) -> Result<Option<NodeId>> {
         let _guard = self.lock();
         let Some((root, (stamp, racy_paths))) = self.stat_check_record()? else {
             return Ok(None);
@@ -130,20 +146,10 @@ impl Store {
         let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
             return Ok(None);
         };
-        let mut above = vec![""];
-        above.extend(path.match_indices('/').map(|(i, _)| &path[..i]));
-        for folder in above {
-            let ignore = node::join(folder, ".gitignore");
-            for (entry, below) in [(folder, false), (ignore.as_str(), false)] {
-                if !self.entries_hold(&mut checker, entry, below)?.0 {
-                    return Ok(None);
-                }
-            }
-        }
-        let (holds, found) = self.entries_hold(&mut checker, path, true)?;
-        if !holds || !found {
+        if !check(&mut checker)? {
             return Ok(None);
         }
+        // A scan through another handle may have landed meanwhile: the answer is for one tree.
         Ok((self.root()? == Some(root)).then_some(root))
     }
 
