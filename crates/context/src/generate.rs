@@ -1,8 +1,8 @@
 //! `generate`: give every file in scope a frame of a type, then synthesize its directories
 //! bottom-up — only where a frame is missing or stale.
 //!
-//! Files are independent, so they are produced in parallel (and put a chunk at a time: a
-//! commit for the frames, then one for their memos).
+//! Files are independent, so they are produced in parallel, and put a chunk at a time (the
+//! frames and their memos in one commit) while the next chunk is produced.
 //! A file whose latest frame at its path is on its current node is up to date and costs nothing
 //! (not even a read); one whose content equals what the previous frame was produced from (a
 //! `touch`), or whose inputs match a memo anywhere in the store (a rename, a revert, a
@@ -10,7 +10,7 @@
 //! Between files and directories, the producer keeps what it derived beside its frames
 //! ([`FrameProducer::keep_derived`]: the outline's file facts) and the policy reads the tree
 //! if it ranks by it ([`SynthesisPolicy::with_tree`]: the map's import weights, from those
-//! facts). Directories then go through [`synthesize_each`] a level at a time (deepest first;
+//! facts). Directories then go through [`synthesize_each`]'s halves a level at a time (deepest first;
 //! one commit per level), which reuses content the same two ways.
 //!
 //! A policy that ranks by the tree ([`SynthesisPolicy::with_tree`]) is asked between the files
@@ -38,7 +38,10 @@ use crate::memo::{file_memo_key, memo_key, memoized};
 use crate::regenerate::{
     DEFERRED, FrameProducer, META_PRODUCER_INPUT, produced_frame, producer_input, staleness,
 };
-use crate::synthesis::{SynthesisPolicy, SynthesisRequest, synthesize_each};
+use crate::synthesis::{
+    InFlight as DirsInFlight, PreparedDirs, SynthesisPolicy, SynthesisRequest, prepare_each,
+    put_prepared,
+};
 
 /// What to generate.
 #[derive(Clone, Copy)]
@@ -308,9 +311,7 @@ fn generate_in(
     // A level at a time: its directories are independent, so their frames go in one commit
     // per `DIR_CHUNK` of them.
     for level in dirs.chunk_by(|a, b| depth(a) == depth(b)) {
-        for chunk in level.chunks(DIR_CHUNK) {
-            synthesize_level(store, chunk, policy, req, &mut report)?;
-        }
+        synthesize_level(store, level, policy, req, (chunk_size, &mut report))?;
         if report.deferred > 0 {
             // The levels above would read this one's missing frames.
             break;
@@ -320,8 +321,12 @@ fn generate_in(
 }
 
 /// The files' frames, produced in parallel and put in chunks of `chunk_size`: one durable
-/// commit per chunk rather than per file, so an interruption loses at most the chunk in
-/// flight; each counted in `report`.
+/// commit per chunk rather than per file, so an interruption loses at most the chunks in
+/// flight; each counted in `report`. A chunk is put while the next is produced: at a million
+/// files the put (its reads, its B-tree writes, its fsync) took a third of the wall time, with
+/// the producers idle. A file of the next chunk whose inputs match one in the chunk being put
+/// reuses its content as it would once that chunk's memos are in ([`InFlight`]), so the counts
+/// are those of a chunk at a time.
 fn generate_files(
     store: &Store,
     files: &[String],
@@ -332,72 +337,161 @@ fn generate_files(
     let total = files.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut since_kept = 0;
+    let mut planned: Option<Vec<(String, Result<Planned>)>> = None;
     for chunk in files.chunks(chunk_size) {
         // What the producer derived (an outline's facts) goes to the store now and then, so
-        // that a large tree's is never all in memory.
+        // that a large tree's is never all in memory: beside a put, while producers go on.
         since_kept += chunk.len();
-        if since_kept >= KEEP_DERIVED_EVERY {
-            req.producer.keep_derived(store)?;
+        let keep = since_kept >= KEEP_DERIVED_EVERY;
+        if keep {
             since_kept = 0;
         }
-        let outcomes: Vec<(String, Result<Planned>)> = chunk
-            .par_iter()
-            .map(|path| {
-                let r = plan_file(store, path, req);
-                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                if let Some(p) = req.progress {
-                    p(n, total);
+        let putting = planned.take();
+        let in_flight = InFlight::of(putting.as_deref());
+        let (outcomes, put) = rayon::join(
+            || {
+                chunk
+                    .par_iter()
+                    .map(|path| {
+                        let r = plan_file(store, path, req, &in_flight);
+                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        if let Some(p) = req.progress {
+                            p(n, total);
+                        }
+                        (path.clone(), r)
+                    })
+                    .collect::<Vec<_>>()
+            },
+            || {
+                if keep {
+                    req.producer.keep_derived(store)?;
                 }
-                (path.clone(), r)
-            })
-            .collect();
-        let mut frames = Vec::new();
-        let mut kinds = Vec::new();
-        for (path, r) in outcomes {
-            match r {
-                Ok(Planned::UpToDate) => report.up_to_date += 1,
-                Ok(Planned::Put(frame, produced, key)) => {
-                    frames.push(*frame);
-                    kinds.push((path, produced, key));
-                }
-                Err(e) if deferred(&e) => report.deferred += 1,
-                Err(e) => report.failed.push(format!("{path}: {e}")),
+                putting.map_or(Ok(()), |p| put_planned(store, p, &mut *report))
+            },
+        );
+        put?;
+        planned = Some(outcomes);
+    }
+    match planned {
+        Some(p) => put_planned(store, p, report),
+        None => Ok(()),
+    }
+}
+
+/// The contents of a chunk being put, by memo key: what a file of the next chunk with the same
+/// inputs reuses.
+#[derive(Default)]
+struct InFlight(std::collections::HashMap<Hash, Vec<u8>>);
+
+impl InFlight {
+    fn of(planned: Option<&[(String, Result<Planned>)]>) -> InFlight {
+        let mut out = InFlight::default();
+        for (_, r) in planned.unwrap_or_default() {
+            if let Ok(Planned::Put(frame, _, key)) = r {
+                out.0.entry(*key).or_insert_with(|| frame.content.clone());
             }
         }
-        let mut memos = Vec::new();
-        for (r, (path, produced, key)) in store.put_frames(frames).into_iter().zip(kinds) {
-            match r {
-                Ok(put) => {
-                    if produced {
-                        report.produced += 1;
-                    } else {
-                        report.reused += 1;
-                    }
-                    report.created += usize::from(put.created);
-                    memos.push((key, put.frame_id));
-                }
-                Err(e) => report.failed.push(format!("{path}: {e}")),
+        out
+    }
+}
+
+/// Puts one chunk's planned frames, with their memos, in one commit, each counted in `report`.
+fn put_planned(
+    store: &Store,
+    planned: Vec<(String, Result<Planned>)>,
+    report: &mut Generated,
+) -> Result<()> {
+    let mut frames = Vec::new();
+    let mut kinds = Vec::new();
+    for (path, r) in planned {
+        match r {
+            Ok(Planned::UpToDate) => report.up_to_date += 1,
+            Ok(Planned::Put(frame, produced, key)) => {
+                frames.push((*frame, Some(key)));
+                kinds.push((path, produced));
             }
+            Err(e) if deferred(&e) => report.deferred += 1,
+            Err(e) => report.failed.push(format!("{path}: {e}")),
         }
-        // After the frames: a memo lost to an interruption costs a recomputation, no more.
-        store.put_memos(&memos)?;
+    }
+    for (r, (path, produced)) in store.put_frames_memoized(frames).into_iter().zip(kinds) {
+        match r {
+            Ok(put) => {
+                if produced {
+                    report.produced += 1;
+                } else {
+                    report.reused += 1;
+                }
+                report.created += usize::from(put.created);
+            }
+            Err(e) => report.failed.push(format!("{path}: {e}")),
+        }
     }
     Ok(())
 }
 
 /// Synthesizes the directories of one level (independent of each other) that are missing,
 /// stale, another agent's or made by a policy `policy` supersedes; each counted in `report`.
+/// `chunk_size` of them at a time (at most `DIR_CHUNK`), one chunk put while the next is looked
+/// at and prepared (none is a child of another, so a put changes nothing the next reads; one
+/// with the same inputs reuses the content in flight, as it would once its memo is in).
 fn synthesize_level(
     store: &Store,
     level: &[String],
     policy: &dyn SynthesisPolicy,
     req: &GenerateRequest<'_>,
-    report: &mut Generated,
+    (chunk_size, report): (usize, &mut Generated),
 ) -> Result<()> {
+    let request = SynthesisRequest {
+        frame_type: req.frame_type,
+        agent: req.agent,
+        policy,
+        now_ms: req.now_ms,
+    };
+    let mut putting: Option<PreparedDirs> = None;
+    // The frames created by the put that ran while `putting` was prepared.
+    let mut own = 0;
+    for chunk in level.chunks(chunk_size.min(DIR_CHUNK)) {
+        // Read before the put below starts, so that it moved the sequence by its own frames.
+        let seq = store.frame_seq()?;
+        let in_flight = putting
+            .as_ref()
+            .map(PreparedDirs::in_flight)
+            .unwrap_or_default();
+        let last = putting.take();
+        let (next, put) = rayon::join(
+            || look_and_prepare(store, chunk, &request, req, (seq, &in_flight)),
+            || {
+                last.map_or(Ok(0), |p| {
+                    put_counted(store, p, &request, own, &mut *report)
+                })
+            },
+        );
+        own = put?;
+        let (up_to_date, next) = next?;
+        report.up_to_date += up_to_date;
+        putting = next;
+    }
+    if let Some(p) = putting {
+        put_counted(store, p, &request, own, report)?;
+    }
+    Ok(())
+}
+
+/// Looks at each of `chunk`'s directories and prepares those to synthesize: how many are up
+/// to date, and the prepared rest (`None` where there are none).
+fn look_and_prepare(
+    store: &Store,
+    chunk: &[String],
+    request: &SynthesisRequest<'_>,
+    req: &GenerateRequest<'_>,
+    (seq, in_flight): (u64, &DirsInFlight),
+) -> Result<(usize, Option<PreparedDirs>)> {
+    let policy = request.policy;
     let policy_id = policy.id();
     // Each directory looked at on its own, in parallel: `None` where it is gone; the first
     // error in the level's order is the one returned.
-    let looked: Vec<Result<Option<(NodeRecord, bool)>>> = level
+    let looked: Vec<Result<Option<(NodeRecord, bool)>>> = chunk
         .par_iter()
         .map(|path| {
             let Some(rec) = store.node_at(path)? else {
@@ -422,26 +516,35 @@ fn synthesize_level(
         })
         .collect();
     let mut todo = Vec::new();
+    let mut up_to_date = 0;
     for looked in looked {
-        let Some((rec, up_to_date)) = looked? else {
+        let Some((rec, fresh)) = looked? else {
             continue;
         };
-        if up_to_date {
-            report.up_to_date += 1;
+        if fresh {
+            up_to_date += 1;
         } else {
             todo.push(rec);
         }
     }
     if todo.is_empty() {
-        return Ok(());
+        return Ok((up_to_date, None));
     }
-    let request = SynthesisRequest {
-        frame_type: req.frame_type,
-        agent: req.agent,
-        policy,
-        now_ms: req.now_ms,
-    };
-    for s in synthesize_each(store, &todo, &request)? {
+    let prepared = prepare_each(store, todo, request, seq, in_flight)?;
+    Ok((up_to_date, Some(prepared)))
+}
+
+/// Puts what [`look_and_prepare`] prepared, each directory counted in `report`; the frames it
+/// created. `own`: as [`put_prepared`] takes it.
+fn put_counted(
+    store: &Store,
+    prepared: PreparedDirs,
+    request: &SynthesisRequest<'_>,
+    own: u64,
+    report: &mut Generated,
+) -> Result<u64> {
+    let mut created = 0;
+    for s in put_prepared(store, prepared, request, own)? {
         let s = match s {
             Err(e) if deferred(&e) => {
                 report.deferred += 1;
@@ -455,8 +558,9 @@ fn synthesize_level(
             report.synthesis_reused += 1;
         }
         report.created += usize::from(s.created);
+        created += u64::from(s.created);
     }
-    Ok(())
+    Ok(created)
 }
 
 /// A policy as it read the tree; `None`: the request's as it is.
@@ -505,7 +609,12 @@ fn replacing_basis(
         .finish()
 }
 
-fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Planned> {
+fn plan_file(
+    store: &Store,
+    path: &str,
+    req: &GenerateRequest<'_>,
+    in_flight: &InFlight,
+) -> Result<Planned> {
     let rec = store
         .node_at(path)?
         .ok_or_else(|| merkle_store::Error::NoSuchPath {
@@ -547,9 +656,10 @@ fn plan_file(store: &Store, path: &str, req: &GenerateRequest<'_>) -> Result<Pla
     });
     let reused = match reusable {
         Some(p) => Some(p.content),
-        None if !invalidated => {
-            memoized(store, &key, req.frame_type, req.agent)?.map(|f| f.content)
-        }
+        None if !invalidated => match in_flight.0.get(&key) {
+            Some(content) => Some(content.clone()),
+            None => memoized(store, &key, req.frame_type, req.agent)?.map(|f| f.content),
+        },
         None => None,
     };
     let (body, produced) = match reused {

@@ -19,6 +19,7 @@
 //! naming each child after what it wrote ([`contents_list`]); the frame records where its own
 //! output ends ([`META_OWN_BYTES`]), and a parent of the same kind reads only that part of it
 //! ([`ChildFrame::body`]), never the names in the list.
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use merkle_store::{Encoder, Frame, Hash, NewFrame, NodeKind, NodeRecord, Role, Store};
@@ -382,8 +383,8 @@ pub fn synthesize(
 }
 
 /// Synthesizes each of `dirs` (none an ancestor of another) as [`synthesize`] does, and puts
-/// their frames in one commit and their memos in another: a level of a tree costs two durable
-/// commits, not two per directory. The policy runs without the lock, on every core where it
+/// their frames and memos in one commit: a level of a tree costs one durable commit, not one
+/// per directory. The policy runs without the lock, on every core where it
 /// computes ([`SynthesisPolicy::computes`]), else on one directory at a time; where a frame
 /// was put meanwhile, the children of every directory are read again under the derivation
 /// lock, and a directory whose children changed is synthesized again there. One result per
@@ -393,24 +394,88 @@ pub fn synthesize_each(
     dirs: &[NodeRecord],
     req: &SynthesisRequest<'_>,
 ) -> Result<Vec<Result<Synthesized>>> {
-    store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
-    let written_type = if req.frame_type == "*" {
-        ALL_TYPES
-    } else {
-        req.frame_type
-    };
-    let policy_id = req.policy.id();
-    let one = |dir: &NodeRecord| prepare(store, dir, req, written_type, &policy_id);
     // The frame sequence before preparing: while it has not moved, no child's head has.
     let seq = store.frame_seq()?;
+    let prepared = prepare_each(store, dirs.to_vec(), req, seq, &InFlight::default())?;
+    put_prepared(store, prepared, req, 0)
+}
+
+/// The outputs of directories being put, by memo key, with who made them: what a directory
+/// prepared meanwhile with the same inputs reuses, as it would once their memos are in.
+#[derive(Default)]
+pub struct InFlight(HashMap<Hash, (Vec<u8>, crate::memo::Provenance)>);
+
+impl PreparedDirs {
+    /// What the directories prepared here hand to those prepared while these are put.
+    pub fn in_flight(&self) -> InFlight {
+        let mut out = InFlight::default();
+        for p in self.prepared.iter().flatten() {
+            let own = &p.content[..p.own_bytes.unwrap_or(p.content.len())];
+            out.0
+                .entry(p.key)
+                .or_insert_with(|| (own.to_vec(), p.made_by.clone()));
+        }
+        out
+    }
+}
+
+/// Directories prepared by [`prepare_each`], to be put by [`put_prepared`].
+pub struct PreparedDirs {
+    dirs: Vec<NodeRecord>,
+    prepared: Vec<Result<Prepared>>,
+    /// The store's frame sequence before they were prepared.
+    seq: u64,
+}
+
+/// The first half of [`synthesize_each`]: reads each directory's children and runs the policy
+/// on them (or reuses content made from the same inputs, in the store or `in_flight`), without
+/// the lock and putting nothing, so that a caller may put one group while it prepares the
+/// next. `seq` is the store's frame sequence read before anything this reads.
+pub fn prepare_each(
+    store: &Store,
+    dirs: Vec<NodeRecord>,
+    req: &SynthesisRequest<'_>,
+    seq: u64,
+    in_flight: &InFlight,
+) -> Result<PreparedDirs> {
+    store.authorize(req.agent, "synthesize", Role::can_synthesize)?;
+    let written_type = written_type(req.frame_type);
+    let policy_id = req.policy.id();
+    let one = |dir: &NodeRecord| prepare(store, dir, req, (written_type, &policy_id), in_flight);
     // A policy that computes runs on every core; a model's calls keep their order.
-    let mut prepared: Vec<Result<Prepared>> = if req.policy.computes() {
+    let prepared: Vec<Result<Prepared>> = if req.policy.computes() {
         dirs.par_iter().map(one).collect()
     } else {
         dirs.iter().map(one).collect()
     };
+    Ok(PreparedDirs {
+        dirs,
+        prepared,
+        seq,
+    })
+}
+
+/// The second half of [`synthesize_each`]: puts what [`prepare_each`] prepared. `own` is how
+/// many frames the caller itself created in the store since that preparation began (a group
+/// it put meanwhile, none of them a child of these directories): a frame sequence that moved
+/// by more means another writer, and every directory's children are read again under the lock.
+pub fn put_prepared(
+    store: &Store,
+    p: PreparedDirs,
+    req: &SynthesisRequest<'_>,
+    own: u64,
+) -> Result<Vec<Result<Synthesized>>> {
+    let PreparedDirs {
+        dirs,
+        mut prepared,
+        seq,
+    } = p;
+    let written_type = written_type(req.frame_type);
+    let policy_id = req.policy.id();
+    let none = InFlight::default();
+    let one = |dir: &NodeRecord| prepare(store, dir, req, (written_type, &policy_id), &none);
     let _guard = store.derivation_lock();
-    if store.frame_seq()? != seq {
+    if store.frame_seq()? != seq + own {
         for (dir, p) in dirs.iter().zip(prepared.iter_mut()) {
             if let Ok(ready) = p
                 && Seen::of(&child_frames(store, dir, req.frame_type)?) != ready.children
@@ -422,11 +487,11 @@ pub fn synthesize_each(
     let mut frames = Vec::new();
     for (dir, p) in dirs.iter().zip(&prepared) {
         if let Ok(p) = p {
-            frames.push(synthesized_frame(dir, req, written_type, &policy_id, p));
+            let frame = synthesized_frame(dir, req, written_type, &policy_id, p);
+            frames.push((frame, Some(p.key)));
         }
     }
-    let mut puts = store.put_frames(frames).into_iter();
-    let mut memos = Vec::new();
+    let mut puts = store.put_frames_memoized(frames).into_iter();
     let mut out = Vec::with_capacity(dirs.len());
     for (dir, p) in dirs.iter().zip(prepared) {
         let p = match p {
@@ -443,7 +508,6 @@ pub fn synthesize_each(
                 continue;
             }
         };
-        memos.push((p.key, put.frame_id));
         out.push(Ok(Synthesized {
             path: dir.path.clone(),
             frame_type: written_type.to_owned(),
@@ -453,8 +517,16 @@ pub fn synthesize_each(
             children: p.children.count,
         }));
     }
-    store.put_memos(&memos)?;
     Ok(out)
+}
+
+/// The type a synthesis of `frame_type` writes: [`ALL_TYPES`] for `*`.
+fn written_type(frame_type: &str) -> &str {
+    if frame_type == "*" {
+        ALL_TYPES
+    } else {
+        frame_type
+    }
 }
 
 /// Reads `dir`'s children and runs the policy on them, or reuses the content of a frame made
@@ -463,8 +535,8 @@ fn prepare(
     store: &Store,
     dir: &NodeRecord,
     req: &SynthesisRequest<'_>,
-    written_type: &str,
-    policy_id: &str,
+    (written_type, policy_id): (&str, &str),
+    in_flight: &InFlight,
 ) -> Result<Prepared> {
     let names = req.policy.reads_names();
     let children = child_frames(store, dir, req.frame_type)?;
@@ -481,21 +553,24 @@ fn prepare(
         !forced && f.metadata.extra.get(META_INPUTS) == Some(&inputs) && f.agent_id == req.agent
     });
     let key = synthesis_memo_key(&inputs, written_type, req.agent);
-    let reused = match reusable {
-        Some(f) => Some(f),
-        None if !forced => crate::memo::memoized(store, &key, written_type, req.agent)?,
-        None => None,
-    };
-    // Who wrote the content: the reused frame's writer, or the policy's.
-    let made_by = match &reused {
-        Some(f) => crate::memo::Provenance {
+    // The reused frame's own output, and who wrote it.
+    let of_frame = |f: Frame| {
+        let made_by = crate::memo::Provenance {
             provider: f.metadata.provider.clone(),
             model: f.metadata.model.clone(),
-        },
-        None => req.policy.provenance(),
+        };
+        (own_output(&f).to_vec(), made_by)
     };
-    let (output, policy_ran) = match reused {
-        Some(f) => (own_output(&f).to_vec(), false),
+    let reused = match reusable {
+        Some(f) => Some(of_frame(f)),
+        None if !forced => match in_flight.0.get(&key) {
+            Some(x) => Some(x.clone()),
+            None => crate::memo::memoized(store, &key, written_type, req.agent)?.map(of_frame),
+        },
+        None => None,
+    };
+    let (output, policy_ran, made_by) = match reused {
+        Some((output, made_by)) => (output, false, made_by),
         None => {
             let unnamed_children;
             let shown = if names {
@@ -516,7 +591,7 @@ fn prepare(
                     path: dir.path.clone(),
                     message,
                 })?;
-            (output, true)
+            (output, true, req.policy.provenance())
         }
     };
     let (content, own_bytes) = if names {

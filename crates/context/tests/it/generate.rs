@@ -362,3 +362,88 @@ fn a_whole_tree_generation_starts_from_its_checkpoint_while_no_frame_was_created
     assert_eq!(runs.0, 1, "the invalidated file is produced again");
     assert_eq!(run(&fx, &counting).0.visited, 0);
 }
+
+/// The request of `request` on one thread of its own: 16 files, and 16 directories of a level,
+/// a commit; each chunk is produced before the one before it is put.
+fn one_thread<'a>(
+    producer: &'a dyn FrameProducer,
+    policy: &'a dyn SynthesisPolicy,
+) -> GenerateRequest<'a> {
+    GenerateRequest {
+        threads: Some(1),
+        ..request(producer, policy)
+    }
+}
+
+#[test]
+fn a_file_like_one_in_the_chunk_being_put_reuses_its_content() {
+    let fx = Fixture::new();
+    let many = fx.dir.path().join("many");
+    std::fs::create_dir(&many).expect("mkdir");
+    // f16 to f47 repeat the 16 files before them: each is produced in the chunk after its
+    // twin's, before that chunk is put.
+    for i in 0..48 {
+        let content = format!("pub fn f{}() {{}}\n", i % 16);
+        std::fs::write(many.join(format!("f{i:02}.rs")), content).expect("write");
+    }
+    fx.rescan();
+    let counting = Counting::default();
+    let report =
+        generate(&fx.store, &fx.node(""), &one_thread(&counting, &counting)).expect("generate");
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert_eq!((report.produced, report.reused), (6 + 16, 32));
+    assert_eq!(counting.files.load(Ordering::SeqCst), 6 + 16);
+    let head = |p: &str| {
+        fx.store
+            .path_head(p, "summary")
+            .expect("path head")
+            .map(|f| f.content)
+    };
+    assert!(head("many/f40.rs").is_some());
+    assert_eq!(head("many/f40.rs"), head("many/f08.rs"));
+    // Each frame's memo went in with it: a copy made now reuses without a run.
+    std::fs::copy(many.join("f47.rs"), fx.dir.path().join("copy.rs")).expect("copy");
+    fx.rescan();
+    let again = generate(&fx.store, &fx.node(""), &request(&counting, &counting)).expect("again");
+    assert_eq!((again.produced, again.reused), (0, 1));
+}
+
+#[test]
+fn directories_of_a_level_put_a_chunk_at_a_time_make_what_one_commit_makes() {
+    let (chunked, at_once) = (Fixture::new(), Fixture::new());
+    for fx in [&chunked, &at_once] {
+        // 40 folders at one level, d20 to d39 the same as d00 to d19 but for their names.
+        for i in 0..40 {
+            let dir = fx.dir.path().join(format!("many/d{i:02}"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join("x.rs"), format!("pub fn x{}() {{}}\n", i % 20))
+                .expect("write");
+        }
+        fx.rescan();
+    }
+    let (policy, producer) = (Unnamed::default(), Outline::default());
+    let report = generate(
+        &chunked.store,
+        &chunked.node(""),
+        &one_thread(&producer, &policy),
+    )
+    .expect("generate a chunk at a time");
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    let whole = generate(
+        &at_once.store,
+        &at_once.node(""),
+        &request(&producer, &Unnamed::default()),
+    )
+    .expect("generate at once");
+    // The folders of the later chunks find their twins' content in flight or in the store,
+    // where one commit for the level runs the policy for both twins.
+    assert_eq!(
+        (
+            report.synthesis_reused - whole.synthesis_reused,
+            report.synthesized + 20
+        ),
+        (20, whole.synthesized),
+        "{report:?} {whole:?}"
+    );
+    assert_eq!(chunked.path_heads(), at_once.path_heads());
+}

@@ -74,7 +74,7 @@ impl Store {
             g.leading = true;
             let queue = std::mem::take(&mut g.queue);
             drop(g);
-            let results = self.commit_frames(queue);
+            let results = self.commit_frames(queue, &HashMap::new());
             g = self.group.lock().unwrap_or_else(|e| e.into_inner());
             g.done.extend(results);
             g.leading = false;
@@ -86,20 +86,34 @@ impl Store {
     /// refused frame does not stop the others. For bulk work (generating a whole tree), where one
     /// commit per frame would cost one sync per frame.
     pub fn put_frames(&self, frames: Vec<NewFrame>) -> Vec<Result<PutOutcome>> {
+        self.put_frames_memoized(frames.into_iter().map(|f| (f, None)).collect())
+    }
+
+    /// Puts many frames as [`Store::put_frames`] does and, in the same transaction, records
+    /// each memo key given beside a frame for the frame put or found (as [`Store::put_memos`]
+    /// would after): a frame and its memo land together or not at all, for one sync.
+    pub fn put_frames_memoized(
+        &self,
+        frames: Vec<(NewFrame, Option<Hash>)>,
+    ) -> Vec<Result<PutOutcome>> {
         let mut checked = Vec::with_capacity(frames.len());
+        let mut memos = HashMap::new();
         let mut results: Vec<Option<Result<PutOutcome>>> = Vec::with_capacity(frames.len());
-        for (i, f) in frames.into_iter().enumerate() {
+        for (i, (f, memo)) in frames.into_iter().enumerate() {
             match frame::check_name("frame type", &f.frame_type)
                 .and_then(|()| frame::check_name("agent id", &f.agent_id))
             {
                 Ok(()) => {
+                    if let Some(key) = memo {
+                        memos.insert(i as u64, key);
+                    }
                     checked.push((i as u64, f));
                     results.push(None);
                 }
                 Err(e) => results.push(Some(Err(e))),
             }
         }
-        for (i, r) in self.commit_frames(checked) {
+        for (i, r) in self.commit_frames(checked, &memos) {
             results[i as usize] = Some(r);
         }
         results
@@ -110,9 +124,11 @@ impl Store {
 
     /// Writes a group of frames in one transaction; a frame that is refused does not stop the
     /// others.
+    /// `memos`: the memo key to record for the frame of a ticket.
     pub(super) fn commit_frames(
         &self,
         queue: Vec<(u64, NewFrame)>,
+        memos: &HashMap<u64, Hash>,
     ) -> Vec<(u64, Result<PutOutcome>)> {
         let _guard = self.lock();
         let mut results: Vec<(u64, Result<PutOutcome>)> = Vec::with_capacity(queue.len());
@@ -138,6 +154,13 @@ impl Store {
         let mut created = Vec::new();
         for (ticket, new) in queue {
             let r = self.stage_frame(new, &mut seq, (&mut written, &mut bodies), &mut batch);
+            if let (Ok(put), Some(key)) = (&r, memos.get(&ticket)) {
+                batch.put(Table::Memo, key.0.to_vec(), put.frame_id.0.to_vec());
+                if !put.created {
+                    // Only a memo to write: its commit can still fail.
+                    created.push(results.len());
+                }
+            }
             if matches!(r, Ok(PutOutcome { created: true, .. })) {
                 created.push(results.len());
             }
