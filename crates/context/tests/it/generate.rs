@@ -101,6 +101,14 @@ fn run(fx: &Fixture, counting: &Counting) -> (Generated, (usize, usize)) {
     (report, (after.0 - before.0, after.1 - before.1))
 }
 
+/// The content of the latest `summary` frame at `path`.
+fn summary_at(fx: &Fixture, path: &str) -> Option<Vec<u8>> {
+    fx.store
+        .path_head(path, "summary")
+        .expect("path head")
+        .map(|f| f.content)
+}
+
 #[test]
 fn a_renamed_or_duplicated_file_reuses_its_frame() {
     let fx = Fixture::new();
@@ -116,12 +124,7 @@ fn a_renamed_or_duplicated_file_reuses_its_frame() {
     assert_eq!((report.produced, report.reused, files), (0, 2, 0));
     // The directories above them list other children now, so they are synthesized again.
     assert_eq!(dirs, 3);
-    let content = |path: &str| {
-        fx.store
-            .path_head(path, "summary")
-            .expect("path head")
-            .map(|f| f.content)
-    };
+    let content = |path: &str| summary_at(&fx, path);
     assert!(content("src/bin.rs").is_some());
     assert_eq!(content("src/bin.rs"), content("src/main.rs"));
     assert_eq!(content("docs/README-copy.md"), content("README.md"));
@@ -393,12 +396,7 @@ fn a_file_like_one_in_the_chunk_being_put_reuses_its_content() {
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     assert_eq!((report.produced, report.reused), (6 + 16, 32));
     assert_eq!(counting.files.load(Ordering::SeqCst), 6 + 16);
-    let head = |p: &str| {
-        fx.store
-            .path_head(p, "summary")
-            .expect("path head")
-            .map(|f| f.content)
-    };
+    let head = |p: &str| summary_at(&fx, p);
     assert!(head("many/f40.rs").is_some());
     assert_eq!(head("many/f40.rs"), head("many/f08.rs"));
     // Each frame's memo went in with it: a copy made now reuses without a run.
