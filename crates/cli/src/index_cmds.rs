@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::Args;
 use context::search::Ranking;
-use context::{FunctionHit, Related, ops};
+use context::{Related, ops};
 use serde_json::Value;
 
 use crate::output::Out;
@@ -200,75 +200,137 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
         functions: args.functions,
     };
     search.request()?;
-    let found = crate::workspace(g, root).read_facts_as(ops::Reads::Index, |store, tree, _| {
-        crate::output::read_history(g, store, &query, search.ranking);
-        ops::search_in(store, tree, &search)
-    })?;
-    let json = found.json();
-    let hits = match found {
-        ops::Found::Functions(found) => {
-            out.value(json, functions_text(&found, &query));
-            return Ok(());
-        }
-        ops::Found::Files(hits) => hits,
+    let json = match asked_of_watch(g, root, &search) {
+        Some(json) => json,
+        None => crate::workspace(g, root)
+            .read_facts_as(ops::Reads::Index, |store, tree, _| {
+                crate::output::read_history(g, store, &query, search.ranking);
+                ops::search_in(store, tree, &search)
+            })?
+            .json(),
     };
-    // Every hit carries it: said once.
-    if g.verbose
-        && let Some(why) = hits.iter().find_map(|h| h.history_missing.as_deref())
-    {
-        eprintln!("warning: past fixes left out of the ranking: {why}");
-    }
-    let text = if hits.is_empty() {
-        if context::search::has_terms(&query) {
-            format!("no file matches {}", query_label(&query))
-        } else {
-            format!(
-                "no file matches {}: it holds only common words (stop words) and no name",
-                query_label(&query)
-            )
-        }
+    let text = if args.functions {
+        functions_text(&json, &query)
     } else {
-        let mut lines = Vec::new();
-        for h in &hits {
-            lines.push(format!("{} ({})", h.path, h.score));
-            for s in &h.symbols {
-                lines.push(format!(
-                    "  {}-{}: {}",
-                    s.line_start, s.line_end, s.signature
-                ));
-            }
-            if !h.why.is_empty() {
-                lines.push(format!("  why: {}", h.why.join("; ")));
-            }
-        }
-        lines.join("\n")
+        files_text(g, &json, &query)
     };
     out.value(json, text);
     Ok(())
 }
 
-/// `search --functions` as text: one line a definition (`path:start-end name (kind) score`),
-/// then why its file matched.
-fn functions_text(found: &[FunctionHit], query: &str) -> String {
+/// The answer of a running `merkle watch` to `search` ([`::watch::asked`]), which keeps the
+/// tree's listing and index between searches; `None` where none answers it, or where the
+/// search first reads the git history (this process reads it, with its progress shown).
+fn asked_of_watch(g: &Global, root: &Path, search: &ops::Search<'_>) -> Option<Value> {
+    let ws = crate::workspace(g, root);
+    let dir = ws.store_dir().ok()?;
+    if !dir.join(::watch::vouch::SOCKET).exists() {
+        return None;
+    }
+    let reads = ws.read_stored(|store| {
+        Ok::<_, context::Error>(ops::search_reads_history(
+            store,
+            search.query,
+            search.ranking,
+        ))
+    });
+    if reads.unwrap_or(true) {
+        return None;
+    }
+    let answer = ::watch::asked::ask(&dir, &serde_json::json!({ "search": search.json() }))?;
+    if answer.is_array() && g.verbose {
+        eprintln!("note: answered by the running `merkle watch`");
+    }
+    answer.is_array().then_some(answer)
+}
+
+/// A search's files (`json`: [`ops::Found::json`]) as text: each one's path and score, its
+/// best definitions' lines and signatures, and why it matched.
+fn files_text(g: &Global, json: &Value, query: &str) -> String {
+    let hits = json.as_array().map(Vec::as_slice).unwrap_or_default();
+    // Every hit carries it: said once.
+    if g.verbose
+        && let Some(why) = hits.iter().find_map(|h| h["history_missing"].as_str())
+    {
+        eprintln!("warning: past fixes left out of the ranking: {why}");
+    }
+    if hits.is_empty() {
+        return if context::search::has_terms(query) {
+            format!("no file matches {}", query_label(query))
+        } else {
+            format!(
+                "no file matches {}: it holds only common words (stop words) and no name",
+                query_label(query)
+            )
+        };
+    }
+    let mut lines = Vec::new();
+    for h in hits {
+        lines.push(format!(
+            "{} ({})",
+            text_of(&h["path"]),
+            score_of(&h["score"])
+        ));
+        for s in h["symbols"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            lines.push(format!(
+                "  {}-{}: {}",
+                s["line_start"],
+                s["line_end"],
+                text_of(&s["signature"])
+            ));
+        }
+        let why = strings(&h["why"]);
+        if !why.is_empty() {
+            lines.push(format!("  why: {}", why.join("; ")));
+        }
+    }
+    lines.join("\n")
+}
+
+/// `search --functions` (`json`: [`ops::Found::json`]) as text: one line a definition
+/// (`path:start-end name (kind) score`), then its signature and why its file matched.
+fn functions_text(json: &Value, query: &str) -> String {
+    let found = json.as_array().map(Vec::as_slice).unwrap_or_default();
     if found.is_empty() {
         return format!("no definition matches {}", query_label(query));
     }
     let mut lines = Vec::new();
     for f in found {
-        let s = &f.symbol;
         lines.push(format!(
             "{}:{}-{} {} ({}) {}",
-            f.path,
-            s.line_start,
-            s.line_end,
-            s.name,
-            s.kind.noun(),
-            f.score
+            text_of(&f["path"]),
+            f["line_start"],
+            f["line_end"],
+            text_of(&f["name"]),
+            text_of(&f["kind"]),
+            score_of(&f["score"])
         ));
-        lines.push(format!("  {}", s.signature));
-        if !f.why.is_empty() {
-            lines.push(format!("  why: {}", f.why.join("; ")));
+        lines.push(format!("  {}", text_of(&f["signature"])));
+        let why = strings(&f["why"]);
+        if !why.is_empty() {
+            lines.push(format!("  why: {}", why.join("; ")));
         }
     }
     lines.join("\n")
+}
+
+/// A JSON string's text (empty for anything else).
+fn text_of(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+/// A score as Rust prints the number (`2`, not JSON's `2.0`).
+fn score_of(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_default()
+}
+
+/// A JSON list of strings.
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }

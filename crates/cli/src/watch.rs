@@ -15,7 +15,8 @@
 //!
 //! While it runs, watch answers other commands that ask whether its last rescan is still the
 //! tree on disk ([`watch::vouch`]): a read that it vouches for reads the store without walking
-//! the tree first.
+//! the tree first. It answers their searches too ([`watch::asked`]), on a workspace whose
+//! tree's listing and index it keeps and makes ready after each rescan.
 //!
 //! The store is opened for writing only for the span of one rescan (open, scan, generate, drop),
 //! so between rescans every other `merkle` command works as if watch were not running, and a
@@ -80,7 +81,14 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     // `.merkle` is known by its path. Watching starts before the first scan, so that nothing
     // changed during it goes unseen.
     let store_dir = crate::workspace(g, root).store_dir()?;
-    let looping = Looping::start(root, &store_dir)?;
+    let mut looping = Looping::start(root, &store_dir)?;
+    // Searches asked by other commands, answered on a workspace whose tree's listing and
+    // index are kept from one to the next, through the freshness rule they would follow.
+    let answering = crate::workspace(g, root);
+    let preparing = answering.clone();
+    looping
+        .answer_asked(move |asked| context::ops::served_search(&answering, &asked["search"])?.ok());
+    looping.on_rescanned(prepare_searches_apart(preparing));
     if let (Some(warning), false) = (looping.warning(), g.quiet) {
         eprintln!("warning: {warning}");
     }
@@ -115,6 +123,29 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
         eprintln!("recorded to {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the loop calls after each rescan: the next search's listing and index made ready on a
+/// thread of its own ([`context::ops::prepare_searches`]), one at a time (a rescan that lands
+/// during one is prepared for by the next search).
+fn prepare_searches_apart(ws: context::ops::Workspace) -> impl Fn() + Send + 'static {
+    let busy = Arc::new(AtomicBool::new(false));
+    move || {
+        if busy.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (ws, done) = (ws.clone(), Arc::clone(&busy));
+        let started = std::thread::Builder::new()
+            .name("watch-prepare".to_owned())
+            .spawn(move || {
+                // A failure here is the next search's to meet and say.
+                let _ = context::ops::prepare_searches(&ws);
+                done.store(false, Ordering::SeqCst);
+            });
+        if started.is_err() {
+            busy.store(false, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Stops the loop on Ctrl-C or SIGTERM, from a thread of its own, after setting

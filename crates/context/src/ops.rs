@@ -28,17 +28,20 @@ mod gc;
 mod handles;
 mod remotes;
 mod report;
+mod served;
 mod workspace;
 
 pub use find::{
     BUNDLE_BUDGET, BUNDLE_FILES, Found, SEARCH_LIMIT, Search, TaskBundle, bundle_in, display_path,
     file_related, history_before_search, not_a_file, related_in, search_filter, search_in,
+    search_reads_history,
 };
 pub use fresh::{Reads, Settled, Snapshot, Watcher};
 pub use gc::{Garbage, collect_garbage, folder_sizes, why_kept};
 pub use remotes::Unpushed;
 use remotes::unpushed;
 pub use report::{AddedFrame, Report, Since, report};
+pub use served::{prepare_searches, served_search};
 pub use workspace::{STORE_IN_USE_WAIT, Workspace};
 
 /// The synthesis policies by name.

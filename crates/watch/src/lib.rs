@@ -7,13 +7,16 @@
 //!   settles each read with a barrier file and names the paths to rescan.
 //! - [`Looping`] (`looped.rs`): `merkle watch`'s loop (debounce, rescans of the paths named,
 //!   full rescans after a lost event), and [`vouch`]: the socket over which it vouches for its
-//!   last rescan, and [`Vouching`], the watcher a reader in another process asks it through.
+//!   last rescan, and [`Vouching`], the watcher a reader in another process asks it through;
+//!   [`asked`]: the questions (a search) other processes ask it of the workspace, answered on
+//!   the tree it keeps.
 //!
 //! # Invariants
 //!
 //! - **Never a silently stale read**: a lost event, a barrier that does not come back, or a
 //!   watch that cannot answer means everything is looked at.
 //! - **No watcher wakes itself**: the store's own writes, `.git` and reads are not changes.
+pub mod asked;
 pub mod events;
 mod fit;
 mod live;
@@ -24,6 +27,13 @@ pub use fit::Coverage;
 pub use live::Live;
 pub use looped::{Failed, Looping, Options, Said, Stopper};
 pub use vouch::Vouching;
+
+/// The socket's file name in the store folder, where a running `merkle watch` answers
+/// ([`vouch`], [`asked`]).
+pub const SOCKET: &str = "watch.sock";
+/// How long a reader waits for the watch's word on freshness before walking the tree itself
+/// (and for a question to be taken).
+pub const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The error of watching `root`.
 fn watch_error(root: &std::path::Path, e: notify::Error) -> Error {

@@ -90,6 +90,8 @@ pub struct Looping {
     warning: Option<String>,
     tx: Sender<Wake>,
     rx: Receiver<Wake>,
+    /// Called after each rescan that succeeded, the first one included.
+    rescanned: Box<dyn Fn() + Send>,
 }
 
 impl Looping {
@@ -126,12 +128,28 @@ impl Looping {
             warning,
             tx,
             rx,
+            rescanned: Box::new(|| {}),
         })
     }
 
     /// What to say once at the start: the kernel's limit kept it from watching every folder.
     pub fn warning(&self) -> Option<&str> {
         self.warning.as_deref()
+    }
+
+    /// What answers the questions other processes ask of the workspace ([`crate::asked`]),
+    /// from the first rescan on.
+    pub fn answer_asked(
+        &mut self,
+        answers: impl Fn(&serde_json::Value) -> Option<serde_json::Value> + Send + Sync + 'static,
+    ) {
+        self.monitor.on_ask(answers);
+    }
+
+    /// What to do after each rescan that succeeded, once the watch vouches for it (the first
+    /// one included): not waited for by the loop where it hands its work to a thread.
+    pub fn on_rescanned(&mut self, call: impl Fn() + Send + 'static) {
+        self.rescanned = Box::new(call);
     }
 
     /// What ends the loop from elsewhere.
@@ -160,6 +178,7 @@ impl Looping {
                 "other commands will check the files themselves: {e}"
             )));
         }
+        (self.rescanned)();
         let mut pending = Pending {
             touched: Some(BTreeSet::new()),
             due: None,
@@ -180,7 +199,11 @@ impl Looping {
                         Ok(wake) => Some(wake),
                         Err(RecvTimeoutError::Disconnected) => None,
                         Err(RecvTimeoutError::Timeout) => {
+                            let before = pending.rescans;
                             if pending.rescan(&mut self.monitor, say, &mut rescan) {
+                                if pending.rescans > before {
+                                    (self.rescanned)();
+                                }
                                 continue;
                             }
                             break;

@@ -35,12 +35,9 @@ use merkle_store::NodeId;
 
 use crate::Coverage;
 
-/// The socket's file name in the store folder.
-pub const SOCKET: &str = "watch.sock";
+pub use crate::{ASK_TIMEOUT, SOCKET};
 /// The start of a cookie's file name in the store folder.
 const COOKIE: &str = "watch-cookie-";
-/// How long a reader waits for the watch's answer before walking the tree itself.
-pub const ASK_TIMEOUT: Duration = Duration::from_millis(500);
 /// How long the watch waits for its cookie to come back through its file watcher before it
 /// answers `dirty`.
 const COOKIE_WAIT: Duration = Duration::from_millis(400);
@@ -138,6 +135,8 @@ pub struct Observer {
     prefix: String,
     /// Called when a reader says it rescanned changes below the folders not watched.
     unwatched_changed: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// Answers what another process asks of the workspace ([`crate::asked`]).
+    answers: Option<Arc<crate::asked::Answers>>,
 }
 
 impl Observer {
@@ -213,6 +212,7 @@ impl Monitor {
                 dir: store_dir.to_path_buf(),
                 prefix: format!("{COOKIE}{}-", std::process::id()),
                 unwatched_changed: None,
+                answers: None,
             },
             socket: store_dir.join(SOCKET),
             stop: Arc::new(AtomicBool::new(false)),
@@ -268,6 +268,15 @@ impl Monitor {
     /// ([`unwatched_changed`]); set before [`Monitor::serve`].
     pub fn on_unwatched_change(&mut self, call: impl Fn() + Send + Sync + 'static) {
         self.observer.unwatched_changed = Some(Arc::new(call));
+    }
+
+    /// What answers the questions other processes ask of the workspace ([`crate::asked`]);
+    /// set before [`Monitor::serve`].
+    pub fn on_ask(
+        &mut self,
+        answers: impl Fn(&serde_json::Value) -> Option<serde_json::Value> + Send + Sync + 'static,
+    ) {
+        self.observer.answers = Some(Arc::new(answers));
     }
 
     /// The handle for the file watcher's callback.
@@ -337,6 +346,10 @@ fn answer(observer: &Observer, stream: UnixStream) {
         if let Some(call) = &observer.unwatched_changed {
             call();
         }
+        return;
+    }
+    if let Some(asked) = line.trim_end().strip_prefix(crate::asked::ASK) {
+        crate::asked::answer(observer.answers.as_deref(), asked, &stream);
         return;
     }
     if line.trim_end() != "sync" {

@@ -310,3 +310,64 @@ fn reads_skip_their_walk_while_watch_vouches_and_never_miss_an_edit() {
     assert!(!ws.root.join(".merkle").join("watch.sock").exists());
     assert_eq!(watch::vouch::vouched_root(&ws.root.join(".merkle")), None);
 }
+
+#[test]
+fn a_watch_answers_searches_as_the_command_itself_would() {
+    let ws = Workspace::fixture();
+    ws.write(
+        "src/util/prompt.rs",
+        "/// Asks the user for permission.\npub fn permission_prompt(name: &str) -> bool {\n    \
+         name.is_empty()\n}\n",
+    );
+    let asked: [&[&str]; 4] = [
+        &["search", "permission prompt"],
+        &["search", "--functions", "permission prompt"],
+        &["search", "--ranking", "plain", "--limit", "1", "answer"],
+        &["search", "--type", "function", "answer"],
+    ];
+    ws.ok(&["scan"]);
+    // Before the watch: each answered by the command itself, as text and as JSON.
+    let alone: Vec<(String, Value)> = asked.iter().map(|a| (ws.ok(a), ws.json(a))).collect();
+    assert_eq!(alone[0].1[0]["path"], json!("src/util/prompt.rs"));
+
+    let watch = Watch::start(&ws, &["--json", "watch"]);
+    let first = str_field(&watch.next(), "root");
+    assert_eq!(vouched_until(&ws, Some(&first)), Some(first.clone()));
+    let store = ws.root.join(".merkle");
+    let question = |kind: Value| {
+        json!({"search": {"query": "permission prompt", "limit": 20, "kind": kind,
+            "ranking": "fused", "functions": false}})
+    };
+    // Asked directly, the watch answers what the command answered.
+    assert_eq!(
+        watch::asked::ask(&store, &question(Value::Null)).as_ref(),
+        Some(&alone[0].1)
+    );
+    // Each command beside it is answered by it (`-v` says so), in the same words and JSON.
+    for (args, (text, json)) in asked.iter().zip(&alone) {
+        let verbose: Vec<&str> = ["-v"].iter().chain(args.iter()).copied().collect();
+        let r = ws.run(&verbose);
+        assert_eq!(r.code, 0, "{r}");
+        assert!(
+            r.stderr
+                .contains("note: answered by the running `merkle watch`"),
+            "{args:?}: {r}"
+        );
+        assert_eq!(&r.stdout, text, "{args:?}");
+        assert_eq!(&ws.json(args), json, "{args:?}");
+    }
+    // What it does not answer (no search, or one it cannot make) the command answers itself.
+    assert_eq!(watch::asked::ask(&store, &json!({"status": {}})), None);
+    assert_eq!(
+        watch::asked::ask(&store, &question(json!("nonsense"))),
+        None
+    );
+    let r = ws.run(&["search", "--type", "nonsense", "answer"]);
+    assert_ne!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("nonsense"), "{r}");
+
+    // An edit just made is in the watch's answer: it answers for the files as they are.
+    ws.write("src/util/x.rs", "fn permission_prompt_again() {}\n");
+    let hits = ws.json(&["search", "--functions", "permission_prompt_again"]);
+    assert_eq!(hits[0]["path"], json!("src/util/x.rs"), "{hits}");
+}

@@ -95,9 +95,16 @@ pub fn history_before_search(
     ranking: Ranking,
     progress: &dyn Fn(usize),
 ) -> Option<std::result::Result<Option<usize>, history::Unread>> {
-    let reads = ranking == Ranking::Fused
-        && crate::search::TaskQuery::parse(query).kind == crate::search::QueryKind::Task;
-    (reads && !history::in_step(store)).then(|| history::bring_in_step(store, progress))
+    search_reads_history(store, query, ranking).then(|| history::bring_in_step(store, progress))
+}
+
+/// Whether a search of `query` ranked by `ranking` first reads the workspace's git history,
+/// not yet in step with HEAD ([`history_before_search`]): a process that asks another for its
+/// searches reads that itself, with its progress shown.
+pub fn search_reads_history(store: &Store, query: &str, ranking: Ranking) -> bool {
+    ranking == Ranking::Fused
+        && crate::search::TaskQuery::parse(query).kind == crate::search::QueryKind::Task
+        && !history::in_step(store)
 }
 
 /// A task's bundle as a front end passes it on, before it is checked.

@@ -1,0 +1,60 @@
+//! What other processes ask a running `merkle watch` of the workspace, over its socket
+//! ([`crate::vouch`]): a command sends `ask ` and one JSON object on a line, and the watch
+//! answers one JSON object on a line, or `none` where it does not answer that question (the
+//! command then answers it itself). The watch keeps what a search makes of the tree (its
+//! listing, path table and open index) from one question to the next, so a search beside it
+//! costs what the search itself costs.
+//!
+//! The watch answers for the files as they are when it reads the question: through the same
+//! freshness rule as the command would follow (its cookie barrier, then the folders it does
+//! not watch by their stats), so asking it changes where the work is done, never the answer.
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The start of a question's line.
+pub(crate) const ASK: &str = "ask ";
+/// How long a command waits for the answer before answering itself: a search that brings a
+/// large index in step takes minutes, which the command would spend the same way.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What answers a question: `None` where it is not one it answers.
+pub(crate) type Answers = dyn Fn(&Value) -> Option<Value> + Send + Sync;
+
+/// The answer of the watch that answers for the store in `store_dir` to `question`; `None`
+/// where no watch answers there, it does not answer that question, or its answer does not
+/// come (within [`ANSWER_TIMEOUT`]).
+#[cfg(unix)]
+pub fn ask(store_dir: &Path, question: &Value) -> Option<Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(store_dir.join(crate::SOCKET)).ok()?;
+    stream.set_write_timeout(Some(crate::ASK_TIMEOUT)).ok()?;
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).ok()?;
+    stream
+        .write_all(format!("{ASK}{question}\n").as_bytes())
+        .ok()?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).ok()?;
+    serde_json::from_str(line.trim_end()).ok()
+}
+
+/// No watch answers off Unix.
+#[cfg(not(unix))]
+pub fn ask(_store_dir: &Path, _question: &Value) -> Option<Value> {
+    None
+}
+
+/// Answers the question on `line` (after [`ASK`]) with `answers`, on `stream`: `none` where
+/// there is nothing to answer with, the line is no JSON, or `answers` does not answer it.
+#[cfg(unix)]
+pub(crate) fn answer(
+    answers: Option<&Answers>,
+    line: &str,
+    mut stream: &std::os::unix::net::UnixStream,
+) {
+    use std::io::Write;
+    let answer = answers.and_then(|answers| answers(&serde_json::from_str(line).ok()?));
+    let reply = answer.map_or_else(|| "none".to_owned(), |a| a.to_string());
+    let _ = stream.write_all(format!("{reply}\n").as_bytes());
+}
