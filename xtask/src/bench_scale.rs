@@ -485,6 +485,17 @@ fn searches(
                 || watch.wait_vouched(),
                 || step.merkle(&["search", query]),
             )?;
+            let runs = match watch.peak_rss_kib() {
+                Some(peak) => {
+                    notes.push(format!(
+                        "merkle watch answered the searches beside it (its listing and index \
+                         kept between them); their row's peak RSS is the watch's, {} MiB",
+                        peak / 1024
+                    ));
+                    (runs.0, runs.1.max(Some(peak)))
+                }
+                None => runs,
+            };
             let unwatched = watch.unwatched();
             if unwatched > 0 {
                 notes.push(format!(

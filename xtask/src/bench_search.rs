@@ -263,6 +263,14 @@ impl Watch {
         }
     }
 
+    /// The watch's own peak RSS in KiB so far (Linux: `VmHWM` in `/proc/PID/status`): it
+    /// answers the searches beside it, holding the tree's listing and index.
+    pub(crate) fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
     /// How many folders the watch leaves unwatched (the kernel's inotify limit), as it vouches.
     pub(crate) fn unwatched(&self) -> usize {
         ask(&self.store.join("watch.sock"))

@@ -125,6 +125,9 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
+/// How long after a rescan the next search's listing and index are made ready.
+const PREPARE_AFTER: Duration = Duration::from_secs(1);
+
 /// What the loop calls after each rescan: the next search's listing and index made ready on a
 /// thread of its own ([`context::ops::prepare_searches`]), one at a time (a rescan that lands
 /// during one is prepared for by the next search).
@@ -138,6 +141,9 @@ fn prepare_searches_apart(ws: context::ops::Workspace) -> impl Fn() + Send + 'st
         let started = std::thread::Builder::new()
             .name("watch-prepare".to_owned())
             .spawn(move || {
+                // After what the rescan left to be freed on the pool (a million files' walk):
+                // the listing made beside it would hold both at once.
+                std::thread::sleep(PREPARE_AFTER);
                 // A failure here is the next search's to meet and say.
                 let _ = context::ops::prepare_searches(&ws);
                 done.store(false, Ordering::SeqCst);

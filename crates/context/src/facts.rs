@@ -238,7 +238,19 @@ impl TreeFacts {
                 return searched();
             }
         }
-        let table = self.by_path.get_or_init(|| {
+        if let Some(&i) = self.path_table().get(&path_hash(path))
+            && self.files.get(i as usize).is_some_and(|f| f.path == path)
+        {
+            return Some(i as usize);
+        }
+        searched()
+    }
+
+    /// Each path's position by its hash, made on first use ([`TreeFacts::position`] makes
+    /// it once its lookups are many; a process that keeps the listing for many searches makes
+    /// it ahead of them).
+    pub fn path_table(&self) -> &HashMap<u64, u32, rustc_hash::FxBuildHasher> {
+        self.by_path.get_or_init(|| {
             let mut table = HashMap::with_capacity_and_hasher(self.files.len(), Default::default());
             for (i, f) in self.files.iter().enumerate() {
                 if let Ok(i) = u32::try_from(i) {
@@ -246,13 +258,7 @@ impl TreeFacts {
                 }
             }
             table
-        });
-        if let Some(&i) = table.get(&path_hash(path))
-            && self.files.get(i as usize).is_some_and(|f| f.path == path)
-        {
-            return Some(i as usize);
-        }
-        searched()
+        })
     }
 
     /// The entry of the file at `path`.

@@ -106,6 +106,12 @@ impl Graph {
     /// and, for a listing, every file's imports had. A listing's imports are read a bounded
     /// run of files at a time ([`RESOLVE_CHUNK`]), so a large tree's are never all held.
     fn resolve(store: &Store, facts: &TreeFacts) -> Result<(Graph, bool)> {
+        Graph::resolve_as(store, facts, true)
+    }
+
+    /// [`Graph::resolve`], with `imported_by` left empty unless `both` (what is kept, and
+    /// encoded, is `imports` alone: at a million files, the other half of the graph's memory).
+    fn resolve_as(store: &Store, facts: &TreeFacts, both: bool) -> Result<(Graph, bool)> {
         let (set, mut whole) = path_set(store, facts)?;
         let mut graph = Graph::default();
         // Each path once, shared by every edge that names it (a file is imported by many).
@@ -133,15 +139,17 @@ impl Graph {
                 let path = intern(&mut interned, path);
                 for (target, line, specifier) in edges {
                     let target = intern(&mut interned, &target);
-                    graph
-                        .imported_by
-                        .entry(target.clone())
-                        .or_default()
-                        .push(Edge {
-                            path: path.clone(),
-                            line,
-                            specifier: specifier.clone(),
-                        });
+                    if both {
+                        graph
+                            .imported_by
+                            .entry(target.clone())
+                            .or_default()
+                            .push(Edge {
+                                path: path.clone(),
+                                line,
+                                specifier: specifier.clone(),
+                            });
+                    }
                     graph.imports.entry(path.clone()).or_default().push(Edge {
                         path: target,
                         line,
@@ -180,15 +188,36 @@ impl Graph {
         }
         let (graph, whole) = Graph::resolve(store, facts)?;
         if whole {
-            let mut record = root.0.to_vec();
-            graph.encode(&mut record);
-            // A store that cannot take it (read-only) builds the graph again next time.
-            let _ = store.put_derived(
-                &graph_cache(),
-                &[(key, record), (root_key(), root.0.to_vec())],
-            );
+            graph.keep(store, root);
         }
         Ok(graph)
+    }
+
+    /// Keeps the graph of the tree of `facts` in the store where it is not kept yet (what a
+    /// read of facts brings in step before it reads), building only what is kept.
+    pub fn keep_for_tree(store: &Store, facts: &TreeFacts) -> Result<()> {
+        let Some(root) = facts.root else {
+            return Ok(());
+        };
+        if Graph::kept_for(store) == Some(root) {
+            return Ok(());
+        }
+        let (graph, whole) = Graph::resolve_as(store, facts, false)?;
+        if whole {
+            graph.keep(store, root);
+        }
+        Ok(())
+    }
+
+    /// Keeps this graph's record for the tree at `root`; a store that cannot take it
+    /// (read-only) builds the graph again next time.
+    fn keep(&self, store: &Store, root: merkle_store::NodeId) {
+        let mut record = root.0.to_vec();
+        self.encode(&mut record);
+        let _ = store.put_derived(
+            &graph_cache(),
+            &[(cache_key(), record), (root_key(), root.0.to_vec())],
+        );
     }
 
     /// The kept graph's record, where it is kept for the tree of `facts`: a reader that asks

@@ -152,8 +152,9 @@ enum First<T> {
     Answer(T),
     /// The answer, for the files as they are; the plan only keeps new stats.
     Settle(T, Box<merkle_store::ScanPlan>),
-    /// No answer yet.
-    Rescan,
+    /// No answer yet; the rescan's plan where the try made one (the files differ from the
+    /// last scan's tree), which the rescan applies rather than walking the tree again.
+    Rescan(Option<Box<merkle_store::ScanPlan>>),
 }
 
 impl Workspace {
@@ -282,11 +283,11 @@ impl Workspace {
             let kept = root.is_some() && Graph::kept_for(reader) == root;
             let first = match root {
                 Some(root) if kept => self.first_try(reader, root, settled, reads, &work)?,
-                _ => First::Rescan,
+                _ => First::Rescan(None),
             };
             Ok::<_, Error>((settled, first))
         })?;
-        match first {
+        let plan = match first {
             First::Answer(answer) => return Ok(answer),
             First::Settle(answer, plan) => {
                 // The files are the last scan's; a file written in that scan's clock tick,
@@ -298,9 +299,15 @@ impl Workspace {
                 });
                 return Ok(answer);
             }
-            First::Rescan => {}
-        }
-        let stale = self.refresh_settled(settled, false)?;
+            First::Rescan(plan) => plan,
+        };
+        // The tree listed for the first try is not the one read after the rescan: freed
+        // before it rather than held through it.
+        self.forget_snapshot();
+        let stale = match plan {
+            Some(plan) => self.shared.handles.alone(|| self.rescan_planned(*plan))?,
+            None => self.refresh_settled(settled, false)?,
+        };
         self.caches_in_step()?;
         self.read_stored(|store| work(store, &*self.snapshot(store, reads)?, stale))
     }
@@ -318,7 +325,7 @@ impl Workspace {
         work: &(impl Fn(&Store, &Snapshot, bool) -> std::result::Result<T, E> + Sync),
     ) -> Result<First<T>> {
         if settled == Settled::Pending {
-            return Ok(First::Rescan);
+            return Ok(First::Rescan(None));
         }
         // The listing is made in the try, beside the check of the disk: it is most of a read's
         // time.
@@ -329,7 +336,7 @@ impl Workspace {
                 .flatten()
         };
         if settled == Settled::Clean {
-            return Ok(attempt().map_or(First::Rescan, First::Answer));
+            return Ok(attempt().map_or(First::Rescan(None), First::Answer));
         }
         // The stats of the last scan's tree (of the folders not watched, where a watcher
         // watches the rest) checked beside the answer, then, when they differ (an edit, or a
@@ -340,17 +347,20 @@ impl Workspace {
         };
         let (vouched, answer) = crate::beside(check, attempt);
         let Some(answer) = answer else {
-            return Ok(First::Rescan);
+            return Ok(First::Rescan(None));
         };
         if vouched {
             return Ok(First::Answer(answer));
         }
         if settled == Settled::Partly {
-            return Ok(First::Rescan);
+            return Ok(First::Rescan(None));
         }
+        // The answer stands only where the plan finds the same tree (a file touched, not
+        // changed): its listing is not held through the walk, which needs as much again.
+        self.forget_snapshot();
         let plan = reader.plan_scan(&ScanOptions::default())?;
         Ok(match (plan.same_tree(), plan.unchanged().is_some()) {
-            (false, _) => First::Rescan,
+            (false, _) => First::Rescan(Some(Box::new(plan))),
             (true, true) => First::Answer(answer),
             (true, false) => First::Settle(answer, Box::new(plan)),
         })
@@ -414,6 +424,31 @@ impl Workspace {
         });
         *kept = made.root().is_some().then(|| Arc::clone(&made));
         Ok(made)
+    }
+
+    /// Drops the [`Snapshot`] kept for the next read (its tree about to be replaced), its
+    /// listing freed here and now where no one else holds it, not on the pool: the pool is
+    /// about to rescan, and the listing would be held through it.
+    pub(crate) fn forget_snapshot(&self) {
+        self.forget_snapshot_unless(None);
+    }
+
+    /// [`Workspace::forget_snapshot`] unless it is the tree at `root`.
+    pub(crate) fn forget_snapshot_unless(&self, root: Option<NodeId>) {
+        let kept = {
+            let mut kept = self
+                .shared
+                .snapshot
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            match kept.as_ref() {
+                Some(s) if root.is_some() && s.root() == root => None,
+                _ => kept.take(),
+            }
+        };
+        if let Some(mut alone) = kept.and_then(|s| Arc::try_unwrap(s).ok()) {
+            drop(std::mem::take(&mut alone.facts));
+        }
     }
 
     /// The search index opened ahead of a read; `None` while a read of this process brings it
@@ -511,6 +546,23 @@ impl Workspace {
                 Some(plan)
             }
         };
+        self.apply(plan, touched)
+    }
+
+    /// A rescan whose plan a read made already (the files differ from the last scan's tree),
+    /// applied through a writer opened once; true where another process's writer kept it out.
+    fn rescan_planned(&self, plan: merkle_store::ScanPlan) -> Result<bool> {
+        self.apply(Some(plan), None)
+    }
+
+    /// [`Workspace::rescan`]'s second half: `plan` applied, else `touched` scanned in (else a
+    /// whole scan), through a writer opened once.
+    fn apply(
+        &self,
+        plan: Option<merkle_store::ScanPlan>,
+        touched: Option<&BTreeSet<String>>,
+    ) -> Result<bool> {
+        let opts = ScanOptions::default();
         match (self.writer_if_free(), plan, touched) {
             (Ok(writer), Some(plan), _) => writer.apply_scan(plan, &opts).map(drop)?,
             (Ok(writer), None, Some(paths)) => {
@@ -547,7 +599,7 @@ impl Workspace {
         self.shared.handles.alone(|| match self.writer_if_free() {
             Ok(writer) => {
                 let facts = TreeFacts::listing(&writer)?;
-                Graph::of_tree(&writer, &facts).map(drop)
+                Graph::keep_for_tree(&writer, &facts)
             }
             Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
             Err(e) => Err(e.into()),

@@ -58,14 +58,22 @@ pub fn served_search(ws: &Workspace, asked: &Value) -> Option<Result<Value>> {
     )
 }
 
-/// Makes ready what a search of `ws` reads (the tree's listing and its search index, brought in
-/// step), where the workspace has an index: a process that answers searches does it after each
-/// rescan, so that the first search after an edit finds them made. Nothing where no search was
-/// ever made (no index is built for no one).
+/// Makes ready what a search of `ws` reads (the tree's listing with its table of paths, and
+/// its search index brought in step), where the workspace has an index: a process that
+/// answers searches does it after each rescan, so that the first search after an edit finds
+/// them made. Nothing where no search was ever made (no index is built for no one).
 pub fn prepare_searches(ws: &Workspace) -> Result<()> {
     // Where `crate::search::index_dir` puts it.
     if retrieve::TextIndex::segments_in(&ws.store_dir()?.join("index")).is_none() {
         return Ok(());
     }
-    ws.read_facts_as(Reads::Index, |store, tree, _| tree.index(store).map(drop))
+    // The last tree's listing and index, kept for searches, freed before the next are made
+    // (a rescan just moved the root): at a million files, not held through the import graph's
+    // rebuild.
+    let root = ws.read_stored(|store| Ok::<_, crate::Error>(store.root()?))?;
+    ws.forget_snapshot_unless(root);
+    ws.read_facts_as(Reads::Index, |store, tree, _| {
+        tree.facts.path_table();
+        tree.index(store).map(drop)
+    })
 }

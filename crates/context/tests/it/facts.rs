@@ -166,6 +166,20 @@ fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
         Graph::kept_edges(&fx.store, &facts).is_none(),
         "the record kept is of the tree before the edit"
     );
+    // Kept without the graph in hand (what a read brings in step), it reads back as the
+    // graph built.
+    Graph::keep_for_tree(&fx.store, &facts).expect("kept");
+    assert_eq!(Graph::kept_for(&fx.store), facts.root);
+    let from_record = Graph::kept_edges(&fx.store, &facts)
+        .expect("kept for this tree")
+        .neighbours(&paths)
+        .expect("the record reads");
+    let rebuilt = Graph::build(&fx.store, &facts).expect("graph");
+    assert_eq!(sorted(from_record), sorted(rebuilt.neighbours(&paths)));
+    assert_eq!(
+        all(&Graph::of_tree(&fx.store, &facts).expect("graph"), &facts),
+        all(&rebuilt, &facts)
+    );
     let after = Graph::of_tree(&fx.store, &facts).expect("graph");
     assert_eq!(Graph::kept_for(&fx.store), facts.root);
     assert_eq!(
