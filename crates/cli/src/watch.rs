@@ -25,8 +25,8 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ::watch::{Failed, Looping, Said, Stopper};
@@ -83,12 +83,21 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
     let store_dir = crate::workspace(g, root).store_dir()?;
     let mut looping = Looping::start(root, &store_dir)?;
     // Searches asked by other commands, answered on a workspace whose tree's listing and
-    // index are kept from one to the next, through the freshness rule they would follow.
+    // index are kept from one to the next, through the freshness rule they would follow. One
+    // at a time with the rescans and the making ready of the next search's listing, so that
+    // none finds the store's writer held by another of this process.
+    let turn = Arc::new(Mutex::new(()));
     let answering = crate::workspace(g, root);
-    let preparing = answering.clone();
-    looping
-        .answer_asked(move |asked| context::ops::served_search(&answering, &asked["search"])?.ok());
-    looping.on_rescanned(prepare_searches_apart(preparing));
+    let (preparing, asked_turn) = (answering.clone(), Arc::clone(&turn));
+    looping.answer_asked(move |asked| {
+        let _turn = asked_turn.lock().unwrap_or_else(|e| e.into_inner());
+        context::ops::served_search(&answering, &asked["search"])?.ok()
+    });
+    looping.on_rescanned(prepare_searches_apart(
+        preparing,
+        Arc::clone(&turn),
+        store_dir.clone(),
+    ));
     if let (Some(warning), false) = (looping.warning(), g.quiet) {
         eprintln!("warning: {warning}");
     }
@@ -109,6 +118,7 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
         Said::Error(e) => eprintln!("error: {e}"),
     };
     looping.run(first, &opts, &say, |touched| {
+        let _turn = turn.lock().unwrap_or_else(|e| e.into_inner());
         rescan(g, root, generator.as_ref(), touched).map_err(|e| {
             if is_in_use(&e) {
                 Failed::InUse(format!("{e:#}"))
@@ -129,28 +139,43 @@ pub(crate) fn run(g: &Global, root: &Path, args: &WatchArgs) -> Result<ExitCode>
 const PREPARE_AFTER: Duration = Duration::from_secs(1);
 
 /// What the loop calls after each rescan: the next search's listing and index made ready on a
-/// thread of its own ([`context::ops::prepare_searches`]), one at a time (a rescan that lands
-/// during one is prepared for by the next search).
-fn prepare_searches_apart(ws: context::ops::Workspace) -> impl Fn() + Send + 'static {
+/// thread of its own ([`context::ops::prepare_searches`]), one at a time, in `turn`, and only
+/// while the watch vouches for the tree (else the next search rescans, and makes them).
+fn prepare_searches_apart(
+    ws: context::ops::Workspace,
+    turn: Arc<Mutex<()>>,
+    store_dir: std::path::PathBuf,
+) -> impl Fn() + Send + 'static {
     let busy = Arc::new(AtomicBool::new(false));
     move || {
         if busy.swap(true, Ordering::SeqCst) {
             return;
         }
-        let (ws, done) = (ws.clone(), Arc::clone(&busy));
-        let started = std::thread::Builder::new()
+        let (ws, turn, dir) = (ws.clone(), Arc::clone(&turn), store_dir.clone());
+        let done = Idle(Arc::clone(&busy));
+        // A thread that does not start drops `done`, and the next rescan tries again.
+        let _ = std::thread::Builder::new()
             .name("watch-prepare".to_owned())
             .spawn(move || {
+                let _done = done;
                 // After what the rescan left to be freed on the pool (a million files' walk):
                 // the listing made beside it would hold both at once.
                 std::thread::sleep(PREPARE_AFTER);
-                // A failure here is the next search's to meet and say.
-                let _ = context::ops::prepare_searches(&ws);
-                done.store(false, Ordering::SeqCst);
+                let _turn = turn.lock().unwrap_or_else(|e| e.into_inner());
+                if ::watch::vouch::vouched(&dir).is_some() {
+                    // A failure here is the next search's to meet and say.
+                    let _ = context::ops::prepare_searches(&ws);
+                }
             });
-        if started.is_err() {
-            busy.store(false, Ordering::SeqCst);
-        }
+    }
+}
+
+/// Marks the making ready of searches done however its thread ends.
+struct Idle(Arc<AtomicBool>);
+
+impl Drop for Idle {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }
 

@@ -1,7 +1,8 @@
 //! What other processes ask a running `merkle watch` of the workspace, over its socket
-//! ([`crate::vouch`]): a command sends `ask ` and one JSON object on a line, and the watch
-//! answers one JSON object on a line, or `none` where it does not answer that question (the
-//! command then answers it itself). The watch keeps what a search makes of the tree (its
+//! ([`crate::vouch`]): a command sends `ask ` and one JSON object on a line; the watch says
+//! `taken` at once (a watch that does not, stopped say, is not waited for), then answers one
+//! JSON object on a line, or `none` where it does not answer that question (the command then
+//! answers it itself). The watch keeps what a search makes of the tree (its
 //! listing, path table and open index) from one question to the next, so a search beside it
 //! costs what the search itself costs.
 //!
@@ -15,6 +16,8 @@ use serde_json::Value;
 
 /// The start of a question's line.
 pub(crate) const ASK: &str = "ask ";
+/// What the watch says at once when it takes a question.
+const TAKEN: &str = "taken";
 /// How long a command waits for the answer before answering itself: a search that brings a
 /// large index in step takes minutes, which the command would spend the same way.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
@@ -23,19 +26,26 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 pub(crate) type Answers = dyn Fn(&Value) -> Option<Value> + Send + Sync;
 
 /// The answer of the watch that answers for the store in `store_dir` to `question`; `None`
-/// where no watch answers there, it does not answer that question, or its answer does not
-/// come (within [`ANSWER_TIMEOUT`]).
+/// where no watch answers there, it does not take the question within [`crate::ASK_TIMEOUT`]
+/// (stopped, say), does not answer it, or its answer does not come within [`ANSWER_TIMEOUT`].
 #[cfg(unix)]
 pub fn ask(store_dir: &Path, question: &Value) -> Option<Value> {
     use std::io::{BufRead, BufReader, Write};
     let mut stream = std::os::unix::net::UnixStream::connect(store_dir.join(crate::SOCKET)).ok()?;
     stream.set_write_timeout(Some(crate::ASK_TIMEOUT)).ok()?;
-    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).ok()?;
+    stream.set_read_timeout(Some(crate::ASK_TIMEOUT)).ok()?;
     stream
         .write_all(format!("{ASK}{question}\n").as_bytes())
         .ok()?;
+    let mut reader = BufReader::new(&stream);
     let mut line = String::new();
-    BufReader::new(stream).read_line(&mut line).ok()?;
+    reader.read_line(&mut line).ok()?;
+    if line.trim_end() != TAKEN {
+        return None;
+    }
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).ok()?;
+    line.clear();
+    reader.read_line(&mut line).ok()?;
     serde_json::from_str(line.trim_end()).ok()
 }
 
@@ -54,7 +64,30 @@ pub(crate) fn answer(
     mut stream: &std::os::unix::net::UnixStream,
 ) {
     use std::io::Write;
+    if stream.write_all(format!("{TAKEN}\n").as_bytes()).is_err() {
+        return;
+    }
     let answer = answers.and_then(|answers| answers(&serde_json::from_str(line).ok()?));
     let reply = answer.map_or_else(|| "none".to_owned(), |a| a.to_string());
     let _ = stream.write_all(format!("{reply}\n").as_bytes());
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watch_that_does_not_take_the_question_is_not_waited_for() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        // A socket whose listener never accepts: a watch stopped with Ctrl-Z, say.
+        let _listener = std::os::unix::net::UnixListener::bind(dir.path().join(crate::SOCKET))
+            .expect("binding the socket");
+        let started = std::time::Instant::now();
+        assert_eq!(ask(dir.path(), &serde_json::json!({"search": {}})), None);
+        assert!(
+            started.elapsed() < ANSWER_TIMEOUT / 10,
+            "waited {:?}",
+            started.elapsed()
+        );
+    }
 }

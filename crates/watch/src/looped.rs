@@ -147,7 +147,8 @@ impl Looping {
     }
 
     /// What to do after each rescan that succeeded, once the watch vouches for it (the first
-    /// one included): not waited for by the loop where it hands its work to a thread.
+    /// one included), where it answers other processes: not waited for by the loop where it
+    /// hands its work to a thread.
     pub fn on_rescanned(&mut self, call: impl Fn() + Send + 'static) {
         self.rescanned = Box::new(call);
     }
@@ -171,14 +172,20 @@ impl Looping {
         mut rescan: impl FnMut(Option<&[String]>) -> Result<NodeId, Failed>,
     ) {
         self.monitor.rescanned(0, first);
-        if self.store_dir.starts_with(&self.root)
-            && let Err(e) = self.monitor.serve()
-        {
-            say(Said::Warning(format!(
-                "other commands will check the files themselves: {e}"
-            )));
+        // What is done after a rescan is for those who ask: nothing where none can.
+        let serving = self.store_dir.starts_with(&self.root)
+            && match self.monitor.serve() {
+                Ok(()) => true,
+                Err(e) => {
+                    say(Said::Warning(format!(
+                        "other commands will check the files themselves: {e}"
+                    )));
+                    false
+                }
+            };
+        if serving {
+            (self.rescanned)();
         }
-        (self.rescanned)();
         let mut pending = Pending {
             touched: Some(BTreeSet::new()),
             due: None,
@@ -201,7 +208,7 @@ impl Looping {
                         Err(RecvTimeoutError::Timeout) => {
                             let before = pending.rescans;
                             if pending.rescan(&mut self.monitor, say, &mut rescan) {
-                                if pending.rescans > before {
+                                if serving && pending.rescans > before {
                                     (self.rescanned)();
                                 }
                                 continue;

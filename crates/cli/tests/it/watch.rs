@@ -368,6 +368,18 @@ fn a_watch_answers_searches_as_the_command_itself_would() {
 
     // An edit just made is in the watch's answer: it answers for the files as they are.
     ws.write("src/util/x.rs", "fn permission_prompt_again() {}\n");
-    let hits = ws.json(&["search", "--functions", "permission_prompt_again"]);
+    let r = ws.run(&[
+        "-v",
+        "--json",
+        "search",
+        "--functions",
+        "permission_prompt_again",
+    ]);
+    assert!(
+        r.stderr
+            .contains("note: answered by the running `merkle watch`"),
+        "{r}"
+    );
+    let hits: Value = crate::parse(&r.stdout);
     assert_eq!(hits[0]["path"], json!("src/util/x.rs"), "{hits}");
 }

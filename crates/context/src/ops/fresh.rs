@@ -154,7 +154,7 @@ enum First<T> {
     Settle(T, Box<merkle_store::ScanPlan>),
     /// No answer yet; the rescan's plan where the try made one (the files differ from the
     /// last scan's tree), which the rescan applies rather than walking the tree again.
-    Rescan(Option<Box<merkle_store::ScanPlan>>),
+    Rescan(Option<(Box<merkle_store::ScanPlan>, NodeId)>),
 }
 
 impl Workspace {
@@ -301,11 +301,15 @@ impl Workspace {
             }
             First::Rescan(plan) => plan,
         };
-        // The tree listed for the first try is not the one read after the rescan: freed
-        // before it rather than held through it.
-        self.forget_snapshot();
         let stale = match plan {
-            Some(plan) => self.shared.handles.alone(|| self.rescan_planned(*plan))?,
+            Some((plan, from)) => {
+                // The tree listed for the first try is not the one read after the rescan:
+                // freed before it rather than held through it.
+                self.forget_snapshot();
+                self.shared
+                    .handles
+                    .alone(|| self.rescan_planned(*plan, from))?
+            }
             None => self.refresh_settled(settled, false)?,
         };
         self.caches_in_step()?;
@@ -360,7 +364,7 @@ impl Workspace {
         self.forget_snapshot();
         let plan = reader.plan_scan(&ScanOptions::default())?;
         Ok(match (plan.same_tree(), plan.unchanged().is_some()) {
-            (false, _) => First::Rescan(Some(Box::new(plan))),
+            (false, _) => First::Rescan(Some((Box::new(plan), root))),
             (true, true) => First::Answer(answer),
             (true, false) => First::Settle(answer, Box::new(plan)),
         })
@@ -549,9 +553,16 @@ impl Workspace {
         self.apply(plan, touched)
     }
 
-    /// A rescan whose plan a read made already (the files differ from the last scan's tree),
-    /// applied through a writer opened once; true where another process's writer kept it out.
-    fn rescan_planned(&self, plan: merkle_store::ScanPlan) -> Result<bool> {
+    /// A rescan whose plan a read made already against the tree at `from` (the files differ
+    /// from it), applied through a writer opened once; true where another process's writer
+    /// kept it out. Where the tree moved meanwhile (another read rescanned), the plan is
+    /// dropped and the rescan made as any other, from the stats.
+    fn rescan_planned(&self, plan: merkle_store::ScanPlan, from: NodeId) -> Result<bool> {
+        let now = self.reader().ok().and_then(|r| r.root().ok().flatten());
+        if now != Some(from) {
+            drop(plan);
+            return self.rescan(None, false);
+        }
         self.apply(Some(plan), None)
     }
 
