@@ -218,30 +218,14 @@ pub(crate) fn search(out: &mut Out, g: &Global, root: &Path, args: &SearchArgs) 
     Ok(())
 }
 
-/// The answer of a running `merkle watch` to `search` ([`::watch::asked`]), which keeps the
-/// tree's listing and index between searches; `None` where none answers it, or where the
-/// search first reads the git history (this process reads it, with its progress shown).
+/// The answer of a running `merkle watch` to `search` ([`::watch::asked::search`]); `-v` says
+/// it answered.
 fn asked_of_watch(g: &Global, root: &Path, search: &ops::Search<'_>) -> Option<Value> {
-    let ws = crate::workspace(g, root);
-    let dir = ws.store_dir().ok()?;
-    if !dir.join(::watch::vouch::SOCKET).exists() {
-        return None;
-    }
-    let reads = ws.read_stored(|store| {
-        Ok::<_, context::Error>(ops::search_reads_history(
-            store,
-            search.query,
-            search.ranking,
-        ))
-    });
-    if reads.unwrap_or(true) {
-        return None;
-    }
-    let answer = ::watch::asked::ask(&dir, &serde_json::json!({ "search": search.json() }))?;
-    if answer.is_array() && g.verbose {
+    let answer = ::watch::asked::search(&crate::workspace(g, root), search)?;
+    if g.verbose {
         eprintln!("note: answered by the running `merkle watch`");
     }
-    answer.is_array().then_some(answer)
+    Some(answer)
 }
 
 /// A search's files (`json`: [`ops::Found::json`]) as text: each one's path and score, its

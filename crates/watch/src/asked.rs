@@ -49,6 +49,27 @@ pub fn ask(store_dir: &Path, question: &Value) -> Option<Value> {
     serde_json::from_str(line.trim_end()).ok()
 }
 
+/// The answer of a running watch of `ws` to `search` ([`context::ops::Found::json`]), which
+/// keeps the tree's listing and index between searches; `None` where none answers it, or where
+/// the search first reads the git history (the asker reads it, with its progress shown).
+pub fn search(ws: &context::ops::Workspace, search: &context::ops::Search<'_>) -> Option<Value> {
+    let dir = ws.store_dir().ok()?;
+    if !dir.join(crate::SOCKET).exists() {
+        return None;
+    }
+    let reads_history = ws.read_stored(|store| {
+        Ok::<_, context::Error>(context::ops::search_reads_history(
+            store,
+            search.query,
+            search.ranking,
+        ))
+    });
+    if reads_history.unwrap_or(true) {
+        return None;
+    }
+    ask(&dir, &serde_json::json!({ "search": search.json() })).filter(Value::is_array)
+}
+
 /// No watch answers off Unix.
 #[cfg(not(unix))]
 pub fn ask(_store_dir: &Path, _question: &Value) -> Option<Value> {

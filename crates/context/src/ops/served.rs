@@ -63,14 +63,16 @@ pub fn served_search(ws: &Workspace, asked: &Value) -> Option<Result<Value>> {
 /// answers searches does it after each rescan, so that the first search after an edit finds
 /// them made. Nothing where no search was ever made (no index is built for no one).
 pub fn prepare_searches(ws: &Workspace) -> Result<()> {
-    // Where `crate::search::index_dir` puts it.
-    if retrieve::TextIndex::segments_in(&ws.store_dir()?.join("index")).is_none() {
+    let (root, indexed) = ws.read_stored(|store| {
+        let indexed = retrieve::TextIndex::segments_in(&crate::search::index_dir(store));
+        Ok::<_, crate::Error>((store.root()?, indexed.is_some()))
+    })?;
+    if !indexed {
         return Ok(());
     }
     // The last tree's listing and index, kept for searches, freed before the next are made
     // (a rescan just moved the root): at a million files, not held through the import graph's
     // rebuild.
-    let root = ws.read_stored(|store| Ok::<_, crate::Error>(store.root()?))?;
     ws.forget_snapshot_unless(root);
     ws.read_facts_as(Reads::Index, |store, tree, _| {
         tree.facts.path_table();
