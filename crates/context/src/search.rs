@@ -19,7 +19,8 @@
 //! and multiplies the sum by a prior ([`prior`]): tests, fixtures, docs and examples, vendored
 //! and generated files, files that are not code, huge files and, a little, small ones count
 //! for less, unless the query points at them by path. Ties go by path. The order is a function
-//! of the query and the tree alone: `limit` only cuts it.
+//! of the query and the tree alone: `limit` only cuts it. A task's lines that the tree's issue
+//! templates hold, a reporter's prompts, are not read (`template.rs`).
 //!
 //! In each file, the definitions listed are those the query names, then those whose lines
 //! hold the most of the query's words (function-level localisation; a class or a function
@@ -57,6 +58,7 @@ pub(crate) use self::index::sync_opened;
 pub use self::index::{index_dir, sync_index};
 mod fuse;
 mod impls;
+mod template;
 use self::fuse::{Asking, gather, give_history, hits_of, rank, spread_graph};
 mod lines;
 use self::lines::{Asked, ReadFiles, best_symbols, proximity};
@@ -367,7 +369,13 @@ pub fn search(
         return plain(facts, index, req, in_scope);
     }
 
-    let asking = Asking::read(req.query);
+    // A task filed through the repository's issue template: its prompts said nothing.
+    let query = if TaskQuery::parse(req.query).kind == QueryKind::Task {
+        template::without_template(store, facts, req.query)?
+    } else {
+        std::borrow::Cow::Borrowed(req.query)
+    };
+    let asking = Asking::read(&query);
     let (terms, telling) = select_terms(index, &asking.words)?;
     let (mut scores, kept, past) = gather(store, facts, index, &asking, &terms, &in_scope)?;
     let history_missing = give_history(facts, &mut scores, past, &in_scope);

@@ -667,3 +667,38 @@ fn a_first_history_read_is_reported_once_per_head() {
     let bundle = ws.run(&["-v", "context", TASK]);
     assert!(!bundle.stderr.contains("git history"), "{bundle}");
 }
+
+#[test]
+fn an_issue_s_template_prompts_are_not_read_as_its_words() {
+    let tree = |ws: &Workspace| {
+        ws.write(
+            "src/setup.rs",
+            "/// Which version to install, and how: the package is installed using pip.\n\
+             /// Describe a bug encountered while installing.\n\
+             pub fn install_package(version: &str) {\n    // install the package version\n}\n",
+        );
+        ws.write(
+            "src/table.rs",
+            "/// Draws a table's borders.\npub fn draw_borders() {\n    // each border once\n}\n",
+        );
+    };
+    let issue = "Drawn twice\n\n**Which version are you using?**\n1.2\n\n\
+                 **How did you install the package?**\npip\n\n\
+                 **Describe the bug you encountered:**\nEach border is drawn twice.\n";
+    let bare = Workspace::empty();
+    tree(&bare);
+    bare.ok(&["scan"]);
+    assert_eq!(bare.json(&["search", issue])[0]["path"], "src/setup.rs");
+    let templated = Workspace::empty();
+    tree(&templated);
+    templated.write(
+        ".github/ISSUE_TEMPLATE/bug_report.md",
+        "---\nname: Bug report\n---\n\n**Which version are you using?**\n...\n\n\
+         **How did you install the package?**\n<!-- pip, conda -->\n\n\
+         **Describe the bug you encountered:**\n...\n",
+    );
+    templated.ok(&["scan"]);
+    let found = paths(&templated.json(&["search", issue]));
+    assert_eq!(found[0], "src/table.rs");
+    assert!(found.contains(&"src/setup.rs".to_owned()));
+}
