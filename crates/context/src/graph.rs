@@ -14,7 +14,7 @@ use merkle_store::Store;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::facts::{FileEntry, TreeFacts};
+use crate::facts::{FileEntry, FileFacts, TreeFacts};
 use crate::resolve::{self, PathSet};
 use outline::Import;
 
@@ -61,7 +61,9 @@ impl Related {
 }
 
 /// The derived-table namespace of the cached graph: bump its version when resolution changes
-/// (the facts' version is part of it too).
+/// (the facts' version is part of it too); a kept graph is carried from tree to tree by its
+/// changed files ([`Graph::updated`]), so without a bump its other edges would keep the old
+/// rules.
 /// `graph:v2`: script aliases (import maps, `tsconfig.json` paths) resolve.
 /// `graph:v3`: the root the graph is of is kept under a key of its own.
 /// `graph:v4`: Python's absolute imports never resolve from inside a package.
@@ -235,12 +237,11 @@ impl Graph {
         let Some(root) = facts.root else {
             return Ok(None);
         };
-        let Ok(Some(changed)) = store.modified_since(&old, &root) else {
+        let limit = (facts.files.len() / UPDATE_SHARE).max(UPDATE_SHARE);
+        let Ok(Some(changed)) = store.modified_since(&old, &root, limit) else {
             return Ok(None);
         };
-        if changed.len() > (facts.files.len() / UPDATE_SHARE).max(UPDATE_SHARE)
-            || changed.iter().any(|p| declares_resolution(p))
-        {
+        if changed.iter().any(|p| declares_resolution(p)) {
             return Ok(None);
         }
         let Some(mut graph) = store
@@ -267,9 +268,14 @@ impl Graph {
             return Ok(None);
         }
         let mut interned: HashSet<Arc<str>> = HashSet::new();
-        for (f, facts) in files.iter().zip(read.into_iter().flatten()) {
+        let read: Vec<FileFacts> = read.into_iter().flatten().collect();
+        let resolved: Vec<Vec<Resolved>> = files
+            .par_iter()
+            .zip(&read)
+            .map(|(f, facts)| resolve_file(&set, &f.path, &facts.imports))
+            .collect();
+        for (f, edges) in files.iter().zip(resolved) {
             graph.imports.remove(f.path.as_str());
-            let edges = resolve_file(&set, &f.path, &facts.imports);
             if edges.is_empty() {
                 continue;
             }

@@ -83,11 +83,17 @@ impl Store {
     }
 
     /// The files of the tree at `new` whose content is not that of the same path under
-    /// `old`, in path order, where both trees hold the same paths, each of the same kind;
-    /// `None` where a path was added or removed or changed kind. Equal subtrees are skipped
-    /// whole, as [`Store::changed_since`] skips them: what a cache of every file that holds
-    /// for `old` needs looked at again for `new`, when only contents changed.
-    pub fn modified_since(&self, old: &NodeId, new: &NodeId) -> Result<Option<Vec<String>>> {
+    /// `old`, in path order, where both trees hold the same paths, each of the same kind and
+    /// at most `limit` files changed; `None` where a path was added or removed or changed
+    /// kind, or more changed (the walk stops there). Equal subtrees are skipped whole, as
+    /// [`Store::changed_since`] skips them: what a cache of every file that holds for `old`
+    /// needs looked at again for `new`, when only a few contents changed.
+    pub fn modified_since(
+        &self,
+        old: &NodeId,
+        new: &NodeId,
+        limit: usize,
+    ) -> Result<Option<Vec<String>>> {
         let mut out = Vec::new();
         let mut stack = vec![(*old, *new)];
         while let Some((before, id)) = stack.pop() {
@@ -103,6 +109,9 @@ impl Store {
                 return Ok(None);
             }
             if rec.kind != NodeKind::Dir {
+                if out.len() == limit {
+                    return Ok(None);
+                }
                 out.push(rec.path);
                 continue;
             }

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use merkle_store::Store;
 
 use super::prior::read_text;
+use super::{QueryKind, TaskQuery};
 use crate::error::Result;
 use crate::facts::{FileEntry, TreeFacts};
 
@@ -22,7 +23,8 @@ use crate::facts::{FileEntry, TreeFacts};
 const MIN_LINE: usize = 4;
 
 /// `task` without the lines the tree's issue templates hold; the task itself where there are
-/// none (or no template).
+/// none (or no template), and where what is left would no longer read as a task (its title
+/// and more lines) or would hold nothing to look for.
 pub(super) fn without_template<'t>(
     store: &Store,
     facts: &TreeFacts,
@@ -35,22 +37,71 @@ pub(super) fn without_template<'t>(
     let mut held = HashSet::new();
     for f in files {
         if let Some(text) = read_text(store, f)? {
-            held.extend(text.lines().filter_map(normalized));
+            held.extend(template_lines(&f.path, &text));
         }
     }
-    Ok(strip(task, &held))
+    let stripped = strip(task, &held);
+    let still_a_task = TaskQuery::parse(&stripped).kind == QueryKind::Task;
+    Ok(match stripped {
+        Cow::Owned(s) if still_a_task && super::has_terms(&s) => Cow::Owned(s),
+        _ => Cow::Borrowed(task),
+    })
 }
 
-/// `task` without its lines whose normal form `held` holds.
+/// The lines a template at `path` puts in an issue, normalized: a Markdown template's every
+/// line; an issue form's (YAML) texts of `label`, `description`, `placeholder` and `value`,
+/// which GitHub shows, but not its keys or a dropdown's options (the reporter's answers).
+fn template_lines(path: &str, text: &str) -> Vec<String> {
+    let lower = path.to_ascii_lowercase();
+    if !(lower.ends_with(".yml") || lower.ends_with(".yaml")) {
+        return text.lines().filter_map(normalized).collect();
+    }
+    fn texts(v: &serde_yaml::Value, out: &mut Vec<String>) {
+        match v {
+            serde_yaml::Value::Mapping(m) => {
+                for (k, v) in m {
+                    let shown = matches!(
+                        k.as_str(),
+                        Some("label" | "description" | "placeholder" | "value")
+                    );
+                    match v.as_str() {
+                        Some(s) if shown => out.extend(s.lines().filter_map(normalized)),
+                        _ => texts(v, out),
+                    }
+                }
+            }
+            serde_yaml::Value::Sequence(items) => items.iter().for_each(|v| texts(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(form) = serde_yaml::from_str::<serde_yaml::Value>(text) {
+        texts(&form, &mut out);
+    }
+    out
+}
+
+/// `task` without its lines whose normal form `held` holds, but for its first line (its
+/// title) and what its code blocks hold (a template's sample code is the reporter's code when
+/// an issue quotes it).
 fn strip<'t>(task: &'t str, held: &HashSet<String>) -> Cow<'t, str> {
-    let kept: Vec<&str> = task
-        .lines()
-        .filter(|l| normalized(l).is_none_or(|n| !held.contains(&n)))
-        .collect();
-    if kept.len() == task.lines().count() {
-        Cow::Borrowed(task)
-    } else {
+    let mut kept: Vec<&str> = Vec::new();
+    let (mut fenced, mut titled, mut dropped) = (false, false, false);
+    for line in task.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fenced = !fenced;
+        } else if !fenced && titled && normalized(line).is_some_and(|n| held.contains(&n)) {
+            dropped = true;
+            continue;
+        }
+        titled |= !t.is_empty();
+        kept.push(line);
+    }
+    if dropped {
         Cow::Owned(kept.join("\n"))
+    } else {
+        Cow::Borrowed(task)
     }
 }
 
@@ -164,5 +215,34 @@ mod tests {
         assert_eq!(strip(task, &held), "Infinite loop\nbat a b > b loops\n---");
         let untouched = "nothing of the template here";
         assert!(matches!(strip(untouched, &held), Cow::Borrowed(_)));
+        // The title stays, and so does what a code block holds.
+        let task = "Describe the bug you encountered:\nDescribe the bug you encountered:\n\
+                    ```\nDescribe the bug you encountered:\n```\n";
+        assert_eq!(
+            strip(task, &held),
+            "Describe the bug you encountered:\n```\nDescribe the bug you encountered:\n```"
+        );
+    }
+
+    #[test]
+    fn an_issue_form_holds_the_texts_it_shows_not_its_keys_or_options() {
+        let form = "name: Bug\ndescription: File a bug report\nbody:\n  - type: textarea\n    \
+                    attributes:\n      label: What happened?\n      description: |\n        \
+                    Tell us what you saw.\n        And what you expected.\n  - type: dropdown\n    \
+                    attributes:\n      label: Which component?\n      options:\n        \
+                    - Formatter\n        - Linter\n    validations:\n      required: true\n";
+        let mut lines = template_lines(".github/ISSUE_TEMPLATE/bug.yml", form);
+        lines.sort();
+        assert_eq!(
+            lines,
+            [
+                "and what you expected.",
+                "file a bug report",
+                "tell us what you saw.",
+                "what happened?",
+                "which component?"
+            ]
+        );
+        assert!(template_lines("bug.yml", "[not: yaml").is_empty());
     }
 }
