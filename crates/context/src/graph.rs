@@ -5,8 +5,7 @@
 //! milliseconds for a 15k-file tree); [`Graph::of_tree`] keeps the last one built in the
 //! store's derived table beside the tree root it was built for, and builds again only when the
 //! root (or the facts' or the graph's format) is not that one: one record, replaced, never a
-//! record per tree. A read brings it to a new tree with [`Graph::keep_for_tree`]: where only
-//! contents changed, from the kept record with the changed files' imports resolved again.
+//! record per tree.
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -14,7 +13,7 @@ use merkle_store::Store;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::facts::{FileEntry, FileFacts, TreeFacts};
+use crate::facts::TreeFacts;
 use crate::resolve::{self, PathSet};
 use outline::Import;
 
@@ -61,9 +60,7 @@ impl Related {
 }
 
 /// The derived-table namespace of the cached graph: bump its version when resolution changes
-/// (the facts' version is part of it too); a kept graph is carried from tree to tree by its
-/// changed files ([`Graph::updated`]), so without a bump its other edges would keep the old
-/// rules.
+/// (the facts' version is part of it too).
 /// `graph:v2`: script aliases (import maps, `tsconfig.json` paths) resolve.
 /// `graph:v3`: the root the graph is of is kept under a key of its own.
 /// `graph:v4`: Python's absolute imports never resolve from inside a package.
@@ -185,7 +182,7 @@ impl Graph {
         // A record that does not read is a miss: it is a cache.
         if let Some(bytes) = store.derived(&graph_cache(), &key).ok().flatten()
             && let Some(rest) = bytes.strip_prefix(root.0.as_slice())
-            && let Some(graph) = Graph::decode(rest, true)
+            && let Some(graph) = Graph::decode(rest)
         {
             return Ok(graph);
         }
@@ -197,103 +194,19 @@ impl Graph {
     }
 
     /// Keeps the graph of the tree of `facts` in the store where it is not kept yet (what a
-    /// read of facts brings in step before it reads), building only what is kept: from the
-    /// graph kept for the tree before where it can ([`Graph::updated`]), else from every file.
-    pub fn keep_for_tree(store: &Store, facts: &TreeFacts) -> Result<Kept> {
+    /// read of facts brings in step before it reads), building only what is kept.
+    pub fn keep_for_tree(store: &Store, facts: &TreeFacts) -> Result<()> {
         let Some(root) = facts.root else {
-            return Ok(Kept::Not);
+            return Ok(());
         };
-        let kept = Graph::kept_for(store);
-        if kept == Some(root) {
-            return Ok(Kept::Already);
-        }
-        if let Some(old) = kept
-            && let Some((graph, files)) = Graph::updated(store, facts, old)?
-        {
-            graph.keep(store, root);
-            return Ok(Kept::Updated { files });
+        if Graph::kept_for(store) == Some(root) {
+            return Ok(());
         }
         let (graph, whole) = Graph::resolve_as(store, facts, false)?;
-        if !whole {
-            return Ok(Kept::Not);
+        if whole {
+            graph.keep(store, root);
         }
-        graph.keep(store, root);
-        Ok(Kept::Built)
-    }
-
-    /// The graph kept for the tree at `old` brought to the tree of `facts` by resolving again
-    /// only the files whose content changed (their imports, as [`Graph::resolve_as`] keeps
-    /// them): where both trees hold the same paths and no changed file says how others
-    /// resolve (a `Cargo.toml`, a `go.mod`, an import map, a `tsconfig.json`), every other
-    /// file's imports resolve as they did. At a million files this is the edit's own cost
-    /// and a decode of the record, not every file's imports read and resolved again. `None`
-    /// where it cannot be (more than a [`UPDATE_SHARE`]th of the files changed, a path added or
-    /// removed, a record that does not read): the caller resolves the whole tree.
-    fn updated(
-        store: &Store,
-        facts: &TreeFacts,
-        old: merkle_store::NodeId,
-    ) -> Result<Option<(Graph, usize)>> {
-        let Some(root) = facts.root else {
-            return Ok(None);
-        };
-        let limit = (facts.files.len() / UPDATE_SHARE).max(UPDATE_SHARE);
-        let Ok(Some(changed)) = store.modified_since(&old, &root, limit) else {
-            return Ok(None);
-        };
-        if changed.iter().any(|p| declares_resolution(p)) {
-            return Ok(None);
-        }
-        let Some(mut graph) = store
-            .derived(&graph_cache(), &cache_key())
-            .ok()
-            .flatten()
-            .and_then(|b| Graph::decode(b.strip_prefix(old.0.as_slice())?, false))
-        else {
-            return Ok(None);
-        };
-        let Some(files) = changed
-            .iter()
-            .map(|p| facts.file(p).cloned())
-            .collect::<Option<Vec<FileEntry>>>()
-        else {
-            return Ok(None);
-        };
-        let read = match facts.is_listing() {
-            true => facts.imports_of(store, &files)?,
-            false => files.iter().map(|f| Some(f.facts.clone())).collect(),
-        };
-        let (set, whole) = path_set(store, facts)?;
-        if !whole || read.iter().any(Option::is_none) {
-            return Ok(None);
-        }
-        let mut interned: HashSet<Arc<str>> = HashSet::new();
-        let read: Vec<FileFacts> = read.into_iter().flatten().collect();
-        let resolved: Vec<Vec<Resolved>> = files
-            .par_iter()
-            .zip(&read)
-            .map(|(f, facts)| resolve_file(&set, &f.path, &facts.imports))
-            .collect();
-        for (f, edges) in files.iter().zip(resolved) {
-            graph.imports.remove(f.path.as_str());
-            if edges.is_empty() {
-                continue;
-            }
-            let from = intern(&mut interned, &f.path);
-            let mut list: Vec<Edge> = edges
-                .into_iter()
-                .map(|(target, line, specifier)| Edge {
-                    path: intern(&mut interned, &target),
-                    line,
-                    specifier,
-                })
-                .collect();
-            // As the whole tree's are: sorted, one entry per file.
-            list.sort();
-            list.dedup_by(|b, a| a.path == b.path);
-            graph.imports.insert(from, list);
-        }
-        Ok(Some((graph, files.len())))
+        Ok(())
     }
 
     /// Keeps this graph's record for the tree at `root`; a store that cannot take it
@@ -359,9 +272,8 @@ impl Graph {
         }
     }
 
-    /// What [`Graph::encode`] wrote, with the importers too where `both`; `None` for bytes
-    /// it did not write.
-    fn decode(mut bytes: &[u8], both: bool) -> Option<Graph> {
+    /// What [`Graph::encode`] wrote; `None` for bytes it did not write.
+    fn decode(mut bytes: &[u8]) -> Option<Graph> {
         let str_of = |bytes: &mut &[u8]| -> Option<Arc<str>> {
             std::str::from_utf8(bytes_of(bytes)?).ok().map(Arc::from)
         };
@@ -374,13 +286,11 @@ impl Graph {
             let to = paths.get(u32_of(&mut bytes)?)?;
             let line = u32_of(&mut bytes)?;
             let specifier = str_of(&mut bytes)?;
-            if both {
-                graph.imported_by.entry(to.clone()).or_default().push(Edge {
-                    path: from.clone(),
-                    line,
-                    specifier: specifier.clone(),
-                });
-            }
+            graph.imported_by.entry(to.clone()).or_default().push(Edge {
+                path: from.clone(),
+                line,
+                specifier: specifier.clone(),
+            });
             graph.imports.entry(from.clone()).or_default().push(Edge {
                 path: to.clone(),
                 line,
@@ -434,20 +344,6 @@ impl Graph {
     }
 }
 
-/// How [`Graph::keep_for_tree`] kept the graph of a tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kept {
-    /// It was kept already.
-    Already,
-    /// From the graph kept for the tree before, these files' imports resolved again.
-    Updated { files: usize },
-    /// From every file's imports.
-    Built,
-    /// Not kept: facts of no one scan, or a manifest or a file's imports that could not be
-    /// read (a change on disk since the scan).
-    Not,
-}
-
 /// The kept graph's record ([`Graph::kept_edges`]): its root, then its paths and edges as
 /// [`Graph::encode`] wrote them.
 pub struct KeptEdges {
@@ -492,17 +388,6 @@ impl KeptEdges {
     }
 }
 
-/// A kept graph is brought to a new tree by resolving its changed files again
-/// ([`Graph::updated`]) while they are at most this fraction (one in so many) of its files,
-/// or at most this many.
-const UPDATE_SHARE: usize = 8;
-
-/// Whether the file at `path` says how other files' imports resolve ([`path_set`] reads it).
-fn declares_resolution(path: &str) -> bool {
-    let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
-    name == "Cargo.toml" || name == "go.mod" || resolve::declares_script_aliases(path)
-}
-
 /// How many files' imports [`Graph::resolve`] reads and resolves at a time.
 const RESOLVE_CHUNK: usize = 65_536;
 
@@ -515,10 +400,11 @@ fn path_set<'a>(store: &Store, facts: &'a TreeFacts) -> Result<(PathSet<'a>, boo
     let mut whole = true;
     let mut set = PathSet::new(facts.files.iter().map(|f| f.path.as_str()));
     for f in &facts.files {
-        if !declares_resolution(&f.path) {
+        let name = f.path.rsplit_once('/').map_or(f.path.as_str(), |(_, n)| n);
+        let manifest = name == "Cargo.toml" || name == "go.mod";
+        if !manifest && !resolve::declares_script_aliases(&f.path) {
             continue;
         }
-        let name = f.path.rsplit_once('/').map_or(f.path.as_str(), |(_, n)| n);
         let Some(node) = store.node_at(&f.path)? else {
             continue;
         };
