@@ -5,7 +5,8 @@
 //! milliseconds for a 15k-file tree); [`Graph::of_tree`] keeps the last one built in the
 //! store's derived table beside the tree root it was built for, and builds again only when the
 //! root (or the facts' or the graph's format) is not that one: one record, replaced, never a
-//! record per tree.
+//! record per tree. A read brings it to a new tree with [`Graph::keep_for_tree`]: where only
+//! contents changed, from the kept record with the changed files' imports resolved again.
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use merkle_store::Store;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::facts::TreeFacts;
+use crate::facts::{FileEntry, FileFacts, TreeFacts};
 use crate::resolve::{self, PathSet};
 use outline::Import;
 
@@ -60,7 +61,9 @@ impl Related {
 }
 
 /// The derived-table namespace of the cached graph: bump its version when resolution changes
-/// (the facts' version is part of it too).
+/// (the facts' version is part of it too); a kept graph is carried from tree to tree by its
+/// changed files ([`Graph::updated`]), so without a bump its other edges would keep the old
+/// rules.
 /// `graph:v2`: script aliases (import maps, `tsconfig.json` paths) resolve.
 /// `graph:v3`: the root the graph is of is kept under a key of its own.
 /// `graph:v4`: Python's absolute imports never resolve from inside a package.
@@ -182,7 +185,7 @@ impl Graph {
         // A record that does not read is a miss: it is a cache.
         if let Some(bytes) = store.derived(&graph_cache(), &key).ok().flatten()
             && let Some(rest) = bytes.strip_prefix(root.0.as_slice())
-            && let Some(graph) = Graph::decode(rest)
+            && let Some(graph) = Graph::decode(rest, true)
         {
             return Ok(graph);
         }
@@ -194,19 +197,106 @@ impl Graph {
     }
 
     /// Keeps the graph of the tree of `facts` in the store where it is not kept yet (what a
-    /// read of facts brings in step before it reads), building only what is kept.
-    pub fn keep_for_tree(store: &Store, facts: &TreeFacts) -> Result<()> {
+    /// read of facts brings in step before it reads), building only what is kept: from the
+    /// graph kept for the tree before where it can ([`Graph::updated`]), else from every file.
+    pub fn keep_for_tree(store: &Store, facts: &TreeFacts) -> Result<Kept> {
         let Some(root) = facts.root else {
-            return Ok(());
+            return Ok(Kept::Not);
         };
-        if Graph::kept_for(store) == Some(root) {
-            return Ok(());
+        let kept = Graph::kept_for(store);
+        if kept == Some(root) {
+            return Ok(Kept::Already);
+        }
+        if let Some(old) = kept
+            && let Some((record, files)) = Graph::updated(store, facts, old)?
+        {
+            keep_record(store, root, record);
+            return Ok(Kept::Updated { files });
         }
         let (graph, whole) = Graph::resolve_as(store, facts, false)?;
-        if whole {
-            graph.keep(store, root);
+        if !whole {
+            return Ok(Kept::Not);
         }
-        Ok(())
+        graph.keep(store, root);
+        Ok(Kept::Built)
+    }
+
+    /// The graph kept for the tree at `old` brought to the tree of `facts` by resolving again
+    /// only the files whose content changed (their imports, as [`Graph::resolve_as`] keeps
+    /// them): where both trees hold the same paths and no changed file says how others
+    /// resolve (a `Cargo.toml`, a `go.mod`, an import map, a `tsconfig.json`), every other
+    /// file's imports resolve as they did. At a million files this is the edit's own cost
+    /// and a decode of the record, not every file's imports read and resolved again. `None`
+    /// where it cannot be (more than a [`UPDATE_SHARE`]th of the files changed, a path added or
+    /// removed, a record that does not read): the caller resolves the whole tree.
+    fn updated(
+        store: &Store,
+        facts: &TreeFacts,
+        old: merkle_store::NodeId,
+    ) -> Result<Option<(Vec<u8>, usize)>> {
+        let Some(root) = facts.root else {
+            return Ok(None);
+        };
+        let limit = (facts.files.len() / UPDATE_SHARE).max(UPDATE_SHARE);
+        let Ok(Some(changed)) = store.modified_since(&old, &root, limit) else {
+            return Ok(None);
+        };
+        if changed.iter().any(|p| declares_resolution(p)) {
+            return Ok(None);
+        }
+        let Some(files) = changed
+            .iter()
+            .map(|p| facts.file(p).cloned())
+            .collect::<Option<Vec<FileEntry>>>()
+        else {
+            return Ok(None);
+        };
+        let read = match facts.is_listing() {
+            true => facts.imports_of(store, &files)?,
+            false => files.iter().map(|f| Some(f.facts.clone())).collect(),
+        };
+        let (set, whole) = path_set(store, facts)?;
+        if !whole || read.iter().any(Option::is_none) {
+            return Ok(None);
+        }
+        let read: Vec<FileFacts> = read.into_iter().flatten().collect();
+        let resolved: Vec<Vec<Resolved>> = files
+            .par_iter()
+            .zip(&read)
+            .map(|(f, facts)| resolve_file(&set, &f.path, &facts.imports))
+            .collect();
+        drop(set);
+        let lists: Vec<(&str, Vec<Edge>)> = files
+            .iter()
+            .zip(resolved)
+            .map(|(f, edges)| {
+                let mut list: Vec<Edge> = edges
+                    .into_iter()
+                    .map(|(target, line, specifier)| Edge {
+                        path: Arc::from(target),
+                        line,
+                        specifier,
+                    })
+                    .collect();
+                // As the whole tree's are: sorted, one entry per file.
+                list.sort();
+                list.dedup_by(|b, a| a.path == b.path);
+                (f.path.as_str(), list)
+            })
+            .collect();
+        // The record patched as bytes: decoded whole, a large tree's graph was held beside
+        // them (at a million files, over the 1 GiB line in a watch).
+        let Some(bytes) = store.derived(&graph_cache(), &cache_key()).ok().flatten() else {
+            return Ok(None);
+        };
+        let Some(body) = bytes.strip_prefix(old.0.as_slice()) else {
+            return Ok(None);
+        };
+        let mut record = root.0.to_vec();
+        if patch_record(body, &lists, &mut record).is_none() {
+            return Ok(None);
+        }
+        Ok(Some((record, files.len())))
     }
 
     /// Keeps this graph's record for the tree at `root`; a store that cannot take it
@@ -214,10 +304,7 @@ impl Graph {
     fn keep(&self, store: &Store, root: merkle_store::NodeId) {
         let mut record = root.0.to_vec();
         self.encode(&mut record);
-        let _ = store.put_derived(
-            &graph_cache(),
-            &[(cache_key(), record), (root_key(), root.0.to_vec())],
-        );
+        keep_record(store, root, record);
     }
 
     /// The kept graph's record, where it is kept for the tree of `facts`: a reader that asks
@@ -272,8 +359,9 @@ impl Graph {
         }
     }
 
-    /// What [`Graph::encode`] wrote; `None` for bytes it did not write.
-    fn decode(mut bytes: &[u8]) -> Option<Graph> {
+    /// What [`Graph::encode`] wrote, with the importers too where `both`; `None` for bytes
+    /// it did not write.
+    fn decode(mut bytes: &[u8], both: bool) -> Option<Graph> {
         let str_of = |bytes: &mut &[u8]| -> Option<Arc<str>> {
             std::str::from_utf8(bytes_of(bytes)?).ok().map(Arc::from)
         };
@@ -286,11 +374,13 @@ impl Graph {
             let to = paths.get(u32_of(&mut bytes)?)?;
             let line = u32_of(&mut bytes)?;
             let specifier = str_of(&mut bytes)?;
-            graph.imported_by.entry(to.clone()).or_default().push(Edge {
-                path: from.clone(),
-                line,
-                specifier: specifier.clone(),
-            });
+            if both {
+                graph.imported_by.entry(to.clone()).or_default().push(Edge {
+                    path: from.clone(),
+                    line,
+                    specifier: specifier.clone(),
+                });
+            }
             graph.imports.entry(from.clone()).or_default().push(Edge {
                 path: to.clone(),
                 line,
@@ -344,6 +434,20 @@ impl Graph {
     }
 }
 
+/// How [`Graph::keep_for_tree`] kept the graph of a tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// It was kept already.
+    Already,
+    /// From the graph kept for the tree before, these files' imports resolved again.
+    Updated { files: usize },
+    /// From every file's imports.
+    Built,
+    /// Not kept: facts of no one scan, or a manifest or a file's imports that could not be
+    /// read (a change on disk since the scan).
+    Not,
+}
+
 /// The kept graph's record ([`Graph::kept_edges`]): its root, then its paths and edges as
 /// [`Graph::encode`] wrote them.
 pub struct KeptEdges {
@@ -388,6 +492,17 @@ impl KeptEdges {
     }
 }
 
+/// A kept graph is brought to a new tree by resolving its changed files again
+/// ([`Graph::updated`]) while they are at most this fraction (one in so many) of its files,
+/// or at most this many.
+const UPDATE_SHARE: usize = 8;
+
+/// Whether the file at `path` says how other files' imports resolve ([`path_set`] reads it).
+fn declares_resolution(path: &str) -> bool {
+    let name = path.rsplit_once('/').map_or(path, |(_, n)| n);
+    name == "Cargo.toml" || name == "go.mod" || resolve::declares_script_aliases(path)
+}
+
 /// How many files' imports [`Graph::resolve`] reads and resolves at a time.
 const RESOLVE_CHUNK: usize = 65_536;
 
@@ -400,11 +515,10 @@ fn path_set<'a>(store: &Store, facts: &'a TreeFacts) -> Result<(PathSet<'a>, boo
     let mut whole = true;
     let mut set = PathSet::new(facts.files.iter().map(|f| f.path.as_str()));
     for f in &facts.files {
-        let name = f.path.rsplit_once('/').map_or(f.path.as_str(), |(_, n)| n);
-        let manifest = name == "Cargo.toml" || name == "go.mod";
-        if !manifest && !resolve::declares_script_aliases(&f.path) {
+        if !declares_resolution(&f.path) {
             continue;
         }
+        let name = f.path.rsplit_once('/').map_or(f.path.as_str(), |(_, n)| n);
         let Some(node) = store.node_at(&f.path)? else {
             continue;
         };
@@ -457,6 +571,120 @@ fn intern(interned: &mut HashSet<Arc<str>>, path: &str) -> Arc<str> {
     let shared: Arc<str> = Arc::from(path);
     interned.insert(shared.clone());
     shared
+}
+
+/// Keeps `record` (the root, then what [`Graph::encode`] writes) as the graph of the tree at
+/// `root`; a store that cannot take it (read-only) builds the graph again next time.
+fn keep_record(store: &Store, root: merkle_store::NodeId, record: Vec<u8>) {
+    let _ = store.put_derived(
+        &graph_cache(),
+        &[(cache_key(), record), (root_key(), root.0.to_vec())],
+    );
+}
+
+/// Appends to `out` the record [`Graph::encode`] would write for the graph of `body` (what it
+/// wrote, without the root) with each of `lists`' files' imports (sorted by path, each list as
+/// the graph holds it) in place of its own: its paths table without the paths no edge names any
+/// more and with the new ones, each in order; its edges in order of importer. Streamed, nothing
+/// decoded; `None` for bytes it did not write.
+fn patch_record(mut body: &[u8], lists: &[(&str, Vec<Edge>)], out: &mut Vec<u8>) -> Option<()> {
+    let n = u32_of(&mut body)?;
+    let mut table: Vec<&[u8]> = Vec::with_capacity(n.min(body.len() / 4));
+    for _ in 0..n {
+        table.push(bytes_of(&mut body)?);
+    }
+    let edges = body;
+    let changed: HashSet<usize> = lists
+        .iter()
+        .filter_map(|(p, _)| table.binary_search(&p.as_bytes()).ok())
+        .collect();
+    // Which old paths an edge kept still names, and how many edges are kept.
+    let mut named = vec![false; table.len()];
+    let mut kept = 0;
+    let mut rest = edges;
+    let count = u32_of(&mut rest)?;
+    for _ in 0..count {
+        let (from, to) = (u32_of(&mut rest)?, u32_of(&mut rest)?);
+        let _line = u32_of(&mut rest)?;
+        bytes_of(&mut rest)?;
+        if !changed.contains(&from) {
+            *named.get_mut(from)? = true;
+            *named.get_mut(to)? = true;
+            kept += 1;
+        }
+    }
+    if !rest.is_empty() {
+        return None;
+    }
+    let mut added: BTreeMap<&[u8], u32> = BTreeMap::new();
+    for (from, list) in lists.iter().filter(|(_, l)| !l.is_empty()) {
+        added.insert(from.as_bytes(), 0);
+        for e in list {
+            added.insert(e.path.as_bytes(), 0);
+        }
+    }
+    // The new table, the old paths still named merged in order with the added ones.
+    let mut index: Vec<u32> = vec![u32::MAX; table.len()];
+    let mut paths: Vec<&[u8]> = Vec::with_capacity(table.len());
+    let mut more = added.keys().copied().peekable();
+    for (i, p) in table.iter().enumerate() {
+        while let Some(a) = more.next_if(|a| a < p) {
+            paths.push(a);
+        }
+        if more.next_if(|a| a == p).is_some() || named[i] {
+            index[i] = u32::try_from(paths.len()).ok()?;
+            paths.push(p);
+        }
+    }
+    paths.extend(more);
+    for (i, p) in paths.iter().enumerate() {
+        if let Some(slot) = added.get_mut(p) {
+            *slot = u32::try_from(i).ok()?;
+        }
+    }
+    let put_u32 = |out: &mut Vec<u8>, n: usize| {
+        out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
+    };
+    put_u32(out, paths.len());
+    for p in &paths {
+        put_u32(out, p.len());
+        out.extend_from_slice(p);
+    }
+    let new: usize = lists.iter().map(|(_, l)| l.len()).sum();
+    put_u32(out, kept + new);
+    // The old edges by importer, each changed file's new ones put in its place.
+    let write_list = |out: &mut Vec<u8>, from: &str, list: &[Edge]| {
+        for e in list {
+            put_u32(out, added[from.as_bytes()] as usize);
+            put_u32(out, added[e.path.as_bytes()] as usize);
+            put_u32(out, e.line);
+            put_u32(out, e.specifier.len());
+            out.extend_from_slice(e.specifier.as_bytes());
+        }
+    };
+    let mut next = lists.iter().peekable();
+    let mut rest = edges;
+    u32_of(&mut rest)?;
+    for _ in 0..count {
+        let (from, to) = (u32_of(&mut rest)?, u32_of(&mut rest)?);
+        let line = u32_of(&mut rest)?;
+        let specifier = bytes_of(&mut rest)?;
+        while let Some((p, list)) = next.next_if(|(p, _)| p.as_bytes() < table[from]) {
+            write_list(out, p, list);
+        }
+        if changed.contains(&from) {
+            continue;
+        }
+        put_u32(out, index[from] as usize);
+        put_u32(out, index[to] as usize);
+        put_u32(out, line);
+        put_u32(out, specifier.len());
+        out.extend_from_slice(specifier);
+    }
+    for (p, list) in next {
+        write_list(out, p, list);
+    }
+    Some(())
 }
 
 /// A little-endian u32 of [`Graph::encode`]'s record, read off the front of `bytes`.

@@ -119,7 +119,7 @@ pub mod window;
 pub use error::{Error, Result};
 pub use facts::{FactsSink, TreeFacts};
 pub use generate::{GenerateRequest, Generated, generate, generate_paths};
-pub use graph::{Graph, Related, Relation};
+pub use graph::{Graph, Kept, Related, Relation};
 pub use invalidation::invalidate;
 pub use map::{ChildWeights, ImportWeights, Map, Ranking};
 pub use regenerate::{

@@ -82,6 +82,58 @@ impl Store {
         Ok(out)
     }
 
+    /// The files of the tree at `new` whose content is not that of the same path under
+    /// `old`, in path order, where both trees hold the same paths, each of the same kind and
+    /// at most `limit` files changed; `None` where a path was added or removed or changed
+    /// kind, or more changed (the walk stops there). Equal subtrees are skipped whole, as
+    /// [`Store::changed_since`] skips them: what a cache of every file that holds for `old`
+    /// needs looked at again for `new`, when only a few contents changed.
+    pub fn modified_since(
+        &self,
+        old: &NodeId,
+        new: &NodeId,
+        limit: usize,
+    ) -> Result<Option<Vec<String>>> {
+        let mut out = Vec::new();
+        let mut stack = vec![(*old, *new)];
+        while let Some((before, id)) = stack.pop() {
+            if before == id {
+                continue;
+            }
+            let node = |id: &NodeId| {
+                self.node(id)?
+                    .ok_or_else(|| Error::NoSuchNode { id: id.to_hex() })
+            };
+            let (was, rec) = (node(&before)?, node(&id)?);
+            if was.kind != rec.kind {
+                return Ok(None);
+            }
+            if rec.kind != NodeKind::Dir {
+                if out.len() == limit {
+                    return Ok(None);
+                }
+                out.push(rec.path);
+                continue;
+            }
+            let was: BTreeMap<&str, (NodeKind, NodeId)> = was
+                .children
+                .iter()
+                .map(|c| (c.name.as_str(), (c.kind, c.node_id)))
+                .collect();
+            if was.len() != rec.children.len() {
+                return Ok(None);
+            }
+            for c in &rec.children {
+                match was.get(c.name.as_str()) {
+                    Some(&(kind, before)) if kind == c.kind => stack.push((before, c.node_id)),
+                    _ => return Ok(None),
+                }
+            }
+        }
+        out.sort_unstable();
+        Ok(Some(out))
+    }
+
     /// The tree below `root`, any root a scan recorded, read from the node records.
     pub fn tree_at(&self, root: &NodeId) -> Result<PathTree> {
         let mut tree = PathTree::new();

@@ -610,7 +610,7 @@ impl Workspace {
         self.shared.handles.alone(|| match self.writer_if_free() {
             Ok(writer) => {
                 let facts = TreeFacts::listing(&writer)?;
-                Graph::keep_for_tree(&writer, &facts)
+                Graph::keep_for_tree(&writer, &facts).map(|_| ())
             }
             Err(merkle_store::Error::StoreInUse { .. }) => Ok(()),
             Err(e) => Err(e.into()),

@@ -1,6 +1,6 @@
 //! The tree's facts (symbols and imports, cached by content) and the related-files graph
 //! built from them.
-use context::{Graph, Related, Relation, TreeFacts};
+use context::{Graph, Kept, Related, Relation, TreeFacts};
 use pretty_assertions::assert_eq;
 
 use crate::fixture::Fixture;
@@ -167,8 +167,11 @@ fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
         "the record kept is of the tree before the edit"
     );
     // Kept without the graph in hand (what a read brings in step), it reads back as the
-    // graph built.
-    Graph::keep_for_tree(&fx.store, &facts).expect("kept");
+    // graph built; a path added, it is built from every file.
+    assert_eq!(
+        Graph::keep_for_tree(&fx.store, &facts).expect("kept"),
+        Kept::Built
+    );
     assert_eq!(Graph::kept_for(&fx.store), facts.root);
     let from_record = Graph::kept_edges(&fx.store, &facts)
         .expect("kept for this tree")
@@ -194,4 +197,73 @@ fn the_graph_is_kept_for_its_tree_and_built_again_after_an_edit() {
         "{:?}",
         after.related("src/main.rs")
     );
+}
+
+/// A tree after an edit of contents alone keeps the graph of the tree before with the edited
+/// files resolved again, and it reads back as the graph built from every file; a path added or
+/// a manifest edited (it says how other files resolve) builds it from every file.
+#[test]
+fn an_edit_s_graph_is_the_last_one_with_the_edited_files_resolved_again() {
+    let fx = Fixture::new();
+    let kept = |expect: Kept| -> Graph {
+        let facts = TreeFacts::listing(&fx.store).expect("listing");
+        assert_eq!(
+            Graph::keep_for_tree(&fx.store, &facts).expect("kept"),
+            expect
+        );
+        let paths: Vec<&str> = facts.files.iter().map(|f| f.path.as_str()).collect();
+        let sorted = |mut near: Vec<Vec<String>>| {
+            near.iter_mut().for_each(|n| n.sort());
+            near
+        };
+        let built = Graph::build(&fx.store, &facts).expect("graph");
+        let from_record = Graph::kept_edges(&fx.store, &facts)
+            .expect("kept for this tree")
+            .neighbours(&paths)
+            .expect("the record reads");
+        assert_eq!(sorted(from_record), sorted(built.neighbours(&paths)));
+        // Decoded, with every import's line and specifier, it is the graph built.
+        let edges =
+            |g: &Graph| -> Vec<Related> { paths.iter().flat_map(|p| g.related(p)).collect() };
+        let loaded = TreeFacts::load(&fx.store).expect("facts");
+        assert_eq!(
+            edges(&Graph::of_tree(&fx.store, &loaded).expect("graph")),
+            edges(&built)
+        );
+        built
+    };
+    let imports = |g: &Graph, path: &str| -> Vec<String> {
+        g.related(path)
+            .into_iter()
+            .filter(|r| r.relation == Relation::Imports)
+            .map(|r| r.path)
+            .collect()
+    };
+    kept(Kept::Built);
+    fx.edit("src/main.rs", "mod util;\nfn main() {}\n");
+    let g = kept(Kept::Updated { files: 1 });
+    assert_eq!(imports(&g, "src/main.rs"), ["src/util/mod.rs"]);
+    fx.edit("src/main.rs", "fn main() {}\n");
+    fx.edit("src/util/strings.rs", "pub fn shout() {}\n");
+    let g = kept(Kept::Updated { files: 2 });
+    assert!(imports(&g, "src/main.rs").is_empty());
+    assert_eq!(
+        kept(Kept::Already).neighbours(&["src/lib.rs"]),
+        g.neighbours(&["src/lib.rs"])
+    );
+    std::fs::write(
+        fx.dir.path().join("Cargo.toml"),
+        "[package]\nname = \"a\"\n",
+    )
+    .expect("write");
+    fx.rescan();
+    kept(Kept::Built);
+    fx.edit("Cargo.toml", "[package]\nname = \"fixture\"\n");
+    kept(Kept::Built);
+    fx.edit(
+        "src/main.rs",
+        "use crate::util::strings::shout;\nfn main() {}\n",
+    );
+    let g = kept(Kept::Updated { files: 1 });
+    assert_eq!(imports(&g, "src/main.rs"), ["src/util/strings.rs"]);
 }
