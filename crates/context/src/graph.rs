@@ -166,9 +166,7 @@ impl Graph {
             .values_mut()
             .chain(graph.imported_by.values_mut())
         {
-            edges.sort();
-            // One entry per file: its first import line.
-            edges.dedup_by(|b, a| a.path == b.path);
+            one_per_file(edges);
         }
         Ok((graph, whole))
     }
@@ -185,7 +183,7 @@ impl Graph {
         // A record that does not read is a miss: it is a cache.
         if let Some(bytes) = store.derived(&graph_cache(), &key).ok().flatten()
             && let Some(rest) = bytes.strip_prefix(root.0.as_slice())
-            && let Some(graph) = Graph::decode(rest, true)
+            && let Some(graph) = Graph::decode(rest)
         {
             return Ok(graph);
         }
@@ -278,9 +276,7 @@ impl Graph {
                         specifier,
                     })
                     .collect();
-                // As the whole tree's are: sorted, one entry per file.
-                list.sort();
-                list.dedup_by(|b, a| a.path == b.path);
+                one_per_file(&mut list);
                 (f.path.as_str(), list)
             })
             .collect();
@@ -338,9 +334,6 @@ impl Graph {
         for (i, v) in index.values_mut().enumerate() {
             *v = i as u32;
         }
-        let put_u32 = |out: &mut Vec<u8>, n: usize| {
-            out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
-        };
         put_u32(out, index.len());
         for p in index.keys() {
             put_u32(out, p.len());
@@ -350,18 +343,14 @@ impl Graph {
         put_u32(out, edges);
         for (from, list) in &self.imports {
             for e in list {
-                put_u32(out, index[&**from] as usize);
-                put_u32(out, index[&*e.path] as usize);
-                put_u32(out, e.line);
-                put_u32(out, e.specifier.len());
-                out.extend_from_slice(e.specifier.as_bytes());
+                let (from, to) = (index[&**from] as usize, index[&*e.path] as usize);
+                put_edge(out, (from, to, e.line, e.specifier.as_bytes()));
             }
         }
     }
 
-    /// What [`Graph::encode`] wrote, with the importers too where `both`; `None` for bytes
-    /// it did not write.
-    fn decode(mut bytes: &[u8], both: bool) -> Option<Graph> {
+    /// What [`Graph::encode`] wrote; `None` for bytes it did not write.
+    fn decode(mut bytes: &[u8]) -> Option<Graph> {
         let str_of = |bytes: &mut &[u8]| -> Option<Arc<str>> {
             std::str::from_utf8(bytes_of(bytes)?).ok().map(Arc::from)
         };
@@ -370,17 +359,14 @@ impl Graph {
         let edges = u32_of(&mut bytes)?;
         let mut graph = Graph::default();
         for _ in 0..edges {
-            let from = paths.get(u32_of(&mut bytes)?)?;
-            let to = paths.get(u32_of(&mut bytes)?)?;
-            let line = u32_of(&mut bytes)?;
-            let specifier = str_of(&mut bytes)?;
-            if both {
-                graph.imported_by.entry(to.clone()).or_default().push(Edge {
-                    path: from.clone(),
-                    line,
-                    specifier: specifier.clone(),
-                });
-            }
+            let (from, to, line, specifier) = edge_of(&mut bytes)?;
+            let (from, to) = (paths.get(from)?, paths.get(to)?);
+            let specifier: Arc<str> = Arc::from(std::str::from_utf8(specifier).ok()?);
+            graph.imported_by.entry(to.clone()).or_default().push(Edge {
+                path: from.clone(),
+                line,
+                specifier: specifier.clone(),
+            });
             graph.imports.entry(from.clone()).or_default().push(Edge {
                 path: to.clone(),
                 line,
@@ -475,12 +461,8 @@ impl KeptEdges {
         let mut out = vec![Vec::new(); paths.len()];
         let text = |name: &[u8]| std::str::from_utf8(name).ok().map(str::to_owned);
         for _ in 0..u32_of(&mut bytes)? {
-            let (from, to) = (
-                names.get(u32_of(&mut bytes)?)?,
-                names.get(u32_of(&mut bytes)?)?,
-            );
-            let _line = u32_of(&mut bytes)?;
-            let _specifier = bytes_of(&mut bytes)?;
+            let (from, to, _line, _specifier) = edge_of(&mut bytes)?;
+            let (from, to) = (names.get(from)?, names.get(to)?);
             if let Some(i) = from.1 {
                 out[i].push(text(to.0)?);
             }
@@ -604,9 +586,7 @@ fn patch_record(mut body: &[u8], lists: &[(&str, Vec<Edge>)], out: &mut Vec<u8>)
     let mut rest = edges;
     let count = u32_of(&mut rest)?;
     for _ in 0..count {
-        let (from, to) = (u32_of(&mut rest)?, u32_of(&mut rest)?);
-        let _line = u32_of(&mut rest)?;
-        bytes_of(&mut rest)?;
+        let (from, to, _, _) = edge_of(&mut rest)?;
         if !changed.contains(&from) {
             *named.get_mut(from)? = true;
             *named.get_mut(to)? = true;
@@ -642,9 +622,6 @@ fn patch_record(mut body: &[u8], lists: &[(&str, Vec<Edge>)], out: &mut Vec<u8>)
             *slot = u32::try_from(i).ok()?;
         }
     }
-    let put_u32 = |out: &mut Vec<u8>, n: usize| {
-        out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
-    };
     put_u32(out, paths.len());
     for p in &paths {
         put_u32(out, p.len());
@@ -655,36 +632,64 @@ fn patch_record(mut body: &[u8], lists: &[(&str, Vec<Edge>)], out: &mut Vec<u8>)
     // The old edges by importer, each changed file's new ones put in its place.
     let write_list = |out: &mut Vec<u8>, from: &str, list: &[Edge]| {
         for e in list {
-            put_u32(out, added[from.as_bytes()] as usize);
-            put_u32(out, added[e.path.as_bytes()] as usize);
-            put_u32(out, e.line);
-            put_u32(out, e.specifier.len());
-            out.extend_from_slice(e.specifier.as_bytes());
+            let (from, to) = (added[from.as_bytes()], added[e.path.as_bytes()]);
+            put_edge(
+                out,
+                (from as usize, to as usize, e.line, e.specifier.as_bytes()),
+            );
         }
     };
     let mut next = lists.iter().peekable();
     let mut rest = edges;
     u32_of(&mut rest)?;
     for _ in 0..count {
-        let (from, to) = (u32_of(&mut rest)?, u32_of(&mut rest)?);
-        let line = u32_of(&mut rest)?;
-        let specifier = bytes_of(&mut rest)?;
+        let (from, to, line, specifier) = edge_of(&mut rest)?;
         while let Some((p, list)) = next.next_if(|(p, _)| p.as_bytes() < table[from]) {
             write_list(out, p, list);
         }
         if changed.contains(&from) {
             continue;
         }
-        put_u32(out, index[from] as usize);
-        put_u32(out, index[to] as usize);
-        put_u32(out, line);
-        put_u32(out, specifier.len());
-        out.extend_from_slice(specifier);
+        put_edge(
+            out,
+            (index[from] as usize, index[to] as usize, line, specifier),
+        );
     }
     for (p, list) in next {
         write_list(out, p, list);
     }
     Some(())
+}
+
+/// A file's edges as a graph holds them: sorted, one per file (its first import line).
+fn one_per_file(edges: &mut Vec<Edge>) {
+    edges.sort();
+    edges.dedup_by(|b, a| a.path == b.path);
+}
+
+/// Appends `n` to a record as [`u32_of`] reads it.
+fn put_u32(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes());
+}
+
+/// Appends an edge to a record as [`edge_of`] reads it: (importer, imported, line, specifier),
+/// the paths by their place in the record's table.
+fn put_edge(out: &mut Vec<u8>, (from, to, line, specifier): (usize, usize, usize, &[u8])) {
+    put_u32(out, from);
+    put_u32(out, to);
+    put_u32(out, line);
+    put_u32(out, specifier.len());
+    out.extend_from_slice(specifier);
+}
+
+/// An edge of [`Graph::encode`]'s record, read off the front of `bytes`.
+fn edge_of<'a>(bytes: &mut &'a [u8]) -> Option<(usize, usize, usize, &'a [u8])> {
+    Some((
+        u32_of(bytes)?,
+        u32_of(bytes)?,
+        u32_of(bytes)?,
+        bytes_of(bytes)?,
+    ))
 }
 
 /// A little-endian u32 of [`Graph::encode`]'s record, read off the front of `bytes`.

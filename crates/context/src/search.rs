@@ -336,7 +336,11 @@ fn quoted_messages<'f>(
 /// when it holds a word that is not a stop word, an identifier or a path. A query without
 /// matches that has none of them says so.
 pub fn has_terms(query: &str) -> bool {
-    let q = TaskQuery::parse(query);
+    read_has_terms(&TaskQuery::parse(query))
+}
+
+/// [`has_terms`] of a query already read.
+fn read_has_terms(q: &TaskQuery) -> bool {
     q.kind == QueryKind::Lookup
         || !q.words.is_empty()
         || !q.idents.is_empty()
@@ -369,13 +373,17 @@ pub fn search(
         return plain(facts, index, req, in_scope);
     }
 
-    // A task filed through the repository's issue template: its prompts said nothing.
-    let query = if TaskQuery::parse(req.query).kind == QueryKind::Task {
-        template::without_template(store, facts, req.query)?
-    } else {
-        std::borrow::Cow::Borrowed(req.query)
-    };
-    let asking = Asking::read(&query);
+    let mut asking = Asking::read(req.query);
+    // A task filed through the repository's issue template: its prompts said nothing. Read
+    // without them where what is left is still a task with something to look for.
+    if asking.q.kind == QueryKind::Task
+        && let Some(stripped) = template::without_template(store, facts, req.query)?
+    {
+        let read = Asking::read(&stripped);
+        if read.q.kind == QueryKind::Task && read_has_terms(&read.q) {
+            asking = read;
+        }
+    }
     let (terms, telling) = select_terms(index, &asking.words)?;
     let (mut scores, kept, past) = gather(store, facts, index, &asking, &terms, &in_scope)?;
     let history_missing = give_history(facts, &mut scores, past, &in_scope);

@@ -14,7 +14,6 @@ use std::collections::HashSet;
 use merkle_store::Store;
 
 use super::prior::read_text;
-use super::{QueryKind, TaskQuery};
 use crate::error::Result;
 use crate::facts::{FileEntry, TreeFacts};
 
@@ -22,17 +21,16 @@ use crate::facts::{FileEntry, TreeFacts};
 /// template says nothing, and neither does the same line in an issue.
 const MIN_LINE: usize = 4;
 
-/// `task` without the lines the tree's issue templates hold; the task itself where there are
-/// none (or no template), and where what is left would no longer read as a task (its title
-/// and more lines) or would hold nothing to look for.
-pub(super) fn without_template<'t>(
+/// `task` without the lines the tree's issue templates hold; `None` where there are none (or
+/// no template).
+pub(super) fn without_template(
     store: &Store,
     facts: &TreeFacts,
-    task: &'t str,
-) -> Result<Cow<'t, str>> {
+    task: &str,
+) -> Result<Option<String>> {
     let files = templates(facts);
     if files.is_empty() {
-        return Ok(Cow::Borrowed(task));
+        return Ok(None);
     }
     let mut held = HashSet::new();
     for f in files {
@@ -40,11 +38,9 @@ pub(super) fn without_template<'t>(
             held.extend(template_lines(&f.path, &text));
         }
     }
-    let stripped = strip(task, &held);
-    let still_a_task = TaskQuery::parse(&stripped).kind == QueryKind::Task;
-    Ok(match stripped {
-        Cow::Owned(s) if still_a_task && super::has_terms(&s) => Cow::Owned(s),
-        _ => Cow::Borrowed(task),
+    Ok(match strip(task, &held) {
+        Cow::Owned(s) => Some(s),
+        Cow::Borrowed(_) => None,
     })
 }
 
@@ -179,30 +175,28 @@ mod tests {
 
     #[test]
     fn a_line_is_compared_without_its_marks() {
-        assert_eq!(
-            normalized("**What version of `bat` are you using?**").as_deref(),
-            Some("what version of bat are you using?")
-        );
-        assert_eq!(
-            normalized("### Steps to reproduce").as_deref(),
-            Some("steps to reproduce")
-        );
-        assert_eq!(
-            normalized("      label: What did you expect?").as_deref(),
-            Some("what did you expect?")
-        );
-        assert_eq!(
-            normalized("- [x] a detailed description").as_deref(),
-            Some("a detailed description")
-        );
-        assert_eq!(
-            normalized("xarray breaks").as_deref(),
-            Some("xarray breaks")
-        );
-        assert_eq!(normalized("```python"), None);
-        assert_eq!(normalized("---"), None);
-        assert_eq!(normalized("..."), None);
-        assert_eq!(normalized("abc"), None);
+        for (line, normal) in [
+            (
+                "**What version of `bat` are you using?**",
+                Some("what version of bat are you using?"),
+            ),
+            ("### Steps to reproduce", Some("steps to reproduce")),
+            (
+                "      label: What did you expect?",
+                Some("what did you expect?"),
+            ),
+            (
+                "- [x] a detailed description",
+                Some("a detailed description"),
+            ),
+            ("xarray breaks", Some("xarray breaks")),
+            ("```python", None),
+            ("---", None),
+            ("...", None),
+            ("abc", None),
+        ] {
+            assert_eq!(normalized(line).as_deref(), normal, "{line}");
+        }
     }
 
     #[test]
