@@ -52,6 +52,10 @@ fn only_the_folders_named_are_checked_each_with_everything_below_it() {
     write(root, "b/new.rs", "new");
     write(root, "a.rs", "edited too");
     assert_eq!(below(&["b"]), None);
+    // Two folders or more are checked on two threads, each taking the next: the change is
+    // seen wherever it lies among them.
+    assert_eq!(below(&["a", "ab", "b"]), None);
+    assert_eq!(below(&["b", "a", "ab"]), None);
     assert_eq!(below(&["a", "ab"]), Some(second));
     // A folder removed.
     scan(&store);

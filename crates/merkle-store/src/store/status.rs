@@ -89,18 +89,36 @@ impl Store {
     /// (workspace-relative, `/`-separated; `""` is the whole tree): what a file watcher that
     /// could not watch those folders leaves a read to check, by the same rules. A folder the
     /// tree does not hold (an ignored one) holds: its parent's stat, checked where the parent
-    /// is not watched, says whether entries came or went. Writes nothing.
+    /// is not watched, says whether entries came or went. Two folders or more are checked on
+    /// two threads, each taking the next folder. Writes nothing.
     pub fn unchanged_below(&self, folders: &[String]) -> Result<Option<NodeId>> {
         if folders.iter().any(String::is_empty) {
             return self.unchanged_on_disk();
         }
-        self.stat_checked(|checker| {
-            for folder in folders {
-                if !self.entries_hold(checker, folder, true)?.0 {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+        self.stat_checked(|racy| {
+            // Two threads side by side, each taking the next folder (the stats are most of a
+            // read beside a watch that could not watch the whole tree); the first entry that
+            // differs ends both.
+            let next = AtomicUsize::new(0);
+            let differs = AtomicBool::new(false);
+            let part = || -> Result<bool> {
+                let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
                     return Ok(false);
+                };
+                while let Some(folder) = folders.get(next.fetch_add(1, Relaxed)) {
+                    if differs.load(Relaxed) || !self.entries_hold(&mut checker, folder, true)?.0 {
+                        differs.store(true, Relaxed);
+                        return Ok(false);
+                    }
                 }
+                Ok(true)
+            };
+            if folders.len() < 2 {
+                return part();
             }
-            Ok(true)
+            let (first, second) = super::tree::side_by_side(part, part);
+            Ok(first? && second?)
         })
     }
 
@@ -115,7 +133,11 @@ impl Store {
         if path.is_empty() {
             return self.unchanged_on_disk();
         }
-        self.stat_checked(|checker| {
+        self.stat_checked(|racy| {
+            let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+                return Ok(false);
+            };
+            let checker = &mut checker;
             let mut above = vec![""];
             above.extend(path.match_indices('/').map(|(i, _)| &path[..i]));
             for folder in above {
@@ -131,22 +153,19 @@ impl Store {
         })
     }
 
-    /// The last scan's root where `check` finds its recorded stats hold on disk, by a checker
-    /// under that scan's racy rule; `None` where they do not, or cannot be vouched for (no
-    /// scan, other ignore rules from outside the tree). Writes nothing.
+    /// The last scan's root where `check` finds its recorded stats hold on disk, by checkers
+    /// under that scan's racy rule (false where one cannot be made); `None` where they do not,
+    /// or cannot be vouched for (no scan, other ignore rules from outside the tree). Writes
+    /// nothing.
     fn stat_checked(
         &self,
-        check: impl FnOnce(&mut scan::Checker) -> Result<bool>,
+        check: impl FnOnce(scan::Racy<'_>) -> Result<bool>,
     ) -> Result<Option<NodeId>> {
         let _guard = self.lock();
         let Some((root, (stamp, racy_paths))) = self.stat_check_record()? else {
             return Ok(None);
         };
-        let racy = racy_rule(stamp, racy_paths.as_ref());
-        let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
-            return Ok(None);
-        };
-        if !check(&mut checker)? {
+        if !check(racy_rule(stamp, racy_paths.as_ref()))? {
             return Ok(None);
         }
         // A scan through another handle may have landed meanwhile: the answer is for one tree.
