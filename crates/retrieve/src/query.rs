@@ -154,6 +154,11 @@ impl TaskQuery {
                 });
             }
         }
+        for name in option_names(text) {
+            if idents.len() < MAX_IDENTS && !ident_at.contains_key(name.as_str()) {
+                idents.push((name, 1));
+            }
+        }
         let mut counts: HashMap<String, usize> = HashMap::new();
         tokenize::tokens(text, |t, _, _, _| {
             if !is_stop_word(t) && !t.chars().all(|c| c.is_ascii_digit()) {
@@ -181,6 +186,62 @@ impl TaskQuery {
             modules: modules(text),
         }
     }
+}
+
+/// The names code gives the command-line options and settings a text writes with hyphens
+/// (`--import-mode`, `import-mode=importlib`, `function-rgx=...`: a compound of words of two
+/// characters or more after `--` or before `=`): `import_mode`, `ImportMode` and `importMode`,
+/// as a parser's destination, an enum or a field holds them. Prose compounds (`non-member`)
+/// are none of these.
+fn option_names(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_alphabetic()
+            || (i > 0 && (is_word(bytes[i - 1]) || bytes[i - 1] == b'_'))
+        {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut parts: Vec<&str> = Vec::new();
+        let mut end = i;
+        loop {
+            let from = end;
+            while end < bytes.len() && is_word(bytes[end]) {
+                end += 1;
+            }
+            parts.push(&text[from..end]);
+            let next_starts_word = bytes.get(end + 1).is_some_and(u8::is_ascii_alphabetic);
+            if bytes.get(end) == Some(&b'-') && next_starts_word {
+                end += 1;
+            } else {
+                break;
+            }
+        }
+        i = end.max(start + 1);
+        let flagged = start >= 2 && &bytes[start - 2..start] == b"--";
+        let set = bytes.get(end) == Some(&b'=');
+        if parts.len() < 2 || parts.iter().any(|p| p.len() < 2) || !(flagged || set) {
+            continue;
+        }
+        let lower: Vec<String> = parts.iter().map(|p| p.to_ascii_lowercase()).collect();
+        let capital = |p: &String| {
+            let mut c = p.clone();
+            c[..1].make_ascii_uppercase();
+            c
+        };
+        let pascal: String = lower.iter().map(capital).collect();
+        let camel = format!("{}{}", lower[0], &pascal[lower[0].len()..]);
+        for name in [lower.join("_"), pascal, camel] {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
 }
 
 /// A text's title: its first non-blank line, when a non-blank line follows it.
@@ -427,6 +488,32 @@ mod tests {
         let mut sorted = STOP_WORDS.to_vec();
         sorted.sort();
         assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn options_written_with_hyphens_name_what_code_calls_them() {
+        let q = TaskQuery::parse(
+            "Module imported twice under import-mode=importlib\n\nRun `pytest --no-header \
+             -p no:cacheprovider` with a non-member x-y and a-b=1.\n",
+        );
+        let named: Vec<&str> = q.idents.iter().map(|(i, _)| i.as_str()).collect();
+        for name in [
+            "import_mode",
+            "ImportMode",
+            "importMode",
+            "no_header",
+            "NoHeader",
+        ] {
+            assert!(named.contains(&name), "{name}: {named:?}");
+        }
+        // Prose compounds, and parts of one letter, are not options.
+        for name in ["non_member", "NonMember", "x_y", "a_b"] {
+            assert!(!named.contains(&name), "{name}: {named:?}");
+        }
+        assert_eq!(
+            option_names("--a-b- c --ab-Cd-ef="),
+            ["ab_cd_ef", "AbCdEf", "abCdEf"]
+        );
     }
 
     #[test]
