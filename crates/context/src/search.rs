@@ -374,14 +374,20 @@ pub fn search(
     }
 
     let mut asking = Asking::read(req.query);
-    // A task filed through the repository's issue template: its prompts said nothing. Read
-    // without them where what is left is still a task with something to look for.
-    if asking.q.kind == QueryKind::Task
-        && let Some(stripped) = template::without_template(store, facts, req.query)?
-    {
-        let read = Asking::read(&stripped);
-        if read.q.kind == QueryKind::Task && read_has_terms(&read.q) {
-            asking = read;
+    // A task filed through the repository's issue template: its prompts and hidden comments
+    // said nothing. Read without them where what is left is still a task with something to
+    // look for.
+    if asking.q.kind == QueryKind::Task {
+        let shown = template::without_comments(req.query);
+        let stripped = match template::without_template(store, facts, &shown)? {
+            Some(stripped) => Some(stripped),
+            None => matches!(shown, std::borrow::Cow::Owned(_)).then(|| shown.into_owned()),
+        };
+        if let Some(stripped) = stripped {
+            let read = Asking::read(&stripped);
+            if read.q.kind == QueryKind::Task && read_has_terms(&read.q) {
+                asking = read;
+            }
         }
     }
     let (terms, telling) = select_terms(index, &asking.words)?;

@@ -702,3 +702,31 @@ fn an_issue_s_template_prompts_are_not_read_as_its_words() {
     assert_eq!(found[0], "src/table.rs");
     assert!(found.contains(&"src/setup.rs".to_owned()));
 }
+
+/// An issue's HTML comments are the template's instructions, which GitHub does not show: not
+/// read, wherever the template lives (here the tree has none); those in a code fence are code.
+#[test]
+fn an_issue_s_hidden_comments_are_not_read_as_its_words() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/setup.rs",
+        "/// Which version to install, and how: the package is installed using pip.\n\
+         /// Describe a bug encountered while installing.\n\
+         pub fn install_package(version: &str) {\n    // install the package version\n}\n",
+    );
+    ws.write(
+        "src/table.rs",
+        "/// Draws a table's borders.\npub fn draw_borders() {\n    // each border once\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let hint = "Which version are you using, and how did you install the package? Describe \
+                the bug you encountered while installing.";
+    let shown = format!("Drawn twice\n\n{hint}\n\nEach border is drawn twice.\n");
+    assert_eq!(ws.json(&["search", &shown])[0]["path"], "src/setup.rs");
+    let hidden = format!(
+        "Drawn twice\n\n<!--\n{hint}\n-->\n\nEach border is drawn twice.\n\n\
+         ```html\n<!-- the table's border -->\n```\n"
+    );
+    let found = paths(&ws.json(&["search", &hidden]));
+    assert_eq!(found[0], "src/table.rs");
+}

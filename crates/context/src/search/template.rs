@@ -21,6 +21,52 @@ use crate::facts::{FileEntry, TreeFacts};
 /// template says nothing, and neither does the same line in an issue.
 const MIN_LINE: usize = 4;
 
+/// `task` without its HTML comments (`<!-- ... -->`) outside code fences: the instructions an
+/// issue template leaves in every issue, which GitHub and GitLab do not show ("Hey there,
+/// thanks for creating an issue! ... run the script at ..."). Borrowed where it has none.
+pub(super) fn without_comments(task: &str) -> Cow<'_, str> {
+    if !task.contains("<!--") {
+        return Cow::Borrowed(task);
+    }
+    let mut out = String::with_capacity(task.len());
+    let (mut fenced, mut in_comment) = (false, false);
+    for line in task.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if !in_comment && (trimmed.starts_with("```") || trimmed.starts_with("~~~")) {
+            fenced = !fenced;
+        }
+        if fenced {
+            out.push_str(line);
+            continue;
+        }
+        let mut rest = line;
+        loop {
+            if in_comment {
+                match rest.find("-->") {
+                    Some(end) => {
+                        rest = &rest[end + 3..];
+                        in_comment = false;
+                    }
+                    None => break,
+                }
+            } else {
+                match rest.find("<!--") {
+                    Some(start) => {
+                        out.push_str(&rest[..start]);
+                        rest = &rest[start + 4..];
+                        in_comment = true;
+                    }
+                    None => {
+                        out.push_str(rest);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `task` without the lines the tree's issue templates hold; `None` where there are none (or
 /// no template).
 pub(super) fn without_template(
@@ -172,6 +218,17 @@ fn normalized(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hidden_comments_go_but_not_in_code_fences() {
+        assert!(matches!(without_comments("no comment"), Cow::Borrowed(_)));
+        let task = "Title\n<!-- a hint -->kept <!-- two\nlines --> also kept\n\
+                    ```xml\n<!-- code -->\n```\n<!-- never closed\nhidden\n";
+        assert_eq!(
+            without_comments(task),
+            "Title\nkept  also kept\n```xml\n<!-- code -->\n```\n"
+        );
+    }
 
     #[test]
     fn a_line_is_compared_without_its_marks() {
