@@ -19,6 +19,8 @@ use words::{EXTENSIONS, is_keyword};
 pub const MAX_IDENTS: usize = 256;
 /// The most path references kept.
 pub const MAX_PATHS: usize = 64;
+/// The most messages, options among them ([`options`]), a query keeps.
+const MAX_OPTION_MESSAGES: usize = 16;
 
 /// A file a query points at: a path (or the tail of one: `requests/models.py`, or an absolute
 /// path from someone's machine) and the line, when one was given.
@@ -175,10 +177,18 @@ impl TaskQuery {
             .collect();
         words.sort_by(|a, b| a.0.cmp(&b.0));
         let title = title_of(text);
+        // An option is declared as written (`"--collect-only"`, `long("map-syntax")`): found
+        // as a quoted message is, in the function that declares it.
+        let mut messages = crate::phrases::messages(text);
+        for option in options(text) {
+            if messages.len() < MAX_OPTION_MESSAGES && !messages.iter().any(|m| m == option) {
+                messages.push(option.to_owned());
+            }
+        }
         TaskQuery {
             kind: kind_of(text, title.is_some()),
             title: title.map(str::to_owned),
-            messages: crate::phrases::messages(text),
+            messages,
             words,
             idents,
             called: called_idents,
@@ -188,15 +198,14 @@ impl TaskQuery {
     }
 }
 
-/// The names code gives the command-line options and settings a text writes with hyphens
-/// (`--import-mode`, `import-mode=importlib`, `function-rgx=...`: a compound of words of two
-/// characters or more after `--` or before `=`): `import_mode`, `ImportMode` and `importMode`,
-/// as a parser's destination, an enum or a field holds them. Prose compounds (`non-member`)
-/// are none of these.
-fn option_names(text: &str) -> Vec<String> {
+/// The command-line options and settings a text writes with hyphens, as written without the
+/// dashes before them (`collect-only` of `--collect-only`, `import-mode` of
+/// `import-mode=importlib`): a compound of words of two characters or more after `--` or
+/// before `=`. Prose compounds (`non-member`) are not options.
+fn options(text: &str) -> Vec<&str> {
     let bytes = text.as_bytes();
     let is_word = |b: u8| b.is_ascii_alphanumeric();
-    let mut out = Vec::new();
+    let mut out: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         if !bytes[i].is_ascii_alphabetic()
@@ -206,14 +215,16 @@ fn option_names(text: &str) -> Vec<String> {
             continue;
         }
         let start = i;
-        let mut parts: Vec<&str> = Vec::new();
+        let mut parts = 0;
+        let mut short = false;
         let mut end = i;
         loop {
             let from = end;
             while end < bytes.len() && is_word(bytes[end]) {
                 end += 1;
             }
-            parts.push(&text[from..end]);
+            parts += 1;
+            short |= end - from < 2;
             let next_starts_word = bytes.get(end + 1).is_some_and(u8::is_ascii_alphabetic);
             if bytes.get(end) == Some(&b'-') && next_starts_word {
                 end += 1;
@@ -224,10 +235,19 @@ fn option_names(text: &str) -> Vec<String> {
         i = end.max(start + 1);
         let flagged = start >= 2 && &bytes[start - 2..start] == b"--";
         let set = bytes.get(end) == Some(&b'=');
-        if parts.len() < 2 || parts.iter().any(|p| p.len() < 2) || !(flagged || set) {
-            continue;
+        if parts >= 2 && !short && (flagged || set) && !out.contains(&&text[start..end]) {
+            out.push(&text[start..end]);
         }
-        let lower: Vec<String> = parts.iter().map(|p| p.to_ascii_lowercase()).collect();
+    }
+    out
+}
+
+/// The names code gives the options of [`options`]: `import_mode`, `ImportMode` and
+/// `importMode` for `import-mode`, as a parser's destination, an enum or a field holds them.
+fn option_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for option in options(text) {
+        let lower: Vec<String> = option.split('-').map(str::to_ascii_lowercase).collect();
         let capital = |p: &String| {
             let mut c = p.clone();
             c[..1].make_ascii_uppercase();
@@ -514,6 +534,10 @@ mod tests {
             option_names("--a-b- c --ab-Cd-ef="),
             ["ab_cd_ef", "AbCdEf", "abCdEf"]
         );
+        // Found as written where they are declared, as a quoted message is.
+        for option in ["import-mode", "no-header"] {
+            assert!(q.messages.iter().any(|m| m == option), "{:?}", q.messages);
+        }
     }
 
     #[test]

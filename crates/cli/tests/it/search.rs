@@ -703,6 +703,43 @@ fn an_issue_s_template_prompts_are_not_read_as_its_words() {
     assert!(found.contains(&"src/setup.rs".to_owned()));
 }
 
+/// A command-line option a task writes (`--dry-run`) is found as written where it is declared,
+/// as a message the task quotes is (`says:`), and named as code names it (`dry_run`).
+#[test]
+fn an_option_a_task_writes_is_found_where_it_is_declared() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/options.py",
+        "def add_options(parser):\n    parser.add_argument(\"--dry-run\", action=\"store_true\")\n",
+    );
+    ws.write(
+        "src/plan.py",
+        "class Plan:\n    def __init__(self, dry_run):\n        self.dry_run = dry_run\n\n\
+         def dry_run(plan):\n    return [step for step in plan]\n",
+    );
+    ws.write("src/other.py", "def unrelated():\n    return 1\n");
+    ws.ok(&["scan"]);
+    let task = "A short flag for --dry-run\n\nI pass `--dry-run` every time; it is long to type.\n";
+    let hits = ws.json(&["search", task]);
+    let of = |path: &str| {
+        hits.as_array()
+            .expect("hits")
+            .iter()
+            .find(|h| h["path"] == path)
+            .unwrap_or_else(|| panic!("{path} in {hits}"))
+            .clone()
+    };
+    assert!(
+        of("src/options.py")["why"]
+            .as_array()
+            .expect("why")
+            .contains(&serde_json::json!("says: dry-run")),
+        "{hits}"
+    );
+    let plan_why = of("src/plan.py")["why"].to_string();
+    assert!(plan_why.contains("defines: dry_run"), "{plan_why}");
+}
+
 /// An issue's HTML comments are the template's instructions, which GitHub does not show: not
 /// read, wherever the template lives (here the tree has none); those in a code fence are code.
 #[test]
