@@ -303,7 +303,8 @@ fn definition_signals<'f>(
     Ok(())
 }
 
-/// Each of the error messages a query quotes ([`TaskQuery::messages`]) with the files of
+/// Each of the error messages a query quotes, and options it writes ([`TaskQuery::messages`]),
+/// with the files of
 /// `facts` whose text holds it as written: of the [`MESSAGE_CANDIDATES`] best holding all its
 /// words.
 fn quoted_messages<'f>(

@@ -225,3 +225,40 @@ fn a_read_of_one_path_checks_its_entries_and_the_folders_above_it_alone() {
     assert_eq!(along("a/b/x.rs"), None);
     assert_eq!(along("d"), Some(before));
 }
+
+/// Many folders are checked on two threads, each taking the next: a change in any one of them,
+/// first, in the middle or last, is seen, whichever thread takes it.
+#[test]
+fn a_change_in_any_of_many_folders_is_seen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let folders: Vec<String> = (0..64).map(|i| format!("f{i:02}")).collect();
+    for f in &folders {
+        write(root, &format!("{f}/a.rs"), f);
+        write(root, &format!("{f}/deep/b.rs"), f);
+    }
+    let store = Store::open(root, &OpenOptions::default()).expect("store");
+    let scan = |store: &Store| {
+        common::settle(root);
+        store.scan(&ScanOptions::default()).expect("scan").root
+    };
+    let root_id = scan(&store);
+    assert_eq!(
+        store.unchanged_below(&folders).expect("check"),
+        Some(root_id)
+    );
+    for at in [0, 31, 63] {
+        write(root, &format!("{}/deep/b.rs", folders[at]), "edited");
+        assert_eq!(
+            store.unchanged_below(&folders).expect("check"),
+            None,
+            "{at}"
+        );
+        let now = scan(&store);
+        assert_eq!(
+            store.unchanged_below(&folders).expect("check"),
+            Some(now),
+            "{at}"
+        );
+    }
+}

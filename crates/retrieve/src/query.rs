@@ -58,7 +58,8 @@ pub struct TaskQuery {
     /// Its first non-blank line, when a non-blank line follows it: an issue's title, a
     /// commit's subject.
     pub title: Option<String>,
-    /// The error messages it quotes ([`crate::phrases::messages`]).
+    /// The error messages it quotes ([`crate::phrases::messages`]), then the options it writes
+    /// with hyphens ([`options`]): each found as written.
     pub messages: Vec<String>,
     /// Tokens (as the identifier tokenizer makes them) with their weight in the query: how
     /// often they occur, damped, and doubled for a token that is a code identifier or a part
@@ -234,7 +235,8 @@ fn options(text: &str) -> Vec<&str> {
         }
         i = end.max(start + 1);
         let flagged = start >= 2 && &bytes[start - 2..start] == b"--";
-        let set = bytes.get(end) == Some(&b'=');
+        // `=` but not `==`, a version pin (`pytest-cov==4.1`).
+        let set = bytes.get(end) == Some(&b'=') && bytes.get(end + 1) != Some(&b'=');
         if parts >= 2 && !short && (flagged || set) && !out.contains(&&text[start..end]) {
             out.push(&text[start..end]);
         }
@@ -514,7 +516,7 @@ mod tests {
     fn options_written_with_hyphens_name_what_code_calls_them() {
         let q = TaskQuery::parse(
             "Module imported twice under import-mode=importlib\n\nRun `pytest --no-header \
-             -p no:cacheprovider` with a non-member x-y and a-b=1.\n",
+             -p no:cacheprovider` with a non-member x-y and a-b=1, pytest-cov==4.1.\n",
         );
         let named: Vec<&str> = q.idents.iter().map(|(i, _)| i.as_str()).collect();
         for name in [
@@ -527,7 +529,7 @@ mod tests {
             assert!(named.contains(&name), "{name}: {named:?}");
         }
         // Prose compounds, and parts of one letter, are not options.
-        for name in ["non_member", "NonMember", "x_y", "a_b"] {
+        for name in ["non_member", "NonMember", "x_y", "a_b", "pytest_cov"] {
             assert!(!named.contains(&name), "{name}: {named:?}");
         }
         assert_eq!(

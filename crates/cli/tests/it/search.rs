@@ -762,8 +762,12 @@ fn an_issue_s_hidden_comments_are_not_read_as_its_words() {
     assert_eq!(ws.json(&["search", &shown])[0]["path"], "src/setup.rs");
     let hidden = format!(
         "Drawn twice\n\n<!--\n{hint}\n-->\n\nEach border is drawn twice.\n\n\
-         ```html\n<!-- the table's border -->\n```\n"
+         ```html\n<!-- a table's border -->\n```\n"
     );
     let found = paths(&ws.json(&["search", &hidden]));
     assert_eq!(found[0], "src/table.rs");
+    // In a code fence, a comment is the reporter's code: read.
+    let fenced =
+        format!("Drawn twice\n\n```html\n<!-- {hint} -->\n```\n\nEach border is drawn twice.\n");
+    assert_eq!(ws.json(&["search", &fenced])[0]["path"], "src/setup.rs");
 }

@@ -21,50 +21,80 @@ use crate::facts::{FileEntry, TreeFacts};
 /// template says nothing, and neither does the same line in an issue.
 const MIN_LINE: usize = 4;
 
-/// `task` without its HTML comments (`<!-- ... -->`) outside code fences: the instructions an
-/// issue template leaves in every issue, which GitHub and GitLab do not show ("Hey there,
-/// thanks for creating an issue! ... run the script at ..."). Borrowed where it has none.
+/// `task` without its HTML comments (`<!-- ... -->`) outside code fences and inline code: the
+/// instructions an issue template leaves in every issue, which GitHub and GitLab do not show
+/// ("Hey there, thanks for creating an issue! ... run the script at ..."). A `<!--` that never
+/// closes hides the rest only where it starts its line (an HTML block); within a line it is
+/// text. Borrowed where it has none.
 pub(super) fn without_comments(task: &str) -> Cow<'_, str> {
     if !task.contains("<!--") {
         return Cow::Borrowed(task);
     }
     let mut out = String::with_capacity(task.len());
-    let (mut fenced, mut in_comment) = (false, false);
-    for line in task.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if !in_comment && (trimmed.starts_with("```") || trimmed.starts_with("~~~")) {
-            fenced = !fenced;
-        }
-        if fenced {
+    let mut fences = Fences::default();
+    // The next byte to read, and whether it starts a line.
+    let (mut at, mut line_start) = (0, true);
+    while at < task.len() {
+        let end = task[at..].find('\n').map_or(task.len(), |i| at + i + 1);
+        let line = &task[at..end];
+        let code = line_start && fences.fenced(line);
+        let open = if code { None } else { comment_start(line) };
+        let Some(open) = open else {
             out.push_str(line);
+            (at, line_start) = (end, true);
             continue;
-        }
-        let mut rest = line;
-        loop {
-            if in_comment {
-                match rest.find("-->") {
-                    Some(end) => {
-                        rest = &rest[end + 3..];
-                        in_comment = false;
-                    }
-                    None => break,
-                }
-            } else {
-                match rest.find("<!--") {
-                    Some(start) => {
-                        out.push_str(&rest[..start]);
-                        rest = &rest[start + 4..];
-                        in_comment = true;
-                    }
-                    None => {
-                        out.push_str(rest);
-                        break;
-                    }
-                }
+        };
+        out.push_str(&line[..open]);
+        let after = at + open + 4;
+        match task[after..].find("-->") {
+            Some(close) => (at, line_start) = (after + close + 3, false),
+            None if line[..open].trim().is_empty() => at = task.len(),
+            None => {
+                out.push_str(&line[open..]);
+                (at, line_start) = (end, true);
             }
         }
     }
     Cow::Owned(out)
+}
+
+/// Where a comment opens in `line`, outside its inline code (backticks).
+fn comment_start(line: &str) -> Option<usize> {
+    let mut in_code = false;
+    for (i, b) in line.bytes().enumerate() {
+        if b == b'`' {
+            in_code = !in_code;
+        } else if !in_code && line[i..].starts_with("<!--") {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Markdown's code fences, line by line: a fence (```` ``` ```` or `~~~`, three or more) opens
+/// a block that only a fence of the same character, at least as long, closes.
+#[derive(Default)]
+struct Fences {
+    open: Option<(u8, usize)>,
+}
+
+impl Fences {
+    /// Whether `line` is a fence or inside a block, taking it in.
+    fn fenced(&mut self, line: &str) -> bool {
+        let t = line.trim_start().as_bytes();
+        let run = |c: u8| t.iter().take_while(|&&b| b == c).count();
+        let marker = [b'`', b'~']
+            .into_iter()
+            .map(|c| (c, run(c)))
+            .find(|&(_, n)| n >= 3);
+        match (self.open, marker) {
+            (None, Some(m)) => self.open = Some(m),
+            (Some((c, n)), Some((mc, mn))) if c == mc && mn >= n => self.open = None,
+            (None, None) => return false,
+            _ => {}
+        }
+        true
+    }
 }
 
 /// `task` without the lines the tree's issue templates hold; `None` where there are none (or
@@ -128,12 +158,10 @@ fn template_lines(path: &str, text: &str) -> Vec<String> {
 /// an issue quotes it).
 fn strip<'t>(task: &'t str, held: &HashSet<String>) -> Cow<'t, str> {
     let mut kept: Vec<&str> = Vec::new();
-    let (mut fenced, mut titled, mut dropped) = (false, false, false);
+    let (mut fences, mut titled, mut dropped) = (Fences::default(), false, false);
     for line in task.lines() {
         let t = line.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            fenced = !fenced;
-        } else if !fenced && titled && normalized(line).is_some_and(|n| held.contains(&n)) {
+        if !fences.fenced(line) && titled && normalized(line).is_some_and(|n| held.contains(&n)) {
             dropped = true;
             continue;
         }
@@ -223,11 +251,16 @@ mod tests {
     fn hidden_comments_go_but_not_in_code_fences() {
         assert!(matches!(without_comments("no comment"), Cow::Borrowed(_)));
         let task = "Title\n<!-- a hint -->kept <!-- two\nlines --> also kept\n\
-                    ```xml\n<!-- code -->\n```\n<!-- never closed\nhidden\n";
+                    ```xml\n<!-- code -->\n~~~\n<!-- still code -->\n```\n\
+                    `<!--` in code, and <!-- one never closed within a line\n\
+                    <!-- never closed\nhidden\n";
         assert_eq!(
             without_comments(task),
-            "Title\nkept  also kept\n```xml\n<!-- code -->\n```\n"
+            "Title\nkept  also kept\n```xml\n<!-- code -->\n~~~\n<!-- still code -->\n```\n\
+             `<!--` in code, and <!-- one never closed within a line\n"
         );
+        let crlf = "Title\r\n<!--\r\nhint\r\n-->\r\nBody\r\n";
+        assert_eq!(without_comments(crlf), "Title\r\n\r\nBody\r\n");
     }
 
     #[test]

@@ -98,17 +98,20 @@ impl Store {
         use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
         self.stat_checked(|racy| {
             // Two threads side by side, each taking the next folder (the stats are most of a
-            // read beside a watch that could not watch the whole tree); the first entry that
-            // differs ends both.
+            // read beside a watch that could not watch the whole tree); a folder that differs,
+            // or an error, ends both at their next folder.
             let next = AtomicUsize::new(0);
-            let differs = AtomicBool::new(false);
+            let stop = AtomicBool::new(false);
             let part = || -> Result<bool> {
                 let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
+                    stop.store(true, Relaxed);
                     return Ok(false);
                 };
                 while let Some(folder) = folders.get(next.fetch_add(1, Relaxed)) {
-                    if differs.load(Relaxed) || !self.entries_hold(&mut checker, folder, true)?.0 {
-                        differs.store(true, Relaxed);
+                    let holds = !stop.load(Relaxed)
+                        && self.entries_hold(&mut checker, folder, true).map(|h| h.0)?;
+                    if !holds {
+                        stop.store(true, Relaxed);
                         return Ok(false);
                     }
                 }
@@ -117,8 +120,14 @@ impl Store {
             if folders.len() < 2 {
                 return part();
             }
-            let (first, second) = super::tree::side_by_side(part, part);
-            Ok(first? && second?)
+            let (first, second) = super::tree::side_by_side(
+                || part().inspect_err(|_| stop.store(true, Relaxed)),
+                || part().inspect_err(|_| stop.store(true, Relaxed)),
+            );
+            match (first, second) {
+                (Err(e), _) | (_, Err(e)) => Err(e),
+                (Ok(a), Ok(b)) => Ok(a && b),
+            }
         })
     }
 
