@@ -64,7 +64,7 @@ fn comment_start(line: &str) -> Option<usize> {
     for (i, b) in line.bytes().enumerate() {
         if b == b'`' {
             in_code = !in_code;
-        } else if !in_code && line[i..].starts_with("<!--") {
+        } else if !in_code && line.as_bytes()[i..].starts_with(b"<!--") {
             return Some(i);
         }
     }
@@ -258,6 +258,11 @@ mod tests {
             without_comments(task),
             "Title\nkept  also kept\n```xml\n<!-- code -->\n~~~\n<!-- still code -->\n```\n\
              `<!--` in code, and <!-- one never closed within a line\n"
+        );
+        // Any text around them (the bytes of `：` are not a comment's).
+        assert_eq!(
+            without_comments("python3.7：\n<!-- x -->é"),
+            "python3.7：\né"
         );
         let crlf = "Title\r\n<!--\r\nhint\r\n-->\r\nBody\r\n";
         assert_eq!(without_comments(crlf), "Title\r\n\r\nBody\r\n");
