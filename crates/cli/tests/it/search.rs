@@ -668,20 +668,24 @@ fn a_first_history_read_is_reported_once_per_head() {
     assert!(!bundle.stderr.contains("git history"), "{bundle}");
 }
 
+/// Two files for the tests of what a task's text is read for: one that talks of versions and
+/// installing, as an issue template's prompts do, and one of what the issue is about.
+fn install_and_table(ws: &Workspace) {
+    ws.write(
+        "src/setup.rs",
+        "/// Which version to install, and how: the package is installed using pip.\n\
+         /// Describe a bug encountered while installing.\n\
+         pub fn install_package(version: &str) {\n    // install the package version\n}\n",
+    );
+    ws.write(
+        "src/table.rs",
+        "/// Draws a table's borders.\npub fn draw_borders() {\n    // each border once\n}\n",
+    );
+}
+
 #[test]
 fn an_issue_s_template_prompts_are_not_read_as_its_words() {
-    let tree = |ws: &Workspace| {
-        ws.write(
-            "src/setup.rs",
-            "/// Which version to install, and how: the package is installed using pip.\n\
-             /// Describe a bug encountered while installing.\n\
-             pub fn install_package(version: &str) {\n    // install the package version\n}\n",
-        );
-        ws.write(
-            "src/table.rs",
-            "/// Draws a table's borders.\npub fn draw_borders() {\n    // each border once\n}\n",
-        );
-    };
+    let tree = install_and_table;
     let issue = "Drawn twice\n\n**Which version are you using?**\n1.2\n\n\
                  **How did you install the package?**\npip\n\n\
                  **Describe the bug you encountered:**\nEach border is drawn twice.\n";
@@ -745,16 +749,7 @@ fn an_option_a_task_writes_is_found_where_it_is_declared() {
 #[test]
 fn an_issue_s_hidden_comments_are_not_read_as_its_words() {
     let ws = Workspace::empty();
-    ws.write(
-        "src/setup.rs",
-        "/// Which version to install, and how: the package is installed using pip.\n\
-         /// Describe a bug encountered while installing.\n\
-         pub fn install_package(version: &str) {\n    // install the package version\n}\n",
-    );
-    ws.write(
-        "src/table.rs",
-        "/// Draws a table's borders.\npub fn draw_borders() {\n    // each border once\n}\n",
-    );
+    install_and_table(&ws);
     ws.ok(&["scan"]);
     let hint = "Which version are you using, and how did you install the package? Describe \
                 the bug you encountered while installing.";
