@@ -304,9 +304,8 @@ fn definition_signals<'f>(
 }
 
 /// Each of the error messages a query quotes, and options it writes ([`TaskQuery::messages`]),
-/// with the files of
-/// `facts` whose text holds it as written: of the [`MESSAGE_CANDIDATES`] best holding all its
-/// words.
+/// with the files of `facts` whose text holds it as written: of the [`MESSAGE_CANDIDATES`] best
+/// holding all its words.
 fn quoted_messages<'f>(
     store: &Store,
     facts: &'f TreeFacts,
@@ -378,17 +377,12 @@ pub fn search(
     // A task filed through the repository's issue template: its prompts and hidden comments
     // said nothing. Read without them where what is left is still a task with something to
     // look for.
-    if asking.q.kind == QueryKind::Task {
-        let shown = template::without_comments(req.query);
-        let stripped = match template::without_template(store, facts, &shown)? {
-            Some(stripped) => Some(stripped),
-            None => matches!(shown, std::borrow::Cow::Owned(_)).then(|| shown.into_owned()),
-        };
-        if let Some(stripped) = stripped {
-            let read = Asking::read(&stripped);
-            if read.q.kind == QueryKind::Task && read_has_terms(&read.q) {
-                asking = read;
-            }
+    if asking.q.kind == QueryKind::Task
+        && let Some(written) = template::as_written(store, facts, req.query)?
+    {
+        let read = Asking::read(&written);
+        if read.q.kind == QueryKind::Task && read_has_terms(&read.q) {
+            asking = read;
         }
     }
     let (terms, telling) = select_terms(index, &asking.words)?;

@@ -157,7 +157,8 @@ impl TaskQuery {
                 });
             }
         }
-        for name in option_names(text) {
+        let options = options(text);
+        for name in option_names(&options) {
             if idents.len() < MAX_IDENTS && !ident_at.contains_key(name.as_str()) {
                 idents.push((name, 1));
             }
@@ -181,7 +182,7 @@ impl TaskQuery {
         // An option is declared as written (`"--collect-only"`, `long("map-syntax")`): found
         // as a quoted message is, in the function that declares it.
         let mut messages = crate::phrases::messages(text);
-        for option in options(text) {
+        for option in options {
             if messages.len() < MAX_OPTION_MESSAGES && !messages.iter().any(|m| m == option) {
                 messages.push(option.to_owned());
             }
@@ -246,9 +247,9 @@ fn options(text: &str) -> Vec<&str> {
 
 /// The names code gives the options of [`options`]: `import_mode`, `ImportMode` and
 /// `importMode` for `import-mode`, as a parser's destination, an enum or a field holds them.
-fn option_names(text: &str) -> Vec<String> {
+fn option_names(options: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
-    for option in options(text) {
+    for option in options {
         let lower: Vec<String> = option.split('-').map(str::to_ascii_lowercase).collect();
         let capital = |p: &String| {
             let mut c = p.clone();
@@ -533,7 +534,7 @@ mod tests {
             assert!(!named.contains(&name), "{name}: {named:?}");
         }
         assert_eq!(
-            option_names("--a-b- c --ab-Cd-ef="),
+            option_names(&options("--a-b- c --ab-Cd-ef=")),
             ["ab_cd_ef", "AbCdEf", "abCdEf"]
         );
         // Found as written where they are declared, as a quoted message is.

@@ -21,12 +21,23 @@ use crate::facts::{FileEntry, TreeFacts};
 /// template says nothing, and neither does the same line in an issue.
 const MIN_LINE: usize = 4;
 
+/// `task` as the reporter wrote it, where it differs: without its HTML comments
+/// ([`without_comments`]) and the lines the tree's issue templates hold ([`without_template`]);
+/// `None` where neither leaves anything out.
+pub(super) fn as_written(store: &Store, facts: &TreeFacts, task: &str) -> Result<Option<String>> {
+    let shown = without_comments(task);
+    Ok(match without_template(store, facts, &shown)? {
+        Some(stripped) => Some(stripped),
+        None => matches!(shown, Cow::Owned(_)).then(|| shown.into_owned()),
+    })
+}
+
 /// `task` without its HTML comments (`<!-- ... -->`) outside code fences and inline code: the
 /// instructions an issue template leaves in every issue, which GitHub and GitLab do not show
 /// ("Hey there, thanks for creating an issue! ... run the script at ..."). A `<!--` that never
 /// closes hides the rest only where it starts its line (an HTML block); within a line it is
 /// text. Borrowed where it has none.
-pub(super) fn without_comments(task: &str) -> Cow<'_, str> {
+fn without_comments(task: &str) -> Cow<'_, str> {
     if !task.contains("<!--") {
         return Cow::Borrowed(task);
     }
@@ -99,11 +110,7 @@ impl Fences {
 
 /// `task` without the lines the tree's issue templates hold; `None` where there are none (or
 /// no template).
-pub(super) fn without_template(
-    store: &Store,
-    facts: &TreeFacts,
-    task: &str,
-) -> Result<Option<String>> {
+fn without_template(store: &Store, facts: &TreeFacts, task: &str) -> Result<Option<String>> {
     let files = templates(facts);
     if files.is_empty() {
         return Ok(None);

@@ -102,28 +102,28 @@ impl Store {
             // or an error, ends both at their next folder.
             let next = AtomicUsize::new(0);
             let stop = AtomicBool::new(false);
-            let part = || -> Result<bool> {
+            let checked = || -> Result<bool> {
                 let Ok(mut checker) = scan::Checker::new(&self.workspace, racy) else {
-                    stop.store(true, Relaxed);
                     return Ok(false);
                 };
                 while let Some(folder) = folders.get(next.fetch_add(1, Relaxed)) {
-                    let holds = !stop.load(Relaxed)
-                        && self.entries_hold(&mut checker, folder, true).map(|h| h.0)?;
-                    if !holds {
-                        stop.store(true, Relaxed);
+                    if stop.load(Relaxed) || !self.entries_hold(&mut checker, folder, true)?.0 {
                         return Ok(false);
                     }
                 }
                 Ok(true)
             };
+            let part = || {
+                let held = checked();
+                if !matches!(held, Ok(true)) {
+                    stop.store(true, Relaxed);
+                }
+                held
+            };
             if folders.len() < 2 {
                 return part();
             }
-            let (first, second) = super::tree::side_by_side(
-                || part().inspect_err(|_| stop.store(true, Relaxed)),
-                || part().inspect_err(|_| stop.store(true, Relaxed)),
-            );
+            let (first, second) = super::tree::side_by_side(part, part);
             match (first, second) {
                 (Err(e), _) | (_, Err(e)) => Err(e),
                 (Ok(a), Ok(b)) => Ok(a && b),
