@@ -10,12 +10,16 @@
 //! same way, depth first. Once not even one folder fits, every folder not yet tried is left
 //! out. A failed try costs at most the watches left, along one path from the root: about the
 //! limit times the tree's depth in calls to the kernel.
+//!
+//! What inotify cannot take, a fanotify group marks where the kernel makes one (`fan.rs`: a
+//! limit of its own), folder by folder, depth first; only what neither holds is left out.
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
 use crate::events::relative;
+use crate::fan::{Fan, Marked};
 use crate::{Error, watch_error};
 
 /// What a watcher covers of its tree.
@@ -29,6 +33,8 @@ pub struct Coverage {
     /// The tree is being fitted: a folder made meanwhile is left out should the limit be
     /// reached ([`Coverage::fitted`]).
     starting: bool,
+    /// The folders a fanotify group watches where inotify's limit was reached.
+    fanned: usize,
 }
 
 impl Coverage {
@@ -54,6 +60,7 @@ impl Coverage {
         }
         self.limited = limited;
         self.starting = false;
+        self.fanned = fitted.fanned;
         for folder in fitted.unwatched {
             self.leave_out(folder);
         }
@@ -75,14 +82,23 @@ impl Coverage {
             return None;
         }
         let limit = crate::watch_limit();
+        let fanned = match self.fanned {
+            0 => String::new(),
+            n => format!("{n} folder(s) are watched through fanotify instead; "),
+        };
+        let left_out = match self.unwatched.len() {
+            0 => String::new(),
+            n => format!(
+                "{n} folder(s) and what is below them are not watched, and every read checks \
+                 them by their stats instead; "
+            ),
+        };
         Some(format!(
             "watching {}: the kernel's limit of file watches (fs.inotify.max_user_watches = \
-             {limit}) is lower than this tree's folders need; {} folder(s) and what is below \
-             them are not watched, and every read checks them by their stats instead; raise the \
-             limit with `sudo sysctl fs.inotify.max_user_watches=1048576` (and a line in \
+             {limit}) is lower than this tree's folders need; {fanned}{left_out}raise the limit \
+             with `sudo sysctl fs.inotify.max_user_watches=1048576` (and a line in \
              /etc/sysctl.d/ to keep it)",
             root.display(),
-            self.unwatched.len()
         ))
     }
 
@@ -163,12 +179,20 @@ fn may_make_folder(kind: &EventKind) -> bool {
 /// try that fails drops the watches it made, and the kernel queues an event for each one
 /// dropped. More than its queue holds (`fs.inotify.max_queued_events`, 16,384 by default)
 /// overflow it, and events lost while the tree is fitted leave the watcher blind for good.
+///
+/// Once inotify takes no more, the fanotify group `start_fan` makes (the first time it is
+/// needed) marks what it can of the rest; it is kept where it marked a folder of the tree.
 pub(crate) fn watch_fitting(
     watcher: &mut notify::RecommendedWatcher,
     root: &Path,
     skip: &Path,
-) -> Result<Coverage, Error> {
+    start_fan: impl FnOnce() -> Option<Fan>,
+) -> Result<(Coverage, Option<Fan>), Error> {
     let mut coverage = Coverage::default();
+    let mut rest = Rest {
+        start: Some(start_fan),
+        fan: None,
+    };
     let mut full = false;
     // None: the watches left are not known, and every subtree is tried.
     let mut left = watches_left();
@@ -176,7 +200,7 @@ pub(crate) fn watch_fitting(
     while let Some(folder) = to_try.pop() {
         let rel = || relative(root, &folder).unwrap_or_default();
         if full {
-            coverage.leave_out(rel());
+            rest.take(&mut coverage, &folder, root, skip);
             continue;
         }
         let folders = left.map(|left| (folders_up_to(&folder, left), left));
@@ -214,13 +238,47 @@ pub(crate) fn watch_fitting(
             }
             Tried::Limit => {
                 full = true;
-                coverage.leave_out(rel());
+                rest.take(&mut coverage, &folder, root, skip);
             }
             Tried::Failed => coverage.leave_out(rel()),
             Tried::Gone => {}
         }
     }
-    Ok(coverage)
+    let fan = rest.fan.filter(|fan| fan.marked() > 0);
+    coverage.fanned = fan.as_ref().map_or(0, Fan::marked);
+    Ok((coverage, fan))
+}
+
+/// What takes the folders inotify cannot: a fanotify group, made when first needed.
+struct Rest<F> {
+    start: Option<F>,
+    fan: Option<Fan>,
+}
+
+impl<F: FnOnce() -> Option<Fan>> Rest<F> {
+    /// Marks `folder` and every folder below it, depth first, as far as the group (if there is
+    /// one) holds them; what it does not hold is left out, checked by every read.
+    fn take(&mut self, coverage: &mut Coverage, folder: &Path, root: &Path, skip: &Path) {
+        if let Some(start) = self.start.take() {
+            self.fan = start();
+        }
+        let leave_out = |coverage: &mut Coverage, dir: &Path| {
+            coverage.leave_out(relative(root, dir).unwrap_or_default());
+        };
+        let Some(fan) = self.fan.as_mut() else {
+            return leave_out(coverage, folder);
+        };
+        let mut to_mark = vec![folder.to_path_buf()];
+        while let Some(dir) = to_mark.pop() {
+            match fan.mark(&dir) {
+                Marked::Watched => match child_folders(&dir, root, skip) {
+                    Some(children) => to_mark.extend(children),
+                    None => leave_out(coverage, &dir),
+                },
+                Marked::Limit | Marked::Failed => leave_out(coverage, &dir),
+            }
+        }
+    }
 }
 
 /// How many more watches this process may make: the kernel's limit (one per user) less the

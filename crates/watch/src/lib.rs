@@ -18,6 +18,30 @@
 //! - **No watcher wakes itself**: the store's own writes, `.git` and reads are not changes.
 pub mod asked;
 pub mod events;
+#[cfg(target_os = "linux")]
+mod fan;
+/// Off Linux there is no fanotify: folders the watcher cannot watch are checked by their stats.
+#[cfg(not(target_os = "linux"))]
+mod fan {
+    pub(crate) type Handler = Box<dyn Fn(notify::Result<notify::Event>) + Send>;
+    pub(crate) enum Marked {
+        Watched,
+        Limit,
+        Failed,
+    }
+    pub(crate) struct Fan;
+    impl Fan {
+        pub(crate) fn start(_barriers: &std::path::Path, _handler: Handler) -> Option<Fan> {
+            None
+        }
+        pub(crate) fn mark(&mut self, _folder: &std::path::Path) -> Marked {
+            Marked::Failed
+        }
+        pub(crate) fn marked(&self) -> usize {
+            0
+        }
+    }
+}
 mod fit;
 mod live;
 mod looped;
@@ -27,6 +51,23 @@ pub use fit::Coverage;
 pub use live::Live;
 pub use looped::{Failed, Looping, Options, Said, Stopper};
 pub use vouch::Vouching;
+
+/// The queue an event came through: inotify's, or a fanotify group's where inotify's limit
+/// was reached (`fan.rs`). A barrier file's event must come through every queue that watches,
+/// each delivering its events in order, before a read knows it has seen all that came before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Queue {
+    Inotify = 1,
+    Fanotify = 2,
+}
+
+impl Queue {
+    /// The queues a barrier waits for, as bits: inotify's, and the fanotify group's where
+    /// there is one.
+    pub(crate) fn all(fan: bool) -> u8 {
+        Queue::Inotify as u8 | if fan { Queue::Fanotify as u8 } else { 0 }
+    }
+}
 
 /// The socket's file name in the store folder, where a running `merkle watch` answers
 /// ([`vouch`], [`asked`]).

@@ -17,7 +17,8 @@ use merkle_store::NodeId;
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
 use crate::events;
-use crate::{Coverage, Error};
+use crate::fan::Fan;
+use crate::{Coverage, Error, Queue};
 
 /// How long a read waits for its barrier's event before it rescans everything instead.
 const BARRIER_WAIT: Duration = Duration::from_secs(2);
@@ -33,6 +34,8 @@ const LOCK: &str = ".lock";
 /// The watcher, and what it has seen.
 pub struct Live {
     _watcher: notify::RecommendedWatcher,
+    /// The fanotify group watching what inotify could not, if any.
+    _fan: Option<Fan>,
     /// The server's own folder of barrier files (removed when the server stops).
     barriers: PathBuf,
     /// Its lock file ([`LOCK`]), locked while the server runs.
@@ -43,8 +46,10 @@ pub struct Live {
 }
 
 struct Seen {
-    /// The highest barrier whose event has come.
-    passed: u64,
+    /// The highest barrier whose event has come, through inotify's queue and fanotify's.
+    passed: [u64; 2],
+    /// Whether a fanotify group watches part of the tree: a barrier waits for both queues.
+    fan: bool,
     /// Whether a change waits for a rescan.
     pending: bool,
     /// The paths changed since the last rescan; `None`: anything may have (an event was lost,
@@ -57,6 +62,17 @@ struct Seen {
     /// The folders it does not watch (the kernel's limit): every read checks them by their
     /// stats.
     coverage: Coverage,
+}
+
+impl Seen {
+    /// The highest barrier whose event came through every queue that watches.
+    fn passed_all(&self) -> u64 {
+        if self.fan {
+            self.passed[0].min(self.passed[1])
+        } else {
+            self.passed[0]
+        }
+    }
 }
 
 impl Live {
@@ -80,7 +96,8 @@ impl Live {
         let store_dir = store_dir.canonicalize().unwrap_or(store_dir);
         let seen = Arc::new((
             Mutex::new(Seen {
-                passed: 0,
+                passed: [0; 2],
+                fan: false,
                 pending: true,
                 touched: None,
                 blind: false,
@@ -88,19 +105,21 @@ impl Live {
             }),
             Condvar::new(),
         ));
-        let events = Arc::clone(&seen);
-        let (watch_root, watch_store, watch_barriers) =
-            (root.to_path_buf(), store_dir.clone(), barriers.clone());
-        let mut watcher = notify::RecommendedWatcher::new(
+        let handler = |queue: Queue| {
+            let events = Arc::clone(&seen);
+            let (watch_root, watch_store, watch_barriers) =
+                (root.to_path_buf(), store_dir.clone(), barriers.clone());
             move |event: notify::Result<notify::Event>| {
-                noted(&events, &event, &watch_root, &watch_store, &watch_barriers);
-            },
-            events::watcher_config(),
-        )
-        .map_err(|e| Error::Watcher {
-            what: "starting the file watcher".to_owned(),
-            source: e,
-        })?;
+                let at = (&*watch_root, &*watch_store, &*watch_barriers);
+                noted(&events, &event, at, queue);
+            }
+        };
+        let mut watcher =
+            notify::RecommendedWatcher::new(handler(Queue::Inotify), events::watcher_config())
+                .map_err(|e| Error::Watcher {
+                    what: "starting the file watcher".to_owned(),
+                    source: e,
+                })?;
         // The barriers first: under the kernel's limit, the tree takes what watches are left.
         watcher
             .watch(&barriers, RecursiveMode::NonRecursive)
@@ -108,15 +127,19 @@ impl Live {
                 what: format!("watching {}", barriers.display()),
                 source: e,
             })?;
-        let fitted = crate::fit::watch_fitting(&mut watcher, root, &store_dir)?;
+        // What inotify cannot take, a fanotify group marks where it can, the barriers' folder
+        // first (a barrier must come back through both queues).
+        let start_fan = || Fan::start(&barriers, Box::new(handler(Queue::Fanotify)));
+        let (fitted, fan) = crate::fit::watch_fitting(&mut watcher, root, &store_dir, start_fan)?;
         let warning = fitted.warning(root);
-        seen.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .coverage
-            .fitted(fitted);
+        {
+            let mut seen = seen.0.lock().unwrap_or_else(|e| e.into_inner());
+            seen.coverage.fitted(fitted);
+            seen.fan = fan.is_some();
+        }
         Ok(Live {
             _watcher: watcher,
+            _fan: fan,
             _lock: lock,
             barriers,
             issued: AtomicU64::new(0),
@@ -145,11 +168,11 @@ impl Live {
         let mut seen = lock.lock().unwrap_or_else(|e| e.into_inner());
         if made {
             let waited = cond
-                .wait_timeout_while(seen, BARRIER_WAIT, |s| s.passed < n)
+                .wait_timeout_while(seen, BARRIER_WAIT, |s| s.passed_all() < n)
                 .unwrap_or_else(|e| e.into_inner());
             seen = waited.0;
         }
-        if !made || seen.passed < n {
+        if !made || seen.passed_all() < n {
             seen.pending = true;
             seen.touched = None;
         }
@@ -212,9 +235,8 @@ impl Drop for Live {
 fn noted(
     seen: &(Mutex<Seen>, Condvar),
     event: &notify::Result<notify::Event>,
-    root: &Path,
-    store_dir: &Path,
-    barriers: &Path,
+    (root, store_dir, barriers): (&Path, &Path, &Path),
+    queue: Queue,
 ) {
     let (lock, cond) = seen;
     let mut seen = lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -222,7 +244,8 @@ fn noted(
         Ok(e) if e.paths.iter().any(|p| p.starts_with(barriers)) => {
             if matches!(e.kind, EventKind::Create(_)) {
                 let n = e.paths.iter().filter_map(|p| barrier_number(p)).max();
-                seen.passed = seen.passed.max(n.unwrap_or(0));
+                let at = usize::from(queue == Queue::Fanotify);
+                seen.passed[at] = seen.passed[at].max(n.unwrap_or(0));
                 cond.notify_all();
             }
         }
@@ -393,12 +416,12 @@ mod tests {
         assert_eq!(live.settle(some), Settled::Clean);
         // The kernel's limit of watches reached under a new folder: blind from now on.
         let limit = Err(notify::Error::new(notify::ErrorKind::MaxFilesWatch));
+        let store = root.join(".merkle");
         noted(
             &live.seen,
             &limit,
-            &root,
-            &root.join(".merkle"),
-            &live.barriers,
+            (&root, &store, &live.barriers),
+            Queue::Inotify,
         );
         assert_eq!(live.settle(some), Settled::Unknown);
         let _ = live.take();

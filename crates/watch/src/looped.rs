@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 use merkle_store::NodeId;
 use notify::Watcher as _;
 
-use crate::Error;
 use crate::events::{is_relevant, note_paths, watcher_config};
+use crate::fan::Fan;
 use crate::vouch::{Monitor, Observer};
+use crate::{Error, Queue};
 
 /// What the watch says once the file watcher reported what it cannot place.
 const BLIND: &str = "the file watcher lost track of the tree (events lost to an overflow of the \
@@ -86,6 +87,8 @@ pub struct Looping {
     store_dir: PathBuf,
     monitor: Monitor,
     _watcher: notify::RecommendedWatcher,
+    /// The fanotify group watching what inotify could not, if any.
+    _fan: Option<Fan>,
     /// What to say at the start: the kernel's limit kept it from watching every folder.
     warning: Option<String>,
     tx: Sender<Wake>,
@@ -109,7 +112,14 @@ impl Looping {
         });
         let observer = monitor.observer();
         observer.fitting();
-        let mut watcher = start_watcher(root, &store_dir, observer.clone(), tx.clone())?;
+        let handler = |queue| handler(root, &store_dir, observer.clone(), tx.clone(), queue);
+        let mut watcher =
+            notify::RecommendedWatcher::new(handler(Queue::Inotify), watcher_config()).map_err(
+                |e| Error::Watcher {
+                    what: "starting the file watcher".to_owned(),
+                    source: e,
+                },
+            )?;
         // The store's folder first (its cookies answer readers): under the kernel's limit, the
         // tree takes what watches are left.
         if store_dir.starts_with(root) && store_dir.is_dir() {
@@ -117,14 +127,23 @@ impl Looping {
                 .watch(&store_dir, notify::RecursiveMode::NonRecursive)
                 .map_err(|e| crate::watch_error(root, e))?;
         }
-        let fitted = crate::fit::watch_fitting(&mut watcher, root, &store_dir)?;
+        // What inotify cannot take, a fanotify group marks where it can, the store's folder
+        // first (its cookies must come back through both queues).
+        let start_fan = || {
+            let handler = Box::new(handler(Queue::Fanotify));
+            store_dir
+                .is_dir()
+                .then(|| Fan::start(&store_dir, handler))?
+        };
+        let (fitted, fan) = crate::fit::watch_fitting(&mut watcher, root, &store_dir, start_fan)?;
         let warning = fitted.warning(root);
-        observer.fitted(fitted);
+        observer.fitted(fitted, fan.is_some());
         Ok(Looping {
             root: root.to_path_buf(),
             store_dir,
             monitor,
             _watcher: watcher,
+            _fan: fan,
             warning,
             tx,
             rx,
@@ -234,40 +253,34 @@ impl Looping {
     }
 }
 
-/// Starts the file watcher whose events wake the loop through `tx`, each change counted by
-/// `observer` first. Symlinks are not followed, and reads are not events (`watcher_config`);
-/// a reader's cookie and the store's own writes never wake the loop.
-fn start_watcher(
+/// What a file watcher's events (those of `queue`) go to: they wake the loop through `tx`,
+/// each change counted by `observer` first. A reader's cookie and the store's own writes never
+/// wake the loop.
+fn handler(
     root: &Path,
     store_dir: &Path,
     observer: Observer,
     tx: Sender<Wake>,
-) -> Result<notify::RecommendedWatcher, Error> {
+    queue: Queue,
+) -> impl Fn(notify::Result<notify::Event>) + Send + 'static {
     let watched = (root.to_path_buf(), store_dir.to_path_buf());
-    notify::RecommendedWatcher::new(
-        move |event: notify::Result<notify::Event>| {
-            let change = match &event {
-                // A reader's cookie: every event before it has been counted.
-                Ok(e) if e.paths.iter().any(|p| observer.cookie(p)) => return,
-                Ok(e) => is_relevant(e, &watched.0, &watched.1),
-                // A folder it could not watch (the kernel's limit): it is left out, or where
-                // the watcher cannot say which, nothing is vouched for.
-                Err(_) => true,
-            };
-            if !change {
-                return;
-            }
-            observer.note(&event, &watched.0);
-            observer.changed();
-            // The loop only stops listening when watch ends.
-            let _ = tx.send(Wake::File(event));
-        },
-        watcher_config(),
-    )
-    .map_err(|e| Error::Watcher {
-        what: "starting the file watcher".to_owned(),
-        source: e,
-    })
+    move |event: notify::Result<notify::Event>| {
+        let change = match &event {
+            // A reader's cookie: every event before it in this queue has been counted.
+            Ok(e) if e.paths.iter().any(|p| observer.cookie(p, queue)) => return,
+            Ok(e) => is_relevant(e, &watched.0, &watched.1),
+            // A folder it could not watch (the kernel's limit): it is left out, or where
+            // the watcher cannot say which, nothing is vouched for.
+            Err(_) => true,
+        };
+        if !change {
+            return;
+        }
+        observer.note(&event, &watched.0);
+        observer.changed();
+        // The loop only stops listening when watch ends.
+        let _ = tx.send(Wake::File(event));
+    }
 }
 
 /// The loop's state between wakes.

@@ -20,7 +20,7 @@
 //!
 //! A reader asks through [`Vouching`], the [`Watcher`] the CLI gives its workspace.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap};
 #[cfg(unix)]
 use std::io::{BufRead, BufReader, Write};
 #[cfg(unix)]
@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use context::ops::{Settled, Watcher};
 use merkle_store::NodeId;
 
-use crate::Coverage;
+use crate::{Coverage, Queue};
 
 pub use crate::{ASK_TIMEOUT, SOCKET};
 /// The start of a cookie's file name in the store folder.
@@ -105,8 +105,11 @@ struct State {
     seen: u64,
     /// The last finished rescan: how many changes it had taken in, and the root it made.
     clean: Option<(u64, NodeId)>,
-    /// Cookies made and not yet reported back.
-    waiting: HashSet<u64>,
+    /// Cookies made and not yet reported back, with the queues ([`Queue`] bits) still to.
+    waiting: HashMap<u64, u8>,
+    /// Whether a fanotify group watches what inotify could not: a cookie must come back
+    /// through both queues.
+    fan: bool,
     /// The file watcher reported an error it cannot place (a folder it could not watch once
     /// the kernel's limit was reached after the start): it no longer sees every change, so
     /// the watch vouches for nothing from then on.
@@ -161,9 +164,12 @@ impl Observer {
         }
     }
 
-    /// The outcome of fitting the tree's watches taken in ([`Coverage::fitted`]).
-    pub(crate) fn fitted(&self, fitted: Coverage) {
-        lock(&self.shared).coverage.fitted(fitted);
+    /// The outcome of fitting the tree's watches taken in ([`Coverage::fitted`]), and whether
+    /// a fanotify group watches part of the tree.
+    pub(crate) fn fitted(&self, fitted: Coverage, fan: bool) {
+        let mut state = lock(&self.shared);
+        state.coverage.fitted(fitted);
+        state.fan = fan;
     }
 
     /// The tree's watches are being fitted: folders made meanwhile are noted
@@ -173,8 +179,8 @@ impl Observer {
     }
 
     /// Whether `path` is one of this monitor's cookies: in the store folder, named for this
-    /// process. The reader waiting for it is woken.
-    pub fn cookie(&self, path: &Path) -> bool {
+    /// process. The reader waiting for it is woken once it came through every queue.
+    pub(crate) fn cookie(&self, path: &Path, queue: Queue) -> bool {
         if path.parent() != Some(self.dir.as_path()) {
             return false;
         }
@@ -186,8 +192,13 @@ impl Observer {
         }) else {
             return false;
         };
-        if lock(&self.shared).waiting.remove(&id) {
-            self.shared.1.notify_all();
+        let mut state = lock(&self.shared);
+        if let Some(left) = state.waiting.get_mut(&id) {
+            *left &= !(queue as u8);
+            if *left == 0 {
+                state.waiting.remove(&id);
+                self.shared.1.notify_all();
+            }
         }
         true
     }
@@ -359,14 +370,15 @@ fn answer(observer: &Observer, stream: UnixStream) {
         let mut state = lock(&observer.shared);
         state.next_cookie += 1;
         let id = state.next_cookie;
-        state.waiting.insert(id);
+        let queues = Queue::all(state.fan);
+        state.waiting.insert(id, queues);
         id
     };
     let cookie = observer.dir.join(format!("{}{id}", observer.prefix));
     let made = std::fs::File::create(&cookie).is_ok();
     let deadline = Instant::now() + COOKIE_WAIT;
     let mut state = lock(&observer.shared);
-    while made && state.waiting.contains(&id) {
+    while made && state.waiting.contains_key(&id) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
@@ -376,7 +388,7 @@ fn answer(observer: &Observer, stream: UnixStream) {
             Err(poisoned) => poisoned.into_inner().0,
         };
     }
-    let reported = !state.waiting.remove(&id);
+    let reported = state.waiting.remove(&id).is_none();
     let reply = match state.clean {
         Some((taken, root)) if made && reported && taken == state.seen && !state.blind => {
             let unwatched = state.coverage.unwatched();
@@ -453,10 +465,15 @@ mod tests {
 
     /// A stand-in for the file watcher: reports every cookie that appears in `dir`.
     fn report_cookies(dir: PathBuf, observer: Observer, stop: Arc<AtomicBool>) {
+        report_through(Queue::Inotify, dir, observer, stop);
+    }
+
+    /// [`report_cookies`] through `queue`.
+    fn report_through(queue: Queue, dir: PathBuf, observer: Observer, stop: Arc<AtomicBool>) {
         std::thread::spawn(move || {
             while !stop.load(Ordering::SeqCst) {
                 for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                    observer.cookie(&entry.path());
+                    observer.cookie(&entry.path(), queue);
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
@@ -511,6 +528,33 @@ mod tests {
         stop.store(true, Ordering::SeqCst);
         assert!(!dir.path().join(SOCKET).exists());
         assert_eq!(vouched_root(dir.path()), None);
+    }
+
+    #[test]
+    fn where_fanotify_watches_too_a_cookie_must_come_back_through_both_queues() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let root = NodeId::from_hex(&"ef".repeat(32)).expect("a hash");
+        let mut monitor = Monitor::new(dir.path());
+        monitor.observer().fitted(Coverage::default(), true);
+        monitor.serve().expect("serving");
+        monitor.rescanned(0, root);
+        let stop = Arc::new(AtomicBool::new(false));
+        report_through(
+            Queue::Inotify,
+            dir.path().to_path_buf(),
+            monitor.observer(),
+            stop.clone(),
+        );
+        // Only inotify's queue has delivered it: fanotify's may still hold earlier events.
+        assert_eq!(vouched_root(dir.path()), None);
+        report_through(
+            Queue::Fanotify,
+            dir.path().to_path_buf(),
+            monitor.observer(),
+            stop.clone(),
+        );
+        assert_eq!(vouched_root(dir.path()), Some(root));
+        stop.store(true, Ordering::SeqCst);
     }
 
     #[test]

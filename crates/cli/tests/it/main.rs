@@ -316,13 +316,22 @@ fn regex_escape(s: &str) -> String {
 }
 
 /// `merkle`, run where the kernel allows this process at most `watches` inotify watches (one a
-/// folder): in a user namespace of its own (`unshare -r`, unprivileged), whose limit
-/// (`/proc/sys/user/max_inotify_watches`) it lowers first; the machine's stays as it is.
+/// folder) and no fanotify mark, so what does not fit is checked by its stats: in a user
+/// namespace of its own (`unshare -r`, unprivileged), whose limits
+/// (`/proc/sys/user/max_inotify_watches`, `max_fanotify_marks`) it lowers first; the machine's
+/// stay as they are.
 fn merkle_with_watch_limit(watches: u32) -> std::process::Command {
+    merkle_with_watch_limits(watches, 0)
+}
+
+/// [`merkle_with_watch_limit`] with at most `marks` fanotify marks (Linux 5.13 or later), the
+/// second pool of folder watches.
+fn merkle_with_watch_limits(watches: u32, marks: u32) -> std::process::Command {
     let mut cmd = std::process::Command::new("unshare");
     cmd.args(["-r", "sh", "-c"])
         .arg(format!(
-            "echo {watches} > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\""
+            "echo {watches} > /proc/sys/user/max_inotify_watches && \
+             echo {marks} > /proc/sys/user/max_fanotify_marks && exec \"$0\" \"$@\""
         ))
         .arg(assert_cmd::cargo::cargo_bin!("merkle"));
     cmd

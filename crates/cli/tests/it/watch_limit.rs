@@ -3,16 +3,20 @@
 //! the sysctl that raises it, watches what fits and keeps running; it vouches for the tree but
 //! for the folders it could not watch, which every read checks by their stats, so no read
 //! answers stale, and folders made afterwards are counted unwatched too. A read that rescans
-//! changes there tells the watch, which vouches for the tree again.
+//! changes there tells the watch, which vouches for the tree again. Where the kernel allows
+//! fanotify marks too, they watch what inotify could not, and only the rest is checked.
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use crate::{Workspace, merkle_with_watch_limit, stdout_lines};
+use crate::{Workspace, merkle_with_watch_limits, stdout_lines};
 
 /// The watches the tests allow: fewer than [`wide`]'s folders.
 pub(crate) const LIMIT: u32 = 8;
+/// The fanotify marks they allow: the barrier folder's and two more, far fewer than the
+/// folders inotify leaves.
+const MARKS: u32 = 3;
 
 /// The fixture with 30 folders more, scanned.
 pub(crate) fn wide() -> Workspace {
@@ -58,17 +62,23 @@ fn folders(ws: &Workspace) -> Vec<String> {
     found
 }
 
-/// `merkle --json watch` on `ws` under [`LIMIT`] watches, rescanning 2 s after a change (the
-/// searches right after an edit find the store free and rescan it themselves, as a read does
-/// beside a watch between its rescans); and the file its stderr goes to.
+/// `merkle --json watch` on `ws` under [`LIMIT`] watches and [`MARKS`] fanotify marks,
+/// rescanning 2 s after a change (the searches right after an edit find the store free and
+/// rescan it themselves, as a read does beside a watch between its rescans); and the file its
+/// stderr goes to.
 fn limited_watch(ws: &Workspace) -> (Watching, std::path::PathBuf) {
-    watch_under(ws, LIMIT)
+    watch_under_both(ws, LIMIT, MARKS)
 }
 
 /// [`limited_watch`] under `limit` watches.
 fn watch_under(ws: &Workspace, limit: u32) -> (Watching, std::path::PathBuf) {
+    watch_under_both(ws, limit, 0)
+}
+
+/// [`limited_watch`] under `limit` inotify watches and `marks` fanotify marks.
+fn watch_under_both(ws: &Workspace, limit: u32, marks: u32) -> (Watching, std::path::PathBuf) {
     let stderr = ws.tmp.path().join("watch.stderr");
-    let child = merkle_with_watch_limit(limit)
+    let child = merkle_with_watch_limits(limit, marks)
         .arg("--root")
         .arg(&ws.root)
         .args(["--json", "watch", "--debounce-ms", "2000"])
@@ -177,6 +187,55 @@ fn watch_says_the_limit_once_watches_what_fits_and_reads_check_the_rest() {
         "{}",
         said()
     );
+}
+
+#[test]
+fn fanotify_marks_watch_what_inotify_cannot_and_reads_then_check_nothing() {
+    let ws = wide();
+    let (mut child, stderr) = watch_under_both(&ws, LIMIT, 1000);
+    let lines = stdout_lines(&mut child);
+    let said = || std::fs::read_to_string(&stderr).expect("reading its stderr");
+    let first = lines.recv_timeout(Duration::from_secs(30));
+    assert!(matches!(first, Ok(Some(_))), "{first:?}; {}", said());
+    let text = said();
+    assert!(
+        text.contains(&format!("fs.inotify.max_user_watches = {LIMIT})")),
+        "{text}"
+    );
+    assert!(
+        text.contains("are watched through fanotify instead"),
+        "{text}"
+    );
+    assert!(!text.contains("checks them by their stats"), "{text}");
+    // Every folder watched by one queue or the other: the watch vouches for the whole tree.
+    assert_eq!(
+        unwatched_once_vouched(&ws, &root_of(&ws)),
+        Vec::<String>::new()
+    );
+    // Edits in every folder, most of them watched through fanotify: each read sees them, with
+    // no folder checked by its stats.
+    for i in 0..30 {
+        ws.write(&format!("wide/f{i}/note.md"), &format!("note marmot{i}\n"));
+    }
+    for i in [29, 17, 3] {
+        let hits = ws.json(&["search", &format!("marmot{i}")]);
+        assert_eq!(
+            hits[0]["path"],
+            json!(format!("wide/f{i}/note.md")),
+            "{hits}"
+        );
+    }
+    // A file made and removed in a marked folder, once the watch rescanned.
+    let root = root_of(&ws);
+    assert_eq!(unwatched_once_vouched(&ws, &root), Vec::<String>::new());
+    ws.write("wide/f23/gone.md", "walrusword\n");
+    let hits = ws.json(&["search", "walrusword"]);
+    assert_eq!(hits[0]["path"], json!("wide/f23/gone.md"), "{hits}");
+    std::fs::remove_file(ws.root.join("wide/f23/gone.md")).expect("removing");
+    assert_eq!(ws.json(&["search", "walrusword"]), json!([]));
+    let _ = child.kill();
+    let _ = child.wait();
+    ws.assert_valid();
 }
 
 #[test]
