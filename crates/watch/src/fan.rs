@@ -12,7 +12,7 @@
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
-use std::ffi::{CString, OsStr};
+use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -42,6 +42,8 @@ const MASK: u64 = libc::FAN_CREATE
 
 /// The length of an event's fixed part (`struct fanotify_event_metadata`).
 const META_LEN: usize = 24;
+/// The bits of an event on a folder itself, rather than on a name in it.
+const SELF_ONLY: u64 = libc::FAN_ATTRIB | libc::FAN_ONDIR | libc::FAN_EVENT_ON_CHILD;
 
 /// What marking a folder came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,23 +131,27 @@ impl Fan {
         self.marked
     }
 
+    /// Marks the folder at `folder`, opened once (not a link to one) so that the handle it is
+    /// keyed by and the mark are the same folder's, whatever replaces it meanwhile.
     fn mark_folder(&self, folder: &Path) -> Marked {
-        let (Some(key), Ok(path)) = (key_of(folder), CString::new(folder.as_os_str().as_bytes()))
-        else {
+        let Ok(opened) = open_folder(folder) else {
+            return Marked::Failed;
+        };
+        let Some(key) = key_of(&opened) else {
             return Marked::Failed;
         };
         // In the map before the mark: its first event may come at once.
         let mut folders = self.folders.lock().unwrap_or_else(|e| e.into_inner());
         folders.insert(key.clone(), folder.to_path_buf());
-        let flags = libc::FAN_MARK_ADD | libc::FAN_MARK_ONLYDIR | libc::FAN_MARK_DONT_FOLLOW;
-        // SAFETY: `path` is a NUL-terminated string that outlives the call.
+        // SAFETY: no path: the folder `opened` refers to is marked, a descriptor live for the
+        // call.
         let done = unsafe {
             libc::fanotify_mark(
                 self.group.as_raw_fd(),
-                flags,
+                libc::FAN_MARK_ADD | libc::FAN_MARK_ONLYDIR,
                 MASK,
-                libc::AT_FDCWD,
-                path.as_ptr(),
+                opened.as_raw_fd(),
+                std::ptr::null(),
             )
         };
         if done == 0 {
@@ -172,16 +178,24 @@ impl Drop for Fan {
     }
 }
 
-/// A folder's key, as its events name it: its file system's id (`statfs`'s `f_fsid`), then
-/// its file handle's type and bytes. `None` where the file system gives no handles.
-fn key_of(folder: &Path) -> Option<Vec<u8>> {
+/// The folder at `path` opened to be read (a link to one is not followed).
+fn open_folder(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// An open folder's key, as its events name it: its file system's id (`statfs`'s `f_fsid`),
+/// then its file handle's type and bytes. `None` where the file system gives no handles.
+fn key_of(folder: &std::fs::File) -> Option<Vec<u8>> {
     #[repr(C)]
     struct Handle {
         bytes: libc::c_uint,
         kind: libc::c_int,
         handle: [u8; libc::MAX_HANDLE_SZ as usize],
     }
-    let path = CString::new(folder.as_os_str().as_bytes()).ok()?;
     let mut handle = Handle {
         bytes: libc::MAX_HANDLE_SZ as libc::c_uint,
         kind: 0,
@@ -189,14 +203,15 @@ fn key_of(folder: &Path) -> Option<Vec<u8>> {
     };
     let mut mount = 0;
     // SAFETY: `handle` is a `struct file_handle` with room for MAX_HANDLE_SZ bytes, as its
-    // `bytes` says; `path` and `mount` outlive the call.
+    // `bytes` says; the empty path (AT_EMPTY_PATH: the descriptor's own folder) and `mount`
+    // outlive the call.
     let done = unsafe {
         libc::name_to_handle_at(
-            libc::AT_FDCWD,
-            path.as_ptr(),
+            folder.as_raw_fd(),
+            c"".as_ptr(),
             (&raw mut handle).cast(),
             &mut mount,
-            0,
+            libc::AT_EMPTY_PATH,
         )
     };
     if done != 0 || handle.bytes as usize > handle.handle.len() {
@@ -204,8 +219,8 @@ fn key_of(folder: &Path) -> Option<Vec<u8>> {
     }
     // SAFETY: `statfs` is plain data, filled by the call below before it is read.
     let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `path` and `fs` outlive the call.
-    if unsafe { libc::statfs(path.as_ptr(), &mut fs) } != 0 {
+    // SAFETY: `fs` outlives the call; the descriptor is live.
+    if unsafe { libc::fstatfs(folder.as_raw_fd(), &mut fs) } != 0 {
         return None;
     }
     // SAFETY: `fsid_t` is two plain `int`s, eight bytes, with no field of its own to read.
@@ -286,6 +301,11 @@ fn parse(buf: &[u8], folders: &HashMap<Vec<u8>, PathBuf>) -> Vec<notify::Event> 
         }
         let event = &buf[at..at + len];
         at += len;
+        if event[4] != libc::FANOTIFY_METADATA_VERSION || meta < META_LEN {
+            // Another layout: nothing in it can be read, a descriptor included.
+            out.push(rescan());
+            continue;
+        }
         let mask = u64::from_ne_bytes(event[8..16].try_into().unwrap_or_default());
         let fd = u32_at(event, 16) as i32;
         if fd >= 0 {
@@ -293,7 +313,7 @@ fn parse(buf: &[u8], folders: &HashMap<Vec<u8>, PathBuf>) -> Vec<notify::Event> 
             // SAFETY: a descriptor the kernel opened for this process and nothing owns.
             drop(unsafe { OwnedFd::from_raw_fd(fd) });
         }
-        if event[4] != libc::FANOTIFY_METADATA_VERSION || mask & libc::FAN_Q_OVERFLOW != 0 {
+        if mask & libc::FAN_Q_OVERFLOW != 0 {
             out.push(rescan());
             continue;
         }
@@ -301,6 +321,10 @@ fn parse(buf: &[u8], folders: &HashMap<Vec<u8>, PathBuf>) -> Vec<notify::Event> 
             Some(path) => {
                 out.extend(kinds(mask).map(|kind| notify::Event::new(kind).add_path(path.clone())))
             }
+            // A folder's own attributes changed (a chmod, a touch), reported through its
+            // parent's mark by its own handle: a folder not marked, which inotify watches
+            // itself, is left out (checked by its stats), or is not the tree's (`.git`).
+            None if mask & libc::FAN_ONDIR != 0 && mask & !SELF_ONLY == 0 => {}
             None => out.push(notify::Event::new(EventKind::Any)),
         }
     }
@@ -486,6 +510,11 @@ mod tests {
         let known = HashMap::from([(key, PathBuf::from("/w/a"))]);
         let events = parse(&buf, &known);
         assert_eq!(events[0].paths, [PathBuf::from("/w/a/x")]);
+        // A folder's own attributes, through its parent's mark by its own handle: not a
+        // change of the tree where that folder is not marked.
+        let attrib = libc::FAN_ATTRIB | libc::FAN_ONDIR;
+        buf[8..16].copy_from_slice(&attrib.to_ne_bytes());
+        assert_eq!(parse(&buf, &HashMap::new()).len(), 0);
         // Overflow.
         buf[8..16].copy_from_slice(&libc::FAN_Q_OVERFLOW.to_ne_bytes());
         assert!(parse(&buf, &known)[0].need_rescan());

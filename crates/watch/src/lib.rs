@@ -24,6 +24,7 @@ mod fan;
 #[cfg(not(target_os = "linux"))]
 mod fan {
     pub(crate) type Handler = Box<dyn Fn(notify::Result<notify::Event>) + Send>;
+    #[allow(dead_code)]
     pub(crate) enum Marked {
         Watched,
         Limit,

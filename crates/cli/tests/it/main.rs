@@ -324,6 +324,9 @@ fn merkle_with_watch_limit(watches: u32) -> std::process::Command {
     merkle_with_watch_limits(watches, 0)
 }
 
+/// A user namespace's limit of fanotify marks, where the kernel has one (Linux 5.13 or later).
+const FANOTIFY_MARKS: &str = "/proc/sys/user/max_fanotify_marks";
+
 /// [`merkle_with_watch_limit`] with at most `marks` fanotify marks (Linux 5.13 or later), the
 /// second pool of folder watches.
 fn merkle_with_watch_limits(watches: u32, marks: u32) -> std::process::Command {
@@ -331,7 +334,8 @@ fn merkle_with_watch_limits(watches: u32, marks: u32) -> std::process::Command {
     cmd.args(["-r", "sh", "-c"])
         .arg(format!(
             "echo {watches} > /proc/sys/user/max_inotify_watches && \
-             echo {marks} > /proc/sys/user/max_fanotify_marks && exec \"$0\" \"$@\""
+             {{ [ ! -e {FANOTIFY_MARKS} ] || echo {marks} > {FANOTIFY_MARKS}; }} && \
+             exec \"$0\" \"$@\""
         ))
         .arg(assert_cmd::cargo::cargo_bin!("merkle"));
     cmd
