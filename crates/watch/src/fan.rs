@@ -8,7 +8,8 @@
 //! this user, or the group cannot mark the folder of the barrier files (whose events must come
 //! through both queues), there is none, and the folders left out are checked by their stats.
 //!
-//! The only unsafe code of the crate: the four calls to the kernel libc has no safe form of.
+//! The crate's only unsafe code: calls to the kernel that no safe crate here wraps (fanotify's,
+//! `name_to_handle_at`, `fstatfs`, an eventfd's, `poll` and `read`), each with its SAFETY note.
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
