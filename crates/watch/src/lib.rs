@@ -77,6 +77,18 @@ pub const SOCKET: &str = "watch.sock";
 /// (and for a question to be taken).
 pub const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// An inotify watcher whose events, by the rules both watchers follow
+/// ([`events::watcher_config`]), go to `handler`.
+fn file_watcher(
+    handler: impl Fn(notify::Result<notify::Event>) + Send + 'static,
+) -> Result<notify::RecommendedWatcher, Error> {
+    use notify::Watcher as _;
+    notify::RecommendedWatcher::new(handler, events::watcher_config()).map_err(|e| Error::Watcher {
+        what: "starting the file watcher".to_owned(),
+        source: e,
+    })
+}
+
 /// The error of watching `root`.
 fn watch_error(root: &std::path::Path, e: notify::Error) -> Error {
     if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {

@@ -114,12 +114,7 @@ impl Live {
                 noted(&events, &event, at, queue);
             }
         };
-        let mut watcher =
-            notify::RecommendedWatcher::new(handler(Queue::Inotify), events::watcher_config())
-                .map_err(|e| Error::Watcher {
-                    what: "starting the file watcher".to_owned(),
-                    source: e,
-                })?;
+        let mut watcher = crate::file_watcher(handler(Queue::Inotify))?;
         // The barriers first: under the kernel's limit, the tree takes what watches are left.
         watcher
             .watch(&barriers, RecursiveMode::NonRecursive)

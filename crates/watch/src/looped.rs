@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use merkle_store::NodeId;
 use notify::Watcher as _;
 
-use crate::events::{is_relevant, note_paths, watcher_config};
+use crate::events::{is_relevant, note_paths};
 use crate::fan::Fan;
 use crate::vouch::{Monitor, Observer};
 use crate::{Error, Queue};
@@ -113,13 +113,7 @@ impl Looping {
         let observer = monitor.observer();
         observer.fitting();
         let handler = |queue| handler(root, &store_dir, observer.clone(), tx.clone(), queue);
-        let mut watcher =
-            notify::RecommendedWatcher::new(handler(Queue::Inotify), watcher_config()).map_err(
-                |e| Error::Watcher {
-                    what: "starting the file watcher".to_owned(),
-                    source: e,
-                },
-            )?;
+        let mut watcher = crate::file_watcher(handler(Queue::Inotify))?;
         // The store's folder first (its cookies answer readers): under the kernel's limit, the
         // tree takes what watches are left.
         if store_dir.starts_with(root) && store_dir.is_dir() {

@@ -113,6 +113,16 @@ impl Drop for Watching {
     }
 }
 
+/// Asserts that what a watcher said at its start (`said`) names fanotify watching the folders
+/// inotify could not, and no folder left to be checked by its stats.
+pub(crate) fn fanotify_took_the_rest(said: &str) {
+    assert!(
+        said.contains("are watched through fanotify instead"),
+        "{said}"
+    );
+    assert!(!said.contains("checks them by their stats"), "{said}");
+}
+
 fn root_of(ws: &Workspace) -> String {
     ws.json(&["status"])["root"]
         .as_str()
@@ -202,11 +212,7 @@ fn fanotify_marks_watch_what_inotify_cannot_and_reads_then_check_nothing() {
         text.contains(&format!("fs.inotify.max_user_watches = {LIMIT})")),
         "{text}"
     );
-    assert!(
-        text.contains("are watched through fanotify instead"),
-        "{text}"
-    );
-    assert!(!text.contains("checks them by their stats"), "{text}");
+    fanotify_took_the_rest(&text);
     // Every folder watched by one queue or the other: the watch vouches for the whole tree.
     assert_eq!(
         unwatched_once_vouched(&ws, &root_of(&ws)),
