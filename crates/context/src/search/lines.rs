@@ -2,6 +2,9 @@
 //! a task's words) and the definitions a hit lists.
 use super::*;
 
+mod gains;
+use gains::*;
+
 /// The facts and text of files a search has read, by path: read once for proximity and the hits.
 pub(super) type ReadFiles<'a> = HashMap<&'a str, (FileFacts, Option<String>)>;
 
@@ -290,7 +293,9 @@ pub(super) fn best_symbols(
             (score, len, at, s)
         })
         .collect();
-    called_gain(&mut scored, &text_lines);
+    for _ in 0..CALL_HOPS {
+        called_gain(&mut scored, &text_lines);
+    }
     variant_gain(&mut scored);
     class_gain(&mut scored);
     scored.retain(|s| s.0 > 0.0);
@@ -394,149 +399,6 @@ fn first_symbols(mut scored: Vec<Scored<'_>>, max: usize) -> Vec<SymbolHit> {
             focus: at,
         })
         .collect()
-}
-
-/// Whether `s` is a function or a method.
-fn is_function(s: &crate::facts::FactSymbol) -> bool {
-    matches!(s.kind, Kind::Function | Kind::Method)
-}
-
-/// The places in `scored` of its `n` best functions and methods that scored at all, best
-/// first (among equals, the first in the file).
-fn best_functions(scored: &[Scored<'_>], n: usize) -> Vec<usize> {
-    let mut best: Vec<usize> = (0..scored.len())
-        .filter(|&i| scored[i].0 > 0.0 && is_function(scored[i].3))
-        .collect();
-    best.sort_by(|&a, &b| {
-        scored[b]
-            .0
-            .total_cmp(&scored[a].0)
-            .then_with(|| scored[a].3.line.cmp(&scored[b].3.line))
-    });
-    best.truncate(n);
-    best
-}
-
-/// How much of its caller's score a function gains that one of its file's best functions
-/// calls by name.
-pub const CALLEE_SHARE: f64 = 0.7;
-/// How many of a file's best functions pass their score on to what they call.
-const CALLERS: usize = 5;
-
-/// A file's definitions as [`best_symbols`] scores them: score, length, focus, definition.
-type Scored<'f> = (f64, usize, Option<usize>, &'f crate::facts::FactSymbol);
-
-/// Raises each function of `scored` (a file of `lines`) that one of the file's
-/// [`CALLERS`] best functions calls by name (`name(`) to [`CALLEE_SHARE`] of that caller's
-/// score, where it scored less: the helper doing the work is read with what calls it.
-fn called_gain(scored: &mut [Scored<'_>], lines: &[&str]) {
-    let is_fn = is_function;
-    let callers: Vec<(f64, usize, usize)> = best_functions(scored, CALLERS)
-        .into_iter()
-        .map(|i| {
-            (
-                scored[i].0,
-                scored[i].3.line,
-                scored[i].3.end_line.max(scored[i].3.line),
-            )
-        })
-        .collect();
-    if callers.is_empty() {
-        return;
-    }
-    let share = CALLEE_SHARE;
-    for (score, start, end) in callers {
-        let body = lines
-            .get(start.saturating_sub(1)..end.min(lines.len()))
-            .unwrap_or_default();
-        for line in body {
-            for id in retrieve::tokenize::identifiers(line) {
-                let after = line[id.offset + id.text.len()..].trim_start();
-                if !after.starts_with('(') {
-                    continue;
-                }
-                for s in scored
-                    .iter_mut()
-                    .filter(|s| s.3.name == id.text && is_fn(s.3) && s.3.line != start)
-                {
-                    s.0 = s.0.max(share * score);
-                }
-            }
-        }
-    }
-}
-
-/// How much of the score of one of its file's [`VARIANT_OF`] best functions a variant of it
-/// gets: a function named as it with an affix (`get_int_le` of `get_int`, `par_chunks_mut` of
-/// `par_chunks`, `__rmatmul__` of `__matmul__`). A fix to one is often a fix to its variants:
-/// on the dev set, line recall at 4k/8k/16k tokens +1.0/+0.5/+0.5 (sympy-13773's
-/// `__rmatmul__`, xarray-3364); Multi-SWE-bench within 0.1. At 0.7: dev function acc@5 +1.1,
-/// but Multi-SWE-bench any@10 -2.4 and recall at 4k -1.0.
-pub const VARIANT_SHARE: f64 = 0.5;
-/// How many of a file's best functions raise their variants.
-const VARIANT_OF: usize = 3;
-
-/// Whether function `a` is a variant of function `b`: named as it with an affix joined by `_`
-/// (`get_int_le`, `try_get_int`), or a dunder method's reflected or in-place form
-/// (`__rmatmul__`, `__iadd__`).
-fn is_variant(a: &str, b: &str) -> bool {
-    let (ca, cb) = (a.trim_matches('_'), b.trim_matches('_'));
-    if ca.is_empty() || cb.is_empty() || ca == cb {
-        return false;
-    }
-    let dunder = a.starts_with("__") && b.starts_with("__");
-    ca.strip_prefix(cb).is_some_and(|r| r.starts_with('_'))
-        || ca.strip_suffix(cb).is_some_and(|r| r.ends_with('_'))
-        || (dunder && ca.strip_prefix(['r', 'i']) == Some(cb))
-}
-
-/// Raises each function of `scored` that is a variant ([`is_variant`]) of one of the file's
-/// [`VARIANT_OF`] best functions to [`VARIANT_SHARE`] of its score, where it scored less.
-fn variant_gain(scored: &mut [Scored<'_>]) {
-    let best: Vec<(f64, String)> = best_functions(scored, VARIANT_OF)
-        .into_iter()
-        .map(|i| (scored[i].0, scored[i].3.name.clone()))
-        .collect();
-    for (score, name) in best {
-        for s in scored
-            .iter_mut()
-            .filter(|s| is_function(s.3) && is_variant(&s.3.name, &name))
-        {
-            s.0 = s.0.max(VARIANT_SHARE * score);
-        }
-    }
-}
-
-/// How much of a file's best method's score the class holding it gets.
-pub const CLASS_SHARE: f64 = 0.9;
-
-/// Raises the innermost class (or other type) holding the file's best method to
-/// [`CLASS_SHARE`] of that method's score, where it scored less: a fix about a method's
-/// behaviour often adds a method or an attribute to its class, between the methods shown, and
-/// the class is then the definition the fix changes.
-fn class_gain(scored: &mut [Scored<'_>]) {
-    let Some((score, line)) = scored
-        .iter()
-        .filter(|s| s.0 > 0.0 && s.3.kind == Kind::Method)
-        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.3.line.cmp(&a.3.line)))
-        .map(|s| (s.0, s.3.line))
-    else {
-        return;
-    };
-    let holds = |s: &Scored<'_>| {
-        matches!(
-            s.3.kind,
-            Kind::Class | Kind::Struct | Kind::Enum | Kind::Trait | Kind::Interface
-        ) && s.3.line < line
-            && s.3.end_line >= line
-    };
-    if let Some(class) = scored
-        .iter_mut()
-        .filter(|s| holds(s))
-        .min_by_key(|s| s.3.end_line - s.3.line)
-    {
-        class.0 = class.0.max(CLASS_SHARE * score);
-    }
 }
 
 /// Whether `s` is a definition [`best_symbols`] weighs: of the kind asked for, if any; never
@@ -732,6 +594,54 @@ mod tests {
         let score = |name: &str| called.iter().find(|h| h.0 == name).map(|h| h.1);
         assert_eq!(score("render"), Some(1.0), "{called:?}");
         assert_eq!(score("_layout"), Some(1.0), "{called:?}");
+    }
+
+    #[test]
+    fn a_named_function_passes_its_score_two_calls_deep_and_through_a_table_of_functions() {
+        // `run` (named) calls `_apply`, which calls one of `_OPS`'s functions by the
+        // operator: each of the two gains a half of what a direct callee gains.
+        let text = "def run(expr):\n    return _apply(expr)\n\ndef _apply(expr):\n    return _OPS[expr.op](expr.left, expr.right)\n\ndef _stack(a, b):\n    return a\n\ndef _dot(a, b):\n    return b\n\ndef unrelated(a):\n    return a\n\n_OPS = {'&': _stack, '|': _dot, '+': _dot}\n";
+        let symbol = |name: &str, kind, line, end_line| crate::facts::FactSymbol {
+            name: name.to_owned(),
+            kind,
+            line,
+            end_line,
+            signature: String::new(),
+        };
+        let facts = FileFacts {
+            symbols: vec![
+                symbol("run", Kind::Function, 1, 2),
+                symbol("_apply", Kind::Function, 4, 5),
+                symbol("_stack", Kind::Function, 7, 8),
+                symbol("_dot", Kind::Function, 10, 11),
+                symbol("unrelated", Kind::Function, 13, 14),
+                symbol("_OPS", Kind::Variable, 16, 16),
+            ],
+            imports: Vec::new(),
+        };
+        let idents: HashMap<&str, usize> = [("run", 1)].into();
+        let weights: HashMap<&str, f32> = [("run", 1.0)].into_iter().collect();
+        let asked = Asked {
+            idents: &idents,
+            called: &Default::default(),
+            weights: &weights,
+            said: &[],
+            framed: &[],
+            code: &Default::default(),
+            kind: None,
+            impls: &Default::default(),
+        };
+        let (hits, _) = best_symbols(&facts, Some(text), &asked, 10);
+        let score = |name: &str| hits.iter().find(|h| h.name == name).map(|h| h.score);
+        let best = score("run").expect("the named function is listed");
+        let apply = score("_apply").expect("its callee is listed");
+        assert!((apply / best - CALLEE_SHARE).abs() < 1e-3, "{hits:?}");
+        let each = CALLEE_SHARE * CALLEE_SHARE / 2.0;
+        for name in ["_stack", "_dot"] {
+            let got = score(name).unwrap_or_else(|| panic!("{name} is listed: {hits:?}"));
+            assert!((got / best - each).abs() < 1e-3, "{name}: {hits:?}");
+        }
+        assert_eq!(score("unrelated"), None, "{hits:?}");
     }
 
     #[test]
