@@ -156,7 +156,12 @@ pub fn child_frames(store: &Store, dir: &NodeRecord, frame_type: &str) -> Result
             }
             let size = match child.kind {
                 NodeKind::Dir => None,
-                _ => store.node(&child.node_id)?.map(|n| n.size),
+                // The tree's entry, read by path beside its siblings', where it is this child's
+                // (a directory of an older tree reads the child's node by id).
+                _ => match store.node_at(&path)? {
+                    Some(n) if n.node_id == child.node_id => Some(n.size),
+                    _ => store.node(&child.node_id)?.map(|n| n.size),
+                },
             };
             out.push(ChildFrame {
                 path: path.clone(),

@@ -266,13 +266,26 @@ impl Store {
             .transpose()
     }
 
-    /// The node at a workspace-relative path in the current tree.
+    /// The node at a workspace-relative path in the current tree. A leaf's record is its tree
+    /// entry's fields (kind, NodeID, content hash, size), read without a second lookup: the
+    /// nodes table is keyed by hash, so on a large tree that lookup is a page read from disk
+    /// for each file (generate reads every file's node).
     pub fn node_at(&self, path: &str) -> Result<Option<NodeRecord>> {
         let path = normalize_path(path);
         let Some(v) = self.engine.get(Table::Tree, path.as_bytes())? else {
             return Ok(None);
         };
         let entry = TreeEntry::decode(path.as_bytes(), &v)?;
+        if entry.kind != NodeKind::Dir {
+            return Ok(Some(NodeRecord {
+                node_id: entry.node_id,
+                path,
+                kind: entry.kind,
+                content_hash: entry.content_hash,
+                size: entry.stat.size,
+                children: Vec::new(),
+            }));
+        }
         match self.node(&entry.node_id)? {
             Some(n) => Ok(Some(n)),
             None => Err(Error::corrupt(

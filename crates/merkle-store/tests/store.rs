@@ -138,6 +138,7 @@ conformance!(
     agents_keep_their_settings_across_role_changes_and_a_reopen,
     derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen,
     tree_files_lists_the_leaves_with_their_content_hashes,
+    a_leaf_at_its_path_is_its_stored_node,
     a_large_tree_is_listed_whole_and_in_order_when_read_in_halves,
     the_disk_is_vouched_for_only_while_it_holds_the_scanned_tree,
     a_tree_built_from_its_leaves_is_the_scanned_tree,
@@ -194,6 +195,28 @@ fn derived_data_is_kept_by_namespace_and_key_and_survives_a_reopen(engine: Engin
         reopened.derived("facts:v1", &key).expect("derived"),
         Some(Vec::new())
     );
+}
+
+/// `node_at` answers a leaf from its tree entry alone: the same record as the node stored under
+/// its NodeID, for files and links, after a first scan and after a rescan that keeps the
+/// unchanged files' nodes and makes a new one for an edited file.
+fn a_leaf_at_its_path_is_its_stored_node(engine: EngineKind) {
+    let f = Fixture::new(engine);
+    let same = |f: &Fixture| {
+        let files = f.store.tree_files().expect("tree files");
+        assert!(files.len() >= 3, "{files:?}");
+        for t in &files {
+            let at = f.store.node_at(&t.path).expect("node_at").expect("listed");
+            let stored = f.store.node(&t.node_id).expect("node").expect("stored");
+            assert_eq!(at, stored, "{}", t.path);
+        }
+    };
+    f.scan();
+    same(&f);
+    std::fs::write(f.path("src/lib.rs"), "pub fn answer() -> u64 { 4242 }\n").expect("edit");
+    f.scan();
+    same(&f);
+    assert_eq!(f.node("src/lib.rs").size, 32);
 }
 
 fn tree_files_lists_the_leaves_with_their_content_hashes(engine: EngineKind) {
