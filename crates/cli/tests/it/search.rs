@@ -166,9 +166,9 @@ fn a_filter_by_kind_keeps_only_files_showing_a_definition_of_that_kind() {
     }
 }
 
-/// `search --functions` lists definitions best first across files: a file's best keeps its
-/// file's place, a weaker one falls behind the next file's best, and a file's definitions are
-/// not cut at the five a file hit lists.
+/// `search --functions` lists definitions best first across files: the best of each of the
+/// first files leads, a file's weaker ones follow by score, and a file's definitions are not cut
+/// at the five a file hit lists.
 #[test]
 fn functions_are_ranked_across_files_past_the_five_a_file_lists() {
     let ws = Workspace::empty();
@@ -204,8 +204,15 @@ fn functions_are_ranked_across_files_past_the_five_a_file_lists() {
         .iter()
         .map(|f| f["score"].as_f64().expect("a score"))
         .collect();
+    // Each of the first files' best leads, then every other definition, each part best first.
+    let files: Vec<&str> = listed
+        .iter()
+        .map(|f| f["path"].as_str().expect("a path"))
+        .collect();
+    assert_eq!(&files[..2], ["src/retry.rs", "src/backoff.rs"], "{found}");
+    assert!(scores[0] >= scores[1], "{scores:?}");
     assert!(
-        scores.windows(2).all(|w| w[0] >= w[1]),
+        scores[2..].windows(2).all(|w| w[0] >= w[1]),
         "best first: {scores:?}"
     );
     let first = &listed[0];

@@ -96,12 +96,32 @@ impl FunctionHit {
 }
 
 /// The definitions `hits` list, best first across files, at most `limit`: each scored by its
-/// file's score times its own against its file's best to the power [`FUNCTION_DEPTH`], so a
-/// file's best definition keeps the file's place and a second-rate one falls behind the next
-/// files' best (ties: path, line).
+/// file's score times its own against its file's best to the power [`FUNCTION_DEPTH`] (ties:
+/// path, line). The best definition of each of the first [`FUNCTION_BREADTH`] files leads, by
+/// that score, ahead of every file's second: a fix is as often in the second or third file's
+/// best function as in the first file's second, and a top ten that holds three files finds it
+/// (as a bundle reads [`crate::bundle::BUNDLE_BREADTH`] files' best before any file's next).
 pub fn functions(hits: &[Hit], limit: usize) -> Vec<FunctionHit> {
-    functions_at_depth(hits, limit, FUNCTION_DEPTH)
+    let mut found = functions_at_depth(hits, usize::MAX, FUNCTION_DEPTH);
+    let mut firsts: Vec<usize> = hits
+        .iter()
+        .take(FUNCTION_BREADTH)
+        .filter_map(|h| found.iter().position(|f| f.path == h.path))
+        .collect();
+    firsts.sort_unstable_by(|a, b| b.cmp(a));
+    let mut lead: Vec<FunctionHit> = firsts.into_iter().map(|i| found.remove(i)).collect();
+    lead.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    lead.extend(found);
+    lead.truncate(limit);
+    lead
 }
+
+/// How many of the best files' best definitions lead a function list.
+pub const FUNCTION_BREADTH: usize = 3;
 
 /// [`functions`] with each definition's share of its file's best to the power `depth`: the
 /// lower, the more a file's other definitions keep its place (a bundle reads deeper into its
@@ -177,4 +197,66 @@ pub fn search_functions_tree(
 ) -> Result<Vec<FunctionHit>> {
     let (index, _) = sync_index(store, facts, &index_dir(store))?;
     search_functions(store, facts, &index, req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(path: &str, score: f64, shares: &[(&str, f64)]) -> Hit {
+        let symbols = shares
+            .iter()
+            .enumerate()
+            .map(|(i, (name, share))| SymbolHit {
+                name: (*name).to_owned(),
+                kind: Kind::Function,
+                line_start: 10 * i + 1,
+                line_end: 10 * i + 9,
+                signature: format!("def {name}():"),
+                score: *share,
+                focus: None,
+            })
+            .collect();
+        Hit {
+            path: path.to_owned(),
+            score,
+            symbols,
+            why: vec![],
+            history_missing: None,
+        }
+    }
+
+    fn names(found: &[FunctionHit]) -> Vec<&str> {
+        found.iter().map(|f| f.symbol.name.as_str()).collect()
+    }
+
+    #[test]
+    fn the_best_files_best_definitions_lead_their_seconds() {
+        let hits = [
+            hit("a.py", 1.0, &[("a1", 1.0), ("a2", 0.9), ("a3", 0.8)]),
+            hit("b.py", 0.5, &[("b1", 1.0), ("b2", 0.9)]),
+            hit("c.py", 0.4, &[("c1", 1.0)]),
+        ];
+        // By score alone a.py's second and third come before b.py's and c.py's best.
+        let by_score = functions_at_depth(&hits, 10, FUNCTION_DEPTH);
+        assert_eq!(names(&by_score), ["a1", "a2", "a3", "b1", "b2", "c1"]);
+        let found = functions(&hits, 10);
+        assert_eq!(names(&found), ["a1", "b1", "c1", "a2", "a3", "b2"]);
+        assert_eq!(names(&functions(&hits, 2)), ["a1", "b1"]);
+    }
+
+    #[test]
+    fn a_file_past_the_breadth_keeps_its_place_by_score() {
+        let mut hits: Vec<Hit> = (0..FUNCTION_BREADTH)
+            .map(|i| hit(&format!("f{i}.py"), 1.0 - 0.1 * i as f64, &[("best", 1.0)]))
+            .collect();
+        hits[0]
+            .symbols
+            .push(hit("x", 0.0, &[("second", 0.99)]).symbols.remove(0));
+        hits.push(hit("late.py", 0.05, &[("late", 1.0)]));
+        let found = functions(&hits, 20);
+        let paths: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths[FUNCTION_BREADTH], "f0.py", "{paths:?}");
+        assert_eq!(paths.last(), Some(&"late.py"));
+    }
 }
