@@ -100,17 +100,22 @@ fn deferred(error: &Error) -> bool {
     matches!(error, Error::Producer { message, .. } | Error::Policy { message, .. } if message == DEFERRED)
 }
 
-/// Files put per commit by a generation without threads of its own (offline; one with a model
-/// commits `threads * 4` at a time, so an interruption loses few model calls): fewer commits
-/// are fewer fsyncs and fewer rewrites of every index's B-tree pages, and an interruption loses
-/// at most a few seconds of work. 512 -> 4096: `generate --recursive --offline` on 100k files of
-/// deno 24.0 -> 20.2 s, the same peak RSS.
-const PUT_CHUNK: usize = 4096;
+/// Files put per commit by a generation without threads of its own, at most (offline; one with
+/// a model commits `threads * 4` at a time, so an interruption loses few model calls); below
+/// that, as many as [`CHUNK_BYTES`] holds. Fewer commits are fewer fsyncs, and fewer rewrites of
+/// the pages of every table keyed by a hash (each commit of n frames rewrites about n random
+/// pages of each while n is small against the table): an interruption loses at most a few
+/// seconds of work. 512 -> 4096: `generate --recursive --offline` on 100k files of deno 24.0 ->
+/// 20.2 s. 4096 -> by bytes (about 47,000 of deno's files): on a million files 137-139 ->
+/// 108-113 s (the commits' time 41 -> 24 s, and the producers no longer wait on them), peak
+/// RSS the same (793 MiB); on 100k files the same time, peak RSS 177 -> 314 MiB.
+const PUT_CHUNK: usize = 65536;
 /// How many directories of one level a generation synthesizes, and puts in one commit, at a
 /// time: a level's directories are prepared (their children read, their frames made) before
 /// any is put, so a level of a large tree (160,000 folders at depth 5 of a million files) at
-/// once held them all. On 100k files of deno, 15,838 folders at once took 106 MB more.
-const DIR_CHUNK: usize = 4096;
+/// once held them all. On 100k files of deno, 15,838 folders at once took 106 MB more; 4096 ->
+/// 16384 on a million files: the directories' part about 35 -> 26 s, the same peak RSS.
+const DIR_CHUNK: usize = 16384;
 /// How many files' derived data (an outline's facts) a generation holds before it keeps them.
 const KEEP_DERIVED_EVERY: usize = 4096;
 
@@ -338,7 +343,11 @@ fn generate_files(
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut since_kept = 0;
     let mut planned: Option<Vec<(String, Result<Planned>)>> = None;
-    for chunk in files.chunks(chunk_size) {
+    let mut rest = files;
+    let mut take = chunk_size.min(FIRST_CHUNK);
+    while !rest.is_empty() {
+        let (chunk, after) = rest.split_at(take.min(rest.len()));
+        rest = after;
         // What the producer derived (an outline's facts) goes to the store now and then, so
         // that a large tree's is never all in memory: beside a put, while producers go on.
         since_kept += chunk.len();
@@ -370,12 +379,41 @@ fn generate_files(
             },
         );
         put?;
+        take = next_chunk(&outcomes, chunk_size);
         planned = Some(outcomes);
     }
     match planned {
         Some(p) => put_planned(store, p, report),
         None => Ok(()),
     }
+}
+
+/// How many files the first chunk of a generation holds, before [`next_chunk`] knows how
+/// much a file's frame takes.
+const FIRST_CHUNK: usize = 4096;
+/// About how many bytes of frames a chunk of files holds while it is produced and put: the
+/// chunk after one is sized to it by that one's frames (see [`PUT_CHUNK`]).
+const CHUNK_BYTES: usize = 64 << 20;
+/// What a planned file holds besides its frame's content (its path, its frame's fields, its
+/// derived facts until they are kept), in bytes.
+const FILE_OVERHEAD: usize = 1024;
+
+/// The size of the chunk after `planned`: as many files as [`CHUNK_BYTES`] holds at the
+/// average size of its frames, between [`FIRST_CHUNK`] and `most`.
+fn next_chunk(planned: &[(String, Result<Planned>)], most: usize) -> usize {
+    let bytes: usize = planned
+        .iter()
+        .map(|(path, r)| {
+            path.len()
+                + FILE_OVERHEAD
+                + match r {
+                    Ok(Planned::Put(frame, ..)) => frame.content.len(),
+                    _ => 0,
+                }
+        })
+        .sum();
+    let per_file = (bytes / planned.len().max(1)).max(1);
+    (CHUNK_BYTES / per_file).clamp(FIRST_CHUNK.min(most), most)
 }
 
 /// The contents of a chunk being put, by memo key: what a file of the next chunk with the same
@@ -701,4 +739,36 @@ fn plan_file(
         }
     }
     Ok(Planned::Put(Box::new(frame), produced, key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn planned(files: usize, content: usize) -> Vec<(String, Result<Planned>)> {
+        (0..files)
+            .map(|i| {
+                let frame =
+                    merkle_store::NewFrame::new(Hash([0; 32]), "t", "a", vec![b'x'; content]);
+                let path = format!("src/f{i}.rs");
+                (path, Ok(Planned::Put(Box::new(frame), true, Hash([1; 32]))))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_chunk_holds_about_the_same_bytes_of_frames_whatever_their_size() {
+        // Small frames: as many files as allowed.
+        assert_eq!(next_chunk(&planned(100, 10), 20_000), 20_000);
+        // Frames of about 1 MiB: no fewer files than the first chunk.
+        assert_eq!(next_chunk(&planned(4, 1 << 20), PUT_CHUNK), FIRST_CHUNK);
+        // Between: the bytes of a chunk over a file's.
+        let n = next_chunk(&planned(100, 3 * 1024), PUT_CHUNK);
+        let per_file = 3 * 1024 + FILE_OVERHEAD + "src/f00.rs".len();
+        assert!(n.abs_diff(CHUNK_BYTES / per_file) < 16, "{n}");
+        // A generation with a model puts a few at a time, whatever their size.
+        assert_eq!(next_chunk(&planned(8, 10), 16), 16);
+        assert_eq!(next_chunk(&planned(8, 1 << 20), 16), 16);
+        assert_eq!(next_chunk(&[], 16), 16);
+    }
 }
