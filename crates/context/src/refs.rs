@@ -5,8 +5,9 @@
 //! tool and the agent's `refs` tool answer.
 //!
 //! A name defined in several files is resolved, for a caller, to the definitions in its own
-//! file, else to those in files it imports, else to all; each caller and callee says among how
-//! many definitions it was resolved (`candidates`, 1: certain). What it cannot see: calls
+//! file, else to those in files it imports, else to all (not for a bare Python name, which
+//! reaches only its module's and its imports': [`module_scoped`]); each caller and callee says
+//! among how many definitions it was resolved (`candidates`, 1: certain). What it cannot see: calls
 //! through dynamic dispatch (a trait object, a callback, `getattr`), names a macro builds,
 //! reflection, and files over 1 MiB (indexed by path and names only).
 use std::collections::BTreeMap;
@@ -198,15 +199,14 @@ fn definitions_of(
 }
 
 /// Of `all` (the definitions of a name), those a use in `path` resolves to: in `path` itself,
-/// else in the files it imports, else all of them.
-fn resolve<'a>(path: &str, all: &'a [Site], graph: &Graph) -> Vec<&'a Site> {
+/// else in the files it imports, else (unless the use is `scoped`) all of them.
+fn resolve<'a>(path: &str, all: &'a [Site], graph: &Graph, scoped: bool) -> Vec<&'a Site> {
     let own: Vec<&Site> = all.iter().filter(|d| d.path == path).collect();
-    if !own.is_empty() || all.len() <= 1 {
-        return if own.is_empty() {
-            all.iter().collect()
-        } else {
-            own
-        };
+    if !own.is_empty() {
+        return own;
+    }
+    if all.len() <= 1 && !scoped {
+        return all.iter().collect();
     }
     let imported: Vec<String> = graph
         .related(path)
@@ -215,11 +215,19 @@ fn resolve<'a>(path: &str, all: &'a [Site], graph: &Graph) -> Vec<&'a Site> {
         .map(|r| r.path)
         .collect();
     let via: Vec<&Site> = all.iter().filter(|d| imported.contains(&d.path)).collect();
-    if via.is_empty() {
+    if via.is_empty() && !scoped {
         all.iter().collect()
     } else {
         via
     }
+}
+
+/// Whether a bare name (not `a.name`) in `language` reaches only the definitions of its own
+/// file and of the files it imports: a Python module's names are its own, its imports' and
+/// the builtins', never another module's by name alone (`load(f)`, with `load` a parameter,
+/// calls no `load` of a module the file does not import).
+fn module_scoped(language: outline::Language) -> bool {
+    language == outline::Language::Python
 }
 
 /// The definitions (or module levels) of the workspace naming `name`, where that use resolves
@@ -237,7 +245,7 @@ fn callers(
     let mut files = index.holding_all(&[token], usize::MAX)?;
     files.sort_unstable();
     // The files whose uses can resolve to a target, with how many definitions they resolve to.
-    let mut aimed: Vec<(&FileEntry, outline::Language, usize)> = Vec::new();
+    let mut aimed: Vec<(&FileEntry, outline::Language, usize, bool)> = Vec::new();
     for path in &files {
         let Some(entry) = facts.file(path) else {
             continue;
@@ -245,9 +253,12 @@ fn callers(
         let Some(language) = entry.language else {
             continue;
         };
-        let resolved = resolve(path, all, graph);
-        if targets.is_empty() || resolved.iter().any(|d| targets.contains(d)) {
-            aimed.push((entry, language, resolved.len()));
+        let aims = |r: &[&Site]| targets.is_empty() || r.iter().any(|d| targets.contains(d));
+        let resolved = resolve(path, all, graph, false);
+        if aims(&resolved) {
+            // A bare use in a module-scoped file reaches only its own and its imports'.
+            let members_only = module_scoped(language) && !aims(&resolve(path, all, graph, true));
+            aimed.push((entry, language, resolved.len(), members_only));
         }
     }
     let entries: Vec<&FileEntry> = aimed.iter().map(|a| a.0).collect();
@@ -258,8 +269,12 @@ fn callers(
         .zip(their.par_iter())
         .map_init(
             outline::Parser::new,
-            |parser, (&(entry, language, n), ff)| {
-                uses_in(store, parser, entry, language, ff, name, all, n)
+            |parser, (&(entry, language, n, members_only), ff)| {
+                let reach = Reach {
+                    candidates: n,
+                    members_only,
+                };
+                uses_in(store, parser, entry, language, ff, name, all, reach)
             },
         )
         .collect();
@@ -270,8 +285,17 @@ fn callers(
     Ok(out)
 }
 
+/// How a file's uses of a name reach its definitions: among how many they resolve, and
+/// whether only its uses through `.` do (a bare use in a module-scoped file that neither
+/// defines nor imports a definition reaches none: [`module_scoped`]).
+#[derive(Clone, Copy)]
+struct Reach {
+    candidates: usize,
+    members_only: bool,
+}
+
 /// The uses of `name` in the file `entry` (of `language`, with facts `ff`), each mapped to its
-/// innermost definition or to the module level, whose uses resolve to `candidates`
+/// innermost definition or to the module level, whose uses resolve to `reach.candidates`
 /// definitions; a definition's own name (`all` holds them) is no use of it.
 #[allow(clippy::too_many_arguments)]
 fn uses_in(
@@ -282,9 +306,10 @@ fn uses_in(
     ff: &FileFacts,
     name: &str,
     all: &[Site],
-    candidates: usize,
+    reach: Reach,
 ) -> Result<Vec<Site>> {
     let path = &entry.path;
+    let candidates = reach.candidates;
     let Some(text) = read_text(store, entry)? else {
         return Ok(Vec::new());
     };
@@ -298,7 +323,7 @@ fn uses_in(
         .collect();
     let mut by_site: BTreeMap<(usize, usize), Site> = BTreeMap::new();
     for r in parsed.references(&[name]) {
-        if declared.contains(&r.line) {
+        if declared.contains(&r.line) || (reach.members_only && !r.member) {
             continue;
         }
         let site = match innermost(&ff.symbols, r.line) {
@@ -387,7 +412,8 @@ fn callees(
             }
             let mut all = definitions_of(store, facts, index, &name)?;
             all.retain(|s| s.kind.is_some_and(|k| callable(k) && aim.reaches(k)));
-            let resolved = resolve(&d.path, &all, graph);
+            let scoped = matches!(aim, Aim::NotMethod) && module_scoped(language);
+            let resolved = resolve(&d.path, &all, graph, scoped);
             let n = resolved.len();
             for s in resolved {
                 let mut s = s.clone();

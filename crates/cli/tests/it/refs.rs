@@ -261,3 +261,35 @@ fn a_bare_python_call_is_not_resolved_to_a_method() {
     let render = ws.json(&["refs", "render"]);
     assert_eq!(render["callees"][0]["name"], "str", "{render:#}");
 }
+
+/// A Python module's bare names are its own, its imports' and the builtins': `load(f)` in a
+/// file that neither defines nor imports a `load` (here a parameter) calls no module's
+/// `load`, while `codec.load(f)` may.
+#[test]
+fn a_bare_python_name_reaches_only_its_module_and_its_imports() {
+    let ws = Workspace::empty();
+    ws.write("pkg/codec.py", "def load(fp):\n    return fp.read()\n");
+    ws.write(
+        "pkg/config.py",
+        "def from_file(path, load):\n    with open(path) as f:\n        return load(f)\n",
+    );
+    ws.write(
+        "pkg/main.py",
+        "import pkg.codec as codec\n\n\ndef run(f):\n    return codec.load(f)\n",
+    );
+    ws.write("pkg/__init__.py", "");
+    ws.ok(&["scan"]);
+    let from_file = ws.json(&["refs", "from_file"]);
+    assert_eq!(from_file["callees"], serde_json::json!([]), "{from_file:#}");
+    let load = ws.json(&["refs", "load"]);
+    let callers: Vec<(&str, &str)> = load["callers"]
+        .as_array()
+        .expect("callers")
+        .iter()
+        .map(|c| {
+            let path = c["path"].as_str().expect("a path");
+            (path, c["name"].as_str().unwrap_or("(module)"))
+        })
+        .collect();
+    assert_eq!(callers, [("pkg/main.py", "run")], "{load:#}");
+}
