@@ -412,6 +412,15 @@ fn callees(
             }
             let mut all = definitions_of(store, facts, index, &name)?;
             all.retain(|s| s.kind.is_some_and(|k| callable(k) && aim.reaches(k)));
+            if matches!(aim, Aim::Method) && language == outline::Language::Rust {
+                let mut kept = Vec::with_capacity(all.len());
+                for s in all {
+                    if !implements_foreign_trait(store, facts, index, &s)? {
+                        kept.push(s);
+                    }
+                }
+                all = kept;
+            }
             let scoped = matches!(aim, Aim::NotMethod) && module_scoped(language);
             let resolved = resolve(&d.path, &all, graph, scoped);
             let n = resolved.len();
@@ -426,6 +435,40 @@ fn callees(
     // The certain first, then by first use.
     out.sort_by_key(|s| (s.candidates, s.lines.first().copied()));
     Ok(out)
+}
+
+/// Whether `site`, a method of a Rust file, implements a trait the workspace does not define
+/// (`clone` of `impl Clone for Lookups`, `cmp` of `impl Ord for Candidate`): a call through
+/// `.` of its name (`paths.clone()`) reaches every library type's as well, and only the
+/// receiver's type, which a compiler knows, tells which.
+fn implements_foreign_trait(
+    store: &Store,
+    facts: &TreeFacts,
+    index: &TextIndex,
+    site: &Site,
+) -> Result<bool> {
+    let Some(entry) = facts.file(&site.path) else {
+        return Ok(false);
+    };
+    let ff = facts_one(store, facts, entry)?;
+    let within = |s: &&FactSymbol| {
+        s.kind == Kind::Impl && s.line <= site.line_start && site.line_start <= s.end_line
+    };
+    let Some(head) = ff
+        .symbols
+        .iter()
+        .filter(within)
+        .min_by_key(|s| s.end_line - s.line)
+    else {
+        return Ok(false);
+    };
+    let Some(name) = crate::search::impl_trait(&head.signature) else {
+        return Ok(false);
+    };
+    let ours = definitions_of(store, facts, index, name)?
+        .iter()
+        .any(|d| d.kind == Some(Kind::Trait));
+    Ok(!ours)
 }
 
 /// What kinds of definition a call can reach, by how it is written.

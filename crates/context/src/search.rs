@@ -58,6 +58,7 @@ pub(crate) use self::index::sync_opened;
 pub use self::index::{index_dir, sync_index};
 mod fuse;
 mod impls;
+pub(crate) use impls::impl_trait;
 mod template;
 use self::fuse::{Asking, gather, give_history, hits_of, rank, spread_graph};
 mod lines;

@@ -293,3 +293,30 @@ fn a_bare_python_name_reaches_only_its_module_and_its_imports() {
         .collect();
     assert_eq!(callers, [("pkg/main.py", "run")], "{load:#}");
 }
+
+/// A Rust method implementing a library's trait (`clone` of `impl Clone for Tag`) is no
+/// certain callee of `.clone()`, which every library type's `clone` answers as well; one
+/// implementing the workspace's own trait (`area` of `impl Shape for Square`) is.
+#[test]
+fn a_method_of_a_library_trait_is_no_callee_of_a_call_through_a_dot() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/lib.rs",
+        "pub trait Shape {\n    fn area(&self) -> u32;\n}\n\npub struct Square(u32);\n\n\
+         impl Shape for Square {\n    fn area(&self) -> u32 {\n        self.0 * self.0\n    }\n}\n\n\
+         pub struct Tag(String);\n\nimpl Clone for Tag {\n    fn clone(&self) -> Tag {\n        \
+         Tag(self.0.clone())\n    }\n}\n\n\
+         pub fn total(names: &[String], s: &Square) -> u32 {\n    let copy = names.to_vec().clone();\n    \
+         copy.len() as u32 + s.area()\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let total = ws.json(&["refs", "total"]);
+    let callees: Vec<&str> = total["callees"]
+        .as_array()
+        .expect("callees")
+        .iter()
+        .map(|c| c["name"].as_str().expect("a name"))
+        .collect();
+    // The trait's declaration of `area` and its implementation, one of two each.
+    assert_eq!(callees, ["area", "area"], "{total:#}");
+}

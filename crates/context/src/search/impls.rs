@@ -49,7 +49,7 @@ pub(super) fn spans_named(f: &FileFacts, impls: &HashSet<(String, String)>) -> V
 /// The trait a Rust implementation's head implements, as its last path segment without
 /// arguments (`Drop` of `impl<'a, T> std::ops::Drop for Drain<'a, T>`); `None` for an inherent
 /// implementation.
-fn impl_trait(signature: &str) -> Option<&str> {
+pub(crate) fn impl_trait(signature: &str) -> Option<&str> {
     let head = signature
         .trim_start_matches("unsafe ")
         .strip_prefix("impl")?
