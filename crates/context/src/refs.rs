@@ -6,7 +6,7 @@
 //!
 //! A name defined in several files is resolved, for a caller, to the definitions in its own
 //! file, else to those in files it imports, else to all (not for a bare Python name, which
-//! reaches only its module's and its imports': [`module_scoped`]); each caller and callee says
+//! reaches only its module's and its imports': [`Scope`]); each caller and callee says
 //! among how many definitions it was resolved (`candidates`, 1: certain). What it cannot see: calls
 //! through dynamic dispatch (a trait object, a callback, `getattr`), names a macro builds,
 //! reflection, and files over 1 MiB (indexed by path and names only).
@@ -198,14 +198,45 @@ fn definitions_of(
     Ok(out)
 }
 
-/// Of `all` (the definitions of a name), those a use in `path` resolves to: in `path` itself,
-/// else in the files it imports, else (unless the use is `scoped`) all of them.
-fn resolve<'a>(path: &str, all: &'a [Site], graph: &Graph, scoped: bool) -> Vec<&'a Site> {
-    let own: Vec<&Site> = all.iter().filter(|d| d.path == path).collect();
+/// Where a use of a name looks for its definitions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Its file, else the files it imports, else the whole workspace.
+    Workspace,
+    /// Its file, else the files it imports, never further: a bare Python name (a module's
+    /// names are its own, its imports' and the builtins'; `load(f)`, with `load` a parameter,
+    /// calls no `load` of a module the file does not import).
+    Module,
+    /// Its file's folder, else the files it imports, never further: a bare Go name (a
+    /// package is its folder's files; another package's names are written `pkg.Name`).
+    Package,
+}
+
+/// Where a bare name (not `a.name`) of `language` looks for its definitions.
+fn bare_scope(language: outline::Language) -> Scope {
+    match language {
+        outline::Language::Python => Scope::Module,
+        outline::Language::Go => Scope::Package,
+        _ => Scope::Workspace,
+    }
+}
+
+/// Of `all` (the definitions of a name), those a use in `path` resolves to within `scope`.
+fn resolve<'a>(path: &str, all: &'a [Site], graph: &Graph, scope: Scope) -> Vec<&'a Site> {
+    let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+    let here = folder(path);
+    let own: Vec<&Site> = all
+        .iter()
+        .filter(|d| match scope {
+            Scope::Package => folder(&d.path) == here,
+            _ => d.path == path,
+        })
+        .collect();
     if !own.is_empty() {
         return own;
     }
-    if all.len() <= 1 && !scoped {
+    let anywhere = scope == Scope::Workspace;
+    if all.len() <= 1 && anywhere {
         return all.iter().collect();
     }
     let imported: Vec<String> = graph
@@ -215,19 +246,11 @@ fn resolve<'a>(path: &str, all: &'a [Site], graph: &Graph, scoped: bool) -> Vec<
         .map(|r| r.path)
         .collect();
     let via: Vec<&Site> = all.iter().filter(|d| imported.contains(&d.path)).collect();
-    if via.is_empty() && !scoped {
+    if via.is_empty() && anywhere {
         all.iter().collect()
     } else {
         via
     }
-}
-
-/// Whether a bare name (not `a.name`) in `language` reaches only the definitions of its own
-/// file and of the files it imports: a Python module's names are its own, its imports' and
-/// the builtins', never another module's by name alone (`load(f)`, with `load` a parameter,
-/// calls no `load` of a module the file does not import).
-fn module_scoped(language: outline::Language) -> bool {
-    language == outline::Language::Python
 }
 
 /// The definitions (or module levels) of the workspace naming `name`, where that use resolves
@@ -254,10 +277,12 @@ fn callers(
             continue;
         };
         let aims = |r: &[&Site]| targets.is_empty() || r.iter().any(|d| targets.contains(d));
-        let resolved = resolve(path, all, graph, false);
+        let resolved = resolve(path, all, graph, Scope::Workspace);
         if aims(&resolved) {
-            // A bare use in a module-scoped file reaches only its own and its imports'.
-            let members_only = module_scoped(language) && !aims(&resolve(path, all, graph, true));
+            // A bare use in a Python or Go file reaches only its own scope and its imports'.
+            let scope = bare_scope(language);
+            let members_only =
+                scope != Scope::Workspace && !aims(&resolve(path, all, graph, scope));
             aimed.push((entry, language, resolved.len(), members_only));
         }
     }
@@ -286,8 +311,8 @@ fn callers(
 }
 
 /// How a file's uses of a name reach its definitions: among how many they resolve, and
-/// whether only its uses through `.` do (a bare use in a module-scoped file that neither
-/// defines nor imports a definition reaches none: [`module_scoped`]).
+/// whether only its uses through `.` do (a bare use in a Python or Go file that neither
+/// defines nor imports a definition reaches none: [`Scope`]).
 #[derive(Clone, Copy)]
 struct Reach {
     candidates: usize,
@@ -421,8 +446,11 @@ fn callees(
                 }
                 all = kept;
             }
-            let scoped = matches!(aim, Aim::NotMethod) && module_scoped(language);
-            let resolved = resolve(&d.path, &all, graph, scoped);
+            let scope = match aim {
+                Aim::NotMethod => bare_scope(language),
+                _ => Scope::Workspace,
+            };
+            let resolved = resolve(&d.path, &all, graph, scope);
             let n = resolved.len();
             for s in resolved {
                 let mut s = s.clone();

@@ -320,3 +320,37 @@ fn a_method_of_a_library_trait_is_no_callee_of_a_call_through_a_dot() {
     // The trait's declaration of `area` and its implementation, one of two each.
     assert_eq!(callees, ["area", "area"], "{total:#}");
 }
+
+/// A Go package is its folder's files: a bare call reaches a function of another file of the
+/// folder, never one of another package (written `pkg.Name`), here shadowed by a local.
+#[test]
+fn a_bare_go_name_reaches_only_its_package() {
+    let ws = Workspace::empty();
+    ws.write(
+        "codec/codec.go",
+        "package codec\n\nfunc Load(s string) int {\n\treturn len(s)\n}\n",
+    );
+    ws.write(
+        "app/run.go",
+        "package app\n\nfunc Start() int {\n\treturn 1\n}\n",
+    );
+    ws.write(
+        "app/main.go",
+        "package app\n\nfunc Main() int {\n\tLoad := func(s string) int { return 0 }\n\treturn Load(\"x\") + Start()\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let main = ws.json(&["refs", "Main"]);
+    let callees: Vec<(&str, &str)> = main["callees"]
+        .as_array()
+        .expect("callees")
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().expect("a path"),
+                c["name"].as_str().expect("a name"),
+            )
+        })
+        .collect();
+    assert_eq!(callees, [("app/run.go", "Start")], "{main:#}");
+    assert_eq!(main["callees"][0]["candidates"], 1, "{main:#}");
+}
