@@ -446,6 +446,19 @@ fn callees(
                 }
                 all = kept;
             }
+            if matches!(aim, Aim::Method) && language == outline::Language::Java {
+                let mut kept = Vec::with_capacity(all.len());
+                let mut overriding = true;
+                for s in all {
+                    let (overrides, private) = java_marks(store, facts, &s)?;
+                    // A private method is its class's own: no other file calls it.
+                    if !private || s.path == d.path {
+                        overriding &= overrides;
+                        kept.push(s);
+                    }
+                }
+                all = if overriding { Vec::new() } else { kept };
+            }
             let scope = match aim {
                 Aim::NotMethod => bare_scope(language),
                 _ => Scope::Workspace,
@@ -497,6 +510,33 @@ fn implements_foreign_trait(
         .iter()
         .any(|d| d.kind == Some(Kind::Trait));
     Ok(!ours)
+}
+
+/// Whether `site`, a Java method, is marked `@Override`, and whether it is `private`. Where
+/// every definition of a name another file can call overrides, the method they override is
+/// declared outside the workspace (`Object.toString`, `Runnable.run`): a call through `.` of
+/// the name (`parameters.toString()` on a `StringBuilder`) is as likely a library type's, and
+/// only the receiver's type tells.
+fn java_marks(store: &Store, facts: &TreeFacts, site: &Site) -> Result<(bool, bool)> {
+    let Some(entry) = facts.file(&site.path) else {
+        return Ok((false, false));
+    };
+    let Some(text) = read_text(store, entry)? else {
+        return Ok((false, false));
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let at = site.line_start.clamp(1, lines.len().max(1)) - 1;
+    let own = lines.get(at).copied().unwrap_or("");
+    // Its own line, and the annotations right above it.
+    let above: Vec<&str> = lines[..at.min(lines.len())]
+        .iter()
+        .rev()
+        .take_while(|l| l.trim_start().starts_with('@'))
+        .copied()
+        .collect();
+    let has = |l: &str, word: &str| l.split_whitespace().any(|w| w == word);
+    let overrides = has(own, "@Override") || above.iter().any(|l| has(l, "@Override"));
+    Ok((overrides, has(own, "private")))
 }
 
 /// What kinds of definition a call can reach, by how it is written.

@@ -354,3 +354,30 @@ fn a_bare_go_name_reaches_only_its_package() {
     assert_eq!(callees, [("app/run.go", "Start")], "{main:#}");
     assert_eq!(main["callees"][0]["candidates"], 1, "{main:#}");
 }
+
+/// A Java method every definition of which in the workspace overrides (`toString` of
+/// `Object`) is no callee of a call through `.`, which a library type's answers as well; a
+/// private overload is its class's own; a method the workspace declares is a callee.
+#[test]
+fn a_java_override_of_a_library_method_is_no_callee_of_a_call_through_a_dot() {
+    let ws = Workspace::empty();
+    ws.write(
+        "src/Tag.java",
+        "class Tag {\n  @Override\n  public String toString() {\n    return \"t\";\n  }\n\n  \
+         private String toString(boolean full) {\n    return \"tag\";\n  }\n\n  \
+         public int size() {\n    return 1;\n  }\n}\n",
+    );
+    ws.write(
+        "src/Use.java",
+        "class Use {\n  String show(StringBuilder b, Tag t) {\n    return b.toString() + t.size();\n  }\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let show = ws.json(&["refs", "show"]);
+    let callees: Vec<&str> = show["callees"]
+        .as_array()
+        .expect("callees")
+        .iter()
+        .map(|c| c["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(callees, ["size"], "{show:#}");
+}
