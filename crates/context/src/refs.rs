@@ -5,12 +5,13 @@
 //! tool and the agent's `refs` tool answer.
 //!
 //! A name defined in several files is resolved, for a caller, to the definitions in its own
-//! file, else to those in files it imports, else to all (not for a bare Python name, which
-//! reaches only its module's and its imports': [`Scope`]); each caller and callee says
-//! among how many definitions it was resolved (`candidates`, 1: certain). What it cannot see: calls
+//! file, else to those in files it imports, else to all (not for a bare Python or Go name,
+//! which reaches only its module's or package's and its imports': [`Scope`]; nor, for a call
+//! through `.`, to a method a library type's may as well be: [`dotted_targets`]); each caller
+//! and callee says among how many definitions it was resolved (`candidates`, 1: certain). What it cannot see: calls
 //! through dynamic dispatch (a trait object, a callback, `getattr`), names a macro builds,
 //! reflection, and files over 1 MiB (indexed by path and names only).
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
@@ -223,12 +224,12 @@ fn bare_scope(language: outline::Language) -> Scope {
 
 /// Of `all` (the definitions of a name), those a use in `path` resolves to within `scope`.
 fn resolve<'a>(path: &str, all: &'a [Site], graph: &Graph, scope: Scope) -> Vec<&'a Site> {
-    let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
-    let here = folder(path);
+    let folder = |p: &str| p.rsplit_once('/').map_or(0, |(d, _)| d.len());
+    let here = &path[..folder(path)];
     let own: Vec<&Site> = all
         .iter()
         .filter(|d| match scope {
-            Scope::Package => folder(&d.path) == here,
+            Scope::Package => d.path[..folder(&d.path)] == *here,
             _ => d.path == path,
         })
         .collect();
@@ -384,6 +385,8 @@ fn callees(
 ) -> Result<Vec<Site>> {
     let mut parser = outline::Parser::new();
     let mut out: Vec<Site> = Vec::new();
+    // Whether the workspace defines a trait, by name, as asked once.
+    let mut traits: HashMap<String, bool> = HashMap::new();
     for d in defs {
         let Some(entry) = facts.file(&d.path) else {
             continue;
@@ -437,27 +440,8 @@ fn callees(
             }
             let mut all = definitions_of(store, facts, index, &name)?;
             all.retain(|s| s.kind.is_some_and(|k| callable(k) && aim.reaches(k)));
-            if matches!(aim, Aim::Method) && language == outline::Language::Rust {
-                let mut kept = Vec::with_capacity(all.len());
-                for s in all {
-                    if !implements_foreign_trait(store, facts, index, &s)? {
-                        kept.push(s);
-                    }
-                }
-                all = kept;
-            }
-            if matches!(aim, Aim::Method) && language == outline::Language::Java {
-                let mut kept = Vec::with_capacity(all.len());
-                let mut overriding = true;
-                for s in all {
-                    let (overrides, private) = java_marks(store, facts, &s)?;
-                    // A private method is its class's own: no other file calls it.
-                    if !private || s.path == d.path {
-                        overriding &= overrides;
-                        kept.push(s);
-                    }
-                }
-                all = if overriding { Vec::new() } else { kept };
+            if matches!(aim, Aim::Method) {
+                all = dotted_targets(store, facts, index, language, &d.path, all, &mut traits)?;
             }
             let scope = match aim {
                 Aim::NotMethod => bare_scope(language),
@@ -478,6 +462,49 @@ fn callees(
     Ok(out)
 }
 
+/// Of `all` (the workspace's methods of a name that a call through `.` in a file of
+/// `language` at `caller` names), those it may call where the receiver's type is not known:
+/// not a Rust method implementing a trait the workspace does not define, and in Java not
+/// another file's private method, nor any where every one left overrides ([`java_marks`]):
+/// such a call is as likely a library type's method. `traits` remembers which trait names the
+/// workspace defines.
+fn dotted_targets(
+    store: &Store,
+    facts: &TreeFacts,
+    index: &TextIndex,
+    language: outline::Language,
+    caller: &str,
+    all: Vec<Site>,
+    traits: &mut HashMap<String, bool>,
+) -> Result<Vec<Site>> {
+    let mut kept = Vec::with_capacity(all.len());
+    match language {
+        outline::Language::Rust => {
+            for s in all {
+                if !implements_foreign_trait(store, facts, index, &s, traits)? {
+                    kept.push(s);
+                }
+            }
+        }
+        outline::Language::Java => {
+            let mut overriding = true;
+            for s in all {
+                let (overrides, private) = java_marks(store, facts, &s)?;
+                // A private method is its class's own: no other file calls it.
+                if !private || s.path == caller {
+                    overriding &= overrides;
+                    kept.push(s);
+                }
+            }
+            if overriding {
+                kept.clear();
+            }
+        }
+        _ => kept = all,
+    }
+    Ok(kept)
+}
+
 /// Whether `site`, a method of a Rust file, implements a trait the workspace does not define
 /// (`clone` of `impl Clone for Lookups`, `cmp` of `impl Ord for Candidate`): a call through
 /// `.` of its name (`paths.clone()`) reaches every library type's as well, and only the
@@ -487,6 +514,7 @@ fn implements_foreign_trait(
     facts: &TreeFacts,
     index: &TextIndex,
     site: &Site,
+    traits: &mut HashMap<String, bool>,
 ) -> Result<bool> {
     let Some(entry) = facts.file(&site.path) else {
         return Ok(false);
@@ -506,9 +534,16 @@ fn implements_foreign_trait(
     let Some(name) = crate::search::impl_trait(&head.signature) else {
         return Ok(false);
     };
-    let ours = definitions_of(store, facts, index, name)?
-        .iter()
-        .any(|d| d.kind == Some(Kind::Trait));
+    let ours = match traits.get(name) {
+        Some(&ours) => ours,
+        None => {
+            let ours = definitions_of(store, facts, index, name)?
+                .iter()
+                .any(|d| d.kind == Some(Kind::Trait));
+            traits.insert(name.to_owned(), ours);
+            ours
+        }
+    };
     Ok(!ours)
 }
 

@@ -112,6 +112,15 @@ fn the_callers_of_unique_functions_are_the_uses_git_grep_finds() {
     }
 }
 
+/// The names of a list of sites (`callers`, `callees`).
+fn names(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .expect("a list of sites")
+        .iter()
+        .map(|c| c["name"].as_str().expect("a name"))
+        .collect()
+}
+
 /// A workspace where `helper` is defined twice and `run` calls the one its file imports.
 fn workspace() -> Workspace {
     let ws = Workspace::empty();
@@ -251,12 +260,7 @@ fn a_bare_python_call_is_not_resolved_to_a_method() {
     );
     ws.ok(&["scan"]);
     let label = ws.json(&["refs", "label"]);
-    let callees: Vec<&str> = label["callees"]
-        .as_array()
-        .expect("callees")
-        .iter()
-        .map(|c| c["name"].as_str().expect("a name"))
-        .collect();
+    let callees = names(&label["callees"]);
     assert_eq!(callees, ["helper"], "{label:#}");
     let render = ws.json(&["refs", "render"]);
     assert_eq!(render["callees"][0]["name"], "str", "{render:#}");
@@ -311,12 +315,7 @@ fn a_method_of_a_library_trait_is_no_callee_of_a_call_through_a_dot() {
     );
     ws.ok(&["scan"]);
     let total = ws.json(&["refs", "total"]);
-    let callees: Vec<&str> = total["callees"]
-        .as_array()
-        .expect("callees")
-        .iter()
-        .map(|c| c["name"].as_str().expect("a name"))
-        .collect();
+    let callees = names(&total["callees"]);
     // The trait's declaration of `area` and its implementation, one of two each.
     assert_eq!(callees, ["area", "area"], "{total:#}");
 }
@@ -373,11 +372,6 @@ fn a_java_override_of_a_library_method_is_no_callee_of_a_call_through_a_dot() {
     );
     ws.ok(&["scan"]);
     let show = ws.json(&["refs", "show"]);
-    let callees: Vec<&str> = show["callees"]
-        .as_array()
-        .expect("callees")
-        .iter()
-        .map(|c| c["name"].as_str().expect("a name"))
-        .collect();
+    let callees = names(&show["callees"]);
     assert_eq!(callees, ["size"], "{show:#}");
 }
