@@ -2,7 +2,9 @@
 """Build held-out code-localisation sets from fix commits in bare git mirrors.
 
 Output format matches the dev set of `cargo xtask bench localize` (../shared/bench/localize-dev.jsonl): one JSON object per
-line with keys instance_id, repo, base_commit, problem_statement, gold_files.
+line with keys instance_id, repo, base_commit, problem_statement, gold_files and patch (the fix
+commit's diff of the gold files against its parent, from which the bench reads the gold
+functions and lines).
 
 For every configured repo:
   * walk `git log --first-parent HEAD` over the 4 years before HEAD's commit date
@@ -15,11 +17,15 @@ For every configured repo:
     files of the repo's language and not tests/docs/examples/benches/fixtures/
     vendored/generated; 1..3 files required;
   * drop commits whose message contains a gold file's full path verbatim;
-  * order candidates by sha1(commit hex id) and take the first N.
+  * order candidates by sha1(commit hex id) and take the first N;
+  * patch = `git diff PARENT COMMIT -- GOLD_FILES` (the commit's short id ends instance_id).
+
+`--add-patches` writes the patch into the sets as they are, without picking again (a mirror's
+HEAD moves, and with it the four-year window).
 
 stdlib only.  Usage:
     python3 xtask/heldout/make_heldout.py [--mirror-root ../.mirror] [--out-dir xtask/heldout]
-                            [--sets python,rust,...] [--years 4] [--check-only]
+                            [--sets python,rust,...] [--years 4] [--check-only | --add-patches]
 """
 import argparse
 import hashlib
@@ -308,10 +314,37 @@ def pick(repo, repo_dir, cfg, extra, n, args, set_name):
             incomplete += 1
             continue
         r.pop("_key")
+        r["patch"] = fix_patch(repo_dir, r)
         picked.append(r)
     st["base_tree_incomplete_skipped"] = incomplete
     print(f"[{set_name}] {repo}: {st} -> picked {len(picked)}/{n}", file=sys.stderr)
     return picked
+
+
+def fix_patch(repo_dir, r):
+    """The diff of r's gold files from its base to its fix commit, whose short id ends its
+    instance_id (the base is the fix's only parent)."""
+    short = r["instance_id"].rsplit("-", 1)[1]
+    fix = git(repo_dir, "rev-parse", "--verify", short + "^{commit}").decode().strip()
+    parent = git(repo_dir, "rev-parse", fix + "^").decode().strip()
+    if parent != r["base_commit"]:
+        raise SystemExit(f"{r['instance_id']}: {fix}'s parent is {parent}, not its base")
+    return git(repo_dir, "diff", "--no-color", "--no-ext-diff", "--no-renames",
+               r["base_commit"], fix, "--", *r["gold_files"]).decode("utf-8", "replace")
+
+
+def add_patches(args):
+    wanted = args.sets.split(",") if args.sets else list(SETS)
+    for set_name in wanted:
+        path = os.path.join(args.out_dir, f"{set_name}.jsonl")
+        with open(path) as f:
+            rows = [json.loads(line) for line in f]
+        for r in rows:
+            r["patch"] = fix_patch(mirror_dir(args.mirror_root, r["repo"]), r)
+        with open(path, "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+        print(f"wrote {path} ({len(rows)} instances, with patches)", file=sys.stderr)
 
 
 def build(args):
@@ -355,7 +388,8 @@ def check(args):
                 except Exception as e:  # noqa: BLE001
                     errors.append(f"line {i}: bad json: {e}")
                     continue
-                keys = {"instance_id", "repo", "base_commit", "problem_statement", "gold_files"}
+                keys = {"instance_id", "repo", "base_commit", "problem_statement", "gold_files",
+                        "patch"}
                 if set(r) != keys:
                     errors.append(f"line {i}: keys {sorted(r)}")
                 if r["instance_id"] in ids:
@@ -365,6 +399,9 @@ def check(args):
                     errors.append(f"line {i}: bad base_commit")
                 if not 1 <= len(r["gold_files"]) <= 3 or len(r["problem_statement"]) < 40:
                     errors.append(f"line {i}: gold/msg size")
+                patched = set(re.findall(r"^\+\+\+ b/(.+)$", r.get("patch", ""), re.M))
+                if patched != set(r["gold_files"]):
+                    errors.append(f"line {i}: patch changes {sorted(patched)}, not the gold files")
                 rd = mirror_dir(args.mirror_root, r["repo"])
                 try:
                     t = git(rd, "cat-file", "-t", r["base_commit"]).decode().strip()
@@ -396,8 +433,12 @@ def main():
     ap.add_argument("--sets", default="", help="comma list of " + ",".join(SETS))
     ap.add_argument("--years", type=float, default=4.0)
     ap.add_argument("--check-only", action="store_true")
+    ap.add_argument("--add-patches", action="store_true",
+                    help="write each instance's patch into the sets as they are")
     args = ap.parse_args()
-    if not args.check_only:
+    if args.add_patches:
+        add_patches(args)
+    elif not args.check_only:
         build(args)
     sys.exit(0 if check(args) else 1)
 
