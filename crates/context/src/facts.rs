@@ -25,6 +25,8 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
+/// `facts:v9`: a C/C++ function behind an attribute macro before its return type (`FMT_API
+/// uint128_fallback get_cached_power(int)`) is named by its own name, not the type's with it.
 /// `facts:v8`: a C/C++ attribute macro alone on the line before a type or a template
 /// (`NLOHMANN_BASIC_JSON_TPL_DECLARATION` + `class basic_json`) no longer hides the type.
 /// `facts:v7`: JavaScript's and TypeScript's functions bound by assignment (`app.render =
@@ -33,7 +35,7 @@ use crate::error::Result;
 /// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
 /// imports inside skipped bodies read by hand, and with enum variants and type fields among
 /// the symbols.
-pub const FACTS_VERSION: &str = "facts:v8";
+pub const FACTS_VERSION: &str = "facts:v9";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";

@@ -472,6 +472,54 @@ fn an_attribute_macro_before_a_class_leaves_the_class_readable() {
     }
 }
 
+/// An attribute macro before a function's return type (`FMT_API uint128_fallback
+/// get_cached_power(int)`, `explicit FMT_CONSTEXPR precision_checker(...)`) is read by the
+/// grammar as the type, and the real type with the name as one qualified name missing its
+/// `::`: the function is named by its own name, as a call names it; out-of-line methods keep
+/// their class (`element::at_pointer`), a macro after the name is not it (`localtime_r
+/// FMT_NOMACRO(...)`), and a specialization's name is left as written.
+#[test]
+#[cfg(feature = "cpp")]
+fn an_attribute_macro_before_a_return_type_is_not_in_the_name() {
+    let src = "FMT_API uint128_fallback get_cached_power(int k) { return 1; }\n\
+               template <typename Char>\n\
+               FMT_CONSTEXPR ansi_color_escape<Char> make_emphasis(int em) noexcept { return x; }\n\
+               FMT_API std::system_error vwindows_error(int code) { return x; }\n\
+               inline null<> localtime_r FMT_NOMACRO(...) { return null<>(); }\n\
+               simdjson_inline simdjson_result<element> element::at_pointer(int p) const noexcept { return x; }\n\
+               template <typename E> class precision_checker {\n public:\n\
+               \x20 explicit FMT_CONSTEXPR precision_checker(E& eh) : handler_(eh) {}\n\
+               \x20 FMT_CONSTEXPR auto operator()(int value) -> unsigned { return 0; }\n};\n\
+               template <typename T> struct formatter<std::vector<T>, char> {\n  int x;\n};\n\
+               int Foo::bar(int a) { return a; }\n";
+    let outline = outline::Parser::new()
+        .outline(Language::Cpp, src)
+        .expect("outlines");
+    let mut names = Vec::new();
+    let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
+    while let Some(s) = stack.pop() {
+        names.push((s.name.as_str(), s.kind, s.line));
+        stack.extend(s.children.iter());
+    }
+    names.sort_by_key(|s| s.2);
+    let found: Vec<(&str, usize)> = names.iter().map(|s| (s.0, s.2)).collect();
+    assert_eq!(
+        found,
+        [
+            ("get_cached_power", 1),
+            ("make_emphasis", 3),
+            ("vwindows_error", 4),
+            ("localtime_r", 5),
+            ("element::at_pointer", 6),
+            ("precision_checker", 7),
+            ("precision_checker", 9),
+            ("operator()", 10),
+            ("formatter<std::vector<T>, char>", 12),
+            ("Foo::bar", 15),
+        ]
+    );
+}
+
 /// What JavaScript binds as a function by assignment (Express's `app.render = function
 /// render(...)`, `exports.parse = ...`, a prototype's method) or as an object's property is a
 /// definition, in a whole parse and a skimmed one alike.

@@ -600,7 +600,8 @@ impl<'s> Walk<'s> {
         if let Some(name) = declarator.and_then(declarator_name) {
             let body = n.child_by_field_name("body");
             let function = c_function_kind(scope);
-            out.push(self.symbol(function, n, self.text(name), Some(name), body, anchor));
+            let named = recovered_name(self.text(name), name.has_error());
+            out.push(self.symbol(function, n, named, Some(name), body, anchor));
         }
     }
 
@@ -632,7 +633,8 @@ impl<'s> Walk<'s> {
             } else {
                 Kind::Variable
             };
-            out.push(self.symbol(kind, n, self.text(name), Some(name), None, anchor));
+            let named = recovered_name(self.text(name), name.has_error());
+            out.push(self.symbol(kind, n, named, Some(name), None, anchor));
         }
     }
 
@@ -728,6 +730,50 @@ fn declarator_name(mut d: Node<'_>) -> Option<Node<'_>> {
     }
     None
 }
+/// The name a C or C++ declarator's name node declares, where the grammar read it with an
+/// error: an attribute macro before the return type (`FMT_API uint128_fallback
+/// get_cached_power(int k)`, `explicit FMT_CONSTEXPR precision_checker(...)`) is read as the
+/// type, and the real type and the name as one qualified name missing its `::`. The name is
+/// then its last word outside template brackets (`get_cached_power`, `element::at_pointer`),
+/// or the one before where that word is itself a macro (`localtime_r FMT_NOMACRO(...)`).
+/// Without an error the text is the name as written.
+fn recovered_name(text: &str, has_error: bool) -> &str {
+    if !has_error {
+        return text;
+    }
+    let mut depth = 0i32;
+    let mut words = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            _ => {}
+        }
+        if c.is_whitespace() && depth == 0 {
+            if let Some(s) = start.take() {
+                words.push(&text[s..i]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        words.push(&text[s..]);
+    }
+    let is_macro = |w: &str| {
+        w.len() > 2
+            && w.contains('_')
+            && w.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    };
+    match words.as_slice() {
+        [.., before, last] if is_macro(last) => before,
+        [.., last] => last,
+        [] => text,
+    }
+}
+
 /// Whether a declarator declares a function (a prototype), not a variable.
 fn is_function_declarator(mut d: Node<'_>) -> bool {
     for _ in 0..MAX_DEPTH {
