@@ -26,7 +26,8 @@ use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
 /// `facts:v9`: a C/C++ function behind an attribute macro before its return type (`FMT_API
-/// uint128_fallback get_cached_power(int)`) is named by its own name, not the type's with it.
+/// uint128_fallback get_cached_power(int)`) is named by its own name, not the type's with it;
+/// an annotated Java package by its name.
 /// `facts:v8`: a C/C++ attribute macro alone on the line before a type or a template
 /// (`NLOHMANN_BASIC_JSON_TPL_DECLARATION` + `class basic_json`) no longer hides the type.
 /// `facts:v7`: JavaScript's and TypeScript's functions bound by assignment (`app.render =

@@ -622,3 +622,20 @@ fn rust_functions_inside_a_macro_block_are_definitions() {
     );
     assert_eq!(skimmed.symbols[0].signature, "pub fn spawn<T>(t: T) -> u32");
 }
+
+/// A Java package is named by its name, not by the annotations before it, as
+/// `package-info.java` writes them.
+#[test]
+#[cfg(feature = "java")]
+fn an_annotated_java_package_is_named_by_its_name() {
+    let src = "/** Docs. */\n@com.google.errorprone.annotations.CheckReturnValue\npackage com.google.gson;\n";
+    let outline = outline::Parser::new()
+        .outline(Language::Java, src)
+        .expect("outlines");
+    let names: Vec<(&str, Kind)> = outline
+        .symbols
+        .iter()
+        .map(|s| (s.name.as_str(), s.kind))
+        .collect();
+    assert_eq!(names, [("com.google.gson", Kind::Package)]);
+}

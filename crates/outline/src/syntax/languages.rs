@@ -432,7 +432,13 @@ impl<'s> Walk<'s> {
     ) {
         let kind = match n.kind() {
             "package_declaration" => {
-                if let Some(name) = n.named_child(0) {
+                // Its name, not the annotations before it (`package-info.java`'s
+                // `@CheckReturnValue package com.google.gson;`).
+                let mut cursor = n.walk();
+                let name = n
+                    .named_children(&mut cursor)
+                    .find(|c| matches!(c.kind(), "scoped_identifier" | "identifier"));
+                if let Some(name) = name {
                     out.push(self.symbol(
                         Kind::Package,
                         n,
