@@ -38,8 +38,12 @@ pub enum Dialect {
     C,
     Rust,
     Java,
-    /// JavaScript, TypeScript and Go: backquoted strings.
+    /// JavaScript and TypeScript: backquoted strings.
     Script,
+    /// Go: backquoted strings, and a line break outside brackets ends a statement as a `;`
+    /// does (Go's semicolon insertion), so `package`, `import (...)` and `var x = 1` lines
+    /// never join the next function's header (`import` is no function).
+    Go,
 }
 
 /// The definitions of the file at `path` holding `text`, by its extension (none for a
@@ -51,7 +55,8 @@ pub fn definitions(path: &str, text: &str) -> Vec<Definition> {
         "c" | "h" | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" | "ipp" | "inl" => Dialect::C,
         "rs" => Dialect::Rust,
         "java" | "kt" | "cs" | "scala" => Dialect::Java,
-        "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "mts" | "cts" | "go" => Dialect::Script,
+        "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "mts" | "cts" => Dialect::Script,
+        "go" => Dialect::Go,
         _ => return Vec::new(),
     };
     brace_definitions(text, dialect)
@@ -261,6 +266,10 @@ const NOT_NAMES: &[&str] = &[
     "func",
     "function",
     "pub",
+    // Go's groups: `import (...)`, `var (...)`, `const (...)`.
+    "import",
+    "var",
+    "const",
     "__attribute__",
     "__declspec",
     "explicit",
@@ -470,8 +479,16 @@ pub fn brace_definitions(text: &str, dialect: Dialect) -> Vec<Definition> {
         });
         (!matches!(block, Block::Type(_) | Block::Through), def)
     };
+    let mut last_line = 0;
     for (tok, line) in Scanner::new(text, dialect) {
         let skipping = open.last().is_some_and(|o| o.0);
+        if dialect == Dialect::Go && line > last_line && nest == 0 && !skipping {
+            if !header.is_empty() {
+                define(&header, last_line, false, &mut defs);
+            }
+            header.clear();
+        }
+        last_line = line;
         match tok.as_str() {
             "{" if skipping => open.push((true, None)),
             "}" if skipping || nest == 0 => {
@@ -596,7 +613,7 @@ impl Scanner {
                 self.bump();
                 self.skip_to("\"", true);
             }
-            '`' if self.dialect == Dialect::Script => {
+            '`' if matches!(self.dialect, Dialect::Script | Dialect::Go) => {
                 self.bump();
                 self.skip_to("`", true);
             }

@@ -286,6 +286,23 @@ public class B extends A implements I {
     );
 }
 
+/// Go ends a statement at a line break outside brackets: the package clause, an import group
+/// and a variable never join the next function's header (no function named `import`), and
+/// an interface's method is declared as a Java one is.
+#[test]
+fn go_definitions_end_their_statements_at_line_breaks() {
+    check_defs(
+        "code.go",
+        "package codespace\n\nimport (\n\t\"context\"\n\t\"fmt\"\n)\n\ntype browser interface {\n\tBrowse(string) error\n}\n\nvar opened = map[string]bool{}\n\nfunc newCodeCmd(app *App) *cobra.Command {\n\treturn nil\n}\n\nfunc (a *App) VSCode(\n\tctx context.Context,\n) error {\n\ts := `}`\n\treturn nil\n}\n",
+        &[
+            ("browser", 8, 10),
+            ("Browse", 9, 9),
+            ("newCodeCmd", 14, 16),
+            ("VSCode", 18, 23),
+        ],
+    );
+}
+
 #[test]
 fn cpp_definitions_through_namespaces_and_preprocessor_lines() {
     check_defs(
