@@ -432,8 +432,7 @@ impl<'s> Walk<'s> {
     ) {
         let kind = match n.kind() {
             "package_declaration" => {
-                // Its name, not the annotations before it (`package-info.java`'s
-                // `@CheckReturnValue package com.google.gson;`).
+                // Its name, not an annotation before it (`@CheckReturnValue package p;`).
                 let mut cursor = n.walk();
                 let name = n
                     .named_children(&mut cursor)
@@ -747,9 +746,7 @@ fn recovered_name(text: &str, has_error: bool) -> &str {
     if !has_error {
         return text;
     }
-    let mut depth = 0i32;
-    let mut words = Vec::new();
-    let mut start = None;
+    let (mut depth, mut words, mut start) = (0i32, Vec::new(), None);
     for (i, c) in text.char_indices() {
         match c {
             '<' | '(' => depth += 1,
