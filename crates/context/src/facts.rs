@@ -25,9 +25,11 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
-/// `facts:v9`: a C/C++ function behind an attribute macro before its return type (`FMT_API
-/// uint128_fallback get_cached_power(int)`) is named by its own name, not the type's with it;
-/// an annotated Java package by its name.
+/// `facts:v11`: C/C++ attribute macros within a declaration's line (`FMT_CONSTEXPR20 void
+/// f()`) and alone on a line before any declaration are blanked, so that fmt's classes parse;
+/// a friend defined in its class is a definition. `facts:v9`: a C/C++ function behind an
+/// attribute macro before its return type (`FMT_API uint128_fallback get_cached_power(int)`)
+/// is named by its own name, not the type's with it; an annotated Java package by its name.
 /// `facts:v8`: a C/C++ attribute macro alone on the line before a type or a template
 /// (`NLOHMANN_BASIC_JSON_TPL_DECLARATION` + `class basic_json`) no longer hides the type.
 /// `facts:v7`: JavaScript's and TypeScript's functions bound by assignment (`app.render =
@@ -36,7 +38,7 @@ use crate::error::Result;
 /// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
 /// imports inside skipped bodies read by hand, and with enum variants and type fields among
 /// the symbols.
-pub const FACTS_VERSION: &str = "facts:v9";
+pub const FACTS_VERSION: &str = "facts:v11";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";

@@ -17,6 +17,9 @@ use crate::skim;
 use crate::{Kind, Language, Symbol};
 
 mod languages;
+mod macros;
+
+use macros::{blank_attribute_macros, recovered_name};
 
 /// Nesting deeper than this is not walked (a guard against pathological input).
 const MAX_DEPTH: usize = 24;
@@ -116,54 +119,6 @@ impl TsParser {
             hidden: Vec::new(),
         }))
     }
-}
-
-/// `source` with each C/C++ attribute macro blanked with spaces, or `None` where it has none:
-/// a line holding only an upper-case name, with or without arguments
-/// (`NLOHMANN_BASIC_JSON_TPL_DECLARATION`, `JSON_HEDLEY_NON_NULL(1)`), right before a line
-/// that starts a type or a template (`class`, `struct`, `union`, `enum`, `template`). No
-/// grammar knows what such a macro expands to (a template header, an attribute), and reading
-/// it as a type name makes the definition after it unreadable.
-fn blank_attribute_macros(source: &str) -> Option<String> {
-    let mut out: Option<String> = None;
-    // From the end: whether the next line that is neither blank nor blanked starts a type, so
-    // that a run of macros before one (`FMT_BEGIN_EXPORT` under `FMT_BEGIN_NAMESPACE`) goes.
-    let mut before_type = false;
-    let mut end = source.len();
-    for line in source.split_inclusive('\n').rev() {
-        let start = end - line.len();
-        end = start;
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
-        if before_type && is_attribute_macro(trimmed) {
-            let text = out.get_or_insert_with(|| source.to_owned());
-            let from = start + (line.len() - line.trim_start().len());
-            let to = from + trimmed.len();
-            // Spaces over ASCII bytes: the length, and every offset after, stay the same.
-            text.replace_range(from..to, &" ".repeat(to - from));
-            continue;
-        }
-        before_type = ["class ", "struct ", "union ", "enum ", "template"]
-            .iter()
-            .any(|k| trimmed.starts_with(k));
-    }
-    out
-}
-
-/// Whether a (trimmed) line is only an upper-case macro name with an underscore, with or
-/// without arguments: `NLOHMANN_BASIC_JSON_TPL_DECLARATION`, `JSON_HEDLEY_NON_NULL(1)`.
-fn is_attribute_macro(line: &str) -> bool {
-    let end = line
-        .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
-        .unwrap_or(line.len());
-    let (name, rest) = line.split_at(end);
-    let rest = rest.trim_start();
-    name.len() > 2
-        && name.starts_with(|c: char| c.is_ascii_uppercase())
-        && name.contains('_')
-        && (rest.is_empty() || (rest.starts_with('(') && rest.ends_with(')')))
 }
 
 /// A tree, and where it skipped bytes: (the byte where a skipped range starts, the row where

@@ -639,3 +639,56 @@ fn an_annotated_java_package_is_named_by_its_name() {
         .collect();
     assert_eq!(names, [("com.google.gson", Kind::Package)]);
 }
+
+/// Attribute macros inside a declaration's line (fmt's `FMT_CONSTEXPR20 void deallocate()`,
+/// `FMT_NO_UNIQUE_ADDRESS Allocator alloc_;`) and one alone before a type under a comment
+/// (`FMT_BEGIN_EXPORT`, a comment, `enum {...}`) leave the class and its members readable,
+/// a friend defined in it among them: before, the grammar's recovery lost fmt's
+/// `basic_memory_buffer` and outlined its methods as free functions.
+#[test]
+#[cfg(feature = "cpp")]
+fn attribute_macros_within_declarations_leave_the_class_readable() {
+    let src = "FMT_BEGIN_EXPORT\n\n// How many to keep inline.\nenum { inline_buffer_size = 500 };\n\n\
+               template <typename T, size_t SIZE = inline_buffer_size,\n\
+               \x20         typename Allocator = detail::allocator<T>>\n\
+               class basic_memory_buffer : public detail::buffer<T> {\n private:\n  T store_[SIZE];\n\
+               \x20 FMT_NO_UNIQUE_ADDRESS Allocator alloc_;\n\
+               \x20 FMT_CONSTEXPR20 void deallocate() {\n    T* data = this->data();\n  }\n\
+               \x20 FMT_CONSTEXPR20 void move(basic_memory_buffer& other) {\n    alloc_ = other.alloc_;\n  }\n\n public:\n\
+               \x20 FMT_CONSTEXPR20 ~basic_memory_buffer() { deallocate(); }\n\
+               \x20 auto get_allocator() const -> Allocator { return alloc_; }\n\
+               \x20 FMT_CONSTEXPR friend auto operator==(basic_memory_buffer a, basic_memory_buffer b) -> bool {\n\
+               \x20   return a.size() == b.size();\n  }\n};\n";
+    let outline = outline::Parser::new()
+        .outline(Language::Cpp, src)
+        .expect("outlines");
+    let class = outline
+        .symbols
+        .iter()
+        .find(|s| s.name == "basic_memory_buffer")
+        .unwrap_or_else(|| panic!("{:?}", outline.symbols));
+    assert_eq!(
+        (class.kind, class.line, class.end_line),
+        (Kind::Class, 8, 25)
+    );
+    let members: Vec<(&str, usize)> = class
+        .children
+        .iter()
+        .map(|s| (s.name.as_str(), s.line))
+        .collect();
+    assert_eq!(
+        members,
+        [
+            ("deallocate", 12),
+            ("move", 15),
+            ("~basic_memory_buffer", 20),
+            ("get_allocator", 21),
+            ("operator==", 22)
+        ]
+    );
+    assert!(
+        !outline.symbols.iter().any(|s| s.name == "enum"),
+        "{:?}",
+        outline.symbols
+    );
+}

@@ -552,6 +552,15 @@ impl<'s> Walk<'s> {
                 self.tagged(n, anchor, depth, out);
             }
             "function_definition" => self.c_function(n, anchor, scope, depth, out),
+            // A friend defined in its class (`friend auto operator==(...) -> bool {...}`).
+            "friend_declaration" => {
+                let mut cursor = n.walk();
+                for c in n.named_children(&mut cursor) {
+                    if c.kind() == "function_definition" {
+                        self.c_function(c, anchor, scope, depth + 1, out);
+                    }
+                }
+            }
             "declaration" | "field_declaration" | "type_definition" => {
                 self.c_declaration(n, anchor, scope, depth, out);
             }
@@ -735,48 +744,6 @@ fn declarator_name(mut d: Node<'_>) -> Option<Node<'_>> {
     }
     None
 }
-/// The name a C or C++ declarator's name node declares, where the grammar read it with an
-/// error: an attribute macro before the return type (`FMT_API uint128_fallback
-/// get_cached_power(int k)`, `explicit FMT_CONSTEXPR precision_checker(...)`) is read as the
-/// type, and the real type and the name as one qualified name missing its `::`. The name is
-/// then its last word outside template brackets (`get_cached_power`, `element::at_pointer`),
-/// or the one before where that word is itself a macro (`localtime_r FMT_NOMACRO(...)`).
-/// Without an error the text is the name as written.
-fn recovered_name(text: &str, has_error: bool) -> &str {
-    if !has_error {
-        return text;
-    }
-    let (mut depth, mut words, mut start) = (0i32, Vec::new(), None);
-    for (i, c) in text.char_indices() {
-        match c {
-            '<' | '(' => depth += 1,
-            '>' | ')' => depth -= 1,
-            _ => {}
-        }
-        if c.is_whitespace() && depth == 0 {
-            if let Some(s) = start.take() {
-                words.push(&text[s..i]);
-            }
-        } else if start.is_none() {
-            start = Some(i);
-        }
-    }
-    if let Some(s) = start {
-        words.push(&text[s..]);
-    }
-    let is_macro = |w: &str| {
-        w.len() > 2
-            && w.contains('_')
-            && w.chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-    };
-    match words.as_slice() {
-        [.., before, last] if is_macro(last) => before,
-        [.., last] => last,
-        [] => text,
-    }
-}
-
 /// Whether a declarator declares a function (a prototype), not a variable.
 fn is_function_declarator(mut d: Node<'_>) -> bool {
     for _ in 0..MAX_DEPTH {

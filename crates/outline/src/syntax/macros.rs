@@ -1,0 +1,408 @@
+//! C and C++ attribute macros blanked before the grammar reads a file: names in capitals
+//! that expand to an attribute, a storage class or nothing (`FMT_API`, `FMT_CONSTEXPR20`,
+//! `JSON_HEDLEY_RETURNS_NON_NULL`, `NLOHMANN_BASIC_JSON_TPL_DECLARATION`). No grammar knows
+//! what they expand to; read as a type, they make the declaration after them an error, and
+//! tree-sitter's recovery can lose a whole class (fmt's `basic_memory_buffer`, whose members
+//! begin `FMT_CONSTEXPR20 void` and `FMT_NO_UNIQUE_ADDRESS Allocator alloc_;`). Each is
+//! replaced by as many spaces, so every node's bytes and rows stay the file's.
+use std::collections::HashSet;
+
+/// `source` with its attribute macros blanked, or `None` where it has none:
+/// - a line holding only such a macro, with or without arguments (`FMT_BEGIN_EXPORT`,
+///   `JSON_HEDLEY_NON_NULL(1)`), before a line (blank lines, comments, directives and other
+///   such lines aside) that goes on with a declaration or closes a block: one starting with a
+///   name, `~`, `[[` or `}` (not `{` or `(`: `TEST_F(a, b)` and then its body is a
+///   definition);
+/// - within a line, one starting a declaration ([`inline_macros`]).
+pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
+    let mut out: Option<String> = None;
+    // From the end: whether the next code line goes on with a declaration.
+    let mut before_code = false;
+    let mut end = source.len();
+    let blank = |out: &mut Option<String>, from: usize, to: usize| {
+        let text = out.get_or_insert_with(|| source.to_owned());
+        // Spaces over ASCII bytes: the length, and every offset after, stay the same.
+        text.replace_range(from..to, &" ".repeat(to - from));
+    };
+    let lines: Vec<&str> = source.split_inclusive('\n').collect();
+    // The macros seen starting a declaration somewhere in the file are attribute macros
+    // wherever they start one, a constructor's too (`FMT_CONSTEXPR write_int_data(int n)`).
+    let known: HashSet<&str> = lines
+        .iter()
+        .flat_map(|line| {
+            inline_macros(line, &HashSet::new())
+                .into_iter()
+                .map(|(from, to)| macro_name(&line[from..to]))
+        })
+        .collect();
+    for (i, line) in lines.iter().enumerate().rev() {
+        let start = end - line.len();
+        end = start;
+        let trimmed = line.trim();
+        let directive =
+            trimmed.starts_with('#') || (i > 0 && lines[i - 1].trim_end().ends_with('\\'));
+        if trimmed.is_empty() || directive || is_comment(trimmed) {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        if before_code && is_attribute_macro(trimmed) {
+            blank(&mut out, start + indent, start + indent + trimmed.len());
+            continue;
+        }
+        for (from, to) in inline_macros(line, &known) {
+            blank(&mut out, start + from, start + to);
+        }
+        before_code = trimmed
+            .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '~' || c == '}')
+            || trimmed.starts_with("[[");
+    }
+    out
+}
+
+/// Whether a (trimmed) line is only an upper-case macro name with an underscore, with or
+/// without arguments: `NLOHMANN_BASIC_JSON_TPL_DECLARATION`, `JSON_HEDLEY_NON_NULL(1)`.
+fn is_attribute_macro(line: &str) -> bool {
+    let end = line
+        .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .unwrap_or(line.len());
+    let (name, rest) = line.split_at(end);
+    let rest = rest.trim_start();
+    is_macro_name(name) && (rest.is_empty() || (rest.starts_with('(') && rest.ends_with(')')))
+}
+
+/// Whether `word` is named as a macro: capitals and digits, at least one `_` joining them
+/// (`FMT_API`, `JSON_HEDLEY_NON_NULL`; not `FILE`, `DWORD`).
+fn is_macro_name(word: &str) -> bool {
+    word.len() > 2
+        && word.starts_with(|c: char| c.is_ascii_uppercase())
+        && word.contains('_')
+        && !word.ends_with('_')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Whether a (trimmed) line is a comment's, or a comment's continuation.
+fn is_comment(line: &str) -> bool {
+    ["//", "/*", "*"].iter().any(|p| line.starts_with(p))
+}
+
+/// Words that may come before a declaration's attribute macro on its line.
+const BEFORE: &[&str] = &[
+    "explicit",
+    "static",
+    "inline",
+    "virtual",
+    "friend",
+    "constexpr",
+    "extern",
+];
+
+/// Words after which an attribute macro begins a declaration: a type, a specifier or a
+/// qualifier.
+const AFTER: &[&str] = &[
+    "void",
+    "bool",
+    "char",
+    "short",
+    "int",
+    "long",
+    "float",
+    "double",
+    "signed",
+    "unsigned",
+    "auto",
+    "const",
+    "constexpr",
+    "consteval",
+    "constinit",
+    "static",
+    "inline",
+    "virtual",
+    "explicit",
+    "extern",
+    "friend",
+    "typename",
+    "template",
+    "class",
+    "struct",
+    "union",
+    "enum",
+    "volatile",
+    "mutable",
+    "thread_local",
+    "operator",
+];
+
+/// The byte ranges, within `line`, of the attribute macros that begin a declaration there:
+/// a macro name ([`is_macro_name`]), with its arguments if it has any, at the line's start,
+/// after a specifier ([`BEFORE`]), after a template's parameters (`template <typename T>
+/// FMT_CONSTEXPR auto f()`) or after another such macro; and followed by a type or a
+/// specifier ([`AFTER`]), a destructor (`~`), another such macro, or a type and then a name
+/// (`FMT_API uint128_fallback get_cached_power(int)`, `FMT_NO_UNIQUE_ADDRESS Allocator
+/// alloc_;`, `CURL_EXTERN CURL *curl_easy_init(void)`), or by anything where it is one of
+/// `known` (seen so elsewhere in the file). A capitals type before a single name
+/// (`LARGE_INTEGER li;`, `SSL_CTX *ctx`, `MY_TYPE f(int)`) is a type, and stays.
+pub(super) fn inline_macros(line: &str, known: &HashSet<&str>) -> Vec<(usize, usize)> {
+    // Most lines name no macro: no `_`, or no capital.
+    let bytes = line.as_bytes();
+    if !bytes.contains(&b'_') || !bytes.iter().any(u8::is_ascii_uppercase) {
+        return Vec::new();
+    }
+    let words = words(line);
+    let mut found = Vec::new();
+    let mut after_macro = false;
+    for (k, &(from, to)) in words.iter().enumerate() {
+        let word = &line[from..to];
+        let before = line[..from].trim_end();
+        let placed = before.is_empty()
+            || after_macro
+            || before.ends_with('>')
+            || BEFORE.iter().any(|b| {
+                before
+                    .strip_suffix(b)
+                    .is_some_and(|r| r.is_empty() || r.ends_with(char::is_whitespace))
+            });
+        after_macro = false;
+        if !placed || !is_macro_name(word) {
+            continue;
+        }
+        // Its arguments, if any: balanced parentheses right after it.
+        let end = past_arguments(line, to);
+        if known.contains(word) || begins_declaration(line, end, &words[k + 1..]) {
+            found.push((from, end));
+            after_macro = true;
+        }
+    }
+    found
+}
+
+/// A blanked macro's name, without its arguments.
+fn macro_name(text: &str) -> &str {
+    text.split('(').next().unwrap_or(text).trim_end()
+}
+
+/// Where the arguments of a macro ending at `at` end (`at` where it has none).
+fn past_arguments(line: &str, at: usize) -> usize {
+    let rest = &line[at..];
+    if !rest.starts_with('(') {
+        return at;
+    }
+    let mut depth = 0usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    at
+}
+
+/// Whether what follows `at` on `line` (its words from `next` on) begins a declaration: a
+/// word of [`AFTER`], `~`, another macro name, or a type (with `::`, template arguments, `*`
+/// and `&`) and then a name.
+fn begins_declaration(line: &str, at: usize, next: &[(usize, usize)]) -> bool {
+    let rest = line[at..].trim_start();
+    if rest.starts_with('~') {
+        return true;
+    }
+    let Some(&(from, to)) = next.iter().find(|w| w.0 >= at) else {
+        return false;
+    };
+    if line[at..from].trim() != "" {
+        return false;
+    }
+    let word = &line[from..to];
+    if AFTER.contains(&word) || is_macro_name(word) {
+        return true;
+    }
+    // A type: a name, `::` names, template arguments; then `*`s and `&`s; then a name.
+    let bytes = line.as_bytes();
+    let mut i = to;
+    loop {
+        let j = skip_spaces(line, i);
+        if line[j..].starts_with("::") {
+            i = word_end(line, skip_spaces(line, j + 2));
+        } else if bytes.get(j) == Some(&b'<') {
+            i = past_angles(line, j);
+        } else {
+            break;
+        }
+    }
+    let mut j = skip_spaces(line, i);
+    while matches!(bytes.get(j), Some(b'*' | b'&')) {
+        j = skip_spaces(line, j + 1);
+    }
+    j > i && word_end(line, j) > j
+}
+
+/// The words of `line` (identifiers), as byte ranges.
+fn words(line: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in line.char_indices() {
+        let part = c.is_ascii_alphanumeric() || c == '_';
+        match (part, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, line.len()));
+    }
+    out
+}
+
+fn skip_spaces(line: &str, at: usize) -> usize {
+    at + line[at..].len() - line[at..].trim_start_matches([' ', '\t']).len()
+}
+
+/// Where the identifier starting at `at` ends (`at` where none starts there).
+fn word_end(line: &str, at: usize) -> usize {
+    at + line[at..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(line.len() - at)
+}
+
+/// Where the template arguments opening at `at` (a `<`) close, past the `>`.
+fn past_angles(line: &str, at: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, c) in line[at..].char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    line.len()
+}
+
+/// The name a C or C++ declarator's name node declares, where the grammar read it with an
+/// error: an attribute macro before the return type (`FMT_API uint128_fallback
+/// get_cached_power(int k)`, `explicit FMT_CONSTEXPR precision_checker(...)`) is read as the
+/// type, and the real type and the name as one qualified name missing its `::`. The name is
+/// then its last word outside template brackets (`get_cached_power`, `element::at_pointer`),
+/// or the one before where that word is itself a macro (`localtime_r FMT_NOMACRO(...)`).
+/// Without an error the text is the name as written.
+pub(super) fn recovered_name(text: &str, has_error: bool) -> &str {
+    if !has_error {
+        return text;
+    }
+    let (mut depth, mut words, mut start) = (0i32, Vec::new(), None);
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            _ => {}
+        }
+        if c.is_whitespace() && depth == 0 {
+            if let Some(s) = start.take() {
+                words.push(&text[s..i]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        words.push(&text[s..]);
+    }
+    let is_macro = |w: &str| {
+        w.len() > 2
+            && w.contains('_')
+            && w.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    };
+    match words.as_slice() {
+        [.., before, last] if is_macro(last) => before,
+        [.., last] => last,
+        [] => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inline_macros;
+    use std::collections::HashSet;
+
+    fn blanked(line: &str) -> Vec<&str> {
+        inline_macros(line, &HashSet::new())
+            .into_iter()
+            .map(|(a, b)| &line[a..b])
+            .collect()
+    }
+
+    #[test]
+    fn a_macro_before_a_declaration_is_blanked_and_a_capitals_type_stays() {
+        assert_eq!(
+            blanked("  FMT_CONSTEXPR20 void deallocate() {"),
+            ["FMT_CONSTEXPR20"]
+        );
+        assert_eq!(
+            blanked("  FMT_NO_UNIQUE_ADDRESS Allocator alloc_;"),
+            ["FMT_NO_UNIQUE_ADDRESS"]
+        );
+        assert_eq!(
+            blanked("FMT_API uint128_fallback get_cached_power(int k) {"),
+            ["FMT_API"]
+        );
+        assert_eq!(
+            blanked("template <typename T> FMT_CONSTEXPR auto f(T t) -> int {"),
+            ["FMT_CONSTEXPR"]
+        );
+        assert_eq!(
+            blanked("  explicit FMT_CONSTEXPR20 ~buffer() {}"),
+            ["FMT_CONSTEXPR20"]
+        );
+        assert_eq!(
+            blanked("FMT_EXPORT FMT_INLINE void f() {}"),
+            ["FMT_EXPORT", "FMT_INLINE"]
+        );
+        assert_eq!(
+            blanked(
+                "JSON_HEDLEY_DEPRECATED_FOR(3.4.0, basic_json::ordered) static basic_json meta()"
+            ),
+            ["JSON_HEDLEY_DEPRECATED_FOR(3.4.0, basic_json::ordered)"]
+        );
+        assert_eq!(
+            blanked("CURL_EXTERN CURL *curl_easy_init(void);"),
+            ["CURL_EXTERN"]
+        );
+        assert_eq!(
+            blanked("LIB_API std::vector<int> detail::make(int n) {"),
+            ["LIB_API"]
+        );
+        // Seen starting a declaration elsewhere, a constructor's macro goes too.
+        let known = HashSet::from(["FMT_CONSTEXPR"]);
+        let line = "  FMT_CONSTEXPR write_int_data(int num_digits, unsigned prefix,";
+        assert_eq!(inline_macros(line, &known), [(2, 15)]);
+        assert!(inline_macros(line, &HashSet::new()).is_empty());
+        for stays in [
+            "LARGE_INTEGER li;",
+            "SSL_CTX *ctx = SSL_CTX_new(m);",
+            "MY_TYPE f(int x) {",
+            "  ASSERT_EQ(a, b);",
+            "  return FOO_BAR;",
+            "typedef FOO_BAR baz;",
+            "  MY_TYPE value = get();",
+            "void f(FOO_T a, int b);",
+            "FMT_BEGIN_NAMESPACE",
+        ] {
+            assert!(blanked(stays).is_empty(), "{stays}: {:?}", blanked(stays));
+        }
+    }
+}
