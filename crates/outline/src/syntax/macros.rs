@@ -19,11 +19,13 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
     // From the end: whether the next code line goes on with a declaration.
     let mut before_code = false;
     let mut end = source.len();
-    let blank = |out: &mut Option<String>, from: usize, to: usize| {
+    // `word` (ASCII, no longer than the range) then spaces over ASCII bytes: the length,
+    // and every offset after, stay the same.
+    let put = |out: &mut Option<String>, from: usize, to: usize, word: &str| {
         let text = out.get_or_insert_with(|| source.to_owned());
-        // Spaces over ASCII bytes: the length, and every offset after, stay the same.
-        text.replace_range(from..to, &" ".repeat(to - from));
+        text.replace_range(from..to, &format!("{word:<0$}", to - from));
     };
+    let blank = |out: &mut Option<String>, from: usize, to: usize| put(out, from, to, "");
     let lines: Vec<&str> = source.split_inclusive('\n').collect();
     // The macros seen starting a declaration somewhere in the file are attribute macros
     // wherever they start one, a constructor's too (`FMT_CONSTEXPR write_int_data(int n)`).
@@ -48,6 +50,19 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
         if before_code && is_attribute_macro(trimmed) {
             blank(&mut out, start + indent, start + indent + trimmed.len());
             continue;
+        }
+        if let Some(name) = access_macro(trimmed) {
+            // `JSON_PRIVATE_UNLESS_TESTED:`, an access specifier (`private` or `public`).
+            put(
+                &mut out,
+                start + indent,
+                start + indent + name.len(),
+                "public",
+            );
+            continue;
+        }
+        for (from, to, word) in keyword_macros(line) {
+            put(&mut out, start + from, start + to, word);
         }
         for (from, to) in inline_macros(line, &known) {
             blank(&mut out, start + from, start + to);
@@ -80,6 +95,39 @@ fn is_macro_name(word: &str) -> bool {
         && word
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The macro of a (trimmed) line that is only a macro name and `:`, used as an access
+/// specifier in a class (nlohmann/json's `JSON_PRIVATE_UNLESS_TESTED:`), if it is one long
+/// enough to hold `public`.
+fn access_macro(line: &str) -> Option<&str> {
+    let name = line.strip_suffix(':')?.trim_end();
+    (is_macro_name(name) && name.len() >= "public".len()).then_some(name)
+}
+
+/// The macros of `line` standing for `try` and `catch` (`JSON_TRY`, `JSON_CATCH(...)`,
+/// `BOOST_TRY`): their ranges and the keyword each stands for. Read as calls, they leave a
+/// function's body an error that can end its class early.
+fn keyword_macros(line: &str) -> Vec<(usize, usize, &'static str)> {
+    if !line.contains("_TRY") && !line.contains("_CATCH") {
+        return Vec::new();
+    }
+    words(line)
+        .into_iter()
+        .filter_map(|(from, to)| {
+            let word = &line[from..to];
+            if !is_macro_name(word) {
+                return None;
+            }
+            if word.ends_with("_TRY") {
+                Some((from, to, "try"))
+            } else if word.ends_with("_CATCH") && line[to..].trim_start().starts_with('(') {
+                Some((from, to, "catch"))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// Whether a (trimmed) line is a comment's, or a comment's continuation.
@@ -344,6 +392,19 @@ mod tests {
             .into_iter()
             .map(|(a, b)| &line[a..b])
             .collect()
+    }
+
+    #[test]
+    fn macros_for_an_access_specifier_try_and_catch_are_read_as_those() {
+        let src = "class basic_json {\n  JSON_PRIVATE_UNLESS_TESTED:\n    int m;\n  A_B:\n\
+                   \x20 void f() {\n    JSON_TRY { g(); }\n    JSON_CATCH(...) {}\n  }\n};\n";
+        let read = super::blank_attribute_macros(src).expect("macros read");
+        assert_eq!(read.len(), src.len());
+        let lines: Vec<&str> = read.lines().collect();
+        assert_eq!(lines[1].trim_end(), "  public                    :");
+        assert_eq!(lines[3], "  A_B:", "too short for `public`: left");
+        assert_eq!(lines[5].trim_end(), "    try      { g(); }");
+        assert_eq!(lines[6].trim_end(), "    catch     (...) {}");
     }
 
     #[test]
