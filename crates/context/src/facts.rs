@@ -25,7 +25,9 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
-/// `facts:v12`: C/C++ macros standing for an access specifier (`JSON_PRIVATE_UNLESS_TESTED:`),
+/// `facts:v13`: C/C++ capitals words left as types where they may be (a return type alone above
+/// its function, east const, before a calling convention, in comment prose). `facts:v12`: C/C++
+/// macros standing for an access specifier (`JSON_PRIVATE_UNLESS_TESTED:`),
 /// `try` or `catch` (`JSON_TRY`, `JSON_CATCH(...)`) read as those, so that nlohmann/json's
 /// `basic_json` parses as one class. `facts:v11`: C/C++ attribute macros within a declaration's line (`FMT_CONSTEXPR20 void
 /// f()`) and alone on a line before any declaration are blanked, so that fmt's classes parse;
@@ -40,7 +42,7 @@ use crate::error::Result;
 /// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
 /// imports inside skipped bodies read by hand, and with enum variants and type fields among
 /// the symbols.
-pub const FACTS_VERSION: &str = "facts:v12";
+pub const FACTS_VERSION: &str = "facts:v13";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";

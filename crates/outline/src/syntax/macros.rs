@@ -16,8 +16,10 @@ use std::collections::HashSet;
 /// - within a line, one starting a declaration ([`inline_macros`]).
 pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
     let mut out: Option<String> = None;
-    // From the end: whether the next code line goes on with a declaration.
-    let mut before_code = false;
+    // From the end: whether the next code line goes on with a declaration, and whether it
+    // starts with a name and its parameters (then a capitals word alone above it is the
+    // function's return type: EDK2's `EFI_STATUS` over `InternalFoo (`).
+    let (mut before_code, mut before_name) = (false, false);
     let mut end = source.len();
     // `word` (ASCII, no longer than the range) then spaces over ASCII bytes: the length,
     // and every offset after, stay the same.
@@ -27,11 +29,14 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
     };
     let blank = |out: &mut Option<String>, from: usize, to: usize| put(out, from, to, "");
     let lines: Vec<&str> = source.split_inclusive('\n').collect();
+    let prose = in_block_comments(&lines);
     // The macros seen starting a declaration somewhere in the file are attribute macros
     // wherever they start one, a constructor's too (`FMT_CONSTEXPR write_int_data(int n)`).
     let known: HashSet<&str> = lines
         .iter()
-        .flat_map(|line| {
+        .zip(&prose)
+        .filter(|(_, prose)| !**prose)
+        .flat_map(|(line, _)| {
             inline_macros(line, &HashSet::new())
                 .into_iter()
                 .map(|(from, to)| macro_name(&line[from..to]))
@@ -43,11 +48,11 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
         let trimmed = line.trim();
         let directive =
             trimmed.starts_with('#') || (i > 0 && lines[i - 1].trim_end().ends_with('\\'));
-        if trimmed.is_empty() || directive || is_comment(trimmed) {
+        if trimmed.is_empty() || directive || prose[i] || is_comment(trimmed) {
             continue;
         }
         let indent = line.len() - line.trim_start().len();
-        if before_code && is_attribute_macro(trimmed) {
+        if before_code && !before_name && is_attribute_macro(trimmed) {
             blank(&mut out, start + indent, start + indent + trimmed.len());
             continue;
         }
@@ -70,6 +75,8 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
         before_code = trimmed
             .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '~' || c == '}')
             || trimmed.starts_with("[[");
+        let first = word_end(trimmed, 0);
+        before_name = first > 0 && trimmed[first..].trim_start().starts_with('(');
     }
     out
 }
@@ -105,8 +112,9 @@ fn access_macro(line: &str) -> Option<&str> {
     (is_macro_name(name) && name.len() >= "public".len()).then_some(name)
 }
 
-/// The macros of `line` standing for `try` and `catch` (`JSON_TRY`, `JSON_CATCH(...)`,
-/// `BOOST_TRY`): their ranges and the keyword each stands for. Read as calls, they leave a
+/// The macros of `line` standing for `try` and `catch` where a statement starts (`JSON_TRY`,
+/// `} JSON_CATCH(...)`, `BOOST_TRY`; not `i < MAX_TRY`): their ranges and the keyword each
+/// stands for. Read as calls, they leave a
 /// function's body an error that can end its class early.
 fn keyword_macros(line: &str) -> Vec<(usize, usize, &'static str)> {
     if !line.contains("_TRY") && !line.contains("_CATCH") {
@@ -116,7 +124,9 @@ fn keyword_macros(line: &str) -> Vec<(usize, usize, &'static str)> {
         .into_iter()
         .filter_map(|(from, to)| {
             let word = &line[from..to];
-            if !is_macro_name(word) {
+            // Where a statement starts: the line's start, or after a block (`} JSON_CATCH`).
+            let before = line[..from].trim_end();
+            if !is_macro_name(word) || !(before.is_empty() || before.ends_with('}')) {
                 return None;
             }
             if word.ends_with("_TRY") {
@@ -130,9 +140,44 @@ fn keyword_macros(line: &str) -> Vec<(usize, usize, &'static str)> {
         .collect()
 }
 
-/// Whether a (trimmed) line is a comment's, or a comment's continuation.
+/// Whether a (trimmed) line starts a comment.
 fn is_comment(line: &str) -> bool {
-    ["//", "/*", "*"].iter().any(|p| line.starts_with(p))
+    line.starts_with("//") || line.starts_with("/*")
+}
+
+/// For each line, whether it starts inside a `/* */` comment (prose, whose capitals words
+/// are no macros). Strings and `//` comments are skipped as C reads them.
+fn in_block_comments(lines: &[&str]) -> Vec<bool> {
+    let mut inside = false;
+    lines
+        .iter()
+        .map(|line| {
+            let started = inside;
+            let bytes = line.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                if inside {
+                    if bytes[i..].starts_with(b"*/") {
+                        inside = false;
+                        i += 1;
+                    }
+                } else if bytes[i..].starts_with(b"/*") {
+                    inside = true;
+                    i += 1;
+                } else if bytes[i..].starts_with(b"//") {
+                    break;
+                } else if bytes[i] == b'"' || bytes[i] == b'\'' {
+                    let quote = bytes[i];
+                    i += 1;
+                    while i < bytes.len() && bytes[i] != quote {
+                        i += 1 + usize::from(bytes[i] == b'\\');
+                    }
+                }
+                i += 1;
+            }
+            started
+        })
+        .collect()
 }
 
 /// Words that may come before a declaration's attribute macro on its line.
@@ -260,15 +305,45 @@ fn begins_declaration(line: &str, at: usize, next: &[(usize, usize)]) -> bool {
     if rest.starts_with('~') {
         return true;
     }
+    let Some(k) = next.iter().position(|w| w.0 >= at) else {
+        return false;
+    };
+    let (from, to) = next[k];
+    if line[at..from].trim() != "" {
+        return false;
+    }
+    let word = &line[from..to];
+    let after = &next[k + 1..];
+    if matches!(word, "const" | "volatile") {
+        // A qualifier then a type and a name (`RETURNS_NON_NULL const char* name()`), not a
+        // capitals type's east const (`FOO_T const *get_foo(void)`).
+        return type_then_name(line, to, after);
+    }
+    if AFTER.contains(&word) {
+        return true;
+    }
+    if shouting(word) {
+        // Another macro, one beginning a declaration itself (`FMT_EXPORT FMT_INLINE void`), or
+        // a capitals type pointed to (`CURL_EXTERN CURL *curl_easy_init`); not a type before a
+        // calling convention (`INT_PTR CALLBACK DlgProc(...)`).
+        let pointed = matches!(
+            line.as_bytes().get(skip_spaces(line, to)),
+            Some(b'*' | b'&')
+        );
+        return begins_declaration(line, to, after)
+            || (pointed && type_then_name(line, from, &next[k..]));
+    }
+    type_then_name(line, from, next)
+}
+
+/// Whether, from `at`, `line` holds a type (a name, `::` names, template arguments; then
+/// `*`s and `&`s) and then a name.
+fn type_then_name(line: &str, at: usize, next: &[(usize, usize)]) -> bool {
     let Some(&(from, to)) = next.iter().find(|w| w.0 >= at) else {
         return false;
     };
     if line[at..from].trim() != "" {
         return false;
-    }
-    let word = &line[from..to];
-    if AFTER.contains(&word) || is_macro_name(word) {
-        return true;
     }
     // A type: a name, `::` names, template arguments; then `*`s and `&`s; then a name.
     let bytes = line.as_bytes();
@@ -288,6 +363,15 @@ fn begins_declaration(line: &str, at: usize, next: &[(usize, usize)]) -> bool {
         j = skip_spaces(line, j + 1);
     }
     j > i && word_end(line, j) > j
+}
+
+/// Whether `word` is written in capitals (digits and `_` allowed): a macro's or a constant's.
+fn shouting(word: &str) -> bool {
+    word.len() > 1
+        && word.starts_with(|c: char| c.is_ascii_uppercase())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The words of `line` (identifiers), as byte ranges.
@@ -405,6 +489,18 @@ mod tests {
         assert_eq!(lines[3], "  A_B:", "too short for `public`: left");
         assert_eq!(lines[5].trim_end(), "    try      { g(); }");
         assert_eq!(lines[6].trim_end(), "    catch     (...) {}");
+        let src = "int f() {\n  if (i < MAX_TRY) {}\n  return 0;\n}\n";
+        assert!(super::blank_attribute_macros(src).is_none());
+    }
+
+    #[test]
+    fn a_return_type_alone_above_its_function_and_comment_prose_stay() {
+        for src in [
+            "EFI_STATUS\nInternalFoo (\n  IN UINTN X\n  )\n{\n  return 0;\n}\n",
+            "/*\n   MAX_SIZE bytes are used\n*/\nint f(int n) {\n  if (n >\n  MAX_SIZE) {}\n}\n",
+        ] {
+            assert!(super::blank_attribute_macros(src).is_none(), "{src}");
+        }
     }
 
     #[test]
@@ -452,6 +548,13 @@ mod tests {
         let line = "  FMT_CONSTEXPR write_int_data(int num_digits, unsigned prefix,";
         assert_eq!(inline_macros(line, &known), [(2, 15)]);
         assert!(inline_macros(line, &HashSet::new()).is_empty());
+        // A capitals type before a calling convention, or with east const, stays.
+        assert!(blanked("INT_PTR CALLBACK DlgProc(HWND h) {").is_empty());
+        assert!(blanked("FOO_T const *get_foo(void) {").is_empty());
+        assert_eq!(
+            blanked("JSON_HEDLEY_RETURNS_NON_NULL const char* type_name() const noexcept"),
+            ["JSON_HEDLEY_RETURNS_NON_NULL"]
+        );
         for stays in [
             "LARGE_INTEGER li;",
             "SSL_CTX *ctx = SSL_CTX_new(m);",
