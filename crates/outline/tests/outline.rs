@@ -376,12 +376,7 @@ fn a_header_the_grammar_cannot_follow_still_outlines_its_definitions() {
     let outline = outline::Parser::new()
         .outline(Language::Cpp, &src)
         .expect("outlines");
-    let mut names = Vec::new();
-    let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
-    while let Some(s) = stack.pop() {
-        names.push(s.name.as_str());
-        stack.extend(s.children.iter());
-    }
+    let names: Vec<&str> = every_symbol(&outline).iter().map(|s| s.0).collect();
     assert!(names.contains(&"basic_memory_buffer"), "{names:?}");
     assert!(names.contains(&"count_digits"), "{names:?}");
     assert_eq!(
@@ -414,12 +409,7 @@ fn a_macro_invoked_before_a_definition_is_not_a_function() {
     let outline = outline::Parser::new()
         .outline(Language::Cpp, src)
         .expect("outlines");
-    let mut names = Vec::new();
-    let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
-    while let Some(s) = stack.pop() {
-        names.push((s.name.as_str(), s.kind, s.line));
-        stack.extend(s.children.iter());
-    }
+    let names = every_symbol(&outline);
     let has = |n: &str| names.iter().any(|s| s.0 == n);
     assert!(
         !has("FMT_BEGIN_EXPORT") && !has("FMT_BEGIN_NAMESPACE"),
@@ -444,12 +434,7 @@ fn an_attribute_macro_before_a_class_leaves_the_class_readable() {
         parser.outline(Language::Cpp, src).expect("outlines"),
         parser.parse(Language::Cpp, src).expect("parses").outline(),
     ] {
-        let mut found = Vec::new();
-        let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
-        while let Some(s) = stack.pop() {
-            found.push((s.name.clone(), s.kind, s.line));
-            stack.extend(s.children.iter());
-        }
+        let mut found = every_symbol(&outline);
         found.sort();
         let class = found.iter().find(|s| s.0 == "basic_json" && s.2 == 3);
         assert!(class.is_some(), "{found:?}");
@@ -495,12 +480,7 @@ fn an_attribute_macro_before_a_return_type_is_not_in_the_name() {
     let outline = outline::Parser::new()
         .outline(Language::Cpp, src)
         .expect("outlines");
-    let mut names = Vec::new();
-    let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
-    while let Some(s) = stack.pop() {
-        names.push((s.name.as_str(), s.kind, s.line));
-        stack.extend(s.children.iter());
-    }
+    let mut names = every_symbol(&outline);
     names.sort_by_key(|s| s.2);
     let found: Vec<(&str, usize)> = names.iter().map(|s| (s.0, s.2)).collect();
     assert_eq!(
@@ -691,4 +671,15 @@ fn attribute_macros_within_declarations_leave_the_class_readable() {
         "{:?}",
         outline.symbols
     );
+}
+
+/// Every definition of `outline`, nested ones too (a stack's order): name, kind, line.
+fn every_symbol(outline: &outline::Outline) -> Vec<(&str, Kind, usize)> {
+    let mut found = Vec::new();
+    let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
+    while let Some(s) = stack.pop() {
+        found.push((s.name.as_str(), s.kind, s.line));
+        stack.extend(s.children.iter());
+    }
+    found
 }

@@ -95,13 +95,7 @@ fn is_attribute_macro(line: &str) -> bool {
 /// Whether `word` is named as a macro: capitals and digits, at least one `_` joining them
 /// (`FMT_API`, `JSON_HEDLEY_NON_NULL`; not `FILE`, `DWORD`).
 fn is_macro_name(word: &str) -> bool {
-    word.len() > 2
-        && word.starts_with(|c: char| c.is_ascii_uppercase())
-        && word.contains('_')
-        && !word.ends_with('_')
-        && word
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    word.len() > 2 && word.contains('_') && !word.ends_with('_') && shouting(word)
 }
 
 /// The macro of a (trimmed) line that is only a macro name and `:`, used as an access
@@ -277,24 +271,27 @@ fn macro_name(text: &str) -> &str {
 
 /// Where the arguments of a macro ending at `at` end (`at` where it has none).
 fn past_arguments(line: &str, at: usize) -> usize {
-    let rest = &line[at..];
-    if !rest.starts_with('(') {
-        return at;
+    past_group(line, at, '(', ')').unwrap_or(at)
+}
+
+/// Where the bracket `open` at `at` closes (nested ones counted), past its `close`; `None`
+/// where `line` holds no bracket there or it does not close.
+fn past_group(line: &str, at: usize, open: char, close: char) -> Option<usize> {
+    if !line[at..].starts_with(open) {
+        return None;
     }
     let mut depth = 0usize;
-    for (i, c) in rest.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return at + i + 1;
-                }
+    for (i, c) in line[at..].char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Some(at + i + 1);
             }
-            _ => {}
         }
     }
-    at
+    None
 }
 
 /// Whether what follows `at` on `line` (its words from `next` on) begins a declaration: a
@@ -353,7 +350,8 @@ fn type_then_name(line: &str, at: usize, next: &[(usize, usize)]) -> bool {
         if line[j..].starts_with("::") {
             i = word_end(line, skip_spaces(line, j + 2));
         } else if bytes.get(j) == Some(&b'<') {
-            i = past_angles(line, j);
+            // Template arguments (`<...>`); unclosed, the rest of the line.
+            i = past_group(line, j, '<', '>').unwrap_or(line.len());
         } else {
             break;
         }
@@ -404,24 +402,6 @@ fn word_end(line: &str, at: usize) -> usize {
     at + line[at..]
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(line.len() - at)
-}
-
-/// Where the template arguments opening at `at` (a `<`) close, past the `>`.
-fn past_angles(line: &str, at: usize) -> usize {
-    let mut depth = 0usize;
-    for (i, c) in line[at..].char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => {
-                depth -= 1;
-                if depth == 0 {
-                    return at + i + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    line.len()
 }
 
 /// The name a C or C++ declarator's name node declares, where the grammar read it with an
