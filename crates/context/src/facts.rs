@@ -25,7 +25,10 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
-/// `facts:v13`: C/C++ capitals words left as types where they may be (a return type alone above
+/// `facts:v14`: C/C++ lower-case attribute macros (`simdjson_inline`), export macros between
+/// `class` and its name (`class GTEST_API_ Test {`), conversion operators (`operator bool`),
+/// and `#if` groups of alternative heads or within a declaration read through their first
+/// branch. `facts:v13`: C/C++ capitals words left as types where they may be (a return type alone above
 /// its function, east const, before a calling convention, in comment prose). `facts:v12`: C/C++
 /// macros standing for an access specifier (`JSON_PRIVATE_UNLESS_TESTED:`),
 /// `try` or `catch` (`JSON_TRY`, `JSON_CATCH(...)`) read as those, so that nlohmann/json's
@@ -42,7 +45,7 @@ use crate::error::Result;
 /// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
 /// imports inside skipped bodies read by hand, and with enum variants and type fields among
 /// the symbols.
-pub const FACTS_VERSION: &str = "facts:v13";
+pub const FACTS_VERSION: &str = "facts:v14";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";

@@ -16,9 +16,12 @@ use crate::error::{Error, Result};
 use crate::skim;
 use crate::{Kind, Language, Symbol};
 
+mod branches;
+mod declarators;
 mod languages;
 mod macros;
 
+use branches::blank_alternative_heads;
 use macros::{blank_attribute_macros, recovered_name};
 
 /// Nesting deeper than this is not walked (a guard against pathological input).
@@ -83,12 +86,16 @@ impl TsParser {
         let no_tree = || Error::Parse {
             language: language.name(),
         };
-        // The grammar is given the text with C/C++ attribute macros blanked (same length, so
-        // every node's bytes and rows are the file's); names and signatures are read from the
-        // file itself.
-        let blanked = matches!(language, Language::C | Language::Cpp)
-            .then(|| blank_attribute_macros(source))
-            .flatten();
+        // The grammar is given the text with C/C++ attribute macros blanked and `#if` groups of
+        // alternative heads read through their first branch (same length, so every node's
+        // bytes and rows are the file's); names and signatures are read from the file itself.
+        let c = matches!(language, Language::C | Language::Cpp);
+        let branched = c.then(|| blank_alternative_heads(source)).flatten();
+        let read = branched.as_deref().unwrap_or(source);
+        let blanked = c
+            .then(|| blank_attribute_macros(read))
+            .flatten()
+            .or(branched);
         let source = blanked.as_deref().unwrap_or(source);
         if skim && let Some(skim) = skim::included_ranges(language, source) {
             // Ranges from the lexer are ordered and disjoint; should tree-sitter refuse them

@@ -673,6 +673,54 @@ fn attribute_macros_within_declarations_leave_the_class_readable() {
     );
 }
 
+/// Export macros between `class` and its name, lower-case attribute macros (simdjson's
+/// `simdjson_inline`), conversion operators, and `#if` groups the grammar cannot read as they
+/// stand (alternative heads of one `if`, a specifier between a template's head and its
+/// function): before, each lost the class or the functions after it.
+#[test]
+#[cfg(feature = "cpp")]
+fn export_macros_lower_case_macros_conversions_and_conditional_heads_are_read() {
+    let src = "class GTEST_API_ Test {\n public:\n  virtual ~Test();\n  void Run() {}\n};\n\
+               struct JSON_API Value final : public Base {\n  operator bool() const { return b; }\n\
+               \x20 explicit operator const char*() const { return s; }\n};\n\
+               inline Value::operator bool() const { return b; }\n\
+               simdjson_unused simdjson_inline bool compute_nan_inf(double& d) noexcept {\n  return false;\n}\n\
+               simdjson_inline error_code parse_digits(const char *p) {\n  return SUCCESS;\n}\n\
+               bool compute_float(int power) {\n#if A\n  if (0 <= power)\n#else\n  if (-10 <= power)\n#endif\n\
+               \x20 {\n    return true;\n  }\n  return false;\n}\n\
+               template <typename T>\n#if defined(CPP14)\nconstexpr\n#endif\nauto get() const { return 1; }\n\
+               struct stat st;\nvec_type operator+(vec_type a, vec_type b) { return a; }\n";
+    let outline = outline::Parser::new()
+        .outline(Language::Cpp, src)
+        .expect("outlines");
+    let mut found = every_symbol(&outline);
+    found.sort_by_key(|s| s.2);
+    assert_eq!(
+        found,
+        [
+            ("Test", Kind::Class, 1),
+            ("~Test", Kind::Method, 3),
+            ("Run", Kind::Method, 4),
+            ("Value", Kind::Struct, 6),
+            ("operator bool", Kind::Method, 7),
+            ("operator const char*", Kind::Method, 8),
+            ("Value::operator bool", Kind::Function, 10),
+            ("compute_nan_inf", Kind::Function, 11),
+            ("parse_digits", Kind::Function, 14),
+            ("compute_float", Kind::Function, 17),
+            ("get", Kind::Function, 32),
+            ("st", Kind::Variable, 33),
+            ("operator+", Kind::Function, 34),
+        ]
+    );
+    // A lower-case type before its operator stays the operator's return type.
+    let plus = outline.symbols.iter().find(|s| s.name == "operator+");
+    assert!(
+        plus.is_some_and(|s| s.signature.starts_with("vec_type operator+")),
+        "{plus:?}"
+    );
+}
+
 /// Every definition of `outline`, nested ones too (a stack's order): name, kind, line.
 fn every_symbol(outline: &outline::Outline) -> Vec<(&str, Kind, usize)> {
     let mut found = Vec::new();

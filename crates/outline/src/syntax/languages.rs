@@ -1,5 +1,6 @@
 //! The outline's walk, language by language: which nodes of each grammar are items, and how
 //! their names, signatures and members are read.
+use super::declarators::{conversion_operator, declarator_name, is_function_declarator};
 use super::*;
 
 impl<'s> Walk<'s> {
@@ -601,6 +602,12 @@ impl<'s> Walk<'s> {
         out: &mut Vec<Symbol>,
     ) {
         let declarator = n.child_by_field_name("declarator");
+        if let Some((at, named)) = declarator.and_then(|d| conversion_operator(self.src, n, d)) {
+            let body = n.child_by_field_name("body");
+            let function = c_function_kind(scope);
+            out.push(self.symbol(function, n, &named, Some(at), body, anchor));
+            return;
+        }
         if !declarator.is_some_and(is_function_declarator) {
             // No parameter list: a line that only invokes a macro (fmt's
             // `FMT_BEGIN_EXPORT`) read as a function whose body is the definition
@@ -634,6 +641,11 @@ impl<'s> Walk<'s> {
         }
         let mut cursor = n.walk();
         for d in n.children_by_field_name("declarator", &mut cursor) {
+            if let Some((at, named)) = conversion_operator(self.src, n, d) {
+                let function = c_function_kind(scope);
+                out.push(self.symbol(function, n, &named, Some(at), None, anchor));
+                continue;
+            }
             let Some(name) = declarator_name(d) else {
                 continue;
             };
@@ -722,44 +734,4 @@ fn names_count(declarator: Node<'_>) -> usize {
         identifiers(n, &mut names);
     }
     names.len()
-}
-/// The name a C or C++ declarator declares, through pointers, arrays, parentheses and
-/// function parameter lists.
-fn declarator_name(mut d: Node<'_>) -> Option<Node<'_>> {
-    for _ in 0..MAX_DEPTH {
-        match d.kind() {
-            "identifier"
-            | "field_identifier"
-            | "type_identifier"
-            | "qualified_identifier"
-            | "destructor_name"
-            | "operator_name"
-            | "primitive_type" => return Some(d),
-            _ => {
-                d = d
-                    .child_by_field_name("declarator")
-                    .or_else(|| d.named_child(0))?;
-            }
-        }
-    }
-    None
-}
-/// Whether a declarator declares a function (a prototype), not a variable.
-fn is_function_declarator(mut d: Node<'_>) -> bool {
-    for _ in 0..MAX_DEPTH {
-        match d.kind() {
-            "function_declarator" => return true,
-            "pointer_declarator" | "reference_declarator" | "attributed_declarator" => {
-                match d
-                    .child_by_field_name("declarator")
-                    .or_else(|| d.named_child(0))
-                {
-                    Some(inner) => d = inner,
-                    None => return false,
-                }
-            }
-            _ => return false,
-        }
-    }
-    false
 }

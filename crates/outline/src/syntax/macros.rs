@@ -69,7 +69,10 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
         for (from, to, word) in keyword_macros(line) {
             put(&mut out, start + from, start + to, word);
         }
-        for (from, to) in inline_macros(line, &known) {
+        for (from, to) in inline_macros(line, &known)
+            .into_iter()
+            .chain(class_macros(line))
+        {
             blank(&mut out, start + from, start + to);
         }
         before_code = trimmed
@@ -141,7 +144,7 @@ fn is_comment(line: &str) -> bool {
 
 /// For each line, whether it starts inside a `/* */` comment (prose, whose capitals words
 /// are no macros). Strings and `//` comments are skipped as C reads them.
-fn in_block_comments(lines: &[&str]) -> Vec<bool> {
+pub(super) fn in_block_comments(lines: &[&str]) -> Vec<bool> {
     let mut inside = false;
     lines
         .iter()
@@ -172,6 +175,33 @@ fn in_block_comments(lines: &[&str]) -> Vec<bool> {
             started
         })
         .collect()
+}
+
+/// Whether `word` may be an attribute macro written in lower case (simdjson's
+/// `simdjson_inline`, `simdjson_warn_unused`, `really_inline`): lower-case letters and digits
+/// with an `_` joining them, no keyword and no `_t` type (`size_t`, `uint8_t`). Such a word
+/// is one only where what follows begins a declaration without it ([`begins_declaration`]):
+/// two types never stand side by side.
+fn lower_macro_name(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_lowercase())
+        && word.contains('_')
+        && !word.ends_with('_')
+        && !word.ends_with("_t")
+        && word
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !matches!(
+            word,
+            "static_assert"
+                | "static_cast"
+                | "const_cast"
+                | "dynamic_cast"
+                | "reinterpret_cast"
+                | "thread_local"
+                | "co_await"
+                | "co_return"
+                | "co_yield"
+        )
 }
 
 /// Words that may come before a declaration's attribute macro on its line.
@@ -231,9 +261,8 @@ const AFTER: &[&str] = &[
 /// `known` (seen so elsewhere in the file). A capitals type before a single name
 /// (`LARGE_INTEGER li;`, `SSL_CTX *ctx`, `MY_TYPE f(int)`) is a type, and stays.
 pub(super) fn inline_macros(line: &str, known: &HashSet<&str>) -> Vec<(usize, usize)> {
-    // Most lines name no macro: no `_`, or no capital.
-    let bytes = line.as_bytes();
-    if !bytes.contains(&b'_') || !bytes.iter().any(u8::is_ascii_uppercase) {
+    // Most lines name no macro: no `_`.
+    if !line.as_bytes().contains(&b'_') {
         return Vec::new();
     }
     let words = words(line);
@@ -251,14 +280,66 @@ pub(super) fn inline_macros(line: &str, known: &HashSet<&str>) -> Vec<(usize, us
                     .is_some_and(|r| r.is_empty() || r.ends_with(char::is_whitespace))
             });
         after_macro = false;
-        if !placed || !is_macro_name(word) {
+        if !placed || !(is_macro_name(word) || lower_macro_name(word)) {
             continue;
         }
         // Its arguments, if any: balanced parentheses right after it.
         let end = past_arguments(line, to);
-        if known.contains(word) || begins_declaration(line, end, &words[k + 1..]) {
+        // A lower-case type before an operator is its return type (`vec_type operator+(...)`).
+        let typed_operator =
+            !is_macro_name(word) && line[end..].trim_start().starts_with("operator");
+        if known.contains(word)
+            || (!typed_operator && begins_declaration(line, end, &words[k + 1..]))
+        {
             found.push((from, end));
             after_macro = true;
+        }
+    }
+    found
+}
+
+/// The byte ranges, within `line`, of the macros between `class`, `struct` or `union` and
+/// the name of a class defined there (`class GTEST_API_ Test {`, `class FMT_API format_error
+/// : public std::runtime_error`, `struct JSON_API Value final {`): an export or visibility
+/// macro, with its arguments if it has any. Two names never stand there otherwise; a name
+/// and then a declarator (`struct stat st;`) does not go on with a body or a base list.
+fn class_macros(line: &str) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let words = words(line);
+    for (k, &(_, to)) in words.iter().enumerate() {
+        if !matches!(&line[words[k].0..to], "class" | "struct" | "union") {
+            continue;
+        }
+        // The names (and their arguments) up to the head's end.
+        let mut names = Vec::new();
+        let mut at = to;
+        loop {
+            let from = skip_spaces(line, at);
+            let end = word_end(line, from);
+            if end == from {
+                break;
+            }
+            let args = past_group(line, skip_spaces(line, end), '(', ')');
+            names.push((from, args.unwrap_or(end)));
+            at = names.last().map_or(at, |n| n.1);
+        }
+        let rest = line[at..].trim_start();
+        let body = rest.starts_with('{') || (rest.starts_with(':') && !rest.starts_with("::"));
+        // `Name final {`: the name is the one before `final`.
+        let keep = match names.last() {
+            Some(&(from, to)) if line[from..to] == *"final" => 2,
+            _ => 1,
+        };
+        if !body || names.len() <= keep {
+            continue;
+        }
+        let (macros, kept) = names.split_at(names.len() - keep);
+        // The class's name is a bare word (`struct foo make_foo(int) {` is a function).
+        let bare = |&(from, to): &(usize, usize)| word_end(line, from) == to;
+        let keyword =
+            |&(from, _): &(usize, usize)| AFTER.contains(&&line[from..word_end(line, from)]);
+        if bare(&kept[0]) && !macros.iter().any(keyword) {
+            found.extend_from_slice(macros);
         }
     }
     found
@@ -330,7 +411,11 @@ fn begins_declaration(line: &str, at: usize, next: &[(usize, usize)]) -> bool {
         return begins_declaration(line, to, after)
             || (pointed && type_then_name(line, from, &next[k..]));
     }
-    type_then_name(line, from, next)
+    // Another macro in lower case, one beginning a declaration itself (`simdjson_unused
+    // simdjson_inline bool`), else a lower-case type and a name (`simdjson_inline error_code
+    // f()`).
+    (lower_macro_name(word) && begins_declaration(line, to, after))
+        || type_then_name(line, from, next)
 }
 
 /// Whether, from `at`, `line` holds a type (a name, `::` names, template arguments; then

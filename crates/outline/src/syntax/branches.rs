@@ -1,0 +1,231 @@
+//! C and C++ `#if` groups the grammar cannot read as they stand, read through their first
+//! branch before it reads a file: groups whose branches are alternative heads of one statement,
+//!
+//! ```c
+//! #if (FLT_EVAL_METHOD != 1) && (FLT_EVAL_METHOD != 0)
+//!   if (0 <= power && power <= 10)
+//! #else
+//!   if (-10 <= power && power <= 10)
+//! #endif
+//!   {
+//! ```
+//!
+//! and groups opened within a declaration or an expression (a `constexpr` between a
+//! template's head and its function, an item of a template's arguments). The grammar reads a
+//! group's branches as declarations or statements of their own; one ending in a head without
+//! its body, or one that is part of a declaration, is an error, and tree-sitter's recovery
+//! can run a function on to the end of the next group, taking the definitions between with it
+//! (simdjson's `compute_float_32` held a dozen; nlohmann's `basic_json` was lost whole). The
+//! directives and the other branches are blanked (same length, so every node's bytes and
+//! rows stay the file's), as a compiler reads the file with each first branch taken
+//! (universal-ctags reads conditionals so too).
+
+use super::macros::in_block_comments;
+
+/// `source` with the alternative heads' groups read through their first branch, or `None`
+/// where it has none: an innermost group (no directive inside but its own `#elif` and `#else`)
+/// whose first branch's last line of code ends a head without its body ([`ends_head`]), or
+/// that opens within a declaration or an expression ([`goes_on`]).
+pub(super) fn blank_alternative_heads(source: &str) -> Option<String> {
+    let lines: Vec<&str> = source.split_inclusive('\n').collect();
+    let groups = alternative_heads(&lines);
+    if groups.is_empty() {
+        return None;
+    }
+    let mut starts = Vec::with_capacity(lines.len());
+    let mut at = 0;
+    for line in &lines {
+        starts.push(at);
+        at += line.len();
+    }
+    let mut out = source.as_bytes().to_vec();
+    let mut blank = |line: usize| {
+        let text = lines[line].trim_end_matches(['\n', '\r']);
+        for b in &mut out[starts[line]..starts[line] + text.len()] {
+            *b = b' ';
+        }
+    };
+    for group in groups {
+        for line in group.directive_lines.0..group.directive_lines.1 {
+            blank(line);
+        }
+        for line in group.others..=group.end {
+            blank(line);
+        }
+    }
+    // Whole lines were replaced byte for byte by spaces: the text is UTF-8 still.
+    String::from_utf8(out).ok()
+}
+
+/// One group read through its first branch: the lines of its opening directive (with their
+/// continuations), the line where the other branches begin (its `#endif`'s where it has one
+/// branch), and its `#endif`'s line.
+struct Group {
+    directive_lines: (usize, usize),
+    others: usize,
+    end: usize,
+}
+
+/// A group being read: its opening directive's lines, where its second branch begins, and
+/// whether a group opens inside it.
+struct Open {
+    directive_lines: (usize, usize),
+    others: Option<usize>,
+    nested: bool,
+    /// Whether it opens within a declaration or an expression ([`goes_on`]).
+    within: bool,
+}
+
+/// The groups of `lines` to read through their first branch ([`blank_alternative_heads`]).
+fn alternative_heads(lines: &[&str]) -> Vec<Group> {
+    let prose = in_block_comments(lines);
+    let mut found = Vec::new();
+    let mut open: Vec<Open> = Vec::new();
+    // The last line of code before the line read, comments and directives aside.
+    let mut last_code: Option<&str> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let start = i;
+        // A directive goes on over lines ending in `\`.
+        while i + 1 < lines.len() && lines[i].trim_end().ends_with('\\') {
+            i += 1;
+        }
+        i += 1;
+        let Some(keyword) = directive(lines[start]).filter(|_| !prose[start]) else {
+            if let Some(code) = code_of(lines[start]).filter(|_| !prose[start]) {
+                last_code = Some(code);
+            }
+            continue;
+        };
+        match keyword {
+            "if" | "ifdef" | "ifndef" => {
+                if let Some(parent) = open.last_mut() {
+                    parent.nested = true;
+                }
+                open.push(Open {
+                    directive_lines: (start, i),
+                    others: None,
+                    nested: false,
+                    within: last_code.is_some_and(goes_on),
+                });
+            }
+            "elif" | "elifdef" | "elifndef" | "else" => {
+                if let Some(group) = open.last_mut() {
+                    group.others.get_or_insert(start);
+                }
+            }
+            "endif" => {
+                let Some(group) = open.pop() else { continue };
+                let first = &lines[group.directive_lines.1..group.others.unwrap_or(start)];
+                let head = first
+                    .iter()
+                    .rev()
+                    .find_map(|l| code_of(l))
+                    .is_some_and(ends_head);
+                if !group.nested && (group.within || head) {
+                    found.push(Group {
+                        directive_lines: group.directive_lines,
+                        others: group.others.unwrap_or(start),
+                        end: start,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The keyword of a preprocessor directive line (`if`, `ifdef`, `else`, `endif`...).
+fn directive(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// A line's code, its `//` comment aside: `None` for a blank line or a comment.
+fn code_of(line: &str) -> Option<&str> {
+    let code = line.split("//").next().unwrap_or(line).trim();
+    (!code.is_empty() && !code.starts_with("/*") && !code.starts_with('*')).then_some(code)
+}
+
+/// Whether a line of code ends a head without its body: `)` (`if (...)`, `while (...)`, a
+/// function's parameters) or `&&` and `||` (a condition going on after the group).
+fn ends_head(code: &str) -> bool {
+    code.ends_with(')') || code.ends_with("&&") || code.ends_with("||")
+}
+
+/// Whether a line of code ends within a declaration or an expression, which then goes on in
+/// the group after it: a list's `,`, an open `(` or `<`, a template's head (`>`), `=`, `&&`
+/// and `||`.
+fn goes_on(code: &str) -> bool {
+    code.ends_with([',', '(', '<', '>', '=']) || code.ends_with("&&") || code.ends_with("||")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::blank_alternative_heads;
+
+    #[test]
+    fn alternative_heads_are_read_through_the_first_branch() {
+        let source = "int f(int p) {\n#if A\n  if (p < 1)\n#else\n  if (p < 2) // two\n#endif\n  {\n    return 1;\n  }\n  return 0;\n}\n";
+        let blanked = blank_alternative_heads(source).expect("one group");
+        assert_eq!(blanked.len(), source.len());
+        let lines: Vec<&str> = blanked.lines().collect();
+        assert_eq!(lines[1].trim(), "");
+        assert_eq!(lines[2], "  if (p < 1)");
+        assert!(lines[3..6].iter().all(|l| l.trim().is_empty()), "{lines:?}");
+        assert_eq!(lines[6], "  {");
+    }
+
+    #[test]
+    fn groups_within_a_declaration_are_read_through_their_first_branch() {
+        // nlohmann's `get`: a specifier between a template's head and the declaration.
+        let source = "  template <typename T>\n#if defined(CPP14)\n  constexpr\n#endif\n  auto get() const {}\n";
+        let blanked = blank_alternative_heads(source).expect("one group");
+        let lines: Vec<&str> = blanked.lines().collect();
+        assert_eq!(lines[0], "  template <typename T>");
+        assert!(
+            lines[1].trim().is_empty() && lines[3].trim().is_empty(),
+            "{lines:?}"
+        );
+        assert_eq!(lines[2], "  constexpr");
+        // An item of a list, in a comment's prose the line before does not count.
+        let list = "f(a,\n#ifdef X\n  b,\n#else\n  c,\n#endif\n  d);\n";
+        let blanked = blank_alternative_heads(list).expect("one group");
+        assert_eq!(blanked.lines().filter(|l| !l.trim().is_empty()).count(), 3);
+        let prose = "/* a,\n b, */\n#ifdef X\n  g();\n#endif\n";
+        assert_eq!(blank_alternative_heads(prose), None);
+    }
+
+    #[test]
+    fn groups_of_whole_statements_and_nested_ones_stay() {
+        // Whole statements in each branch: the grammar reads them.
+        let whole = "void f() {\n#if A\n  g();\n#else\n  h();\n#endif\n}\n";
+        assert_eq!(blank_alternative_heads(whole), None);
+        // One branch of whole statements, in a block.
+        let single = "void f() {\n#if A\n  g();\n#endif\n  {}\n}\n";
+        assert_eq!(blank_alternative_heads(single), None);
+        // A group with a group inside: only innermost ones are read so.
+        let nested = "#if A\n#if B\n  if (x)\n#endif\n  if (y)\n#else\n  if (z)\n#endif\n  {}\n";
+        let blanked = blank_alternative_heads(nested).expect("the inner group");
+        let kept: Vec<&str> = blanked.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(
+            kept,
+            [
+                "#if A", "  if (x)", "  if (y)", "#else", "  if (z)", "#endif", "  {}"
+            ]
+        );
+        // A directive's continuation is part of it, not the branch.
+        let continued = "#if defined(A) && \\\n    defined(B)\n  while (a &&\n#else\n  while (b &&\n#endif\n    c) {}\n";
+        let blanked = blank_alternative_heads(continued).expect("one group");
+        let lines: Vec<&str> = blanked.lines().collect();
+        assert!(
+            lines[0].trim().is_empty() && lines[1].trim().is_empty(),
+            "{lines:?}"
+        );
+        assert_eq!(lines[2], "  while (a &&");
+    }
+}
