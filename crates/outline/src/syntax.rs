@@ -89,13 +89,12 @@ impl TsParser {
         // The grammar is given the text with C/C++ attribute macros blanked and `#if` groups of
         // alternative heads read through their first branch (same length, so every node's
         // bytes and rows are the file's); names and signatures are read from the file itself.
-        let c = matches!(language, Language::C | Language::Cpp);
-        let branched = c.then(|| blank_alternative_heads(source)).flatten();
-        let read = branched.as_deref().unwrap_or(source);
-        let blanked = c
-            .then(|| blank_attribute_macros(read))
-            .flatten()
-            .or(branched);
+        let blanked = if matches!(language, Language::C | Language::Cpp) {
+            let branched = blank_alternative_heads(source);
+            blank_attribute_macros(branched.as_deref().unwrap_or(source)).or(branched)
+        } else {
+            None
+        };
         let source = blanked.as_deref().unwrap_or(source);
         if skim && let Some(skim) = skim::included_ranges(language, source) {
             // Ranges from the lexer are ordered and disjoint; should tree-sitter refuse them

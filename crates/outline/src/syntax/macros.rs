@@ -305,9 +305,15 @@ pub(super) fn inline_macros(line: &str, known: &HashSet<&str>) -> Vec<(usize, us
 /// and then a declarator (`struct stat st;`) does not go on with a body or a base list.
 fn class_macros(line: &str) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
-    let words = words(line);
-    for (k, &(_, to)) in words.iter().enumerate() {
-        if !matches!(&line[words[k].0..to], "class" | "struct" | "union") {
+    // Most lines name no class head.
+    if !["class", "struct", "union"]
+        .iter()
+        .any(|k| line.contains(k))
+    {
+        return found;
+    }
+    for (from, to) in words(line) {
+        if !matches!(&line[from..to], "class" | "struct" | "union") {
             continue;
         }
         // The names (and their arguments) up to the head's end.
@@ -319,9 +325,8 @@ fn class_macros(line: &str) -> Vec<(usize, usize)> {
             if end == from {
                 break;
             }
-            let args = past_group(line, skip_spaces(line, end), '(', ')');
-            names.push((from, args.unwrap_or(end)));
-            at = names.last().map_or(at, |n| n.1);
+            at = past_group(line, skip_spaces(line, end), '(', ')').unwrap_or(end);
+            names.push((from, at));
         }
         let rest = line[at..].trim_start();
         let body = rest.starts_with('{') || (rest.starts_with(':') && !rest.starts_with("::"));
