@@ -25,7 +25,10 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
-/// `facts:v14`: C/C++ lower-case attribute macros (`simdjson_inline`), export macros between
+/// `facts:v15`: C/C++ `#if` groups whose first branch opens or closes a block another group
+/// holds (`f() {` / `#else` / `f() try {`) read through it, a class head's export macro seen
+/// with its base list on the next line, and whole-line member macros with a comment after
+/// them blanked. `facts:v14`: C/C++ lower-case attribute macros (`simdjson_inline`), export macros between
 /// `class` and its name (`class GTEST_API_ Test {`), conversion operators (`operator bool`),
 /// and `#if` groups of alternative heads or within a declaration read through their first
 /// branch. `facts:v13`: C/C++ capitals words left as types where they may be (a return type alone above
@@ -45,7 +48,7 @@ use crate::error::Result;
 /// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
 /// imports inside skipped bodies read by hand, and with enum variants and type fields among
 /// the symbols.
-pub const FACTS_VERSION: &str = "facts:v14";
+pub const FACTS_VERSION: &str = "facts:v15";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";

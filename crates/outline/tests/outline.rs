@@ -731,3 +731,38 @@ fn every_symbol(outline: &outline::Outline) -> Vec<(&str, Kind, usize)> {
     }
     found
 }
+
+/// C/C++ definitions the grammar lost to a block opened in one `#if` group and closed in
+/// another, to an export macro whose class's base list is on the next line, and to member
+/// macros with a comment after them.
+#[test]
+fn groups_opening_blocks_next_line_bases_and_commented_member_macros_are_read() {
+    let src = "#ifdef NO_EXC\ninline bool parse_range(const char *s) {\n#else\n\
+               inline bool parse_range(const char *s) try {\n#endif\n  return s != 0;\n\
+               #ifdef NO_EXC\n}\n#else\n} catch (...) { return false; }\n#endif\n\
+               void listen() {\n#ifndef _WIN32\n  if (idle) {\n#endif\n    poll();\n\
+               #ifndef _WIN32\n  }\n#endif\n}\n\
+               class GTEST_API_ AssertionException\n    : public Failure {\n public:\n  void Throw() {}\n};\n\
+               struct Lhs {\n  MAKE_COMPARISON(==, \" == \", EQ) // comment\n\
+               \x20 MAKE_COMPARISON(!=, \" != \", NE) // comment\n  bool ok() const { return true; }\n};\n\
+               int after() { return 0; }\n";
+    let outline = outline::Parser::new()
+        .outline(Language::Cpp, src)
+        .expect("outlines");
+    let mut found = every_symbol(&outline);
+    found.sort_by_key(|s| s.2);
+    assert_eq!(
+        found,
+        [
+            ("parse_range", Kind::Function, 2),
+            ("listen", Kind::Function, 12),
+            ("AssertionException", Kind::Class, 21),
+            ("Throw", Kind::Method, 24),
+            ("Lhs", Kind::Struct, 26),
+            ("ok", Kind::Method, 29),
+            ("after", Kind::Function, 31),
+        ]
+    );
+    let range = outline.symbols.iter().find(|s| s.name == "parse_range");
+    assert_eq!(range.map(|s| s.end_line), Some(8), "{range:?}");
+}

@@ -10,8 +10,9 @@
 //!   {
 //! ```
 //!
-//! and groups opened within a declaration or an expression (a `constexpr` between a
-//! template's head and its function, an item of a template's arguments). The grammar reads a
+//! groups opened within a declaration or an expression (a `constexpr` between a template's
+//! head and its function, an item of a template's arguments), and groups whose first branch
+//! opens a block that a later group closes (`f() {` in one branch, `f() try {` in the other). The grammar reads a
 //! group's branches as declarations or statements of their own; one ending in a head without
 //! its body, or one that is part of a declaration, is an error, and tree-sitter's recovery
 //! can run a function on to the end of the next group, taking the definitions between with it
@@ -24,8 +25,9 @@ use super::macros::in_block_comments;
 
 /// `source` with the alternative heads' groups read through their first branch, or `None`
 /// where it has none: an innermost group (no directive inside but its own `#elif` and `#else`)
-/// whose first branch's last line of code ends a head without its body ([`ends_head`]), or
-/// that opens within a declaration or an expression ([`goes_on`]).
+/// whose first branch's last line of code ends a head without its body ([`ends_head`]), that
+/// opens within a declaration or an expression ([`goes_on`]), or with another branch whose
+/// first branch opens or closes a block it does not hold ([`braces`]).
 pub(super) fn blank_alternative_heads(source: &str) -> Option<String> {
     let lines: Vec<&str> = source.split_inclusive('\n').collect();
     let groups = alternative_heads(&lines);
@@ -122,7 +124,11 @@ fn alternative_heads(lines: &[&str]) -> Vec<Group> {
                     .rev()
                     .find_map(|l| code_of(l))
                     .is_some_and(ends_head);
-                if !group.nested && (group.within || head) {
+                let code = (group.directive_lines.1..group.others.unwrap_or(start))
+                    .filter(|&l| !prose[l])
+                    .filter_map(|l| code_of(lines[l]));
+                let unbalanced = braces(code) != 0;
+                if !group.nested && (group.within || head || unbalanced) {
                     found.push(Group {
                         directive_lines: group.directive_lines,
                         others: group.others.unwrap_or(start),
@@ -149,6 +155,31 @@ fn directive(line: &str) -> Option<&str> {
 fn code_of(line: &str) -> Option<&str> {
     let code = line.split("//").next().unwrap_or(line).trim();
     (!code.is_empty() && !code.starts_with("/*") && !code.starts_with('*')).then_some(code)
+}
+
+/// How many more `{` than `}` the lines of `code` hold, those in string and character
+/// literals aside: a branch that opens a block another closes (a function's head `{` in one
+/// branch, `try {` in the other, their `}` and `} catch (...) {}` in a group after) leaves
+/// the grammar no branch to read as a whole.
+fn braces<'a>(code: impl Iterator<Item = &'a str>) -> i64 {
+    let mut depth = 0;
+    for line in code {
+        let mut quote: Option<char> = None;
+        let mut escaped = false;
+        for c in line.chars() {
+            match (quote, c) {
+                (Some(_), _) if escaped => escaped = false,
+                (Some(_), '\\') => escaped = true,
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '{') => depth += 1,
+                (None, '}') => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    depth
 }
 
 /// Whether a line of code ends a head without its body: `)` (`if (...)`, `while (...)`, a
@@ -198,6 +229,31 @@ mod tests {
         assert_eq!(blanked.lines().filter(|l| !l.trim().is_empty()).count(), 3);
         let prose = "/* a,\n b, */\n#ifdef X\n  g();\n#endif\n";
         assert_eq!(blank_alternative_heads(prose), None);
+    }
+
+    #[test]
+    fn branches_opening_a_block_another_group_closes_are_read_through_the_first() {
+        // cpp-httplib's parse_range_header: `{` in one branch, `try {` in the other.
+        let source = "#ifdef NO_EXC\ninline bool f(int s) {\n#else\ninline bool f(int s) try {\n#endif\n  return s == '{';\n#ifdef NO_EXC\n}\n#else\n} catch (...) { return \"}\"; }\n#endif\nstruct After {};\n";
+        let blanked = blank_alternative_heads(source).expect("both groups");
+        let kept: Vec<&str> = blanked.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(
+            kept,
+            [
+                "inline bool f(int s) {",
+                "  return s == '{';",
+                "}",
+                "struct After {};"
+            ]
+        );
+        // Branches each holding whole blocks stay; a single branch opening one is read as a
+        // compiler defining its macro reads it.
+        let whole = "#if A\nvoid f() { g(); }\n#else\nvoid f() {}\n#endif\n";
+        assert_eq!(blank_alternative_heads(whole), None);
+        let single = "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint g(void);\n";
+        let blanked = blank_alternative_heads(single).expect("one group");
+        let kept: Vec<&str> = blanked.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(kept, ["extern \"C\" {", "int g(void);"]);
     }
 
     #[test]

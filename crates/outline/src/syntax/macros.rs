@@ -20,6 +20,8 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
     // starts with a name and its parameters (then a capitals word alone above it is the
     // function's return type: EDK2's `EFI_STATUS` over `InternalFoo (`).
     let (mut before_code, mut before_name) = (false, false);
+    // The next code line, trimmed: where a class head's base list or body begins.
+    let mut next_code = "";
     let mut end = source.len();
     // `word` (ASCII, no longer than the range) then spaces over ASCII bytes: the length,
     // and every offset after, stay the same.
@@ -52,7 +54,7 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
             continue;
         }
         let indent = line.len() - line.trim_start().len();
-        if before_code && !before_name && is_attribute_macro(trimmed) {
+        if before_code && !before_name && is_attribute_macro(without_comment(trimmed)) {
             blank(&mut out, start + indent, start + indent + trimmed.len());
             continue;
         }
@@ -71,7 +73,7 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
         }
         for (from, to) in inline_macros(line, &known)
             .into_iter()
-            .chain(class_macros(line))
+            .chain(class_macros(line, next_code))
         {
             blank(&mut out, start + from, start + to);
         }
@@ -80,8 +82,18 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
             || trimmed.starts_with("[[");
         let first = word_end(trimmed, 0);
         before_name = first > 0 && trimmed[first..].trim_start().starts_with('(');
+        next_code = trimmed;
     }
     out
+}
+
+/// A (trimmed) line without the `//` comment after its code, where its code ends with `)`
+/// (doctest's `DOCTEST_DO_BINARY_EXPRESSION_COMPARISON(==, " == ", EQ) //!OCLINT ...`).
+fn without_comment(line: &str) -> &str {
+    match line.rfind("//") {
+        Some(at) if line[..at].trim_end().ends_with(')') => line[..at].trim_end(),
+        _ => line,
+    }
 }
 
 /// Whether a (trimmed) line is only an upper-case macro name with an underscore, with or
@@ -302,8 +314,9 @@ pub(super) fn inline_macros(line: &str, known: &HashSet<&str>) -> Vec<(usize, us
 /// the name of a class defined there (`class GTEST_API_ Test {`, `class FMT_API format_error
 /// : public std::runtime_error`, `struct JSON_API Value final {`): an export or visibility
 /// macro, with its arguments if it has any. Two names never stand there otherwise; a name
-/// and then a declarator (`struct stat st;`) does not go on with a body or a base list.
-fn class_macros(line: &str) -> Vec<(usize, usize)> {
+/// and then a declarator (`struct stat st;`) does not go on with a body or a base list. A
+/// head ending its line goes on with the next line of code (`next`, trimmed: `: public Base`).
+fn class_macros(line: &str, next: &str) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     // Most lines name no class head.
     if !["class", "struct", "union"]
@@ -328,7 +341,10 @@ fn class_macros(line: &str) -> Vec<(usize, usize)> {
             at = past_group(line, skip_spaces(line, end), '(', ')').unwrap_or(end);
             names.push((from, at));
         }
-        let rest = line[at..].trim_start();
+        let rest = match line[at..].trim() {
+            "" => next,
+            rest => rest,
+        };
         let body = rest.starts_with('{') || (rest.starts_with(':') && !rest.starts_with("::"));
         // `Name final {`: the name is the one before `final`.
         let keep = match names.last() {
