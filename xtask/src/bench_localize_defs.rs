@@ -592,6 +592,38 @@ impl Scanner {
         }
     }
 
+    /// The keyword of the directive whose `#` is here (`if`, `else`, `endif`...).
+    fn directive(&self) -> String {
+        self.chars[self.i + 1..]
+            .iter()
+            .skip_while(|c| **c == ' ' || **c == '\t')
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect()
+    }
+
+    /// Moves past the `#endif` closing the group whose branch starts here (groups opened
+    /// within counted), line by line, each directive with the lines a backslash carries on.
+    fn skip_to_endif(&mut self) {
+        let mut depth = 0usize;
+        while self.i < self.chars.len() {
+            while matches!(self.at(0), ' ' | '\t') {
+                self.bump();
+            }
+            if self.at(0) == '#' {
+                let keyword = self.directive();
+                self.skip_to("\n", true);
+                match keyword.as_str() {
+                    "if" | "ifdef" | "ifndef" => depth += 1,
+                    "endif" if depth == 0 => return,
+                    "endif" => depth -= 1,
+                    _ => {}
+                }
+            } else {
+                self.skip_to("\n", false);
+            }
+        }
+    }
+
     /// Skips a string, character, comment or directive starting here; whether there was one.
     fn skip_literal(&mut self) -> bool {
         let (c, n) = (self.at(0), self.at(1));
@@ -602,8 +634,17 @@ impl Scanner {
                 self.skip_to("*/", false);
             }
             '#' if self.line_start && self.dialect == Dialect::C => {
-                // To the end of the line, and of each line a backslash carries on.
+                // To the end of the line, and of each line a backslash carries on; a group's
+                // other branches (from `#elif` or `#else` to its `#endif`) are read as a
+                // compiler reads them with the first branch taken: not at all.
+                let other = matches!(
+                    self.directive().as_str(),
+                    "else" | "elif" | "elifdef" | "elifndef"
+                );
                 self.skip_to("\n", true);
+                if other {
+                    self.skip_to_endif();
+                }
             }
             '"' if n == '"' && self.at(2) == '"' => {
                 self.i += 3;

@@ -346,6 +346,13 @@ JSON_HEDLEY_NON_NULL(1) static int parse(const char* s) { return 0; }
         "int main()\n{\n    auto t = R\"x(\n    { \"a\": 1\n)x\";\n    return 0;\n}\nvoid after() {}\n",
         &[("main", 1, 7), ("after", 8, 8)],
     );
+    // A group's other branches are read as a compiler with the first branch taken reads them:
+    // not at all (both heads' braces counted ran `f` on over `g`).
+    check_defs(
+        "branches.h",
+        "bool f(int p) {\n#if A\n  if (p < 1) {\n#elif B\n#if C\n  if (p) {\n#endif\n#else\n  if (p < 2) {\n#endif\n    return true;\n  }\n  return false;\n}\nvoid g() {}\n",
+        &[("f", 1, 14), ("g", 15, 15)],
+    );
 }
 
 fn def(name: &str, line: usize, end: usize, indent: Option<usize>) -> Definition {
