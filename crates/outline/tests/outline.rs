@@ -736,6 +736,7 @@ fn every_symbol(outline: &outline::Outline) -> Vec<(&str, Kind, usize)> {
 /// another, to an export macro whose class's base list is on the next line, and to member
 /// macros with a comment after them.
 #[test]
+#[cfg(feature = "cpp")]
 fn groups_opening_blocks_next_line_bases_and_commented_member_macros_are_read() {
     let src = "#ifdef NO_EXC\ninline bool parse_range(const char *s) {\n#else\n\
                inline bool parse_range(const char *s) try {\n#endif\n  return s != 0;\n\
@@ -765,4 +766,34 @@ fn groups_opening_blocks_next_line_bases_and_commented_member_macros_are_read() 
     );
     let range = outline.symbols.iter().find(|s| s.name == "parse_range");
     assert_eq!(range.map(|s| s.end_line), Some(8), "{range:?}");
+}
+
+/// Macros invoked as statements of their own with types for arguments (gmock's
+/// `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, '\\0');`) and explicit
+/// instantiations' declarations (`extern template`) lose no definition after them.
+#[test]
+#[cfg(feature = "cpp")]
+fn macro_statements_and_extern_templates_lose_nothing_after_them() {
+    let src = "namespace internal {\n#define DEFINE_RETURN(type, value) \\\n  template <> struct R<type> {};\n\
+               DEFINE_RETURN(void, );  // NOLINT\nDEFINE_RETURN(::std::string, \"\");\n\
+               DEFINE_RETURN(unsigned char, '\\0');\nDEFINE_RETURN(signed char, '\\0');\n\
+               #ifndef HEADER_ONLY\nextern template FMT_API auto sep<char>(int) -> R<char>;\n\
+               extern template FMT_API auto sep(int) -> char;\n#endif\n\
+               template <typename T>\nclass DefaultValue {\n public:\n  static T Get() { return T(); }\n};\n\
+               inline auto equal2(const char* a) -> bool { return a; }\n}\n";
+    let outline = outline::Parser::new()
+        .outline(Language::Cpp, src)
+        .expect("outlines");
+    let mut found = every_symbol(&outline);
+    found.sort_by_key(|s| s.2);
+    assert_eq!(
+        found,
+        [
+            ("internal", Kind::Namespace, 1),
+            ("DEFINE_RETURN", Kind::Macro, 2),
+            ("DefaultValue", Kind::Class, 13),
+            ("Get", Kind::Method, 15),
+            ("equal2", Kind::Function, 17),
+        ]
+    );
 }

@@ -44,6 +44,7 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
                 .map(|(from, to)| macro_name(&line[from..to]))
         })
         .collect();
+    let statements = macro_statements(&lines, &prose);
     for (i, line) in lines.iter().enumerate().rev() {
         let start = end - line.len();
         end = start;
@@ -54,7 +55,9 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
             continue;
         }
         let indent = line.len() - line.trim_start().len();
-        if before_code && !before_name && is_attribute_macro(without_comment(trimmed)) {
+        if statements[i]
+            || (before_code && !before_name && is_attribute_macro(without_comment(trimmed)))
+        {
             blank(&mut out, start + indent, start + indent + trimmed.len());
             continue;
         }
@@ -67,6 +70,11 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
                 "public",
             );
             continue;
+        }
+        if extern_template(trimmed) {
+            // `extern template auto f<char>(int) -> R;`: an explicit instantiation's
+            // declaration, which the grammar does not know; without `extern` it reads it.
+            blank(&mut out, start + indent, start + indent + "extern".len());
         }
         for (from, to, word) in keyword_macros(line) {
             put(&mut out, start + from, start + to, word);
@@ -87,13 +95,64 @@ pub(super) fn blank_attribute_macros(source: &str) -> Option<String> {
     out
 }
 
-/// A (trimmed) line without the `//` comment after its code, where its code ends with `)`
-/// (doctest's `DOCTEST_DO_BINARY_EXPRESSION_COMPARISON(==, " == ", EQ) //!OCLINT ...`).
+/// Whether a (trimmed) line begins an explicit instantiation's declaration: `extern
+/// template` and no template head (`extern template class C<int>;`).
+fn extern_template(line: &str) -> bool {
+    line.strip_prefix("extern").is_some_and(|rest| {
+        rest.starts_with(char::is_whitespace)
+            && rest
+                .trim_start()
+                .strip_prefix("template")
+                .is_some_and(|r| r.starts_with(char::is_whitespace))
+    })
+}
+
+/// A (trimmed) line without the `//` comment after its code, where its code ends with `)` or
+/// `;` (doctest's `DOCTEST_DO_BINARY_EXPRESSION_COMPARISON(==, " == ", EQ) //!OCLINT ...`).
 fn without_comment(line: &str) -> &str {
     match line.rfind("//") {
-        Some(at) if line[..at].trim_end().ends_with(')') => line[..at].trim_end(),
+        Some(at) if line[..at].trim_end().ends_with([')', ';']) => line[..at].trim_end(),
         _ => line,
     }
+}
+
+/// For each line, whether it is a macro's invocation standing as a statement of its own:
+/// `NAME(args);` alone on its line after a statement's or a block's end, where `NAME` is named
+/// as a macro ([`is_macro_name`]) or `#define`d with parameters in the file. Its arguments may
+/// be types or operators (gmock's `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char,
+/// '\0');`) and its expansion is unknown: the grammar read one as a function running on over
+/// the definitions after it. Within a function's body, where such calls are common, it is a
+/// statement the outline never reads.
+fn macro_statements(lines: &[&str], prose: &[bool]) -> Vec<bool> {
+    let defined: HashSet<&str> = lines
+        .iter()
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix('#')?.trim_start();
+            let rest = rest.strip_prefix("define")?.trim_start();
+            let end = word_end(rest, 0);
+            rest[end..].starts_with('(').then(|| &rest[..end])
+        })
+        .collect();
+    let mut ended = true;
+    let mut found = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim();
+        let directive =
+            trimmed.starts_with('#') || (i > 0 && lines[i - 1].trim_end().ends_with('\\'));
+        if trimmed.is_empty() || directive || prose[i] || is_comment(trimmed) {
+            found.push(false);
+            continue;
+        }
+        let code = without_comment(trimmed);
+        let name = &code[..word_end(code, 0)];
+        let called = code.strip_suffix(';').is_some_and(|call| {
+            !name.is_empty()
+                && past_group(call, skip_spaces(call, name.len()), '(', ')') == Some(call.len())
+        });
+        found.push(ended && called && (is_macro_name(name) || defined.contains(name)));
+        ended = code.ends_with([';', '{', '}', ':']);
+    }
+    found
 }
 
 /// Whether a (trimmed) line is only an upper-case macro name with an underscore, with or
@@ -225,6 +284,8 @@ const BEFORE: &[&str] = &[
     "friend",
     "constexpr",
     "extern",
+    // An explicit instantiation's (`extern template FMT_API auto f<char>(...) -> T;`).
+    "template",
 ];
 
 /// Words after which an attribute macro begins a declaration: a type, a specifier or a
