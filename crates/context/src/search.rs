@@ -200,6 +200,49 @@ fn def_token(class: usize, name: &str) -> String {
     format!("{class}:{name}")
 }
 
+/// A definition's name as a task writes it: a C++ definition outside its class or namespace
+/// is named qualified (`element::at_pointer`, `simdjson_result<dom::element>::at_pointer`),
+/// a specialization with its arguments (`formatter<std::tm, Char>`); its bare name is the
+/// last part (`at_pointer`, `formatter`; an operator's whole: `operator bool`, `operator<<`).
+/// Other names are their own.
+pub(crate) fn bare_name(name: &str) -> &str {
+    let op = name
+        .find("operator")
+        .filter(|&i| !name[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
+    let head = &name[..op.unwrap_or(name.len())];
+    let (mut depth, mut cut) = (0i32, 0);
+    let bytes = head.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'<' => depth += 1,
+            b'>' => depth -= 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => {
+                cut = i + 2;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if op.is_some() {
+        return &name[cut..];
+    }
+    let last = &name[cut..];
+    last.find('<').map_or(last, |lt| last[..lt].trim_end())
+}
+
+/// Whether a C++ definition named qualified is its class's constructor or destructor
+/// (`json::json`, `basic_json<T>::~basic_json`): a task naming the class does not name it.
+pub(crate) fn is_structor(name: &str) -> bool {
+    let bare = bare_name(name);
+    let Some(qualifier) = name[..name.len() - bare.len()].strip_suffix("::") else {
+        return false;
+    };
+    let class = bare_name(qualifier);
+    !class.is_empty() && bare.trim_start_matches('~') == class
+}
+
 /// The files defining `name` (as written), as any kind, read from the index's `defs`; in
 /// path order.
 pub(crate) fn files_defining(index: &TextIndex, name: &str) -> Result<Vec<String>> {
@@ -573,4 +616,33 @@ fn has_kind_match(f: &FileFacts, k: Kind, words: &[(String, f32)]) -> bool {
             words.iter().any(|(w, _)| name.contains(w.as_str()))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bare_name, is_structor};
+
+    #[test]
+    fn a_qualified_or_specialized_name_is_found_by_its_last_part() {
+        let cases = [
+            ("element::at_pointer", "at_pointer"),
+            ("simdjson_result<dom::element>::at_pointer", "at_pointer"),
+            ("formatter<std::tm, Char>", "formatter"),
+            ("element::get<uint64_t>", "get"),
+            ("Value::operator bool", "operator bool"),
+            ("operator<<", "operator<<"),
+            ("basic_json<T>::operator<", "operator<"),
+            ("json_pointer operator/", "json_pointer operator/"),
+            ("get_operator", "get_operator"),
+            ("~Test", "~Test"),
+            ("render", "render"),
+        ];
+        for (name, bare) in cases {
+            assert_eq!(bare_name(name), bare, "{name}");
+        }
+        assert!(is_structor("json::json"));
+        assert!(is_structor("basic_json<T>::~basic_json"));
+        assert!(!is_structor("json::parse"));
+        assert!(!is_structor("json"));
+    }
 }

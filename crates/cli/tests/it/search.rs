@@ -303,6 +303,74 @@ fn a_named_class_does_not_name_its_constructor() {
     assert_eq!(names, [("Ledger", 1), ("settle", 7), ("Ledger", 4)]);
 }
 
+/// A C++ method defined outside its class is named qualified (`Parser::parse_string`), a
+/// specialization with its arguments: a task writes the bare name, and the file defining it
+/// is found by it and the definition is the one named; a constructor (`Parser::Parser`) is not
+/// named by a task naming its class.
+#[test]
+fn a_qualified_cpp_definition_is_named_by_its_bare_name() {
+    let ws = Workspace::empty();
+    ws.write(
+        "include/parser.h",
+        "class Parser {\n public:\n  Parser();\n  bool parse_string(const char* s);\n  \
+         int depth() const;\n};\n",
+    );
+    ws.write(
+        "src/parser.cc",
+        "#include \"parser.h\"\n\nParser::Parser() {}\n\n\
+         int Parser::depth() const { return 0; }\n\n\
+         bool Parser::parse_string(const char* s) {\n  // stops at the first quote\n  \
+         return s != nullptr;\n}\n",
+    );
+    ws.ok(&["scan"]);
+    let query = "`Parser` stops at an escaped quote\n\nCalling `parse_string(\"a\\\\\"b\")` \
+                 returns after the first character.";
+    let hits = ws.json(&["search", query]);
+    let source = hits
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|h| h["path"] == "src/parser.cc")
+        .expect("the definitions' file is found");
+    let why: Vec<&str> = source["why"]
+        .as_array()
+        .expect("why")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        why.iter()
+            .any(|w| w.starts_with("defines:") && w.contains("parse_string")),
+        "{why:?}"
+    );
+    let found = ws.json(&["search", query, "--functions"]);
+    let first: Vec<(&str, &str)> = found
+        .as_array()
+        .expect("a list")
+        .iter()
+        .take(2)
+        .map(|f| {
+            (
+                f["path"].as_str().expect("a path"),
+                f["name"].as_str().expect("a name"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        first,
+        [
+            ("src/parser.cc", "Parser::parse_string"),
+            ("include/parser.h", "parse_string")
+        ]
+    );
+    let structor = found
+        .as_array()
+        .expect("a list")
+        .iter()
+        .position(|f| f["name"] == "Parser::Parser");
+    assert!(structor.is_none_or(|k| k >= 2), "{found}");
+}
+
 /// A method named as a dispatch on a type the task writes (`_print_Poly` for a `Poly`) is how
 /// the task's call reached the bug: it comes right after the function called, before the
 /// printer's other methods.

@@ -98,6 +98,11 @@ fn file_doc(store: &Store, f: &FileEntry, facts: &FileFacts, key: Key) -> Result
             names.push(' ');
         }
         defs.push(def_token(kind_class(s.kind), &s.name));
+        // A qualified or specialized C++ name is found by its bare name too, as a task writes it.
+        let bare = super::bare_name(&s.name);
+        if bare != s.name && s.kind != Kind::Impl && !bare.is_empty() {
+            defs.push(def_token(kind_class(s.kind), bare));
+        }
     }
     defs.sort_unstable();
     defs.dedup();

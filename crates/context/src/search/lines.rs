@@ -1,6 +1,7 @@
 //! What a file's lines hold of a query: the proximity signal (one definition holding much of
 //! a task's words) and the definitions a hit lists.
 use super::*;
+use crate::search::{bare_name, is_structor};
 
 mod gains;
 use gains::*;
@@ -256,7 +257,7 @@ pub(super) fn best_symbols(
                     .map(|i| lines[i].clone())
                     .collect();
                 let body = body_weight(&own, &words, &mut tf);
-                let named = asked.idents.contains_key(s.name.as_str());
+                let named = asked.idents.contains_key(bare_name(&s.name));
                 return (body, 0.0, if named { NAMED } else { 0.0 }, at, s);
             }
             let spans = |l: &usize| *l >= s.line && *l <= s.end_line.max(s.line);
@@ -310,7 +311,7 @@ fn type_names(f: &FileFacts) -> std::collections::HashSet<&str> {
     f.symbols
         .iter()
         .filter(|s| is_type(s.kind))
-        .map(|s| s.name.as_str())
+        .map(|s| bare_name(&s.name))
         .collect()
 }
 
@@ -327,10 +328,10 @@ fn named_weight(
     pointed: bool,
     types: &std::collections::HashSet<&str>,
 ) -> f64 {
-    let name = s.name.as_str();
+    let name = bare_name(&s.name);
     if pointed {
         NAMED
-    } else if !asked.idents.contains_key(name) || types.contains(name) {
+    } else if !asked.idents.contains_key(name) || types.contains(name) || is_structor(&s.name) {
         dispatched(name, asked)
     } else if asked.called.contains(name) {
         NAMED_CALLED
@@ -413,7 +414,7 @@ fn weighed(s: &crate::facts::FactSymbol, asked: &Asked<'_>) -> bool {
         && (by_kind || !is_scope(s.kind))
         && (!matches!(s.kind, Kind::Field | Kind::Variant)
             || by_kind
-            || asked.idents.contains_key(s.name.as_str()))
+            || asked.idents.contains_key(bare_name(&s.name)))
 }
 
 /// Whether `kind` is a scope holding definitions, not one itself: a namespace, a module, a

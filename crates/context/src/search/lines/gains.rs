@@ -76,7 +76,7 @@ pub(super) fn called_gain(scored: &mut [Scored<'_>], lines: &[&str]) {
         for (name, gain) in gains.drain(..) {
             for s in scored
                 .iter_mut()
-                .filter(|s| s.3.name == name && is_fn(s.3) && s.3.line != start)
+                .filter(|s| bare_name(&s.3.name) == name && is_fn(s.3) && s.3.line != start)
             {
                 s.0 = s.0.max(gain);
             }
@@ -93,7 +93,7 @@ pub(super) fn dispatch_tables(
     let functions: std::collections::HashSet<&str> = scored
         .iter()
         .filter(|s| is_function(s.3))
-        .map(|s| s.3.name.as_str())
+        .map(|s| bare_name(&s.3.name))
         .collect();
     let mut tables = HashMap::new();
     for s in scored
@@ -148,12 +148,12 @@ pub(super) fn is_variant(a: &str, b: &str) -> bool {
 pub(super) fn variant_gain(scored: &mut [Scored<'_>]) {
     let best: Vec<(f64, String)> = best_functions(scored, VARIANT_OF)
         .into_iter()
-        .map(|i| (scored[i].0, scored[i].3.name.clone()))
+        .map(|i| (scored[i].0, bare_name(&scored[i].3.name).to_owned()))
         .collect();
     for (score, name) in best {
         for s in scored
             .iter_mut()
-            .filter(|s| is_function(s.3) && is_variant(&s.3.name, &name))
+            .filter(|s| is_function(s.3) && is_variant(bare_name(&s.3.name), &name))
         {
             s.0 = s.0.max(VARIANT_SHARE * score);
         }
