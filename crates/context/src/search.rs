@@ -17,8 +17,9 @@
 //! | proximity | of the [`PROXIMITY_FILES`] best files so far, the most of the query that one function or method holds: its distinct words, each by idf times its weight in the query, over the definition's length in lines to the power [`PROXIMITY_LENGTH`], divided by the best file's (task queries only) | [`W_PROXIMITY`] |
 //!
 //! and multiplies the sum by a prior ([`prior`]): tests, fixtures, docs and examples, vendored
-//! and generated files, files that are not code, huge files and, a little, small ones count
-//! for less, unless the query points at them by path. Ties go by path. The order is a function
+//! and generated files (by their paths, or by their first lines: `auto-generated`, `DO NOT
+//! EDIT`), files that are not code, huge files and, a little, small ones count for less,
+//! unless the query points at them by path. Ties go by path. The order is a function
 //! of the query and the tree alone: `limit` only cuts it. A task's lines that the tree's issue
 //! templates hold, a reporter's prompts, are not read (`template.rs`).
 //!
@@ -45,7 +46,7 @@ use crate::graph::Graph;
 mod prior;
 pub use self::prior::prior;
 pub(crate) use self::prior::read_text;
-use self::prior::{KIND_WEIGHTS, kind_class, prior_asked, size_of};
+use self::prior::{KIND_WEIGHTS, generated_prior, kind_class, prior_asked, size_of};
 
 pub mod history;
 mod hit;

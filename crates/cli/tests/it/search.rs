@@ -371,6 +371,33 @@ fn a_qualified_cpp_definition_is_named_by_its_bare_name() {
     assert!(structor.is_none_or(|k| k >= 2), "{found}");
 }
 
+/// A file whose first lines say it is generated (an amalgamated header) counts for less than
+/// the source it is made from, which a fix changes; named by its path, it is what was asked.
+#[test]
+fn a_generated_file_counts_for_less_than_its_source() {
+    let ws = Workspace::empty();
+    let number = "bool is_number(const char* s) {\n  // a leading minus sign is a number\n  \
+                  return s[0] == '-' || leading_sign(s);\n}\n";
+    let sign = "bool leading_sign(const char* s) {\n  // a plus sign is a sign too\n  \
+                return s[0] == '+';\n}\n";
+    ws.write("include/number.h", number);
+    ws.write("include/sign.h", sign);
+    // It holds both sources, so every word and name of the task.
+    ws.write(
+        "single/all.h",
+        &format!("/* auto-generated on 2020-06-21. Do not edit! */\n{sign}{number}"),
+    );
+    ws.ok(&["scan"]);
+    let query = "`is_number` rejects a leading plus sign\n\nA number with a leading plus sign \
+                 is not a number: `leading_sign` is never asked.";
+    assert_eq!(
+        paths(&ws.json(&["search", query])),
+        ["include/number.h", "include/sign.h", "single/all.h"]
+    );
+    let asked = paths(&ws.json(&["search", "single/all.h is_number"]));
+    assert_eq!(asked.first().map(String::as_str), Some("single/all.h"));
+}
+
 /// A method named as a dispatch on a type the task writes (`_print_Poly` for a `Poly`) is how
 /// the task's call reached the bug: it comes right after the function called, before the
 /// printer's other methods.

@@ -272,6 +272,11 @@ pub(super) fn rank<'s>(
         } else {
             prior(&f.path, f.language, size_of(store, f))
         };
+        let prior = if s.path > 0.0 {
+            prior
+        } else {
+            prior.min(generated_prior(store, f))
+        };
         let entry = (s.score(prior, short), f, s);
         let at = ranked.partition_point(|r| {
             r.0.total_cmp(&entry.0)
