@@ -207,18 +207,28 @@ fn def_token(class: usize, name: &str) -> String {
 /// last part (`at_pointer`, `formatter`; an operator's whole: `operator bool`, `operator<<`).
 /// Other names are their own.
 pub(crate) fn bare_name(name: &str) -> &str {
+    let (cut, operator) = qualifier_end(name);
+    let last = &name[cut..];
+    if operator {
+        return last;
+    }
+    last.find('<').map_or(last, |lt| last[..lt].trim_end())
+}
+
+/// Where the qualifier of `name` ends (past its last `::` outside template brackets; 0
+/// where it has none), and whether the name is an operator's (read up to `operator` only).
+fn qualifier_end(name: &str) -> (usize, bool) {
     let op = name
         .find("operator")
         .filter(|&i| !name[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
-    let head = &name[..op.unwrap_or(name.len())];
+    let head = &name.as_bytes()[..op.unwrap_or(name.len())];
     let (mut depth, mut cut) = (0i32, 0);
-    let bytes = head.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
+    while i < head.len() {
+        match head[i] {
             b'<' => depth += 1,
             b'>' => depth -= 1,
-            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => {
+            b':' if depth == 0 && head.get(i + 1) == Some(&b':') => {
                 cut = i + 2;
                 i += 1;
             }
@@ -226,22 +236,18 @@ pub(crate) fn bare_name(name: &str) -> &str {
         }
         i += 1;
     }
-    if op.is_some() {
-        return &name[cut..];
-    }
-    let last = &name[cut..];
-    last.find('<').map_or(last, |lt| last[..lt].trim_end())
+    (cut, op.is_some())
 }
 
 /// Whether a C++ definition named qualified is its class's constructor or destructor
 /// (`json::json`, `basic_json<T>::~basic_json`): a task naming the class does not name it.
 pub(crate) fn is_structor(name: &str) -> bool {
-    let bare = bare_name(name);
-    let Some(qualifier) = name[..name.len() - bare.len()].strip_suffix("::") else {
+    let (cut, _) = qualifier_end(name);
+    let Some(qualifier) = name[..cut].strip_suffix("::") else {
         return false;
     };
     let class = bare_name(qualifier);
-    !class.is_empty() && bare.trim_start_matches('~') == class
+    !class.is_empty() && bare_name(name).trim_start_matches('~') == class
 }
 
 /// The files defining `name` (as written), as any kind, read from the index's `defs`; in
@@ -645,5 +651,9 @@ mod tests {
         assert!(is_structor("basic_json<T>::~basic_json"));
         assert!(!is_structor("json::parse"));
         assert!(!is_structor("json"));
+        // Identifiers beyond ASCII are cut at `::` alone.
+        assert!(is_structor("Größe::Größe"));
+        assert_eq!(bare_name("Größe::f<é>"), "f");
+        assert!(!is_structor("Größe::f<é>"));
     }
 }
