@@ -797,3 +797,23 @@ fn macro_statements_and_extern_templates_lose_nothing_after_them() {
         ]
     );
 }
+
+/// A macro called with expressions as a statement of its own (`EXPECT_EQ(validate(x), 1);`)
+/// is read as the grammar reads it: what it calls stays called.
+#[test]
+#[cfg(feature = "cpp")]
+fn macro_calls_of_expressions_keep_their_calls() {
+    let src = "void test_it() {\n  int x = 1;\n  EXPECT_EQ(validate(x), 1);\n  CHECK_OK(validate(2));\n}\n";
+    let mut parser = outline::Parser::new();
+    let parsed = parser.parse(Language::Cpp, src).expect("parses");
+    let called: Vec<(String, usize)> = parsed
+        .calls()
+        .into_iter()
+        .filter(|c| c.name == "validate")
+        .map(|c| (c.name, c.line))
+        .collect();
+    assert_eq!(
+        called,
+        [("validate".to_owned(), 3), ("validate".to_owned(), 4)]
+    );
+}

@@ -116,9 +116,32 @@ fn without_comment(line: &str) -> &str {
     }
 }
 
+/// Whether a macro call's arguments (`(...)`) are no expressions the grammar can read: one
+/// holds a type's keyword (`unsigned char`, `const char*`, `void`) or is an operator alone
+/// (`==`). Calls of expressions (`EXPECT_EQ(validate(x), 1);`) stay, so that what they call
+/// is read as called.
+fn unreadable_arguments(args: &str) -> bool {
+    let inner = args.trim().trim_start_matches('(').trim_end_matches(')');
+    let typed = words(inner)
+        .iter()
+        .any(|&(from, to)| TYPE_WORDS.contains(&&inner[from..to]));
+    let operator = inner.split(',').any(|a| {
+        let a = a.trim();
+        !a.is_empty() && !a.contains(|c: char| c.is_alphanumeric() || "'\"_".contains(c))
+    });
+    typed || operator
+}
+
+/// The keywords that only a type holds.
+const TYPE_WORDS: &[&str] = &[
+    "void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+    "const",
+];
+
 /// For each line, whether it is a macro's invocation standing as a statement of its own:
 /// `NAME(args);` alone on its line after a statement's or a block's end, where `NAME` is named
-/// as a macro ([`is_macro_name`]) or `#define`d with parameters in the file. Its arguments may
+/// as a macro ([`is_macro_name`]) or `#define`d with parameters in the file and its arguments
+/// are no expressions ([`unreadable_arguments`]). Its arguments may
 /// be types or operators (gmock's `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char,
 /// '\0');`) and its expansion is unknown: the grammar read one as a function running on over
 /// the definitions after it. Within a function's body, where such calls are common, it is a
@@ -149,7 +172,8 @@ fn macro_statements(lines: &[&str], prose: &[bool]) -> Vec<bool> {
             !name.is_empty()
                 && past_group(call, skip_spaces(call, name.len()), '(', ')') == Some(call.len())
         });
-        found.push(ended && called && (is_macro_name(name) || defined.contains(name)));
+        let unreadable = called && unreadable_arguments(&code[name.len()..code.len() - 1]);
+        found.push(ended && unreadable && (is_macro_name(name) || defined.contains(name)));
         ended = code.ends_with([';', '{', '}', ':']);
     }
     found
