@@ -480,8 +480,7 @@ fn an_attribute_macro_before_a_return_type_is_not_in_the_name() {
     let outline = outline::Parser::new()
         .outline(Language::Cpp, src)
         .expect("outlines");
-    let mut names = every_symbol(&outline);
-    names.sort_by_key(|s| s.2);
+    let names = by_line(&outline);
     let found: Vec<(&str, usize)> = names.iter().map(|s| (s.0, s.2)).collect();
     assert_eq!(
         found,
@@ -693,8 +692,7 @@ fn export_macros_lower_case_macros_conversions_and_conditional_heads_are_read() 
     let outline = outline::Parser::new()
         .outline(Language::Cpp, src)
         .expect("outlines");
-    let mut found = every_symbol(&outline);
-    found.sort_by_key(|s| s.2);
+    let found = by_line(&outline);
     assert_eq!(
         found,
         [
@@ -722,6 +720,13 @@ fn export_macros_lower_case_macros_conversions_and_conditional_heads_are_read() 
 }
 
 /// Every definition of `outline`, nested ones too (a stack's order): name, kind, line.
+/// [`every_symbol`] in the order of their lines.
+fn by_line(outline: &outline::Outline) -> Vec<(&str, Kind, usize)> {
+    let mut found = every_symbol(outline);
+    found.sort_by_key(|s| s.2);
+    found
+}
+
 fn every_symbol(outline: &outline::Outline) -> Vec<(&str, Kind, usize)> {
     let mut found = Vec::new();
     let mut stack: Vec<&Symbol> = outline.symbols.iter().collect();
@@ -750,8 +755,7 @@ fn groups_opening_blocks_next_line_bases_and_commented_member_macros_are_read() 
     let outline = outline::Parser::new()
         .outline(Language::Cpp, src)
         .expect("outlines");
-    let mut found = every_symbol(&outline);
-    found.sort_by_key(|s| s.2);
+    let found = by_line(&outline);
     assert_eq!(
         found,
         [
@@ -784,8 +788,7 @@ fn macro_statements_and_extern_templates_lose_nothing_after_them() {
     let outline = outline::Parser::new()
         .outline(Language::Cpp, src)
         .expect("outlines");
-    let mut found = every_symbol(&outline);
-    found.sort_by_key(|s| s.2);
+    let found = by_line(&outline);
     assert_eq!(
         found,
         [
