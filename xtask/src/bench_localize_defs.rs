@@ -619,9 +619,32 @@ impl Scanner {
                     _ => {}
                 }
             } else {
-                self.skip_to("\n", false);
+                self.skip_code_line();
             }
         }
+    }
+
+    /// Moves past the line of code here with the lines a `/* */` comment it opens spans (a
+    /// directive in a comment is prose); a string's `/*` or `//` is no comment.
+    fn skip_code_line(&mut self) {
+        let mut quote = None;
+        while self.i < self.chars.len() && self.at(0) != '\n' {
+            match (quote, self.at(0), self.at(1)) {
+                (Some(_), '\\', _) => self.bump(),
+                (Some(q), c, _) if c == q => quote = None,
+                (Some(_), _, _) => {}
+                (None, '/', '/') => break,
+                (None, '/', '*') => {
+                    self.i += 2;
+                    self.skip_to("*/", false);
+                    continue;
+                }
+                (None, '"', _) => quote = Some('"'),
+                _ => {}
+            }
+            self.bump();
+        }
+        self.skip_to("\n", false);
     }
 
     /// Skips a string, character, comment or directive starting here; whether there was one.

@@ -353,6 +353,12 @@ JSON_HEDLEY_NON_NULL(1) static int parse(const char* s) { return 0; }
         "bool f(int p) {\n#if A\n  if (p < 1) {\n#elif B\n#if C\n  if (p) {\n#endif\n#else\n  if (p < 2) {\n#endif\n    return true;\n  }\n  return false;\n}\nvoid g() {}\n",
         &[("f", 1, 14), ("g", 15, 15)],
     );
+    // A directive in a skipped branch's comment is prose: it opens no group.
+    check_defs(
+        "prose.h",
+        "bool f(int p) {\n#if A\n  if (p) {\n#else\n  /* use\n#if B when */ if (p < 2) {\n#endif\n    return true;\n  }\n  return false;\n}\nvoid g() {}\n",
+        &[("f", 1, 11), ("g", 12, 12)],
+    );
 }
 
 fn def(name: &str, line: usize, end: usize, indent: Option<usize>) -> Definition {

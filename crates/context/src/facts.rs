@@ -25,7 +25,8 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The version of what facts hold; bump it when the extraction or the encoding changes.
-/// `facts:v18`: macro statements blanked only where their arguments are no expressions, so
+/// `facts:v19`: the braces of a C/C++ `#if` group's first branch counted outside literals
+/// and comments alone (a URL's `//` in a string, `1'024`). `facts:v18`: macro statements blanked only where their arguments are no expressions, so
 /// that what `EXPECT_EQ(f(x), 1);` calls stays called. `facts:v17`: the search index holds a qualified or specialized C++ definition's bare name
 /// too (`element::at_pointer` as `at_pointer`). `facts:v16`: C/C++ macros invoked as statements of their own (`NAME(unsigned char, '\\0');`)
 /// and `extern template` read so that the definitions after them stay. `facts:v15`: C/C++ `#if` groups whose first branch opens or closes a block another group
@@ -51,7 +52,7 @@ use crate::error::Result;
 /// so a search names the lines of a definition. `facts:v3`: from the skimmed parse, with the
 /// imports inside skipped bodies read by hand, and with enum variants and type fields among
 /// the symbols.
-pub const FACTS_VERSION: &str = "facts:v18";
+pub const FACTS_VERSION: &str = "facts:v19";
 
 /// The store namespace facts are kept under.
 const NAMESPACE: &str = "facts";

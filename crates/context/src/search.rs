@@ -218,9 +218,12 @@ pub(crate) fn bare_name(name: &str) -> &str {
 /// Where the qualifier of `name` ends (past its last `::` outside template brackets; 0
 /// where it has none), and whether the name is an operator's (read up to `operator` only).
 fn qualifier_end(name: &str) -> (usize, bool) {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    // `operator` as a word of its own (`operator_traits::get` names no operator).
     let op = name
-        .find("operator")
-        .filter(|&i| !name[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'));
+        .match_indices("operator")
+        .map(|(i, _)| i)
+        .find(|&i| !name[..i].ends_with(word) && !name[i + "operator".len()..].starts_with(word));
     let head = &name.as_bytes()[..op.unwrap_or(name.len())];
     let (mut depth, mut cut) = (0i32, 0);
     let mut i = 0;
@@ -641,6 +644,8 @@ mod tests {
             ("basic_json<T>::operator<", "operator<"),
             ("json_pointer operator/", "json_pointer operator/"),
             ("get_operator", "get_operator"),
+            ("detail::operator_traits::get", "get"),
+            ("operators::apply", "apply"),
             ("~Test", "~Test"),
             ("render", "render"),
         ];

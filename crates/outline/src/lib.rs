@@ -84,7 +84,7 @@ pub use render::{RenderConfig, render};
 /// The version of what this crate writes for a given input. Bump it when an outline or its
 /// rendering changes for some file, so that callers who memoize by it produce their outlines
 /// again.
-pub const FORMAT: &str = "v16";
+pub const FORMAT: &str = "v17";
 
 /// A language the outline reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

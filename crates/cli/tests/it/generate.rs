@@ -69,7 +69,7 @@ fn without_a_model_generate_is_offline_and_says_so() {
     let offline = generate(&ws, &["--offline"]);
     assert_eq!(
         offline["producer"],
-        json!("outline:v16:8:2048"),
+        json!("outline:v17:8:2048"),
         "{offline}"
     );
     assert!(offline.get("llm").is_none());

@@ -69,7 +69,7 @@ fn a_source_files_frame_is_its_outline_and_an_edit_reparses_one_file() {
     let first = offline_generate(&ws);
     assert_eq!(
         (&first["producer"], &first["produced"]),
-        (&json!("outline:v16:8:2048"), &json!(3)),
+        (&json!("outline:v17:8:2048"), &json!(3)),
         "{first}"
     );
     insta::assert_snapshot!("outline_store_rs", head(&ws, "src/store.rs"));

@@ -105,7 +105,7 @@ fn watch_rescans_and_generates_while_other_commands_run() {
                 "up_to_date": 0,
                 "visited": 14,
                 "failed": [],
-                "producer": "outline:v16:8:2048",
+                "producer": "outline:v17:8:2048",
             },
         })
     );

@@ -84,7 +84,7 @@ fn alternative_heads(lines: &[&str]) -> Vec<Group> {
     let mut found = Vec::new();
     let mut open: Vec<Open> = Vec::new();
     // The last line of code before the line read, comments and directives aside.
-    let mut last_code: Option<&str> = None;
+    let mut last_code: Option<String> = None;
     let mut i = 0;
     while i < lines.len() {
         let start = i;
@@ -108,7 +108,7 @@ fn alternative_heads(lines: &[&str]) -> Vec<Group> {
                     directive_lines: (start, i),
                     others: None,
                     nested: false,
-                    within: last_code.is_some_and(goes_on),
+                    within: last_code.as_deref().is_some_and(goes_on),
                 });
             }
             "elif" | "elifdef" | "elifndef" | "else" => {
@@ -123,7 +123,7 @@ fn alternative_heads(lines: &[&str]) -> Vec<Group> {
                     .iter()
                     .rev()
                     .find_map(|l| code_of(l))
-                    .is_some_and(ends_head);
+                    .is_some_and(|code| ends_head(&code));
                 let code = (group.directive_lines.1..group.others.unwrap_or(start))
                     .filter(|&l| !prose[l])
                     .filter_map(|l| code_of(lines[l]));
@@ -151,35 +151,82 @@ fn directive(line: &str) -> Option<&str> {
     Some(&rest[..end])
 }
 
-/// A line's code, its `//` comment aside: `None` for a blank line or a comment.
-fn code_of(line: &str) -> Option<&str> {
-    let code = line.split("//").next().unwrap_or(line).trim();
-    (!code.is_empty() && !code.starts_with("/*") && !code.starts_with('*')).then_some(code)
+/// A line's code, its comments aside (one within it read as a space): `None` for a blank
+/// line or a comment.
+fn code_of(line: &str) -> Option<String> {
+    let mut code = String::with_capacity(line.len());
+    scan(line, |c, _| code.push(c));
+    let code = code.trim();
+    (!code.is_empty() && !code.starts_with('*')).then(|| code.to_owned())
 }
 
-/// How many more `{` than `}` the lines of `code` hold, those in string and character
-/// literals aside: a branch that opens a block another closes (a function's head `{` in one
-/// branch, `try {` in the other, their `}` and `} catch (...) {}` in a group after) leaves
-/// the grammar no branch to read as a whole.
-fn braces<'a>(code: impl Iterator<Item = &'a str>) -> i64 {
+/// How many more `{` than `}` the lines of `code` hold, those in literals aside: a branch
+/// that opens a block another closes (a function's head `{` in one branch, `try {` in the
+/// other, their `}` and `} catch (...) {}` in a group after) leaves the grammar no branch to
+/// read as a whole.
+fn braces(code: impl Iterator<Item = String>) -> i64 {
     let mut depth = 0;
     for line in code {
-        let mut quote: Option<char> = None;
-        let mut escaped = false;
-        for c in line.chars() {
-            match (quote, c) {
-                (Some(_), _) if escaped => escaped = false,
-                (Some(_), '\\') => escaped = true,
-                (Some(q), c) if c == q => quote = None,
-                (Some(_), _) => {}
-                (None, '"' | '\'') => quote = Some(c),
-                (None, '{') => depth += 1,
-                (None, '}') => depth -= 1,
-                _ => {}
-            }
-        }
+        scan(&line, |c, literal| match c {
+            '{' if !literal => depth += 1,
+            '}' if !literal => depth -= 1,
+            _ => {}
+        });
     }
     depth
+}
+
+/// Hands `each` the characters of `line` that are no comment's, with whether each is within
+/// a string or character literal (a URL's `//` in a string is no comment; a digit
+/// separator's `'`, `1'024`, opens no literal); a `/* */` comment within the line is handed
+/// as one space. Stops at a `//` comment or a `/*` going on past the line.
+fn scan(line: &str, mut each: impl FnMut(char, bool)) {
+    let mut chars = line.char_indices().peekable();
+    let mut quote: Option<char> = None;
+    let mut number = false;
+    let mut before = ' ';
+    while let Some((at, c)) = chars.next() {
+        if let Some(q) = quote {
+            each(c, true);
+            if c == '\\' {
+                if let Some((_, escaped)) = chars.next() {
+                    each(escaped, true);
+                }
+            } else if c == q {
+                quote = None;
+            }
+            before = c;
+            continue;
+        }
+        match (c, chars.peek().map(|&(_, n)| n)) {
+            ('/', Some('/')) => return,
+            ('/', Some('*')) => {
+                let Some(close) = line[at + 2..].find("*/") else {
+                    return;
+                };
+                while chars.peek().is_some_and(|&(i, _)| i < at + 2 + close + 2) {
+                    chars.next();
+                }
+                each(' ', false);
+                before = ' ';
+                continue;
+            }
+            ('\'', _) if number => each(c, false),
+            ('"' | '\'', _) => {
+                quote = Some(c);
+                each(c, true);
+            }
+            _ => each(c, false),
+        }
+        // A number begins with a digit where no name goes on, and holds letters (`0x1F`,
+        // `10u`), digits, `.` and separators.
+        number = if number {
+            c.is_ascii_alphanumeric() || c == '.' || c == '\''
+        } else {
+            c.is_ascii_digit() && !(before.is_alphanumeric() || before == '_')
+        };
+        before = c;
+    }
 }
 
 /// Whether a line of code ends a head without its body: `)` (`if (...)`, `while (...)`, a
@@ -283,5 +330,28 @@ mod tests {
             "{lines:?}"
         );
         assert_eq!(lines[2], "  while (a &&");
+    }
+
+    #[test]
+    fn literals_and_comments_hide_no_braces_and_no_code() {
+        // Whole blocks in each branch, with a URL in a string, a digit separator and an
+        // apostrophe in a comment: the branches balance and the group stays.
+        for line in [
+            "  if (u == \"http://x\") {\n  }",
+            "  int n = 1'024; char c = '}';",
+            "  g(); /* don't } */",
+            "  f(/* { */ 1);",
+        ] {
+            let source = format!("#if A\nvoid f() {{\n{line}\n}}\n#else\nvoid f() {{}}\n#endif\n");
+            assert_eq!(blank_alternative_heads(&source), None, "{line}");
+        }
+        // A head with a comment after it is a head; one in a comment is none.
+        let code = |line| super::code_of(line);
+        assert_eq!(code("  if (x) // why").as_deref(), Some("if (x)"));
+        assert_eq!(code("  if (x) /* a\n").as_deref(), Some("if (x)"));
+        assert_eq!(code("  if (x) /* a */").as_deref(), Some("if (x)"));
+        assert_eq!(code("  /* if (x) */"), None);
+        let literals = "u8'{' + s(\"//\\\"\") + 1'000";
+        assert_eq!(code(literals).as_deref(), Some(literals));
     }
 }
