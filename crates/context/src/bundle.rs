@@ -277,7 +277,7 @@ pub fn bundle_in(
     };
     let mut taken = 0;
     let mut sources: Vec<neighbours::Source> = Vec::new();
-    for piece in pieces(&hits, &files) {
+    for piece in pieces(&hits, &files, docstring::doc_share(req.task)) {
         let before = taken;
         let file = &mut files[piece.file];
         if piece.doc {
@@ -376,7 +376,7 @@ struct Piece {
 /// (none far below the best: [`RELATIVE_CUT`]); each file's module-level lines just after its
 /// best definition, weighed at [`MODULE_SHARE`] of it; an outline for a file with no
 /// definition that matched, last.
-fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
+fn pieces(hits: &[Hit], files: &[Filling], doc_share: f64) -> Vec<Piece> {
     let mut ranked = functions_at_depth(hits, usize::MAX, BUNDLE_DEPTH);
     let best = ranked.first().map_or(0.0, |f| f.score);
     // The best definition of each of the first files comes first, in the files' order
@@ -408,7 +408,7 @@ fn pieces(hits: &[Hit], files: &[Filling]) -> Vec<Piece> {
             None => files[i].definition_spans(s),
         };
         for (score, spans, focus, doc) in std::iter::once((f.score, spans, focus, false))
-            .chain(doc.map(|d| (f.score * docstring::DOC_SHARE, d, None, true)))
+            .chain(doc.map(|d| (f.score * doc_share, d, None, true)))
         {
             out.push(Piece {
                 file: i,

@@ -551,3 +551,36 @@ fn a_python_docstring_past_its_first_paragraph_comes_after_the_code() {
     assert_eq!(roomy[0]["line_start"], 1);
     assert_eq!(roomy[0]["text"], lines_of(&ws, "app/prices.py", 1, 70));
 }
+
+#[test]
+fn a_task_about_a_docstring_reads_it_before_the_code_ranked_next() {
+    // `total`'s 30 lines of examples, then `cheapest`, 24 lines of code ranked after it.
+    let ws = docstring_workspace();
+    let mut prices = std::fs::read_to_string(ws.path("app/prices.py")).expect("the fixture");
+    prices.push_str("\n\ndef cheapest(items):\n    \"\"\"The item of the lowest price.\"\"\"\n    best = None\n");
+    for i in 0..20 {
+        prices.push_str(&format!("    step_{i} = best\n"));
+    }
+    prices.push_str("    return min(items, key=lambda item: item.price)\n");
+    ws.write("app/prices.py", &prices);
+    let shown = |task: &str| {
+        let doc = ws.json(&["context", task, "--budget", "300"]);
+        let text: Vec<String> = doc["files"][0]["sections"]
+            .as_array()
+            .expect("sections")
+            .iter()
+            .filter_map(|s| s["text"].as_str().map(str::to_owned))
+            .collect();
+        text.join("\n")
+    };
+    let (example, code) = (">>> total([Item(20)])", "def cheapest(items):");
+    // A task about the function's behaviour: its code, then the next function's, then what
+    // room is left of the examples.
+    let behaviour = shown("total adds up the price of the items wrongly");
+    assert!(behaviour.contains(code), "{behaviour}");
+    assert!(!behaviour.contains(example), "{behaviour}");
+    // A task about its docstring: the examples before the next function.
+    let docs = shown("total's docstring shows the price of the items wrongly");
+    assert!(docs.contains(example), "{docs}");
+    assert!(!docs.contains(code), "{docs}");
+}

@@ -14,6 +14,16 @@ use super::Section;
 /// long definition's window was put on its code (0.5: +2.1/0.0/+1.5), 0.35: +2.1/-0.6/+0.7;
 /// 0.75: +0.9/+0.2/+1.0; left out altogether: +2.1/-1.1/-0.1.
 pub(super) const DOC_SHARE: f64 = 0.5;
+
+/// How much of its definition's score the rest of a docstring weighs for `task`: its
+/// definition's whole where the task speaks of docstrings (sympy's `partitions`: "There is a
+/// caveat about it in the docstring"; the fix removes it), else [`DOC_SHARE`].
+pub(super) fn doc_share(task: &str) -> f64 {
+    let speaks = task
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("docstring") || w.eq_ignore_ascii_case("docstrings"));
+    if speaks { 1.0 } else { DOC_SHARE }
+}
 /// The fewest lines of a docstring worth weighing apart: fewer cost about what the second
 /// section's label and fence do.
 const DOC_REST_MIN: usize = 6;
