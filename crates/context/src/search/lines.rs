@@ -294,8 +294,9 @@ pub(super) fn best_symbols(
             (score, len, at, s)
         })
         .collect();
+    let written = |key: &str| writes_key(asked, key);
     for _ in 0..CALL_HOPS {
-        called_gain(&mut scored, &text_lines);
+        called_gain(&mut scored, &text_lines, &written);
     }
     variant_gain(&mut scored);
     class_gain(&mut scored);
@@ -304,6 +305,20 @@ pub(super) fn best_symbols(
         first_symbols(scored, max),
         heaviest_matched(words, &matched),
     )
+}
+
+/// Whether the task writes `key`, a key of a table of functions: a name it names, or an
+/// operator standing alone in a line of code it quotes (`&` in `a & b`, not in `&&`).
+fn writes_key(asked: &Asked<'_>, key: &str) -> bool {
+    let operator = |c: char| "!%&*+-/<=>^|~@.".contains(c);
+    if !key.chars().all(operator) {
+        return asked.idents.contains_key(key);
+    }
+    asked.code.iter().any(|line| {
+        line.match_indices(key).any(|(at, _)| {
+            !line[..at].ends_with(operator) && !line[at + key.len()..].starts_with(operator)
+        })
+    })
 }
 
 /// The names of the types `f` defines.
@@ -597,10 +612,9 @@ mod tests {
         assert_eq!(score("_layout"), Some(1.0), "{called:?}");
     }
 
-    #[test]
-    fn a_named_function_passes_its_score_two_calls_deep_and_through_a_table_of_functions() {
-        // `run` (named) calls `_apply`, which calls one of `_OPS`'s functions by the
-        // operator: each of the two gains a half of what a direct callee gains.
+    /// The scores against the best of `run` (named), which calls `_apply`, which calls one of
+    /// `_OPS`'s functions by the operator, and the rest, for a task quoting `code`.
+    fn table_scores(code: &[&str]) -> HashMap<String, f64> {
         let text = "def run(expr):\n    return _apply(expr)\n\ndef _apply(expr):\n    return _OPS[expr.op](expr.left, expr.right)\n\ndef _stack(a, b):\n    return a\n\ndef _dot(a, b):\n    return b\n\ndef unrelated(a):\n    return a\n\n_OPS = {'&': _stack, '|': _dot, '+': _dot}\n";
         let symbol = |name: &str, kind, line, end_line| crate::facts::FactSymbol {
             name: name.to_owned(),
@@ -622,27 +636,46 @@ mod tests {
         };
         let idents: HashMap<&str, usize> = [("run", 1)].into();
         let weights: HashMap<&str, f32> = [("run", 1.0)].into_iter().collect();
+        let code = code.iter().map(|l| (*l).to_owned()).collect();
         let asked = Asked {
             idents: &idents,
             called: &Default::default(),
             weights: &weights,
             said: &[],
             framed: &[],
-            code: &Default::default(),
+            code: &code,
             kind: None,
             impls: &Default::default(),
         };
         let (hits, _) = best_symbols(&facts, Some(text), &asked, 10);
-        let score = |name: &str| hits.iter().find(|h| h.name == name).map(|h| h.score);
-        let best = score("run").expect("the named function is listed");
-        let apply = score("_apply").expect("its callee is listed");
-        assert!((apply / best - CALLEE_SHARE).abs() < 1e-3, "{hits:?}");
+        let best = hits
+            .iter()
+            .find(|h| h.name == "run")
+            .expect("run is listed")
+            .score;
+        hits.iter()
+            .map(|h| (h.name.clone(), h.score / best))
+            .collect()
+    }
+
+    #[test]
+    fn a_named_function_passes_its_score_two_calls_deep_and_through_a_table_of_functions() {
+        // Each of the table's two functions gains a half of what a direct callee gains.
+        let scores = table_scores(&[]);
+        assert!((scores["_apply"] - CALLEE_SHARE).abs() < 1e-3, "{scores:?}");
         let each = CALLEE_SHARE * CALLEE_SHARE / 2.0;
         for name in ["_stack", "_dot"] {
-            let got = score(name).unwrap_or_else(|| panic!("{name} is listed: {hits:?}"));
-            assert!((got / best - each).abs() < 1e-3, "{name}: {hits:?}");
+            assert!((scores[name] - each).abs() < 1e-3, "{name}: {scores:?}");
         }
-        assert_eq!(score("unrelated"), None, "{hits:?}");
+        assert_eq!(scores.get("unrelated"), None, "{scores:?}");
+        // A task writing `&` in its code reaches `_stack`, the function of that key, whole;
+        // `&&` writes no `&`.
+        let keyed = table_scores(&["x = run(Expr(a) & Expr(b))"]);
+        let whole = CALLEE_SHARE * CALLEE_SHARE;
+        assert!((keyed["_stack"] - whole).abs() < 1e-3, "{keyed:?}");
+        assert!((keyed["_dot"] - each).abs() < 1e-3, "{keyed:?}");
+        let logic = table_scores(&["ok = run(Expr(a)) && run(b)"]);
+        assert!((logic["_stack"] - each).abs() < 1e-3, "{logic:?}");
     }
 
     #[test]

@@ -39,8 +39,14 @@ pub(super) type Scored<'f> = (f64, usize, Option<usize>, &'f crate::facts::FactS
 /// score, where it scored less: the helper doing the work is read with what calls it. A
 /// caller that reads a table of the file's functions (`_operators[op](a, b)` where
 /// `_operators = {'&': _cstack, '|': _cdot}`) calls one of them, which one is known only when
-/// it runs: each of the `k` functions the table names gains `1/k` of that share.
-pub(super) fn called_gain(scored: &mut [Scored<'_>], lines: &[&str]) {
+/// it runs: each of the `k` functions the table names gains `1/k` of that share, and where
+/// the task writes some of its keys (`'&': _cstack` and `m.Linear1D(10) & m.Linear1D(5)`),
+/// each of the `j` functions those keys name gains `1/j` of it.
+pub(super) fn called_gain(
+    scored: &mut [Scored<'_>],
+    lines: &[&str],
+    written: &dyn Fn(&str) -> bool,
+) {
     let is_fn = is_function;
     let callers: Vec<(f64, usize, usize)> = best_functions(scored, CALLERS)
         .into_iter()
@@ -67,9 +73,12 @@ pub(super) fn called_gain(scored: &mut [Scored<'_>], lines: &[&str]) {
                 let after = line[id.offset + id.text.len()..].trim_start();
                 if after.starts_with('(') {
                     gains.push((id.text, share * score));
-                } else if let Some(named) = tables.get(id.text) {
-                    let each = share * score / named.len() as f64;
-                    gains.extend(named.iter().map(|n| (n.as_str(), each)));
+                } else if let Some(table) = tables.get(id.text) {
+                    let each = share * score / table.names.len() as f64;
+                    gains.extend(table.names.iter().map(|n| (n.as_str(), each)));
+                    let keyed = table.keyed(written);
+                    let each = share * score / keyed.len().max(1) as f64;
+                    gains.extend(keyed.into_iter().map(|n| (n, each)));
                 }
             }
         }
@@ -84,12 +93,31 @@ pub(super) fn called_gain(scored: &mut [Scored<'_>], lines: &[&str]) {
     }
 }
 
+/// A table of a file's functions ([`dispatch_tables`]): the functions it names (each once),
+/// and the keys it names them by where its entries are written `'key': name` (a dict's, an
+/// object's).
+#[derive(Default)]
+pub(super) struct Table {
+    pub(super) names: Vec<String>,
+    keys: Vec<(String, String)>,
+}
+
+impl Table {
+    /// The functions named by the keys `written` says the task writes, each once.
+    fn keyed(&self, written: &dyn Fn(&str) -> bool) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (key, name) in &self.keys {
+            if written(key) && !out.contains(&name.as_str()) {
+                out.push(name);
+            }
+        }
+        out
+    }
+}
+
 /// The file's tables of functions: each constant or variable whose lines name two or more of
-/// the file's functions, with those names (each once).
-pub(super) fn dispatch_tables(
-    scored: &[Scored<'_>],
-    lines: &[&str],
-) -> HashMap<String, Vec<String>> {
+/// the file's functions, with those names (each once) and the keys of its entries.
+pub(super) fn dispatch_tables(scored: &[Scored<'_>], lines: &[&str]) -> HashMap<String, Table> {
     let functions: std::collections::HashSet<&str> = scored
         .iter()
         .filter(|s| is_function(s.3))
@@ -103,20 +131,35 @@ pub(super) fn dispatch_tables(
         let span = lines
             .get(s.3.line.saturating_sub(1)..s.3.end_line.max(s.3.line).min(lines.len()))
             .unwrap_or_default();
-        let mut named: Vec<String> = Vec::new();
-        for id in span.iter().flat_map(|l| retrieve::tokenize::identifiers(l)) {
-            if id.text != s.3.name
-                && functions.contains(id.text)
-                && !named.iter().any(|n| n == id.text)
-            {
-                named.push(id.text.to_owned());
+        let mut table = Table::default();
+        for line in span {
+            for id in retrieve::tokenize::identifiers(line) {
+                if id.text == s.3.name || !functions.contains(id.text) {
+                    continue;
+                }
+                if !table.names.iter().any(|n| n == id.text) {
+                    table.names.push(id.text.to_owned());
+                }
+                if let Some(key) = entry_key(&line[..id.offset]) {
+                    table.keys.push((key.to_owned(), id.text.to_owned()));
+                }
             }
         }
-        if named.len() >= 2 {
-            tables.insert(s.3.name.clone(), named);
+        if table.names.len() >= 2 {
+            tables.insert(s.3.name.clone(), table);
         }
     }
     tables
+}
+
+/// The key of a table's entry whose value starts where `before` ends: `'&': ` or `"add": `
+/// (a quoted key, then `:`), trimmed.
+fn entry_key(before: &str) -> Option<&str> {
+    let rest = before.trim_end().strip_suffix(':')?.trim_end();
+    let quote = rest.chars().last().filter(|&c| c == '\'' || c == '"')?;
+    let rest = &rest[..rest.len() - 1];
+    let open = rest.rfind(quote)?;
+    Some(&rest[open + 1..]).filter(|k| !k.is_empty())
 }
 
 /// How much of the score of one of its file's [`VARIANT_OF`] best functions a variant of it
