@@ -267,15 +267,15 @@ pub(super) fn rank<'s>(
         }
         let prior = if s.path > 0.0 {
             1.0
-        } else if asking.q.kind == QueryKind::Question {
-            prior_asked(&f.path, &asking.words, f.language, size_of(store, f))
         } else {
-            prior(&f.path, f.language, size_of(store, f))
-        };
-        let prior = if s.path > 0.0 {
-            prior
-        } else {
-            prior.min(generated_prior(store, f))
+            let node = store.node(&f.node_id).ok().flatten();
+            let size = size_of(node.as_ref());
+            let by_path = if asking.q.kind == QueryKind::Question {
+                prior_asked(&f.path, &asking.words, f.language, size)
+            } else {
+                prior(&f.path, f.language, size)
+            };
+            by_path.min(generated_prior(store, f, node.as_ref()))
         };
         let entry = (s.score(prior, short), f, s);
         let at = ranked.partition_point(|r| {
