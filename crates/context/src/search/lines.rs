@@ -301,9 +301,9 @@ pub(super) fn best_symbols(
             (score, len, at, s)
         })
         .collect();
-    let written = |key: &str| writes_key(asked, key);
+    let tables = dispatch_tables(&scored, &text_lines, &|key| writes_key(asked, key));
     for _ in 0..CALL_HOPS {
-        called_gain(&mut scored, &text_lines, &written);
+        called_gain(&mut scored, &text_lines, &tables);
     }
     variant_gain(&mut scored);
     class_gain(&mut scored);
@@ -568,21 +568,29 @@ fn heaviest_matched(words: Vec<(&str, f32)>, matched: &[bool]) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// The facts of a file of functions, each `(name, line, end_line)`.
+    fn functions_of(spans: &[(&str, usize, usize)]) -> FileFacts {
+        let symbols = spans
+            .iter()
+            .map(|&(name, line, end_line)| crate::facts::FactSymbol {
+                name: name.to_owned(),
+                kind: Kind::Function,
+                line,
+                end_line,
+                signature: String::new(),
+            })
+            .collect();
+        FileFacts {
+            symbols,
+            imports: Vec::new(),
+        }
+    }
+
     /// `render`, and `_layout`, which holds the task's words; the scores `best_symbols` gives
     /// them (the best first, 1 for it) when the task names `render` as it is and as a call.
     fn render_and_layout(called: bool) -> Vec<(String, f64)> {
         let text = "def render(page):\n    return draw(page)\n\n\ndef _layout(page):\n    margin = page.margin\n    return overflow(margin)\n";
-        let symbol = |name: &str, line, end_line| crate::facts::FactSymbol {
-            name: name.to_owned(),
-            kind: Kind::Function,
-            line,
-            end_line,
-            signature: String::new(),
-        };
-        let facts = FileFacts {
-            symbols: vec![symbol("render", 1, 2), symbol("_layout", 5, 7)],
-            imports: Vec::new(),
-        };
+        let facts = functions_of(&[("render", 1, 2), ("_layout", 5, 7)]);
         let idents: HashMap<&str, usize> = [("render", 1)].into();
         let weights: HashMap<&str, f32> = [("margin", 1.0), ("overflow", 1.0), ("layout", 1.0)]
             .into_iter()
@@ -622,17 +630,7 @@ mod tests {
     #[test]
     fn a_function_holding_what_a_task_quotes_outranks_one_it_names() {
         let text = "def collect(self):\n    return self.collect(only=True)\n\n\ndef add_options(parser):\n    parser.add(\"--collect-only\")\n";
-        let symbol = |name: &str, line, end_line| crate::facts::FactSymbol {
-            name: name.to_owned(),
-            kind: Kind::Function,
-            line,
-            end_line,
-            signature: String::new(),
-        };
-        let facts = FileFacts {
-            symbols: vec![symbol("collect", 1, 2), symbol("add_options", 5, 6)],
-            imports: Vec::new(),
-        };
+        let facts = functions_of(&[("collect", 1, 2), ("add_options", 5, 6)]);
         let idents: HashMap<&str, usize> = [("collect", 1)].into();
         let weights: HashMap<&str, f32> = [("collect", 1.0), ("only", 1.0)].into_iter().collect();
         let said = ["collect-only".to_owned()];

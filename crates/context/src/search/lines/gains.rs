@@ -41,11 +41,12 @@ pub(super) type Scored<'f> = (f64, usize, Option<usize>, &'f crate::facts::FactS
 /// `_operators = {'&': _cstack, '|': _cdot}`) calls one of them, which one is known only when
 /// it runs: each of the `k` functions the table names gains `1/k` of that share, and where
 /// the task writes some of its keys (`'&': _cstack` and `m.Linear1D(10) & m.Linear1D(5)`),
-/// each of the `j` functions those keys name gains `1/j` of it.
+/// each of the `j` functions those keys name gains `1/j` of it. `tables` are the file's
+/// ([`dispatch_tables`]), read once for every hop.
 pub(super) fn called_gain(
     scored: &mut [Scored<'_>],
     lines: &[&str],
-    written: &dyn Fn(&str) -> bool,
+    tables: &HashMap<String, Table>,
 ) {
     let is_fn = is_function;
     let callers: Vec<(f64, usize, usize)> = best_functions(scored, CALLERS)
@@ -61,7 +62,6 @@ pub(super) fn called_gain(
     if callers.is_empty() {
         return;
     }
-    let tables = dispatch_tables(scored, lines);
     let share = CALLEE_SHARE;
     let mut gains: Vec<(&str, f64)> = Vec::new();
     for (score, start, end) in callers {
@@ -76,9 +76,8 @@ pub(super) fn called_gain(
                 } else if let Some(table) = tables.get(id.text) {
                     let each = share * score / table.names.len() as f64;
                     gains.extend(table.names.iter().map(|n| (n.as_str(), each)));
-                    let keyed = table.keyed(written);
-                    let each = share * score / keyed.len().max(1) as f64;
-                    gains.extend(keyed.into_iter().map(|n| (n, each)));
+                    let each = share * score / table.keyed.len().max(1) as f64;
+                    gains.extend(table.keyed.iter().map(|n| (n.as_str(), each)));
                 }
             }
         }
@@ -93,31 +92,23 @@ pub(super) fn called_gain(
     }
 }
 
-/// A table of a file's functions ([`dispatch_tables`]): the functions it names (each once),
-/// and the keys it names them by where its entries are written `'key': name` (a dict's, an
-/// object's).
+/// A table of a file's functions ([`dispatch_tables`]): the functions it names, and those
+/// named by the keys the task writes where its entries are written `'key': name` (a dict's,
+/// an object's), each once.
 #[derive(Default)]
 pub(super) struct Table {
     pub(super) names: Vec<String>,
-    keys: Vec<(String, String)>,
-}
-
-impl Table {
-    /// The functions named by the keys `written` says the task writes, each once.
-    fn keyed(&self, written: &dyn Fn(&str) -> bool) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for (key, name) in &self.keys {
-            if written(key) && !out.contains(&name.as_str()) {
-                out.push(name);
-            }
-        }
-        out
-    }
+    keyed: Vec<String>,
 }
 
 /// The file's tables of functions: each constant or variable whose lines name two or more of
-/// the file's functions, with those names (each once) and the keys of its entries.
-pub(super) fn dispatch_tables(scored: &[Scored<'_>], lines: &[&str]) -> HashMap<String, Table> {
+/// the file's functions, with those names and the ones whose keys `written` says the task
+/// writes.
+pub(super) fn dispatch_tables(
+    scored: &[Scored<'_>],
+    lines: &[&str],
+    written: &dyn Fn(&str) -> bool,
+) -> HashMap<String, Table> {
     let functions: std::collections::HashSet<&str> = scored
         .iter()
         .filter(|s| is_function(s.3))
@@ -140,8 +131,9 @@ pub(super) fn dispatch_tables(scored: &[Scored<'_>], lines: &[&str]) -> HashMap<
                 if !table.names.iter().any(|n| n == id.text) {
                     table.names.push(id.text.to_owned());
                 }
-                if let Some(key) = entry_key(&line[..id.offset]) {
-                    table.keys.push((key.to_owned(), id.text.to_owned()));
+                let keyed = entry_key(&line[..id.offset]).is_some_and(written);
+                if keyed && !table.keyed.iter().any(|n| n == id.text) {
+                    table.keyed.push(id.text.to_owned());
                 }
             }
         }
