@@ -193,7 +193,8 @@ const TYPICAL_LINES: f64 = 25.0;
 /// at. A container (a class, a module) holding functions is weighed by its own lines (its
 /// attributes), not its functions' (they are the lines to read), and as the class of the
 /// file's best method ([`CLASS_SHARE`]). What a best function calls ([`CALLEE_SHARE`]) and its
-/// variants ([`VARIANT_SHARE`]) gain with it.
+/// variants ([`VARIANT_SHARE`]) gain with it; the functions of a type the task writes as a
+/// call share its naming ([`constructed`]).
 pub(super) fn best_symbols(
     f: &FileFacts,
     content: Option<&str>,
@@ -214,34 +215,14 @@ pub(super) fn best_symbols(
     let says = content.map_or_else(Vec::new, |text| lines_saying(text, asked.said));
     let text_lines: Vec<&str> = content.map_or_else(Vec::new, |t| t.lines().collect());
     let quoted = quoted_lines(&text_lines, asked.code);
-    // The 1-based line of `start..end` (0-based) a reader should see first: one that prints a
-    // message the query quotes, else a line of code it quotes, else one a traceback frame
-    // points at, else the one holding the most query weight (the first such); `None` where
-    // none holds any.
-    let focus = |start: usize, end: usize| {
-        let within = |l: &&usize| **l > start && **l <= end;
-        if let Some(&l) = says
-            .iter()
-            .find(within)
-            .or(quoted.iter().find(within))
-            .or(asked.framed.iter().find(within))
-        {
-            return Some(l);
-        }
-        (start..end)
-            .filter(|&i| line_weight[i] > 0.0)
-            .fold(None, |best: Option<usize>, i| match best {
-                Some(b) if line_weight[b] >= line_weight[i] => Some(b),
-                _ => Some(i),
-            })
-            .map(|i| i + 1)
-    };
+    let pointed_lines = [says.as_slice(), quoted.as_slice(), asked.framed];
     let (starts, in_function) = function_lines(f, lines.len());
     let holds_a_function = |line: usize, end: usize| {
         let i = starts.partition_point(|&l| l <= line);
         starts.get(i).is_some_and(|&l| l <= end)
     };
     let types = type_names(f);
+    let called_types = constructed(f, &starts, asked);
     let named_impls = super::impls::spans_named(f, asked.impls);
     let mut tf = vec![0u32; words.len()];
     let weighed: Vec<(f64, f64, f64, Option<usize>, &crate::facts::FactSymbol)> = f
@@ -256,7 +237,7 @@ pub(super) fn best_symbols(
             let body = body_weight(&lines[doc..end.max(start)], &words, &mut tf);
             // Asked for a kind (`--type class`), a container is what was asked for.
             let container = asked.kind.is_none() && holds_a_function(s.line, s.end_line);
-            let at = focus(start, end.max(start));
+            let at = focus(&pointed_lines, &line_weight, start, end.max(start));
             if container {
                 // Its own lines (attributes, fields), not its functions'; named only by name.
                 let own: Vec<Vec<usize>> = (start..end.max(start))
@@ -272,7 +253,8 @@ pub(super) fn best_symbols(
                 || quoted.iter().any(spans)
                 || asked.framed.iter().any(spans)
                 || named_impls.iter().any(|&(a, b)| s.line >= a && s.line <= b);
-            let named = named_weight(s, asked, pointed, &types);
+            let named =
+                named_weight(s, asked, pointed, &types) + constructed_gain(s, &called_types);
             let kind = kind_share(s.kind);
             (
                 body * kind,
@@ -312,6 +294,24 @@ pub(super) fn best_symbols(
         first_symbols(scored, max),
         heaviest_matched(words, &matched),
     )
+}
+
+/// The 1-based line of `start..end` (0-based) a reader should see first: the first of
+/// `pointed` (lines that print a message the query quotes, lines of code it quotes, lines a
+/// traceback frame points at, in that order) that lies there, else the one holding the most
+/// query weight (the first such); `None` where none holds any.
+fn focus(pointed: &[&[usize]], line_weight: &[f64], start: usize, end: usize) -> Option<usize> {
+    let within = |l: &&usize| **l > start && **l <= end;
+    if let Some(&l) = pointed.iter().find_map(|lines| lines.iter().find(within)) {
+        return Some(l);
+    }
+    (start..end)
+        .filter(|&i| line_weight[i] > 0.0)
+        .fold(None, |best: Option<usize>, i| match best {
+            Some(b) if line_weight[b] >= line_weight[i] => Some(b),
+            _ => Some(i),
+        })
+        .map(|i| i + 1)
 }
 
 /// Whether the task writes `key`, a key of a table of functions: a name it names, or an
@@ -565,199 +565,4 @@ fn heaviest_matched(words: Vec<(&str, f32)>, matched: &[bool]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The facts of a file of functions, each `(name, line, end_line)`.
-    fn functions_of(spans: &[(&str, usize, usize)]) -> FileFacts {
-        let symbols = spans
-            .iter()
-            .map(|&(name, line, end_line)| crate::facts::FactSymbol {
-                name: name.to_owned(),
-                kind: Kind::Function,
-                line,
-                end_line,
-                signature: String::new(),
-            })
-            .collect();
-        FileFacts {
-            symbols,
-            imports: Vec::new(),
-        }
-    }
-
-    /// `render`, and `_layout`, which holds the task's words; the scores `best_symbols` gives
-    /// them (the best first, 1 for it) when the task names `render` as it is and as a call.
-    fn render_and_layout(called: bool) -> Vec<(String, f64)> {
-        let text = "def render(page):\n    return draw(page)\n\n\ndef _layout(page):\n    margin = page.margin\n    return overflow(margin)\n";
-        let facts = functions_of(&[("render", 1, 2), ("_layout", 5, 7)]);
-        let idents: HashMap<&str, usize> = [("render", 1)].into();
-        let weights: HashMap<&str, f32> = [("margin", 1.0), ("overflow", 1.0), ("layout", 1.0)]
-            .into_iter()
-            .collect();
-        let calls: std::collections::HashSet<&str> = if called {
-            ["render"].into()
-        } else {
-            Default::default()
-        };
-        let asked = Asked {
-            idents: &idents,
-            called: &calls,
-            weights: &weights,
-            said: &[],
-            framed: &[],
-            code: &Default::default(),
-            kind: None,
-            impls: &Default::default(),
-        };
-        let (hits, _) = best_symbols(&facts, Some(text), &asked, 5);
-        hits.into_iter().map(|h| (h.name, h.score)).collect()
-    }
-
-    #[test]
-    fn a_function_a_task_calls_weighs_less_than_one_it_names() {
-        // Named, `render` is far ahead of the function holding the words (2 against 1.5).
-        let named = render_and_layout(false);
-        assert_eq!(named[0], ("render".to_owned(), 1.0), "{named:?}");
-        assert_eq!(named[1], ("_layout".to_owned(), 0.75), "{named:?}");
-        // Called (`render(page)`), it weighs `NAMED_CALLED`: level with `_layout`.
-        let called = render_and_layout(true);
-        let score = |name: &str| called.iter().find(|h| h.0 == name).map(|h| h.1);
-        assert_eq!(score("render"), Some(1.0), "{called:?}");
-        assert_eq!(score("_layout"), Some(1.0), "{called:?}");
-    }
-
-    #[test]
-    fn a_function_holding_what_a_task_quotes_outranks_one_it_names() {
-        let text = "def collect(self):\n    return self.collect(only=True)\n\n\ndef add_options(parser):\n    parser.add(\"--collect-only\")\n";
-        let facts = functions_of(&[("collect", 1, 2), ("add_options", 5, 6)]);
-        let idents: HashMap<&str, usize> = [("collect", 1)].into();
-        let weights: HashMap<&str, f32> = [("collect", 1.0), ("only", 1.0)].into_iter().collect();
-        let said = ["collect-only".to_owned()];
-        let asked = Asked {
-            idents: &idents,
-            called: &Default::default(),
-            weights: &weights,
-            said: &said,
-            framed: &[],
-            code: &Default::default(),
-            kind: None,
-            impls: &Default::default(),
-        };
-        let (hits, _) = best_symbols(&facts, Some(text), &asked, 5);
-        let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
-        assert_eq!(names, ["add_options", "collect"], "{hits:?}");
-        assert!(hits[1].score < hits[0].score, "{hits:?}");
-    }
-
-    /// The scores against the best of `run` (named), which calls `_apply`, which calls one of
-    /// `_OPS`'s functions by the operator, and the rest, for a task quoting `code`.
-    fn table_scores(code: &[&str]) -> HashMap<String, f64> {
-        let text = "def run(expr):\n    return _apply(expr)\n\ndef _apply(expr):\n    return _OPS[expr.op](expr.left, expr.right)\n\ndef _stack(a, b):\n    return a\n\ndef _dot(a, b):\n    return b\n\ndef unrelated(a):\n    return a\n\n_OPS = {'&': _stack, '|': _dot, '+': _dot}\n";
-        let symbol = |name: &str, kind, line, end_line| crate::facts::FactSymbol {
-            name: name.to_owned(),
-            kind,
-            line,
-            end_line,
-            signature: String::new(),
-        };
-        let facts = FileFacts {
-            symbols: vec![
-                symbol("run", Kind::Function, 1, 2),
-                symbol("_apply", Kind::Function, 4, 5),
-                symbol("_stack", Kind::Function, 7, 8),
-                symbol("_dot", Kind::Function, 10, 11),
-                symbol("unrelated", Kind::Function, 13, 14),
-                symbol("_OPS", Kind::Variable, 16, 16),
-            ],
-            imports: Vec::new(),
-        };
-        let idents: HashMap<&str, usize> = [("run", 1)].into();
-        let weights: HashMap<&str, f32> = [("run", 1.0)].into_iter().collect();
-        let code = code.iter().map(|l| (*l).to_owned()).collect();
-        let asked = Asked {
-            idents: &idents,
-            called: &Default::default(),
-            weights: &weights,
-            said: &[],
-            framed: &[],
-            code: &code,
-            kind: None,
-            impls: &Default::default(),
-        };
-        let (hits, _) = best_symbols(&facts, Some(text), &asked, 10);
-        let best = hits
-            .iter()
-            .find(|h| h.name == "run")
-            .expect("run is listed")
-            .score;
-        hits.iter()
-            .map(|h| (h.name.clone(), h.score / best))
-            .collect()
-    }
-
-    #[test]
-    fn a_named_function_passes_its_score_two_calls_deep_and_through_a_table_of_functions() {
-        // Each of the table's two functions gains a half of what a direct callee gains.
-        let scores = table_scores(&[]);
-        assert!((scores["_apply"] - CALLEE_SHARE).abs() < 1e-3, "{scores:?}");
-        let each = CALLEE_SHARE * CALLEE_SHARE / 2.0;
-        for name in ["_stack", "_dot"] {
-            assert!((scores[name] - each).abs() < 1e-3, "{name}: {scores:?}");
-        }
-        assert_eq!(scores.get("unrelated"), None, "{scores:?}");
-        // A task writing `&` in its code reaches `_stack`, the function of that key, whole;
-        // `&&` writes no `&`.
-        let keyed = table_scores(&["x = run(Expr(a) & Expr(b))"]);
-        let whole = CALLEE_SHARE * CALLEE_SHARE;
-        assert!((keyed["_stack"] - whole).abs() < 1e-3, "{keyed:?}");
-        assert!((keyed["_dot"] - each).abs() < 1e-3, "{keyed:?}");
-        let logic = table_scores(&["ok = run(Expr(a)) && run(b)"]);
-        assert!((logic["_stack"] - each).abs() < 1e-3, "{logic:?}");
-    }
-
-    #[test]
-    fn a_variant_is_named_as_its_function_with_an_affix() {
-        for (a, b) in [
-            ("get_int_le", "get_int"),
-            ("try_get_int", "get_int"),
-            ("par_chunks_mut", "par_chunks"),
-            ("__rmatmul__", "__matmul__"),
-            ("__iadd__", "__add__"),
-            ("_print_Poly_ring", "_print_Poly"),
-        ] {
-            assert!(is_variant(a, b), "{a} of {b}");
-        }
-        for (a, b) in [
-            ("get_integer", "get_int"),
-            ("get_int", "get_int"),
-            ("get_int", "get_int_le"),
-            ("rmatmul", "matmul"),
-            ("__init__", "_"),
-        ] {
-            assert!(!is_variant(a, b), "{a} of {b}");
-        }
-    }
-
-    #[test]
-    fn line_terms_finds_what_tokenizing_every_line_finds() {
-        let text = "fn resolveRedirects() {\n  // nothing here\r\n  let \u{212A}elvin = HTTPServer::new();\n\n  redirects(kelvin); // naïve redirects\n}";
-        let words = ["redirects", "kelvin", "server", "http", "resolveredirects"];
-        let ids: HashMap<&str, usize> = words.iter().enumerate().map(|(i, w)| (*w, i)).collect();
-        let every: Vec<Vec<usize>> = text
-            .lines()
-            .map(|line| {
-                let mut found = Vec::new();
-                retrieve::tokenize::tokens(line, |t, _, _, _| {
-                    if let Some(&i) = ids.get(t) {
-                        found.push(i);
-                    }
-                });
-                found
-            })
-            .collect();
-        assert_eq!(line_terms(text, &ids), every);
-        assert_eq!(every[2], vec![1, 3, 2], "the Kelvin sign lowercases to k");
-        assert_eq!(every[4], vec![0, 1, 0]);
-    }
-}
+mod tests;

@@ -1,0 +1,250 @@
+//! The tests of what a file's lines hold of a query: its definitions' scores and what they pass on.
+use super::*;
+
+/// The facts of a file of functions, each `(name, line, end_line)`.
+fn functions_of(spans: &[(&str, usize, usize)]) -> FileFacts {
+    let symbols = spans
+        .iter()
+        .map(|&(name, line, end_line)| crate::facts::FactSymbol {
+            name: name.to_owned(),
+            kind: Kind::Function,
+            line,
+            end_line,
+            signature: String::new(),
+        })
+        .collect();
+    FileFacts {
+        symbols,
+        imports: Vec::new(),
+    }
+}
+
+/// `render`, and `_layout`, which holds the task's words; the scores `best_symbols` gives
+/// them (the best first, 1 for it) when the task names `render` as it is and as a call.
+fn render_and_layout(called: bool) -> Vec<(String, f64)> {
+    let text = "def render(page):\n    return draw(page)\n\n\ndef _layout(page):\n    margin = page.margin\n    return overflow(margin)\n";
+    let facts = functions_of(&[("render", 1, 2), ("_layout", 5, 7)]);
+    let idents: HashMap<&str, usize> = [("render", 1)].into();
+    let weights: HashMap<&str, f32> = [("margin", 1.0), ("overflow", 1.0), ("layout", 1.0)]
+        .into_iter()
+        .collect();
+    let calls: std::collections::HashSet<&str> = if called {
+        ["render"].into()
+    } else {
+        Default::default()
+    };
+    let asked = Asked {
+        idents: &idents,
+        called: &calls,
+        weights: &weights,
+        said: &[],
+        framed: &[],
+        code: &Default::default(),
+        kind: None,
+        impls: &Default::default(),
+    };
+    let (hits, _) = best_symbols(&facts, Some(text), &asked, 5);
+    hits.into_iter().map(|h| (h.name, h.score)).collect()
+}
+
+#[test]
+fn a_function_a_task_calls_weighs_less_than_one_it_names() {
+    // Named, `render` is far ahead of the function holding the words (2 against 1.5).
+    let named = render_and_layout(false);
+    assert_eq!(named[0], ("render".to_owned(), 1.0), "{named:?}");
+    assert_eq!(named[1], ("_layout".to_owned(), 0.75), "{named:?}");
+    // Called (`render(page)`), it weighs `NAMED_CALLED`: level with `_layout`.
+    let called = render_and_layout(true);
+    let score = |name: &str| called.iter().find(|h| h.0 == name).map(|h| h.1);
+    assert_eq!(score("render"), Some(1.0), "{called:?}");
+    assert_eq!(score("_layout"), Some(1.0), "{called:?}");
+}
+
+#[test]
+fn a_function_holding_what_a_task_quotes_outranks_one_it_names() {
+    let text = "def collect(self):\n    return self.collect(only=True)\n\n\ndef add_options(parser):\n    parser.add(\"--collect-only\")\n";
+    let facts = functions_of(&[("collect", 1, 2), ("add_options", 5, 6)]);
+    let idents: HashMap<&str, usize> = [("collect", 1)].into();
+    let weights: HashMap<&str, f32> = [("collect", 1.0), ("only", 1.0)].into_iter().collect();
+    let said = ["collect-only".to_owned()];
+    let asked = Asked {
+        idents: &idents,
+        called: &Default::default(),
+        weights: &weights,
+        said: &said,
+        framed: &[],
+        code: &Default::default(),
+        kind: None,
+        impls: &Default::default(),
+    };
+    let (hits, _) = best_symbols(&facts, Some(text), &asked, 5);
+    let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["add_options", "collect"], "{hits:?}");
+    assert!(hits[1].score < hits[0].score, "{hits:?}");
+}
+
+/// The scores against the best of class `bell`'s methods and of `limit`, which holds the
+/// task's word, where the task names `bell` and, if `called`, writes it as a call.
+fn class_scores(called: bool) -> HashMap<String, f64> {
+    let text = "class bell(Function):\n    def _bell(n):\n        return n\n\n    def eval(cls, n):\n        return n + 1\n\n\ndef limit(e, z):\n    return e.oo\n";
+    let symbol = |name: &str, kind, line, end_line| crate::facts::FactSymbol {
+        name: name.to_owned(),
+        kind,
+        line,
+        end_line,
+        signature: String::new(),
+    };
+    let facts = FileFacts {
+        symbols: vec![
+            symbol("bell", Kind::Class, 1, 6),
+            symbol("_bell", Kind::Method, 2, 3),
+            symbol("eval", Kind::Method, 5, 6),
+            symbol("limit", Kind::Function, 9, 10),
+        ],
+        imports: Vec::new(),
+    };
+    let idents: HashMap<&str, usize> = [("bell", 1)].into();
+    let calls: std::collections::HashSet<&str> = if called {
+        ["bell"].into()
+    } else {
+        Default::default()
+    };
+    let weights: HashMap<&str, f32> = [("oo", 1.0)].into_iter().collect();
+    let asked = Asked {
+        idents: &idents,
+        called: &calls,
+        weights: &weights,
+        said: &[],
+        framed: &[],
+        code: &Default::default(),
+        kind: None,
+        impls: &Default::default(),
+    };
+    let (hits, _) = best_symbols(&facts, Some(text), &asked, 10);
+    hits.into_iter().map(|h| (h.name, h.score)).collect()
+}
+
+#[test]
+fn a_class_a_task_calls_shares_its_naming_among_its_methods() {
+    // `bell(n)`: each of its two methods gains half of `NAMED`, as much as `limit` holds.
+    let called = class_scores(true);
+    assert_eq!(called.get("bell"), Some(&1.0), "{called:?}");
+    assert_eq!(called.get("eval"), Some(&0.5), "{called:?}");
+    assert_eq!(called.get("_bell"), Some(&0.5), "{called:?}");
+    assert_eq!(called.get("limit"), Some(&0.5), "{called:?}");
+    // Only named (an error type a task reports), it passes nothing on.
+    let named = class_scores(false);
+    assert_eq!(named.get("eval"), None, "{named:?}");
+    assert_eq!(named.get("limit"), Some(&0.5), "{named:?}");
+}
+
+/// The scores against the best of `run` (named), which calls `_apply`, which calls one of
+/// `_OPS`'s functions by the operator, and the rest, for a task quoting `code`.
+fn table_scores(code: &[&str]) -> HashMap<String, f64> {
+    let text = "def run(expr):\n    return _apply(expr)\n\ndef _apply(expr):\n    return _OPS[expr.op](expr.left, expr.right)\n\ndef _stack(a, b):\n    return a\n\ndef _dot(a, b):\n    return b\n\ndef unrelated(a):\n    return a\n\n_OPS = {'&': _stack, '|': _dot, '+': _dot}\n";
+    let symbol = |name: &str, kind, line, end_line| crate::facts::FactSymbol {
+        name: name.to_owned(),
+        kind,
+        line,
+        end_line,
+        signature: String::new(),
+    };
+    let facts = FileFacts {
+        symbols: vec![
+            symbol("run", Kind::Function, 1, 2),
+            symbol("_apply", Kind::Function, 4, 5),
+            symbol("_stack", Kind::Function, 7, 8),
+            symbol("_dot", Kind::Function, 10, 11),
+            symbol("unrelated", Kind::Function, 13, 14),
+            symbol("_OPS", Kind::Variable, 16, 16),
+        ],
+        imports: Vec::new(),
+    };
+    let idents: HashMap<&str, usize> = [("run", 1)].into();
+    let weights: HashMap<&str, f32> = [("run", 1.0)].into_iter().collect();
+    let code = code.iter().map(|l| (*l).to_owned()).collect();
+    let asked = Asked {
+        idents: &idents,
+        called: &Default::default(),
+        weights: &weights,
+        said: &[],
+        framed: &[],
+        code: &code,
+        kind: None,
+        impls: &Default::default(),
+    };
+    let (hits, _) = best_symbols(&facts, Some(text), &asked, 10);
+    let best = hits
+        .iter()
+        .find(|h| h.name == "run")
+        .expect("run is listed")
+        .score;
+    hits.iter()
+        .map(|h| (h.name.clone(), h.score / best))
+        .collect()
+}
+
+#[test]
+fn a_named_function_passes_its_score_two_calls_deep_and_through_a_table_of_functions() {
+    // Each of the table's two functions gains a half of what a direct callee gains.
+    let scores = table_scores(&[]);
+    assert!((scores["_apply"] - CALLEE_SHARE).abs() < 1e-3, "{scores:?}");
+    let each = CALLEE_SHARE * CALLEE_SHARE / 2.0;
+    for name in ["_stack", "_dot"] {
+        assert!((scores[name] - each).abs() < 1e-3, "{name}: {scores:?}");
+    }
+    assert_eq!(scores.get("unrelated"), None, "{scores:?}");
+    // A task writing `&` in its code reaches `_stack`, the function of that key, whole;
+    // `&&` writes no `&`.
+    let keyed = table_scores(&["x = run(Expr(a) & Expr(b))"]);
+    let whole = CALLEE_SHARE * CALLEE_SHARE;
+    assert!((keyed["_stack"] - whole).abs() < 1e-3, "{keyed:?}");
+    assert!((keyed["_dot"] - each).abs() < 1e-3, "{keyed:?}");
+    let logic = table_scores(&["ok = run(Expr(a)) && run(b)"]);
+    assert!((logic["_stack"] - each).abs() < 1e-3, "{logic:?}");
+}
+
+#[test]
+fn a_variant_is_named_as_its_function_with_an_affix() {
+    for (a, b) in [
+        ("get_int_le", "get_int"),
+        ("try_get_int", "get_int"),
+        ("par_chunks_mut", "par_chunks"),
+        ("__rmatmul__", "__matmul__"),
+        ("__iadd__", "__add__"),
+        ("_print_Poly_ring", "_print_Poly"),
+    ] {
+        assert!(is_variant(a, b), "{a} of {b}");
+    }
+    for (a, b) in [
+        ("get_integer", "get_int"),
+        ("get_int", "get_int"),
+        ("get_int", "get_int_le"),
+        ("rmatmul", "matmul"),
+        ("__init__", "_"),
+    ] {
+        assert!(!is_variant(a, b), "{a} of {b}");
+    }
+}
+
+#[test]
+fn line_terms_finds_what_tokenizing_every_line_finds() {
+    let text = "fn resolveRedirects() {\n  // nothing here\r\n  let \u{212A}elvin = HTTPServer::new();\n\n  redirects(kelvin); // naïve redirects\n}";
+    let words = ["redirects", "kelvin", "server", "http", "resolveredirects"];
+    let ids: HashMap<&str, usize> = words.iter().enumerate().map(|(i, w)| (*w, i)).collect();
+    let every: Vec<Vec<usize>> = text
+        .lines()
+        .map(|line| {
+            let mut found = Vec::new();
+            retrieve::tokenize::tokens(line, |t, _, _, _| {
+                if let Some(&i) = ids.get(t) {
+                    found.push(i);
+                }
+            });
+            found
+        })
+        .collect();
+    assert_eq!(line_terms(text, &ids), every);
+    assert_eq!(every[2], vec![1, 3, 2], "the Kelvin sign lowercases to k");
+    assert_eq!(every[4], vec![0, 1, 0]);
+}
