@@ -166,8 +166,9 @@ pub const VARIANT_SHARE: f64 = 0.5;
 const VARIANT_OF: usize = 3;
 
 /// Whether function `a` is a variant of function `b`: named as it with an affix joined by `_`
-/// (`get_int_le`, `try_get_int`), or a dunder method's reflected or in-place form
-/// (`__rmatmul__`, `__iadd__`).
+/// (`get_int_le`, `try_get_int`), a compound name with one on each side
+/// (`_eval_is_upper_hessenberg` of `is_upper`: dev line recall +0.5 at every budget, nothing
+/// else moved), or a dunder method's reflected or in-place form (`__rmatmul__`, `__iadd__`).
 pub(super) fn is_variant(a: &str, b: &str) -> bool {
     let (ca, cb) = (a.trim_matches('_'), b.trim_matches('_'));
     if ca.is_empty() || cb.is_empty() || ca == cb {
@@ -177,6 +178,13 @@ pub(super) fn is_variant(a: &str, b: &str) -> bool {
     ca.strip_prefix(cb).is_some_and(|r| r.starts_with('_'))
         || ca.strip_suffix(cb).is_some_and(|r| r.ends_with('_'))
         || (dunder && ca.strip_prefix(['r', 'i']) == Some(cb))
+        || (cb.contains('_') && between_affixes(ca, cb))
+}
+
+/// Whether `b` stands within `a` between two affixes joined by `_` (`x_b_y`).
+fn between_affixes(a: &str, b: &str) -> bool {
+    a.match_indices(b)
+        .any(|(at, _)| a[..at].ends_with('_') && a[at + b.len()..].starts_with('_'))
 }
 
 /// Raises each function of `scored` that is a variant ([`is_variant`]) of one of the file's

@@ -213,6 +213,7 @@ fn a_variant_is_named_as_its_function_with_an_affix() {
         ("__rmatmul__", "__matmul__"),
         ("__iadd__", "__add__"),
         ("_print_Poly_ring", "_print_Poly"),
+        ("_eval_is_upper_hessenberg", "is_upper"),
     ] {
         assert!(is_variant(a, b), "{a} of {b}");
     }
@@ -222,6 +223,8 @@ fn a_variant_is_named_as_its_function_with_an_affix() {
         ("get_int", "get_int_le"),
         ("rmatmul", "matmul"),
         ("__init__", "_"),
+        ("set_get_int", "get"),
+        ("_eval_is_uppercase_x", "is_upper"),
     ] {
         assert!(!is_variant(a, b), "{a} of {b}");
     }
