@@ -1,13 +1,13 @@
 //! The tests of what a file's lines hold of a query: its definitions' scores and what they pass on.
 use super::*;
 
-/// The facts of a file of functions, each `(name, line, end_line)`.
-fn functions_of(spans: &[(&str, usize, usize)]) -> FileFacts {
-    let symbols = spans
+/// The facts of a file of definitions, each `(name, kind, line, end_line)`.
+fn facts_of(defs: &[(&str, Kind, usize, usize)]) -> FileFacts {
+    let symbols = defs
         .iter()
-        .map(|&(name, line, end_line)| crate::facts::FactSymbol {
+        .map(|&(name, kind, line, end_line)| crate::facts::FactSymbol {
             name: name.to_owned(),
-            kind: Kind::Function,
+            kind,
             line,
             end_line,
             signature: String::new(),
@@ -19,32 +19,58 @@ fn functions_of(spans: &[(&str, usize, usize)]) -> FileFacts {
     }
 }
 
-/// `render`, and `_layout`, which holds the task's words; the scores `best_symbols` gives
-/// them (the best first, 1 for it) when the task names `render` as it is and as a call.
-fn render_and_layout(called: bool) -> Vec<(String, f64)> {
-    let text = "def render(page):\n    return draw(page)\n\n\ndef _layout(page):\n    margin = page.margin\n    return overflow(margin)\n";
-    let facts = functions_of(&[("render", 1, 2), ("_layout", 5, 7)]);
-    let idents: HashMap<&str, usize> = [("render", 1)].into();
-    let weights: HashMap<&str, f32> = [("margin", 1.0), ("overflow", 1.0), ("layout", 1.0)]
-        .into_iter()
-        .collect();
-    let calls: std::collections::HashSet<&str> = if called {
-        ["render"].into()
+/// A task naming `named` (as a call where `called`), with `weights` for its words, quoting
+/// the messages `said` and the lines of code `code`.
+#[derive(Default)]
+struct Task<'a> {
+    named: &'a str,
+    called: bool,
+    weights: &'a [(&'a str, f32)],
+    said: &'a [String],
+    code: &'a [&'a str],
+}
+
+/// What `best_symbols` lists of `facts` (a file holding `text`) for `task`: each definition's
+/// name and score against the best (1 for it), the best first.
+fn listed(facts: &FileFacts, text: &str, task: &Task<'_>) -> Vec<(String, f64)> {
+    let idents: HashMap<&str, usize> = [(task.named, 1)].into();
+    let calls: std::collections::HashSet<&str> = if task.called {
+        [task.named].into()
     } else {
         Default::default()
     };
+    let weights: HashMap<&str, f32> = task.weights.iter().copied().collect();
+    let code = task.code.iter().map(|l| (*l).to_owned()).collect();
     let asked = Asked {
         idents: &idents,
         called: &calls,
         weights: &weights,
-        said: &[],
+        said: task.said,
         framed: &[],
-        code: &Default::default(),
+        code: &code,
         kind: None,
         impls: &Default::default(),
     };
-    let (hits, _) = best_symbols(&facts, Some(text), &asked, 5);
+    let (hits, _) = best_symbols(facts, Some(text), &asked, 10);
     hits.into_iter().map(|h| (h.name, h.score)).collect()
+}
+
+/// `render`, and `_layout`, which holds the task's words; the scores `best_symbols` gives
+/// them (the best first, 1 for it) when the task names `render` as it is and as a call.
+fn render_and_layout(called: bool) -> Vec<(String, f64)> {
+    let text = "def render(page):\n    return draw(page)\n\n\ndef _layout(page):\n    margin = page.margin\n    return overflow(margin)\n";
+    let facts = facts_of(&[
+        ("render", Kind::Function, 1, 2),
+        ("_layout", Kind::Function, 5, 7),
+    ]);
+    let weights = [("margin", 1.0), ("overflow", 1.0), ("layout", 1.0)];
+    let task = Task {
+        named: "render",
+        called,
+        weights: &weights,
+        ..Task::default()
+    };
+    listed(&facts, text, &task)
 }
 
 #[test]
@@ -63,65 +89,40 @@ fn a_function_a_task_calls_weighs_less_than_one_it_names() {
 #[test]
 fn a_function_holding_what_a_task_quotes_outranks_one_it_names() {
     let text = "def collect(self):\n    return self.collect(only=True)\n\n\ndef add_options(parser):\n    parser.add(\"--collect-only\")\n";
-    let facts = functions_of(&[("collect", 1, 2), ("add_options", 5, 6)]);
-    let idents: HashMap<&str, usize> = [("collect", 1)].into();
-    let weights: HashMap<&str, f32> = [("collect", 1.0), ("only", 1.0)].into_iter().collect();
+    let facts = facts_of(&[
+        ("collect", Kind::Function, 1, 2),
+        ("add_options", Kind::Function, 5, 6),
+    ]);
     let said = ["collect-only".to_owned()];
-    let asked = Asked {
-        idents: &idents,
-        called: &Default::default(),
-        weights: &weights,
+    let task = Task {
+        named: "collect",
+        weights: &[("collect", 1.0), ("only", 1.0)],
         said: &said,
-        framed: &[],
-        code: &Default::default(),
-        kind: None,
-        impls: &Default::default(),
+        ..Task::default()
     };
-    let (hits, _) = best_symbols(&facts, Some(text), &asked, 5);
-    let names: Vec<&str> = hits.iter().map(|h| h.name.as_str()).collect();
+    let hits = listed(&facts, text, &task);
+    let names: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
     assert_eq!(names, ["add_options", "collect"], "{hits:?}");
-    assert!(hits[1].score < hits[0].score, "{hits:?}");
+    assert!(hits[1].1 < hits[0].1, "{hits:?}");
 }
 
 /// The scores against the best of class `bell`'s methods and of `limit`, which holds the
 /// task's word, where the task names `bell` and, if `called`, writes it as a call.
 fn class_scores(called: bool) -> HashMap<String, f64> {
     let text = "class bell(Function):\n    def _bell(n):\n        return n\n\n    def eval(cls, n):\n        return n + 1\n\n\ndef limit(e, z):\n    return e.oo\n";
-    let symbol = |name: &str, kind, line, end_line| crate::facts::FactSymbol {
-        name: name.to_owned(),
-        kind,
-        line,
-        end_line,
-        signature: String::new(),
+    let facts = facts_of(&[
+        ("bell", Kind::Class, 1, 6),
+        ("_bell", Kind::Method, 2, 3),
+        ("eval", Kind::Method, 5, 6),
+        ("limit", Kind::Function, 9, 10),
+    ]);
+    let task = Task {
+        named: "bell",
+        called,
+        weights: &[("oo", 1.0)],
+        ..Task::default()
     };
-    let facts = FileFacts {
-        symbols: vec![
-            symbol("bell", Kind::Class, 1, 6),
-            symbol("_bell", Kind::Method, 2, 3),
-            symbol("eval", Kind::Method, 5, 6),
-            symbol("limit", Kind::Function, 9, 10),
-        ],
-        imports: Vec::new(),
-    };
-    let idents: HashMap<&str, usize> = [("bell", 1)].into();
-    let calls: std::collections::HashSet<&str> = if called {
-        ["bell"].into()
-    } else {
-        Default::default()
-    };
-    let weights: HashMap<&str, f32> = [("oo", 1.0)].into_iter().collect();
-    let asked = Asked {
-        idents: &idents,
-        called: &calls,
-        weights: &weights,
-        said: &[],
-        framed: &[],
-        code: &Default::default(),
-        kind: None,
-        impls: &Default::default(),
-    };
-    let (hits, _) = best_symbols(&facts, Some(text), &asked, 10);
-    hits.into_iter().map(|h| (h.name, h.score)).collect()
+    listed(&facts, text, &task).into_iter().collect()
 }
 
 #[test]
@@ -142,45 +143,24 @@ fn a_class_a_task_calls_shares_its_naming_among_its_methods() {
 /// `_OPS`'s functions by the operator, and the rest, for a task quoting `code`.
 fn table_scores(code: &[&str]) -> HashMap<String, f64> {
     let text = "def run(expr):\n    return _apply(expr)\n\ndef _apply(expr):\n    return _OPS[expr.op](expr.left, expr.right)\n\ndef _stack(a, b):\n    return a\n\ndef _dot(a, b):\n    return b\n\ndef unrelated(a):\n    return a\n\n_OPS = {'&': _stack, '|': _dot, '+': _dot}\n";
-    let symbol = |name: &str, kind, line, end_line| crate::facts::FactSymbol {
-        name: name.to_owned(),
-        kind,
-        line,
-        end_line,
-        signature: String::new(),
+    let facts = facts_of(&[
+        ("run", Kind::Function, 1, 2),
+        ("_apply", Kind::Function, 4, 5),
+        ("_stack", Kind::Function, 7, 8),
+        ("_dot", Kind::Function, 10, 11),
+        ("unrelated", Kind::Function, 13, 14),
+        ("_OPS", Kind::Variable, 16, 16),
+    ]);
+    let task = Task {
+        named: "run",
+        weights: &[("run", 1.0)],
+        code,
+        ..Task::default()
     };
-    let facts = FileFacts {
-        symbols: vec![
-            symbol("run", Kind::Function, 1, 2),
-            symbol("_apply", Kind::Function, 4, 5),
-            symbol("_stack", Kind::Function, 7, 8),
-            symbol("_dot", Kind::Function, 10, 11),
-            symbol("unrelated", Kind::Function, 13, 14),
-            symbol("_OPS", Kind::Variable, 16, 16),
-        ],
-        imports: Vec::new(),
-    };
-    let idents: HashMap<&str, usize> = [("run", 1)].into();
-    let weights: HashMap<&str, f32> = [("run", 1.0)].into_iter().collect();
-    let code = code.iter().map(|l| (*l).to_owned()).collect();
-    let asked = Asked {
-        idents: &idents,
-        called: &Default::default(),
-        weights: &weights,
-        said: &[],
-        framed: &[],
-        code: &code,
-        kind: None,
-        impls: &Default::default(),
-    };
-    let (hits, _) = best_symbols(&facts, Some(text), &asked, 10);
-    let best = hits
-        .iter()
-        .find(|h| h.name == "run")
-        .expect("run is listed")
-        .score;
-    hits.iter()
-        .map(|h| (h.name.clone(), h.score / best))
+    let hits = listed(&facts, text, &task);
+    let best = hits.iter().find(|h| h.0 == "run").expect("run is listed").1;
+    hits.into_iter()
+        .map(|(name, score)| (name, score / best))
         .collect()
 }
 
