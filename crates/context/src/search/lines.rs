@@ -267,6 +267,16 @@ pub(super) fn best_symbols(
         .collect();
     let best_body = weighed.iter().map(|w| w.0).fold(0.0, f64::max);
     let best_name = weighed.iter().map(|w| w.1).fold(0.0, f64::max);
+    let bodies: Vec<f64> = weighed
+        .iter()
+        .map(|w| {
+            if best_body > 0.0 {
+                w.0 / best_body
+            } else {
+                0.0
+            }
+        })
+        .collect();
     let mut scored: Vec<Scored<'_>> = weighed
         .into_iter()
         .map(|(body, name, named, at, s)| {
@@ -285,7 +295,7 @@ pub(super) fn best_symbols(
         .collect();
     let tables = dispatch_tables(&scored, &text_lines, &|key| writes_key(asked, key));
     for _ in 0..CALL_HOPS {
-        called_gain(&mut scored, &text_lines, &tables);
+        called_gain(&mut scored, &bodies, &text_lines, &tables);
     }
     variant_gain(&mut scored);
     class_gain(&mut scored);

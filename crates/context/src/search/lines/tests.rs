@@ -184,6 +184,28 @@ fn a_named_function_passes_its_score_two_calls_deep_and_through_a_table_of_funct
     assert!((logic["_stack"] - each).abs() < 1e-3, "{logic:?}");
 }
 
+/// Two helpers a named function calls gain the same share of it: the one holding the task's
+/// words comes first though it comes last in the file, and by no more than a tie-break.
+#[test]
+fn callees_raised_alike_come_in_the_order_of_what_they_hold() {
+    let text = "def run(job):\n    _prepare(job)\n    return _retry(job)\n\n\ndef _prepare(job):\n    return job\n\n\ndef _retry(job):\n    return backoff(timeout)\n";
+    let facts = facts_of(&[
+        ("run", Kind::Function, 1, 3),
+        ("_prepare", Kind::Function, 6, 7),
+        ("_retry", Kind::Function, 10, 11),
+    ]);
+    let task = Task {
+        named: "run",
+        weights: &[("backoff", 1.0), ("timeout", 1.0)],
+        ..Task::default()
+    };
+    let hits = listed(&facts, text, &task);
+    let names: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+    assert_eq!(names, ["run", "_retry", "_prepare"], "{hits:?}");
+    let gap = hits[1].1 - hits[2].1;
+    assert!(gap > 0.0 && gap <= OWN_TIE / hits[0].1 + 1e-9, "{hits:?}");
+}
+
 #[test]
 fn a_variant_is_named_as_its_function_with_an_affix() {
     for (a, b) in [
