@@ -28,7 +28,12 @@ impl<'a> PathLookup<'a> {
             let p = f.path.as_str();
             let name = p.rsplit('/').next().unwrap_or(p);
             let stem = name.split('.').next().unwrap_or(name);
-            if stem.is_ascii() && !lengths.contains(&stem.len()) {
+            // A dunder (`__init__`) a task writes is a method of every class; `__init__.py`
+            // and `__main__.py` are named by their package (dev: sphinx-10451's
+            // `typehints.py` no longer behind autodoc's `__init__.py` for a task that pastes
+            // an `__init__`: any@10 +1).
+            let dunder = stem.len() > 4 && stem.starts_with("__") && stem.ends_with("__");
+            if dunder || (stem.is_ascii() && !lengths.contains(&stem.len())) {
                 continue;
             }
             lower.clear();

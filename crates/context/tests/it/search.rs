@@ -183,6 +183,32 @@ fn a_snake_case_name_that_spells_a_module_path_names_that_module() {
     );
 }
 
+/// A dunder a task names (`__init__`) is a method of every class, not a package's
+/// `__init__.py`: it names no file, as `shapes` names `shapes.py`.
+#[test]
+fn a_dunder_names_no_package_file() {
+    let fx = Fixture::new();
+    fx.edit("src/util/__init__.py", "from .shapes import Circle\n");
+    fx.edit(
+        "src/util/shapes.py",
+        "class Circle:\n    def __init__(self, radius):\n        self.radius = radius\n",
+    );
+    let query = "`Circle.__init__` forgets the radius when `shapes` are copied:\n\
+                 ```\nc = Circle(2)\n```";
+    let hits = run(&fx, query, 10, Ranking::Fused);
+    let named = |p: &str| {
+        hits.iter()
+            .find(|h| h.path == p)
+            .is_some_and(|h| h.why.iter().any(|w| w == "file name"))
+    };
+    assert!(
+        hits.iter().any(|h| h.path == "src/util/__init__.py"),
+        "{hits:#?}"
+    );
+    assert!(named("src/util/shapes.py"), "{hits:#?}");
+    assert!(!named("src/util/__init__.py"), "{hits:#?}");
+}
+
 #[test]
 fn a_task_s_words_met_in_one_function_outrank_the_same_words_spread_over_a_file() {
     let fx = Fixture::new();
