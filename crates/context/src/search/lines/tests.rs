@@ -19,11 +19,13 @@ fn facts_of(defs: &[(&str, Kind, usize, usize)]) -> FileFacts {
     }
 }
 
-/// A task naming `named` (as a call where `called`), with `weights` for its words, quoting
+/// A task naming `named` (as a call where `called`) and `also`, with `weights` for its words, quoting
 /// the messages `said` and the lines of code `code`.
 #[derive(Default)]
 struct Task<'a> {
     named: &'a str,
+    /// Other names it writes (not as calls).
+    also: &'a [&'a str],
     called: bool,
     weights: &'a [(&'a str, f32)],
     said: &'a [String],
@@ -33,7 +35,8 @@ struct Task<'a> {
 /// What `best_symbols` lists of `facts` (a file holding `text`) for `task`: each definition's
 /// name and score against the best (1 for it), the best first.
 fn listed(facts: &FileFacts, text: &str, task: &Task<'_>) -> Vec<(String, f64)> {
-    let idents: HashMap<&str, usize> = [(task.named, 1)].into();
+    let mut idents: HashMap<&str, usize> = [(task.named, 1)].into();
+    idents.extend(task.also.iter().map(|n| (*n, 1)));
     let calls: std::collections::HashSet<&str> = if task.called {
         [task.named].into()
     } else {
@@ -204,6 +207,30 @@ fn callees_raised_alike_come_in_the_order_of_what_they_hold() {
     assert_eq!(names, ["run", "_retry", "_prepare"], "{hits:?}");
     let gap = hits[1].1 - hits[2].1;
     assert!(gap > 0.0 && gap <= OWN_TIE / hits[0].1 + 1e-9, "{hits:?}");
+}
+
+/// A task that writes `__init__` alone names no class's constructor: the function holding its
+/// words comes first; with the class named too (`Circle.__init__`), the constructor is named.
+#[test]
+fn a_constructor_is_named_with_its_class_not_alone() {
+    let text = "class Circle:\n    def __init__(self, radius):\n        self.radius = radius\n\n\ndef resize(shape, factor):\n    return shape.radius * factor\n";
+    let facts = facts_of(&[
+        ("Circle", Kind::Class, 1, 3),
+        ("__init__", Kind::Method, 2, 3),
+        ("resize", Kind::Function, 6, 7),
+    ]);
+    let weights = [("factor", 1.0), ("resize", 1.0)];
+    let first = |also: &[&str]| {
+        let task = Task {
+            named: "__init__",
+            also,
+            weights: &weights,
+            ..Task::default()
+        };
+        listed(&facts, text, &task)[0].0.clone()
+    };
+    assert_eq!(first(&[]), "resize");
+    assert_eq!(first(&["Circle"]), "__init__");
 }
 
 #[test]
