@@ -233,6 +233,27 @@ fn a_constructor_is_named_with_its_class_not_alone() {
     assert_eq!(first(&["Circle"]), "__init__");
 }
 
+/// What a named function's docstring shows as an example (`>>> M = zeros(3)`) or a comment
+/// mentions is not what it calls: only the helper its code calls gains with it.
+#[test]
+fn a_doctest_or_a_comment_calls_nothing() {
+    let text = "def insert(m, v):\n    \"\"\"\n    >>> m = zeros(3)\n    \"\"\"\n    # like stack(m, v)\n    return _insert(m, v)\n\n\ndef zeros(n):\n    return n\n\n\ndef stack(m, v):\n    return m\n\n\ndef _insert(m, v):\n    return v\n";
+    let facts = facts_of(&[
+        ("insert", Kind::Function, 1, 6),
+        ("zeros", Kind::Function, 9, 10),
+        ("stack", Kind::Function, 13, 14),
+        ("_insert", Kind::Function, 17, 18),
+    ]);
+    let task = Task {
+        named: "insert",
+        weights: &[("insert", 1.0)],
+        ..Task::default()
+    };
+    let hits = listed(&facts, text, &task);
+    let names: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+    assert_eq!(names, ["insert", "_insert"], "{hits:?}");
+}
+
 #[test]
 fn a_variant_is_named_as_its_function_with_an_affix() {
     for (a, b) in [
