@@ -255,6 +255,28 @@ fn a_doctest_or_a_comment_calls_nothing() {
 }
 
 #[test]
+fn examples_and_comments_are_told_from_code() {
+    for line in [
+        "    >>> m = zeros(3)",
+        "    ...     f(x)",
+        "...",
+        "  # f(x)",
+        "// f(x)",
+        "/// f(x)",
+    ] {
+        assert!(is_example_or_comment(line), "{line}");
+    }
+    // A JavaScript spread, a Python product broken before its operator, a trailing comment.
+    for line in [
+        "    ...collect(a),",
+        "    * compute(b))",
+        "    return f(x)  # why",
+    ] {
+        assert!(!is_example_or_comment(line), "{line}");
+    }
+}
+
+#[test]
 fn a_variant_is_named_as_its_function_with_an_affix() {
     for (a, b) in [
         ("get_int_le", "get_int"),
