@@ -187,8 +187,8 @@ const TYPICAL_LINES: f64 = 25.0;
 /// query words (each distinct word by its weight, its repeats saturating, long definitions
 /// weighed down, as BM25 does), against the file's best; the query's words in its name
 /// ([`NAME_WORDS`]); and [`NAMED`] more where the query names it ([`NAMED_CALLED`] where a
-/// task writes it as a call; a constructor, named as its type, is not named by it), where it
-/// holds a message
+/// task writes it as a call; a constructor, named as its type or as a bare `__init__`, is not
+/// named by it), where it holds a message
 /// the query quotes, a line of code it quotes or a line a traceback frame of the query points
 /// at. A container (a class, a module) holding functions is weighed by its own lines (its
 /// attributes), not its functions' (they are the lines to read), and as the class of the
@@ -253,11 +253,8 @@ pub(super) fn best_symbols(
                 || quoted.iter().any(spans)
                 || asked.framed.iter().any(spans)
                 || named_impls.iter().any(|&(a, b)| s.line >= a && s.line <= b);
-            let named = if is_bare_constructor(f, s, asked) {
-                dispatched(bare_name(&s.name), asked)
-            } else {
-                named_weight(s, asked, pointed, &types)
-            } + constructed_gain(s, &called_types);
+            let named =
+                named_weight(f, s, asked, pointed, &types) + constructed_gain(s, &called_types);
             let kind = kind_share(s.kind);
             (
                 body * kind,
@@ -355,9 +352,11 @@ fn type_names(f: &FileFacts) -> std::collections::HashSet<&str> {
 /// traceback frame points at, or is a method of an implementation the task names by its head
 /// (`Drop for Drain`, `impls.rs`) (`pointed`); else, where the query names it, [`NAMED_CALLED`] if a
 /// task writes it as a call and [`NAMED`] if not; never for a function named as a type of its
-/// file (`types`), a constructor (C++, Java): a task naming the type does not name it. A
+/// file (`types`), a constructor (C++, Java): a task naming the type does not name it, nor a
+/// Python `__init__` of `f` the task names without its class ([`is_bare_constructor`]). A
 /// function it does not name may be a dispatch on a type it writes ([`dispatched`]).
 fn named_weight(
+    f: &FileFacts,
     s: &crate::facts::FactSymbol,
     asked: &Asked<'_>,
     pointed: bool,
@@ -366,7 +365,11 @@ fn named_weight(
     let name = bare_name(&s.name);
     if pointed {
         POINTED
-    } else if !asked.idents.contains_key(name) || types.contains(name) || is_structor(&s.name) {
+    } else if !asked.idents.contains_key(name)
+        || types.contains(name)
+        || is_structor(&s.name)
+        || is_bare_constructor(f, s, asked)
+    {
         dispatched(name, asked)
     } else if asked.called.contains(name) {
         NAMED_CALLED

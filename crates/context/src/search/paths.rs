@@ -7,7 +7,8 @@ use super::*;
 /// beside a watch; a module path is made only when one is looked up.
 pub(super) struct PathLookup<'a> {
     facts: &'a TreeFacts,
-    /// file name without extension, lowercase -> paths, for the names asked for
+    /// file name without extension, lowercase -> paths, for the names asked for (a dunder
+    /// such as `__init__` names no file)
     pub(super) stems: HashMap<String, Vec<&'a str>>,
     /// (path without extension (and without a trailing `/__init__`, `/mod`, `/index`), path)
     modules: std::cell::OnceCell<Vec<(&'a str, &'a str)>>,

@@ -19,8 +19,8 @@ fn facts_of(defs: &[(&str, Kind, usize, usize)]) -> FileFacts {
     }
 }
 
-/// A task naming `named` (as a call where `called`) and `also`, with `weights` for its words, quoting
-/// the messages `said` and the lines of code `code`.
+/// A task naming `named` (as a call where `called`) and `also`, with `weights` for its words,
+/// quoting the messages `said` and the lines of code `code`.
 #[derive(Default)]
 struct Task<'a> {
     named: &'a str,
@@ -205,8 +205,9 @@ fn callees_raised_alike_come_in_the_order_of_what_they_hold() {
     let hits = listed(&facts, text, &task);
     let names: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
     assert_eq!(names, ["run", "_retry", "_prepare"], "{hits:?}");
+    // Scores are against the best (1 for it): the tie-break is under `OWN_TIE` of it.
     let gap = hits[1].1 - hits[2].1;
-    assert!(gap > 0.0 && gap <= OWN_TIE / hits[0].1 + 1e-9, "{hits:?}");
+    assert!(gap > 0.0 && gap <= OWN_TIE, "{hits:?}");
 }
 
 /// A task that writes `__init__` alone names no class's constructor: the function holding its
@@ -231,6 +232,19 @@ fn a_constructor_is_named_with_its_class_not_alone() {
     };
     assert_eq!(first(&[]), "resize");
     assert_eq!(first(&["Circle"]), "__init__");
+    // Holding a message the task quotes, a bare `__init__` is pointed at all the same.
+    let said = ["radius must be positive".to_owned()];
+    let text = text.replace(
+        "self.radius = radius",
+        "raise ValueError(\"radius must be positive\")",
+    );
+    let task = Task {
+        named: "__init__",
+        weights: &weights,
+        said: &said,
+        ..Task::default()
+    };
+    assert_eq!(listed(&facts, &text, &task)[0].0, "__init__");
 }
 
 /// What a named function's docstring shows as an example (`>>> M = zeros(3)`) or a comment
@@ -254,6 +268,8 @@ fn a_doctest_or_a_comment_calls_nothing() {
     assert_eq!(names, ["insert", "_insert"], "{hits:?}");
 }
 
+/// Doctest prompts and line comments are not code; a spread, a product broken before its
+/// operator and a line ending in a comment are.
 #[test]
 fn examples_and_comments_are_told_from_code() {
     for line in [
