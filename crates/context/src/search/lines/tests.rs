@@ -58,6 +58,11 @@ fn listed(facts: &FileFacts, text: &str, task: &Task<'_>) -> Vec<(String, f64)> 
     hits.into_iter().map(|h| (h.name, h.score)).collect()
 }
 
+/// The names of what [`listed`] lists, in its order.
+fn names_of(hits: &[(String, f64)]) -> Vec<&str> {
+    hits.iter().map(|h| h.0.as_str()).collect()
+}
+
 /// `render`, and `_layout`, which holds the task's words; the scores `best_symbols` gives
 /// them (the best first, 1 for it) when the task names `render` as it is and as a call.
 fn render_and_layout(called: bool) -> Vec<(String, f64)> {
@@ -104,7 +109,7 @@ fn a_function_holding_what_a_task_quotes_outranks_one_it_names() {
         ..Task::default()
     };
     let hits = listed(&facts, text, &task);
-    let names: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+    let names = names_of(&hits);
     assert_eq!(names, ["add_options", "collect"], "{hits:?}");
     assert!(hits[1].1 < hits[0].1, "{hits:?}");
 }
@@ -203,7 +208,7 @@ fn callees_raised_alike_come_in_the_order_of_what_they_hold() {
         ..Task::default()
     };
     let hits = listed(&facts, text, &task);
-    let names: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+    let names = names_of(&hits);
     assert_eq!(names, ["run", "_retry", "_prepare"], "{hits:?}");
     // Scores are against the best (1 for it): the tie-break is under `OWN_TIE` of it.
     let gap = hits[1].1 - hits[2].1;
@@ -264,7 +269,7 @@ fn a_doctest_or_a_comment_calls_nothing() {
         ..Task::default()
     };
     let hits = listed(&facts, text, &task);
-    let names: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+    let names = names_of(&hits);
     assert_eq!(names, ["insert", "_insert"], "{hits:?}");
 }
 
