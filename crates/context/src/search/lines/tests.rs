@@ -215,6 +215,40 @@ fn callees_raised_alike_come_in_the_order_of_what_they_hold() {
     assert!(gap > 0.0 && gap <= OWN_TIE, "{hits:?}");
 }
 
+/// A named function calling `size(` where the file defines two `size` (a base and its
+/// override) and one `_check`: each `size` gains half of what `_check`, the only one of its
+/// name, gains.
+#[test]
+fn a_call_to_a_name_defined_twice_shares_its_gain_between_them() {
+    let text = "def run(job):\n    _check(job)\n    return job.size()\n\nclass Base:\n    def size(self):\n        return 0\n\nclass Sized(Base):\n    def size(self):\n        return 1\n\ndef _check(job):\n    return job\n";
+    let facts = facts_of(&[
+        ("run", Kind::Function, 1, 3),
+        ("Base", Kind::Class, 5, 7),
+        ("size", Kind::Method, 6, 7),
+        ("Sized", Kind::Class, 9, 11),
+        ("size", Kind::Method, 10, 11),
+        ("_check", Kind::Function, 13, 14),
+    ]);
+    let task = Task {
+        named: "run",
+        weights: &[("run", 1.0)],
+        ..Task::default()
+    };
+    let hits = listed(&facts, text, &task);
+    let score = |name: &str| {
+        hits.iter()
+            .filter(|h| h.0 == name)
+            .map(|h| h.1)
+            .collect::<Vec<_>>()
+    };
+    assert!((score("_check")[0] - CALLEE_SHARE).abs() < 1e-3, "{hits:?}");
+    let sizes = score("size");
+    assert_eq!(sizes.len(), 2, "{hits:?}");
+    for s in sizes {
+        assert!((s - CALLEE_SHARE / 2.0).abs() < 1e-3, "{hits:?}");
+    }
+}
+
 /// A task that writes `__init__` alone names no class's constructor: the function holding its
 /// words comes first; with the class named too (`Circle.__init__`), the constructor is named.
 #[test]
