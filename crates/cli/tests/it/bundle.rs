@@ -1,6 +1,7 @@
 //! `merkle context` fills its budget by function score across files: the definitions a task is
-//! about (a long one cut around the lines that match), the module-level lines of their file,
-//! sections of a file in line order, the same bytes for the same tree and task.
+//! about (a long one cut around the lines that match, its rest once there is room), the
+//! module-level lines of their file, sections of a file in line order, the same bytes for the
+//! same tree and task.
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -59,14 +60,13 @@ fn context_shows_the_function_around_the_lines_that_match_and_its_module_lines()
         .map(|s| (s["kind"].as_str().expect("a string"), s["name"].clone()))
         .collect();
     // In line order: the module level (imports), the constant the task names, then
-    // check_limit's head and the window around its raise (it is longer than 150 lines);
-    // `unrelated` holds none of the task.
+    // check_limit (longer than 150 lines) whole: its head, the window around its raise, and
+    // the rest, weighed apart, since the budget has room; `unrelated` holds none of the task.
     assert_eq!(
         kinds,
         [
             ("module", Value::Null),
             ("definition", "LIMIT".into()),
-            ("definition", "check_limit".into()),
             ("definition", "check_limit".into()),
         ],
         "{doc:#}"
@@ -78,31 +78,42 @@ fn context_shows_the_function_around_the_lines_that_match_and_its_module_lines()
             .contains("import os")
     );
     assert_eq!(
-        sections[2]["line_start"], 8,
-        "the head starts at its def line"
+        (&sections[2]["line_start"], &sections[2]["line_end"]),
+        (&8.into(), &214.into()),
+        "from its def line through the two blank lines after it"
     );
-    let window = sections[3]["text"].as_str().expect("a string");
+    let whole = sections[2]["text"].as_str().expect("a string");
     assert!(
-        window.contains("raise ValueError(\"limit exceeded for widget batch\")"),
-        "{window}"
+        whole.contains("raise ValueError(\"limit exceeded for widget batch\")")
+            && whole.contains("step_30 = len(widgets) + 30"),
+        "{whole}"
     );
-    let shown: u64 = sections[2..]
+
+    // With less room, the head and the window come before the rest, which is cut to fit
+    // after the module lines: the head shows with the first of the rest, the window whole.
+    let less = ws.json(&["context", TASK, "--budget", "1600"]);
+    let spans: Vec<(u64, u64)> = less["files"][0]["sections"]
+        .as_array()
+        .expect("sections")
         .iter()
+        .filter(|s| s["name"] == "check_limit")
         .map(|s| {
-            s["line_end"].as_u64().expect("a number") - s["line_start"].as_u64().expect("a number")
-                + 1
+            let n = |k: &str| s[k].as_u64().expect("a number");
+            (n("line_start"), n("line_end"))
         })
-        .sum();
-    assert_eq!(
-        shown, 152,
-        "a long definition shows 150 of its lines, and the two blank lines after it"
+        .collect();
+    assert_eq!(spans.len(), 2, "{less:#}");
+    assert_eq!(spans[1], (75, 214), "the window, whole: {less:#}");
+    assert!(
+        spans[0].0 == 8 && spans[0].1 > 19 && spans[0].1 < 74,
+        "the head and part of the rest: {less:#}"
     );
 
     // The same tree and task give the same bytes.
     let again = ws.ok(&["context", TASK, "--budget", "3000"]);
     assert_eq!(ws.ok(&["context", TASK, "--budget", "3000"]), again);
     assert!(again.contains("module level, lines 1-4:"), "{again}");
-    assert!(again.contains("check_limit, lines 8-19:"), "{again}");
+    assert!(again.contains("check_limit, lines 8-214:"), "{again}");
 }
 
 #[test]
