@@ -45,7 +45,8 @@ use crate::search::{
 pub const MAX_SECTION_LINES: usize = 150;
 /// The first lines of a long definition a bundle shows (its signature and opening).
 pub const HEAD_LINES: usize = 12;
-/// A long definition's lines outside its head and window weigh this share of it: shown once
+/// A long definition's lines outside its head and window (a type's outside its head) weigh
+/// this share of it: shown once
 /// the budget has room for them, after the definitions scoring above that share (the lines a
 /// fix changes lie there as often as in the window: `patch_inplace`'s 267 lines, the task's
 /// words in a branch 60 lines below the one changed). Against never: line recall at 16k tokens
@@ -415,7 +416,9 @@ fn pieces(hits: &[Hit], files: &[Filling], doc_share: f64) -> Vec<Piece> {
             Some(head) => (vec![head], s.focus, None),
             None => files[i].definition_spans(s),
         };
-        // A long definition's lines outside its head and window, weighed apart.
+        // A long definition's lines outside its head and window, weighed apart; for a type
+        // shown by its head, the rest of its body (its functions still rank on their own, and
+        // a line is shown once). Measured so (the fifty-fourth session); to be weighed apart.
         let rest = rest_of(s.line_start, s.line_end, &spans, doc.as_deref());
         for (score, spans, focus, doc) in std::iter::once((f.score, spans, focus, false))
             .chain(doc.map(|d| (f.score * doc_share, d, None, true)))
