@@ -84,6 +84,12 @@ pub(super) fn called_gain(
         return;
     }
     let share = CALLEE_SHARE;
+    // The file's functions by bare name, made once: a caller counts those of its callee's
+    // name but itself.
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, s) in scored.iter().enumerate().filter(|(_, s)| is_fn(s.3)) {
+        by_name.entry(bare_name(&s.3.name)).or_default().push(i);
+    }
     let mut gains: Vec<(&str, f64)> = Vec::new();
     for (score, start, end) in callers {
         let body = lines
@@ -103,11 +109,17 @@ pub(super) fn called_gain(
             }
         }
         for (name, gain) in gains.drain(..) {
-            let callee =
-                |s: &Scored<'_>| bare_name(&s.3.name) == name && is_fn(s.3) && s.3.line != start;
-            let k = scored.iter().filter(|s| callee(s)).count().max(1) as f64;
-            for (s, own) in scored.iter_mut().zip(bodies).filter(|(s, _)| callee(s)) {
-                s.0 = s.0.max(gain / k + OWN_TIE * own);
+            let Some(named) = by_name.get(name) else {
+                continue;
+            };
+            let callees: Vec<usize> = named
+                .iter()
+                .copied()
+                .filter(|&i| scored[i].3.line != start)
+                .collect();
+            let k = callees.len().max(1) as f64;
+            for i in callees {
+                scored[i].0 = scored[i].0.max(gain / k + OWN_TIE * bodies[i]);
             }
         }
     }
