@@ -124,8 +124,9 @@ impl<'a> PathLookup<'a> {
     pub(super) fn by_module(&self, fragment: &str) -> Vec<&'a str> {
         let mut frag = fragment;
         for _ in 0..2 {
-            let found = self.by_module_exact(frag);
+            let mut found = self.by_module_exact(frag);
             if !found.is_empty() {
+                found.extend(self.namesakes(&found));
                 return found;
             }
             match frag.rsplit_once('/') {
@@ -134,6 +135,33 @@ impl<'a> PathLookup<'a> {
             }
         }
         Vec::new()
+    }
+
+    /// The module of each package among `found` (an `__init__.py`, a `mod.rs`, an
+    /// `index.ts`) that bears the package's name (`pretty/pretty.py`, `wcs/wcs.py`): where
+    /// a package keeps its code when its own file only gathers what it exports. A dotted
+    /// name's weight is shared among all the files it names. On the dev set: line recall at
+    /// 8k tokens 73.3 -> 74.1% (sympy-20639's "in printing.pretty"), every other figure the
+    /// same; no held-out or Multi-SWE-bench task names a package so.
+    fn namesakes(&self, found: &[&'a str]) -> Vec<&'a str> {
+        let is_package = |p: &str| {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            ["__init__", "mod", "index"].contains(&name.split('.').next().unwrap_or(name))
+        };
+        let wanted: Vec<String> = self
+            .modules()
+            .iter()
+            .filter(|(_, p)| is_package(p) && found.contains(p))
+            .map(|(m, _)| format!("{m}/{}", m.rsplit('/').next().unwrap_or(m)))
+            .collect();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        self.modules()
+            .iter()
+            .filter(|(m, p)| wanted.iter().any(|w| w == m) && !found.contains(p))
+            .map(|(_, p)| *p)
+            .collect()
     }
 }
 

@@ -136,10 +136,13 @@ impl Fixture {
         self.store.put_frame(frame).expect("put frame").frame_id
     }
 
-    /// Rewrites a file (with an old mtime of its own) and rescans.
-    /// Writes `content` to `path` and rescans; returns what the rescan changed.
+    /// Writes `content` to `path` (its folders made where missing, the file given an old
+    /// mtime of its own) and rescans; returns what the rescan changed.
     pub fn edit(&self, path: &str, content: &str) -> Vec<String> {
         let p = self.dir.path().join(path);
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir).expect("folders");
+        }
         std::fs::write(&p, content).expect("write");
         set_old_mtime(&p, 1_600_003_600);
         self.rescan()
