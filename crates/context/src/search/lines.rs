@@ -222,7 +222,7 @@ pub(super) fn best_symbols(
         starts.get(i).is_some_and(|&l| l <= end)
     };
     let types = type_names(f);
-    let called_types = constructed(f, &starts, asked);
+    let called_types = constructed(f, &starts, &text_lines, asked);
     let named_impls = super::impls::spans_named(f, asked.impls);
     let mut tf = vec![0u32; words.len()];
     let weighed: Vec<(f64, f64, f64, Option<usize>, &crate::facts::FactSymbol)> = f

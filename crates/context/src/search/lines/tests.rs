@@ -147,6 +147,29 @@ fn a_class_a_task_calls_shares_its_naming_among_its_methods() {
     assert_eq!(named.get("limit"), Some(&0.5), "{named:?}");
 }
 
+/// A called class's naming goes to the functions none of its others calls (what running it
+/// reaches first); the helpers they call gain through them.
+#[test]
+fn a_class_a_task_calls_passes_its_naming_to_its_entry_points() {
+    let text = "class bell(Function):\n    def _bell(n):\n        return n\n\n    def eval(cls, n):\n        return cls._bell(n) + 1\n\n\ndef limit(e, z):\n    return e.oo\n";
+    let facts = facts_of(&[
+        ("bell", Kind::Class, 1, 6),
+        ("_bell", Kind::Method, 2, 3),
+        ("eval", Kind::Method, 5, 6),
+        ("limit", Kind::Function, 9, 10),
+    ]);
+    let task = Task {
+        named: "bell",
+        called: true,
+        weights: &[("oo", 1.0)],
+        ..Task::default()
+    };
+    let scores: HashMap<String, f64> = listed(&facts, text, &task).into_iter().collect();
+    assert_eq!(scores.get("eval"), Some(&1.0), "{scores:?}");
+    let helper = scores.get("_bell").copied().unwrap_or_default();
+    assert!(helper > 0.5 && helper < 1.0, "{scores:?}");
+}
+
 /// The scores against the best of `run` (named), which calls `_apply`, which calls one of
 /// `_OPS`'s functions by the operator, and the rest, for a task quoting `code`.
 fn table_scores(code: &[&str]) -> HashMap<String, f64> {
