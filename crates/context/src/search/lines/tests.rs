@@ -170,6 +170,25 @@ fn a_class_a_task_calls_passes_its_naming_to_its_entry_points() {
     assert!(helper > 0.5 && helper < 1.0, "{scores:?}");
 }
 
+/// A function's signature (`def sqf_list(f):`) calls no other function of its name: a
+/// method `sqf_list` gains nothing from the free function that holds the task's words.
+#[test]
+fn a_signature_calls_nothing() {
+    let text = "class Poly:\n    def sqf_list(self):\n        return self\n\n\ndef sqf_list(f):\n    return f.oo\n";
+    let facts = facts_of(&[
+        ("Poly", Kind::Class, 1, 3),
+        ("sqf_list", Kind::Method, 2, 3),
+        ("sqf_list", Kind::Function, 6, 7),
+    ]);
+    let task = Task {
+        named: "factor",
+        weights: &[("oo", 1.0)],
+        ..Task::default()
+    };
+    let hits = listed(&facts, text, &task);
+    assert_eq!(names_of(&hits), ["sqf_list"], "{hits:?}");
+}
+
 /// The scores against the best of `run` (named), which calls `_apply`, which calls one of
 /// `_OPS`'s functions by the operator, and the rest, for a task quoting `code`.
 fn table_scores(code: &[&str]) -> HashMap<String, f64> {
