@@ -261,7 +261,10 @@ pub(super) fn variant_gain(scored: &mut [Scored<'_>]) {
     }
 }
 
-/// How much of a file's best method's score the class holding it gets.
+/// How much of a file's best method's score the class holding it gets. On the dev set, at
+/// 0.7: function acc@5 60.4 -> 58.3%, acc@10 65.6 -> 64.6% (sympy-14396's class out of the
+/// list); at 1.0 (the class beside its method): acc@5 57.3%, acc@10 63.5%, line recall at 8k
+/// 74.1 -> 71.8%; Multi-SWE-bench acc@10 43.9 -> 41.5% at 1.0, the same at 0.7.
 pub const CLASS_SHARE: f64 = 0.9;
 
 /// Raises the innermost class (or other type) holding the file's best method to
