@@ -51,7 +51,7 @@ pub const HEAD_LINES: usize = 12;
 /// `patch_inplace`'s 267 lines, the task's words in a branch 60 lines below the one
 /// changed). Against never: line recall at 16k tokens on the held-out sets 69.9 -> 71.9%,
 /// Multi-SWE-bench 59.5 -> 62.3%, dev the same (at 4k/8k: held-out +0.3/+0.7, the others the
-/// same); at 0.8, dev at 4k/8k -3.0/-1.2.
+/// same); at 0.8, dev at 4k/8k -3.0/-1.2; at 0.35, dev the same, Multi-SWE-bench at 16k -0.3.
 pub const REST_SHARE: f64 = 0.5;
 /// How a definition's share of its file's best weighs in a bundle (see
 /// [`crate::search::functions_at_depth`]): lower than a function list's
