@@ -101,10 +101,10 @@ pub(super) fn called_gain(
         // at 4k/8k/16k +0.1 each, every other figure the same).
         let mut signed = false;
         for line in body.iter().filter(|l| !is_example_or_comment(l)) {
-            let signature =
-                !signed && retrieve::tokenize::identifiers(line).any(|id| id.text == own);
+            let ids: Vec<_> = retrieve::tokenize::identifiers(line).collect();
+            let signature = !signed && ids.iter().any(|id| id.text == own);
             signed |= signature;
-            for id in retrieve::tokenize::identifiers(line) {
+            for id in ids {
                 let after = line[id.offset + id.text.len()..].trim_start();
                 if signature && id.text == own {
                     continue;

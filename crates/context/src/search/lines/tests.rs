@@ -115,9 +115,12 @@ fn a_function_holding_what_a_task_quotes_outranks_one_it_names() {
 }
 
 /// The scores against the best of class `bell`'s methods and of `limit`, which holds the
-/// task's word, where the task names `bell` and, if `called`, writes it as a call.
-fn class_scores(called: bool) -> HashMap<String, f64> {
-    let text = "class bell(Function):\n    def _bell(n):\n        return n\n\n    def eval(cls, n):\n        return n + 1\n\n\ndef limit(e, z):\n    return e.oo\n";
+/// task's word, where the task names `bell` and, if `called`, writes it as a call; `eval`
+/// returns `eval_returns`.
+fn class_scores(called: bool, eval_returns: &str) -> HashMap<String, f64> {
+    let text = format!(
+        "class bell(Function):\n    def _bell(n):\n        return n\n\n    def eval(cls, n):\n        return {eval_returns}\n\n\ndef limit(e, z):\n    return e.oo\n"
+    );
     let facts = facts_of(&[
         ("bell", Kind::Class, 1, 6),
         ("_bell", Kind::Method, 2, 3),
@@ -130,19 +133,19 @@ fn class_scores(called: bool) -> HashMap<String, f64> {
         weights: &[("oo", 1.0)],
         ..Task::default()
     };
-    listed(&facts, text, &task).into_iter().collect()
+    listed(&facts, &text, &task).into_iter().collect()
 }
 
 #[test]
 fn a_class_a_task_calls_shares_its_naming_among_its_methods() {
     // `bell(n)`: each of its two methods gains half of `NAMED`, as much as `limit` holds.
-    let called = class_scores(true);
+    let called = class_scores(true, "n + 1");
     assert_eq!(called.get("bell"), Some(&1.0), "{called:?}");
     assert_eq!(called.get("eval"), Some(&0.5), "{called:?}");
     assert_eq!(called.get("_bell"), Some(&0.5), "{called:?}");
     assert_eq!(called.get("limit"), Some(&0.5), "{called:?}");
     // Only named (an error type a task reports), it passes nothing on.
-    let named = class_scores(false);
+    let named = class_scores(false, "n + 1");
     assert_eq!(named.get("eval"), None, "{named:?}");
     assert_eq!(named.get("limit"), Some(&0.5), "{named:?}");
 }
@@ -151,20 +154,7 @@ fn a_class_a_task_calls_shares_its_naming_among_its_methods() {
 /// reaches first); the helpers they call gain through them.
 #[test]
 fn a_class_a_task_calls_passes_its_naming_to_its_entry_points() {
-    let text = "class bell(Function):\n    def _bell(n):\n        return n\n\n    def eval(cls, n):\n        return cls._bell(n) + 1\n\n\ndef limit(e, z):\n    return e.oo\n";
-    let facts = facts_of(&[
-        ("bell", Kind::Class, 1, 6),
-        ("_bell", Kind::Method, 2, 3),
-        ("eval", Kind::Method, 5, 6),
-        ("limit", Kind::Function, 9, 10),
-    ]);
-    let task = Task {
-        named: "bell",
-        called: true,
-        weights: &[("oo", 1.0)],
-        ..Task::default()
-    };
-    let scores: HashMap<String, f64> = listed(&facts, text, &task).into_iter().collect();
+    let scores = class_scores(true, "cls._bell(n) + 1");
     assert_eq!(scores.get("eval"), Some(&1.0), "{scores:?}");
     let helper = scores.get("_bell").copied().unwrap_or_default();
     assert!(helper > 0.5 && helper < 1.0, "{scores:?}");
