@@ -75,6 +75,10 @@ pub struct TaskQuery {
     /// Dotted names turned into path fragments: `sympy.printing.latex` is
     /// `sympy/printing/latex`, `io.fits` is `io/fits`.
     pub modules: Vec<String>,
+    /// Methods an error message names by their type (`TypeError: RST.__init__() got an
+    /// unexpected keyword argument`, [`named_in_prose`]), as (type, method): the call the
+    /// deepest frame made, into the function whose signature or behaviour is at fault.
+    pub blamed: Vec<(String, String)>,
 }
 
 /// Whether the identifier ending at `end` is written `name()` and then prose (`TypeError:
@@ -112,7 +116,14 @@ impl TaskQuery {
         let mut ident_at: HashMap<&str, usize> = HashMap::new();
         let mut code_tokens: HashSet<String> = HashSet::new();
         let mut called_idents: Vec<String> = Vec::new();
+        let mut blamed: Vec<(String, String)> = Vec::new();
+        // The identifier before, with where it ends: a method's type where `.` joins them.
+        let mut last: Option<(&str, usize)> = None;
         for id in tokenize::identifiers(text) {
+            let qualifier = last
+                .filter(|&(_, e)| e + 1 == id.offset && bytes[e] == b'.')
+                .map(|(q, _)| q);
+            last = Some((id.text, id.offset + id.text.len()));
             if id.text.len() > MAX_TOKEN || id.text.chars().all(|c| c.is_ascii_digit()) {
                 continue;
             }
@@ -137,6 +148,12 @@ impl TaskQuery {
                         && before != Some(b' ')
                         && after == Some(b'.')));
             if is_code {
+                if let Some(ty) = qualifier.filter(|_| called && named_in_prose(bytes, end))
+                    && blamed.len() < MAX_IDENTS
+                    && !blamed.iter().any(|(t, m)| t == ty && m == id.text)
+                {
+                    blamed.push((ty.to_owned(), id.text.to_owned()));
+                }
                 if called
                     && !named_in_prose(bytes, end)
                     && called_idents.len() < MAX_IDENTS
@@ -196,6 +213,7 @@ impl TaskQuery {
             called: called_idents,
             paths: path_refs(text),
             modules: modules(text),
+            blamed,
         }
     }
 }
@@ -634,6 +652,16 @@ mod tests {
         let weight = |w: &str| q.words.iter().find(|(t, _)| t == w).map(|(_, x)| *x);
         assert_eq!(weight("the"), None);
         assert!(weight("resolve_redirects") > weight("copies"));
+    }
+
+    #[test]
+    fn an_error_naming_a_method_by_its_type_blames_it() {
+        let q = TaskQuery::parse(
+            "Traceback:\n  File \"core.py\", line 3, in get\n\
+             TypeError: RST.__init__() got an unexpected keyword argument 'header_rows'\n\
+             Calling `Table.write(x)` and fits() returns None.",
+        );
+        assert_eq!(q.blamed, vec![("RST".to_owned(), "__init__".to_owned())]);
     }
 
     #[test]

@@ -153,6 +153,7 @@ fn direct_signals<'f>(
     definition_signals(index, facts, &asking.idents, in_scope, &mut scores)?;
     // Paths the query points at.
     path_signals(facts, &asking.q, &asking.idents, &asking.words, &mut scores);
+    blamed_signals(store, facts, index, &asking.q.blamed, in_scope, &mut scores)?;
     // Messages the task quotes (an error as a program printed it), found as written: the file
     // that prints it.
     if !asking.short() {
@@ -166,6 +167,60 @@ fn direct_signals<'f>(
         }
     }
     Ok(scores)
+}
+
+/// The path signal of the files defining a method an error message names by its type
+/// (`TypeError: RST.__init__() got an unexpected keyword argument`, [`TaskQuery::blamed`]):
+/// the call the deepest traceback frame made, weighed as that frame is ([`W_PATH`]), shared by
+/// the files defining such a type holding such a method. On the dev set: line recall at 4k/8k
+/// tokens 66.7/74.1 -> 67.3/74.6%, any@10 70.8 -> 71.9% (astropy-14182's `rst.py`, 5th ->
+/// 3rd, past the files of the frames above); Multi-SWE-bench the same.
+fn blamed_signals<'f>(
+    store: &Store,
+    facts: &'f TreeFacts,
+    index: &TextIndex,
+    blamed: &[(String, String)],
+    in_scope: &impl Fn(&FileEntry) -> bool,
+    scores: &mut Scores<'f>,
+) -> Result<()> {
+    for (ty, method) in blamed {
+        let defining = files_defining(index, ty)?;
+        let files: Vec<&FileEntry> = defining
+            .iter()
+            .filter_map(|p| facts.file(p))
+            .filter(|f| in_scope(f))
+            .collect();
+        let their = facts.facts_of(store, &files)?;
+        let found: Vec<&FileEntry> = files
+            .into_iter()
+            .zip(&their)
+            .filter(|(_, ff)| holds_method(ff, ty, method))
+            .map(|(f, _)| f)
+            .collect();
+        for f in &found {
+            let Some(s) = scores.of(&f.path) else {
+                continue;
+            };
+            s.path = s.path.max(W_PATH / found.len() as f64);
+            s.named_by.push(format!("{ty}.{method}()"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `ff` defines a type named `ty` holding a function named `method`.
+fn holds_method(ff: &FileFacts, ty: &str, method: &str) -> bool {
+    ff.symbols
+        .iter()
+        .filter(|t| lines::is_type(t.kind) && bare_name(&t.name) == ty)
+        .any(|t| {
+            ff.symbols.iter().any(|s| {
+                matches!(s.kind, Kind::Function | Kind::Method)
+                    && bare_name(&s.name) == method
+                    && s.line > t.line
+                    && s.end_line <= t.end_line
+            })
+        })
 }
 
 /// Gives each file in scope that past fixes like the task changed its history signal; why

@@ -239,6 +239,36 @@ fn a_dotted_package_names_the_module_of_its_name_too() {
 }
 
 #[test]
+fn an_error_naming_a_method_by_its_type_points_at_the_file_defining_both() {
+    let fx = Fixture::new();
+    fx.edit(
+        "src/ascii/rst.py",
+        "class RST(FixedWidth):\n    def __init__(self):\n        super().__init__()\n",
+    );
+    // Defines a type of that name, but not the method.
+    fx.edit(
+        "src/ascii/other.py",
+        "class RST:\n    pass\n\ndef __init__():\n    pass\n",
+    );
+    fx.edit(
+        "src/ascii/core.py",
+        "def get_writer(Writer, **kwargs):\n    return Writer(**kwargs)\n",
+    );
+    let query = "Writing fails\n\nTraceback (most recent call last):\n  \
+                 File \"/usr/lib/python3/ascii/core.py\", line 2, in get_writer\n    \
+                 return Writer(**kwargs)\n\
+                 TypeError: RST.__init__() got an unexpected keyword argument 'header_rows'\n";
+    let hits = run(&fx, query, 10, Ranking::Fused);
+    let blamed = |p: &str| {
+        hits.iter()
+            .find(|h| h.path == p)
+            .is_some_and(|h| h.why.iter().any(|w| w.contains("RST.__init__()")))
+    };
+    assert!(blamed("src/ascii/rst.py"), "{hits:#?}");
+    assert!(!blamed("src/ascii/other.py"), "{hits:#?}");
+}
+
+#[test]
 fn a_task_s_words_met_in_one_function_outrank_the_same_words_spread_over_a_file() {
     let fx = Fixture::new();
     let body = |words: [&str; 4]| {
