@@ -25,6 +25,7 @@ use retrieve::TextIndex;
 mod cut;
 mod docstring;
 mod lead;
+mod module_lines;
 mod neighbours;
 
 pub use cut::MIN_CUT_LINES;
@@ -80,7 +81,7 @@ pub const MODULE_SHARE: f64 = 0.8;
 /// Multi-SWE-bench -0.3/-0.4; at 0.7, dev 0/-0.7 and Multi-SWE-bench +0.1/-0.4.
 pub const HEAD_SHARE: f64 = 0.5;
 /// The most module-level lines of one file a bundle shows: the first and the last half of
-/// those before its first definition ([`module_spans`]).
+/// those before its first definition ([`module_lines::module_spans`]).
 pub const MODULE_LINES: usize = 40;
 
 /// What to bundle.
@@ -490,18 +491,6 @@ fn pieces(hits: &[Hit], files: &[Filling], doc_share: f64) -> Vec<Piece> {
     out
 }
 
-/// The spans of a file's module-level lines `1..=end` (those before its first definition) a
-/// bundle shows: all of them, or for more than [`MODULE_LINES`], the first and the last half
-/// of that many: a fix adds an import at the top of the imports as often as beside the
-/// definitions, and changes a constant just above them.
-fn module_spans(end: usize) -> Vec<(usize, usize)> {
-    if end <= MODULE_LINES {
-        return vec![(1, end)];
-    }
-    let half = MODULE_LINES / 2;
-    vec![(1, half), (end + 1 - half, end)]
-}
-
 /// A container's head: from its first line to before its first inner definition, at most
 /// [`HEAD_LINES`] + 8 lines.
 fn head_span(start: usize, inner: usize) -> (usize, usize) {
@@ -547,7 +536,8 @@ struct Filling {
     lines: usize,
     /// Its outline (produced only for a file with no matched definition).
     outline: Option<String>,
-    /// The module-level lines before its first definition it shows ([`module_spans`]), if any.
+    /// The module-level lines before its first definition it shows
+    /// ([`module_lines::module_spans`]), if any.
     module: Vec<(usize, usize)>,
     /// Its definitions that hold others (classes, structs, impls), with where their first
     /// inner definition starts.
@@ -610,10 +600,20 @@ impl Filling {
             let first = facts.facts_of(store, &[entry])?.into_iter().next();
             let symbols: &[crate::facts::FactSymbol] = first.as_ref().map_or(&[], |f| &f.symbols);
             out.containers = containers(symbols);
-            let first_def = first.iter().flat_map(|f| &f.symbols).map(|s| s.line).min();
+            // A package clause (Go's, Java's) is a line of the module's, its imports after it.
+            let first_def = first
+                .iter()
+                .flat_map(|f| &f.symbols)
+                .filter(|s| s.kind != outline::Kind::Package)
+                .map(|s| s.line)
+                .min();
             if let Some(line) = first_def.filter(|&l| l > 1) {
                 let end = line - 1;
-                out.module = module_spans(end);
+                let lines: Vec<&str> = text.lines().take(end).collect();
+                out.module = module_lines::module_spans(
+                    module_lines::code_start(&lines, end, out.language),
+                    end,
+                );
             }
         }
         out.text = Some(text);
