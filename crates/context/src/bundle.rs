@@ -29,6 +29,7 @@ mod module_lines;
 mod neighbours;
 
 pub use cut::MIN_CUT_LINES;
+pub use module_lines::SMALL_FILE_LINES;
 pub use neighbours::{NEIGHBOUR_ROOM, NEIGHBOUR_SOURCES, NEIGHBOURS_EACH};
 
 use self::cut::{rest_of, shrunk_to_fit, spans_of};
@@ -81,7 +82,7 @@ pub const MODULE_SHARE: f64 = 0.8;
 /// Multi-SWE-bench -0.3/-0.4; at 0.7, dev 0/-0.7 and Multi-SWE-bench +0.1/-0.4.
 pub const HEAD_SHARE: f64 = 0.5;
 /// The most module-level lines of one file a bundle shows: the first and the last half of
-/// those before its first definition ([`module_lines::module_spans`]).
+/// those before its first definition (`module_lines.rs`).
 pub const MODULE_LINES: usize = 40;
 
 /// What to bundle.
@@ -130,7 +131,8 @@ impl std::fmt::Debug for TokenCounter<'_> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Section {
     /// `definition` (a matched definition's source, or a run of it), `module` (the file's
-    /// module-level lines before its first definition), `outline` (the file's outline), or
+    /// module-level lines before its first definition), `file` (the rest of a small file,
+    /// [`SMALL_FILE_LINES`]), `outline` (the file's outline), or
     /// `caller` / `callee` (the first line of a definition calling, or called by, one of the
     /// bundle's first definitions).
     pub kind: &'static str,
@@ -240,6 +242,7 @@ fn section_markdown(path: &str, s: &Section) -> String {
             format!("module level, lines {}-{}:", s.line_start, s.line_end),
             lang(),
         ),
+        (None, "file") => (format!("lines {}-{}:", s.line_start, s.line_end), lang()),
         (None, _) => ("outline:".to_owned(), "text".to_owned()),
     };
     let longest = s.text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
@@ -463,7 +466,7 @@ fn pieces(hits: &[Hit], files: &[Filling], doc_share: f64) -> Vec<Piece> {
             out.push(Piece {
                 file: i,
                 score: f.score * MODULE_SHARE,
-                kind: "module",
+                kind: if files[i].whole { "file" } else { "module" },
                 name: None,
                 spans: files[i].module.clone(),
                 focus: None,
@@ -536,9 +539,11 @@ struct Filling {
     lines: usize,
     /// Its outline (produced only for a file with no matched definition).
     outline: Option<String>,
-    /// The module-level lines before its first definition it shows
-    /// ([`module_lines::module_spans`]), if any.
+    /// The module-level lines before its first definition it shows, if any, or all its lines
+    /// past its preamble where it is small ([`module_lines::shown`]).
     module: Vec<(usize, usize)>,
+    /// Whether `module` is the whole file.
+    whole: bool,
     /// Its definitions that hold others (classes, structs, impls), with where their first
     /// inner definition starts.
     containers: Vec<(String, usize, usize, usize)>,
@@ -562,6 +567,7 @@ impl Filling {
             lines: 0,
             outline: None,
             module: Vec::new(),
+            whole: false,
             containers: Vec::new(),
             line_spans: Vec::new(),
             covered: Vec::new(),
@@ -607,14 +613,8 @@ impl Filling {
                 .filter(|s| s.kind != outline::Kind::Package)
                 .map(|s| s.line)
                 .min();
-            if let Some(line) = first_def.filter(|&l| l > 1) {
-                let end = line - 1;
-                let lines: Vec<&str> = text.lines().take(end).collect();
-                out.module = module_lines::module_spans(
-                    module_lines::code_start(&lines, end, out.language),
-                    end,
-                );
-            }
+            let lines: Vec<&str> = text.lines().collect();
+            (out.module, out.whole) = module_lines::shown(&lines, first_def, out.language);
         }
         out.text = Some(text);
         Ok(out)

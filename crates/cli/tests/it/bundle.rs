@@ -40,6 +40,17 @@ fn lines_of(ws: &Workspace, path: &str, from: u64, to: u64) -> String {
         .join("\n")
 }
 
+/// `text` run past [`context::bundle::SMALL_FILE_LINES`] lines by comment lines at its end
+/// (each starting `comment`), so that a bundle shows its pieces one by one, not the whole file.
+fn not_small(text: &str, comment: &str) -> String {
+    let mut out = text.to_owned();
+    for _ in 0..context::bundle::SMALL_FILE_LINES {
+        out.push_str(comment);
+        out.push_str(" padding\n");
+    }
+    out
+}
+
 #[test]
 fn context_shows_the_function_around_the_lines_that_match_and_its_module_lines() {
     let ws = workspace();
@@ -122,10 +133,13 @@ fn a_java_file_s_module_level_is_its_package_and_imports_not_its_licence() {
     let ws = Workspace::empty();
     ws.write(
         "src/main/java/org/acme/Ledger.java",
-        "/*\n * Copyright 2024 Acme\n * Licensed under the Apache License, Version 2.0\n */\n\
+        &not_small(
+            "/*\n * Copyright 2024 Acme\n * Licensed under the Apache License, Version 2.0\n */\n\
          package org.acme;\n\nimport java.util.List;\nimport java.util.Map;\n\n\
          public class Ledger {\n    public int reconcileBalance(List<Integer> entries) {\n        \
          return entries.size();\n    }\n}\n",
+            "//",
+        ),
     );
     ws.ok(&["scan"]);
     let doc = ws.json(&[
@@ -149,6 +163,37 @@ fn a_java_file_s_module_level_is_its_package_and_imports_not_its_licence() {
 }
 
 #[test]
+fn a_small_file_is_shown_whole_past_its_preamble() {
+    let ws = Workspace::empty();
+    ws.write(
+        "tables/rst.py",
+        "\"\"\"Restructured text tables.\"\"\"\nfrom tables.fixed import FixedWidth\n\n\n\
+         class SimpleData(FixedWidth):\n    start_line = 3\n\n\n\
+         class RST(FixedWidth):\n    def __init__(self):\n        super().__init__(pad=None)\n\n\
+         \x20   def write(self, lines):\n        return [lines[1]] + lines\n",
+    );
+    ws.ok(&["scan"]);
+    let task = "RST tables: __init__ takes no header_rows";
+    let doc = ws.json(&["context", task, "--budget", "2000"]);
+    let sections = doc["files"][0]["sections"].as_array().expect("sections");
+    // Every line past the docstring, the rest of the file as `file` sections after the
+    // definitions the task is about.
+    let shown: Vec<u64> = sections
+        .iter()
+        .flat_map(|s| {
+            s["line_start"].as_u64().expect("a line")..=s["line_end"].as_u64().expect("a line")
+        })
+        .collect();
+    for line in 2..=14 {
+        assert!(shown.contains(&line), "line {line} in {doc:#}");
+    }
+    assert!(!shown.contains(&1), "{doc:#}");
+    assert!(sections.iter().any(|s| s["kind"] == "file"), "{doc:#}");
+    let markdown = ws.ok(&["context", task, "--budget", "2000"]);
+    assert!(markdown.contains("\nlines "), "{markdown}");
+}
+
+#[test]
 fn a_small_budget_takes_the_best_function_first() {
     let ws = workspace();
     let doc = ws.json(&["context", TASK, "--budget", "1200"]);
@@ -167,7 +212,10 @@ fn a_method_comes_with_the_head_of_its_class() {
     let ws = Workspace::empty();
     ws.write(
         "shop/cart.py",
-        "class Cart:\n    \"\"\"A cart.\"\"\"\n    currency = \"EUR\"\n    max_items = 3\n\n    def other(self):\n        return 1\n\n    def add_item(self, item):\n        if len(self.items) >= self.max_items:\n            raise OverflowError(\"cart is full\")\n        self.items.append(item)\n",
+        &not_small(
+            "class Cart:\n    \"\"\"A cart.\"\"\"\n    currency = \"EUR\"\n    max_items = 3\n\n    def other(self):\n        return 1\n\n    def add_item(self, item):\n        if len(self.items) >= self.max_items:\n            raise OverflowError(\"cart is full\")\n        self.items.append(item)\n",
+            "#",
+        ),
     );
     ws.ok(&["scan"]);
     let doc = ws.json(&[
@@ -378,7 +426,7 @@ fn a_long_import_block_shows_its_top_and_its_end() {
         text.push_str(&format!("from shapes.part_{i} import piece_{i}\n"));
     }
     text.push_str("\n\ndef polygon_area(points):\n    return sum(points)\n");
-    ws.write("shapes/area.py", &text);
+    ws.write("shapes/area.py", &not_small(&text, "#"));
     ws.ok(&["scan"]);
     let doc = ws.json(&[
         "context",
@@ -524,7 +572,10 @@ fn a_class_head_comes_with_its_decorator() {
     let ws = Workspace::empty();
     ws.write(
         "shop/widget.py",
-        "import dataclasses\n\n\ndef helper():\n    return 1\n\n\n@dataclasses.dataclass\nclass Widget:\n    size: int = 0\n\n    def grow(self):\n        self.size += 1\n        return self.size\n",
+        &not_small(
+            "import dataclasses\n\n\ndef helper():\n    return 1\n\n\n@dataclasses.dataclass\nclass Widget:\n    size: int = 0\n\n    def grow(self):\n        self.size += 1\n        return self.size\n",
+            "#",
+        ),
     );
     ws.ok(&["scan"]);
     let doc = ws.json(&[
@@ -558,7 +609,7 @@ fn docstring_workspace() -> Workspace {
         prices.push_str(&format!("    >>> total([Item({i})])\n    {i}\n"));
     }
     prices.push_str("    \"\"\"\n    result = 0\n    for item in items:\n        result += item.price\n    return result\n");
-    ws.write("app/prices.py", &prices);
+    ws.write("app/prices.py", &not_small(&prices, "#"));
     ws.ok(&["scan"]);
     ws
 }
