@@ -3,8 +3,9 @@
 //! by function score ([`crate::search::functions_at_depth`], deeper into the best files than a
 //! function list: [`BUNDLE_DEPTH`]), each with its doc comment and attributes above it and
 //! the blank lines after it (a Python docstring past its first paragraph weighed apart, less:
-//! `docstring.rs`), each file's module-level lines (its imports and constants) after
-//! its best definition, and an outline for a found file with no definition that matched;
+//! `docstring.rs`), each file's module-level lines (its imports and constants, past its
+//! licence or docstring; a small file's every line: `module_lines.rs`) after its best
+//! definition, and an outline for a found file with no definition that matched;
 //! taken best first while they fit; then, where room is left, the first line of the callers
 //! and callees of its first definitions (`neighbours.rs`). What `merkle context`, the MCP
 //! `context` tool and the agent's `task_context` tool give, ready to paste into a prompt.
