@@ -348,7 +348,7 @@ pub fn bundle_in(
             continue;
         }
         sections.sort_by_key(|s| s.line_start);
-        let sections = docstring::joined(sections, &files[i].doc_spans);
+        let sections = module_lines::rejoined(docstring::joined(sections, &files[i].doc_spans));
         out.files.push(BundleFile {
             path: hit.path.clone(),
             score: hit.score,
@@ -545,7 +545,7 @@ struct Filling {
     /// The module-level lines before its first definition it shows, if any, or all its lines
     /// past its preamble where it is small ([`module_lines::shown`]).
     module: Vec<(usize, usize)>,
-    /// Whether `module` is the whole file.
+    /// Whether `module` is the whole file past its preamble.
     whole: bool,
     /// Its definitions that hold others (classes, structs, impls), with where their first
     /// inner definition starts.

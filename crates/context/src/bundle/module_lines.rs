@@ -3,15 +3,16 @@
 //! which a fix rarely touches.
 use outline::Language;
 
-use super::{MODULE_LINES, Spans};
+use super::{MODULE_LINES, Section, Spans};
 
-/// The most lines of a file a bundle shows whole, past its preamble, once it shows one of its
-/// definitions (at [`super::MODULE_SHARE`] of it, as module-level lines): all of it costs
-/// about what one long function does, and a fix to a small module changes its other
-/// definitions as often as the one matched (astropy's `rst.py`: a class attribute and
-/// `write` beside the `__init__` the error names). On the dev set, line recall at 8k tokens
-/// 74.6 -> 75.1%, on the held-out sets at 4k/8k/16k +0.1/+0.1/+0.2, Multi-SWE-bench at 4k
-/// -0.4 (nlohmann-1821); 80 lines: the same; 150: dev at 8k 74.1% (sympy-17630's gold out).
+/// The most lines of a file (its preamble counted) a bundle shows whole, past its preamble,
+/// once it shows one of its definitions (at [`super::MODULE_SHARE`] of it, as module-level
+/// lines): all of it costs about what one long function does, and a fix to a small module
+/// changes its other definitions as often as the one matched (astropy's `rst.py`: a class
+/// attribute and `write` beside the `__init__` the error names). On the dev set, line recall
+/// at 8k tokens 74.6 -> 75.1%, on the held-out sets at 4k/8k/16k +0.1/+0.1/+0.2,
+/// Multi-SWE-bench at 4k -0.4 (nlohmann-1821); 80 lines: the same; 150: dev at 8k 74.1%
+/// (sympy-17630's gold out).
 pub const SMALL_FILE_LINES: usize = 100;
 
 /// The module-level lines of a file a bundle shows (`lines` its text, in `language`, its
@@ -60,8 +61,9 @@ fn module_spans(start: usize, end: usize) -> Vec<(usize, usize)> {
 }
 
 /// The 1-based line of the first `end` lines of `lines` (a file in `language`) where its code
-/// starts: after its leading blank lines, line comments, block comments and (Python) its
-/// docstring; `end + 1` where they are all prose. A line a comment shares with code is code.
+/// starts: after its leading blank lines, line comments (`//`; `#` in Python only), block
+/// comments (`/* */`) and (Python) its docstring; one past the last line read (`end`, at most
+/// the file's length) where they are all prose. A line a comment shares with code is code.
 pub(super) fn code_start(lines: &[&str], end: usize, language: Option<Language>) -> usize {
     let end = end.min(lines.len());
     let python = language == Some(Language::Python);
@@ -104,6 +106,37 @@ pub(super) fn code_start(lines: &[&str], end: usize, language: Option<Language>)
     end + 1
 }
 
+/// `sections` (in line order) with a small file's `file` section that lies between two
+/// sections of one definition, meeting both (the rest of its docstring or body, taken at the
+/// file's share before the definition's own piece of it), joined with them into that
+/// definition's one section.
+pub(super) fn rejoined(sections: Vec<Section>) -> Vec<Section> {
+    let mut out: Vec<Section> = Vec::with_capacity(sections.len());
+    let mut rest = sections.into_iter().peekable();
+    while let Some(s) = rest.next() {
+        let inside = |last: &Section, next: &Section| {
+            s.kind == "file"
+                && last.kind == "definition"
+                && next.kind == "definition"
+                && last.name == next.name
+                && last.line_end + 1 == s.line_start
+                && s.line_end + 1 == next.line_start
+        };
+        match (out.last_mut(), rest.peek()) {
+            (Some(last), Some(next)) if inside(last, next) => {
+                let next = rest.next().expect("peeked");
+                last.line_end = next.line_end;
+                for text in [&s.text, &next.text] {
+                    last.text.push('\n');
+                    last.text.push_str(text);
+                }
+            }
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +155,29 @@ mod tests {
         assert_eq!(start("import os\n\"\"\"late\"\"\"\n", Language::Python), 1);
         // A string that is a statement's start is code.
         assert_eq!(start("\"\"\"a\"\"\".join(x)\n", Language::Python), 1);
+    }
+
+    #[test]
+    fn a_file_section_inside_a_definition_joins_it() {
+        let section = |kind, name: Option<&str>, a, b| Section {
+            kind,
+            name: name.map(str::to_owned),
+            line_start: a,
+            line_end: b,
+            text: format!("{a}-{b}"),
+        };
+        let split = vec![
+            section("file", None, 1, 2),
+            section("definition", Some("f"), 3, 4),
+            section("file", None, 5, 9),
+            section("definition", Some("f"), 10, 12),
+            section("file", None, 13, 14),
+        ];
+        let joined = rejoined(split);
+        assert_eq!(joined.len(), 3, "{joined:?}");
+        assert_eq!((joined[1].line_start, joined[1].line_end), (3, 12));
+        assert_eq!(joined[1].text, "3-4\n5-9\n10-12");
+        assert_eq!(joined[2].kind, "file");
     }
 
     #[test]
