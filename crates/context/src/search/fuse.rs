@@ -215,7 +215,7 @@ fn holds_method(ff: &FileFacts, ty: &str, method: &str) -> bool {
         .filter(|t| lines::is_type(t.kind) && bare_name(&t.name) == ty)
         .any(|t| {
             ff.symbols.iter().any(|s| {
-                matches!(s.kind, Kind::Function | Kind::Method)
+                lines::is_function(s)
                     && bare_name(&s.name) == method
                     && s.line > t.line
                     && s.end_line <= t.end_line

@@ -4,6 +4,7 @@ use super::*;
 use crate::search::{bare_name, is_structor};
 
 mod gains;
+pub(super) use gains::is_function;
 use gains::*;
 
 /// The facts and text of files a search has read, by path: read once for proximity and the hits.

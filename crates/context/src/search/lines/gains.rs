@@ -4,7 +4,7 @@
 use super::*;
 
 /// Whether `s` is a function or a method.
-pub(super) fn is_function(s: &crate::facts::FactSymbol) -> bool {
+pub(in crate::search) fn is_function(s: &crate::facts::FactSymbol) -> bool {
     matches!(s.kind, Kind::Function | Kind::Method)
 }
 
